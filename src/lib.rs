@@ -1,0 +1,3 @@
+//! `world`: a library and command-line toolkit for AILANG World stores.
+pub mod encoding;
+pub mod interp;
