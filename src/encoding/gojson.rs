@@ -1,0 +1,338 @@
+//! Go-json: the bytes Go's `encoding/json.Marshal` produces (store-format.md §7.1).
+//!
+//! Used for entry-hash and world-ref preimages, invocation and effect records, journal
+//! payloads, `grants_json`, invocation input and phase input. A default serde_json writer is
+//! not Go-json: Go escapes `<`, `>`, `&`, U+2028 and U+2029, replaces invalid UTF-8 with
+//! U+FFFD, sorts map keys and formats floats its own way.
+//!
+//! Two ways in:
+//! - [`Obj`]: an ordered builder for struct-shaped payloads whose member order the spec fixes.
+//! - [`write_any`] / [`any_to_vec`]: a decoded JSON value as Go holds it in `map[string]any`
+//!   (object keys sorted by byte order, every number a float64).
+//! - [`to_vec`]: any `Serialize` value, objects in serde order (struct declaration order).
+
+use serde_json::Value;
+
+/// Append `s` as a Go-json string literal (quotes included).
+pub fn write_str(out: &mut Vec<u8>, s: &str) {
+    write_bytes_as_str(out, s.as_bytes());
+}
+
+/// Append raw bytes as a Go-json string literal; each invalid UTF-8 sequence becomes `\ufffd`
+/// exactly as Go's encoder does.
+pub fn write_bytes_as_str(out: &mut Vec<u8>, bytes: &[u8]) {
+    out.push(b'"');
+    for chunk in bytes.utf8_chunks() {
+        for c in chunk.valid().chars() {
+            match c {
+                '"' => out.extend_from_slice(b"\\\""),
+                '\\' => out.extend_from_slice(b"\\\\"),
+                '\n' => out.extend_from_slice(b"\\n"),
+                '\r' => out.extend_from_slice(b"\\r"),
+                '\t' => out.extend_from_slice(b"\\t"),
+                '\u{8}' => out.extend_from_slice(b"\\b"),
+                '\u{c}' => out.extend_from_slice(b"\\f"),
+                '<' | '>' | '&' | '\u{2028}' | '\u{2029}' => {
+                    out.extend_from_slice(format!("\\u{:04x}", c as u32).as_bytes())
+                }
+                c if (c as u32) < 0x20 => {
+                    out.extend_from_slice(format!("\\u{:04x}", c as u32).as_bytes())
+                }
+                c => {
+                    let mut buf = [0u8; 4];
+                    out.extend_from_slice(c.encode_utf8(&mut buf).as_bytes());
+                }
+            }
+        }
+        if !chunk.invalid().is_empty() {
+            out.extend_from_slice(b"\\ufffd");
+        }
+    }
+    out.push(b'"');
+}
+
+/// Format a float64 as Go's encoder does: shortest round-trip digits, plain decimal when
+/// `1e-6 <= |x| < 1e21` (or x is 0), else exponent form `1e+21` / `1e-7`; `-0` stays `-0`.
+/// Non-finite values cannot come from JSON and are written as `null`.
+pub fn format_float(x: f64) -> String {
+    if !x.is_finite() {
+        return "null".to_string();
+    }
+    let abs = x.abs();
+    if abs != 0.0 && !(1e-6..1e21).contains(&abs) {
+        let s = format!("{x:e}");
+        match s.split_once('e') {
+            Some((mant, exp)) if !exp.starts_with('-') => format!("{mant}e+{exp}"),
+            _ => s,
+        }
+    } else {
+        format!("{x}")
+    }
+}
+
+/// Append a decoded JSON value the way Go marshals `any`: object keys sorted by byte order,
+/// every number as a float64 (so integers above 2^53 lose precision, `1.0` becomes `1`).
+pub fn write_any(out: &mut Vec<u8>, v: &Value) {
+    match v {
+        Value::Null => out.extend_from_slice(b"null"),
+        Value::Bool(b) => out.extend_from_slice(if *b { b"true" } else { b"false" }),
+        Value::Number(n) => {
+            let f = n.as_f64().unwrap_or(0.0);
+            out.extend_from_slice(format_float(f).as_bytes())
+        }
+        Value::String(s) => write_str(out, s),
+        Value::Array(items) => {
+            out.push(b'[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                write_any(out, item);
+            }
+            out.push(b']');
+        }
+        Value::Object(map) => {
+            let mut keys: Vec<&String> = map.keys().collect();
+            keys.sort();
+            out.push(b'{');
+            for (i, k) in keys.into_iter().enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                write_str(out, k);
+                out.push(b':');
+                write_any(out, &map[k.as_str()]);
+            }
+            out.push(b'}');
+        }
+    }
+}
+
+/// [`any`] into a fresh buffer.
+pub fn any_to_vec(v: &Value) -> Vec<u8> {
+    let mut out = Vec::new();
+    write_any(&mut out, v);
+    out
+}
+
+/// Append a value keeping object members in their stored order (struct declaration order
+/// when the value came from `serde_json::to_value` of a struct); integers stay integers.
+fn ordered(out: &mut Vec<u8>, v: &Value) {
+    match v {
+        Value::Number(n) => {
+            if let Some(i) = n.as_i64() {
+                out.extend_from_slice(i.to_string().as_bytes());
+            } else if let Some(u) = n.as_u64() {
+                out.extend_from_slice(u.to_string().as_bytes());
+            } else {
+                out.extend_from_slice(format_float(n.as_f64().unwrap_or(0.0)).as_bytes());
+            }
+        }
+        Value::Array(items) => {
+            out.push(b'[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                ordered(out, item);
+            }
+            out.push(b']');
+        }
+        Value::Object(map) => {
+            out.push(b'{');
+            for (i, (k, item)) in map.iter().enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                write_str(out, k);
+                out.push(b':');
+                ordered(out, item);
+            }
+            out.push(b'}');
+        }
+        other => write_any(out, other),
+    }
+}
+
+/// Go-json of any `Serialize` value: struct members in declaration order, `BTreeMap` keys
+/// sorted, integers plain. Fields that hold decoded JSON (`map[string]any` in Go) must be
+/// written with [`any_to_vec`] instead, through [`Obj::raw`].
+pub fn to_vec<T: serde::Serialize>(value: &T) -> Result<Vec<u8>, serde_json::Error> {
+    let v = serde_json::to_value(value)?;
+    let mut out = Vec::new();
+    ordered(&mut out, &v);
+    Ok(out)
+}
+
+/// An ordered Go-json object builder: members appear exactly in call order, as a Go struct's
+/// fields do. `Obj::new().str("a", "x").int("n", 1).finish()` → `{"a":"x","n":1}`.
+#[derive(Debug, Default)]
+pub struct Obj {
+    buf: Vec<u8>,
+}
+
+impl Obj {
+    /// Start an empty object.
+    pub fn new() -> Self {
+        Obj { buf: vec![b'{'] }
+    }
+
+    fn key(&mut self, k: &str) -> &mut Vec<u8> {
+        if self.buf.len() > 1 {
+            self.buf.push(b',');
+        }
+        write_str(&mut self.buf, k);
+        self.buf.push(b':');
+        &mut self.buf
+    }
+
+    /// A string member.
+    pub fn str(mut self, k: &str, v: &str) -> Self {
+        let buf = self.key(k);
+        write_str(buf, v);
+        self
+    }
+
+    /// An int64 member (plain decimal).
+    pub fn int(mut self, k: &str, v: i64) -> Self {
+        let buf = self.key(k);
+        buf.extend_from_slice(v.to_string().as_bytes());
+        self
+    }
+
+    /// A bool member.
+    pub fn bool(mut self, k: &str, v: bool) -> Self {
+        let buf = self.key(k);
+        buf.extend_from_slice(if v { b"true" } else { b"false" });
+        self
+    }
+
+    /// A member whose value is already-encoded JSON bytes (e.g. from [`any_to_vec`]).
+    pub fn raw(mut self, k: &str, json: &[u8]) -> Self {
+        let buf = self.key(k);
+        buf.extend_from_slice(json);
+        self
+    }
+
+    /// A `[]string` member; `None` is Go's nil slice (`null`).
+    pub fn strs(mut self, k: &str, v: Option<&[String]>) -> Self {
+        let buf = self.key(k);
+        match v {
+            None => buf.extend_from_slice(b"null"),
+            Some(items) => {
+                buf.push(b'[');
+                for (i, s) in items.iter().enumerate() {
+                    if i > 0 {
+                        buf.push(b',');
+                    }
+                    write_str(buf, s);
+                }
+                buf.push(b']');
+            }
+        }
+        self
+    }
+
+    /// Close the object and return its bytes.
+    pub fn finish(mut self) -> Vec<u8> {
+        self.buf.push(b'}');
+        self.buf
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn s(text: &str) -> String {
+        let mut out = Vec::new();
+        write_str(&mut out, text);
+        String::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn escapes_follow_go() {
+        assert_eq!(s("a\"b\\c"), r#""a\"b\\c""#);
+        assert_eq!(s("\n\r\t\u{8}\u{c}"), r#""\n\r\t\b\f""#);
+        assert_eq!(s("\u{1}\u{1f}"), r#""\u0001\u001f""#);
+        assert_eq!(s("<a&b>"), r#""\u003ca\u0026b\u003e""#);
+        assert_eq!(s("\u{2028}\u{2029}"), r#""\u2028\u2029""#);
+        assert_eq!(s("/\u{7f}é☕"), "\"/\u{7f}é☕\"");
+        let mut out = Vec::new();
+        write_bytes_as_str(&mut out, b"a\x80\xffb");
+        assert_eq!(out, br#""a\ufffd\ufffdb""#);
+    }
+
+    #[test]
+    fn floats_follow_go() {
+        let cases = [
+            (1.0, "1"),
+            (0.1, "0.1"),
+            (-0.0, "-0"),
+            (0.0, "0"),
+            (1e20, "100000000000000000000"),
+            (1e21, "1e+21"),
+            (1.5e300, "1.5e+300"),
+            (1e-6, "0.000001"),
+            (1e-7, "1e-7"),
+            (1.25e-10, "1.25e-10"),
+            (123456789.0, "123456789"),
+            (9007199254740993.0, "9007199254740992"),
+        ];
+        for (x, want) in cases {
+            assert_eq!(format_float(x), want, "{x}");
+        }
+    }
+
+    #[test]
+    fn any_sorts_keys_and_floats_numbers() {
+        let v: Value =
+            serde_json::from_str(r#"{"z":1.0,"a":[true,null,"<"],"m":{"b":2,"a":1e21}}"#).unwrap();
+        assert_eq!(
+            String::from_utf8(any_to_vec(&v)).unwrap(),
+            r#"{"a":[true,null,"\u003c"],"m":{"a":1e+21,"b":2},"z":1}"#
+        );
+    }
+
+    #[test]
+    fn ordered_builder_keeps_call_order() {
+        let b = Obj::new()
+            .str("z", "1")
+            .int("a", -3)
+            .bool("m", true)
+            .strs("n", None)
+            .finish();
+        assert_eq!(b, br#"{"z":"1","a":-3,"m":true,"n":null}"#);
+        #[derive(serde::Serialize)]
+        struct S {
+            b: i64,
+            a: String,
+        }
+        assert_eq!(
+            to_vec(&S {
+                b: 2,
+                a: "&".into()
+            })
+            .unwrap(),
+            br#"{"b":2,"a":"\u0026"}"#
+        );
+    }
+
+    proptest! {
+        #[test]
+        fn deterministic_and_valid_json(text in any::<String>(), x in any::<f64>()) {
+            let mut a = Vec::new();
+            write_str(&mut a, &text);
+            let mut b = Vec::new();
+            write_str(&mut b, &text);
+            prop_assert_eq!(&a, &b);
+            let back: String = serde_json::from_slice(&a).unwrap();
+            prop_assert_eq!(back, text);
+            if x.is_finite() {
+                let f = format_float(x);
+                prop_assert_eq!(f.parse::<f64>().unwrap(), x);
+            }
+        }
+    }
+}
