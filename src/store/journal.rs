@@ -1,0 +1,284 @@
+//! The durable journal of intents and outcomes, and receipts (store-format.md §10,
+//! authority-and-broker.md §7.4 and §10).
+
+use rusqlite::{Connection, OptionalExtension};
+use serde::Serialize;
+
+use crate::encoding::{canon, gojson::Obj};
+
+use super::{object_in, put_object, Error, Object};
+
+/// `world/journal-intent/v1`
+pub const COMMIT_INTENT: &str = "world/journal-intent/v1";
+/// `world/journal-outcome/v1`
+pub const COMMIT_OUTCOME: &str = "world/journal-outcome/v1";
+/// `world/effect-intent/v1`
+pub const EFFECT_INTENT: &str = "world/effect-intent/v1";
+/// `world/effect-outcome/v1`
+pub const EFFECT_OUTCOME: &str = "world/effect-outcome/v1";
+/// Provenance of every journal payload object.
+pub const PROVENANCE: &str = "store/journal";
+
+/// A journal row kind.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// `intent`
+    Intent,
+    /// `outcome`
+    Outcome,
+}
+
+impl Kind {
+    fn as_str(self) -> &'static str {
+        match self {
+            Kind::Intent => "intent",
+            Kind::Outcome => "outcome",
+        }
+    }
+}
+
+/// The eight binding fields plus `logicalTime` of a commit intent (store-format.md §10).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CommitIntent {
+    /// `invocationId`
+    pub invocation_id: String,
+    /// `worldRef` (= `nextWorld.ref`)
+    pub world_ref: String,
+    /// `entryHash`
+    pub entry_hash: String,
+    /// `observedHead` (`""` at genesis)
+    pub observed_head: String,
+    /// `prevEntryHash`
+    pub prev_entry_hash: String,
+    /// `transitionFn`
+    pub transition_fn: String,
+    /// `transitionRef`
+    pub transition_ref: String,
+    /// `interpreter`
+    pub interpreter: String,
+    /// `logicalTime`, Unix seconds.
+    pub logical_time: i64,
+}
+
+/// Finish a Go-json payload with `canon.Source` (it ends in exactly one LF).
+fn journal_bytes(json: Vec<u8>) -> Vec<u8> {
+    // Go-json escapes every control character, so the text is valid UTF-8 without NUL.
+    canon::source(&json).unwrap_or_else(|_| {
+        let mut j = json;
+        j.push(b'\n');
+        j
+    })
+}
+
+impl CommitIntent {
+    /// The `world/journal-intent/v1` payload bytes.
+    pub fn payload(&self) -> Vec<u8> {
+        journal_bytes(
+            Obj::new()
+                .str("invocationId", &self.invocation_id)
+                .str("worldRef", &self.world_ref)
+                .str("entryHash", &self.entry_hash)
+                .str("observedHead", &self.observed_head)
+                .str("prevEntryHash", &self.prev_entry_hash)
+                .str("transitionFn", &self.transition_fn)
+                .str("transitionRef", &self.transition_ref)
+                .str("interpreter", &self.interpreter)
+                .int("logicalTime", self.logical_time)
+                .finish(),
+        )
+    }
+
+    /// Decode a stored intent payload.
+    pub fn decode(bytes: &[u8]) -> Result<Self, Error> {
+        #[derive(serde::Deserialize)]
+        #[serde(rename_all = "camelCase", deny_unknown_fields)]
+        struct Wire {
+            invocation_id: String,
+            world_ref: String,
+            entry_hash: String,
+            observed_head: String,
+            prev_entry_hash: String,
+            transition_fn: String,
+            transition_ref: String,
+            interpreter: String,
+            logical_time: i64,
+        }
+        let w: Wire = serde_json::from_slice(bytes)
+            .map_err(|e| Error::Corrupt { what: "journal intent".into(), detail: e.to_string() })?;
+        Ok(CommitIntent {
+            invocation_id: w.invocation_id,
+            world_ref: w.world_ref,
+            entry_hash: w.entry_hash,
+            observed_head: w.observed_head,
+            prev_entry_hash: w.prev_entry_hash,
+            transition_fn: w.transition_fn,
+            transition_ref: w.transition_ref,
+            interpreter: w.interpreter,
+            logical_time: w.logical_time,
+        })
+    }
+
+    /// The `world/journal-outcome/v1` payload for a landed commit.
+    pub fn outcome_payload(&self) -> Vec<u8> {
+        journal_bytes(
+            Obj::new()
+                .str("invocationId", &self.invocation_id)
+                .str("status", "committed")
+                .str("resultRef", &self.world_ref)
+                .int("logicalTime", self.logical_time)
+                .finish(),
+        )
+    }
+}
+
+/// A `world/effect-intent/v1` payload (authority-and-broker.md §7.4).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EffectIntent {
+    /// `effect:<ep>:<ordinal>`
+    pub invocation_id: String,
+    /// The episode.
+    pub episode_id: String,
+    /// The ordinal in the episode.
+    pub ordinal: i64,
+    /// Effect name.
+    pub effect: String,
+    /// Scope.
+    pub scope: String,
+    /// Cost (int64 units).
+    pub cost: i64,
+    /// Ref of the `world/effect-request/v1` object.
+    pub request_ref: String,
+    /// Unix seconds.
+    pub logical_time: i64,
+}
+
+impl EffectIntent {
+    /// The payload bytes (Go-json + LF).
+    pub fn payload(&self) -> Vec<u8> {
+        journal_bytes(
+            Obj::new()
+                .str("invocationId", &self.invocation_id)
+                .str("episodeId", &self.episode_id)
+                .int("ordinal", self.ordinal)
+                .str("effect", &self.effect)
+                .str("scope", &self.scope)
+                .int("cost", self.cost)
+                .str("requestRef", &self.request_ref)
+                .int("logicalTime", self.logical_time)
+                .finish(),
+        )
+    }
+}
+
+/// A `world/effect-outcome/v1` payload bytes: status `succeeded` or `failed`.
+pub fn effect_outcome_payload(invocation_id: &str, succeeded: bool, record_ref: &str, logical_time: i64) -> Vec<u8> {
+    journal_bytes(
+        Obj::new()
+            .str("invocationId", invocation_id)
+            .str("status", if succeeded { "succeeded" } else { "failed" })
+            .str("recordRef", record_ref)
+            .int("logicalTime", logical_time)
+            .finish(),
+    )
+}
+
+/// Append one journal row pointing at a new payload object (`interfaceHash` =
+/// sha256(semanticId), provenance `store/journal`), `seq = COALESCE(MAX(seq),0)+1`.
+/// Returns the payload object's ref.
+pub fn append(conn: &Connection, kind: Kind, invocation_id: &str, semantic_id: &str, payload: Vec<u8>) -> Result<String, Error> {
+    let obj = Object::new(semantic_id, PROVENANCE, payload);
+    put_object(conn, &obj)?;
+    conn.execute(
+        "INSERT INTO journal (seq, kind, invocation_id, object_ref)
+         VALUES ((SELECT COALESCE(MAX(seq), 0) + 1 FROM journal), ?1, ?2, ?3)",
+        rusqlite::params![kind.as_str(), invocation_id, obj.meta.hash],
+    )?;
+    Ok(obj.meta.hash)
+}
+
+/// The object ref of the journal row (`invocation_id`, `kind`), if present.
+pub fn row(conn: &Connection, invocation_id: &str, kind: Kind) -> Result<Option<String>, Error> {
+    Ok(conn
+        .query_row(
+            "SELECT object_ref FROM journal WHERE invocation_id = ?1 AND kind = ?2",
+            [invocation_id, kind.as_str()],
+            |r| r.get(0),
+        )
+        .optional()?)
+}
+
+/// Receipt states (authority-and-broker.md §10).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ReceiptState {
+    /// No intent, no outcome.
+    NotStarted,
+    /// Intent without outcome: it is unknown whether it happened. Never retry automatically.
+    Indeterminate,
+    /// Intent and outcome.
+    Resolved,
+}
+
+/// A receipt answer: `{invocationId, state, resultRef?, recordRef?}`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Receipt {
+    /// The id asked about.
+    pub invocation_id: String,
+    /// The derived state.
+    pub state: ReceiptState,
+    /// For a resolved commit: the committed `nextWorld.ref`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub result_ref: Option<String>,
+    /// For a resolved effect: the effect record ref.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub record_ref: Option<String>,
+    /// For a resolved effect: `succeeded` or `failed`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub status: Option<String>,
+}
+
+/// Derive the receipt for any namespace (`rest:`, `a2a:`, `mcp:`, `cli:`, `effect:`).
+///
+/// # Errors
+/// [`Error::InvocationMismatch`] with field `Intent` for an outcome without intent;
+/// [`Error::Corrupt`] when a payload object is missing or undecodable.
+pub fn receipt(conn: &Connection, invocation_id: &str) -> Result<Receipt, Error> {
+    let intent = row(conn, invocation_id, Kind::Intent)?;
+    let outcome = row(conn, invocation_id, Kind::Outcome)?;
+    let mut r = Receipt { invocation_id: invocation_id.to_string(), state: ReceiptState::NotStarted, result_ref: None, record_ref: None, status: None };
+    match (intent, outcome) {
+        (None, None) => {}
+        (None, Some(_)) => {
+            return Err(Error::InvocationMismatch { field: "Intent", want: "durable intent".into(), got: "outcome without intent".into() })
+        }
+        (Some(_), None) => r.state = ReceiptState::Indeterminate,
+        (Some(_), Some(out)) => {
+            r.state = ReceiptState::Resolved;
+            let obj = object_in(conn, &out)?
+                .ok_or_else(|| Error::Corrupt { what: "journal outcome".into(), detail: format!("object {out} is missing") })?;
+            let v: serde_json::Value = serde_json::from_slice(&obj.payload)
+                .map_err(|e| Error::Corrupt { what: "journal outcome".into(), detail: e.to_string() })?;
+            let text = |k: &str| v.get(k).and_then(|x| x.as_str()).map(str::to_string);
+            if invocation_id.starts_with("effect:") {
+                r.record_ref = text("recordRef");
+                r.status = text("status");
+            } else {
+                r.result_ref = text("resultRef");
+            }
+        }
+    }
+    Ok(r)
+}
+
+/// Every intent without an outcome, in journal order: `(seq, invocation_id, object_ref)`.
+pub fn pending(conn: &Connection) -> Result<Vec<(i64, String, String)>, Error> {
+    let mut stmt = conn.prepare(
+        "SELECT i.seq, i.invocation_id, i.object_ref FROM journal i
+         WHERE i.kind = 'intent' AND NOT EXISTS
+           (SELECT 1 FROM journal o WHERE o.kind = 'outcome' AND o.invocation_id = i.invocation_id)
+         ORDER BY i.seq",
+    )?;
+    let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
+    Ok(rows.collect::<Result<_, _>>()?)
+}

@@ -1,0 +1,131 @@
+//! The writer lock: one process holds write authority over a store file (store-format.md §11).
+
+use std::fs::{File, OpenOptions};
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use fs4::fs_std::FileExt;
+
+use super::Error;
+
+/// A held writer lock; dropping it (or the process dying) releases it. The lock file is never
+/// deleted.
+#[derive(Debug)]
+pub struct WriterLock {
+    _file: Option<File>,
+    /// `<canonical db path>.writer.lock`.
+    pub path: PathBuf,
+}
+
+/// Whether `db` names an in-memory database (no lock is taken for those).
+pub fn is_memory(db: &str) -> bool {
+    db == ":memory:" || db.starts_with("file::memory:") || db.contains("mode=memory")
+}
+
+/// The canonical store path: absolute with symlinks resolved; for a file that does not exist
+/// yet, the canonical parent joined with the base name. A `file:` URI is reduced to its path.
+///
+/// # Errors
+/// [`Error::NoParent`] when the parent directory does not exist (it is never created).
+pub fn canonical_db_path(db: &Path) -> Result<PathBuf, Error> {
+    let text = db.to_string_lossy();
+    let path: PathBuf = match text.strip_prefix("file:") {
+        Some(rest) => {
+            let rest = rest.split('?').next().unwrap_or("");
+            let rest = rest.strip_prefix("//localhost").or_else(|| rest.strip_prefix("//")).unwrap_or(rest);
+            PathBuf::from(percent_decode(rest))
+        }
+        None => db.to_path_buf(),
+    };
+    if let Ok(c) = path.canonicalize() {
+        return Ok(c);
+    }
+    let parent = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let name = path.file_name().ok_or_else(|| Error::NoParent { path: path.display().to_string() })?;
+    let parent = parent.canonicalize().map_err(|_| Error::NoParent { path: path.display().to_string() })?;
+    Ok(parent.join(name))
+}
+
+fn percent_decode(s: &str) -> String {
+    let bytes = s.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' && i + 2 < bytes.len() {
+            if let Ok(v) = u8::from_str_radix(&s[i + 1..i + 3], 16) {
+                out.push(v);
+                i += 3;
+                continue;
+            }
+        }
+        out.push(bytes[i]);
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// Take the writer lock for the store at `db`, before SQLite opens it.
+///
+/// Locks `<canonical db path>.writer.lock` (created mode 0600, never deleted) with
+/// `flock(LOCK_EX | LOCK_NB)`. With `wait = Some(d)` the same non-blocking try is repeated
+/// every 50 ms until `d` has passed; it never blocks in the kernel. In-memory DSNs get a
+/// no-op guard.
+///
+/// # Errors
+/// - [`Error::WriterAlreadyActive`] when another process holds it (exit 6).
+/// - [`Error::NoParent`] when the store's directory does not exist.
+/// - [`Error::Io`] when the lock file cannot be created or locked.
+pub fn acquire_writer(db: &Path, wait: Option<Duration>) -> Result<WriterLock, Error> {
+    if is_memory(&db.to_string_lossy()) {
+        return Ok(WriterLock { _file: None, path: PathBuf::new() });
+    }
+    let canonical = canonical_db_path(db)?;
+    let mut lock_path = canonical.clone().into_os_string();
+    lock_path.push(".writer.lock");
+    let lock_path = PathBuf::from(lock_path);
+    let file = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .mode(0o600)
+        .open(&lock_path)
+        .map_err(|e| Error::Io { what: format!("open writer lock {}", lock_path.display()), source: e })?;
+    let start = Instant::now();
+    loop {
+        match FileExt::try_lock_exclusive(&file) {
+            Ok(true) => return Ok(WriterLock { _file: Some(file), path: lock_path }),
+            Ok(false) => {
+                match wait {
+                    Some(d) if start.elapsed() < d => std::thread::sleep(Duration::from_millis(50)),
+                    _ => {
+                        return Err(Error::WriterAlreadyActive { db: canonical, lock: lock_path });
+                    }
+                }
+            }
+            Err(e) => {
+                return Err(Error::Io { what: format!("lock {}", lock_path.display()), source: e });
+            }
+        }
+    }
+}
+
+/// Probe whether some process holds the writer lock (doctor-style, read-only: tries a shared
+/// non-blocking lock and releases it at once).
+pub fn is_held(db: &Path) -> bool {
+    let Ok(canonical) = canonical_db_path(db) else { return false };
+    let mut lock_path = canonical.into_os_string();
+    lock_path.push(".writer.lock");
+    let Ok(file) = File::open(PathBuf::from(lock_path)) else { return false };
+    match FileExt::try_lock_shared(&file) {
+        Ok(true) => {
+            let _ = FileExt::unlock(&file);
+            false
+        }
+        Ok(false) | Err(_) => true,
+    }
+}

@@ -1,0 +1,350 @@
+//! `world verify`: whole-store validity, chain and connectivity checks (store-format.md §13.1).
+
+use std::collections::BTreeMap;
+
+use rusqlite::OptionalExtension;
+use serde::Serialize;
+
+use crate::encoding::HashRef;
+
+use super::entry::{entry_hash, is_coordinator, world_ref};
+use super::records::{EffectRecord, InvocationRecord, EFFECT_RECORD, INVOCATION_RECORD_V1, INVOCATION_RECORD_V2};
+use super::{journal, schema, Error, LogEntry, Store};
+
+/// One failure or warning, with where it was found.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Finding {
+    /// Category (`storage`, `schema`, `object_hash_mismatch`, `log_gap`, `bad_ref`,
+    /// `entry_hash_mismatch`, `prev_mismatch`, `world_mismatch`, `dangling_ref`,
+    /// `record_inconsistent`, `orphan_outcome`, `head_mismatch`, `indeterminate`, `not_recomputed`).
+    pub category: &'static str,
+    /// Log index, when the finding is about an entry.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub index: Option<i64>,
+    /// Ref or id involved.
+    #[serde(rename = "ref", skip_serializing_if = "Option::is_none")]
+    pub reference: Option<String>,
+    /// Why.
+    pub reason: String,
+}
+
+/// The result of a verification run.
+#[derive(Clone, Debug, Default, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Report {
+    /// Number of log entries.
+    pub entries: i64,
+    /// Lowest and highest index covered.
+    pub range: Option<(i64, i64)>,
+    /// Selected head.
+    pub head: Option<String>,
+    /// Objects re-hashed.
+    pub objects: u64,
+    /// Payload bytes re-hashed.
+    pub payload_bytes: u64,
+    /// Coordinator entries whose hashes were recomputed.
+    pub recomputed: u64,
+    /// Client entries reported as "not recomputed".
+    pub not_recomputed: u64,
+    /// First failure per category.
+    pub failures: Vec<Finding>,
+    /// Failure counts per category.
+    pub failure_counts: BTreeMap<&'static str, u64>,
+    /// Warnings (first per category) — never change the exit code.
+    pub warnings: Vec<Finding>,
+    /// Warning counts per category.
+    pub warning_counts: BTreeMap<&'static str, u64>,
+    /// Whether `--full` ran `integrity_check` instead of `quick_check`.
+    pub full: bool,
+}
+
+impl Report {
+    /// True when no failure was found.
+    pub fn ok(&self) -> bool {
+        self.failures.is_empty()
+    }
+
+    fn fail(&mut self, category: &'static str, index: Option<i64>, reference: Option<String>, reason: impl Into<String>) {
+        let n = self.failure_counts.entry(category).or_insert(0);
+        *n += 1;
+        if *n == 1 {
+            self.failures.push(Finding { category, index, reference, reason: reason.into() });
+        }
+    }
+
+    fn warn(&mut self, category: &'static str, index: Option<i64>, reference: Option<String>, reason: impl Into<String>) {
+        let n = self.warning_counts.entry(category).or_insert(0);
+        *n += 1;
+        if *n == 1 {
+            self.warnings.push(Finding { category, index, reference, reason: reason.into() });
+        }
+    }
+}
+
+/// Progress callback: `(bytes_done, bytes_total)` while objects are re-hashed.
+pub type Progress<'a> = &'a mut dyn FnMut(u64, u64);
+
+impl Store {
+    /// Run every check of store-format.md §13.1 on this (read-only) store.
+    pub fn verify(&self, full: bool, progress: Progress<'_>) -> Result<Report, Error> {
+        let conn = self.conn();
+        let mut rep = Report { full, ..Report::default() };
+
+        // 1. storage
+        let pragma = if full { "PRAGMA integrity_check" } else { "PRAGMA quick_check" };
+        let mut stmt = conn.prepare(pragma)?;
+        let lines: Vec<String> = stmt.query_map([], |r| r.get(0))?.collect::<Result<_, _>>()?;
+        if lines != ["ok"] {
+            rep.fail("storage", None, None, lines.join("; "));
+        }
+        // 2. schema
+        for p in schema::problems(conn)? {
+            rep.fail("schema", None, None, p);
+        }
+
+        // 3. objects
+        let total: u64 = conn.query_row("SELECT COALESCE(SUM(length(payload)), 0) FROM objects", [], |r| r.get::<_, i64>(0))? as u64;
+        let mut stmt = conn.prepare("SELECT hash_ref, interface_hash_ref, payload FROM objects")?;
+        let mut rows = stmt.query([])?;
+        while let Some(row) = rows.next()? {
+            let hash: String = row.get(0)?;
+            let iface: String = row.get(1)?;
+            let payload = row.get_ref(2)?.as_blob_or_null().map_err(|e| Error::Corrupt { what: "object payload".into(), detail: e.to_string() })?.unwrap_or_default();
+            rep.objects += 1;
+            rep.payload_bytes += payload.len() as u64;
+            let computed = HashRef::of(payload).to_string();
+            if computed != hash {
+                rep.fail("object_hash_mismatch", None, Some(hash.clone()), format!("payload hashes to {computed}"));
+            }
+            if HashRef::parse(&iface).is_err() {
+                rep.fail("bad_ref", None, Some(hash), format!("interfaceHash {iface:?} does not parse"));
+            }
+            progress(rep.payload_bytes, total);
+        }
+        drop(rows);
+        drop(stmt);
+
+        // 4–8. the log
+        let (count, max) = self.log_bounds()?;
+        rep.entries = count;
+        rep.head = self.head()?;
+        let mut prev: Option<LogEntry> = None;
+        let mut expected = 0i64;
+        let mut first = None;
+        self.for_each_log(None, None, false, |e| {
+            let idx = e.header.entry_index;
+            first.get_or_insert(idx);
+            if idx != expected {
+                rep.fail("log_gap", Some(idx), None, format!("expected index {expected}, found {idx}"));
+            }
+            expected = idx + 1;
+            self.check_entry(&mut rep, &e, prev.as_ref())?;
+            prev = Some(e);
+            Ok(())
+        })?;
+        if let (Some(f), Some(m)) = (first, max) {
+            rep.range = Some((f, m));
+        }
+
+        // world rows' log heads
+        let mut stmt = conn.prepare(
+            "SELECT w.world_ref, w.log_head FROM worlds w WHERE NOT EXISTS (SELECT 1 FROM log_entries l WHERE l.entry_hash_ref = w.log_head)",
+        )?;
+        let orphans: Vec<(String, String)> = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?.collect::<Result<_, _>>()?;
+        for (w, head) in orphans {
+            rep.warn("dangling_ref", None, Some(w), format!("world logHead {head} names no log entry"));
+        }
+
+        // commit_objects membership
+        let mut stmt = conn.prepare(
+            "SELECT c.object_ref, c.entry_index FROM commit_objects c
+             WHERE NOT EXISTS (SELECT 1 FROM objects o WHERE o.hash_ref = c.object_ref)
+                OR NOT EXISTS (SELECT 1 FROM log_entries l WHERE l.entry_index = c.entry_index)",
+        )?;
+        let bad: Vec<(String, i64)> = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?.collect::<Result<_, _>>()?;
+        for (o, i) in bad {
+            rep.fail("dangling_ref", Some(i), Some(o), "commit_objects row names a missing object or entry");
+        }
+
+        // registry heads
+        let mut stmt = conn.prepare(
+            "SELECT registry_name, object_ref FROM epoch_registry_heads h WHERE NOT EXISTS (SELECT 1 FROM objects o WHERE o.hash_ref = h.object_ref)",
+        )?;
+        let bad: Vec<(String, String)> = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?.collect::<Result<_, _>>()?;
+        for (name, o) in bad {
+            rep.fail("dangling_ref", None, Some(o), format!("registry head {name} names a missing object"));
+        }
+
+        // 9. effect records
+        let mut stmt = conn.prepare("SELECT hash_ref, payload FROM objects WHERE semantic_id = ?1")?;
+        let recs: Vec<(String, Vec<u8>)> = stmt.query_map([EFFECT_RECORD], |r| Ok((r.get(0)?, r.get(1)?)))?.collect::<Result<_, _>>()?;
+        for (hash, payload) in recs {
+            match EffectRecord::decode(&payload) {
+                Err(e) => rep.fail("record_inconsistent", None, Some(hash), e),
+                Ok(r) => {
+                    if let Err(e) = r.check_law() {
+                        rep.fail("record_inconsistent", None, Some(hash.clone()), e);
+                    }
+                    for link in [Some(&r.request_ref), (!r.result_ref.is_empty()).then_some(&r.result_ref)].into_iter().flatten() {
+                        if !self.has_object(link)? {
+                            rep.fail("dangling_ref", None, Some(hash.clone()), format!("effect record names missing object {link}"));
+                        }
+                    }
+                }
+            }
+        }
+
+        // 10. journal
+        let mut stmt = conn.prepare(
+            "SELECT o.invocation_id FROM journal o WHERE o.kind = 'outcome' AND NOT EXISTS
+               (SELECT 1 FROM journal i WHERE i.kind = 'intent' AND i.invocation_id = o.invocation_id)",
+        )?;
+        let orphans: Vec<String> = stmt.query_map([], |r| r.get(0))?.collect::<Result<_, _>>()?;
+        for id in orphans {
+            rep.fail("orphan_outcome", None, Some(id), "outcome without intent");
+        }
+        for (_, id, _) in journal::pending(conn)? {
+            rep.warn("indeterminate", None, Some(id), "intent without outcome (indeterminate; never retried automatically)");
+        }
+        let mut stmt = conn.prepare("SELECT invocation_id, object_ref FROM journal j WHERE NOT EXISTS (SELECT 1 FROM objects o WHERE o.hash_ref = j.object_ref)")?;
+        let bad: Vec<(String, String)> = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?.collect::<Result<_, _>>()?;
+        for (id, o) in bad {
+            rep.fail("dangling_ref", None, Some(o), format!("journal row for {id} names a missing object"));
+        }
+
+        // 11. head
+        match (&rep.head, max) {
+            (None, None) => {}
+            (None, Some(_)) => rep.fail("head_mismatch", None, None, "log has entries but no head is selected"),
+            (Some(h), _) => match self.world(h)? {
+                None => rep.fail("head_mismatch", None, Some(h.clone()), "selected head names no world row"),
+                Some(w) => {
+                    if Some(w.revision) != max {
+                        let writer = conn
+                            .query_row("SELECT written_by FROM log_entries WHERE entry_hash_ref = ?1", [&w.log_head], |r| r.get::<_, String>(0))
+                            .optional()?;
+                        let reason = format!("head world revision {} but highest log index {:?}", w.revision, max);
+                        if writer.as_deref().is_some_and(is_coordinator) {
+                            rep.fail("head_mismatch", max, Some(h.clone()), reason);
+                        } else {
+                            rep.warn("head_mismatch", max, Some(h.clone()), reason);
+                        }
+                    }
+                }
+            },
+        }
+        Ok(rep)
+    }
+
+    fn has_object(&self, r: &str) -> Result<bool, Error> {
+        Ok(self.conn().query_row("SELECT 1 FROM objects WHERE hash_ref = ?1", [r], |_| Ok(())).optional()?.is_some())
+    }
+
+    fn check_entry(&self, rep: &mut Report, e: &LogEntry, prev: Option<&LogEntry>) -> Result<(), Error> {
+        let idx = e.header.entry_index;
+        let h = &e.header;
+        for (field, text) in [
+            ("transitionFn", &h.transition_fn),
+            ("interpreter", &h.interpreter),
+            ("prevEntryHash", &h.prev_entry_hash),
+            ("entryHash", &e.entry_hash),
+            ("transitionRef", &e.transition_ref),
+        ] {
+            if let Err(err) = HashRef::parse(text) {
+                rep.fail("bad_ref", Some(idx), Some(text.clone()), format!("{field}: {err}"));
+            }
+        }
+        let coordinator = is_coordinator(&h.written_by);
+        if !coordinator {
+            rep.not_recomputed += 1;
+            if let Some(p) = prev {
+                if h.prev_entry_hash != p.entry_hash {
+                    rep.warn("not_recomputed", Some(idx), Some(e.entry_hash.clone()), "client-supplied entry: prevEntryHash does not chain to the previous entry (not recomputed)");
+                }
+            }
+            return Ok(());
+        }
+        rep.recomputed += 1;
+        let computed = entry_hash(h, &e.transition_ref).to_string();
+        if computed != e.entry_hash {
+            rep.fail("entry_hash_mismatch", Some(idx), Some(e.entry_hash.clone()), format!("recomputed entry hash is {computed}"));
+        }
+        if idx >= 1 {
+            match prev {
+                Some(p) if p.header.entry_index == idx - 1 => {
+                    if is_coordinator(&p.header.written_by) {
+                        if h.prev_entry_hash != p.entry_hash {
+                            rep.fail("prev_mismatch", Some(idx), Some(h.prev_entry_hash.clone()), format!("prevEntryHash does not equal entry {}'s entryHash {}", idx - 1, p.entry_hash));
+                        }
+                    } else {
+                        let heads: Vec<String> = {
+                            let mut stmt = self.conn().prepare("SELECT log_head FROM worlds WHERE revision = ?1")?;
+                            let v = stmt.query_map([idx - 1], |r| r.get(0))?.collect::<Result<_, _>>()?;
+                            v
+                        };
+                        if h.prev_entry_hash != p.entry_hash && !heads.contains(&h.prev_entry_hash) {
+                            rep.warn("not_recomputed", Some(idx), Some(h.prev_entry_hash.clone()), "link into a client-supplied world that cannot be identified (not recomputed)");
+                        }
+                    }
+                }
+                _ => rep.warn("not_recomputed", Some(idx), None, "predecessor entry absent; link not recomputed"),
+            }
+        }
+        // World row for this entry.
+        let world = self
+            .conn()
+            .query_row(
+                "SELECT world_ref, revision, state_root FROM worlds WHERE log_head = ?1",
+                [&e.entry_hash],
+                |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?, r.get::<_, String>(2)?)),
+            )
+            .optional()?;
+        let Some((wref, revision, state_root)) = world else {
+            rep.fail("world_mismatch", Some(idx), Some(e.entry_hash.clone()), "no world row has this entry as its logHead");
+            return Ok(());
+        };
+        if world_ref(revision, &state_root, &e.entry_hash).to_string() != wref {
+            rep.fail("world_mismatch", Some(idx), Some(wref.clone()), "worldRef does not re-derive");
+        }
+        if revision != idx {
+            rep.fail("world_mismatch", Some(idx), Some(wref.clone()), format!("world revision {revision} differs from entry index"));
+        }
+        // The record behind transitionRef.
+        let Some(obj) = self.object(&e.transition_ref)? else {
+            rep.fail("dangling_ref", Some(idx), Some(e.transition_ref.clone()), "transitionRef names a missing object");
+            return Ok(());
+        };
+        if h.written_by == "world:genesis" {
+            if state_root != e.transition_ref {
+                rep.fail("world_mismatch", Some(idx), Some(wref), "genesis stateRoot is not the goal object");
+            }
+            return Ok(());
+        }
+        let sid = obj.meta.semantic_id.as_str();
+        if sid != INVOCATION_RECORD_V1 && sid != INVOCATION_RECORD_V2 {
+            rep.fail("dangling_ref", Some(idx), Some(e.transition_ref.clone()), format!("transitionRef is a {sid}, not an invocation record"));
+            return Ok(());
+        }
+        match InvocationRecord::decode(sid, &obj.payload) {
+            Err(err) => rep.fail("record_inconsistent", Some(idx), Some(e.transition_ref.clone()), err),
+            Ok(r) => {
+                if r.output != state_root {
+                    rep.fail("world_mismatch", Some(idx), Some(wref), "stateRoot is not the record's output");
+                }
+                if r.transition_fn != h.transition_fn || r.interpreter != h.interpreter || r.semantics_epoch != h.semantics_epoch {
+                    rep.fail("record_inconsistent", Some(idx), Some(e.transition_ref.clone()), "record's fn, interpreter or epoch differs from the header");
+                }
+                let mut links = vec![r.input.clone(), r.output.clone()];
+                links.extend(r.plan.clone());
+                links.extend(r.effects.clone().unwrap_or_default());
+                for l in links {
+                    if !self.has_object(&l)? {
+                        rep.fail("dangling_ref", Some(idx), Some(l), "record names a missing object");
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+}
