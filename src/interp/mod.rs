@@ -111,3 +111,17 @@ pub fn release_of(version_text: &str) -> String {
         .unwrap_or("unpinned")
         .to_string()
 }
+
+/// The embedded interpreter's dialect number: changes only when the subset's meaning changes
+/// (ailang.md §6), never with a `world` release.
+pub const EMBEDDED_DIALECT: u32 = 1;
+
+/// The identity string whose sha256 is the embedded interpreter's ref (ailang.md §6).
+pub fn embedded_identity() -> String {
+    format!("world/ailang-subset/v1|dialect:{EMBEDDED_DIALECT}")
+}
+
+/// The embedded interpreter's ref: sha256 of [`embedded_identity`].
+pub fn embedded_ref() -> crate::encoding::HashRef {
+    crate::encoding::HashRef::of(embedded_identity().as_bytes())
+}

@@ -7,7 +7,10 @@ use serde::{Deserialize, Serialize};
 use crate::encoding::HashRef;
 
 use super::journal::{self, CommitIntent, Kind};
-use super::{head_in, put_object, Error, Header, LogEntry, Object, ObjectMeta, Store, WorldRow, SELECTED_HEAD};
+use super::{
+    head_in, put_object, Error, Header, LogEntry, Object, ObjectMeta, Store, WorldRow,
+    SELECTED_HEAD,
+};
 
 /// Largest commit body accepted, in bytes (the `/v1/commit` bound; surfaces.md §4).
 pub const MAX_BODY: usize = 8_388_608;
@@ -111,7 +114,8 @@ pub fn parse_body(bytes: &[u8]) -> Result<CommitBody, BodyError> {
         return Err(BodyError::Empty);
     }
     let text = std::str::from_utf8(bytes).map_err(|_| BodyError::NotUtf8)?;
-    let body: CommitBody = serde_json::from_str(text).map_err(|e| BodyError::Json(e.to_string()))?;
+    let body: CommitBody =
+        serde_json::from_str(text).map_err(|e| BodyError::Json(e.to_string()))?;
     if let Some(id) = &body.invocation_id {
         if !id.starts_with("rest:") || id.len() == 5 {
             return Err(BodyError::Namespace(id.clone()));
@@ -121,12 +125,14 @@ pub fn parse_body(bytes: &[u8]) -> Result<CommitBody, BodyError> {
 }
 
 fn check_ref(field: &str, text: &str) -> Result<(), Error> {
-    HashRef::parse(text).map(|_| ()).map_err(|e| Error::InvalidRef {
-        op: "Commit",
-        field: field.to_string(),
-        text: text.to_string(),
-        reason: e.to_string(),
-    })
+    HashRef::parse(text)
+        .map(|_| ())
+        .map_err(|e| Error::InvalidRef {
+            op: "Commit",
+            field: field.to_string(),
+            text: text.to_string(),
+            reason: e.to_string(),
+        })
 }
 
 impl CommitBody {
@@ -137,9 +143,19 @@ impl CommitBody {
         for (index, o) in self.objects.into_iter().enumerate() {
             let payload = base64::engine::general_purpose::STANDARD
                 .decode(o.payload.as_bytes())
-                .map_err(|e| ValidateError::Body(BodyError::Base64 { index, reason: e.to_string() }))?;
+                .map_err(|e| {
+                    ValidateError::Body(BodyError::Base64 {
+                        index,
+                        reason: e.to_string(),
+                    })
+                })?;
             objects.push(Object {
-                meta: ObjectMeta { hash: o.hash, interface_hash: o.interface_hash, semantic_id: o.semantic_id, provenance: o.provenance },
+                meta: ObjectMeta {
+                    hash: o.hash,
+                    interface_hash: o.interface_hash,
+                    semantic_id: o.semantic_id,
+                    provenance: o.provenance,
+                },
                 payload,
             });
         }
@@ -185,7 +201,10 @@ impl Commit {
         for o in &self.objects {
             let computed = HashRef::of(&o.payload).to_string();
             if computed != o.meta.hash {
-                return Err(Error::PayloadMismatch { hash: o.meta.hash.clone(), computed });
+                return Err(Error::PayloadMismatch {
+                    hash: o.meta.hash.clone(),
+                    computed,
+                });
             }
         }
         Ok(())
@@ -220,7 +239,11 @@ fn compare_intent(want: &CommitIntent, got: &CommitIntent) -> Result<(), Error> 
     ];
     for (field, w, g) in pairs {
         if w != g {
-            return Err(Error::InvocationMismatch { field, want: w.to_string(), got: g.to_string() });
+            return Err(Error::InvocationMismatch {
+                field,
+                want: w.to_string(),
+                got: g.to_string(),
+            });
         }
     }
     Ok(())
@@ -233,7 +256,12 @@ fn compare_intent(want: &CommitIntent, got: &CommitIntent) -> Result<(), Error> 
 ///
 /// `create_intent`: whether a missing intent may be created here (local `rest:` commits);
 /// coordinator commits append their intent beforehand and pass `false`.
-pub fn apply(tx: &Connection, c: &Commit, logical_time: i64, create_intent: bool) -> Result<Landed, Error> {
+pub fn apply(
+    tx: &Connection,
+    c: &Commit,
+    logical_time: i64,
+    create_intent: bool,
+) -> Result<Landed, Error> {
     let mut intent_for_outcome = None;
     if let Some(id) = &c.invocation_id {
         let mine = c.intent(id, logical_time);
@@ -243,11 +271,17 @@ pub fn apply(tx: &Connection, c: &Commit, logical_time: i64, create_intent: bool
                 intent_for_outcome = Some(mine);
             }
             None => {
-                return Err(Error::InvocationMismatch { field: "InvocationID", want: "durable intent".into(), got: id.clone() })
+                return Err(Error::InvocationMismatch {
+                    field: "InvocationID",
+                    want: "durable intent".into(),
+                    got: id.clone(),
+                })
             }
             Some(obj_ref) => {
-                let obj = super::object_in(tx, &obj_ref)?
-                    .ok_or_else(|| Error::Corrupt { what: "journal intent".into(), detail: format!("object {obj_ref} missing") })?;
+                let obj = super::object_in(tx, &obj_ref)?.ok_or_else(|| Error::Corrupt {
+                    what: "journal intent".into(),
+                    detail: format!("object {obj_ref} missing"),
+                })?;
                 let stored = CommitIntent::decode(&obj.payload)?;
                 compare_intent(&stored, &mine)?;
                 if journal::row(tx, id, Kind::Outcome)?.is_some() {
@@ -268,7 +302,10 @@ pub fn apply(tx: &Connection, c: &Commit, logical_time: i64, create_intent: bool
         None => !c.observed_head.is_empty(),
     };
     if stale {
-        return Err(Error::Conflict { observed: c.observed_head.clone(), selected: selected.unwrap_or_default() });
+        return Err(Error::Conflict {
+            observed: c.observed_head.clone(),
+            selected: selected.unwrap_or_default(),
+        });
     }
     for o in &c.objects {
         put_object(tx, o)?;
@@ -286,7 +323,10 @@ pub fn apply(tx: &Connection, c: &Commit, logical_time: i64, create_intent: bool
     );
     if let Err(rusqlite::Error::SqliteFailure(f, _)) = &inserted {
         if f.code == rusqlite::ErrorCode::ConstraintViolation {
-            return Err(Error::DuplicateEntry { index: h.entry_index, entry_hash: c.entry.entry_hash.clone() });
+            return Err(Error::DuplicateEntry {
+                index: h.entry_index,
+                entry_hash: c.entry.entry_hash.clone(),
+            });
         }
     }
     inserted?;
@@ -302,9 +342,20 @@ pub fn apply(tx: &Connection, c: &Commit, logical_time: i64, create_intent: bool
         [SELECTED_HEAD, &w.reference],
     )?;
     if let (Some(id), Some(intent)) = (&c.invocation_id, intent_for_outcome) {
-        journal::append(tx, Kind::Outcome, id, journal::COMMIT_OUTCOME, intent.outcome_payload())?;
+        journal::append(
+            tx,
+            Kind::Outcome,
+            id,
+            journal::COMMIT_OUTCOME,
+            intent.outcome_payload(),
+        )?;
     }
-    Ok(Landed { selected_head: w.reference.clone(), entry_index: h.entry_index, entry_hash: c.entry.entry_hash.clone(), replayed: false })
+    Ok(Landed {
+        selected_head: w.reference.clone(),
+        entry_index: h.entry_index,
+        entry_hash: c.entry.entry_hash.clone(),
+        replayed: false,
+    })
 }
 
 impl Store {
@@ -324,7 +375,11 @@ impl Store {
 
     /// Apply many commits, each in its own transaction, stopping at the first failure.
     /// Returns what landed before it and the failure, if any.
-    pub fn commit_many(&mut self, commits: impl IntoIterator<Item = Commit>, logical_time: i64) -> (Vec<Landed>, Option<Error>) {
+    pub fn commit_many(
+        &mut self,
+        commits: impl IntoIterator<Item = Commit>,
+        logical_time: i64,
+    ) -> (Vec<Landed>, Option<Error>) {
         let mut landed = Vec::new();
         for c in commits {
             match self.commit(&c, logical_time) {

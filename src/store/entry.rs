@@ -28,7 +28,11 @@ pub fn entry_wire(header: &Header, transition_ref: &str) -> Vec<u8> {
 /// `ref = sha256(GoJSON({"revision":R,"stateRoot":…,"logHead":…}))`, no LF.
 pub fn world_ref(revision: i64, state_root: &str, log_head: &str) -> HashRef {
     HashRef::of(
-        &Obj::new().int("revision", revision).str("stateRoot", state_root).str("logHead", log_head).finish(),
+        &Obj::new()
+            .int("revision", revision)
+            .str("stateRoot", state_root)
+            .str("logHead", log_head)
+            .finish(),
     )
 }
 
@@ -57,9 +61,18 @@ mod tests {
         let fnr = HashRef::of(b"fn").to_string();
         let interp = HashRef::of(b"interp").to_string();
         let prev = HashRef::of(b"genesis-entry").to_string();
-        assert_eq!(fnr, "sha256:0f1e18bb4143dc4be22e61ea4deb0491c2bf7018c6504ad631038aed5ca4a0ca");
-        assert_eq!(interp, "sha256:109b10f2281b9ad3c946d2c21576779a80d371e065c540b4c1a375bea1fd5467");
-        assert_eq!(prev, "sha256:d7bea843de70b7d54803e1ddb16ef083923229616397de6e0b2221f41e5e0702");
+        assert_eq!(
+            fnr,
+            "sha256:0f1e18bb4143dc4be22e61ea4deb0491c2bf7018c6504ad631038aed5ca4a0ca"
+        );
+        assert_eq!(
+            interp,
+            "sha256:109b10f2281b9ad3c946d2c21576779a80d371e065c540b4c1a375bea1fd5467"
+        );
+        assert_eq!(
+            prev,
+            "sha256:d7bea843de70b7d54803e1ddb16ef083923229616397de6e0b2221f41e5e0702"
+        );
         let record = "sha256:ed2d235feb247d02d32baa53565786e4728b1c8eb517c1e493bc1c7375921237";
         let header = Header {
             entry_index: 1,
@@ -87,6 +100,8 @@ mod tests {
         assert_eq!(w.reference, PINNED_WORLD_1);
     }
 
-    const PINNED_ENTRY_1: &str = "sha256:016cfb71afbecaedf8ca4caea97b4d0688c7b71b0c0bc506428b1b9e57a7787a";
-    const PINNED_WORLD_1: &str = "sha256:12bc9cf3d549d5b742cc2c3bfdc194b0cef906796ace9ccc07c642304c6b5a7e";
+    const PINNED_ENTRY_1: &str =
+        "sha256:016cfb71afbecaedf8ca4caea97b4d0688c7b71b0c0bc506428b1b9e57a7787a";
+    const PINNED_WORLD_1: &str =
+        "sha256:12bc9cf3d549d5b742cc2c3bfdc194b0cef906796ace9ccc07c642304c6b5a7e";
 }

@@ -103,8 +103,10 @@ impl CommitIntent {
             interpreter: String,
             logical_time: i64,
         }
-        let w: Wire = serde_json::from_slice(bytes)
-            .map_err(|e| Error::Corrupt { what: "journal intent".into(), detail: e.to_string() })?;
+        let w: Wire = serde_json::from_slice(bytes).map_err(|e| Error::Corrupt {
+            what: "journal intent".into(),
+            detail: e.to_string(),
+        })?;
         Ok(CommitIntent {
             invocation_id: w.invocation_id,
             world_ref: w.world_ref,
@@ -171,7 +173,12 @@ impl EffectIntent {
 }
 
 /// A `world/effect-outcome/v1` payload bytes: status `succeeded` or `failed`.
-pub fn effect_outcome_payload(invocation_id: &str, succeeded: bool, record_ref: &str, logical_time: i64) -> Vec<u8> {
+pub fn effect_outcome_payload(
+    invocation_id: &str,
+    succeeded: bool,
+    record_ref: &str,
+    logical_time: i64,
+) -> Vec<u8> {
     journal_bytes(
         Obj::new()
             .str("invocationId", invocation_id)
@@ -185,7 +192,13 @@ pub fn effect_outcome_payload(invocation_id: &str, succeeded: bool, record_ref: 
 /// Append one journal row pointing at a new payload object (`interfaceHash` =
 /// sha256(semanticId), provenance `store/journal`), `seq = COALESCE(MAX(seq),0)+1`.
 /// Returns the payload object's ref.
-pub fn append(conn: &Connection, kind: Kind, invocation_id: &str, semantic_id: &str, payload: Vec<u8>) -> Result<String, Error> {
+pub fn append(
+    conn: &Connection,
+    kind: Kind,
+    invocation_id: &str,
+    semantic_id: &str,
+    payload: Vec<u8>,
+) -> Result<String, Error> {
     let obj = Object::new(semantic_id, PROVENANCE, payload);
     put_object(conn, &obj)?;
     conn.execute(
@@ -246,19 +259,34 @@ pub struct Receipt {
 pub fn receipt(conn: &Connection, invocation_id: &str) -> Result<Receipt, Error> {
     let intent = row(conn, invocation_id, Kind::Intent)?;
     let outcome = row(conn, invocation_id, Kind::Outcome)?;
-    let mut r = Receipt { invocation_id: invocation_id.to_string(), state: ReceiptState::NotStarted, result_ref: None, record_ref: None, status: None };
+    let mut r = Receipt {
+        invocation_id: invocation_id.to_string(),
+        state: ReceiptState::NotStarted,
+        result_ref: None,
+        record_ref: None,
+        status: None,
+    };
     match (intent, outcome) {
         (None, None) => {}
         (None, Some(_)) => {
-            return Err(Error::InvocationMismatch { field: "Intent", want: "durable intent".into(), got: "outcome without intent".into() })
+            return Err(Error::InvocationMismatch {
+                field: "Intent",
+                want: "durable intent".into(),
+                got: "outcome without intent".into(),
+            })
         }
         (Some(_), None) => r.state = ReceiptState::Indeterminate,
         (Some(_), Some(out)) => {
             r.state = ReceiptState::Resolved;
-            let obj = object_in(conn, &out)?
-                .ok_or_else(|| Error::Corrupt { what: "journal outcome".into(), detail: format!("object {out} is missing") })?;
-            let v: serde_json::Value = serde_json::from_slice(&obj.payload)
-                .map_err(|e| Error::Corrupt { what: "journal outcome".into(), detail: e.to_string() })?;
+            let obj = object_in(conn, &out)?.ok_or_else(|| Error::Corrupt {
+                what: "journal outcome".into(),
+                detail: format!("object {out} is missing"),
+            })?;
+            let v: serde_json::Value =
+                serde_json::from_slice(&obj.payload).map_err(|e| Error::Corrupt {
+                    what: "journal outcome".into(),
+                    detail: e.to_string(),
+                })?;
             let text = |k: &str| v.get(k).and_then(|x| x.as_str()).map(str::to_string);
             if invocation_id.starts_with("effect:") {
                 r.record_ref = text("recordRef");

@@ -33,7 +33,10 @@ pub fn canonical_db_path(db: &Path) -> Result<PathBuf, Error> {
     let path: PathBuf = match text.strip_prefix("file:") {
         Some(rest) => {
             let rest = rest.split('?').next().unwrap_or("");
-            let rest = rest.strip_prefix("//localhost").or_else(|| rest.strip_prefix("//")).unwrap_or(rest);
+            let rest = rest
+                .strip_prefix("//localhost")
+                .or_else(|| rest.strip_prefix("//"))
+                .unwrap_or(rest);
             PathBuf::from(percent_decode(rest))
         }
         None => db.to_path_buf(),
@@ -45,8 +48,12 @@ pub fn canonical_db_path(db: &Path) -> Result<PathBuf, Error> {
         Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
         _ => PathBuf::from("."),
     };
-    let name = path.file_name().ok_or_else(|| Error::NoParent { path: path.display().to_string() })?;
-    let parent = parent.canonicalize().map_err(|_| Error::NoParent { path: path.display().to_string() })?;
+    let name = path.file_name().ok_or_else(|| Error::NoParent {
+        path: path.display().to_string(),
+    })?;
+    let parent = parent.canonicalize().map_err(|_| Error::NoParent {
+        path: path.display().to_string(),
+    })?;
     Ok(parent.join(name))
 }
 
@@ -81,7 +88,10 @@ fn percent_decode(s: &str) -> String {
 /// - [`Error::Io`] when the lock file cannot be created or locked.
 pub fn acquire_writer(db: &Path, wait: Option<Duration>) -> Result<WriterLock, Error> {
     if is_memory(&db.to_string_lossy()) {
-        return Ok(WriterLock { _file: None, path: PathBuf::new() });
+        return Ok(WriterLock {
+            _file: None,
+            path: PathBuf::new(),
+        });
     }
     let canonical = canonical_db_path(db)?;
     let mut lock_path = canonical.clone().into_os_string();
@@ -94,21 +104,33 @@ pub fn acquire_writer(db: &Path, wait: Option<Duration>) -> Result<WriterLock, E
         .truncate(false)
         .mode(0o600)
         .open(&lock_path)
-        .map_err(|e| Error::Io { what: format!("open writer lock {}", lock_path.display()), source: e })?;
+        .map_err(|e| Error::Io {
+            what: format!("open writer lock {}", lock_path.display()),
+            source: e,
+        })?;
     let start = Instant::now();
     loop {
         match FileExt::try_lock_exclusive(&file) {
-            Ok(true) => return Ok(WriterLock { _file: Some(file), path: lock_path }),
-            Ok(false) => {
-                match wait {
-                    Some(d) if start.elapsed() < d => std::thread::sleep(Duration::from_millis(50)),
-                    _ => {
-                        return Err(Error::WriterAlreadyActive { db: canonical, lock: lock_path });
-                    }
-                }
+            Ok(true) => {
+                return Ok(WriterLock {
+                    _file: Some(file),
+                    path: lock_path,
+                })
             }
+            Ok(false) => match wait {
+                Some(d) if start.elapsed() < d => std::thread::sleep(Duration::from_millis(50)),
+                _ => {
+                    return Err(Error::WriterAlreadyActive {
+                        db: canonical,
+                        lock: lock_path,
+                    });
+                }
+            },
             Err(e) => {
-                return Err(Error::Io { what: format!("lock {}", lock_path.display()), source: e });
+                return Err(Error::Io {
+                    what: format!("lock {}", lock_path.display()),
+                    source: e,
+                });
             }
         }
     }
@@ -117,10 +139,14 @@ pub fn acquire_writer(db: &Path, wait: Option<Duration>) -> Result<WriterLock, E
 /// Probe whether some process holds the writer lock (doctor-style, read-only: tries a shared
 /// non-blocking lock and releases it at once).
 pub fn is_held(db: &Path) -> bool {
-    let Ok(canonical) = canonical_db_path(db) else { return false };
+    let Ok(canonical) = canonical_db_path(db) else {
+        return false;
+    };
     let mut lock_path = canonical.into_os_string();
     lock_path.push(".writer.lock");
-    let Ok(file) = File::open(PathBuf::from(lock_path)) else { return false };
+    let Ok(file) = File::open(PathBuf::from(lock_path)) else {
+        return false;
+    };
     match FileExt::try_lock_shared(&file) {
         Ok(true) => {
             let _ = FileExt::unlock(&file);

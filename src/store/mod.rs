@@ -290,7 +290,10 @@ fn sqlite_open_error(path: &Path, e: rusqlite::Error) -> Error {
     use rusqlite::ErrorCode;
     match &e {
         rusqlite::Error::SqliteFailure(f, msg)
-            if matches!(f.code, ErrorCode::NotADatabase | ErrorCode::DatabaseCorrupt | ErrorCode::CannotOpen) =>
+            if matches!(
+                f.code,
+                ErrorCode::NotADatabase | ErrorCode::DatabaseCorrupt | ErrorCode::CannotOpen
+            ) =>
         {
             Error::NotADatabase {
                 path: path.display().to_string(),
@@ -310,7 +313,9 @@ fn map_open<T>(path: &Path, r: Result<T, Error>) -> Result<T, Error> {
 
 fn check_path(path: &Path) -> Result<bool, Error> {
     match fs::metadata(path) {
-        Ok(m) if m.is_dir() => Err(Error::IsDirectory { path: path.display().to_string() }),
+        Ok(m) if m.is_dir() => Err(Error::IsDirectory {
+            path: path.display().to_string(),
+        }),
         Ok(_) => Ok(true),
         Err(_) => {
             let parent = match path.parent() {
@@ -318,7 +323,9 @@ fn check_path(path: &Path) -> Result<bool, Error> {
                 _ => Path::new("."),
             };
             if !parent.is_dir() {
-                return Err(Error::NoParent { path: path.display().to_string() });
+                return Err(Error::NoParent {
+                    path: path.display().to_string(),
+                });
             }
             Ok(false)
         }
@@ -350,15 +357,21 @@ impl Store {
     /// errors, or SQLite errors.
     pub fn open_read(path: &Path) -> Result<Store, Error> {
         if !check_path(path)? {
-            return Err(Error::Missing { path: path.display().to_string() });
+            return Err(Error::Missing {
+                path: path.display().to_string(),
+            });
         }
         match Self::open_read_once(path) {
-            Err(Error::Sqlite(rusqlite::Error::SqliteFailure(f, _))) if f.extended_code == READONLY_ROLLBACK => {
+            Err(Error::Sqlite(rusqlite::Error::SqliteFailure(f, _)))
+                if f.extended_code == READONLY_ROLLBACK =>
+            {
                 let conn = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_WRITE)
                     .map_err(|e| sqlite_open_error(path, e))?;
                 conn.busy_timeout(Duration::from_millis(2000))?;
-                conn.query_row("SELECT count(*) FROM sqlite_master", [], |r| r.get::<_, i64>(0))
-                    .map_err(|e| sqlite_open_error(path, e))?;
+                conn.query_row("SELECT count(*) FROM sqlite_master", [], |r| {
+                    r.get::<_, i64>(0)
+                })
+                .map_err(|e| sqlite_open_error(path, e))?;
                 drop(conn);
                 Self::open_read_once(path)
             }
@@ -373,8 +386,15 @@ impl Store {
         )
         .map_err(|e| sqlite_open_error(path, e))?;
         map_open(path, configure(&conn, false))?;
-        map_open(path, schema::open(&conn, &path.display().to_string(), schema::Mode::ReadOnly))?;
-        Ok(Store { conn, path: path.to_path_buf(), lock: None })
+        map_open(
+            path,
+            schema::open(&conn, &path.display().to_string(), schema::Mode::ReadOnly),
+        )?;
+        Ok(Store {
+            conn,
+            path: path.to_path_buf(),
+            lock: None,
+        })
     }
 
     /// Open for writing: take the writer lock first, create the file (mode 0600) only when
@@ -386,15 +406,27 @@ impl Store {
     pub fn open_write(path: &Path, opts: WriteOptions) -> Result<Store, Error> {
         let exists = check_path(path)?;
         if !exists && !opts.create {
-            return Err(Error::Missing { path: path.display().to_string() });
+            return Err(Error::Missing {
+                path: path.display().to_string(),
+            });
         }
         let lock = lock::acquire_writer(path, opts.wait_lock)?;
         let mut created = false;
         if !path.exists() {
-            match fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(path) {
+            match fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .mode(0o600)
+                .open(path)
+            {
                 Ok(_) => created = true,
                 Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
-                Err(e) => return Err(Error::Io { what: format!("create store {}", path.display()), source: e }),
+                Err(e) => {
+                    return Err(Error::Io {
+                        what: format!("create store {}", path.display()),
+                        source: e,
+                    })
+                }
             }
         }
         let result = (|| {
@@ -404,11 +436,18 @@ impl Store {
             )
             .map_err(|e| sqlite_open_error(path, e))?;
             map_open(path, configure(&conn, true))?;
-            map_open(path, schema::open(&conn, &path.display().to_string(), schema::Mode::Writable))?;
+            map_open(
+                path,
+                schema::open(&conn, &path.display().to_string(), schema::Mode::Writable),
+            )?;
             Ok(conn)
         })();
         match result {
-            Ok(conn) => Ok(Store { conn, path: path.to_path_buf(), lock: Some(lock) }),
+            Ok(conn) => Ok(Store {
+                conn,
+                path: path.to_path_buf(),
+                lock: Some(lock),
+            }),
             Err(e) => {
                 if created {
                     let _ = fs::remove_file(path);
@@ -435,7 +474,9 @@ impl Store {
 
     /// Begin a `BEGIN IMMEDIATE` transaction (writers only).
     pub fn immediate(&mut self) -> Result<rusqlite::Transaction<'_>, Error> {
-        Ok(self.conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?)
+        Ok(self
+            .conn
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?)
     }
 
     /// The selected world head, if any.
@@ -450,7 +491,14 @@ impl Store {
             .query_row(
                 "SELECT world_ref, revision, state_root, log_head FROM worlds WHERE world_ref = ?1",
                 [reference],
-                |r| Ok(WorldRow { reference: r.get(0)?, revision: r.get(1)?, state_root: r.get(2)?, log_head: r.get(3)? }),
+                |r| {
+                    Ok(WorldRow {
+                        reference: r.get(0)?,
+                        revision: r.get(1)?,
+                        state_root: r.get(2)?,
+                        log_head: r.get(3)?,
+                    })
+                },
             )
             .optional()?)
     }
@@ -461,12 +509,20 @@ impl Store {
     }
 
     /// Object metadata by semantic id, ascending hash, strictly after `after`, at most `limit`.
-    pub fn objects_by_semantic_id(&self, semantic_id: &str, after: Option<&str>, limit: usize) -> Result<Vec<ObjectMeta>, Error> {
+    pub fn objects_by_semantic_id(
+        &self,
+        semantic_id: &str,
+        after: Option<&str>,
+        limit: usize,
+    ) -> Result<Vec<ObjectMeta>, Error> {
         let mut stmt = self.conn.prepare(
             "SELECT hash_ref, interface_hash_ref, semantic_id, provenance FROM objects
              WHERE semantic_id = ?1 AND hash_ref > ?2 ORDER BY hash_ref LIMIT ?3",
         )?;
-        let rows = stmt.query_map(rusqlite::params![semantic_id, after.unwrap_or(""), limit as i64], meta_row)?;
+        let rows = stmt.query_map(
+            rusqlite::params![semantic_id, after.unwrap_or(""), limit as i64],
+            meta_row,
+        )?;
         Ok(rows.collect::<Result<_, _>>()?)
     }
 
@@ -477,7 +533,11 @@ impl Store {
 
     /// The number of log entries and the highest index (`None` for an empty log).
     pub fn log_bounds(&self) -> Result<(i64, Option<i64>), Error> {
-        Ok(self.conn.query_row("SELECT count(*), max(entry_index) FROM log_entries", [], |r| Ok((r.get(0)?, r.get(1)?)))?)
+        Ok(self.conn.query_row(
+            "SELECT count(*), max(entry_index) FROM log_entries",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )?)
     }
 
     /// Stream log entries from index `from` (inclusive) upward, or downward with `reverse`
@@ -514,7 +574,12 @@ impl Store {
 }
 
 fn meta_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<ObjectMeta> {
-    Ok(ObjectMeta { hash: r.get(0)?, interface_hash: r.get(1)?, semantic_id: r.get(2)?, provenance: r.get(3)? })
+    Ok(ObjectMeta {
+        hash: r.get(0)?,
+        interface_hash: r.get(1)?,
+        semantic_id: r.get(2)?,
+        provenance: r.get(3)?,
+    })
 }
 
 fn entry_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<LogEntry> {
@@ -535,7 +600,11 @@ fn entry_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<LogEntry> {
 /// The selected head read on `conn` (inside a transaction, never from a cache).
 pub fn head_in(conn: &Connection) -> Result<Option<String>, Error> {
     Ok(conn
-        .query_row("SELECT world_ref FROM store_heads WHERE head_key = ?1", [SELECTED_HEAD], |r| r.get(0))
+        .query_row(
+            "SELECT world_ref FROM store_heads WHERE head_key = ?1",
+            [SELECTED_HEAD],
+            |r| r.get(0),
+        )
         .optional()?)
 }
 
@@ -565,7 +634,11 @@ pub fn log_entry_in(conn: &Connection, index: i64) -> Result<Option<LogEntry>, E
 /// A registry head on `conn`.
 pub fn registry_head_in(conn: &Connection, name: &str) -> Result<Option<String>, Error> {
     Ok(conn
-        .query_row("SELECT object_ref FROM epoch_registry_heads WHERE registry_name = ?1", [name], |r| r.get(0))
+        .query_row(
+            "SELECT object_ref FROM epoch_registry_heads WHERE registry_name = ?1",
+            [name],
+            |r| r.get(0),
+        )
         .optional()?)
 }
 
@@ -576,7 +649,10 @@ pub fn registry_head_in(conn: &Connection, name: &str) -> Result<Option<String>,
 pub fn put_object(conn: &Connection, obj: &Object) -> Result<(), Error> {
     let computed = HashRef::of(&obj.payload).to_string();
     if computed != obj.meta.hash {
-        return Err(Error::PayloadMismatch { hash: obj.meta.hash.clone(), computed });
+        return Err(Error::PayloadMismatch {
+            hash: obj.meta.hash.clone(),
+            computed,
+        });
     }
     conn.execute(
         "INSERT OR IGNORE INTO objects (hash_ref, interface_hash_ref, semantic_id, provenance, payload) VALUES (?1, ?2, ?3, ?4, ?5)",
@@ -597,13 +673,23 @@ pub fn set_registry_head(conn: &Connection, name: &str, object_ref: &str) -> Res
 
 /// Compare-and-set a registry head: `next` must be an existing object; `expected = None`
 /// requires no head. Any mismatch is [`Error::RegistryCasConflict`] (store-format.md §8.6).
-pub fn cas_registry_head(conn: &Connection, name: &str, expected: Option<&str>, next: &str) -> Result<(), Error> {
+pub fn cas_registry_head(
+    conn: &Connection,
+    name: &str,
+    expected: Option<&str>,
+    next: &str,
+) -> Result<(), Error> {
     let exists: bool = conn
-        .query_row("SELECT 1 FROM objects WHERE hash_ref = ?1", [next], |_| Ok(true))
+        .query_row("SELECT 1 FROM objects WHERE hash_ref = ?1", [next], |_| {
+            Ok(true)
+        })
         .optional()?
         .unwrap_or(false);
     if !exists {
-        return Err(Error::Corrupt { what: format!("registry {name}"), detail: format!("next head {next} is not a stored object") });
+        return Err(Error::Corrupt {
+            what: format!("registry {name}"),
+            detail: format!("next head {next} is not a stored object"),
+        });
     }
     let actual = registry_head_in(conn, name)?;
     if actual.as_deref() != expected {

@@ -213,14 +213,23 @@ mod tests {
             plan: None,
             effects: None,
         };
-        assert_eq!(r.input, "sha256:015abd7f5cc57a2dd94b7590f04ad8084273905ee33ec5cebeae62276a97f862");
-        assert_eq!(r.output, "sha256:4062edaf750fb8074e7e83e0c9028c94e32468a8b6f1614774328ef045150f93");
+        assert_eq!(
+            r.input,
+            "sha256:015abd7f5cc57a2dd94b7590f04ad8084273905ee33ec5cebeae62276a97f862"
+        );
+        assert_eq!(
+            r.output,
+            "sha256:4062edaf750fb8074e7e83e0c9028c94e32468a8b6f1614774328ef045150f93"
+        );
         let bytes = r.encode();
         assert_eq!(
             HashRef::of(&bytes).to_string(),
             "sha256:ed2d235feb247d02d32baa53565786e4728b1c8eb517c1e493bc1c7375921237"
         );
-        assert_eq!(InvocationRecord::decode(INVOCATION_RECORD_V1, &bytes).unwrap(), r);
+        assert_eq!(
+            InvocationRecord::decode(INVOCATION_RECORD_V1, &bytes).unwrap(),
+            r
+        );
         assert!(InvocationRecord::decode(INVOCATION_RECORD_V2, &bytes).is_err());
     }
 
@@ -240,11 +249,24 @@ mod tests {
         };
         assert!(ok.check_law().is_ok());
         assert_eq!(EffectRecord::decode(&ok.encode()).unwrap(), ok);
-        let denied = EffectRecord { allowed: false, budget_after: 2, denial: "denied:budget".into(), result_ref: String::new(), ..ok.clone() };
+        let denied = EffectRecord {
+            allowed: false,
+            budget_after: 2,
+            denial: "denied:budget".into(),
+            result_ref: String::new(),
+            ..ok.clone()
+        };
         assert!(denied.check_law().is_ok());
-        let illegal = EffectRecord { allowed: false, failed: true, ..denied.clone() };
+        let illegal = EffectRecord {
+            allowed: false,
+            failed: true,
+            ..denied.clone()
+        };
         assert!(illegal.check_law().is_err());
-        let spent_on_denial = EffectRecord { budget_after: 1, ..denied };
+        let spent_on_denial = EffectRecord {
+            budget_after: 1,
+            ..denied
+        };
         assert!(spent_on_denial.check_law().is_err());
     }
 }

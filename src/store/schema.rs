@@ -9,20 +9,28 @@ pub const SCHEMA_VERSION: i64 = 4;
 
 /// The 10 v4 tables, in creation order, with their `CREATE TABLE IF NOT EXISTS` statements.
 pub const TABLES: &[(&str, &str)] = &[
-    ("objects", "CREATE TABLE IF NOT EXISTS objects (
+    (
+        "objects",
+        "CREATE TABLE IF NOT EXISTS objects (
   hash_ref TEXT PRIMARY KEY,
   interface_hash_ref TEXT NOT NULL,
   semantic_id TEXT NOT NULL,
   provenance TEXT NOT NULL,
   payload BLOB NOT NULL
-)"),
-    ("worlds", "CREATE TABLE IF NOT EXISTS worlds (
+)",
+    ),
+    (
+        "worlds",
+        "CREATE TABLE IF NOT EXISTS worlds (
   world_ref TEXT PRIMARY KEY,
   revision INTEGER NOT NULL,
   state_root TEXT NOT NULL,
   log_head TEXT NOT NULL
-)"),
-    ("log_entries", "CREATE TABLE IF NOT EXISTS log_entries (
+)",
+    ),
+    (
+        "log_entries",
+        "CREATE TABLE IF NOT EXISTS log_entries (
   entry_index INTEGER PRIMARY KEY,
   entry_hash_ref TEXT NOT NULL UNIQUE,
   semantics_epoch INTEGER NOT NULL,
@@ -31,70 +39,195 @@ pub const TABLES: &[(&str, &str)] = &[
   prev_entry_hash_ref TEXT NOT NULL,
   written_by TEXT NOT NULL,
   transition_ref TEXT NOT NULL
-)"),
-    ("epoch_registry_heads", "CREATE TABLE IF NOT EXISTS epoch_registry_heads (
+)",
+    ),
+    (
+        "epoch_registry_heads",
+        "CREATE TABLE IF NOT EXISTS epoch_registry_heads (
   registry_name TEXT PRIMARY KEY,
   object_ref TEXT NOT NULL
-)"),
-    ("store_heads", "CREATE TABLE IF NOT EXISTS store_heads (
+)",
+    ),
+    (
+        "store_heads",
+        "CREATE TABLE IF NOT EXISTS store_heads (
   head_key TEXT PRIMARY KEY,
   world_ref TEXT NOT NULL
-)"),
-    ("verification_cache", "CREATE TABLE IF NOT EXISTS verification_cache (
+)",
+    ),
+    (
+        "verification_cache",
+        "CREATE TABLE IF NOT EXISTS verification_cache (
   transition_fn_ref TEXT NOT NULL,
   interpreter_ref TEXT NOT NULL,
   semantics_epoch INTEGER NOT NULL,
   verified INTEGER NOT NULL,
   result_detail TEXT NOT NULL,
   PRIMARY KEY (transition_fn_ref, interpreter_ref)
-)"),
-    ("journal", "CREATE TABLE IF NOT EXISTS journal (
+)",
+    ),
+    (
+        "journal",
+        "CREATE TABLE IF NOT EXISTS journal (
   seq INTEGER PRIMARY KEY,
   kind TEXT NOT NULL CHECK (kind IN ('intent','outcome')),
   invocation_id TEXT NOT NULL CHECK (invocation_id <> ''),
   object_ref TEXT NOT NULL CHECK (object_ref <> ''),
   UNIQUE (invocation_id, kind)
-)"),
-    ("approval_claims", "CREATE TABLE IF NOT EXISTS approval_claims (
+)",
+    ),
+    (
+        "approval_claims",
+        "CREATE TABLE IF NOT EXISTS approval_claims (
   approval_ref TEXT PRIMARY KEY,
   request_ref TEXT NOT NULL,
   invocation_id TEXT NOT NULL UNIQUE
-)"),
-    ("session_credentials", "CREATE TABLE IF NOT EXISTS session_credentials (
+)",
+    ),
+    (
+        "session_credentials",
+        "CREATE TABLE IF NOT EXISTS session_credentials (
   credential_id TEXT PRIMARY KEY,
   episode_id TEXT NOT NULL CHECK (episode_id <> ''),
   grants_json TEXT NOT NULL,
   expires_at INTEGER NOT NULL,
   created_at INTEGER NOT NULL
-)"),
-    ("commit_objects", "CREATE TABLE IF NOT EXISTS commit_objects (
+)",
+    ),
+    (
+        "commit_objects",
+        "CREATE TABLE IF NOT EXISTS commit_objects (
   object_ref TEXT NOT NULL REFERENCES objects(hash_ref),
   entry_index INTEGER NOT NULL REFERENCES log_entries(entry_index),
   PRIMARY KEY (object_ref, entry_index)
-) WITHOUT ROWID"),
+) WITHOUT ROWID",
+    ),
 ];
 
-/// Expected columns per table: (name, declared type, NOT NULL, primary-key position).
-pub const COLUMNS: &[(&str, &[(&str, &str, bool, i64)])] = &[
-    ("objects", &[("hash_ref", "TEXT", false, 1), ("interface_hash_ref", "TEXT", true, 0), ("semantic_id", "TEXT", true, 0), ("provenance", "TEXT", true, 0), ("payload", "BLOB", true, 0)]),
-    ("worlds", &[("world_ref", "TEXT", false, 1), ("revision", "INTEGER", true, 0), ("state_root", "TEXT", true, 0), ("log_head", "TEXT", true, 0)]),
-    ("log_entries", &[("entry_index", "INTEGER", false, 1), ("entry_hash_ref", "TEXT", true, 0), ("semantics_epoch", "INTEGER", true, 0), ("transition_fn_ref", "TEXT", true, 0), ("interpreter_ref", "TEXT", true, 0), ("prev_entry_hash_ref", "TEXT", true, 0), ("written_by", "TEXT", true, 0), ("transition_ref", "TEXT", true, 0)]),
-    ("epoch_registry_heads", &[("registry_name", "TEXT", false, 1), ("object_ref", "TEXT", true, 0)]),
-    ("store_heads", &[("head_key", "TEXT", false, 1), ("world_ref", "TEXT", true, 0)]),
-    ("verification_cache", &[("transition_fn_ref", "TEXT", true, 1), ("interpreter_ref", "TEXT", true, 2), ("semantics_epoch", "INTEGER", true, 0), ("verified", "INTEGER", true, 0), ("result_detail", "TEXT", true, 0)]),
-    ("journal", &[("seq", "INTEGER", false, 1), ("kind", "TEXT", true, 0), ("invocation_id", "TEXT", true, 0), ("object_ref", "TEXT", true, 0)]),
-    ("approval_claims", &[("approval_ref", "TEXT", false, 1), ("request_ref", "TEXT", true, 0), ("invocation_id", "TEXT", true, 0)]),
-    ("session_credentials", &[("credential_id", "TEXT", false, 1), ("episode_id", "TEXT", true, 0), ("grants_json", "TEXT", true, 0), ("expires_at", "INTEGER", true, 0), ("created_at", "INTEGER", true, 0)]),
-    ("commit_objects", &[("object_ref", "TEXT", true, 1), ("entry_index", "INTEGER", true, 2)]),
+/// One expected column: (name, declared type, NOT NULL, primary-key position).
+pub type Column = (&'static str, &'static str, bool, i64);
+
+/// Expected columns per table.
+pub const COLUMNS: &[(&str, &[Column])] = &[
+    (
+        "objects",
+        &[
+            ("hash_ref", "TEXT", false, 1),
+            ("interface_hash_ref", "TEXT", true, 0),
+            ("semantic_id", "TEXT", true, 0),
+            ("provenance", "TEXT", true, 0),
+            ("payload", "BLOB", true, 0),
+        ],
+    ),
+    (
+        "worlds",
+        &[
+            ("world_ref", "TEXT", false, 1),
+            ("revision", "INTEGER", true, 0),
+            ("state_root", "TEXT", true, 0),
+            ("log_head", "TEXT", true, 0),
+        ],
+    ),
+    (
+        "log_entries",
+        &[
+            ("entry_index", "INTEGER", false, 1),
+            ("entry_hash_ref", "TEXT", true, 0),
+            ("semantics_epoch", "INTEGER", true, 0),
+            ("transition_fn_ref", "TEXT", true, 0),
+            ("interpreter_ref", "TEXT", true, 0),
+            ("prev_entry_hash_ref", "TEXT", true, 0),
+            ("written_by", "TEXT", true, 0),
+            ("transition_ref", "TEXT", true, 0),
+        ],
+    ),
+    (
+        "epoch_registry_heads",
+        &[
+            ("registry_name", "TEXT", false, 1),
+            ("object_ref", "TEXT", true, 0),
+        ],
+    ),
+    (
+        "store_heads",
+        &[
+            ("head_key", "TEXT", false, 1),
+            ("world_ref", "TEXT", true, 0),
+        ],
+    ),
+    (
+        "verification_cache",
+        &[
+            ("transition_fn_ref", "TEXT", true, 1),
+            ("interpreter_ref", "TEXT", true, 2),
+            ("semantics_epoch", "INTEGER", true, 0),
+            ("verified", "INTEGER", true, 0),
+            ("result_detail", "TEXT", true, 0),
+        ],
+    ),
+    (
+        "journal",
+        &[
+            ("seq", "INTEGER", false, 1),
+            ("kind", "TEXT", true, 0),
+            ("invocation_id", "TEXT", true, 0),
+            ("object_ref", "TEXT", true, 0),
+        ],
+    ),
+    (
+        "approval_claims",
+        &[
+            ("approval_ref", "TEXT", false, 1),
+            ("request_ref", "TEXT", true, 0),
+            ("invocation_id", "TEXT", true, 0),
+        ],
+    ),
+    (
+        "session_credentials",
+        &[
+            ("credential_id", "TEXT", false, 1),
+            ("episode_id", "TEXT", true, 0),
+            ("grants_json", "TEXT", true, 0),
+            ("expires_at", "INTEGER", true, 0),
+            ("created_at", "INTEGER", true, 0),
+        ],
+    ),
+    (
+        "commit_objects",
+        &[
+            ("object_ref", "TEXT", true, 1),
+            ("entry_index", "INTEGER", true, 2),
+        ],
+    ),
 ];
 
 /// The 5 derived indexes: (name, table, key columns in order) (store-format.md §3.2).
 pub const INDEXES: &[(&str, &str, [&str; 2])] = &[
-    ("objects_by_semantic_id", "objects", ["semantic_id", "hash_ref"]),
-    ("log_entries_by_transition_ref", "log_entries", ["transition_ref", "entry_index"]),
-    ("log_entries_by_transition_fn_ref", "log_entries", ["transition_fn_ref", "entry_index"]),
-    ("log_entries_by_interpreter_ref", "log_entries", ["interpreter_ref", "entry_index"]),
-    ("worlds_by_state_root", "worlds", ["state_root", "world_ref"]),
+    (
+        "objects_by_semantic_id",
+        "objects",
+        ["semantic_id", "hash_ref"],
+    ),
+    (
+        "log_entries_by_transition_ref",
+        "log_entries",
+        ["transition_ref", "entry_index"],
+    ),
+    (
+        "log_entries_by_transition_fn_ref",
+        "log_entries",
+        ["transition_fn_ref", "entry_index"],
+    ),
+    (
+        "log_entries_by_interpreter_ref",
+        "log_entries",
+        ["interpreter_ref", "entry_index"],
+    ),
+    (
+        "worlds_by_state_root",
+        "worlds",
+        ["state_root", "world_ref"],
+    ),
 ];
 
 /// Whether this connection opens the store for writing.
@@ -120,13 +253,27 @@ pub fn open(conn: &Connection, display: &str, mode: Mode) -> Result<(), Error> {
     )?;
     match version {
         0 if objects == 0 => match mode {
-            Mode::ReadOnly => Err(Error::Uninitialized { path: display.to_string() }),
+            Mode::ReadOnly => Err(Error::Uninitialized {
+                path: display.to_string(),
+            }),
             Mode::Writable => init_fresh(conn, display),
         },
-        0 => Err(Error::LegacySchema { path: display.to_string(), version }),
-        v if v < 0 => Err(Error::InvalidSchemaVersion { path: display.to_string(), version }),
-        v if v < SCHEMA_VERSION => Err(Error::LegacySchema { path: display.to_string(), version }),
-        v if v > SCHEMA_VERSION => Err(Error::FutureSchema { path: display.to_string(), version }),
+        0 => Err(Error::LegacySchema {
+            path: display.to_string(),
+            version,
+        }),
+        v if v < 0 => Err(Error::InvalidSchemaVersion {
+            path: display.to_string(),
+            version,
+        }),
+        v if v < SCHEMA_VERSION => Err(Error::LegacySchema {
+            path: display.to_string(),
+            version,
+        }),
+        v if v > SCHEMA_VERSION => Err(Error::FutureSchema {
+            path: display.to_string(),
+            version,
+        }),
         _ => {
             let n: i64 = conn.query_row(
                 "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'commit_objects'",
@@ -167,13 +314,19 @@ fn init_fresh(conn: &Connection, display: &str) -> Result<(), Error> {
     )?;
     let version: i64 = tx.query_row("PRAGMA user_version", [], |r| r.get(0))?;
     if objects != 0 || version != 0 {
-        return Err(Error::LegacySchema { path: display.to_string(), version });
+        return Err(Error::LegacySchema {
+            path: display.to_string(),
+            version,
+        });
     }
     for (_, ddl) in TABLES {
         tx.execute_batch(ddl)?;
     }
     for (name, table, cols) in INDEXES {
-        tx.execute_batch(&format!("CREATE INDEX IF NOT EXISTS {name} ON {table}({}, {})", cols[0], cols[1]))?;
+        tx.execute_batch(&format!(
+            "CREATE INDEX IF NOT EXISTS {name} ON {table}({}, {})",
+            cols[0], cols[1]
+        ))?;
     }
     tx.execute_batch(&format!("PRAGMA user_version = {SCHEMA_VERSION}"))?;
     tx.commit()?;
@@ -202,14 +355,18 @@ pub fn problems(conn: &Connection) -> Result<Vec<String>, Error> {
     for (table, want) in COLUMNS {
         let mut stmt = conn.prepare(&format!("PRAGMA table_info({table})"))?;
         let have: Vec<(String, String, bool, i64)> = stmt
-            .query_map([], |r| Ok((r.get(1)?, r.get(2)?, r.get::<_, i64>(3)? != 0, r.get(5)?)))?
+            .query_map([], |r| {
+                Ok((r.get(1)?, r.get(2)?, r.get::<_, i64>(3)? != 0, r.get(5)?))
+            })?
             .collect::<Result<_, _>>()?;
         if have.is_empty() {
             out.push(format!("table {table} is missing"));
             continue;
         }
-        let want: Vec<(String, String, bool, i64)> =
-            want.iter().map(|(n, t, nn, pk)| (n.to_string(), t.to_string(), *nn, *pk)).collect();
+        let want: Vec<(String, String, bool, i64)> = want
+            .iter()
+            .map(|(n, t, nn, pk)| (n.to_string(), t.to_string(), *nn, *pk))
+            .collect();
         if have != want {
             out.push(format!("table {table} has columns {have:?}, want {want:?}"));
         }
@@ -223,21 +380,39 @@ pub fn problems(conn: &Connection) -> Result<Vec<String>, Error> {
 }
 
 /// Check one derived index's shape with `PRAGMA index_list` / `index_xinfo`.
-pub fn index_problem(conn: &Connection, name: &str, table: &str, cols: &[&str; 2]) -> Result<Option<String>, Error> {
+pub fn index_problem(
+    conn: &Connection,
+    name: &str,
+    table: &str,
+    cols: &[&str; 2],
+) -> Result<Option<String>, Error> {
     let mut stmt = conn.prepare(&format!("PRAGMA index_list({table})"))?;
     let listed: Vec<(String, bool, bool)> = stmt
-        .query_map([], |r| Ok((r.get(1)?, r.get::<_, i64>(2)? != 0, r.get::<_, i64>(4)? != 0)))?
+        .query_map([], |r| {
+            Ok((
+                r.get(1)?,
+                r.get::<_, i64>(2)? != 0,
+                r.get::<_, i64>(4)? != 0,
+            ))
+        })?
         .collect::<Result<_, _>>()?;
     let Some((_, unique, partial)) = listed.into_iter().find(|(n, _, _)| n == name) else {
         return Ok(Some(format!("index {name} is missing")));
     };
     if unique || partial {
-        return Ok(Some(format!("index {name} must be non-unique and non-partial")));
+        return Ok(Some(format!(
+            "index {name} must be non-unique and non-partial"
+        )));
     }
     let mut stmt = conn.prepare(&format!("PRAGMA index_xinfo({name})"))?;
     let keys: Vec<(String, bool, String)> = stmt
         .query_map([], |r| {
-            Ok((r.get::<_, Option<String>>(2)?.unwrap_or_default(), r.get::<_, i64>(3)? != 0, r.get(4)?, r.get::<_, i64>(5)? != 0))
+            Ok((
+                r.get::<_, Option<String>>(2)?.unwrap_or_default(),
+                r.get::<_, i64>(3)? != 0,
+                r.get(4)?,
+                r.get::<_, i64>(5)? != 0,
+            ))
         })?
         .filter_map(|row| match row {
             Ok((n, desc, coll, key)) if key => Some(Ok((n, desc, coll))),
@@ -246,6 +421,9 @@ pub fn index_problem(conn: &Connection, name: &str, table: &str, cols: &[&str; 2
         })
         .collect::<Result<_, _>>()?;
     let ok = keys.len() == 2
-        && keys.iter().zip(cols).all(|((n, desc, coll), want)| n == want && !desc && coll == "BINARY");
+        && keys
+            .iter()
+            .zip(cols)
+            .all(|((n, desc, coll), want)| n == want && !desc && coll == "BINARY");
     Ok((!ok).then(|| format!("index {name} has keys {keys:?}, want {cols:?} ascending BINARY")))
 }

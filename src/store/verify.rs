@@ -8,7 +8,9 @@ use serde::Serialize;
 use crate::encoding::HashRef;
 
 use super::entry::{entry_hash, is_coordinator, world_ref};
-use super::records::{EffectRecord, InvocationRecord, EFFECT_RECORD, INVOCATION_RECORD_V1, INVOCATION_RECORD_V2};
+use super::records::{
+    EffectRecord, InvocationRecord, EFFECT_RECORD, INVOCATION_RECORD_V1, INVOCATION_RECORD_V2,
+};
 use super::{journal, schema, Error, LogEntry, Store};
 
 /// One failure or warning, with where it was found.
@@ -65,19 +67,41 @@ impl Report {
         self.failures.is_empty()
     }
 
-    fn fail(&mut self, category: &'static str, index: Option<i64>, reference: Option<String>, reason: impl Into<String>) {
+    fn fail(
+        &mut self,
+        category: &'static str,
+        index: Option<i64>,
+        reference: Option<String>,
+        reason: impl Into<String>,
+    ) {
         let n = self.failure_counts.entry(category).or_insert(0);
         *n += 1;
         if *n == 1 {
-            self.failures.push(Finding { category, index, reference, reason: reason.into() });
+            self.failures.push(Finding {
+                category,
+                index,
+                reference,
+                reason: reason.into(),
+            });
         }
     }
 
-    fn warn(&mut self, category: &'static str, index: Option<i64>, reference: Option<String>, reason: impl Into<String>) {
+    fn warn(
+        &mut self,
+        category: &'static str,
+        index: Option<i64>,
+        reference: Option<String>,
+        reason: impl Into<String>,
+    ) {
         let n = self.warning_counts.entry(category).or_insert(0);
         *n += 1;
         if *n == 1 {
-            self.warnings.push(Finding { category, index, reference, reason: reason.into() });
+            self.warnings.push(Finding {
+                category,
+                index,
+                reference,
+                reason: reason.into(),
+            });
         }
     }
 }
@@ -89,12 +113,21 @@ impl Store {
     /// Run every check of store-format.md §13.1 on this (read-only) store.
     pub fn verify(&self, full: bool, progress: Progress<'_>) -> Result<Report, Error> {
         let conn = self.conn();
-        let mut rep = Report { full, ..Report::default() };
+        let mut rep = Report {
+            full,
+            ..Report::default()
+        };
 
         // 1. storage
-        let pragma = if full { "PRAGMA integrity_check" } else { "PRAGMA quick_check" };
+        let pragma = if full {
+            "PRAGMA integrity_check"
+        } else {
+            "PRAGMA quick_check"
+        };
         let mut stmt = conn.prepare(pragma)?;
-        let lines: Vec<String> = stmt.query_map([], |r| r.get(0))?.collect::<Result<_, _>>()?;
+        let lines: Vec<String> = stmt
+            .query_map([], |r| r.get(0))?
+            .collect::<Result<_, _>>()?;
         if lines != ["ok"] {
             rep.fail("storage", None, None, lines.join("; "));
         }
@@ -104,21 +137,42 @@ impl Store {
         }
 
         // 3. objects
-        let total: u64 = conn.query_row("SELECT COALESCE(SUM(length(payload)), 0) FROM objects", [], |r| r.get::<_, i64>(0))? as u64;
+        let total: u64 = conn.query_row(
+            "SELECT COALESCE(SUM(length(payload)), 0) FROM objects",
+            [],
+            |r| r.get::<_, i64>(0),
+        )? as u64;
         let mut stmt = conn.prepare("SELECT hash_ref, interface_hash_ref, payload FROM objects")?;
         let mut rows = stmt.query([])?;
         while let Some(row) = rows.next()? {
             let hash: String = row.get(0)?;
             let iface: String = row.get(1)?;
-            let payload = row.get_ref(2)?.as_blob_or_null().map_err(|e| Error::Corrupt { what: "object payload".into(), detail: e.to_string() })?.unwrap_or_default();
+            let payload = row
+                .get_ref(2)?
+                .as_blob_or_null()
+                .map_err(|e| Error::Corrupt {
+                    what: "object payload".into(),
+                    detail: e.to_string(),
+                })?
+                .unwrap_or_default();
             rep.objects += 1;
             rep.payload_bytes += payload.len() as u64;
             let computed = HashRef::of(payload).to_string();
             if computed != hash {
-                rep.fail("object_hash_mismatch", None, Some(hash.clone()), format!("payload hashes to {computed}"));
+                rep.fail(
+                    "object_hash_mismatch",
+                    None,
+                    Some(hash.clone()),
+                    format!("payload hashes to {computed}"),
+                );
             }
             if HashRef::parse(&iface).is_err() {
-                rep.fail("bad_ref", None, Some(hash), format!("interfaceHash {iface:?} does not parse"));
+                rep.fail(
+                    "bad_ref",
+                    None,
+                    Some(hash),
+                    format!("interfaceHash {iface:?} does not parse"),
+                );
             }
             progress(rep.payload_bytes, total);
         }
@@ -136,7 +190,12 @@ impl Store {
             let idx = e.header.entry_index;
             first.get_or_insert(idx);
             if idx != expected {
-                rep.fail("log_gap", Some(idx), None, format!("expected index {expected}, found {idx}"));
+                rep.fail(
+                    "log_gap",
+                    Some(idx),
+                    None,
+                    format!("expected index {expected}, found {idx}"),
+                );
             }
             expected = idx + 1;
             self.check_entry(&mut rep, &e, prev.as_ref())?;
@@ -151,9 +210,16 @@ impl Store {
         let mut stmt = conn.prepare(
             "SELECT w.world_ref, w.log_head FROM worlds w WHERE NOT EXISTS (SELECT 1 FROM log_entries l WHERE l.entry_hash_ref = w.log_head)",
         )?;
-        let orphans: Vec<(String, String)> = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?.collect::<Result<_, _>>()?;
+        let orphans: Vec<(String, String)> = stmt
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+            .collect::<Result<_, _>>()?;
         for (w, head) in orphans {
-            rep.warn("dangling_ref", None, Some(w), format!("world logHead {head} names no log entry"));
+            rep.warn(
+                "dangling_ref",
+                None,
+                Some(w),
+                format!("world logHead {head} names no log entry"),
+            );
         }
 
         // commit_objects membership
@@ -162,23 +228,40 @@ impl Store {
              WHERE NOT EXISTS (SELECT 1 FROM objects o WHERE o.hash_ref = c.object_ref)
                 OR NOT EXISTS (SELECT 1 FROM log_entries l WHERE l.entry_index = c.entry_index)",
         )?;
-        let bad: Vec<(String, i64)> = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?.collect::<Result<_, _>>()?;
+        let bad: Vec<(String, i64)> = stmt
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+            .collect::<Result<_, _>>()?;
         for (o, i) in bad {
-            rep.fail("dangling_ref", Some(i), Some(o), "commit_objects row names a missing object or entry");
+            rep.fail(
+                "dangling_ref",
+                Some(i),
+                Some(o),
+                "commit_objects row names a missing object or entry",
+            );
         }
 
         // registry heads
         let mut stmt = conn.prepare(
             "SELECT registry_name, object_ref FROM epoch_registry_heads h WHERE NOT EXISTS (SELECT 1 FROM objects o WHERE o.hash_ref = h.object_ref)",
         )?;
-        let bad: Vec<(String, String)> = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?.collect::<Result<_, _>>()?;
+        let bad: Vec<(String, String)> = stmt
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+            .collect::<Result<_, _>>()?;
         for (name, o) in bad {
-            rep.fail("dangling_ref", None, Some(o), format!("registry head {name} names a missing object"));
+            rep.fail(
+                "dangling_ref",
+                None,
+                Some(o),
+                format!("registry head {name} names a missing object"),
+            );
         }
 
         // 9. effect records
-        let mut stmt = conn.prepare("SELECT hash_ref, payload FROM objects WHERE semantic_id = ?1")?;
-        let recs: Vec<(String, Vec<u8>)> = stmt.query_map([EFFECT_RECORD], |r| Ok((r.get(0)?, r.get(1)?)))?.collect::<Result<_, _>>()?;
+        let mut stmt =
+            conn.prepare("SELECT hash_ref, payload FROM objects WHERE semantic_id = ?1")?;
+        let recs: Vec<(String, Vec<u8>)> = stmt
+            .query_map([EFFECT_RECORD], |r| Ok((r.get(0)?, r.get(1)?)))?
+            .collect::<Result<_, _>>()?;
         for (hash, payload) in recs {
             match EffectRecord::decode(&payload) {
                 Err(e) => rep.fail("record_inconsistent", None, Some(hash), e),
@@ -186,9 +269,20 @@ impl Store {
                     if let Err(e) = r.check_law() {
                         rep.fail("record_inconsistent", None, Some(hash.clone()), e);
                     }
-                    for link in [Some(&r.request_ref), (!r.result_ref.is_empty()).then_some(&r.result_ref)].into_iter().flatten() {
+                    for link in [
+                        Some(&r.request_ref),
+                        (!r.result_ref.is_empty()).then_some(&r.result_ref),
+                    ]
+                    .into_iter()
+                    .flatten()
+                    {
                         if !self.has_object(link)? {
-                            rep.fail("dangling_ref", None, Some(hash.clone()), format!("effect record names missing object {link}"));
+                            rep.fail(
+                                "dangling_ref",
+                                None,
+                                Some(hash.clone()),
+                                format!("effect record names missing object {link}"),
+                            );
                         }
                     }
                 }
@@ -200,31 +294,62 @@ impl Store {
             "SELECT o.invocation_id FROM journal o WHERE o.kind = 'outcome' AND NOT EXISTS
                (SELECT 1 FROM journal i WHERE i.kind = 'intent' AND i.invocation_id = o.invocation_id)",
         )?;
-        let orphans: Vec<String> = stmt.query_map([], |r| r.get(0))?.collect::<Result<_, _>>()?;
+        let orphans: Vec<String> = stmt
+            .query_map([], |r| r.get(0))?
+            .collect::<Result<_, _>>()?;
         for id in orphans {
             rep.fail("orphan_outcome", None, Some(id), "outcome without intent");
         }
         for (_, id, _) in journal::pending(conn)? {
-            rep.warn("indeterminate", None, Some(id), "intent without outcome (indeterminate; never retried automatically)");
+            rep.warn(
+                "indeterminate",
+                None,
+                Some(id),
+                "intent without outcome (indeterminate; never retried automatically)",
+            );
         }
         let mut stmt = conn.prepare("SELECT invocation_id, object_ref FROM journal j WHERE NOT EXISTS (SELECT 1 FROM objects o WHERE o.hash_ref = j.object_ref)")?;
-        let bad: Vec<(String, String)> = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?.collect::<Result<_, _>>()?;
+        let bad: Vec<(String, String)> = stmt
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+            .collect::<Result<_, _>>()?;
         for (id, o) in bad {
-            rep.fail("dangling_ref", None, Some(o), format!("journal row for {id} names a missing object"));
+            rep.fail(
+                "dangling_ref",
+                None,
+                Some(o),
+                format!("journal row for {id} names a missing object"),
+            );
         }
 
         // 11. head
         match (&rep.head, max) {
             (None, None) => {}
-            (None, Some(_)) => rep.fail("head_mismatch", None, None, "log has entries but no head is selected"),
+            (None, Some(_)) => rep.fail(
+                "head_mismatch",
+                None,
+                None,
+                "log has entries but no head is selected",
+            ),
             (Some(h), _) => match self.world(h)? {
-                None => rep.fail("head_mismatch", None, Some(h.clone()), "selected head names no world row"),
+                None => rep.fail(
+                    "head_mismatch",
+                    None,
+                    Some(h.clone()),
+                    "selected head names no world row",
+                ),
                 Some(w) => {
                     if Some(w.revision) != max {
                         let writer = conn
-                            .query_row("SELECT written_by FROM log_entries WHERE entry_hash_ref = ?1", [&w.log_head], |r| r.get::<_, String>(0))
+                            .query_row(
+                                "SELECT written_by FROM log_entries WHERE entry_hash_ref = ?1",
+                                [&w.log_head],
+                                |r| r.get::<_, String>(0),
+                            )
                             .optional()?;
-                        let reason = format!("head world revision {} but highest log index {:?}", w.revision, max);
+                        let reason = format!(
+                            "head world revision {} but highest log index {:?}",
+                            w.revision, max
+                        );
                         if writer.as_deref().is_some_and(is_coordinator) {
                             rep.fail("head_mismatch", max, Some(h.clone()), reason);
                         } else {
@@ -238,10 +363,19 @@ impl Store {
     }
 
     fn has_object(&self, r: &str) -> Result<bool, Error> {
-        Ok(self.conn().query_row("SELECT 1 FROM objects WHERE hash_ref = ?1", [r], |_| Ok(())).optional()?.is_some())
+        Ok(self
+            .conn()
+            .query_row("SELECT 1 FROM objects WHERE hash_ref = ?1", [r], |_| Ok(()))
+            .optional()?
+            .is_some())
     }
 
-    fn check_entry(&self, rep: &mut Report, e: &LogEntry, prev: Option<&LogEntry>) -> Result<(), Error> {
+    fn check_entry(
+        &self,
+        rep: &mut Report,
+        e: &LogEntry,
+        prev: Option<&LogEntry>,
+    ) -> Result<(), Error> {
         let idx = e.header.entry_index;
         let h = &e.header;
         for (field, text) in [
@@ -252,7 +386,12 @@ impl Store {
             ("transitionRef", &e.transition_ref),
         ] {
             if let Err(err) = HashRef::parse(text) {
-                rep.fail("bad_ref", Some(idx), Some(text.clone()), format!("{field}: {err}"));
+                rep.fail(
+                    "bad_ref",
+                    Some(idx),
+                    Some(text.clone()),
+                    format!("{field}: {err}"),
+                );
             }
         }
         let coordinator = is_coordinator(&h.written_by);
@@ -268,27 +407,51 @@ impl Store {
         rep.recomputed += 1;
         let computed = entry_hash(h, &e.transition_ref).to_string();
         if computed != e.entry_hash {
-            rep.fail("entry_hash_mismatch", Some(idx), Some(e.entry_hash.clone()), format!("recomputed entry hash is {computed}"));
+            rep.fail(
+                "entry_hash_mismatch",
+                Some(idx),
+                Some(e.entry_hash.clone()),
+                format!("recomputed entry hash is {computed}"),
+            );
         }
         if idx >= 1 {
             match prev {
                 Some(p) if p.header.entry_index == idx - 1 => {
                     if is_coordinator(&p.header.written_by) {
                         if h.prev_entry_hash != p.entry_hash {
-                            rep.fail("prev_mismatch", Some(idx), Some(h.prev_entry_hash.clone()), format!("prevEntryHash does not equal entry {}'s entryHash {}", idx - 1, p.entry_hash));
+                            rep.fail(
+                                "prev_mismatch",
+                                Some(idx),
+                                Some(h.prev_entry_hash.clone()),
+                                format!(
+                                    "prevEntryHash does not equal entry {}'s entryHash {}",
+                                    idx - 1,
+                                    p.entry_hash
+                                ),
+                            );
                         }
                     } else {
                         let heads: Vec<String> = {
-                            let mut stmt = self.conn().prepare("SELECT log_head FROM worlds WHERE revision = ?1")?;
-                            let v = stmt.query_map([idx - 1], |r| r.get(0))?.collect::<Result<_, _>>()?;
+                            let mut stmt = self
+                                .conn()
+                                .prepare("SELECT log_head FROM worlds WHERE revision = ?1")?;
+                            let v = stmt
+                                .query_map([idx - 1], |r| r.get(0))?
+                                .collect::<Result<_, _>>()?;
                             v
                         };
-                        if h.prev_entry_hash != p.entry_hash && !heads.contains(&h.prev_entry_hash) {
+                        if h.prev_entry_hash != p.entry_hash && !heads.contains(&h.prev_entry_hash)
+                        {
                             rep.warn("not_recomputed", Some(idx), Some(h.prev_entry_hash.clone()), "link into a client-supplied world that cannot be identified (not recomputed)");
                         }
                     }
                 }
-                _ => rep.warn("not_recomputed", Some(idx), None, "predecessor entry absent; link not recomputed"),
+                _ => rep.warn(
+                    "not_recomputed",
+                    Some(idx),
+                    None,
+                    "predecessor entry absent; link not recomputed",
+                ),
             }
         }
         // World row for this entry.
@@ -297,50 +460,109 @@ impl Store {
             .query_row(
                 "SELECT world_ref, revision, state_root FROM worlds WHERE log_head = ?1",
                 [&e.entry_hash],
-                |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?, r.get::<_, String>(2)?)),
+                |r| {
+                    Ok((
+                        r.get::<_, String>(0)?,
+                        r.get::<_, i64>(1)?,
+                        r.get::<_, String>(2)?,
+                    ))
+                },
             )
             .optional()?;
         let Some((wref, revision, state_root)) = world else {
-            rep.fail("world_mismatch", Some(idx), Some(e.entry_hash.clone()), "no world row has this entry as its logHead");
+            rep.fail(
+                "world_mismatch",
+                Some(idx),
+                Some(e.entry_hash.clone()),
+                "no world row has this entry as its logHead",
+            );
             return Ok(());
         };
         if world_ref(revision, &state_root, &e.entry_hash).to_string() != wref {
-            rep.fail("world_mismatch", Some(idx), Some(wref.clone()), "worldRef does not re-derive");
+            rep.fail(
+                "world_mismatch",
+                Some(idx),
+                Some(wref.clone()),
+                "worldRef does not re-derive",
+            );
         }
         if revision != idx {
-            rep.fail("world_mismatch", Some(idx), Some(wref.clone()), format!("world revision {revision} differs from entry index"));
+            rep.fail(
+                "world_mismatch",
+                Some(idx),
+                Some(wref.clone()),
+                format!("world revision {revision} differs from entry index"),
+            );
         }
         // The record behind transitionRef.
         let Some(obj) = self.object(&e.transition_ref)? else {
-            rep.fail("dangling_ref", Some(idx), Some(e.transition_ref.clone()), "transitionRef names a missing object");
+            rep.fail(
+                "dangling_ref",
+                Some(idx),
+                Some(e.transition_ref.clone()),
+                "transitionRef names a missing object",
+            );
             return Ok(());
         };
         if h.written_by == "world:genesis" {
             if state_root != e.transition_ref {
-                rep.fail("world_mismatch", Some(idx), Some(wref), "genesis stateRoot is not the goal object");
+                rep.fail(
+                    "world_mismatch",
+                    Some(idx),
+                    Some(wref),
+                    "genesis stateRoot is not the goal object",
+                );
             }
             return Ok(());
         }
         let sid = obj.meta.semantic_id.as_str();
         if sid != INVOCATION_RECORD_V1 && sid != INVOCATION_RECORD_V2 {
-            rep.fail("dangling_ref", Some(idx), Some(e.transition_ref.clone()), format!("transitionRef is a {sid}, not an invocation record"));
+            rep.fail(
+                "dangling_ref",
+                Some(idx),
+                Some(e.transition_ref.clone()),
+                format!("transitionRef is a {sid}, not an invocation record"),
+            );
             return Ok(());
         }
         match InvocationRecord::decode(sid, &obj.payload) {
-            Err(err) => rep.fail("record_inconsistent", Some(idx), Some(e.transition_ref.clone()), err),
+            Err(err) => rep.fail(
+                "record_inconsistent",
+                Some(idx),
+                Some(e.transition_ref.clone()),
+                err,
+            ),
             Ok(r) => {
                 if r.output != state_root {
-                    rep.fail("world_mismatch", Some(idx), Some(wref), "stateRoot is not the record's output");
+                    rep.fail(
+                        "world_mismatch",
+                        Some(idx),
+                        Some(wref),
+                        "stateRoot is not the record's output",
+                    );
                 }
-                if r.transition_fn != h.transition_fn || r.interpreter != h.interpreter || r.semantics_epoch != h.semantics_epoch {
-                    rep.fail("record_inconsistent", Some(idx), Some(e.transition_ref.clone()), "record's fn, interpreter or epoch differs from the header");
+                if r.transition_fn != h.transition_fn
+                    || r.interpreter != h.interpreter
+                    || r.semantics_epoch != h.semantics_epoch
+                {
+                    rep.fail(
+                        "record_inconsistent",
+                        Some(idx),
+                        Some(e.transition_ref.clone()),
+                        "record's fn, interpreter or epoch differs from the header",
+                    );
                 }
                 let mut links = vec![r.input.clone(), r.output.clone()];
                 links.extend(r.plan.clone());
                 links.extend(r.effects.clone().unwrap_or_default());
                 for l in links {
                     if !self.has_object(&l)? {
-                        rep.fail("dangling_ref", Some(idx), Some(l), "record names a missing object");
+                        rep.fail(
+                            "dangling_ref",
+                            Some(idx),
+                            Some(l),
+                            "record names a missing object",
+                        );
                     }
                 }
             }

@@ -1,0 +1,160 @@
+//! `world log`: stream log entries as a table or JSON lines; `world log get INDEX`.
+
+use clap::Subcommand;
+
+use super::output::{short, Output};
+use super::{read_err, CliError, Context, Exit};
+
+/// List log entries in constant memory, oldest first (or newest first with --reverse).
+#[derive(clap::Args, Debug)]
+#[command(args_conflicts_with_subcommands = true)]
+pub struct Args {
+    /// Read one entry instead of listing
+    #[command(subcommand)]
+    cmd: Option<Cmd>,
+    /// First index to print (default: 0, or the last entry with --reverse)
+    #[arg(long, value_name = "N")]
+    from: Option<u64>,
+    /// Print at most M entries
+    #[arg(long, value_name = "M")]
+    limit: Option<u64>,
+    /// Newest first
+    #[arg(long)]
+    reverse: bool,
+}
+
+/// `world log get`.
+#[derive(Subcommand, Debug)]
+pub enum Cmd {
+    /// Print one entry `{header, entryHash, transitionRef}` (GET /v1/log/{index})
+    Get {
+        /// The entry index
+        index: String,
+    },
+}
+
+const CHUNK: usize = 256;
+
+/// Run `world log`.
+pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError> {
+    if let Some(Cmd::Get { index }) = args.cmd {
+        let idx: i64 = index
+            .parse()
+            .ok()
+            .filter(|i: &i64| *i >= 0)
+            .ok_or_else(|| {
+                CliError::failed("log get", "log index must be a non-negative integer")
+            })?;
+        let store = ctx.open_read()?;
+        let Some(e) = store.log_entry(idx).map_err(read_err("log get"))? else {
+            return Err(CliError::failed(
+                "log get",
+                format!("log entry not found: {idx}"),
+            ));
+        };
+        if out.json {
+            out.json_line(&e)?;
+        } else {
+            out.line(format!("entry {}", e.header.entry_index))?;
+            out.line(format!("  entryHash       {}", e.entry_hash))?;
+            out.line(format!("  semanticsEpoch  {}", e.header.semantics_epoch))?;
+            out.line(format!("  transitionFn    {}", e.header.transition_fn))?;
+            out.line(format!("  interpreter     {}", e.header.interpreter))?;
+            out.line(format!("  prevEntryHash   {}", e.header.prev_entry_hash))?;
+            out.line(format!("  writtenBy       {}", e.header.written_by))?;
+            out.line(format!("  transitionRef   {}", e.transition_ref))?;
+        }
+        return Ok(Exit::Success);
+    }
+    let store = ctx.open_read()?;
+    let from = args.from.map(|f| f.min(i64::MAX as u64) as i64);
+    if out.json {
+        let mut err = None;
+        store
+            .for_each_log(from, args.limit, args.reverse, |e| {
+                if let Err(x) = out.json_line(&e) {
+                    err = Some(x);
+                    return Err(crate::store::Error::Corrupt {
+                        what: "output".into(),
+                        detail: "stdout closed".into(),
+                    });
+                }
+                Ok(())
+            })
+            .or_else(|e| if err.is_some() { Ok(()) } else { Err(e) })
+            .map_err(read_err("log"))?;
+        if let Some(e) = err {
+            return Err(e.into());
+        }
+        return Ok(Exit::Success);
+    }
+    // Human form: fixed-width columns, streamed in chunks so memory stays constant.
+    let mut rows: Vec<[String; 5]> = Vec::with_capacity(CHUNK);
+    let mut first = true;
+    let mut count = 0u64;
+    let mut io_err = None;
+    let flush =
+        |rows: &mut Vec<[String; 5]>, first: &mut bool, out: &mut Output| -> std::io::Result<()> {
+            if *first {
+                out.line(format!(
+                    "{:>8}  {:<14}  {:<18}  {:<14}  {:>8}",
+                    "INDEX", "ENTRY HASH", "WRITTEN BY", "TRANSITION", "REVISION"
+                ))?;
+                *first = false;
+            }
+            for r in rows.drain(..) {
+                out.line(format!(
+                    "{:>8}  {:<14}  {:<18}  {:<14}  {:>8}",
+                    r[0], r[1], r[2], r[3], r[4]
+                ))?;
+            }
+            Ok(())
+        };
+    let conn = store.conn();
+    let mut rev_stmt = conn
+        .prepare("SELECT revision FROM worlds WHERE log_head = ?1 LIMIT 1")
+        .map_err(|e| CliError::store("log", e.into()))?;
+    store
+        .for_each_log(from, args.limit, args.reverse, |e| {
+            let revision: Option<i64> = rev_stmt.query_row([&e.entry_hash], |r| r.get(0)).ok();
+            let written = if e.header.written_by.chars().count() > 18 {
+                format!(
+                    "{}…",
+                    e.header.written_by.chars().take(17).collect::<String>()
+                )
+            } else {
+                e.header.written_by.clone()
+            };
+            rows.push([
+                e.header.entry_index.to_string(),
+                short(&e.entry_hash),
+                written,
+                short(&e.transition_ref),
+                revision
+                    .map(|r| r.to_string())
+                    .unwrap_or_else(|| "-".into()),
+            ]);
+            count += 1;
+            if rows.len() == CHUNK {
+                if let Err(x) = flush(&mut rows, &mut first, out) {
+                    io_err = Some(x);
+                    return Err(crate::store::Error::Corrupt {
+                        what: "output".into(),
+                        detail: "stdout closed".into(),
+                    });
+                }
+            }
+            Ok(())
+        })
+        .or_else(|e| if io_err.is_some() { Ok(()) } else { Err(e) })
+        .map_err(read_err("log"))?;
+    if let Some(e) = io_err {
+        return Err(e.into());
+    }
+    if count == 0 {
+        out.status("no log entries in this range");
+    } else {
+        flush(&mut rows, &mut first, out)?;
+    }
+    Ok(Exit::Success)
+}

@@ -1,0 +1,239 @@
+//! The command line: global options, the subcommand enum and dispatch. One file per
+//! subcommand; each owns its arguments, turns input into library calls and prints.
+
+pub mod commit;
+pub mod error;
+pub mod genesis;
+pub mod head;
+pub mod log;
+pub mod object;
+pub mod output;
+pub mod receipt;
+pub mod registry;
+pub mod util;
+pub mod verify;
+pub mod world;
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use clap::{Parser, Subcommand, ValueEnum};
+
+pub use error::{CliError, Exit};
+
+use crate::store::{self, Store, WriteOptions};
+
+/// World: a git-like toolkit for AILANG World stores (one SQLite file, schema v4).
+#[derive(Parser, Debug)]
+#[command(name = "world", version, about, long_about = None, after_help = error::EXIT_CODES, after_long_help = error::EXIT_CODES)]
+pub struct Cli {
+    /// The store file (default ~/.ailang/world/world.db)
+    #[arg(long, global = true, env = "WORLD_DB", value_name = "PATH")]
+    pub db: Option<PathBuf>,
+    /// Print JSON (one object, or JSON lines for lists) instead of text
+    #[arg(long, global = true)]
+    pub json: bool,
+    /// Print only what was asked for: no status lines or warnings
+    #[arg(short, long, global = true)]
+    pub quiet: bool,
+    /// Colour output: auto (terminal and no NO_COLOR), always or never
+    #[arg(long, global = true, value_enum, default_value_t = ColorChoice::Auto, value_name = "WHEN")]
+    pub color: ColorChoice,
+    /// Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)
+    #[arg(long, global = true, value_name = "SECONDS")]
+    pub wait_lock: Option<f64>,
+    /// The subcommand
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// When to colour output.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ColorChoice {
+    /// Colour when stderr is a terminal and NO_COLOR is unset
+    Auto,
+    /// Always colour
+    Always,
+    /// Never colour
+    Never,
+}
+
+/// Every subcommand.
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Create the store if needed and commit a genesis world
+    Genesis(genesis::Args),
+    /// Compare-and-append a world from a commit body (the POST /v1/commit JSON)
+    Commit(commit::Args),
+    /// Print the selected world head
+    Head(head::Args),
+    /// Read world rows
+    #[command(subcommand)]
+    World(world::Cmd),
+    /// Read objects
+    #[command(subcommand)]
+    Object(object::Cmd),
+    /// List log entries, or read one with `log get INDEX`
+    Log(log::Args),
+    /// Read named registry heads
+    #[command(subcommand)]
+    Registry(registry::Cmd),
+    /// Answer a receipt: not-started, indeterminate or resolved
+    Receipt(receipt::Args),
+    /// Check the whole store: hashes, chain, links, journal
+    #[command(alias = "fsck")]
+    Verify(verify::Args),
+    /// Generate shell completions and man pages
+    #[command(subcommand)]
+    Util(util::Cmd),
+}
+
+/// Parsed global options every command uses.
+#[derive(Debug, Clone)]
+pub struct Context {
+    /// The store path as given.
+    pub db: PathBuf,
+    /// `--json`
+    pub json: bool,
+    /// `-q`
+    pub quiet: bool,
+    /// Colour on stderr.
+    pub color: bool,
+    /// `--wait-lock`
+    pub wait_lock: Option<Duration>,
+}
+
+impl Context {
+    /// Build from the parsed command line.
+    pub fn new(cli: &Cli) -> Result<Self, CliError> {
+        let db = match &cli.db {
+            Some(p) => p.clone(),
+            None => {
+                let home = std::env::var_os("HOME")
+                    .ok_or_else(|| CliError::usage("store", "no --db given and HOME is unset"))?;
+                PathBuf::from(home).join(".ailang/world/world.db")
+            }
+        };
+        let wait_lock = match cli.wait_lock {
+            None => None,
+            Some(s) if (0.0..=86_400.0).contains(&s) => Some(Duration::from_secs_f64(s)),
+            Some(s) => {
+                return Err(CliError::usage(
+                    "--wait-lock",
+                    format!("{s} is not a number of seconds between 0 and 86400"),
+                ))
+            }
+        };
+        let color = match cli.color {
+            ColorChoice::Always => true,
+            ColorChoice::Never => false,
+            ColorChoice::Auto => {
+                std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+                    && std::io::IsTerminal::is_terminal(&std::io::stderr())
+            }
+        };
+        Ok(Context {
+            db,
+            json: cli.json,
+            quiet: cli.quiet,
+            color,
+            wait_lock,
+        })
+    }
+
+    /// Open the store read-only (no lock, nothing written).
+    pub fn open_read(&self) -> Result<Store, CliError> {
+        Store::open_read(&self.db).map_err(|e| CliError::store("open store", e))
+    }
+
+    /// Take the writer lock and open the store; `create` only for the verbs that may create it.
+    pub fn open_write(&self, create: bool) -> Result<Store, CliError> {
+        Store::open_write(
+            &self.db,
+            WriteOptions {
+                create,
+                wait_lock: self.wait_lock,
+            },
+        )
+        .map_err(|e| CliError::store("open store", e))
+    }
+
+    /// Now, in Unix seconds. `WORLD_TEST_NOW` fixes it (a test-only hook; spec README "Clock").
+    pub fn now(&self) -> i64 {
+        now_unix()
+    }
+}
+
+/// Now in Unix seconds, or `WORLD_TEST_NOW` when set (test-only hook).
+pub fn now_unix() -> i64 {
+    if let Some(v) = std::env::var("WORLD_TEST_NOW")
+        .ok()
+        .and_then(|v| v.parse().ok())
+    {
+        return v;
+    }
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs() as i64)
+        .unwrap_or(0)
+}
+
+/// Read a whole input file (`-` = stdin), refusing more than `max` bytes without reading
+/// further, a directory, and a 0-byte input.
+pub fn read_input(path: &Path, max: usize, what: &str) -> Result<Vec<u8>, CliError> {
+    let label = path.display().to_string();
+    let mut buf = Vec::new();
+    let limit = max as u64 + 1;
+    if path == Path::new("-") {
+        std::io::stdin()
+            .lock()
+            .take(limit)
+            .read_to_end(&mut buf)
+            .map_err(|e| CliError::failed(what, format!("read stdin: {e}")))?;
+    } else {
+        if path.is_dir() {
+            return Err(CliError::failed(what, format!("{label} is a directory")));
+        }
+        let f = std::fs::File::open(path)
+            .map_err(|e| CliError::failed(what, format!("open {label}: {e}")))?;
+        f.take(limit)
+            .read_to_end(&mut buf)
+            .map_err(|e| CliError::failed(what, format!("read {label}: {e}")))?;
+    }
+    if buf.len() > max {
+        return Err(CliError::failed(
+            what,
+            format!("{label} is over the {max}-byte limit; nothing was read further"),
+        ));
+    }
+    if buf.is_empty() {
+        return Err(CliError::failed(what, format!("{label} is empty")));
+    }
+    Ok(buf)
+}
+
+/// Run one parsed command.
+pub fn run(cli: Cli) -> Result<Exit, CliError> {
+    let ctx = Context::new(&cli)?;
+    let mut out = output::Output::new(&ctx);
+    let exit = match cli.command {
+        Command::Genesis(a) => genesis::run(&ctx, &mut out, a),
+        Command::Commit(a) => commit::run(&ctx, &mut out, a),
+        Command::Head(a) => head::run(&ctx, &mut out, a),
+        Command::World(c) => world::run(&ctx, &mut out, c),
+        Command::Object(c) => object::run(&ctx, &mut out, c),
+        Command::Log(a) => log::run(&ctx, &mut out, a),
+        Command::Registry(c) => registry::run(&ctx, &mut out, c),
+        Command::Receipt(a) => receipt::run(&ctx, &mut out, a),
+        Command::Verify(a) => verify::run(&ctx, &mut out, a),
+        Command::Util(c) => util::run(&ctx, &mut out, c),
+    }?;
+    out.flush()?;
+    Ok(exit)
+}
+
+/// Map a store error from a read to a CLI error, keeping the verb as context.
+pub(crate) fn read_err(what: &'static str) -> impl Fn(store::Error) -> CliError {
+    move |e| CliError::store(what, e)
+}

@@ -1,0 +1,117 @@
+//! `world object get|find`: read content-addressed objects (store-format.md §6).
+
+use base64::Engine;
+use clap::Subcommand;
+
+use super::output::{short, table, Output};
+use super::{read_err, CliError, Context, Exit};
+use crate::encoding::HashRef;
+
+/// Object commands.
+#[derive(Subcommand, Debug)]
+pub enum Cmd {
+    /// Print an object's metadata, or its payload bytes with --payload (GET /v1/objects/{ref})
+    Get {
+        /// The object ref (sha256:…)
+        reference: String,
+        /// Print the payload: raw bytes on stdout, or base64 in the JSON form
+        #[arg(long)]
+        payload: bool,
+    },
+    /// List objects with a semantic id, ascending hash, paged (GET /v1/objects/by-semantic-id)
+    Find {
+        /// The semantic id, e.g. world/effect-record/v1
+        semantic_id: String,
+        /// Start after this hash (exclusive)
+        #[arg(long, value_name = "REF")]
+        after: Option<String>,
+        /// Page size: 1..500, default 100
+        #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u32).range(1..=500))]
+        limit: u32,
+    },
+}
+
+/// Run `world object …`.
+pub fn run(ctx: &Context, out: &mut Output, cmd: Cmd) -> Result<Exit, CliError> {
+    match cmd {
+        Cmd::Get { reference, payload } => {
+            HashRef::parse(&reference).map_err(|e| CliError::failed("object get", e))?;
+            let store = ctx.open_read()?;
+            let Some(obj) = store.object(&reference).map_err(read_err("object get"))? else {
+                return Err(CliError::failed(
+                    "object get",
+                    format!("object not found: {reference}"),
+                ));
+            };
+            if !obj.verifies() {
+                return Err(CliError::new(
+                    Exit::Integrity,
+                    "object get",
+                    format!(
+                        "object {reference} payload hashes to {}; the store is damaged",
+                        HashRef::of(&obj.payload)
+                    ),
+                )
+                .hint("run `world verify` for a full report"));
+            }
+            if out.json {
+                let mut v = serde_json::to_value(&obj.meta)
+                    .map_err(|e| CliError::failed("object get", e))?;
+                if payload {
+                    v["payload"] = base64::engine::general_purpose::STANDARD
+                        .encode(&obj.payload)
+                        .into();
+                }
+                out.json_line(&v)?;
+            } else if payload {
+                out.bytes(&obj.payload)?;
+            } else {
+                out.line(format!("hash           {}", obj.meta.hash))?;
+                out.line(format!("interfaceHash  {}", obj.meta.interface_hash))?;
+                out.line(format!("semanticId     {}", obj.meta.semantic_id))?;
+                out.line(format!("provenance     {}", obj.meta.provenance))?;
+                out.line(format!("size           {} bytes", obj.payload.len()))?;
+            }
+        }
+        Cmd::Find {
+            semantic_id,
+            after,
+            limit,
+        } => {
+            if semantic_id.is_empty() {
+                return Err(CliError::failed("object find", "the semantic id is empty"));
+            }
+            if let Some(a) = &after {
+                HashRef::parse(a).map_err(|e| CliError::failed("object find --after", e))?;
+            }
+            let store = ctx.open_read()?;
+            let items = store
+                .objects_by_semantic_id(&semantic_id, after.as_deref(), limit as usize)
+                .map_err(read_err("object find"))?;
+            if out.json {
+                for i in &items {
+                    out.json_line(i)?;
+                }
+            } else if items.is_empty() {
+                out.status(format!("no objects with semantic id {semantic_id}"));
+            } else {
+                let mut t = table(&["hash", "semantic id", "provenance"], out.color);
+                for i in &items {
+                    t.add_row(vec![
+                        i.hash.clone(),
+                        i.semantic_id.clone(),
+                        i.provenance.clone(),
+                    ]);
+                }
+                out.line(t.to_string())?;
+                if items.len() == limit as usize {
+                    out.status(format!(
+                        "more may follow: --after {}",
+                        short(&items[items.len() - 1].hash)
+                    ));
+                }
+            }
+        }
+    }
+    Ok(Exit::Success)
+}

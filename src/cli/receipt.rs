@@ -1,0 +1,55 @@
+//! `world receipt ID`: what happened to an invocation (authority-and-broker.md §10).
+
+use super::output::Output;
+use super::{read_err, CliError, Context, Exit};
+use crate::store::journal::{self, ReceiptState};
+
+/// Answer a receipt for any namespace: `rest:`, `cli:`, `a2a:`, `mcp:`, `effect:`.
+///
+/// Exit 0 for resolved or not-started, 5 for indeterminate (an intent is durable but no
+/// outcome: never retry it automatically).
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// The invocation id, e.g. rest:deploy-7 or effect:ep1:3
+    id: String,
+}
+
+/// Run `world receipt`.
+pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError> {
+    let Some((ns, rest)) = args.id.split_once(':') else {
+        return Err(CliError::failed("receipt", format!("{:?} is not a namespaced invocation id (rest:<id>, cli:<ep>:<id>, a2a:…, mcp:…, effect:<ep>:<n>)", args.id)));
+    };
+    if !matches!(ns, "rest" | "cli" | "a2a" | "mcp" | "effect") || rest.is_empty() {
+        return Err(CliError::failed(
+            "receipt",
+            format!("unknown invocation namespace in {:?}", args.id),
+        ));
+    }
+    let store = ctx.open_read()?;
+    let r = journal::receipt(store.conn(), &args.id).map_err(read_err("receipt"))?;
+    if out.json {
+        out.json_line(&r)?;
+    } else {
+        let state = match r.state {
+            ReceiptState::NotStarted => "not-started",
+            ReceiptState::Indeterminate => "indeterminate",
+            ReceiptState::Resolved => "resolved",
+        };
+        let mut line = format!("{} {state}", r.invocation_id);
+        if let Some(x) = &r.result_ref {
+            line.push_str(&format!(" resultRef={x}"));
+        }
+        if let Some(x) = &r.status {
+            line.push_str(&format!(" status={x}"));
+        }
+        if let Some(x) = &r.record_ref {
+            line.push_str(&format!(" recordRef={x}"));
+        }
+        out.line(line)?;
+    }
+    Ok(if r.state == ReceiptState::Indeterminate {
+        Exit::Indeterminate
+    } else {
+        Exit::Success
+    })
+}

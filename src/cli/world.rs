@@ -1,0 +1,39 @@
+//! `world world get REF`: one world row.
+
+use clap::Subcommand;
+
+use super::output::Output;
+use super::{read_err, CliError, Context, Exit};
+use crate::encoding::HashRef;
+
+/// World-row commands.
+#[derive(Subcommand, Debug)]
+pub enum Cmd {
+    /// Print one world row `{ref, revision, stateRoot, logHead}` (GET /v1/worlds/{ref})
+    Get {
+        /// The world ref (sha256:…)
+        reference: String,
+    },
+}
+
+/// Run `world world …`.
+pub fn run(ctx: &Context, out: &mut Output, cmd: Cmd) -> Result<Exit, CliError> {
+    let Cmd::Get { reference } = cmd;
+    HashRef::parse(&reference).map_err(|e| CliError::failed("world get", e))?;
+    let store = ctx.open_read()?;
+    let Some(w) = store.world(&reference).map_err(read_err("world get"))? else {
+        return Err(CliError::failed(
+            "world get",
+            format!("world not found: {reference}"),
+        ));
+    };
+    if out.json {
+        out.json_line(&w)?;
+    } else {
+        out.line(format!("ref        {}", w.reference))?;
+        out.line(format!("revision   {}", w.revision))?;
+        out.line(format!("stateRoot  {}", w.state_root))?;
+        out.line(format!("logHead    {}", w.log_head))?;
+    }
+    Ok(Exit::Success)
+}
