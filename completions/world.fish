@@ -1,0 +1,236 @@
+# Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
+function __fish_world_global_optspecs
+    string join \n db= json q/quiet color= wait-lock= h/help V/version
+end
+
+function __fish_world_needs_command
+    # Figure out if the current invocation already has a command.
+    set -l cmd (commandline -opc)
+    set -e cmd[1]
+    argparse -s (__fish_world_global_optspecs) -- $cmd 2>/dev/null
+    or return
+    if set -q argv[1]
+        # Also print the command, so this can be used to figure out what it is.
+        echo $argv[1]
+        return 1
+    end
+    return 0
+end
+
+function __fish_world_using_subcommand
+    set -l cmd (__fish_world_needs_command)
+    test -z "$cmd"
+    and return 1
+    contains -- $cmd[1] $argv
+end
+
+complete -c world -n "__fish_world_needs_command" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
+complete -c world -n "__fish_world_needs_command" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
+always\t'Always colour'
+never\t'Never colour'"
+complete -c world -n "__fish_world_needs_command" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
+complete -c world -n "__fish_world_needs_command" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
+complete -c world -n "__fish_world_needs_command" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
+complete -c world -n "__fish_world_needs_command" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c world -n "__fish_world_needs_command" -s V -l version -d 'Print version'
+complete -c world -n "__fish_world_needs_command" -f -a "genesis" -d 'Create the store if needed and commit a genesis world'
+complete -c world -n "__fish_world_needs_command" -f -a "commit" -d 'Compare-and-append a world from a commit body (the POST /v1/commit JSON)'
+complete -c world -n "__fish_world_needs_command" -f -a "head" -d 'Print the selected world head'
+complete -c world -n "__fish_world_needs_command" -f -a "world" -d 'Read world rows'
+complete -c world -n "__fish_world_needs_command" -f -a "object" -d 'Read objects'
+complete -c world -n "__fish_world_needs_command" -f -a "log" -d 'List log entries, or read one with `log get INDEX`'
+complete -c world -n "__fish_world_needs_command" -f -a "registry" -d 'Read named registry heads'
+complete -c world -n "__fish_world_needs_command" -f -a "receipt" -d 'Answer a receipt: not-started, indeterminate or resolved'
+complete -c world -n "__fish_world_needs_command" -f -a "verify" -d 'Check the whole store: hashes, chain, links, journal'
+complete -c world -n "__fish_world_needs_command" -f -a "util" -d 'Generate shell completions and man pages'
+complete -c world -n "__fish_world_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c world -n "__fish_world_using_subcommand genesis" -l goal-file -d 'File whose bytes become the goal object (default: `{}`)' -r -F
+complete -c world -n "__fish_world_using_subcommand genesis" -l goal-semantic-id -d 'Semantic id of the goal object' -r
+complete -c world -n "__fish_world_using_subcommand genesis" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
+complete -c world -n "__fish_world_using_subcommand genesis" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
+always\t'Always colour'
+never\t'Never colour'"
+complete -c world -n "__fish_world_using_subcommand genesis" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
+complete -c world -n "__fish_world_using_subcommand genesis" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
+complete -c world -n "__fish_world_using_subcommand genesis" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
+complete -c world -n "__fish_world_using_subcommand genesis" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c world -n "__fish_world_using_subcommand commit" -l batch -d 'JSON Lines file, one commit body per line, each committed in its own transaction' -r -F
+complete -c world -n "__fish_world_using_subcommand commit" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
+complete -c world -n "__fish_world_using_subcommand commit" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
+always\t'Always colour'
+never\t'Never colour'"
+complete -c world -n "__fish_world_using_subcommand commit" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
+complete -c world -n "__fish_world_using_subcommand commit" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
+complete -c world -n "__fish_world_using_subcommand commit" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
+complete -c world -n "__fish_world_using_subcommand commit" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c world -n "__fish_world_using_subcommand head" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
+complete -c world -n "__fish_world_using_subcommand head" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
+always\t'Always colour'
+never\t'Never colour'"
+complete -c world -n "__fish_world_using_subcommand head" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
+complete -c world -n "__fish_world_using_subcommand head" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
+complete -c world -n "__fish_world_using_subcommand head" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
+complete -c world -n "__fish_world_using_subcommand head" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c world -n "__fish_world_using_subcommand world; and not __fish_seen_subcommand_from get help" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
+complete -c world -n "__fish_world_using_subcommand world; and not __fish_seen_subcommand_from get help" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
+always\t'Always colour'
+never\t'Never colour'"
+complete -c world -n "__fish_world_using_subcommand world; and not __fish_seen_subcommand_from get help" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
+complete -c world -n "__fish_world_using_subcommand world; and not __fish_seen_subcommand_from get help" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
+complete -c world -n "__fish_world_using_subcommand world; and not __fish_seen_subcommand_from get help" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
+complete -c world -n "__fish_world_using_subcommand world; and not __fish_seen_subcommand_from get help" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c world -n "__fish_world_using_subcommand world; and not __fish_seen_subcommand_from get help" -f -a "get" -d 'Print one world row `{ref, revision, stateRoot, logHead}` (GET /v1/worlds/{ref})'
+complete -c world -n "__fish_world_using_subcommand world; and not __fish_seen_subcommand_from get help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c world -n "__fish_world_using_subcommand world; and __fish_seen_subcommand_from get" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
+complete -c world -n "__fish_world_using_subcommand world; and __fish_seen_subcommand_from get" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
+always\t'Always colour'
+never\t'Never colour'"
+complete -c world -n "__fish_world_using_subcommand world; and __fish_seen_subcommand_from get" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
+complete -c world -n "__fish_world_using_subcommand world; and __fish_seen_subcommand_from get" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
+complete -c world -n "__fish_world_using_subcommand world; and __fish_seen_subcommand_from get" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
+complete -c world -n "__fish_world_using_subcommand world; and __fish_seen_subcommand_from get" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c world -n "__fish_world_using_subcommand world; and __fish_seen_subcommand_from help" -f -a "get" -d 'Print one world row `{ref, revision, stateRoot, logHead}` (GET /v1/worlds/{ref})'
+complete -c world -n "__fish_world_using_subcommand world; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c world -n "__fish_world_using_subcommand object; and not __fish_seen_subcommand_from get find help" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
+complete -c world -n "__fish_world_using_subcommand object; and not __fish_seen_subcommand_from get find help" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
+always\t'Always colour'
+never\t'Never colour'"
+complete -c world -n "__fish_world_using_subcommand object; and not __fish_seen_subcommand_from get find help" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
+complete -c world -n "__fish_world_using_subcommand object; and not __fish_seen_subcommand_from get find help" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
+complete -c world -n "__fish_world_using_subcommand object; and not __fish_seen_subcommand_from get find help" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
+complete -c world -n "__fish_world_using_subcommand object; and not __fish_seen_subcommand_from get find help" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c world -n "__fish_world_using_subcommand object; and not __fish_seen_subcommand_from get find help" -f -a "get" -d 'Print an object\'s metadata, or its payload bytes with --payload (GET /v1/objects/{ref})'
+complete -c world -n "__fish_world_using_subcommand object; and not __fish_seen_subcommand_from get find help" -f -a "find" -d 'List objects with a semantic id, ascending hash, paged (GET /v1/objects/by-semantic-id)'
+complete -c world -n "__fish_world_using_subcommand object; and not __fish_seen_subcommand_from get find help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c world -n "__fish_world_using_subcommand object; and __fish_seen_subcommand_from get" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
+complete -c world -n "__fish_world_using_subcommand object; and __fish_seen_subcommand_from get" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
+always\t'Always colour'
+never\t'Never colour'"
+complete -c world -n "__fish_world_using_subcommand object; and __fish_seen_subcommand_from get" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
+complete -c world -n "__fish_world_using_subcommand object; and __fish_seen_subcommand_from get" -l payload -d 'Print the payload: raw bytes on stdout, or base64 in the JSON form'
+complete -c world -n "__fish_world_using_subcommand object; and __fish_seen_subcommand_from get" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
+complete -c world -n "__fish_world_using_subcommand object; and __fish_seen_subcommand_from get" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
+complete -c world -n "__fish_world_using_subcommand object; and __fish_seen_subcommand_from get" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c world -n "__fish_world_using_subcommand object; and __fish_seen_subcommand_from find" -l after -d 'Start after this hash (exclusive)' -r
+complete -c world -n "__fish_world_using_subcommand object; and __fish_seen_subcommand_from find" -l limit -d 'Page size: 1..500, default 100' -r
+complete -c world -n "__fish_world_using_subcommand object; and __fish_seen_subcommand_from find" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
+complete -c world -n "__fish_world_using_subcommand object; and __fish_seen_subcommand_from find" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
+always\t'Always colour'
+never\t'Never colour'"
+complete -c world -n "__fish_world_using_subcommand object; and __fish_seen_subcommand_from find" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
+complete -c world -n "__fish_world_using_subcommand object; and __fish_seen_subcommand_from find" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
+complete -c world -n "__fish_world_using_subcommand object; and __fish_seen_subcommand_from find" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
+complete -c world -n "__fish_world_using_subcommand object; and __fish_seen_subcommand_from find" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c world -n "__fish_world_using_subcommand object; and __fish_seen_subcommand_from help" -f -a "get" -d 'Print an object\'s metadata, or its payload bytes with --payload (GET /v1/objects/{ref})'
+complete -c world -n "__fish_world_using_subcommand object; and __fish_seen_subcommand_from help" -f -a "find" -d 'List objects with a semantic id, ascending hash, paged (GET /v1/objects/by-semantic-id)'
+complete -c world -n "__fish_world_using_subcommand object; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c world -n "__fish_world_using_subcommand log; and not __fish_seen_subcommand_from get help" -l from -d 'First index to print (default: 0, or the last entry with --reverse)' -r
+complete -c world -n "__fish_world_using_subcommand log; and not __fish_seen_subcommand_from get help" -l limit -d 'Print at most M entries' -r
+complete -c world -n "__fish_world_using_subcommand log; and not __fish_seen_subcommand_from get help" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
+complete -c world -n "__fish_world_using_subcommand log; and not __fish_seen_subcommand_from get help" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
+always\t'Always colour'
+never\t'Never colour'"
+complete -c world -n "__fish_world_using_subcommand log; and not __fish_seen_subcommand_from get help" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
+complete -c world -n "__fish_world_using_subcommand log; and not __fish_seen_subcommand_from get help" -l reverse -d 'Newest first'
+complete -c world -n "__fish_world_using_subcommand log; and not __fish_seen_subcommand_from get help" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
+complete -c world -n "__fish_world_using_subcommand log; and not __fish_seen_subcommand_from get help" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
+complete -c world -n "__fish_world_using_subcommand log; and not __fish_seen_subcommand_from get help" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c world -n "__fish_world_using_subcommand log; and not __fish_seen_subcommand_from get help" -f -a "get" -d 'Print one entry `{header, entryHash, transitionRef}` (GET /v1/log/{index})'
+complete -c world -n "__fish_world_using_subcommand log; and not __fish_seen_subcommand_from get help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c world -n "__fish_world_using_subcommand log; and __fish_seen_subcommand_from get" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
+complete -c world -n "__fish_world_using_subcommand log; and __fish_seen_subcommand_from get" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
+always\t'Always colour'
+never\t'Never colour'"
+complete -c world -n "__fish_world_using_subcommand log; and __fish_seen_subcommand_from get" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
+complete -c world -n "__fish_world_using_subcommand log; and __fish_seen_subcommand_from get" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
+complete -c world -n "__fish_world_using_subcommand log; and __fish_seen_subcommand_from get" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
+complete -c world -n "__fish_world_using_subcommand log; and __fish_seen_subcommand_from get" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c world -n "__fish_world_using_subcommand log; and __fish_seen_subcommand_from help" -f -a "get" -d 'Print one entry `{header, entryHash, transitionRef}` (GET /v1/log/{index})'
+complete -c world -n "__fish_world_using_subcommand log; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c world -n "__fish_world_using_subcommand registry; and not __fish_seen_subcommand_from get help" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
+complete -c world -n "__fish_world_using_subcommand registry; and not __fish_seen_subcommand_from get help" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
+always\t'Always colour'
+never\t'Never colour'"
+complete -c world -n "__fish_world_using_subcommand registry; and not __fish_seen_subcommand_from get help" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
+complete -c world -n "__fish_world_using_subcommand registry; and not __fish_seen_subcommand_from get help" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
+complete -c world -n "__fish_world_using_subcommand registry; and not __fish_seen_subcommand_from get help" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
+complete -c world -n "__fish_world_using_subcommand registry; and not __fish_seen_subcommand_from get help" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c world -n "__fish_world_using_subcommand registry; and not __fish_seen_subcommand_from get help" -f -a "get" -d 'Print a registry head, e.g. world/transition-registry/v1 (GET /v1/registry/{name})'
+complete -c world -n "__fish_world_using_subcommand registry; and not __fish_seen_subcommand_from get help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c world -n "__fish_world_using_subcommand registry; and __fish_seen_subcommand_from get" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
+complete -c world -n "__fish_world_using_subcommand registry; and __fish_seen_subcommand_from get" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
+always\t'Always colour'
+never\t'Never colour'"
+complete -c world -n "__fish_world_using_subcommand registry; and __fish_seen_subcommand_from get" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
+complete -c world -n "__fish_world_using_subcommand registry; and __fish_seen_subcommand_from get" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
+complete -c world -n "__fish_world_using_subcommand registry; and __fish_seen_subcommand_from get" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
+complete -c world -n "__fish_world_using_subcommand registry; and __fish_seen_subcommand_from get" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c world -n "__fish_world_using_subcommand registry; and __fish_seen_subcommand_from help" -f -a "get" -d 'Print a registry head, e.g. world/transition-registry/v1 (GET /v1/registry/{name})'
+complete -c world -n "__fish_world_using_subcommand registry; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c world -n "__fish_world_using_subcommand receipt" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
+complete -c world -n "__fish_world_using_subcommand receipt" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
+always\t'Always colour'
+never\t'Never colour'"
+complete -c world -n "__fish_world_using_subcommand receipt" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
+complete -c world -n "__fish_world_using_subcommand receipt" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
+complete -c world -n "__fish_world_using_subcommand receipt" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
+complete -c world -n "__fish_world_using_subcommand receipt" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c world -n "__fish_world_using_subcommand verify" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
+complete -c world -n "__fish_world_using_subcommand verify" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
+always\t'Always colour'
+never\t'Never colour'"
+complete -c world -n "__fish_world_using_subcommand verify" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
+complete -c world -n "__fish_world_using_subcommand verify" -l full -d 'Run SQLite\'s full `PRAGMA integrity_check` instead of `quick_check`'
+complete -c world -n "__fish_world_using_subcommand verify" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
+complete -c world -n "__fish_world_using_subcommand verify" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
+complete -c world -n "__fish_world_using_subcommand verify" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c world -n "__fish_world_using_subcommand util; and not __fish_seen_subcommand_from completions man help" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
+complete -c world -n "__fish_world_using_subcommand util; and not __fish_seen_subcommand_from completions man help" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
+always\t'Always colour'
+never\t'Never colour'"
+complete -c world -n "__fish_world_using_subcommand util; and not __fish_seen_subcommand_from completions man help" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
+complete -c world -n "__fish_world_using_subcommand util; and not __fish_seen_subcommand_from completions man help" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
+complete -c world -n "__fish_world_using_subcommand util; and not __fish_seen_subcommand_from completions man help" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
+complete -c world -n "__fish_world_using_subcommand util; and not __fish_seen_subcommand_from completions man help" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c world -n "__fish_world_using_subcommand util; and not __fish_seen_subcommand_from completions man help" -f -a "completions" -d 'Write bash, zsh and fish completions into DIR (default: completions/)'
+complete -c world -n "__fish_world_using_subcommand util; and not __fish_seen_subcommand_from completions man help" -f -a "man" -d 'Write man pages (one per command) into DIR (default: man/)'
+complete -c world -n "__fish_world_using_subcommand util; and not __fish_seen_subcommand_from completions man help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c world -n "__fish_world_using_subcommand util; and __fish_seen_subcommand_from completions" -l out -d 'Output directory' -r -F
+complete -c world -n "__fish_world_using_subcommand util; and __fish_seen_subcommand_from completions" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
+complete -c world -n "__fish_world_using_subcommand util; and __fish_seen_subcommand_from completions" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
+always\t'Always colour'
+never\t'Never colour'"
+complete -c world -n "__fish_world_using_subcommand util; and __fish_seen_subcommand_from completions" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
+complete -c world -n "__fish_world_using_subcommand util; and __fish_seen_subcommand_from completions" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
+complete -c world -n "__fish_world_using_subcommand util; and __fish_seen_subcommand_from completions" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
+complete -c world -n "__fish_world_using_subcommand util; and __fish_seen_subcommand_from completions" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c world -n "__fish_world_using_subcommand util; and __fish_seen_subcommand_from man" -l out -d 'Output directory' -r -F
+complete -c world -n "__fish_world_using_subcommand util; and __fish_seen_subcommand_from man" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
+complete -c world -n "__fish_world_using_subcommand util; and __fish_seen_subcommand_from man" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
+always\t'Always colour'
+never\t'Never colour'"
+complete -c world -n "__fish_world_using_subcommand util; and __fish_seen_subcommand_from man" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
+complete -c world -n "__fish_world_using_subcommand util; and __fish_seen_subcommand_from man" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
+complete -c world -n "__fish_world_using_subcommand util; and __fish_seen_subcommand_from man" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
+complete -c world -n "__fish_world_using_subcommand util; and __fish_seen_subcommand_from man" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c world -n "__fish_world_using_subcommand util; and __fish_seen_subcommand_from help" -f -a "completions" -d 'Write bash, zsh and fish completions into DIR (default: completions/)'
+complete -c world -n "__fish_world_using_subcommand util; and __fish_seen_subcommand_from help" -f -a "man" -d 'Write man pages (one per command) into DIR (default: man/)'
+complete -c world -n "__fish_world_using_subcommand util; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c world -n "__fish_world_using_subcommand help; and not __fish_seen_subcommand_from genesis commit head world object log registry receipt verify util help" -f -a "genesis" -d 'Create the store if needed and commit a genesis world'
+complete -c world -n "__fish_world_using_subcommand help; and not __fish_seen_subcommand_from genesis commit head world object log registry receipt verify util help" -f -a "commit" -d 'Compare-and-append a world from a commit body (the POST /v1/commit JSON)'
+complete -c world -n "__fish_world_using_subcommand help; and not __fish_seen_subcommand_from genesis commit head world object log registry receipt verify util help" -f -a "head" -d 'Print the selected world head'
+complete -c world -n "__fish_world_using_subcommand help; and not __fish_seen_subcommand_from genesis commit head world object log registry receipt verify util help" -f -a "world" -d 'Read world rows'
+complete -c world -n "__fish_world_using_subcommand help; and not __fish_seen_subcommand_from genesis commit head world object log registry receipt verify util help" -f -a "object" -d 'Read objects'
+complete -c world -n "__fish_world_using_subcommand help; and not __fish_seen_subcommand_from genesis commit head world object log registry receipt verify util help" -f -a "log" -d 'List log entries, or read one with `log get INDEX`'
+complete -c world -n "__fish_world_using_subcommand help; and not __fish_seen_subcommand_from genesis commit head world object log registry receipt verify util help" -f -a "registry" -d 'Read named registry heads'
+complete -c world -n "__fish_world_using_subcommand help; and not __fish_seen_subcommand_from genesis commit head world object log registry receipt verify util help" -f -a "receipt" -d 'Answer a receipt: not-started, indeterminate or resolved'
+complete -c world -n "__fish_world_using_subcommand help; and not __fish_seen_subcommand_from genesis commit head world object log registry receipt verify util help" -f -a "verify" -d 'Check the whole store: hashes, chain, links, journal'
+complete -c world -n "__fish_world_using_subcommand help; and not __fish_seen_subcommand_from genesis commit head world object log registry receipt verify util help" -f -a "util" -d 'Generate shell completions and man pages'
+complete -c world -n "__fish_world_using_subcommand help; and not __fish_seen_subcommand_from genesis commit head world object log registry receipt verify util help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c world -n "__fish_world_using_subcommand help; and __fish_seen_subcommand_from world" -f -a "get" -d 'Print one world row `{ref, revision, stateRoot, logHead}` (GET /v1/worlds/{ref})'
+complete -c world -n "__fish_world_using_subcommand help; and __fish_seen_subcommand_from object" -f -a "get" -d 'Print an object\'s metadata, or its payload bytes with --payload (GET /v1/objects/{ref})'
+complete -c world -n "__fish_world_using_subcommand help; and __fish_seen_subcommand_from object" -f -a "find" -d 'List objects with a semantic id, ascending hash, paged (GET /v1/objects/by-semantic-id)'
+complete -c world -n "__fish_world_using_subcommand help; and __fish_seen_subcommand_from log" -f -a "get" -d 'Print one entry `{header, entryHash, transitionRef}` (GET /v1/log/{index})'
+complete -c world -n "__fish_world_using_subcommand help; and __fish_seen_subcommand_from registry" -f -a "get" -d 'Print a registry head, e.g. world/transition-registry/v1 (GET /v1/registry/{name})'
+complete -c world -n "__fish_world_using_subcommand help; and __fish_seen_subcommand_from util" -f -a "completions" -d 'Write bash, zsh and fish completions into DIR (default: completions/)'
+complete -c world -n "__fish_world_using_subcommand help; and __fish_seen_subcommand_from util" -f -a "man" -d 'Write man pages (one per command) into DIR (default: man/)'
