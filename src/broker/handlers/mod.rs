@@ -298,15 +298,6 @@ pub(crate) fn required_str<'a>(obj: &'a Map<String, Value>, key: &str, effect: &
     }
 }
 
-/// An optional string field.
-pub(crate) fn optional_str<'a>(obj: &'a Map<String, Value>, key: &str, effect: &str) -> Result<Option<&'a str>, String> {
-    match obj.get(key) {
-        Some(Value::String(s)) => Ok(Some(s)),
-        Some(_) => Err(format!("{effect} refused: payload key {key:?} must be a string")),
-        None => Ok(None),
-    }
-}
-
 /// The path shown in messages for a resolved path (lossy for non-UTF-8 names).
 pub(crate) fn shown(path: &Path) -> String {
     path.display().to_string()
