@@ -28,14 +28,25 @@ use sha2::{Digest, Sha256};
 use super::confine::{fold_eq, resolve_physical, ConfineError, Sandbox};
 use super::policy::{render_policy, PolicySpec, BASE_CAPS, KNOWN_CAPS};
 use super::process::{base_env, run_child, ChildError, ChildOutput, ChildSpec, DEFAULT_OUTPUT_CAP};
-use super::{payload_object, Handler, HandlerContext, HandlerOutcome, RunCapsConfig, WORKTREE_SCOPE};
-use super::{AILANG_CHECK, AILANG_CLI, AILANG_DISCOVER, AILANG_RUN, AILANG_RUN_ENV, AILANG_RUN_NET};
+use super::{
+    payload_object, Handler, HandlerContext, HandlerOutcome, RunCapsConfig, WORKTREE_SCOPE,
+};
+use super::{
+    AILANG_CHECK, AILANG_CLI, AILANG_DISCOVER, AILANG_RUN, AILANG_RUN_ENV, AILANG_RUN_NET,
+};
 
 /// The only tool binary release the workspace tools accept (README C6).
 pub const TOOL_VERSION: &str = "AILANG v0.52.1";
 
 /// The six effects served through the tool binary.
-pub const TOOL_EFFECTS: [&str; 6] = [AILANG_CHECK, AILANG_RUN, AILANG_RUN_ENV, AILANG_RUN_NET, AILANG_DISCOVER, AILANG_CLI];
+pub const TOOL_EFFECTS: [&str; 6] = [
+    AILANG_CHECK,
+    AILANG_RUN,
+    AILANG_RUN_ENV,
+    AILANG_RUN_NET,
+    AILANG_DISCOVER,
+    AILANG_CLI,
+];
 
 /// `ailang-run` payload bounds (transitions.md §13.2).
 pub const MAX_STDIN_BYTES: usize = 65536;
@@ -63,7 +74,17 @@ pub const CLI_OPS: [(&str, &[&str]); 20] = [
     ("tree", &[]),
     ("version", &[]),
     ("ai_check", &["timeout"]),
-    ("builtins_list", &["by-effect", "by-module", "json", "module", "query", "verbose"]),
+    (
+        "builtins_list",
+        &[
+            "by-effect",
+            "by-module",
+            "json",
+            "module",
+            "query",
+            "verbose",
+        ],
+    ),
     ("check", &["json", "quiet", "strict-syntax"]),
     ("docs_search", &["json", "limit"]),
     ("examples_list", &["status", "tags"]),
@@ -79,7 +100,10 @@ const OP_KEYS: [&str; 6] = ["op", "path", "module", "query", "package", "flags"]
 const RESERVED_KEYS: [&str; 3] = ["tool", "policy_digest", "world"];
 
 fn admitted_flags(op: &str) -> &'static [&'static str] {
-    CLI_OPS.iter().find(|(name, _)| *name == op).map_or(&[], |(_, flags)| flags)
+    CLI_OPS
+        .iter()
+        .find(|(name, _)| *name == op)
+        .map_or(&[], |(_, flags)| flags)
 }
 
 /// The ops an effect serves through policy-tool (§12.1).
@@ -109,11 +133,17 @@ pub fn run_effect_for(caps: &[String]) -> &'static str {
 /// Errors: `tool binary is "<line>"; only "AILANG v0.52.1" is measured for the workspace tools`.
 pub fn check_version_output(stdout: &[u8]) -> Result<(), String> {
     let text = String::from_utf8_lossy(stdout);
-    let first = text.lines().map(str::trim).find(|l| !l.is_empty()).unwrap_or("");
+    let first = text
+        .lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty())
+        .unwrap_or("");
     if first == TOOL_VERSION {
         Ok(())
     } else {
-        Err(format!("tool binary is {first:?}; only {TOOL_VERSION:?} is measured for the workspace tools"))
+        Err(format!(
+            "tool binary is {first:?}; only {TOOL_VERSION:?} is measured for the workspace tools"
+        ))
     }
 }
 
@@ -169,13 +199,19 @@ impl ToolLane {
 
     /// True once setup has been tried and failed (the episode then has no tools).
     pub fn failed(&self) -> bool {
-        self.state.lock().map(|s| matches!(*s, Some(Err(_)))).unwrap_or(true)
+        self.state
+            .lock()
+            .map(|s| matches!(*s, Some(Err(_))))
+            .unwrap_or(true)
     }
 
     /// The environment of every tool child (§12.2), never the parent's.
     fn child_env(&self) -> Vec<(OsString, OsString)> {
         let mut env = base_env(&self.cache_dir);
-        env.push(("AILANG_CACHE_DIR".into(), self.cache_dir.as_os_str().to_owned()));
+        env.push((
+            "AILANG_CACHE_DIR".into(),
+            self.cache_dir.as_os_str().to_owned(),
+        ));
         if let Some(examples) = &self.examples_dir {
             env.push(("AILANG_EXAMPLES".into(), examples.as_os_str().to_owned()));
         }
@@ -202,20 +238,26 @@ impl ToolLane {
 
     /// Runs the setup once and returns its result ever after.
     fn ready(&self, deadline: Instant) -> Result<Arc<Ready>, String> {
-        let mut state = self.state.lock().map_err(|_| "tool lane lock poisoned".to_owned())?;
+        let mut state = self
+            .state
+            .lock()
+            .map_err(|_| "tool lane lock poisoned".to_owned())?;
         if let Some(done) = state.as_ref() {
             return done.clone();
         }
-        let result = self
-            .setup(deadline)
-            .map(Arc::new)
-            .map_err(|why| format!("world: workspace tools unavailable for episode {:?}: {why}", self.episode));
+        let result = self.setup(deadline).map(Arc::new).map_err(|why| {
+            format!(
+                "world: workspace tools unavailable for episode {:?}: {why}",
+                self.episode
+            )
+        });
         *state = Some(result.clone());
         result
     }
 
     fn outside_root(&self, path: &Path) -> Result<(), String> {
-        let resolved = resolve_physical(path).map_err(|e| format!("resolve {}: {e}", path.display()))?;
+        let resolved =
+            resolve_physical(path).map_err(|e| format!("resolve {}: {e}", path.display()))?;
         if resolved.starts_with(self.sandbox.root()) {
             return Err(format!(
                 "{} resolves inside the worktree {}; policy and cache must live outside it",
@@ -232,7 +274,10 @@ impl ToolLane {
             return Err(format!("episode {ep:?} cannot name a policy file"));
         }
         if !self.bin.is_absolute() {
-            return Err(format!("the tool binary {} is not an absolute path", self.bin.display()));
+            return Err(format!(
+                "the tool binary {} is not an absolute path",
+                self.bin.display()
+            ));
         }
         for dir in [&self.policy_dir, &self.cache_dir] {
             self.outside_root(dir)?;
@@ -245,10 +290,15 @@ impl ToolLane {
         let version = run_child(&self.spec(vec!["--version".into()], Vec::new()), deadline)
             .map_err(|e| format!("{} --version: {e}", self.bin.display()))?;
         if version.exit_code != 0 {
-            return Err(format!("{} --version exited {}", self.bin.display(), version.exit_code));
+            return Err(format!(
+                "{} --version exited {}",
+                self.bin.display(),
+                version.exit_code
+            ));
         }
         check_version_output(&version.stdout)?;
-        let binary = std::fs::read(&self.bin).map_err(|e| format!("read {}: {e}", self.bin.display()))?;
+        let binary =
+            std::fs::read(&self.bin).map_err(|e| format!("read {}: {e}", self.bin.display()))?;
         let tool_ref = format!("sha256:{}", sha256_hex(&binary));
         let path = self.policy_dir.join(format!("{ep}.toml"));
         let base = self.render_and_verify(&path, &PolicySpec::base(), deadline)?;
@@ -257,25 +307,55 @@ impl ToolLane {
 
     /// Writes `spec`'s policy at `path` (mode 0600, atomically) and verifies it with the
     /// binary's summary.
-    fn render_and_verify(&self, path: &Path, spec: &PolicySpec, deadline: Instant) -> Result<Variant, String> {
-        let root = self.sandbox.root().to_str().ok_or("the worktree path is not UTF-8")?;
+    fn render_and_verify(
+        &self,
+        path: &Path,
+        spec: &PolicySpec,
+        deadline: Instant,
+    ) -> Result<Variant, String> {
+        let root = self
+            .sandbox
+            .root()
+            .to_str()
+            .ok_or("the worktree path is not UTF-8")?;
         let bytes = render_policy(root, spec).map_err(|e| e.to_string())?;
         self.outside_root(path)?;
         let mut tmp = tempfile::NamedTempFile::new_in(&self.policy_dir)
             .map_err(|e| format!("create a policy file in {}: {e}", self.policy_dir.display()))?;
-        tmp.write_all(&bytes).and_then(|_| tmp.as_file().sync_all()).map_err(|e| format!("write policy: {e}"))?;
+        tmp.write_all(&bytes)
+            .and_then(|_| tmp.as_file().sync_all())
+            .map_err(|e| format!("write policy: {e}"))?;
         let mode = <std::fs::Permissions as std::os::unix::fs::PermissionsExt>::from_mode(0o600);
         std::fs::set_permissions(tmp.path(), mode).map_err(|e| format!("chmod policy: {e}"))?;
-        tmp.persist(path).map_err(|e| format!("write {}: {}", path.display(), e.error))?;
+        tmp.persist(path)
+            .map_err(|e| format!("write {}: {}", path.display(), e.error))?;
         let answer = self.policy_tool(path, br#"{"op":"summary"}"#.to_vec(), deadline)?;
         let summary = answer
             .get("summary")
             .filter(|_| answer.get("ok") == Some(&Value::Bool(true)))
             .and_then(Value::as_object)
-            .ok_or_else(|| format!("policy-tool summary of {} is not an ok summary", path.display()))?;
-        let text = |k: &str| summary.get(k).and_then(Value::as_str).unwrap_or("").to_owned();
+            .ok_or_else(|| {
+                format!(
+                    "policy-tool summary of {} is not an ok summary",
+                    path.display()
+                )
+            })?;
+        let text = |k: &str| {
+            summary
+                .get(k)
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_owned()
+        };
         let list = |k: &str| -> Vec<String> {
-            summary.get(k).and_then(Value::as_array).map_or(Vec::new(), |a| a.iter().filter_map(|v| v.as_str().map(str::to_owned)).collect())
+            summary
+                .get(k)
+                .and_then(Value::as_array)
+                .map_or(Vec::new(), |a| {
+                    a.iter()
+                        .filter_map(|v| v.as_str().map(str::to_owned))
+                        .collect()
+                })
         };
         let mode = text("security_mode");
         let digest = text("policy_digest");
@@ -290,24 +370,51 @@ impl ToolLane {
         } else if caps != want_caps {
             Some(format!("caps {caps:?}, rendered {want_caps:?}"))
         } else if net_allow != spec.net_allow {
-            Some(format!("net_allow {net_allow:?}, rendered {:?}", spec.net_allow))
+            Some(format!(
+                "net_allow {net_allow:?}, rendered {:?}",
+                spec.net_allow
+            ))
         } else if sandbox.as_deref() != Some(self.sandbox.root()) {
-            Some(format!("fs_sandbox {:?} is not the worktree {:?}", text("fs_sandbox"), root))
+            Some(format!(
+                "fs_sandbox {:?} is not the worktree {:?}",
+                text("fs_sandbox"),
+                root
+            ))
         } else if digest != sha256_hex(&bytes) {
-            Some(format!("policy_digest {digest:?} is not the sha256 of the rendered bytes"))
+            Some(format!(
+                "policy_digest {digest:?} is not the sha256 of the rendered bytes"
+            ))
         } else {
             None
         };
         match why {
-            Some(why) => Err(format!("policy {} is not verified by policy-tool summary: {why}", path.display())),
-            None => Ok(Variant { path: path.to_path_buf(), digest, mode, caps: spec.caps.clone(), net_allow }),
+            Some(why) => Err(format!(
+                "policy {} is not verified by policy-tool summary: {why}",
+                path.display()
+            )),
+            None => Ok(Variant {
+                path: path.to_path_buf(),
+                digest,
+                mode,
+                caps: spec.caps.clone(),
+                net_allow,
+            }),
         }
     }
 
     /// Runs `policy-tool --policy <policy>` with `request` on stdin; a non-zero exit or a
     /// stdout that is not one JSON object is an error.
-    fn policy_tool(&self, policy: &Path, request: Vec<u8>, deadline: Instant) -> Result<Map<String, Value>, String> {
-        let args = vec![OsString::from("policy-tool"), "--policy".into(), policy.as_os_str().to_owned()];
+    fn policy_tool(
+        &self,
+        policy: &Path,
+        request: Vec<u8>,
+        deadline: Instant,
+    ) -> Result<Map<String, Value>, String> {
+        let args = vec![
+            OsString::from("policy-tool"),
+            "--policy".into(),
+            policy.as_os_str().to_owned(),
+        ];
         let out = run_child(&self.spec(args, request), deadline).map_err(|e| e.to_string())?;
         if out.exit_code != 0 {
             return Err(format!(
@@ -318,29 +425,41 @@ impl ToolLane {
         }
         match serde_json::from_slice::<Value>(&out.stdout) {
             Ok(Value::Object(map)) => Ok(map),
-            _ => Err(format!("policy-tool answered no JSON object: {:?}", String::from_utf8_lossy(&out.stdout))),
+            _ => Err(format!(
+                "policy-tool answered no JSON object: {:?}",
+                String::from_utf8_lossy(&out.stdout)
+            )),
         }
     }
 
     /// The verified policy for a canonical cap set, rendered on first use at
     /// `<db-dir>/policies/<ep>.run-<caps joined by '.'>.toml`.
-    fn variant_for(&self, ready: &Ready, caps: &[String], deadline: Instant) -> Result<Variant, String> {
+    fn variant_for(
+        &self,
+        ready: &Ready,
+        caps: &[String],
+        deadline: Instant,
+    ) -> Result<Variant, String> {
         if caps.iter().map(String::as_str).eq(BASE_CAPS) {
             return Ok(ready.base.clone());
         }
         let key = caps.join(".");
-        let mut variants = self.variants.lock().map_err(|_| "variant lock poisoned".to_owned())?;
+        let mut variants = self
+            .variants
+            .lock()
+            .map_err(|_| "variant lock poisoned".to_owned())?;
         if let Some(v) = variants.get(&key) {
             return Ok(v.clone());
         }
         let spec = PolicySpec::for_caps(caps, &self.run_caps).map_err(|e| e.to_string())?;
-        let path = self.policy_dir.join(format!("{}.run-{key}.toml", self.episode));
+        let path = self
+            .policy_dir
+            .join(format!("{}.run-{key}.toml", self.episode));
         let v = self.render_and_verify(&path, &spec, deadline)?;
         variants.insert(key, v.clone());
         Ok(v)
     }
 }
-
 
 /// One of the six tool effects of an episode.
 pub struct AilangHandler {
@@ -375,7 +494,11 @@ impl AilangHandler {
 
     /// Checks an op request. `Ok(Ok(bytes))`: the re-encoded request to send;
     /// `Ok(Err(outcome))`: a tool-level answer without running anything; `Err`: a failure.
-    fn op_checked(&self, ready: &Ready, obj: &Map<String, Value>) -> Result<Result<Vec<u8>, HandlerOutcome>, String> {
+    fn op_checked(
+        &self,
+        ready: &Ready,
+        obj: &Map<String, Value>,
+    ) -> Result<Result<Vec<u8>, HandlerOutcome>, String> {
         for key in obj.keys() {
             for name in ["op", "flags"] {
                 if key != name && fold_eq(OsStr::new(key), name) {
@@ -383,7 +506,10 @@ impl AilangHandler {
                 }
             }
             if !OP_KEYS.contains(&key.as_str()) {
-                return Err(self.refused(format!("unknown payload key {key:?}; it admits only: {}", OP_KEYS.join(", "))));
+                return Err(self.refused(format!(
+                    "unknown payload key {key:?}; it admits only: {}",
+                    OP_KEYS.join(", ")
+                )));
             }
         }
         let op = match obj.get("op") {
@@ -392,7 +518,10 @@ impl AilangHandler {
             None => return Err(self.refused("op is missing")),
         };
         if !ops_for(self.effect).contains(&op) {
-            return Err(format!("{} refuses op {op:?}: not in this effect's op allowlist", self.effect));
+            return Err(format!(
+                "{} refuses op {op:?}: not in this effect's op allowlist",
+                self.effect
+            ));
         }
         for key in ["path", "module", "query", "package"] {
             match obj.get(key) {
@@ -404,7 +533,10 @@ impl AilangHandler {
             self.check_path(path)?;
         }
         if let Some(flags) = obj.get("flags") {
-            let Some(flags) = flags.as_object().filter(|f| f.values().all(Value::is_string)) else {
+            let Some(flags) = flags
+                .as_object()
+                .filter(|f| f.values().all(Value::is_string))
+            else {
                 return Err(self.refused("argument \"flags\" must be an object of string values"));
             };
             if op == "fmt" && flags.contains_key("write") {
@@ -418,11 +550,20 @@ impl AilangHandler {
                 let list = if admitted.is_empty() {
                     "none".to_owned()
                 } else {
-                    admitted.iter().map(|f| format!("--{f}")).collect::<Vec<_>>().join(" ")
+                    admitted
+                        .iter()
+                        .map(|f| format!("--{f}"))
+                        .collect::<Vec<_>>()
+                        .join(" ")
                 };
                 let mut answer = Map::new();
                 answer.insert("ok".into(), json!(false));
-                answer.insert("refused".into(), json!(format!("op {op} does not admit flag --{bad} (admitted: {list})")));
+                answer.insert(
+                    "refused".into(),
+                    json!(format!(
+                        "op {op} does not admit flag --{bad} (admitted: {list})"
+                    )),
+                );
                 return Ok(Err(self.stamp(ready, answer)));
             }
         }
@@ -434,7 +575,9 @@ impl AilangHandler {
         }
         // Re-encode what was checked (sorted keys), so policy-tool reads exactly that.
         let sorted: BTreeMap<&String, &Value> = obj.iter().collect();
-        serde_json::to_vec(&sorted).map(Ok).map_err(|e| format!("re-encode the request: {e}"))
+        serde_json::to_vec(&sorted)
+            .map(Ok)
+            .map_err(|e| format!("re-encode the request: {e}"))
     }
 
     fn op(&self, ready: &Ready, obj: &Map<String, Value>, deadline: Instant) -> HandlerOutcome {
@@ -448,10 +591,16 @@ impl AilangHandler {
             Err(msg) => return HandlerOutcome::Failed(format!("{}: {msg}", self.effect)),
         };
         if !matches!(answer.get("ok"), Some(Value::Bool(_))) {
-            return HandlerOutcome::Failed(format!("{}: policy-tool answer has no boolean ok", self.effect));
+            return HandlerOutcome::Failed(format!(
+                "{}: policy-tool answer has no boolean ok",
+                self.effect
+            ));
         }
         if let Some(key) = RESERVED_KEYS.iter().find(|k| answer.contains_key(**k)) {
-            return HandlerOutcome::Failed(format!("{}: policy-tool answer carries the reserved key {key:?}", self.effect));
+            return HandlerOutcome::Failed(format!(
+                "{}: policy-tool answer carries the reserved key {key:?}",
+                self.effect
+            ));
         }
         self.stamp(ready, answer)
     }
@@ -464,7 +613,10 @@ impl AilangHandler {
     ) -> Result<(&'a str, Option<&'a str>, &'a str, Vec<&'a str>, Vec<String>), String> {
         const KEYS: [&str; 5] = ["path", "args_json", "stdin", "argv", "caps"];
         if let Some(key) = obj.keys().find(|k| !KEYS.contains(&k.as_str())) {
-            return Err(self.refused(format!("unknown payload key {key:?}; ailang-run admits only: {}", KEYS.join(", "))));
+            return Err(self.refused(format!(
+                "unknown payload key {key:?}; ailang-run admits only: {}",
+                KEYS.join(", ")
+            )));
         }
         let string = |key: &str| -> Result<Option<&'a str>, String> {
             match obj.get(key) {
@@ -473,7 +625,8 @@ impl AilangHandler {
                 Some(_) => Err(self.refused(format!("argument {key:?} must be a string"))),
             }
         };
-        let path = string("path")?.ok_or_else(|| self.refused("missing required argument \"path\""))?;
+        let path =
+            string("path")?.ok_or_else(|| self.refused("missing required argument \"path\""))?;
         self.check_path(path)?;
         let args_json = string("args_json")?;
         if let Some(j) = args_json {
@@ -483,18 +636,31 @@ impl AilangHandler {
         }
         let stdin = string("stdin")?.unwrap_or("");
         if stdin.len() > MAX_STDIN_BYTES {
-            return Err(self.refused(format!("argument \"stdin\" is {} bytes; the limit is {MAX_STDIN_BYTES}", stdin.len())));
+            return Err(self.refused(format!(
+                "argument \"stdin\" is {} bytes; the limit is {MAX_STDIN_BYTES}",
+                stdin.len()
+            )));
         }
         let mut argv = Vec::new();
         if let Some(value) = obj.get("argv") {
-            let items = value.as_array().ok_or_else(|| self.refused("argument \"argv\" must be an array of strings"))?;
+            let items = value
+                .as_array()
+                .ok_or_else(|| self.refused("argument \"argv\" must be an array of strings"))?;
             if items.len() > MAX_ARGV {
-                return Err(self.refused(format!("argument \"argv\" has {} items; the limit is {MAX_ARGV}", items.len())));
+                return Err(self.refused(format!(
+                    "argument \"argv\" has {} items; the limit is {MAX_ARGV}",
+                    items.len()
+                )));
             }
             for item in items {
-                let s = item.as_str().ok_or_else(|| self.refused("argument \"argv\" must be an array of strings"))?;
+                let s = item
+                    .as_str()
+                    .ok_or_else(|| self.refused("argument \"argv\" must be an array of strings"))?;
                 if s.len() > MAX_ARG_BYTES {
-                    return Err(self.refused(format!("an argv item is {} bytes; the limit is {MAX_ARG_BYTES}", s.len())));
+                    return Err(self.refused(format!(
+                        "an argv item is {} bytes; the limit is {MAX_ARG_BYTES}",
+                        s.len()
+                    )));
                 }
                 if s.contains('\0') {
                     return Err(self.refused("an argv item contains a NUL byte"));
@@ -507,7 +673,9 @@ impl AilangHandler {
             Some(Value::Array(items)) => {
                 let mut caps = Vec::new();
                 for item in items {
-                    let c = item.as_str().ok_or_else(|| self.refused("argument \"caps\" must be an array of strings"))?;
+                    let c = item.as_str().ok_or_else(|| {
+                        self.refused("argument \"caps\" must be an array of strings")
+                    })?;
                     if !KNOWN_CAPS.contains(&c) {
                         return Err(self.refused(format!(
                             "unknown capability {c:?}; caps admits only: {}",
@@ -528,22 +696,35 @@ impl AilangHandler {
             return Err(self.refused("argument \"caps\" names no capability"));
         }
         if caps.iter().any(|c| c == "Env") && caps.iter().any(|c| c == "Net") {
-            return Err(self.refused("caps names both Env and Net; one run takes at most one of them"));
+            return Err(
+                self.refused("caps names both Env and Net; one run takes at most one of them")
+            );
         }
         Ok((path, args_json, stdin, argv, caps))
     }
 
-    fn run(&self, ctx: &HandlerContext, ready: &Ready, obj: &Map<String, Value>, deadline: Instant) -> HandlerOutcome {
+    fn run(
+        &self,
+        ctx: &HandlerContext,
+        ready: &Ready,
+        obj: &Map<String, Value>,
+        deadline: Instant,
+    ) -> HandlerOutcome {
         let (path, args_json, stdin, argv, caps) = match self.run_request(obj) {
             Ok(request) => request,
             Err(msg) => return HandlerOutcome::Failed(msg),
         };
         let spends = run_effect_for(&caps);
         if spends != self.effect {
-            return HandlerOutcome::Failed(self.refused(format!("caps {caps:?} spend {spends}, not {}", self.effect)));
+            return HandlerOutcome::Failed(
+                self.refused(format!("caps {caps:?} spend {spends}, not {}", self.effect)),
+            );
         }
         // Gate 2: the operator's allowlist (the context is the serving side's configuration).
-        for cap in caps.iter().filter(|c| super::policy::OPERATOR_CAPS.contains(&c.as_str())) {
+        for cap in caps
+            .iter()
+            .filter(|c| super::policy::OPERATOR_CAPS.contains(&c.as_str()))
+        {
             if !ctx.run_caps.allow.contains(cap) {
                 return HandlerOutcome::Failed(self.refused(format!(
                     "capability {cap:?} is not enabled on this server (start it with --run-allow-caps {cap})"
@@ -551,13 +732,19 @@ impl AilangHandler {
             }
         }
         if caps.iter().any(|c| c == "Net") && ctx.run_caps.net_allow.is_empty() {
-            return HandlerOutcome::Failed(self.refused("a Net run needs --run-net-allow IP:PORT on this server"));
+            return HandlerOutcome::Failed(
+                self.refused("a Net run needs --run-net-allow IP:PORT on this server"),
+            );
         }
         let variant = match self.lane.variant_for(ready, &caps, deadline) {
             Ok(v) => v,
             Err(msg) => return HandlerOutcome::Failed(format!("{}: {msg}", self.effect)),
         };
-        let mut args: Vec<OsString> = vec!["run".into(), "--policy".into(), variant.path.as_os_str().to_owned()];
+        let mut args: Vec<OsString> = vec![
+            "run".into(),
+            "--policy".into(),
+            variant.path.as_os_str().to_owned(),
+        ];
         if let Some(j) = args_json {
             args.push("--args-json".into());
             args.push(j.into());
@@ -593,9 +780,19 @@ fn compose_run_result(out: &ChildOutput, variant: &Variant) -> Result<Value, Str
             out.exit_code
         )
     };
-    let policy_lines: Vec<&str> = stderr.lines().filter_map(|l| l.strip_prefix("policy: ")).collect();
-    let result_lines: Vec<&str> = stderr.lines().filter_map(|l| l.strip_prefix("policy-result: ")).collect();
-    let decision_ok = |d: &Value| d.as_object().and_then(|m| m.get("ok")).and_then(Value::as_bool);
+    let policy_lines: Vec<&str> = stderr
+        .lines()
+        .filter_map(|l| l.strip_prefix("policy: "))
+        .collect();
+    let result_lines: Vec<&str> = stderr
+        .lines()
+        .filter_map(|l| l.strip_prefix("policy-result: "))
+        .collect();
+    let decision_ok = |d: &Value| {
+        d.as_object()
+            .and_then(|m| m.get("ok"))
+            .and_then(Value::as_bool)
+    };
     let (admitted, decision, limit) = match (policy_lines.as_slice(), result_lines.as_slice()) {
         ([line], results) if results.len() <= 1 => {
             let parsed: Value = serde_json::from_str(line).map_err(|_| unrecognised())?;
@@ -610,7 +807,12 @@ fn compose_run_result(out: &ChildOutput, variant: &Variant) -> Result<Value, Str
                 None => Value::Null,
                 Some(line) => {
                     let limit: Value = serde_json::from_str(line).map_err(|_| unrecognised())?;
-                    let field = |k: &str| limit.get(k).and_then(Value::as_str).is_some_and(|s| !s.is_empty());
+                    let field = |k: &str| {
+                        limit
+                            .get(k)
+                            .and_then(Value::as_str)
+                            .is_some_and(|s| !s.is_empty())
+                    };
                     if out.exit_code != 3 || !field("reason") || !field("stage") {
                         return Err(unrecognised());
                     }
@@ -650,9 +852,17 @@ impl Handler for AilangHandler {
         self.effect
     }
 
-    fn execute(&self, ctx: &HandlerContext, scope: &str, payload: &Value, deadline: Instant) -> HandlerOutcome {
+    fn execute(
+        &self,
+        ctx: &HandlerContext,
+        scope: &str,
+        payload: &Value,
+        deadline: Instant,
+    ) -> HandlerOutcome {
         if scope != WORKTREE_SCOPE {
-            return HandlerOutcome::Failed(self.refused(format!("scope {scope:?} is not {WORKTREE_SCOPE:?}")));
+            return HandlerOutcome::Failed(
+                self.refused(format!("scope {scope:?} is not {WORKTREE_SCOPE:?}")),
+            );
         }
         let obj = match payload_object(payload) {
             Ok(obj) => obj,
@@ -674,34 +884,77 @@ mod tests {
     use super::*;
 
     fn variant() -> Variant {
-        Variant { path: "/p.toml".into(), digest: "d".into(), mode: "restricted".into(), caps: vec!["FS".into(), "IO".into()], net_allow: vec![] }
+        Variant {
+            path: "/p.toml".into(),
+            digest: "d".into(),
+            mode: "restricted".into(),
+            caps: vec!["FS".into(), "IO".into()],
+            net_allow: vec![],
+        }
     }
 
     fn out(rc: i32, stdout: &str, stderr: &str) -> ChildOutput {
-        ChildOutput { exit_code: rc, stdout: stdout.into(), stderr: stderr.into() }
+        ChildOutput {
+            exit_code: rc,
+            stdout: stdout.into(),
+            stderr: stderr.into(),
+        }
     }
 
     const POLICY_LINE: &str = r#"policy: {"ok":true,"decision":{"ok":true,"allowed_caps":["IO","FS"],"declared_effects":["IO"],"function":"main"}}"#;
 
     #[test]
     fn the_four_run_shapes_and_nothing_else() {
-        let a = compose_run_result(&out(0, "hi\n", &format!("{POLICY_LINE}\n")), &variant()).expect("a");
-        assert_eq!((a["admitted"].clone(), a["exit_code"].clone(), a["limit"].clone()), (json!(true), json!(0), Value::Null));
-        let b = compose_run_result(&out(1, "", &format!("Error: execution failed: x escapes sandbox y\n{POLICY_LINE}\n")), &variant()).expect("b");
+        let a = compose_run_result(&out(0, "hi\n", &format!("{POLICY_LINE}\n")), &variant())
+            .expect("a");
+        assert_eq!(
+            (
+                a["admitted"].clone(),
+                a["exit_code"].clone(),
+                a["limit"].clone()
+            ),
+            (json!(true), json!(0), Value::Null)
+        );
+        let b = compose_run_result(
+            &out(
+                1,
+                "",
+                &format!("Error: execution failed: x escapes sandbox y\n{POLICY_LINE}\n"),
+            ),
+            &variant(),
+        )
+        .expect("b");
         assert_eq!(b["exit_code"], json!(1));
         let c = compose_run_result(
             &out(2, r#"{"decision":{"ok":false,"error_kind":"policy_violation","message":"m","missing_from_policy":["Net"]}}"#, ""),
             &variant(),
         )
         .expect("c");
-        assert_eq!((c["admitted"].clone(), c["decision"]["error_kind"].clone()), (json!(false), json!("policy_violation")));
-        let d = compose_run_result(&out(3, "part", &format!("{POLICY_LINE}\npolicy-result: {{\"reason\":\"timeout\",\"stage\":\"run\"}}\n")), &variant()).expect("d");
+        assert_eq!(
+            (c["admitted"].clone(), c["decision"]["error_kind"].clone()),
+            (json!(false), json!("policy_violation"))
+        );
+        let d = compose_run_result(
+            &out(
+                3,
+                "part",
+                &format!(
+                    "{POLICY_LINE}\npolicy-result: {{\"reason\":\"timeout\",\"stage\":\"run\"}}\n"
+                ),
+            ),
+            &variant(),
+        )
+        .expect("d");
         assert_eq!(d["limit"]["reason"], json!("timeout"));
         for bad in [
             out(0, "garbage", ""),
             out(0, "", "no policy line"),
             out(1, "{}", &format!("{POLICY_LINE}\n{POLICY_LINE}\n")),
-            out(0, "", &format!("{POLICY_LINE}\npolicy-result: {{\"reason\":\"t\",\"stage\":\"r\"}}\n")),
+            out(
+                0,
+                "",
+                &format!("{POLICY_LINE}\npolicy-result: {{\"reason\":\"t\",\"stage\":\"r\"}}\n"),
+            ),
             out(2, r#"{"decision":{"ok":true}}"#, ""),
             out(0, r#"{"decision":{"ok":false}}"#, ""),
         ] {
@@ -713,7 +966,10 @@ mod tests {
     fn version_and_effect_choice() {
         assert!(check_version_output(b"\nAILANG v0.52.1\nCommit: c68ded4\n").is_ok());
         let err = check_version_output(b"AILANG v0.41.0\n").unwrap_err();
-        assert_eq!(err, r#"tool binary is "AILANG v0.41.0"; only "AILANG v0.52.1" is measured for the workspace tools"#);
+        assert_eq!(
+            err,
+            r#"tool binary is "AILANG v0.41.0"; only "AILANG v0.52.1" is measured for the workspace tools"#
+        );
         let caps = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
         assert_eq!(run_effect_for(&caps(&["Env", "IO"])), AILANG_RUN_ENV);
         assert_eq!(run_effect_for(&caps(&["IO", "Net"])), AILANG_RUN_NET);

@@ -48,7 +48,12 @@ pub trait ApprovalStore: Send + Sync {
     fn state(&self, approval_ref: &str) -> Result<Option<ApprovalState>, String>;
     /// Records a decision for a pending request and returns the decision object's ref. Must
     /// fail when the request is unknown or already decided (a decision is written once).
-    fn decide(&self, approval_ref: &str, approved: bool, decided_by: &str) -> Result<String, String>;
+    fn decide(
+        &self,
+        approval_ref: &str,
+        approved: bool,
+        decided_by: &str,
+    ) -> Result<String, String>;
     /// The invocation id that consumed the approval (`approval_claims.invocation_id`), if any.
     fn claimed_by(&self, approval_ref: &str) -> Result<Option<String>, String>;
 }
@@ -64,7 +69,15 @@ pub trait Prompter: Send + Sync {
 /// Shows untrusted text on a terminal: control characters (escape sequences, carriage
 /// returns) are rendered escaped so they cannot rewrite the prompt.
 pub fn terminal_safe(text: &str) -> String {
-    text.chars().flat_map(|c| if c.is_control() && c != '\n' { c.escape_default().collect::<Vec<_>>() } else { vec![c] }).collect()
+    text.chars()
+        .flat_map(|c| {
+            if c.is_control() && c != '\n' {
+                c.escape_default().collect::<Vec<_>>()
+            } else {
+                vec![c]
+            }
+        })
+        .collect()
 }
 
 /// `true` for `y` or `yes` in any case (after trimming); everything else is no.
@@ -82,8 +95,12 @@ impl Prompter for TtyPrompter {
             .read(true)
             .write(true)
             .open("/dev/tty")
-            .map_err(|e| format!("Human.Approve needs a controlling terminal (attended): /dev/tty: {e}"))?;
-        write!(tty, "{question} [y/N] ").and_then(|_| tty.flush()).map_err(|e| format!("writing to the terminal: {e}"))?;
+            .map_err(|e| {
+                format!("Human.Approve needs a controlling terminal (attended): /dev/tty: {e}")
+            })?;
+        write!(tty, "{question} [y/N] ")
+            .and_then(|_| tty.flush())
+            .map_err(|e| format!("writing to the terminal: {e}"))?;
         let mut answer = Vec::new();
         loop {
             let left = deadline.saturating_duration_since(Instant::now());
@@ -91,7 +108,11 @@ impl Prompter for TtyPrompter {
                 let _ = writeln!(tty);
                 return Err("no answer on the terminal before the deadline".to_owned());
             }
-            let mut fds = libc::pollfd { fd: tty.as_raw_fd(), events: libc::POLLIN, revents: 0 };
+            let mut fds = libc::pollfd {
+                fd: tty.as_raw_fd(),
+                events: libc::POLLIN,
+                revents: 0,
+            };
             let ms = libc::c_int::try_from(left.as_millis()).unwrap_or(libc::c_int::MAX);
             // SAFETY: one valid pollfd for the duration of the call.
             let rc = unsafe { libc::poll(&mut fds, 1, ms) };
@@ -122,7 +143,12 @@ impl Prompter for TtyPrompter {
     }
 }
 
-fn approval_ref<'a>(payload: &'a Value, effect: &str, op: &str, keys: &[&str]) -> Result<(&'a Map<String, Value>, &'a str), String> {
+fn approval_ref<'a>(
+    payload: &'a Value,
+    effect: &str,
+    op: &str,
+    keys: &[&str],
+) -> Result<(&'a Map<String, Value>, &'a str), String> {
     let obj = payload_object(payload)?;
     check_keys(obj, keys, effect)?;
     let got = required_str(obj, "op", effect)?;
@@ -168,11 +194,23 @@ impl ApproveHandler {
         ApproveHandler { store, prompter }
     }
 
-    fn run(&self, ctx: &HandlerContext, payload: &Value, deadline: Instant) -> Result<Value, String> {
-        let (obj, r) = approval_ref(payload, HUMAN_APPROVE, "approve", &["op", "approval_ref", "summary"])?;
+    fn run(
+        &self,
+        ctx: &HandlerContext,
+        payload: &Value,
+        deadline: Instant,
+    ) -> Result<Value, String> {
+        let (obj, r) = approval_ref(
+            payload,
+            HUMAN_APPROVE,
+            "approve",
+            &["op", "approval_ref", "summary"],
+        )?;
         let summary = required_str(obj, "summary", HUMAN_APPROVE)?;
         if summary.len() > MAX_SUMMARY_BYTES {
-            return Err(format!("{HUMAN_APPROVE} refused: the summary is over {MAX_SUMMARY_BYTES} bytes"));
+            return Err(format!(
+                "{HUMAN_APPROVE} refused: the summary is over {MAX_SUMMARY_BYTES} bytes"
+            ));
         }
         match self.store.state(r)? {
             None => Err(format!("{HUMAN_APPROVE} refused: no approval request {r}")),
@@ -185,7 +223,11 @@ impl ApproveHandler {
                 );
                 let approved = self.prompter.confirm(&question, deadline)?;
                 let decision_ref = self.store.decide(r, approved, "terminal")?;
-                let state = if approved { ApprovalState::Approved { decision_ref } } else { ApprovalState::Denied { decision_ref } };
+                let state = if approved {
+                    ApprovalState::Approved { decision_ref }
+                } else {
+                    ApprovalState::Denied { decision_ref }
+                };
                 Ok(state_output(r, &state, None))
             }
             Some(state) => Ok(state_output(r, &state, self.store.claimed_by(r)?)),
@@ -198,7 +240,13 @@ impl Handler for ApproveHandler {
         HUMAN_APPROVE
     }
 
-    fn execute(&self, ctx: &HandlerContext, _scope: &str, payload: &Value, deadline: Instant) -> HandlerOutcome {
+    fn execute(
+        &self,
+        ctx: &HandlerContext,
+        _scope: &str,
+        payload: &Value,
+        deadline: Instant,
+    ) -> HandlerOutcome {
         match self.run(ctx, payload, deadline) {
             Ok(out) => HandlerOutcome::json(&out),
             Err(msg) => HandlerOutcome::Failed(msg),
@@ -223,11 +271,24 @@ impl Handler for PollApprovalHandler {
         HUMAN_POLL_APPROVAL
     }
 
-    fn execute(&self, _ctx: &HandlerContext, _scope: &str, payload: &Value, _deadline: Instant) -> HandlerOutcome {
+    fn execute(
+        &self,
+        _ctx: &HandlerContext,
+        _scope: &str,
+        payload: &Value,
+        _deadline: Instant,
+    ) -> HandlerOutcome {
         let run = || -> Result<Value, String> {
-            let (_, r) = approval_ref(payload, HUMAN_POLL_APPROVAL, "poll", &["op", "approval_ref"])?;
+            let (_, r) = approval_ref(
+                payload,
+                HUMAN_POLL_APPROVAL,
+                "poll",
+                &["op", "approval_ref"],
+            )?;
             match self.store.state(r)? {
-                None => Err(format!("{HUMAN_POLL_APPROVAL} refused: no approval request {r}")),
+                None => Err(format!(
+                    "{HUMAN_POLL_APPROVAL} refused: no approval request {r}"
+                )),
                 Some(state) => Ok(state_output(r, &state, self.store.claimed_by(r)?)),
             }
         };
@@ -254,14 +315,27 @@ mod tests {
 
     impl ApprovalStore for MemoryStore {
         fn state(&self, r: &str) -> Result<Option<ApprovalState>, String> {
-            Ok(self.states.lock().map_err(|e| e.to_string())?.get(r).cloned())
+            Ok(self
+                .states
+                .lock()
+                .map_err(|e| e.to_string())?
+                .get(r)
+                .cloned())
         }
         fn decide(&self, r: &str, approved: bool, by: &str) -> Result<String, String> {
             let mut states = self.states.lock().map_err(|e| e.to_string())?;
             match states.get(r) {
                 Some(ApprovalState::Pending) => {
                     let d = format!("decision-of-{r}-by-{by}");
-                    let s = if approved { ApprovalState::Approved { decision_ref: d.clone() } } else { ApprovalState::Denied { decision_ref: d.clone() } };
+                    let s = if approved {
+                        ApprovalState::Approved {
+                            decision_ref: d.clone(),
+                        }
+                    } else {
+                        ApprovalState::Denied {
+                            decision_ref: d.clone(),
+                        }
+                    };
                     states.insert(r.to_owned(), s);
                     Ok(d)
                 }
@@ -269,7 +343,12 @@ mod tests {
             }
         }
         fn claimed_by(&self, r: &str) -> Result<Option<String>, String> {
-            Ok(self.claims.lock().map_err(|e| e.to_string())?.get(r).cloned())
+            Ok(self
+                .claims
+                .lock()
+                .map_err(|e| e.to_string())?
+                .get(r)
+                .cloned())
         }
     }
 
@@ -293,42 +372,118 @@ mod tests {
     #[test]
     fn approve_then_poll() {
         let store = Arc::new(MemoryStore::default());
-        store.states.lock().expect("lock").insert("sha256:aa".into(), ApprovalState::Pending);
+        store
+            .states
+            .lock()
+            .expect("lock")
+            .insert("sha256:aa".into(), ApprovalState::Pending);
         let prompter = Arc::new(Scripted(Ok(true), Mutex::new(Vec::new())));
         let approve = ApproveHandler::new(store.clone(), prompter.clone());
         let poll = PollApprovalHandler::new(store.clone());
-        let ctx = HandlerContext { episode: "ep1".into(), ..Default::default() };
+        let ctx = HandlerContext {
+            episode: "ep1".into(),
+            ..Default::default()
+        };
         let d = Instant::now() + Duration::from_secs(1);
-        let p = out(poll.execute(&ctx, "s", &json!({"op":"poll","approval_ref":"sha256:aa"}), d));
+        let p = out(poll.execute(
+            &ctx,
+            "s",
+            &json!({"op":"poll","approval_ref":"sha256:aa"}),
+            d,
+        ));
         assert_eq!(p["state"], json!("pending"));
-        let a = out(approve.execute(&ctx, "s", &json!({"op":"approve","approval_ref":"sha256:aa","summary":"publish \u{1b}[2Jx"}), d));
+        let a = out(approve.execute(
+            &ctx,
+            "s",
+            &json!({"op":"approve","approval_ref":"sha256:aa","summary":"publish \u{1b}[2Jx"}),
+            d,
+        ));
         assert_eq!(a["state"], json!("approved"));
         let asked = prompter.1.lock().expect("lock").clone();
         assert_eq!(asked.len(), 1);
-        assert!(!asked[0].contains('\u{1b}'), "escape reached the terminal: {asked:?}");
-        store.claims.lock().expect("lock").insert("sha256:aa".into(), "cli:ep1:t1".into());
-        let p = out(poll.execute(&ctx, "s", &json!({"op":"poll","approval_ref":"sha256:aa"}), d));
-        assert_eq!(p, json!({"ok":true,"approval_ref":"sha256:aa","state":"approved","decision_ref":"decision-of-sha256:aa-by-terminal","claimed_by":"cli:ep1:t1"}));
+        assert!(
+            !asked[0].contains('\u{1b}'),
+            "escape reached the terminal: {asked:?}"
+        );
+        store
+            .claims
+            .lock()
+            .expect("lock")
+            .insert("sha256:aa".into(), "cli:ep1:t1".into());
+        let p = out(poll.execute(
+            &ctx,
+            "s",
+            &json!({"op":"poll","approval_ref":"sha256:aa"}),
+            d,
+        ));
+        assert_eq!(
+            p,
+            json!({"ok":true,"approval_ref":"sha256:aa","state":"approved","decision_ref":"decision-of-sha256:aa-by-terminal","claimed_by":"cli:ep1:t1"})
+        );
         // Deciding again does not ask again.
-        out(approve.execute(&ctx, "s", &json!({"op":"approve","approval_ref":"sha256:aa","summary":"x"}), d));
+        out(approve.execute(
+            &ctx,
+            "s",
+            &json!({"op":"approve","approval_ref":"sha256:aa","summary":"x"}),
+            d,
+        ));
         assert_eq!(prompter.1.lock().expect("lock").len(), 1);
     }
 
     #[test]
     fn denial_no_terminal_and_unknown_refs() {
         let store = Arc::new(MemoryStore::default());
-        store.states.lock().expect("lock").insert("r1".into(), ApprovalState::Pending);
-        store.states.lock().expect("lock").insert("r2".into(), ApprovalState::Pending);
+        store
+            .states
+            .lock()
+            .expect("lock")
+            .insert("r1".into(), ApprovalState::Pending);
+        store
+            .states
+            .lock()
+            .expect("lock")
+            .insert("r2".into(), ApprovalState::Pending);
         let ctx = HandlerContext::default();
         let d = Instant::now();
-        let no = ApproveHandler::new(store.clone(), Arc::new(Scripted(Ok(false), Mutex::new(Vec::new()))));
-        assert_eq!(out(no.execute(&ctx, "s", &json!({"op":"approve","approval_ref":"r1","summary":"x"}), d))["state"], json!("denied"));
-        let headless = ApproveHandler::new(store.clone(), Arc::new(Scripted(Err("no tty".into()), Mutex::new(Vec::new()))));
-        assert!(matches!(headless.execute(&ctx, "s", &json!({"op":"approve","approval_ref":"r2","summary":"x"}), d), HandlerOutcome::Failed(_)));
-        assert_eq!(store.state("r2").expect("state"), Some(ApprovalState::Pending));
+        let no = ApproveHandler::new(
+            store.clone(),
+            Arc::new(Scripted(Ok(false), Mutex::new(Vec::new()))),
+        );
+        assert_eq!(
+            out(no.execute(
+                &ctx,
+                "s",
+                &json!({"op":"approve","approval_ref":"r1","summary":"x"}),
+                d
+            ))["state"],
+            json!("denied")
+        );
+        let headless = ApproveHandler::new(
+            store.clone(),
+            Arc::new(Scripted(Err("no tty".into()), Mutex::new(Vec::new()))),
+        );
+        assert!(matches!(
+            headless.execute(
+                &ctx,
+                "s",
+                &json!({"op":"approve","approval_ref":"r2","summary":"x"}),
+                d
+            ),
+            HandlerOutcome::Failed(_)
+        ));
+        assert_eq!(
+            store.state("r2").expect("state"),
+            Some(ApprovalState::Pending)
+        );
         let poll = PollApprovalHandler::new(store);
-        assert!(matches!(poll.execute(&ctx, "s", &json!({"op":"poll","approval_ref":"nope"}), d), HandlerOutcome::Failed(_)));
-        assert!(matches!(poll.execute(&ctx, "s", &json!({"op":"approve","approval_ref":"r1"}), d), HandlerOutcome::Failed(_)));
+        assert!(matches!(
+            poll.execute(&ctx, "s", &json!({"op":"poll","approval_ref":"nope"}), d),
+            HandlerOutcome::Failed(_)
+        ));
+        assert!(matches!(
+            poll.execute(&ctx, "s", &json!({"op":"approve","approval_ref":"r1"}), d),
+            HandlerOutcome::Failed(_)
+        ));
     }
 
     #[test]

@@ -86,7 +86,9 @@ pub enum ConfineError {
         pattern: String,
     },
     /// The final component of a write is a symlink (writes never follow one).
-    #[error("path {path:?} refused: its final component is a symlink, and writes never follow one")]
+    #[error(
+        "path {path:?} refused: its final component is a symlink, and writes never follow one"
+    )]
     SymlinkLeaf {
         /// The request path.
         path: String,
@@ -116,8 +118,9 @@ pub enum ConfineError {
 ///
 /// Errors: [`ConfineError::NotUtf8`], [`ConfineError::Nul`], [`ConfineError::BadPath`].
 pub fn check_plan_path_bytes(raw: &[u8]) -> Result<&str, ConfineError> {
-    let text = std::str::from_utf8(raw)
-        .map_err(|_| ConfineError::NotUtf8 { lossy: String::from_utf8_lossy(raw).into_owned() })?;
+    let text = std::str::from_utf8(raw).map_err(|_| ConfineError::NotUtf8 {
+        lossy: String::from_utf8_lossy(raw).into_owned(),
+    })?;
     check_plan_path(text)?;
     Ok(text)
 }
@@ -128,14 +131,18 @@ pub fn check_plan_path_bytes(raw: &[u8]) -> Result<&str, ConfineError> {
 /// Errors: [`ConfineError::Nul`], [`ConfineError::BadPath`].
 pub fn check_plan_path(path: &str) -> Result<(), ConfineError> {
     if path.contains('\0') {
-        return Err(ConfineError::Nul { path: path.to_owned() });
+        return Err(ConfineError::Nul {
+            path: path.to_owned(),
+        });
     }
     let bad = path.is_empty()
         || path.starts_with('/')
         || path.starts_with('-')
         || path.split('/').any(|segment| segment == "..");
     if bad {
-        return Err(ConfineError::BadPath { path: path.to_owned() });
+        return Err(ConfineError::BadPath {
+            path: path.to_owned(),
+        });
     }
     Ok(())
 }
@@ -247,7 +254,9 @@ fn fold_char(c: char) -> char {
 
 /// True when `name` equals `target` (lowercase ASCII) under simple case folding.
 pub fn fold_eq(name: &OsStr, target: &str) -> bool {
-    let Some(name) = name.to_str() else { return false };
+    let Some(name) = name.to_str() else {
+        return false;
+    };
     let mut a = name.chars().map(fold_char);
     let mut b = target.chars().map(fold_char);
     loop {
@@ -266,15 +275,25 @@ pub fn fold_eq(name: &OsStr, target: &str) -> bool {
 /// Errors: [`ConfineError::GitReadOnly`], [`ConfineError::DenyWrite`].
 pub fn check_protected(relative: &Path, request: &str) -> Result<(), ConfineError> {
     for component in relative.components() {
-        let Component::Normal(name) = component else { continue };
+        let Component::Normal(name) = component else {
+            continue;
+        };
         if fold_eq(name, ".git") {
-            return Err(ConfineError::GitReadOnly { path: request.to_owned() });
+            return Err(ConfineError::GitReadOnly {
+                path: request.to_owned(),
+            });
         }
         if let Some(dir) = DENY_DIRS.iter().find(|d| fold_eq(name, d)) {
-            return Err(ConfineError::DenyWrite { path: request.to_owned(), pattern: format!("{dir}/**") });
+            return Err(ConfineError::DenyWrite {
+                path: request.to_owned(),
+                pattern: format!("{dir}/**"),
+            });
         }
         if let Some(file) = DENY_FILES.iter().find(|f| fold_eq(name, f)) {
-            return Err(ConfineError::DenyWrite { path: request.to_owned(), pattern: (*file).to_owned() });
+            return Err(ConfineError::DenyWrite {
+                path: request.to_owned(),
+                pattern: (*file).to_owned(),
+            });
         }
     }
     Ok(())
@@ -293,20 +312,30 @@ impl Sandbox {
     /// Errors: [`ConfineError::BadWorktree`] naming what is wrong.
     pub fn open(worktree: &Path) -> Result<Sandbox, ConfineError> {
         let shown = worktree.display().to_string();
-        let bad = |why: String| ConfineError::BadWorktree { worktree: shown.clone(), why };
+        let bad = |why: String| ConfineError::BadWorktree {
+            worktree: shown.clone(),
+            why,
+        };
         if !worktree.is_absolute() {
             return Err(bad("it is not an absolute path".into()));
         }
-        let meta = std::fs::symlink_metadata(worktree).map_err(|e| bad(format!("it cannot be read: {}", go_errno_text(&e))))?;
+        let meta = std::fs::symlink_metadata(worktree)
+            .map_err(|e| bad(format!("it cannot be read: {}", go_errno_text(&e))))?;
         if meta.file_type().is_symlink() {
-            return Err(bad("it is a symlink; the worktree must be a real directory".into()));
+            return Err(bad(
+                "it is a symlink; the worktree must be a real directory".into(),
+            ));
         }
         if !meta.is_dir() {
             return Err(bad("it is not a directory".into()));
         }
-        let canonical = std::fs::canonicalize(worktree).map_err(|e| bad(format!("it cannot be resolved: {}", go_errno_text(&e))))?;
+        let canonical = std::fs::canonicalize(worktree)
+            .map_err(|e| bad(format!("it cannot be resolved: {}", go_errno_text(&e))))?;
         if canonical != worktree {
-            return Err(bad(format!("it resolves to {:?}, not to itself", canonical.display().to_string())));
+            return Err(bad(format!(
+                "it resolves to {:?}, not to itself",
+                canonical.display().to_string()
+            )));
         }
         Ok(Sandbox { root: canonical })
     }
@@ -323,8 +352,11 @@ impl Sandbox {
     /// error while resolving (e.g. `ENOTDIR`, `ELOOP`).
     pub fn resolve(&self, request: &str) -> Result<PathBuf, ConfineError> {
         check_plan_path(request)?;
-        let resolved = resolve_physical(&self.root.join(request))
-            .map_err(|source| ConfineError::Io { path: request.to_owned(), source })?;
+        let resolved =
+            resolve_physical(&self.root.join(request)).map_err(|source| ConfineError::Io {
+                path: request.to_owned(),
+                source,
+            })?;
         if !resolved.starts_with(&self.root) {
             return Err(ConfineError::Escapes {
                 path: request.to_owned(),
@@ -372,7 +404,9 @@ pub fn go_errno_text(err: &io::Error) -> String {
             } else {
                 // SAFETY: non-null pointer from strerror, valid until the next strerror call
                 // on this thread; it is copied immediately.
-                unsafe { std::ffi::CStr::from_ptr(ptr) }.to_string_lossy().into_owned()
+                unsafe { std::ffi::CStr::from_ptr(ptr) }
+                    .to_string_lossy()
+                    .into_owned()
             }
         }
         None => err.to_string(),
@@ -388,10 +422,22 @@ fn cstring(name: &OsStr) -> io::Result<CString> {
     CString::new(name.as_bytes()).map_err(|_| io::Error::from_raw_os_error(libc::EINVAL))
 }
 
-fn openat_raw(dir: libc::c_int, name: &OsStr, flags: libc::c_int, mode: libc::mode_t) -> io::Result<OwnedFd> {
+fn openat_raw(
+    dir: libc::c_int,
+    name: &OsStr,
+    flags: libc::c_int,
+    mode: libc::mode_t,
+) -> io::Result<OwnedFd> {
     let name = cstring(name)?;
     // SAFETY: `name` is a valid NUL-terminated string; `dir` is an open descriptor or AT_FDCWD.
-    let fd = unsafe { libc::openat(dir, name.as_ptr(), flags | libc::O_CLOEXEC, mode as libc::c_uint) };
+    let fd = unsafe {
+        libc::openat(
+            dir,
+            name.as_ptr(),
+            flags | libc::O_CLOEXEC,
+            mode as libc::c_uint,
+        )
+    };
     if fd < 0 {
         return Err(io::Error::last_os_error());
     }
@@ -436,7 +482,9 @@ fn split_relative(relative: &Path) -> io::Result<(Vec<&OsStr>, &OsStr)> {
             _ => return Err(io::Error::from_raw_os_error(libc::EINVAL)),
         }
     }
-    let name = parts.pop().ok_or_else(|| io::Error::from_raw_os_error(libc::EISDIR))?;
+    let name = parts
+        .pop()
+        .ok_or_else(|| io::Error::from_raw_os_error(libc::EISDIR))?;
     Ok((parts, name))
 }
 
@@ -449,7 +497,12 @@ fn split_relative(relative: &Path) -> io::Result<(Vec<&OsStr>, &OsStr)> {
 pub fn open_read(base: &Path, relative: &Path, limit: u64) -> io::Result<Vec<u8>> {
     let (dirs, name) = split_relative(relative)?;
     let dir = open_dir_chain(base, &dirs, false)?;
-    let fd = openat_raw(dir.as_raw_fd(), name, libc::O_RDONLY | libc::O_NOFOLLOW | libc::O_NONBLOCK, 0)?;
+    let fd = openat_raw(
+        dir.as_raw_fd(),
+        name,
+        libc::O_RDONLY | libc::O_NOFOLLOW | libc::O_NONBLOCK,
+        0,
+    )?;
     let file = File::from(fd);
     let meta = file.metadata()?;
     if meta.is_dir() {
@@ -459,7 +512,8 @@ pub fn open_read(base: &Path, relative: &Path, limit: u64) -> io::Result<Vec<u8>
         return Err(io::Error::from_raw_os_error(libc::EINVAL));
     }
     let mut content = Vec::new();
-    file.take(limit.saturating_add(1)).read_to_end(&mut content)?;
+    file.take(limit.saturating_add(1))
+        .read_to_end(&mut content)?;
     if content.len() as u64 > limit {
         return Err(io::Error::from_raw_os_error(libc::EFBIG));
     }
@@ -476,7 +530,12 @@ static TEMP_COUNTER: AtomicU64 = AtomicU64::new(0);
 /// Errors: `ELOOP` when the final component is a symlink (it is never followed or replaced),
 /// `EISDIR` when it is a directory, `EINVAL` when it is another non-regular file, and any
 /// `openat`/`write`/`renameat` error. On error the temporary file is removed.
-pub fn write_atomic(base: &Path, relative: &Path, content: &[u8], create_dirs: bool) -> io::Result<()> {
+pub fn write_atomic(
+    base: &Path,
+    relative: &Path,
+    content: &[u8],
+    create_dirs: bool,
+) -> io::Result<()> {
     let (dirs, name) = split_relative(relative)?;
     let dir = open_dir_chain(base, &dirs, create_dirs)?;
     let cname = cstring(name)?;
@@ -484,7 +543,14 @@ pub fn write_atomic(base: &Path, relative: &Path, content: &[u8], create_dirs: b
     // SAFETY: zeroed stat is a valid out-parameter for fstatat.
     let mut st: libc::stat = unsafe { std::mem::zeroed() };
     // SAFETY: valid descriptor, NUL-terminated name, valid out pointer.
-    let rc = unsafe { libc::fstatat(dir.as_raw_fd(), cname.as_ptr(), &mut st, libc::AT_SYMLINK_NOFOLLOW) };
+    let rc = unsafe {
+        libc::fstatat(
+            dir.as_raw_fd(),
+            cname.as_ptr(),
+            &mut st,
+            libc::AT_SYMLINK_NOFOLLOW,
+        )
+    };
     if rc == 0 {
         match st.st_mode & libc::S_IFMT {
             libc::S_IFREG => mode = st.st_mode & 0o7777,
@@ -519,7 +585,15 @@ pub fn write_atomic(base: &Path, relative: &Path, content: &[u8], create_dirs: b
         }
         file.sync_all()?;
         // SAFETY: valid descriptor and NUL-terminated names in the same directory.
-        if unsafe { libc::renameat(dir.as_raw_fd(), tmp_c.as_ptr(), dir.as_raw_fd(), cname.as_ptr()) } != 0 {
+        if unsafe {
+            libc::renameat(
+                dir.as_raw_fd(),
+                tmp_c.as_ptr(),
+                dir.as_raw_fd(),
+                cname.as_ptr(),
+            )
+        } != 0
+        {
             return Err(io::Error::last_os_error());
         }
         Ok(())
@@ -550,7 +624,16 @@ mod tests {
 
     #[test]
     fn predicate_refuses_each_bad_form() {
-        for bad in ["", "/etc/passwd", "a/../../x", "..", "a/..", "-rf", "-", "a\0b"] {
+        for bad in [
+            "",
+            "/etc/passwd",
+            "a/../../x",
+            "..",
+            "a/..",
+            "-rf",
+            "-",
+            "a\0b",
+        ] {
             assert!(check_plan_path(bad).is_err(), "{bad:?} must be refused");
         }
         for good in ["a", "a/b.ail", "./a", "a..b", "a/-b", "..a/b"] {
@@ -599,7 +682,10 @@ mod tests {
         assert!(matches!(err, ConfineError::Escapes { .. }), "{err}");
         assert_eq!(
             err.to_string(),
-            format!("path \"s/key\" escapes sandbox {:?}", sb.root().display().to_string())
+            format!(
+                "path \"s/key\" escapes sandbox {:?}",
+                sb.root().display().to_string()
+            )
         );
     }
 
@@ -607,20 +693,31 @@ mod tests {
     fn in_tree_symlink_escaping_is_refused_and_inside_link_is_followed() {
         let (_dir, sb) = sandbox();
         symlink("/etc/hosts", sb.root().join("hosts")).expect("symlink");
-        assert!(matches!(sb.resolve("hosts"), Err(ConfineError::Escapes { .. })));
+        assert!(matches!(
+            sb.resolve("hosts"),
+            Err(ConfineError::Escapes { .. })
+        ));
         std::fs::write(sb.root().join("real.txt"), "x").expect("write");
         symlink("real.txt", sb.root().join("alias.txt")).expect("symlink");
-        assert_eq!(sb.resolve("alias.txt").expect("inside"), sb.root().join("real.txt"));
+        assert_eq!(
+            sb.resolve("alias.txt").expect("inside"),
+            sb.root().join("real.txt")
+        );
         // A relative link climbing out through `..` is judged where it lands.
         std::fs::create_dir(sb.root().join("d")).expect("mkdir");
         symlink("../../outside", sb.root().join("d/up")).expect("symlink");
-        assert!(matches!(sb.resolve("d/up/x"), Err(ConfineError::Escapes { .. })));
+        assert!(matches!(
+            sb.resolve("d/up/x"),
+            Err(ConfineError::Escapes { .. })
+        ));
     }
 
     #[test]
     fn missing_leaf_under_symlinked_parent_resolves_through_the_parent() {
         let (dir, sb) = sandbox();
-        let outside = std::fs::canonicalize(dir.path()).expect("canonical").join("outside");
+        let outside = std::fs::canonicalize(dir.path())
+            .expect("canonical")
+            .join("outside");
         std::fs::create_dir(&outside).expect("mkdir");
         symlink(&outside, sb.root().join("out")).expect("symlink");
         let err = sb.resolve_for_write("out/new.txt").unwrap_err();
@@ -631,9 +728,14 @@ mod tests {
     #[test]
     fn dangling_symlink_is_judged_by_its_destination() {
         let (dir, sb) = sandbox();
-        let target = std::fs::canonicalize(dir.path()).expect("canonical").join("not-yet");
+        let target = std::fs::canonicalize(dir.path())
+            .expect("canonical")
+            .join("not-yet");
         symlink(&target, sb.root().join("dangling")).expect("symlink");
-        assert!(matches!(sb.resolve_for_write("dangling"), Err(ConfineError::Escapes { .. })));
+        assert!(matches!(
+            sb.resolve_for_write("dangling"),
+            Err(ConfineError::Escapes { .. })
+        ));
         symlink("inside-later.txt", sb.root().join("dangling-in")).expect("symlink");
         assert_eq!(
             sb.resolve_for_write("dangling-in").expect("inside"),
@@ -647,7 +749,9 @@ mod tests {
         symlink("b", sb.root().join("a")).expect("symlink");
         symlink("a", sb.root().join("b")).expect("symlink");
         match sb.resolve("a") {
-            Err(ConfineError::Io { source, .. }) => assert_eq!(source.raw_os_error(), Some(libc::ELOOP)),
+            Err(ConfineError::Io { source, .. }) => {
+                assert_eq!(source.raw_os_error(), Some(libc::ELOOP))
+            }
             other => panic!("want ELOOP, got {other:?}"),
         }
     }
@@ -656,7 +760,13 @@ mod tests {
     fn protected_paths_fold_case() {
         let (_dir, sb) = sandbox();
         for p in [".git/config", ".GIT/x", "sub/.Git/hooks/pre-commit", ".git"] {
-            assert!(matches!(sb.resolve_for_write(p), Err(ConfineError::GitReadOnly { .. })), "{p}");
+            assert!(
+                matches!(
+                    sb.resolve_for_write(p),
+                    Err(ConfineError::GitReadOnly { .. })
+                ),
+                "{p}"
+            );
         }
         for (p, pat) in [
             (".github/workflows/ci.yml", ".github/**"),
@@ -674,7 +784,10 @@ mod tests {
         // A symlink aliasing .git is caught on the resolved path.
         std::fs::create_dir(sb.root().join(".git")).expect("mkdir");
         symlink(".git", sb.root().join("g")).expect("symlink");
-        assert!(matches!(sb.resolve_for_write("g/config"), Err(ConfineError::GitReadOnly { .. })));
+        assert!(matches!(
+            sb.resolve_for_write("g/config"),
+            Err(ConfineError::GitReadOnly { .. })
+        ));
         // Reads are not protected.
         assert!(sb.resolve(".git/config").is_ok());
         assert!(sb.resolve_for_write(".gitignore").is_ok());
@@ -684,17 +797,27 @@ mod tests {
     #[test]
     fn write_atomic_refuses_symlink_leaf_and_creates_parents() {
         let (dir, sb) = sandbox();
-        let outside = std::fs::canonicalize(dir.path()).expect("canonical").join("victim");
+        let outside = std::fs::canonicalize(dir.path())
+            .expect("canonical")
+            .join("victim");
         std::fs::write(&outside, "keep").expect("write");
         symlink(&outside, sb.root().join("leaf")).expect("symlink");
         let err = write_atomic(sb.root(), Path::new("leaf"), b"x", false).unwrap_err();
         assert_eq!(err.raw_os_error(), Some(libc::ELOOP));
         assert_eq!(std::fs::read_to_string(&outside).expect("read"), "keep");
         write_atomic(sb.root(), Path::new("a/b/c.txt"), b"hello", true).expect("write");
-        assert_eq!(std::fs::read(sb.root().join("a/b/c.txt")).expect("read"), b"hello");
-        assert_eq!(open_read(sb.root(), Path::new("a/b/c.txt"), 5).expect("read"), b"hello");
         assert_eq!(
-            open_read(sb.root(), Path::new("a/b/c.txt"), 4).unwrap_err().raw_os_error(),
+            std::fs::read(sb.root().join("a/b/c.txt")).expect("read"),
+            b"hello"
+        );
+        assert_eq!(
+            open_read(sb.root(), Path::new("a/b/c.txt"), 5).expect("read"),
+            b"hello"
+        );
+        assert_eq!(
+            open_read(sb.root(), Path::new("a/b/c.txt"), 4)
+                .unwrap_err()
+                .raw_os_error(),
             Some(libc::EFBIG)
         );
         // A symlinked directory in the middle is never traversed by the O_NOFOLLOW walk.
@@ -704,6 +827,9 @@ mod tests {
 
     #[test]
     fn errno_text_reads_like_go() {
-        assert_eq!(go_errno_text(&io::Error::from_raw_os_error(libc::ENOENT)), "no such file or directory");
+        assert_eq!(
+            go_errno_text(&io::Error::from_raw_os_error(libc::ENOENT)),
+            "no such file or directory"
+        );
     }
 }

@@ -34,15 +34,20 @@ impl FsHandler {
         let scope_path = Path::new(scope);
         let canonical = scope.starts_with('/')
             && !scope.contains('\0')
-            && confine::resolve_physical(scope_path).is_ok_and(|r| r.as_os_str() == scope_path.as_os_str());
+            && confine::resolve_physical(scope_path)
+                .is_ok_and(|r| r.as_os_str() == scope_path.as_os_str());
         if !canonical {
-            return Err(format!("{effect} refused: scope {scope:?} is not a canonical absolute file path"));
+            return Err(format!(
+                "{effect} refused: scope {scope:?} is not a canonical absolute file path"
+            ));
         }
         let obj = payload_object(payload)?;
         let op = file_op(obj, effect, write)?;
         let path = required_str(obj, "path", effect)?;
         if !path.starts_with('/') || path.contains('\0') {
-            return Err(format!("{effect} refused: path {path:?} must be an absolute path without NUL"));
+            return Err(format!(
+                "{effect} refused: path {path:?} must be an absolute path without NUL"
+            ));
         }
         match confine::resolve_physical(Path::new(path)) {
             Ok(resolved) if resolved.as_os_str() == scope_path.as_os_str() => {}
@@ -57,11 +62,19 @@ impl FsHandler {
             }
         }
         let relative = scope_path.strip_prefix("/").unwrap_or(scope_path);
-        let target = FileTarget { base: Path::new("/"), relative, request: path };
+        let target = FileTarget {
+            base: Path::new("/"),
+            relative,
+            request: path,
+        };
         Ok(match op {
             "read" => do_read(&target),
             "write" => do_write(&target, required_str(obj, "content", effect)?, false),
-            _ => do_edit(&target, required_str(obj, "old_text", effect)?, required_str(obj, "new_text", effect)?),
+            _ => do_edit(
+                &target,
+                required_str(obj, "old_text", effect)?,
+                required_str(obj, "new_text", effect)?,
+            ),
         })
     }
 }
@@ -71,8 +84,15 @@ impl Handler for FsHandler {
         self.effect
     }
 
-    fn execute(&self, _ctx: &HandlerContext, scope: &str, payload: &Value, _deadline: Instant) -> HandlerOutcome {
-        self.run(scope, payload).unwrap_or_else(HandlerOutcome::Failed)
+    fn execute(
+        &self,
+        _ctx: &HandlerContext,
+        scope: &str,
+        payload: &Value,
+        _deadline: Instant,
+    ) -> HandlerOutcome {
+        self.run(scope, payload)
+            .unwrap_or_else(HandlerOutcome::Failed)
     }
 }
 
@@ -101,7 +121,14 @@ mod tests {
             }
             other => panic!("{other:?}"),
         }
-        assert!(matches!(call(FS_WRITE, &scope, json!({"op":"write","path":scope,"content":"two"})), HandlerOutcome::Succeeded(_)));
+        assert!(matches!(
+            call(
+                FS_WRITE,
+                &scope,
+                json!({"op":"write","path":scope,"content":"two"})
+            ),
+            HandlerOutcome::Succeeded(_)
+        ));
         assert_eq!(std::fs::read_to_string(&file).expect("read"), "two");
     }
 
@@ -114,29 +141,53 @@ mod tests {
         let scope = base.join("granted.txt").display().to_string();
         let other = base.join("secret.txt").display().to_string();
         match call(FS_READ, &scope, json!({"op":"read","path":other})) {
-            HandlerOutcome::Failed(msg) => assert!(msg.contains("not to the grant's scope"), "{msg}"),
+            HandlerOutcome::Failed(msg) => {
+                assert!(msg.contains("not to the grant's scope"), "{msg}")
+            }
             o => panic!("{o:?}"),
         }
         // A symlink that resolves to the scope is the scope; one that resolves elsewhere is not.
         symlink(base.join("granted.txt"), base.join("alias")).expect("symlink");
         let alias = base.join("alias").display().to_string();
-        assert!(matches!(call(FS_READ, &scope, json!({"op":"read","path":alias})), HandlerOutcome::Succeeded(_)));
+        assert!(matches!(
+            call(FS_READ, &scope, json!({"op":"read","path":alias})),
+            HandlerOutcome::Succeeded(_)
+        ));
         // `..` spelled into the request is resolved, not compared as text.
         let dotted = format!("{}/x/../granted.txt", base.display());
-        assert!(matches!(call(FS_READ, &scope, json!({"op":"read","path":dotted})), HandlerOutcome::Failed(_)));
+        assert!(matches!(
+            call(FS_READ, &scope, json!({"op":"read","path":dotted})),
+            HandlerOutcome::Failed(_)
+        ));
         // Relative paths and non-canonical scopes are refused.
-        assert!(matches!(call(FS_READ, &scope, json!({"op":"read","path":"granted.txt"})), HandlerOutcome::Failed(_)));
+        assert!(matches!(
+            call(FS_READ, &scope, json!({"op":"read","path":"granted.txt"})),
+            HandlerOutcome::Failed(_)
+        ));
         let alias_scope = base.join("alias").display().to_string();
-        match call(FS_READ, &alias_scope, json!({"op":"read","path":alias_scope})) {
-            HandlerOutcome::Failed(msg) => assert!(msg.contains("not a canonical absolute file path"), "{msg}"),
+        match call(
+            FS_READ,
+            &alias_scope,
+            json!({"op":"read","path":alias_scope}),
+        ) {
+            HandlerOutcome::Failed(msg) => {
+                assert!(msg.contains("not a canonical absolute file path"), "{msg}")
+            }
             o => panic!("{o:?}"),
         }
         // A write op under FS.Read changes nothing.
         assert!(matches!(
-            call(FS_READ, &scope, json!({"op":"write","path":scope,"content":"x"})),
+            call(
+                FS_READ,
+                &scope,
+                json!({"op":"write","path":scope,"content":"x"})
+            ),
             HandlerOutcome::Failed(_)
         ));
-        assert_eq!(std::fs::read_to_string(base.join("granted.txt")).expect("read"), "ok");
+        assert_eq!(
+            std::fs::read_to_string(base.join("granted.txt")).expect("read"),
+            "ok"
+        );
     }
 
     #[test]
@@ -149,9 +200,16 @@ mod tests {
         let scope = base.join("planned.txt").display().to_string();
         symlink(base.join("victim"), base.join("planned.txt")).expect("symlink");
         assert!(matches!(
-            call(FS_WRITE, &scope, json!({"op":"write","path":scope,"content":"pwn"})),
+            call(
+                FS_WRITE,
+                &scope,
+                json!({"op":"write","path":scope,"content":"pwn"})
+            ),
             HandlerOutcome::Failed(_)
         ));
-        assert_eq!(std::fs::read_to_string(base.join("victim")).expect("read"), "keep");
+        assert_eq!(
+            std::fs::read_to_string(base.join("victim")).expect("read"),
+            "keep"
+        );
     }
 }

@@ -44,7 +44,10 @@ impl GitCommitHandler {
         let root = self.sandbox.root();
         let mut env = base_env(&ctx.cache_dir());
         let (name, email) = COMMIT_IDENTITY;
-        let ceiling = root.parent().map(|p| p.as_os_str().to_owned()).unwrap_or_else(|| OsString::from("/"));
+        let ceiling = root
+            .parent()
+            .map(|p| p.as_os_str().to_owned())
+            .unwrap_or_else(|| OsString::from("/"));
         env.extend([
             ("GIT_CONFIG_NOSYSTEM".into(), "1".into()),
             ("GIT_CONFIG_GLOBAL".into(), "/dev/null".into()),
@@ -79,27 +82,49 @@ impl GitCommitHandler {
         }
     }
 
-    fn run(&self, ctx: &HandlerContext, scope: &str, payload: &Value, deadline: Instant) -> HandlerOutcome {
+    fn run(
+        &self,
+        ctx: &HandlerContext,
+        scope: &str,
+        payload: &Value,
+        deadline: Instant,
+    ) -> HandlerOutcome {
         if scope != WORKTREE_SCOPE {
-            return HandlerOutcome::Failed(format!("{GIT_COMMIT} refused: scope {scope:?} is not {WORKTREE_SCOPE:?}"));
+            return HandlerOutcome::Failed(format!(
+                "{GIT_COMMIT} refused: scope {scope:?} is not {WORKTREE_SCOPE:?}"
+            ));
         }
         let message = match payload_object(payload).and_then(|obj| {
             check_keys(obj, &["op", "message"], GIT_COMMIT)?;
             let op = required_str(obj, "op", GIT_COMMIT)?;
             if op != "commit" {
-                return Err(format!("{GIT_COMMIT} refuses op {op:?}: it admits only commit"));
+                return Err(format!(
+                    "{GIT_COMMIT} refuses op {op:?}: it admits only commit"
+                ));
             }
             required_str(obj, "message", GIT_COMMIT)
         }) {
             Ok(message) => message,
             Err(msg) => return HandlerOutcome::Failed(msg),
         };
-        if message.trim().is_empty() || message.len() > MAX_MESSAGE_BYTES || message.contains('\0') {
+        if message.trim().is_empty() || message.len() > MAX_MESSAGE_BYTES || message.contains('\0')
+        {
             return HandlerOutcome::Failed(format!(
                 "{GIT_COMMIT} refused: the message must be non-empty text of at most {MAX_MESSAGE_BYTES} bytes without NUL"
             ));
         }
-        let spec = self.git(ctx, &["commit", "--no-verify", "--quiet", "--cleanup=verbatim", "-F", "-"], message.as_bytes());
+        let spec = self.git(
+            ctx,
+            &[
+                "commit",
+                "--no-verify",
+                "--quiet",
+                "--cleanup=verbatim",
+                "-F",
+                "-",
+            ],
+            message.as_bytes(),
+        );
         match run_child(&spec, deadline) {
             Ok(out) if out.exit_code == 0 => {}
             Ok(out) => {
@@ -107,13 +132,18 @@ impl GitCommitHandler {
                 if text.is_empty() {
                     text = String::from_utf8_lossy(&out.stdout).trim().to_owned();
                 }
-                return HandlerOutcome::Failed(format!("git commit exited {}: {text}", out.exit_code));
+                return HandlerOutcome::Failed(format!(
+                    "git commit exited {}: {text}",
+                    out.exit_code
+                ));
             }
             Err(ChildError::Spawn { program, source }) => {
                 return HandlerOutcome::Failed(format!("cannot start {program}: {source}"))
             }
             Err(err) => {
-                return HandlerOutcome::Indeterminate(format!("{err}; whether the commit was made is unknown"))
+                return HandlerOutcome::Indeterminate(format!(
+                    "{err}; whether the commit was made is unknown"
+                ))
             }
         }
         let spec = self.git(ctx, &["rev-parse", "--verify", "HEAD"], b"");
@@ -123,7 +153,9 @@ impl GitCommitHandler {
                 if id.len() >= 40 && id.bytes().all(|b| b.is_ascii_hexdigit()) {
                     HandlerOutcome::json(&json!({"ok": true, "commit": id}))
                 } else {
-                    HandlerOutcome::Indeterminate(format!("git commit succeeded but HEAD reads {id:?}"))
+                    HandlerOutcome::Indeterminate(format!(
+                        "git commit succeeded but HEAD reads {id:?}"
+                    ))
                 }
             }
             Ok(out) => HandlerOutcome::Indeterminate(format!(
@@ -131,7 +163,9 @@ impl GitCommitHandler {
                 out.exit_code,
                 String::from_utf8_lossy(&out.stderr).trim()
             )),
-            Err(err) => HandlerOutcome::Indeterminate(format!("git commit succeeded but reading HEAD failed: {err}")),
+            Err(err) => HandlerOutcome::Indeterminate(format!(
+                "git commit succeeded but reading HEAD failed: {err}"
+            )),
         }
     }
 }
@@ -141,7 +175,13 @@ impl Handler for GitCommitHandler {
         GIT_COMMIT
     }
 
-    fn execute(&self, ctx: &HandlerContext, scope: &str, payload: &Value, deadline: Instant) -> HandlerOutcome {
+    fn execute(
+        &self,
+        ctx: &HandlerContext,
+        scope: &str,
+        payload: &Value,
+        deadline: Instant,
+    ) -> HandlerOutcome {
         self.run(ctx, scope, payload, deadline)
     }
 }
@@ -161,44 +201,87 @@ mod tests {
     fn repo() -> Option<(tempfile::TempDir, PathBuf, PathBuf)> {
         let git = git_bin()?;
         let dir = tempfile::tempdir().expect("tempdir");
-        let root = std::fs::canonicalize(dir.path()).expect("canonical").join("ep1");
+        let root = std::fs::canonicalize(dir.path())
+            .expect("canonical")
+            .join("ep1");
         std::fs::create_dir(&root).expect("mkdir");
-        let ok = Command::new(&git).args(["init", "-q"]).current_dir(&root).status().expect("git init");
+        let ok = Command::new(&git)
+            .args(["init", "-q"])
+            .current_dir(&root)
+            .status()
+            .expect("git init");
         assert!(ok.success());
         Some((dir, root, git))
     }
 
     fn run_git(git: &Path, root: &Path, args: &[&str]) -> String {
-        let out = Command::new(git).args(args).current_dir(root).output().expect("git");
+        let out = Command::new(git)
+            .args(args)
+            .current_dir(root)
+            .output()
+            .expect("git");
         String::from_utf8_lossy(&out.stdout).trim().to_owned()
     }
 
     #[test]
     fn commits_staged_changes_and_ignores_hooks() {
-        let Some((_dir, root, git)) = repo() else { return };
+        let Some((_dir, root, git)) = repo() else {
+            return;
+        };
         std::fs::write(root.join("a.txt"), "a").expect("write");
         run_git(&git, &root, &["add", "a.txt"]);
         // A hook the agent planted must never run.
         let hook = root.join(".git/hooks/pre-commit");
-        std::fs::write(&hook, "#!/bin/sh\ntouch \"$(dirname \"$0\")/../../HOOK_RAN\"\nexit 1\n").expect("hook");
+        std::fs::write(
+            &hook,
+            "#!/bin/sh\ntouch \"$(dirname \"$0\")/../../HOOK_RAN\"\nexit 1\n",
+        )
+        .expect("hook");
         let mode = <std::fs::Permissions as std::os::unix::fs::PermissionsExt>::from_mode(0o755);
         std::fs::set_permissions(&hook, mode).expect("chmod");
-        let ctx = HandlerContext { episode: "ep1".into(), db_path: root.join("../world.db"), ..Default::default() };
+        let ctx = HandlerContext {
+            episode: "ep1".into(),
+            db_path: root.join("../world.db"),
+            ..Default::default()
+        };
         let h = GitCommitHandler::new(Sandbox::open(&root).expect("sandbox"), git.clone());
-        let out = h.execute(&ctx, "worktree", &json!({"op":"commit","message":"first\n"}), Instant::now() + Duration::from_secs(10));
-        let HandlerOutcome::Succeeded(bytes) = out else { panic!("{out:?}") };
+        let out = h.execute(
+            &ctx,
+            "worktree",
+            &json!({"op":"commit","message":"first\n"}),
+            Instant::now() + Duration::from_secs(10),
+        );
+        let HandlerOutcome::Succeeded(bytes) = out else {
+            panic!("{out:?}")
+        };
         let v: Value = serde_json::from_slice(&bytes).expect("json");
-        assert_eq!(v["commit"], json!(run_git(&git, &root, &["rev-parse", "HEAD"])));
-        assert_eq!(run_git(&git, &root, &["log", "-1", "--format=%an <%ae>|%s"]), "world <world@localhost>|first");
+        assert_eq!(
+            v["commit"],
+            json!(run_git(&git, &root, &["rev-parse", "HEAD"]))
+        );
+        assert_eq!(
+            run_git(&git, &root, &["log", "-1", "--format=%an <%ae>|%s"]),
+            "world <world@localhost>|first"
+        );
         assert!(!root.join("HOOK_RAN").exists(), "the pre-commit hook ran");
         // Nothing staged: a failed effect, not a success.
-        let out = h.execute(&ctx, "worktree", &json!({"op":"commit","message":"again"}), Instant::now() + Duration::from_secs(10));
-        assert!(matches!(out, HandlerOutcome::Failed(ref m) if m.starts_with("git commit exited 1")), "{out:?}");
+        let out = h.execute(
+            &ctx,
+            "worktree",
+            &json!({"op":"commit","message":"again"}),
+            Instant::now() + Duration::from_secs(10),
+        );
+        assert!(
+            matches!(out, HandlerOutcome::Failed(ref m) if m.starts_with("git commit exited 1")),
+            "{out:?}"
+        );
     }
 
     #[test]
     fn bad_payloads_fail() {
-        let Some((_dir, root, git)) = repo() else { return };
+        let Some((_dir, root, git)) = repo() else {
+            return;
+        };
         let h = GitCommitHandler::new(Sandbox::open(&root).expect("sandbox"), git);
         let ctx = HandlerContext::default();
         let deadline = Instant::now() + Duration::from_secs(5);
@@ -208,8 +291,22 @@ mod tests {
             json!({"op":"push","message":"x"}),
             json!({"op":"commit","message":"x","amend":true}),
         ] {
-            assert!(matches!(h.execute(&ctx, "worktree", &payload, deadline), HandlerOutcome::Failed(_)), "{payload}");
+            assert!(
+                matches!(
+                    h.execute(&ctx, "worktree", &payload, deadline),
+                    HandlerOutcome::Failed(_)
+                ),
+                "{payload}"
+            );
         }
-        assert!(matches!(h.execute(&ctx, "/tmp", &json!({"op":"commit","message":"x"}), deadline), HandlerOutcome::Failed(_)));
+        assert!(matches!(
+            h.execute(
+                &ctx,
+                "/tmp",
+                &json!({"op":"commit","message":"x"}),
+                deadline
+            ),
+            HandlerOutcome::Failed(_)
+        ));
     }
 }

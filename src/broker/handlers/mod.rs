@@ -153,7 +153,13 @@ pub trait Handler: Send + Sync {
     /// Runs the effect. `scope` is the request's scope string (the grant already matched it);
     /// `payload` the request payload; `deadline` the handler deadline
     /// ([`process::handler_deadline`]). Never panics on any payload.
-    fn execute(&self, ctx: &HandlerContext, scope: &str, payload: &Value, deadline: Instant) -> HandlerOutcome;
+    fn execute(
+        &self,
+        ctx: &HandlerContext,
+        scope: &str,
+        payload: &Value,
+        deadline: Instant,
+    ) -> HandlerOutcome;
 }
 
 /// Services a registry can be given; the ones absent leave their effects unserved or failing.
@@ -187,7 +193,11 @@ impl HandlerRegistry {
     ///   `world: workspace tools disabled: --tool-ailang-bin needs --workspace-root`;
     /// - always `FS.Read`, `FS.Write`, `Model.Infer`; `Human.*` when an approval store is given.
     pub fn for_episode(ctx: &HandlerContext, services: Services) -> HandlerRegistry {
-        let mut registry = HandlerRegistry { handlers: BTreeMap::new(), tools: None, warnings: Vec::new() };
+        let mut registry = HandlerRegistry {
+            handlers: BTreeMap::new(),
+            tools: None,
+            warnings: Vec::new(),
+        };
         let sandbox = match &ctx.worktree {
             Some(worktree) => match confine::Sandbox::open(worktree) {
                 Ok(sandbox) => Some(sandbox),
@@ -204,11 +214,17 @@ impl HandlerRegistry {
         match (&sandbox, &ctx.tool_bin) {
             (Some(sandbox), tool_bin) => {
                 for effect in [WORKSPACE_READ, WORKSPACE_WRITE] {
-                    registry.add(Box::new(workspace::WorkspaceHandler::new(effect, sandbox.clone())));
+                    registry.add(Box::new(workspace::WorkspaceHandler::new(
+                        effect,
+                        sandbox.clone(),
+                    )));
                 }
                 if sandbox.root().join(".git").symlink_metadata().is_ok() {
                     if let Some(git) = &ctx.git_bin {
-                        registry.add(Box::new(git::GitCommitHandler::new(sandbox.clone(), git.clone())));
+                        registry.add(Box::new(git::GitCommitHandler::new(
+                            sandbox.clone(),
+                            git.clone(),
+                        )));
                     }
                 }
                 if let Some(bin) = tool_bin {
@@ -219,17 +235,26 @@ impl HandlerRegistry {
                     registry.tools = Some(lane);
                 }
             }
-            (None, Some(_)) => registry
-                .warnings
-                .push("world: workspace tools disabled: --tool-ailang-bin needs --workspace-root".to_owned()),
+            (None, Some(_)) => registry.warnings.push(
+                "world: workspace tools disabled: --tool-ailang-bin needs --workspace-root"
+                    .to_owned(),
+            ),
             (None, None) => {}
         }
         registry.add(Box::new(fs::FsHandler::new(FS_READ)));
         registry.add(Box::new(fs::FsHandler::new(FS_WRITE)));
-        registry.add(Box::new(model::ModelInferHandler::new(services.model.clone())));
+        registry.add(Box::new(model::ModelInferHandler::new(
+            services.model.clone(),
+        )));
         if let Some(store) = &services.approvals {
-            let prompter = services.prompter.clone().unwrap_or_else(|| Arc::new(approval::TtyPrompter));
-            registry.add(Box::new(approval::ApproveHandler::new(store.clone(), prompter)));
+            let prompter = services
+                .prompter
+                .clone()
+                .unwrap_or_else(|| Arc::new(approval::TtyPrompter));
+            registry.add(Box::new(approval::ApproveHandler::new(
+                store.clone(),
+                prompter,
+            )));
             registry.add(Box::new(approval::PollApprovalHandler::new(store.clone())));
         }
         registry
@@ -250,7 +275,11 @@ impl HandlerRegistry {
 
     /// The effect names currently served, sorted.
     pub fn effects(&self) -> Vec<&'static str> {
-        self.handlers.keys().copied().filter(|effect| self.handler_for(effect).is_some()).collect()
+        self.handlers
+            .keys()
+            .copied()
+            .filter(|effect| self.handler_for(effect).is_some())
+            .collect()
     }
 
     /// Lines to log once (a refused worktree, tools disabled).
@@ -276,24 +305,39 @@ impl HandlerRegistry {
 ///
 /// Errors: `payload is not a JSON object`.
 pub(crate) fn payload_object(payload: &Value) -> Result<&Map<String, Value>, String> {
-    payload.as_object().ok_or_else(|| "payload is not a JSON object".to_owned())
+    payload
+        .as_object()
+        .ok_or_else(|| "payload is not a JSON object".to_owned())
 }
 
 /// Refuses keys outside `allowed` (naming the first, in sorted order of the allowed list).
-pub(crate) fn check_keys(obj: &Map<String, Value>, allowed: &[&str], effect: &str) -> Result<(), String> {
+pub(crate) fn check_keys(
+    obj: &Map<String, Value>,
+    allowed: &[&str],
+    effect: &str,
+) -> Result<(), String> {
     for key in obj.keys() {
         if !allowed.contains(&key.as_str()) {
-            return Err(format!("{effect} refused: unknown payload key {key:?}; it admits only: {}", allowed.join(", ")));
+            return Err(format!(
+                "{effect} refused: unknown payload key {key:?}; it admits only: {}",
+                allowed.join(", ")
+            ));
         }
     }
     Ok(())
 }
 
 /// A required string field.
-pub(crate) fn required_str<'a>(obj: &'a Map<String, Value>, key: &str, effect: &str) -> Result<&'a str, String> {
+pub(crate) fn required_str<'a>(
+    obj: &'a Map<String, Value>,
+    key: &str,
+    effect: &str,
+) -> Result<&'a str, String> {
     match obj.get(key) {
         Some(Value::String(s)) => Ok(s),
-        Some(_) => Err(format!("{effect} refused: payload key {key:?} must be a string")),
+        Some(_) => Err(format!(
+            "{effect} refused: payload key {key:?} must be a string"
+        )),
         None => Err(format!("{effect} refused: payload key {key:?} is missing")),
     }
 }
@@ -330,21 +374,33 @@ mod tests {
 
     #[test]
     fn tool_bin_without_worktree_warns() {
-        let reg = HandlerRegistry::for_episode(&ctx_with(None, Some("/bin/true".into())), Services::default());
+        let reg = HandlerRegistry::for_episode(
+            &ctx_with(None, Some("/bin/true".into())),
+            Services::default(),
+        );
         assert!(reg.handler_for(AILANG_CHECK).is_none());
-        assert_eq!(reg.warnings(), ["world: workspace tools disabled: --tool-ailang-bin needs --workspace-root"]);
+        assert_eq!(
+            reg.warnings(),
+            ["world: workspace tools disabled: --tool-ailang-bin needs --workspace-root"]
+        );
     }
 
     #[test]
     fn bad_worktree_gives_an_empty_registry() {
         let dir = tempfile::tempdir().expect("tempdir");
-        let link = std::fs::canonicalize(dir.path()).expect("canonical").join("ep1");
+        let link = std::fs::canonicalize(dir.path())
+            .expect("canonical")
+            .join("ep1");
         std::os::unix::fs::symlink("/etc", &link).expect("symlink");
         let reg = HandlerRegistry::for_episode(&ctx_with(Some(link), None), Services::default());
         assert!(reg.effects().is_empty());
         assert!(reg.handler_for(FS_READ).is_none());
         assert_eq!(reg.warnings().len(), 1);
-        assert!(reg.warnings()[0].contains("is a symlink"), "{:?}", reg.warnings());
+        assert!(
+            reg.warnings()[0].contains("is a symlink"),
+            "{:?}",
+            reg.warnings()
+        );
     }
 
     #[test]
@@ -356,7 +412,10 @@ mod tests {
         let reg = HandlerRegistry::for_episode(&ctx, Services::default());
         assert!(reg.handler_for(WORKSPACE_READ).is_some());
         assert!(reg.handler_for(WORKSPACE_WRITE).is_some());
-        assert!(reg.handler_for(GIT_COMMIT).is_none(), "not a repository yet");
+        assert!(
+            reg.handler_for(GIT_COMMIT).is_none(),
+            "not a repository yet"
+        );
         std::fs::create_dir(ws.join(".git")).expect("mkdir");
         let reg = HandlerRegistry::for_episode(&ctx, Services::default());
         assert!(reg.handler_for(GIT_COMMIT).is_some());

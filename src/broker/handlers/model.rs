@@ -56,7 +56,13 @@ impl Handler for ModelInferHandler {
         MODEL_INFER
     }
 
-    fn execute(&self, _ctx: &HandlerContext, scope: &str, payload: &Value, deadline: Instant) -> HandlerOutcome {
+    fn execute(
+        &self,
+        _ctx: &HandlerContext,
+        scope: &str,
+        payload: &Value,
+        deadline: Instant,
+    ) -> HandlerOutcome {
         let Some(backend) = &self.backend else {
             return HandlerOutcome::Failed(NO_BACKEND_MESSAGE.to_owned());
         };
@@ -65,9 +71,13 @@ impl Handler for ModelInferHandler {
         }
         match backend.infer(scope, payload, deadline) {
             Ok(answer) if answer.is_object() => HandlerOutcome::json(&answer),
-            Ok(_) => HandlerOutcome::Failed(format!("{MODEL_INFER}: the backend answered something other than a JSON object")),
+            Ok(_) => HandlerOutcome::Failed(format!(
+                "{MODEL_INFER}: the backend answered something other than a JSON object"
+            )),
             Err(ModelError::Failed(msg)) => HandlerOutcome::Failed(format!("{MODEL_INFER}: {msg}")),
-            Err(ModelError::Indeterminate(msg)) => HandlerOutcome::Indeterminate(format!("{MODEL_INFER}: {msg}")),
+            Err(ModelError::Indeterminate(msg)) => {
+                HandlerOutcome::Indeterminate(format!("{MODEL_INFER}: {msg}"))
+            }
         }
     }
 }
@@ -101,13 +111,17 @@ impl ModelBackend for CommandModelBackend {
             Ok(out) if out.exit_code == 0 => serde_json::from_slice::<Value>(&out.stdout)
                 .ok()
                 .filter(Value::is_object)
-                .ok_or_else(|| ModelError::Failed("the backend's stdout is not one JSON object".to_owned())),
+                .ok_or_else(|| {
+                    ModelError::Failed("the backend's stdout is not one JSON object".to_owned())
+                }),
             Ok(out) => Err(ModelError::Failed(format!(
                 "the backend exited {}: {}",
                 out.exit_code,
                 String::from_utf8_lossy(&out.stderr).trim()
             ))),
-            Err(err @ ChildError::Deadline { .. }) => Err(ModelError::Indeterminate(err.to_string())),
+            Err(err @ ChildError::Deadline { .. }) => {
+                Err(ModelError::Indeterminate(err.to_string()))
+            }
             Err(err) => Err(ModelError::Failed(err.to_string())),
         }
     }
@@ -121,7 +135,12 @@ mod tests {
     #[test]
     fn no_backend_fails_and_says_how_to_configure_one() {
         let h = ModelInferHandler::new(None);
-        let out = h.execute(&HandlerContext::default(), "any", &json!({"prompt":"hi"}), Instant::now());
+        let out = h.execute(
+            &HandlerContext::default(),
+            "any",
+            &json!({"prompt":"hi"}),
+            Instant::now(),
+        );
         match out {
             HandlerOutcome::Failed(msg) => assert!(msg.contains("plug one in"), "{msg}"),
             other => panic!("{other:?}"),
@@ -136,18 +155,34 @@ mod tests {
             .expect("write");
         let mode = <std::fs::Permissions as std::os::unix::fs::PermissionsExt>::from_mode(0o755);
         std::fs::set_permissions(&script, mode).expect("chmod");
-        let backend = CommandModelBackend { program: script, home: dir.path().to_path_buf() };
+        let backend = CommandModelBackend {
+            program: script,
+            home: dir.path().to_path_buf(),
+        };
         let h = ModelInferHandler::new(Some(Arc::new(backend)));
         let ctx = HandlerContext::default();
-        match h.execute(&ctx, "m1", &json!({"prompt":"hi"}), Instant::now() + Duration::from_secs(5)) {
+        match h.execute(
+            &ctx,
+            "m1",
+            &json!({"prompt":"hi"}),
+            Instant::now() + Duration::from_secs(5),
+        ) {
             HandlerOutcome::Succeeded(bytes) => {
                 let v: Value = serde_json::from_slice(&bytes).expect("json");
                 assert_eq!(v["input"], json!({"scope":"m1","request":{"prompt":"hi"}}));
             }
             other => panic!("{other:?}"),
         }
-        let out = h.execute(&ctx, "m1", &json!({"prompt":"slow"}), Instant::now() + Duration::from_millis(300));
+        let out = h.execute(
+            &ctx,
+            "m1",
+            &json!({"prompt":"slow"}),
+            Instant::now() + Duration::from_millis(300),
+        );
         assert!(matches!(out, HandlerOutcome::Indeterminate(_)), "{out:?}");
-        assert!(matches!(h.execute(&ctx, "m1", &json!([1]), Instant::now()), HandlerOutcome::Failed(_)));
+        assert!(matches!(
+            h.execute(&ctx, "m1", &json!([1]), Instant::now()),
+            HandlerOutcome::Failed(_)
+        ));
     }
 }

@@ -48,7 +48,10 @@ fn fold_variants(name: &str) -> Vec<String> {
     let mut out = vec![String::new()];
     for c in name.chars() {
         let orbit = fold_orbit(c);
-        out = out.iter().flat_map(|prefix| orbit.iter().map(move |o| format!("{prefix}{o}"))).collect();
+        out = out
+            .iter()
+            .flat_map(|prefix| orbit.iter().map(move |o| format!("{prefix}{o}")))
+            .collect();
     }
     out
 }
@@ -139,12 +142,18 @@ impl PolicySpec {
         }
         let has = |c: &str| caps.iter().any(|x| x == c);
         let mut effective: Vec<String> = caps.to_vec();
-        let fs_budget = if has("FS") { 1000 } else {
+        let fs_budget = if has("FS") {
+            1000
+        } else {
             effective.push("FS".into());
             0
         };
         effective.sort();
-        let mut spec = PolicySpec { caps: effective, fs_budget, ..PolicySpec::base() };
+        let mut spec = PolicySpec {
+            caps: effective,
+            fs_budget,
+            ..PolicySpec::base()
+        };
         spec.mode = "restricted";
         if has("Net") {
             spec.net_allow = operator.net_allow.clone();
@@ -168,14 +177,20 @@ pub fn check_caps(caps: &[String]) -> Result<(), PolicyError> {
     }
     for (i, c) in caps.iter().enumerate() {
         if !KNOWN_CAPS.contains(&c.as_str()) {
-            return Err(PolicyError::BadCaps(format!("names the unknown capability {c:?}")));
+            return Err(PolicyError::BadCaps(format!(
+                "names the unknown capability {c:?}"
+            )));
         }
         if i > 0 && caps.get(i - 1).is_some_and(|prev| prev >= c) {
-            return Err(PolicyError::BadCaps(format!("{caps:?} is not sorted and distinct")));
+            return Err(PolicyError::BadCaps(format!(
+                "{caps:?} is not sorted and distinct"
+            )));
         }
     }
     if caps.iter().any(|c| c == "Env") && caps.iter().any(|c| c == "Net") {
-        return Err(PolicyError::BadCaps("names both Env and Net; one run takes at most one of them".into()));
+        return Err(PolicyError::BadCaps(
+            "names both Env and Net; one run takes at most one of them".into(),
+        ));
     }
     Ok(())
 }
@@ -194,7 +209,11 @@ pub fn render_policy(root: &str, spec: &PolicySpec) -> Result<Vec<u8>, PolicyErr
         && (root == "/" || !root.ends_with('/'))
         && !root.split('/').any(|s| s == "." || s == "..")
         && !root.contains("//");
-    if !clean || root.chars().any(|c| c == '"' || c == '\\' || c.is_control() || c == '\u{FFFD}') {
+    if !clean
+        || root
+            .chars()
+            .any(|c| c == '"' || c == '\\' || c.is_control() || c == '\u{FFFD}')
+    {
         return Err(PolicyError::BadRoot(root.to_owned()));
     }
     let mut deny = deny_write_patterns();
@@ -261,10 +280,15 @@ pub fn validate_run_caps_config(config: &RunCapsConfig) -> Result<(), PolicyErro
             return bad(format!("--run-net-allow {entry:?} is not a loopback address; a run's Net reaches loopback only"));
         }
         if addr.port() == 0 {
-            return bad(format!("--run-net-allow {entry:?} has an invalid port (want 1-65535)"));
+            return bad(format!(
+                "--run-net-allow {entry:?} has an invalid port (want 1-65535)"
+            ));
         }
         if addr.to_string() != *entry {
-            return bad(format!("--run-net-allow {entry:?} is not in canonical form; write {:?}", addr.to_string()));
+            return bad(format!(
+                "--run-net-allow {entry:?} is not in canonical form; write {:?}",
+                addr.to_string()
+            ));
         }
         if config.net_allow.iter().take(i).any(|e| e == entry) {
             return bad(format!("--run-net-allow names {entry:?} twice"));
@@ -292,25 +316,46 @@ mod tests {
 
     #[test]
     fn base_policy_renders_every_key() {
-        let text = String::from_utf8(render_policy("/ws/ep1", &PolicySpec::base()).expect("render")).expect("utf8");
+        let text =
+            String::from_utf8(render_policy("/ws/ep1", &PolicySpec::base()).expect("render"))
+                .expect("utf8");
         assert!(text.starts_with("security_mode = \"restricted\"\nallowed_caps = [\"IO\", \"FS\"]\nfs_sandbox = \"/ws/ep1\"\ntimeout_ms = 8000\nfs_deny_write = [\".github/**\", "));
-        assert!(text.ends_with("entry = \"main\"\n\n[budgets]\nFS = 1000\n"), "{text}");
-        for bad in ["ws", "/ws/\"x", "/ws/a\\b", "/ws/../x", "/ws/ep1/", "/ws/a\nb"] {
+        assert!(
+            text.ends_with("entry = \"main\"\n\n[budgets]\nFS = 1000\n"),
+            "{text}"
+        );
+        for bad in [
+            "ws", "/ws/\"x", "/ws/a\\b", "/ws/../x", "/ws/ep1/", "/ws/a\nb",
+        ] {
             assert!(render_policy(bad, &PolicySpec::base()).is_err(), "{bad:?}");
         }
     }
 
     #[test]
     fn variants_follow_the_cap_set() {
-        let op = RunCapsConfig { allow: vec!["Net".into()], net_allow: vec!["127.0.0.1:7655".into()], net_allow_http: true };
+        let op = RunCapsConfig {
+            allow: vec!["Net".into()],
+            net_allow: vec!["127.0.0.1:7655".into()],
+            net_allow_http: true,
+        };
         let caps = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
-        assert_eq!(PolicySpec::for_caps(&caps(&["FS", "IO"]), &op).expect("base"), PolicySpec::base());
+        assert_eq!(
+            PolicySpec::for_caps(&caps(&["FS", "IO"]), &op).expect("base"),
+            PolicySpec::base()
+        );
         let io_only = PolicySpec::for_caps(&caps(&["IO"]), &op).expect("io");
-        assert_eq!((io_only.caps.clone(), io_only.fs_budget), (caps(&["FS", "IO"]), 0));
+        assert_eq!(
+            (io_only.caps.clone(), io_only.fs_budget),
+            (caps(&["FS", "IO"]), 0)
+        );
         let net = PolicySpec::for_caps(&caps(&["FS", "IO", "Net"]), &op).expect("net");
-        assert_eq!((net.mode, net.net_allow.clone(), net.net_allow_http), ("restricted", op.net_allow.clone(), true));
+        assert_eq!(
+            (net.mode, net.net_allow.clone(), net.net_allow_http),
+            ("restricted", op.net_allow.clone(), true)
+        );
         let env = PolicySpec::for_caps(&caps(&["Env", "IO"]), &op).expect("env");
-        let text = String::from_utf8(render_policy("/ws/ep1", &env).expect("render")).expect("utf8");
+        let text =
+            String::from_utf8(render_policy("/ws/ep1", &env).expect("render")).expect("utf8");
         assert!(text.contains("security_mode = \"trusted_host\""));
         assert!(text.contains("fs_deny_write = [\".git/**\", \".github/**\""));
         assert!(text.contains("max_source_bytes = 1048576\n"));
@@ -327,7 +372,12 @@ mod tests {
             net_allow_http: http,
         };
         assert!(validate_run_caps_config(&cfg(&[], &[], false)).is_ok());
-        assert!(validate_run_caps_config(&cfg(&["Env", "Net"], &["127.0.0.1:80", "[::1]:8080"], true)).is_ok());
+        assert!(validate_run_caps_config(&cfg(
+            &["Env", "Net"],
+            &["127.0.0.1:80", "[::1]:8080"],
+            true
+        ))
+        .is_ok());
         for bad in [
             cfg(&["IO"], &[], false),
             cfg(&["Env", "Env"], &[], false),

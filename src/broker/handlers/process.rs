@@ -23,7 +23,10 @@ pub const HANDLER_RESERVE: Duration = Duration::from_secs(6);
 /// than `now` (a call with under 6 s left gets a deadline that has already passed).
 pub fn handler_deadline(now: Instant, invocation_deadline: Instant) -> Instant {
     let cap = now + HANDLER_MAX;
-    let reserved = invocation_deadline.checked_sub(HANDLER_RESERVE).unwrap_or(now).max(now);
+    let reserved = invocation_deadline
+        .checked_sub(HANDLER_RESERVE)
+        .unwrap_or(now)
+        .max(now);
     cap.min(reserved)
 }
 
@@ -144,11 +147,18 @@ pub fn run_child(spec: &ChildSpec, deadline: Instant) -> Result<ChildOutput, Chi
         .current_dir(&spec.cwd)
         .env_clear()
         .envs(spec.env.iter().map(|(k, v)| (k, v)))
-        .stdin(if spec.stdin.is_empty() { Stdio::null() } else { Stdio::piped() })
+        .stdin(if spec.stdin.is_empty() {
+            Stdio::null()
+        } else {
+            Stdio::piped()
+        })
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .process_group(0);
-    let mut child = command.spawn().map_err(|source| ChildError::Spawn { program: program.clone(), source })?;
+    let mut child = command.spawn().map_err(|source| ChildError::Spawn {
+        program: program.clone(),
+        source,
+    })?;
     let pid = child.id();
     let stdin_writer = child.stdin.take().map(|mut pipe| {
         let data = spec.stdin.clone();
@@ -158,8 +168,14 @@ pub fn run_child(spec: &ChildSpec, deadline: Instant) -> Result<ChildOutput, Chi
         })
     });
     let cap = spec.output_cap;
-    let stdout_reader = child.stdout.take().map(|pipe| thread::spawn(move || read_capped(pipe, cap)));
-    let stderr_reader = child.stderr.take().map(|pipe| thread::spawn(move || read_capped(pipe, cap)));
+    let stdout_reader = child
+        .stdout
+        .take()
+        .map(|pipe| thread::spawn(move || read_capped(pipe, cap)));
+    let stderr_reader = child
+        .stderr
+        .take()
+        .map(|pipe| thread::spawn(move || read_capped(pipe, cap)));
 
     let mut timed_out = false;
     let status = loop {
@@ -189,18 +205,40 @@ pub fn run_child(spec: &ChildSpec, deadline: Instant) -> Result<ChildOutput, Chi
     if let Some(handle) = stdin_writer {
         let _ = handle.join();
     }
-    let (stdout, stdout_over) = stdout_reader.and_then(|h| h.join().ok()).unwrap_or_default();
-    let (stderr, stderr_over) = stderr_reader.and_then(|h| h.join().ok()).unwrap_or_default();
-    let exit_code = status.code().unwrap_or_else(|| 128 + status.signal().unwrap_or(0));
-    let output = ChildOutput { exit_code, stdout, stderr };
+    let (stdout, stdout_over) = stdout_reader
+        .and_then(|h| h.join().ok())
+        .unwrap_or_default();
+    let (stderr, stderr_over) = stderr_reader
+        .and_then(|h| h.join().ok())
+        .unwrap_or_default();
+    let exit_code = status
+        .code()
+        .unwrap_or_else(|| 128 + status.signal().unwrap_or(0));
+    let output = ChildOutput {
+        exit_code,
+        stdout,
+        stderr,
+    };
     if timed_out {
-        return Err(ChildError::Deadline { program, after_ms: started.elapsed().as_millis(), partial: output });
+        return Err(ChildError::Deadline {
+            program,
+            after_ms: started.elapsed().as_millis(),
+            partial: output,
+        });
     }
     if stdout_over {
-        return Err(ChildError::OutputFlood { program, stream: "stdout", cap });
+        return Err(ChildError::OutputFlood {
+            program,
+            stream: "stdout",
+            cap,
+        });
     }
     if stderr_over {
-        return Err(ChildError::OutputFlood { program, stream: "stderr", cap });
+        return Err(ChildError::OutputFlood {
+            program,
+            stream: "stderr",
+            cap,
+        });
     }
     Ok(output)
 }
@@ -210,9 +248,14 @@ pub fn run_child(spec: &ChildSpec, deadline: Instant) -> Result<ChildOutput, Chi
 pub fn find_in_path(name: &str, path_var: Option<&std::ffi::OsStr>) -> Option<PathBuf> {
     use std::os::unix::fs::PermissionsExt;
     let path_var = path_var?;
-    std::env::split_paths(path_var).filter(|dir| dir.is_absolute()).map(|dir| dir.join(name)).find(|candidate| {
-        std::fs::metadata(candidate).map(|m| m.is_file() && m.permissions().mode() & 0o111 != 0).unwrap_or(false)
-    })
+    std::env::split_paths(path_var)
+        .filter(|dir| dir.is_absolute())
+        .map(|dir| dir.join(name))
+        .find(|candidate| {
+            std::fs::metadata(candidate)
+                .map(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+                .unwrap_or(false)
+        })
 }
 
 /// The fixed part of every handler child's environment (§12.2): `PATH=/usr/bin:/bin`,
@@ -264,22 +307,49 @@ mod tests {
     fn deadline_kills_the_whole_group() {
         let started = Instant::now();
         // The grandchild would keep stdout open for 30 s if only the leader were killed.
-        let err = run_child(&sh("sleep 30 & sleep 30"), Instant::now() + Duration::from_millis(300)).unwrap_err();
+        let err = run_child(
+            &sh("sleep 30 & sleep 30"),
+            Instant::now() + Duration::from_millis(300),
+        )
+        .unwrap_err();
         assert!(matches!(err, ChildError::Deadline { .. }), "{err}");
-        assert!(started.elapsed() < Duration::from_secs(10), "took {:?}", started.elapsed());
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "took {:?}",
+            started.elapsed()
+        );
     }
 
     #[test]
     fn output_flood_is_refused() {
-        let err = run_child(&sh("head -c 5000 /dev/zero"), Instant::now() + Duration::from_secs(5)).unwrap_err();
-        assert!(matches!(err, ChildError::OutputFlood { stream: "stdout", .. }), "{err}");
+        let err = run_child(
+            &sh("head -c 5000 /dev/zero"),
+            Instant::now() + Duration::from_secs(5),
+        )
+        .unwrap_err();
+        assert!(
+            matches!(
+                err,
+                ChildError::OutputFlood {
+                    stream: "stdout",
+                    ..
+                }
+            ),
+            "{err}"
+        );
     }
 
     #[test]
     fn deadline_math() {
         let now = Instant::now();
-        assert_eq!(handler_deadline(now, now + Duration::from_secs(60)), now + HANDLER_MAX);
-        assert_eq!(handler_deadline(now, now + Duration::from_secs(9)), now + Duration::from_secs(3));
+        assert_eq!(
+            handler_deadline(now, now + Duration::from_secs(60)),
+            now + HANDLER_MAX
+        );
+        assert_eq!(
+            handler_deadline(now, now + Duration::from_secs(9)),
+            now + Duration::from_secs(3)
+        );
         assert_eq!(handler_deadline(now, now + Duration::from_secs(2)), now);
     }
 }
