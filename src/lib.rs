@@ -1,4 +1,16 @@
 //! `world`: a library and command-line toolkit for AILANG World stores.
+//!
+//! - [`encoding`]: `HashRef` and the three canonical encoders (Go-json, TR-CJSON-1,
+//!   `canon.Source`); nothing else writes those bytes.
+//! - [`store`]: the SQLite file at schema v4 — open rules, writer lock, reads,
+//!   compare-and-append commits, journal, receipts, records, verify.
+//! - [`authority`]: grants, the decision law, sessions and credentials.
+//! - [`broker`]: the effect broker and its handlers (with host-side confinement).
+//! - [`interp`]: the `Interpreter` trait the external `ailang` and the embedded subset implement.
+//! - [`genesis`]: the deterministic genesis commit.
+//! - [`cli`]: the command line; one file per subcommand.
+pub mod authority;
+pub mod broker;
 pub mod cli;
 pub mod encoding;
 pub mod genesis;

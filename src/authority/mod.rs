@@ -1,0 +1,4 @@
+//! Authority: grants and the decision law, sessions and their credentials
+//! (authority-and-broker.md §1–§6).
+pub mod grants;
+pub mod session;

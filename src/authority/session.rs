@@ -1,0 +1,389 @@
+//! Sessions: minting, listing, revoking and resolving credentials (authority-and-broker.md
+//! §1–§3, DEC-CLI-3).
+
+use std::path::{Path, PathBuf};
+
+use rusqlite::{Connection, OptionalExtension};
+use serde::Serialize;
+
+use crate::encoding::gojson::{self, Obj};
+use crate::encoding::HashRef;
+use crate::store::{object_in, put_object, Error as StoreError, Object};
+
+use super::grants::{grants_json, Grant};
+
+/// `world/session-mint/v1`: the mint record (attended or not).
+pub const SESSION_MINT: &str = "world/session-mint/v1";
+/// `world/episode-binding/v1`: an episode's workspace root and limits scope.
+pub const EPISODE_BINDING: &str = "world/episode-binding/v1";
+/// Provenance of mint records and bindings.
+pub const PROVENANCE: &str = "world:session";
+
+/// Why a session cannot be used or made.
+#[derive(Debug, thiserror::Error)]
+pub enum SessionError {
+    /// The episode id breaks `^[a-z0-9][a-z0-9-]{0,63}$`.
+    #[error("episode {0:?} must match [a-z0-9][a-z0-9-]{{0,63}}")]
+    BadEpisode(String),
+    /// A credential text is not 64 hex characters.
+    #[error("session credential must be 64 hex characters")]
+    Malformed,
+    /// No such credential (revoked, never minted here, or undecodable grants: fail closed).
+    #[error("unknown session credential")]
+    Unknown,
+    /// `now > expires_at`.
+    #[error("session credential has expired")]
+    Expired,
+    /// The session input could not be read.
+    #[error("{0}")]
+    Input(String),
+    /// Store failure.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// Check the episode grammar `^[a-z0-9][a-z0-9-]{0,63}$` (authority-and-broker.md §3).
+pub fn check_episode(ep: &str) -> Result<(), SessionError> {
+    let b = ep.as_bytes();
+    let ok = !b.is_empty()
+        && b.len() <= 64
+        && (b[0].is_ascii_lowercase() || b[0].is_ascii_digit())
+        && b.iter().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'-');
+    if ok {
+        Ok(())
+    } else {
+        Err(SessionError::BadEpisode(ep.to_string()))
+    }
+}
+
+/// A fresh token: 32 random bytes as 64 lowercase hex.
+pub fn new_token() -> Result<String, SessionError> {
+    let mut bytes = [0u8; 32];
+    getrandom::getrandom(&mut bytes).map_err(|e| SessionError::Input(format!("random source: {e}")))?;
+    Ok(hex::encode(bytes))
+}
+
+/// `credential_id`: lowercase hex sha256 of the token text, no prefix.
+pub fn credential_id(token: &str) -> String {
+    HashRef::of(token.as_bytes()).hex()
+}
+
+/// Is `s` exactly 64 hex characters (either case: uppercase passes syntax but resolves unknown)?
+pub fn is_hex64(s: &str) -> bool {
+    s.len() == 64 && s.bytes().all(|b| b.is_ascii_hexdigit())
+}
+
+/// What a mint writes.
+#[derive(Clone, Debug)]
+pub struct MintRequest {
+    /// Episode id.
+    pub episode: String,
+    /// Grants (their `expires_at` is overwritten with the session expiry).
+    pub grants: Vec<Grant>,
+    /// Time to live in seconds.
+    pub ttl: i64,
+    /// Now, Unix seconds.
+    pub now: i64,
+    /// Was a human confirmed at a terminal? (`false` with `--yes`, DEC-CLI-3.)
+    pub attended: bool,
+    /// Workspace root to bind to the episode.
+    pub workspace_root: Option<PathBuf>,
+    /// Limits scope to bind to the episode.
+    pub limits_scope: Option<String>,
+}
+
+/// The result of a mint.
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Minted {
+    /// The credential id (sha256 hex of the token).
+    pub credential_id: String,
+    /// Expiry, Unix seconds.
+    pub expires_at: i64,
+    /// The mint record's ref.
+    pub record: String,
+}
+
+/// Mint a session inside `tx`: the credential row, the `world/session-mint/v1` record and,
+/// when asked, an `world/episode-binding/v1` object. `token` is never stored.
+pub fn mint(tx: &Connection, token: &str, req: &MintRequest) -> Result<Minted, SessionError> {
+    check_episode(&req.episode)?;
+    let expires_at = req.now.saturating_add(req.ttl);
+    let grants: Vec<Grant> = req.grants.iter().map(|g| Grant { expires_at, ..g.clone() }).collect();
+    let id = credential_id(token);
+    let gj = grants_json(&grants);
+    tx.execute(
+        "INSERT INTO session_credentials (credential_id, episode_id, grants_json, expires_at, created_at) VALUES (?1, ?2, ?3, ?4, ?5)",
+        rusqlite::params![id, req.episode, String::from_utf8_lossy(&gj), expires_at, req.now],
+    )
+    .map_err(StoreError::from)?;
+    let record = Obj::new()
+        .str("credentialId", &id)
+        .str("episodeId", &req.episode)
+        .raw("grants", &gj)
+        .int("expiresAt", expires_at)
+        .bool("attended", req.attended)
+        .int("mintedAt", req.now)
+        .finish();
+    let rec = Object::new(SESSION_MINT, PROVENANCE, record);
+    put_object(tx, &rec)?;
+    if req.workspace_root.is_some() || req.limits_scope.is_some() {
+        let root = req.workspace_root.as_ref().map(|p| p.to_string_lossy().into_owned()).unwrap_or_default();
+        let binding = Obj::new()
+            .str("episodeId", &req.episode)
+            .str("workspaceRoot", &root)
+            .str("limitsScope", req.limits_scope.as_deref().unwrap_or(""))
+            .int("boundAt", req.now)
+            .finish();
+        put_object(tx, &Object::new(EPISODE_BINDING, PROVENANCE, binding))?;
+    }
+    Ok(Minted { credential_id: id, expires_at, record: rec.meta.hash })
+}
+
+/// An episode's binding: the latest `world/episode-binding/v1` (greatest `boundAt`, then hash).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Binding {
+    /// Workspace root (`""` when none).
+    pub workspace_root: String,
+    /// Limits scope (`""` when none).
+    pub limits_scope: String,
+    /// Unix seconds.
+    pub bound_at: i64,
+}
+
+/// Look up the latest binding for `episode`.
+pub fn binding(conn: &Connection, episode: &str) -> Result<Option<Binding>, StoreError> {
+    let mut stmt = conn.prepare("SELECT hash_ref, payload FROM objects WHERE semantic_id = ?1")?;
+    let rows = stmt.query_map([EPISODE_BINDING], |r| Ok((r.get::<_, String>(0)?, r.get::<_, Vec<u8>>(1)?)))?;
+    let mut best: Option<(i64, String, Binding)> = None;
+    for row in rows {
+        let (hash, payload) = row?;
+        let Ok(v) = serde_json::from_slice::<serde_json::Value>(&payload) else { continue };
+        if v.get("episodeId").and_then(|x| x.as_str()) != Some(episode) {
+            continue;
+        }
+        let b = Binding {
+            workspace_root: v.get("workspaceRoot").and_then(|x| x.as_str()).unwrap_or("").to_string(),
+            limits_scope: v.get("limitsScope").and_then(|x| x.as_str()).unwrap_or("").to_string(),
+            bound_at: v.get("boundAt").and_then(|x| x.as_i64()).unwrap_or(0),
+        };
+        if best.as_ref().is_none_or(|(t, h, _)| (b.bound_at, &hash) > (*t, h)) {
+            best = Some((b.bound_at, hash, b));
+        }
+    }
+    Ok(best.map(|(_, _, b)| b))
+}
+
+/// A stored session.
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Session {
+    /// Credential id.
+    pub credential_id: String,
+    /// Episode.
+    pub episode: String,
+    /// Grants with their expiries.
+    pub grants: Vec<Grant>,
+    /// Unix seconds.
+    pub created_at: i64,
+    /// Unix seconds.
+    pub expires_at: i64,
+}
+
+fn session_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<(String, String, String, i64, i64)> {
+    Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?))
+}
+
+/// Resolve a token at `now`: unknown (including undecodable grants, fail closed), expired
+/// (`now > expires_at`), or the session.
+pub fn resolve(conn: &Connection, token: &str, now: i64) -> Result<Session, SessionError> {
+    if !is_hex64(token) {
+        return Err(SessionError::Malformed);
+    }
+    let id = credential_id(token);
+    let row = conn
+        .query_row(
+            "SELECT credential_id, episode_id, grants_json, created_at, expires_at FROM session_credentials WHERE credential_id = ?1",
+            [&id],
+            session_row,
+        )
+        .optional()
+        .map_err(StoreError::from)?
+        .ok_or(SessionError::Unknown)?;
+    let grants: Vec<Grant> = serde_json::from_str(&row.2).map_err(|_| SessionError::Unknown)?;
+    if now > row.4 {
+        return Err(SessionError::Expired);
+    }
+    Ok(Session { credential_id: row.0, episode: row.1, grants, created_at: row.3, expires_at: row.4 })
+}
+
+/// One row of `session list`, with the mint record's attended flag when known.
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Listed {
+    /// Credential id.
+    pub credential_id: String,
+    /// Episode.
+    pub episode: String,
+    /// `now < expires_at`.
+    pub live: bool,
+    /// Unix seconds.
+    pub created_at: i64,
+    /// Unix seconds.
+    pub expires_at: i64,
+    /// `E=S:B` each.
+    pub grants: Vec<String>,
+    /// `Some(false)` for `--yes` mints; `None` when minted elsewhere (no record).
+    pub attended: Option<bool>,
+}
+
+/// List up to 500 sessions (optionally one episode), newest first.
+pub fn list(conn: &Connection, episode: Option<&str>, now: i64) -> Result<Vec<Listed>, StoreError> {
+    let mut attended = std::collections::HashMap::new();
+    {
+        let mut stmt = conn.prepare("SELECT payload FROM objects WHERE semantic_id = ?1")?;
+        let rows = stmt.query_map([SESSION_MINT], |r| r.get::<_, Vec<u8>>(0))?;
+        for p in rows {
+            if let Ok(v) = serde_json::from_slice::<serde_json::Value>(&p?) {
+                if let (Some(id), Some(a)) = (v.get("credentialId").and_then(|x| x.as_str()), v.get("attended").and_then(|x| x.as_bool())) {
+                    attended.insert(id.to_string(), a);
+                }
+            }
+        }
+    }
+    let mut stmt = conn.prepare(
+        "SELECT credential_id, episode_id, grants_json, created_at, expires_at FROM session_credentials
+         WHERE (?1 IS NULL OR episode_id = ?1) ORDER BY created_at DESC, credential_id LIMIT 500",
+    )?;
+    let rows = stmt.query_map([episode], session_row)?;
+    let mut out = Vec::new();
+    for row in rows {
+        let (id, ep, gj, created, expires) = row?;
+        let grants = match serde_json::from_str::<Vec<Grant>>(&gj) {
+            Ok(gs) => gs.iter().map(Grant::spec).collect(),
+            Err(_) => vec!["(undecodable grants_json: fails closed)".to_string()],
+        };
+        out.push(Listed { attended: attended.get(&id).copied(), credential_id: id, episode: ep, live: now < expires, created_at: created, expires_at: expires, grants });
+    }
+    Ok(out)
+}
+
+/// Delete one credential; returns whether a row existed.
+pub fn revoke(tx: &Connection, credential_id: &str) -> Result<bool, StoreError> {
+    Ok(tx.execute("DELETE FROM session_credentials WHERE credential_id = ?1", [credential_id])? > 0)
+}
+
+/// Delete every credential of an episode; returns the revoked ids.
+pub fn revoke_episode(tx: &Connection, episode: &str) -> Result<Vec<String>, StoreError> {
+    let ids: Vec<String> = {
+        let mut stmt = tx.prepare("SELECT credential_id FROM session_credentials WHERE episode_id = ?1 ORDER BY credential_id")?;
+        let v = stmt.query_map([episode], |r| r.get(0))?.collect::<Result<_, _>>()?;
+        v
+    };
+    tx.execute("DELETE FROM session_credentials WHERE episode_id = ?1", [episode])?;
+    Ok(ids)
+}
+
+/// Where a token came from, and any warning to print (never the token itself).
+#[derive(Clone, Debug)]
+pub struct TokenInput {
+    /// The token text.
+    pub token: String,
+    /// A warning, e.g. a token on argv or a group-readable file.
+    pub warning: Option<String>,
+}
+
+/// Resolve `--session VALUE` or `WORLD_SESSION`: a 64-hex value is the token itself (warned:
+/// argv is visible to other users); anything else names a file of at most 256 bytes holding it
+/// (warned when group or others can read it).
+pub fn read_token(value: &str, from_argv: bool) -> Result<TokenInput, SessionError> {
+    if is_hex64(value) {
+        let warning = from_argv.then(|| "a session token on the command line is visible to other users (ps); prefer --session FILE or WORLD_SESSION".to_string());
+        return Ok(TokenInput { token: value.to_string(), warning });
+    }
+    let path = Path::new(value);
+    let meta = std::fs::metadata(path).map_err(|e| SessionError::Input(format!("session file {value}: {e}")))?;
+    if !meta.is_file() {
+        return Err(SessionError::Input(format!("session file {value} is not a regular file")));
+    }
+    if meta.len() > 256 {
+        return Err(SessionError::Input(format!("session file {value} is {} bytes; a token file holds at most 256", meta.len())));
+    }
+    let text = std::fs::read_to_string(path).map_err(|e| SessionError::Input(format!("session file {value}: {e}")))?;
+    let token = text.trim().to_string();
+    if !is_hex64(&token) {
+        return Err(SessionError::Malformed);
+    }
+    use std::os::unix::fs::PermissionsExt;
+    let warning = (meta.permissions().mode() & 0o077 != 0).then(|| format!("session file {value} is readable by group or others; chmod 600 it"));
+    Ok(TokenInput { token, warning })
+}
+
+/// Load the mint record of a credential, if this store wrote one.
+pub fn mint_record(conn: &Connection, credential_id: &str) -> Result<Option<serde_json::Value>, StoreError> {
+    let mut stmt = conn.prepare("SELECT hash_ref FROM objects WHERE semantic_id = ?1")?;
+    let refs: Vec<String> = stmt.query_map([SESSION_MINT], |r| r.get(0))?.collect::<Result<_, _>>()?;
+    for r in refs {
+        if let Some(o) = object_in(conn, &r)? {
+            if let Ok(v) = serde_json::from_slice::<serde_json::Value>(&o.payload) {
+                if v.get("credentialId").and_then(|x| x.as_str()) == Some(credential_id) {
+                    return Ok(Some(v));
+                }
+            }
+        }
+    }
+    Ok(None)
+}
+
+/// RFC 3339 UTC text for Unix seconds (`1970-01-01T00:00:00Z`).
+pub fn rfc3339(secs: i64) -> String {
+    let days = secs.div_euclid(86_400);
+    let rem = secs.rem_euclid(86_400);
+    // Civil-from-days (Howard Hinnant's algorithm).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let y = yoe + era * 400;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = if m <= 2 { y + 1 } else { y };
+    format!("{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z", rem / 3600, rem % 3600 / 60, rem % 60)
+}
+
+/// Encode text for a Go-json message (used by callers building JSON by hand).
+pub fn go_str(s: &str) -> String {
+    let mut v = Vec::new();
+    gojson::write_str(&mut v, s);
+    String::from_utf8_lossy(&v).into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn credential_id_vector() {
+        assert_eq!(credential_id(&"0".repeat(64)), "60e05bd1b195af2f94112fa7197a5c88289058840ce7c6df9693756bc6250f55");
+    }
+
+    #[test]
+    fn episode_grammar() {
+        for ok in ["ep1", "a", "0-x", &"a".repeat(64)] {
+            assert!(check_episode(ok).is_ok(), "{ok}");
+        }
+        for bad in ["", "-a", "A", "a_b", "a:b", "a/b", &"a".repeat(65)] {
+            assert!(check_episode(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn rfc3339_dates() {
+        assert_eq!(rfc3339(0), "1970-01-01T00:00:00Z");
+        assert_eq!(rfc3339(1_700_003_600), "2023-11-14T23:13:20Z");
+        assert_eq!(rfc3339(951_782_400), "2000-02-29T00:00:00Z");
+    }
+}
