@@ -41,6 +41,9 @@ complete -c world -n "__fish_world_needs_command" -f -a "object" -d 'Read object
 complete -c world -n "__fish_world_needs_command" -f -a "log" -d 'List log entries, or read one with `log get INDEX`'
 complete -c world -n "__fish_world_needs_command" -f -a "registry" -d 'Read named registry heads'
 complete -c world -n "__fish_world_needs_command" -f -a "receipt" -d 'Answer a receipt: not-started, indeterminate or resolved'
+complete -c world -n "__fish_world_needs_command" -f -a "session" -d 'Mint, list and revoke session credentials'
+complete -c world -n "__fish_world_needs_command" -f -a "effects" -d 'Effect records and pending effect intents'
+complete -c world -n "__fish_world_needs_command" -f -a "broker" -d 'Ask the broker what it would decide (dry run)'
 complete -c world -n "__fish_world_needs_command" -f -a "verify" -d 'Check the whole store: hashes, chain, links, journal'
 complete -c world -n "__fish_world_needs_command" -f -a "util" -d 'Generate shell completions and man pages'
 complete -c world -n "__fish_world_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
@@ -175,6 +178,101 @@ complete -c world -n "__fish_world_using_subcommand receipt" -l wait-lock -d 'Wr
 complete -c world -n "__fish_world_using_subcommand receipt" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
 complete -c world -n "__fish_world_using_subcommand receipt" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
 complete -c world -n "__fish_world_using_subcommand receipt" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c world -n "__fish_world_using_subcommand session; and not __fish_seen_subcommand_from mint list revoke help" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
+complete -c world -n "__fish_world_using_subcommand session; and not __fish_seen_subcommand_from mint list revoke help" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
+always\t'Always colour'
+never\t'Never colour'"
+complete -c world -n "__fish_world_using_subcommand session; and not __fish_seen_subcommand_from mint list revoke help" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
+complete -c world -n "__fish_world_using_subcommand session; and not __fish_seen_subcommand_from mint list revoke help" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
+complete -c world -n "__fish_world_using_subcommand session; and not __fish_seen_subcommand_from mint list revoke help" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
+complete -c world -n "__fish_world_using_subcommand session; and not __fish_seen_subcommand_from mint list revoke help" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c world -n "__fish_world_using_subcommand session; and not __fish_seen_subcommand_from mint list revoke help" -f -a "mint" -d 'Mint a session credential for an episode (attended: a human confirms at the terminal)'
+complete -c world -n "__fish_world_using_subcommand session; and not __fish_seen_subcommand_from mint list revoke help" -f -a "list" -d 'List session credentials: live or expired, grants, attended, expiry'
+complete -c world -n "__fish_world_using_subcommand session; and not __fish_seen_subcommand_from mint list revoke help" -f -a "revoke" -d 'Revoke one credential by id, or every credential of an episode'
+complete -c world -n "__fish_world_using_subcommand session; and not __fish_seen_subcommand_from mint list revoke help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c world -n "__fish_world_using_subcommand session; and __fish_seen_subcommand_from mint" -l episode -d 'The episode: [a-z0-9][a-z0-9-]{0,63}' -r
+complete -c world -n "__fish_world_using_subcommand session; and __fish_seen_subcommand_from mint" -l grant -d 'EFFECT=SCOPE:BUDGET, repeatable (e.g. Workspace.Read=worktree:50)' -r
+complete -c world -n "__fish_world_using_subcommand session; and __fish_seen_subcommand_from mint" -l ttl -d 'Lifetime in seconds for the session and every grant' -r
+complete -c world -n "__fish_world_using_subcommand session; and __fish_seen_subcommand_from mint" -l workspace-root -d 'Directory holding the episode worktrees (<DIR>/<episode>), recorded for the episode' -r -F
+complete -c world -n "__fish_world_using_subcommand session; and __fish_seen_subcommand_from mint" -l limits-scope -d 'Limits-ledger scope this episode\'s effects are charged to' -r
+complete -c world -n "__fish_world_using_subcommand session; and __fish_seen_subcommand_from mint" -l out -d 'Write the token to this new file (mode 0600) instead of stdout' -r -F
+complete -c world -n "__fish_world_using_subcommand session; and __fish_seen_subcommand_from mint" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
+complete -c world -n "__fish_world_using_subcommand session; and __fish_seen_subcommand_from mint" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
+always\t'Always colour'
+never\t'Never colour'"
+complete -c world -n "__fish_world_using_subcommand session; and __fish_seen_subcommand_from mint" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
+complete -c world -n "__fish_world_using_subcommand session; and __fish_seen_subcommand_from mint" -l yes -d 'No terminal confirmation (scripts, CI): recorded as unattended'
+complete -c world -n "__fish_world_using_subcommand session; and __fish_seen_subcommand_from mint" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
+complete -c world -n "__fish_world_using_subcommand session; and __fish_seen_subcommand_from mint" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
+complete -c world -n "__fish_world_using_subcommand session; and __fish_seen_subcommand_from mint" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c world -n "__fish_world_using_subcommand session; and __fish_seen_subcommand_from list" -l episode -d 'Only this episode' -r
+complete -c world -n "__fish_world_using_subcommand session; and __fish_seen_subcommand_from list" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
+complete -c world -n "__fish_world_using_subcommand session; and __fish_seen_subcommand_from list" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
+always\t'Always colour'
+never\t'Never colour'"
+complete -c world -n "__fish_world_using_subcommand session; and __fish_seen_subcommand_from list" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
+complete -c world -n "__fish_world_using_subcommand session; and __fish_seen_subcommand_from list" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
+complete -c world -n "__fish_world_using_subcommand session; and __fish_seen_subcommand_from list" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
+complete -c world -n "__fish_world_using_subcommand session; and __fish_seen_subcommand_from list" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c world -n "__fish_world_using_subcommand session; and __fish_seen_subcommand_from revoke" -l episode -d 'Revoke every credential of this episode' -r
+complete -c world -n "__fish_world_using_subcommand session; and __fish_seen_subcommand_from revoke" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
+complete -c world -n "__fish_world_using_subcommand session; and __fish_seen_subcommand_from revoke" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
+always\t'Always colour'
+never\t'Never colour'"
+complete -c world -n "__fish_world_using_subcommand session; and __fish_seen_subcommand_from revoke" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
+complete -c world -n "__fish_world_using_subcommand session; and __fish_seen_subcommand_from revoke" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
+complete -c world -n "__fish_world_using_subcommand session; and __fish_seen_subcommand_from revoke" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
+complete -c world -n "__fish_world_using_subcommand session; and __fish_seen_subcommand_from revoke" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c world -n "__fish_world_using_subcommand session; and __fish_seen_subcommand_from help" -f -a "mint" -d 'Mint a session credential for an episode (attended: a human confirms at the terminal)'
+complete -c world -n "__fish_world_using_subcommand session; and __fish_seen_subcommand_from help" -f -a "list" -d 'List session credentials: live or expired, grants, attended, expiry'
+complete -c world -n "__fish_world_using_subcommand session; and __fish_seen_subcommand_from help" -f -a "revoke" -d 'Revoke one credential by id, or every credential of an episode'
+complete -c world -n "__fish_world_using_subcommand session; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c world -n "__fish_world_using_subcommand effects; and not __fish_seen_subcommand_from show help" -l episode -d 'Only this episode' -r
+complete -c world -n "__fish_world_using_subcommand effects; and not __fish_seen_subcommand_from show help" -l invocation -d 'Only the records of this invocation (e.g. cli:ep1:t1)' -r
+complete -c world -n "__fish_world_using_subcommand effects; and not __fish_seen_subcommand_from show help" -l effect -d 'Only this effect name' -r
+complete -c world -n "__fish_world_using_subcommand effects; and not __fish_seen_subcommand_from show help" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
+complete -c world -n "__fish_world_using_subcommand effects; and not __fish_seen_subcommand_from show help" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
+always\t'Always colour'
+never\t'Never colour'"
+complete -c world -n "__fish_world_using_subcommand effects; and not __fish_seen_subcommand_from show help" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
+complete -c world -n "__fish_world_using_subcommand effects; and not __fish_seen_subcommand_from show help" -l denied -d 'Only denials'
+complete -c world -n "__fish_world_using_subcommand effects; and not __fish_seen_subcommand_from show help" -l pending -d 'List effect intents without an outcome (indeterminate; never retried)'
+complete -c world -n "__fish_world_using_subcommand effects; and not __fish_seen_subcommand_from show help" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
+complete -c world -n "__fish_world_using_subcommand effects; and not __fish_seen_subcommand_from show help" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
+complete -c world -n "__fish_world_using_subcommand effects; and not __fish_seen_subcommand_from show help" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c world -n "__fish_world_using_subcommand effects; and not __fish_seen_subcommand_from show help" -f -a "show" -d 'Resolve one effect record down to its request and result'
+complete -c world -n "__fish_world_using_subcommand effects; and not __fish_seen_subcommand_from show help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c world -n "__fish_world_using_subcommand effects; and __fish_seen_subcommand_from show" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
+complete -c world -n "__fish_world_using_subcommand effects; and __fish_seen_subcommand_from show" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
+always\t'Always colour'
+never\t'Never colour'"
+complete -c world -n "__fish_world_using_subcommand effects; and __fish_seen_subcommand_from show" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
+complete -c world -n "__fish_world_using_subcommand effects; and __fish_seen_subcommand_from show" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
+complete -c world -n "__fish_world_using_subcommand effects; and __fish_seen_subcommand_from show" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
+complete -c world -n "__fish_world_using_subcommand effects; and __fish_seen_subcommand_from show" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c world -n "__fish_world_using_subcommand effects; and __fish_seen_subcommand_from help" -f -a "show" -d 'Resolve one effect record down to its request and result'
+complete -c world -n "__fish_world_using_subcommand effects; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c world -n "__fish_world_using_subcommand broker; and not __fish_seen_subcommand_from check help" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
+complete -c world -n "__fish_world_using_subcommand broker; and not __fish_seen_subcommand_from check help" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
+always\t'Always colour'
+never\t'Never colour'"
+complete -c world -n "__fish_world_using_subcommand broker; and not __fish_seen_subcommand_from check help" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
+complete -c world -n "__fish_world_using_subcommand broker; and not __fish_seen_subcommand_from check help" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
+complete -c world -n "__fish_world_using_subcommand broker; and not __fish_seen_subcommand_from check help" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
+complete -c world -n "__fish_world_using_subcommand broker; and not __fish_seen_subcommand_from check help" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c world -n "__fish_world_using_subcommand broker; and not __fish_seen_subcommand_from check help" -f -a "check" -d 'Decide EFFECT SCOPE COST for a session (budgets seeded from the journal); writes nothing'
+complete -c world -n "__fish_world_using_subcommand broker; and not __fish_seen_subcommand_from check help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c world -n "__fish_world_using_subcommand broker; and __fish_seen_subcommand_from check" -l session -d 'Session token file or token (else WORLD_SESSION)' -r
+complete -c world -n "__fish_world_using_subcommand broker; and __fish_seen_subcommand_from check" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
+complete -c world -n "__fish_world_using_subcommand broker; and __fish_seen_subcommand_from check" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
+always\t'Always colour'
+never\t'Never colour'"
+complete -c world -n "__fish_world_using_subcommand broker; and __fish_seen_subcommand_from check" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
+complete -c world -n "__fish_world_using_subcommand broker; and __fish_seen_subcommand_from check" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
+complete -c world -n "__fish_world_using_subcommand broker; and __fish_seen_subcommand_from check" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
+complete -c world -n "__fish_world_using_subcommand broker; and __fish_seen_subcommand_from check" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c world -n "__fish_world_using_subcommand broker; and __fish_seen_subcommand_from help" -f -a "check" -d 'Decide EFFECT SCOPE COST for a session (budgets seeded from the journal); writes nothing'
+complete -c world -n "__fish_world_using_subcommand broker; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c world -n "__fish_world_using_subcommand verify" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
 complete -c world -n "__fish_world_using_subcommand verify" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
 always\t'Always colour'
@@ -216,21 +314,29 @@ complete -c world -n "__fish_world_using_subcommand util; and __fish_seen_subcom
 complete -c world -n "__fish_world_using_subcommand util; and __fish_seen_subcommand_from help" -f -a "completions" -d 'Write bash, zsh and fish completions into DIR (default: completions/)'
 complete -c world -n "__fish_world_using_subcommand util; and __fish_seen_subcommand_from help" -f -a "man" -d 'Write man pages (one per command) into DIR (default: man/)'
 complete -c world -n "__fish_world_using_subcommand util; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
-complete -c world -n "__fish_world_using_subcommand help; and not __fish_seen_subcommand_from genesis commit head world object log registry receipt verify util help" -f -a "genesis" -d 'Create the store if needed and commit a genesis world'
-complete -c world -n "__fish_world_using_subcommand help; and not __fish_seen_subcommand_from genesis commit head world object log registry receipt verify util help" -f -a "commit" -d 'Compare-and-append a world from a commit body (the POST /v1/commit JSON)'
-complete -c world -n "__fish_world_using_subcommand help; and not __fish_seen_subcommand_from genesis commit head world object log registry receipt verify util help" -f -a "head" -d 'Print the selected world head'
-complete -c world -n "__fish_world_using_subcommand help; and not __fish_seen_subcommand_from genesis commit head world object log registry receipt verify util help" -f -a "world" -d 'Read world rows'
-complete -c world -n "__fish_world_using_subcommand help; and not __fish_seen_subcommand_from genesis commit head world object log registry receipt verify util help" -f -a "object" -d 'Read objects'
-complete -c world -n "__fish_world_using_subcommand help; and not __fish_seen_subcommand_from genesis commit head world object log registry receipt verify util help" -f -a "log" -d 'List log entries, or read one with `log get INDEX`'
-complete -c world -n "__fish_world_using_subcommand help; and not __fish_seen_subcommand_from genesis commit head world object log registry receipt verify util help" -f -a "registry" -d 'Read named registry heads'
-complete -c world -n "__fish_world_using_subcommand help; and not __fish_seen_subcommand_from genesis commit head world object log registry receipt verify util help" -f -a "receipt" -d 'Answer a receipt: not-started, indeterminate or resolved'
-complete -c world -n "__fish_world_using_subcommand help; and not __fish_seen_subcommand_from genesis commit head world object log registry receipt verify util help" -f -a "verify" -d 'Check the whole store: hashes, chain, links, journal'
-complete -c world -n "__fish_world_using_subcommand help; and not __fish_seen_subcommand_from genesis commit head world object log registry receipt verify util help" -f -a "util" -d 'Generate shell completions and man pages'
-complete -c world -n "__fish_world_using_subcommand help; and not __fish_seen_subcommand_from genesis commit head world object log registry receipt verify util help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c world -n "__fish_world_using_subcommand help; and not __fish_seen_subcommand_from genesis commit head world object log registry receipt session effects broker verify util help" -f -a "genesis" -d 'Create the store if needed and commit a genesis world'
+complete -c world -n "__fish_world_using_subcommand help; and not __fish_seen_subcommand_from genesis commit head world object log registry receipt session effects broker verify util help" -f -a "commit" -d 'Compare-and-append a world from a commit body (the POST /v1/commit JSON)'
+complete -c world -n "__fish_world_using_subcommand help; and not __fish_seen_subcommand_from genesis commit head world object log registry receipt session effects broker verify util help" -f -a "head" -d 'Print the selected world head'
+complete -c world -n "__fish_world_using_subcommand help; and not __fish_seen_subcommand_from genesis commit head world object log registry receipt session effects broker verify util help" -f -a "world" -d 'Read world rows'
+complete -c world -n "__fish_world_using_subcommand help; and not __fish_seen_subcommand_from genesis commit head world object log registry receipt session effects broker verify util help" -f -a "object" -d 'Read objects'
+complete -c world -n "__fish_world_using_subcommand help; and not __fish_seen_subcommand_from genesis commit head world object log registry receipt session effects broker verify util help" -f -a "log" -d 'List log entries, or read one with `log get INDEX`'
+complete -c world -n "__fish_world_using_subcommand help; and not __fish_seen_subcommand_from genesis commit head world object log registry receipt session effects broker verify util help" -f -a "registry" -d 'Read named registry heads'
+complete -c world -n "__fish_world_using_subcommand help; and not __fish_seen_subcommand_from genesis commit head world object log registry receipt session effects broker verify util help" -f -a "receipt" -d 'Answer a receipt: not-started, indeterminate or resolved'
+complete -c world -n "__fish_world_using_subcommand help; and not __fish_seen_subcommand_from genesis commit head world object log registry receipt session effects broker verify util help" -f -a "session" -d 'Mint, list and revoke session credentials'
+complete -c world -n "__fish_world_using_subcommand help; and not __fish_seen_subcommand_from genesis commit head world object log registry receipt session effects broker verify util help" -f -a "effects" -d 'Effect records and pending effect intents'
+complete -c world -n "__fish_world_using_subcommand help; and not __fish_seen_subcommand_from genesis commit head world object log registry receipt session effects broker verify util help" -f -a "broker" -d 'Ask the broker what it would decide (dry run)'
+complete -c world -n "__fish_world_using_subcommand help; and not __fish_seen_subcommand_from genesis commit head world object log registry receipt session effects broker verify util help" -f -a "verify" -d 'Check the whole store: hashes, chain, links, journal'
+complete -c world -n "__fish_world_using_subcommand help; and not __fish_seen_subcommand_from genesis commit head world object log registry receipt session effects broker verify util help" -f -a "util" -d 'Generate shell completions and man pages'
+complete -c world -n "__fish_world_using_subcommand help; and not __fish_seen_subcommand_from genesis commit head world object log registry receipt session effects broker verify util help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c world -n "__fish_world_using_subcommand help; and __fish_seen_subcommand_from world" -f -a "get" -d 'Print one world row `{ref, revision, stateRoot, logHead}` (GET /v1/worlds/{ref})'
 complete -c world -n "__fish_world_using_subcommand help; and __fish_seen_subcommand_from object" -f -a "get" -d 'Print an object\'s metadata, or its payload bytes with --payload (GET /v1/objects/{ref})'
 complete -c world -n "__fish_world_using_subcommand help; and __fish_seen_subcommand_from object" -f -a "find" -d 'List objects with a semantic id, ascending hash, paged (GET /v1/objects/by-semantic-id)'
 complete -c world -n "__fish_world_using_subcommand help; and __fish_seen_subcommand_from log" -f -a "get" -d 'Print one entry `{header, entryHash, transitionRef}` (GET /v1/log/{index})'
 complete -c world -n "__fish_world_using_subcommand help; and __fish_seen_subcommand_from registry" -f -a "get" -d 'Print a registry head, e.g. world/transition-registry/v1 (GET /v1/registry/{name})'
+complete -c world -n "__fish_world_using_subcommand help; and __fish_seen_subcommand_from session" -f -a "mint" -d 'Mint a session credential for an episode (attended: a human confirms at the terminal)'
+complete -c world -n "__fish_world_using_subcommand help; and __fish_seen_subcommand_from session" -f -a "list" -d 'List session credentials: live or expired, grants, attended, expiry'
+complete -c world -n "__fish_world_using_subcommand help; and __fish_seen_subcommand_from session" -f -a "revoke" -d 'Revoke one credential by id, or every credential of an episode'
+complete -c world -n "__fish_world_using_subcommand help; and __fish_seen_subcommand_from effects" -f -a "show" -d 'Resolve one effect record down to its request and result'
+complete -c world -n "__fish_world_using_subcommand help; and __fish_seen_subcommand_from broker" -f -a "check" -d 'Decide EFFECT SCOPE COST for a session (budgets seeded from the journal); writes nothing'
 complete -c world -n "__fish_world_using_subcommand help; and __fish_seen_subcommand_from util" -f -a "completions" -d 'Write bash, zsh and fish completions into DIR (default: completions/)'
 complete -c world -n "__fish_world_using_subcommand help; and __fish_seen_subcommand_from util" -f -a "man" -d 'Write man pages (one per command) into DIR (default: man/)'

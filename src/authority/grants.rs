@@ -47,8 +47,12 @@ pub enum GrantError {
 /// at the last `:` (so a scope may contain `:`); the budget is a base-10 int64 >= 0.
 /// `expires_at` is filled by the caller (the session expiry).
 pub fn parse_grant(spec: &str) -> Result<Grant, GrantError> {
-    let (effect, rest) = spec.split_once('=').ok_or_else(|| GrantError::Shape(spec.to_string()))?;
-    let (scope, budget) = rest.rsplit_once(':').ok_or_else(|| GrantError::Shape(spec.to_string()))?;
+    let (effect, rest) = spec
+        .split_once('=')
+        .ok_or_else(|| GrantError::Shape(spec.to_string()))?;
+    let (scope, budget) = rest
+        .rsplit_once(':')
+        .ok_or_else(|| GrantError::Shape(spec.to_string()))?;
     if effect.is_empty() || scope.is_empty() {
         return Err(GrantError::Empty(spec.to_string()));
     }
@@ -56,11 +60,18 @@ pub fn parse_grant(spec: &str) -> Result<Grant, GrantError> {
     if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
         return Err(GrantError::NotInteger(spec.to_string(), budget.to_string()));
     }
-    let value: i64 = budget.parse().map_err(|_| GrantError::Overflow(spec.to_string(), budget.to_string()))?;
+    let value: i64 = budget
+        .parse()
+        .map_err(|_| GrantError::Overflow(spec.to_string(), budget.to_string()))?;
     if value < 0 {
         return Err(GrantError::Negative(spec.to_string()));
     }
-    Ok(Grant { effect: effect.to_string(), scope: scope.to_string(), expires_at: 0, budget: value })
+    Ok(Grant {
+        effect: effect.to_string(),
+        scope: scope.to_string(),
+        expires_at: 0,
+        budget: value,
+    })
 }
 
 impl Grant {
@@ -77,7 +88,11 @@ impl Grant {
     /// Does this grant satisfy an access triple (visibility and admission, §5)? Uses the
     /// minted budget, not the seeded remainder.
     pub fn satisfies(&self, effect: &str, scope: &str, cost: i64, now: i64) -> bool {
-        self.effect == effect && self.scope == scope && self.live(now) && cost >= 0 && cost <= self.budget
+        self.effect == effect
+            && self.scope == scope
+            && self.live(now)
+            && cost >= 0
+            && cost <= self.budget
     }
 }
 
@@ -88,7 +103,14 @@ pub fn grants_json(grants: &[Grant]) -> Vec<u8> {
         if i > 0 {
             out.push(b',');
         }
-        out.extend(Obj::new().str("Effect", &g.effect).str("Scope", &g.scope).int("ExpiresAt", g.expires_at).int("Budget", g.budget).finish());
+        out.extend(
+            Obj::new()
+                .str("Effect", &g.effect)
+                .str("Scope", &g.scope)
+                .int("ExpiresAt", g.expires_at)
+                .int("Budget", g.budget)
+                .finish(),
+        );
     }
     out.push(b']');
     out
@@ -150,7 +172,14 @@ pub fn decide(grants: &[Grant], effect: &str, scope: &str, cost: i64, now: i64) 
             None
         };
         match denial {
-            None => return Decision { denial: None, grant: Some(i), budget_before: g.budget, budget_after: g.budget - cost },
+            None => {
+                return Decision {
+                    denial: None,
+                    grant: Some(i),
+                    budget_before: g.budget,
+                    budget_after: g.budget - cost,
+                }
+            }
             Some(d) => {
                 if best.is_none_or(|(b, _)| d > b) {
                     best = Some((d, i));
@@ -159,8 +188,18 @@ pub fn decide(grants: &[Grant], effect: &str, scope: &str, cost: i64, now: i64) 
         }
     }
     match best {
-        None => Decision { denial: Some(Denial::EffectName), grant: None, budget_before: 0, budget_after: 0 },
-        Some((d, i)) => Decision { denial: Some(d), grant: Some(i), budget_before: grants[i].budget, budget_after: grants[i].budget },
+        None => Decision {
+            denial: Some(Denial::EffectName),
+            grant: None,
+            budget_before: 0,
+            budget_after: 0,
+        },
+        Some((d, i)) => Decision {
+            denial: Some(d),
+            grant: Some(i),
+            budget_before: grants[i].budget,
+            budget_after: grants[i].budget,
+        },
     }
 }
 
@@ -169,26 +208,50 @@ mod tests {
     use super::*;
 
     fn g(spec: &str, expires: i64) -> Grant {
-        Grant { expires_at: expires, ..parse_grant(spec).unwrap() }
+        Grant {
+            expires_at: expires,
+            ..parse_grant(spec).unwrap()
+        }
     }
 
     #[test]
     fn grammar_and_errors() {
         let x = parse_grant("Workspace.Read=worktree:50").unwrap();
-        assert_eq!((x.effect.as_str(), x.scope.as_str(), x.budget), ("Workspace.Read", "worktree", 50));
+        assert_eq!(
+            (x.effect.as_str(), x.scope.as_str(), x.budget),
+            ("Workspace.Read", "worktree", 50)
+        );
         let y = parse_grant("Net=http://h:80:3").unwrap();
         assert_eq!((y.scope.as_str(), y.budget), ("http://h:80", 3));
         let z = parse_grant("A=b=c:1").unwrap();
         assert_eq!(z.scope, "b=c");
-        assert_eq!(parse_grant("nope").unwrap_err().to_string(), "invalid --grant \"nope\": want EFFECT=SCOPE:BUDGET");
+        assert_eq!(
+            parse_grant("nope").unwrap_err().to_string(),
+            "invalid --grant \"nope\": want EFFECT=SCOPE:BUDGET"
+        );
         assert!(matches!(parse_grant("A=b"), Err(GrantError::Shape(_))));
         assert!(matches!(parse_grant("=b:1"), Err(GrantError::Empty(_))));
         assert!(matches!(parse_grant("A=:1"), Err(GrantError::Empty(_))));
-        assert!(matches!(parse_grant("A=b:"), Err(GrantError::NotInteger(..))));
-        assert!(matches!(parse_grant("A=b:1.5"), Err(GrantError::NotInteger(..))));
-        assert!(matches!(parse_grant("A=b:-1"), Err(GrantError::Negative(_))));
-        assert!(matches!(parse_grant("A=b:9223372036854775808"), Err(GrantError::Overflow(..))));
-        assert_eq!(parse_grant("A=b:9223372036854775807").unwrap().budget, i64::MAX);
+        assert!(matches!(
+            parse_grant("A=b:"),
+            Err(GrantError::NotInteger(..))
+        ));
+        assert!(matches!(
+            parse_grant("A=b:1.5"),
+            Err(GrantError::NotInteger(..))
+        ));
+        assert!(matches!(
+            parse_grant("A=b:-1"),
+            Err(GrantError::Negative(_))
+        ));
+        assert!(matches!(
+            parse_grant("A=b:9223372036854775808"),
+            Err(GrantError::Overflow(..))
+        ));
+        assert_eq!(
+            parse_grant("A=b:9223372036854775807").unwrap().budget,
+            i64::MAX
+        );
     }
 
     #[test]
@@ -202,18 +265,36 @@ mod tests {
     #[test]
     fn decision_law_order_and_ranking() {
         let now = 100;
-        assert_eq!(decide(&[], "E", "s", 1, now).denial, Some(Denial::EffectName));
+        assert_eq!(
+            decide(&[], "E", "s", 1, now).denial,
+            Some(Denial::EffectName)
+        );
         let gs = vec![g("E=other:5", 200), g("E=s:0", 200), g("E=s:5", 50)];
         let d = decide(&gs, "E", "s", 1, now);
         // scope (grant 0), budget (grant 1), expired (grant 2): budget ranks highest.
-        assert_eq!((d.denial, d.grant, d.budget_before), (Some(Denial::Budget), Some(1), 0));
+        assert_eq!(
+            (d.denial, d.grant, d.budget_before),
+            (Some(Denial::Budget), Some(1), 0)
+        );
         let gs = vec![g("E=s:0", 200), g("E=s:3", 200)];
         let d = decide(&gs, "E", "s", 1, now);
-        assert_eq!((d.denial, d.grant, d.budget_before, d.budget_after), (None, Some(1), 3, 2));
+        assert_eq!(
+            (d.denial, d.grant, d.budget_before, d.budget_after),
+            (None, Some(1), 3, 2)
+        );
         // Expiry boundary: live while now < expiresAt.
-        assert_eq!(decide(&[g("E=s:1", 100)], "E", "s", 1, 100).denial, Some(Denial::Expired));
+        assert_eq!(
+            decide(&[g("E=s:1", 100)], "E", "s", 1, 100).denial,
+            Some(Denial::Expired)
+        );
         assert_eq!(decide(&[g("E=s:1", 101)], "E", "s", 1, 100).denial, None);
-        assert_eq!(decide(&[g("E=s:1", 101)], "E", "s", -1, 100).denial, Some(Denial::Budget));
-        assert_eq!(decide(&[g("F=s:1", 101)], "E", "s", 1, 100).denial, Some(Denial::EffectName));
+        assert_eq!(
+            decide(&[g("E=s:1", 101)], "E", "s", -1, 100).denial,
+            Some(Denial::Budget)
+        );
+        assert_eq!(
+            decide(&[g("F=s:1", 101)], "E", "s", 1, 100).denial,
+            Some(Denial::EffectName)
+        );
     }
 }

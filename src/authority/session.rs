@@ -48,7 +48,8 @@ pub fn check_episode(ep: &str) -> Result<(), SessionError> {
     let ok = !b.is_empty()
         && b.len() <= 64
         && (b[0].is_ascii_lowercase() || b[0].is_ascii_digit())
-        && b.iter().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'-');
+        && b.iter()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'-');
     if ok {
         Ok(())
     } else {
@@ -59,7 +60,8 @@ pub fn check_episode(ep: &str) -> Result<(), SessionError> {
 /// A fresh token: 32 random bytes as 64 lowercase hex.
 pub fn new_token() -> Result<String, SessionError> {
     let mut bytes = [0u8; 32];
-    getrandom::getrandom(&mut bytes).map_err(|e| SessionError::Input(format!("random source: {e}")))?;
+    getrandom::getrandom(&mut bytes)
+        .map_err(|e| SessionError::Input(format!("random source: {e}")))?;
     Ok(hex::encode(bytes))
 }
 
@@ -109,7 +111,14 @@ pub struct Minted {
 pub fn mint(tx: &Connection, token: &str, req: &MintRequest) -> Result<Minted, SessionError> {
     check_episode(&req.episode)?;
     let expires_at = req.now.saturating_add(req.ttl);
-    let grants: Vec<Grant> = req.grants.iter().map(|g| Grant { expires_at, ..g.clone() }).collect();
+    let grants: Vec<Grant> = req
+        .grants
+        .iter()
+        .map(|g| Grant {
+            expires_at,
+            ..g.clone()
+        })
+        .collect();
     let id = credential_id(token);
     let gj = grants_json(&grants);
     tx.execute(
@@ -128,7 +137,11 @@ pub fn mint(tx: &Connection, token: &str, req: &MintRequest) -> Result<Minted, S
     let rec = Object::new(SESSION_MINT, PROVENANCE, record);
     put_object(tx, &rec)?;
     if req.workspace_root.is_some() || req.limits_scope.is_some() {
-        let root = req.workspace_root.as_ref().map(|p| p.to_string_lossy().into_owned()).unwrap_or_default();
+        let root = req
+            .workspace_root
+            .as_ref()
+            .map(|p| p.to_string_lossy().into_owned())
+            .unwrap_or_default();
         let binding = Obj::new()
             .str("episodeId", &req.episode)
             .str("workspaceRoot", &root)
@@ -137,7 +150,11 @@ pub fn mint(tx: &Connection, token: &str, req: &MintRequest) -> Result<Minted, S
             .finish();
         put_object(tx, &Object::new(EPISODE_BINDING, PROVENANCE, binding))?;
     }
-    Ok(Minted { credential_id: id, expires_at, record: rec.meta.hash })
+    Ok(Minted {
+        credential_id: id,
+        expires_at,
+        record: rec.meta.hash,
+    })
 }
 
 /// An episode's binding: the latest `world/episode-binding/v1` (greatest `boundAt`, then hash).
@@ -155,20 +172,35 @@ pub struct Binding {
 /// Look up the latest binding for `episode`.
 pub fn binding(conn: &Connection, episode: &str) -> Result<Option<Binding>, StoreError> {
     let mut stmt = conn.prepare("SELECT hash_ref, payload FROM objects WHERE semantic_id = ?1")?;
-    let rows = stmt.query_map([EPISODE_BINDING], |r| Ok((r.get::<_, String>(0)?, r.get::<_, Vec<u8>>(1)?)))?;
+    let rows = stmt.query_map([EPISODE_BINDING], |r| {
+        Ok((r.get::<_, String>(0)?, r.get::<_, Vec<u8>>(1)?))
+    })?;
     let mut best: Option<(i64, String, Binding)> = None;
     for row in rows {
         let (hash, payload) = row?;
-        let Ok(v) = serde_json::from_slice::<serde_json::Value>(&payload) else { continue };
+        let Ok(v) = serde_json::from_slice::<serde_json::Value>(&payload) else {
+            continue;
+        };
         if v.get("episodeId").and_then(|x| x.as_str()) != Some(episode) {
             continue;
         }
         let b = Binding {
-            workspace_root: v.get("workspaceRoot").and_then(|x| x.as_str()).unwrap_or("").to_string(),
-            limits_scope: v.get("limitsScope").and_then(|x| x.as_str()).unwrap_or("").to_string(),
+            workspace_root: v
+                .get("workspaceRoot")
+                .and_then(|x| x.as_str())
+                .unwrap_or("")
+                .to_string(),
+            limits_scope: v
+                .get("limitsScope")
+                .and_then(|x| x.as_str())
+                .unwrap_or("")
+                .to_string(),
             bound_at: v.get("boundAt").and_then(|x| x.as_i64()).unwrap_or(0),
         };
-        if best.as_ref().is_none_or(|(t, h, _)| (b.bound_at, &hash) > (*t, h)) {
+        if best
+            .as_ref()
+            .is_none_or(|(t, h, _)| (b.bound_at, &hash) > (*t, h))
+        {
             best = Some((b.bound_at, hash, b));
         }
     }
@@ -215,7 +247,13 @@ pub fn resolve(conn: &Connection, token: &str, now: i64) -> Result<Session, Sess
     if now > row.4 {
         return Err(SessionError::Expired);
     }
-    Ok(Session { credential_id: row.0, episode: row.1, grants, created_at: row.3, expires_at: row.4 })
+    Ok(Session {
+        credential_id: row.0,
+        episode: row.1,
+        grants,
+        created_at: row.3,
+        expires_at: row.4,
+    })
 }
 
 /// One row of `session list`, with the mint record's attended flag when known.
@@ -246,7 +284,10 @@ pub fn list(conn: &Connection, episode: Option<&str>, now: i64) -> Result<Vec<Li
         let rows = stmt.query_map([SESSION_MINT], |r| r.get::<_, Vec<u8>>(0))?;
         for p in rows {
             if let Ok(v) = serde_json::from_slice::<serde_json::Value>(&p?) {
-                if let (Some(id), Some(a)) = (v.get("credentialId").and_then(|x| x.as_str()), v.get("attended").and_then(|x| x.as_bool())) {
+                if let (Some(id), Some(a)) = (
+                    v.get("credentialId").and_then(|x| x.as_str()),
+                    v.get("attended").and_then(|x| x.as_bool()),
+                ) {
                     attended.insert(id.to_string(), a);
                 }
             }
@@ -264,24 +305,40 @@ pub fn list(conn: &Connection, episode: Option<&str>, now: i64) -> Result<Vec<Li
             Ok(gs) => gs.iter().map(Grant::spec).collect(),
             Err(_) => vec!["(undecodable grants_json: fails closed)".to_string()],
         };
-        out.push(Listed { attended: attended.get(&id).copied(), credential_id: id, episode: ep, live: now < expires, created_at: created, expires_at: expires, grants });
+        out.push(Listed {
+            attended: attended.get(&id).copied(),
+            credential_id: id,
+            episode: ep,
+            live: now < expires,
+            created_at: created,
+            expires_at: expires,
+            grants,
+        });
     }
     Ok(out)
 }
 
 /// Delete one credential; returns whether a row existed.
 pub fn revoke(tx: &Connection, credential_id: &str) -> Result<bool, StoreError> {
-    Ok(tx.execute("DELETE FROM session_credentials WHERE credential_id = ?1", [credential_id])? > 0)
+    Ok(tx.execute(
+        "DELETE FROM session_credentials WHERE credential_id = ?1",
+        [credential_id],
+    )? > 0)
 }
 
 /// Delete every credential of an episode; returns the revoked ids.
 pub fn revoke_episode(tx: &Connection, episode: &str) -> Result<Vec<String>, StoreError> {
     let ids: Vec<String> = {
         let mut stmt = tx.prepare("SELECT credential_id FROM session_credentials WHERE episode_id = ?1 ORDER BY credential_id")?;
-        let v = stmt.query_map([episode], |r| r.get(0))?.collect::<Result<_, _>>()?;
+        let v = stmt
+            .query_map([episode], |r| r.get(0))?
+            .collect::<Result<_, _>>()?;
         v
     };
-    tx.execute("DELETE FROM session_credentials WHERE episode_id = ?1", [episode])?;
+    tx.execute(
+        "DELETE FROM session_credentials WHERE episode_id = ?1",
+        [episode],
+    )?;
     Ok(ids)
 }
 
@@ -300,30 +357,46 @@ pub struct TokenInput {
 pub fn read_token(value: &str, from_argv: bool) -> Result<TokenInput, SessionError> {
     if is_hex64(value) {
         let warning = from_argv.then(|| "a session token on the command line is visible to other users (ps); prefer --session FILE or WORLD_SESSION".to_string());
-        return Ok(TokenInput { token: value.to_string(), warning });
+        return Ok(TokenInput {
+            token: value.to_string(),
+            warning,
+        });
     }
     let path = Path::new(value);
-    let meta = std::fs::metadata(path).map_err(|e| SessionError::Input(format!("session file {value}: {e}")))?;
+    let meta = std::fs::metadata(path)
+        .map_err(|e| SessionError::Input(format!("session file {value}: {e}")))?;
     if !meta.is_file() {
-        return Err(SessionError::Input(format!("session file {value} is not a regular file")));
+        return Err(SessionError::Input(format!(
+            "session file {value} is not a regular file"
+        )));
     }
     if meta.len() > 256 {
-        return Err(SessionError::Input(format!("session file {value} is {} bytes; a token file holds at most 256", meta.len())));
+        return Err(SessionError::Input(format!(
+            "session file {value} is {} bytes; a token file holds at most 256",
+            meta.len()
+        )));
     }
-    let text = std::fs::read_to_string(path).map_err(|e| SessionError::Input(format!("session file {value}: {e}")))?;
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| SessionError::Input(format!("session file {value}: {e}")))?;
     let token = text.trim().to_string();
     if !is_hex64(&token) {
         return Err(SessionError::Malformed);
     }
     use std::os::unix::fs::PermissionsExt;
-    let warning = (meta.permissions().mode() & 0o077 != 0).then(|| format!("session file {value} is readable by group or others; chmod 600 it"));
+    let warning = (meta.permissions().mode() & 0o077 != 0)
+        .then(|| format!("session file {value} is readable by group or others; chmod 600 it"));
     Ok(TokenInput { token, warning })
 }
 
 /// Load the mint record of a credential, if this store wrote one.
-pub fn mint_record(conn: &Connection, credential_id: &str) -> Result<Option<serde_json::Value>, StoreError> {
+pub fn mint_record(
+    conn: &Connection,
+    credential_id: &str,
+) -> Result<Option<serde_json::Value>, StoreError> {
     let mut stmt = conn.prepare("SELECT hash_ref FROM objects WHERE semantic_id = ?1")?;
-    let refs: Vec<String> = stmt.query_map([SESSION_MINT], |r| r.get(0))?.collect::<Result<_, _>>()?;
+    let refs: Vec<String> = stmt
+        .query_map([SESSION_MINT], |r| r.get(0))?
+        .collect::<Result<_, _>>()?;
     for r in refs {
         if let Some(o) = object_in(conn, &r)? {
             if let Ok(v) = serde_json::from_slice::<serde_json::Value>(&o.payload) {
@@ -351,7 +424,12 @@ pub fn rfc3339(secs: i64) -> String {
     let d = doy - (153 * mp + 2) / 5 + 1;
     let m = if mp < 10 { mp + 3 } else { mp - 9 };
     let y = if m <= 2 { y + 1 } else { y };
-    format!("{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z", rem / 3600, rem % 3600 / 60, rem % 60)
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
 }
 
 /// Encode text for a Go-json message (used by callers building JSON by hand).
@@ -367,7 +445,10 @@ mod tests {
 
     #[test]
     fn credential_id_vector() {
-        assert_eq!(credential_id(&"0".repeat(64)), "60e05bd1b195af2f94112fa7197a5c88289058840ce7c6df9693756bc6250f55");
+        assert_eq!(
+            credential_id(&"0".repeat(64)),
+            "60e05bd1b195af2f94112fa7197a5c88289058840ce7c6df9693756bc6250f55"
+        );
     }
 
     #[test]

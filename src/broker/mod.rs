@@ -1,2 +1,442 @@
-//! The effect broker (authority-and-broker.md §7–§13). For now only its handlers.
+//! The effect broker: decide, record, debit and run every planned effect
+//! (authority-and-broker.md §6–§10, seed 000). It has no route and no verb of its own; the
+//! coordinator sends each planned effect here.
+//!
+//! Live pipeline per request:
+//! 1. One `BEGIN IMMEDIATE` transaction seeds the grants from the episode's spend (journal),
+//!    decides, and either writes the denied record (request stored too; no intent, no debit)
+//!    or stores the request and appends the effect intent (the debit is the intent).
+//! 2. The handler runs outside any transaction (the writer lock is still held).
+//! 3. A second transaction stores the result, writes the record, then the outcome
+//!    (`succeeded`/`failed`). A handler that cannot tell leaves the intent without an
+//!    outcome: indeterminate, never retried.
+
 pub mod handlers;
+pub mod listing;
+
+use std::collections::HashMap;
+use std::time::Instant;
+
+use rusqlite::Connection;
+use serde::Serialize;
+
+use crate::authority::grants::{decide, Decision, Grant};
+use crate::store::journal::{self, EffectIntent, Kind};
+use crate::store::records::{EffectRecord, EFFECT_RECORD, EFFECT_REQUEST, EFFECT_RESULT};
+use crate::store::{object_in, put_object, Error as StoreError, Object, Store};
+
+use handlers::{HandlerContext, HandlerOutcome, HandlerRegistry};
+
+/// Provenance of requests, records and results.
+pub const PROVENANCE: &str = "host/broker";
+/// `world/effect-indeterminate/v1`: a handler's "cannot tell" diagnostic (new in world; not journaled).
+pub const EFFECT_INDETERMINATE: &str = "world/effect-indeterminate/v1";
+
+/// One planned effect request.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Request {
+    /// Effect name.
+    pub effect: String,
+    /// Scope.
+    pub scope: String,
+    /// Cost in budget units (int64).
+    pub cost: i64,
+    /// The payload: canonical TR-CJSON-1 bytes of a JSON object.
+    pub payload: Vec<u8>,
+}
+
+/// `world/effect-request/v1` bytes: `<len(effect)>:<effect><len(scope)>:<scope><cost>:<now>:<payload>`
+/// (byte lengths in decimal; `now` in Unix seconds; not JSON).
+pub fn request_bytes(effect: &str, scope: &str, cost: i64, now: i64, payload: &[u8]) -> Vec<u8> {
+    let mut out = format!(
+        "{}:{}{}:{}{}:{}:",
+        effect.len(),
+        effect,
+        scope.len(),
+        scope,
+        cost,
+        now
+    )
+    .into_bytes();
+    out.extend_from_slice(payload);
+    out
+}
+
+/// Errors of the broker itself (a denial or a failed handler is an outcome, not an error).
+#[derive(Debug, thiserror::Error)]
+pub enum BrokerError {
+    /// R8: no handler for the effect in this episode; nothing was written.
+    #[error("transition declares an effect this daemon has no handler for (effect {0})")]
+    NoHandler(String),
+    /// The record was written but the outcome was not (`OutcomeWriteError`): indeterminate.
+    #[error("effect record {record} written but its outcome was not: {cause}")]
+    OutcomeWrite {
+        /// The record ref.
+        record: String,
+        /// Why.
+        cause: String,
+    },
+    /// The ordinal space of the episode is exhausted.
+    #[error("effect ordinal space of episode {0} is exhausted")]
+    OrdinalExhausted(String),
+    /// Store failure (nothing of this step was committed).
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// How one effect ended.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Status {
+    /// Allowed and the handler succeeded.
+    Ok,
+    /// Allowed and the handler failed (the unit stays spent).
+    Failed,
+    /// Denied by the decision law (not spend).
+    Denied,
+    /// Allowed, but the handler could not tell what happened: intent without outcome.
+    Indeterminate,
+}
+
+/// The result of executing one request.
+#[derive(Clone, Debug)]
+pub struct Executed {
+    /// Status.
+    pub status: Status,
+    /// The effect record ref (none for indeterminate).
+    pub record: Option<String>,
+    /// The record itself (none for indeterminate).
+    pub record_body: Option<EffectRecord>,
+    /// Handler output bytes on success (raw, as stored in the result object).
+    pub output: Option<Vec<u8>>,
+    /// The denial label, handler failure message or indeterminate diagnostic.
+    pub message: Option<String>,
+    /// The effect intent id (`effect:<ep>:<n>`) when allowed.
+    pub intent_id: Option<String>,
+    /// The decision.
+    pub decision: Decision,
+}
+
+/// Σ cost of every `world/effect-intent/v1` of `episode` (exact match), grouped by
+/// `(effect, scope)`; every intent counts whatever its outcome (§8).
+pub fn spend(
+    conn: &Connection,
+    episode: &str,
+) -> Result<HashMap<(String, String), i64>, StoreError> {
+    let lo = format!("effect:{episode}:");
+    let hi = format!("effect:{episode};");
+    let mut stmt = conn.prepare(
+        "SELECT o.payload FROM journal j JOIN objects o ON o.hash_ref = j.object_ref
+         WHERE j.kind = 'intent' AND j.invocation_id >= ?1 AND j.invocation_id < ?2 AND o.semantic_id = ?3",
+    )?;
+    let rows = stmt.query_map(rusqlite::params![lo, hi, journal::EFFECT_INTENT], |r| {
+        r.get::<_, Vec<u8>>(0)
+    })?;
+    let mut out: HashMap<(String, String), i64> = HashMap::new();
+    for p in rows {
+        let p = p?;
+        let v: serde_json::Value = serde_json::from_slice(&p).map_err(|e| StoreError::Corrupt {
+            what: "effect intent".into(),
+            detail: e.to_string(),
+        })?;
+        if v.get("episodeId").and_then(|x| x.as_str()) != Some(episode) {
+            continue;
+        }
+        let (Some(effect), Some(scope), Some(cost)) = (
+            v.get("effect").and_then(|x| x.as_str()),
+            v.get("scope").and_then(|x| x.as_str()),
+            v.get("cost").and_then(|x| x.as_i64()),
+        ) else {
+            return Err(StoreError::Corrupt {
+                what: "effect intent".into(),
+                detail: "missing effect, scope or cost".into(),
+            });
+        };
+        let e = out
+            .entry((effect.to_string(), scope.to_string()))
+            .or_insert(0);
+        *e = e.saturating_add(cost);
+    }
+    Ok(out)
+}
+
+/// Seed each grant with `max(budget − spend[(effect, scope)], 0)`.
+pub fn seed(grants: &[Grant], spend: &HashMap<(String, String), i64>) -> Vec<Grant> {
+    grants
+        .iter()
+        .map(|g| {
+            let spent = spend
+                .get(&(g.effect.clone(), g.scope.clone()))
+                .copied()
+                .unwrap_or(0);
+            Grant {
+                budget: g.budget.saturating_sub(spent).max(0),
+                ..g.clone()
+            }
+        })
+        .collect()
+}
+
+/// The next ordinal: 1 + the largest all-digit suffix among `effect:<ep>:` intent ids.
+pub fn next_ordinal(conn: &Connection, episode: &str) -> Result<Option<i64>, StoreError> {
+    let lo = format!("effect:{episode}:");
+    let hi = format!("effect:{episode};");
+    let mut stmt = conn.prepare("SELECT invocation_id FROM journal WHERE kind = 'intent' AND invocation_id >= ?1 AND invocation_id < ?2")?;
+    let ids: Vec<String> = stmt
+        .query_map([&lo, &hi], |r| r.get(0))?
+        .collect::<Result<_, _>>()?;
+    let mut max = 0i64;
+    for id in ids {
+        let suffix = &id[lo.len()..];
+        if !suffix.is_empty() && suffix.bytes().all(|b| b.is_ascii_digit()) {
+            if let Ok(n) = suffix.parse::<i64>() {
+                max = max.max(n);
+            }
+        }
+    }
+    Ok(max.checked_add(1))
+}
+
+/// Decide without writing anything (`world broker check`): seeds from the journal and applies
+/// the decision law.
+pub fn dry_run(
+    conn: &Connection,
+    episode: &str,
+    grants: &[Grant],
+    effect: &str,
+    scope: &str,
+    cost: i64,
+    now: i64,
+) -> Result<(Decision, Vec<Grant>), StoreError> {
+    let seeded = seed(grants, &spend(conn, episode)?);
+    Ok((decide(&seeded, effect, scope, cost, now), seeded))
+}
+
+/// The broker for one episode: minted grants, logical time, handlers.
+pub struct Broker<'a> {
+    /// Episode id.
+    pub episode: &'a str,
+    /// The session's grants as minted (seeded from spend per request).
+    pub grants: &'a [Grant],
+    /// Logical time, Unix seconds (shared with the commit intent).
+    pub now: i64,
+    /// Handlers for this episode.
+    pub handlers: &'a HandlerRegistry,
+    /// Handler context.
+    pub ctx: &'a HandlerContext,
+}
+
+impl Broker<'_> {
+    /// Execute one request through the live pipeline (module docs). `deadline` bounds the handler.
+    pub fn execute(
+        &self,
+        store: &mut Store,
+        req: &Request,
+        deadline: Instant,
+    ) -> Result<Executed, BrokerError> {
+        let request = Object::new(
+            EFFECT_REQUEST,
+            PROVENANCE,
+            request_bytes(&req.effect, &req.scope, req.cost, self.now, &req.payload),
+        );
+        // Transaction 1: decide, and record a denial or journal the intent.
+        let tx = store.immediate()?;
+        let seeded = seed(self.grants, &spend(&tx, self.episode)?);
+        let decision = decide(&seeded, &req.effect, &req.scope, req.cost, self.now);
+        if let Some(denial) = decision.denial {
+            put_object(&tx, &request)?;
+            let record = EffectRecord {
+                effect: req.effect.clone(),
+                scope: req.scope.clone(),
+                cost: req.cost,
+                budget_before: decision.budget_before,
+                budget_after: decision.budget_before,
+                allowed: false,
+                failed: false,
+                denial: denial.label().to_string(),
+                request_ref: request.meta.hash.clone(),
+                result_ref: String::new(),
+            };
+            let rec = Object::new(EFFECT_RECORD, PROVENANCE, record.encode());
+            put_object(&tx, &rec)?;
+            tx.commit().map_err(StoreError::from)?;
+            return Ok(Executed {
+                status: Status::Denied,
+                record: Some(rec.meta.hash),
+                record_body: Some(record),
+                output: None,
+                message: Some(denial.label().to_string()),
+                intent_id: None,
+                decision,
+            });
+        }
+        let Some(handler) = self.handlers.handler_for(&req.effect) else {
+            return Err(BrokerError::NoHandler(req.effect.clone()));
+        };
+        put_object(&tx, &request)?;
+        let ordinal = next_ordinal(&tx, self.episode)?
+            .ok_or_else(|| BrokerError::OrdinalExhausted(self.episode.to_string()))?;
+        let intent_id = format!("effect:{}:{ordinal}", self.episode);
+        let intent = EffectIntent {
+            invocation_id: intent_id.clone(),
+            episode_id: self.episode.to_string(),
+            ordinal,
+            effect: req.effect.clone(),
+            scope: req.scope.clone(),
+            cost: req.cost,
+            request_ref: request.meta.hash.clone(),
+            logical_time: self.now,
+        };
+        journal::append(
+            &tx,
+            Kind::Intent,
+            &intent_id,
+            journal::EFFECT_INTENT,
+            intent.payload(),
+        )?;
+        tx.commit().map_err(StoreError::from)?;
+
+        // The handler runs with the unit already spent.
+        let payload: serde_json::Value =
+            serde_json::from_slice(&req.payload).unwrap_or(serde_json::Value::Null);
+        let outcome = handler.execute(self.ctx, &req.scope, &payload, deadline);
+
+        let (failed, output, message) = match outcome {
+            HandlerOutcome::Succeeded(bytes) => (false, Some(bytes), None),
+            HandlerOutcome::Failed(msg) => (true, None, Some(msg)),
+            HandlerOutcome::Indeterminate(msg) => {
+                // Best effort: keep the diagnostic as an unjournaled object; the intent stays open.
+                if let Ok(tx) = store.immediate() {
+                    let diag = crate::encoding::gojson::Obj::new()
+                        .str("invocationId", &intent_id)
+                        .str("message", &msg)
+                        .finish();
+                    if put_object(&tx, &Object::new(EFFECT_INDETERMINATE, PROVENANCE, diag)).is_ok()
+                    {
+                        let _ = tx.commit();
+                    }
+                }
+                return Ok(Executed {
+                    status: Status::Indeterminate,
+                    record: None,
+                    record_body: None,
+                    output: None,
+                    message: Some(msg),
+                    intent_id: Some(intent_id),
+                    decision,
+                });
+            }
+        };
+        // Transaction 2: result, record, then outcome.
+        let result = output
+            .as_ref()
+            .map(|b| Object::new(EFFECT_RESULT, PROVENANCE, b.clone()));
+        let record = EffectRecord {
+            effect: req.effect.clone(),
+            scope: req.scope.clone(),
+            cost: req.cost,
+            budget_before: decision.budget_before,
+            budget_after: decision.budget_after,
+            allowed: true,
+            failed,
+            denial: String::new(),
+            request_ref: request.meta.hash.clone(),
+            result_ref: result
+                .as_ref()
+                .map(|r| r.meta.hash.clone())
+                .unwrap_or_default(),
+        };
+        let rec = Object::new(EFFECT_RECORD, PROVENANCE, record.encode());
+        let write = (|| -> Result<(), StoreError> {
+            let tx = store.immediate()?;
+            if let Some(r) = &result {
+                put_object(&tx, r)?;
+            }
+            put_object(&tx, &rec)?;
+            journal::append(
+                &tx,
+                Kind::Outcome,
+                &intent_id,
+                journal::EFFECT_OUTCOME,
+                journal::effect_outcome_payload(&intent_id, !failed, &rec.meta.hash, self.now),
+            )?;
+            tx.commit()?;
+            Ok(())
+        })();
+        if let Err(e) = write {
+            return Err(BrokerError::OutcomeWrite {
+                record: rec.meta.hash,
+                cause: e.to_string(),
+            });
+        }
+        Ok(Executed {
+            status: if failed { Status::Failed } else { Status::Ok },
+            record: Some(rec.meta.hash),
+            record_body: Some(record),
+            output,
+            message,
+            intent_id: Some(intent_id),
+            decision,
+        })
+    }
+}
+
+/// Resolve an effect record down to its request and result objects.
+pub fn resolve_record(
+    conn: &Connection,
+    record_ref: &str,
+) -> Result<Option<(EffectRecord, Object, Option<Object>)>, StoreError> {
+    let Some(obj) = object_in(conn, record_ref)? else {
+        return Ok(None);
+    };
+    if obj.meta.semantic_id != EFFECT_RECORD {
+        return Err(StoreError::Corrupt {
+            what: "effect record".into(),
+            detail: format!("{record_ref} is a {}", obj.meta.semantic_id),
+        });
+    }
+    let rec = EffectRecord::decode(&obj.payload).map_err(|e| StoreError::Corrupt {
+        what: "effect record".into(),
+        detail: e,
+    })?;
+    let request = object_in(conn, &rec.request_ref)?.ok_or_else(|| StoreError::Corrupt {
+        what: "effect record".into(),
+        detail: format!("request {} is missing", rec.request_ref),
+    })?;
+    let result = if rec.result_ref.is_empty() {
+        None
+    } else {
+        Some(
+            object_in(conn, &rec.result_ref)?.ok_or_else(|| StoreError::Corrupt {
+                what: "effect record".into(),
+                detail: format!("result {} is missing", rec.result_ref),
+            })?,
+        )
+    };
+    Ok(Some((rec, request, result)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::encoding::HashRef;
+
+    #[test]
+    fn request_bytes_vector() {
+        let b = request_bytes(
+            "Workspace.Read",
+            "worktree",
+            1,
+            1_700_000_000,
+            br#"{"op":"read","path":"src/main.ail"}"#,
+        );
+        assert_eq!(
+            b,
+            br#"14:Workspace.Read8:worktree1:1700000000:{"op":"read","path":"src/main.ail"}"#
+        );
+        assert_eq!(
+            HashRef::of(&b).to_string(),
+            "sha256:4de81a9d319037efded84dd53dd9799c4f0f2e30f27a54bb80e6f50a30b99628"
+        );
+    }
+}

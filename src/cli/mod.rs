@@ -1,8 +1,11 @@
 //! The command line: global options, the subcommand enum and dispatch. One file per
 //! subcommand; each owns its arguments, turns input into library calls and prints.
 
+pub mod broker;
 pub mod commit;
+pub mod effects;
 pub mod error;
+pub mod fence;
 pub mod genesis;
 pub mod head;
 pub mod log;
@@ -10,6 +13,7 @@ pub mod object;
 pub mod output;
 pub mod receipt;
 pub mod registry;
+pub mod session;
 pub mod util;
 pub mod verify;
 pub mod world;
@@ -81,6 +85,14 @@ pub enum Command {
     Registry(registry::Cmd),
     /// Answer a receipt: not-started, indeterminate or resolved
     Receipt(receipt::Args),
+    /// Mint, list and revoke session credentials
+    #[command(subcommand)]
+    Session(session::Cmd),
+    /// Effect records and pending effect intents
+    Effects(effects::Args),
+    /// Ask the broker what it would decide (dry run)
+    #[command(subcommand)]
+    Broker(broker::Cmd),
     /// Check the whole store: hashes, chain, links, journal
     #[command(alias = "fsck")]
     Verify(verify::Args),
@@ -94,6 +106,8 @@ pub enum Command {
 pub struct Context {
     /// The store path as given.
     pub db: PathBuf,
+    /// Whether `--db` or `WORLD_DB` named the store (not the default path).
+    pub db_explicit: bool,
     /// `--json`
     pub json: bool,
     /// `-q`
@@ -135,6 +149,7 @@ impl Context {
         };
         Ok(Context {
             db,
+            db_explicit: cli.db.is_some(),
             json: cli.json,
             quiet: cli.quiet,
             color,
@@ -226,6 +241,9 @@ pub fn run(cli: Cli) -> Result<Exit, CliError> {
         Command::Log(a) => log::run(&ctx, &mut out, a),
         Command::Registry(c) => registry::run(&ctx, &mut out, c),
         Command::Receipt(a) => receipt::run(&ctx, &mut out, a),
+        Command::Session(c) => session::run(&ctx, &mut out, c),
+        Command::Effects(a) => effects::run(&ctx, &mut out, a),
+        Command::Broker(c) => broker::run(&ctx, &mut out, c),
         Command::Verify(a) => verify::run(&ctx, &mut out, a),
         Command::Util(c) => util::run(&ctx, &mut out, c),
     }?;
@@ -236,4 +254,34 @@ pub fn run(cli: Cli) -> Result<Exit, CliError> {
 /// Map a store error from a read to a CLI error, keeping the verb as context.
 pub(crate) fn read_err(what: &'static str) -> impl Fn(store::Error) -> CliError {
     move |e| CliError::store(what, e)
+}
+
+/// Resolve `--session VALUE` (else `WORLD_SESSION`) to a live session at `now`, printing the
+/// reference's warnings (a token on argv, a group-readable file) on stderr.
+pub(crate) fn resolve_session(
+    _ctx: &Context,
+    out: &mut output::Output,
+    conn: &rusqlite::Connection,
+    arg: Option<&str>,
+    now: i64,
+) -> Result<crate::authority::session::Session, CliError> {
+    use crate::authority::session;
+    let (value, from_argv) = match arg {
+        Some(v) => (v.to_string(), true),
+        None => match std::env::var("WORLD_SESSION") {
+            Ok(v) if !v.is_empty() => (v, false),
+            _ => {
+                return Err(CliError::failed(
+                    "session",
+                    "no session: pass --session FILE or set WORLD_SESSION",
+                ))
+            }
+        },
+    };
+    let input =
+        session::read_token(&value, from_argv).map_err(|e| CliError::failed("session", e))?;
+    if let Some(w) = &input.warning {
+        out.warn(w);
+    }
+    session::resolve(conn, &input.token, now).map_err(|e| CliError::failed("session", e))
 }

@@ -1,0 +1,218 @@
+//! `world effects`: effect records, pending intents, and one record resolved all the way down.
+
+use clap::{Args as ClapArgs, Subcommand};
+
+use super::output::{short, table, Output};
+use super::{read_err, CliError, Context, Exit};
+use crate::broker::{self, listing};
+use crate::encoding::HashRef;
+use crate::store::journal;
+
+/// List effect records (table or JSON lines), or intents without outcome with --pending.
+#[derive(ClapArgs, Debug)]
+#[command(args_conflicts_with_subcommands = true)]
+pub struct Args {
+    /// Show one record resolved down to its request and result
+    #[command(subcommand)]
+    cmd: Option<Cmd>,
+    /// Only this episode
+    #[arg(long)]
+    episode: Option<String>,
+    /// Only the records of this invocation (e.g. cli:ep1:t1)
+    #[arg(long)]
+    invocation: Option<String>,
+    /// Only denials
+    #[arg(long)]
+    denied: bool,
+    /// Only this effect name
+    #[arg(long, value_name = "NAME")]
+    effect: Option<String>,
+    /// List effect intents without an outcome (indeterminate; never retried)
+    #[arg(long)]
+    pending: bool,
+}
+
+/// `world effects show`.
+#[derive(Subcommand, Debug)]
+pub enum Cmd {
+    /// Resolve one effect record down to its request and result
+    Show {
+        /// The effect record ref
+        reference: String,
+    },
+}
+
+/// Run `world effects`.
+pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError> {
+    let store = ctx.open_read()?;
+    if let Some(Cmd::Show { reference }) = args.cmd {
+        HashRef::parse(&reference).map_err(|e| CliError::failed("effects show", e))?;
+        let Some((rec, request, result)) =
+            broker::resolve_record(store.conn(), &reference).map_err(read_err("effects show"))?
+        else {
+            return Err(CliError::failed(
+                "effects show",
+                format!("object not found: {reference}"),
+            ));
+        };
+        let law = rec.check_law();
+        for o in std::iter::once(&request).chain(result.iter()) {
+            if !o.verifies() {
+                return Err(CliError::new(
+                    Exit::Integrity,
+                    "effects show",
+                    format!("object {} does not re-hash", o.meta.hash),
+                ));
+            }
+        }
+        if out.json {
+            out.json_line(&serde_json::json!({
+                "ref": reference,
+                "record": rec,
+                "consistent": law.is_ok(),
+                "request": String::from_utf8_lossy(&request.payload),
+                "result": result.as_ref().map(|r| String::from_utf8_lossy(&r.payload).into_owned()),
+            }))?;
+        } else {
+            out.line(format!("record   {reference}"))?;
+            out.line(format!(
+                "effect   {} scope {} cost {}",
+                rec.effect, rec.scope, rec.cost
+            ))?;
+            out.line(format!(
+                "budget   {} → {}",
+                rec.budget_before, rec.budget_after
+            ))?;
+            let status = if !rec.allowed {
+                rec.denial.clone()
+            } else if rec.failed {
+                "failed".into()
+            } else {
+                "ok".into()
+            };
+            out.line(format!("status   {status}"))?;
+            out.line(format!(
+                "law      {}",
+                match &law {
+                    Ok(()) => "consistent".to_string(),
+                    Err(e) => format!("INCONSISTENT: {e}"),
+                }
+            ))?;
+            out.line(format!("request  {}", rec.request_ref))?;
+            out.line(format!(
+                "         {}",
+                String::from_utf8_lossy(&request.payload)
+            ))?;
+            match &result {
+                Some(r) => {
+                    out.line(format!("result   {}", rec.result_ref))?;
+                    out.line(format!("         {}", String::from_utf8_lossy(&r.payload)))?;
+                }
+                None => out.line("result   (none)")?,
+            }
+        }
+        return Ok(if law.is_ok() {
+            Exit::Success
+        } else {
+            Exit::Integrity
+        });
+    }
+    if args.pending {
+        let pending = journal::pending(store.conn()).map_err(read_err("effects --pending"))?;
+        let mut n = 0;
+        for (seq, id, obj_ref) in pending {
+            if !id.starts_with("effect:") {
+                continue;
+            }
+            if let Some(ep) = &args.episode {
+                if !id.starts_with(&format!("effect:{ep}:")) {
+                    continue;
+                }
+            }
+            let payload = store
+                .object(&obj_ref)
+                .map_err(read_err("effects --pending"))?
+                .map(|o| o.payload)
+                .unwrap_or_default();
+            let v: serde_json::Value =
+                serde_json::from_slice(&payload).unwrap_or(serde_json::Value::Null);
+            n += 1;
+            if out.json {
+                out.json_line(&serde_json::json!({"seq": seq, "invocationId": id, "state": "indeterminate", "intent": v}))?;
+            } else {
+                out.line(format!(
+                    "{id} indeterminate: {} {} cost {} request {} (never retried automatically)",
+                    v["effect"].as_str().unwrap_or("?"),
+                    v["scope"].as_str().unwrap_or("?"),
+                    v["cost"],
+                    v["requestRef"].as_str().unwrap_or("?")
+                ))?;
+            }
+        }
+        if !out.json && n == 0 {
+            out.status("no pending effect intents");
+        }
+        return Ok(Exit::Success);
+    }
+    let filter = listing::Filter {
+        episode: args.episode,
+        invocation: args.invocation,
+        denied: args.denied,
+        effect: args.effect,
+    };
+    let rows = listing::list(store.conn(), &filter).map_err(read_err("effects"))?;
+    if out.json {
+        for r in &rows {
+            out.json_line(r)?;
+        }
+        return Ok(Exit::Success);
+    }
+    let mut t = table(
+        &[
+            "effect",
+            "scope",
+            "cost",
+            "budget",
+            "status",
+            "invocation",
+            "record",
+            "request",
+            "result",
+        ],
+        out.color,
+    );
+    for r in &rows {
+        let rec = &r.record;
+        let status = if !rec.allowed {
+            rec.denial.clone()
+        } else if rec.failed {
+            "failed".into()
+        } else {
+            "allowed".into()
+        };
+        t.add_row(vec![
+            rec.effect.clone(),
+            rec.scope.clone(),
+            rec.cost.to_string(),
+            format!("{}→{}", rec.budget_before, rec.budget_after),
+            status,
+            r.invocation_id
+                .clone()
+                .or_else(|| r.intent_id.clone())
+                .unwrap_or_else(|| "-".into()),
+            short(&r.reference),
+            short(&rec.request_ref),
+            if rec.result_ref.is_empty() {
+                "-".into()
+            } else {
+                short(&rec.result_ref)
+            },
+        ]);
+    }
+    if rows.is_empty() {
+        out.status("no effect records match");
+    } else {
+        out.line(t.to_string())?;
+    }
+    Ok(Exit::Success)
+}

@@ -1,0 +1,314 @@
+//! `world session mint|list|revoke` (authority-and-broker.md §2, DEC-CLI-3).
+
+use std::io::Write;
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::PathBuf;
+
+use clap::Subcommand;
+
+use super::output::{table, Output};
+use super::{fence, read_err, CliError, Context, Exit};
+use crate::authority::grants::{parse_grant, Grant};
+use crate::authority::session::{self, MintRequest};
+
+/// Session commands.
+#[derive(Subcommand, Debug)]
+pub enum Cmd {
+    /// Mint a session credential for an episode (attended: a human confirms at the terminal)
+    ///
+    /// The token (64 hex) is written to --out (mode 0600, never overwritten) or printed once on
+    /// stdout; only its sha256 is stored. --yes skips the terminal for scripts and CI and is
+    /// recorded as unattended.
+    Mint {
+        /// The episode: [a-z0-9][a-z0-9-]{0,63}
+        #[arg(long)]
+        episode: String,
+        /// EFFECT=SCOPE:BUDGET, repeatable (e.g. Workspace.Read=worktree:50)
+        #[arg(long = "grant", value_name = "GRANT", required = true)]
+        grants: Vec<String>,
+        /// Lifetime in seconds for the session and every grant
+        #[arg(long, default_value_t = 3600, allow_negative_numbers = true)]
+        ttl: i64,
+        /// Directory holding the episode worktrees (<DIR>/<episode>), recorded for the episode
+        #[arg(long, value_name = "DIR")]
+        workspace_root: Option<PathBuf>,
+        /// Limits-ledger scope this episode's effects are charged to
+        #[arg(long, value_name = "SCOPE")]
+        limits_scope: Option<String>,
+        /// Write the token to this new file (mode 0600) instead of stdout
+        #[arg(long, value_name = "FILE")]
+        out: Option<PathBuf>,
+        /// No terminal confirmation (scripts, CI): recorded as unattended
+        #[arg(long)]
+        yes: bool,
+    },
+    /// List session credentials: live or expired, grants, attended, expiry
+    List {
+        /// Only this episode
+        #[arg(long)]
+        episode: Option<String>,
+    },
+    /// Revoke one credential by id, or every credential of an episode
+    Revoke {
+        /// The credential_id (64 hex)
+        #[arg(
+            value_name = "CREDENTIAL_ID",
+            required_unless_present = "episode",
+            conflicts_with = "episode"
+        )]
+        id: Option<String>,
+        /// Revoke every credential of this episode
+        #[arg(long)]
+        episode: Option<String>,
+    },
+}
+
+fn need_explicit_db(ctx: &Context, verb: &str) -> Result<(), CliError> {
+    if ctx.db_explicit {
+        Ok(())
+    } else {
+        Err(CliError::usage(
+            format!("session {verb}"),
+            "name the store explicitly with --db PATH or WORLD_DB",
+        ))
+    }
+}
+
+/// Run `world session …`.
+pub fn run(ctx: &Context, out: &mut Output, cmd: Cmd) -> Result<Exit, CliError> {
+    match cmd {
+        Cmd::Mint {
+            episode,
+            grants,
+            ttl,
+            workspace_root,
+            limits_scope,
+            out: out_file,
+            yes,
+        } => {
+            let what = "session mint";
+            need_explicit_db(ctx, "mint")?;
+            session::check_episode(&episode).map_err(|e| CliError::usage(what, e))?;
+            if ttl < 0 {
+                return Err(CliError::usage(
+                    what,
+                    format!("--ttl must be non-negative, got {ttl}"),
+                ));
+            }
+            let grants: Vec<Grant> = grants
+                .iter()
+                .map(|g| parse_grant(g))
+                .collect::<Result<_, _>>()
+                .map_err(|e| CliError::usage(what, e))?;
+            if let Some(root) = &workspace_root {
+                if !root.is_absolute() {
+                    return Err(CliError::usage(
+                        what,
+                        format!(
+                            "--workspace-root {} must be an absolute path",
+                            root.display()
+                        ),
+                    ));
+                }
+            }
+            if let Some(p) = &out_file {
+                if p.exists() {
+                    return Err(CliError::failed(
+                        what,
+                        format!(
+                            "--out {} already exists; a token file is never overwritten",
+                            p.display()
+                        ),
+                    ));
+                }
+            }
+            if !ctx.db.exists() {
+                return Err(CliError::store(
+                    what,
+                    crate::store::Error::Missing {
+                        path: ctx.db.display().to_string(),
+                    },
+                ));
+            }
+            if !yes {
+                let mut tty = fence::open_tty().map_err(|e| {
+                    let mut err = CliError::new(Exit::Integrity, what, "");
+                    err.verbatim = Some(format!("refusing: no controlling terminal ({e}); minting a session credential requires one human act at a terminal"));
+                    err.hint("scripts and CI can pass --yes (recorded as unattended)")
+                })?;
+                let answer = tty
+                    .ask(&format!("Confirm mint for episode {episode} ({} grant(s), expiry +{ttl}s) with a session credential? [y/N] ", grants.len()))
+                    .map_err(|e| CliError::new(Exit::Integrity, what, format!("terminal: {e}")))?;
+                let a = answer.unwrap_or_default().trim().to_ascii_lowercase();
+                if a != "y" && a != "yes" {
+                    let mut err = CliError::new(Exit::Integrity, what, "");
+                    err.verbatim = Some("aborted (not confirmed)".into());
+                    return Err(err);
+                }
+            }
+            let token = session::new_token().map_err(|e| CliError::failed(what, e))?;
+            let mut store = ctx.open_write(false).map_err(|e| {
+                if e.exit == Exit::LockHeld {
+                    e.hint(
+                        "stop the daemon first (session mint, new and revoke need the writer lock)",
+                    )
+                } else {
+                    e
+                }
+            })?;
+            let req = MintRequest {
+                episode: episode.clone(),
+                grants,
+                ttl,
+                now: ctx.now(),
+                attended: !yes,
+                workspace_root,
+                limits_scope,
+            };
+            // Create the token file before committing so a failure leaves no live, unknown credential.
+            let mut file = match &out_file {
+                Some(p) => Some(
+                    std::fs::OpenOptions::new()
+                        .write(true)
+                        .create_new(true)
+                        .mode(0o600)
+                        .open(p)
+                        .map_err(|e| {
+                            CliError::failed(what, format!("create {}: {e}", p.display()))
+                        })?,
+                ),
+                None => None,
+            };
+            let tx = store.immediate().map_err(|e| CliError::store(what, e))?;
+            let minted = match session::mint(&tx, &token, &req) {
+                Ok(m) => m,
+                Err(e) => {
+                    if let Some(p) = &out_file {
+                        let _ = std::fs::remove_file(p);
+                    }
+                    return Err(CliError::failed(what, e));
+                }
+            };
+            if let (Some(f), Some(p)) = (file.as_mut(), &out_file) {
+                if let Err(e) = f
+                    .write_all(format!("{token}\n").as_bytes())
+                    .and_then(|_| f.sync_all())
+                {
+                    let _ = std::fs::remove_file(p);
+                    return Err(CliError::failed(
+                        what,
+                        format!("write {}: {e}", p.display()),
+                    ));
+                }
+            }
+            tx.commit().map_err(|e| CliError::store(what, e.into()))?;
+            let n = req.grants.len();
+            match &out_file {
+                Some(p) => {
+                    if out.json {
+                        out.json_line(&serde_json::json!({"credentialId": minted.credential_id, "episode": episode, "expiresAt": minted.expires_at, "attended": !yes, "out": p}))?;
+                    } else {
+                        out.line(format!("minted session credential for episode {episode}: {n} grant(s), expires epoch {}, written to {}", minted.expires_at, p.display()))?;
+                    }
+                }
+                None => out.line(&token)?,
+            }
+            eprintln!("world session mint: credential_id={} (episode {episode}, {n} grant(s), expires {}){}", minted.credential_id, minted.expires_at, if yes { " [unattended]" } else { "" });
+            Ok(Exit::Success)
+        }
+        Cmd::List { episode } => {
+            let store = ctx.open_read()?;
+            let rows = session::list(store.conn(), episode.as_deref(), ctx.now())
+                .map_err(read_err("session list"))?;
+            if out.json {
+                for r in &rows {
+                    out.json_line(r)?;
+                }
+            } else {
+                let mut t = table(
+                    &[
+                        "credential_id",
+                        "episode",
+                        "state",
+                        "attended",
+                        "expires",
+                        "grants",
+                    ],
+                    out.color,
+                );
+                for r in &rows {
+                    t.add_row(vec![
+                        r.credential_id.clone(),
+                        r.episode.clone(),
+                        if r.live {
+                            "live".into()
+                        } else {
+                            "expired".into()
+                        },
+                        match r.attended {
+                            Some(true) => "attended".to_string(),
+                            Some(false) => "unattended".to_string(),
+                            None => "unknown".to_string(),
+                        },
+                        format!("expires {}", session::rfc3339(r.expires_at)),
+                        r.grants.join(" "),
+                    ]);
+                }
+                if !rows.is_empty() {
+                    out.line(t.to_string())?;
+                }
+                out.line(format!("{} session credential(s)", rows.len()))?;
+            }
+            Ok(Exit::Success)
+        }
+        Cmd::Revoke { id, episode } => {
+            let what = "session revoke";
+            need_explicit_db(ctx, "revoke")?;
+            if let Some(id) = &id {
+                if !(id.len() == 64 && id.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))) {
+                    return Err(CliError::usage(
+                        what,
+                        format!("{id:?} is not a 64-hex credential_id hash"),
+                    ));
+                }
+            }
+            let mut store = ctx.open_write(false)?;
+            let db = ctx.db.display().to_string();
+            let tx = store.immediate().map_err(|e| CliError::store(what, e))?;
+            let revoked = match (&id, &episode) {
+                (Some(id), _) => {
+                    if !session::revoke(&tx, id).map_err(|e| CliError::store(what, e))? {
+                        return Err(CliError::failed(what, format!("refusing: no session credential {id} in {db} (already revoked, or minted in another store); nothing was revoked")));
+                    }
+                    vec![id.clone()]
+                }
+                (None, Some(ep)) => {
+                    let ids =
+                        session::revoke_episode(&tx, ep).map_err(|e| CliError::store(what, e))?;
+                    if ids.is_empty() {
+                        return Err(CliError::failed(
+                            what,
+                            format!("refusing: episode {ep} has no session credential in {db}"),
+                        ));
+                    }
+                    ids
+                }
+                (None, None) => {
+                    return Err(CliError::usage(
+                        what,
+                        "give a credential_id or --episode EP",
+                    ))
+                }
+            };
+            tx.commit().map_err(|e| CliError::store(what, e.into()))?;
+            for id in revoked {
+                if out.json {
+                    out.json_line(&serde_json::json!({"revoked": id}))?;
+                } else {
+                    out.line(format!("revoked session credential {id}"))?;
+                }
+            }
+            Ok(Exit::Success)
+        }
+    }
+}
