@@ -12,6 +12,7 @@
 pub mod authority;
 pub mod broker;
 pub mod cli;
+pub mod coordinator;
 pub mod encoding;
 pub mod genesis;
 pub mod interp;

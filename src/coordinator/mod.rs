@@ -1,0 +1,2 @@
+//! The coordinator: admit, bind, plan, execute, finish, commit (transitions.md §9, seed 003).
+pub mod plan;
