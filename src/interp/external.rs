@@ -309,24 +309,14 @@ pub fn spawn_bounded(mut cmd: Command, deadline: Instant, cap: usize) -> Result<
     };
     drop(tx);
 
-    let mut timed_out = false;
-    loop {
-        let now = Instant::now();
-        let event = if now >= deadline {
-            Err(mpsc::RecvTimeoutError::Timeout)
-        } else {
-            rx.recv_timeout(deadline - now)
-        };
-        match event {
-            Ok(Event::Exited) | Ok(Event::Overflow) | Err(mpsc::RecvTimeoutError::Disconnected) => {
-                break
-            }
-            Err(mpsc::RecvTimeoutError::Timeout) => {
-                timed_out = true;
-                break;
-            }
-        }
-    }
+    // The first event wins: exit, overflow, or the deadline.
+    let now = Instant::now();
+    let event = if now >= deadline {
+        Err(mpsc::RecvTimeoutError::Timeout)
+    } else {
+        rx.recv_timeout(deadline - now)
+    };
+    let timed_out = matches!(event, Err(mpsc::RecvTimeoutError::Timeout));
     // The leader is not reaped yet (waitid WNOWAIT), so its pid still names the group.
     kill_group(pid);
     let _ = waiter.join();
