@@ -7,6 +7,10 @@
 
 use std::time::Instant;
 
+pub mod archive;
+pub mod capsule;
+pub mod external;
+
 /// Bounds for one interpreter call.
 #[derive(Clone, Copy, Debug)]
 pub struct RunLimits {
