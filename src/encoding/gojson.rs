@@ -44,7 +44,8 @@ pub fn write_bytes_as_str(out: &mut Vec<u8>, bytes: &[u8]) {
                 }
             }
         }
-        if !chunk.invalid().is_empty() {
+        // Go decodes an invalid sequence one byte at a time: one U+FFFD per invalid byte.
+        for _ in chunk.invalid() {
             out.extend_from_slice(b"\\ufffd");
         }
     }
@@ -262,6 +263,12 @@ mod tests {
         let mut out = Vec::new();
         write_bytes_as_str(&mut out, b"a\x80\xffb");
         assert_eq!(out, br#""a\ufffd\ufffdb""#);
+        let mut out = Vec::new();
+        write_bytes_as_str(&mut out, b"x\xf0\x9f\x98y");
+        assert_eq!(
+            out, br#""x\ufffd\ufffd\ufffdy""#,
+            "one U+FFFD per invalid byte, as Go"
+        );
     }
 
     #[test]

@@ -182,57 +182,10 @@ fn contains(haystack: &[u8], needle: &[u8]) -> bool {
     haystack.windows(needle.len()).any(|w| w == needle)
 }
 
-/// Append `bytes` as a Go `encoding/json` string literal, quotes included.
-///
-/// Go's rules: `"` and `\` backslash-escaped; `\b \f \n \r \t` short forms; other bytes
-/// below 0x20, `<`, `>`, `&`, U+2028 and U+2029 as `\u00XX` / `\u20XX`; every byte that
-/// does not start a valid UTF-8 sequence becomes `\ufffd` (one per byte, as Go's
-/// `utf8.DecodeRune` advances by one on error).
-///
-/// Local until `world::encoding::gojson` lands on main; replace with it then (note: a
-/// truncated multi-byte sequence yields one `\ufffd` per byte in Go).
+/// Append `bytes` as a Go `encoding/json` string literal, quotes included (the shared
+/// Go-json encoder: HTML and U+2028/9 escaping, one `\ufffd` per invalid byte).
 pub fn write_go_string(out: &mut Vec<u8>, bytes: &[u8]) {
-    out.push(b'"');
-    let mut rest = bytes;
-    while !rest.is_empty() {
-        match std::str::from_utf8(rest) {
-            Ok(valid) => {
-                write_valid(out, valid);
-                rest = &[];
-            }
-            Err(e) => {
-                let (valid, tail) = rest.split_at(e.valid_up_to());
-                write_valid(out, std::str::from_utf8(valid).unwrap_or_default());
-                out.extend_from_slice(b"\\ufffd");
-                rest = tail.get(1..).unwrap_or_default();
-            }
-        }
-    }
-    out.push(b'"');
-}
-
-fn write_valid(out: &mut Vec<u8>, s: &str) {
-    for c in s.chars() {
-        match c {
-            '"' => out.extend_from_slice(b"\\\""),
-            '\\' => out.extend_from_slice(b"\\\\"),
-            '\n' => out.extend_from_slice(b"\\n"),
-            '\r' => out.extend_from_slice(b"\\r"),
-            '\t' => out.extend_from_slice(b"\\t"),
-            '\u{8}' => out.extend_from_slice(b"\\b"),
-            '\u{c}' => out.extend_from_slice(b"\\f"),
-            '<' | '>' | '&' | '\u{2028}' | '\u{2029}' => {
-                out.extend_from_slice(format!("\\u{:04x}", c as u32).as_bytes())
-            }
-            c if (c as u32) < 0x20 => {
-                out.extend_from_slice(format!("\\u{:04x}", c as u32).as_bytes())
-            }
-            c => {
-                let mut buf = [0u8; 4];
-                out.extend_from_slice(c.encode_utf8(&mut buf).as_bytes());
-            }
-        }
-    }
+    crate::encoding::gojson::write_bytes_as_str(out, bytes);
 }
 
 #[cfg(test)]
