@@ -55,6 +55,9 @@ _world() {
             world,verify)
                 cmd="world__subcmd__verify"
                 ;;
+            world,why)
+                cmd="world__subcmd__why"
+                ;;
             world,world)
                 cmd="world__subcmd__world"
                 ;;
@@ -120,6 +123,9 @@ _world() {
                 ;;
             world__subcmd__help,verify)
                 cmd="world__subcmd__help__subcmd__verify"
+                ;;
+            world__subcmd__help,why)
+                cmd="world__subcmd__help__subcmd__why"
                 ;;
             world__subcmd__help,world)
                 cmd="world__subcmd__help__subcmd__world"
@@ -263,7 +269,7 @@ _world() {
 
     case "${cmd}" in
         world)
-            opts="-q -h -V --db --json --quiet --color --wait-lock --help --version genesis commit head world object log registry receipt session effects broker verify util help"
+            opts="-q -h -V --db --json --quiet --color --wait-lock --help --version genesis commit head world object log registry receipt session effects broker verify why util help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -583,7 +589,7 @@ _world() {
             return 0
             ;;
         world__subcmd__help)
-            opts="genesis commit head world object log registry receipt session effects broker verify util help"
+            opts="genesis commit head world object log registry receipt session effects broker verify why util help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -919,6 +925,20 @@ _world() {
             return 0
             ;;
         world__subcmd__help__subcmd__verify)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        world__subcmd__help__subcmd__why)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -1679,6 +1699,40 @@ _world() {
                 return 0
             fi
             case "${prev}" in
+                --db)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                --wait-lock)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        world__subcmd__why)
+            opts="-q -h --result --scan --db --json --quiet --color --wait-lock --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --result)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --scan)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --db)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0

@@ -16,6 +16,7 @@ pub mod registry;
 pub mod session;
 pub mod util;
 pub mod verify;
+pub mod why;
 pub mod world;
 
 use std::io::Read;
@@ -96,6 +97,8 @@ pub enum Command {
     /// Check the whole store: hashes, chain, links, journal
     #[command(alias = "fsck")]
     Verify(verify::Args),
+    /// Walk the provenance of an entry, object, invocation or result and verify each link
+    Why(why::Args),
     /// Generate shell completions and man pages
     #[command(subcommand)]
     Util(util::Cmd),
@@ -245,6 +248,7 @@ pub fn run(cli: Cli) -> Result<Exit, CliError> {
         Command::Effects(a) => effects::run(&ctx, &mut out, a),
         Command::Broker(c) => broker::run(&ctx, &mut out, c),
         Command::Verify(a) => verify::run(&ctx, &mut out, a),
+        Command::Why(a) => why::run(&ctx, &mut out, a),
         Command::Util(c) => util::run(&ctx, &mut out, c),
     }?;
     out.flush()?;

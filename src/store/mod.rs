@@ -12,6 +12,7 @@ pub mod lock;
 pub mod records;
 pub mod schema;
 pub mod verify;
+pub mod why;
 
 use std::fs;
 use std::os::unix::fs::OpenOptionsExt;

@@ -1,0 +1,114 @@
+//! `world why`: walk the provenance of an entry and verify every link (store-format.md §13.2).
+
+use std::path::PathBuf;
+
+use super::output::Output;
+use super::{read_input, CliError, Context, Exit};
+use crate::store::why::{Target, WhyError};
+
+/// Explain where a world, entry, object, invocation or result came from, re-hashing each
+/// object and recomputing each link. Exit 0 when every link holds, 3 on a broken link, 1 when
+/// the target is not found.
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// An entry index, `head`, a sha256 ref, an invocation id (cli:/a2a:/mcp:/rest:), or `-`
+    /// for a result on stdin
+    #[arg(value_name = "TARGET", required_unless_present = "result")]
+    target: Option<String>,
+    /// A result file (an invoke --json-out result; one trailing LF is ignored)
+    #[arg(long, value_name = "FILE", conflicts_with = "target")]
+    result: Option<PathBuf>,
+    /// How many entries back from the head to search for non-index targets (1..5000)
+    #[arg(long, default_value_t = 500, value_parser = clap::value_parser!(u32).range(1..=5000))]
+    scan: u32,
+}
+
+fn strip_lf(mut b: Vec<u8>) -> Vec<u8> {
+    if b.last() == Some(&b'\n') {
+        b.pop();
+    }
+    b
+}
+
+/// Run `world why`.
+pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError> {
+    let target = match (&args.target, &args.result) {
+        (_, Some(file)) => Target::Result(strip_lf(read_input(file, 8 * 1024 * 1024, "why")?)),
+        (Some(t), None) if t == "-" => Target::Result(strip_lf(read_input(
+            std::path::Path::new("-"),
+            8 * 1024 * 1024,
+            "why",
+        )?)),
+        (Some(t), None) if t == "head" => Target::Head,
+        (Some(t), None) if t.starts_with("sha256:") => {
+            crate::encoding::HashRef::parse(t).map_err(|e| CliError::failed("why", e))?;
+            Target::Ref(t.clone())
+        }
+        (Some(t), None) if t.bytes().all(|b| b.is_ascii_digit()) => Target::Index(
+            t.parse()
+                .map_err(|_| CliError::failed("why", "log index out of range"))?,
+        ),
+        (Some(t), None)
+            if ["cli:", "a2a:", "mcp:", "rest:"]
+                .iter()
+                .any(|p| t.starts_with(p)) =>
+        {
+            Target::Invocation(t.clone())
+        }
+        (Some(t), None) => {
+            return Err(CliError::failed(
+                "why",
+                format!("{t:?} is not an index, head, a sha256 ref, an invocation id or -"),
+            ))
+        }
+        (None, None) => return Err(CliError::usage("why", "give a TARGET or --result FILE")),
+    };
+    let store = ctx.open_read()?;
+    let why = store.why(&target, args.scan).map_err(|e| match e {
+        WhyError::NotFound(m) => CliError::failed("why", m),
+        WhyError::Store(s) => CliError::store("why", s),
+    })?;
+    if out.json {
+        out.json_line(&why)?;
+    } else {
+        let h = &why.entry.header;
+        out.line(format!(
+            "#{} {} prev {} fn {} interpreter {} (matched by {})",
+            h.entry_index,
+            h.written_by,
+            h.prev_entry_hash,
+            h.transition_fn,
+            h.interpreter,
+            why.matched_by
+        ))?;
+        if let Some(n) = &why.note {
+            out.line(format!("note: {n}"))?;
+        }
+        for l in &why.links {
+            out.line(format!(
+                "{} {:<7} {}{}",
+                if l.ok { "✓" } else { "✗" },
+                l.name,
+                l.reference
+                    .as_deref()
+                    .map(|r| format!("{r} "))
+                    .unwrap_or_default(),
+                l.detail
+            ))?;
+        }
+        let broken = why.links.iter().filter(|l| !l.ok).count();
+        if broken == 0 {
+            out.line(format!("all {} link(s) verified", why.links.len()))?;
+        } else {
+            out.line(format!(
+                "{broken} of {} link(s) BROKEN — integrity refusal (exit 3)",
+                why.links.len()
+            ))?;
+        }
+    }
+    Ok(if why.ok {
+        Exit::Success
+    } else {
+        Exit::Integrity
+    })
+}
