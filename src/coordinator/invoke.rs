@@ -1,0 +1,554 @@
+//! One invocation through the coordinator: validate, admit, bind, receipt pre-check, load the
+//! source, plan, execute, finish, commit (transitions.md §9–§11, seed 003). Surface-agnostic:
+//! `world invoke`, MCP and A2A all call [`invoke`].
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+
+use crate::authority::grants::Grant;
+use crate::authority::session::{self, Session};
+use crate::broker::handlers::{HandlerContext, HandlerRegistry, RunCapsConfig, Services};
+use crate::broker::{self, Broker, BrokerError, Status};
+use crate::encoding::gojson::{self, Obj};
+use crate::encoding::trcjson::{self, Bounds, CValue};
+use crate::interp::capsule::{self, CapsuleError};
+use crate::interp::Interpreter;
+use crate::store::commit::{apply, Commit};
+use crate::store::entry::{entry_hash, world_row};
+use crate::store::journal::{self, ReceiptState};
+use crate::store::records::{self, InvocationRecord};
+use crate::store::{head_in, object_in, put_object, Error as StoreError, Header, LogEntry, Object, Store};
+use crate::transitions::publish::{read_head, InterpreterProvider};
+use crate::transitions::registry::Descriptor;
+
+use super::plan::{self, PhaseResult, Triple, WorldEffect};
+
+/// Whole-invocation deadline (20 s).
+pub const INVOCATION: Duration = Duration::from_secs(20);
+/// Plan and finish phases (2 s each).
+pub const PHASE: Duration = Duration::from_secs(2);
+/// Post-effect tail, detached from the caller (4 s).
+pub const TAIL: Duration = Duration::from_secs(4);
+/// `world/invocation-started/v1`: written before an effectful call's first effect so a resent
+/// id can never run a handler twice (DEC-COORD-3).
+pub const STARTED: &str = "world/invocation-started/v1";
+
+/// The surface an invocation came through (`writtenBy = coordinator:<surface>`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Surface {
+    /// `world invoke` (DEC-COORD-1).
+    Cli,
+    /// MCP `tools/call`.
+    Mcp,
+    /// A2A `tasks/send` / `SendMessage`.
+    A2a,
+}
+
+impl Surface {
+    /// `cli`, `mcp`, `a2a`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Surface::Cli => "cli",
+            Surface::Mcp => "mcp",
+            Surface::A2a => "a2a",
+        }
+    }
+}
+
+/// A call.
+#[derive(Clone, Debug)]
+pub struct Call {
+    /// The surface.
+    pub surface: Surface,
+    /// The session token (64 hex).
+    pub token: String,
+    /// The transition id.
+    pub transition: String,
+    /// The arguments: a JSON object.
+    pub args: serde_json::Value,
+    /// The task id (`[A-Za-z0-9._-]{1,128}`); `None` draws a random one (no idempotency).
+    pub task: Option<String>,
+    /// Now, Unix seconds (the logical time of the effects and the commit intent).
+    pub now: i64,
+}
+
+/// Host configuration for handlers and interpreters.
+pub struct Host<'a> {
+    /// Where pinned interpreters come from.
+    pub interpreters: &'a dyn InterpreterProvider,
+    /// `--workspace-root` override (else the episode's binding).
+    pub workspace_root: Option<PathBuf>,
+    /// `--tool-ailang-bin`.
+    pub tool_bin: Option<PathBuf>,
+    /// The run allowlist.
+    pub run_caps: RunCapsConfig,
+    /// `--examples-dir`.
+    pub examples_dir: Option<PathBuf>,
+    /// Handler services (approvals, model backend).
+    pub services: Services,
+}
+
+/// What a committed invocation returns.
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Committed {
+    /// `<surface>:<ep>:<task>`
+    pub invocation_id: String,
+    /// The log index.
+    pub entry_index: i64,
+    /// The new world ref.
+    pub world_ref: String,
+    /// The output object ref (= `stateRoot`).
+    pub output_ref: String,
+    /// The committed output bytes.
+    #[serde(skip)]
+    pub output: Vec<u8>,
+    /// Effect statuses in plan order (empty for pure calls).
+    #[serde(skip)]
+    pub effects: Vec<(Status, Option<String>)>,
+    /// True when this answer is the recorded result of an earlier identical call.
+    pub replayed: bool,
+}
+
+impl Committed {
+    /// `ok:false` at the top level of the output (a committed refusal).
+    pub fn refused(&self) -> bool {
+        serde_json::from_slice::<serde_json::Value>(&self.output).ok().and_then(|v| v.get("ok").and_then(|x| x.as_bool())) == Some(false)
+    }
+}
+
+/// Failures before or instead of a commit (transitions.md §9 rules).
+#[derive(Debug, thiserror::Error)]
+pub enum InvokeError {
+    /// R1: bad task id, episode, missing or oversized input, or input failing the schema.
+    #[error("invalid call: {0}")]
+    InvalidCall(String),
+    /// The session cannot be used.
+    #[error("{0}")]
+    Session(#[from] session::SessionError),
+    /// R2–R4: unknown or invisible transition (indistinguishable).
+    #[error("unknown transition {0:?}")]
+    NotAuthorized(String),
+    /// R6: the source object is missing or corrupt.
+    #[error("transition invocation is not available in this daemon: source {0}")]
+    Source(String),
+    /// R7: no selected world.
+    #[error("no world is selected; commit a genesis world first")]
+    WorldAbsent,
+    /// R8: a declared effect has no handler for this episode.
+    #[error("transition declares an effect this daemon has no handler for ({0})")]
+    EffectsUnsupported(String),
+    /// R9: the calling convention is not implemented.
+    #[error("transition does not implement the invocation calling convention: {0}")]
+    Incompatible(String),
+    /// R10: other execution failure.
+    #[error("transition execution failed: {0}")]
+    Execution(String),
+    /// R11: deadline before the commit boundary.
+    #[error("invocation exceeded its deadline ({0})")]
+    Deadline(String),
+    /// R12: output too large or not an object.
+    #[error("transition output is not a JSON object: {0}")]
+    Output(String),
+    /// A plan law was broken.
+    #[error("{0}")]
+    PlanLaw(#[from] plan::PlanLawError),
+    /// R13 / an interpreter or object failed its integrity check.
+    #[error("integrity: {0}")]
+    Integrity(String),
+    /// R14: the head moved at commit (pure calls).
+    #[error("world head moved during invocation; not committed; send a new task id ({0})")]
+    Conflict(String),
+    /// R15: a resent id whose earlier run has no outcome.
+    #[error("invocation was not committed; send a new task id ({0} is indeterminate)")]
+    NotCommitted(String),
+    /// R17: the id was used for a different call.
+    #[error("task id already used in this session ({0} was used for a different call)")]
+    InFlight(String),
+    /// Effects ran but the invocation did not commit (§11).
+    #[error("effects were requested but the invocation was not confirmed committed; effect records: {}{}", records.join(" "), if intents.is_empty() { String::new() } else { format!("; pending effect intents: {}", intents.join(" ")) })]
+    EffectsUnrecorded {
+        /// The invocation id.
+        invocation_id: String,
+        /// Effect record refs written.
+        records: Vec<String>,
+        /// Effect intents without outcome (indeterminate effects).
+        intents: Vec<String>,
+        /// The cause.
+        cause: String,
+    },
+    /// Store failure before anything durable happened.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+impl InvokeError {
+    /// The rule class name used on the wire (`error.data.class`).
+    pub fn class(&self) -> &'static str {
+        match self {
+            InvokeError::InvalidCall(_) => "InvalidCallError",
+            InvokeError::Session(_) => "SessionError",
+            InvokeError::NotAuthorized(_) => "NotAuthorized",
+            InvokeError::Source(_) => "SourceError",
+            InvokeError::WorldAbsent => "WorldAbsentError",
+            InvokeError::EffectsUnsupported(_) => "EffectsUnsupportedError",
+            InvokeError::Incompatible(_) => "IncompatibleError",
+            InvokeError::Execution(_) => "ExecutionError",
+            InvokeError::Deadline(_) => "DeadlineError",
+            InvokeError::Output(_) => "OutputError",
+            InvokeError::PlanLaw(_) => "PlanLawError",
+            InvokeError::Integrity(_) => "IntegrityError",
+            InvokeError::Conflict(_) => "ConflictError",
+            InvokeError::NotCommitted(_) => "NotCommittedError",
+            InvokeError::InFlight(_) => "InFlightError",
+            InvokeError::EffectsUnrecorded { .. } => "EffectsUnrecordedError",
+            InvokeError::Store(_) => "StoreError",
+        }
+    }
+}
+
+/// The task-id grammar `[A-Za-z0-9._-]{1,128}`.
+pub fn valid_task(t: &str) -> bool {
+    (1..=128).contains(&t.len()) && t.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'))
+}
+
+fn random_task() -> String {
+    let mut b = [0u8; 8];
+    let _ = getrandom::getrandom(&mut b);
+    hex::encode(b)
+}
+
+/// The started-marker object for an invocation id (deterministic, so it is found by hash).
+pub fn started_marker(invocation_id: &str) -> Object {
+    Object::new(STARTED, "coordinator", Obj::new().str("invocationId", invocation_id).finish())
+}
+
+/// The descriptors this session can see: `access` satisfied by a live grant (minted budget).
+pub fn visible(descriptors: &[Descriptor], grants: &[Grant], now: i64) -> Vec<Descriptor> {
+    descriptors
+        .iter()
+        .filter(|d| grants.iter().any(|g| g.satisfies(&d.access.effect, &d.access.scope, d.access.cost, now)))
+        .cloned()
+        .collect()
+}
+
+fn capsule_err(e: CapsuleError, phase: &str) -> InvokeError {
+    match e {
+        CapsuleError::InvalidCall { .. } => InvokeError::InvalidCall(e.to_string()),
+        CapsuleError::Incompatible { .. } => InvokeError::Incompatible(e.to_string()),
+        CapsuleError::Timeout => InvokeError::Deadline(format!("{phase} phase")),
+        CapsuleError::Output(_) => InvokeError::Output(e.to_string()),
+        CapsuleError::Integrity(_) => InvokeError::Integrity(e.to_string()),
+        _ => InvokeError::Execution(e.to_string()),
+    }
+}
+
+/// The handler context and registry for an episode: worktree from the override or the
+/// episode's binding (`<root>/<episode>`).
+pub fn episode_handlers(store: &Store, episode: &str, host: &Host<'_>) -> Result<(HandlerContext, HandlerRegistry), StoreError> {
+    let root = match &host.workspace_root {
+        Some(r) => Some(r.clone()),
+        None => session::binding(store.conn(), episode)?.map(|b| b.workspace_root).filter(|r| !r.is_empty()).map(PathBuf::from),
+    };
+    let ctx = HandlerContext {
+        episode: episode.to_string(),
+        worktree: root.map(|r| r.join(episode)),
+        db_path: store.path().to_path_buf(),
+        tool_bin: host.tool_bin.clone(),
+        run_caps: host.run_caps.clone(),
+        examples_dir: host.examples_dir.clone(),
+        git_bin: broker::handlers::process::find_in_path("git", &std::env::var("PATH").unwrap_or_else(|_| "/usr/bin:/bin".into())),
+    };
+    let reg = HandlerRegistry::for_episode(&ctx, host.services.clone());
+    Ok((ctx, reg))
+}
+
+fn validate_input(schema: &CValue, args: &serde_json::Value) -> Result<(), InvokeError> {
+    let schema = schema.to_json();
+    let validator = jsonschema::validator_for(&schema).map_err(|e| InvokeError::InvalidCall(format!("the transition's inputSchema is not usable: {e}")))?;
+    if let Some(err) = validator.iter_errors(args).next() {
+        let path = err.instance_path().to_string();
+        let at = if path.is_empty() { "/".to_string() } else { path };
+        return Err(InvokeError::InvalidCall(format!("arguments fail the inputSchema at {at}: {err}")));
+    }
+    Ok(())
+}
+
+/// Run one invocation to a commit (or a typed failure) on a store opened for writing.
+pub fn invoke(store: &mut Store, call: &Call, host: &Host<'_>) -> Result<Committed, InvokeError> {
+    let start = Instant::now();
+    let deadline = start + INVOCATION;
+    // 1. Validate the call.
+    let task = match &call.task {
+        Some(t) if !valid_task(t) => return Err(InvokeError::InvalidCall(format!("task id {t:?} must match [A-Za-z0-9._-]{{1,128}}"))),
+        Some(t) => t.clone(),
+        None => random_task(),
+    };
+    if !call.args.is_object() {
+        return Err(InvokeError::InvalidCall("arguments must be a JSON object".into()));
+    }
+    let input = gojson::any_to_vec(&call.args);
+    if input.len() > plan::MAX_IO {
+        return Err(InvokeError::InvalidCall(format!("input is {} bytes; limit is {}", input.len(), plan::MAX_IO)));
+    }
+    // 2–3. Admit and bind.
+    let sess: Session = session::resolve(store.conn(), &call.token, call.now)?;
+    let registry = read_head(store.conn()).map_err(|e| InvokeError::Integrity(e.to_string()))?;
+    let descriptors = registry.map(|h| h.revision.entries).unwrap_or_default();
+    let desc = visible(&descriptors, &sess.grants, call.now)
+        .into_iter()
+        .find(|d| d.id == call.transition)
+        .ok_or_else(|| InvokeError::NotAuthorized(call.transition.clone()))?;
+    let invocation_id = format!("{}:{}:{}", call.surface.name(), sess.episode, task);
+    let input_obj = Object::new(records::INVOCATION_INPUT, &format!("coordinator:{}", call.surface.name()), input.clone());
+    // 4. Receipt pre-check.
+    let receipt = journal::receipt(store.conn(), &invocation_id)?;
+    match receipt.state {
+        ReceiptState::Resolved => return recorded(store, &invocation_id, &desc, &input_obj),
+        ReceiptState::Indeterminate => return Err(InvokeError::NotCommitted(invocation_id)),
+        ReceiptState::NotStarted => {
+            if object_in(store.conn(), &started_marker(&invocation_id).meta.hash)?.is_some() {
+                return Err(InvokeError::NotCommitted(invocation_id));
+            }
+        }
+    }
+    // 5. Source.
+    let source = object_in(store.conn(), &desc.transition_fn.to_string())?.ok_or_else(|| InvokeError::Source(format!("{} is absent", desc.transition_fn)))?;
+    if !source.verifies() {
+        return Err(InvokeError::Source(format!("{} is corrupt", desc.transition_fn)));
+    }
+    // 6. World.
+    if head_in(store.conn())?.is_none() {
+        return Err(InvokeError::WorldAbsent);
+    }
+    // 7. Handlers for every declared effect.
+    let (hctx, handlers) = episode_handlers(store, &sess.episode, host)?;
+    for e in &desc.declared_effects {
+        if handlers.handler_for(&e.effect).is_none() {
+            return Err(InvokeError::EffectsUnsupported(e.effect.clone()));
+        }
+    }
+    validate_input(&desc.input_schema, &call.args)?;
+    let interp = host.interpreters.resolve_pinned(&desc.interpreter).map_err(|e| {
+        if e.integrity {
+            InvokeError::Integrity(e.message)
+        } else {
+            InvokeError::Execution(e.message)
+        }
+    })?;
+    let surface = format!("coordinator:{}", call.surface.name());
+    if desc.declared_effects.is_empty() {
+        // Pure (v1): one run, bounded by the invocation deadline.
+        let output = capsule::run_phase(interp.as_ref(), &source.payload, &input, deadline).map_err(|e| capsule_err(e, "pure"))?;
+        let output_obj = Object::new(records::INVOCATION_OUTPUT, &surface, output);
+        let rec = InvocationRecord {
+            invocation_id: invocation_id.clone(),
+            episode_id: sess.episode.clone(),
+            skill_id: desc.id.clone(),
+            transition_fn: desc.transition_fn.to_string(),
+            interpreter: desc.interpreter.to_string(),
+            semantics_epoch: desc.semantics_epoch,
+            input: input_obj.meta.hash.clone(),
+            output: output_obj.meta.hash.clone(),
+            plan: None,
+            effects: None,
+        };
+        return commit_invocation(store, &desc, &invocation_id, &surface, vec![input_obj, output_obj], rec, call.now, Vec::new()).map_err(|e| match e {
+            CommitFailure::Conflict(m) => InvokeError::Conflict(m),
+            CommitFailure::Other(e) => e,
+        });
+    }
+    // Effectful (v2): plan.
+    let plan_deadline = (Instant::now() + PHASE).min(deadline);
+    let raw_plan = capsule::run_phase(interp.as_ref(), &source.payload, &plan::plan_input(&input), plan_deadline).map_err(|e| capsule_err(e, "plan"))?;
+    let declared: Vec<Triple> = desc.declared_effects.iter().map(|e| Triple { effect: e.effect.clone(), scope: e.scope.clone(), cost: e.cost }).collect();
+    let parsed = plan::parse_plan(&raw_plan, &declared)?;
+    let plan_obj = Object::new(records::EFFECT_PLAN, &surface, parsed.canonical.clone());
+    // Execute.
+    if !parsed.effects.is_empty() {
+        let tx = store.immediate()?;
+        put_object(&tx, &started_marker(&invocation_id))?;
+        tx.commit().map_err(StoreError::from)?;
+    }
+    let b = Broker { episode: &sess.episode, grants: &sess.grants, now: call.now, handlers: &handlers, ctx: &hctx };
+    let mut results = Vec::new();
+    let mut world_effects = Vec::new();
+    let mut records_written = Vec::new();
+    let mut statuses = Vec::new();
+    let mut handler_output: Option<CValue> = None;
+    for pe in &parsed.effects {
+        let remaining = deadline.saturating_duration_since(Instant::now());
+        let handler_deadline = Instant::now() + remaining.saturating_sub(Duration::from_secs(6)).min(Duration::from_secs(10));
+        let req = broker::Request { effect: pe.effect.clone(), scope: pe.scope.clone(), cost: pe.cost, payload: pe.payload.clone() };
+        let ex = match b.execute(store, &req, handler_deadline) {
+            Ok(ex) => ex,
+            Err(BrokerError::OutcomeWrite { record, cause }) => {
+                return Err(InvokeError::EffectsUnrecorded { invocation_id, records: vec![record], intents: vec![], cause })
+            }
+            Err(BrokerError::NoHandler(e)) => return Err(InvokeError::EffectsUnsupported(e)),
+            Err(e) => return Err(InvokeError::EffectsUnrecorded { invocation_id, records: records_written, intents: vec![], cause: e.to_string() }),
+        };
+        if ex.status == Status::Indeterminate {
+            return Err(InvokeError::EffectsUnrecorded {
+                invocation_id,
+                records: records_written,
+                intents: ex.intent_id.into_iter().collect(),
+                cause: format!("the {} handler could not tell whether its effect happened: {}", pe.effect, ex.message.unwrap_or_default()),
+            });
+        }
+        let status = match ex.status {
+            Status::Ok => "ok",
+            Status::Failed => "failed",
+            _ => "denied",
+        };
+        let output = match (&ex.status, &ex.output) {
+            (Status::Ok, Some(bytes)) => trcjson::parse(bytes, Bounds::PLAN).ok(),
+            _ => None,
+        };
+        if ex.status == Status::Ok && output.is_none() {
+            // A handler output that is not canonical JSON cannot feed the finish phase.
+            statuses.push((Status::Failed, ex.record.clone()));
+        } else {
+            statuses.push((ex.status.clone(), ex.record.clone()));
+        }
+        handler_output = output.clone();
+        results.push(PhaseResult { id: pe.id.clone(), effect: pe.effect.clone(), status, record: ex.record.clone(), output });
+        world_effects.push(WorldEffect { id: pe.id.clone(), status, record: ex.record.clone() });
+        records_written.extend(ex.record);
+    }
+    // Everything after the effect runs on its own tail budget.
+    let tail_deadline = Instant::now() + TAIL;
+    let unrecorded = |cause: String, records: &Vec<String>| InvokeError::EffectsUnrecorded { invocation_id: invocation_id.clone(), records: records.clone(), intents: vec![], cause };
+    let body: CValue = if parsed.effects.is_empty() {
+        parsed.result.clone().unwrap_or(CValue::Object(vec![]))
+    } else if parsed.finish {
+        let raw = capsule::run_phase(interp.as_ref(), &source.payload, &plan::finish_input(&input, &results), (Instant::now() + PHASE).min(tail_deadline))
+            .map_err(|e| unrecorded(format!("finish phase: {}", capsule_err(e, "finish")), &records_written))?;
+        plan::parse_finish(&raw).map_err(|e| unrecorded(format!("finish output: {e}"), &records_written))?
+    } else {
+        match (results.first().map(|r| r.status), handler_output) {
+            (Some("ok"), Some(v @ CValue::Object(_))) => v,
+            (Some("ok"), _) => return Err(unrecorded("the handler output is not a JSON object".into(), &records_written)),
+            _ => CValue::Object(vec![]),
+        }
+    };
+    let output = plan::compose(body, &plan_obj.meta.hash, &world_effects).map_err(|e| unrecorded(e.to_string(), &records_written))?;
+    let output_obj = Object::new(records::INVOCATION_OUTPUT, &surface, output);
+    let rec = InvocationRecord {
+        invocation_id: invocation_id.clone(),
+        episode_id: sess.episode.clone(),
+        skill_id: desc.id.clone(),
+        transition_fn: desc.transition_fn.to_string(),
+        interpreter: desc.interpreter.to_string(),
+        semantics_epoch: desc.semantics_epoch,
+        input: input_obj.meta.hash.clone(),
+        output: output_obj.meta.hash.clone(),
+        plan: Some(plan_obj.meta.hash.clone()),
+        effects: Some(records_written.clone()),
+    };
+    if Instant::now() > tail_deadline {
+        return Err(unrecorded("the post-effect tail exceeded its 4 s budget".into(), &records_written));
+    }
+    commit_invocation(store, &desc, &invocation_id, &surface, vec![input_obj, output_obj, plan_obj], rec, call.now, statuses).map_err(|e| match e {
+        CommitFailure::Conflict(m) if records_written.is_empty() => InvokeError::Conflict(m),
+        CommitFailure::Conflict(m) => unrecorded(format!("commit: {m}"), &records_written),
+        CommitFailure::Other(e) if records_written.is_empty() => e,
+        CommitFailure::Other(e) => unrecorded(format!("commit: {e}"), &records_written),
+    })
+}
+
+enum CommitFailure {
+    Conflict(String),
+    Other(InvokeError),
+}
+
+#[allow(clippy::too_many_arguments)]
+fn commit_invocation(
+    store: &mut Store,
+    desc: &Descriptor,
+    invocation_id: &str,
+    surface: &str,
+    mut objects: Vec<Object>,
+    rec: InvocationRecord,
+    now: i64,
+    effects: Vec<(Status, Option<String>)>,
+) -> Result<Committed, CommitFailure> {
+    let rec_obj = Object::new(rec.semantic_id(), surface, rec.encode());
+    let output = objects.get(1).map(|o| o.payload.clone()).unwrap_or_default();
+    let output_ref = rec.output.clone();
+    objects.push(rec_obj.clone());
+    let tx = store.immediate().map_err(|e| CommitFailure::Other(e.into()))?;
+    let observed = head_in(&tx).map_err(|e| CommitFailure::Other(e.into()))?.ok_or(CommitFailure::Other(InvokeError::WorldAbsent))?;
+    let world = tx
+        .query_row("SELECT revision, log_head FROM worlds WHERE world_ref = ?1", [&observed], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?)))
+        .map_err(|e| CommitFailure::Other(InvokeError::Integrity(format!("selected world {observed} is unreadable: {e}"))))?;
+    let header = Header {
+        entry_index: world.0 + 1,
+        semantics_epoch: desc.semantics_epoch,
+        transition_fn: desc.transition_fn.to_string(),
+        interpreter: desc.interpreter.to_string(),
+        prev_entry_hash: world.1,
+        written_by: surface.to_string(),
+    };
+    let eh = entry_hash(&header, &rec_obj.meta.hash).to_string();
+    let next = world_row(header.entry_index, &output_ref, &eh);
+    let commit = Commit {
+        invocation_id: Some(invocation_id.to_string()),
+        observed_head: observed,
+        objects,
+        next_world: next.clone(),
+        entry: LogEntry { header, entry_hash: eh, transition_ref: rec_obj.meta.hash.clone() },
+    };
+    commit.check().map_err(|e| CommitFailure::Other(e.into()))?;
+    let landed = match apply(&tx, &commit, now, true) {
+        Ok(l) => l,
+        Err(StoreError::Conflict { observed, selected }) => return Err(CommitFailure::Conflict(format!("observed {observed}, selected {selected}"))),
+        Err(e) => return Err(CommitFailure::Other(e.into())),
+    };
+    tx.commit().map_err(|e| CommitFailure::Other(StoreError::from(e).into()))?;
+    Ok(Committed { invocation_id: invocation_id.to_string(), entry_index: landed.entry_index, world_ref: next.reference, output_ref, output, effects, replayed: false })
+}
+
+/// The recorded answer for a resolved invocation id: re-verified, and refused when the call
+/// differs from the recorded one (skill or input).
+fn recorded(store: &Store, invocation_id: &str, desc: &Descriptor, input: &Object) -> Result<Committed, InvokeError> {
+    let receipt = journal::receipt(store.conn(), invocation_id)?;
+    let world_ref = receipt.result_ref.ok_or_else(|| InvokeError::Integrity(format!("{invocation_id}: resolved receipt without resultRef")))?;
+    let world = store.world(&world_ref)?.ok_or_else(|| InvokeError::Integrity(format!("world {world_ref} is absent")))?;
+    if crate::store::entry::world_ref(world.revision, &world.state_root, &world.log_head).to_string() != world_ref {
+        return Err(InvokeError::Integrity(format!("world {world_ref} does not re-derive")));
+    }
+    let entry = store.log_entry(world.revision)?.filter(|e| e.entry_hash == world.log_head).ok_or_else(|| InvokeError::Integrity(format!("entry for world {world_ref} is absent")))?;
+    let rec_obj = object_in(store.conn(), &entry.transition_ref)?.filter(Object::verifies).ok_or_else(|| InvokeError::Integrity(format!("record {} is absent or altered", entry.transition_ref)))?;
+    let rec = InvocationRecord::decode(&rec_obj.meta.semantic_id, &rec_obj.payload).map_err(|e| InvokeError::Integrity(format!("record: {e}")))?;
+    if rec.skill_id != desc.id || rec.input != input.meta.hash {
+        return Err(InvokeError::InFlight(invocation_id.to_string()));
+    }
+    let out = object_in(store.conn(), &rec.output)?.filter(Object::verifies).ok_or_else(|| InvokeError::Integrity(format!("output {} is absent or altered", rec.output)))?;
+    if rec.output != world.state_root {
+        return Err(InvokeError::Integrity("stateRoot is not the record's output".into()));
+    }
+    let mut effects = Vec::new();
+    for r in rec.effects.clone().unwrap_or_default() {
+        let status = match broker::resolve_record(store.conn(), &r)? {
+            Some((er, _, _)) if !er.allowed => Status::Denied,
+            Some((er, _, _)) if er.failed => Status::Failed,
+            Some(_) => Status::Ok,
+            None => return Err(InvokeError::Integrity(format!("effect record {r} is absent"))),
+        };
+        effects.push((status, Some(r)));
+    }
+    Ok(Committed { invocation_id: invocation_id.to_string(), entry_index: entry.header.entry_index, world_ref, output_ref: rec.output, output: out.payload, effects, replayed: true })
+}
+
+/// A JSON rendering of an invocation failure for machine clients:
+/// `{class, message, invocationId?, effectRecords[]}`.
+pub fn error_data(err: &InvokeError) -> serde_json::Value {
+    let (id, records) = match err {
+        InvokeError::EffectsUnrecorded { invocation_id, records, .. } => (Some(invocation_id.clone()), records.clone()),
+        _ => (None, vec![]),
+    };
+    serde_json::json!({"class": err.class(), "message": err.to_string(), "invocationId": id, "effectRecords": records})
+}
