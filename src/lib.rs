@@ -4,3 +4,4 @@ pub mod encoding;
 pub mod genesis;
 pub mod interp;
 pub mod store;
+pub mod transitions;

@@ -13,7 +13,11 @@ fn check(dir: &str, files: Vec<(String, Vec<u8>)>) {
         }
     }
     let mut on_disk: Vec<String> = std::fs::read_dir(&root)
-        .map(|d| d.filter_map(|e| e.ok()).map(|e| e.file_name().to_string_lossy().into_owned()).collect())
+        .map(|d| {
+            d.filter_map(|e| e.ok())
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect()
+        })
         .unwrap_or_default();
     on_disk.retain(|n| !files.iter().any(|(f, _)| f == n));
     assert!(
@@ -29,7 +33,10 @@ fn completions_are_current() {
 
 #[test]
 fn man_pages_are_current() {
-    check("man", world::cli::util::man_pages().expect("render man pages"));
+    check(
+        "man",
+        world::cli::util::man_pages().expect("render man pages"),
+    );
 }
 
 #[test]
