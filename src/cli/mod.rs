@@ -8,8 +8,11 @@ pub mod head;
 pub mod log;
 pub mod object;
 pub mod output;
+pub mod pin;
+pub mod publish;
 pub mod receipt;
 pub mod registry;
+pub mod transitions;
 pub mod util;
 pub mod verify;
 pub mod world;
@@ -79,6 +82,13 @@ pub enum Command {
     /// Read named registry heads
     #[command(subcommand)]
     Registry(registry::Cmd),
+    /// Publish transitions from a manifest (attended; --yes for scripts, recorded as unattended)
+    Publish(publish::Args),
+    /// Archive an interpreter and bootstrap the epoch registry from its release
+    Pin(pin::Args),
+    /// Read the transition registry: list, or show one descriptor
+    #[command(subcommand)]
+    Transitions(transitions::Cmd),
     /// Answer a receipt: not-started, indeterminate or resolved
     Receipt(receipt::Args),
     /// Check the whole store: hashes, chain, links, journal
@@ -225,6 +235,9 @@ pub fn run(cli: Cli) -> Result<Exit, CliError> {
         Command::Object(c) => object::run(&ctx, &mut out, c),
         Command::Log(a) => log::run(&ctx, &mut out, a),
         Command::Registry(c) => registry::run(&ctx, &mut out, c),
+        Command::Publish(a) => publish::run(&ctx, &mut out, a),
+        Command::Pin(a) => pin::run(&ctx, &mut out, a),
+        Command::Transitions(c) => transitions::run(&ctx, &mut out, c),
         Command::Receipt(a) => receipt::run(&ctx, &mut out, a),
         Command::Verify(a) => verify::run(&ctx, &mut out, a),
         Command::Util(c) => util::run(&ctx, &mut out, c),
