@@ -1132,7 +1132,7 @@ mod tests {
             r#""transitionFnFile":"x""#,
             &format!(r#""transitionFn":"{missing}""#),
         );
-        let m = manifest_of(&[by_ref.clone()]);
+        let m = manifest_of(std::slice::from_ref(&by_ref));
         let text = f.plan(&m, &interp).unwrap_err().to_string();
         assert!(
             text.ends_with(
