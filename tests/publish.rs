@@ -341,3 +341,76 @@ fn a_world_import_is_refused_by_the_library_path() {
     drop(store);
     assert_eq!(registry_rows(&env.db()), 0);
 }
+
+/// A pseudo-terminal pair `(master, slave)` (raw fds, closed on drop of the returned files).
+fn pty() -> (std::fs::File, std::fs::File) {
+    use std::os::fd::FromRawFd;
+    let (mut master, mut slave) = (-1, -1);
+    // SAFETY: openpty writes two fds into the provided integers; null name/termios/winsize are allowed.
+    let rc = unsafe {
+        libc::openpty(
+            &mut master,
+            &mut slave,
+            std::ptr::null_mut(),
+            std::ptr::null(),
+            std::ptr::null(),
+        )
+    };
+    assert_eq!(rc, 0, "openpty failed");
+    // SAFETY: both fds were just opened by openpty and are owned here.
+    unsafe {
+        (
+            std::fs::File::from_raw_fd(master),
+            std::fs::File::from_raw_fd(slave),
+        )
+    }
+}
+
+/// `world publish` in a new session whose controlling terminal is `ctty`, with `stdin`.
+fn publish_on_pty(env: &Env, ctty: &std::fs::File, stdin: Stdio) -> std::process::Output {
+    use std::os::fd::AsRawFd;
+    let fd = ctty.as_raw_fd();
+    let mut c = Command::cargo_bin("world").unwrap();
+    c.current_dir(env.dir.path())
+        .arg("--db")
+        .arg(env.db())
+        .args(["publish", "--manifest", "m.json"])
+        .env_remove("CI")
+        .env_remove("GITHUB_ACTIONS")
+        .stdin(stdin)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    // SAFETY: setsid and ioctl are async-signal-safe; fd is open in the child (inherited).
+    unsafe {
+        c.pre_exec(move || {
+            if libc::setsid() < 0 || libc::ioctl(fd, libc::TIOCSCTTY as _, 0) < 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    c.output().unwrap()
+}
+
+#[test]
+fn tty_fence_reasons_on_a_pseudo_terminal() {
+    let env = Env::new();
+    let (_master, slave) = pty();
+    let out = publish_on_pty(&env, &slave, Stdio::null());
+    assert_eq!(out.status.code(), Some(3));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("STOP fence=tty reason=stdin-not-a-terminal"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let (_master2, other) = pty();
+    let out = publish_on_pty(&env, &slave, Stdio::from(other));
+    assert_eq!(out.status.code(), Some(3));
+    assert!(
+        String::from_utf8_lossy(&out.stderr)
+            .contains("STOP fence=tty reason=stdin-is-not-the-controlling-terminal"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(registry_rows(&env.db()), 0, "nothing written");
+}
