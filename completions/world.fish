@@ -40,6 +40,9 @@ complete -c world -n "__fish_world_needs_command" -f -a "world" -d 'Read world r
 complete -c world -n "__fish_world_needs_command" -f -a "object" -d 'Read objects'
 complete -c world -n "__fish_world_needs_command" -f -a "log" -d 'List log entries, or read one with `log get INDEX`'
 complete -c world -n "__fish_world_needs_command" -f -a "registry" -d 'Read named registry heads'
+complete -c world -n "__fish_world_needs_command" -f -a "publish" -d 'Publish transitions from a manifest (attended; --yes for scripts, recorded as unattended)'
+complete -c world -n "__fish_world_needs_command" -f -a "pin" -d 'Archive an interpreter and bootstrap the epoch registry from its release'
+complete -c world -n "__fish_world_needs_command" -f -a "transitions" -d 'Read the transition registry: list, or show one descriptor'
 complete -c world -n "__fish_world_needs_command" -f -a "receipt" -d 'Answer a receipt: not-started, indeterminate or resolved'
 complete -c world -n "__fish_world_needs_command" -f -a "session" -d 'Mint, list and revoke session credentials'
 complete -c world -n "__fish_world_needs_command" -f -a "effects" -d 'Effect records and pending effect intents'
@@ -171,6 +174,58 @@ complete -c world -n "__fish_world_using_subcommand registry; and __fish_seen_su
 complete -c world -n "__fish_world_using_subcommand registry; and __fish_seen_subcommand_from get" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c world -n "__fish_world_using_subcommand registry; and __fish_seen_subcommand_from help" -f -a "get" -d 'Print a registry head, e.g. world/transition-registry/v1 (GET /v1/registry/{name})'
 complete -c world -n "__fish_world_using_subcommand registry; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c world -n "__fish_world_using_subcommand publish" -l manifest -d 'The manifest: a JSON array of descriptors (transitions.md §2)' -r -F
+complete -c world -n "__fish_world_using_subcommand publish" -l interpreter -d 'Interpreter to pin: a path (archived next to the store), a sha256: ref of an archived one, or `embedded`; default: the store\'s only pinned interpreter, else embedded' -r
+complete -c world -n "__fish_world_using_subcommand publish" -l ailang-bin -d 'Alias of --interpreter PATH' -r -F
+complete -c world -n "__fish_world_using_subcommand publish" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
+complete -c world -n "__fish_world_using_subcommand publish" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
+always\t'Always colour'
+never\t'Never colour'"
+complete -c world -n "__fish_world_using_subcommand publish" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
+complete -c world -n "__fish_world_using_subcommand publish" -l yes -d 'Unattended: no terminal, no phrase; the revision is recorded as unattended'
+complete -c world -n "__fish_world_using_subcommand publish" -l live -d 'Refused for this verb (publishing writes the local store only)'
+complete -c world -n "__fish_world_using_subcommand publish" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
+complete -c world -n "__fish_world_using_subcommand publish" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
+complete -c world -n "__fish_world_using_subcommand publish" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c world -n "__fish_world_using_subcommand pin" -l interpreter -d 'The interpreter: a path to an `ailang` binary (archived), a sha256: ref of an archived one, or `embedded`' -r
+complete -c world -n "__fish_world_using_subcommand pin" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
+complete -c world -n "__fish_world_using_subcommand pin" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
+always\t'Always colour'
+never\t'Never colour'"
+complete -c world -n "__fish_world_using_subcommand pin" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
+complete -c world -n "__fish_world_using_subcommand pin" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
+complete -c world -n "__fish_world_using_subcommand pin" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
+complete -c world -n "__fish_world_using_subcommand pin" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c world -n "__fish_world_using_subcommand transitions; and not __fish_seen_subcommand_from list show help" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
+complete -c world -n "__fish_world_using_subcommand transitions; and not __fish_seen_subcommand_from list show help" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
+always\t'Always colour'
+never\t'Never colour'"
+complete -c world -n "__fish_world_using_subcommand transitions; and not __fish_seen_subcommand_from list show help" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
+complete -c world -n "__fish_world_using_subcommand transitions; and not __fish_seen_subcommand_from list show help" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
+complete -c world -n "__fish_world_using_subcommand transitions; and not __fish_seen_subcommand_from list show help" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
+complete -c world -n "__fish_world_using_subcommand transitions; and not __fish_seen_subcommand_from list show help" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c world -n "__fish_world_using_subcommand transitions; and not __fish_seen_subcommand_from list show help" -f -a "list" -d 'List every descriptor of the current revision (table, or JSON lines with --json)'
+complete -c world -n "__fish_world_using_subcommand transitions; and not __fish_seen_subcommand_from list show help" -f -a "show" -d 'Show one descriptor and its MCP tool name (ID may also be the MCP name)'
+complete -c world -n "__fish_world_using_subcommand transitions; and not __fish_seen_subcommand_from list show help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c world -n "__fish_world_using_subcommand transitions; and __fish_seen_subcommand_from list" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
+complete -c world -n "__fish_world_using_subcommand transitions; and __fish_seen_subcommand_from list" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
+always\t'Always colour'
+never\t'Never colour'"
+complete -c world -n "__fish_world_using_subcommand transitions; and __fish_seen_subcommand_from list" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
+complete -c world -n "__fish_world_using_subcommand transitions; and __fish_seen_subcommand_from list" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
+complete -c world -n "__fish_world_using_subcommand transitions; and __fish_seen_subcommand_from list" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
+complete -c world -n "__fish_world_using_subcommand transitions; and __fish_seen_subcommand_from list" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c world -n "__fish_world_using_subcommand transitions; and __fish_seen_subcommand_from show" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
+complete -c world -n "__fish_world_using_subcommand transitions; and __fish_seen_subcommand_from show" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
+always\t'Always colour'
+never\t'Never colour'"
+complete -c world -n "__fish_world_using_subcommand transitions; and __fish_seen_subcommand_from show" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
+complete -c world -n "__fish_world_using_subcommand transitions; and __fish_seen_subcommand_from show" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
+complete -c world -n "__fish_world_using_subcommand transitions; and __fish_seen_subcommand_from show" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
+complete -c world -n "__fish_world_using_subcommand transitions; and __fish_seen_subcommand_from show" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c world -n "__fish_world_using_subcommand transitions; and __fish_seen_subcommand_from help" -f -a "list" -d 'List every descriptor of the current revision (table, or JSON lines with --json)'
+complete -c world -n "__fish_world_using_subcommand transitions; and __fish_seen_subcommand_from help" -f -a "show" -d 'Show one descriptor and its MCP tool name (ID may also be the MCP name)'
+complete -c world -n "__fish_world_using_subcommand transitions; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c world -n "__fish_world_using_subcommand receipt" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
 complete -c world -n "__fish_world_using_subcommand receipt" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
 always\t'Always colour'
@@ -325,26 +380,31 @@ complete -c world -n "__fish_world_using_subcommand util; and __fish_seen_subcom
 complete -c world -n "__fish_world_using_subcommand util; and __fish_seen_subcommand_from help" -f -a "completions" -d 'Write bash, zsh and fish completions into DIR (default: completions/)'
 complete -c world -n "__fish_world_using_subcommand util; and __fish_seen_subcommand_from help" -f -a "man" -d 'Write man pages (one per command) into DIR (default: man/)'
 complete -c world -n "__fish_world_using_subcommand util; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
-complete -c world -n "__fish_world_using_subcommand help; and not __fish_seen_subcommand_from genesis commit head world object log registry receipt session effects broker verify why util help" -f -a "genesis" -d 'Create the store if needed and commit a genesis world'
-complete -c world -n "__fish_world_using_subcommand help; and not __fish_seen_subcommand_from genesis commit head world object log registry receipt session effects broker verify why util help" -f -a "commit" -d 'Compare-and-append a world from a commit body (the POST /v1/commit JSON)'
-complete -c world -n "__fish_world_using_subcommand help; and not __fish_seen_subcommand_from genesis commit head world object log registry receipt session effects broker verify why util help" -f -a "head" -d 'Print the selected world head'
-complete -c world -n "__fish_world_using_subcommand help; and not __fish_seen_subcommand_from genesis commit head world object log registry receipt session effects broker verify why util help" -f -a "world" -d 'Read world rows'
-complete -c world -n "__fish_world_using_subcommand help; and not __fish_seen_subcommand_from genesis commit head world object log registry receipt session effects broker verify why util help" -f -a "object" -d 'Read objects'
-complete -c world -n "__fish_world_using_subcommand help; and not __fish_seen_subcommand_from genesis commit head world object log registry receipt session effects broker verify why util help" -f -a "log" -d 'List log entries, or read one with `log get INDEX`'
-complete -c world -n "__fish_world_using_subcommand help; and not __fish_seen_subcommand_from genesis commit head world object log registry receipt session effects broker verify why util help" -f -a "registry" -d 'Read named registry heads'
-complete -c world -n "__fish_world_using_subcommand help; and not __fish_seen_subcommand_from genesis commit head world object log registry receipt session effects broker verify why util help" -f -a "receipt" -d 'Answer a receipt: not-started, indeterminate or resolved'
-complete -c world -n "__fish_world_using_subcommand help; and not __fish_seen_subcommand_from genesis commit head world object log registry receipt session effects broker verify why util help" -f -a "session" -d 'Mint, list and revoke session credentials'
-complete -c world -n "__fish_world_using_subcommand help; and not __fish_seen_subcommand_from genesis commit head world object log registry receipt session effects broker verify why util help" -f -a "effects" -d 'Effect records and pending effect intents'
-complete -c world -n "__fish_world_using_subcommand help; and not __fish_seen_subcommand_from genesis commit head world object log registry receipt session effects broker verify why util help" -f -a "broker" -d 'Ask the broker what it would decide (dry run)'
-complete -c world -n "__fish_world_using_subcommand help; and not __fish_seen_subcommand_from genesis commit head world object log registry receipt session effects broker verify why util help" -f -a "verify" -d 'Check the whole store: hashes, chain, links, journal'
-complete -c world -n "__fish_world_using_subcommand help; and not __fish_seen_subcommand_from genesis commit head world object log registry receipt session effects broker verify why util help" -f -a "why" -d 'Walk the provenance of an entry, object, invocation or result and verify each link'
-complete -c world -n "__fish_world_using_subcommand help; and not __fish_seen_subcommand_from genesis commit head world object log registry receipt session effects broker verify why util help" -f -a "util" -d 'Generate shell completions and man pages'
-complete -c world -n "__fish_world_using_subcommand help; and not __fish_seen_subcommand_from genesis commit head world object log registry receipt session effects broker verify why util help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c world -n "__fish_world_using_subcommand help; and not __fish_seen_subcommand_from genesis commit head world object log registry publish pin transitions receipt session effects broker verify why util help" -f -a "genesis" -d 'Create the store if needed and commit a genesis world'
+complete -c world -n "__fish_world_using_subcommand help; and not __fish_seen_subcommand_from genesis commit head world object log registry publish pin transitions receipt session effects broker verify why util help" -f -a "commit" -d 'Compare-and-append a world from a commit body (the POST /v1/commit JSON)'
+complete -c world -n "__fish_world_using_subcommand help; and not __fish_seen_subcommand_from genesis commit head world object log registry publish pin transitions receipt session effects broker verify why util help" -f -a "head" -d 'Print the selected world head'
+complete -c world -n "__fish_world_using_subcommand help; and not __fish_seen_subcommand_from genesis commit head world object log registry publish pin transitions receipt session effects broker verify why util help" -f -a "world" -d 'Read world rows'
+complete -c world -n "__fish_world_using_subcommand help; and not __fish_seen_subcommand_from genesis commit head world object log registry publish pin transitions receipt session effects broker verify why util help" -f -a "object" -d 'Read objects'
+complete -c world -n "__fish_world_using_subcommand help; and not __fish_seen_subcommand_from genesis commit head world object log registry publish pin transitions receipt session effects broker verify why util help" -f -a "log" -d 'List log entries, or read one with `log get INDEX`'
+complete -c world -n "__fish_world_using_subcommand help; and not __fish_seen_subcommand_from genesis commit head world object log registry publish pin transitions receipt session effects broker verify why util help" -f -a "registry" -d 'Read named registry heads'
+complete -c world -n "__fish_world_using_subcommand help; and not __fish_seen_subcommand_from genesis commit head world object log registry publish pin transitions receipt session effects broker verify why util help" -f -a "publish" -d 'Publish transitions from a manifest (attended; --yes for scripts, recorded as unattended)'
+complete -c world -n "__fish_world_using_subcommand help; and not __fish_seen_subcommand_from genesis commit head world object log registry publish pin transitions receipt session effects broker verify why util help" -f -a "pin" -d 'Archive an interpreter and bootstrap the epoch registry from its release'
+complete -c world -n "__fish_world_using_subcommand help; and not __fish_seen_subcommand_from genesis commit head world object log registry publish pin transitions receipt session effects broker verify why util help" -f -a "transitions" -d 'Read the transition registry: list, or show one descriptor'
+complete -c world -n "__fish_world_using_subcommand help; and not __fish_seen_subcommand_from genesis commit head world object log registry publish pin transitions receipt session effects broker verify why util help" -f -a "receipt" -d 'Answer a receipt: not-started, indeterminate or resolved'
+complete -c world -n "__fish_world_using_subcommand help; and not __fish_seen_subcommand_from genesis commit head world object log registry publish pin transitions receipt session effects broker verify why util help" -f -a "session" -d 'Mint, list and revoke session credentials'
+complete -c world -n "__fish_world_using_subcommand help; and not __fish_seen_subcommand_from genesis commit head world object log registry publish pin transitions receipt session effects broker verify why util help" -f -a "effects" -d 'Effect records and pending effect intents'
+complete -c world -n "__fish_world_using_subcommand help; and not __fish_seen_subcommand_from genesis commit head world object log registry publish pin transitions receipt session effects broker verify why util help" -f -a "broker" -d 'Ask the broker what it would decide (dry run)'
+complete -c world -n "__fish_world_using_subcommand help; and not __fish_seen_subcommand_from genesis commit head world object log registry publish pin transitions receipt session effects broker verify why util help" -f -a "verify" -d 'Check the whole store: hashes, chain, links, journal'
+complete -c world -n "__fish_world_using_subcommand help; and not __fish_seen_subcommand_from genesis commit head world object log registry publish pin transitions receipt session effects broker verify why util help" -f -a "why" -d 'Walk the provenance of an entry, object, invocation or result and verify each link'
+complete -c world -n "__fish_world_using_subcommand help; and not __fish_seen_subcommand_from genesis commit head world object log registry publish pin transitions receipt session effects broker verify why util help" -f -a "util" -d 'Generate shell completions and man pages'
+complete -c world -n "__fish_world_using_subcommand help; and not __fish_seen_subcommand_from genesis commit head world object log registry publish pin transitions receipt session effects broker verify why util help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c world -n "__fish_world_using_subcommand help; and __fish_seen_subcommand_from world" -f -a "get" -d 'Print one world row `{ref, revision, stateRoot, logHead}` (GET /v1/worlds/{ref})'
 complete -c world -n "__fish_world_using_subcommand help; and __fish_seen_subcommand_from object" -f -a "get" -d 'Print an object\'s metadata, or its payload bytes with --payload (GET /v1/objects/{ref})'
 complete -c world -n "__fish_world_using_subcommand help; and __fish_seen_subcommand_from object" -f -a "find" -d 'List objects with a semantic id, ascending hash, paged (GET /v1/objects/by-semantic-id)'
 complete -c world -n "__fish_world_using_subcommand help; and __fish_seen_subcommand_from log" -f -a "get" -d 'Print one entry `{header, entryHash, transitionRef}` (GET /v1/log/{index})'
 complete -c world -n "__fish_world_using_subcommand help; and __fish_seen_subcommand_from registry" -f -a "get" -d 'Print a registry head, e.g. world/transition-registry/v1 (GET /v1/registry/{name})'
+complete -c world -n "__fish_world_using_subcommand help; and __fish_seen_subcommand_from transitions" -f -a "list" -d 'List every descriptor of the current revision (table, or JSON lines with --json)'
+complete -c world -n "__fish_world_using_subcommand help; and __fish_seen_subcommand_from transitions" -f -a "show" -d 'Show one descriptor and its MCP tool name (ID may also be the MCP name)'
 complete -c world -n "__fish_world_using_subcommand help; and __fish_seen_subcommand_from session" -f -a "mint" -d 'Mint a session credential for an episode (attended: a human confirms at the terminal)'
 complete -c world -n "__fish_world_using_subcommand help; and __fish_seen_subcommand_from session" -f -a "list" -d 'List session credentials: live or expired, grants, attended, expiry'
 complete -c world -n "__fish_world_using_subcommand help; and __fish_seen_subcommand_from session" -f -a "revoke" -d 'Revoke one credential by id, or every credential of an episode'

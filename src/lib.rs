@@ -7,6 +7,8 @@
 //! - [`authority`]: grants, the decision law, sessions and credentials.
 //! - [`broker`]: the effect broker and its handlers (with host-side confinement).
 //! - [`interp`]: the `Interpreter` trait the external `ailang` and the embedded subset implement.
+//! - [`transitions`]: the epoch and transition registries, manifests and attended publish.
+//! - [`coordinator`]: plan laws and the invocation pipeline.
 //! - [`genesis`]: the deterministic genesis commit.
 //! - [`cli`]: the command line; one file per subcommand.
 pub mod authority;
@@ -17,3 +19,4 @@ pub mod encoding;
 pub mod genesis;
 pub mod interp;
 pub mod store;
+pub mod transitions;

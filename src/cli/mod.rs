@@ -11,9 +11,12 @@ pub mod head;
 pub mod log;
 pub mod object;
 pub mod output;
+pub mod pin;
+pub mod publish;
 pub mod receipt;
 pub mod registry;
 pub mod session;
+pub mod transitions;
 pub mod util;
 pub mod verify;
 pub mod why;
@@ -84,6 +87,13 @@ pub enum Command {
     /// Read named registry heads
     #[command(subcommand)]
     Registry(registry::Cmd),
+    /// Publish transitions from a manifest (attended; --yes for scripts, recorded as unattended)
+    Publish(publish::Args),
+    /// Archive an interpreter and bootstrap the epoch registry from its release
+    Pin(pin::Args),
+    /// Read the transition registry: list, or show one descriptor
+    #[command(subcommand)]
+    Transitions(transitions::Cmd),
     /// Answer a receipt: not-started, indeterminate or resolved
     Receipt(receipt::Args),
     /// Mint, list and revoke session credentials
@@ -243,6 +253,9 @@ pub fn run(cli: Cli) -> Result<Exit, CliError> {
         Command::Object(c) => object::run(&ctx, &mut out, c),
         Command::Log(a) => log::run(&ctx, &mut out, a),
         Command::Registry(c) => registry::run(&ctx, &mut out, c),
+        Command::Publish(a) => publish::run(&ctx, &mut out, a),
+        Command::Pin(a) => pin::run(&ctx, &mut out, a),
+        Command::Transitions(c) => transitions::run(&ctx, &mut out, c),
         Command::Receipt(a) => receipt::run(&ctx, &mut out, a),
         Command::Session(c) => session::run(&ctx, &mut out, c),
         Command::Effects(a) => effects::run(&ctx, &mut out, a),

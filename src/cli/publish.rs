@@ -1,0 +1,309 @@
+//! `world publish --manifest FILE [--interpreter PATH|REF|embedded] [--yes]`: publish
+//! transitions to the registry (transitions.md §2–§3), attended by default.
+//!
+//! Order: open the store (writer lock) → read the manifest → fences `ci` → `tty` (skipped by
+//! `--yes`) → resolve the interpreter → plan (epochs, sources checked, revision N+1, diff) →
+//! show the diff → fence `confirmation` (typed phrase on the controlling terminal) → commit in
+//! one transaction. A fence refusal prints `STOP fence=<name> reason=<reason>` on stderr,
+//! exits 3 and writes nothing.
+
+use std::fs::File;
+use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
+
+use super::output::{short, table, Output};
+use super::pin::{epoch_err, parse_choice, provider, provider_err, warn_foreign_release};
+use super::{read_input, CliError, Context, Exit};
+use crate::store;
+use crate::transitions::epoch;
+use crate::transitions::manifest::{self, MAX_MANIFEST_BYTES};
+use crate::transitions::publish::{
+    commit_publish, plan_publish, resolve_interpreter, Diff, InterpreterChoice, Plan, PlanOptions,
+    Progress, PublishError,
+};
+
+/// Publish the manifest's transitions as a new transition-registry revision.
+///
+/// Attended by default: the controlling terminal must be stdin, and the typed phrase
+/// `publish <N> transitions to <store path>` must match. `--yes` skips the terminal and the
+/// phrase (and the CI refusal) and records the revision as unattended.
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// The manifest: a JSON array of descriptors (transitions.md §2)
+    #[arg(long, value_name = "FILE")]
+    manifest: PathBuf,
+    /// Interpreter to pin: a path (archived next to the store), a sha256: ref of an archived
+    /// one, or `embedded`; default: the store's only pinned interpreter, else embedded
+    #[arg(long, value_name = "PATH|REF|embedded", conflicts_with = "ailang_bin")]
+    interpreter: Option<String>,
+    /// Alias of --interpreter PATH
+    #[arg(long, value_name = "PATH")]
+    ailang_bin: Option<PathBuf>,
+    /// Unattended: no terminal, no phrase; the revision is recorded as unattended
+    #[arg(long)]
+    yes: bool,
+    /// Refused for this verb (publishing writes the local store only)
+    #[arg(long, hide = true)]
+    live: bool,
+}
+
+/// A fence refusal: `STOP fence=<name> reason=<reason>`, exit 3.
+fn stop(fence: &str, reason: &str) -> CliError {
+    let mut e = CliError::new(Exit::Integrity, "publish", format!("fence {fence} refused"));
+    e.verbatim = Some(format!("STOP fence={fence} reason={reason}"));
+    e
+}
+
+/// The `ci` fence: refuse when `CI` or `GITHUB_ACTIONS` is set.
+fn ci_fence() -> Result<(), CliError> {
+    for var in ["CI", "GITHUB_ACTIONS"] {
+        if std::env::var_os(var).is_some() {
+            return Err(stop("ci", &format!("{var}-is-set"))
+                .hint("a CI job cannot confirm at a terminal; pass --yes to publish unattended"));
+        }
+    }
+    Ok(())
+}
+
+/// The `tty` fence: the controlling terminal opens read-write, stdin is a terminal, and stdin
+/// is that controlling terminal (its session is ours). Returns the open `/dev/tty`.
+fn tty_fence() -> Result<File, CliError> {
+    let tty = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open("/dev/tty")
+        .map_err(|_| stop("tty", "no-controlling-terminal"))?;
+    if !std::io::stdin().is_terminal() {
+        return Err(stop("tty", "stdin-not-a-terminal"));
+    }
+    // SAFETY: tcgetsid and getsid take plain integers and touch no memory of ours.
+    let (tty_sid, our_sid) = unsafe { (libc::tcgetsid(0), libc::getsid(0)) };
+    if tty_sid < 0 || tty_sid != our_sid {
+        return Err(stop("tty", "stdin-is-not-the-controlling-terminal"));
+    }
+    Ok(tty)
+}
+
+/// Prompt theme printing the prompt verbatim (`> `), no colon.
+struct PhraseTheme;
+
+impl dialoguer::theme::Theme for PhraseTheme {
+    fn format_input_prompt(
+        &self,
+        f: &mut dyn std::fmt::Write,
+        prompt: &str,
+        _default: Option<&str>,
+    ) -> std::fmt::Result {
+        write!(f, "{prompt}")
+    }
+    fn format_input_prompt_selection(
+        &self,
+        f: &mut dyn std::fmt::Write,
+        prompt: &str,
+        sel: &str,
+    ) -> std::fmt::Result {
+        write!(f, "{prompt}{sel}")
+    }
+}
+
+/// The `confirmation` fence: show the prompt and phrase on the terminal, read one line with
+/// dialoguer (keys come from stdin, which the tty fence proved is the controlling terminal).
+fn confirmation_fence(tty: File, n: usize, manifest: &str, db: &str) -> Result<(), CliError> {
+    let phrase = format!("publish {n} transitions to {db}");
+    let mut w = tty.try_clone().map_err(|_| stop("confirmation", "eof"))?;
+    writeln!(
+        w,
+        "Type exactly, to write a LOCAL transition-registry revision ({n} descriptor(s) from {manifest}):\n  {phrase}"
+    )
+    .map_err(|_| stop("confirmation", "eof"))?;
+    let reader = tty.try_clone().map_err(|_| stop("confirmation", "eof"))?;
+    let term = dialoguer::console::Term::read_write_pair(reader, tty);
+    let typed: String = dialoguer::Input::with_theme(&PhraseTheme)
+        .with_prompt("> ")
+        .allow_empty(true)
+        .report(false)
+        .interact_text_on(&term)
+        .map_err(|_| stop("confirmation", "eof"))?;
+    if typed != phrase {
+        return Err(stop("confirmation", "mismatch"));
+    }
+    Ok(())
+}
+
+fn publish_err(e: PublishError) -> CliError {
+    match e {
+        PublishError::Epoch(e) => epoch_err("publish", e),
+        PublishError::Store(s) => lock_or_store(s),
+        e if e.is_integrity() => CliError::new(Exit::Integrity, "publish", e)
+            .hint("run `world verify` for a full report"),
+        e => CliError::failed("publish", e),
+    }
+}
+
+fn lock_or_store(s: store::Error) -> CliError {
+    let held = matches!(s, store::Error::WriterAlreadyActive { .. });
+    let mut e = CliError::store("publish", s);
+    if held {
+        e.why.push_str(
+            " — the transition registry is written under single-writer authority; stop the daemon first",
+        );
+    }
+    e
+}
+
+/// The diff as a table: change, id, title, access, fields, transitionFn, interpreter.
+fn diff_table(plan: &Plan, diff: &Diff, color: bool) -> String {
+    let mut t = table(
+        &[
+            "CHANGE",
+            "ID",
+            "TITLE",
+            "ACCESS",
+            "FIELDS",
+            "TRANSITION FN",
+            "INTERPRETER",
+        ],
+        color,
+    );
+    let row = |t: &mut comfy_table::Table, change: &str, id: &str, fields: String| {
+        let d = plan
+            .revision
+            .get(id)
+            .or_else(|| plan.base.as_ref().and_then(|b| b.revision.get(id)));
+        t.add_row(vec![
+            change.to_string(),
+            id.to_string(),
+            d.map(|d| d.title.clone()).unwrap_or_default(),
+            d.map(|d| d.access.to_string()).unwrap_or_default(),
+            fields,
+            d.map(|d| short(&d.transition_fn.to_string()))
+                .unwrap_or_default(),
+            d.map(|d| short(&d.interpreter.to_string()))
+                .unwrap_or_default(),
+        ]);
+    };
+    for id in &diff.added {
+        row(&mut t, "added", id, "all".into());
+    }
+    for c in &diff.changed {
+        row(&mut t, "changed", &c.id, c.fields.join(", "));
+    }
+    for id in &diff.removed {
+        row(&mut t, "removed", id, "-".into());
+    }
+    t.to_string()
+}
+
+/// Run `world publish`.
+pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError> {
+    if args.live {
+        return Err(CliError::usage(
+            "publish",
+            "--live is refused for this verb: world publish writes the local store only",
+        ));
+    }
+    let choice = match (&args.interpreter, &args.ailang_bin) {
+        (Some(text), _) => parse_choice(text)?,
+        (None, Some(path)) => InterpreterChoice::Path(path.clone()),
+        (None, None) => InterpreterChoice::Default,
+    };
+    let mut store = match ctx.open_write(true) {
+        Ok(s) => s,
+        Err(e) if e.exit == Exit::LockHeld => {
+            let mut e = e;
+            e.why.push_str(" — the transition registry is written under single-writer authority; stop the daemon first");
+            return Err(e);
+        }
+        Err(e) => return Err(stop("store", &format!("unopenable {}", e.why))),
+    };
+    let raw = read_input(&args.manifest, MAX_MANIFEST_BYTES, "publish")?;
+    let manifest = manifest::parse(&raw).map_err(|e| CliError::failed("publish", e))?;
+    let manifest_name = args.manifest.display().to_string();
+    let tty = if args.yes {
+        None
+    } else {
+        ci_fence()?;
+        Some(tty_fence()?)
+    };
+
+    let provider = provider(ctx);
+    let interp =
+        resolve_interpreter(&choice, provider.as_ref()).map_err(|e| provider_err("publish", e))?;
+    let has_epochs = store
+        .registry_head(epoch::SEMANTIC_ID)
+        .map_err(|e| CliError::store("publish", e))?
+        .is_some();
+    let opts = PlanOptions {
+        base_dir: std::env::current_dir()
+            .map_err(|e| CliError::failed("publish", format!("current directory: {e}")))?,
+        bootstrap_epoch: choice.is_explicit() || !has_epochs,
+    };
+    let bar = if std::io::stderr().is_terminal() && !out.quiet {
+        let bar = indicatif::ProgressBar::new(manifest.entries.len() as u64);
+        if let Ok(style) =
+            indicatif::ProgressStyle::with_template("checking {pos}/{len} {bar:30} {msg}")
+        {
+            bar.set_style(style);
+        }
+        bar
+    } else {
+        indicatif::ProgressBar::hidden()
+    };
+    let plan = plan_publish(
+        store.conn(),
+        &manifest,
+        interp.as_ref(),
+        &opts,
+        &mut |p| match p {
+            Progress::Checking { index, id, .. } => {
+                bar.set_position(index as u64);
+                bar.set_message(id.to_string());
+            }
+            Progress::Done => bar.finish_and_clear(),
+        },
+    );
+    bar.finish_and_clear();
+    let plan = plan.map_err(publish_err)?;
+    if plan.epoch_bootstrap.is_some() {
+        warn_foreign_release(out, &interp.release());
+    }
+    if let Some((epoch, release)) = &plan.derived_epoch {
+        out.line(format!(
+            "semantics epoch {epoch} derived from world/epoch-registry/v1 for interpreter release {release:?}"
+        ))?;
+    }
+    if !plan.unchanged() {
+        let shown = diff_table(&plan, &plan.diff, out.color);
+        match &tty {
+            Some(t) => {
+                let mut w = t
+                    .try_clone()
+                    .map_err(|e| CliError::failed("publish", format!("/dev/tty: {e}")))?;
+                out.flush()?;
+                writeln!(w, "{shown}").map_err(|_| stop("confirmation", "eof"))?;
+            }
+            None => out.status(shown),
+        }
+        if let Some(t) = tty {
+            confirmation_fence(
+                t,
+                manifest.entries.len(),
+                &manifest_name,
+                &ctx.db.display().to_string(),
+            )?;
+        }
+    }
+    let outcome = commit_publish(&mut store, &plan, args.yes).map_err(publish_err)?;
+    if out.json {
+        out.json_line(&serde_json::json!({
+            "outcome": match outcome { crate::transitions::publish::Outcome::Published { .. } => "published", _ => "unchanged" },
+            "line": outcome.line(),
+            "added": plan.diff.added,
+            "changed": plan.diff.changed.iter().map(|c| c.id.clone()).collect::<Vec<_>>(),
+            "unattended": args.yes,
+        }))?;
+    } else {
+        out.line(outcome.line())?;
+    }
+    Ok(Exit::Success)
+}

@@ -1,0 +1,1329 @@
+//! Publishing transitions (transitions.md §2–§5): interpreter resolution, then
+//! [`plan_publish`] (reads the store, derives epochs, canonicalises and checks every source,
+//! builds revision N+1 and its diff; writes nothing) and [`commit_publish`] (one
+//! `BEGIN IMMEDIATE` transaction: epoch bootstrap when planned, sources, the revision object,
+//! the registry-head compare-and-set). The CLI shows the diff and asks for confirmation
+//! between the two.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use rusqlite::Connection;
+
+use crate::encoding::{canon, interface_hash, HashRef};
+use crate::interp::{Interpreter, RunError, RunLimits};
+use crate::store::{self, Object, Store};
+
+use super::epoch::{self, BootstrapPlan, EpochError, EpochRegistry};
+use super::manifest::{Manifest, ManifestEntry, SourceSpec};
+use super::registry::{
+    self, Descriptor, RegistryError, Revision, INTERFACE_HASH_V1, PROVENANCE, PROVENANCE_UNATTENDED,
+};
+use super::{SOURCE_PROVENANCE, SOURCE_SEMANTIC_ID};
+
+/// Deadline per checked entry (transitions.md §3: 10 s per entry plus 3 s).
+pub const CHECK_DEADLINE: Duration = Duration::from_secs(10);
+/// The fixed part of the publish deadline.
+pub const DEADLINE_SLACK: Duration = Duration::from_secs(3);
+/// Largest source file read, in bytes (8 MiB; DEC-TR-5 in docs/decisions/transitions.md).
+pub const MAX_SOURCE_BYTES: usize = 8 * 1024 * 1024;
+/// Diagnostics quoted in errors are trimmed to this many bytes (transitions.md §6.1).
+pub const QUOTE_BYTES: usize = 400;
+
+/// Which interpreter a command names (`--interpreter PATH|REF|embedded`, or nothing).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum InterpreterChoice {
+    /// `embedded`: the built-in AILANG subset (ailang.md §6).
+    Embedded,
+    /// A path to an `ailang` binary, archived next to the store.
+    Path(PathBuf),
+    /// A `sha256:` ref of an already archived interpreter.
+    Ref(HashRef),
+    /// Nothing named: the store's only pinned interpreter, else the embedded one.
+    Default,
+}
+
+impl InterpreterChoice {
+    /// Parse an `--interpreter` value: `embedded`, a `sha256:` ref, or a path.
+    ///
+    /// # Errors
+    /// A text saying why a `sha256:`-prefixed value is not a ref, or that the value is empty.
+    pub fn parse(text: &str) -> Result<Self, String> {
+        if text.is_empty() {
+            return Err("--interpreter is empty".into());
+        }
+        if text == "embedded" {
+            return Ok(InterpreterChoice::Embedded);
+        }
+        if text.starts_with("sha256:") {
+            return HashRef::parse(text)
+                .map(InterpreterChoice::Ref)
+                .map_err(|e| e.to_string());
+        }
+        Ok(InterpreterChoice::Path(PathBuf::from(text)))
+    }
+
+    /// Was an interpreter named on the command line? (The epoch registry is bootstrapped only
+    /// then; transitions.md §4.)
+    pub fn is_explicit(&self) -> bool {
+        !matches!(self, InterpreterChoice::Default)
+    }
+}
+
+/// Why an interpreter could not be provided.
+#[derive(Debug, thiserror::Error)]
+#[error("{message}")]
+pub struct ProviderError {
+    /// What went wrong, for the user.
+    pub message: String,
+    /// True for integrity failures (an archived binary no longer matches its ref: exit 3).
+    pub integrity: bool,
+}
+
+impl ProviderError {
+    /// An ordinary failure.
+    pub fn new(message: impl Into<String>) -> Self {
+        ProviderError {
+            message: message.into(),
+            integrity: false,
+        }
+    }
+}
+
+/// Where interpreters come from: the archive next to the store and the embedded interpreter.
+/// The CLI backs this with `interp::archive` and `ailang::Embedded`; tests use a double.
+pub trait InterpreterProvider {
+    /// The embedded interpreter.
+    fn embedded(&self) -> Result<Box<dyn Interpreter>, ProviderError>;
+    /// Archive the binary at `path` (`<db>.artifacts/interpreters/sha256/<hex>/ailang`) and
+    /// return it, resolved from the archive.
+    fn archive(&self, path: &Path) -> Result<Box<dyn Interpreter>, ProviderError>;
+    /// Resolve an archived interpreter by ref (re-hashed before every run).
+    fn resolve(&self, reference: &HashRef) -> Result<Box<dyn Interpreter>, ProviderError>;
+    /// The refs of every interpreter archived for this store.
+    fn archived(&self) -> Result<Vec<HashRef>, ProviderError>;
+}
+
+/// Resolve a choice through `provider` (transitions.md §2): a path is archived, a ref
+/// resolved, `embedded` is the embedded interpreter; with nothing named, the store's only
+/// archived interpreter, else the embedded one.
+///
+/// # Errors
+/// The provider's error, or a [`ProviderError`] when several interpreters are archived and
+/// none was named.
+pub fn resolve_interpreter(
+    choice: &InterpreterChoice,
+    provider: &dyn InterpreterProvider,
+) -> Result<Box<dyn Interpreter>, ProviderError> {
+    match choice {
+        InterpreterChoice::Embedded => provider.embedded(),
+        InterpreterChoice::Path(p) => provider.archive(p),
+        InterpreterChoice::Ref(r) => provider.resolve(r),
+        InterpreterChoice::Default => match provider.archived()?.as_slice() {
+            [] => provider.embedded(),
+            [one] => provider.resolve(one),
+            many => Err(ProviderError::new(format!(
+                "the store pins {} interpreters ({}); name one with --interpreter",
+                many.len(),
+                many.iter()
+                    .map(HashRef::to_string)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ))),
+        },
+    }
+}
+
+/// Publish failures (exit 1 unless the CLI maps them otherwise).
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum PublishError {
+    /// Epoch derivation or bootstrap failed.
+    #[error(transparent)]
+    Epoch(#[from] EpochError),
+    /// The source file could not be read.
+    #[error("transition {id:?}: cannot read source {path}: {error}")]
+    ReadSource {
+        /// Descriptor id.
+        id: String,
+        /// The path as resolved.
+        path: String,
+        /// The OS error.
+        error: std::io::Error,
+    },
+    /// The source file is over [`MAX_SOURCE_BYTES`].
+    #[error("transition {id:?}: source {path} is over the {MAX_SOURCE_BYTES}-byte limit")]
+    SourceTooLarge {
+        /// Descriptor id.
+        id: String,
+        /// The path.
+        path: String,
+    },
+    /// `canon.Source` refused the bytes (BOM, NUL, invalid UTF-8).
+    #[error("transition {id:?}: source {path}: {error}")]
+    Canon {
+        /// Descriptor id.
+        id: String,
+        /// The path.
+        path: String,
+        /// The refusal.
+        error: canon::CanonError,
+    },
+    /// The source is empty after canonicalisation.
+    #[error("transition {id:?}: source {path} is empty (or all blank) after canonicalisation")]
+    EmptySource {
+        /// Descriptor id.
+        id: String,
+        /// The path.
+        path: String,
+    },
+    /// The interpreter's `check` failed: never stored.
+    #[error("transition {id:?}: source {source_name} is not loadable under its pinned interpreter {interpreter} ({release}): {diagnostics}{}", world_note(*.world_import))]
+    NotLoadable {
+        /// Descriptor id.
+        id: String,
+        /// The source path or ref.
+        source_name: String,
+        /// Interpreter ref.
+        interpreter: String,
+        /// Interpreter release.
+        release: String,
+        /// Diagnostics, trimmed to 400 bytes.
+        diagnostics: String,
+        /// True when the failure is an `LDR001` on a `world/*` import.
+        world_import: bool,
+    },
+    /// The check itself could not run (timeout, output cap, unavailable interpreter).
+    #[error("transition {id:?}: checking the source under {interpreter} failed: {error}")]
+    Check {
+        /// Descriptor id.
+        id: String,
+        /// Interpreter ref.
+        interpreter: String,
+        /// The failure.
+        error: RunError,
+    },
+    /// A `transitionFn` ref (or a kept entry's source) is not in the store.
+    #[error("transition {id:?}: transition source {reference} is not in the store — publish the transition source object first, or name it via transitionFnFile")]
+    MissingSource {
+        /// Descriptor id.
+        id: String,
+        /// The ref.
+        reference: String,
+    },
+    /// A stored source object is not a usable transition source (integrity).
+    #[error(
+        "transition {id:?}: stored object {reference} is not a usable transition source: {detail}"
+    )]
+    CorruptSource {
+        /// Descriptor id.
+        id: String,
+        /// The ref.
+        reference: String,
+        /// Why.
+        detail: String,
+    },
+    /// The current registry head does not decode or re-hash (integrity).
+    #[error("{} head {head} is unusable: {detail}", registry::SEMANTIC_ID)]
+    CorruptHead {
+        /// The head ref text.
+        head: String,
+        /// Why.
+        detail: String,
+    },
+    /// The new revision breaks a registry rule (entries, size bounds).
+    #[error("the new registry revision is refused: {0}")]
+    Registry(#[from] RegistryError),
+    /// The concurrent revision set one of this publish's ids with different bytes.
+    #[error("both this publish and the registry's revision {revision} set {id:?} with different bytes; nothing was written — review revision {revision} (world transitions show {id}) and re-run the command")]
+    SameIdConflict {
+        /// The concurrent revision number.
+        revision: i64,
+        /// The id.
+        id: String,
+    },
+    /// The head moved between plan and commit.
+    #[error("the registry head kept moving during publish; re-run the command")]
+    HeadMoved,
+    /// The publish deadline (10 s per entry plus 3 s) passed.
+    #[error(
+        "publish exceeded its deadline of {0} s (10 s per entry plus 3 s); nothing was written"
+    )]
+    Deadline(u64),
+    /// A store failure.
+    #[error(transparent)]
+    Store(#[from] store::Error),
+}
+
+fn world_note(world_import: bool) -> &'static str {
+    if world_import {
+        " — world/* imports are not publishable (only std/* imports are); a transition source must be self-contained"
+    } else {
+        ""
+    }
+}
+
+impl PublishError {
+    /// Is this an integrity failure (a stored object or the head no longer matches)?
+    pub fn is_integrity(&self) -> bool {
+        matches!(
+            self,
+            PublishError::CorruptSource { .. }
+                | PublishError::CorruptHead { .. }
+                | PublishError::Epoch(EpochError::Corrupt { .. })
+                | PublishError::Epoch(EpochError::Divergence { .. })
+        )
+    }
+}
+
+/// Options for [`plan_publish`].
+#[derive(Clone, Debug)]
+pub struct PlanOptions {
+    /// Directory `transitionFnFile` paths are relative to (the current directory).
+    pub base_dir: PathBuf,
+    /// Bootstrap the epoch registry from the interpreter's release (when `--interpreter` was
+    /// given, or the store has no epoch registry yet; transitions.md §4).
+    pub bootstrap_epoch: bool,
+}
+
+/// Progress events from [`plan_publish`], for a progress bar.
+#[derive(Clone, Copy, Debug)]
+pub enum Progress<'a> {
+    /// About to check entry `index` (0-based) of `total`.
+    Checking {
+        /// 0-based index.
+        index: usize,
+        /// Entry count.
+        total: usize,
+        /// Its id.
+        id: &'a str,
+    },
+    /// All entries checked.
+    Done,
+}
+
+/// One changed id with the descriptor fields that differ.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Changed {
+    /// The id.
+    pub id: String,
+    /// Descriptor keys whose values differ (`transitionFn`, `title`, …).
+    pub fields: Vec<&'static str>,
+}
+
+/// The difference between the current revision and the planned one.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Diff {
+    /// Ids only in the new revision.
+    pub added: Vec<String>,
+    /// Ids in both with different descriptors.
+    pub changed: Vec<Changed>,
+    /// Ids only in the current revision.
+    pub removed: Vec<String>,
+}
+
+impl Diff {
+    /// Compute the diff of two entry lists (each sorted by id).
+    pub fn between(old: &[Descriptor], new: &[Descriptor]) -> Diff {
+        let old: BTreeMap<&str, &Descriptor> = old.iter().map(|d| (d.id.as_str(), d)).collect();
+        let new: BTreeMap<&str, &Descriptor> = new.iter().map(|d| (d.id.as_str(), d)).collect();
+        let mut diff = Diff::default();
+        for (id, n) in &new {
+            match old.get(id) {
+                None => diff.added.push(id.to_string()),
+                Some(o) if o != n => diff.changed.push(Changed {
+                    id: id.to_string(),
+                    fields: changed_fields(o, n),
+                }),
+                Some(_) => {}
+            }
+        }
+        diff.removed = old
+            .keys()
+            .filter(|id| !new.contains_key(*id))
+            .map(|id| id.to_string())
+            .collect();
+        diff
+    }
+
+    /// True when nothing differs.
+    pub fn is_empty(&self) -> bool {
+        self.added.is_empty() && self.changed.is_empty() && self.removed.is_empty()
+    }
+}
+
+fn changed_fields(a: &Descriptor, b: &Descriptor) -> Vec<&'static str> {
+    let mut f = Vec::new();
+    if a.access != b.access {
+        f.push("access");
+    }
+    if a.declared_effects != b.declared_effects {
+        f.push("declaredEffects");
+    }
+    if a.description != b.description {
+        f.push("description");
+    }
+    if a.input_schema != b.input_schema {
+        f.push("inputSchema");
+    }
+    if a.interpreter != b.interpreter {
+        f.push("interpreter");
+    }
+    if a.output_schema != b.output_schema {
+        f.push("outputSchema");
+    }
+    if a.semantics_epoch != b.semantics_epoch {
+        f.push("semanticsEpoch");
+    }
+    if a.title != b.title {
+        f.push("title");
+    }
+    if a.transition_fn != b.transition_fn {
+        f.push("transitionFn");
+    }
+    f
+}
+
+/// The registry head as read: its ref and decoded revision.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Head {
+    /// The head ref.
+    pub reference: HashRef,
+    /// The decoded revision.
+    pub revision: Revision,
+}
+
+/// Read and decode the transition registry head on `conn` (re-hashing its payload).
+///
+/// # Errors
+/// [`PublishError::CorruptHead`] when the object is missing, altered or undecodable.
+pub fn read_head(conn: &Connection) -> Result<Option<Head>, PublishError> {
+    let Some(text) = store::registry_head_in(conn, registry::SEMANTIC_ID)? else {
+        return Ok(None);
+    };
+    let corrupt = |detail: String| PublishError::CorruptHead {
+        head: text.clone(),
+        detail,
+    };
+    let reference = HashRef::parse(&text).map_err(|e| corrupt(e.to_string()))?;
+    let obj = store::object_in(conn, &text)?
+        .ok_or_else(|| corrupt("the object is not in the store".into()))?;
+    let computed = HashRef::of(&obj.payload);
+    if computed != reference {
+        return Err(corrupt(format!("the payload hashes to {computed}")));
+    }
+    let revision = Revision::decode(&obj.payload).map_err(|e| corrupt(e.to_string()))?;
+    Ok(Some(Head {
+        reference,
+        revision,
+    }))
+}
+
+/// A planned publish: everything [`commit_publish`] writes, and what the human is shown.
+#[derive(Clone, Debug)]
+pub struct Plan {
+    /// The registry head the plan was built on (`None`: no registry yet).
+    pub base: Option<Head>,
+    /// The new revision (number N+1, parent = the base head).
+    pub revision: Revision,
+    /// Its TR-CJSON-1 bytes (no LF).
+    pub revision_bytes: Vec<u8>,
+    /// sha256 of [`Plan::revision_bytes`].
+    pub revision_ref: HashRef,
+    /// Source objects to store (`world/transition-source/v1`, provenance
+    /// `cmd/world-publish`), one per distinct source, in manifest order.
+    pub sources: Vec<Object>,
+    /// The epoch-registry object to store and set as head (no epoch registry yet).
+    pub epoch_bootstrap: Option<Object>,
+    /// The epoch derived for entries that omitted it, with the interpreter release.
+    pub derived_epoch: Option<(i64, String)>,
+    /// Added / changed / removed ids against the base.
+    pub diff: Diff,
+    /// Descriptors in the manifest.
+    pub manifest_len: usize,
+}
+
+impl Plan {
+    /// True when the new entries equal the current revision's: nothing will be written.
+    pub fn unchanged(&self) -> bool {
+        self.base.is_some() && self.diff.is_empty()
+    }
+}
+
+/// What [`commit_publish`] did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    /// A new revision was written and the head moved to it.
+    Published {
+        /// Revision number.
+        revision: i64,
+        /// The new head.
+        head: HashRef,
+    },
+    /// The manifest changes nothing: nothing was written.
+    Unchanged {
+        /// The current revision number.
+        revision: i64,
+        /// The current head.
+        head: HashRef,
+    },
+}
+
+impl Outcome {
+    /// The outcome line of transitions.md §3.
+    pub fn line(&self) -> String {
+        match self {
+            Outcome::Published { revision, head } => format!(
+                "published transition registry revision {revision} (head {head}); the daemon's A2A card will list these skills on its next read"
+            ),
+            Outcome::Unchanged { revision, head } => format!(
+                "transition registry UNCHANGED at revision {revision} (head {head}); nothing written"
+            ),
+        }
+    }
+}
+
+fn trim_quote(text: &str) -> String {
+    let t = text.trim();
+    if t.len() <= QUOTE_BYTES {
+        return t.to_string();
+    }
+    let mut end = QUOTE_BYTES;
+    while !t.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…", &t[..end])
+}
+
+/// Does a diagnostic report an `LDR001` on a `world/*` import?
+fn is_world_import(diagnostics: &str) -> bool {
+    diagnostics
+        .lines()
+        .any(|l| l.contains("LDR001") && l.contains("world/"))
+}
+
+/// Plan a publish (transitions.md §3, steps 1–4 up to the CAS): read the epoch registry and
+/// the registry head on `conn`, derive each entry's epoch, canonicalise and `check` each
+/// source under `interp` (10 s each, 13 s plus 10 s per entry in all), build revision N+1
+/// from the head's entries plus the manifest's (same id replaced), re-verify that every
+/// entry's source exists, and diff against the head. Writes nothing.
+///
+/// # Errors
+/// The first failing step as a [`PublishError`]; a source that does not load is reported with
+/// its diagnostics (and, for `world/*` imports, that they are not publishable).
+pub fn plan_publish(
+    conn: &Connection,
+    manifest: &Manifest,
+    interp: &dyn Interpreter,
+    opts: &PlanOptions,
+    progress: &mut dyn FnMut(Progress<'_>),
+) -> Result<Plan, PublishError> {
+    let total = manifest.entries.len();
+    let budget = CHECK_DEADLINE * u32::try_from(total).unwrap_or(u32::MAX) + DEADLINE_SLACK;
+    let deadline = Instant::now() + budget;
+    let release = interp.release();
+    let interp_ref = HashRef::parse(interp.interpreter_ref()).map_err(|e| PublishError::Check {
+        id: String::new(),
+        interpreter: interp.interpreter_ref().to_string(),
+        error: RunError::Unavailable(format!("the interpreter's ref is invalid: {e}")),
+    })?;
+
+    // Step 1 (registry part): the epoch registry that will hold after this publish.
+    let mut epoch_bootstrap = None;
+    let registry = if opts.bootstrap_epoch {
+        match epoch::check_bootstrap(conn, &release)? {
+            BootstrapPlan::Create(obj) => {
+                epoch_bootstrap = Some(obj);
+                EpochRegistry::single(&release)
+            }
+            BootstrapPlan::Unchanged(_) => EpochRegistry::single(&release),
+        }
+    } else {
+        match epoch::read(conn)? {
+            Some((_, reg)) => reg,
+            None => {
+                return Err(EpochError::NotNominated {
+                    release,
+                    detail: "the store has no epoch registry yet — run `world pin --interpreter …`, or pass --interpreter to publish".into(),
+                }
+                .into())
+            }
+        }
+    };
+
+    let base = read_head(conn)?;
+    let mut sources: Vec<Object> = Vec::new();
+    let mut checked: BTreeSet<HashRef> = BTreeSet::new();
+    let mut derived_epoch = None;
+    let mut drafted: Vec<Descriptor> = Vec::with_capacity(total);
+    for (index, entry) in manifest.entries.iter().enumerate() {
+        progress(Progress::Checking {
+            index,
+            total,
+            id: &entry.id,
+        });
+        let epoch = registry.derive(&release, entry.semantics_epoch)?;
+        if entry.semantics_epoch.is_none() {
+            derived_epoch = Some((epoch, release.clone()));
+        }
+        let (source_name, canonical) = load_source(conn, entry, &opts.base_dir)?;
+        let fn_ref = HashRef::of(&canonical);
+        if !checked.contains(&fn_ref) {
+            let now = Instant::now();
+            if now >= deadline {
+                return Err(PublishError::Deadline(budget.as_secs()));
+            }
+            let limits = RunLimits::until((now + CHECK_DEADLINE).min(deadline));
+            let outcome =
+                interp
+                    .check(&canonical, limits)
+                    .map_err(|error| PublishError::Check {
+                        id: entry.id.clone(),
+                        interpreter: interp_ref.to_string(),
+                        error,
+                    })?;
+            if !outcome.passed {
+                return Err(PublishError::NotLoadable {
+                    id: entry.id.clone(),
+                    source_name,
+                    interpreter: interp_ref.to_string(),
+                    release: release.clone(),
+                    world_import: is_world_import(&outcome.diagnostics),
+                    diagnostics: trim_quote(&outcome.diagnostics),
+                });
+            }
+            checked.insert(fn_ref);
+            if matches!(entry.source, SourceSpec::File(_)) {
+                sources.push(Object::new(
+                    SOURCE_SEMANTIC_ID,
+                    SOURCE_PROVENANCE,
+                    canonical,
+                ));
+            }
+        }
+        drafted.push(Descriptor {
+            id: entry.id.clone(),
+            title: entry.title.clone(),
+            description: entry.description.clone(),
+            transition_fn: fn_ref,
+            interpreter: interp_ref,
+            semantics_epoch: epoch,
+            input_schema: entry.input_schema.clone(),
+            output_schema: entry.output_schema.clone(),
+            access: entry.access.clone(),
+            declared_effects: entry.declared_effects.clone(),
+        });
+    }
+    progress(Progress::Done);
+
+    // Step 4: revision N+1 from the head's entries plus the manifest's (same id replaced).
+    let mut merged: BTreeMap<String, Descriptor> = base
+        .as_ref()
+        .map(|h| {
+            h.revision
+                .entries
+                .iter()
+                .map(|d| (d.id.clone(), d.clone()))
+                .collect()
+        })
+        .unwrap_or_default();
+    for d in drafted {
+        merged.insert(d.id.clone(), d);
+    }
+    let revision = Revision {
+        revision: base.as_ref().map_or(1, |h| h.revision.revision + 1),
+        parent: base.as_ref().map(|h| h.reference),
+        entries: merged.into_values().collect(),
+    };
+    let revision_bytes = revision.encode()?;
+    // Re-verify every entry's source exists (the manifest's were just checked).
+    let planned: BTreeSet<String> = sources.iter().map(|o| o.meta.hash.clone()).collect();
+    for d in &revision.entries {
+        let r = d.transition_fn.to_string();
+        if planned.contains(&r) || checked.contains(&d.transition_fn) {
+            continue;
+        }
+        stored_source(conn, &d.id, &d.transition_fn)?;
+    }
+    let diff = Diff::between(
+        base.as_ref().map_or(&[][..], |h| &h.revision.entries),
+        &revision.entries,
+    );
+    Ok(Plan {
+        revision_ref: HashRef::of(&revision_bytes),
+        base,
+        revision,
+        revision_bytes,
+        sources,
+        epoch_bootstrap,
+        derived_epoch,
+        diff,
+        manifest_len: total,
+    })
+}
+
+/// Load an entry's canonical source bytes and a name for messages.
+fn load_source(
+    conn: &Connection,
+    entry: &ManifestEntry,
+    base_dir: &Path,
+) -> Result<(String, Vec<u8>), PublishError> {
+    match &entry.source {
+        SourceSpec::File(p) => {
+            let path = base_dir.join(p);
+            let name = p.display().to_string();
+            let meta = std::fs::metadata(&path).map_err(|error| PublishError::ReadSource {
+                id: entry.id.clone(),
+                path: name.clone(),
+                error,
+            })?;
+            if meta.len() > MAX_SOURCE_BYTES as u64 {
+                return Err(PublishError::SourceTooLarge {
+                    id: entry.id.clone(),
+                    path: name,
+                });
+            }
+            let raw = std::fs::read(&path).map_err(|error| PublishError::ReadSource {
+                id: entry.id.clone(),
+                path: name.clone(),
+                error,
+            })?;
+            if raw.len() > MAX_SOURCE_BYTES {
+                return Err(PublishError::SourceTooLarge {
+                    id: entry.id.clone(),
+                    path: name,
+                });
+            }
+            let canonical = canon::source(&raw).map_err(|error| PublishError::Canon {
+                id: entry.id.clone(),
+                path: name.clone(),
+                error,
+            })?;
+            if canonical.is_empty() {
+                return Err(PublishError::EmptySource {
+                    id: entry.id.clone(),
+                    path: name,
+                });
+            }
+            Ok((name, canonical))
+        }
+        SourceSpec::Ref(r) => Ok((r.to_string(), stored_source(conn, &entry.id, r)?)),
+    }
+}
+
+/// A stored transition source: present, re-hashing, of the right semantic id, canonical.
+fn stored_source(conn: &Connection, id: &str, r: &HashRef) -> Result<Vec<u8>, PublishError> {
+    let text = r.to_string();
+    let obj = store::object_in(conn, &text)?.ok_or_else(|| PublishError::MissingSource {
+        id: id.to_string(),
+        reference: text.clone(),
+    })?;
+    let corrupt = |detail: String| PublishError::CorruptSource {
+        id: id.to_string(),
+        reference: text.clone(),
+        detail,
+    };
+    if HashRef::of(&obj.payload) != *r {
+        return Err(corrupt(format!(
+            "its payload hashes to {}",
+            HashRef::of(&obj.payload)
+        )));
+    }
+    if obj.meta.semantic_id != SOURCE_SEMANTIC_ID {
+        return Err(corrupt(format!(
+            "its semantic id is {:?}, not {SOURCE_SEMANTIC_ID}",
+            obj.meta.semantic_id
+        )));
+    }
+    match canon::source(&obj.payload) {
+        Ok(c) if c == obj.payload && !c.is_empty() => Ok(obj.payload),
+        _ => Err(corrupt("its payload is not canon.Source output".into())),
+    }
+}
+
+/// Write a planned publish in one `BEGIN IMMEDIATE` transaction (transitions.md §3 step 4):
+/// bootstrap the epoch registry if planned, store the sources and the revision object
+/// (`interfaceHash` = `InterfaceHashV1`; provenance `host/transitionreg`, or
+/// `cmd/world-publish:unattended` when `unattended`), then compare-and-set the head from the
+/// planned base. An unchanged plan writes nothing.
+///
+/// # Errors
+/// When the head moved since the plan, nothing is written: [`PublishError::SameIdConflict`]
+/// if the other revision set one of this publish's ids with different bytes, else
+/// [`PublishError::HeadMoved`]. Epoch divergence and store errors roll back too.
+pub fn commit_publish(
+    store: &mut Store,
+    plan: &Plan,
+    unattended: bool,
+) -> Result<Outcome, PublishError> {
+    if let (true, Some(base)) = (plan.unchanged(), &plan.base) {
+        return Ok(Outcome::Unchanged {
+            revision: base.revision.revision,
+            head: base.reference,
+        });
+    }
+    let tx = store.immediate()?;
+    let expected = plan.base.as_ref().map(|h| h.reference.to_string());
+    let current = store::registry_head_in(&tx, registry::SEMANTIC_ID)?;
+    if current != expected {
+        return Err(moved_error(&tx, plan));
+    }
+    if let Some(obj) = &plan.epoch_bootstrap {
+        epoch::apply(&tx, obj)?;
+    }
+    for s in &plan.sources {
+        store::put_object(&tx, s)?;
+    }
+    let obj = Object {
+        meta: store::ObjectMeta {
+            hash: plan.revision_ref.to_string(),
+            interface_hash: INTERFACE_HASH_V1.to_string(),
+            semantic_id: registry::SEMANTIC_ID.to_string(),
+            provenance: if unattended {
+                PROVENANCE_UNATTENDED
+            } else {
+                PROVENANCE
+            }
+            .to_string(),
+        },
+        payload: plan.revision_bytes.clone(),
+    };
+    store::put_object(&tx, &obj)?;
+    match store::cas_registry_head(
+        &tx,
+        registry::SEMANTIC_ID,
+        expected.as_deref(),
+        &obj.meta.hash,
+    ) {
+        Ok(()) => {}
+        Err(store::Error::RegistryCasConflict { .. }) => return Err(moved_error(&tx, plan)),
+        Err(e) => return Err(e.into()),
+    }
+    tx.commit().map_err(store::Error::from)?;
+    Ok(Outcome::Published {
+        revision: plan.revision.revision,
+        head: plan.revision_ref,
+    })
+}
+
+/// Explain a moved head: a same-id conflict when the other revision set one of our ids with
+/// bytes different from ours, else "kept moving".
+fn moved_error(conn: &Connection, plan: &Plan) -> PublishError {
+    let Ok(Some(now)) = read_head(conn) else {
+        return PublishError::HeadMoved;
+    };
+    let base_entries = plan.base.as_ref().map_or(&[][..], |h| &h.revision.entries);
+    let theirs = Diff::between(base_entries, &now.revision.entries);
+    let touched: BTreeSet<&str> = theirs
+        .added
+        .iter()
+        .map(String::as_str)
+        .chain(theirs.changed.iter().map(|c| c.id.as_str()))
+        .collect();
+    for ours in plan
+        .diff
+        .added
+        .iter()
+        .chain(plan.diff.changed.iter().map(|c| &c.id))
+    {
+        if touched.contains(ours.as_str()) && now.revision.get(ours) != plan.revision.get(ours) {
+            return PublishError::SameIdConflict {
+                revision: now.revision.revision,
+                id: ours.clone(),
+            };
+        }
+    }
+    PublishError::HeadMoved
+}
+
+/// The `interfaceHash` of transition-source objects (sha256 of the semantic id).
+pub fn source_interface_hash() -> HashRef {
+    interface_hash(SOURCE_SEMANTIC_ID)
+}
+
+#[cfg(test)]
+mod tests {
+    //! Tests drive the library with `DirectiveCheckDouble`, a test double for an interpreter
+    //! whose `check` fails exactly when the source holds an `import world/…` line (with the
+    //! `LDR001` text the real loaders print) or a `FAIL_CHECK` marker.
+
+    use super::*;
+    use crate::encoding::trcjson::{Bounds, CValue};
+    use crate::interp::{CheckOutcome, RunOutcome};
+    use crate::store::WriteOptions;
+    use crate::transitions::manifest;
+    use std::cell::RefCell;
+
+    /// Test double: an interpreter whose `check` obeys directives in the source.
+    struct DirectiveCheckDouble {
+        reference: String,
+        version: String,
+        checks: std::sync::atomic::AtomicUsize,
+    }
+
+    impl DirectiveCheckDouble {
+        fn new(version: &str) -> Self {
+            DirectiveCheckDouble {
+                reference: HashRef::of(format!("double:{version}").as_bytes()).to_string(),
+                version: format!("{version}\n"),
+                checks: Default::default(),
+            }
+        }
+    }
+
+    impl Interpreter for DirectiveCheckDouble {
+        fn interpreter_ref(&self) -> &str {
+            &self.reference
+        }
+        fn version_text(&self) -> &str {
+            &self.version
+        }
+        fn check(&self, source: &[u8], _limits: RunLimits) -> Result<CheckOutcome, RunError> {
+            self.checks
+                .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            let text = String::from_utf8_lossy(source);
+            if let Some(line) = text
+                .lines()
+                .find(|l| l.trim_start().starts_with("import world/"))
+            {
+                let module = line.trim_start().trim_start_matches("import ").trim();
+                return Ok(CheckOutcome {
+                    passed: false,
+                    diagnostics: format!("Error: LDR001: module not found: {module}\n"),
+                });
+            }
+            if text.contains("FAIL_CHECK") {
+                return Ok(CheckOutcome {
+                    passed: false,
+                    diagnostics: "Error: TC_ARITY_001: wrong arity\n".into(),
+                });
+            }
+            Ok(CheckOutcome {
+                passed: true,
+                diagnostics: String::new(),
+            })
+        }
+        fn run(&self, _: &[u8], _: &[u8], _: RunLimits) -> Result<RunOutcome, RunError> {
+            Err(RunError::Unavailable(
+                "the check double does not run programs".into(),
+            ))
+        }
+    }
+
+    struct Fixture {
+        dir: tempfile::TempDir,
+        store: Store,
+    }
+
+    fn fixture() -> Fixture {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open_write(
+            &dir.path().join("w.db"),
+            WriteOptions {
+                create: true,
+                wait_lock: None,
+            },
+        )
+        .unwrap();
+        Fixture { dir, store }
+    }
+
+    impl Fixture {
+        fn write(&self, name: &str, bytes: &[u8]) {
+            let p = self.dir.path().join(name);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, bytes).unwrap();
+        }
+        fn opts(&self, bootstrap: bool) -> PlanOptions {
+            PlanOptions {
+                base_dir: self.dir.path().to_path_buf(),
+                bootstrap_epoch: bootstrap,
+            }
+        }
+        fn plan(&self, m: &Manifest, i: &dyn Interpreter) -> Result<Plan, PublishError> {
+            plan_publish(self.store.conn(), m, i, &self.opts(true), &mut |_| {})
+        }
+        fn count(&self, semantic_id: &str) -> i64 {
+            self.store
+                .conn()
+                .query_row(
+                    "SELECT count(*) FROM objects WHERE semantic_id = ?1",
+                    [semantic_id],
+                    |r| r.get(0),
+                )
+                .unwrap()
+        }
+    }
+
+    fn entry_json(id: &str, file: &str, title: &str) -> String {
+        format!(
+            r#"{{"id":"{id}","title":"{title}","description":"d","transitionFnFile":"{file}","inputSchema":{{"type":"object"}},"outputSchema":{{"type":"object"}},"access":{{"effect":"Workspace.Read","scope":"worktree","cost":0}},"declaredEffects":[{{"effect":"Workspace.Read","scope":"worktree","cost":1}}]}}"#
+        )
+    }
+
+    fn manifest_of(entries: &[String]) -> Manifest {
+        manifest::parse(format!("[{}]", entries.join(",")).as_bytes()).unwrap()
+    }
+
+    const ECHO: &[u8] = b"module echo\nimport std/json\nexport func main(input: string) -> string { input }  \r\n\n";
+
+    #[test]
+    fn first_publish_then_unchanged_then_changed() {
+        let mut f = fixture();
+        f.write("echo.ail", ECHO);
+        f.write(
+            "count.ail",
+            b"module count\nexport func main(i: string) -> string { i }\n",
+        );
+        let interp = DirectiveCheckDouble::new("AILANG v0.41.0");
+        let m = manifest_of(&[
+            entry_json("tools.echo", "echo.ail", "Echo"),
+            entry_json("count", "count.ail", "Count"),
+        ]);
+        let mut events = Vec::new();
+        let plan = plan_publish(f.store.conn(), &m, &interp, &f.opts(true), &mut |p| {
+            if let Progress::Checking { index, .. } = p {
+                events.push(index)
+            }
+        })
+        .unwrap();
+        assert_eq!(events, vec![0, 1]);
+        assert_eq!(plan.diff.added, vec!["count", "tools.echo"]);
+        assert!(!plan.unchanged());
+        assert_eq!(plan.derived_epoch, Some((1, "AILANG v0.41.0".into())));
+        assert!(plan.epoch_bootstrap.is_some());
+        assert_eq!(plan.revision.revision, 1);
+        assert_eq!(f.count(SOURCE_SEMANTIC_ID), 0, "planning writes nothing");
+        let out = commit_publish(&mut f.store, &plan, false).unwrap();
+        let Outcome::Published { revision: 1, head } = out else {
+            panic!("{out:?}")
+        };
+        assert!(out.line().starts_with(&format!(
+            "published transition registry revision 1 (head {head}); the daemon's A2A card"
+        )));
+        // The stored objects.
+        let rev_obj = f.store.object(&head.to_string()).unwrap().unwrap();
+        assert_eq!(rev_obj.meta.provenance, "host/transitionreg");
+        assert_eq!(rev_obj.meta.interface_hash, INTERFACE_HASH_V1);
+        assert_eq!(rev_obj.meta.semantic_id, "world/transition-registry/v1");
+        let rev = Revision::decode(&rev_obj.payload).unwrap();
+        let echo = rev.get("tools.echo").unwrap();
+        let src = f
+            .store
+            .object(&echo.transition_fn.to_string())
+            .unwrap()
+            .unwrap();
+        assert_eq!(src.payload, canon::source(ECHO).unwrap());
+        assert_eq!(src.meta.provenance, "cmd/world-publish");
+        assert_eq!(src.meta.interface_hash, source_interface_hash().to_string());
+        assert_eq!(
+            src.meta.interface_hash,
+            "sha256:b0e3037101d64d4565d0184530af86138ba23874e32d71e64d8d7c060136834c"
+        );
+        assert_eq!(echo.interpreter.to_string(), interp.reference);
+        assert_eq!(
+            f.store.registry_head(epoch::SEMANTIC_ID).unwrap().unwrap(),
+            "sha256:c56048c5da6cdbd7b725e0db8be2b3ea0e6fea18b6298ea94b233e617580d591"
+        );
+
+        // Identical republish: UNCHANGED, nothing written.
+        let objects_before = f.count("world/transition-registry/v1");
+        let again = f.plan(&m, &interp).unwrap();
+        assert!(again.unchanged());
+        let out = commit_publish(&mut f.store, &again, false).unwrap();
+        assert_eq!(out, Outcome::Unchanged { revision: 1, head });
+        assert_eq!(
+            out.line(),
+            format!("transition registry UNCHANGED at revision 1 (head {head}); nothing written")
+        );
+        assert_eq!(f.count("world/transition-registry/v1"), objects_before);
+
+        // A changed title, unattended: revision 2, parent = revision 1, one changed id.
+        let m2 = manifest_of(&[entry_json("count", "count.ail", "Counter")]);
+        let plan2 = f.plan(&m2, &interp).unwrap();
+        assert_eq!(
+            plan2.diff.changed,
+            vec![Changed {
+                id: "count".into(),
+                fields: vec!["title"]
+            }]
+        );
+        assert!(plan2.diff.added.is_empty() && plan2.diff.removed.is_empty());
+        assert!(plan2.epoch_bootstrap.is_none());
+        let Outcome::Published {
+            revision: 2,
+            head: head2,
+        } = commit_publish(&mut f.store, &plan2, true).unwrap()
+        else {
+            panic!("expected revision 2")
+        };
+        let obj2 = f.store.object(&head2.to_string()).unwrap().unwrap();
+        assert_eq!(obj2.meta.provenance, "cmd/world-publish:unattended");
+        let rev2 = Revision::decode(&obj2.payload).unwrap();
+        assert_eq!(rev2.parent, Some(head));
+        assert_eq!(rev2.entries.len(), 2, "kept tools.echo, replaced count");
+        assert_eq!(rev2.get("count").unwrap().title, "Counter");
+    }
+
+    #[test]
+    fn world_import_fails_with_ldr001_and_is_never_stored() {
+        let f = fixture();
+        f.write(
+            "bad.ail",
+            b"module bad\nimport world/store\nexport func main(i: string) -> string { i }\n",
+        );
+        let interp = DirectiveCheckDouble::new("AILANG v0.41.0");
+        let m = manifest_of(&[entry_json("bad", "bad.ail", "Bad")]);
+        let e = f.plan(&m, &interp).unwrap_err();
+        let text = e.to_string();
+        assert!(
+            text.contains("is not loadable under its pinned interpreter"),
+            "{text}"
+        );
+        assert!(
+            text.contains("Error: LDR001: module not found: world/store"),
+            "{text}"
+        );
+        assert!(
+            text.contains("world/* imports are not publishable"),
+            "{text}"
+        );
+        assert_eq!(f.count(SOURCE_SEMANTIC_ID), 0);
+        // A failure that is not a world import does not get the note.
+        f.write("arity.ail", b"FAIL_CHECK\n");
+        let m = manifest_of(&[entry_json("arity", "arity.ail", "A")]);
+        let text = f.plan(&m, &interp).unwrap_err().to_string();
+        assert!(
+            text.contains("TC_ARITY_001") && !text.contains("world/*"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn bad_source_bytes_are_refused() {
+        let f = fixture();
+        let interp = DirectiveCheckDouble::new("AILANG v0.41.0");
+        for (name, bytes, want) in [
+            ("bom.ail", &b"\xEF\xBB\xBFmodule m\n"[..], "byte-order mark"),
+            ("nul.ail", &b"module m\x00\n"[..], "NUL byte"),
+            ("utf8.ail", &b"module \x80m\n"[..], "not valid UTF-8"),
+            ("blank.ail", &b"  \n\t\n"[..], "empty"),
+        ] {
+            f.write(name, bytes);
+            let m = manifest_of(&[entry_json("t", name, "T")]);
+            let text = f.plan(&m, &interp).unwrap_err().to_string();
+            assert!(text.contains(want), "{name}: {text}");
+        }
+        assert_eq!(interp.checks.load(std::sync::atomic::Ordering::SeqCst), 0);
+        let m = manifest_of(&[entry_json("t", "absent.ail", "T")]);
+        assert!(matches!(
+            f.plan(&m, &interp),
+            Err(PublishError::ReadSource { .. })
+        ));
+    }
+
+    #[test]
+    fn source_by_ref_must_exist() {
+        let mut f = fixture();
+        let interp = DirectiveCheckDouble::new("AILANG v0.41.0");
+        let missing = HashRef::of(b"nothing");
+        let by_ref = entry_json("t", "x", "T").replace(
+            r#""transitionFnFile":"x""#,
+            &format!(r#""transitionFn":"{missing}""#),
+        );
+        let m = manifest_of(std::slice::from_ref(&by_ref));
+        let text = f.plan(&m, &interp).unwrap_err().to_string();
+        assert!(
+            text.ends_with(
+                "— publish the transition source object first, or name it via transitionFnFile"
+            ),
+            "{text}"
+        );
+        // Store it, then the ref publishes (and is still checked).
+        let src = canon::source(ECHO).unwrap();
+        let obj = Object::new(SOURCE_SEMANTIC_ID, SOURCE_PROVENANCE, src);
+        let tx = f.store.immediate().unwrap();
+        store::put_object(&tx, &obj).unwrap();
+        tx.commit().unwrap();
+        let m = manifest_of(&[by_ref.replace(&missing.to_string(), &obj.meta.hash)]);
+        let plan = f.plan(&m, &interp).unwrap();
+        assert!(plan.sources.is_empty());
+        assert_eq!(interp.checks.load(std::sync::atomic::Ordering::SeqCst), 1);
+    }
+
+    #[test]
+    fn head_moved_between_plan_and_commit_writes_nothing() {
+        let mut f = fixture();
+        f.write("a.ail", b"module a\n");
+        f.write("b.ail", b"module b\n");
+        let interp = DirectiveCheckDouble::new("AILANG v0.41.0");
+        let plan_a = f
+            .plan(&manifest_of(&[entry_json("a", "a.ail", "A")]), &interp)
+            .unwrap();
+        let plan_b = f
+            .plan(&manifest_of(&[entry_json("b", "b.ail", "B")]), &interp)
+            .unwrap();
+        // Another writer lands revision 1 first (here: plan A).
+        commit_publish(&mut f.store, &plan_a, false).unwrap();
+        let head = f.store.registry_head(registry::SEMANTIC_ID).unwrap();
+        let sources = f.count(SOURCE_SEMANTIC_ID);
+        let e = commit_publish(&mut f.store, &plan_b, false).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "the registry head kept moving during publish; re-run the command"
+        );
+        assert_eq!(f.store.registry_head(registry::SEMANTIC_ID).unwrap(), head);
+        assert_eq!(f.count(SOURCE_SEMANTIC_ID), sources, "nothing written");
+
+        // Same id, different bytes: the spec's conflict message.
+        let plan_a2 = f
+            .plan(&manifest_of(&[entry_json("a", "a.ail", "A2")]), &interp)
+            .unwrap();
+        let plan_a3 = f
+            .plan(&manifest_of(&[entry_json("a", "a.ail", "A3")]), &interp)
+            .unwrap();
+        commit_publish(&mut f.store, &plan_a2, false).unwrap();
+        let e = commit_publish(&mut f.store, &plan_a3, false).unwrap_err();
+        assert!(e.to_string().starts_with(
+            "both this publish and the registry's revision 2 set \"a\" with different bytes; nothing was written — "
+        ), "{e}");
+    }
+
+    #[test]
+    fn epoch_rules_in_publish() {
+        let mut f = fixture();
+        f.write("a.ail", b"module a\n");
+        let m = manifest_of(&[entry_json("a", "a.ail", "A")]);
+        let v41 = DirectiveCheckDouble::new("AILANG v0.41.0");
+        // No epoch registry and no bootstrap requested.
+        let e = plan_publish(f.store.conn(), &m, &v41, &f.opts(false), &mut |_| {}).unwrap_err();
+        assert!(e.to_string().starts_with(
+            "interpreter release \"AILANG v0.41.0\" is nominated by NO epoch in world/epoch-registry/v1; "
+        ), "{e}");
+        let tx = f.store.immediate().unwrap();
+        epoch::bootstrap(&tx, "AILANG v0.41.0").unwrap();
+        tx.commit().unwrap();
+        // Another release: not nominated (no bootstrap) / divergence (bootstrap).
+        let v52 = DirectiveCheckDouble::new("AILANG v0.52.1");
+        let e = plan_publish(f.store.conn(), &m, &v52, &f.opts(false), &mut |_| {}).unwrap_err();
+        assert!(e.to_string().contains("is nominated by NO epoch"), "{e}");
+        let e = f.plan(&m, &v52).unwrap_err();
+        assert!(matches!(
+            e,
+            PublishError::Epoch(EpochError::Divergence { .. })
+        ));
+        assert!(e.is_integrity());
+        // A stated epoch that does not nominate the release.
+        let stated = entry_json("a", "a.ail", "A").replacen('{', r#"{"semanticsEpoch":2,"#, 1);
+        let e = f.plan(&manifest_of(&[stated]), &v41).unwrap_err();
+        assert!(
+            e.to_string()
+                .starts_with("semanticsEpoch 2 does not nominate"),
+            "{e}"
+        );
+        // A stated epoch that does: no "derived" line.
+        let stated = entry_json("a", "a.ail", "A").replacen('{', r#"{"semanticsEpoch":1,"#, 1);
+        let plan = f.plan(&manifest_of(&[stated]), &v41).unwrap();
+        assert_eq!(plan.derived_epoch, None);
+        assert!(plan.epoch_bootstrap.is_none());
+    }
+
+    #[test]
+    fn interpreter_resolution() {
+        struct Double {
+            archived: Vec<HashRef>,
+            log: RefCell<Vec<String>>,
+        }
+        impl InterpreterProvider for Double {
+            fn embedded(&self) -> Result<Box<dyn Interpreter>, ProviderError> {
+                self.log.borrow_mut().push("embedded".into());
+                Ok(Box::new(DirectiveCheckDouble::new(
+                    "world-ailang-subset dialect 1",
+                )))
+            }
+            fn archive(&self, p: &Path) -> Result<Box<dyn Interpreter>, ProviderError> {
+                self.log
+                    .borrow_mut()
+                    .push(format!("archive {}", p.display()));
+                Ok(Box::new(DirectiveCheckDouble::new("AILANG v0.41.0")))
+            }
+            fn resolve(&self, r: &HashRef) -> Result<Box<dyn Interpreter>, ProviderError> {
+                self.log.borrow_mut().push(format!("resolve {r}"));
+                Ok(Box::new(DirectiveCheckDouble::new("AILANG v0.41.0")))
+            }
+            fn archived(&self) -> Result<Vec<HashRef>, ProviderError> {
+                Ok(self.archived.clone())
+            }
+        }
+        let one = HashRef::of(b"1");
+        let two = HashRef::of(b"2");
+        let p = Double {
+            archived: vec![],
+            log: RefCell::new(vec![]),
+        };
+        resolve_interpreter(&InterpreterChoice::Default, &p).unwrap();
+        resolve_interpreter(&InterpreterChoice::parse("embedded").unwrap(), &p).unwrap();
+        resolve_interpreter(&InterpreterChoice::parse("./bin/ailang").unwrap(), &p).unwrap();
+        resolve_interpreter(&InterpreterChoice::parse(&one.to_string()).unwrap(), &p).unwrap();
+        assert_eq!(
+            *p.log.borrow(),
+            vec![
+                "embedded".to_string(),
+                "embedded".into(),
+                "archive ./bin/ailang".into(),
+                format!("resolve {one}")
+            ]
+        );
+        let p1 = Double {
+            archived: vec![one],
+            log: RefCell::new(vec![]),
+        };
+        resolve_interpreter(&InterpreterChoice::Default, &p1).unwrap();
+        assert_eq!(*p1.log.borrow(), vec![format!("resolve {one}")]);
+        let p2 = Double {
+            archived: vec![one, two],
+            log: RefCell::new(vec![]),
+        };
+        let e = resolve_interpreter(&InterpreterChoice::Default, &p2)
+            .err()
+            .unwrap();
+        assert!(e.to_string().contains("name one with --interpreter"));
+        assert!(InterpreterChoice::parse("sha256:abc").is_err());
+        assert!(InterpreterChoice::parse("").is_err());
+        assert!(!InterpreterChoice::Default.is_explicit());
+    }
+
+    #[test]
+    fn registry_bounds_hold_for_many_entries() {
+        let f = fixture();
+        f.write("s.ail", b"module s\n");
+        let interp = DirectiveCheckDouble::new("AILANG v0.41.0");
+        let entries: Vec<String> = (0..1025)
+            .map(|i| entry_json(&format!("t{i:04}"), "s.ail", "T"))
+            .collect();
+        let text = format!("[{}]", entries.join(","));
+        assert_eq!(
+            manifest::parse(text.as_bytes()).unwrap_err().to_string(),
+            "manifest holds 1025 descriptors; a revision holds at most 1024"
+        );
+        let m = manifest_of(&entries[..1024]);
+        let plan = f.plan(&m, &interp).unwrap();
+        assert_eq!(plan.revision.entries.len(), 1024);
+        assert!(plan.revision_bytes.len() <= Bounds::REVISION.canonical);
+        assert_eq!(plan.sources.len(), 1, "one distinct source, checked once");
+        assert_eq!(interp.checks.load(std::sync::atomic::Ordering::SeqCst), 1);
+        let _ = CValue::Null;
+    }
+
+    #[test]
+    fn corrupt_head_is_an_integrity_error() {
+        let f = fixture();
+        let junk = Object::new(registry::SEMANTIC_ID, PROVENANCE, b"{}".to_vec());
+        store::put_object(f.store.conn(), &junk).unwrap();
+        store::set_registry_head(f.store.conn(), registry::SEMANTIC_ID, &junk.meta.hash).unwrap();
+        let e = read_head(f.store.conn()).unwrap_err();
+        assert!(e.is_integrity());
+        assert!(e.to_string().contains("missing key \"entries\""), "{e}");
+    }
+}

@@ -1,0 +1,416 @@
+//! `world publish`, `world pin` and `world transitions` through the binary.
+//!
+//! The fences run before any interpreter is needed, so they are tested end to end here.
+//! `world publish --yes` itself needs an interpreter provider (the archive and the embedded
+//! interpreter are merged separately), so the registry these read commands show is written
+//! through the library with `CheckDouble`, a test double standing in for the interpreter.
+
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use assert_cmd::prelude::*;
+use predicates::prelude::*;
+
+use world::encoding::HashRef;
+use world::interp::{CheckOutcome, Interpreter, RunError, RunLimits, RunOutcome};
+use world::store::{Store, WriteOptions};
+use world::transitions::{manifest, publish};
+
+/// Test double for an interpreter: `check` passes unless the source imports `world/*`.
+struct CheckDouble {
+    reference: String,
+}
+
+impl Interpreter for CheckDouble {
+    fn interpreter_ref(&self) -> &str {
+        &self.reference
+    }
+    fn version_text(&self) -> &str {
+        "AILANG v0.41.0\n"
+    }
+    fn check(&self, source: &[u8], _: RunLimits) -> Result<CheckOutcome, RunError> {
+        let text = String::from_utf8_lossy(source);
+        Ok(
+            match text.lines().find(|l| l.starts_with("import world/")) {
+                Some(l) => CheckOutcome {
+                    passed: false,
+                    diagnostics: format!("Error: LDR001: module not found: {}", &l[7..]),
+                },
+                None => CheckOutcome {
+                    passed: true,
+                    diagnostics: String::new(),
+                },
+            },
+        )
+    }
+    fn run(&self, _: &[u8], _: &[u8], _: RunLimits) -> Result<RunOutcome, RunError> {
+        Err(RunError::Unavailable("check double".into()))
+    }
+}
+
+fn entry(id: &str, file: &str) -> String {
+    format!(
+        r#"{{"id":"{id}","title":"T {id}","description":"d","transitionFnFile":"{file}","inputSchema":{{"type":"object"}},"outputSchema":{{"type":"object"}},"access":{{"effect":"Workspace.Read","scope":"worktree","cost":0}},"declaredEffects":[{{"effect":"Workspace.Read","scope":"worktree","cost":1}}]}}"#
+    )
+}
+
+struct Env {
+    dir: tempfile::TempDir,
+}
+
+impl Env {
+    fn new() -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("echo.ail"),
+            "module echo\nexport func main(i: string) -> string { i }\n",
+        )
+        .unwrap();
+        std::fs::write(
+            dir.path().join("m.json"),
+            format!(
+                "[{},{}]",
+                entry("tools.echo", "echo.ail"),
+                entry("count", "echo.ail")
+            ),
+        )
+        .unwrap();
+        Env { dir }
+    }
+    fn db(&self) -> PathBuf {
+        self.dir.path().join("w.db")
+    }
+    /// `world --db <db> ARGS` in the temp dir, without CI variables, stdin from /dev/null,
+    /// in a new session (no controlling terminal).
+    fn world(&self, args: &[&str]) -> Command {
+        let mut c = Command::cargo_bin("world").unwrap();
+        c.current_dir(self.dir.path())
+            .arg("--db")
+            .arg(self.db())
+            .args(args)
+            .env_remove("CI")
+            .env_remove("GITHUB_ACTIONS")
+            .env_remove("WORLD_DB")
+            .stdin(Stdio::null());
+        // SAFETY: setsid is async-signal-safe and runs in the child between fork and exec.
+        unsafe {
+            c.pre_exec(|| {
+                libc::setsid();
+                Ok(())
+            });
+        }
+        c
+    }
+    fn publish_with_double(&self, manifest_text: &str) {
+        let mut store = Store::open_write(
+            &self.db(),
+            WriteOptions {
+                create: true,
+                wait_lock: None,
+            },
+        )
+        .unwrap();
+        let m = manifest::parse(manifest_text.as_bytes()).unwrap();
+        let interp = CheckDouble {
+            reference: HashRef::of(b"check double").to_string(),
+        };
+        let opts = publish::PlanOptions {
+            base_dir: self.dir.path().to_path_buf(),
+            bootstrap_epoch: true,
+        };
+        let plan = publish::plan_publish(store.conn(), &m, &interp, &opts, &mut |_| {}).unwrap();
+        publish::commit_publish(&mut store, &plan, true).unwrap();
+    }
+}
+
+fn registry_rows(db: &Path) -> i64 {
+    if !db.exists() {
+        return 0;
+    }
+    let s = Store::open_read(db).unwrap();
+    s.conn()
+        .query_row(
+            "SELECT (SELECT count(*) FROM objects) + (SELECT count(*) FROM epoch_registry_heads)",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap()
+}
+
+#[test]
+fn without_a_terminal_the_tty_fence_says_stop() {
+    let env = Env::new();
+    env.world(&["publish", "--manifest", "m.json"])
+        .assert()
+        .code(3)
+        .stderr(predicate::str::contains(
+            "STOP fence=tty reason=no-controlling-terminal",
+        ));
+    assert_eq!(registry_rows(&env.db()), 0, "nothing written");
+}
+
+#[test]
+fn ci_fence_refuses_before_the_terminal() {
+    let env = Env::new();
+    for var in ["CI", "GITHUB_ACTIONS"] {
+        env.world(&["publish", "--manifest", "m.json"])
+            .env(var, "1")
+            .assert()
+            .code(3)
+            .stderr(predicate::str::starts_with(format!(
+                "STOP fence=ci reason={var}-is-set"
+            )));
+    }
+    assert_eq!(registry_rows(&env.db()), 0);
+}
+
+#[test]
+fn bad_manifests_fail_before_the_fences() {
+    let env = Env::new();
+    let cases = [
+        (
+            format!("[{},{}]", entry("a", "echo.ail"), entry("a", "echo.ail")),
+            r#"manifest lists id "a" twice"#,
+        ),
+        (
+            format!("[{}]", entry("A.b", "echo.ail")),
+            r#"transition id "A.b" is invalid"#,
+        ),
+        (
+            format!(
+                "[{}]",
+                entry("a", "echo.ail").replacen('{', r#"{"extra":true,"#, 1)
+            ),
+            r#"unknown key "extra""#,
+        ),
+        ("[]".to_string(), "manifest holds no descriptors"),
+        (
+            format!(
+                "[{}]",
+                entry("a", "echo.ail").replace(
+                    r#""inputSchema":{"type":"object"}"#,
+                    &format!(r#""inputSchema":{{"s":"{}"}}"#, "x".repeat(262_138))
+                )
+            ),
+            "raw JSON is 262146 bytes; limit is 262144",
+        ),
+    ];
+    for (text, want) in cases {
+        std::fs::write(env.dir.path().join("bad.json"), text).unwrap();
+        env.world(&["publish", "--manifest", "bad.json"])
+            .assert()
+            .code(1)
+            .stderr(predicate::str::contains(want));
+    }
+    assert_eq!(registry_rows(&env.db()), 0);
+}
+
+#[test]
+fn live_is_refused() {
+    let env = Env::new();
+    env.world(&["publish", "--manifest", "m.json", "--live"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("--live is refused for this verb"));
+}
+
+#[test]
+fn lock_held_exits_6_with_the_single_writer_note() {
+    let env = Env::new();
+    let _holder = Store::open_write(
+        &env.db(),
+        WriteOptions {
+            create: true,
+            wait_lock: None,
+        },
+    )
+    .unwrap();
+    env.world(&["publish", "--manifest", "m.json", "--yes"])
+        .assert()
+        .code(6)
+        .stderr(predicate::str::contains(
+            "another process already holds writer authority",
+        ))
+        .stderr(predicate::str::contains(
+            "— the transition registry is written under single-writer authority; stop the daemon first",
+        ));
+}
+
+#[test]
+fn unopenable_store_is_a_store_fence_stop() {
+    let env = Env::new();
+    std::fs::write(env.db(), b"this is not sqlite, just some bytes that are long enough to be a header........................................").unwrap();
+    env.world(&["publish", "--manifest", "m.json", "--yes"])
+        .assert()
+        .code(3)
+        .stderr(predicate::str::starts_with(
+            "STOP fence=store reason=unopenable ",
+        ));
+}
+
+#[test]
+fn transitions_list_and_show() {
+    let env = Env::new();
+    env.world(&["transitions", "list"])
+        .assert()
+        .failure()
+        .stderr(predicate::str::contains("does not exist"));
+    let m = std::fs::read_to_string(env.dir.path().join("m.json")).unwrap();
+    env.publish_with_double(&m);
+
+    let out = env
+        .world(&["transitions", "list", "--json"])
+        .assert()
+        .success();
+    let text = String::from_utf8(out.get_output().stdout.clone()).unwrap();
+    let lines: Vec<serde_json::Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 2);
+    assert_eq!(lines[0]["id"], "count");
+    assert_eq!(lines[1]["id"], "tools.echo");
+    assert_eq!(lines[1]["semanticsEpoch"], 1);
+    assert_eq!(lines[1]["access"]["effect"], "Workspace.Read");
+    assert_eq!(
+        lines[1]["interpreter"],
+        HashRef::of(b"check double").to_string()
+    );
+
+    env.world(&["transitions", "list"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("tools.echo"))
+        .stdout(predicate::str::contains("Workspace.Read/worktree/0"))
+        .stderr(predicate::str::contains("transition registry revision 1"))
+        .stderr(predicate::str::contains("published unattended (--yes)"));
+
+    for name in ["tools.echo", "tools_decho"] {
+        env.world(&["transitions", "show", name])
+            .assert()
+            .success()
+            .stdout(predicate::str::contains("mcpName          tools_decho"));
+    }
+    let out = env
+        .world(&["transitions", "show", "tools.echo", "--json"])
+        .assert()
+        .success();
+    let v: serde_json::Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    assert_eq!(v["mcpName"], "tools_decho");
+    env.world(&["transitions", "show", "nope"])
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains(
+            "no transition \"nope\" in registry revision 1",
+        ));
+}
+
+#[test]
+fn a_world_import_is_refused_by_the_library_path() {
+    let env = Env::new();
+    std::fs::write(
+        env.dir.path().join("bad.ail"),
+        "module bad\nimport world/store\n",
+    )
+    .unwrap();
+    let mut store = Store::open_write(
+        &env.db(),
+        WriteOptions {
+            create: true,
+            wait_lock: None,
+        },
+    )
+    .unwrap();
+    let m = manifest::parse(format!("[{}]", entry("bad", "bad.ail")).as_bytes()).unwrap();
+    let interp = CheckDouble {
+        reference: HashRef::of(b"check double").to_string(),
+    };
+    let opts = publish::PlanOptions {
+        base_dir: env.dir.path().to_path_buf(),
+        bootstrap_epoch: true,
+    };
+    let e = publish::plan_publish(store.conn(), &m, &interp, &opts, &mut |_| {}).unwrap_err();
+    assert!(e.to_string().contains("LDR001"), "{e}");
+    assert!(
+        e.to_string()
+            .contains("world/* imports are not publishable"),
+        "{e}"
+    );
+    drop(store.immediate().unwrap());
+    drop(store);
+    assert_eq!(registry_rows(&env.db()), 0);
+}
+
+/// A pseudo-terminal pair `(master, slave)` (raw fds, closed on drop of the returned files).
+fn pty() -> (std::fs::File, std::fs::File) {
+    use std::os::fd::FromRawFd;
+    let (mut master, mut slave) = (-1, -1);
+    // SAFETY: openpty writes two fds into the provided integers; null name/termios/winsize are allowed.
+    let rc = unsafe {
+        libc::openpty(
+            &mut master,
+            &mut slave,
+            std::ptr::null_mut(),
+            std::ptr::null(),
+            std::ptr::null(),
+        )
+    };
+    assert_eq!(rc, 0, "openpty failed");
+    // SAFETY: both fds were just opened by openpty and are owned here.
+    unsafe {
+        (
+            std::fs::File::from_raw_fd(master),
+            std::fs::File::from_raw_fd(slave),
+        )
+    }
+}
+
+/// `world publish` in a new session whose controlling terminal is `ctty`, with `stdin`.
+fn publish_on_pty(env: &Env, ctty: &std::fs::File, stdin: Stdio) -> std::process::Output {
+    use std::os::fd::AsRawFd;
+    let fd = ctty.as_raw_fd();
+    let mut c = Command::cargo_bin("world").unwrap();
+    c.current_dir(env.dir.path())
+        .arg("--db")
+        .arg(env.db())
+        .args(["publish", "--manifest", "m.json"])
+        .env_remove("CI")
+        .env_remove("GITHUB_ACTIONS")
+        .stdin(stdin)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    // SAFETY: setsid and ioctl are async-signal-safe; fd is open in the child (inherited).
+    unsafe {
+        c.pre_exec(move || {
+            if libc::setsid() < 0 || libc::ioctl(fd, libc::TIOCSCTTY as _, 0) < 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    c.output().unwrap()
+}
+
+#[test]
+fn tty_fence_reasons_on_a_pseudo_terminal() {
+    let env = Env::new();
+    let (_master, slave) = pty();
+    let out = publish_on_pty(&env, &slave, Stdio::null());
+    assert_eq!(out.status.code(), Some(3));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("STOP fence=tty reason=stdin-not-a-terminal"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let (_master2, other) = pty();
+    let out = publish_on_pty(&env, &slave, Stdio::from(other));
+    assert_eq!(out.status.code(), Some(3));
+    assert!(
+        String::from_utf8_lossy(&out.stderr)
+            .contains("STOP fence=tty reason=stdin-is-not-the-controlling-terminal"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(registry_rows(&env.db()), 0, "nothing written");
+}
