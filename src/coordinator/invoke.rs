@@ -331,7 +331,7 @@ pub fn invoke(store: &mut Store, call: &Call, host: &Host<'_>) -> Result<Committ
         }
     }
     validate_input(&desc.input_schema, &call.args)?;
-    let interp = host.interpreters.resolve_pinned(&desc.interpreter).map_err(|e| {
+    let interp = host.interpreters.resolve(&desc.interpreter).map_err(|e| {
         if e.integrity {
             InvokeError::Integrity(e.message)
         } else {
