@@ -3,4 +3,5 @@ pub mod cli;
 pub mod encoding;
 pub mod genesis;
 pub mod interp;
+pub mod limits;
 pub mod store;
