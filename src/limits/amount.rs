@@ -120,7 +120,9 @@ mod tests {
 
     #[test]
     fn non_canonical_texts_are_invalid() {
-        for bad in ["-1", "01", "00", "1.5", "1e3", "", "+1", " 1", "1 ", "0x10", "١"] {
+        for bad in [
+            "-1", "01", "00", "1.5", "1e3", "", "+1", " 1", "1 ", "0x10", "١",
+        ] {
             assert_eq!(
                 Amount::parse(bad),
                 Err(AmountError::Invalid(bad.to_string())),

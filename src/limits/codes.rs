@@ -152,9 +152,7 @@ impl Code {
             Code::AttemptDispatched => "attempt_dispatched",
             Code::AttemptAlreadySettled => "attempt_already_settled",
             Code::AttemptAlreadyReleased => "attempt_already_released",
-            Code::AttemptUnknownRequiresReconciliation => {
-                "attempt_unknown_requires_reconciliation"
-            }
+            Code::AttemptUnknownRequiresReconciliation => "attempt_unknown_requires_reconciliation",
             Code::ScopeStopped => "scope_stopped",
             Code::DependencyBlocked => "dependency_blocked",
             Code::ElapsedMsExhausted => "elapsed_ms_exhausted",
@@ -173,7 +171,10 @@ impl Code {
 
     /// 1-based row number in limits.md §6 (1 = `ok`; lower wins).
     pub fn precedence(self) -> usize {
-        Code::ALL.iter().position(|c| *c == self).map_or(0, |i| i + 1)
+        Code::ALL
+            .iter()
+            .position(|c| *c == self)
+            .map_or(0, |i| i + 1)
     }
 
     /// `true` for `ok` and `exists` (exit 0); every other code is a rejection (exit 4).
@@ -276,7 +277,13 @@ impl Verdict {
     }
 
     /// Set `limit`, `bound`, `used` and `requested`.
-    pub fn limit(mut self, limit: LimitKind, bound: Amount, used: Amount, requested: Amount) -> Verdict {
+    pub fn limit(
+        mut self,
+        limit: LimitKind,
+        bound: Amount,
+        used: Amount,
+        requested: Amount,
+    ) -> Verdict {
         self.limit = Some(limit);
         self.bound = Some(bound);
         self.used = Some(used);
@@ -361,7 +368,10 @@ mod tests {
         assert_eq!(Code::HandoffProtected.seed_code(), Some("BUDGET_EXHAUSTED"));
         assert_eq!(Code::HandoffExhausted.seed_code(), Some("BUDGET_EXHAUSTED"));
         assert_eq!(Code::CostExhausted.seed_code(), Some("BUDGET_EXHAUSTED"));
-        assert_eq!(Code::ExposureExceeded.seed_code(), Some("EXPOSURE_EXCEEDED"));
+        assert_eq!(
+            Code::ExposureExceeded.seed_code(),
+            Some("EXPOSURE_EXCEEDED")
+        );
         assert_eq!(Code::ActiveMsExhausted.seed_code(), None);
     }
 
@@ -380,6 +390,9 @@ mod tests {
             serde_json::to_string(&Verdict::new(Code::Ok, 1)).unwrap_or_default(),
             r#"{"code":"ok","revision":"1"}"#
         );
-        assert_eq!(v.human(), "cost_exhausted scope=wo limit=cost bound=100 used=90 requested=11: detail");
+        assert_eq!(
+            v.human(),
+            "cost_exhausted scope=wo limit=cost bound=100 used=90 requested=11: detail"
+        );
     }
 }

@@ -249,8 +249,9 @@ pub fn valid_id(id: &str) -> bool {
         .is_some_and(|c| c.is_ascii_lowercase() || c.is_ascii_digit());
     first_ok
         && b.len() <= 64
-        && b.iter()
-            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || matches!(c, b'.' | b'_' | b'-'))
+        && b.iter().all(|c| {
+            c.is_ascii_lowercase() || c.is_ascii_digit() || matches!(c, b'.' | b'_' | b'-')
+        })
 }
 
 /// The `configRef` of a config file: sha256 of its TR-CJSON-1 canonical form. Used for the
@@ -264,16 +265,20 @@ pub fn config_ref(raw: &[u8]) -> Result<HashRef, ConfigError> {
     Ok(HashRef::of(&canonical))
 }
 
-fn parse_bound(scope: &str, kind: &str, text: Option<String>) -> Result<Option<Amount>, ConfigError> {
+fn parse_bound(
+    scope: &str,
+    kind: &str,
+    text: Option<String>,
+) -> Result<Option<Amount>, ConfigError> {
     match text {
         None => Ok(None),
         Some(t) => Amount::parse(&t).map(Some).map_err(|e| match e {
             AmountError::Invalid(_) => invalid(format!(
                 "scope {scope:?}: {kind} bound {t:?} is not a canonical unsigned decimal"
             )),
-            AmountError::Overflow(_) => {
-                invalid(format!("scope {scope:?}: {kind} bound {t:?} is above 2^128 - 1"))
-            }
+            AmountError::Overflow(_) => invalid(format!(
+                "scope {scope:?}: {kind} bound {t:?} is above 2^128 - 1"
+            )),
         }),
     }
 }
@@ -296,8 +301,8 @@ impl Config {
     pub fn parse(raw: &[u8]) -> Result<Config, ConfigError> {
         let canonical = trcjson::canonicalize(raw, CONFIG_BOUNDS)
             .map_err(|e| invalid(format!("not canonicalisable JSON: {e}")))?;
-        let parsed: RawConfig = serde_json::from_slice(&canonical)
-            .map_err(|e| invalid(format!("bad shape: {e}")))?;
+        let parsed: RawConfig =
+            serde_json::from_slice(&canonical).map_err(|e| invalid(format!("bad shape: {e}")))?;
         if parsed.profile != PROFILE {
             return Err(invalid(format!(
                 "profile is {:?}; expected {PROFILE:?}",
@@ -383,7 +388,10 @@ fn validate_structure(scopes: &[ScopeConfig]) -> Result<(), ConfigError> {
         let parent = match &s.parent_id {
             None => None,
             Some(p) => Some(*index.get(p.as_str()).ok_or_else(|| {
-                invalid(format!("scope {:?}: parent {p:?} does not exist", s.scope_id))
+                invalid(format!(
+                    "scope {:?}: parent {p:?} does not exist",
+                    s.scope_id
+                ))
             })?),
         };
         let parent_kind = parent.and_then(|p| scopes.get(p)).map(|p| p.kind);
@@ -392,7 +400,10 @@ fn validate_structure(scopes: &[ScopeConfig]) -> Result<(), ConfigError> {
                 "scope {:?}: a {} cannot have {}",
                 s.scope_id,
                 s.kind.as_str(),
-                parent_kind.map_or("no parent".to_string(), |k| format!("a {} parent", k.as_str()))
+                parent_kind.map_or("no parent".to_string(), |k| format!(
+                    "a {} parent",
+                    k.as_str()
+                ))
             )));
         }
         parent_of.push(parent);
@@ -419,7 +430,10 @@ fn validate_structure(scopes: &[ScopeConfig]) -> Result<(), ConfigError> {
         let mut list = Vec::with_capacity(s.depends_on.len());
         for d in &s.depends_on {
             let di = *index.get(d.as_str()).ok_or_else(|| {
-                invalid(format!("scope {:?}: dependsOn {d:?} does not exist", s.scope_id))
+                invalid(format!(
+                    "scope {:?}: dependsOn {d:?} does not exist",
+                    s.scope_id
+                ))
             })?;
             if !seen.insert(di) {
                 return Err(invalid(format!(
@@ -631,30 +645,70 @@ mod tests {
     #[test]
     fn structural_rules_are_enforced() {
         let cases = [
-            (r#"{"scopeId":"wo","kind":"WORK_ORDER","extra":1}"#, "unknown field"),
-            (r#"{"scopeId":"wo","kind":"WORK_ORDER","limits":{"tokens":"1"}}"#, "unknown field"),
-            (r#"{"scopeId":"wo","kind":"WORK_ORDER","limits":{"cost":"01"}}"#, "not a canonical"),
-            (r#"{"scopeId":"wo","kind":"WORK_ORDER","limits":{"cost":100}}"#, "bad shape"),
+            (
+                r#"{"scopeId":"wo","kind":"WORK_ORDER","extra":1}"#,
+                "unknown field",
+            ),
+            (
+                r#"{"scopeId":"wo","kind":"WORK_ORDER","limits":{"tokens":"1"}}"#,
+                "unknown field",
+            ),
+            (
+                r#"{"scopeId":"wo","kind":"WORK_ORDER","limits":{"cost":"01"}}"#,
+                "not a canonical",
+            ),
+            (
+                r#"{"scopeId":"wo","kind":"WORK_ORDER","limits":{"cost":100}}"#,
+                "bad shape",
+            ),
             (r#"{"scopeId":"Wo","kind":"WORK_ORDER"}"#, "does not match"),
             (r#"{"scopeId":"wo","kind":"NODE"}"#, "NODE is reserved"),
             (r#"{"scopeId":"wo","kind":"RUN"}"#, "cannot have no parent"),
-            (r#"{"scopeId":"wo","kind":"WORK_ORDER"},{"scopeId":"wo","kind":"RUN","parentId":"wo"}"#, "used twice"),
-            (r#"{"scopeId":"wo","kind":"WORK_ORDER"},{"scopeId":"w2","kind":"WORK_ORDER"}"#, "exactly one root"),
-            (r#"{"scopeId":"wo","kind":"WORK_ORDER"},{"scopeId":"r","kind":"RUN","parentId":"nope"}"#, "does not exist"),
-            (r#"{"scopeId":"wo","kind":"WORK_ORDER"},{"scopeId":"b","kind":"BRANCH","parentId":"wo"}"#, "cannot have a WORK_ORDER"),
-            (r#"{"scopeId":"wo","kind":"WORK_ORDER"},{"scopeId":"r","kind":"RUN","parentId":"wo","dependsOn":["wo"]}"#, "ancestor"),
-            (r#"{"scopeId":"wo","kind":"WORK_ORDER","dependsOn":["x"]}"#, "does not exist"),
-            (r#"{"scopeId":"wo","kind":"WORK_ORDER","limits":{"cost":"5","handoff":"6"}}"#, "effective handoff 6 exceeds effective cost 5"),
-            (r#"{"scopeId":"wo","kind":"WORK_ORDER","limits":{"handoff":"6"}},{"scopeId":"r","kind":"RUN","parentId":"wo","limits":{"cost":"5"}}"#, "effective handoff 6 exceeds"),
+            (
+                r#"{"scopeId":"wo","kind":"WORK_ORDER"},{"scopeId":"wo","kind":"RUN","parentId":"wo"}"#,
+                "used twice",
+            ),
+            (
+                r#"{"scopeId":"wo","kind":"WORK_ORDER"},{"scopeId":"w2","kind":"WORK_ORDER"}"#,
+                "exactly one root",
+            ),
+            (
+                r#"{"scopeId":"wo","kind":"WORK_ORDER"},{"scopeId":"r","kind":"RUN","parentId":"nope"}"#,
+                "does not exist",
+            ),
+            (
+                r#"{"scopeId":"wo","kind":"WORK_ORDER"},{"scopeId":"b","kind":"BRANCH","parentId":"wo"}"#,
+                "cannot have a WORK_ORDER",
+            ),
+            (
+                r#"{"scopeId":"wo","kind":"WORK_ORDER"},{"scopeId":"r","kind":"RUN","parentId":"wo","dependsOn":["wo"]}"#,
+                "ancestor",
+            ),
+            (
+                r#"{"scopeId":"wo","kind":"WORK_ORDER","dependsOn":["x"]}"#,
+                "does not exist",
+            ),
+            (
+                r#"{"scopeId":"wo","kind":"WORK_ORDER","limits":{"cost":"5","handoff":"6"}}"#,
+                "effective handoff 6 exceeds effective cost 5",
+            ),
+            (
+                r#"{"scopeId":"wo","kind":"WORK_ORDER","limits":{"handoff":"6"}},{"scopeId":"r","kind":"RUN","parentId":"wo","limits":{"cost":"5"}}"#,
+                "effective handoff 6 exceeds",
+            ),
         ];
         for (scopes, want) in cases {
             let r = reason(&with_scopes(scopes));
             assert!(r.contains(want), "{scopes}: got {r:?}, want {want:?}");
         }
-        assert!(reason(r#"{"profile":"aiws-limits/2","ledgerId":"l","unit":"u","scopes":[]}"#)
-            .contains("profile"));
-        assert!(reason(r#"{"profile":"aiws-limits/1","ledgerId":"l","unit":"u","scopes":[],"x":1}"#)
-            .contains("unknown field"));
+        assert!(
+            reason(r#"{"profile":"aiws-limits/2","ledgerId":"l","unit":"u","scopes":[]}"#)
+                .contains("profile")
+        );
+        assert!(reason(
+            r#"{"profile":"aiws-limits/1","ledgerId":"l","unit":"u","scopes":[],"x":1}"#
+        )
+        .contains("unknown field"));
         assert!(reason(r#"{"a":1,"a":2}"#).contains("duplicate"));
     }
 

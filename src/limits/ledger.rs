@@ -5,9 +5,7 @@ use super::amount::Amount;
 use super::codes::{Code, Verdict};
 use super::config::{self, Bounds, Config, LimitKind, ScopeConfig, ScopeKind};
 use super::schema;
-use super::{
-    ActorFacts, ActorKind, Command, Error, EvidenceCheck, Outcome, Purpose, Request,
-};
+use super::{ActorFacts, ActorKind, Command, Error, EvidenceCheck, Outcome, Purpose, Request};
 use crate::encoding::hashref::HashRef;
 use crate::encoding::trcjson;
 use rusqlite::{params, Connection, OptionalExtension, Transaction};
@@ -94,7 +92,8 @@ pub(crate) fn load_meta(conn: &Connection) -> Result<Option<Meta>, Error> {
     };
     Ok(Some(Meta {
         ledger_id,
-        revision: u64::try_from(revision).map_err(|_| Error::Corrupt("negative revision".into()))?,
+        revision: u64::try_from(revision)
+            .map_err(|_| Error::Corrupt("negative revision".into()))?,
         last_now: num(&last, "last_now_ms")?,
         head,
     }))
@@ -221,7 +220,8 @@ pub(crate) struct AttemptRow {
     pub(crate) actor_kind: String,
 }
 
-pub(crate) const ATTEMPT_COLS: &str = "attempt_id, scope_id, purpose, amount, max_active_ms, state, \
+pub(crate) const ATTEMPT_COLS: &str =
+    "attempt_id, scope_id, purpose, amount, max_active_ms, state, \
     actual_cost, paired, dispatched_at_ms, actor_id, actor_kind";
 
 type RawAttempt = (
@@ -303,7 +303,12 @@ fn freeze_of(conn: &Connection, scope_id: &str) -> Result<Option<u128>, Error> {
 
 /// Active time of a live (DISPATCHED or UNKNOWN) attempt at `now`: max(maxActiveMs, accrued),
 /// accrued = min(now, freeze) − dispatchedAt (limits.md §4).
-pub(crate) fn live_accrual(max_active: u128, dispatched_at: u128, now: u128, freeze: Option<u128>) -> u128 {
+pub(crate) fn live_accrual(
+    max_active: u128,
+    dispatched_at: u128,
+    now: u128,
+    freeze: Option<u128>,
+) -> u128 {
     let end = freeze.map_or(now, |f| f.min(now));
     max_active.max(end.saturating_sub(dispatched_at))
 }
@@ -311,7 +316,9 @@ pub(crate) fn live_accrual(max_active: u128, dispatched_at: u128, now: u128, fre
 /// Σ live accrual over the attempts in the subtree of `scope_id`; `None` on overflow.
 fn live_under(conn: &Connection, scope_id: &str, now: u128) -> Result<Option<u128>, Error> {
     let any_stop: bool = conn
-        .prepare_cached("SELECT EXISTS(SELECT 1 FROM limits_scopes WHERE stopped_at_ms IS NOT NULL)")?
+        .prepare_cached(
+            "SELECT EXISTS(SELECT 1 FROM limits_scopes WHERE stopped_at_ms IS NOT NULL)",
+        )?
         .query_row([], |r| r.get(0))?;
     let mut stmt = conn.prepare_cached(
         "SELECT a.scope_id, a.max_active_ms, a.dispatched_at_ms FROM limits_closure c \
@@ -320,12 +327,20 @@ fn live_under(conn: &Connection, scope_id: &str, now: u128) -> Result<Option<u12
     )?;
     let rows = stmt
         .query_map([scope_id], |r| {
-            Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?, r.get::<_, Option<String>>(2)?))
+            Ok((
+                r.get::<_, String>(0)?,
+                r.get::<_, String>(1)?,
+                r.get::<_, Option<String>>(2)?,
+            ))
         })?
         .collect::<rusqlite::Result<Vec<_>>>()?;
     let mut sum: u128 = 0;
     for (scope, max_active, dispatched) in rows {
-        let freeze = if any_stop { freeze_of(conn, &scope)? } else { None };
+        let freeze = if any_stop {
+            freeze_of(conn, &scope)?
+        } else {
+            None
+        };
         let d = opt_num(dispatched, "dispatched_at_ms")?
             .ok_or_else(|| Error::Corrupt("live attempt without dispatched_at_ms".into()))?;
         let v = live_accrual(num(&max_active, "max_active_ms")?, d, now, freeze);
@@ -389,7 +404,9 @@ fn write_delta(tx: &Connection, chain: &Chain, new: &[[u128; 4]]) -> Result<(), 
 
 /// `true` for a request/attempt/operation/run id: 1..=256 bytes, no whitespace or control.
 fn valid_text_id(s: &str) -> bool {
-    !s.is_empty() && s.len() <= MAX_TEXT_ID && !s.chars().any(|c| c.is_whitespace() || c.is_control())
+    !s.is_empty()
+        && s.len() <= MAX_TEXT_ID
+        && !s.chars().any(|c| c.is_whitespace() || c.is_control())
 }
 
 /// Evaluation context for one command.
@@ -414,7 +431,9 @@ impl Ctx<'_> {
     fn check_request(&self) -> Result<Option<Verdict>, Error> {
         let row = self
             .tx
-            .prepare_cached("SELECT command_hash, result FROM limits_requests WHERE request_id = ?1")?
+            .prepare_cached(
+                "SELECT command_hash, result FROM limits_requests WHERE request_id = ?1",
+            )?
             .query_row([&self.req.request_id], |r| {
                 Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?))
             })
@@ -425,11 +444,15 @@ impl Ctx<'_> {
         if hash != command_hash(&self.req.command) {
             return Err(self
                 .reject(Code::ExistsWithDifferentCommand)
-                .because(format!("requestId {:?} was used for another command", self.req.request_id))
+                .because(format!(
+                    "requestId {:?} was used for another command",
+                    self.req.request_id
+                ))
                 .into());
         }
-        let mut v: Verdict = serde_json::from_str(&result)
-            .map_err(|e| Error::Corrupt(format!("stored result of {}: {e}", self.req.request_id)))?;
+        let mut v: Verdict = serde_json::from_str(&result).map_err(|e| {
+            Error::Corrupt(format!("stored result of {}: {e}", self.req.request_id))
+        })?;
         v.code = Code::Exists;
         Ok(Some(v))
     }
@@ -439,7 +462,10 @@ impl Ctx<'_> {
         match self.req.expected_revision {
             Some(want) if want != self.meta.revision => Err(self
                 .reject(Code::RevisionMismatch)
-                .because(format!("expected revision {want}, ledger is at {}", self.meta.revision))
+                .because(format!(
+                    "expected revision {want}, ledger is at {}",
+                    self.meta.revision
+                ))
                 .into()),
             _ => Ok(()),
         }
@@ -475,14 +501,21 @@ impl Ctx<'_> {
                     .reject(Code::EvidenceUnverified)
                     .because(format!("{text} does not resolve"))
                     .into()),
-                Err(e) => Err(self.reject(Code::EvidenceUnverified).because(e.to_string()).into()),
+                Err(e) => Err(self
+                    .reject(Code::EvidenceUnverified)
+                    .because(e.to_string())
+                    .into()),
             },
         }
     }
 
     fn not_permitted(&self, why: &str) -> Error {
         self.reject(Code::ActorKindNotPermitted)
-            .because(format!("{} {}: {why}", self.actor.actor_kind.as_str(), self.actor.actor_id))
+            .because(format!(
+                "{} {}: {why}",
+                self.actor.actor_kind.as_str(),
+                self.actor.actor_id
+            ))
             .into()
     }
 
@@ -507,7 +540,8 @@ impl Ctx<'_> {
         let canonical = trcjson::canonicalize(&raw, trcjson::Bounds::UNBOUNDED)
             .map_err(|e| Error::Corrupt(format!("event encoding: {e}")))?;
         let event_hash = event_hash(&self.meta.head, &canonical).to_string();
-        let rev_i64 = i64::try_from(revision).map_err(|_| Error::Corrupt("revision overflow".into()))?;
+        let rev_i64 =
+            i64::try_from(revision).map_err(|_| Error::Corrupt("revision overflow".into()))?;
         self.tx
             .prepare_cached(
                 "INSERT INTO limits_events (revision, prev_hash, event_hash, event) VALUES (?1, ?2, ?3, ?4)",
@@ -570,7 +604,8 @@ pub fn apply(
             .because("requestId must be 1..=256 bytes without whitespace or control characters")
             .into());
     }
-    check_shape(&req.command).map_err(|why| Verdict::new(Code::MalformedCommand, rev0).because(why))?;
+    check_shape(&req.command)
+        .map_err(|why| Verdict::new(Code::MalformedCommand, rev0).because(why))?;
     if let Command::Init { config } = &req.command {
         return init(conn, req, actor, now_ms, meta, config);
     }
@@ -601,7 +636,13 @@ pub fn apply(
             attempt_id,
             actual_cost,
             evidence_ref,
-        } => reconcile(&mut cx, attempt_id, *actual_cost, evidence_ref.as_deref(), evidence),
+        } => reconcile(
+            &mut cx,
+            attempt_id,
+            *actual_cost,
+            evidence_ref.as_deref(),
+            evidence,
+        ),
         Command::Release { attempt_id } => release(&mut cx, attempt_id),
         Command::Stop {
             scope_id,
@@ -618,7 +659,9 @@ fn check_shape(cmd: &Command) -> Result<(), String> {
         if valid_text_id(v) {
             Ok(())
         } else {
-            Err(format!("{field} must be 1..=256 bytes without whitespace or control characters"))
+            Err(format!(
+                "{field} must be 1..=256 bytes without whitespace or control characters"
+            ))
         }
     };
     match cmd {
@@ -648,7 +691,9 @@ fn check_shape(cmd: &Command) -> Result<(), String> {
         } => {
             id_ok("attemptId", attempt_id)?;
             match (outcome, actual_cost) {
-                (Outcome::Unknown, Some(_)) => Err("an UNKNOWN settlement carries no actualCost".into()),
+                (Outcome::Unknown, Some(_)) => {
+                    Err("an UNKNOWN settlement carries no actualCost".into())
+                }
                 (Outcome::Succeeded | Outcome::Failed, None) => {
                     Err("a SUCCEEDED or FAILED settlement needs actualCost".into())
                 }
@@ -681,11 +726,14 @@ fn init(
     raw: &[u8],
 ) -> Result<Verdict, Error> {
     if let Some(m) = meta {
-        return Err(Verdict::new(Code::LedgerAlreadyInitialized, u128::from(m.revision))
-            .because(format!("ledger {:?} already has a config", m.ledger_id))
-            .into());
+        return Err(
+            Verdict::new(Code::LedgerAlreadyInitialized, u128::from(m.revision))
+                .because(format!("ledger {:?} already has a config", m.ledger_id))
+                .into(),
+        );
     }
-    let config = Config::parse(raw).map_err(|e| Verdict::new(Code::ConfigInvalid, 0).because(e.0))?;
+    let config =
+        Config::parse(raw).map_err(|e| Verdict::new(Code::ConfigInvalid, 0).because(e.0))?;
     if !actor.allowed || actor.actor_id.is_empty() {
         return Err(Verdict::new(Code::ActorUnauthenticated, 0).into());
     }
@@ -798,14 +846,12 @@ fn insert_scopes(conn: &Connection, scopes: &[ScopeConfig], now: u128) -> Result
 
 /// Elapsed ms of a chain element at `now`: min(now, earliest stop on its chain) − start.
 fn elapsed_at(chain: &Chain, i: usize, now: u128) -> u128 {
-    let freeze = chain
-        .rows
-        .iter()
-        .skip(i)
-        .filter_map(|r| r.stopped_at)
-        .min();
+    let freeze = chain.rows.iter().skip(i).filter_map(|r| r.stopped_at).min();
     let end = freeze.map_or(now, |f| f.min(now));
-    chain.rows.get(i).map_or(0, |r| end.saturating_sub(r.started_at))
+    chain
+        .rows
+        .get(i)
+        .map_or(0, |r| end.saturating_sub(r.started_at))
 }
 
 fn reserve(cx: &mut Ctx<'_>) -> Result<Verdict, Error> {
@@ -903,7 +949,12 @@ fn reserve(cx: &mut Ctx<'_>) -> Result<Verdict, Error> {
         let fail = |code: Code, kind: LimitKind, bound: u128, used: Option<u128>| -> Error {
             cx.reject(code)
                 .scope(&row.id)
-                .limit(kind, Amount(bound), Amount(used.unwrap_or(u128::MAX)), Amount(amount))
+                .limit(
+                    kind,
+                    Amount(bound),
+                    Amount(used.unwrap_or(u128::MAX)),
+                    Amount(amount),
+                )
                 .into()
         };
         match purpose {
@@ -913,8 +964,17 @@ fn reserve(cx: &mut Ctx<'_>) -> Result<Verdict, Error> {
                     let allowance = c.get().saturating_sub(p);
                     let (exceeds, _) = over(Some(row.usage_ordinary), Some(Amount(allowance)));
                     if exceeds {
-                        let code = if p > 0 { Code::HandoffProtected } else { Code::CostExhausted };
-                        return Err(fail(code, LimitKind::Cost, allowance, Some(row.usage_ordinary)));
+                        let code = if p > 0 {
+                            Code::HandoffProtected
+                        } else {
+                            Code::CostExhausted
+                        };
+                        return Err(fail(
+                            code,
+                            LimitKind::Cost,
+                            allowance,
+                            Some(row.usage_ordinary),
+                        ));
                     }
                 }
                 let (exceeds, of) = over(cost_used, eff.cost);
@@ -928,7 +988,12 @@ fn reserve(cx: &mut Ctx<'_>) -> Result<Verdict, Error> {
                 let (exceeds, of) = over(Some(row.usage_handoff), eff.handoff);
                 if exceeds {
                     let p = eff.handoff.map_or(0, Amount::get);
-                    return Err(fail(Code::HandoffExhausted, LimitKind::Handoff, p, Some(row.usage_handoff)));
+                    return Err(fail(
+                        Code::HandoffExhausted,
+                        LimitKind::Handoff,
+                        p,
+                        Some(row.usage_handoff),
+                    ));
                 }
                 overflow |= of;
                 let (exceeds, of) = over(cost_used, eff.cost);
@@ -950,7 +1015,12 @@ fn reserve(cx: &mut Ctx<'_>) -> Result<Verdict, Error> {
                 return Err(cx
                     .reject(Code::ActiveMsExhausted)
                     .scope(&row.id)
-                    .limit(LimitKind::ActiveMs, a, Amount(used.unwrap_or(u128::MAX)), Amount(max_active))
+                    .limit(
+                        LimitKind::ActiveMs,
+                        a,
+                        Amount(used.unwrap_or(u128::MAX)),
+                        Amount(max_active),
+                    )
                     .into());
             }
         }
@@ -978,7 +1048,8 @@ fn reserve(cx: &mut Ctx<'_>) -> Result<Verdict, Error> {
     cx.check_time()?;
     // Apply.
     write_delta(cx.tx, &chain, &new)?;
-    let rev_next = i64::try_from(cx.meta.revision + 1).map_err(|_| Error::Corrupt("revision".into()))?;
+    let rev_next =
+        i64::try_from(cx.meta.revision + 1).map_err(|_| Error::Corrupt("revision".into()))?;
     cx.tx
         .prepare_cached(
             "INSERT INTO limits_attempts (attempt_id, operation_id, scope_id, run_id, purpose, amount, max_active_ms, \
@@ -999,7 +1070,9 @@ fn reserve(cx: &mut Ctx<'_>) -> Result<Verdict, Error> {
             cx.actor.actor_kind.as_str(),
             rev_next
         ])?;
-    let ok = Verdict::new(Code::Ok, 0).scope(scope_id).attempt(attempt_id);
+    let ok = Verdict::new(Code::Ok, 0)
+        .scope(scope_id)
+        .attempt(attempt_id);
     cx.commit(ok, serde_json::json!({ "chain": chain.rows.iter().map(|r| r.id.as_str()).collect::<Vec<_>>() }))
 }
 
@@ -1028,7 +1101,10 @@ fn dispatch(cx: &mut Ctx<'_>, attempt_id: &str) -> Result<Verdict, Error> {
         return Err(cx.reject(Code::AttemptNotFound).attempt(attempt_id).into());
     };
     if matches!(a.state, State::Dispatched | State::Unknown) {
-        return Err(cx.reject(Code::AttemptNotReserved).attempt(attempt_id).into());
+        return Err(cx
+            .reject(Code::AttemptNotReserved)
+            .attempt(attempt_id)
+            .into());
     }
     if let Some(code) = state_code(a.state) {
         return Err(cx.reject(code).attempt(attempt_id).into());
@@ -1036,7 +1112,11 @@ fn dispatch(cx: &mut Ctx<'_>, attempt_id: &str) -> Result<Verdict, Error> {
     let chain = load_chain(cx.tx, &a.scope_id)?
         .ok_or_else(|| Error::Corrupt(format!("attempt {attempt_id}: scope missing")))?;
     if let Some(r) = chain.rows.iter().find(|r| r.stopped_at.is_some()) {
-        return Err(cx.reject(Code::ScopeStopped).scope(&r.id).attempt(attempt_id).into());
+        return Err(cx
+            .reject(Code::ScopeStopped)
+            .scope(&r.id)
+            .attempt(attempt_id)
+            .into());
     }
     for (i, (row, eff)) in chain.rows.iter().zip(&chain.eff).enumerate() {
         if let Some(e) = eff.elapsed_ms {
@@ -1064,7 +1144,9 @@ fn dispatch(cx: &mut Ctx<'_>, attempt_id: &str) -> Result<Verdict, Error> {
             "UPDATE limits_attempts SET state = 'DISPATCHED', dispatched_at_ms = ?1 WHERE attempt_id = ?2",
         )?
         .execute(params![cx.now.to_string(), attempt_id])?;
-    let ok = Verdict::new(Code::Ok, 0).scope(&a.scope_id).attempt(attempt_id);
+    let ok = Verdict::new(Code::Ok, 0)
+        .scope(&a.scope_id)
+        .attempt(attempt_id);
     cx.commit(ok, serde_json::json!({}))
 }
 
@@ -1101,7 +1183,9 @@ fn settle(
     // (9)
     match cx.actor.actor_kind {
         ActorKind::Human => {
-            return Err(cx.not_permitted("settle is for the AGENT or the HOST; a human uses reconcile"))
+            return Err(
+                cx.not_permitted("settle is for the AGENT or the HOST; a human uses reconcile")
+            )
         }
         ActorKind::Agent if outcome == Outcome::Unknown => {
             return Err(cx.not_permitted("only the HOST declares an UNKNOWN outcome"))
@@ -1118,7 +1202,12 @@ fn settle(
     let Some(a) = load_attempt(cx.tx, attempt_id)? else {
         return Err(cx.reject(Code::AttemptNotFound).attempt(attempt_id).into());
     };
-    let at = |code: Code| -> Error { cx.reject(code).scope(&a.scope_id).attempt(attempt_id).into() };
+    let at = |code: Code| -> Error {
+        cx.reject(code)
+            .scope(&a.scope_id)
+            .attempt(attempt_id)
+            .into()
+    };
     match a.state {
         State::Reserved => return Err(at(Code::AttemptNotDispatched)),
         State::Settled => return Err(at(Code::AttemptAlreadySettled)),
@@ -1138,7 +1227,9 @@ fn settle(
         cx.tx
             .prepare_cached("UPDATE limits_attempts SET state = 'UNKNOWN', outcome = 'UNKNOWN' WHERE attempt_id = ?1")?
             .execute([attempt_id])?;
-        let ok = Verdict::new(Code::Ok, 0).scope(&a.scope_id).attempt(attempt_id);
+        let ok = Verdict::new(Code::Ok, 0)
+            .scope(&a.scope_id)
+            .attempt(attempt_id);
         return cx.commit(ok, serde_json::json!({ "outcome": "UNKNOWN" }));
     }
     let actual = actual.map_or(0, Amount::get);
@@ -1171,7 +1262,11 @@ fn settle(
     let mut delta = cost_delta(a.purpose, a.amount, actual);
     delta.active = (active, 0);
     let Some(new) = plan_delta(&chain, &delta)? else {
-        return Err(cx.reject(Code::OverflowsUsage).scope(&a.scope_id).attempt(attempt_id).into());
+        return Err(cx
+            .reject(Code::OverflowsUsage)
+            .scope(&a.scope_id)
+            .attempt(attempt_id)
+            .into());
     };
     write_delta(cx.tx, &chain, &new)?;
     cx.tx
@@ -1186,7 +1281,9 @@ fn settle(
             active.to_string(),
             attempt_id
         ])?;
-    let ok = Verdict::new(Code::Ok, 0).scope(&a.scope_id).attempt(attempt_id);
+    let ok = Verdict::new(Code::Ok, 0)
+        .scope(&a.scope_id)
+        .attempt(attempt_id);
     cx.commit(ok, serde_json::json!({ "activeMs": active.to_string() }))
 }
 
@@ -1229,9 +1326,9 @@ fn reconcile(
         let chain = load_chain(cx.tx, &a.scope_id)?
             .ok_or_else(|| Error::Corrupt(format!("attempt {attempt_id}: scope missing")))?;
         let (delta, active) = if a.state == State::Settled {
-            let old = a
-                .actual_cost
-                .ok_or_else(|| Error::Corrupt(format!("settled attempt {attempt_id} without actual")))?;
+            let old = a.actual_cost.ok_or_else(|| {
+                Error::Corrupt(format!("settled attempt {attempt_id} without actual"))
+            })?;
             (cost_delta(a.purpose, old, actual), None)
         } else {
             let active = settled_active(cx, &a)?;
@@ -1240,7 +1337,11 @@ fn reconcile(
             (d, Some(active))
         };
         let Some(new) = plan_delta(&chain, &delta)? else {
-            return Err(cx.reject(Code::OverflowsUsage).scope(&a.scope_id).attempt(attempt_id).into());
+            return Err(cx
+                .reject(Code::OverflowsUsage)
+                .scope(&a.scope_id)
+                .attempt(attempt_id)
+                .into());
         };
         planned = Some((chain, new, active));
     }
@@ -1254,7 +1355,8 @@ fn reconcile(
             .into());
     };
     write_delta(cx.tx, &chain, &new)?;
-    let next = i64::try_from(cx.meta.revision + 1).map_err(|_| Error::Corrupt("revision".into()))?;
+    let next =
+        i64::try_from(cx.meta.revision + 1).map_err(|_| Error::Corrupt("revision".into()))?;
     match active {
         Some(active) => cx
             .tx
@@ -1275,7 +1377,9 @@ fn reconcile(
             "UPDATE limits_violations SET resolved_revision = ?1 WHERE attempt_id = ?2 AND resolved_revision IS NULL",
         )?
         .execute(params![next, attempt_id])?;
-    let ok = Verdict::new(Code::Ok, 0).scope(&a.scope_id).attempt(attempt_id);
+    let ok = Verdict::new(Code::Ok, 0)
+        .scope(&a.scope_id)
+        .attempt(attempt_id);
     cx.commit(
         ok,
         serde_json::json!({
@@ -1300,7 +1404,12 @@ fn release(cx: &mut Ctx<'_>, attempt_id: &str) -> Result<Verdict, Error> {
     let Some(a) = attempt else {
         return Err(cx.reject(Code::AttemptNotFound).attempt(attempt_id).into());
     };
-    let at = |code: Code| -> Error { cx.reject(code).scope(&a.scope_id).attempt(attempt_id).into() };
+    let at = |code: Code| -> Error {
+        cx.reject(code)
+            .scope(&a.scope_id)
+            .attempt(attempt_id)
+            .into()
+    };
     match a.state {
         State::Dispatched | State::Unknown => return Err(at(Code::AttemptDispatched)),
         State::Settled => return Err(at(Code::AttemptAlreadySettled)),
@@ -1321,13 +1430,17 @@ fn release(cx: &mut Ctx<'_>, attempt_id: &str) -> Result<Verdict, Error> {
     cx.tx
         .prepare_cached("UPDATE limits_attempts SET state = 'RELEASED', settled_at_ms = ?1 WHERE attempt_id = ?2")?
         .execute(params![cx.now.to_string(), attempt_id])?;
-    let ok = Verdict::new(Code::Ok, 0).scope(&a.scope_id).attempt(attempt_id);
+    let ok = Verdict::new(Code::Ok, 0)
+        .scope(&a.scope_id)
+        .attempt(attempt_id);
     cx.commit(ok, serde_json::json!({}))
 }
 
 fn is_within(conn: &Connection, scope_id: &str, ancestor_id: &str) -> Result<bool, Error> {
     Ok(conn
-        .prepare_cached("SELECT EXISTS(SELECT 1 FROM limits_closure WHERE scope_id = ?1 AND ancestor_id = ?2)")?
+        .prepare_cached(
+            "SELECT EXISTS(SELECT 1 FROM limits_closure WHERE scope_id = ?1 AND ancestor_id = ?2)",
+        )?
         .query_row([scope_id, ancestor_id], |r| r.get(0))?)
 }
 
@@ -1349,7 +1462,9 @@ fn stop(
             None => false,
         };
         if !own {
-            return Err(cx.not_permitted("an AGENT may stop only its own episode's scope or a descendant"));
+            return Err(
+                cx.not_permitted("an AGENT may stop only its own episode's scope or a descendant")
+            );
         }
     }
     cx.check_evidence(evidence_ref, false, evidence)?;
@@ -1365,10 +1480,15 @@ fn stop(
     }
     cx.check_time()?;
     cx.tx
-        .prepare_cached("UPDATE limits_scopes SET stopped_at_ms = ?1, stop_reason = ?2 WHERE scope_id = ?3")?
+        .prepare_cached(
+            "UPDATE limits_scopes SET stopped_at_ms = ?1, stop_reason = ?2 WHERE scope_id = ?3",
+        )?
         .execute(params![cx.now.to_string(), reason, scope_id])?;
     let ok = Verdict::new(Code::Ok, 0).scope(scope_id);
-    cx.commit(ok, serde_json::json!({ "reason": reason, "evidenceRef": evidence_ref }))
+    cx.commit(
+        ok,
+        serde_json::json!({ "reason": reason, "evidenceRef": evidence_ref }),
+    )
 }
 
 fn adjust(cx: &mut Ctx<'_>, evidence: &dyn EvidenceCheck) -> Result<Verdict, Error> {
@@ -1382,7 +1502,9 @@ fn adjust(cx: &mut Ctx<'_>, evidence: &dyn EvidenceCheck) -> Result<Verdict, Err
         return Err(Error::Corrupt("adjust dispatch".into()));
     };
     if cx.actor.actor_kind != ActorKind::Human {
-        return Err(cx.not_permitted("adjust is an attended HUMAN act (seed 002: no agent raises budgets)"));
+        return Err(
+            cx.not_permitted("adjust is an attended HUMAN act (seed 002: no agent raises budgets)")
+        );
     }
     cx.check_evidence(evidence_ref.as_deref(), true, evidence)?;
     if let Some(v) = cx.check_request()? {
@@ -1411,7 +1533,11 @@ fn adjust(cx: &mut Ctx<'_>, evidence: &dyn EvidenceCheck) -> Result<Verdict, Err
         .collect();
     let overrides = HashMap::from([(scope_id.clone(), bounds)]);
     if let Err(e) = config::validate_bounds(&configs, &overrides) {
-        return Err(cx.reject(Code::ConfigInvalid).scope(scope_id).because(e.0).into());
+        return Err(cx
+            .reject(Code::ConfigInvalid)
+            .scope(scope_id)
+            .because(e.0)
+            .into());
     }
     cx.check_time()?;
     let text = |a: Option<Amount>| a.map(|v| v.to_string());

@@ -391,7 +391,8 @@ impl Command {
                 resume,
                 ..
             } => {
-                let v = serde_json::json!({ "scopeId": scope_id, "limits": limits, "resume": resume });
+                let v =
+                    serde_json::json!({ "scopeId": scope_id, "limits": limits, "resume": resume });
                 let bytes = serde_json::to_vec(&v).unwrap_or_default();
                 let canon = crate::encoding::trcjson::canonicalize(
                     &bytes,
@@ -573,3 +574,10 @@ impl Ledger<'static> {
         })
     }
 }
+
+#[cfg(test)]
+mod proptests;
+#[cfg(test)]
+pub(crate) mod testkit;
+#[cfg(test)]
+mod tests;

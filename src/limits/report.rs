@@ -175,8 +175,11 @@ impl View {
     pub(crate) fn load(conn: &Connection, now: u128) -> Result<View, Error> {
         let scopes = load_scopes(conn)?;
         let n = scopes.len();
-        let index: HashMap<String, usize> =
-            scopes.iter().enumerate().map(|(i, s)| (s.id.clone(), i)).collect();
+        let index: HashMap<String, usize> = scopes
+            .iter()
+            .enumerate()
+            .map(|(i, s)| (s.id.clone(), i))
+            .collect();
         let lookup = |id: &str| -> Result<usize, Error> {
             index
                 .get(id)
@@ -189,13 +192,23 @@ impl View {
             .collect::<Result<Vec<_>, _>>()?;
         let deps = scopes
             .iter()
-            .map(|s| s.depends_on.iter().map(|d| lookup(d)).collect::<Result<Vec<_>, _>>())
+            .map(|s| {
+                s.depends_on
+                    .iter()
+                    .map(|d| lookup(d))
+                    .collect::<Result<Vec<_>, _>>()
+            })
             .collect::<Result<Vec<_>, _>>()?;
         // Topological order over parent + dependsOn edges (config validation made it acyclic).
         let mut indegree = vec![0usize; n];
         let mut rev: Vec<Vec<usize>> = vec![Vec::new(); n];
         for i in 0..n {
-            let prereqs = parent.get(i).copied().flatten().into_iter().chain(deps.get(i).into_iter().flatten().copied());
+            let prereqs = parent
+                .get(i)
+                .copied()
+                .flatten()
+                .into_iter()
+                .chain(deps.get(i).into_iter().flatten().copied());
             for p in prereqs {
                 if let (Some(d), Some(r)) = (indegree.get_mut(i), rev.get_mut(p)) {
                     *d += 1;
@@ -229,7 +242,9 @@ impl View {
                 ),
                 None => (Bounds::default(), None),
             };
-            let s = scopes.get(i).ok_or_else(|| Error::Corrupt("index".into()))?;
+            let s = scopes
+                .get(i)
+                .ok_or_else(|| Error::Corrupt("index".into()))?;
             if let Some(slot) = eff.get_mut(i) {
                 *slot = s.own.tighten(&pe);
             }
@@ -248,16 +263,27 @@ impl View {
         )?;
         let rows = stmt
             .query_map([], |r| {
-                Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?, r.get::<_, Option<String>>(2)?))
+                Ok((
+                    r.get::<_, String>(0)?,
+                    r.get::<_, String>(1)?,
+                    r.get::<_, Option<String>>(2)?,
+                ))
             })?
             .collect::<rusqlite::Result<Vec<_>>>()?;
         for (scope, max_active, dispatched) in rows {
             let i = lookup(&scope)?;
             let d = num(
-                dispatched.as_deref().ok_or_else(|| Error::Corrupt("live attempt without dispatch".into()))?,
+                dispatched
+                    .as_deref()
+                    .ok_or_else(|| Error::Corrupt("live attempt without dispatch".into()))?,
                 "dispatched_at_ms",
             )?;
-            let v = live_accrual(num(&max_active, "max_active_ms")?, d, now, frozen.get(i).copied().flatten());
+            let v = live_accrual(
+                num(&max_active, "max_active_ms")?,
+                d,
+                now,
+                frozen.get(i).copied().flatten(),
+            );
             let mut cur = Some(i);
             while let Some(c) = cur {
                 if let Some(slot) = live.get_mut(c) {
@@ -315,7 +341,10 @@ impl View {
         Usage {
             cost: Amount(s.usage_ordinary.saturating_add(s.usage_handoff)),
             handoff: Amount(s.usage_handoff),
-            active_ms: Amount(s.active_static.saturating_add(self.live.get(i).copied().unwrap_or(0))),
+            active_ms: Amount(
+                s.active_static
+                    .saturating_add(self.live.get(i).copied().unwrap_or(0)),
+            ),
             elapsed_ms: Amount(end.saturating_sub(s.started_at)),
             attempts: Amount(s.attempts),
         }
@@ -461,7 +490,11 @@ pub fn report(conn: &Connection, now_ms: u128, scope: Option<&str>) -> Result<Re
             stopped: s.stopped_at.is_some(),
             blocked,
             blocked_by,
-            dependents: if blocked { view.dependents(i, &reverse) } else { Vec::new() },
+            dependents: if blocked {
+                view.dependents(i, &reverse)
+            } else {
+                Vec::new()
+            },
         });
     }
     let mut outstanding = Vec::new();
