@@ -126,6 +126,18 @@ fn chain(scope: &str) -> Vec<&'static str> {
     out
 }
 
+/// scope, purpose, amount, maxActive, state, actual, dispatchedAt, settledActive.
+type AttemptText = (
+    String,
+    String,
+    String,
+    String,
+    String,
+    Option<String>,
+    Option<String>,
+    Option<String>,
+);
+
 /// Usage per scope recomputed from the attempt rows and the stop times (limits.md §4).
 fn recompute(t: &T, now: u128) -> HashMap<&'static str, [u128; 4]> {
     let stops: HashMap<String, u128> = {
@@ -145,16 +157,7 @@ fn recompute(t: &T, now: u128) -> HashMap<&'static str, [u128; 4]> {
         .conn
         .prepare("SELECT scope_id, purpose, amount, max_active_ms, state, actual_cost, dispatched_at_ms, settled_active_ms FROM limits_attempts")
         .unwrap_or_else(|e| panic!("{e}"));
-    let rows: Vec<(
-        String,
-        String,
-        String,
-        String,
-        String,
-        Option<String>,
-        Option<String>,
-        Option<String>,
-    )> = stmt
+    let rows: Vec<AttemptText> = stmt
         .query_map([], |r| {
             Ok((
                 r.get(0)?,
