@@ -18,5 +18,6 @@ pub mod coordinator;
 pub mod encoding;
 pub mod genesis;
 pub mod interp;
+pub mod limits;
 pub mod store;
 pub mod transitions;

@@ -1,0 +1,1574 @@
+//! The ledger commands (limits.md §4–§7): checks in §6 precedence order, then one event, the
+//! derived rows and the revision bump, all inside the caller's transaction.
+
+use super::amount::Amount;
+use super::codes::{Code, Verdict};
+use super::config::{self, Bounds, Config, LimitKind, ScopeConfig, ScopeKind};
+use super::schema;
+use super::{ActorFacts, ActorKind, Command, Error, EvidenceCheck, Outcome, Purpose, Request};
+use crate::encoding::hashref::HashRef;
+use crate::encoding::trcjson;
+use rusqlite::{params, Connection, OptionalExtension, Transaction};
+use std::collections::HashMap;
+
+/// Longest request, attempt, operation or run id, in bytes.
+pub const MAX_TEXT_ID: usize = 256;
+/// Longest stop reason, in bytes.
+pub const MAX_REASON: usize = 4096;
+
+/// Attempt states (limits.md §5).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum State {
+    Reserved,
+    Dispatched,
+    Unknown,
+    Settled,
+    Released,
+}
+
+impl State {
+    pub(crate) fn as_str(self) -> &'static str {
+        match self {
+            State::Reserved => "RESERVED",
+            State::Dispatched => "DISPATCHED",
+            State::Unknown => "UNKNOWN",
+            State::Settled => "SETTLED",
+            State::Released => "RELEASED",
+        }
+    }
+    fn parse(s: &str) -> Option<State> {
+        Some(match s {
+            "RESERVED" => State::Reserved,
+            "DISPATCHED" => State::Dispatched,
+            "UNKNOWN" => State::Unknown,
+            "SETTLED" => State::Settled,
+            "RELEASED" => State::Released,
+            _ => return None,
+        })
+    }
+}
+
+pub(crate) fn num(text: &str, what: &str) -> Result<u128, Error> {
+    Amount::parse(text)
+        .map(Amount::get)
+        .map_err(|e| Error::Corrupt(format!("{what}: {e}")))
+}
+
+fn opt_num(text: Option<String>, what: &str) -> Result<Option<u128>, Error> {
+    text.map(|t| num(&t, what)).transpose()
+}
+
+fn opt_amount(text: Option<String>, what: &str) -> Result<Option<Amount>, Error> {
+    Ok(opt_num(text, what)?.map(Amount))
+}
+
+/// The singleton meta row.
+pub(crate) struct Meta {
+    pub(crate) ledger_id: String,
+    pub(crate) revision: u64,
+    pub(crate) last_now: u128,
+    pub(crate) head: String,
+}
+
+pub(crate) fn load_meta(conn: &Connection) -> Result<Option<Meta>, Error> {
+    if !schema::initialized(conn)? {
+        return Ok(None);
+    }
+    let row = conn
+        .prepare_cached(
+            "SELECT ledger_id, revision, last_now_ms, head_event_hash FROM limits_meta WHERE id = 1",
+        )?
+        .query_row([], |r| {
+            Ok((
+                r.get::<_, String>(0)?,
+                r.get::<_, i64>(1)?,
+                r.get::<_, String>(2)?,
+                r.get::<_, String>(3)?,
+            ))
+        })
+        .optional()?;
+    let Some((ledger_id, revision, last, head)) = row else {
+        return Ok(None);
+    };
+    Ok(Some(Meta {
+        ledger_id,
+        revision: u64::try_from(revision)
+            .map_err(|_| Error::Corrupt("negative revision".into()))?,
+        last_now: num(&last, "last_now_ms")?,
+        head,
+    }))
+}
+
+/// One `limits_scopes` row with its subtree counters.
+#[derive(Clone, Debug)]
+pub(crate) struct ScopeRow {
+    pub(crate) id: String,
+    pub(crate) kind: ScopeKind,
+    pub(crate) parent: Option<String>,
+    pub(crate) depends_on: Vec<String>,
+    pub(crate) own: Bounds,
+    pub(crate) started_at: u128,
+    pub(crate) stopped_at: Option<u128>,
+    pub(crate) usage_ordinary: u128,
+    pub(crate) usage_handoff: u128,
+    pub(crate) active_static: u128,
+    pub(crate) attempts: u128,
+}
+
+pub(crate) const SCOPE_COLS: &str = "s.scope_id, s.ordinal, s.kind, s.parent_id, s.depends_on, \
+    s.bound_cost, s.bound_handoff, s.bound_active_ms, s.bound_elapsed_ms, s.bound_attempts, \
+    s.started_at_ms, s.stopped_at_ms, s.usage_ordinary, s.usage_handoff, s.active_static, s.attempts";
+
+type RawScope = (
+    String,
+    i64,
+    String,
+    Option<String>,
+    String,
+    [Option<String>; 5],
+    String,
+    Option<String>,
+    [String; 4],
+);
+
+pub(crate) fn raw_scope(r: &rusqlite::Row<'_>) -> rusqlite::Result<RawScope> {
+    Ok((
+        r.get(0)?,
+        r.get(1)?,
+        r.get(2)?,
+        r.get(3)?,
+        r.get(4)?,
+        [r.get(5)?, r.get(6)?, r.get(7)?, r.get(8)?, r.get(9)?],
+        r.get(10)?,
+        r.get(11)?,
+        [r.get(12)?, r.get(13)?, r.get(14)?, r.get(15)?],
+    ))
+}
+
+pub(crate) fn scope_from_raw(raw: RawScope) -> Result<ScopeRow, Error> {
+    let (id, _ordinal, kind, parent, deps, bounds, started, stopped, counters) = raw;
+    let [c, h, a, e, n] = bounds;
+    let [uo, uh, st, at] = counters;
+    Ok(ScopeRow {
+        kind: ScopeKind::parse(&kind)
+            .ok_or_else(|| Error::Corrupt(format!("scope {id}: kind {kind:?}")))?,
+        parent,
+        depends_on: serde_json::from_str(&deps)
+            .map_err(|e| Error::Corrupt(format!("scope {id}: depends_on: {e}")))?,
+        own: Bounds {
+            cost: opt_amount(c, "bound_cost")?,
+            handoff: opt_amount(h, "bound_handoff")?,
+            active_ms: opt_amount(a, "bound_active_ms")?,
+            elapsed_ms: opt_amount(e, "bound_elapsed_ms")?,
+            attempts: opt_amount(n, "bound_attempts")?,
+        },
+        started_at: num(&started, "started_at_ms")?,
+        stopped_at: opt_num(stopped, "stopped_at_ms")?,
+        usage_ordinary: num(&uo, "usage_ordinary")?,
+        usage_handoff: num(&uh, "usage_handoff")?,
+        active_static: num(&st, "active_static")?,
+        attempts: num(&at, "attempts")?,
+        id,
+    })
+}
+
+/// The chain from `scope_id` (index 0) up to the root, with effective bounds per element.
+pub(crate) struct Chain {
+    pub(crate) rows: Vec<ScopeRow>,
+    pub(crate) eff: Vec<Bounds>,
+}
+
+fn load_chain(conn: &Connection, scope_id: &str) -> Result<Option<Chain>, Error> {
+    let mut stmt = conn.prepare_cached(&format!(
+        "SELECT {SCOPE_COLS} FROM limits_closure c JOIN limits_scopes s ON s.scope_id = c.ancestor_id \
+         WHERE c.scope_id = ?1 ORDER BY c.distance"
+    ))?;
+    let raws = stmt
+        .query_map([scope_id], raw_scope)?
+        .collect::<rusqlite::Result<Vec<_>>>()?;
+    if raws.is_empty() {
+        return Ok(None);
+    }
+    let rows = raws
+        .into_iter()
+        .map(scope_from_raw)
+        .collect::<Result<Vec<_>, _>>()?;
+    let mut eff = vec![Bounds::default(); rows.len()];
+    let mut above = Bounds::default();
+    for (i, row) in rows.iter().enumerate().rev() {
+        above = row.own.tighten(&above);
+        if let Some(slot) = eff.get_mut(i) {
+            *slot = above;
+        }
+    }
+    Ok(Some(Chain { rows, eff }))
+}
+
+/// One `limits_attempts` row.
+#[derive(Clone, Debug)]
+pub(crate) struct AttemptRow {
+    pub(crate) id: String,
+    pub(crate) scope_id: String,
+    pub(crate) purpose: Purpose,
+    pub(crate) amount: u128,
+    pub(crate) max_active_ms: u128,
+    pub(crate) state: State,
+    pub(crate) actual_cost: Option<u128>,
+    pub(crate) paired: bool,
+    pub(crate) dispatched_at: Option<u128>,
+    pub(crate) actor_id: String,
+    pub(crate) actor_kind: String,
+}
+
+pub(crate) const ATTEMPT_COLS: &str =
+    "attempt_id, scope_id, purpose, amount, max_active_ms, state, \
+    actual_cost, paired, dispatched_at_ms, actor_id, actor_kind";
+
+type RawAttempt = (
+    String,
+    String,
+    String,
+    String,
+    String,
+    String,
+    Option<String>,
+    bool,
+    Option<String>,
+    String,
+    String,
+);
+
+pub(crate) fn raw_attempt(r: &rusqlite::Row<'_>) -> rusqlite::Result<RawAttempt> {
+    Ok((
+        r.get(0)?,
+        r.get(1)?,
+        r.get(2)?,
+        r.get(3)?,
+        r.get(4)?,
+        r.get(5)?,
+        r.get(6)?,
+        r.get(7)?,
+        r.get(8)?,
+        r.get(9)?,
+        r.get(10)?,
+    ))
+}
+
+pub(crate) fn attempt_from_raw(raw: RawAttempt) -> Result<AttemptRow, Error> {
+    let (id, scope_id, purpose, amount, max_active, state, actual, paired, dispatched, aid, akind) =
+        raw;
+    Ok(AttemptRow {
+        purpose: Purpose::parse(&purpose)
+            .ok_or_else(|| Error::Corrupt(format!("attempt {id}: purpose {purpose:?}")))?,
+        amount: num(&amount, "amount")?,
+        max_active_ms: num(&max_active, "max_active_ms")?,
+        state: State::parse(&state)
+            .ok_or_else(|| Error::Corrupt(format!("attempt {id}: state {state:?}")))?,
+        actual_cost: opt_num(actual, "actual_cost")?,
+        paired,
+        dispatched_at: opt_num(dispatched, "dispatched_at_ms")?,
+        actor_id: aid,
+        actor_kind: akind,
+        scope_id,
+        id,
+    })
+}
+
+fn load_attempt(conn: &Connection, attempt_id: &str) -> Result<Option<AttemptRow>, Error> {
+    let raw = conn
+        .prepare_cached(&format!(
+            "SELECT {ATTEMPT_COLS} FROM limits_attempts WHERE attempt_id = ?1"
+        ))?
+        .query_row([attempt_id], raw_attempt)
+        .optional()?;
+    raw.map(attempt_from_raw).transpose()
+}
+
+/// The earliest stop time over `scope_id` and its ancestors (when accrual freezes).
+fn freeze_of(conn: &Connection, scope_id: &str) -> Result<Option<u128>, Error> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT s.stopped_at_ms FROM limits_closure c JOIN limits_scopes s ON s.scope_id = c.ancestor_id \
+         WHERE c.scope_id = ?1 AND s.stopped_at_ms IS NOT NULL",
+    )?;
+    let texts = stmt
+        .query_map([scope_id], |r| r.get::<_, String>(0))?
+        .collect::<rusqlite::Result<Vec<_>>>()?;
+    let mut min: Option<u128> = None;
+    for t in texts {
+        let v = num(&t, "stopped_at_ms")?;
+        min = Some(min.map_or(v, |m| m.min(v)));
+    }
+    Ok(min)
+}
+
+/// Active time of a live (DISPATCHED or UNKNOWN) attempt at `now`: max(maxActiveMs, accrued),
+/// accrued = min(now, freeze) − dispatchedAt (limits.md §4).
+pub(crate) fn live_accrual(
+    max_active: u128,
+    dispatched_at: u128,
+    now: u128,
+    freeze: Option<u128>,
+) -> u128 {
+    let end = freeze.map_or(now, |f| f.min(now));
+    max_active.max(end.saturating_sub(dispatched_at))
+}
+
+/// Σ live accrual over the attempts in the subtree of `scope_id`; `None` on overflow.
+fn live_under(conn: &Connection, scope_id: &str, now: u128) -> Result<Option<u128>, Error> {
+    let any_stop: bool = conn
+        .prepare_cached(
+            "SELECT EXISTS(SELECT 1 FROM limits_scopes WHERE stopped_at_ms IS NOT NULL)",
+        )?
+        .query_row([], |r| r.get(0))?;
+    let mut stmt = conn.prepare_cached(
+        "SELECT a.scope_id, a.max_active_ms, a.dispatched_at_ms FROM limits_closure c \
+         JOIN limits_attempts a ON a.scope_id = c.scope_id \
+         WHERE c.ancestor_id = ?1 AND a.state IN ('DISPATCHED', 'UNKNOWN')",
+    )?;
+    let rows = stmt
+        .query_map([scope_id], |r| {
+            Ok((
+                r.get::<_, String>(0)?,
+                r.get::<_, String>(1)?,
+                r.get::<_, Option<String>>(2)?,
+            ))
+        })?
+        .collect::<rusqlite::Result<Vec<_>>>()?;
+    let mut sum: u128 = 0;
+    for (scope, max_active, dispatched) in rows {
+        let freeze = if any_stop {
+            freeze_of(conn, &scope)?
+        } else {
+            None
+        };
+        let d = opt_num(dispatched, "dispatched_at_ms")?
+            .ok_or_else(|| Error::Corrupt("live attempt without dispatched_at_ms".into()))?;
+        let v = live_accrual(num(&max_active, "max_active_ms")?, d, now, freeze);
+        match sum.checked_add(v) {
+            Some(s) => sum = s,
+            None => return Ok(None),
+        }
+    }
+    Ok(Some(sum))
+}
+
+/// Counter changes applied to every scope of a chain. Subtractions run first.
+#[derive(Default)]
+struct Delta {
+    ordinary: (u128, u128),
+    handoff: (u128, u128),
+    active: (u128, u128),
+    attempts: u128,
+}
+
+fn shift(old: u128, (add, sub): (u128, u128), what: &str) -> Result<Option<u128>, Error> {
+    let base = old
+        .checked_sub(sub)
+        .ok_or_else(|| Error::Corrupt(format!("{what} would go negative")))?;
+    Ok(base.checked_add(add))
+}
+
+/// New counters per chain scope, or `None` when a sum overflows (`overflows_usage`).
+fn plan_delta(chain: &Chain, d: &Delta) -> Result<Option<Vec<[u128; 4]>>, Error> {
+    let mut out = Vec::with_capacity(chain.rows.len());
+    for row in &chain.rows {
+        let (Some(o), Some(h), Some(a), Some(n)) = (
+            shift(row.usage_ordinary, d.ordinary, "usage_ordinary")?,
+            shift(row.usage_handoff, d.handoff, "usage_handoff")?,
+            shift(row.active_static, d.active, "active_static")?,
+            row.attempts.checked_add(d.attempts),
+        ) else {
+            return Ok(None);
+        };
+        out.push([o, h, a, n]);
+    }
+    Ok(Some(out))
+}
+
+fn write_delta(tx: &Connection, chain: &Chain, new: &[[u128; 4]]) -> Result<(), Error> {
+    let mut stmt = tx.prepare_cached(
+        "UPDATE limits_scopes SET usage_ordinary = ?1, usage_handoff = ?2, active_static = ?3, attempts = ?4 \
+         WHERE scope_id = ?5",
+    )?;
+    for (row, [o, h, a, n]) in chain.rows.iter().zip(new) {
+        stmt.execute(params![
+            o.to_string(),
+            h.to_string(),
+            a.to_string(),
+            n.to_string(),
+            row.id
+        ])?;
+    }
+    Ok(())
+}
+
+/// `true` for a request/attempt/operation/run id: 1..=256 bytes, no whitespace or control.
+fn valid_text_id(s: &str) -> bool {
+    !s.is_empty()
+        && s.len() <= MAX_TEXT_ID
+        && !s.chars().any(|c| c.is_whitespace() || c.is_control())
+}
+
+/// Evaluation context for one command.
+struct Ctx<'a> {
+    tx: &'a Connection,
+    req: &'a Request,
+    actor: &'a ActorFacts,
+    now: u128,
+    meta: Meta,
+}
+
+impl Ctx<'_> {
+    fn rev(&self) -> u128 {
+        u128::from(self.meta.revision)
+    }
+
+    fn reject(&self, code: Code) -> Verdict {
+        Verdict::new(code, self.rev())
+    }
+
+    /// (12)(13): an earlier identical request answers `exists`; a different one is refused.
+    fn check_request(&self) -> Result<Option<Verdict>, Error> {
+        let row = self
+            .tx
+            .prepare_cached(
+                "SELECT command_hash, result FROM limits_requests WHERE request_id = ?1",
+            )?
+            .query_row([&self.req.request_id], |r| {
+                Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?))
+            })
+            .optional()?;
+        let Some((hash, result)) = row else {
+            return Ok(None);
+        };
+        if hash != command_hash(&self.req.command) {
+            return Err(self
+                .reject(Code::ExistsWithDifferentCommand)
+                .because(format!(
+                    "requestId {:?} was used for another command",
+                    self.req.request_id
+                ))
+                .into());
+        }
+        let mut v: Verdict = serde_json::from_str(&result).map_err(|e| {
+            Error::Corrupt(format!("stored result of {}: {e}", self.req.request_id))
+        })?;
+        v.code = Code::Exists;
+        Ok(Some(v))
+    }
+
+    /// (14)
+    fn check_revision(&self) -> Result<(), Error> {
+        match self.req.expected_revision {
+            Some(want) if want != self.meta.revision => Err(self
+                .reject(Code::RevisionMismatch)
+                .because(format!(
+                    "expected revision {want}, ledger is at {}",
+                    self.meta.revision
+                ))
+                .into()),
+            _ => Ok(()),
+        }
+    }
+
+    /// (34)
+    fn check_time(&self) -> Result<(), Error> {
+        if self.now < self.meta.last_now {
+            return Err(self
+                .reject(Code::TimeRegressed)
+                .because(format!(
+                    "now {} is earlier than the last recorded time {}",
+                    self.now, self.meta.last_now
+                ))
+                .into());
+        }
+        Ok(())
+    }
+
+    /// (10)(11): `evidenceRef` must be present (when `required`) and resolve.
+    fn check_evidence(
+        &self,
+        evidence_ref: Option<&str>,
+        required: bool,
+        check: &dyn EvidenceCheck,
+    ) -> Result<(), Error> {
+        match evidence_ref {
+            None if required => Err(self.reject(Code::EvidenceRequired).into()),
+            None => Ok(()),
+            Some(text) => match HashRef::parse(text) {
+                Ok(r) if check.resolves(&r) => Ok(()),
+                Ok(_) => Err(self
+                    .reject(Code::EvidenceUnverified)
+                    .because(format!("{text} does not resolve"))
+                    .into()),
+                Err(e) => Err(self
+                    .reject(Code::EvidenceUnverified)
+                    .because(e.to_string())
+                    .into()),
+            },
+        }
+    }
+
+    fn not_permitted(&self, why: &str) -> Error {
+        self.reject(Code::ActorKindNotPermitted)
+            .because(format!(
+                "{} {}: {why}",
+                self.actor.actor_kind.as_str(),
+                self.actor.actor_id
+            ))
+            .into()
+    }
+
+    /// Append the event, record the request, bump the revision; returns the `ok` verdict.
+    fn commit(&mut self, mut ok: Verdict, details: serde_json::Value) -> Result<Verdict, Error> {
+        let revision = self.meta.revision + 1;
+        ok.code = Code::Ok;
+        ok.revision = Amount(u128::from(revision));
+        let command_json: serde_json::Value = serde_json::from_slice(&self.req.command.canonical())
+            .map_err(|e| Error::Corrupt(format!("command encoding: {e}")))?;
+        let event = serde_json::json!({
+            "revision": revision.to_string(),
+            "prevHash": self.meta.head,
+            "nowMs": self.now.to_string(),
+            "requestId": self.req.request_id,
+            "command": command_json,
+            "actor": self.actor,
+            "result": &ok,
+            "details": details,
+        });
+        let raw = serde_json::to_vec(&event).map_err(|e| Error::Corrupt(e.to_string()))?;
+        let canonical = trcjson::canonicalize(&raw, trcjson::Bounds::UNBOUNDED)
+            .map_err(|e| Error::Corrupt(format!("event encoding: {e}")))?;
+        let event_hash = event_hash(&self.meta.head, &canonical).to_string();
+        let rev_i64 =
+            i64::try_from(revision).map_err(|_| Error::Corrupt("revision overflow".into()))?;
+        self.tx
+            .prepare_cached(
+                "INSERT INTO limits_events (revision, prev_hash, event_hash, event) VALUES (?1, ?2, ?3, ?4)",
+            )?
+            .execute(params![rev_i64, self.meta.head, event_hash, canonical])?;
+        let result = serde_json::to_string(&ok).map_err(|e| Error::Corrupt(e.to_string()))?;
+        self.tx
+            .prepare_cached(
+                "INSERT INTO limits_requests (request_id, command_hash, result, revision) VALUES (?1, ?2, ?3, ?4)",
+            )?
+            .execute(params![self.req.request_id, command_hash(&self.req.command), result, rev_i64])?;
+        self.tx
+            .prepare_cached(
+                "UPDATE limits_meta SET revision = ?1, last_now_ms = ?2, head_event_hash = ?3 WHERE id = 1",
+            )?
+            .execute(params![rev_i64, self.now.max(self.meta.last_now).to_string(), event_hash])?;
+        self.meta.revision = revision;
+        self.meta.head = event_hash;
+        Ok(ok)
+    }
+}
+
+/// `eventHash = sha256(prevHash ‖ canonical event)`; `prevHash` is the previous event's hash
+/// text (`""` before the first event).
+pub fn event_hash(prev_hash: &str, canonical_event: &[u8]) -> HashRef {
+    let mut buf = Vec::with_capacity(prev_hash.len() + canonical_event.len());
+    buf.extend_from_slice(prev_hash.as_bytes());
+    buf.extend_from_slice(canonical_event);
+    HashRef::of(&buf)
+}
+
+fn command_hash(cmd: &Command) -> String {
+    HashRef::of(&cmd.canonical()).to_string()
+}
+
+/// Apply one command inside `tx` at `now_ms` (Unix milliseconds) — limits.md §5–§7.
+///
+/// The caller owns the transaction (open it with `BEGIN IMMEDIATE`; [`super::Ledger::execute`]
+/// does so) and commits it. On success the ledger revision rose by exactly 1 and one event was
+/// appended; `exists` changes nothing. On a rejection nothing was written, except that
+/// `exposure_exceeded` appended its `limits_violations` row — commit to keep it. Checks run in
+/// the §6 precedence order (see docs/decisions/limits.md for the two deliberate exceptions
+/// around `exposure_exceeded`).
+///
+/// # Errors
+/// [`Error::Rejected`] with the verdict (exit 4); [`Error::Sqlite`]; [`Error::Corrupt`] when
+/// stored rows are not what the ledger wrote.
+pub fn apply(
+    tx: &Transaction<'_>,
+    req: &Request,
+    actor: &ActorFacts,
+    now_ms: u128,
+    evidence: &dyn EvidenceCheck,
+) -> Result<Verdict, Error> {
+    let conn: &Connection = tx;
+    let meta = load_meta(conn)?;
+    let rev0 = meta.as_ref().map_or(0, |m| u128::from(m.revision));
+    if !valid_text_id(&req.request_id) {
+        return Err(Verdict::new(Code::MalformedCommand, rev0)
+            .because("requestId must be 1..=256 bytes without whitespace or control characters")
+            .into());
+    }
+    check_shape(&req.command)
+        .map_err(|why| Verdict::new(Code::MalformedCommand, rev0).because(why))?;
+    if let Command::Init { config } = &req.command {
+        return init(conn, req, actor, now_ms, meta, config);
+    }
+    let Some(meta) = meta else {
+        return Err(Verdict::new(Code::LedgerNotInitialized, 0).into());
+    };
+    let mut cx = Ctx {
+        tx: conn,
+        req,
+        actor,
+        now: now_ms,
+        meta,
+    };
+    if !actor.allowed || actor.actor_id.is_empty() {
+        return Err(cx.reject(Code::ActorUnauthenticated).into());
+    }
+    match &req.command {
+        Command::Init { .. } => Err(Error::Corrupt("init handled above".into())),
+        Command::Reserve { .. } => reserve(&mut cx),
+        Command::Dispatch { attempt_id } => dispatch(&mut cx, attempt_id),
+        Command::Settle {
+            attempt_id,
+            outcome,
+            actual_cost,
+            effect_outcome,
+        } => settle(&mut cx, attempt_id, *outcome, *actual_cost, *effect_outcome),
+        Command::Reconcile {
+            attempt_id,
+            actual_cost,
+            evidence_ref,
+        } => reconcile(
+            &mut cx,
+            attempt_id,
+            *actual_cost,
+            evidence_ref.as_deref(),
+            evidence,
+        ),
+        Command::Release { attempt_id } => release(&mut cx, attempt_id),
+        Command::Stop {
+            scope_id,
+            reason,
+            evidence_ref,
+        } => stop(&mut cx, scope_id, reason, evidence_ref.as_deref(), evidence),
+        Command::Adjust { .. } => adjust(&mut cx, evidence),
+    }
+}
+
+/// (2) shape checks that do not need the ledger.
+fn check_shape(cmd: &Command) -> Result<(), String> {
+    let id_ok = |field: &str, v: &str| {
+        if valid_text_id(v) {
+            Ok(())
+        } else {
+            Err(format!(
+                "{field} must be 1..=256 bytes without whitespace or control characters"
+            ))
+        }
+    };
+    match cmd {
+        Command::Init { .. } => Ok(()),
+        Command::Reserve {
+            attempt_id,
+            operation_id,
+            run_id,
+            ..
+        } => {
+            id_ok("attemptId", attempt_id)?;
+            id_ok("operationId", operation_id)?;
+            if let Some(r) = run_id {
+                id_ok("runId", r)?;
+            }
+            Ok(())
+        }
+        Command::Dispatch { attempt_id } | Command::Release { attempt_id } => {
+            id_ok("attemptId", attempt_id)
+        }
+        Command::Reconcile { attempt_id, .. } => id_ok("attemptId", attempt_id),
+        Command::Settle {
+            attempt_id,
+            outcome,
+            actual_cost,
+            ..
+        } => {
+            id_ok("attemptId", attempt_id)?;
+            match (outcome, actual_cost) {
+                (Outcome::Unknown, Some(_)) => {
+                    Err("an UNKNOWN settlement carries no actualCost".into())
+                }
+                (Outcome::Succeeded | Outcome::Failed, None) => {
+                    Err("a SUCCEEDED or FAILED settlement needs actualCost".into())
+                }
+                _ => Ok(()),
+            }
+        }
+        Command::Stop { reason, .. } => {
+            if reason.trim().is_empty() || reason.len() > MAX_REASON {
+                Err(format!("reason must be 1..={MAX_REASON} bytes of text"))
+            } else {
+                Ok(())
+            }
+        }
+        Command::Adjust { limits, resume, .. } => {
+            if limits.is_empty() && !resume {
+                Err("adjust needs at least one --set KIND=VALUE or --resume".into())
+            } else {
+                Ok(())
+            }
+        }
+    }
+}
+
+fn init(
+    conn: &Connection,
+    req: &Request,
+    actor: &ActorFacts,
+    now: u128,
+    meta: Option<Meta>,
+    raw: &[u8],
+) -> Result<Verdict, Error> {
+    if let Some(m) = meta {
+        return Err(
+            Verdict::new(Code::LedgerAlreadyInitialized, u128::from(m.revision))
+                .because(format!("ledger {:?} already has a config", m.ledger_id))
+                .into(),
+        );
+    }
+    let config =
+        Config::parse(raw).map_err(|e| Verdict::new(Code::ConfigInvalid, 0).because(e.0))?;
+    if !actor.allowed || actor.actor_id.is_empty() {
+        return Err(Verdict::new(Code::ActorUnauthenticated, 0).into());
+    }
+    if actor.actor_kind == ActorKind::Agent {
+        return Err(Verdict::new(Code::ActorKindNotPermitted, 0)
+            .because("init needs an attended HUMAN or the HOST with --yes")
+            .into());
+    }
+    if let Some(want) = req.expected_revision {
+        if want != 0 {
+            return Err(Verdict::new(Code::RevisionMismatch, 0)
+                .because(format!("expected revision {want}, ledger is at 0"))
+                .into());
+        }
+    }
+    schema::create(conn)?;
+    conn.execute(
+        "INSERT INTO limits_meta (id, profile, ledger_id, unit, config_ref, config_json, revision, last_now_ms, head_event_hash) \
+         VALUES (1, ?1, ?2, ?3, ?4, ?5, 0, ?6, '')",
+        params![
+            config::PROFILE,
+            config.ledger_id,
+            config.unit,
+            config.config_ref.to_string(),
+            config.canonical,
+            now.to_string()
+        ],
+    )?;
+    insert_scopes(conn, &config.scopes, now)?;
+    let mut cx = Ctx {
+        tx: conn,
+        req,
+        actor,
+        now,
+        meta: Meta {
+            ledger_id: config.ledger_id.clone(),
+            revision: 0,
+            last_now: now,
+            head: String::new(),
+        },
+    };
+    let details = serde_json::json!({
+        "configRef": config.config_ref.to_string(),
+        "ledgerId": config.ledger_id,
+        "scopes": config.scopes.len(),
+        "unattended": actor.actor_kind == ActorKind::Host,
+    });
+    cx.commit(Verdict::new(Code::Ok, 0), details)
+}
+
+/// Insert the scopes parents-first, with closure rows (self at distance 0).
+fn insert_scopes(conn: &Connection, scopes: &[ScopeConfig], now: u128) -> Result<(), Error> {
+    let index: HashMap<&str, usize> = scopes
+        .iter()
+        .enumerate()
+        .map(|(i, s)| (s.scope_id.as_str(), i))
+        .collect();
+    let chain_of = |i: usize| -> Vec<usize> {
+        let mut out = vec![i];
+        let mut cur = scopes
+            .get(i)
+            .and_then(|s| s.parent_id.as_deref())
+            .and_then(|p| index.get(p).copied());
+        while let Some(p) = cur {
+            if out.len() > config::MAX_DEPTH {
+                break;
+            }
+            out.push(p);
+            cur = scopes
+                .get(p)
+                .and_then(|s| s.parent_id.as_deref())
+                .and_then(|q| index.get(q).copied());
+        }
+        out
+    };
+    let mut order: Vec<(usize, Vec<usize>)> = (0..scopes.len()).map(|i| (i, chain_of(i))).collect();
+    order.sort_by_key(|(i, chain)| (chain.len(), *i));
+    let mut ins = conn.prepare(
+        "INSERT INTO limits_scopes (scope_id, ordinal, kind, parent_id, depends_on, bound_cost, bound_handoff, \
+         bound_active_ms, bound_elapsed_ms, bound_attempts, started_at_ms, usage_ordinary, usage_handoff, \
+         active_static, attempts) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, '0', '0', '0', '0')",
+    )?;
+    let mut clo = conn.prepare(
+        "INSERT INTO limits_closure (scope_id, ancestor_id, distance) VALUES (?1, ?2, ?3)",
+    )?;
+    let text = |a: Option<Amount>| a.map(|v| v.to_string());
+    for (i, chain) in &order {
+        let Some(s) = scopes.get(*i) else { continue };
+        let ordinal = i64::try_from(*i).map_err(|_| Error::Corrupt("too many scopes".into()))?;
+        ins.execute(params![
+            s.scope_id,
+            ordinal,
+            s.kind.as_str(),
+            s.parent_id,
+            serde_json::to_string(&s.depends_on).map_err(|e| Error::Corrupt(e.to_string()))?,
+            text(s.limits.cost),
+            text(s.limits.handoff),
+            text(s.limits.active_ms),
+            text(s.limits.elapsed_ms),
+            text(s.limits.attempts),
+            now.to_string(),
+        ])?;
+        for (distance, a) in chain.iter().enumerate() {
+            let Some(anc) = scopes.get(*a) else { continue };
+            clo.execute(params![s.scope_id, anc.scope_id, distance as i64])?;
+        }
+    }
+    Ok(())
+}
+
+/// Elapsed ms of a chain element at `now`: min(now, earliest stop on its chain) − start.
+fn elapsed_at(chain: &Chain, i: usize, now: u128) -> u128 {
+    let freeze = chain.rows.iter().skip(i).filter_map(|r| r.stopped_at).min();
+    let end = freeze.map_or(now, |f| f.min(now));
+    chain
+        .rows
+        .get(i)
+        .map_or(0, |r| end.saturating_sub(r.started_at))
+}
+
+fn reserve(cx: &mut Ctx<'_>) -> Result<Verdict, Error> {
+    let Command::Reserve {
+        attempt_id,
+        operation_id,
+        scope_id,
+        run_id,
+        purpose,
+        amount,
+        max_active_ms,
+        paired,
+    } = &cx.req.command
+    else {
+        return Err(Error::Corrupt("reserve dispatch".into()));
+    };
+    let (amount, max_active) = (amount.get(), max_active_ms.get());
+    // (9)
+    if *purpose == Purpose::Handoff && cx.actor.actor_kind == ActorKind::Agent {
+        return Err(cx.not_permitted("HANDOFF reservations are host-authorised (HOST or HUMAN)"));
+    }
+    if *paired && cx.actor.actor_kind != ActorKind::Host {
+        return Err(cx.not_permitted("only the HOST pairs reservations with World effects"));
+    }
+    // (12)(13)(14)
+    if let Some(v) = cx.check_request()? {
+        return Ok(v);
+    }
+    cx.check_revision()?;
+    // (15)
+    let Some(chain) = load_chain(cx.tx, scope_id)? else {
+        return Err(cx.reject(Code::ScopeNotFound).scope(scope_id).into());
+    };
+    // (17)
+    if load_attempt(cx.tx, attempt_id)?.is_some() {
+        return Err(cx.reject(Code::AttemptIdExists).attempt(attempt_id).into());
+    }
+    // (24)
+    if let Some(r) = chain.rows.iter().find(|r| r.stopped_at.is_some()) {
+        return Err(cx.reject(Code::ScopeStopped).scope(&r.id).into());
+    }
+    // (25)
+    if chain.rows.iter().any(|r| !r.depends_on.is_empty()) {
+        let view = super::report::View::load(cx.tx, cx.now)?;
+        for r in &chain.rows {
+            for d in &r.depends_on {
+                if view.is_blocked(d) {
+                    return Err(cx
+                        .reject(Code::DependencyBlocked)
+                        .scope(d)
+                        .because(format!("scope {} depends on {d}, which is blocked", r.id))
+                        .into());
+                }
+            }
+        }
+    }
+    let mut overflow = false;
+    // (26)
+    for (i, (row, eff)) in chain.rows.iter().zip(&chain.eff).enumerate() {
+        if let Some(e) = eff.elapsed_ms {
+            let used = elapsed_at(&chain, i, cx.now);
+            if used >= e.get() {
+                return Err(cx
+                    .reject(Code::ElapsedMsExhausted)
+                    .scope(&row.id)
+                    .limit(LimitKind::ElapsedMs, e, Amount(used), Amount(0))
+                    .into());
+            }
+        }
+    }
+    // (27)
+    for (row, eff) in chain.rows.iter().zip(&chain.eff) {
+        if let Some(n) = eff.attempts {
+            if row.attempts.checked_add(1).is_none_or(|v| v > n.get()) {
+                return Err(cx
+                    .reject(Code::AttemptsExhausted)
+                    .scope(&row.id)
+                    .limit(LimitKind::Attempts, n, Amount(row.attempts), Amount(1))
+                    .into());
+            }
+        }
+    }
+    // (28)(29)(30): kind group handoff/cost, target to root.
+    for (row, eff) in chain.rows.iter().zip(&chain.eff) {
+        let cost_used = row.usage_ordinary.checked_add(row.usage_handoff);
+        let over = |used: Option<u128>, bound: Option<Amount>| -> (bool, bool) {
+            // (exceeds a bound, overflows without one)
+            match (used.and_then(|u| u.checked_add(amount)), bound) {
+                (Some(total), Some(b)) => (total > b.get(), false),
+                (None, Some(_)) => (true, false),
+                (Some(_), None) => (false, false),
+                (None, None) => (false, true),
+            }
+        };
+        let fail = |code: Code, kind: LimitKind, bound: u128, used: Option<u128>| -> Error {
+            cx.reject(code)
+                .scope(&row.id)
+                .limit(
+                    kind,
+                    Amount(bound),
+                    Amount(used.unwrap_or(u128::MAX)),
+                    Amount(amount),
+                )
+                .into()
+        };
+        match purpose {
+            Purpose::Ordinary => {
+                if let Some(c) = eff.cost {
+                    let p = eff.handoff.map_or(0, Amount::get);
+                    let allowance = c.get().saturating_sub(p);
+                    let (exceeds, _) = over(Some(row.usage_ordinary), Some(Amount(allowance)));
+                    if exceeds {
+                        let code = if p > 0 {
+                            Code::HandoffProtected
+                        } else {
+                            Code::CostExhausted
+                        };
+                        return Err(fail(
+                            code,
+                            LimitKind::Cost,
+                            allowance,
+                            Some(row.usage_ordinary),
+                        ));
+                    }
+                }
+                let (exceeds, of) = over(cost_used, eff.cost);
+                if exceeds {
+                    let c = eff.cost.map_or(0, Amount::get);
+                    return Err(fail(Code::CostExhausted, LimitKind::Cost, c, cost_used));
+                }
+                overflow |= of || row.usage_ordinary.checked_add(amount).is_none();
+            }
+            Purpose::Handoff => {
+                let (exceeds, of) = over(Some(row.usage_handoff), eff.handoff);
+                if exceeds {
+                    let p = eff.handoff.map_or(0, Amount::get);
+                    return Err(fail(
+                        Code::HandoffExhausted,
+                        LimitKind::Handoff,
+                        p,
+                        Some(row.usage_handoff),
+                    ));
+                }
+                overflow |= of;
+                let (exceeds, of) = over(cost_used, eff.cost);
+                if exceeds {
+                    let c = eff.cost.map_or(0, Amount::get);
+                    return Err(fail(Code::CostExhausted, LimitKind::Cost, c, cost_used));
+                }
+                overflow |= of;
+            }
+        }
+    }
+    // (31)
+    for (row, eff) in chain.rows.iter().zip(&chain.eff) {
+        if let Some(a) = eff.active_ms {
+            let live = live_under(cx.tx, &row.id, cx.now)?;
+            let used = live.and_then(|l| l.checked_add(row.active_static));
+            let total = used.and_then(|u| u.checked_add(max_active));
+            if total.is_none_or(|t| t > a.get()) {
+                return Err(cx
+                    .reject(Code::ActiveMsExhausted)
+                    .scope(&row.id)
+                    .limit(
+                        LimitKind::ActiveMs,
+                        a,
+                        Amount(used.unwrap_or(u128::MAX)),
+                        Amount(max_active),
+                    )
+                    .into());
+            }
+        }
+    }
+    // (33)
+    let delta = match purpose {
+        Purpose::Ordinary => Delta {
+            ordinary: (amount, 0),
+            active: (max_active, 0),
+            attempts: 1,
+            ..Delta::default()
+        },
+        Purpose::Handoff => Delta {
+            handoff: (amount, 0),
+            active: (max_active, 0),
+            attempts: 1,
+            ..Delta::default()
+        },
+    };
+    let planned = plan_delta(&chain, &delta)?;
+    let Some(new) = planned.filter(|_| !overflow) else {
+        return Err(cx.reject(Code::OverflowsUsage).scope(scope_id).into());
+    };
+    // (34)
+    cx.check_time()?;
+    // Apply.
+    write_delta(cx.tx, &chain, &new)?;
+    let rev_next =
+        i64::try_from(cx.meta.revision + 1).map_err(|_| Error::Corrupt("revision".into()))?;
+    cx.tx
+        .prepare_cached(
+            "INSERT INTO limits_attempts (attempt_id, operation_id, scope_id, run_id, purpose, amount, max_active_ms, \
+             state, paired, reserved_at_ms, actor_id, actor_kind, revision) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 'RESERVED', ?8, ?9, ?10, ?11, ?12)",
+        )?
+        .execute(params![
+            attempt_id,
+            operation_id,
+            scope_id,
+            run_id,
+            purpose.as_str(),
+            amount.to_string(),
+            max_active.to_string(),
+            paired,
+            cx.now.to_string(),
+            cx.actor.actor_id,
+            cx.actor.actor_kind.as_str(),
+            rev_next
+        ])?;
+    let ok = Verdict::new(Code::Ok, 0)
+        .scope(scope_id)
+        .attempt(attempt_id);
+    cx.commit(ok, serde_json::json!({ "chain": chain.rows.iter().map(|r| r.id.as_str()).collect::<Vec<_>>() }))
+}
+
+fn state_code(state: State) -> Option<Code> {
+    match state {
+        State::Settled => Some(Code::AttemptAlreadySettled),
+        State::Released => Some(Code::AttemptAlreadyReleased),
+        _ => None,
+    }
+}
+
+fn dispatch(cx: &mut Ctx<'_>, attempt_id: &str) -> Result<Verdict, Error> {
+    let attempt = load_attempt(cx.tx, attempt_id)?;
+    // (9)
+    if let Some(a) = &attempt {
+        let kind = cx.actor.actor_kind;
+        if kind != ActorKind::Host && kind.as_str() != a.actor_kind {
+            return Err(cx.not_permitted("dispatch is for the reserving actor kind or the HOST"));
+        }
+    }
+    if let Some(v) = cx.check_request()? {
+        return Ok(v);
+    }
+    cx.check_revision()?;
+    let Some(a) = attempt else {
+        return Err(cx.reject(Code::AttemptNotFound).attempt(attempt_id).into());
+    };
+    if matches!(a.state, State::Dispatched | State::Unknown) {
+        return Err(cx
+            .reject(Code::AttemptNotReserved)
+            .attempt(attempt_id)
+            .into());
+    }
+    if let Some(code) = state_code(a.state) {
+        return Err(cx.reject(code).attempt(attempt_id).into());
+    }
+    let chain = load_chain(cx.tx, &a.scope_id)?
+        .ok_or_else(|| Error::Corrupt(format!("attempt {attempt_id}: scope missing")))?;
+    if let Some(r) = chain.rows.iter().find(|r| r.stopped_at.is_some()) {
+        return Err(cx
+            .reject(Code::ScopeStopped)
+            .scope(&r.id)
+            .attempt(attempt_id)
+            .into());
+    }
+    for (i, (row, eff)) in chain.rows.iter().zip(&chain.eff).enumerate() {
+        if let Some(e) = eff.elapsed_ms {
+            let used = elapsed_at(&chain, i, cx.now);
+            if used >= e.get() {
+                return Err(cx
+                    .reject(Code::ElapsedMsExhausted)
+                    .scope(&row.id)
+                    .attempt(attempt_id)
+                    .limit(LimitKind::ElapsedMs, e, Amount(used), Amount(0))
+                    .into());
+            }
+        }
+    }
+    cx.check_time()?;
+    let delta = Delta {
+        active: (0, a.max_active_ms),
+        ..Delta::default()
+    };
+    let new = plan_delta(&chain, &delta)?
+        .ok_or_else(|| Error::Corrupt("dispatch cannot overflow".into()))?;
+    write_delta(cx.tx, &chain, &new)?;
+    cx.tx
+        .prepare_cached(
+            "UPDATE limits_attempts SET state = 'DISPATCHED', dispatched_at_ms = ?1 WHERE attempt_id = ?2",
+        )?
+        .execute(params![cx.now.to_string(), attempt_id])?;
+    let ok = Verdict::new(Code::Ok, 0)
+        .scope(&a.scope_id)
+        .attempt(attempt_id);
+    cx.commit(ok, serde_json::json!({}))
+}
+
+/// The settled active time of a live attempt settled at `now`.
+fn settled_active(cx: &Ctx<'_>, a: &AttemptRow) -> Result<u128, Error> {
+    let d = a
+        .dispatched_at
+        .ok_or_else(|| Error::Corrupt(format!("attempt {}: no dispatched_at_ms", a.id)))?;
+    let freeze = freeze_of(cx.tx, &a.scope_id)?;
+    let end = freeze.map_or(cx.now, |f| f.min(cx.now));
+    Ok(end.saturating_sub(d))
+}
+
+fn cost_delta(purpose: Purpose, sub: u128, add: u128) -> Delta {
+    match purpose {
+        Purpose::Ordinary => Delta {
+            ordinary: (add, sub),
+            ..Delta::default()
+        },
+        Purpose::Handoff => Delta {
+            handoff: (add, sub),
+            ..Delta::default()
+        },
+    }
+}
+
+fn settle(
+    cx: &mut Ctx<'_>,
+    attempt_id: &str,
+    outcome: Outcome,
+    actual: Option<Amount>,
+    effect_outcome: bool,
+) -> Result<Verdict, Error> {
+    // (9)
+    match cx.actor.actor_kind {
+        ActorKind::Human => {
+            return Err(
+                cx.not_permitted("settle is for the AGENT or the HOST; a human uses reconcile")
+            )
+        }
+        ActorKind::Agent if outcome == Outcome::Unknown => {
+            return Err(cx.not_permitted("only the HOST declares an UNKNOWN outcome"))
+        }
+        ActorKind::Agent if effect_outcome => {
+            return Err(cx.not_permitted("only the HOST settles from an effect outcome"))
+        }
+        _ => {}
+    }
+    if let Some(v) = cx.check_request()? {
+        return Ok(v);
+    }
+    cx.check_revision()?;
+    let Some(a) = load_attempt(cx.tx, attempt_id)? else {
+        return Err(cx.reject(Code::AttemptNotFound).attempt(attempt_id).into());
+    };
+    let at = |code: Code| -> Error {
+        cx.reject(code)
+            .scope(&a.scope_id)
+            .attempt(attempt_id)
+            .into()
+    };
+    match a.state {
+        State::Reserved => return Err(at(Code::AttemptNotDispatched)),
+        State::Settled => return Err(at(Code::AttemptAlreadySettled)),
+        State::Released => return Err(at(Code::AttemptAlreadyReleased)),
+        State::Unknown => return Err(at(Code::AttemptUnknownRequiresReconciliation)),
+        State::Dispatched => {}
+    }
+    // Checked before exposure_exceeded so that only an otherwise valid settlement can leave a
+    // violation trace (docs/decisions/limits.md DEC-LIM-8).
+    if a.paired && !effect_outcome {
+        return Err(at(Code::AttemptPairedToEffect));
+    }
+    cx.check_time()?;
+    let chain = load_chain(cx.tx, &a.scope_id)?
+        .ok_or_else(|| Error::Corrupt(format!("attempt {attempt_id}: scope missing")))?;
+    if outcome == Outcome::Unknown {
+        cx.tx
+            .prepare_cached("UPDATE limits_attempts SET state = 'UNKNOWN', outcome = 'UNKNOWN' WHERE attempt_id = ?1")?
+            .execute([attempt_id])?;
+        let ok = Verdict::new(Code::Ok, 0)
+            .scope(&a.scope_id)
+            .attempt(attempt_id);
+        return cx.commit(ok, serde_json::json!({ "outcome": "UNKNOWN" }));
+    }
+    let actual = actual.map_or(0, Amount::get);
+    // (32)
+    if actual > a.amount {
+        cx.tx
+            .prepare_cached(
+                "INSERT INTO limits_violations (attempt_id, scope_id, admitted, claimed, actor_id, actor_kind, at_ms, revision) \
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+            )?
+            .execute(params![
+                attempt_id,
+                a.scope_id,
+                a.amount.to_string(),
+                actual.to_string(),
+                cx.actor.actor_id,
+                cx.actor.actor_kind.as_str(),
+                cx.now.to_string(),
+                i64::try_from(cx.meta.revision).unwrap_or(i64::MAX)
+            ])?;
+        return Err(cx
+            .reject(Code::ExposureExceeded)
+            .scope(&a.scope_id)
+            .attempt(attempt_id)
+            .limit(LimitKind::Cost, Amount(a.amount), Amount(a.amount), Amount(actual))
+            .because("actual cost above the admitted amount: control violation recorded, reservation kept")
+            .into());
+    }
+    let active = settled_active(cx, &a)?;
+    let mut delta = cost_delta(a.purpose, a.amount, actual);
+    delta.active = (active, 0);
+    let Some(new) = plan_delta(&chain, &delta)? else {
+        return Err(cx
+            .reject(Code::OverflowsUsage)
+            .scope(&a.scope_id)
+            .attempt(attempt_id)
+            .into());
+    };
+    write_delta(cx.tx, &chain, &new)?;
+    cx.tx
+        .prepare_cached(
+            "UPDATE limits_attempts SET state = 'SETTLED', outcome = ?1, actual_cost = ?2, settled_at_ms = ?3, \
+             settled_active_ms = ?4 WHERE attempt_id = ?5",
+        )?
+        .execute(params![
+            if outcome == Outcome::Failed { "FAILED" } else { "SUCCEEDED" },
+            actual.to_string(),
+            cx.now.to_string(),
+            active.to_string(),
+            attempt_id
+        ])?;
+    let ok = Verdict::new(Code::Ok, 0)
+        .scope(&a.scope_id)
+        .attempt(attempt_id);
+    cx.commit(ok, serde_json::json!({ "activeMs": active.to_string() }))
+}
+
+fn open_violations(conn: &Connection, attempt_id: &str) -> Result<i64, Error> {
+    Ok(conn
+        .prepare_cached(
+            "SELECT count(*) FROM limits_violations WHERE attempt_id = ?1 AND resolved_revision IS NULL",
+        )?
+        .query_row([attempt_id], |r| r.get(0))?)
+}
+
+fn reconcile(
+    cx: &mut Ctx<'_>,
+    attempt_id: &str,
+    actual: Amount,
+    evidence_ref: Option<&str>,
+    evidence: &dyn EvidenceCheck,
+) -> Result<Verdict, Error> {
+    if cx.actor.actor_kind != ActorKind::Human {
+        return Err(cx.not_permitted("reconcile is an attended HUMAN act"));
+    }
+    cx.check_evidence(evidence_ref, true, evidence)?;
+    if let Some(v) = cx.check_request()? {
+        return Ok(v);
+    }
+    cx.check_revision()?;
+    let Some(a) = load_attempt(cx.tx, attempt_id)? else {
+        return Err(cx.reject(Code::AttemptNotFound).attempt(attempt_id).into());
+    };
+    let violated = open_violations(cx.tx, attempt_id)? > 0;
+    let reconcilable = match a.state {
+        State::Unknown => true,
+        State::Dispatched => a.paired || violated,
+        State::Settled => violated,
+        State::Reserved | State::Released => false,
+    };
+    let actual = actual.get();
+    let mut planned = None;
+    if reconcilable {
+        let chain = load_chain(cx.tx, &a.scope_id)?
+            .ok_or_else(|| Error::Corrupt(format!("attempt {attempt_id}: scope missing")))?;
+        let (delta, active) = if a.state == State::Settled {
+            let old = a.actual_cost.ok_or_else(|| {
+                Error::Corrupt(format!("settled attempt {attempt_id} without actual"))
+            })?;
+            (cost_delta(a.purpose, old, actual), None)
+        } else {
+            let active = settled_active(cx, &a)?;
+            let mut d = cost_delta(a.purpose, a.amount, actual);
+            d.active = (active, 0);
+            (d, Some(active))
+        };
+        let Some(new) = plan_delta(&chain, &delta)? else {
+            return Err(cx
+                .reject(Code::OverflowsUsage)
+                .scope(&a.scope_id)
+                .attempt(attempt_id)
+                .into());
+        };
+        planned = Some((chain, new, active));
+    }
+    cx.check_time()?;
+    let Some((chain, new, active)) = planned else {
+        return Err(cx
+            .reject(Code::AttemptNotReconcilable)
+            .scope(&a.scope_id)
+            .attempt(attempt_id)
+            .because(format!("attempt is {}", a.state.as_str()))
+            .into());
+    };
+    write_delta(cx.tx, &chain, &new)?;
+    let next =
+        i64::try_from(cx.meta.revision + 1).map_err(|_| Error::Corrupt("revision".into()))?;
+    match active {
+        Some(active) => cx
+            .tx
+            .prepare_cached(
+                "UPDATE limits_attempts SET state = 'SETTLED', outcome = 'RECONCILED', actual_cost = ?1, \
+                 settled_at_ms = ?2, settled_active_ms = ?3 WHERE attempt_id = ?4",
+            )?
+            .execute(params![actual.to_string(), cx.now.to_string(), active.to_string(), attempt_id])?,
+        None => cx
+            .tx
+            .prepare_cached(
+                "UPDATE limits_attempts SET outcome = 'RECONCILED', actual_cost = ?1 WHERE attempt_id = ?2",
+            )?
+            .execute(params![actual.to_string(), attempt_id])?,
+    };
+    cx.tx
+        .prepare_cached(
+            "UPDATE limits_violations SET resolved_revision = ?1 WHERE attempt_id = ?2 AND resolved_revision IS NULL",
+        )?
+        .execute(params![next, attempt_id])?;
+    let ok = Verdict::new(Code::Ok, 0)
+        .scope(&a.scope_id)
+        .attempt(attempt_id);
+    cx.commit(
+        ok,
+        serde_json::json!({
+            "previousState": a.state.as_str(),
+            "admitted": a.amount.to_string(),
+            "exceedsAdmitted": actual > a.amount,
+        }),
+    )
+}
+
+fn release(cx: &mut Ctx<'_>, attempt_id: &str) -> Result<Verdict, Error> {
+    let attempt = load_attempt(cx.tx, attempt_id)?;
+    if let Some(a) = &attempt {
+        if cx.actor.actor_kind == ActorKind::Agent && a.actor_id != cx.actor.actor_id {
+            return Err(cx.not_permitted("an AGENT may release only its own reservations"));
+        }
+    }
+    if let Some(v) = cx.check_request()? {
+        return Ok(v);
+    }
+    cx.check_revision()?;
+    let Some(a) = attempt else {
+        return Err(cx.reject(Code::AttemptNotFound).attempt(attempt_id).into());
+    };
+    let at = |code: Code| -> Error {
+        cx.reject(code)
+            .scope(&a.scope_id)
+            .attempt(attempt_id)
+            .into()
+    };
+    match a.state {
+        State::Dispatched | State::Unknown => return Err(at(Code::AttemptDispatched)),
+        State::Settled => return Err(at(Code::AttemptAlreadySettled)),
+        State::Released => return Err(at(Code::AttemptAlreadyReleased)),
+        State::Reserved => {}
+    }
+    cx.check_time()?;
+    if a.paired {
+        return Err(at(Code::AttemptPairedToEffect));
+    }
+    let chain = load_chain(cx.tx, &a.scope_id)?
+        .ok_or_else(|| Error::Corrupt(format!("attempt {attempt_id}: scope missing")))?;
+    let mut delta = cost_delta(a.purpose, a.amount, 0);
+    delta.active = (0, a.max_active_ms);
+    let new = plan_delta(&chain, &delta)?
+        .ok_or_else(|| Error::Corrupt("release cannot overflow".into()))?;
+    write_delta(cx.tx, &chain, &new)?;
+    cx.tx
+        .prepare_cached("UPDATE limits_attempts SET state = 'RELEASED', settled_at_ms = ?1 WHERE attempt_id = ?2")?
+        .execute(params![cx.now.to_string(), attempt_id])?;
+    let ok = Verdict::new(Code::Ok, 0)
+        .scope(&a.scope_id)
+        .attempt(attempt_id);
+    cx.commit(ok, serde_json::json!({}))
+}
+
+fn is_within(conn: &Connection, scope_id: &str, ancestor_id: &str) -> Result<bool, Error> {
+    Ok(conn
+        .prepare_cached(
+            "SELECT EXISTS(SELECT 1 FROM limits_closure WHERE scope_id = ?1 AND ancestor_id = ?2)",
+        )?
+        .query_row([scope_id, ancestor_id], |r| r.get(0))?)
+}
+
+fn stop(
+    cx: &mut Ctx<'_>,
+    scope_id: &str,
+    reason: &str,
+    evidence_ref: Option<&str>,
+    evidence: &dyn EvidenceCheck,
+) -> Result<Verdict, Error> {
+    if cx.actor.actor_kind == ActorKind::Agent {
+        let episode = cx
+            .actor
+            .policy_ref
+            .as_deref()
+            .and_then(|p| p.strip_prefix("episode:"));
+        let own = match episode {
+            Some(ep) => is_within(cx.tx, scope_id, ep)?,
+            None => false,
+        };
+        if !own {
+            return Err(
+                cx.not_permitted("an AGENT may stop only its own episode's scope or a descendant")
+            );
+        }
+    }
+    cx.check_evidence(evidence_ref, false, evidence)?;
+    if let Some(v) = cx.check_request()? {
+        return Ok(v);
+    }
+    cx.check_revision()?;
+    let Some(chain) = load_chain(cx.tx, scope_id)? else {
+        return Err(cx.reject(Code::ScopeNotFound).scope(scope_id).into());
+    };
+    if let Some(r) = chain.rows.iter().find(|r| r.stopped_at.is_some()) {
+        return Err(cx.reject(Code::ScopeStopped).scope(&r.id).into());
+    }
+    cx.check_time()?;
+    cx.tx
+        .prepare_cached(
+            "UPDATE limits_scopes SET stopped_at_ms = ?1, stop_reason = ?2 WHERE scope_id = ?3",
+        )?
+        .execute(params![cx.now.to_string(), reason, scope_id])?;
+    let ok = Verdict::new(Code::Ok, 0).scope(scope_id);
+    cx.commit(
+        ok,
+        serde_json::json!({ "reason": reason, "evidenceRef": evidence_ref }),
+    )
+}
+
+fn adjust(cx: &mut Ctx<'_>, evidence: &dyn EvidenceCheck) -> Result<Verdict, Error> {
+    let Command::Adjust {
+        scope_id,
+        limits,
+        resume,
+        evidence_ref,
+    } = &cx.req.command
+    else {
+        return Err(Error::Corrupt("adjust dispatch".into()));
+    };
+    if cx.actor.actor_kind != ActorKind::Human {
+        return Err(
+            cx.not_permitted("adjust is an attended HUMAN act (seed 002: no agent raises budgets)")
+        );
+    }
+    cx.check_evidence(evidence_ref.as_deref(), true, evidence)?;
+    if let Some(v) = cx.check_request()? {
+        return Ok(v);
+    }
+    cx.check_revision()?;
+    let all = super::report::load_scopes(cx.tx)?;
+    let Some(target) = all.iter().find(|s| &s.id == scope_id) else {
+        return Err(cx.reject(Code::ScopeNotFound).scope(scope_id).into());
+    };
+    let mut bounds = target.own;
+    for kind in LimitKind::ALL {
+        if let Some(v) = limits.get(kind) {
+            bounds.set(kind, v);
+        }
+    }
+    let configs: Vec<ScopeConfig> = all
+        .iter()
+        .map(|s| ScopeConfig {
+            scope_id: s.id.clone(),
+            kind: s.kind,
+            parent_id: s.parent.clone(),
+            limits: s.own,
+            depends_on: s.depends_on.clone(),
+        })
+        .collect();
+    let overrides = HashMap::from([(scope_id.clone(), bounds)]);
+    if let Err(e) = config::validate_bounds(&configs, &overrides) {
+        return Err(cx
+            .reject(Code::ConfigInvalid)
+            .scope(scope_id)
+            .because(e.0)
+            .into());
+    }
+    cx.check_time()?;
+    let text = |a: Option<Amount>| a.map(|v| v.to_string());
+    cx.tx.execute(
+        "UPDATE limits_scopes SET bound_cost = ?1, bound_handoff = ?2, bound_active_ms = ?3, bound_elapsed_ms = ?4, \
+         bound_attempts = ?5 WHERE scope_id = ?6",
+        params![
+            text(bounds.cost),
+            text(bounds.handoff),
+            text(bounds.active_ms),
+            text(bounds.elapsed_ms),
+            text(bounds.attempts),
+            scope_id
+        ],
+    )?;
+    let was_stopped = target.stopped_at.is_some();
+    if *resume {
+        cx.tx.execute(
+            "UPDATE limits_scopes SET stopped_at_ms = NULL, stop_reason = NULL WHERE scope_id = ?1",
+            [scope_id],
+        )?;
+    }
+    let change_ref = cx.req.command.change_ref().map(|r| r.to_string());
+    let ok = Verdict::new(Code::Ok, 0).scope(scope_id);
+    cx.commit(
+        ok,
+        serde_json::json!({
+            "changeRef": change_ref,
+            "previous": target.own,
+            "bounds": bounds,
+            "resumed": *resume && was_stopped,
+        }),
+    )
+}
