@@ -21,3 +21,6 @@ pub fn on_big_stack<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -
         .ok()?;
     handle.join().ok()
 }
+pub mod eval;
+pub mod stdlib;
+pub mod value;

@@ -583,7 +583,24 @@ impl Parser {
             }
             Tok::Sym("[") => {
                 self.advance();
-                Ok(Pattern::List(self.pattern_list("]")?))
+                let mut ps = Vec::new();
+                let mut rest = None;
+                while !self.is_sym("]") {
+                    if self.eat_sym("...") {
+                        rest = Some(self.pattern()?);
+                        break;
+                    }
+                    ps.push(self.pattern()?);
+                    if !self.eat_sym(",") {
+                        break;
+                    }
+                }
+                self.expect_sym("]")?;
+                match rest {
+                    // `[a, b, ...rest]` is `a :: b :: rest`.
+                    Some(r) => Ok(ps.into_iter().rev().fold(r, |acc, p| Pattern::Cons(Box::new(p), Box::new(acc)))),
+                    None => Ok(Pattern::List(ps)),
+                }
             }
             Tok::Sym("{") => {
                 self.advance();
@@ -942,9 +959,8 @@ impl Parser {
                             };
                             Expr { kind, span: lspan }
                         } else {
-                            if !self.eat_sym(";") {
-                                return self.err("';' after a let in a block");
-                            }
+                            // `;` separates statements; a newline-separated `let` is accepted too.
+                            self.eat_sym(";");
                             stmts.push(match name {
                                 Some(n) => Stmt::LetRec(n, v),
                                 None => Stmt::Let(pat, ty, v),
@@ -968,6 +984,11 @@ impl Parser {
                     let unit = Expr { kind: ExprKind::Unit, span };
                     return Ok(Expr { kind: ExprKind::Block(stmts, Box::new(unit)), span });
                 }
+                continue;
+            }
+            if !self.is_sym("}") && !matches!(self.peek(), Tok::Eof) {
+                // A statement followed by another one on the next line, without `;`.
+                stmts.push(Stmt::Expr(e));
                 continue;
             }
             self.expect_sym("}")?;
