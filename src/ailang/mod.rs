@@ -24,3 +24,10 @@ pub fn on_big_stack<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -
 pub mod eval;
 pub mod stdlib;
 pub mod value;
+pub mod loader;
+pub mod types;
+pub mod run;
+pub mod embedded;
+
+pub use embedded::{cli_check, cli_run, cli_version, Embedded};
+pub use run::Options;

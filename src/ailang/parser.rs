@@ -30,6 +30,15 @@ pub fn parse_expr(src: &str) -> Result<Expr, Diag> {
     Ok(e)
 }
 
+/// Parse a type written in AILANG syntax (used for builtin signatures).
+pub fn parse_type(src: &str) -> Result<TypeExpr, Diag> {
+    let toks = lex(src)?;
+    let mut p = Parser { toks, pos: 0, depth: 0 };
+    let t = p.ty()?;
+    p.expect_eof()?;
+    Ok(t)
+}
+
 struct Parser {
     toks: Vec<Token>,
     pos: usize,

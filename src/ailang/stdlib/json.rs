@@ -459,12 +459,18 @@ impl Dec<'_> {
 /// becomes 0; invalid UTF-8 and lone surrogates become U+FFFD. Errors carry Go's message
 /// (`EOF` for empty input, `unexpected EOF`, `invalid character 'x' looking for beginning of value`).
 pub fn decode_bytes(b: &[u8]) -> Result<J, String> {
+    decode_prefix(b).map(|(j, _)| j)
+}
+
+/// Like [`decode_bytes`], also returning the byte offset just after the value.
+pub fn decode_prefix(b: &[u8]) -> Result<(J, usize), String> {
     let mut d = Dec { b, i: 0, depth: 0 };
     d.ws();
     if d.peek().is_none() {
         return Err("EOF".into());
     }
-    d.value()
+    let j = d.value()?;
+    Ok((j, d.i))
 }
 
 /// Convert a decoded tree to an AILANG `Json` value.
