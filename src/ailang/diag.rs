@@ -28,7 +28,7 @@ pub enum Severity {
     Warning,
 }
 
-/// One diagnostic, printed as `Error: <CODE>: <file>:<line>:<col>: <message>`.
+/// One diagnostic, printed as `Error: <CODE>: <message> (at <file>:<line>:<col>)`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Diag {
     /// Code such as `PAR001`, `LDR001`, `TC_ARITY_001`, `RT_DIV_001`.
@@ -66,22 +66,25 @@ impl Diag {
         self
     }
 
-    /// The line printed on stderr: `Error: CODE: file:l:c: message` (or `Warning: …`).
+    /// The line printed on stderr: `Error: CODE: message (at file:line:col)` (or `Warning: …`);
+    /// the location suffix appears when the position is known.
     pub fn render(&self) -> String {
         let head = match self.severity {
             Severity::Error => "Error",
             Severity::Warning => "Warning",
         };
+        if self.code.is_empty() {
+            return format!("{head}: {}", self.message);
+        }
         format!("{head}: {}: {}", self.code, self.located())
     }
 
-    /// `file:line:col: message` (location parts omitted when unknown).
+    /// `message (at file:line:col)`; just `message` when the position is unknown.
     pub fn located(&self) -> String {
-        match (self.file.is_empty(), self.span) {
-            (true, None) => self.message.clone(),
-            (false, None) => format!("{}: {}", self.file, self.message),
-            (true, Some(s)) => format!("{}:{}: {}", s.line, s.col, self.message),
-            (false, Some(s)) => format!("{}:{}:{}: {}", self.file, s.line, s.col, self.message),
+        match self.span {
+            None => self.message.clone(),
+            Some(s) if self.file.is_empty() => format!("{} (at {}:{})", self.message, s.line, s.col),
+            Some(s) => format!("{} (at {}:{}:{})", self.message, self.file, s.line, s.col),
         }
     }
 }

@@ -34,16 +34,16 @@ pub fn expected_module_path(label: &str) -> String {
 pub fn load(m: &Module, label: &str, strict_modules: bool) -> Result<Loaded, Vec<Diag>> {
     let mut errors = Vec::new();
     let mut out = Loaded::default();
-    if let Some((name, span)) = &m.name {
+    if let Some((name, _)) = &m.name {
         let want = expected_module_path(label);
         if *name != want && !want.ends_with(&format!("/{name}")) {
             let d = format!(
                 "module '{name}' doesn't match file path '{label}'. Fix: use --relax-modules flag or set AILANG_RELAX_MODULES=1"
             );
             if strict_modules {
-                errors.push(Diag::error("MOD010", d, Some(*span)));
+                errors.push(Diag::error("MOD010", d, None));
             } else {
-                out.warnings.push(Diag::warning("MOD010", d, Some(*span)));
+                out.warnings.push(Diag::warning("MOD010", d, None));
             }
         }
     }
