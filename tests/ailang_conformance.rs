@@ -57,7 +57,7 @@ fn run_case(ail: &Path, case: &serde_json::Value, transitions: bool) -> Option<S
     let mut problems = Vec::new();
     if let Some(want) = case["exit"].as_i64() {
         if i64::from(out.exit_code) != want {
-            problems.push(format!("exit {} != {want}", out.exit_code));
+            problems.push(format!("exit {} != {want} (stderr {stderr:?})", out.exit_code));
         }
     }
     if let Some(want) = case["stdout"].as_str() {

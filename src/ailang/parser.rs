@@ -154,6 +154,17 @@ impl Parser {
         }
     }
 
+    /// A field name: any identifier, keywords included (`{module: …}`).
+    fn field_name(&mut self) -> PResult<Name> {
+        match self.peek().clone() {
+            Tok::Ident(s) => {
+                self.advance();
+                Ok(Rc::from(s.as_str()))
+            }
+            _ => self.err("a field name"),
+        }
+    }
+
     fn enter(&mut self) -> PResult<()> {
         self.depth += 1;
         if self.depth > MAX_PARSE_DEPTH {
@@ -429,7 +440,7 @@ impl Parser {
                 open = true;
                 break;
             }
-            let f = self.ident("a field name")?;
+            let f = self.field_name()?;
             self.expect_sym(":")?;
             let t = self.ty()?;
             fields.push((f, t));
@@ -618,7 +629,7 @@ impl Parser {
                     if self.eat_sym("...") {
                         break;
                     }
-                    let f = self.ident("a field name")?;
+                    let f = self.field_name()?;
                     let p = if self.eat_sym(":") { self.pattern()? } else { Pattern::Var(Rc::clone(&f)) };
                     fs.push((f, p));
                     if !self.eat_sym(",") {
@@ -920,7 +931,7 @@ impl Parser {
     fn record_fields(&mut self) -> PResult<Vec<(Name, Expr)>> {
         let mut fields = Vec::new();
         while !self.is_sym("}") {
-            let f = self.ident("a field name")?;
+            let f = self.field_name()?;
             self.expect_sym(":")?;
             let e = self.expr()?;
             fields.push((f, e));
