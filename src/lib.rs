@@ -1,4 +1,4 @@
 //! `world`: a library and command-line toolkit for AILANG World stores.
+pub mod ailang;
 pub mod encoding;
 pub mod interp;
-pub mod ailang;

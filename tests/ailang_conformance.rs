@@ -9,7 +9,9 @@ use world::ailang::{cli_check, cli_run, run::run_tests, Options};
 use world::interp::RunLimits;
 
 fn walk(dir: &Path, ext: &str, out: &mut Vec<PathBuf>) {
-    let Ok(rd) = std::fs::read_dir(dir) else { return };
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return;
+    };
     let mut entries: Vec<PathBuf> = rd.filter_map(|e| e.ok().map(|e| e.path())).collect();
     entries.sort();
     for p in entries {
@@ -26,7 +28,10 @@ fn root() -> PathBuf {
 }
 
 fn without_warnings(s: &str) -> String {
-    s.lines().filter(|l| !l.starts_with("Warning: ")).map(|l| format!("{l}\n")).collect()
+    s.lines()
+        .filter(|l| !l.starts_with("Warning: "))
+        .map(|l| format!("{l}\n"))
+        .collect()
 }
 
 /// Run one case; returns a description of the mismatch, if any.
@@ -35,9 +40,17 @@ fn run_case(ail: &Path, case: &serde_json::Value, transitions: bool) -> Option<S
     let label = ail.file_name()?.to_string_lossy().into_owned();
     let caps: Vec<String> = case["caps"]
         .as_array()
-        .map(|a| a.iter().filter_map(|c| c.as_str().map(String::from)).collect())
+        .map(|a| {
+            a.iter()
+                .filter_map(|c| c.as_str().map(String::from))
+                .collect()
+        })
         .unwrap_or_default();
-    let opts = Options { quiet: true, caps, ..Options::default() };
+    let opts = Options {
+        quiet: true,
+        caps,
+        ..Options::default()
+    };
     let out = if case["mode"].as_str() == Some("check") {
         cli_check(&label, &src, &opts)
     } else {
@@ -48,7 +61,11 @@ fn run_case(ail: &Path, case: &serde_json::Value, transitions: bool) -> Option<S
             Err(e) => {
                 let want = case["error"].as_str().unwrap_or("<no error expected>");
                 let got = e.to_string();
-                return if got.contains(want) { None } else { Some(format!("run error {got}, expected {want}")) };
+                return if got.contains(want) {
+                    None
+                } else {
+                    Some(format!("run error {got}, expected {want}"))
+                };
             }
         }
     };
@@ -57,7 +74,10 @@ fn run_case(ail: &Path, case: &serde_json::Value, transitions: bool) -> Option<S
     let mut problems = Vec::new();
     if let Some(want) = case["exit"].as_i64() {
         if i64::from(out.exit_code) != want {
-            problems.push(format!("exit {} != {want} (stderr {stderr:?})", out.exit_code));
+            problems.push(format!(
+                "exit {} != {want} (stderr {stderr:?})",
+                out.exit_code
+            ));
         }
     }
     if let Some(want) = case["stdout"].as_str() {
@@ -79,7 +99,11 @@ fn run_case(ail: &Path, case: &serde_json::Value, transitions: bool) -> Option<S
         let body = stdout.strip_suffix('\n').unwrap_or(&stdout);
         match serde_json::from_str::<serde_json::Value>(body) {
             Ok(v) if v.is_object() => {
-                if let Some(keys) = case["plan_keys"].as_bool().filter(|b| *b).and(v.as_object()) {
+                if let Some(keys) = case["plan_keys"]
+                    .as_bool()
+                    .filter(|b| *b)
+                    .and(v.as_object())
+                {
                     let mut ks: Vec<&str> = keys.keys().map(String::as_str).collect();
                     ks.sort();
                     if ks != ["effects", "finish", "plan", "result"] {
@@ -120,7 +144,12 @@ fn corpus(dir: &str, transitions: bool) -> usize {
             }
         }
     }
-    assert!(failures.is_empty(), "{} failing case(s):\n{}", failures.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} failing case(s):\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
     count
 }
 
@@ -143,7 +172,10 @@ fn every_tests_clause_passes() {
     let mut total = 0;
     for f in files {
         let src = std::fs::read(&f).unwrap_or_default();
-        let label = f.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        let label = f
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
         match run_tests(&label, &src) {
             Ok(cases) => {
                 for c in cases {

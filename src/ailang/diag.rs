@@ -57,7 +57,10 @@ impl Diag {
 
     /// A warning diagnostic.
     pub fn warning(code: &str, message: impl Into<String>, span: Option<Span>) -> Self {
-        Diag { severity: Severity::Warning, ..Diag::error(code, message, span) }
+        Diag {
+            severity: Severity::Warning,
+            ..Diag::error(code, message, span)
+        }
     }
 
     /// The same diagnostic labelled with `file`.
@@ -83,7 +86,9 @@ impl Diag {
     pub fn located(&self) -> String {
         match self.span {
             None => self.message.clone(),
-            Some(s) if self.file.is_empty() => format!("{} (at {}:{})", self.message, s.line, s.col),
+            Some(s) if self.file.is_empty() => {
+                format!("{} (at {}:{})", self.message, s.line, s.col)
+            }
             Some(s) => format!("{} (at {}:{}:{})", self.message, self.file, s.line, s.col),
         }
     }

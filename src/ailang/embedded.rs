@@ -31,7 +31,9 @@ impl Embedded {
     /// The interpreter with ref `sha256:<hex of sha256(IDENTITY)>`.
     pub fn new() -> Self {
         let digest = Sha256::digest(IDENTITY.as_bytes());
-        Embedded { reference: format!("sha256:{}", hex::encode(digest)) }
+        Embedded {
+            reference: format!("sha256:{}", hex::encode(digest)),
+        }
     }
 }
 
@@ -46,11 +48,21 @@ impl Interpreter for Embedded {
 
     /// `check` with `MOD010` relaxed; `diagnostics` holds the stderr lines.
     fn check(&self, source: &[u8], limits: RunLimits) -> Result<CheckOutcome, RunError> {
-        let out = check_outcome(CAPSULE_LABEL, source, &Options { quiet: true, ..Options::default() });
+        let out = check_outcome(
+            CAPSULE_LABEL,
+            source,
+            &Options {
+                quiet: true,
+                ..Options::default()
+            },
+        );
         if Instant::now() >= limits.deadline {
             return Err(RunError::Timeout);
         }
-        Ok(CheckOutcome { passed: out.exit_code == 0, diagnostics: String::from_utf8_lossy(&out.stderr).into_owned() })
+        Ok(CheckOutcome {
+            passed: out.exit_code == 0,
+            diagnostics: String::from_utf8_lossy(&out.stderr).into_owned(),
+        })
     }
 
     /// `run --quiet --caps "" --entry main --args-file <args>`.
@@ -62,7 +74,10 @@ impl Interpreter for Embedded {
             args: Some(args.to_vec()),
             deadline: Some(limits.deadline),
             output_cap: limits.output_cap,
-            options: Options { quiet: true, ..Options::default() },
+            options: Options {
+                quiet: true,
+                ..Options::default()
+            },
         })
     }
 }

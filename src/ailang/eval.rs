@@ -97,7 +97,14 @@ impl Machine {
     /// A machine for `prog` under `limits` (resets this thread's memory accounting).
     pub fn new(prog: Rc<Program>, limits: Limits) -> Self {
         reset_memory(limits.memory_cap);
-        Machine { prog, limits, depth: 0, nesting: 0, steps: 0, stdout: Vec::new() }
+        Machine {
+            prog,
+            limits,
+            depth: 0,
+            nesting: 0,
+            steps: 0,
+            stdout: Vec::new(),
+        }
     }
 
     /// Append program output, enforcing the output cap.
@@ -114,14 +121,22 @@ impl Machine {
         if self.limits.caps.contains(effect) {
             Ok(())
         } else {
-            Err(Fail::Error(Diag::error("", format!("effect '{effect}' requires capability"), Some(span))))
+            Err(Fail::Error(Diag::error(
+                "",
+                format!("effect '{effect}' requires capability"),
+                Some(span),
+            )))
         }
     }
 
     fn tick(&mut self, span: Span) -> Result<(), Fail> {
         self.steps += 1;
         if self.steps > self.limits.steps {
-            return Err(rt("RT_STEPS_001", format!("step budget of {} evaluations exhausted", self.limits.steps), span));
+            return Err(rt(
+                "RT_STEPS_001",
+                format!("step budget of {} evaluations exhausted", self.limits.steps),
+                span,
+            ));
         }
         if self.steps & 1023 == 0 {
             if let Some(d) = self.limits.deadline {
@@ -139,7 +154,10 @@ impl Machine {
         if self.depth > self.limits.max_depth {
             return Err(rt(
                 "RT_REC_001",
-                format!("maximum recursion depth {} exceeded (in '{name}')", self.limits.max_depth),
+                format!(
+                    "maximum recursion depth {} exceeded (in '{name}')",
+                    self.limits.max_depth
+                ),
                 span,
             ));
         }
@@ -150,7 +168,13 @@ impl Machine {
     pub fn call_named(&mut self, name: &str, args: Vec<Value>) -> Result<Value, Fail> {
         let f = match self.prog.funcs.get(name) {
             Some(f) => Rc::clone(f),
-            None => return Err(Fail::Error(Diag::error("", format!("entrypoint '{name}' not found in module"), None))),
+            None => {
+                return Err(Fail::Error(Diag::error(
+                    "",
+                    format!("entrypoint '{name}' not found in module"),
+                    None,
+                )))
+            }
         };
         let span = f.span;
         self.apply(Value::Func(f), args, span)
@@ -165,7 +189,11 @@ impl Machine {
                 if args.len() < n || (args.len() > n && n == 0) {
                     return Err(rt(
                         "RT_ARITY_001",
-                        format!("function '{}' expects {n} argument(s), got {}", decl.name, args.len()),
+                        format!(
+                            "function '{}' expects {n} argument(s), got {}",
+                            decl.name,
+                            args.len()
+                        ),
                         span,
                     ));
                 }
@@ -245,13 +273,20 @@ impl Machine {
                 if args.len() != n {
                     return Err(rt(
                         "RT_ARITY_001",
-                        format!("constructor '{name}' expects {n} argument(s), got {}", args.len()),
+                        format!(
+                            "constructor '{name}' expects {n} argument(s), got {}",
+                            args.len()
+                        ),
                         span,
                     ));
                 }
                 Ok(Value::Ctor(name, args.into()))
             }
-            other => Err(rt("RT_TYPE_001", format!("cannot call a {} value", other.kind()), span)),
+            other => Err(rt(
+                "RT_TYPE_001",
+                format!("cannot call a {} value", other.kind()),
+                span,
+            )),
         }
     }
 
@@ -266,7 +301,11 @@ impl Machine {
             return Ok(Value::Builtin(b));
         }
         if let Some(n) = self.prog.ctors.get(name) {
-            return Ok(if *n == 0 { Value::Ctor(Rc::clone(name), Rc::from(Vec::new())) } else { Value::CtorFn(Rc::clone(name), *n) });
+            return Ok(if *n == 0 {
+                Value::Ctor(Rc::clone(name), Rc::from(Vec::new()))
+            } else {
+                Value::CtorFn(Rc::clone(name), *n)
+            });
         }
         Err(rt("RT_UNBOUND_001", format!("unbound name '{name}'"), span))
     }
@@ -275,7 +314,11 @@ impl Machine {
     pub fn eval(&mut self, e: &Expr, env: &Env) -> Result<Value, Fail> {
         self.nesting += 1;
         if self.nesting > MAX_EVAL_NESTING {
-            return Err(rt("RT_REC_001", "expression evaluation nested too deeply", e.span));
+            return Err(rt(
+                "RT_REC_001",
+                "expression evaluation nested too deeply",
+                e.span,
+            ));
         }
         let r = self.eval_inner(e, env);
         self.nesting -= 1;
@@ -328,7 +371,11 @@ impl Machine {
             ExprKind::Update(base, fields) => {
                 let b = self.eval(base, env)?;
                 let Value::Record(old) = b else {
-                    return Err(rt("RT_TYPE_001", format!("record update on a {} value", b.kind()), span));
+                    return Err(rt(
+                        "RT_TYPE_001",
+                        format!("record update on a {} value", b.kind()),
+                        span,
+                    ));
                 };
                 let mut fs: Vec<(Name, Value)> = old.to_vec();
                 for (k, x) in fields {
@@ -346,7 +393,11 @@ impl Machine {
                         if let Some(path) = self.prog.aliases.get(alias) {
                             return match super::stdlib::lookup(path, name) {
                                 Some(b) => Ok(Value::Builtin(b)),
-                                None => Err(rt("RT_UNBOUND_001", format!("module {path} has no export '{name}'"), span)),
+                                None => Err(rt(
+                                    "RT_UNBOUND_001",
+                                    format!("module {path} has no export '{name}'"),
+                                    span,
+                                )),
                             };
                         }
                     }
@@ -354,7 +405,11 @@ impl Machine {
                 let b = self.eval(base, env)?;
                 match b.field(name) {
                     Some(v) => Ok(v.clone()),
-                    None => Err(rt("RT_FIELD_001", format!("no field '{name}' on a {} value", b.kind()), span)),
+                    None => Err(rt(
+                        "RT_FIELD_001",
+                        format!("no field '{name}' on a {} value", b.kind()),
+                        span,
+                    )),
                 }
             }
             ExprKind::Call(f, args) => {
@@ -391,7 +446,11 @@ impl Machine {
                         Stmt::Let(pat, _, x) => {
                             let val = self.eval(x, &env2)?;
                             if !self.bind(pat, &val, &mut env2) {
-                                return Err(rt("RT_MATCH_001", "let pattern did not match", x.span));
+                                return Err(rt(
+                                    "RT_MATCH_001",
+                                    "let pattern did not match",
+                                    x.span,
+                                ));
                             }
                         }
                         Stmt::LetRec(name, x) => {
@@ -408,7 +467,11 @@ impl Machine {
             ExprKind::If(c, a, b) => match self.eval(c, env)? {
                 Value::Bool(true) => self.eval(a, env),
                 Value::Bool(false) => self.eval(b, env),
-                other => Err(rt("RT_TYPE_001", format!("if condition is a {}, not a bool", other.kind()), span)),
+                other => Err(rt(
+                    "RT_TYPE_001",
+                    format!("if condition is a {}, not a bool", other.kind()),
+                    span,
+                )),
             },
             ExprKind::Match(scrut, arms) => {
                 let v = self.eval(scrut, env)?;
@@ -422,7 +485,13 @@ impl Machine {
                         match self.eval(g, &env2)? {
                             Value::Bool(true) => {}
                             Value::Bool(false) => continue,
-                            other => return Err(rt("RT_TYPE_001", format!("guard is a {}, not a bool", other.kind()), g.span)),
+                            other => {
+                                return Err(rt(
+                                    "RT_TYPE_001",
+                                    format!("guard is a {}, not a bool", other.kind()),
+                                    g.span,
+                                ))
+                            }
                         }
                     }
                     return self.eval(&arm.body, &env2);
@@ -430,11 +499,18 @@ impl Machine {
                 let mut shown = String::new();
                 show(&v, &mut shown);
                 if shown.len() > 200 {
-                    let cut = (0..=200).rev().find(|i| shown.is_char_boundary(*i)).unwrap_or(0);
+                    let cut = (0..=200)
+                        .rev()
+                        .find(|i| shown.is_char_boundary(*i))
+                        .unwrap_or(0);
                     shown.truncate(cut);
                     shown.push('…');
                 }
-                Err(rt("RT_MATCH_001", format!("no match arm matched the value {shown}"), span))
+                Err(rt(
+                    "RT_MATCH_001",
+                    format!("no match arm matched the value {shown}"),
+                    span,
+                ))
             }
             ExprKind::Unary(op, x) => {
                 let v = self.eval(x, env)?;
@@ -442,7 +518,11 @@ impl Machine {
                     (UnOp::Neg, Value::Int(i)) => Ok(Value::Int(i.wrapping_neg())),
                     (UnOp::Neg, Value::Float(f)) => Ok(Value::Float(-f)),
                     (UnOp::Not, Value::Bool(b)) => Ok(Value::Bool(!b)),
-                    (_, v) => Err(rt("RT_TYPE_001", format!("bad operand {} for a unary operator", v.kind()), span)),
+                    (_, v) => Err(rt(
+                        "RT_TYPE_001",
+                        format!("bad operand {} for a unary operator", v.kind()),
+                        span,
+                    )),
                 }
             }
             ExprKind::Binary(op, l, r) => self.binary(*op, l, r, env, span),
@@ -461,7 +541,14 @@ impl Machine {
         }
     }
 
-    fn binary(&mut self, op: BinOp, l: &Expr, r: &Expr, env: &Env, span: Span) -> Result<Value, Fail> {
+    fn binary(
+        &mut self,
+        op: BinOp,
+        l: &Expr,
+        r: &Expr,
+        env: &Env,
+        span: Span,
+    ) -> Result<Value, Fail> {
         if matches!(op, BinOp::And | BinOp::Or) {
             let a = self.eval(l, env)?;
             return match (op, a) {
@@ -469,9 +556,17 @@ impl Machine {
                 (BinOp::Or, Value::Bool(true)) => Ok(Value::Bool(true)),
                 (_, Value::Bool(_)) => match self.eval(r, env)? {
                     Value::Bool(b) => Ok(Value::Bool(b)),
-                    other => Err(rt("RT_TYPE_001", format!("'{}' needs bools, got {}", op.symbol(), other.kind()), span)),
+                    other => Err(rt(
+                        "RT_TYPE_001",
+                        format!("'{}' needs bools, got {}", op.symbol(), other.kind()),
+                        span,
+                    )),
                 },
-                (_, other) => Err(rt("RT_TYPE_001", format!("'{}' needs bools, got {}", op.symbol(), other.kind()), span)),
+                (_, other) => Err(rt(
+                    "RT_TYPE_001",
+                    format!("'{}' needs bools, got {}", op.symbol(), other.kind()),
+                    span,
+                )),
             };
         }
         let a = self.eval(l, env)?;
@@ -493,7 +588,9 @@ impl Machine {
             (Pattern::Bool(b), Value::Bool(c)) => b == c,
             (Pattern::Unit, Value::Unit) => true,
             (Pattern::Ctor(n, ps, _), Value::Ctor(m, vs)) => {
-                n == m && ps.len() == vs.len() && ps.iter().zip(vs.iter()).all(|(p, x)| self.bind(p, x, env))
+                n == m
+                    && ps.len() == vs.len()
+                    && ps.iter().zip(vs.iter()).all(|(p, x)| self.bind(p, x, env))
             }
             (Pattern::Tuple(ps), Value::Tuple(vs)) => {
                 ps.len() == vs.len() && ps.iter().zip(vs.iter()).all(|(p, x)| self.bind(p, x, env))
@@ -523,10 +620,16 @@ impl Machine {
 fn compare(a: &Value, b: &Value, span: Span) -> Result<std::cmp::Ordering, Fail> {
     match (a, b) {
         (Value::Int(x), Value::Int(y)) => Ok(x.cmp(y)),
-        (Value::Float(x), Value::Float(y)) => Ok(x.partial_cmp(y).unwrap_or(std::cmp::Ordering::Equal)),
+        (Value::Float(x), Value::Float(y)) => {
+            Ok(x.partial_cmp(y).unwrap_or(std::cmp::Ordering::Equal))
+        }
         (Value::Str(x), Value::Str(y)) => Ok(x.as_str().cmp(y.as_str())),
         (Value::Bool(x), Value::Bool(y)) => Ok(x.cmp(y)),
-        _ => Err(rt("RT_TYPE_001", format!("cannot compare {} with {}", a.kind(), b.kind()), span)),
+        _ => Err(rt(
+            "RT_TYPE_001",
+            format!("cannot compare {} with {}", a.kind(), b.kind()),
+            span,
+        )),
     }
 }
 
@@ -544,7 +647,13 @@ pub fn binop(op: BinOp, a: Value, b: Value, span: Span) -> Result<Value, Fail> {
         BinOp::Ge => Bool(compare(&a, &b, span)?.is_ge()),
         BinOp::Cons => match b {
             List(l) => List(super::value::List::cons(a, l)?),
-            other => return Err(rt("RT_TYPE_001", format!("'::' needs a list on the right, got {}", other.kind()), span)),
+            other => {
+                return Err(rt(
+                    "RT_TYPE_001",
+                    format!("'::' needs a list on the right, got {}", other.kind()),
+                    span,
+                ))
+            }
         },
         BinOp::Concat => match (a, b) {
             (List(x), List(y)) => {
@@ -556,7 +665,11 @@ pub fn binop(op: BinOp, a: Value, b: Value, span: Span) -> Result<Value, Fail> {
                 List(out)
             }
             (a, b) => {
-                return Err(rt("RT_TYPE_001", format!("'++' joins lists only, got {} and {}", a.kind(), b.kind()), span))
+                return Err(rt(
+                    "RT_TYPE_001",
+                    format!("'++' joins lists only, got {} and {}", a.kind(), b.kind()),
+                    span,
+                ))
             }
         },
         BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Div | BinOp::Rem => match (a, b) {
@@ -564,7 +677,9 @@ pub fn binop(op: BinOp, a: Value, b: Value, span: Span) -> Result<Value, Fail> {
                 BinOp::Add => x.wrapping_add(y),
                 BinOp::Sub => x.wrapping_sub(y),
                 BinOp::Mul => x.wrapping_mul(y),
-                BinOp::Div | BinOp::Rem if y == 0 => return Err(rt("RT_DIV_001", "division by zero", span)),
+                BinOp::Div | BinOp::Rem if y == 0 => {
+                    return Err(rt("RT_DIV_001", "division by zero", span))
+                }
                 BinOp::Div => x.wrapping_div(y),
                 _ => x.wrapping_rem(y),
             }),
@@ -578,7 +693,12 @@ pub fn binop(op: BinOp, a: Value, b: Value, span: Span) -> Result<Value, Fail> {
             (a, b) => {
                 return Err(rt(
                     "RT_TYPE_001",
-                    format!("'{}' needs two ints or two floats, got {} and {}", op.symbol(), a.kind(), b.kind()),
+                    format!(
+                        "'{}' needs two ints or two floats, got {} and {}",
+                        op.symbol(),
+                        a.kind(),
+                        b.kind()
+                    ),
                     span,
                 ))
             }

@@ -42,8 +42,8 @@ pub struct Token {
 }
 
 const SYMS: [&str; 35] = [
-    "...", "->", "=>", "::", "++", "||", "&&", "==", "!=", "<=", ">=", "(", ")", "[", "]", "{", "}",
-    ",", ";", ":", ".", "=", "|", "<", ">", "+", "-", "*", "/", "%", "!", "\\", "@", "?", "#",
+    "...", "->", "=>", "::", "++", "||", "&&", "==", "!=", "<=", ">=", "(", ")", "[", "]", "{",
+    "}", ",", ";", ":", ".", "=", "|", "<", ">", "+", "-", "*", "/", "%", "!", "\\", "@", "?", "#",
 ];
 
 struct Lexer<'a> {
@@ -60,7 +60,13 @@ struct Lexer<'a> {
 /// `PAR_LEX_003` bad escape, `PAR_LEX_004` bad number, `PAR_DEPTH` interpolation nested too
 /// deep.
 pub fn lex(src: &str) -> Result<Vec<Token>, Diag> {
-    let mut lx = Lexer { chars: src.chars().collect(), pos: 0, line: 1, col: 1, _src: src };
+    let mut lx = Lexer {
+        chars: src.chars().collect(),
+        pos: 0,
+        line: 1,
+        col: 1,
+        _src: src,
+    };
     let (toks, _) = lx.tokens(0)?;
     Ok(toks)
 }
@@ -101,17 +107,26 @@ impl Lexer<'_> {
                         Some(span),
                     ));
                 }
-                out.push(Token { tok: Tok::Eof, span });
+                out.push(Token {
+                    tok: Tok::Eof,
+                    span,
+                });
                 return Ok((out, span));
             };
             if c == '"' {
                 self.bump();
                 let parts = self.string(span, nesting)?;
-                out.push(Token { tok: Tok::Str(parts), span });
+                out.push(Token {
+                    tok: Tok::Str(parts),
+                    span,
+                });
                 continue;
             }
             if c.is_ascii_digit() {
-                out.push(Token { tok: self.number(span)?, span });
+                out.push(Token {
+                    tok: self.number(span)?,
+                    span,
+                });
                 continue;
             }
             if c.is_alphabetic() || c == '_' {
@@ -124,15 +139,25 @@ impl Lexer<'_> {
                         break;
                     }
                 }
-                out.push(Token { tok: Tok::Ident(s), span });
+                out.push(Token {
+                    tok: Tok::Ident(s),
+                    span,
+                });
                 continue;
             }
             if nesting > 0 && c == '}' && braces == 0 {
                 self.bump();
-                out.push(Token { tok: Tok::Eof, span });
+                out.push(Token {
+                    tok: Tok::Eof,
+                    span,
+                });
                 return Ok((out, span));
             }
-            let sym = SYMS.iter().find(|s| s.chars().enumerate().all(|(i, ch)| self.peek(i) == Some(ch)));
+            let sym = SYMS.iter().find(|s| {
+                s.chars()
+                    .enumerate()
+                    .all(|(i, ch)| self.peek(i) == Some(ch))
+            });
             match sym {
                 Some(s) => {
                     for _ in 0..s.chars().count() {
@@ -143,7 +168,10 @@ impl Lexer<'_> {
                     } else if *s == "}" {
                         braces = braces.saturating_sub(1);
                     }
-                    out.push(Token { tok: Tok::Sym(s), span });
+                    out.push(Token {
+                        tok: Tok::Sym(s),
+                        span,
+                    });
                 }
                 None => {
                     return Err(Diag::error(
@@ -195,7 +223,8 @@ impl Lexer<'_> {
         }
         if matches!(self.peek(0), Some('e' | 'E'))
             && (self.peek(1).is_some_and(|d| d.is_ascii_digit())
-                || (matches!(self.peek(1), Some('+' | '-')) && self.peek(2).is_some_and(|d| d.is_ascii_digit())))
+                || (matches!(self.peek(1), Some('+' | '-'))
+                    && self.peek(2).is_some_and(|d| d.is_ascii_digit())))
         {
             is_float = true;
             s.push('e');
@@ -210,12 +239,16 @@ impl Lexer<'_> {
             }
         }
         if is_float {
-            s.parse::<f64>()
-                .map(Tok::Float)
-                .map_err(|_| Diag::error("PAR_LEX_004", format!("bad float literal {s}"), Some(span)))
+            s.parse::<f64>().map(Tok::Float).map_err(|_| {
+                Diag::error("PAR_LEX_004", format!("bad float literal {s}"), Some(span))
+            })
         } else {
             s.parse::<i64>().map(Tok::Int).map_err(|_| {
-                Diag::error("PAR_LEX_004", format!("integer literal {s} does not fit in 64 bits"), Some(span))
+                Diag::error(
+                    "PAR_LEX_004",
+                    format!("integer literal {s} does not fit in 64 bits"),
+                    Some(span),
+                )
             })
         }
     }
@@ -227,13 +260,21 @@ impl Lexer<'_> {
         loop {
             let here = self.here();
             let Some(c) = self.bump() else {
-                return Err(Diag::error("PAR_LEX_002", "unterminated string literal", Some(start)));
+                return Err(Diag::error(
+                    "PAR_LEX_002",
+                    "unterminated string literal",
+                    Some(start),
+                ));
             };
             match c {
                 '"' => break,
                 '\\' => {
                     let Some(e) = self.bump() else {
-                        return Err(Diag::error("PAR_LEX_002", "unterminated string literal", Some(start)));
+                        return Err(Diag::error(
+                            "PAR_LEX_002",
+                            "unterminated string literal",
+                            Some(start),
+                        ));
                     };
                     match e {
                         'n' => lit.push('\n'),
@@ -249,28 +290,54 @@ impl Lexer<'_> {
                             let v = u32::from_str_radix(&h, 16).ok().and_then(char::from_u32);
                             match v {
                                 Some(ch) if h.len() == 2 => lit.push(ch),
-                                _ => return Err(Diag::error("PAR_LEX_003", format!("bad escape \\x{h}"), Some(here))),
+                                _ => {
+                                    return Err(Diag::error(
+                                        "PAR_LEX_003",
+                                        format!("bad escape \\x{h}"),
+                                        Some(here),
+                                    ))
+                                }
                             }
                         }
                         'u' => {
                             if self.bump() != Some('{') {
-                                return Err(Diag::error("PAR_LEX_003", "bad escape \\u: expected '{'", Some(here)));
+                                return Err(Diag::error(
+                                    "PAR_LEX_003",
+                                    "bad escape \\u: expected '{'",
+                                    Some(here),
+                                ));
                             }
                             let mut h = String::new();
                             loop {
                                 match self.bump() {
                                     Some('}') => break,
                                     Some(d) if d.is_ascii_hexdigit() && h.len() < 6 => h.push(d),
-                                    _ => return Err(Diag::error("PAR_LEX_003", "bad escape \\u{…}", Some(here))),
+                                    _ => {
+                                        return Err(Diag::error(
+                                            "PAR_LEX_003",
+                                            "bad escape \\u{…}",
+                                            Some(here),
+                                        ))
+                                    }
                                 }
                             }
                             match u32::from_str_radix(&h, 16).ok().and_then(char::from_u32) {
                                 Some(ch) => lit.push(ch),
-                                None => return Err(Diag::error("PAR_LEX_003", format!("bad escape \\u{{{h}}}"), Some(here))),
+                                None => {
+                                    return Err(Diag::error(
+                                        "PAR_LEX_003",
+                                        format!("bad escape \\u{{{h}}}"),
+                                        Some(here),
+                                    ))
+                                }
                             }
                         }
                         other => {
-                            return Err(Diag::error("PAR_LEX_003", format!("unknown escape \\{other}"), Some(here)))
+                            return Err(Diag::error(
+                                "PAR_LEX_003",
+                                format!("unknown escape \\{other}"),
+                                Some(here),
+                            ))
                         }
                     }
                 }
@@ -307,15 +374,26 @@ mod tests {
     fn lexes_interpolation_with_nested_strings() {
         let toks = lex(r#""a ${f("b${x}")} c""#).unwrap_or_default();
         assert_eq!(toks.len(), 2);
-        let Tok::Str(parts) = &toks[0].tok else { panic!("not a string") };
+        let Tok::Str(parts) = &toks[0].tok else {
+            panic!("not a string")
+        };
         assert_eq!(parts.len(), 3);
     }
 
     #[test]
     fn unterminated_forms_are_errors() {
-        assert_eq!(lex("\"abc").map_err(|d| d.code).err().as_deref(), Some("PAR_LEX_002"));
-        assert_eq!(lex("\"a ${x").map_err(|d| d.code).err().as_deref(), Some("PAR_LEX_002"));
-        assert_eq!(lex("\"a ${\"b").map_err(|d| d.code).err().as_deref(), Some("PAR_LEX_002"));
+        assert_eq!(
+            lex("\"abc").map_err(|d| d.code).err().as_deref(),
+            Some("PAR_LEX_002")
+        );
+        assert_eq!(
+            lex("\"a ${x").map_err(|d| d.code).err().as_deref(),
+            Some("PAR_LEX_002")
+        );
+        assert_eq!(
+            lex("\"a ${\"b").map_err(|d| d.code).err().as_deref(),
+            Some("PAR_LEX_002")
+        );
     }
 
     #[test]

@@ -17,7 +17,7 @@ pub const MAX_SOURCE_BYTES: usize = 16 * 1024 * 1024;
 pub struct Loaded {
     /// The runnable program.
     pub program: Program,
-    /// Warnings (a relaxed `MOD010`).
+    /// Warnings from loading (none today; kept for the front end's uniform handling).
     pub warnings: Vec<Diag>,
     /// Imported std type names (`Json`, `Option`, `Result`).
     pub std_types: Vec<&'static str>,
@@ -30,36 +30,44 @@ pub fn expected_module_path(label: &str) -> String {
 }
 
 /// Resolve `m`'s imports and definitions. `label` is the file path as given; with
-/// `strict_modules` a header that does not match it is the error `MOD010`, otherwise a warning.
+/// `strict_modules` a header that does not match it is the error `MOD010`; relaxed, it is accepted.
 pub fn load(m: &Module, label: &str, strict_modules: bool) -> Result<Loaded, Vec<Diag>> {
     let mut errors = Vec::new();
     let mut out = Loaded::default();
     if let Some((name, _)) = &m.name {
         let want = expected_module_path(label);
-        if *name != want && !want.ends_with(&format!("/{name}")) {
-            let d = format!(
-                "module '{name}' doesn't match file path '{label}'. Fix: use --relax-modules flag or set AILANG_RELAX_MODULES=1"
-            );
-            if strict_modules {
-                errors.push(Diag::error("MOD010", d, None));
-            } else {
-                out.warnings.push(Diag::warning("MOD010", d, None));
-            }
+        // Relaxed (the capsule's default), a mismatch is accepted silently.
+        if strict_modules && *name != want && !want.ends_with(&format!("/{name}")) {
+            errors.push(Diag::error(
+                "MOD010",
+                format!(
+                    "module '{name}' doesn't match file path '{label}'. Fix: use --relax-modules flag or set AILANG_RELAX_MODULES=1"
+                ),
+                None,
+            ));
         }
     }
     let p = &mut out.program;
     for b in stdlib::PRELUDE {
         p.builtins.insert(Rc::from(b.name), b);
     }
-    for (ty, ctors) in stdlib::module_types("std/option").iter().chain(stdlib::module_types("std/result")) {
+    for (ty, ctors) in stdlib::module_types("std/option")
+        .iter()
+        .chain(stdlib::module_types("std/result"))
+    {
         out.std_types.push(ty);
         for (c, n) in ctors.iter() {
             p.ctors.insert(Rc::from(*c), *n);
         }
     }
     for imp in &m.imports {
-        let Some(exports) = stdlib::module(&imp.path).filter(|_| imp.path.starts_with("std/")) else {
-            errors.push(Diag::error("LDR001", format!("module not found: {}", imp.path), Some(imp.span)));
+        let Some(exports) = stdlib::module(&imp.path).filter(|_| imp.path.starts_with("std/"))
+        else {
+            errors.push(Diag::error(
+                "LDR001",
+                format!("module not found: {}", imp.path),
+                Some(imp.span),
+            ));
             continue;
         };
         let types = stdlib::module_types(&imp.path);
@@ -77,7 +85,10 @@ pub fn load(m: &Module, label: &str, strict_modules: bool) -> Result<Loaded, Vec
                 for it in items {
                     if let Some(b) = exports.iter().find(|b| b.name == &*it.name) {
                         p.builtins.insert(Rc::clone(&it.alias), b);
-                    } else if types.iter().any(|(t, cs)| *t == &*it.name || cs.iter().any(|(c, _)| *c == &*it.name)) {
+                    } else if types
+                        .iter()
+                        .any(|(t, cs)| *t == &*it.name || cs.iter().any(|(c, _)| *c == &*it.name))
+                    {
                         // Types and constructors are in scope once the module is imported.
                     } else {
                         errors.push(Diag::error(
@@ -99,19 +110,34 @@ pub fn load(m: &Module, label: &str, strict_modules: bool) -> Result<Loaded, Vec
     let mut seen_types: HashMap<Name, Span> = HashMap::new();
     for t in &m.types {
         if seen_types.insert(Rc::clone(&t.name), t.span).is_some() {
-            errors.push(Diag::error("TC_DUP_001", format!("type '{}' is defined twice", t.name), Some(t.span)));
+            errors.push(Diag::error(
+                "TC_DUP_001",
+                format!("type '{}' is defined twice", t.name),
+                Some(t.span),
+            ));
         }
         if let TypeBody::Variants(vs) = &t.body {
             for (c, args, span) in vs {
                 if p.ctors.insert(Rc::clone(c), args.len()).is_some() && !stdlib_ctor(c) {
-                    errors.push(Diag::error("TC_DUP_001", format!("constructor '{c}' is defined twice"), Some(*span)));
+                    errors.push(Diag::error(
+                        "TC_DUP_001",
+                        format!("constructor '{c}' is defined twice"),
+                        Some(*span),
+                    ));
                 }
             }
         }
     }
     for f in &m.funcs {
-        if p.funcs.insert(Rc::clone(&f.name), Rc::new(f.clone())).is_some() {
-            errors.push(Diag::error("TC_DUP_001", format!("function '{}' is defined twice", f.name), Some(f.span)));
+        if p.funcs
+            .insert(Rc::clone(&f.name), Rc::new(f.clone()))
+            .is_some()
+        {
+            errors.push(Diag::error(
+                "TC_DUP_001",
+                format!("function '{}' is defined twice", f.name),
+                Some(f.span),
+            ));
         }
     }
     if errors.is_empty() {

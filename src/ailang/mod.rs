@@ -21,13 +21,13 @@ pub fn on_big_stack<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -
         .ok()?;
     handle.join().ok()
 }
-pub mod eval;
-pub mod stdlib;
-pub mod value;
-pub mod loader;
-pub mod types;
-pub mod run;
 pub mod embedded;
+pub mod eval;
+pub mod loader;
+pub mod run;
+pub mod stdlib;
+pub mod types;
+pub mod value;
 
 pub use embedded::{cli_check, cli_run, cli_version, Embedded};
 pub use run::Options;

@@ -10,21 +10,29 @@ use std::rc::Rc;
 pub const MAX_PARSE_DEPTH: usize = 512;
 
 const KEYWORDS: [&str; 21] = [
-    "module", "import", "type", "func", "pure", "export", "let", "letrec", "in", "if", "then", "else",
-    "match", "true", "false", "not", "requires", "ensures", "tests", "deriving", "as",
+    "module", "import", "type", "func", "pure", "export", "let", "letrec", "in", "if", "then",
+    "else", "match", "true", "false", "not", "requires", "ensures", "tests", "deriving", "as",
 ];
 
 /// Parse a whole module. The first syntax error is returned (`PAR…` codes).
 pub fn parse_module(src: &str) -> Result<Module, Diag> {
     let toks = lex(src)?;
-    let mut p = Parser { toks, pos: 0, depth: 0 };
+    let mut p = Parser {
+        toks,
+        pos: 0,
+        depth: 0,
+    };
     p.module()
 }
 
 /// Parse a single expression (used by tests and the REPL-style helpers).
 pub fn parse_expr(src: &str) -> Result<Expr, Diag> {
     let toks = lex(src)?;
-    let mut p = Parser { toks, pos: 0, depth: 0 };
+    let mut p = Parser {
+        toks,
+        pos: 0,
+        depth: 0,
+    };
     let e = p.expr()?;
     p.expect_eof()?;
     Ok(e)
@@ -33,7 +41,11 @@ pub fn parse_expr(src: &str) -> Result<Expr, Diag> {
 /// Parse a type written in AILANG syntax (used for builtin signatures).
 pub fn parse_type(src: &str) -> Result<TypeExpr, Diag> {
     let toks = lex(src)?;
-    let mut p = Parser { toks, pos: 0, depth: 0 };
+    let mut p = Parser {
+        toks,
+        pos: 0,
+        depth: 0,
+    };
     let t = p.ty()?;
     p.expect_eof()?;
     Ok(t)
@@ -75,7 +87,11 @@ impl Parser {
     }
 
     fn span(&self) -> Span {
-        self.toks.get(self.pos).or_else(|| self.toks.last()).map(|t| t.span).unwrap_or_default()
+        self.toks
+            .get(self.pos)
+            .or_else(|| self.toks.last())
+            .map(|t| t.span)
+            .unwrap_or_default()
     }
 
     fn advance(&mut self) -> Tok {
@@ -222,7 +238,11 @@ impl Parser {
                     }
                 }
                 Tok::Ident(k) if k == "module" => {
-                    return Err(Diag::error("PAR001", "the module header must be the first item", Some(self.span())))
+                    return Err(Diag::error(
+                        "PAR001",
+                        "the module header must be the first item",
+                        Some(self.span()),
+                    ))
                 }
                 _ => return self.err("a top-level declaration (import, type, func)"),
             }
@@ -252,17 +272,36 @@ impl Parser {
         let span = self.span();
         self.expect_kw("import")?;
         let path = self.path()?;
-        let mut imp = Import { path, items: None, alias: None, span };
+        let mut imp = Import {
+            path,
+            items: None,
+            alias: None,
+            span,
+        };
         if self.eat_sym("(") {
             let mut items = Vec::new();
             while !self.is_sym(")") {
                 let ispan = self.span();
                 let name = match self.advance() {
                     Tok::Ident(s) => Rc::from(s.as_str()),
-                    _ => return Err(Diag::error("PAR001", "expected an imported name", Some(ispan))),
+                    _ => {
+                        return Err(Diag::error(
+                            "PAR001",
+                            "expected an imported name",
+                            Some(ispan),
+                        ))
+                    }
                 };
-                let alias = if self.eat_kw("as") { self.ident("an alias name")? } else { Rc::clone(&name) };
-                items.push(ImportItem { name, alias, span: ispan });
+                let alias = if self.eat_kw("as") {
+                    self.ident("an alias name")?
+                } else {
+                    Rc::clone(&name)
+                };
+                items.push(ImportItem {
+                    name,
+                    alias,
+                    span: ispan,
+                });
                 if !self.eat_sym(",") {
                     break;
                 }
@@ -337,7 +376,14 @@ impl Parser {
             }
             self.expect_sym(")")?;
         }
-        Ok(TypeDecl { name, params, body, deriving, export, span })
+        Ok(TypeDecl {
+            name,
+            params,
+            body,
+            deriving,
+            export,
+            span,
+        })
     }
 
     fn func(&mut self, export: bool, pure: bool, span: Span) -> PResult<FuncDecl> {
@@ -347,14 +393,22 @@ impl Parser {
         let mut params = Vec::new();
         while !self.is_sym(")") {
             let pname = self.ident("a parameter name")?;
-            let ty = if self.eat_sym(":") { Some(self.ty()?) } else { None };
+            let ty = if self.eat_sym(":") {
+                Some(self.ty()?)
+            } else {
+                None
+            };
             params.push(Param { name: pname, ty });
             if !self.eat_sym(",") {
                 break;
             }
         }
         self.expect_sym(")")?;
-        let ret = if self.eat_sym("->") { Some(self.ty()?) } else { None };
+        let ret = if self.eat_sym("->") {
+            Some(self.ty()?)
+        } else {
+            None
+        };
         let mut effects = None;
         if self.eat_sym("!") {
             self.expect_sym("{")?;
@@ -412,7 +466,20 @@ impl Parser {
         } else {
             return self.err("'=' or '{' starting the function body");
         };
-        Ok(FuncDecl { name, export, pure, type_params, params, ret, effects, requires, ensures, tests, body, span })
+        Ok(FuncDecl {
+            name,
+            export,
+            pure,
+            type_params,
+            params,
+            ret,
+            effects,
+            requires,
+            ensures,
+            tests,
+            body,
+            span,
+        })
     }
 
     fn braced_expr(&mut self) -> PResult<Expr> {
@@ -565,7 +632,11 @@ impl Parser {
             }
             Tok::Ident(s) if is_upper(&s) => {
                 self.advance();
-                let args = if self.eat_sym("(") { self.pattern_list(")")? } else { Vec::new() };
+                let args = if self.eat_sym("(") {
+                    self.pattern_list(")")?
+                } else {
+                    Vec::new()
+                };
                 Ok(Pattern::Ctor(Rc::from(s.as_str()), args, span))
             }
             Tok::Ident(_) => Ok(Pattern::Var(self.ident("a pattern")?)),
@@ -582,14 +653,22 @@ impl Parser {
                 match self.advance() {
                     Tok::Int(i) => Ok(Pattern::Int(i.wrapping_neg())),
                     Tok::Float(f) => Ok(Pattern::Float(-f)),
-                    _ => Err(Diag::error("PAR001", "expected a number after '-' in a pattern", Some(span))),
+                    _ => Err(Diag::error(
+                        "PAR001",
+                        "expected a number after '-' in a pattern",
+                        Some(span),
+                    )),
                 }
             }
             Tok::Str(parts) => {
                 self.advance();
                 match parts.as_slice() {
                     [LexPart::Lit(s)] => Ok(Pattern::Str(s.clone())),
-                    _ => Err(Diag::error("PAR001", "string patterns cannot interpolate", Some(span))),
+                    _ => Err(Diag::error(
+                        "PAR001",
+                        "string patterns cannot interpolate",
+                        Some(span),
+                    )),
                 }
             }
             Tok::Sym("(") => {
@@ -618,7 +697,10 @@ impl Parser {
                 self.expect_sym("]")?;
                 match rest {
                     // `[a, b, ...rest]` is `a :: b :: rest`.
-                    Some(r) => Ok(ps.into_iter().rev().fold(r, |acc, p| Pattern::Cons(Box::new(p), Box::new(acc)))),
+                    Some(r) => Ok(ps
+                        .into_iter()
+                        .rev()
+                        .fold(r, |acc, p| Pattern::Cons(Box::new(p), Box::new(acc)))),
                     None => Ok(Pattern::List(ps)),
                 }
             }
@@ -630,7 +712,11 @@ impl Parser {
                         break;
                     }
                     let f = self.field_name()?;
-                    let p = if self.eat_sym(":") { self.pattern()? } else { Pattern::Var(Rc::clone(&f)) };
+                    let p = if self.eat_sym(":") {
+                        self.pattern()?
+                    } else {
+                        Pattern::Var(Rc::clone(&f))
+                    };
                     fs.push((f, p));
                     if !self.eat_sym(",") {
                         break;
@@ -679,7 +765,9 @@ impl Parser {
         let mut lhs = self.unary()?;
         let mut folds = 0usize;
         let result = loop {
-            let Some((op, prec)) = self.binop() else { break Ok(lhs) };
+            let Some((op, prec)) = self.binop() else {
+                break Ok(lhs);
+            };
             if prec < min {
                 break Ok(lhs);
             }
@@ -695,7 +783,10 @@ impl Parser {
                 Err(e) => break Err(e),
             };
             let span = lhs.span;
-            lhs = Expr { kind: ExprKind::Binary(op, Box::new(lhs), Box::new(rhs)), span };
+            lhs = Expr {
+                kind: ExprKind::Binary(op, Box::new(lhs), Box::new(rhs)),
+                span,
+            };
         };
         self.depth = self.depth.saturating_sub(folds);
         result
@@ -718,12 +809,21 @@ impl Parser {
                 self.leave();
                 let e = e?;
                 if let (UnOp::Neg, ExprKind::Int(i)) = (op, &e.kind) {
-                    return Ok(Expr { kind: ExprKind::Int(i.wrapping_neg()), span });
+                    return Ok(Expr {
+                        kind: ExprKind::Int(i.wrapping_neg()),
+                        span,
+                    });
                 }
                 if let (UnOp::Neg, ExprKind::Float(f)) = (op, &e.kind) {
-                    return Ok(Expr { kind: ExprKind::Float(-f), span });
+                    return Ok(Expr {
+                        kind: ExprKind::Float(-f),
+                        span,
+                    });
                 }
-                Ok(Expr { kind: ExprKind::Unary(op, Box::new(e)), span })
+                Ok(Expr {
+                    kind: ExprKind::Unary(op, Box::new(e)),
+                    span,
+                })
             }
             None => self.postfix(),
         }
@@ -740,14 +840,20 @@ impl Parser {
                     Ok(a) => a,
                     Err(err) => break Err(err),
                 };
-                e = Expr { kind: ExprKind::Call(Box::new(e), args), span };
+                e = Expr {
+                    kind: ExprKind::Call(Box::new(e), args),
+                    span,
+                };
             } else if self.is_sym(".") && matches!(self.peek_at(1), Tok::Ident(_)) {
                 self.advance();
                 let f = match self.advance() {
                     Tok::Ident(f) => Rc::from(f.as_str()),
                     _ => break self.err("a field name"),
                 };
-                e = Expr { kind: ExprKind::Field(Box::new(e), f), span };
+                e = Expr {
+                    kind: ExprKind::Field(Box::new(e), f),
+                    span,
+                };
             } else {
                 break Ok(e);
             }
@@ -774,14 +880,21 @@ impl Parser {
 
     fn string_expr(&mut self, parts: Vec<LexPart>, span: Span) -> PResult<Expr> {
         if let [LexPart::Lit(s)] = parts.as_slice() {
-            return Ok(Expr { kind: ExprKind::Str(s.clone()), span });
+            return Ok(Expr {
+                kind: ExprKind::Str(s.clone()),
+                span,
+            });
         }
         let mut out = Vec::new();
         for part in parts {
             match part {
                 LexPart::Lit(s) => out.push(StrPart::Lit(s)),
                 LexPart::Expr(toks, pspan) => {
-                    let mut sub = Parser { toks, pos: 0, depth: self.depth };
+                    let mut sub = Parser {
+                        toks,
+                        pos: 0,
+                        depth: self.depth,
+                    };
                     if matches!(sub.peek(), Tok::Eof) {
                         return Err(Diag::error("PAR001", "empty ${} in a string", Some(pspan)));
                     }
@@ -791,7 +904,10 @@ impl Parser {
                 }
             }
         }
-        Ok(Expr { kind: ExprKind::Interp(out), span })
+        Ok(Expr {
+            kind: ExprKind::Interp(out),
+            span,
+        })
     }
 
     fn primary(&mut self) -> PResult<Expr> {
@@ -832,10 +948,19 @@ impl Parser {
                     while !self.is_sym("}") {
                         let aspan = self.span();
                         let pat = self.pattern()?;
-                        let guard = if self.eat_kw("if") { Some(self.expr()?) } else { None };
+                        let guard = if self.eat_kw("if") {
+                            Some(self.expr()?)
+                        } else {
+                            None
+                        };
                         self.expect_sym("=>")?;
                         let body = self.expr()?;
-                        arms.push(Arm { pat, guard, body, span: aspan });
+                        arms.push(Arm {
+                            pat,
+                            guard,
+                            body,
+                            span: aspan,
+                        });
                         if !self.eat_sym(",") {
                             break;
                         }
@@ -846,7 +971,11 @@ impl Parser {
                 "let" => {
                     self.advance();
                     let pat = self.pattern()?;
-                    let ty = if self.eat_sym(":") { Some(self.ty()?) } else { None };
+                    let ty = if self.eat_sym(":") {
+                        Some(self.ty()?)
+                    } else {
+                        None
+                    };
                     self.expect_sym("=")?;
                     let v = self.expr()?;
                     self.expect_kw("in")?;
@@ -911,17 +1040,26 @@ impl Parser {
     /// After `{`: a record literal, a record update or a block.
     fn brace(&mut self, span: Span) -> PResult<Expr> {
         if self.eat_sym("}") {
-            return Ok(Expr { kind: ExprKind::Record(Vec::new()), span });
+            return Ok(Expr {
+                kind: ExprKind::Record(Vec::new()),
+                span,
+            });
         }
         if matches!(self.peek(), Tok::Ident(_)) && matches!(self.peek_at(1), Tok::Sym(":")) {
             let fields = self.record_fields()?;
-            return Ok(Expr { kind: ExprKind::Record(fields), span });
+            return Ok(Expr {
+                kind: ExprKind::Record(fields),
+                span,
+            });
         }
         if !self.is_kw("let") && !self.is_kw("letrec") {
             let first = self.expr()?;
             if self.eat_sym("|") {
                 let fields = self.record_fields()?;
-                return Ok(Expr { kind: ExprKind::Update(Box::new(first), fields), span });
+                return Ok(Expr {
+                    kind: ExprKind::Update(Box::new(first), fields),
+                    span,
+                });
             }
             return self.block_from(span, Some(first));
         }
@@ -945,7 +1083,10 @@ impl Parser {
 
     fn block_rest(&mut self, span: Span) -> PResult<Expr> {
         if self.eat_sym("}") {
-            return Ok(Expr { kind: ExprKind::Unit, span });
+            return Ok(Expr {
+                kind: ExprKind::Unit,
+                span,
+            });
         }
         self.block_from(span, None)
     }
@@ -968,7 +1109,11 @@ impl Parser {
                         } else {
                             (self.pattern()?, None)
                         };
-                        let ty = if self.eat_sym(":") { Some(self.ty()?) } else { None };
+                        let ty = if self.eat_sym(":") {
+                            Some(self.ty()?)
+                        } else {
+                            None
+                        };
                         self.expect_sym("=")?;
                         let v = self.expr()?;
                         if self.eat_kw("in") {
@@ -987,7 +1132,13 @@ impl Parser {
                             });
                             if self.eat_sym("}") {
                                 return Ok(Expr {
-                                    kind: ExprKind::Block(stmts, Box::new(Expr { kind: ExprKind::Unit, span })),
+                                    kind: ExprKind::Block(
+                                        stmts,
+                                        Box::new(Expr {
+                                            kind: ExprKind::Unit,
+                                            span,
+                                        }),
+                                    ),
                                     span,
                                 });
                             }
@@ -1001,8 +1152,14 @@ impl Parser {
             if self.eat_sym(";") {
                 stmts.push(Stmt::Expr(e));
                 if self.eat_sym("}") {
-                    let unit = Expr { kind: ExprKind::Unit, span };
-                    return Ok(Expr { kind: ExprKind::Block(stmts, Box::new(unit)), span });
+                    let unit = Expr {
+                        kind: ExprKind::Unit,
+                        span,
+                    };
+                    return Ok(Expr {
+                        kind: ExprKind::Block(stmts, Box::new(unit)),
+                        span,
+                    });
                 }
                 continue;
             }
@@ -1015,7 +1172,10 @@ impl Parser {
             if stmts.is_empty() {
                 return Ok(e);
             }
-            return Ok(Expr { kind: ExprKind::Block(stmts, Box::new(e)), span });
+            return Ok(Expr {
+                kind: ExprKind::Block(stmts, Box::new(e)),
+                span,
+            });
         }
     }
 }
@@ -1027,23 +1187,47 @@ mod tests {
     #[test]
     fn parses_precedence() {
         let e = parse_expr("1 + 2 * 3 == 7 || false").map_err(|d| d.render());
-        let Ok(Expr { kind: ExprKind::Binary(BinOp::Or, l, _), .. }) = e else { panic!("{e:?}") };
+        let Ok(Expr {
+            kind: ExprKind::Binary(BinOp::Or, l, _),
+            ..
+        }) = e
+        else {
+            panic!("{e:?}")
+        };
         assert!(matches!(l.kind, ExprKind::Binary(BinOp::Eq, _, _)));
     }
 
     #[test]
     fn parses_cons_right_assoc() {
         let e = parse_expr("1 :: 2 :: []");
-        let Ok(Expr { kind: ExprKind::Binary(BinOp::Cons, _, r), .. }) = e else { panic!("{e:?}") };
+        let Ok(Expr {
+            kind: ExprKind::Binary(BinOp::Cons, _, r),
+            ..
+        }) = e
+        else {
+            panic!("{e:?}")
+        };
         assert!(matches!(r.kind, ExprKind::Binary(BinOp::Cons, _, _)));
     }
 
     #[test]
     fn parses_records_blocks_updates() {
-        assert!(matches!(parse_expr("{a: 1, b: 2}").map(|e| e.kind), Ok(ExprKind::Record(_))));
-        assert!(matches!(parse_expr("{r | a: 1}").map(|e| e.kind), Ok(ExprKind::Update(_, _))));
-        assert!(matches!(parse_expr("{ let x = 1; x + 1 }").map(|e| e.kind), Ok(ExprKind::Block(_, _))));
-        assert!(matches!(parse_expr("{}").map(|e| e.kind), Ok(ExprKind::Record(_))));
+        assert!(matches!(
+            parse_expr("{a: 1, b: 2}").map(|e| e.kind),
+            Ok(ExprKind::Record(_))
+        ));
+        assert!(matches!(
+            parse_expr("{r | a: 1}").map(|e| e.kind),
+            Ok(ExprKind::Update(_, _))
+        ));
+        assert!(matches!(
+            parse_expr("{ let x = 1; x + 1 }").map(|e| e.kind),
+            Ok(ExprKind::Block(_, _))
+        ));
+        assert!(matches!(
+            parse_expr("{}").map(|e| e.kind),
+            Ok(ExprKind::Record(_))
+        ));
     }
 
     #[test]
@@ -1054,13 +1238,25 @@ mod tests {
 
     fn deep_nesting_checks() {
         let src = format!("{}1{}", "(".repeat(10_000), ")".repeat(10_000));
-        assert_eq!(parse_expr(&src).map_err(|d| d.code).err().as_deref(), Some("PAR_DEPTH"));
+        assert_eq!(
+            parse_expr(&src).map_err(|d| d.code).err().as_deref(),
+            Some("PAR_DEPTH")
+        );
         let src = format!("{}1", "- ".repeat(10_000));
-        assert_eq!(parse_expr(&src).map_err(|d| d.code).err().as_deref(), Some("PAR_DEPTH"));
+        assert_eq!(
+            parse_expr(&src).map_err(|d| d.code).err().as_deref(),
+            Some("PAR_DEPTH")
+        );
         let src = format!("1{}", " + 1".repeat(10_000));
-        assert_eq!(parse_expr(&src).map_err(|d| d.code).err().as_deref(), Some("PAR_DEPTH"));
+        assert_eq!(
+            parse_expr(&src).map_err(|d| d.code).err().as_deref(),
+            Some("PAR_DEPTH")
+        );
         let src = format!("{}1{}", "[".repeat(10_000), "]".repeat(10_000));
-        assert_eq!(parse_expr(&src).map_err(|d| d.code).err().as_deref(), Some("PAR_DEPTH"));
+        assert_eq!(
+            parse_expr(&src).map_err(|d| d.code).err().as_deref(),
+            Some("PAR_DEPTH")
+        );
     }
 
     #[test]

@@ -45,7 +45,10 @@ pub fn front(label: &str, source: &[u8], strict_modules: bool) -> Result<Front, 
     if source.len() > MAX_SOURCE_BYTES {
         return Err(vec![Diag::error(
             "PAR_SIZE_001",
-            format!("source is {} bytes; the limit is {MAX_SOURCE_BYTES}", source.len()),
+            format!(
+                "source is {} bytes; the limit is {MAX_SOURCE_BYTES}",
+                source.len()
+            ),
             None,
         )
         .in_file(label)]);
@@ -55,24 +58,38 @@ pub fn front(label: &str, source: &[u8], strict_modules: bool) -> Result<Front, 
         Err(e) => {
             return Err(vec![Diag::error(
                 "PAR_UTF8_001",
-                format!("source is not valid UTF-8 (invalid byte at offset {})", e.valid_up_to()),
+                format!(
+                    "source is not valid UTF-8 (invalid byte at offset {})",
+                    e.valid_up_to()
+                ),
                 None,
             )
             .in_file(label)])
         }
     };
     let module = parse_module(text).map_err(|d| vec![d.in_file(label)])?;
-    let loaded = load(&module, label, strict_modules).map_err(|ds| ds.into_iter().map(|d| d.in_file(label)).collect::<Vec<_>>())?;
-    let mut warnings: Vec<Diag> = loaded.warnings.into_iter().map(|d| d.in_file(label)).collect();
+    let loaded = load(&module, label, strict_modules)
+        .map_err(|ds| ds.into_iter().map(|d| d.in_file(label)).collect::<Vec<_>>())?;
+    let mut warnings: Vec<Diag> = loaded
+        .warnings
+        .into_iter()
+        .map(|d| d.in_file(label))
+        .collect();
     let diags = typecheck(&module, &loaded.program);
-    let (errs, warns): (Vec<Diag>, Vec<Diag>) = diags.into_iter().partition(|d| d.severity == Severity::Error);
+    let (errs, warns): (Vec<Diag>, Vec<Diag>) = diags
+        .into_iter()
+        .partition(|d| d.severity == Severity::Error);
     warnings.extend(warns.into_iter().map(|d| d.in_file(label)));
     if !errs.is_empty() {
         let mut all: Vec<Diag> = errs.into_iter().map(|d| d.in_file(label)).collect();
         all.extend(warnings);
         return Err(all);
     }
-    Ok(Front { module, program: loaded.program, warnings })
+    Ok(Front {
+        module,
+        program: loaded.program,
+        warnings,
+    })
 }
 
 fn render_all(ds: &[Diag]) -> String {
@@ -98,13 +115,17 @@ pub fn check_outcome(label: &str, source: &[u8], opts: &Options) -> RunOutcome {
     super::on_big_stack(move || {
         let mut out = RunOutcome::default();
         if !opts.quiet {
-            out.stdout.extend_from_slice(format!("→ Type checking {label_s}...\n→ Effect checking...\n").as_bytes());
+            out.stdout.extend_from_slice(
+                format!("→ Type checking {label_s}...\n→ Effect checking...\n").as_bytes(),
+            );
         }
         match front(&label_s, &src, opts.strict_modules) {
             Ok(f) => {
-                out.stderr.extend_from_slice(render_all(&f.warnings).as_bytes());
+                out.stderr
+                    .extend_from_slice(render_all(&f.warnings).as_bytes());
                 if !opts.quiet {
-                    out.stdout.extend_from_slice("✓ No errors found!\n".as_bytes());
+                    out.stdout
+                        .extend_from_slice("✓ No errors found!\n".as_bytes());
                 }
             }
             Err(ds) => {
@@ -132,7 +153,8 @@ fn resolve_args(raw: &[u8]) -> Result<J, String> {
     if text.is_empty() {
         return Err("the program argument is empty".to_string());
     }
-    let (d, end) = decode_prefix(text).map_err(|e| format!("the program argument is not valid JSON: {e}"))?;
+    let (d, end) =
+        decode_prefix(text).map_err(|e| format!("the program argument is not valid JSON: {e}"))?;
     // A streaming decoder would ignore text after the value; the CLI argument must be one value.
     if !text[end..].trim_ascii().is_empty() {
         return Err("the program argument holds text after its JSON value".to_string());
@@ -164,11 +186,21 @@ fn type_name(t: &TypeExpr) -> String {
 
 /// Decode a JSON argument against the entry's declared parameter type (ailang.md §3).
 fn decode_arg(t: &TypeExpr, j: &J) -> Result<Value, String> {
-    let mismatch = || format!("ARG_DECODE_MISMATCH: expected {}, got {}", type_name(t), json_kind(j));
+    let mismatch = || {
+        format!(
+            "ARG_DECODE_MISMATCH: expected {}, got {}",
+            type_name(t),
+            json_kind(j)
+        )
+    };
     let v = match (t, j) {
-        (TypeExpr::Named(n, _, _), J::Str(s)) if &**n == "string" => Value::str(s.clone()).map_err(|d| d.message)?,
+        (TypeExpr::Named(n, _, _), J::Str(s)) if &**n == "string" => {
+            Value::str(s.clone()).map_err(|d| d.message)?
+        }
         (TypeExpr::Named(n, _, _), J::Num(f)) if &**n == "float" => Value::Float(*f),
-        (TypeExpr::Named(n, _, _), J::Num(f)) if &**n == "int" && f.fract() == 0.0 => Value::Int(*f as i64),
+        (TypeExpr::Named(n, _, _), J::Num(f)) if &**n == "int" && f.fract() == 0.0 => {
+            Value::Int(*f as i64)
+        }
         (TypeExpr::Named(n, _, _), J::Bool(b)) if &**n == "bool" => Value::Bool(*b),
         (TypeExpr::Named(n, _, _), _) if &**n == "Json" => to_value(j).map_err(|_| mismatch())?,
         (TypeExpr::Tuple(ts), J::Null) if ts.is_empty() => Value::Unit,
@@ -182,7 +214,9 @@ fn decode_arg(t: &TypeExpr, j: &J) -> Result<Value, String> {
         (TypeExpr::Record(fs, _), J::Obj(ms)) => {
             let mut out = Vec::new();
             for (k, ft) in fs {
-                let Some((_, x)) = ms.iter().find(|(mk, _)| mk.as_str() == &**k) else { return Err(mismatch()) };
+                let Some((_, x)) = ms.iter().find(|(mk, _)| mk.as_str() == &**k) else {
+                    return Err(mismatch());
+                };
                 out.push((Rc::clone(k), decode_arg(ft, x)?));
             }
             Value::record(out)
@@ -215,19 +249,27 @@ pub struct RunRequest {
 /// [`RunError::OutputLimit`] when a bound ended the run.
 pub fn run(req: RunRequest) -> Result<RunOutcome, RunError> {
     let cap = req.output_cap;
-    let r = super::on_big_stack(move || run_on_thread(req)).unwrap_or_else(|| Ok(internal_failure()))?;
+    let r = super::on_big_stack(move || run_on_thread(req))
+        .unwrap_or_else(|| Ok(internal_failure()))?;
     if r.stdout.len() > cap {
-        return Err(RunError::OutputLimit { stream: "stdout", cap });
+        return Err(RunError::OutputLimit {
+            stream: "stdout",
+            cap,
+        });
     }
     if r.stderr.len() > cap {
-        return Err(RunError::OutputLimit { stream: "stderr", cap });
+        return Err(RunError::OutputLimit {
+            stream: "stderr",
+            cap,
+        });
     }
     Ok(r)
 }
 
 fn fail(mut out: RunOutcome, code: i32, msg: &str) -> Result<RunOutcome, RunError> {
     out.exit_code = code;
-    out.stderr.extend_from_slice(format!("Error: {msg}\n").as_bytes());
+    out.stderr
+        .extend_from_slice(format!("Error: {msg}\n").as_bytes());
     Ok(out)
 }
 
@@ -236,7 +278,8 @@ fn run_on_thread(req: RunRequest) -> Result<RunOutcome, RunError> {
     let opts = &req.options;
     let expired = |d: Option<Instant>| d.is_some_and(|d| Instant::now() >= d);
     if !opts.quiet {
-        out.stdout.extend_from_slice("→ Type checking...\n→ Effect checking...\n".as_bytes());
+        out.stdout
+            .extend_from_slice("→ Type checking...\n→ Effect checking...\n".as_bytes());
     }
     let arg = match &req.args {
         None => J::Null,
@@ -253,29 +296,49 @@ fn run_on_thread(req: RunRequest) -> Result<RunOutcome, RunError> {
             return Ok(out);
         }
     };
-    out.stderr.extend_from_slice(render_all(&front.warnings).as_bytes());
+    out.stderr
+        .extend_from_slice(render_all(&front.warnings).as_bytes());
     if expired(req.deadline) {
         return Err(RunError::Timeout);
     }
     let entry = match front.program.funcs.get(req.entry.as_str()) {
         Some(f) => Rc::clone(f),
         None => {
-            let zero: Vec<_> = front.module.funcs.iter().filter(|f| f.export && f.params.is_empty()).collect();
+            let zero: Vec<_> = front
+                .module
+                .funcs
+                .iter()
+                .filter(|f| f.export && f.params.is_empty())
+                .collect();
             match (req.entry.as_str(), zero.as_slice()) {
                 ("main", [only]) => Rc::new((*only).clone()),
-                _ => return fail(out, 1, &format!("entrypoint '{}' not found in module", req.entry)),
+                _ => {
+                    return fail(
+                        out,
+                        1,
+                        &format!("entrypoint '{}' not found in module", req.entry),
+                    )
+                }
             }
         }
     };
     let args = match entry.params.as_slice() {
         [] => {
             if arg != J::Null {
-                return fail(out, 1, &format!("ARG_DECODE_MISMATCH: expected (), got {}", json_kind(&arg)));
+                return fail(
+                    out,
+                    1,
+                    &format!("ARG_DECODE_MISMATCH: expected (), got {}", json_kind(&arg)),
+                );
             }
             Vec::new()
         }
         [p] => {
-            let t = p.ty.clone().unwrap_or(TypeExpr::Named(Rc::from("Json"), Vec::new(), Default::default()));
+            let t = p.ty.clone().unwrap_or(TypeExpr::Named(
+                Rc::from("Json"),
+                Vec::new(),
+                Default::default(),
+            ));
             match decode_arg(&t, &arg) {
                 Ok(v) => vec![v],
                 Err(e) => return fail(out, 1, &e),
@@ -294,13 +357,22 @@ fn run_on_thread(req: RunRequest) -> Result<RunOutcome, RunError> {
         }
     };
     if !opts.quiet {
-        out.stdout.extend_from_slice(format!("✓ Running {}\n", req.label).as_bytes());
+        out.stdout
+            .extend_from_slice(format!("✓ Running {}\n", req.label).as_bytes());
     }
     let limits = Limits {
         deadline: req.deadline,
         output_cap: req.output_cap.saturating_sub(out.stdout.len()),
-        max_depth: if opts.max_recursion_depth == 0 { super::eval::MAX_RECURSION_DEPTH } else { opts.max_recursion_depth },
-        memory_cap: if opts.memory_cap == 0 { super::value::DEFAULT_MEMORY_CAP } else { opts.memory_cap },
+        max_depth: if opts.max_recursion_depth == 0 {
+            super::eval::MAX_RECURSION_DEPTH
+        } else {
+            opts.max_recursion_depth
+        },
+        memory_cap: if opts.memory_cap == 0 {
+            super::value::DEFAULT_MEMORY_CAP
+        } else {
+            opts.memory_cap
+        },
         caps: opts.caps.iter().cloned().collect::<HashSet<_>>(),
         ..Limits::default()
     };
@@ -317,10 +389,17 @@ fn run_on_thread(req: RunRequest) -> Result<RunOutcome, RunError> {
             Ok(out)
         }
         Err(Fail::Timeout) => Err(RunError::Timeout),
-        Err(Fail::OutputLimit) => Err(RunError::OutputLimit { stream: "stdout", cap: req.output_cap }),
+        Err(Fail::OutputLimit) => Err(RunError::OutputLimit {
+            stream: "stdout",
+            cap: req.output_cap,
+        }),
         Err(Fail::Error(d)) => {
             let d = d.in_file(&req.label);
-            let line = if d.code.is_empty() { format!("Error: {}\n", d.message) } else { format!("{}\n", d.render()) };
+            let line = if d.code.is_empty() {
+                format!("Error: {}\n", d.message)
+            } else {
+                format!("{}\n", d.render())
+            };
             out.stderr.extend_from_slice(line.as_bytes());
             out.exit_code = 1;
             Ok(out)
@@ -345,7 +424,8 @@ pub fn run_tests(label: &str, source: &[u8]) -> Result<Vec<TestCase>, Vec<String
     let label = label.to_string();
     let source = source.to_vec();
     super::on_big_stack(move || {
-        let f = front(&label, &source, false).map_err(|ds| ds.iter().map(Diag::render).collect::<Vec<_>>())?;
+        let f = front(&label, &source, false)
+            .map_err(|ds| ds.iter().map(Diag::render).collect::<Vec<_>>())?;
         let prog = Rc::new(f.program);
         let mut cases = Vec::new();
         for func in &f.module.funcs {
@@ -353,16 +433,35 @@ pub fn run_tests(label: &str, source: &[u8]) -> Result<Vec<TestCase>, Vec<String
             let mut m = Machine::new(Rc::clone(&prog), Limits::default());
             let pairs = match m.eval(tests, &None) {
                 Ok(Value::List(l)) => l.to_vec(),
-                Ok(other) => return Err(vec![format!("tests clause of '{}' is a {}, not a list", func.name, other.kind())]),
-                Err(e) => return Err(vec![format!("tests clause of '{}' failed: {e:?}", func.name)]),
+                Ok(other) => {
+                    return Err(vec![format!(
+                        "tests clause of '{}' is a {}, not a list",
+                        func.name,
+                        other.kind()
+                    )])
+                }
+                Err(e) => {
+                    return Err(vec![format!(
+                        "tests clause of '{}' failed: {e:?}",
+                        func.name
+                    )])
+                }
             };
             for (index, pair) in pairs.into_iter().enumerate() {
                 let Value::Tuple(pv) = &pair else {
-                    cases.push(TestCase { func: func.name.to_string(), index, failure: Some("not a pair".into()) });
+                    cases.push(TestCase {
+                        func: func.name.to_string(),
+                        index,
+                        failure: Some("not a pair".into()),
+                    });
                     continue;
                 };
                 let (Some(arg), Some(want)) = (pv.first(), pv.get(1)) else {
-                    cases.push(TestCase { func: func.name.to_string(), index, failure: Some("not a pair".into()) });
+                    cases.push(TestCase {
+                        func: func.name.to_string(),
+                        index,
+                        failure: Some("not a pair".into()),
+                    });
                     continue;
                 };
                 let args = match (func.params.len(), arg) {
@@ -383,7 +482,11 @@ pub fn run_tests(label: &str, source: &[u8]) -> Result<Vec<TestCase>, Vec<String
                     Err(Fail::Error(d)) => Some(d.render()),
                     Err(other) => Some(format!("{other:?}")),
                 };
-                cases.push(TestCase { func: func.name.to_string(), index, failure });
+                cases.push(TestCase {
+                    func: func.name.to_string(),
+                    index,
+                    failure,
+                });
             }
         }
         Ok(cases)

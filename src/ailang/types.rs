@@ -72,7 +72,18 @@ struct Checker<'a> {
     fields_deferred: Vec<(Ty, Name, Ty, Span)>,
 }
 
-const EFFECTS: [&str; 10] = ["IO", "FS", "Net", "Env", "Clock", "Process", "AI", "Rand", "Debug", "SharedMem"];
+const EFFECTS: [&str; 10] = [
+    "IO",
+    "FS",
+    "Net",
+    "Env",
+    "Clock",
+    "Process",
+    "AI",
+    "Rand",
+    "Debug",
+    "SharedMem",
+];
 
 impl<'a> Checker<'a> {
     fn new(m: &Module, prog: &'a Program) -> Self {
@@ -103,10 +114,18 @@ impl<'a> Checker<'a> {
             if !prog.ctors.contains_key(name) {
                 continue;
             }
-            let args = if arg.is_empty() { Vec::new() } else { parse_type(arg).map(|t| vec![t]).unwrap_or_default() };
+            let args = if arg.is_empty() {
+                Vec::new()
+            } else {
+                parse_type(arg).map(|t| vec![t]).unwrap_or_default()
+            };
             c.ctors.insert(
                 Rc::from(name),
-                CtorDef { params: params.iter().map(|p| Rc::from(*p)).collect(), args, result: Rc::from(result) },
+                CtorDef {
+                    params: params.iter().map(|p| Rc::from(*p)).collect(),
+                    args,
+                    result: Rc::from(result),
+                },
             );
         }
         for t in &m.types {
@@ -126,7 +145,11 @@ impl<'a> Checker<'a> {
                 for (cn, args, _) in vs {
                     c.ctors.insert(
                         Rc::clone(cn),
-                        CtorDef { params: t.params.clone(), args: args.clone(), result: Rc::clone(&t.name) },
+                        CtorDef {
+                            params: t.params.clone(),
+                            args: args.clone(),
+                            result: Rc::clone(&t.name),
+                        },
                     );
                 }
             }
@@ -160,11 +183,17 @@ impl<'a> Checker<'a> {
         }
         match self.resolve(t) {
             Ty::Con(n, args) => Ty::Con(n, args.iter().map(|a| self.zonk(a, depth + 1)).collect()),
-            Ty::Fn(ps, r) => Ty::Fn(ps.iter().map(|a| self.zonk(a, depth + 1)).collect(), Box::new(self.zonk(&r, depth + 1))),
+            Ty::Fn(ps, r) => Ty::Fn(
+                ps.iter().map(|a| self.zonk(a, depth + 1)).collect(),
+                Box::new(self.zonk(&r, depth + 1)),
+            ),
             Ty::Tuple(ts) => Ty::Tuple(ts.iter().map(|a| self.zonk(a, depth + 1)).collect()),
-            Ty::Record(fs, open) => {
-                Ty::Record(fs.iter().map(|(k, v)| (Rc::clone(k), self.zonk(v, depth + 1))).collect(), open)
-            }
+            Ty::Record(fs, open) => Ty::Record(
+                fs.iter()
+                    .map(|(k, v)| (Rc::clone(k), self.zonk(v, depth + 1)))
+                    .collect(),
+                open,
+            ),
             v => v,
         }
     }
@@ -243,7 +272,9 @@ impl<'a> Checker<'a> {
         match self.resolve(t) {
             Ty::Var(w) => v == w,
             Ty::Con(_, args) | Ty::Tuple(args) => args.iter().any(|a| self.occurs(v, a, depth + 1)),
-            Ty::Fn(ps, r) => ps.iter().any(|a| self.occurs(v, a, depth + 1)) || self.occurs(v, &r, depth + 1),
+            Ty::Fn(ps, r) => {
+                ps.iter().any(|a| self.occurs(v, a, depth + 1)) || self.occurs(v, &r, depth + 1)
+            }
             Ty::Record(fs, _) => fs.values().any(|a| self.occurs(v, a, depth + 1)),
         }
     }
@@ -252,7 +283,12 @@ impl<'a> Checker<'a> {
     fn record_of(&mut self, name: &str, args: &[Ty]) -> Option<BTreeMap<Rc<str>, Ty>> {
         let def = self.types.get(name)?.clone();
         let fields = def.record?;
-        let mut vars: HashMap<Name, Ty> = def.params.iter().cloned().zip(args.iter().cloned()).collect();
+        let mut vars: HashMap<Name, Ty> = def
+            .params
+            .iter()
+            .cloned()
+            .zip(args.iter().cloned())
+            .collect();
         let mut out = BTreeMap::new();
         for (f, te) in fields {
             let t = self.convert(&te, &mut vars, false);
@@ -288,8 +324,14 @@ impl<'a> Checker<'a> {
                 Ok(())
             }
             (Ty::Con(n, xs), Ty::Record(..)) | (Ty::Record(..), Ty::Con(n, xs)) => {
-                let Some(fs) = self.record_of(n, xs) else { return Err(()) };
-                let other = if matches!(a, Ty::Record(..)) { a.clone() } else { b.clone() };
+                let Some(fs) = self.record_of(n, xs) else {
+                    return Err(());
+                };
+                let other = if matches!(a, Ty::Record(..)) {
+                    a.clone()
+                } else {
+                    b.clone()
+                };
                 self.unify_d(&Ty::Record(fs, false), &other, depth + 1)
             }
             (Ty::Fn(ps, r), Ty::Fn(qs, s)) => {
@@ -300,7 +342,11 @@ impl<'a> Checker<'a> {
                     return self.unify_d(r, s, depth + 1);
                 }
                 // `(a, b) -> c` and the curried `a -> b -> c` agree (lambdas are curried).
-                let (long, lr, short, sr) = if ps.len() > qs.len() { (ps, r, qs, s) } else { (qs, s, ps, r) };
+                let (long, lr, short, sr) = if ps.len() > qs.len() {
+                    (ps, r, qs, s)
+                } else {
+                    (qs, s, ps, r)
+                };
                 if short.is_empty() {
                     return Err(());
                 }
@@ -335,7 +381,11 @@ impl<'a> Checker<'a> {
 
     fn expect(&mut self, got: &Ty, want: &Ty, span: Span, what: &str) {
         if self.unify(want, got).is_err() {
-            let msg = format!("{what}: expected {}, got {}", self.show(want), self.show(got));
+            let msg = format!(
+                "{what}: expected {}, got {}",
+                self.show(want),
+                self.show(got)
+            );
             self.err("TC_TYPE_001", msg, span);
         }
     }
@@ -345,26 +395,45 @@ impl<'a> Checker<'a> {
         self.convert_d(t, vars, report, 0)
     }
 
-    fn convert_d(&mut self, t: &TypeExpr, vars: &mut HashMap<Name, Ty>, report: bool, depth: usize) -> Ty {
+    fn convert_d(
+        &mut self,
+        t: &TypeExpr,
+        vars: &mut HashMap<Name, Ty>,
+        report: bool,
+        depth: usize,
+    ) -> Ty {
         if depth > 50 {
             return self.fresh();
         }
         match t {
             TypeExpr::List(x) => list(self.convert_d(x, vars, report, depth + 1)),
-            TypeExpr::Tuple(xs) => Ty::Tuple(xs.iter().map(|x| self.convert_d(x, vars, report, depth + 1)).collect()),
+            TypeExpr::Tuple(xs) => Ty::Tuple(
+                xs.iter()
+                    .map(|x| self.convert_d(x, vars, report, depth + 1))
+                    .collect(),
+            ),
             TypeExpr::Record(fs, open) => Ty::Record(
-                fs.iter().map(|(k, x)| (Rc::clone(k), self.convert_d(x, vars, report, depth + 1))).collect(),
+                fs.iter()
+                    .map(|(k, x)| (Rc::clone(k), self.convert_d(x, vars, report, depth + 1)))
+                    .collect(),
                 *open,
             ),
             TypeExpr::Func(ps, r) => Ty::Fn(
-                ps.iter().map(|x| self.convert_d(x, vars, report, depth + 1)).collect(),
+                ps.iter()
+                    .map(|x| self.convert_d(x, vars, report, depth + 1))
+                    .collect(),
                 Box::new(self.convert_d(r, vars, report, depth + 1)),
             ),
             TypeExpr::Named(n, args, span) => {
-                let targs: Vec<Ty> = args.iter().map(|x| self.convert_d(x, vars, report, depth + 1)).collect();
+                let targs: Vec<Ty> = args
+                    .iter()
+                    .map(|x| self.convert_d(x, vars, report, depth + 1))
+                    .collect();
                 match &**n {
                     "int" | "float" | "string" | "bool" | "Json" if targs.is_empty() => con(n),
-                    "Int" | "Float" | "String" | "Bool" if targs.is_empty() => con(&n.to_lowercase()),
+                    "Int" | "Float" | "String" | "Bool" if targs.is_empty() => {
+                        con(&n.to_lowercase())
+                    }
                     "Option" if targs.len() == 1 => Ty::Con(Rc::clone(n), targs),
                     "Result" if targs.len() == 2 => Ty::Con(Rc::clone(n), targs),
                     _ => {
@@ -375,12 +444,17 @@ impl<'a> Checker<'a> {
                             if def.params.len() != targs.len() && report {
                                 self.err(
                                     "TC_ARITY_001",
-                                    format!("type '{n}' takes {} parameter(s), got {}", def.params.len(), targs.len()),
+                                    format!(
+                                        "type '{n}' takes {} parameter(s), got {}",
+                                        def.params.len(),
+                                        targs.len()
+                                    ),
                                     *span,
                                 );
                             }
                             if let Some(a) = def.alias {
-                                let mut inner: HashMap<Name, Ty> = def.params.iter().cloned().zip(targs).collect();
+                                let mut inner: HashMap<Name, Ty> =
+                                    def.params.iter().cloned().zip(targs).collect();
                                 return self.convert_d(&a, &mut inner, report, depth + 1);
                             }
                             return Ty::Con(Rc::clone(n), targs);
@@ -418,14 +492,25 @@ impl<'a> Checker<'a> {
 
     fn inst(&mut self, t: &Ty, map: &mut HashMap<u32, Ty>) -> Ty {
         match self.resolve(t) {
-            Ty::Var(v) => map.entry(v).or_insert_with(|| {
-                self.subst.push(None);
-                Ty::Var((self.subst.len() - 1) as u32)
-            }).clone(),
+            Ty::Var(v) => map
+                .entry(v)
+                .or_insert_with(|| {
+                    self.subst.push(None);
+                    Ty::Var((self.subst.len() - 1) as u32)
+                })
+                .clone(),
             Ty::Con(n, args) => Ty::Con(n, args.iter().map(|a| self.inst(a, map)).collect()),
-            Ty::Fn(ps, r) => Ty::Fn(ps.iter().map(|a| self.inst(a, map)).collect(), Box::new(self.inst(&r, map))),
+            Ty::Fn(ps, r) => Ty::Fn(
+                ps.iter().map(|a| self.inst(a, map)).collect(),
+                Box::new(self.inst(&r, map)),
+            ),
             Ty::Tuple(ts) => Ty::Tuple(ts.iter().map(|a| self.inst(a, map)).collect()),
-            Ty::Record(fs, o) => Ty::Record(fs.iter().map(|(k, v)| (Rc::clone(k), self.inst(v, map))).collect(), o),
+            Ty::Record(fs, o) => Ty::Record(
+                fs.iter()
+                    .map(|(k, v)| (Rc::clone(k), self.inst(v, map)))
+                    .collect(),
+                o,
+            ),
         }
     }
 
@@ -438,7 +523,11 @@ impl<'a> Checker<'a> {
             vars.insert(Rc::clone(p), v.clone());
             targs.push(v);
         }
-        let args = def.args.iter().map(|a| self.convert(a, &mut vars, false)).collect();
+        let args = def
+            .args
+            .iter()
+            .map(|a| self.convert(a, &mut vars, false))
+            .collect();
         Some((args, Ty::Con(Rc::clone(&def.result), targs)))
     }
 
@@ -491,7 +580,11 @@ impl<'a> Checker<'a> {
             let mut effs = Vec::new();
             for (e, span) in f.effects.iter().flatten() {
                 if !EFFECTS.contains(&&**e) {
-                    self.err("TC_EFF_002", format!("unknown effect '{e}' in the effect row of '{}'", f.name), *span);
+                    self.err(
+                        "TC_EFF_002",
+                        format!("unknown effect '{e}' in the effect row of '{}'", f.name),
+                        *span,
+                    );
                 }
                 effs.push(e.to_string());
             }
@@ -532,25 +625,40 @@ impl<'a> Checker<'a> {
             let _ = self.infer(clause);
             self.locals.truncate(mark);
         }
-        let declared: HashSet<String> =
-            f.effects.iter().flatten().map(|(e, _)| e.to_string()).collect();
+        let declared: HashSet<String> = f
+            .effects
+            .iter()
+            .flatten()
+            .map(|(e, _)| e.to_string())
+            .collect();
         let used = std::mem::take(&mut self.used_effects);
         let mut reported = HashSet::new();
         for (e, span) in used {
             if e == "Debug" || declared.contains(&e) || !reported.insert(e.clone()) {
                 continue;
             }
-            let how = if f.pure || f.effects.is_none() { "is pure" } else { "does not declare it" };
+            let how = if f.pure || f.effects.is_none() {
+                "is pure"
+            } else {
+                "does not declare it"
+            };
             self.err(
                 "TC_EFF_001",
-                format!("function '{}' uses effect '{e}' but {how}; declare it with ! {{{e}}}", f.name),
+                format!(
+                    "function '{}' uses effect '{e}' but {how}; declare it with ! {{{e}}}",
+                    f.name
+                ),
                 span,
             );
         }
     }
 
     fn lookup_local(&self, n: &str) -> Option<Ty> {
-        self.locals.iter().rev().find(|(k, _)| &**k == n).map(|(_, t)| t.clone())
+        self.locals
+            .iter()
+            .rev()
+            .find(|(k, _)| &**k == n)
+            .map(|(_, t)| t.clone())
     }
 
     fn var_ty(&mut self, n: &Name, span: Span) -> Ty {
@@ -570,7 +678,11 @@ impl<'a> Checker<'a> {
             return self.builtin_ty(b);
         }
         if let Some((args, res)) = self.ctor_ty(n) {
-            return if args.is_empty() { res } else { Ty::Fn(args, Box::new(res)) };
+            return if args.is_empty() {
+                res
+            } else {
+                Ty::Fn(args, Box::new(res))
+            };
         }
         self.err("TC_UNBOUND_001", format!("unbound name '{n}'"), span);
         self.fresh()
@@ -592,12 +704,19 @@ impl<'a> Checker<'a> {
                 Some(fs) => match fs.get(field) {
                     Some(t) => Some(t.clone()),
                     None => {
-                        self.err("TC_FIELD_001", format!("type {n} has no field '{field}'"), span);
+                        self.err(
+                            "TC_FIELD_001",
+                            format!("type {n} has no field '{field}'"),
+                            span,
+                        );
                         None
                     }
                 },
                 None => {
-                    let msg = format!("field access '.{field}' on a value of type {}", self.show(base));
+                    let msg = format!(
+                        "field access '.{field}' on a value of type {}",
+                        self.show(base)
+                    );
                     self.err("TC_FIELD_001", msg, span);
                     None
                 }
@@ -605,7 +724,10 @@ impl<'a> Checker<'a> {
             Ty::Var(_) if defer_ok => None,
             Ty::Var(_) => None,
             other => {
-                let msg = format!("field access '.{field}' on a value of type {}", self.show(&other));
+                let msg = format!(
+                    "field access '.{field}' on a value of type {}",
+                    self.show(&other)
+                );
                 self.err("TC_FIELD_001", msg, span);
                 None
             }
@@ -617,7 +739,10 @@ impl<'a> Checker<'a> {
             Ty::Var(_) => {}
             Ty::Con(n, _) if &*n == "int" || &*n == "float" => {}
             other => {
-                let msg = format!("operator '{op}' needs int or float operands, got {}", self.show(&other));
+                let msg = format!(
+                    "operator '{op}' needs int or float operands, got {}",
+                    self.show(&other)
+                );
                 self.err("TC_TYPE_001", msg, span);
             }
         }
@@ -638,7 +763,10 @@ impl<'a> Checker<'a> {
                     if let StrPart::Expr(x) = p {
                         let t = self.infer(x);
                         if self.unify(&con("string"), &t).is_err() {
-                            let msg = format!("string interpolation needs a string, got {} (use show)", self.show(&t));
+                            let msg = format!(
+                                "string interpolation needs a string, got {} (use show)",
+                                self.show(&t)
+                            );
                             self.err("TC_TYPE_001", msg, x.span);
                         }
                     }
@@ -685,7 +813,11 @@ impl<'a> Checker<'a> {
                                     self.builtin_ty(b)
                                 }
                                 None => {
-                                    self.err("TC_UNBOUND_001", format!("module {path} has no export '{name}'"), span);
+                                    self.err(
+                                        "TC_UNBOUND_001",
+                                        format!("module {path} has no export '{name}'"),
+                                        span,
+                                    );
                                     self.fresh()
                                 }
                             };
@@ -698,7 +830,8 @@ impl<'a> Checker<'a> {
                     None => {
                         let t = self.fresh();
                         if matches!(self.resolve(&bt), Ty::Var(_)) {
-                            self.fields_deferred.push((bt, Rc::clone(name), t.clone(), span));
+                            self.fields_deferred
+                                .push((bt, Rc::clone(name), t.clone(), span));
                         }
                         t
                     }
@@ -713,7 +846,9 @@ impl<'a> Checker<'a> {
                 }
                 let r = self.infer(body);
                 self.locals.truncate(mark);
-                pts.into_iter().rev().fold(r, |acc, p| Ty::Fn(vec![p], Box::new(acc)))
+                pts.into_iter()
+                    .rev()
+                    .fold(r, |acc, p| Ty::Fn(vec![p], Box::new(acc)))
             }
             ExprKind::LetIn(pat, ty, v, body) => {
                 let mark = self.locals.len();
@@ -788,8 +923,18 @@ impl<'a> Checker<'a> {
                 let sym = op.symbol();
                 match op {
                     BinOp::Or | BinOp::And => {
-                        self.expect(&lt, &con("bool"), l.span, &format!("left operand of '{sym}'"));
-                        self.expect(&rt, &con("bool"), r.span, &format!("right operand of '{sym}'"));
+                        self.expect(
+                            &lt,
+                            &con("bool"),
+                            l.span,
+                            &format!("left operand of '{sym}'"),
+                        );
+                        self.expect(
+                            &rt,
+                            &con("bool"),
+                            r.span,
+                            &format!("right operand of '{sym}'"),
+                        );
                         con("bool")
                     }
                     BinOp::Eq | BinOp::Ne => {
@@ -802,7 +947,10 @@ impl<'a> Checker<'a> {
                             Ty::Var(_) => {}
                             Ty::Con(n, _) if ["int", "float", "string", "bool"].contains(&&*n) => {}
                             other => {
-                                let msg = format!("operator '{sym}' cannot compare values of type {}", self.show(&other));
+                                let msg = format!(
+                                    "operator '{sym}' cannot compare values of type {}",
+                                    self.show(&other)
+                                );
                                 self.err("TC_TYPE_001", msg, span);
                             }
                         }
@@ -868,7 +1016,10 @@ impl<'a> Checker<'a> {
                 Ty::Fn(ps, r) => {
                     let remaining = ats.len() - i;
                     // `jn(())`: a zero-parameter builtin also accepts one unit argument.
-                    if ps.is_empty() && remaining == 1 && matches!(self.resolve(&ats[i]), Ty::Tuple(ref t) if t.is_empty()) {
+                    if ps.is_empty()
+                        && remaining == 1
+                        && matches!(self.resolve(&ats[i]), Ty::Tuple(ref t) if t.is_empty())
+                    {
                         return *r;
                     }
                     if remaining < ps.len() || (ps.is_empty() && remaining > 0) {
@@ -895,7 +1046,10 @@ impl<'a> Checker<'a> {
                     return r;
                 }
                 other => {
-                    let msg = format!("{fname} is not a function: it has type {}", self.show(&other));
+                    let msg = format!(
+                        "{fname} is not a function: it has type {}",
+                        self.show(&other)
+                    );
                     self.err("TC_TYPE_001", msg, span);
                     return self.fresh();
                 }
@@ -915,13 +1069,21 @@ impl<'a> Checker<'a> {
             Pattern::Ctor(n, ps, cspan) => match self.ctor_ty(n) {
                 Some((args, res)) => {
                     if self.unify(t, &res).is_err() {
-                        let msg = format!("constructor {n} builds {}, but the value has type {}", self.show(&res), self.show(t));
+                        let msg = format!(
+                            "constructor {n} builds {}, but the value has type {}",
+                            self.show(&res),
+                            self.show(t)
+                        );
                         self.err("TC_TYPE_001", msg, *cspan);
                     }
                     if args.len() != ps.len() {
                         self.err(
                             "TC_ARITY_001",
-                            format!("constructor {n} takes {} argument(s), the pattern gives {}", args.len(), ps.len()),
+                            format!(
+                                "constructor {n} takes {} argument(s), the pattern gives {}",
+                                args.len(),
+                                ps.len()
+                            ),
                             *cspan,
                         );
                         return;
@@ -930,7 +1092,11 @@ impl<'a> Checker<'a> {
                         self.check_pat(sub, &at, *cspan);
                     }
                 }
-                None => self.err("TC_UNBOUND_001", format!("unknown constructor '{n}'"), *cspan),
+                None => self.err(
+                    "TC_UNBOUND_001",
+                    format!("unknown constructor '{n}'"),
+                    *cspan,
+                ),
             },
             Pattern::List(ps) => {
                 let el = self.fresh();
@@ -954,7 +1120,9 @@ impl<'a> Checker<'a> {
             }
             Pattern::Record(fs) => {
                 for (k, sub) in fs {
-                    let ft = self.field_of(t, k, span, true).unwrap_or_else(|| self.fresh());
+                    let ft = self
+                        .field_of(t, k, span, true)
+                        .unwrap_or_else(|| self.fresh());
                     self.check_pat(sub, &ft, span);
                 }
             }
@@ -962,29 +1130,47 @@ impl<'a> Checker<'a> {
     }
 
     fn exhaustive(&mut self, st: &Ty, arms: &[Arm], span: Span) {
-        let plain: Vec<&Pattern> = arms.iter().filter(|a| a.guard.is_none()).map(|a| &a.pat).collect();
+        let plain: Vec<&Pattern> = arms
+            .iter()
+            .filter(|a| a.guard.is_none())
+            .map(|a| &a.pat)
+            .collect();
         if plain.iter().any(|p| irrefutable(p)) {
             return;
         }
         let missing: Vec<String> = match self.resolve(st) {
             Ty::Con(n, _) if &*n == "bool" => ["true", "false"]
                 .iter()
-                .filter(|b| !plain.iter().any(|p| matches!(p, Pattern::Bool(x) if x.to_string() == **b)))
+                .filter(|b| {
+                    !plain
+                        .iter()
+                        .any(|p| matches!(p, Pattern::Bool(x) if x.to_string() == **b))
+                })
                 .map(|b| b.to_string())
                 .collect(),
             Ty::Con(n, _) if &*n == "List" => {
                 let mut m = Vec::new();
-                if !plain.iter().any(|p| matches!(p, Pattern::List(ps) if ps.is_empty())) {
+                if !plain
+                    .iter()
+                    .any(|p| matches!(p, Pattern::List(ps) if ps.is_empty()))
+                {
                     m.push("[]".to_string());
                 }
-                if !plain.iter().any(|p| matches!(p, Pattern::Cons(h, t) if irrefutable(h) && irrefutable(t))) {
+                if !plain
+                    .iter()
+                    .any(|p| matches!(p, Pattern::Cons(h, t) if irrefutable(h) && irrefutable(t)))
+                {
                     m.push("_ :: _".to_string());
                 }
                 m
             }
             Ty::Con(n, _) => {
-                let ctors: Vec<Name> =
-                    self.ctors.iter().filter(|(_, d)| d.result == n).map(|(c, _)| Rc::clone(c)).collect();
+                let ctors: Vec<Name> = self
+                    .ctors
+                    .iter()
+                    .filter(|(_, d)| d.result == n)
+                    .map(|(c, _)| Rc::clone(c))
+                    .collect();
                 if ctors.is_empty() {
                     vec!["_".to_string()]
                 } else {

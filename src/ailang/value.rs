@@ -183,7 +183,11 @@ pub fn env_get<'a>(mut env: &'a Env, name: &str) -> Option<&'a Value> {
 
 /// `env` extended with `name = value`.
 pub fn env_bind(env: &Env, name: Name, value: Value) -> Env {
-    Some(Rc::new(EnvNode { name, value, next: env.clone() }))
+    Some(Rc::new(EnvNode {
+        name,
+        value,
+        next: env.clone(),
+    }))
 }
 
 /// A lambda closed over its environment.
@@ -200,7 +204,8 @@ pub struct Closure {
 }
 
 /// A built-in function's implementation.
-pub type BuiltinFn = fn(&mut super::eval::Machine, Vec<Value>, Span) -> Result<Value, super::eval::Fail>;
+pub type BuiltinFn =
+    fn(&mut super::eval::Machine, Vec<Value>, Span) -> Result<Value, super::eval::Fail>;
 
 /// A standard-library or prelude function implemented in Rust.
 #[derive(Debug)]
@@ -287,7 +292,9 @@ impl Value {
             Value::Tuple(_) => "tuple",
             Value::Record(_) => "record",
             Value::Ctor(..) => "constructor",
-            Value::CtorFn(..) | Value::Closure(_) | Value::Func(_) | Value::Builtin(_) => "function",
+            Value::CtorFn(..) | Value::Closure(_) | Value::Func(_) | Value::Builtin(_) => {
+                "function"
+            }
         }
     }
 
@@ -318,9 +325,14 @@ pub fn values_equal(a: &Value, b: &Value) -> bool {
                 }
             }
         }
-        (Value::Tuple(x), Value::Tuple(y)) => x.len() == y.len() && x.iter().zip(y.iter()).all(|(p, q)| values_equal(p, q)),
+        (Value::Tuple(x), Value::Tuple(y)) => {
+            x.len() == y.len() && x.iter().zip(y.iter()).all(|(p, q)| values_equal(p, q))
+        }
         (Value::Record(x), Value::Record(y)) => {
-            x.len() == y.len() && x.iter().zip(y.iter()).all(|(p, q)| p.0 == q.0 && values_equal(&p.1, &q.1))
+            x.len() == y.len()
+                && x.iter()
+                    .zip(y.iter())
+                    .all(|(p, q)| p.0 == q.0 && values_equal(&p.1, &q.1))
         }
         (Value::Ctor(n, x), Value::Ctor(m, y)) => {
             n == m && x.len() == y.len() && x.iter().zip(y.iter()).all(|(p, q)| values_equal(p, q))
@@ -467,7 +479,9 @@ mod tests {
 
     #[test]
     fn show_forms() {
-        let v = Value::some(Value::List(List::from_vec(vec![Value::Int(1), Value::Float(2.0)]).unwrap_or_default()));
+        let v = Value::some(Value::List(
+            List::from_vec(vec![Value::Int(1), Value::Float(2.0)]).unwrap_or_default(),
+        ));
         let mut s = String::new();
         show(&v, &mut s);
         assert_eq!(s, "Some([1, 2.0])");

@@ -22,7 +22,10 @@ impl RunLimits {
 
     /// Limits ending at `deadline` with the capsule's 8 MiB stream cap.
     pub fn until(deadline: Instant) -> Self {
-        RunLimits { deadline, output_cap: Self::OUTPUT_CAP }
+        RunLimits {
+            deadline,
+            output_cap: Self::OUTPUT_CAP,
+        }
     }
 }
 
@@ -61,7 +64,9 @@ pub enum RunError {
         cap: usize,
     },
     /// The archived binary no longer hashes to its ref (`HashMismatchError`, exit 3).
-    #[error("interpreter {expected} failed its integrity check: the archived bytes hash to {actual}")]
+    #[error(
+        "interpreter {expected} failed its integrity check: the archived bytes hash to {actual}"
+    )]
     HashMismatch {
         /// The pinned ref.
         expected: String,

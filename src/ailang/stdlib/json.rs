@@ -96,7 +96,11 @@ fn encode_str(s: &str, out: &mut String) {
 /// which JSON cannot hold, encode as `null`.
 pub fn encode(v: &Value, out: &mut String, span: Span) -> Result<(), Fail> {
     let Value::Ctor(name, args) = v else {
-        return Err(rt("RT_TYPE_001", format!("encode expects a Json value, got {}", v.kind()), span));
+        return Err(rt(
+            "RT_TYPE_001",
+            format!("encode expects a Json value, got {}", v.kind()),
+            span,
+        ));
     };
     match (&**name, &args[..]) {
         ("JNull", []) => out.push_str("null"),
@@ -126,7 +130,11 @@ pub fn encode(v: &Value, out: &mut String, span: Span) -> Result<(), Fail> {
                     out.push(',');
                 }
                 let (Some(Value::Str(k)), Some(val)) = (m.field("key"), m.field("value")) else {
-                    return Err(rt("RT_TYPE_001", "a JObject member is not {key: string, value: Json}", span));
+                    return Err(rt(
+                        "RT_TYPE_001",
+                        "a JObject member is not {key: string, value: Json}",
+                        span,
+                    ));
                 };
                 encode_str(k.as_str(), out);
                 out.push(':');
@@ -134,7 +142,13 @@ pub fn encode(v: &Value, out: &mut String, span: Span) -> Result<(), Fail> {
             }
             out.push('}');
         }
-        _ => return Err(rt("RT_TYPE_001", format!("encode expects a Json value, got {name}"), span)),
+        _ => {
+            return Err(rt(
+                "RT_TYPE_001",
+                format!("encode expects a Json value, got {name}"),
+                span,
+            ))
+        }
     }
     Ok(())
 }
@@ -205,7 +219,9 @@ impl Dec<'_> {
 
     fn value(&mut self) -> DResult<J> {
         self.ws();
-        let Some(c) = self.peek() else { return Err("unexpected EOF".into()) };
+        let Some(c) = self.peek() else {
+            return Err("unexpected EOF".into());
+        };
         match c {
             b'{' => {
                 self.i += 1;
@@ -222,7 +238,9 @@ impl Dec<'_> {
                     match self.peek() {
                         None => return Err("unexpected EOF".into()),
                         Some(b'"') => {}
-                        Some(c) => return Err(self.bad(c, "looking for beginning of object key string")),
+                        Some(c) => {
+                            return Err(self.bad(c, "looking for beginning of object key string"))
+                        }
                     }
                     self.i += 1;
                     let k = self.string()?;
@@ -299,7 +317,11 @@ impl Dec<'_> {
                 Some(c) if c == expect => self.i += 1,
                 Some(c) => {
                     let ctx = format!("in literal {word} (expecting {})", quote_char(expect));
-                    return Err(if k == 0 { self.bad(c, "looking for beginning of value") } else { self.bad(c, &ctx) });
+                    return Err(if k == 0 {
+                        self.bad(c, "looking for beginning of value")
+                    } else {
+                        self.bad(c, &ctx)
+                    });
                 }
             }
         }
@@ -358,7 +380,10 @@ impl Dec<'_> {
         let v = if integral {
             text.parse::<i64>().map(|i| i as f64).unwrap_or(0.0)
         } else {
-            text.parse::<f64>().ok().filter(|f| f.is_finite()).unwrap_or(0.0)
+            text.parse::<f64>()
+                .ok()
+                .filter(|f| f.is_finite())
+                .unwrap_or(0.0)
         };
         Ok(J::Num(v))
     }
@@ -382,7 +407,9 @@ impl Dec<'_> {
     fn string(&mut self) -> DResult<String> {
         let mut out = String::new();
         loop {
-            let Some(c) = self.peek() else { return Err("unexpected EOF".into()) };
+            let Some(c) = self.peek() else {
+                return Err("unexpected EOF".into());
+            };
             match c {
                 b'"' => {
                     self.i += 1;
@@ -390,7 +417,9 @@ impl Dec<'_> {
                 }
                 b'\\' => {
                     self.i += 1;
-                    let Some(e) = self.peek() else { return Err("unexpected EOF".into()) };
+                    let Some(e) = self.peek() else {
+                        return Err("unexpected EOF".into());
+                    };
                     self.i += 1;
                     match e {
                         b'"' => out.push('"'),
@@ -406,7 +435,9 @@ impl Dec<'_> {
                             if (0xD800..0xDC00).contains(&u) {
                                 // A high surrogate needs `\uDC00-\uDFFF` next; else U+FFFD.
                                 let save = self.i;
-                                if self.b.get(self.i) == Some(&b'\\') && self.b.get(self.i + 1) == Some(&b'u') {
+                                if self.b.get(self.i) == Some(&b'\\')
+                                    && self.b.get(self.i + 1) == Some(&b'u')
+                                {
                                     self.i += 2;
                                     let lo = self.hex4()?;
                                     if (0xDC00..0xE000).contains(&lo) {
@@ -507,7 +538,10 @@ fn decode_b(_: &mut Machine, a: Vec<Value>, sp: Span) -> Result<Value, Fail> {
     let s = arg_str(&a[0], sp)?;
     match decode_bytes(s.as_bytes()) {
         Ok(j) => Ok(Value::ctor("Ok", vec![to_value(&j)?])),
-        Err(e) => Ok(Value::ctor("Err", vec![Value::str(format!("invalid json: {e}"))?])),
+        Err(e) => Ok(Value::ctor(
+            "Err",
+            vec![Value::str(format!("invalid json: {e}"))?],
+        )),
     }
 }
 
@@ -521,13 +555,22 @@ fn jn(_: &mut Machine, _: Vec<Value>, _: Span) -> Result<Value, Fail> {
     Ok(Value::ctor("JNull", vec![]))
 }
 fn jb(_: &mut Machine, a: Vec<Value>, sp: Span) -> Result<Value, Fail> {
-    Ok(Value::ctor("JBool", vec![Value::Bool(arg_bool(&a[0], sp)?)]))
+    Ok(Value::ctor(
+        "JBool",
+        vec![Value::Bool(arg_bool(&a[0], sp)?)],
+    ))
 }
 fn jnum(_: &mut Machine, a: Vec<Value>, sp: Span) -> Result<Value, Fail> {
-    Ok(Value::ctor("JNumber", vec![Value::Float(arg_float(&a[0], sp)?)]))
+    Ok(Value::ctor(
+        "JNumber",
+        vec![Value::Float(arg_float(&a[0], sp)?)],
+    ))
 }
 fn jint(_: &mut Machine, a: Vec<Value>, sp: Span) -> Result<Value, Fail> {
-    Ok(Value::ctor("JNumber", vec![Value::Float(arg_int(&a[0], sp)? as f64)]))
+    Ok(Value::ctor(
+        "JNumber",
+        vec![Value::Float(arg_int(&a[0], sp)? as f64)],
+    ))
 }
 fn js(_: &mut Machine, a: Vec<Value>, sp: Span) -> Result<Value, Fail> {
     arg_str(&a[0], sp)?;
@@ -556,7 +599,9 @@ fn variant<'a>(v: &'a Value, name: &str) -> Option<&'a Value> {
 }
 
 fn get_in(obj: &Value, key: &str) -> Option<Value> {
-    let Some(Value::List(ms)) = variant(obj, "JObject") else { return None };
+    let Some(Value::List(ms)) = variant(obj, "JObject") else {
+        return None;
+    };
     ms.iter()
         .find(|m| matches!(m.field("key"), Some(Value::Str(k)) if k.as_str() == key))
         .and_then(|m| m.field("value").cloned())
@@ -619,7 +664,9 @@ fn values_b(_: &mut Machine, a: Vec<Value>, _: Span) -> Result<Value, Fail> {
 }
 
 fn get_as(a: &[Value], sp: Span, name: &str) -> Result<Value, Fail> {
-    Ok(opt(get_in(&a[0], arg_str(&a[1], sp)?).and_then(|v| variant(&v, name).cloned())))
+    Ok(opt(
+        get_in(&a[0], arg_str(&a[1], sp)?).and_then(|v| variant(&v, name).cloned())
+    ))
 }
 
 fn get_string(_: &mut Machine, a: Vec<Value>, sp: Span) -> Result<Value, Fail> {
@@ -646,12 +693,19 @@ fn get_array(_: &mut Machine, a: Vec<Value>, sp: Span) -> Result<Value, Fail> {
 }
 /// `getObject`: the member when it is an object (as `Json`).
 fn get_object(_: &mut Machine, a: Vec<Value>, sp: Span) -> Result<Value, Fail> {
-    Ok(opt(get_in(&a[0], arg_str(&a[1], sp)?).filter(|v| variant(v, "JObject").is_some())))
+    Ok(opt(
+        get_in(&a[0], arg_str(&a[1], sp)?).filter(|v| variant(v, "JObject").is_some())
+    ))
 }
 
 /// Exports of `std/json`.
 pub static EXPORTS: &[Builtin] = &[
-    b!("std/json", "decode", "(string) -> Result[Json, string]", decode_b),
+    b!(
+        "std/json",
+        "decode",
+        "(string) -> Result[Json, string]",
+        decode_b
+    ),
     b!("std/json", "encode", "(Json) -> string", encode_b),
     b!("std/json", "jn", "() -> Json", jn),
     b!("std/json", "jb", "(bool) -> Json", jb),
@@ -659,24 +713,79 @@ pub static EXPORTS: &[Builtin] = &[
     b!("std/json", "jint", "(int) -> Json", jint),
     b!("std/json", "js", "(string) -> Json", js),
     b!("std/json", "ja", "([Json]) -> Json", ja),
-    b!("std/json", "jo", "([{key: string, value: Json}]) -> Json", jo),
-    b!("std/json", "kv", "(string, Json) -> {key: string, value: Json}", kv),
+    b!(
+        "std/json",
+        "jo",
+        "([{key: string, value: Json}]) -> Json",
+        jo
+    ),
+    b!(
+        "std/json",
+        "kv",
+        "(string, Json) -> {key: string, value: Json}",
+        kv
+    ),
     b!("std/json", "get", "(Json, string) -> Option[Json]", get_b),
     b!("std/json", "has", "(Json, string) -> bool", has_b),
-    b!("std/json", "getOr", "(Json, string, Json) -> Json", get_or_b),
-    b!("std/json", "asString", "(Json) -> Option[string]", as_string),
+    b!(
+        "std/json",
+        "getOr",
+        "(Json, string, Json) -> Json",
+        get_or_b
+    ),
+    b!(
+        "std/json",
+        "asString",
+        "(Json) -> Option[string]",
+        as_string
+    ),
     b!("std/json", "asNumber", "(Json) -> Option[float]", as_number),
     b!("std/json", "asBool", "(Json) -> Option[bool]", as_bool),
     b!("std/json", "asArray", "(Json) -> Option[[Json]]", as_array),
-    b!("std/json", "asObject", "(Json) -> Option[[{key: string, value: Json}]]", as_object),
+    b!(
+        "std/json",
+        "asObject",
+        "(Json) -> Option[[{key: string, value: Json}]]",
+        as_object
+    ),
     b!("std/json", "keys", "(Json) -> [string]", keys_b),
     b!("std/json", "values", "(Json) -> [Json]", values_b),
-    b!("std/json", "getString", "(Json, string) -> Option[string]", get_string),
-    b!("std/json", "getNumber", "(Json, string) -> Option[float]", get_number),
-    b!("std/json", "getInt", "(Json, string) -> Option[int]", get_int),
-    b!("std/json", "getBool", "(Json, string) -> Option[bool]", get_bool),
-    b!("std/json", "getArray", "(Json, string) -> Option[[Json]]", get_array),
-    b!("std/json", "getObject", "(Json, string) -> Option[Json]", get_object),
+    b!(
+        "std/json",
+        "getString",
+        "(Json, string) -> Option[string]",
+        get_string
+    ),
+    b!(
+        "std/json",
+        "getNumber",
+        "(Json, string) -> Option[float]",
+        get_number
+    ),
+    b!(
+        "std/json",
+        "getInt",
+        "(Json, string) -> Option[int]",
+        get_int
+    ),
+    b!(
+        "std/json",
+        "getBool",
+        "(Json, string) -> Option[bool]",
+        get_bool
+    ),
+    b!(
+        "std/json",
+        "getArray",
+        "(Json, string) -> Option[[Json]]",
+        get_array
+    ),
+    b!(
+        "std/json",
+        "getObject",
+        "(Json, string) -> Option[Json]",
+        get_object
+    ),
 ];
 
 #[cfg(test)]
@@ -709,15 +818,30 @@ mod tests {
         assert_eq!(decode_bytes(b"123x"), Ok(J::Num(123.0)));
         assert_eq!(decode_bytes(b""), Err("EOF".to_string()));
         assert_eq!(decode_bytes(b"{\"a\":"), Err("unexpected EOF".to_string()));
-        assert_eq!(decode_bytes(b"x"), Err("invalid character 'x' looking for beginning of value".to_string()));
-        assert_eq!(decode_bytes(b"[1 2]"), Err("invalid character '2' after array element".to_string()));
+        assert_eq!(
+            decode_bytes(b"x"),
+            Err("invalid character 'x' looking for beginning of value".to_string())
+        );
+        assert_eq!(
+            decode_bytes(b"[1 2]"),
+            Err("invalid character '2' after array element".to_string())
+        );
         assert_eq!(decode_bytes(b"99999999999999999999"), Ok(J::Num(0.0)));
-        assert_eq!(decode_bytes(b"\"\\ud800x\""), Ok(J::Str("\u{FFFD}x".into())));
-        assert_eq!(decode_bytes(b"\"\\ud83d\\ude00\""), Ok(J::Str("\u{1F600}".into())));
+        assert_eq!(
+            decode_bytes(b"\"\\ud800x\""),
+            Ok(J::Str("\u{FFFD}x".into()))
+        );
+        assert_eq!(
+            decode_bytes(b"\"\\ud83d\\ude00\""),
+            Ok(J::Str("\u{1F600}".into()))
+        );
         assert_eq!(decode_bytes(b"\"a\xffb\""), Ok(J::Str("a\u{FFFD}b".into())));
         assert_eq!(
             decode_bytes(b"{\"a\":1,\"a\":2}"),
-            Ok(J::Obj(vec![("a".into(), J::Num(1.0)), ("a".into(), J::Num(2.0))]))
+            Ok(J::Obj(vec![
+                ("a".into(), J::Num(1.0)),
+                ("a".into(), J::Num(2.0))
+            ]))
         );
         let deep = "[".repeat(MAX_JSON_DEPTH + 1);
         let r = crate::ailang::on_big_stack(move || decode_bytes(deep.as_bytes()));

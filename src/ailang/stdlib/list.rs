@@ -9,7 +9,11 @@ use crate::ailang::value::{values_equal, Builtin, List, Value};
 fn truthy(v: Value, sp: Span) -> Result<bool, Fail> {
     match v {
         Value::Bool(b) => Ok(b),
-        other => Err(rt("RT_TYPE_001", format!("predicate returned {}, not a bool", other.kind()), sp)),
+        other => Err(rt(
+            "RT_TYPE_001",
+            format!("predicate returned {}, not a bool", other.kind()),
+            sp,
+        )),
     }
 }
 
@@ -147,12 +151,20 @@ fn find_index(m: &mut Machine, a: Vec<Value>, sp: Span) -> Result<Value, Fail> {
 fn zip(_: &mut Machine, a: Vec<Value>, sp: Span) -> Result<Value, Fail> {
     let xs = arg_list(&a[0], sp)?;
     let ys = arg_list(&a[1], sp)?;
-    ret_list(xs.iter().zip(ys.iter()).map(|(x, y)| Value::Tuple(vec![x.clone(), y.clone()].into())).collect())
+    ret_list(
+        xs.iter()
+            .zip(ys.iter())
+            .map(|(x, y)| Value::Tuple(vec![x.clone(), y.clone()].into()))
+            .collect(),
+    )
 }
 
 fn zip_with(m: &mut Machine, a: Vec<Value>, sp: Span) -> Result<Value, Fail> {
-    let pairs: Vec<(Value, Value)> =
-        arg_list(&a[1], sp)?.iter().cloned().zip(arg_list(&a[2], sp)?.iter().cloned()).collect();
+    let pairs: Vec<(Value, Value)> = arg_list(&a[1], sp)?
+        .iter()
+        .cloned()
+        .zip(arg_list(&a[2], sp)?.iter().cloned())
+        .collect();
     let mut out = Vec::with_capacity(pairs.len());
     for (x, y) in pairs {
         out.push(m.apply(a[0].clone(), vec![x, y], sp)?);
@@ -173,7 +185,13 @@ fn sort_vec(m: &mut Machine, f: &Value, v: Vec<Value>, sp: Span) -> Result<Vec<V
     while let (Some(x), Some(y)) = (li.peek(), ri.peek()) {
         let c = match m.apply(f.clone(), vec![x.clone(), y.clone()], sp)? {
             Value::Int(c) => c,
-            other => return Err(rt("RT_TYPE_001", format!("sortBy comparator returned {}", other.kind()), sp)),
+            other => {
+                return Err(rt(
+                    "RT_TYPE_001",
+                    format!("sortBy comparator returned {}", other.kind()),
+                    sp,
+                ))
+            }
         };
         let next = if c <= 0 { li.next() } else { ri.next() };
         out.extend(next);
@@ -201,12 +219,16 @@ fn flat_map(m: &mut Machine, a: Vec<Value>, sp: Span) -> Result<Value, Fail> {
 
 /// `contains(xs, x)`.
 fn contains(_: &mut Machine, a: Vec<Value>, sp: Span) -> Result<Value, Fail> {
-    Ok(Value::Bool(arg_list(&a[0], sp)?.iter().any(|y| values_equal(y, &a[1]))))
+    Ok(Value::Bool(
+        arg_list(&a[0], sp)?.iter().any(|y| values_equal(y, &a[1])),
+    ))
 }
 
 /// `member(x, xs)`.
 fn member(_: &mut Machine, a: Vec<Value>, sp: Span) -> Result<Value, Fail> {
-    Ok(Value::Bool(arg_list(&a[1], sp)?.iter().any(|y| values_equal(y, &a[0]))))
+    Ok(Value::Bool(
+        arg_list(&a[1], sp)?.iter().any(|y| values_equal(y, &a[0])),
+    ))
 }
 
 /// Exports of `std/list`.
@@ -226,9 +248,19 @@ pub static EXPORTS: &[Builtin] = &[
     b!("std/list", "last", "([a]) -> Option[a]", last),
     b!("std/list", "any", "(a -> bool, [a]) -> bool", any),
     b!("std/list", "all", "(a -> bool, [a]) -> bool", all),
-    b!("std/list", "findIndex", "(a -> bool, [a]) -> Option[int]", find_index),
+    b!(
+        "std/list",
+        "findIndex",
+        "(a -> bool, [a]) -> Option[int]",
+        find_index
+    ),
     b!("std/list", "zip", "([a], [b]) -> [(a, b)]", zip),
-    b!("std/list", "zipWith", "((a, b) -> c, [a], [b]) -> [c]", zip_with),
+    b!(
+        "std/list",
+        "zipWith",
+        "((a, b) -> c, [a], [b]) -> [c]",
+        zip_with
+    ),
     b!("std/list", "sortBy", "((a, a) -> int, [a]) -> [a]", sort_by),
     b!("std/list", "flatMap", "(a -> [b], [a]) -> [b]", flat_map),
     b!("std/list", "contains", "([a], a) -> bool", contains),

@@ -26,7 +26,17 @@ pub static MODULES: &[(&str, &[Builtin])] = &[
 /// Types each module exports, with their constructors and arities.
 pub fn module_types(path: &str) -> &'static [(&'static str, &'static [(&'static str, usize)])] {
     match path {
-        "std/json" => &[("Json", &[("JNull", 0), ("JBool", 1), ("JNumber", 1), ("JString", 1), ("JArray", 1), ("JObject", 1)])],
+        "std/json" => &[(
+            "Json",
+            &[
+                ("JNull", 0),
+                ("JBool", 1),
+                ("JNumber", 1),
+                ("JString", 1),
+                ("JArray", 1),
+                ("JObject", 1),
+            ],
+        )],
         "std/option" => &[("Option", &[("Some", 1), ("None", 0)])],
         "std/result" => &[("Result", &[("Ok", 1), ("Err", 1)])],
         _ => &[],
@@ -80,7 +90,11 @@ pub fn arity(b: &Builtin) -> usize {
 pub fn arg_str(v: &Value, span: Span) -> Result<&str, Fail> {
     match v {
         Value::Str(s) => Ok(s.as_str()),
-        other => Err(rt("RT_TYPE_001", format!("expected a string argument, got {}", other.kind()), span)),
+        other => Err(rt(
+            "RT_TYPE_001",
+            format!("expected a string argument, got {}", other.kind()),
+            span,
+        )),
     }
 }
 
@@ -88,7 +102,11 @@ pub fn arg_str(v: &Value, span: Span) -> Result<&str, Fail> {
 pub fn arg_int(v: &Value, span: Span) -> Result<i64, Fail> {
     match v {
         Value::Int(i) => Ok(*i),
-        other => Err(rt("RT_TYPE_001", format!("expected an int argument, got {}", other.kind()), span)),
+        other => Err(rt(
+            "RT_TYPE_001",
+            format!("expected an int argument, got {}", other.kind()),
+            span,
+        )),
     }
 }
 
@@ -96,7 +114,11 @@ pub fn arg_int(v: &Value, span: Span) -> Result<i64, Fail> {
 pub fn arg_float(v: &Value, span: Span) -> Result<f64, Fail> {
     match v {
         Value::Float(f) => Ok(*f),
-        other => Err(rt("RT_TYPE_001", format!("expected a float argument, got {}", other.kind()), span)),
+        other => Err(rt(
+            "RT_TYPE_001",
+            format!("expected a float argument, got {}", other.kind()),
+            span,
+        )),
     }
 }
 
@@ -104,7 +126,11 @@ pub fn arg_float(v: &Value, span: Span) -> Result<f64, Fail> {
 pub fn arg_bool(v: &Value, span: Span) -> Result<bool, Fail> {
     match v {
         Value::Bool(b) => Ok(*b),
-        other => Err(rt("RT_TYPE_001", format!("expected a bool argument, got {}", other.kind()), span)),
+        other => Err(rt(
+            "RT_TYPE_001",
+            format!("expected a bool argument, got {}", other.kind()),
+            span,
+        )),
     }
 }
 
@@ -112,7 +138,11 @@ pub fn arg_bool(v: &Value, span: Span) -> Result<bool, Fail> {
 pub fn arg_list(v: &Value, span: Span) -> Result<&List, Fail> {
     match v {
         Value::List(l) => Ok(l),
-        other => Err(rt("RT_TYPE_001", format!("expected a list argument, got {}", other.kind()), span)),
+        other => Err(rt(
+            "RT_TYPE_001",
+            format!("expected a list argument, got {}", other.kind()),
+            span,
+        )),
     }
 }
 
@@ -160,7 +190,12 @@ fn float_to_int(_: &mut Machine, a: Vec<Value>, sp: Span) -> Result<Value, Fail>
     Ok(Value::Int(arg_float(&a[0], sp)? as i64))
 }
 
-fn num2(a: &[Value], sp: Span, fi: fn(i64, i64) -> i64, ff: fn(f64, f64) -> f64) -> Result<Value, Fail> {
+fn num2(
+    a: &[Value],
+    sp: Span,
+    fi: fn(i64, i64) -> i64,
+    ff: fn(f64, f64) -> f64,
+) -> Result<Value, Fail> {
     match (&a[0], &a[1]) {
         (Value::Int(x), Value::Int(y)) => Ok(Value::Int(fi(*x, *y))),
         (Value::Float(x), Value::Float(y)) => Ok(Value::Float(ff(*x, *y))),
@@ -201,15 +236,29 @@ fn sqrt_b(_: &mut Machine, a: Vec<Value>, sp: Span) -> Result<Value, Fail> {
     f1(&a, sp, f64::sqrt)
 }
 fn pow_b(_: &mut Machine, a: Vec<Value>, sp: Span) -> Result<Value, Fail> {
-    Ok(Value::Float(arg_float(&a[0], sp)?.powf(arg_float(&a[1], sp)?)))
+    Ok(Value::Float(
+        arg_float(&a[0], sp)?.powf(arg_float(&a[1], sp)?),
+    ))
 }
 
 macro_rules! b {
     ($m:expr, $n:expr, $sig:expr, $f:expr) => {
-        Builtin { module: $m, name: $n, sig: $sig, effect: None, f: $f }
+        Builtin {
+            module: $m,
+            name: $n,
+            sig: $sig,
+            effect: None,
+            f: $f,
+        }
     };
     ($m:expr, $n:expr, $sig:expr, $f:expr, $eff:expr) => {
-        Builtin { module: $m, name: $n, sig: $sig, effect: Some($eff), f: $f }
+        Builtin {
+            module: $m,
+            name: $n,
+            sig: $sig,
+            effect: Some($eff),
+            f: $f,
+        }
     };
 }
 pub(crate) use b;

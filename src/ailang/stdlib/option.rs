@@ -37,7 +37,11 @@ fn filter(m: &mut Machine, a: Vec<Value>, sp: Span) -> Result<Value, Fail> {
     match inner(&a[1]).cloned() {
         Some(x) => {
             let keep = m.apply(a[0].clone(), vec![x.clone()], sp)?;
-            Ok(if arg_bool(&keep, sp)? { Value::some(x) } else { Value::none() })
+            Ok(if arg_bool(&keep, sp)? {
+                Value::some(x)
+            } else {
+                Value::none()
+            })
         }
         None => Ok(Value::none()),
     }
@@ -46,9 +50,24 @@ fn filter(m: &mut Machine, a: Vec<Value>, sp: Span) -> Result<Value, Fail> {
 /// Exports of `std/option`.
 pub static EXPORTS: &[Builtin] = &[
     b!("std/option", "map", "(a -> b, Option[a]) -> Option[b]", map),
-    b!("std/option", "flatMap", "(a -> Option[b], Option[a]) -> Option[b]", flat_map),
-    b!("std/option", "getOrElse", "(Option[a], a) -> a", get_or_else),
+    b!(
+        "std/option",
+        "flatMap",
+        "(a -> Option[b], Option[a]) -> Option[b]",
+        flat_map
+    ),
+    b!(
+        "std/option",
+        "getOrElse",
+        "(Option[a], a) -> a",
+        get_or_else
+    ),
     b!("std/option", "isSome", "(Option[a]) -> bool", is_some),
     b!("std/option", "isNone", "(Option[a]) -> bool", is_none),
-    b!("std/option", "filter", "(a -> bool, Option[a]) -> Option[a]", filter),
+    b!(
+        "std/option",
+        "filter",
+        "(a -> bool, Option[a]) -> Option[a]",
+        filter
+    ),
 ];

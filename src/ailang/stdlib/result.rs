@@ -21,7 +21,10 @@ fn map(m: &mut Machine, a: Vec<Value>, sp: Span) -> Result<Value, Fail> {
 }
 fn map_err(m: &mut Machine, a: Vec<Value>, sp: Span) -> Result<Value, Fail> {
     match split(&a[1]) {
-        Some((false, e)) => Ok(Value::ctor("Err", vec![m.apply(a[0].clone(), vec![e], sp)?])),
+        Some((false, e)) => Ok(Value::ctor(
+            "Err",
+            vec![m.apply(a[0].clone(), vec![e], sp)?],
+        )),
         _ => Ok(a[1].clone()),
     }
 }
@@ -57,11 +60,31 @@ fn unwrap(_: &mut Machine, a: Vec<Value>, sp: Span) -> Result<Value, Fail> {
 
 /// Exports of `std/result`.
 pub static EXPORTS: &[Builtin] = &[
-    b!("std/result", "map", "(a -> b, Result[a, e]) -> Result[b, e]", map),
-    b!("std/result", "mapErr", "(e -> f, Result[a, e]) -> Result[a, f]", map_err),
-    b!("std/result", "flatMap", "(a -> Result[b, e], Result[a, e]) -> Result[b, e]", flat_map),
+    b!(
+        "std/result",
+        "map",
+        "(a -> b, Result[a, e]) -> Result[b, e]",
+        map
+    ),
+    b!(
+        "std/result",
+        "mapErr",
+        "(e -> f, Result[a, e]) -> Result[a, f]",
+        map_err
+    ),
+    b!(
+        "std/result",
+        "flatMap",
+        "(a -> Result[b, e], Result[a, e]) -> Result[b, e]",
+        flat_map
+    ),
     b!("std/result", "isOk", "(Result[a, e]) -> bool", is_ok),
     b!("std/result", "isErr", "(Result[a, e]) -> bool", is_err),
-    b!("std/result", "unwrapOr", "(Result[a, e], a) -> a", unwrap_or),
+    b!(
+        "std/result",
+        "unwrapOr",
+        "(Result[a, e], a) -> a",
+        unwrap_or
+    ),
     b!("std/result", "unwrap", "(Result[a, e]) -> a", unwrap),
 ];

@@ -102,7 +102,11 @@ fn find(_: &mut Machine, a: Vec<Value>, sp: Span) -> Result<Value, Fail> {
 fn count(_: &mut Machine, a: Vec<Value>, sp: Span) -> Result<Value, Fail> {
     let s = s0(&a, sp)?;
     let sub = arg_str(&a[1], sp)?;
-    let n = if sub.is_empty() { s.chars().count() + 1 } else { s.matches(sub).count() };
+    let n = if sub.is_empty() {
+        s.chars().count() + 1
+    } else {
+        s.matches(sub).count()
+    };
     Ok(Value::Int(n as i64))
 }
 
@@ -125,7 +129,11 @@ fn repeat(_: &mut Machine, a: Vec<Value>, sp: Span) -> Result<Value, Fail> {
     }
     let total = (s.len() as u128) * (n as u128);
     if total > MAX_REPEAT_BYTES as u128 {
-        return Err(rt("RT_MEM_001", format!("repeat would build {total} bytes; the cap is {MAX_REPEAT_BYTES}"), sp));
+        return Err(rt(
+            "RT_MEM_001",
+            format!("repeat would build {total} bytes; the cap is {MAX_REPEAT_BYTES}"),
+            sp,
+        ));
     }
     ret_str(s.repeat(n as usize))
 }
@@ -178,24 +186,64 @@ fn compare(_: &mut Machine, a: Vec<Value>, sp: Span) -> Result<Value, Fail> {
 /// Exports of `std/string`.
 pub static EXPORTS: &[Builtin] = &[
     b!("std/string", "length", "(string) -> int", length),
-    b!("std/string", "substring", "(string, int, int) -> string", substring),
+    b!(
+        "std/string",
+        "substring",
+        "(string, int, int) -> string",
+        substring
+    ),
     b!("std/string", "toUpper", "(string) -> string", to_upper),
     b!("std/string", "toLower", "(string) -> string", to_lower),
     b!("std/string", "trim", "(string) -> string", trim),
     b!("std/string", "split", "(string, string) -> [string]", split),
     b!("std/string", "join", "([string], string) -> string", join),
     b!("std/string", "chars", "(string) -> [string]", chars),
-    b!("std/string", "contains", "(string, string) -> bool", contains),
-    b!("std/string", "startsWith", "(string, string) -> bool", starts_with),
-    b!("std/string", "endsWith", "(string, string) -> bool", ends_with),
+    b!(
+        "std/string",
+        "contains",
+        "(string, string) -> bool",
+        contains
+    ),
+    b!(
+        "std/string",
+        "startsWith",
+        "(string, string) -> bool",
+        starts_with
+    ),
+    b!(
+        "std/string",
+        "endsWith",
+        "(string, string) -> bool",
+        ends_with
+    ),
     b!("std/string", "find", "(string, string) -> int", find),
     b!("std/string", "count", "(string, string) -> int", count),
-    b!("std/string", "replace", "(string, string, string) -> string", replace),
+    b!(
+        "std/string",
+        "replace",
+        "(string, string, string) -> string",
+        replace
+    ),
     b!("std/string", "repeat", "(string, int) -> string", repeat),
-    b!("std/string", "stringToInt", "(string) -> Option[int]", string_to_int),
-    b!("std/string", "stringToFloat", "(string) -> Option[float]", string_to_float),
+    b!(
+        "std/string",
+        "stringToInt",
+        "(string) -> Option[int]",
+        string_to_int
+    ),
+    b!(
+        "std/string",
+        "stringToFloat",
+        "(string) -> Option[float]",
+        string_to_float
+    ),
     b!("std/string", "intToStr", "(int) -> string", int_to_str),
-    b!("std/string", "floatToStr", "(float) -> string", float_to_str),
+    b!(
+        "std/string",
+        "floatToStr",
+        "(float) -> string",
+        float_to_str
+    ),
     b!("std/string", "words", "(string) -> [string]", words),
     b!("std/string", "compare", "(string, string) -> int", compare),
 ];
