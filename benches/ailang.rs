@@ -27,7 +27,10 @@ fn mean(n: u32, mut f: impl FnMut()) -> f64 {
 fn main() {
     let root = env!("CARGO_MANIFEST_DIR");
     let echo = std::fs::read(format!("{root}/fixtures/transitions/echo.ail")).unwrap_or_default();
-    let read = std::fs::read(format!("{root}/fixtures/transitions/se-tools/ailang-read.ail")).unwrap_or_default();
+    let read = std::fs::read(format!(
+        "{root}/fixtures/transitions/se-tools/ailang-read.ail"
+    ))
+    .unwrap_or_default();
     let fib = b"module bench/fib\nfunc fib(n: int) -> int = if n < 2 then n else fib(n - 1) + fib(n - 2)\n\
                 export func main(i: string) -> string = show(fib(25))\n";
     let e = Embedded::new();
@@ -37,12 +40,14 @@ fn main() {
         let _ = Command::new(bin).arg("--version").output();
     });
 
-    let echo_args = serde_json::to_string(r#"{"a":1,"b":[true,null],"c":{"d":"x"}}"#).unwrap_or_default();
+    let echo_args =
+        serde_json::to_string(r#"{"a":1,"b":[true,null],"c":{"d":"x"}}"#).unwrap_or_default();
     let echo_s = mean(200, || {
         let o = e.run(&echo, echo_args.as_bytes(), limits());
         assert!(matches!(o, Ok(ref o) if o.exit_code == 0), "{o:?}");
     });
-    let read_args = serde_json::to_string(r#"{"phase":"plan","args":{"path":"src/main.ail"}}"#).unwrap_or_default();
+    let read_args = serde_json::to_string(r#"{"phase":"plan","args":{"path":"src/main.ail"}}"#)
+        .unwrap_or_default();
     let read_s = mean(200, || {
         let o = e.run(&read, read_args.as_bytes(), limits());
         assert!(matches!(o, Ok(ref o) if o.exit_code == 0), "{o:?}");

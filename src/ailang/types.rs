@@ -1045,6 +1045,11 @@ impl<'a> Checker<'a> {
                     let _ = self.unify(&cur, &Ty::Fn(ats[i..].to_vec(), Box::new(r.clone())));
                     return r;
                 }
+                _ if i > 0 => {
+                    let msg = format!("{fname} expects {i} argument(s), got {}", ats.len());
+                    self.err("TC_ARITY_001", msg, span);
+                    return self.fresh();
+                }
                 other => {
                     let msg = format!(
                         "{fname} is not a function: it has type {}",
@@ -1204,5 +1209,97 @@ fn irrefutable(p: &Pattern) -> bool {
         Pattern::Tuple(ps) => ps.iter().all(irrefutable),
         Pattern::Record(fs) => fs.iter().all(|(_, p)| irrefutable(p)),
         _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::ailang::diag::Severity;
+    use crate::ailang::loader::load;
+    use crate::ailang::parser::parse_module;
+
+    /// Error codes (and warning codes prefixed `W:`) the checker reports for `src`.
+    fn codes(src: &str) -> Vec<String> {
+        let src = src.to_string();
+        crate::ailang::on_big_stack(move || {
+            let m = match parse_module(&src) {
+                Ok(m) => m,
+                Err(d) => return vec![d.code],
+            };
+            let l = match load(&m, "t.ail", false) {
+                Ok(l) => l,
+                Err(ds) => return ds.into_iter().map(|d| d.code).collect(),
+            };
+            super::check(&m, &l.program)
+                .into_iter()
+                .map(|d| {
+                    if d.severity == Severity::Warning {
+                        format!("W:{}", d.code)
+                    } else {
+                        d.code
+                    }
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+    }
+
+    #[test]
+    fn accepts_well_typed_programs() {
+        let ok = [
+            "func id[a](x: a) -> a = x\nfunc f() -> (int, string) = (id(1), id(\"s\"))",
+            "import std/list (foldl, map)\nfunc f(xs: [int]) -> int = foldl(\\acc x. acc + x, 0, map(\\x. x * 2, xs))",
+            "type P = {name: string, age: int}\nfunc f(p: P) -> string = p.name\nfunc g() -> string = f({name: \"a\", age: 1})",
+            "import std/json as J\nfunc f(s: string) -> bool = match J.decode(s) { Ok(_) => true, Err(_) => false }",
+            "import std/json (jn, encode)\nfunc f() -> string = encode(jn(()))",
+            "func f(x: Option[int]) -> int = match x { Some(n) if n > 0 => n, Some(_) => 0, None => -1 }",
+            "func f() -> () ! {IO} = println(\"x\")\nfunc g() -> () ! {IO} = f()",
+            "type T[a] = Leaf | Node(T[a], a, T[a])\nfunc size[a](t: T[a]) -> int = match t { Leaf => 0, Node(l, _, r) => size(l) + 1 + size(r) }",
+        ];
+        for src in ok {
+            assert_eq!(codes(src), Vec::<String>::new(), "{src}");
+        }
+    }
+
+    #[test]
+    fn refuses_ill_typed_programs() {
+        let bad = [
+            (
+                "func f(x: int) -> int = x\nfunc g() -> int = f(1, 2)",
+                "TC_ARITY_001",
+            ),
+            ("func f() -> int = y", "TC_UNBOUND_001"),
+            ("func f() -> int = \"s\"", "TC_TYPE_001"),
+            (
+                "func f(x: int) -> bool = if x then true else false",
+                "TC_TYPE_001",
+            ),
+            (
+                "type P = {a: int}\nfunc f(p: P) -> int = p.b",
+                "TC_FIELD_001",
+            ),
+            ("func f() -> () = println(\"x\")", "TC_EFF_001"),
+            ("func f() -> () ! {Teleport} = ()", "TC_EFF_002"),
+            ("func f() -> Nope = 1", "TC_TYPE_002"),
+            (
+                "func f(x: Option[int]) -> int = match x { Some(a, b) => a }",
+                "TC_ARITY_001",
+            ),
+            ("func f() -> [int] = [1, \"a\"]", "TC_TYPE_001"),
+            ("func f() -> int = 1\nfunc f() -> int = 2", "TC_DUP_001"),
+        ];
+        for (src, code) in bad {
+            let got = codes(src);
+            assert!(got.iter().any(|c| c == code), "{src}: {got:?}");
+        }
+    }
+
+    #[test]
+    fn non_exhaustive_matches_warn() {
+        let got = codes("type C = R | G | B\nfunc f(c: C) -> int = match c { R => 1, G => 2 }");
+        assert_eq!(got, vec!["W:TC_MATCH_001".to_string()]);
+        let got = codes("func f(xs: [int]) -> int = match xs { x :: _ => x }");
+        assert_eq!(got, vec!["W:TC_MATCH_001".to_string()]);
+        assert!(codes("func f(b: bool) -> int = match b { true => 1, false => 0 }").is_empty());
     }
 }
