@@ -87,6 +87,17 @@ pub fn cli_version() -> &'static str {
     VERSION_TEXT
 }
 
+/// True when `reference` is the ref of a dialect this build runs (today only [`DIALECT`]);
+/// replay of an entry recorded under another embedded dialect must stop (ailang.md §6).
+pub fn runs_ref(reference: &str) -> bool {
+    reference == Embedded::new().interpreter_ref()
+}
+
+/// `world ailang check --json FILE` (ailang.md §2 `--json`).
+pub fn cli_check_json(path_label: &str, bytes: &[u8], opts: &Options) -> RunOutcome {
+    super::run::check_json_outcome(path_label, bytes, opts)
+}
+
 /// `world ailang check FILE`: `path_label` is the path as typed; exit 0 pass, 1 errors.
 pub fn cli_check(path_label: &str, bytes: &[u8], opts: &Options) -> RunOutcome {
     check_outcome(path_label, bytes, opts)

@@ -29,5 +29,5 @@ pub mod stdlib;
 pub mod types;
 pub mod value;
 
-pub use embedded::{cli_check, cli_run, cli_version, Embedded};
+pub use embedded::{cli_check, cli_check_json, cli_run, cli_version, runs_ref, Embedded};
 pub use run::Options;

@@ -493,3 +493,100 @@ pub fn run_tests(label: &str, source: &[u8]) -> Result<Vec<TestCase>, Vec<String
     })
     .unwrap_or_else(|| Err(vec!["the test thread failed".to_string()]))
 }
+
+/// `ailang check --json FILE` (ailang.md §2): one indented object on stdout,
+/// `{"file","passed","error_count","errors":[{"code","message","file","line","column","suggestion"}]}`
+/// (errors only; warnings are not listed); exit 0 pass, 1 errors. `line`/`column` are 0 when unknown.
+pub fn check_json_outcome(label: &str, source: &[u8], opts: &Options) -> RunOutcome {
+    let label_s = label.to_string();
+    let src = source.to_vec();
+    let strict = opts.strict_modules;
+    super::on_big_stack(move || {
+        let errors: Vec<Diag> = match front(&label_s, &src, strict) {
+            Ok(_) => Vec::new(),
+            Err(ds) => ds
+                .into_iter()
+                .filter(|d| d.severity == Severity::Error)
+                .collect(),
+        };
+        let items: Vec<serde_json::Value> = errors
+            .iter()
+            .map(|d| {
+                let (line, column) = d.span.map(|s| (s.line, s.col)).unwrap_or((0, 0));
+                serde_json::json!({
+                    "code": if d.code.is_empty() { "ERROR" } else { d.code.as_str() },
+                    "message": d.message,
+                    "file": label_s,
+                    "line": line,
+                    "column": column,
+                    "suggestion": "",
+                })
+            })
+            .collect();
+        let doc = serde_json::json!({
+            "file": label_s,
+            "passed": errors.is_empty(),
+            "error_count": errors.len(),
+            "errors": items,
+        });
+        let mut stdout = serde_json::to_vec_pretty(&doc).unwrap_or_default();
+        stdout.push(b'\n');
+        RunOutcome {
+            exit_code: i32::from(!errors.is_empty()),
+            stdout,
+            stderr: Vec::new(),
+        }
+    })
+    .unwrap_or_else(internal_failure)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn check_json_reports_errors_with_positions() {
+        let src = b"module m\nexport func main(i: string) -> string = nope\n";
+        let out = check_json_outcome("m.ail", src, &Options::default());
+        assert_eq!(out.exit_code, 1);
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_default();
+        assert_eq!(v["passed"], false);
+        assert_eq!(v["error_count"], 1);
+        assert_eq!(v["errors"][0]["code"], "TC_UNBOUND_001");
+        assert_eq!(v["errors"][0]["line"], 2);
+        assert_eq!(v["errors"][0]["column"], 41);
+        let ok = check_json_outcome(
+            "m.ail",
+            b"module m\nexport func main(i: string) -> string = i\n",
+            &Options::default(),
+        );
+        assert_eq!(ok.exit_code, 0);
+    }
+
+    #[test]
+    fn banners_and_result_printing() {
+        let req = RunRequest {
+            label: "m.ail".into(),
+            source: b"module m\nexport func main() -> int = 6 * 7\n".to_vec(),
+            entry: "main".into(),
+            args: None,
+            deadline: None,
+            output_cap: 1 << 20,
+            options: Options::default(),
+        };
+        let out = run(req).unwrap_or_default();
+        assert_eq!(
+            String::from_utf8_lossy(&out.stdout),
+            "→ Type checking...\n→ Effect checking...\n✓ Running m.ail\n42\n"
+        );
+        let out = check_outcome(
+            "m.ail",
+            b"module m\nfunc f() -> int = 1\n",
+            &Options::default(),
+        );
+        assert_eq!(
+            String::from_utf8_lossy(&out.stdout),
+            "→ Type checking m.ail...\n→ Effect checking...\n✓ No errors found!\n"
+        );
+    }
+}
