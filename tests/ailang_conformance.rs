@@ -70,7 +70,8 @@ fn run_case(ail: &Path, case: &serde_json::Value, transitions: bool) -> Option<S
         }
     };
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-    let stderr = without_warnings(&String::from_utf8_lossy(&out.stderr));
+    let raw_stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    let stderr = without_warnings(&raw_stderr);
     let mut problems = Vec::new();
     if let Some(want) = case["exit"].as_i64() {
         if i64::from(out.exit_code) != want {
@@ -91,8 +92,8 @@ fn run_case(ail: &Path, case: &serde_json::Value, transitions: bool) -> Option<S
         }
     }
     if let Some(want) = case["stderr_contains"].as_str() {
-        if !stderr.contains(want) {
-            problems.push(format!("stderr {stderr:?} lacks {want:?}"));
+        if !raw_stderr.contains(want) {
+            problems.push(format!("stderr {raw_stderr:?} lacks {want:?}"));
         }
     }
     if transitions && out.exit_code == 0 && case["mode"].as_str() != Some("check") {

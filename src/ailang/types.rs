@@ -592,6 +592,22 @@ impl<'a> Checker<'a> {
             self.funcs.insert(Rc::clone(&f.name), (fty, effs));
             sigs.push((ps, r));
         }
+        if let Some(main) = m
+            .funcs
+            .iter()
+            .find(|f| &*f.name == "main" && f.params.len() > 1)
+        {
+            // The entry signature (ailang.md §6): `run` refuses it, `check` only warns, as the
+            // reference's `check` does not execute.
+            self.diags.push(Diag::warning(
+                "TC_ENTRY_001",
+                format!(
+                    "entrypoint 'main' takes {} parameters; `run` passes at most one argument",
+                    main.params.len()
+                ),
+                Some(main.span),
+            ));
+        }
         for (f, (ps, r)) in m.funcs.iter().zip(sigs) {
             self.check_func(f, &ps, &r);
         }
