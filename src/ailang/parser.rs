@@ -1274,3 +1274,17 @@ mod tests {
         assert_eq!(m.types[0].deriving.len(), 1);
     }
 }
+
+#[cfg(test)]
+mod props {
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(300))]
+        #[test]
+        fn parsing_arbitrary_text_never_panics(src in r#"[a-z(){}\[\]"$\\.,:;=|<>+*/%!\-0-9 \n]{0,120}"#) {
+            let _ = super::parse_module(&src);
+            let _ = super::parse_expr(&src);
+        }
+    }
+}

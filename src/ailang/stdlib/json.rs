@@ -855,3 +855,40 @@ mod tests {
         assert_eq!(out, "\"<b>&\\\"\\\\\\n\\u0001\\ud83d\\ude00é\"");
     }
 }
+
+#[cfg(test)]
+mod props {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn encode_j(j: &J) -> Option<String> {
+        let v = to_value(j).ok()?;
+        let mut out = String::new();
+        encode(&v, &mut out, Span::default()).ok()?;
+        Some(out)
+    }
+
+    proptest! {
+        #[test]
+        fn decoding_arbitrary_bytes_never_panics(bytes in proptest::collection::vec(any::<u8>(), 0..200)) {
+            let _ = decode_bytes(&bytes);
+        }
+
+        #[test]
+        fn encode_then_decode_is_identity_on_decoded_values(
+            text in r#"\{("[a-z\\\\"é😀]{0,4}":(-?[0-9]{1,5}(\.[0-9]{1,3})?|true|null|"[ -~]{0,5}"|\[\]),?){0,4}\}"#
+        ) {
+            // Not every generated text is valid JSON (trailing commas); valid ones must round-trip.
+            if let Ok(j) = decode_bytes(text.as_bytes()) {
+                let enc = encode_j(&j).unwrap_or_default();
+                prop_assert_eq!(decode_bytes(enc.as_bytes()), Ok(j));
+            }
+        }
+
+        #[test]
+        fn g_format_round_trips(f in any::<f64>().prop_filter("finite", |f| f.is_finite())) {
+            let s = format_g(f);
+            prop_assert_eq!(s.parse::<f64>().ok(), Some(f));
+        }
+    }
+}
