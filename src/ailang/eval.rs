@@ -280,7 +280,7 @@ impl Machine {
                         span,
                     ));
                 }
-                Ok(Value::Ctor(name, args.into()))
+                Ok(Value::Ctor(name, Items::rc(args)))
             }
             other => Err(rt(
                 "RT_TYPE_001",
@@ -302,7 +302,7 @@ impl Machine {
         }
         if let Some(n) = self.prog.ctors.get(name) {
             return Ok(if *n == 0 {
-                Value::Ctor(Rc::clone(name), Rc::from(Vec::new()))
+                Value::Ctor(Rc::clone(name), Items::rc(Vec::new()))
             } else {
                 Value::CtorFn(Rc::clone(name), *n)
             });
@@ -359,7 +359,7 @@ impl Machine {
                 for it in items {
                     vs.push(self.eval(it, env)?);
                 }
-                Ok(Value::Tuple(vs.into()))
+                Ok(Value::Tuple(Items::rc(vs)))
             }
             ExprKind::Record(fields) => {
                 let mut fs = Vec::with_capacity(fields.len());

@@ -3,7 +3,8 @@
 
 use super::ast::{Expr, FuncDecl, Name};
 use super::diag::{Diag, Span};
-use std::cell::Cell;
+use std::any::Any;
+use std::cell::{Cell, RefCell};
 use std::fmt::Write as _;
 use std::rc::Rc;
 
@@ -12,9 +13,78 @@ pub const DEFAULT_MEMORY_CAP: usize = 256 * 1024 * 1024;
 /// Bytes charged per list cell.
 pub const CELL_BYTES: usize = 16;
 
+/// Nesting levels dropped recursively before the rest is moved to an explicit work list.
+const MAX_DROP_NESTING: usize = 1000;
+/// Deepest nesting `show` renders; deeper parts print as `…`.
+pub const MAX_SHOW_NESTING: usize = 10_000;
+
 thread_local! {
     static LIVE: Cell<usize> = const { Cell::new(0) };
     static CAP: Cell<usize> = const { Cell::new(DEFAULT_MEMORY_CAP) };
+    static DROP_DEPTH: Cell<usize> = const { Cell::new(0) };
+    static GRAVE: RefCell<Vec<Box<dyn Any>>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Drop `payload` with a bounded stack: values nested deeper than [`MAX_DROP_NESTING`] (built
+/// iteratively, e.g. by `foldl`) are parked on a work list that the outermost drop drains in a
+/// loop, so no nesting depth can overflow the stack.
+fn guarded_drop<T: 'static>(payload: T) {
+    let depth = DROP_DEPTH.with(Cell::get);
+    if depth >= MAX_DROP_NESTING {
+        GRAVE.with(|g| g.borrow_mut().push(Box::new(payload)));
+        return;
+    }
+    DROP_DEPTH.with(|d| d.set(depth + 1));
+    drop(payload);
+    DROP_DEPTH.with(|d| d.set(depth));
+    if depth == 0 {
+        DROP_DEPTH.with(|d| d.set(1));
+        while let Some(item) = GRAVE.with(|g| g.borrow_mut().pop()) {
+            drop(item);
+        }
+        DROP_DEPTH.with(|d| d.set(0));
+    }
+}
+
+/// The children of a tuple or constructor application.
+#[derive(Debug, Default)]
+pub struct Items(Vec<Value>);
+
+impl Items {
+    /// Shared items from a vector.
+    pub fn rc(items: Vec<Value>) -> Rc<Items> {
+        Rc::new(Items(items))
+    }
+}
+
+impl std::ops::Deref for Items {
+    type Target = [Value];
+    fn deref(&self) -> &[Value] {
+        &self.0
+    }
+}
+
+impl Drop for Items {
+    fn drop(&mut self) {
+        guarded_drop(std::mem::take(&mut self.0));
+    }
+}
+
+/// The fields of a record, sorted by name.
+#[derive(Debug, Default)]
+pub struct Fields(Vec<(Name, Value)>);
+
+impl std::ops::Deref for Fields {
+    type Target = [(Name, Value)];
+    fn deref(&self) -> &[(Name, Value)] {
+        &self.0
+    }
+}
+
+impl Drop for Fields {
+    fn drop(&mut self) {
+        guarded_drop(std::mem::take(&mut self.0));
+    }
 }
 
 /// Set this thread's memory cap (bytes) and reset its live counter (called at run start).
@@ -87,6 +157,7 @@ pub struct Cons {
 impl Drop for Cons {
     fn drop(&mut self) {
         release(CELL_BYTES);
+        guarded_drop(std::mem::replace(&mut self.head, Value::Unit));
         // Unlink iteratively so long lists never recurse on drop.
         let mut next = self.tail.0.take();
         while let Some(rc) = next {
@@ -190,6 +261,15 @@ pub fn env_bind(env: &Env, name: Name, value: Value) -> Env {
     }))
 }
 
+impl Drop for EnvNode {
+    fn drop(&mut self) {
+        guarded_drop((
+            std::mem::replace(&mut self.value, Value::Unit),
+            self.next.take(),
+        ));
+    }
+}
+
 /// A lambda closed over its environment.
 #[derive(Debug)]
 pub struct Closure {
@@ -201,6 +281,12 @@ pub struct Closure {
     pub env: Env,
     /// For `letrec`: the name the closure sees itself under.
     pub self_name: Option<Name>,
+}
+
+impl Drop for Closure {
+    fn drop(&mut self) {
+        guarded_drop(self.env.take());
+    }
 }
 
 /// A built-in function's implementation.
@@ -238,11 +324,11 @@ pub enum Value {
     /// List.
     List(List),
     /// Tuple (two or more elements).
-    Tuple(Rc<[Value]>),
+    Tuple(Rc<Items>),
     /// Record; fields sorted by name.
-    Record(Rc<[(Name, Value)]>),
+    Record(Rc<Fields>),
     /// Constructor application (`Some(1)`, `JNull`).
-    Ctor(Name, Rc<[Value]>),
+    Ctor(Name, Rc<Items>),
     /// A constructor used as a function value (`map(Some, xs)`).
     CtorFn(Name, usize),
     /// Lambda.
@@ -262,22 +348,22 @@ impl Value {
     /// A record from unsorted fields.
     pub fn record(mut fields: Vec<(Name, Value)>) -> Value {
         fields.sort_by(|a, b| a.0.cmp(&b.0));
-        Value::Record(fields.into())
+        Value::Record(Rc::new(Fields(fields)))
     }
 
     /// `Some(v)`.
     pub fn some(v: Value) -> Value {
-        Value::Ctor(Rc::from("Some"), Rc::from(vec![v]))
+        Value::Ctor(Rc::from("Some"), Items::rc(vec![v]))
     }
 
     /// `None`.
     pub fn none() -> Value {
-        Value::Ctor(Rc::from("None"), Rc::from(Vec::new()))
+        Value::Ctor(Rc::from("None"), Items::rc(Vec::new()))
     }
 
     /// A nullary or n-ary constructor value.
     pub fn ctor(name: &str, args: Vec<Value>) -> Value {
-        Value::Ctor(Rc::from(name), Rc::from(args))
+        Value::Ctor(Rc::from(name), Items::rc(args))
     }
 
     /// Short description of the value's kind, for error messages.
@@ -307,38 +393,46 @@ impl Value {
     }
 }
 
-/// Structural equality (ailang.md §5 `==`); functions are never equal.
+/// Structural equality (ailang.md §5 `==`); functions are never equal. Iterative, so any
+/// nesting depth is safe.
 pub fn values_equal(a: &Value, b: &Value) -> bool {
-    match (a, b) {
-        (Value::Int(x), Value::Int(y)) => x == y,
-        (Value::Float(x), Value::Float(y)) => x == y,
-        (Value::Bool(x), Value::Bool(y)) => x == y,
-        (Value::Unit, Value::Unit) => true,
-        (Value::Str(x), Value::Str(y)) => x.as_str() == y.as_str(),
-        (Value::List(x), Value::List(y)) => {
-            let (mut i, mut j) = (x.iter(), y.iter());
-            loop {
-                match (i.next(), j.next()) {
-                    (None, None) => return true,
-                    (Some(p), Some(q)) if values_equal(p, q) => {}
-                    _ => return false,
+    let mut work: Vec<(&Value, &Value)> = vec![(a, b)];
+    while let Some((a, b)) = work.pop() {
+        let same = match (a, b) {
+            (Value::Int(x), Value::Int(y)) => x == y,
+            (Value::Float(x), Value::Float(y)) => x == y,
+            (Value::Bool(x), Value::Bool(y)) => x == y,
+            (Value::Unit, Value::Unit) => true,
+            (Value::Str(x), Value::Str(y)) => x.as_str() == y.as_str(),
+            (Value::List(x), Value::List(y)) => {
+                let (mut i, mut j) = (x.iter(), y.iter());
+                loop {
+                    match (i.next(), j.next()) {
+                        (None, None) => break true,
+                        (Some(p), Some(q)) => work.push((p, q)),
+                        _ => break false,
+                    }
                 }
             }
+            (Value::Tuple(x), Value::Tuple(y)) => {
+                work.extend(x.iter().zip(y.iter()));
+                x.len() == y.len()
+            }
+            (Value::Record(x), Value::Record(y)) => {
+                work.extend(x.iter().zip(y.iter()).map(|(p, q)| (&p.1, &q.1)));
+                x.len() == y.len() && x.iter().zip(y.iter()).all(|(p, q)| p.0 == q.0)
+            }
+            (Value::Ctor(n, x), Value::Ctor(m, y)) => {
+                work.extend(x.iter().zip(y.iter()));
+                n == m && x.len() == y.len()
+            }
+            _ => false,
+        };
+        if !same {
+            return false;
         }
-        (Value::Tuple(x), Value::Tuple(y)) => {
-            x.len() == y.len() && x.iter().zip(y.iter()).all(|(p, q)| values_equal(p, q))
-        }
-        (Value::Record(x), Value::Record(y)) => {
-            x.len() == y.len()
-                && x.iter()
-                    .zip(y.iter())
-                    .all(|(p, q)| p.0 == q.0 && values_equal(&p.1, &q.1))
-        }
-        (Value::Ctor(n, x), Value::Ctor(m, y)) => {
-            n == m && x.len() == y.len() && x.iter().zip(y.iter()).all(|(p, q)| values_equal(p, q))
-        }
-        _ => false,
     }
+    true
 }
 
 fn show_float(f: f64) -> String {
@@ -374,8 +468,18 @@ pub fn quote(s: &str) -> String {
     out
 }
 
-/// `show(v)`: the source-like rendering (strings quoted, floats with a decimal point).
+/// `show(v)`: the source-like rendering (strings quoted, floats with a decimal point); parts
+/// nested deeper than [`MAX_SHOW_NESTING`] print as `…`.
 pub fn show(v: &Value, out: &mut String) {
+    show_at(v, out, 0)
+}
+
+fn show_at(v: &Value, out: &mut String, depth: usize) {
+    if depth > MAX_SHOW_NESTING {
+        out.push('…');
+        return;
+    }
+    let show = |x: &Value, out: &mut String| show_at(x, out, depth + 1);
     match v {
         Value::Int(i) => {
             let _ = write!(out, "{i}");

@@ -95,6 +95,18 @@ fn encode_str(s: &str, out: &mut String) {
 /// Encode a `Json` value (members in list order, duplicates kept). NaN and infinities,
 /// which JSON cannot hold, encode as `null`.
 pub fn encode(v: &Value, out: &mut String, span: Span) -> Result<(), Fail> {
+    encode_at(v, out, span, 0)
+}
+
+fn encode_at(v: &Value, out: &mut String, span: Span, depth: usize) -> Result<(), Fail> {
+    if depth > MAX_JSON_DEPTH {
+        return Err(rt(
+            "RT_DEPTH_001",
+            format!("encode: the value nests deeper than {MAX_JSON_DEPTH} levels"),
+            span,
+        ));
+    }
+    let encode = |x: &Value, out: &mut String, span: Span| encode_at(x, out, span, depth + 1);
     let Value::Ctor(name, args) = v else {
         return Err(rt(
             "RT_TYPE_001",
@@ -529,7 +541,7 @@ pub fn to_value(j: &J) -> Result<Value, Fail> {
 }
 
 fn kv_value(k: Value, v: Value) -> Value {
-    Value::Record(Rc::from(vec![(Rc::from("key"), k), (Rc::from("value"), v)]))
+    Value::record(vec![(Rc::from("key"), k), (Rc::from("value"), v)])
 }
 
 // ------------------------------------------------------------------ builtins

@@ -4,7 +4,7 @@
 use super::{arg_int, arg_list, b, ret_list};
 use crate::ailang::diag::Span;
 use crate::ailang::eval::{rt, Fail, Machine};
-use crate::ailang::value::{values_equal, Builtin, List, Value};
+use crate::ailang::value::{values_equal, Builtin, Items, List, Value};
 
 fn truthy(v: Value, sp: Span) -> Result<bool, Fail> {
     match v {
@@ -154,7 +154,7 @@ fn zip(_: &mut Machine, a: Vec<Value>, sp: Span) -> Result<Value, Fail> {
     ret_list(
         xs.iter()
             .zip(ys.iter())
-            .map(|(x, y)| Value::Tuple(vec![x.clone(), y.clone()].into()))
+            .map(|(x, y)| Value::Tuple(Items::rc(vec![x.clone(), y.clone()])))
             .collect(),
     )
 }
