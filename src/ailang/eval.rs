@@ -709,3 +709,84 @@ pub fn binop(op: BinOp, a: Value, b: Value, span: Span) -> Result<Value, Fail> {
         },
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn int(op: BinOp, a: i64, b: i64) -> Option<i64> {
+        match binop(op, Value::Int(a), Value::Int(b), Span::default()) {
+            Ok(Value::Int(i)) => Some(i),
+            _ => None,
+        }
+    }
+
+    #[test]
+    fn integer_semantics() {
+        assert_eq!(int(BinOp::Div, -7, 2), Some(-3));
+        assert_eq!(int(BinOp::Rem, -7, 3), Some(-1));
+        assert_eq!(int(BinOp::Rem, 7, -3), Some(1));
+        assert_eq!(int(BinOp::Add, i64::MAX, 1), Some(i64::MIN));
+        assert_eq!(int(BinOp::Div, i64::MIN, -1), Some(i64::MIN));
+        assert_eq!(int(BinOp::Div, 1, 0), None);
+        assert_eq!(int(BinOp::Rem, 1, 0), None);
+    }
+
+    #[test]
+    fn mixed_and_nan_operands() {
+        assert!(binop(
+            BinOp::Add,
+            Value::Int(1),
+            Value::Float(1.0),
+            Span::default()
+        )
+        .is_err());
+        let nan = binop(
+            BinOp::Lt,
+            Value::Float(f64::NAN),
+            Value::Float(1.0),
+            Span::default(),
+        );
+        assert!(matches!(nan, Ok(Value::Bool(false))));
+        let eq = binop(
+            BinOp::Eq,
+            Value::some(Value::Int(1)),
+            Value::some(Value::Int(1)),
+            Span::default(),
+        );
+        assert!(matches!(eq, Ok(Value::Bool(true))));
+    }
+
+    #[test]
+    fn depth_limit_is_configurable() {
+        let src = "module m\nfunc f(n: int) -> int = if n == 0 then 0 else 1 + f(n - 1)\n";
+        let r = crate::ailang::on_big_stack(move || {
+            let m = crate::ailang::parser::parse_module(src).map_err(|d| d.code)?;
+            let l =
+                crate::ailang::loader::load(&m, "m.ail", false).map_err(|_| "load".to_string())?;
+            let limits = Limits {
+                max_depth: 50,
+                ..Limits::default()
+            };
+            let mut machine = Machine::new(Rc::new(l.program), limits);
+            let ok = machine.call_named("f", vec![Value::Int(40)]);
+            let mut machine2 = Machine::new(Rc::new(Program::default()), Limits::default());
+            let missing = machine2.call_named("nope", vec![]);
+            drop(machine2);
+            let mut machine = Machine::new(
+                Rc::clone(&machine.prog),
+                Limits {
+                    max_depth: 50,
+                    ..Limits::default()
+                },
+            );
+            let deep = machine.call_named("f", vec![Value::Int(60)]);
+            Ok::<_, String>((
+                matches!(ok, Ok(Value::Int(40))),
+                matches!(deep, Err(Fail::Error(ref d)) if d.code == "RT_REC_001"),
+                matches!(missing, Err(Fail::Error(ref d)) if d.message == "entrypoint 'nope' not found in module"),
+            ))
+        });
+        assert_eq!(r, Some(Ok((true, true, true))));
+    }
+}
