@@ -14,7 +14,6 @@ use crate::broker::{self, Broker, BrokerError, Status};
 use crate::encoding::gojson::{self, Obj};
 use crate::encoding::trcjson::{self, Bounds, CValue};
 use crate::interp::capsule::{self, CapsuleError};
-use crate::interp::Interpreter;
 use crate::store::commit::{apply, Commit};
 use crate::store::entry::{entry_hash, world_row};
 use crate::store::journal::{self, ReceiptState};
@@ -240,7 +239,7 @@ fn capsule_err(e: CapsuleError, phase: &str) -> InvokeError {
         CapsuleError::Incompatible { .. } => InvokeError::Incompatible(e.to_string()),
         CapsuleError::Timeout => InvokeError::Deadline(format!("{phase} phase")),
         CapsuleError::Output(_) => InvokeError::Output(e.to_string()),
-        CapsuleError::Integrity(_) => InvokeError::Integrity(e.to_string()),
+        CapsuleError::Integrity { .. } => InvokeError::Integrity(e.to_string()),
         _ => InvokeError::Execution(e.to_string()),
     }
 }
@@ -259,7 +258,7 @@ pub fn episode_handlers(store: &Store, episode: &str, host: &Host<'_>) -> Result
         tool_bin: host.tool_bin.clone(),
         run_caps: host.run_caps.clone(),
         examples_dir: host.examples_dir.clone(),
-        git_bin: broker::handlers::process::find_in_path("git", &std::env::var("PATH").unwrap_or_else(|_| "/usr/bin:/bin".into())),
+        git_bin: broker::handlers::process::find_in_path("git", std::env::var_os("PATH").as_deref()),
     };
     let reg = HandlerRegistry::for_episode(&ctx, host.services.clone());
     Ok((ctx, reg))
