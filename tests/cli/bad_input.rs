@@ -331,7 +331,7 @@ fn truncated_store_file() {
     let bytes = std::fs::read(&env.db).unwrap();
     assert!(bytes.len() > 64 * 1024, "store is {} bytes", bytes.len());
     std::fs::write(&env.db, &bytes[..bytes.len() / 2]).unwrap();
-    refuse_store(&env, 2, "store");
+    refuse_store(&env, 2, "not a usable SQLite database");
 }
 
 #[test]
@@ -423,4 +423,23 @@ fn usage_errors_are_exit_2() {
     let r = env.run(&["--wait-lock", "100000", "head"]);
     assert_eq!(r.code, 2, "{r:#?}");
     r.one_line_error();
+}
+
+#[test]
+fn batch_line_over_the_size_limit() {
+    let env = populated();
+    let before = env.snapshot();
+    let mut v = next_json(&env);
+    v["padding"] = json!("x".repeat(9 * 1024 * 1024));
+    let mut jsonl = serde_json::to_vec(&v).unwrap();
+    jsonl.push(b'\n');
+    let f = env.write("big.jsonl", &jsonl);
+    let r = env.run(&["commit", "--batch", f.to_str().unwrap()]).code(1);
+    let line = r.one_line_error();
+    assert!(
+        line.contains("line 1") && line.contains("8388608"),
+        "{line}"
+    );
+    assert_eq!(env.snapshot(), before);
+    env.verify_ok();
 }

@@ -161,3 +161,38 @@ fn verify_of_an_sqlite_file_without_schema_is_refused_uninitialized() {
         "{r:#?}"
     );
 }
+
+#[test]
+fn corrupt_pages_are_a_storage_failure_exit_3() {
+    let env = TestEnv::new();
+    env.genesis();
+    crate::common::append_client_entries(&env.db, 2000);
+    env.verify_ok();
+    let mut bytes = std::fs::read(&env.db).unwrap();
+    let pages = bytes.len() / 4096;
+    for p in pages / 2..pages / 2 + 3 {
+        bytes[p * 4096..(p + 1) * 4096].fill(0xde);
+    }
+    std::fs::write(&env.db, &bytes).unwrap();
+    let r = env.run(&["verify", "--json"]);
+    assert_eq!(r.code, 3, "{r:#?}");
+    let v = r.json();
+    assert_eq!(v["failures"][0]["category"], "storage", "{v}");
+    assert_eq!(
+        std::fs::read(&env.db).unwrap(),
+        bytes,
+        "verify wrote nothing"
+    );
+    // Reads that meet the damage are integrity refusals (exit 3), never a generic failure.
+    for args in [
+        vec!["log", "--json"],
+        vec!["log", "--reverse"],
+        vec!["head"],
+    ] {
+        let r = env.run(&args);
+        assert!(matches!(r.code, 0 | 3), "world {args:?}: {r:#?}");
+        if r.code == 3 {
+            r.one_line_error();
+        }
+    }
+}
