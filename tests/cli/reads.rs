@@ -258,3 +258,62 @@ fn log_into_a_closed_pipe_is_not_an_error() {
         assert_eq!(String::from_utf8_lossy(&out.stderr), "", "world {args}");
     }
 }
+
+/// The table's REVISION column comes from the world row whose `logHead` is the entry hash;
+/// a log of thousands of entries lists each entry once, and entries without a world show `-`.
+#[test]
+fn log_table_shows_world_revisions_once_per_entry() {
+    let env = TestEnv::new();
+    env.genesis();
+    crate::common::append_client_entries(&env.db, 3000);
+    {
+        let c = rusqlite::Connection::open(&env.db).unwrap();
+        // A second world row naming entry 5's hash, and an entry 3001 without any world row.
+        let eh: String = c
+            .query_row(
+                "SELECT entry_hash_ref FROM log_entries WHERE entry_index = 5",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap();
+        c.execute(
+            "INSERT INTO worlds VALUES (?1, 5, ?2, ?3)",
+            rusqlite::params![sha(b"dup-world"), sha(b"other-root"), eh],
+        )
+        .unwrap();
+        c.execute(
+            "INSERT INTO log_entries VALUES (3001, ?1, 1, ?2, ?2, ?3, 'client:bare', ?2)",
+            rusqlite::params![sha(b"bare-entry"), sha(b"x"), eh],
+        )
+        .unwrap();
+    }
+    let r = env.run(&["log"]).ok();
+    let lines: Vec<&str> = r.stdout.lines().collect();
+    assert_eq!(lines.len(), 1 + 3002, "header + one line per entry");
+    let cols = |l: &str| l.split_whitespace().map(str::to_string).collect::<Vec<_>>();
+    for (i, l) in lines[1..].iter().enumerate().take(3001) {
+        let c = cols(l);
+        assert_eq!(c[0], i.to_string(), "{l}");
+        assert_eq!(
+            c.last().unwrap(),
+            &i.to_string(),
+            "revision of entry {i}: {l}"
+        );
+    }
+    assert_eq!(
+        cols(lines[3002]).last().unwrap(),
+        "-",
+        "no world row: {}",
+        lines[3002]
+    );
+    let r = env
+        .run(&["log", "--reverse", "--limit", "3", "--from", "6"])
+        .ok();
+    let idx: Vec<String> = r
+        .stdout
+        .lines()
+        .skip(1)
+        .map(|l| cols(l)[0].clone())
+        .collect();
+    assert_eq!(idx, vec!["6", "5", "4"]);
+}
