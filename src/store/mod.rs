@@ -335,11 +335,32 @@ fn check_path(path: &Path) -> Result<bool, Error> {
 
 fn configure(conn: &Connection, writer: bool) -> Result<(), Error> {
     conn.execute_batch("PRAGMA foreign_keys = ON")?;
-    conn.busy_timeout(Duration::from_millis(2000))?;
     if writer {
+        conn.busy_timeout(Duration::from_millis(2000))?;
         conn.execute_batch("PRAGMA synchronous = FULL")?;
+    } else {
+        conn.busy_handler(Some(reader_busy))?;
     }
     Ok(())
+}
+
+/// Attempts [`reader_busy`] makes before giving up: about the same 2 s bound as the writer's
+/// `busy_timeout`.
+const READER_BUSY_TRIES: i32 = 2000;
+
+/// Busy handler for read-only connections: retry every millisecond, up to about 2 s.
+///
+/// With the rollback journal (DEC-STORE-1), a writer committing back to back (`commit
+/// --batch`, `serve`) holds PENDING/EXCLUSIVE for most of each commit's fsyncs and frees the
+/// file only for microseconds between transactions. SQLite's default busy handler sleeps
+/// 1–100 ms between tries (about 15 tries in 2 s), so it almost never lands in a gap and a
+/// reader failed with "database is locked". Polling every millisecond finds a gap.
+fn reader_busy(attempt: i32) -> bool {
+    if attempt >= READER_BUSY_TRIES {
+        return false;
+    }
+    std::thread::sleep(Duration::from_millis(1));
+    true
 }
 
 /// `SQLITE_READONLY_ROLLBACK`: a read-only connection met a hot journal it cannot roll back.

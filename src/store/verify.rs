@@ -111,12 +111,44 @@ pub type Progress<'a> = &'a mut dyn FnMut(u64, u64);
 
 impl Store {
     /// Run every check of store-format.md §13.1 on this (read-only) store.
+    ///
+    /// A damaged SQLite image (pages SQLite itself cannot read) ends the checks early: the
+    /// report then carries a `storage` failure naming SQLite's error instead of this
+    /// returning an error, so `verify` still exits 3 with a report.
+    ///
+    /// # Errors
+    /// SQLite errors other than corruption, and undecodable rows ([`Error::Corrupt`]).
     pub fn verify(&self, full: bool, progress: Progress<'_>) -> Result<Report, Error> {
-        let conn = self.conn();
         let mut rep = Report {
             full,
             ..Report::default()
         };
+        match self.verify_into(&mut rep, progress) {
+            Ok(()) => Ok(rep),
+            Err(Error::Sqlite(rusqlite::Error::SqliteFailure(f, msg)))
+                if matches!(
+                    f.code,
+                    rusqlite::ErrorCode::DatabaseCorrupt | rusqlite::ErrorCode::NotADatabase
+                ) =>
+            {
+                rep.fail(
+                    "storage",
+                    None,
+                    None,
+                    format!(
+                        "checks stopped: SQLite cannot read the file: {}",
+                        msg.unwrap_or_else(|| f.to_string())
+                    ),
+                );
+                Ok(rep)
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    fn verify_into(&self, rep: &mut Report, progress: Progress<'_>) -> Result<(), Error> {
+        let full = rep.full;
+        let conn = self.conn();
 
         // 1. storage
         let pragma = if full {
@@ -198,7 +230,7 @@ impl Store {
                 );
             }
             expected = idx + 1;
-            self.check_entry(&mut rep, &e, prev.as_ref())?;
+            self.check_entry(rep, &e, prev.as_ref())?;
             prev = Some(e);
             Ok(())
         })?;
@@ -359,7 +391,7 @@ impl Store {
                 }
             },
         }
-        Ok(rep)
+        Ok(())
     }
 
     fn has_object(&self, r: &str) -> Result<bool, Error> {
