@@ -589,6 +589,42 @@ impl Store {
         Ok(())
     }
 
+    /// Stream every log entry in ascending order with the world row whose `logHead` is its
+    /// entry hash (the first such row if several). One query: `worlds.log_head` has no
+    /// provisioned index, so SQLite builds a transient automatic index for the join instead of
+    /// scanning `worlds` once per entry.
+    pub fn for_each_log_with_world(
+        &self,
+        mut f: impl FnMut(LogEntry, Option<WorldRow>) -> Result<(), Error>,
+    ) -> Result<(), Error> {
+        let mut stmt = self.conn.prepare(
+            "SELECT l.entry_index, l.semantics_epoch, l.transition_fn_ref, l.interpreter_ref, l.prev_entry_hash_ref, l.written_by, l.entry_hash_ref, l.transition_ref,
+                    w.world_ref, w.revision, w.state_root, w.log_head
+             FROM log_entries l LEFT JOIN worlds w ON w.log_head = l.entry_hash_ref
+             ORDER BY l.entry_index ASC",
+        )?;
+        let mut rows = stmt.query([])?;
+        let mut last = None;
+        while let Some(row) = rows.next()? {
+            let e = entry_row(row)?;
+            if last == Some(e.header.entry_index) {
+                continue;
+            }
+            last = Some(e.header.entry_index);
+            let world = match row.get::<_, Option<String>>(8)? {
+                Some(reference) => Some(WorldRow {
+                    reference,
+                    revision: row.get(9)?,
+                    state_root: row.get(10)?,
+                    log_head: row.get(11)?,
+                }),
+                None => None,
+            };
+            f(e, world)?;
+        }
+        Ok(())
+    }
+
     /// A named registry head (`epoch_registry_heads`).
     pub fn registry_head(&self, name: &str) -> Result<Option<String>, Error> {
         registry_head_in(&self.conn, name)

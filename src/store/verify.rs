@@ -11,7 +11,7 @@ use super::entry::{entry_hash, is_coordinator, world_ref};
 use super::records::{
     EffectRecord, InvocationRecord, EFFECT_RECORD, INVOCATION_RECORD_V1, INVOCATION_RECORD_V2,
 };
-use super::{journal, schema, Error, LogEntry, Store};
+use super::{journal, schema, Error, LogEntry, Store, WorldRow};
 
 /// One failure or warning, with where it was found.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -218,7 +218,7 @@ impl Store {
         let mut prev: Option<LogEntry> = None;
         let mut expected = 0i64;
         let mut first = None;
-        self.for_each_log(None, None, false, |e| {
+        self.for_each_log_with_world(|e, world| {
             let idx = e.header.entry_index;
             first.get_or_insert(idx);
             if idx != expected {
@@ -230,7 +230,7 @@ impl Store {
                 );
             }
             expected = idx + 1;
-            self.check_entry(rep, &e, prev.as_ref())?;
+            self.check_entry(rep, &e, world.as_ref(), prev.as_ref())?;
             prev = Some(e);
             Ok(())
         })?;
@@ -406,6 +406,7 @@ impl Store {
         &self,
         rep: &mut Report,
         e: &LogEntry,
+        world: Option<&WorldRow>,
         prev: Option<&LogEntry>,
     ) -> Result<(), Error> {
         let idx = e.header.entry_index;
@@ -487,20 +488,7 @@ impl Store {
             }
         }
         // World row for this entry.
-        let world = self
-            .conn()
-            .query_row(
-                "SELECT world_ref, revision, state_root FROM worlds WHERE log_head = ?1",
-                [&e.entry_hash],
-                |r| {
-                    Ok((
-                        r.get::<_, String>(0)?,
-                        r.get::<_, i64>(1)?,
-                        r.get::<_, String>(2)?,
-                    ))
-                },
-            )
-            .optional()?;
+        let world = world.map(|w| (w.reference.clone(), w.revision, w.state_root.clone()));
         let Some((wref, revision, state_root)) = world else {
             rep.fail(
                 "world_mismatch",
