@@ -827,7 +827,7 @@ _world() {
             return 0
             ;;
         world__subcmd__genesis)
-            opts="-q -h --goal-file --goal-semantic-id --db --json --quiet --color --wait-lock --help"
+            opts="-q -h --goal-file --goal-semantic-id --ailang-bin --interpreter --db --json --quiet --color --wait-lock --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -838,6 +838,14 @@ _world() {
                     return 0
                     ;;
                 --goal-semantic-id)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --interpreter)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --ailang-bin)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

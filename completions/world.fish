@@ -56,6 +56,7 @@ complete -c world -n "__fish_world_needs_command" -f -a "util" -d 'Generate shel
 complete -c world -n "__fish_world_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c world -n "__fish_world_using_subcommand genesis" -l goal-file -d 'File whose bytes become the goal object (default: `{}`)' -r -F
 complete -c world -n "__fish_world_using_subcommand genesis" -l goal-semantic-id -d 'Semantic id of the goal object' -r
+complete -c world -n "__fish_world_using_subcommand genesis" -l interpreter -l ailang-bin -d 'Pin an interpreter first (a path is archived, a sha256: ref resolved, or `embedded`) and bootstrap the epoch registry from its release; without it the header records the store\'s only pinned interpreter, else the embedded one, and nothing is bootstrapped' -r
 complete -c world -n "__fish_world_using_subcommand genesis" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
 complete -c world -n "__fish_world_using_subcommand genesis" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
 always\t'Always colour'
