@@ -336,9 +336,12 @@ fn current_revision(conn: &Connection) -> u128 {
 
 /// Parse a user amount; the error is the ledger's `amount_invalid` / `overflows_amount`
 /// verdict at the current revision.
-fn amount(conn: &Connection, text: &str) -> Result<Amount, Verdict> {
+fn amount(conn: &Connection, text: &str) -> Result<Amount, Box<Verdict>> {
     Amount::parse(text).map_err(|e: AmountError| {
-        Verdict::from_amount_error(&e, current_revision(conn)).because(format!("{text:?}: {e}"))
+        Box::new(
+            Verdict::from_amount_error(&e, current_revision(conn))
+                .because(format!("{text:?}: {e}")),
+        )
     })
 }
 
@@ -607,7 +610,7 @@ fn operator(
 fn parse_patch(
     conn: &Connection,
     set: &[String],
-) -> Result<Result<BoundsPatch, Verdict>, CliError> {
+) -> Result<Result<BoundsPatch, Box<Verdict>>, CliError> {
     let mut patch = BoundsPatch::default();
     for item in set {
         let Some((k, v)) = item.split_once('=') else {
@@ -823,7 +826,7 @@ fn execute(ctx: &Context, out: &mut Output, place: &Place, job: Job<'_>) -> Resu
     let conn = store_conn(ctx, place, &mut read_only, needs_store)?;
     let file = job.evidence.as_ref().and_then(|e| e.file.as_ref());
     let check = StoreEvidence {
-        file: file.map(|(r, _)| r.clone()),
+        file: file.map(|(r, _)| *r),
         store: conn,
     };
     let object = file
@@ -1012,7 +1015,7 @@ mod tests {
         .unwrap_or_else(|e| panic!("{e}"));
         let file = HashRef::of(b"file bytes");
         let check = StoreEvidence {
-            file: Some(file.clone()),
+            file: Some(file),
             store: Some(&conn),
         };
         assert!(check.resolves(&file));
