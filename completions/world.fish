@@ -43,6 +43,9 @@ complete -c world -n "__fish_world_needs_command" -f -a "registry" -d 'Read name
 complete -c world -n "__fish_world_needs_command" -f -a "publish" -d 'Publish transitions from a manifest (attended; --yes for scripts, recorded as unattended)'
 complete -c world -n "__fish_world_needs_command" -f -a "pin" -d 'Archive an interpreter and bootstrap the epoch registry from its release'
 complete -c world -n "__fish_world_needs_command" -f -a "transitions" -d 'Read the transition registry: list, or show one descriptor'
+complete -c world -n "__fish_world_needs_command" -f -a "invoke" -d 'Call a published transition as a session and commit the result'
+complete -c world -n "__fish_world_needs_command" -f -a "tools" -d 'What a session can see and call'
+complete -c world -n "__fish_world_needs_command" -f -a "ailang" -d 'The embedded AILANG interpreter behind the `ailang` CLI contract'
 complete -c world -n "__fish_world_needs_command" -f -a "receipt" -d 'Answer a receipt: not-started, indeterminate or resolved'
 complete -c world -n "__fish_world_needs_command" -f -a "session" -d 'Mint, list and revoke session credentials'
 complete -c world -n "__fish_world_needs_command" -f -a "effects" -d 'Effect records and pending effect intents'
@@ -227,6 +230,89 @@ complete -c world -n "__fish_world_using_subcommand transitions; and __fish_seen
 complete -c world -n "__fish_world_using_subcommand transitions; and __fish_seen_subcommand_from help" -f -a "list" -d 'List every descriptor of the current revision (table, or JSON lines with --json)'
 complete -c world -n "__fish_world_using_subcommand transitions; and __fish_seen_subcommand_from help" -f -a "show" -d 'Show one descriptor and its MCP tool name (ID may also be the MCP name)'
 complete -c world -n "__fish_world_using_subcommand transitions; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c world -n "__fish_world_using_subcommand invoke" -l session -d 'Session token file or token (else WORLD_SESSION)' -r
+complete -c world -n "__fish_world_using_subcommand invoke" -l args -d 'Arguments as a JSON object (default {})' -r
+complete -c world -n "__fish_world_using_subcommand invoke" -l args-file -d 'Arguments from a file; `-` reads stdin' -r -F
+complete -c world -n "__fish_world_using_subcommand invoke" -l invocation-id -d 'Idempotency key: the invocation id is cli:<episode>:<ID> ([A-Za-z0-9._-]{1,128}); without it a random id is used (no idempotency)' -r
+complete -c world -n "__fish_world_using_subcommand invoke" -l workspace-root -d 'Override the episode\'s recorded workspace root (worktree = DIR/<episode>)' -r -F
+complete -c world -n "__fish_world_using_subcommand invoke" -l tool-ailang-bin -d 'The pinned AILANG tool binary for the Ailang.* effects' -r -F
+complete -c world -n "__fish_world_using_subcommand invoke" -l run-allow-caps -d 'Capabilities ailang-run may use beyond IO and FS: Env, Net, Declassify' -r
+complete -c world -n "__fish_world_using_subcommand invoke" -l run-net-allow -d 'IP:PORT a Net run may reach (repeatable)' -r
+complete -c world -n "__fish_world_using_subcommand invoke" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
+complete -c world -n "__fish_world_using_subcommand invoke" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
+always\t'Always colour'
+never\t'Never colour'"
+complete -c world -n "__fish_world_using_subcommand invoke" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
+complete -c world -n "__fish_world_using_subcommand invoke" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
+complete -c world -n "__fish_world_using_subcommand invoke" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
+complete -c world -n "__fish_world_using_subcommand invoke" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c world -n "__fish_world_using_subcommand tools; and not __fish_seen_subcommand_from list help" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
+complete -c world -n "__fish_world_using_subcommand tools; and not __fish_seen_subcommand_from list help" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
+always\t'Always colour'
+never\t'Never colour'"
+complete -c world -n "__fish_world_using_subcommand tools; and not __fish_seen_subcommand_from list help" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
+complete -c world -n "__fish_world_using_subcommand tools; and not __fish_seen_subcommand_from list help" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
+complete -c world -n "__fish_world_using_subcommand tools; and not __fish_seen_subcommand_from list help" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
+complete -c world -n "__fish_world_using_subcommand tools; and not __fish_seen_subcommand_from list help" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c world -n "__fish_world_using_subcommand tools; and not __fish_seen_subcommand_from list help" -f -a "list" -d 'The transitions this session\'s live grants can see and call, in registry id order'
+complete -c world -n "__fish_world_using_subcommand tools; and not __fish_seen_subcommand_from list help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c world -n "__fish_world_using_subcommand tools; and __fish_seen_subcommand_from list" -l session -d 'Session token file or token (else WORLD_SESSION)' -r
+complete -c world -n "__fish_world_using_subcommand tools; and __fish_seen_subcommand_from list" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
+complete -c world -n "__fish_world_using_subcommand tools; and __fish_seen_subcommand_from list" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
+always\t'Always colour'
+never\t'Never colour'"
+complete -c world -n "__fish_world_using_subcommand tools; and __fish_seen_subcommand_from list" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
+complete -c world -n "__fish_world_using_subcommand tools; and __fish_seen_subcommand_from list" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
+complete -c world -n "__fish_world_using_subcommand tools; and __fish_seen_subcommand_from list" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
+complete -c world -n "__fish_world_using_subcommand tools; and __fish_seen_subcommand_from list" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c world -n "__fish_world_using_subcommand tools; and __fish_seen_subcommand_from help" -f -a "list" -d 'The transitions this session\'s live grants can see and call, in registry id order'
+complete -c world -n "__fish_world_using_subcommand tools; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c world -n "__fish_world_using_subcommand ailang; and not __fish_seen_subcommand_from version check run help" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
+complete -c world -n "__fish_world_using_subcommand ailang; and not __fish_seen_subcommand_from version check run help" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
+always\t'Always colour'
+never\t'Never colour'"
+complete -c world -n "__fish_world_using_subcommand ailang; and not __fish_seen_subcommand_from version check run help" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
+complete -c world -n "__fish_world_using_subcommand ailang; and not __fish_seen_subcommand_from version check run help" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
+complete -c world -n "__fish_world_using_subcommand ailang; and not __fish_seen_subcommand_from version check run help" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
+complete -c world -n "__fish_world_using_subcommand ailang; and not __fish_seen_subcommand_from version check run help" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c world -n "__fish_world_using_subcommand ailang; and not __fish_seen_subcommand_from version check run help" -f -a "version" -d 'Print the embedded interpreter\'s version text'
+complete -c world -n "__fish_world_using_subcommand ailang; and not __fish_seen_subcommand_from version check run help" -f -a "check" -d 'Parse, resolve and type-check FILE (exit 0 pass, 1 errors); MOD010 relaxed by default'
+complete -c world -n "__fish_world_using_subcommand ailang; and not __fish_seen_subcommand_from version check run help" -f -a "run" -d 'Run FILE\'s entry function with one JSON argument; prints the result (strings raw)'
+complete -c world -n "__fish_world_using_subcommand ailang; and not __fish_seen_subcommand_from version check run help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c world -n "__fish_world_using_subcommand ailang; and __fish_seen_subcommand_from version" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
+complete -c world -n "__fish_world_using_subcommand ailang; and __fish_seen_subcommand_from version" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
+always\t'Always colour'
+never\t'Never colour'"
+complete -c world -n "__fish_world_using_subcommand ailang; and __fish_seen_subcommand_from version" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
+complete -c world -n "__fish_world_using_subcommand ailang; and __fish_seen_subcommand_from version" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
+complete -c world -n "__fish_world_using_subcommand ailang; and __fish_seen_subcommand_from version" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
+complete -c world -n "__fish_world_using_subcommand ailang; and __fish_seen_subcommand_from version" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c world -n "__fish_world_using_subcommand ailang; and __fish_seen_subcommand_from check" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
+complete -c world -n "__fish_world_using_subcommand ailang; and __fish_seen_subcommand_from check" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
+always\t'Always colour'
+never\t'Never colour'"
+complete -c world -n "__fish_world_using_subcommand ailang; and __fish_seen_subcommand_from check" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
+complete -c world -n "__fish_world_using_subcommand ailang; and __fish_seen_subcommand_from check" -l json -d 'Structured JSON report on stdout'
+complete -c world -n "__fish_world_using_subcommand ailang; and __fish_seen_subcommand_from check" -l strict-modules -d 'Enforce MOD010 (module header must match the file path)'
+complete -c world -n "__fish_world_using_subcommand ailang; and __fish_seen_subcommand_from check" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
+complete -c world -n "__fish_world_using_subcommand ailang; and __fish_seen_subcommand_from check" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c world -n "__fish_world_using_subcommand ailang; and __fish_seen_subcommand_from run" -l entry -d 'Entry function' -r
+complete -c world -n "__fish_world_using_subcommand ailang; and __fish_seen_subcommand_from run" -l args-json -d 'The argument as JSON (default null); `-` reads stdin' -r
+complete -c world -n "__fish_world_using_subcommand ailang; and __fish_seen_subcommand_from run" -l max-recursion-depth -d 'Maximum call depth (default 10000)' -r
+complete -c world -n "__fish_world_using_subcommand ailang; and __fish_seen_subcommand_from run" -l timeout -d 'Wall-clock limit in seconds' -r
+complete -c world -n "__fish_world_using_subcommand ailang; and __fish_seen_subcommand_from run" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
+complete -c world -n "__fish_world_using_subcommand ailang; and __fish_seen_subcommand_from run" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
+always\t'Always colour'
+never\t'Never colour'"
+complete -c world -n "__fish_world_using_subcommand ailang; and __fish_seen_subcommand_from run" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
+complete -c world -n "__fish_world_using_subcommand ailang; and __fish_seen_subcommand_from run" -l strict-modules -d 'Enforce MOD010'
+complete -c world -n "__fish_world_using_subcommand ailang; and __fish_seen_subcommand_from run" -l quiet -d 'Suppress banners (always quiet here; accepted for compatibility)'
+complete -c world -n "__fish_world_using_subcommand ailang; and __fish_seen_subcommand_from run" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
+complete -c world -n "__fish_world_using_subcommand ailang; and __fish_seen_subcommand_from run" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c world -n "__fish_world_using_subcommand ailang; and __fish_seen_subcommand_from help" -f -a "version" -d 'Print the embedded interpreter\'s version text'
+complete -c world -n "__fish_world_using_subcommand ailang; and __fish_seen_subcommand_from help" -f -a "check" -d 'Parse, resolve and type-check FILE (exit 0 pass, 1 errors); MOD010 relaxed by default'
+complete -c world -n "__fish_world_using_subcommand ailang; and __fish_seen_subcommand_from help" -f -a "run" -d 'Run FILE\'s entry function with one JSON argument; prints the result (strings raw)'
+complete -c world -n "__fish_world_using_subcommand ailang; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c world -n "__fish_world_using_subcommand receipt" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
 complete -c world -n "__fish_world_using_subcommand receipt" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
 always\t'Always colour'
@@ -552,25 +638,28 @@ complete -c world -n "__fish_world_using_subcommand util; and __fish_seen_subcom
 complete -c world -n "__fish_world_using_subcommand util; and __fish_seen_subcommand_from help" -f -a "completions" -d 'Write bash, zsh and fish completions into DIR (default: completions/)'
 complete -c world -n "__fish_world_using_subcommand util; and __fish_seen_subcommand_from help" -f -a "man" -d 'Write man pages (one per command) into DIR (default: man/)'
 complete -c world -n "__fish_world_using_subcommand util; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
-complete -c world -n "__fish_world_using_subcommand help; and not __fish_seen_subcommand_from genesis commit head world object log registry publish pin transitions receipt session effects broker verify why limits util help" -f -a "genesis" -d 'Create the store if needed and commit a genesis world'
-complete -c world -n "__fish_world_using_subcommand help; and not __fish_seen_subcommand_from genesis commit head world object log registry publish pin transitions receipt session effects broker verify why limits util help" -f -a "commit" -d 'Compare-and-append a world from a commit body (the POST /v1/commit JSON)'
-complete -c world -n "__fish_world_using_subcommand help; and not __fish_seen_subcommand_from genesis commit head world object log registry publish pin transitions receipt session effects broker verify why limits util help" -f -a "head" -d 'Print the selected world head'
-complete -c world -n "__fish_world_using_subcommand help; and not __fish_seen_subcommand_from genesis commit head world object log registry publish pin transitions receipt session effects broker verify why limits util help" -f -a "world" -d 'Read world rows'
-complete -c world -n "__fish_world_using_subcommand help; and not __fish_seen_subcommand_from genesis commit head world object log registry publish pin transitions receipt session effects broker verify why limits util help" -f -a "object" -d 'Read objects'
-complete -c world -n "__fish_world_using_subcommand help; and not __fish_seen_subcommand_from genesis commit head world object log registry publish pin transitions receipt session effects broker verify why limits util help" -f -a "log" -d 'List log entries, or read one with `log get INDEX`'
-complete -c world -n "__fish_world_using_subcommand help; and not __fish_seen_subcommand_from genesis commit head world object log registry publish pin transitions receipt session effects broker verify why limits util help" -f -a "registry" -d 'Read named registry heads'
-complete -c world -n "__fish_world_using_subcommand help; and not __fish_seen_subcommand_from genesis commit head world object log registry publish pin transitions receipt session effects broker verify why limits util help" -f -a "publish" -d 'Publish transitions from a manifest (attended; --yes for scripts, recorded as unattended)'
-complete -c world -n "__fish_world_using_subcommand help; and not __fish_seen_subcommand_from genesis commit head world object log registry publish pin transitions receipt session effects broker verify why limits util help" -f -a "pin" -d 'Archive an interpreter and bootstrap the epoch registry from its release'
-complete -c world -n "__fish_world_using_subcommand help; and not __fish_seen_subcommand_from genesis commit head world object log registry publish pin transitions receipt session effects broker verify why limits util help" -f -a "transitions" -d 'Read the transition registry: list, or show one descriptor'
-complete -c world -n "__fish_world_using_subcommand help; and not __fish_seen_subcommand_from genesis commit head world object log registry publish pin transitions receipt session effects broker verify why limits util help" -f -a "receipt" -d 'Answer a receipt: not-started, indeterminate or resolved'
-complete -c world -n "__fish_world_using_subcommand help; and not __fish_seen_subcommand_from genesis commit head world object log registry publish pin transitions receipt session effects broker verify why limits util help" -f -a "session" -d 'Mint, list and revoke session credentials'
-complete -c world -n "__fish_world_using_subcommand help; and not __fish_seen_subcommand_from genesis commit head world object log registry publish pin transitions receipt session effects broker verify why limits util help" -f -a "effects" -d 'Effect records and pending effect intents'
-complete -c world -n "__fish_world_using_subcommand help; and not __fish_seen_subcommand_from genesis commit head world object log registry publish pin transitions receipt session effects broker verify why limits util help" -f -a "broker" -d 'Ask the broker what it would decide (dry run)'
-complete -c world -n "__fish_world_using_subcommand help; and not __fish_seen_subcommand_from genesis commit head world object log registry publish pin transitions receipt session effects broker verify why limits util help" -f -a "verify" -d 'Check the whole store: hashes, chain, links, journal'
-complete -c world -n "__fish_world_using_subcommand help; and not __fish_seen_subcommand_from genesis commit head world object log registry publish pin transitions receipt session effects broker verify why limits util help" -f -a "why" -d 'Walk the provenance of an entry, object, invocation or result and verify each link'
-complete -c world -n "__fish_world_using_subcommand help; and not __fish_seen_subcommand_from genesis commit head world object log registry publish pin transitions receipt session effects broker verify why limits util help" -f -a "limits" -d 'The nested limits ledger: init, reserve, dispatch, settle, reconcile, release, stop, adjust, report'
-complete -c world -n "__fish_world_using_subcommand help; and not __fish_seen_subcommand_from genesis commit head world object log registry publish pin transitions receipt session effects broker verify why limits util help" -f -a "util" -d 'Generate shell completions and man pages'
-complete -c world -n "__fish_world_using_subcommand help; and not __fish_seen_subcommand_from genesis commit head world object log registry publish pin transitions receipt session effects broker verify why limits util help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c world -n "__fish_world_using_subcommand help; and not __fish_seen_subcommand_from genesis commit head world object log registry publish pin transitions invoke tools ailang receipt session effects broker verify why limits util help" -f -a "genesis" -d 'Create the store if needed and commit a genesis world'
+complete -c world -n "__fish_world_using_subcommand help; and not __fish_seen_subcommand_from genesis commit head world object log registry publish pin transitions invoke tools ailang receipt session effects broker verify why limits util help" -f -a "commit" -d 'Compare-and-append a world from a commit body (the POST /v1/commit JSON)'
+complete -c world -n "__fish_world_using_subcommand help; and not __fish_seen_subcommand_from genesis commit head world object log registry publish pin transitions invoke tools ailang receipt session effects broker verify why limits util help" -f -a "head" -d 'Print the selected world head'
+complete -c world -n "__fish_world_using_subcommand help; and not __fish_seen_subcommand_from genesis commit head world object log registry publish pin transitions invoke tools ailang receipt session effects broker verify why limits util help" -f -a "world" -d 'Read world rows'
+complete -c world -n "__fish_world_using_subcommand help; and not __fish_seen_subcommand_from genesis commit head world object log registry publish pin transitions invoke tools ailang receipt session effects broker verify why limits util help" -f -a "object" -d 'Read objects'
+complete -c world -n "__fish_world_using_subcommand help; and not __fish_seen_subcommand_from genesis commit head world object log registry publish pin transitions invoke tools ailang receipt session effects broker verify why limits util help" -f -a "log" -d 'List log entries, or read one with `log get INDEX`'
+complete -c world -n "__fish_world_using_subcommand help; and not __fish_seen_subcommand_from genesis commit head world object log registry publish pin transitions invoke tools ailang receipt session effects broker verify why limits util help" -f -a "registry" -d 'Read named registry heads'
+complete -c world -n "__fish_world_using_subcommand help; and not __fish_seen_subcommand_from genesis commit head world object log registry publish pin transitions invoke tools ailang receipt session effects broker verify why limits util help" -f -a "publish" -d 'Publish transitions from a manifest (attended; --yes for scripts, recorded as unattended)'
+complete -c world -n "__fish_world_using_subcommand help; and not __fish_seen_subcommand_from genesis commit head world object log registry publish pin transitions invoke tools ailang receipt session effects broker verify why limits util help" -f -a "pin" -d 'Archive an interpreter and bootstrap the epoch registry from its release'
+complete -c world -n "__fish_world_using_subcommand help; and not __fish_seen_subcommand_from genesis commit head world object log registry publish pin transitions invoke tools ailang receipt session effects broker verify why limits util help" -f -a "transitions" -d 'Read the transition registry: list, or show one descriptor'
+complete -c world -n "__fish_world_using_subcommand help; and not __fish_seen_subcommand_from genesis commit head world object log registry publish pin transitions invoke tools ailang receipt session effects broker verify why limits util help" -f -a "invoke" -d 'Call a published transition as a session and commit the result'
+complete -c world -n "__fish_world_using_subcommand help; and not __fish_seen_subcommand_from genesis commit head world object log registry publish pin transitions invoke tools ailang receipt session effects broker verify why limits util help" -f -a "tools" -d 'What a session can see and call'
+complete -c world -n "__fish_world_using_subcommand help; and not __fish_seen_subcommand_from genesis commit head world object log registry publish pin transitions invoke tools ailang receipt session effects broker verify why limits util help" -f -a "ailang" -d 'The embedded AILANG interpreter behind the `ailang` CLI contract'
+complete -c world -n "__fish_world_using_subcommand help; and not __fish_seen_subcommand_from genesis commit head world object log registry publish pin transitions invoke tools ailang receipt session effects broker verify why limits util help" -f -a "receipt" -d 'Answer a receipt: not-started, indeterminate or resolved'
+complete -c world -n "__fish_world_using_subcommand help; and not __fish_seen_subcommand_from genesis commit head world object log registry publish pin transitions invoke tools ailang receipt session effects broker verify why limits util help" -f -a "session" -d 'Mint, list and revoke session credentials'
+complete -c world -n "__fish_world_using_subcommand help; and not __fish_seen_subcommand_from genesis commit head world object log registry publish pin transitions invoke tools ailang receipt session effects broker verify why limits util help" -f -a "effects" -d 'Effect records and pending effect intents'
+complete -c world -n "__fish_world_using_subcommand help; and not __fish_seen_subcommand_from genesis commit head world object log registry publish pin transitions invoke tools ailang receipt session effects broker verify why limits util help" -f -a "broker" -d 'Ask the broker what it would decide (dry run)'
+complete -c world -n "__fish_world_using_subcommand help; and not __fish_seen_subcommand_from genesis commit head world object log registry publish pin transitions invoke tools ailang receipt session effects broker verify why limits util help" -f -a "verify" -d 'Check the whole store: hashes, chain, links, journal'
+complete -c world -n "__fish_world_using_subcommand help; and not __fish_seen_subcommand_from genesis commit head world object log registry publish pin transitions invoke tools ailang receipt session effects broker verify why limits util help" -f -a "why" -d 'Walk the provenance of an entry, object, invocation or result and verify each link'
+complete -c world -n "__fish_world_using_subcommand help; and not __fish_seen_subcommand_from genesis commit head world object log registry publish pin transitions invoke tools ailang receipt session effects broker verify why limits util help" -f -a "limits" -d 'The nested limits ledger: init, reserve, dispatch, settle, reconcile, release, stop, adjust, report'
+complete -c world -n "__fish_world_using_subcommand help; and not __fish_seen_subcommand_from genesis commit head world object log registry publish pin transitions invoke tools ailang receipt session effects broker verify why limits util help" -f -a "util" -d 'Generate shell completions and man pages'
+complete -c world -n "__fish_world_using_subcommand help; and not __fish_seen_subcommand_from genesis commit head world object log registry publish pin transitions invoke tools ailang receipt session effects broker verify why limits util help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c world -n "__fish_world_using_subcommand help; and __fish_seen_subcommand_from world" -f -a "get" -d 'Print one world row `{ref, revision, stateRoot, logHead}` (GET /v1/worlds/{ref})'
 complete -c world -n "__fish_world_using_subcommand help; and __fish_seen_subcommand_from object" -f -a "get" -d 'Print an object\'s metadata, or its payload bytes with --payload (GET /v1/objects/{ref})'
 complete -c world -n "__fish_world_using_subcommand help; and __fish_seen_subcommand_from object" -f -a "find" -d 'List objects with a semantic id, ascending hash, paged (GET /v1/objects/by-semantic-id)'
@@ -578,6 +667,10 @@ complete -c world -n "__fish_world_using_subcommand help; and __fish_seen_subcom
 complete -c world -n "__fish_world_using_subcommand help; and __fish_seen_subcommand_from registry" -f -a "get" -d 'Print a registry head, e.g. world/transition-registry/v1 (GET /v1/registry/{name})'
 complete -c world -n "__fish_world_using_subcommand help; and __fish_seen_subcommand_from transitions" -f -a "list" -d 'List every descriptor of the current revision (table, or JSON lines with --json)'
 complete -c world -n "__fish_world_using_subcommand help; and __fish_seen_subcommand_from transitions" -f -a "show" -d 'Show one descriptor and its MCP tool name (ID may also be the MCP name)'
+complete -c world -n "__fish_world_using_subcommand help; and __fish_seen_subcommand_from tools" -f -a "list" -d 'The transitions this session\'s live grants can see and call, in registry id order'
+complete -c world -n "__fish_world_using_subcommand help; and __fish_seen_subcommand_from ailang" -f -a "version" -d 'Print the embedded interpreter\'s version text'
+complete -c world -n "__fish_world_using_subcommand help; and __fish_seen_subcommand_from ailang" -f -a "check" -d 'Parse, resolve and type-check FILE (exit 0 pass, 1 errors); MOD010 relaxed by default'
+complete -c world -n "__fish_world_using_subcommand help; and __fish_seen_subcommand_from ailang" -f -a "run" -d 'Run FILE\'s entry function with one JSON argument; prints the result (strings raw)'
 complete -c world -n "__fish_world_using_subcommand help; and __fish_seen_subcommand_from session" -f -a "mint" -d 'Mint a session credential for an episode (attended: a human confirms at the terminal)'
 complete -c world -n "__fish_world_using_subcommand help; and __fish_seen_subcommand_from session" -f -a "list" -d 'List session credentials: live or expired, grants, attended, expiry'
 complete -c world -n "__fish_world_using_subcommand help; and __fish_seen_subcommand_from session" -f -a "revoke" -d 'Revoke one credential by id, or every credential of an episode'

@@ -6,11 +6,13 @@
 //!   compare-and-append commits, journal, receipts, records, verify.
 //! - [`authority`]: grants, the decision law, sessions and credentials.
 //! - [`broker`]: the effect broker and its handlers (with host-side confinement).
+//! - [`ailang`]: the embedded AILANG subset interpreter (lexer, parser, checker, evaluator, std).
 //! - [`interp`]: the `Interpreter` trait the external `ailang` and the embedded subset implement.
 //! - [`transitions`]: the epoch and transition registries, manifests and attended publish.
 //! - [`coordinator`]: plan laws and the invocation pipeline.
 //! - [`genesis`]: the deterministic genesis commit.
 //! - [`cli`]: the command line; one file per subcommand.
+pub mod ailang;
 pub mod authority;
 pub mod broker;
 pub mod cli;

@@ -1,6 +1,7 @@
 //! The command line: global options, the subcommand enum and dispatch. One file per
 //! subcommand; each owns its arguments, turns input into library calls and prints.
 
+pub mod ailang;
 pub mod broker;
 pub mod commit;
 pub mod effects;
@@ -8,6 +9,7 @@ pub mod error;
 pub mod fence;
 pub mod genesis;
 pub mod head;
+pub mod invoke;
 pub mod limits;
 pub mod log;
 pub mod object;
@@ -17,6 +19,7 @@ pub mod publish;
 pub mod receipt;
 pub mod registry;
 pub mod session;
+pub mod tools;
 pub mod transitions;
 pub mod util;
 pub mod verify;
@@ -95,6 +98,14 @@ pub enum Command {
     /// Read the transition registry: list, or show one descriptor
     #[command(subcommand)]
     Transitions(transitions::Cmd),
+    /// Call a published transition as a session and commit the result
+    Invoke(invoke::Args),
+    /// What a session can see and call
+    #[command(subcommand)]
+    Tools(tools::Cmd),
+    /// The embedded AILANG interpreter behind the `ailang` CLI contract
+    #[command(subcommand)]
+    Ailang(ailang::Cmd),
     /// Answer a receipt: not-started, indeterminate or resolved
     Receipt(receipt::Args),
     /// Mint, list and revoke session credentials
@@ -260,6 +271,9 @@ pub fn run(cli: Cli) -> Result<Exit, CliError> {
         Command::Publish(a) => publish::run(&ctx, &mut out, a),
         Command::Pin(a) => pin::run(&ctx, &mut out, a),
         Command::Transitions(c) => transitions::run(&ctx, &mut out, c),
+        Command::Invoke(a) => invoke::run(&ctx, &mut out, a),
+        Command::Tools(c) => tools::run(&ctx, &mut out, c),
+        Command::Ailang(c) => ailang::run(&ctx, &mut out, c),
         Command::Receipt(a) => receipt::run(&ctx, &mut out, a),
         Command::Session(c) => session::run(&ctx, &mut out, c),
         Command::Effects(a) => effects::run(&ctx, &mut out, a),

@@ -4,12 +4,8 @@
 //! Also home of the interpreter plumbing `publish` shares: parsing `--interpreter`, the
 //! [`provider`] integration point, and mapping provider and epoch errors to exit codes.
 
-use std::path::Path;
-
 use super::output::Output;
 use super::{CliError, Context, Exit};
-use crate::encoding::HashRef;
-use crate::interp::Interpreter;
 use crate::store;
 use crate::transitions::epoch::{self, Bootstrapped, EpochError};
 use crate::transitions::publish::{
@@ -33,45 +29,10 @@ pub(crate) fn parse_choice(text: &str) -> Result<InterpreterChoice, CliError> {
     InterpreterChoice::parse(text).map_err(|e| CliError::usage("--interpreter", e))
 }
 
-/// Where interpreters come from for this store.
-///
-/// INTEGRATION POINT for the lead: back this with `interp::archive` (archive a path under
-/// `<db>.artifacts/interpreters/sha256/<hex>/ailang`, resolve by ref, list archived refs) and
-/// `ailang::Embedded`. Until those modules are merged, every request fails with a clear
-/// message naming what is missing.
+/// Where interpreters come from for this store: its archive (`<db>.artifacts`) and the
+/// embedded interpreter.
 pub fn provider(ctx: &Context) -> Box<dyn InterpreterProvider> {
-    Box::new(Unlinked {
-        db: ctx.db.display().to_string(),
-    })
-}
-
-/// The provider used until the archive and the embedded interpreter are linked in.
-struct Unlinked {
-    db: String,
-}
-
-impl Unlinked {
-    fn missing(&self, what: &str) -> ProviderError {
-        ProviderError::new(format!(
-            "{what} is not available in this build of world (store {}): the interpreter archive and the embedded interpreter are not linked in",
-            self.db
-        ))
-    }
-}
-
-impl InterpreterProvider for Unlinked {
-    fn embedded(&self) -> Result<Box<dyn Interpreter>, ProviderError> {
-        Err(self.missing("the embedded interpreter"))
-    }
-    fn archive(&self, path: &Path) -> Result<Box<dyn Interpreter>, ProviderError> {
-        Err(self.missing(&format!("archiving {}", path.display())))
-    }
-    fn resolve(&self, reference: &HashRef) -> Result<Box<dyn Interpreter>, ProviderError> {
-        Err(self.missing(&format!("resolving archived interpreter {reference}")))
-    }
-    fn archived(&self) -> Result<Vec<HashRef>, ProviderError> {
-        Err(self.missing("listing archived interpreters"))
-    }
+    Box::new(crate::transitions::pins::StorePins::for_db(&ctx.db))
 }
 
 /// Map a provider error: integrity failures exit 3, others 1.

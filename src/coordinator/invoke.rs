@@ -14,12 +14,13 @@ use crate::broker::{self, Broker, BrokerError, Status};
 use crate::encoding::gojson::{self, Obj};
 use crate::encoding::trcjson::{self, Bounds, CValue};
 use crate::interp::capsule::{self, CapsuleError};
-use crate::interp::Interpreter;
 use crate::store::commit::{apply, Commit};
 use crate::store::entry::{entry_hash, world_row};
 use crate::store::journal::{self, ReceiptState};
 use crate::store::records::{self, InvocationRecord};
-use crate::store::{head_in, object_in, put_object, Error as StoreError, Header, LogEntry, Object, Store};
+use crate::store::{
+    head_in, object_in, put_object, Error as StoreError, Header, LogEntry, Object, Store,
+};
 use crate::transitions::publish::{read_head, InterpreterProvider};
 use crate::transitions::registry::Descriptor;
 
@@ -115,7 +116,10 @@ pub struct Committed {
 impl Committed {
     /// `ok:false` at the top level of the output (a committed refusal).
     pub fn refused(&self) -> bool {
-        serde_json::from_slice::<serde_json::Value>(&self.output).ok().and_then(|v| v.get("ok").and_then(|x| x.as_bool())) == Some(false)
+        serde_json::from_slice::<serde_json::Value>(&self.output)
+            .ok()
+            .and_then(|v| v.get("ok").and_then(|x| x.as_bool()))
+            == Some(false)
     }
 }
 
@@ -211,7 +215,9 @@ impl InvokeError {
 
 /// The task-id grammar `[A-Za-z0-9._-]{1,128}`.
 pub fn valid_task(t: &str) -> bool {
-    (1..=128).contains(&t.len()) && t.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'))
+    (1..=128).contains(&t.len())
+        && t.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'))
 }
 
 fn random_task() -> String {
@@ -222,14 +228,22 @@ fn random_task() -> String {
 
 /// The started-marker object for an invocation id (deterministic, so it is found by hash).
 pub fn started_marker(invocation_id: &str) -> Object {
-    Object::new(STARTED, "coordinator", Obj::new().str("invocationId", invocation_id).finish())
+    Object::new(
+        STARTED,
+        "coordinator",
+        Obj::new().str("invocationId", invocation_id).finish(),
+    )
 }
 
 /// The descriptors this session can see: `access` satisfied by a live grant (minted budget).
 pub fn visible(descriptors: &[Descriptor], grants: &[Grant], now: i64) -> Vec<Descriptor> {
     descriptors
         .iter()
-        .filter(|d| grants.iter().any(|g| g.satisfies(&d.access.effect, &d.access.scope, d.access.cost, now)))
+        .filter(|d| {
+            grants
+                .iter()
+                .any(|g| g.satisfies(&d.access.effect, &d.access.scope, d.access.cost, now))
+        })
         .cloned()
         .collect()
 }
@@ -240,17 +254,24 @@ fn capsule_err(e: CapsuleError, phase: &str) -> InvokeError {
         CapsuleError::Incompatible { .. } => InvokeError::Incompatible(e.to_string()),
         CapsuleError::Timeout => InvokeError::Deadline(format!("{phase} phase")),
         CapsuleError::Output(_) => InvokeError::Output(e.to_string()),
-        CapsuleError::Integrity(_) => InvokeError::Integrity(e.to_string()),
+        CapsuleError::Integrity { .. } => InvokeError::Integrity(e.to_string()),
         _ => InvokeError::Execution(e.to_string()),
     }
 }
 
 /// The handler context and registry for an episode: worktree from the override or the
 /// episode's binding (`<root>/<episode>`).
-pub fn episode_handlers(store: &Store, episode: &str, host: &Host<'_>) -> Result<(HandlerContext, HandlerRegistry), StoreError> {
+pub fn episode_handlers(
+    store: &Store,
+    episode: &str,
+    host: &Host<'_>,
+) -> Result<(HandlerContext, HandlerRegistry), StoreError> {
     let root = match &host.workspace_root {
         Some(r) => Some(r.clone()),
-        None => session::binding(store.conn(), episode)?.map(|b| b.workspace_root).filter(|r| !r.is_empty()).map(PathBuf::from),
+        None => session::binding(store.conn(), episode)?
+            .map(|b| b.workspace_root)
+            .filter(|r| !r.is_empty())
+            .map(PathBuf::from),
     };
     let ctx = HandlerContext {
         episode: episode.to_string(),
@@ -259,7 +280,10 @@ pub fn episode_handlers(store: &Store, episode: &str, host: &Host<'_>) -> Result
         tool_bin: host.tool_bin.clone(),
         run_caps: host.run_caps.clone(),
         examples_dir: host.examples_dir.clone(),
-        git_bin: broker::handlers::process::find_in_path("git", &std::env::var("PATH").unwrap_or_else(|_| "/usr/bin:/bin".into())),
+        git_bin: broker::handlers::process::find_in_path(
+            "git",
+            std::env::var_os("PATH").as_deref(),
+        ),
     };
     let reg = HandlerRegistry::for_episode(&ctx, host.services.clone());
     Ok((ctx, reg))
@@ -267,11 +291,19 @@ pub fn episode_handlers(store: &Store, episode: &str, host: &Host<'_>) -> Result
 
 fn validate_input(schema: &CValue, args: &serde_json::Value) -> Result<(), InvokeError> {
     let schema = schema.to_json();
-    let validator = jsonschema::validator_for(&schema).map_err(|e| InvokeError::InvalidCall(format!("the transition's inputSchema is not usable: {e}")))?;
+    let validator = jsonschema::validator_for(&schema).map_err(|e| {
+        InvokeError::InvalidCall(format!("the transition's inputSchema is not usable: {e}"))
+    })?;
     if let Some(err) = validator.iter_errors(args).next() {
         let path = err.instance_path().to_string();
-        let at = if path.is_empty() { "/".to_string() } else { path };
-        return Err(InvokeError::InvalidCall(format!("arguments fail the inputSchema at {at}: {err}")));
+        let at = if path.is_empty() {
+            "/".to_string()
+        } else {
+            path
+        };
+        return Err(InvokeError::InvalidCall(format!(
+            "arguments fail the inputSchema at {at}: {err}"
+        )));
     }
     Ok(())
 }
@@ -282,16 +314,26 @@ pub fn invoke(store: &mut Store, call: &Call, host: &Host<'_>) -> Result<Committ
     let deadline = start + INVOCATION;
     // 1. Validate the call.
     let task = match &call.task {
-        Some(t) if !valid_task(t) => return Err(InvokeError::InvalidCall(format!("task id {t:?} must match [A-Za-z0-9._-]{{1,128}}"))),
+        Some(t) if !valid_task(t) => {
+            return Err(InvokeError::InvalidCall(format!(
+                "task id {t:?} must match [A-Za-z0-9._-]{{1,128}}"
+            )))
+        }
         Some(t) => t.clone(),
         None => random_task(),
     };
     if !call.args.is_object() {
-        return Err(InvokeError::InvalidCall("arguments must be a JSON object".into()));
+        return Err(InvokeError::InvalidCall(
+            "arguments must be a JSON object".into(),
+        ));
     }
     let input = gojson::any_to_vec(&call.args);
     if input.len() > plan::MAX_IO {
-        return Err(InvokeError::InvalidCall(format!("input is {} bytes; limit is {}", input.len(), plan::MAX_IO)));
+        return Err(InvokeError::InvalidCall(format!(
+            "input is {} bytes; limit is {}",
+            input.len(),
+            plan::MAX_IO
+        )));
     }
     // 2–3. Admit and bind.
     let sess: Session = session::resolve(store.conn(), &call.token, call.now)?;
@@ -302,7 +344,11 @@ pub fn invoke(store: &mut Store, call: &Call, host: &Host<'_>) -> Result<Committ
         .find(|d| d.id == call.transition)
         .ok_or_else(|| InvokeError::NotAuthorized(call.transition.clone()))?;
     let invocation_id = format!("{}:{}:{}", call.surface.name(), sess.episode, task);
-    let input_obj = Object::new(records::INVOCATION_INPUT, &format!("coordinator:{}", call.surface.name()), input.clone());
+    let input_obj = Object::new(
+        records::INVOCATION_INPUT,
+        &format!("coordinator:{}", call.surface.name()),
+        input.clone(),
+    );
     // 4. Receipt pre-check.
     let receipt = journal::receipt(store.conn(), &invocation_id)?;
     match receipt.state {
@@ -315,9 +361,13 @@ pub fn invoke(store: &mut Store, call: &Call, host: &Host<'_>) -> Result<Committ
         }
     }
     // 5. Source.
-    let source = object_in(store.conn(), &desc.transition_fn.to_string())?.ok_or_else(|| InvokeError::Source(format!("{} is absent", desc.transition_fn)))?;
+    let source = object_in(store.conn(), &desc.transition_fn.to_string())?
+        .ok_or_else(|| InvokeError::Source(format!("{} is absent", desc.transition_fn)))?;
     if !source.verifies() {
-        return Err(InvokeError::Source(format!("{} is corrupt", desc.transition_fn)));
+        return Err(InvokeError::Source(format!(
+            "{} is corrupt",
+            desc.transition_fn
+        )));
     }
     // 6. World.
     if head_in(store.conn())?.is_none() {
@@ -341,7 +391,8 @@ pub fn invoke(store: &mut Store, call: &Call, host: &Host<'_>) -> Result<Committ
     let surface = format!("coordinator:{}", call.surface.name());
     if desc.declared_effects.is_empty() {
         // Pure (v1): one run, bounded by the invocation deadline.
-        let output = capsule::run_phase(interp.as_ref(), &source.payload, &input, deadline).map_err(|e| capsule_err(e, "pure"))?;
+        let output = capsule::run_phase(interp.as_ref(), &source.payload, &input, deadline)
+            .map_err(|e| capsule_err(e, "pure"))?;
         let output_obj = Object::new(records::INVOCATION_OUTPUT, &surface, output);
         let rec = InvocationRecord {
             invocation_id: invocation_id.clone(),
@@ -355,15 +406,39 @@ pub fn invoke(store: &mut Store, call: &Call, host: &Host<'_>) -> Result<Committ
             plan: None,
             effects: None,
         };
-        return commit_invocation(store, &desc, &invocation_id, &surface, vec![input_obj, output_obj], rec, call.now, Vec::new()).map_err(|e| match e {
+        return commit_invocation(
+            store,
+            &desc,
+            &invocation_id,
+            &surface,
+            vec![input_obj, output_obj],
+            rec,
+            call.now,
+            Vec::new(),
+        )
+        .map_err(|e| match e {
             CommitFailure::Conflict(m) => InvokeError::Conflict(m),
             CommitFailure::Other(e) => e,
         });
     }
     // Effectful (v2): plan.
     let plan_deadline = (Instant::now() + PHASE).min(deadline);
-    let raw_plan = capsule::run_phase(interp.as_ref(), &source.payload, &plan::plan_input(&input), plan_deadline).map_err(|e| capsule_err(e, "plan"))?;
-    let declared: Vec<Triple> = desc.declared_effects.iter().map(|e| Triple { effect: e.effect.clone(), scope: e.scope.clone(), cost: e.cost }).collect();
+    let raw_plan = capsule::run_phase(
+        interp.as_ref(),
+        &source.payload,
+        &plan::plan_input(&input),
+        plan_deadline,
+    )
+    .map_err(|e| capsule_err(e, "plan"))?;
+    let declared: Vec<Triple> = desc
+        .declared_effects
+        .iter()
+        .map(|e| Triple {
+            effect: e.effect.clone(),
+            scope: e.scope.clone(),
+            cost: e.cost,
+        })
+        .collect();
     let parsed = plan::parse_plan(&raw_plan, &declared)?;
     let plan_obj = Object::new(records::EFFECT_PLAN, &surface, parsed.canonical.clone());
     // Execute.
@@ -372,7 +447,13 @@ pub fn invoke(store: &mut Store, call: &Call, host: &Host<'_>) -> Result<Committ
         put_object(&tx, &started_marker(&invocation_id))?;
         tx.commit().map_err(StoreError::from)?;
     }
-    let b = Broker { episode: &sess.episode, grants: &sess.grants, now: call.now, handlers: &handlers, ctx: &hctx };
+    let b = Broker {
+        episode: &sess.episode,
+        grants: &sess.grants,
+        now: call.now,
+        handlers: &handlers,
+        ctx: &hctx,
+    };
     let mut results = Vec::new();
     let mut world_effects = Vec::new();
     let mut records_written = Vec::new();
@@ -380,22 +461,46 @@ pub fn invoke(store: &mut Store, call: &Call, host: &Host<'_>) -> Result<Committ
     let mut handler_output: Option<CValue> = None;
     for pe in &parsed.effects {
         let remaining = deadline.saturating_duration_since(Instant::now());
-        let handler_deadline = Instant::now() + remaining.saturating_sub(Duration::from_secs(6)).min(Duration::from_secs(10));
-        let req = broker::Request { effect: pe.effect.clone(), scope: pe.scope.clone(), cost: pe.cost, payload: pe.payload.clone() };
+        let handler_deadline = Instant::now()
+            + remaining
+                .saturating_sub(Duration::from_secs(6))
+                .min(Duration::from_secs(10));
+        let req = broker::Request {
+            effect: pe.effect.clone(),
+            scope: pe.scope.clone(),
+            cost: pe.cost,
+            payload: pe.payload.clone(),
+        };
         let ex = match b.execute(store, &req, handler_deadline) {
             Ok(ex) => ex,
             Err(BrokerError::OutcomeWrite { record, cause }) => {
-                return Err(InvokeError::EffectsUnrecorded { invocation_id, records: vec![record], intents: vec![], cause })
+                return Err(InvokeError::EffectsUnrecorded {
+                    invocation_id,
+                    records: vec![record],
+                    intents: vec![],
+                    cause,
+                })
             }
             Err(BrokerError::NoHandler(e)) => return Err(InvokeError::EffectsUnsupported(e)),
-            Err(e) => return Err(InvokeError::EffectsUnrecorded { invocation_id, records: records_written, intents: vec![], cause: e.to_string() }),
+            Err(e) => {
+                return Err(InvokeError::EffectsUnrecorded {
+                    invocation_id,
+                    records: records_written,
+                    intents: vec![],
+                    cause: e.to_string(),
+                })
+            }
         };
         if ex.status == Status::Indeterminate {
             return Err(InvokeError::EffectsUnrecorded {
                 invocation_id,
                 records: records_written,
                 intents: ex.intent_id.into_iter().collect(),
-                cause: format!("the {} handler could not tell whether its effect happened: {}", pe.effect, ex.message.unwrap_or_default()),
+                cause: format!(
+                    "the {} handler could not tell whether its effect happened: {}",
+                    pe.effect,
+                    ex.message.unwrap_or_default()
+                ),
             });
         }
         let status = match ex.status {
@@ -414,27 +519,59 @@ pub fn invoke(store: &mut Store, call: &Call, host: &Host<'_>) -> Result<Committ
             statuses.push((ex.status.clone(), ex.record.clone()));
         }
         handler_output = output.clone();
-        results.push(PhaseResult { id: pe.id.clone(), effect: pe.effect.clone(), status, record: ex.record.clone(), output });
-        world_effects.push(WorldEffect { id: pe.id.clone(), status, record: ex.record.clone() });
+        results.push(PhaseResult {
+            id: pe.id.clone(),
+            effect: pe.effect.clone(),
+            status,
+            record: ex.record.clone(),
+            output,
+        });
+        world_effects.push(WorldEffect {
+            id: pe.id.clone(),
+            status,
+            record: ex.record.clone(),
+        });
         records_written.extend(ex.record);
     }
     // Everything after the effect runs on its own tail budget.
     let tail_deadline = Instant::now() + TAIL;
-    let unrecorded = |cause: String, records: &Vec<String>| InvokeError::EffectsUnrecorded { invocation_id: invocation_id.clone(), records: records.clone(), intents: vec![], cause };
+    let unrecorded = |cause: String, records: &Vec<String>| InvokeError::EffectsUnrecorded {
+        invocation_id: invocation_id.clone(),
+        records: records.clone(),
+        intents: vec![],
+        cause,
+    };
     let body: CValue = if parsed.effects.is_empty() {
         parsed.result.clone().unwrap_or(CValue::Object(vec![]))
     } else if parsed.finish {
-        let raw = capsule::run_phase(interp.as_ref(), &source.payload, &plan::finish_input(&input, &results), (Instant::now() + PHASE).min(tail_deadline))
-            .map_err(|e| unrecorded(format!("finish phase: {}", capsule_err(e, "finish")), &records_written))?;
-        plan::parse_finish(&raw).map_err(|e| unrecorded(format!("finish output: {e}"), &records_written))?
+        let raw = capsule::run_phase(
+            interp.as_ref(),
+            &source.payload,
+            &plan::finish_input(&input, &results),
+            (Instant::now() + PHASE).min(tail_deadline),
+        )
+        .map_err(|e| {
+            unrecorded(
+                format!("finish phase: {}", capsule_err(e, "finish")),
+                &records_written,
+            )
+        })?;
+        plan::parse_finish(&raw)
+            .map_err(|e| unrecorded(format!("finish output: {e}"), &records_written))?
     } else {
         match (results.first().map(|r| r.status), handler_output) {
             (Some("ok"), Some(v @ CValue::Object(_))) => v,
-            (Some("ok"), _) => return Err(unrecorded("the handler output is not a JSON object".into(), &records_written)),
+            (Some("ok"), _) => {
+                return Err(unrecorded(
+                    "the handler output is not a JSON object".into(),
+                    &records_written,
+                ))
+            }
             _ => CValue::Object(vec![]),
         }
     };
-    let output = plan::compose(body, &plan_obj.meta.hash, &world_effects).map_err(|e| unrecorded(e.to_string(), &records_written))?;
+    let output = plan::compose(body, &plan_obj.meta.hash, &world_effects)
+        .map_err(|e| unrecorded(e.to_string(), &records_written))?;
     let output_obj = Object::new(records::INVOCATION_OUTPUT, &surface, output);
     let rec = InvocationRecord {
         invocation_id: invocation_id.clone(),
@@ -449,9 +586,22 @@ pub fn invoke(store: &mut Store, call: &Call, host: &Host<'_>) -> Result<Committ
         effects: Some(records_written.clone()),
     };
     if Instant::now() > tail_deadline {
-        return Err(unrecorded("the post-effect tail exceeded its 4 s budget".into(), &records_written));
+        return Err(unrecorded(
+            "the post-effect tail exceeded its 4 s budget".into(),
+            &records_written,
+        ));
     }
-    commit_invocation(store, &desc, &invocation_id, &surface, vec![input_obj, output_obj, plan_obj], rec, call.now, statuses).map_err(|e| match e {
+    commit_invocation(
+        store,
+        &desc,
+        &invocation_id,
+        &surface,
+        vec![input_obj, output_obj, plan_obj],
+        rec,
+        call.now,
+        statuses,
+    )
+    .map_err(|e| match e {
         CommitFailure::Conflict(m) if records_written.is_empty() => InvokeError::Conflict(m),
         CommitFailure::Conflict(m) => unrecorded(format!("commit: {m}"), &records_written),
         CommitFailure::Other(e) if records_written.is_empty() => e,
@@ -476,14 +626,29 @@ fn commit_invocation(
     effects: Vec<(Status, Option<String>)>,
 ) -> Result<Committed, CommitFailure> {
     let rec_obj = Object::new(rec.semantic_id(), surface, rec.encode());
-    let output = objects.get(1).map(|o| o.payload.clone()).unwrap_or_default();
+    let output = objects
+        .get(1)
+        .map(|o| o.payload.clone())
+        .unwrap_or_default();
     let output_ref = rec.output.clone();
     objects.push(rec_obj.clone());
-    let tx = store.immediate().map_err(|e| CommitFailure::Other(e.into()))?;
-    let observed = head_in(&tx).map_err(|e| CommitFailure::Other(e.into()))?.ok_or(CommitFailure::Other(InvokeError::WorldAbsent))?;
+    let tx = store
+        .immediate()
+        .map_err(|e| CommitFailure::Other(e.into()))?;
+    let observed = head_in(&tx)
+        .map_err(|e| CommitFailure::Other(e.into()))?
+        .ok_or(CommitFailure::Other(InvokeError::WorldAbsent))?;
     let world = tx
-        .query_row("SELECT revision, log_head FROM worlds WHERE world_ref = ?1", [&observed], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?)))
-        .map_err(|e| CommitFailure::Other(InvokeError::Integrity(format!("selected world {observed} is unreadable: {e}"))))?;
+        .query_row(
+            "SELECT revision, log_head FROM worlds WHERE world_ref = ?1",
+            [&observed],
+            |r| Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?)),
+        )
+        .map_err(|e| {
+            CommitFailure::Other(InvokeError::Integrity(format!(
+                "selected world {observed} is unreadable: {e}"
+            )))
+        })?;
     let header = Header {
         entry_index: world.0 + 1,
         semantics_epoch: desc.semantics_epoch,
@@ -499,36 +664,86 @@ fn commit_invocation(
         observed_head: observed,
         objects,
         next_world: next.clone(),
-        entry: LogEntry { header, entry_hash: eh, transition_ref: rec_obj.meta.hash.clone() },
+        entry: LogEntry {
+            header,
+            entry_hash: eh,
+            transition_ref: rec_obj.meta.hash.clone(),
+        },
     };
     commit.check().map_err(|e| CommitFailure::Other(e.into()))?;
     let landed = match apply(&tx, &commit, now, true) {
         Ok(l) => l,
-        Err(StoreError::Conflict { observed, selected }) => return Err(CommitFailure::Conflict(format!("observed {observed}, selected {selected}"))),
+        Err(StoreError::Conflict { observed, selected }) => {
+            return Err(CommitFailure::Conflict(format!(
+                "observed {observed}, selected {selected}"
+            )))
+        }
         Err(e) => return Err(CommitFailure::Other(e.into())),
     };
-    tx.commit().map_err(|e| CommitFailure::Other(StoreError::from(e).into()))?;
-    Ok(Committed { invocation_id: invocation_id.to_string(), entry_index: landed.entry_index, world_ref: next.reference, output_ref, output, effects, replayed: false })
+    tx.commit()
+        .map_err(|e| CommitFailure::Other(StoreError::from(e).into()))?;
+    Ok(Committed {
+        invocation_id: invocation_id.to_string(),
+        entry_index: landed.entry_index,
+        world_ref: next.reference,
+        output_ref,
+        output,
+        effects,
+        replayed: false,
+    })
 }
 
 /// The recorded answer for a resolved invocation id: re-verified, and refused when the call
 /// differs from the recorded one (skill or input).
-fn recorded(store: &Store, invocation_id: &str, desc: &Descriptor, input: &Object) -> Result<Committed, InvokeError> {
+fn recorded(
+    store: &Store,
+    invocation_id: &str,
+    desc: &Descriptor,
+    input: &Object,
+) -> Result<Committed, InvokeError> {
     let receipt = journal::receipt(store.conn(), invocation_id)?;
-    let world_ref = receipt.result_ref.ok_or_else(|| InvokeError::Integrity(format!("{invocation_id}: resolved receipt without resultRef")))?;
-    let world = store.world(&world_ref)?.ok_or_else(|| InvokeError::Integrity(format!("world {world_ref} is absent")))?;
-    if crate::store::entry::world_ref(world.revision, &world.state_root, &world.log_head).to_string() != world_ref {
-        return Err(InvokeError::Integrity(format!("world {world_ref} does not re-derive")));
+    let world_ref = receipt.result_ref.ok_or_else(|| {
+        InvokeError::Integrity(format!(
+            "{invocation_id}: resolved receipt without resultRef"
+        ))
+    })?;
+    let world = store
+        .world(&world_ref)?
+        .ok_or_else(|| InvokeError::Integrity(format!("world {world_ref} is absent")))?;
+    if crate::store::entry::world_ref(world.revision, &world.state_root, &world.log_head)
+        .to_string()
+        != world_ref
+    {
+        return Err(InvokeError::Integrity(format!(
+            "world {world_ref} does not re-derive"
+        )));
     }
-    let entry = store.log_entry(world.revision)?.filter(|e| e.entry_hash == world.log_head).ok_or_else(|| InvokeError::Integrity(format!("entry for world {world_ref} is absent")))?;
-    let rec_obj = object_in(store.conn(), &entry.transition_ref)?.filter(Object::verifies).ok_or_else(|| InvokeError::Integrity(format!("record {} is absent or altered", entry.transition_ref)))?;
-    let rec = InvocationRecord::decode(&rec_obj.meta.semantic_id, &rec_obj.payload).map_err(|e| InvokeError::Integrity(format!("record: {e}")))?;
+    let entry = store
+        .log_entry(world.revision)?
+        .filter(|e| e.entry_hash == world.log_head)
+        .ok_or_else(|| InvokeError::Integrity(format!("entry for world {world_ref} is absent")))?;
+    let rec_obj = object_in(store.conn(), &entry.transition_ref)?
+        .filter(Object::verifies)
+        .ok_or_else(|| {
+            InvokeError::Integrity(format!(
+                "record {} is absent or altered",
+                entry.transition_ref
+            ))
+        })?;
+    let rec = InvocationRecord::decode(&rec_obj.meta.semantic_id, &rec_obj.payload)
+        .map_err(|e| InvokeError::Integrity(format!("record: {e}")))?;
     if rec.skill_id != desc.id || rec.input != input.meta.hash {
         return Err(InvokeError::InFlight(invocation_id.to_string()));
     }
-    let out = object_in(store.conn(), &rec.output)?.filter(Object::verifies).ok_or_else(|| InvokeError::Integrity(format!("output {} is absent or altered", rec.output)))?;
+    let out = object_in(store.conn(), &rec.output)?
+        .filter(Object::verifies)
+        .ok_or_else(|| {
+            InvokeError::Integrity(format!("output {} is absent or altered", rec.output))
+        })?;
     if rec.output != world.state_root {
-        return Err(InvokeError::Integrity("stateRoot is not the record's output".into()));
+        return Err(InvokeError::Integrity(
+            "stateRoot is not the record's output".into(),
+        ));
     }
     let mut effects = Vec::new();
     for r in rec.effects.clone().unwrap_or_default() {
@@ -536,18 +751,34 @@ fn recorded(store: &Store, invocation_id: &str, desc: &Descriptor, input: &Objec
             Some((er, _, _)) if !er.allowed => Status::Denied,
             Some((er, _, _)) if er.failed => Status::Failed,
             Some(_) => Status::Ok,
-            None => return Err(InvokeError::Integrity(format!("effect record {r} is absent"))),
+            None => {
+                return Err(InvokeError::Integrity(format!(
+                    "effect record {r} is absent"
+                )))
+            }
         };
         effects.push((status, Some(r)));
     }
-    Ok(Committed { invocation_id: invocation_id.to_string(), entry_index: entry.header.entry_index, world_ref, output_ref: rec.output, output: out.payload, effects, replayed: true })
+    Ok(Committed {
+        invocation_id: invocation_id.to_string(),
+        entry_index: entry.header.entry_index,
+        world_ref,
+        output_ref: rec.output,
+        output: out.payload,
+        effects,
+        replayed: true,
+    })
 }
 
 /// A JSON rendering of an invocation failure for machine clients:
 /// `{class, message, invocationId?, effectRecords[]}`.
 pub fn error_data(err: &InvokeError) -> serde_json::Value {
     let (id, records) = match err {
-        InvokeError::EffectsUnrecorded { invocation_id, records, .. } => (Some(invocation_id.clone()), records.clone()),
+        InvokeError::EffectsUnrecorded {
+            invocation_id,
+            records,
+            ..
+        } => (Some(invocation_id.clone()), records.clone()),
         _ => (None, vec![]),
     };
     serde_json::json!({"class": err.class(), "message": err.to_string(), "invocationId": id, "effectRecords": records})

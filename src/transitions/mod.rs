@@ -10,6 +10,7 @@
 
 pub mod epoch;
 pub mod manifest;
+pub mod pins;
 pub mod publish;
 pub mod registry;
 

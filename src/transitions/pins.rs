@@ -19,7 +19,9 @@ pub struct StorePins {
 impl StorePins {
     /// The pins of the store at `db` (its archive is `<db>.artifacts`).
     pub fn for_db(db: &Path) -> Self {
-        StorePins { archive: Archive::for_db(db) }
+        StorePins {
+            archive: Archive::for_db(db),
+        }
     }
 }
 
@@ -36,7 +38,10 @@ impl InterpreterProvider for StorePins {
     }
 
     fn archive(&self, path: &Path) -> Result<Box<dyn Interpreter>, ProviderError> {
-        let (archived, _) = self.archive.archive(path).map_err(|e| ProviderError::new(e.to_string()))?;
+        let (archived, _) = self
+            .archive
+            .archive(path)
+            .map_err(|e| ProviderError::new(e.to_string()))?;
         Ok(Box::new(External::from_archived(&self.archive, archived)))
     }
 
@@ -44,11 +49,19 @@ impl InterpreterProvider for StorePins {
         if *reference == embedded_ref() {
             return self.embedded();
         }
-        External::resolve(&self.archive, &reference.to_string()).map(|x| Box::new(x) as Box<dyn Interpreter>).map_err(resolve_err)
+        External::resolve(&self.archive, &reference.to_string())
+            .map(|x| Box::new(x) as Box<dyn Interpreter>)
+            .map_err(resolve_err)
     }
 
     fn archived(&self) -> Result<Vec<HashRef>, ProviderError> {
-        let list = self.archive.list().map_err(|e| ProviderError::new(e.to_string()))?;
-        Ok(list.into_iter().filter_map(|a| HashRef::parse(&a.hash_ref).ok()).collect())
+        let list = self
+            .archive
+            .list()
+            .map_err(|e| ProviderError::new(e.to_string()))?;
+        Ok(list
+            .into_iter()
+            .filter_map(|a| HashRef::parse(&a.hash_ref).ok())
+            .collect())
     }
 }

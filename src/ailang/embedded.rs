@@ -1,0 +1,139 @@
+//! The embedded executor `ailang-subset` (ailang.md §6): its identity, and the
+//! [`Interpreter`] implementation the capsule calls.
+
+use super::run::{check_outcome, run, Options, RunRequest};
+use crate::interp::{CheckOutcome, Interpreter, RunError, RunLimits, RunOutcome};
+use sha2::{Digest, Sha256};
+use std::time::Instant;
+
+/// The dialect number: changes only when the subset's meaning changes (ailang.md §6).
+pub const DIALECT: u32 = 1;
+/// The identity string whose sha256 is the interpreter ref.
+pub const IDENTITY: &str = "world/ailang-subset/v1|dialect:1";
+/// The whole `--version` text (its first line is the release string).
+pub const VERSION_TEXT: &str = "world-ailang-subset dialect 1\n";
+/// The file label used inside the capsule (transitions.md §6).
+pub const CAPSULE_LABEL: &str = "host/capsule/main.ail";
+
+/// The embedded AILANG subset interpreter.
+#[derive(Clone, Debug)]
+pub struct Embedded {
+    reference: String,
+}
+
+impl Default for Embedded {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Embedded {
+    /// The interpreter with ref `sha256:<hex of sha256(IDENTITY)>`.
+    pub fn new() -> Self {
+        let digest = Sha256::digest(IDENTITY.as_bytes());
+        Embedded {
+            reference: format!("sha256:{}", hex::encode(digest)),
+        }
+    }
+}
+
+impl Interpreter for Embedded {
+    fn interpreter_ref(&self) -> &str {
+        &self.reference
+    }
+
+    fn version_text(&self) -> &str {
+        VERSION_TEXT
+    }
+
+    /// `check` with `MOD010` relaxed; `diagnostics` holds the stderr lines.
+    fn check(&self, source: &[u8], limits: RunLimits) -> Result<CheckOutcome, RunError> {
+        let out = check_outcome(
+            CAPSULE_LABEL,
+            source,
+            &Options {
+                quiet: true,
+                ..Options::default()
+            },
+        );
+        if Instant::now() >= limits.deadline {
+            return Err(RunError::Timeout);
+        }
+        Ok(CheckOutcome {
+            passed: out.exit_code == 0,
+            diagnostics: String::from_utf8_lossy(&out.stderr).into_owned(),
+        })
+    }
+
+    /// `run --quiet --caps "" --entry main --args-file <args>`.
+    fn run(&self, source: &[u8], args: &[u8], limits: RunLimits) -> Result<RunOutcome, RunError> {
+        run(RunRequest {
+            label: CAPSULE_LABEL.to_string(),
+            source: source.to_vec(),
+            entry: "main".to_string(),
+            args: Some(args.to_vec()),
+            deadline: Some(limits.deadline),
+            output_cap: limits.output_cap,
+            options: Options {
+                quiet: true,
+                ..Options::default()
+            },
+        })
+    }
+}
+
+/// `world ailang --version`: the version text.
+pub fn cli_version() -> &'static str {
+    VERSION_TEXT
+}
+
+/// True when `reference` is the ref of a dialect this build runs (today only [`DIALECT`]);
+/// replay of an entry recorded under another embedded dialect must stop (ailang.md §6).
+pub fn runs_ref(reference: &str) -> bool {
+    reference == Embedded::new().interpreter_ref()
+}
+
+/// `world ailang check --json FILE` (ailang.md §2 `--json`).
+pub fn cli_check_json(path_label: &str, bytes: &[u8], opts: &Options) -> RunOutcome {
+    super::run::check_json_outcome(path_label, bytes, opts)
+}
+
+/// `world ailang check FILE`: `path_label` is the path as typed; exit 0 pass, 1 errors.
+pub fn cli_check(path_label: &str, bytes: &[u8], opts: &Options) -> RunOutcome {
+    check_outcome(path_label, bytes, opts)
+}
+
+/// `world ailang run [--entry E] [--args-json J] FILE`. `args_json` `None` means `null`.
+/// Bounds come from `limits`; a timeout or output overflow is a [`RunError`].
+pub fn cli_run(
+    path_label: &str,
+    bytes: &[u8],
+    entry: &str,
+    args_json: Option<&str>,
+    limits: RunLimits,
+    opts: &Options,
+) -> Result<RunOutcome, RunError> {
+    run(RunRequest {
+        label: path_label.to_string(),
+        source: bytes.to_vec(),
+        entry: entry.to_string(),
+        args: args_json.map(|s| s.as_bytes().to_vec()),
+        deadline: Some(limits.deadline),
+        output_cap: limits.output_cap,
+        options: opts.clone(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn identity_is_the_dialect_hash() {
+        let e = Embedded::new();
+        assert!(e.interpreter_ref().starts_with("sha256:"));
+        assert_eq!(e.interpreter_ref().len(), 71);
+        assert_eq!(e.release(), "world-ailang-subset dialect 1");
+        assert!(!e.release().starts_with("AILANG v"));
+    }
+}

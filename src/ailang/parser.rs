@@ -1,0 +1,1290 @@
+//! Recursive-descent parser for the AILANG subset (ailang.md §4), with an explicit nesting
+//! bound so hostile input gives `PAR_DEPTH`, never a stack overflow.
+
+use super::ast::*;
+use super::diag::{Diag, Span};
+use super::lexer::{lex, LexPart, Tok, Token};
+use std::rc::Rc;
+
+/// Deepest syntactic nesting (expressions, patterns, types, operator chains) accepted.
+pub const MAX_PARSE_DEPTH: usize = 512;
+
+const KEYWORDS: [&str; 21] = [
+    "module", "import", "type", "func", "pure", "export", "let", "letrec", "in", "if", "then",
+    "else", "match", "true", "false", "not", "requires", "ensures", "tests", "deriving", "as",
+];
+
+/// Parse a whole module. The first syntax error is returned (`PAR…` codes).
+pub fn parse_module(src: &str) -> Result<Module, Diag> {
+    let toks = lex(src)?;
+    let mut p = Parser {
+        toks,
+        pos: 0,
+        depth: 0,
+    };
+    p.module()
+}
+
+/// Parse a single expression (used by tests and the REPL-style helpers).
+pub fn parse_expr(src: &str) -> Result<Expr, Diag> {
+    let toks = lex(src)?;
+    let mut p = Parser {
+        toks,
+        pos: 0,
+        depth: 0,
+    };
+    let e = p.expr()?;
+    p.expect_eof()?;
+    Ok(e)
+}
+
+/// Parse a type written in AILANG syntax (used for builtin signatures).
+pub fn parse_type(src: &str) -> Result<TypeExpr, Diag> {
+    let toks = lex(src)?;
+    let mut p = Parser {
+        toks,
+        pos: 0,
+        depth: 0,
+    };
+    let t = p.ty()?;
+    p.expect_eof()?;
+    Ok(t)
+}
+
+struct Parser {
+    toks: Vec<Token>,
+    pos: usize,
+    depth: usize,
+}
+
+type PResult<T> = Result<T, Diag>;
+
+fn describe(t: &Tok) -> String {
+    match t {
+        Tok::Ident(s) => format!("'{s}'"),
+        Tok::Int(i) => format!("number {i}"),
+        Tok::Float(f) => format!("number {f}"),
+        Tok::Str(_) => "a string".to_string(),
+        Tok::Sym(s) => format!("'{s}'"),
+        Tok::Eof => "end of input".to_string(),
+    }
+}
+
+fn is_upper(s: &str) -> bool {
+    s.chars().next().is_some_and(|c| c.is_uppercase())
+}
+
+impl Parser {
+    fn peek(&self) -> &Tok {
+        self.peek_at(0)
+    }
+
+    fn peek_at(&self, k: usize) -> &Tok {
+        match self.toks.get(self.pos + k).or_else(|| self.toks.last()) {
+            Some(t) => &t.tok,
+            None => &Tok::Eof,
+        }
+    }
+
+    fn span(&self) -> Span {
+        self.toks
+            .get(self.pos)
+            .or_else(|| self.toks.last())
+            .map(|t| t.span)
+            .unwrap_or_default()
+    }
+
+    fn advance(&mut self) -> Tok {
+        let t = self.peek().clone();
+        if self.pos < self.toks.len() {
+            self.pos += 1;
+        }
+        t
+    }
+
+    fn is_sym(&self, s: &str) -> bool {
+        matches!(self.peek(), Tok::Sym(x) if *x == s)
+    }
+
+    fn is_kw(&self, s: &str) -> bool {
+        matches!(self.peek(), Tok::Ident(x) if x == s)
+    }
+
+    fn eat_sym(&mut self, s: &str) -> bool {
+        if self.is_sym(s) {
+            self.advance();
+            true
+        } else {
+            false
+        }
+    }
+
+    fn eat_kw(&mut self, s: &str) -> bool {
+        if self.is_kw(s) {
+            self.advance();
+            true
+        } else {
+            false
+        }
+    }
+
+    fn err<T>(&self, what: &str) -> PResult<T> {
+        Err(Diag::error(
+            "PAR001",
+            format!("expected {what}, found {}", describe(self.peek())),
+            Some(self.span()),
+        ))
+    }
+
+    fn expect_sym(&mut self, s: &str) -> PResult<()> {
+        if self.eat_sym(s) {
+            Ok(())
+        } else {
+            self.err(&format!("'{s}'"))
+        }
+    }
+
+    fn expect_kw(&mut self, s: &str) -> PResult<()> {
+        if self.eat_kw(s) {
+            Ok(())
+        } else {
+            self.err(&format!("'{s}'"))
+        }
+    }
+
+    fn expect_eof(&mut self) -> PResult<()> {
+        if matches!(self.peek(), Tok::Eof) {
+            Ok(())
+        } else {
+            self.err("end of input")
+        }
+    }
+
+    fn ident(&mut self, what: &str) -> PResult<Name> {
+        match self.peek().clone() {
+            Tok::Ident(s) if !KEYWORDS.contains(&s.as_str()) => {
+                self.advance();
+                Ok(Rc::from(s.as_str()))
+            }
+            _ => self.err(what),
+        }
+    }
+
+    /// A field name: any identifier, keywords included (`{module: …}`).
+    fn field_name(&mut self) -> PResult<Name> {
+        match self.peek().clone() {
+            Tok::Ident(s) => {
+                self.advance();
+                Ok(Rc::from(s.as_str()))
+            }
+            _ => self.err("a field name"),
+        }
+    }
+
+    fn enter(&mut self) -> PResult<()> {
+        self.depth += 1;
+        if self.depth > MAX_PARSE_DEPTH {
+            return Err(Diag::error(
+                "PAR_DEPTH",
+                format!("expression nests deeper than {MAX_PARSE_DEPTH} levels"),
+                Some(self.span()),
+            ));
+        }
+        Ok(())
+    }
+
+    fn leave(&mut self) {
+        self.depth = self.depth.saturating_sub(1);
+    }
+
+    // ---------------------------------------------------------------- module level
+
+    fn module(&mut self) -> PResult<Module> {
+        let mut m = Module::default();
+        if self.is_kw("module") {
+            let span = self.span();
+            self.advance();
+            let path = self.path()?;
+            m.name = Some((path, span));
+        }
+        loop {
+            match self.peek().clone() {
+                Tok::Eof => return Ok(m),
+                Tok::Ident(k) if k == "import" => {
+                    let imp = self.import()?;
+                    m.imports.push(imp);
+                }
+                Tok::Ident(k) if k == "export" || k == "pure" || k == "func" || k == "type" => {
+                    let span = self.span();
+                    let mut export = false;
+                    let mut pure = false;
+                    loop {
+                        if self.eat_kw("export") {
+                            export = true;
+                        } else if self.eat_kw("pure") {
+                            pure = true;
+                        } else {
+                            break;
+                        }
+                    }
+                    if self.eat_kw("type") {
+                        let t = self.type_decl(export, span)?;
+                        m.types.push(t);
+                    } else if self.eat_kw("func") {
+                        let f = self.func(export, pure, span)?;
+                        m.funcs.push(f);
+                    } else {
+                        return self.err("'func' or 'type'");
+                    }
+                }
+                Tok::Ident(k) if k == "module" => {
+                    return Err(Diag::error(
+                        "PAR001",
+                        "the module header must be the first item",
+                        Some(self.span()),
+                    ))
+                }
+                _ => return self.err("a top-level declaration (import, type, func)"),
+            }
+        }
+    }
+
+    fn path(&mut self) -> PResult<String> {
+        let mut path = String::new();
+        loop {
+            match self.peek().clone() {
+                Tok::Ident(s) => {
+                    self.advance();
+                    path.push_str(&s);
+                }
+                _ => return self.err("a module path segment"),
+            }
+            if self.is_sym("/") {
+                self.advance();
+                path.push('/');
+            } else {
+                return Ok(path);
+            }
+        }
+    }
+
+    fn import(&mut self) -> PResult<Import> {
+        let span = self.span();
+        self.expect_kw("import")?;
+        let path = self.path()?;
+        let mut imp = Import {
+            path,
+            items: None,
+            alias: None,
+            span,
+        };
+        if self.eat_sym("(") {
+            let mut items = Vec::new();
+            while !self.is_sym(")") {
+                let ispan = self.span();
+                let name = match self.advance() {
+                    Tok::Ident(s) => Rc::from(s.as_str()),
+                    _ => {
+                        return Err(Diag::error(
+                            "PAR001",
+                            "expected an imported name",
+                            Some(ispan),
+                        ))
+                    }
+                };
+                let alias = if self.eat_kw("as") {
+                    self.ident("an alias name")?
+                } else {
+                    Rc::clone(&name)
+                };
+                items.push(ImportItem {
+                    name,
+                    alias,
+                    span: ispan,
+                });
+                if !self.eat_sym(",") {
+                    break;
+                }
+            }
+            self.expect_sym(")")?;
+            imp.items = Some(items);
+        } else if self.eat_kw("as") {
+            imp.alias = Some(self.ident("a module alias")?);
+        }
+        Ok(imp)
+    }
+
+    fn type_params(&mut self) -> PResult<Vec<Name>> {
+        let mut ps = Vec::new();
+        if self.eat_sym("[") {
+            while !self.is_sym("]") {
+                ps.push(self.ident("a type parameter")?);
+                if !self.eat_sym(",") {
+                    break;
+                }
+            }
+            self.expect_sym("]")?;
+        }
+        Ok(ps)
+    }
+
+    fn type_decl(&mut self, export: bool, span: Span) -> PResult<TypeDecl> {
+        let name = self.ident("a type name")?;
+        let params = self.type_params()?;
+        self.expect_sym("=")?;
+        let body = if self.is_sym("{") {
+            TypeBody::Record(self.record_type_fields()?.0)
+        } else {
+            let single_upper = matches!(self.peek(), Tok::Ident(s) if is_upper(s));
+            let next_continues = matches!(self.peek_at(1), Tok::Sym("(" | "|"));
+            let alias_name = matches!(self.peek(), Tok::Ident(s) if ["Json", "Option", "Result", "List"].contains(&s.as_str()))
+                || matches!(self.peek_at(1), Tok::Sym("["));
+            if self.is_sym("|") || (single_upper && (next_continues || !alias_name)) {
+                self.eat_sym("|");
+                let mut vs = Vec::new();
+                loop {
+                    let vspan = self.span();
+                    let cname = self.ident("a constructor name")?;
+                    let mut args = Vec::new();
+                    if self.eat_sym("(") {
+                        while !self.is_sym(")") {
+                            args.push(self.ty()?);
+                            if !self.eat_sym(",") {
+                                break;
+                            }
+                        }
+                        self.expect_sym(")")?;
+                    }
+                    vs.push((cname, args, vspan));
+                    if !self.eat_sym("|") {
+                        break;
+                    }
+                }
+                TypeBody::Variants(vs)
+            } else {
+                TypeBody::Alias(self.ty()?)
+            }
+        };
+        let mut deriving = Vec::new();
+        if self.eat_kw("deriving") {
+            self.expect_sym("(")?;
+            while !self.is_sym(")") {
+                deriving.push(self.ident("a class name")?);
+                if !self.eat_sym(",") {
+                    break;
+                }
+            }
+            self.expect_sym(")")?;
+        }
+        Ok(TypeDecl {
+            name,
+            params,
+            body,
+            deriving,
+            export,
+            span,
+        })
+    }
+
+    fn func(&mut self, export: bool, pure: bool, span: Span) -> PResult<FuncDecl> {
+        let name = self.ident("a function name")?;
+        let type_params = self.type_params()?;
+        self.expect_sym("(")?;
+        let mut params = Vec::new();
+        while !self.is_sym(")") {
+            let pname = self.ident("a parameter name")?;
+            let ty = if self.eat_sym(":") {
+                Some(self.ty()?)
+            } else {
+                None
+            };
+            params.push(Param { name: pname, ty });
+            if !self.eat_sym(",") {
+                break;
+            }
+        }
+        self.expect_sym(")")?;
+        let ret = if self.eat_sym("->") {
+            Some(self.ty()?)
+        } else {
+            None
+        };
+        let mut effects = None;
+        if self.eat_sym("!") {
+            self.expect_sym("{")?;
+            let mut effs = Vec::new();
+            while !self.is_sym("}") {
+                let espan = self.span();
+                let e = self.ident("an effect name")?;
+                if self.eat_sym("[") {
+                    // `Rand[mode=…]`: parameters are kept out of the subset's meaning.
+                    let mut level = 1usize;
+                    while level > 0 {
+                        match self.advance() {
+                            Tok::Sym("[") => level += 1,
+                            Tok::Sym("]") => level -= 1,
+                            Tok::Eof => return self.err("']'"),
+                            _ => {}
+                        }
+                    }
+                }
+                effs.push((e, espan));
+                if !self.eat_sym(",") {
+                    break;
+                }
+            }
+            self.expect_sym("}")?;
+            effects = Some(effs);
+        }
+        let mut requires = None;
+        let mut ensures = None;
+        let mut tests = None;
+        loop {
+            if self.eat_kw("requires") {
+                requires = Some(self.braced_expr()?);
+            } else if self.eat_kw("ensures") {
+                ensures = Some(self.braced_expr()?);
+            } else if self.is_kw("tests") {
+                self.advance();
+                if !self.is_sym("[") {
+                    return self.err("'[' after tests");
+                }
+                tests = Some(self.expr()?);
+            } else {
+                break;
+            }
+        }
+        let body = if self.eat_sym("=") {
+            self.expr()?
+        } else if self.is_sym("{") {
+            let bspan = self.span();
+            self.advance();
+            self.enter()?;
+            let b = self.block_rest(bspan)?;
+            self.leave();
+            b
+        } else {
+            return self.err("'=' or '{' starting the function body");
+        };
+        Ok(FuncDecl {
+            name,
+            export,
+            pure,
+            type_params,
+            params,
+            ret,
+            effects,
+            requires,
+            ensures,
+            tests,
+            body,
+            span,
+        })
+    }
+
+    fn braced_expr(&mut self) -> PResult<Expr> {
+        let span = self.span();
+        self.expect_sym("{")?;
+        self.enter()?;
+        let e = self.block_rest(span)?;
+        self.leave();
+        Ok(e)
+    }
+
+    // ---------------------------------------------------------------- types
+
+    fn record_type_fields(&mut self) -> PResult<(Vec<(Name, TypeExpr)>, bool)> {
+        self.expect_sym("{")?;
+        let mut fields = Vec::new();
+        let mut open = false;
+        while !self.is_sym("}") {
+            if self.eat_sym("...") {
+                open = true;
+                break;
+            }
+            if self.eat_sym("|") {
+                self.ident("a row variable")?;
+                open = true;
+                break;
+            }
+            let f = self.field_name()?;
+            self.expect_sym(":")?;
+            let t = self.ty()?;
+            fields.push((f, t));
+            if self.is_sym("|") {
+                continue;
+            }
+            if !self.eat_sym(",") {
+                break;
+            }
+        }
+        self.expect_sym("}")?;
+        Ok((fields, open))
+    }
+
+    fn ty(&mut self) -> PResult<TypeExpr> {
+        self.enter()?;
+        let r = self.ty_inner();
+        self.leave();
+        r
+    }
+
+    fn ty_inner(&mut self) -> PResult<TypeExpr> {
+        let span = self.span();
+        let atom = match self.peek().clone() {
+            Tok::Sym("(") => {
+                self.advance();
+                let mut ts = Vec::new();
+                while !self.is_sym(")") {
+                    ts.push(self.ty()?);
+                    if !self.eat_sym(",") {
+                        break;
+                    }
+                }
+                self.expect_sym(")")?;
+                if self.eat_sym("->") {
+                    let r = self.ty()?;
+                    return Ok(TypeExpr::Func(ts, Box::new(r)));
+                }
+                if ts.len() == 1 {
+                    ts.pop().unwrap_or(TypeExpr::Tuple(Vec::new()))
+                } else {
+                    TypeExpr::Tuple(ts)
+                }
+            }
+            Tok::Sym("[") => {
+                self.advance();
+                let t = self.ty()?;
+                self.expect_sym("]")?;
+                TypeExpr::List(Box::new(t))
+            }
+            Tok::Sym("{") => {
+                let (fs, open) = self.record_type_fields()?;
+                TypeExpr::Record(fs, open)
+            }
+            Tok::Ident(name) => {
+                self.advance();
+                let mut args = Vec::new();
+                if self.eat_sym("[") {
+                    while !self.is_sym("]") {
+                        args.push(self.ty()?);
+                        if !self.eat_sym(",") {
+                            break;
+                        }
+                    }
+                    self.expect_sym("]")?;
+                }
+                match (name.as_str(), args.len()) {
+                    ("list" | "List", 1) => TypeExpr::List(Box::new(args.remove(0))),
+                    ("unit", 0) => TypeExpr::Tuple(Vec::new()),
+                    _ => TypeExpr::Named(Rc::from(name.as_str()), args, span),
+                }
+            }
+            _ => return self.err("a type"),
+        };
+        if self.eat_sym("->") {
+            let r = self.ty()?;
+            return Ok(TypeExpr::Func(vec![atom], Box::new(r)));
+        }
+        Ok(atom)
+    }
+
+    // ---------------------------------------------------------------- patterns
+
+    fn pattern(&mut self) -> PResult<Pattern> {
+        self.enter()?;
+        let r = self.pattern_inner();
+        self.leave();
+        r
+    }
+
+    fn pattern_inner(&mut self) -> PResult<Pattern> {
+        let head = self.pattern_atom()?;
+        if self.eat_sym("::") {
+            let tail = self.pattern()?;
+            return Ok(Pattern::Cons(Box::new(head), Box::new(tail)));
+        }
+        Ok(head)
+    }
+
+    fn pattern_list(&mut self, close: &str) -> PResult<Vec<Pattern>> {
+        let mut ps = Vec::new();
+        while !self.is_sym(close) {
+            ps.push(self.pattern()?);
+            if !self.eat_sym(",") {
+                break;
+            }
+        }
+        self.expect_sym(close)?;
+        Ok(ps)
+    }
+
+    fn pattern_atom(&mut self) -> PResult<Pattern> {
+        let span = self.span();
+        match self.peek().clone() {
+            Tok::Ident(s) if s == "_" => {
+                self.advance();
+                Ok(Pattern::Wild)
+            }
+            Tok::Ident(s) if s == "true" || s == "false" => {
+                self.advance();
+                Ok(Pattern::Bool(s == "true"))
+            }
+            Tok::Ident(s) if is_upper(&s) => {
+                self.advance();
+                let args = if self.eat_sym("(") {
+                    self.pattern_list(")")?
+                } else {
+                    Vec::new()
+                };
+                Ok(Pattern::Ctor(Rc::from(s.as_str()), args, span))
+            }
+            Tok::Ident(_) => Ok(Pattern::Var(self.ident("a pattern")?)),
+            Tok::Int(i) => {
+                self.advance();
+                Ok(Pattern::Int(i))
+            }
+            Tok::Float(f) => {
+                self.advance();
+                Ok(Pattern::Float(f))
+            }
+            Tok::Sym("-") => {
+                self.advance();
+                match self.advance() {
+                    Tok::Int(i) => Ok(Pattern::Int(i.wrapping_neg())),
+                    Tok::Float(f) => Ok(Pattern::Float(-f)),
+                    _ => Err(Diag::error(
+                        "PAR001",
+                        "expected a number after '-' in a pattern",
+                        Some(span),
+                    )),
+                }
+            }
+            Tok::Str(parts) => {
+                self.advance();
+                match parts.as_slice() {
+                    [LexPart::Lit(s)] => Ok(Pattern::Str(s.clone())),
+                    _ => Err(Diag::error(
+                        "PAR001",
+                        "string patterns cannot interpolate",
+                        Some(span),
+                    )),
+                }
+            }
+            Tok::Sym("(") => {
+                self.advance();
+                let mut ps = self.pattern_list(")")?;
+                Ok(match ps.len() {
+                    0 => Pattern::Unit,
+                    1 => ps.remove(0),
+                    _ => Pattern::Tuple(ps),
+                })
+            }
+            Tok::Sym("[") => {
+                self.advance();
+                let mut ps = Vec::new();
+                let mut rest = None;
+                while !self.is_sym("]") {
+                    if self.eat_sym("...") {
+                        rest = Some(self.pattern()?);
+                        break;
+                    }
+                    ps.push(self.pattern()?);
+                    if !self.eat_sym(",") {
+                        break;
+                    }
+                }
+                self.expect_sym("]")?;
+                match rest {
+                    // `[a, b, ...rest]` is `a :: b :: rest`.
+                    Some(r) => Ok(ps
+                        .into_iter()
+                        .rev()
+                        .fold(r, |acc, p| Pattern::Cons(Box::new(p), Box::new(acc)))),
+                    None => Ok(Pattern::List(ps)),
+                }
+            }
+            Tok::Sym("{") => {
+                self.advance();
+                let mut fs = Vec::new();
+                while !self.is_sym("}") {
+                    if self.eat_sym("...") {
+                        break;
+                    }
+                    let f = self.field_name()?;
+                    let p = if self.eat_sym(":") {
+                        self.pattern()?
+                    } else {
+                        Pattern::Var(Rc::clone(&f))
+                    };
+                    fs.push((f, p));
+                    if !self.eat_sym(",") {
+                        break;
+                    }
+                }
+                self.expect_sym("}")?;
+                Ok(Pattern::Record(fs))
+            }
+            _ => self.err("a pattern"),
+        }
+    }
+
+    // ---------------------------------------------------------------- expressions
+
+    fn expr(&mut self) -> PResult<Expr> {
+        self.enter()?;
+        let r = self.binary(0);
+        self.leave();
+        r
+    }
+
+    fn binop(&self) -> Option<(BinOp, u8)> {
+        let op = match self.peek() {
+            Tok::Sym("||") => (BinOp::Or, 1),
+            Tok::Sym("&&") => (BinOp::And, 2),
+            Tok::Sym("==") => (BinOp::Eq, 3),
+            Tok::Sym("!=") => (BinOp::Ne, 3),
+            Tok::Sym("<") => (BinOp::Lt, 3),
+            Tok::Sym("<=") => (BinOp::Le, 3),
+            Tok::Sym(">") => (BinOp::Gt, 3),
+            Tok::Sym(">=") => (BinOp::Ge, 3),
+            Tok::Sym("::") => (BinOp::Cons, 4),
+            Tok::Sym("++") => (BinOp::Concat, 5),
+            Tok::Sym("+") => (BinOp::Add, 6),
+            Tok::Sym("-") => (BinOp::Sub, 6),
+            Tok::Sym("*") => (BinOp::Mul, 7),
+            Tok::Sym("/") => (BinOp::Div, 7),
+            Tok::Sym("%") => (BinOp::Rem, 7),
+            _ => return None,
+        };
+        Some(op)
+    }
+
+    /// Precedence climbing; every folded operator counts toward the nesting bound.
+    fn binary(&mut self, min: u8) -> PResult<Expr> {
+        let mut lhs = self.unary()?;
+        let mut folds = 0usize;
+        let result = loop {
+            let Some((op, prec)) = self.binop() else {
+                break Ok(lhs);
+            };
+            if prec < min {
+                break Ok(lhs);
+            }
+            self.advance();
+            folds += 1;
+            if let Err(e) = self.enter() {
+                break Err(e);
+            }
+            // `::` is right-associative; the rest are left-associative.
+            let next_min = if op == BinOp::Cons { prec } else { prec + 1 };
+            let rhs = match self.binary(next_min) {
+                Ok(r) => r,
+                Err(e) => break Err(e),
+            };
+            let span = lhs.span;
+            lhs = Expr {
+                kind: ExprKind::Binary(op, Box::new(lhs), Box::new(rhs)),
+                span,
+            };
+        };
+        self.depth = self.depth.saturating_sub(folds);
+        result
+    }
+
+    fn unary(&mut self) -> PResult<Expr> {
+        let span = self.span();
+        let op = if self.is_sym("-") {
+            Some(UnOp::Neg)
+        } else if self.is_sym("!") || self.is_kw("not") {
+            Some(UnOp::Not)
+        } else {
+            None
+        };
+        match op {
+            Some(op) => {
+                self.advance();
+                self.enter()?;
+                let e = self.unary();
+                self.leave();
+                let e = e?;
+                if let (UnOp::Neg, ExprKind::Int(i)) = (op, &e.kind) {
+                    return Ok(Expr {
+                        kind: ExprKind::Int(i.wrapping_neg()),
+                        span,
+                    });
+                }
+                if let (UnOp::Neg, ExprKind::Float(f)) = (op, &e.kind) {
+                    return Ok(Expr {
+                        kind: ExprKind::Float(-f),
+                        span,
+                    });
+                }
+                Ok(Expr {
+                    kind: ExprKind::Unary(op, Box::new(e)),
+                    span,
+                })
+            }
+            None => self.postfix(),
+        }
+    }
+
+    fn postfix(&mut self) -> PResult<Expr> {
+        let mut e = self.primary()?;
+        let mut folds = 0usize;
+        let result = loop {
+            let span = e.span;
+            if self.is_sym("(") {
+                self.advance();
+                let args = match self.expr_list(")") {
+                    Ok(a) => a,
+                    Err(err) => break Err(err),
+                };
+                e = Expr {
+                    kind: ExprKind::Call(Box::new(e), args),
+                    span,
+                };
+            } else if self.is_sym(".") && matches!(self.peek_at(1), Tok::Ident(_)) {
+                self.advance();
+                let f = match self.advance() {
+                    Tok::Ident(f) => Rc::from(f.as_str()),
+                    _ => break self.err("a field name"),
+                };
+                e = Expr {
+                    kind: ExprKind::Field(Box::new(e), f),
+                    span,
+                };
+            } else {
+                break Ok(e);
+            }
+            folds += 1;
+            if let Err(err) = self.enter() {
+                break Err(err);
+            }
+        };
+        self.depth = self.depth.saturating_sub(folds);
+        result
+    }
+
+    fn expr_list(&mut self, close: &str) -> PResult<Vec<Expr>> {
+        let mut es = Vec::new();
+        while !self.is_sym(close) {
+            es.push(self.expr()?);
+            if !self.eat_sym(",") {
+                break;
+            }
+        }
+        self.expect_sym(close)?;
+        Ok(es)
+    }
+
+    fn string_expr(&mut self, parts: Vec<LexPart>, span: Span) -> PResult<Expr> {
+        if let [LexPart::Lit(s)] = parts.as_slice() {
+            return Ok(Expr {
+                kind: ExprKind::Str(s.clone()),
+                span,
+            });
+        }
+        let mut out = Vec::new();
+        for part in parts {
+            match part {
+                LexPart::Lit(s) => out.push(StrPart::Lit(s)),
+                LexPart::Expr(toks, pspan) => {
+                    let mut sub = Parser {
+                        toks,
+                        pos: 0,
+                        depth: self.depth,
+                    };
+                    if matches!(sub.peek(), Tok::Eof) {
+                        return Err(Diag::error("PAR001", "empty ${} in a string", Some(pspan)));
+                    }
+                    let e = sub.expr()?;
+                    sub.expect_eof()?;
+                    out.push(StrPart::Expr(e));
+                }
+            }
+        }
+        Ok(Expr {
+            kind: ExprKind::Interp(out),
+            span,
+        })
+    }
+
+    fn primary(&mut self) -> PResult<Expr> {
+        let span = self.span();
+        let mk = |kind| Ok(Expr { kind, span });
+        match self.peek().clone() {
+            Tok::Int(i) => {
+                self.advance();
+                mk(ExprKind::Int(i))
+            }
+            Tok::Float(f) => {
+                self.advance();
+                mk(ExprKind::Float(f))
+            }
+            Tok::Str(parts) => {
+                self.advance();
+                self.string_expr(parts, span)
+            }
+            Tok::Ident(k) => match k.as_str() {
+                "true" | "false" => {
+                    self.advance();
+                    mk(ExprKind::Bool(k == "true"))
+                }
+                "if" => {
+                    self.advance();
+                    let c = self.expr()?;
+                    self.expect_kw("then")?;
+                    let a = self.expr()?;
+                    self.expect_kw("else")?;
+                    let b = self.expr()?;
+                    mk(ExprKind::If(Box::new(c), Box::new(a), Box::new(b)))
+                }
+                "match" => {
+                    self.advance();
+                    let scrut = self.expr()?;
+                    self.expect_sym("{")?;
+                    let mut arms = Vec::new();
+                    while !self.is_sym("}") {
+                        let aspan = self.span();
+                        let pat = self.pattern()?;
+                        let guard = if self.eat_kw("if") {
+                            Some(self.expr()?)
+                        } else {
+                            None
+                        };
+                        self.expect_sym("=>")?;
+                        let body = self.expr()?;
+                        arms.push(Arm {
+                            pat,
+                            guard,
+                            body,
+                            span: aspan,
+                        });
+                        if !self.eat_sym(",") {
+                            break;
+                        }
+                    }
+                    self.expect_sym("}")?;
+                    mk(ExprKind::Match(Box::new(scrut), arms))
+                }
+                "let" => {
+                    self.advance();
+                    let pat = self.pattern()?;
+                    let ty = if self.eat_sym(":") {
+                        Some(self.ty()?)
+                    } else {
+                        None
+                    };
+                    self.expect_sym("=")?;
+                    let v = self.expr()?;
+                    self.expect_kw("in")?;
+                    let body = self.expr()?;
+                    mk(ExprKind::LetIn(pat, ty, Box::new(v), Box::new(body)))
+                }
+                "letrec" => {
+                    self.advance();
+                    let name = self.ident("a function name")?;
+                    self.expect_sym("=")?;
+                    let v = self.expr()?;
+                    self.expect_kw("in")?;
+                    let body = self.expr()?;
+                    mk(ExprKind::LetRecIn(name, Box::new(v), Box::new(body)))
+                }
+                _ => {
+                    let name = self.ident("an expression")?;
+                    mk(ExprKind::Var(name))
+                }
+            },
+            Tok::Sym("\\") => {
+                self.advance();
+                let mut params = Vec::new();
+                while !self.is_sym(".") {
+                    match self.peek().clone() {
+                        Tok::Ident(s) if s == "_" => {
+                            self.advance();
+                            params.push(Rc::from("_"));
+                        }
+                        _ => params.push(self.ident("a lambda parameter")?),
+                    }
+                }
+                if params.is_empty() {
+                    return self.err("a lambda parameter");
+                }
+                self.expect_sym(".")?;
+                let body = self.expr()?;
+                mk(ExprKind::Lambda(params, Rc::new(body)))
+            }
+            Tok::Sym("(") => {
+                self.advance();
+                let mut es = self.expr_list(")")?;
+                match es.len() {
+                    0 => mk(ExprKind::Unit),
+                    1 => Ok(es.remove(0)),
+                    _ => mk(ExprKind::Tuple(es)),
+                }
+            }
+            Tok::Sym("[") => {
+                self.advance();
+                let es = self.expr_list("]")?;
+                mk(ExprKind::List(es))
+            }
+            Tok::Sym("{") => {
+                self.advance();
+                self.brace(span)
+            }
+            _ => self.err("an expression"),
+        }
+    }
+
+    /// After `{`: a record literal, a record update or a block.
+    fn brace(&mut self, span: Span) -> PResult<Expr> {
+        if self.eat_sym("}") {
+            return Ok(Expr {
+                kind: ExprKind::Record(Vec::new()),
+                span,
+            });
+        }
+        if matches!(self.peek(), Tok::Ident(_)) && matches!(self.peek_at(1), Tok::Sym(":")) {
+            let fields = self.record_fields()?;
+            return Ok(Expr {
+                kind: ExprKind::Record(fields),
+                span,
+            });
+        }
+        if !self.is_kw("let") && !self.is_kw("letrec") {
+            let first = self.expr()?;
+            if self.eat_sym("|") {
+                let fields = self.record_fields()?;
+                return Ok(Expr {
+                    kind: ExprKind::Update(Box::new(first), fields),
+                    span,
+                });
+            }
+            return self.block_from(span, Some(first));
+        }
+        self.block_from(span, None)
+    }
+
+    fn record_fields(&mut self) -> PResult<Vec<(Name, Expr)>> {
+        let mut fields = Vec::new();
+        while !self.is_sym("}") {
+            let f = self.field_name()?;
+            self.expect_sym(":")?;
+            let e = self.expr()?;
+            fields.push((f, e));
+            if !self.eat_sym(",") {
+                break;
+            }
+        }
+        self.expect_sym("}")?;
+        Ok(fields)
+    }
+
+    fn block_rest(&mut self, span: Span) -> PResult<Expr> {
+        if self.eat_sym("}") {
+            return Ok(Expr {
+                kind: ExprKind::Unit,
+                span,
+            });
+        }
+        self.block_from(span, None)
+    }
+
+    /// Statements up to the closing `}`; `first` is an already parsed leading expression.
+    fn block_from(&mut self, span: Span, first: Option<Expr>) -> PResult<Expr> {
+        let mut stmts = Vec::new();
+        let mut pending = first;
+        loop {
+            let e = match pending.take() {
+                Some(e) => e,
+                None => {
+                    if self.is_kw("let") || self.is_kw("letrec") {
+                        let rec = self.is_kw("letrec");
+                        let lspan = self.span();
+                        self.advance();
+                        let (pat, name) = if rec {
+                            let n = self.ident("a function name")?;
+                            (Pattern::Var(Rc::clone(&n)), Some(n))
+                        } else {
+                            (self.pattern()?, None)
+                        };
+                        let ty = if self.eat_sym(":") {
+                            Some(self.ty()?)
+                        } else {
+                            None
+                        };
+                        self.expect_sym("=")?;
+                        let v = self.expr()?;
+                        if self.eat_kw("in") {
+                            let body = self.expr()?;
+                            let kind = match name {
+                                Some(n) => ExprKind::LetRecIn(n, Box::new(v), Box::new(body)),
+                                None => ExprKind::LetIn(pat, ty, Box::new(v), Box::new(body)),
+                            };
+                            Expr { kind, span: lspan }
+                        } else {
+                            // `;` separates statements; a newline-separated `let` is accepted too.
+                            self.eat_sym(";");
+                            stmts.push(match name {
+                                Some(n) => Stmt::LetRec(n, v),
+                                None => Stmt::Let(pat, ty, v),
+                            });
+                            if self.eat_sym("}") {
+                                return Ok(Expr {
+                                    kind: ExprKind::Block(
+                                        stmts,
+                                        Box::new(Expr {
+                                            kind: ExprKind::Unit,
+                                            span,
+                                        }),
+                                    ),
+                                    span,
+                                });
+                            }
+                            continue;
+                        }
+                    } else {
+                        self.expr()?
+                    }
+                }
+            };
+            if self.eat_sym(";") {
+                stmts.push(Stmt::Expr(e));
+                if self.eat_sym("}") {
+                    let unit = Expr {
+                        kind: ExprKind::Unit,
+                        span,
+                    };
+                    return Ok(Expr {
+                        kind: ExprKind::Block(stmts, Box::new(unit)),
+                        span,
+                    });
+                }
+                continue;
+            }
+            if !self.is_sym("}") && !matches!(self.peek(), Tok::Eof) {
+                // A statement followed by another one on the next line, without `;`.
+                stmts.push(Stmt::Expr(e));
+                continue;
+            }
+            self.expect_sym("}")?;
+            if stmts.is_empty() {
+                return Ok(e);
+            }
+            return Ok(Expr {
+                kind: ExprKind::Block(stmts, Box::new(e)),
+                span,
+            });
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_precedence() {
+        let e = parse_expr("1 + 2 * 3 == 7 || false").map_err(|d| d.render());
+        let Ok(Expr {
+            kind: ExprKind::Binary(BinOp::Or, l, _),
+            ..
+        }) = e
+        else {
+            panic!("{e:?}")
+        };
+        assert!(matches!(l.kind, ExprKind::Binary(BinOp::Eq, _, _)));
+    }
+
+    #[test]
+    fn parses_cons_right_assoc() {
+        let e = parse_expr("1 :: 2 :: []");
+        let Ok(Expr {
+            kind: ExprKind::Binary(BinOp::Cons, _, r),
+            ..
+        }) = e
+        else {
+            panic!("{e:?}")
+        };
+        assert!(matches!(r.kind, ExprKind::Binary(BinOp::Cons, _, _)));
+    }
+
+    #[test]
+    fn parses_records_blocks_updates() {
+        assert!(matches!(
+            parse_expr("{a: 1, b: 2}").map(|e| e.kind),
+            Ok(ExprKind::Record(_))
+        ));
+        assert!(matches!(
+            parse_expr("{r | a: 1}").map(|e| e.kind),
+            Ok(ExprKind::Update(_, _))
+        ));
+        assert!(matches!(
+            parse_expr("{ let x = 1; x + 1 }").map(|e| e.kind),
+            Ok(ExprKind::Block(_, _))
+        ));
+        assert!(matches!(
+            parse_expr("{}").map(|e| e.kind),
+            Ok(ExprKind::Record(_))
+        ));
+    }
+
+    #[test]
+    fn deep_nesting_is_an_error_not_an_overflow() {
+        let ok = crate::ailang::on_big_stack(deep_nesting_checks);
+        assert_eq!(ok, Some(()));
+    }
+
+    fn deep_nesting_checks() {
+        let src = format!("{}1{}", "(".repeat(10_000), ")".repeat(10_000));
+        assert_eq!(
+            parse_expr(&src).map_err(|d| d.code).err().as_deref(),
+            Some("PAR_DEPTH")
+        );
+        let src = format!("{}1", "- ".repeat(10_000));
+        assert_eq!(
+            parse_expr(&src).map_err(|d| d.code).err().as_deref(),
+            Some("PAR_DEPTH")
+        );
+        let src = format!("1{}", " + 1".repeat(10_000));
+        assert_eq!(
+            parse_expr(&src).map_err(|d| d.code).err().as_deref(),
+            Some("PAR_DEPTH")
+        );
+        let src = format!("{}1{}", "[".repeat(10_000), "]".repeat(10_000));
+        assert_eq!(
+            parse_expr(&src).map_err(|d| d.code).err().as_deref(),
+            Some("PAR_DEPTH")
+        );
+    }
+
+    #[test]
+    fn parses_a_module() {
+        let src = "module a/b\nimport std/json (decode, encode as enc)\nimport std/list as L\n\
+                   type T = A(int) | B deriving (Eq)\ntype R = {x: int, y: [string]}\n\
+                   export pure func f(x: int, y: int) -> int ! {} tests [((1, 2), 3)] = x + y\n\
+                   func g(x: int) -> [int] { let y = x; [y, y] }";
+        let m = parse_module(src).map_err(|d| d.render());
+        let Ok(m) = m else { panic!("{m:?}") };
+        assert_eq!(m.imports.len(), 2);
+        assert_eq!(m.types.len(), 2);
+        assert_eq!(m.funcs.len(), 2);
+        assert!(m.funcs[0].tests.is_some());
+        assert_eq!(m.types[0].deriving.len(), 1);
+    }
+}
+
+#[cfg(test)]
+mod props {
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(300))]
+        #[test]
+        fn parsing_arbitrary_text_never_panics(src in r#"[a-z(){}\[\]"$\\.,:;=|<>+*/%!\-0-9 \n]{0,120}"#) {
+            let _ = super::parse_module(&src);
+            let _ = super::parse_expr(&src);
+        }
+    }
+}

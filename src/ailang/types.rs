@@ -1,0 +1,1321 @@
+//! Type and effect checking over the subset (ailang.md §6 `check`): Hindley–Milner-style
+//! inference with unification, declared signatures as the schemes of top-level functions,
+//! monomorphic local `let`s, arity (`TC_ARITY_001`), unbound names (`TC_UNBOUND_001`),
+//! ill-typed applications and operators (`TC_TYPE_001`), unknown fields (`TC_FIELD_001`),
+//! undeclared effects (`TC_EFF_001`) and non-exhaustive matches (warning `TC_MATCH_001`).
+
+use super::ast::*;
+use super::diag::{Diag, Span};
+use super::eval::Program;
+use super::parser::parse_type;
+use super::stdlib;
+use super::value::Builtin;
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::fmt::Write as _;
+use std::rc::Rc;
+
+/// A type during inference.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Ty {
+    /// Unification variable.
+    Var(u32),
+    /// `int`, `Json`, `List[T]`, `Option[T]`, a declared type …
+    Con(Rc<str>, Vec<Ty>),
+    /// Function of several parameters.
+    Fn(Vec<Ty>, Box<Ty>),
+    /// Tuple; `()` is the empty tuple.
+    Tuple(Vec<Ty>),
+    /// Record with its fields; `true` when open (`{f: T, ...}`).
+    Record(BTreeMap<Rc<str>, Ty>, bool),
+}
+
+fn con(n: &str) -> Ty {
+    Ty::Con(Rc::from(n), Vec::new())
+}
+
+fn list(t: Ty) -> Ty {
+    Ty::Con(Rc::from("List"), vec![t])
+}
+
+/// A declared type: parameters and body.
+#[derive(Clone, Debug)]
+struct TypeDef {
+    params: Vec<Name>,
+    record: Option<Vec<(Name, TypeExpr)>>,
+    alias: Option<TypeExpr>,
+}
+
+/// A constructor: its type parameters, argument types and result type name.
+#[derive(Clone, Debug)]
+struct CtorDef {
+    params: Vec<Name>,
+    args: Vec<TypeExpr>,
+    result: Name,
+}
+
+/// Check `m` (already loaded into `prog`). Returns errors and warnings.
+pub fn check(m: &Module, prog: &Program) -> Vec<Diag> {
+    let mut c = Checker::new(m, prog);
+    c.run(m);
+    c.diags
+}
+
+struct Checker<'a> {
+    prog: &'a Program,
+    subst: Vec<Option<Ty>>,
+    types: HashMap<Name, TypeDef>,
+    ctors: HashMap<Name, CtorDef>,
+    funcs: HashMap<Name, (Ty, Vec<String>)>,
+    locals: Vec<(Name, Ty)>,
+    diags: Vec<Diag>,
+    used_effects: Vec<(String, Span)>,
+    fields_deferred: Vec<(Ty, Name, Ty, Span)>,
+}
+
+const EFFECTS: [&str; 10] = [
+    "IO",
+    "FS",
+    "Net",
+    "Env",
+    "Clock",
+    "Process",
+    "AI",
+    "Rand",
+    "Debug",
+    "SharedMem",
+];
+
+impl<'a> Checker<'a> {
+    fn new(m: &Module, prog: &'a Program) -> Self {
+        let mut c = Checker {
+            prog,
+            subst: Vec::new(),
+            types: HashMap::new(),
+            ctors: HashMap::new(),
+            funcs: HashMap::new(),
+            locals: Vec::new(),
+            diags: Vec::new(),
+            used_effects: Vec::new(),
+            fields_deferred: Vec::new(),
+        };
+        let std_ctors: [(&str, &str, &[&str], &str); 10] = [
+            ("Some", "Option", &["a"], "a"),
+            ("None", "Option", &["a"], ""),
+            ("Ok", "Result", &["a", "e"], "a"),
+            ("Err", "Result", &["a", "e"], "e"),
+            ("JNull", "Json", &[], ""),
+            ("JBool", "Json", &[], "bool"),
+            ("JNumber", "Json", &[], "float"),
+            ("JString", "Json", &[], "string"),
+            ("JArray", "Json", &[], "[Json]"),
+            ("JObject", "Json", &[], "[{key: string, value: Json}]"),
+        ];
+        for (name, result, params, arg) in std_ctors {
+            if !prog.ctors.contains_key(name) {
+                continue;
+            }
+            let args = if arg.is_empty() {
+                Vec::new()
+            } else {
+                parse_type(arg).map(|t| vec![t]).unwrap_or_default()
+            };
+            c.ctors.insert(
+                Rc::from(name),
+                CtorDef {
+                    params: params.iter().map(|p| Rc::from(*p)).collect(),
+                    args,
+                    result: Rc::from(result),
+                },
+            );
+        }
+        for t in &m.types {
+            let def = TypeDef {
+                params: t.params.clone(),
+                record: match &t.body {
+                    TypeBody::Record(fs) => Some(fs.clone()),
+                    _ => None,
+                },
+                alias: match &t.body {
+                    TypeBody::Alias(a) => Some(a.clone()),
+                    _ => None,
+                },
+            };
+            c.types.insert(Rc::clone(&t.name), def);
+            if let TypeBody::Variants(vs) = &t.body {
+                for (cn, args, _) in vs {
+                    c.ctors.insert(
+                        Rc::clone(cn),
+                        CtorDef {
+                            params: t.params.clone(),
+                            args: args.clone(),
+                            result: Rc::clone(&t.name),
+                        },
+                    );
+                }
+            }
+        }
+        c
+    }
+
+    fn err(&mut self, code: &str, msg: String, span: Span) {
+        self.diags.push(Diag::error(code, msg, Some(span)));
+    }
+
+    fn fresh(&mut self) -> Ty {
+        self.subst.push(None);
+        Ty::Var((self.subst.len() - 1) as u32)
+    }
+
+    fn resolve(&self, t: &Ty) -> Ty {
+        let mut t = t.clone();
+        while let Ty::Var(v) = t {
+            match self.subst.get(v as usize).and_then(|x| x.as_ref()) {
+                Some(next) => t = next.clone(),
+                None => return t,
+            }
+        }
+        t
+    }
+
+    fn zonk(&self, t: &Ty, depth: usize) -> Ty {
+        if depth > 200 {
+            return t.clone();
+        }
+        match self.resolve(t) {
+            Ty::Con(n, args) => Ty::Con(n, args.iter().map(|a| self.zonk(a, depth + 1)).collect()),
+            Ty::Fn(ps, r) => Ty::Fn(
+                ps.iter().map(|a| self.zonk(a, depth + 1)).collect(),
+                Box::new(self.zonk(&r, depth + 1)),
+            ),
+            Ty::Tuple(ts) => Ty::Tuple(ts.iter().map(|a| self.zonk(a, depth + 1)).collect()),
+            Ty::Record(fs, open) => Ty::Record(
+                fs.iter()
+                    .map(|(k, v)| (Rc::clone(k), self.zonk(v, depth + 1)))
+                    .collect(),
+                open,
+            ),
+            v => v,
+        }
+    }
+
+    fn show(&self, t: &Ty) -> String {
+        let mut s = String::new();
+        self.fmt_ty(&self.zonk(t, 0), &mut s);
+        s
+    }
+
+    fn fmt_ty(&self, t: &Ty, s: &mut String) {
+        match t {
+            Ty::Var(v) => {
+                let _ = write!(s, "t{v}");
+            }
+            Ty::Con(n, args) if &**n == "List" && args.len() == 1 => {
+                s.push('[');
+                self.fmt_ty(&args[0], s);
+                s.push(']');
+            }
+            Ty::Con(n, args) => {
+                s.push_str(n);
+                if !args.is_empty() {
+                    s.push('[');
+                    for (i, a) in args.iter().enumerate() {
+                        if i > 0 {
+                            s.push_str(", ");
+                        }
+                        self.fmt_ty(a, s);
+                    }
+                    s.push(']');
+                }
+            }
+            Ty::Fn(ps, r) => {
+                s.push('(');
+                for (i, a) in ps.iter().enumerate() {
+                    if i > 0 {
+                        s.push_str(", ");
+                    }
+                    self.fmt_ty(a, s);
+                }
+                s.push_str(") -> ");
+                self.fmt_ty(r, s);
+            }
+            Ty::Tuple(ts) => {
+                s.push('(');
+                for (i, a) in ts.iter().enumerate() {
+                    if i > 0 {
+                        s.push_str(", ");
+                    }
+                    self.fmt_ty(a, s);
+                }
+                s.push(')');
+            }
+            Ty::Record(fs, open) => {
+                s.push('{');
+                for (i, (k, v)) in fs.iter().enumerate() {
+                    if i > 0 {
+                        s.push_str(", ");
+                    }
+                    let _ = write!(s, "{k}: ");
+                    self.fmt_ty(v, s);
+                }
+                if *open {
+                    s.push_str(", ...");
+                }
+                s.push('}');
+            }
+        }
+    }
+
+    fn occurs(&self, v: u32, t: &Ty, depth: usize) -> bool {
+        if depth > 200 {
+            return false;
+        }
+        match self.resolve(t) {
+            Ty::Var(w) => v == w,
+            Ty::Con(_, args) | Ty::Tuple(args) => args.iter().any(|a| self.occurs(v, a, depth + 1)),
+            Ty::Fn(ps, r) => {
+                ps.iter().any(|a| self.occurs(v, a, depth + 1)) || self.occurs(v, &r, depth + 1)
+            }
+            Ty::Record(fs, _) => fs.values().any(|a| self.occurs(v, a, depth + 1)),
+        }
+    }
+
+    /// The record fields of a declared record type `name[args]`.
+    fn record_of(&mut self, name: &str, args: &[Ty]) -> Option<BTreeMap<Rc<str>, Ty>> {
+        let def = self.types.get(name)?.clone();
+        let fields = def.record?;
+        let mut vars: HashMap<Name, Ty> = def
+            .params
+            .iter()
+            .cloned()
+            .zip(args.iter().cloned())
+            .collect();
+        let mut out = BTreeMap::new();
+        for (f, te) in fields {
+            let t = self.convert(&te, &mut vars, false);
+            out.insert(f, t);
+        }
+        Some(out)
+    }
+
+    fn unify(&mut self, a: &Ty, b: &Ty) -> Result<(), ()> {
+        self.unify_d(a, b, 0)
+    }
+
+    fn unify_d(&mut self, a: &Ty, b: &Ty, depth: usize) -> Result<(), ()> {
+        if depth > 200 {
+            return Ok(());
+        }
+        let (a, b) = (self.resolve(a), self.resolve(b));
+        match (&a, &b) {
+            (Ty::Var(x), Ty::Var(y)) if x == y => Ok(()),
+            (Ty::Var(x), t) | (t, Ty::Var(x)) => {
+                if self.occurs(*x, t, 0) {
+                    return Err(());
+                }
+                if let Some(slot) = self.subst.get_mut(*x as usize) {
+                    *slot = Some(t.clone());
+                }
+                Ok(())
+            }
+            (Ty::Con(n, xs), Ty::Con(m, ys)) if n == m && xs.len() == ys.len() => {
+                for (x, y) in xs.iter().zip(ys.iter()) {
+                    self.unify_d(x, y, depth + 1)?;
+                }
+                Ok(())
+            }
+            (Ty::Con(n, xs), Ty::Record(..)) | (Ty::Record(..), Ty::Con(n, xs)) => {
+                let Some(fs) = self.record_of(n, xs) else {
+                    return Err(());
+                };
+                let other = if matches!(a, Ty::Record(..)) {
+                    a.clone()
+                } else {
+                    b.clone()
+                };
+                self.unify_d(&Ty::Record(fs, false), &other, depth + 1)
+            }
+            (Ty::Fn(ps, r), Ty::Fn(qs, s)) => {
+                if ps.len() == qs.len() {
+                    for (x, y) in ps.iter().zip(qs.iter()) {
+                        self.unify_d(x, y, depth + 1)?;
+                    }
+                    return self.unify_d(r, s, depth + 1);
+                }
+                // `(a, b) -> c` and the curried `a -> b -> c` agree (lambdas are curried).
+                let (long, lr, short, sr) = if ps.len() > qs.len() {
+                    (ps, r, qs, s)
+                } else {
+                    (qs, s, ps, r)
+                };
+                if short.is_empty() {
+                    return Err(());
+                }
+                for (x, y) in long.iter().zip(short.iter()) {
+                    self.unify_d(x, y, depth + 1)?;
+                }
+                let rest = Ty::Fn(long[short.len()..].to_vec(), lr.clone());
+                self.unify_d(&rest, sr, depth + 1)
+            }
+            (Ty::Tuple(xs), Ty::Tuple(ys)) if xs.len() == ys.len() => {
+                for (x, y) in xs.iter().zip(ys.iter()) {
+                    self.unify_d(x, y, depth + 1)?;
+                }
+                Ok(())
+            }
+            (Ty::Record(fs, o1), Ty::Record(gs, o2)) => {
+                for (k, t) in fs {
+                    match gs.get(k) {
+                        Some(u) => self.unify_d(t, u, depth + 1)?,
+                        None if !*o2 => return Err(()),
+                        None => {}
+                    }
+                }
+                if !*o1 && gs.keys().any(|k| !fs.contains_key(k)) {
+                    return Err(());
+                }
+                Ok(())
+            }
+            _ => Err(()),
+        }
+    }
+
+    fn expect(&mut self, got: &Ty, want: &Ty, span: Span, what: &str) {
+        if self.unify(want, got).is_err() {
+            let msg = format!(
+                "{what}: expected {}, got {}",
+                self.show(want),
+                self.show(got)
+            );
+            self.err("TC_TYPE_001", msg, span);
+        }
+    }
+
+    /// Convert a written type; unknown lower-case names become variables in `vars`.
+    fn convert(&mut self, t: &TypeExpr, vars: &mut HashMap<Name, Ty>, report: bool) -> Ty {
+        self.convert_d(t, vars, report, 0)
+    }
+
+    fn convert_d(
+        &mut self,
+        t: &TypeExpr,
+        vars: &mut HashMap<Name, Ty>,
+        report: bool,
+        depth: usize,
+    ) -> Ty {
+        if depth > 50 {
+            return self.fresh();
+        }
+        match t {
+            TypeExpr::List(x) => list(self.convert_d(x, vars, report, depth + 1)),
+            TypeExpr::Tuple(xs) => Ty::Tuple(
+                xs.iter()
+                    .map(|x| self.convert_d(x, vars, report, depth + 1))
+                    .collect(),
+            ),
+            TypeExpr::Record(fs, open) => Ty::Record(
+                fs.iter()
+                    .map(|(k, x)| (Rc::clone(k), self.convert_d(x, vars, report, depth + 1)))
+                    .collect(),
+                *open,
+            ),
+            TypeExpr::Func(ps, r) => Ty::Fn(
+                ps.iter()
+                    .map(|x| self.convert_d(x, vars, report, depth + 1))
+                    .collect(),
+                Box::new(self.convert_d(r, vars, report, depth + 1)),
+            ),
+            TypeExpr::Named(n, args, span) => {
+                let targs: Vec<Ty> = args
+                    .iter()
+                    .map(|x| self.convert_d(x, vars, report, depth + 1))
+                    .collect();
+                match &**n {
+                    "int" | "float" | "string" | "bool" | "Json" if targs.is_empty() => con(n),
+                    "Int" | "Float" | "String" | "Bool" if targs.is_empty() => {
+                        con(&n.to_lowercase())
+                    }
+                    "Option" if targs.len() == 1 => Ty::Con(Rc::clone(n), targs),
+                    "Result" if targs.len() == 2 => Ty::Con(Rc::clone(n), targs),
+                    _ => {
+                        if let Some(v) = vars.get(n) {
+                            return v.clone();
+                        }
+                        if let Some(def) = self.types.get(n).cloned() {
+                            if def.params.len() != targs.len() && report {
+                                self.err(
+                                    "TC_ARITY_001",
+                                    format!(
+                                        "type '{n}' takes {} parameter(s), got {}",
+                                        def.params.len(),
+                                        targs.len()
+                                    ),
+                                    *span,
+                                );
+                            }
+                            if let Some(a) = def.alias {
+                                let mut inner: HashMap<Name, Ty> =
+                                    def.params.iter().cloned().zip(targs).collect();
+                                return self.convert_d(&a, &mut inner, report, depth + 1);
+                            }
+                            return Ty::Con(Rc::clone(n), targs);
+                        }
+                        if n.chars().next().is_some_and(|c| c.is_lowercase()) && targs.is_empty() {
+                            let v = self.fresh();
+                            vars.insert(Rc::clone(n), v.clone());
+                            return v;
+                        }
+                        if report {
+                            self.err("TC_TYPE_002", format!("unknown type '{n}'"), *span);
+                        }
+                        self.fresh()
+                    }
+                }
+            }
+        }
+    }
+
+    fn builtin_ty(&mut self, b: &Builtin) -> Ty {
+        match parse_type(b.sig) {
+            Ok(t) => {
+                let mut vars = HashMap::new();
+                self.convert(&t, &mut vars, false)
+            }
+            Err(_) => self.fresh(),
+        }
+    }
+
+    /// Instantiate a function scheme (all its variables are generic).
+    fn instantiate(&mut self, t: &Ty) -> Ty {
+        let mut map = HashMap::new();
+        self.inst(t, &mut map)
+    }
+
+    fn inst(&mut self, t: &Ty, map: &mut HashMap<u32, Ty>) -> Ty {
+        match self.resolve(t) {
+            Ty::Var(v) => map
+                .entry(v)
+                .or_insert_with(|| {
+                    self.subst.push(None);
+                    Ty::Var((self.subst.len() - 1) as u32)
+                })
+                .clone(),
+            Ty::Con(n, args) => Ty::Con(n, args.iter().map(|a| self.inst(a, map)).collect()),
+            Ty::Fn(ps, r) => Ty::Fn(
+                ps.iter().map(|a| self.inst(a, map)).collect(),
+                Box::new(self.inst(&r, map)),
+            ),
+            Ty::Tuple(ts) => Ty::Tuple(ts.iter().map(|a| self.inst(a, map)).collect()),
+            Ty::Record(fs, o) => Ty::Record(
+                fs.iter()
+                    .map(|(k, v)| (Rc::clone(k), self.inst(v, map)))
+                    .collect(),
+                o,
+            ),
+        }
+    }
+
+    fn ctor_ty(&mut self, name: &str) -> Option<(Vec<Ty>, Ty)> {
+        let def = self.ctors.get(name)?.clone();
+        let mut vars: HashMap<Name, Ty> = HashMap::new();
+        let mut targs = Vec::new();
+        for p in &def.params {
+            let v = self.fresh();
+            vars.insert(Rc::clone(p), v.clone());
+            targs.push(v);
+        }
+        let args = def
+            .args
+            .iter()
+            .map(|a| self.convert(a, &mut vars, false))
+            .collect();
+        Some((args, Ty::Con(Rc::clone(&def.result), targs)))
+    }
+
+    // ---------------------------------------------------------------- module
+
+    fn run(&mut self, m: &Module) {
+        for t in &m.types {
+            let mut vars: HashMap<Name, Ty> = HashMap::new();
+            for p in &t.params {
+                let v = self.fresh();
+                vars.insert(Rc::clone(p), v);
+            }
+            match &t.body {
+                TypeBody::Record(fs) => {
+                    for (_, te) in fs {
+                        self.convert(te, &mut vars, true);
+                    }
+                }
+                TypeBody::Variants(vs) => {
+                    for (_, args, _) in vs {
+                        for te in args {
+                            self.convert(te, &mut vars, true);
+                        }
+                    }
+                }
+                TypeBody::Alias(te) => {
+                    self.convert(te, &mut vars, true);
+                }
+            }
+        }
+        let mut sigs = Vec::new();
+        for f in &m.funcs {
+            let mut vars: HashMap<Name, Ty> = HashMap::new();
+            for tp in &f.type_params {
+                let v = self.fresh();
+                vars.insert(Rc::clone(tp), v);
+            }
+            let ps: Vec<Ty> = f
+                .params
+                .iter()
+                .map(|p| match &p.ty {
+                    Some(t) => self.convert(t, &mut vars, true),
+                    None => self.fresh(),
+                })
+                .collect();
+            let r = match &f.ret {
+                Some(t) => self.convert(t, &mut vars, true),
+                None => self.fresh(),
+            };
+            let mut effs = Vec::new();
+            for (e, span) in f.effects.iter().flatten() {
+                if !EFFECTS.contains(&&**e) {
+                    self.err(
+                        "TC_EFF_002",
+                        format!("unknown effect '{e}' in the effect row of '{}'", f.name),
+                        *span,
+                    );
+                }
+                effs.push(e.to_string());
+            }
+            let fty = Ty::Fn(ps.clone(), Box::new(r.clone()));
+            self.funcs.insert(Rc::clone(&f.name), (fty, effs));
+            sigs.push((ps, r));
+        }
+        if let Some(main) = m
+            .funcs
+            .iter()
+            .find(|f| &*f.name == "main" && f.params.len() > 1)
+        {
+            // The entry signature (ailang.md §6): `run` refuses it, `check` only warns, as the
+            // reference's `check` does not execute.
+            self.diags.push(Diag::warning(
+                "TC_ENTRY_001",
+                format!(
+                    "entrypoint 'main' takes {} parameters; `run` passes at most one argument",
+                    main.params.len()
+                ),
+                Some(main.span),
+            ));
+        }
+        for (f, (ps, r)) in m.funcs.iter().zip(sigs) {
+            self.check_func(f, &ps, &r);
+        }
+        let deferred = std::mem::take(&mut self.fields_deferred);
+        for (base, field, t, span) in deferred {
+            if let Some(ft) = self.field_of(&base, &field, span, false) {
+                self.expect(&t, &ft, span, &format!("field '{field}'"));
+            }
+        }
+    }
+
+    fn check_func(&mut self, f: &FuncDecl, ps: &[Ty], r: &Ty) {
+        self.locals.clear();
+        self.used_effects.clear();
+        for (p, t) in f.params.iter().zip(ps) {
+            self.locals.push((Rc::clone(&p.name), t.clone()));
+        }
+        let body_ty = self.infer(&f.body);
+        if self.unify(r, &body_ty).is_err() {
+            let msg = format!(
+                "function '{}' declares return type {} but its body has type {}",
+                f.name,
+                self.show(r),
+                self.show(&body_ty)
+            );
+            self.err("TC_TYPE_001", msg, f.body.span);
+        }
+        for clause in [&f.requires, &f.ensures].into_iter().flatten() {
+            let mark = self.locals.len();
+            self.locals.push((Rc::from("result"), r.clone()));
+            let _ = self.infer(clause);
+            self.locals.truncate(mark);
+        }
+        let declared: HashSet<String> = f
+            .effects
+            .iter()
+            .flatten()
+            .map(|(e, _)| e.to_string())
+            .collect();
+        let used = std::mem::take(&mut self.used_effects);
+        let mut reported = HashSet::new();
+        for (e, span) in used {
+            if e == "Debug" || declared.contains(&e) || !reported.insert(e.clone()) {
+                continue;
+            }
+            let how = if f.pure || f.effects.is_none() {
+                "is pure"
+            } else {
+                "does not declare it"
+            };
+            self.err(
+                "TC_EFF_001",
+                format!(
+                    "function '{}' uses effect '{e}' but {how}; declare it with ! {{{e}}}",
+                    f.name
+                ),
+                span,
+            );
+        }
+    }
+
+    fn lookup_local(&self, n: &str) -> Option<Ty> {
+        self.locals
+            .iter()
+            .rev()
+            .find(|(k, _)| &**k == n)
+            .map(|(_, t)| t.clone())
+    }
+
+    fn var_ty(&mut self, n: &Name, span: Span) -> Ty {
+        if let Some(t) = self.lookup_local(n) {
+            return t;
+        }
+        if let Some((t, effs)) = self.funcs.get(n).cloned() {
+            for e in effs {
+                self.used_effects.push((e, span));
+            }
+            return self.instantiate(&t);
+        }
+        if let Some(b) = self.prog.builtins.get(n).copied() {
+            if let Some(e) = b.effect {
+                self.used_effects.push((e.to_string(), span));
+            }
+            return self.builtin_ty(b);
+        }
+        if let Some((args, res)) = self.ctor_ty(n) {
+            return if args.is_empty() {
+                res
+            } else {
+                Ty::Fn(args, Box::new(res))
+            };
+        }
+        self.err("TC_UNBOUND_001", format!("unbound name '{n}'"), span);
+        self.fresh()
+    }
+
+    /// The type of `base.field`; `None` when it cannot be known yet.
+    fn field_of(&mut self, base: &Ty, field: &Name, span: Span, defer_ok: bool) -> Option<Ty> {
+        match self.resolve(base) {
+            Ty::Record(fs, open) => match fs.get(field) {
+                Some(t) => Some(t.clone()),
+                None if open => None,
+                None => {
+                    let msg = format!("record {} has no field '{field}'", self.show(base));
+                    self.err("TC_FIELD_001", msg, span);
+                    None
+                }
+            },
+            Ty::Con(n, args) => match self.record_of(&n, &args) {
+                Some(fs) => match fs.get(field) {
+                    Some(t) => Some(t.clone()),
+                    None => {
+                        self.err(
+                            "TC_FIELD_001",
+                            format!("type {n} has no field '{field}'"),
+                            span,
+                        );
+                        None
+                    }
+                },
+                None => {
+                    let msg = format!(
+                        "field access '.{field}' on a value of type {}",
+                        self.show(base)
+                    );
+                    self.err("TC_FIELD_001", msg, span);
+                    None
+                }
+            },
+            Ty::Var(_) if defer_ok => None,
+            Ty::Var(_) => None,
+            other => {
+                let msg = format!(
+                    "field access '.{field}' on a value of type {}",
+                    self.show(&other)
+                );
+                self.err("TC_FIELD_001", msg, span);
+                None
+            }
+        }
+    }
+
+    fn numeric(&mut self, t: &Ty, op: &str, span: Span) {
+        match self.resolve(t) {
+            Ty::Var(_) => {}
+            Ty::Con(n, _) if &*n == "int" || &*n == "float" => {}
+            other => {
+                let msg = format!(
+                    "operator '{op}' needs int or float operands, got {}",
+                    self.show(&other)
+                );
+                self.err("TC_TYPE_001", msg, span);
+            }
+        }
+    }
+
+    // ---------------------------------------------------------------- expressions
+
+    fn infer(&mut self, e: &Expr) -> Ty {
+        let span = e.span;
+        match &e.kind {
+            ExprKind::Int(_) => con("int"),
+            ExprKind::Float(_) => con("float"),
+            ExprKind::Str(_) => con("string"),
+            ExprKind::Bool(_) => con("bool"),
+            ExprKind::Unit => Ty::Tuple(Vec::new()),
+            ExprKind::Interp(parts) => {
+                for p in parts {
+                    if let StrPart::Expr(x) = p {
+                        let t = self.infer(x);
+                        if self.unify(&con("string"), &t).is_err() {
+                            let msg = format!(
+                                "string interpolation needs a string, got {} (use show)",
+                                self.show(&t)
+                            );
+                            self.err("TC_TYPE_001", msg, x.span);
+                        }
+                    }
+                }
+                con("string")
+            }
+            ExprKind::Var(n) => self.var_ty(n, span),
+            ExprKind::List(items) => {
+                let el = self.fresh();
+                for it in items {
+                    let t = self.infer(it);
+                    self.expect(&t, &el, it.span, "list element");
+                }
+                list(el)
+            }
+            ExprKind::Tuple(items) => Ty::Tuple(items.iter().map(|x| self.infer(x)).collect()),
+            ExprKind::Record(fields) => {
+                let mut fs = BTreeMap::new();
+                for (k, x) in fields {
+                    let t = self.infer(x);
+                    fs.insert(Rc::clone(k), t);
+                }
+                Ty::Record(fs, false)
+            }
+            ExprKind::Update(base, fields) => {
+                let bt = self.infer(base);
+                for (k, x) in fields {
+                    let t = self.infer(x);
+                    if let Some(ft) = self.field_of(&bt, k, x.span, true) {
+                        self.expect(&t, &ft, x.span, &format!("field '{k}'"));
+                    }
+                }
+                bt
+            }
+            ExprKind::Field(base, name) => {
+                if let ExprKind::Var(alias) = &base.kind {
+                    if self.lookup_local(alias).is_none() {
+                        if let Some(path) = self.prog.aliases.get(alias).cloned() {
+                            return match stdlib::lookup(&path, name) {
+                                Some(b) => {
+                                    if let Some(eff) = b.effect {
+                                        self.used_effects.push((eff.to_string(), span));
+                                    }
+                                    self.builtin_ty(b)
+                                }
+                                None => {
+                                    self.err(
+                                        "TC_UNBOUND_001",
+                                        format!("module {path} has no export '{name}'"),
+                                        span,
+                                    );
+                                    self.fresh()
+                                }
+                            };
+                        }
+                    }
+                }
+                let bt = self.infer(base);
+                match self.field_of(&bt, name, span, true) {
+                    Some(t) => t,
+                    None => {
+                        let t = self.fresh();
+                        if matches!(self.resolve(&bt), Ty::Var(_)) {
+                            self.fields_deferred
+                                .push((bt, Rc::clone(name), t.clone(), span));
+                        }
+                        t
+                    }
+                }
+            }
+            ExprKind::Call(f, args) => self.infer_call(f, args, span),
+            ExprKind::Lambda(params, body) => {
+                let mark = self.locals.len();
+                let pts: Vec<Ty> = params.iter().map(|_| self.fresh()).collect();
+                for (p, t) in params.iter().zip(&pts) {
+                    self.locals.push((Rc::clone(p), t.clone()));
+                }
+                let r = self.infer(body);
+                self.locals.truncate(mark);
+                pts.into_iter()
+                    .rev()
+                    .fold(r, |acc, p| Ty::Fn(vec![p], Box::new(acc)))
+            }
+            ExprKind::LetIn(pat, ty, v, body) => {
+                let mark = self.locals.len();
+                self.let_binding(pat, ty.as_ref(), v);
+                let t = self.infer(body);
+                self.locals.truncate(mark);
+                t
+            }
+            ExprKind::LetRecIn(name, v, body) => {
+                let mark = self.locals.len();
+                self.letrec_binding(name, v);
+                let t = self.infer(body);
+                self.locals.truncate(mark);
+                t
+            }
+            ExprKind::Block(stmts, last) => {
+                let mark = self.locals.len();
+                for s in stmts {
+                    match s {
+                        Stmt::Let(p, ty, x) => self.let_binding(p, ty.as_ref(), x),
+                        Stmt::LetRec(n, x) => self.letrec_binding(n, x),
+                        Stmt::Expr(x) => {
+                            self.infer(x);
+                        }
+                    }
+                }
+                let t = self.infer(last);
+                self.locals.truncate(mark);
+                t
+            }
+            ExprKind::If(c, a, b) => {
+                let ct = self.infer(c);
+                self.expect(&ct, &con("bool"), c.span, "if condition");
+                let at = self.infer(a);
+                let bt = self.infer(b);
+                self.expect(&bt, &at, b.span, "else branch");
+                at
+            }
+            ExprKind::Match(scrut, arms) => {
+                let st = self.infer(scrut);
+                let rt = self.fresh();
+                for arm in arms {
+                    let mark = self.locals.len();
+                    self.check_pat(&arm.pat, &st, arm.span);
+                    if let Some(g) = &arm.guard {
+                        let gt = self.infer(g);
+                        self.expect(&gt, &con("bool"), g.span, "match guard");
+                    }
+                    let bt = self.infer(&arm.body);
+                    self.expect(&bt, &rt, arm.body.span, "match arm");
+                    self.locals.truncate(mark);
+                }
+                self.exhaustive(&st, arms, span);
+                rt
+            }
+            ExprKind::Unary(op, x) => {
+                let t = self.infer(x);
+                match op {
+                    UnOp::Neg => {
+                        self.numeric(&t, "-", span);
+                        t
+                    }
+                    UnOp::Not => {
+                        self.expect(&t, &con("bool"), x.span, "'not' operand");
+                        con("bool")
+                    }
+                }
+            }
+            ExprKind::Binary(op, l, r) => {
+                let lt = self.infer(l);
+                let rt = self.infer(r);
+                let sym = op.symbol();
+                match op {
+                    BinOp::Or | BinOp::And => {
+                        self.expect(
+                            &lt,
+                            &con("bool"),
+                            l.span,
+                            &format!("left operand of '{sym}'"),
+                        );
+                        self.expect(
+                            &rt,
+                            &con("bool"),
+                            r.span,
+                            &format!("right operand of '{sym}'"),
+                        );
+                        con("bool")
+                    }
+                    BinOp::Eq | BinOp::Ne => {
+                        self.expect(&rt, &lt, r.span, &format!("right operand of '{sym}'"));
+                        con("bool")
+                    }
+                    BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge => {
+                        self.expect(&rt, &lt, r.span, &format!("right operand of '{sym}'"));
+                        match self.resolve(&lt) {
+                            Ty::Var(_) => {}
+                            Ty::Con(n, _) if ["int", "float", "string", "bool"].contains(&&*n) => {}
+                            other => {
+                                let msg = format!(
+                                    "operator '{sym}' cannot compare values of type {}",
+                                    self.show(&other)
+                                );
+                                self.err("TC_TYPE_001", msg, span);
+                            }
+                        }
+                        con("bool")
+                    }
+                    BinOp::Cons => {
+                        self.expect(&rt, &list(lt.clone()), r.span, "right operand of '::'");
+                        list(lt)
+                    }
+                    BinOp::Concat => {
+                        if matches!(self.resolve(&lt), Ty::Con(ref n, _) if &**n == "string") {
+                            self.err(
+                                "TC_TYPE_001",
+                                "'++' joins lists only; build strings with interpolation \"${a}${b}\"".to_string(),
+                                span,
+                            );
+                            return con("string");
+                        }
+                        let el = self.fresh();
+                        self.expect(&lt, &list(el.clone()), l.span, "left operand of '++'");
+                        self.expect(&rt, &list(el.clone()), r.span, "right operand of '++'");
+                        list(el)
+                    }
+                    _ => {
+                        self.expect(&rt, &lt, r.span, &format!("right operand of '{sym}'"));
+                        self.numeric(&lt, sym, span);
+                        lt
+                    }
+                }
+            }
+        }
+    }
+
+    fn let_binding(&mut self, pat: &Pattern, ty: Option<&TypeExpr>, v: &Expr) {
+        let vt = self.infer(v);
+        if let Some(te) = ty {
+            let mut vars = HashMap::new();
+            let want = self.convert(te, &mut vars, true);
+            self.expect(&vt, &want, v.span, "let annotation");
+        }
+        self.check_pat(pat, &vt, v.span);
+    }
+
+    fn letrec_binding(&mut self, name: &Name, v: &Expr) {
+        let t = self.fresh();
+        self.locals.push((Rc::clone(name), t.clone()));
+        let vt = self.infer(v);
+        self.expect(&vt, &t, v.span, &format!("letrec '{name}'"));
+    }
+
+    fn infer_call(&mut self, f: &Expr, args: &[Expr], span: Span) -> Ty {
+        let ft = self.infer(f);
+        let ats: Vec<Ty> = args.iter().map(|a| self.infer(a)).collect();
+        let fname = match &f.kind {
+            ExprKind::Var(n) => format!("'{n}'"),
+            ExprKind::Field(_, n) => format!("'{n}'"),
+            _ => "the function".to_string(),
+        };
+        let mut cur = ft;
+        let mut i = 0usize;
+        loop {
+            match self.resolve(&cur) {
+                Ty::Fn(ps, r) => {
+                    let remaining = ats.len() - i;
+                    // `jn(())`: a zero-parameter builtin also accepts one unit argument.
+                    if ps.is_empty()
+                        && remaining == 1
+                        && matches!(self.resolve(&ats[i]), Ty::Tuple(ref t) if t.is_empty())
+                    {
+                        return *r;
+                    }
+                    if remaining < ps.len() || (ps.is_empty() && remaining > 0) {
+                        self.err(
+                            "TC_ARITY_001",
+                            format!("{fname} expects {} argument(s), got {remaining}", ps.len()),
+                            span,
+                        );
+                        return self.fresh();
+                    }
+                    for (k, p) in ps.iter().enumerate() {
+                        let (a, at) = (&args[i + k], &ats[i + k]);
+                        self.expect(at, p, a.span, &format!("argument {} of {fname}", i + k + 1));
+                    }
+                    i += ps.len();
+                    if i == ats.len() {
+                        return *r;
+                    }
+                    cur = *r;
+                }
+                Ty::Var(_) => {
+                    let r = self.fresh();
+                    let _ = self.unify(&cur, &Ty::Fn(ats[i..].to_vec(), Box::new(r.clone())));
+                    return r;
+                }
+                _ if i > 0 => {
+                    let msg = format!("{fname} expects {i} argument(s), got {}", ats.len());
+                    self.err("TC_ARITY_001", msg, span);
+                    return self.fresh();
+                }
+                other => {
+                    let msg = format!(
+                        "{fname} is not a function: it has type {}",
+                        self.show(&other)
+                    );
+                    self.err("TC_TYPE_001", msg, span);
+                    return self.fresh();
+                }
+            }
+        }
+    }
+
+    fn check_pat(&mut self, p: &Pattern, t: &Ty, span: Span) {
+        match p {
+            Pattern::Wild => {}
+            Pattern::Var(n) => self.locals.push((Rc::clone(n), t.clone())),
+            Pattern::Int(_) => self.expect(t, &con("int"), span, "pattern"),
+            Pattern::Float(_) => self.expect(t, &con("float"), span, "pattern"),
+            Pattern::Str(_) => self.expect(t, &con("string"), span, "pattern"),
+            Pattern::Bool(_) => self.expect(t, &con("bool"), span, "pattern"),
+            Pattern::Unit => self.expect(t, &Ty::Tuple(Vec::new()), span, "pattern"),
+            Pattern::Ctor(n, ps, cspan) => match self.ctor_ty(n) {
+                Some((args, res)) => {
+                    if self.unify(t, &res).is_err() {
+                        let msg = format!(
+                            "constructor {n} builds {}, but the value has type {}",
+                            self.show(&res),
+                            self.show(t)
+                        );
+                        self.err("TC_TYPE_001", msg, *cspan);
+                    }
+                    if args.len() != ps.len() {
+                        self.err(
+                            "TC_ARITY_001",
+                            format!(
+                                "constructor {n} takes {} argument(s), the pattern gives {}",
+                                args.len(),
+                                ps.len()
+                            ),
+                            *cspan,
+                        );
+                        return;
+                    }
+                    for (sub, at) in ps.iter().zip(args) {
+                        self.check_pat(sub, &at, *cspan);
+                    }
+                }
+                None => self.err(
+                    "TC_UNBOUND_001",
+                    format!("unknown constructor '{n}'"),
+                    *cspan,
+                ),
+            },
+            Pattern::List(ps) => {
+                let el = self.fresh();
+                self.expect(t, &list(el.clone()), span, "list pattern");
+                for sub in ps {
+                    self.check_pat(sub, &el, span);
+                }
+            }
+            Pattern::Cons(h, tl) => {
+                let el = self.fresh();
+                self.expect(t, &list(el.clone()), span, "'::' pattern");
+                self.check_pat(h, &el, span);
+                self.check_pat(tl, &list(el), span);
+            }
+            Pattern::Tuple(ps) => {
+                let ts: Vec<Ty> = ps.iter().map(|_| self.fresh()).collect();
+                self.expect(t, &Ty::Tuple(ts.clone()), span, "tuple pattern");
+                for (sub, st) in ps.iter().zip(ts) {
+                    self.check_pat(sub, &st, span);
+                }
+            }
+            Pattern::Record(fs) => {
+                for (k, sub) in fs {
+                    let ft = self
+                        .field_of(t, k, span, true)
+                        .unwrap_or_else(|| self.fresh());
+                    self.check_pat(sub, &ft, span);
+                }
+            }
+        }
+    }
+
+    fn exhaustive(&mut self, st: &Ty, arms: &[Arm], span: Span) {
+        let plain: Vec<&Pattern> = arms
+            .iter()
+            .filter(|a| a.guard.is_none())
+            .map(|a| &a.pat)
+            .collect();
+        if plain.iter().any(|p| irrefutable(p)) {
+            return;
+        }
+        let missing: Vec<String> = match self.resolve(st) {
+            Ty::Con(n, _) if &*n == "bool" => ["true", "false"]
+                .iter()
+                .filter(|b| {
+                    !plain
+                        .iter()
+                        .any(|p| matches!(p, Pattern::Bool(x) if x.to_string() == **b))
+                })
+                .map(|b| b.to_string())
+                .collect(),
+            Ty::Con(n, _) if &*n == "List" => {
+                let mut m = Vec::new();
+                if !plain
+                    .iter()
+                    .any(|p| matches!(p, Pattern::List(ps) if ps.is_empty()))
+                {
+                    m.push("[]".to_string());
+                }
+                if !plain
+                    .iter()
+                    .any(|p| matches!(p, Pattern::Cons(h, t) if irrefutable(h) && irrefutable(t)))
+                {
+                    m.push("_ :: _".to_string());
+                }
+                m
+            }
+            Ty::Con(n, _) => {
+                let ctors: Vec<Name> = self
+                    .ctors
+                    .iter()
+                    .filter(|(_, d)| d.result == n)
+                    .map(|(c, _)| Rc::clone(c))
+                    .collect();
+                if ctors.is_empty() {
+                    vec!["_".to_string()]
+                } else {
+                    let mut m: Vec<String> = ctors
+                        .iter()
+                        .filter(|c| {
+                            !plain.iter().any(|p| matches!(p, Pattern::Ctor(x, ps, _) if x == *c && ps.iter().all(irrefutable)))
+                        })
+                        .map(|c| c.to_string())
+                        .collect();
+                    m.sort();
+                    m
+                }
+            }
+            Ty::Tuple(ts) if ts.is_empty() => Vec::new(),
+            _ => vec!["_".to_string()],
+        };
+        if !missing.is_empty() {
+            self.diags.push(Diag::warning(
+                "TC_MATCH_001",
+                format!("non-exhaustive match: no arm for {}", missing.join(", ")),
+                Some(span),
+            ));
+        }
+    }
+}
+
+fn irrefutable(p: &Pattern) -> bool {
+    match p {
+        Pattern::Wild | Pattern::Var(_) | Pattern::Unit => true,
+        Pattern::Tuple(ps) => ps.iter().all(irrefutable),
+        Pattern::Record(fs) => fs.iter().all(|(_, p)| irrefutable(p)),
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::ailang::diag::Severity;
+    use crate::ailang::loader::load;
+    use crate::ailang::parser::parse_module;
+
+    /// Error codes (and warning codes prefixed `W:`) the checker reports for `src`.
+    fn codes(src: &str) -> Vec<String> {
+        let src = src.to_string();
+        crate::ailang::on_big_stack(move || {
+            let m = match parse_module(&src) {
+                Ok(m) => m,
+                Err(d) => return vec![d.code],
+            };
+            let l = match load(&m, "t.ail", false) {
+                Ok(l) => l,
+                Err(ds) => return ds.into_iter().map(|d| d.code).collect(),
+            };
+            super::check(&m, &l.program)
+                .into_iter()
+                .map(|d| {
+                    if d.severity == Severity::Warning {
+                        format!("W:{}", d.code)
+                    } else {
+                        d.code
+                    }
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+    }
+
+    #[test]
+    fn accepts_well_typed_programs() {
+        let ok = [
+            "func id[a](x: a) -> a = x\nfunc f() -> (int, string) = (id(1), id(\"s\"))",
+            "import std/list (foldl, map)\nfunc f(xs: [int]) -> int = foldl(\\acc x. acc + x, 0, map(\\x. x * 2, xs))",
+            "type P = {name: string, age: int}\nfunc f(p: P) -> string = p.name\nfunc g() -> string = f({name: \"a\", age: 1})",
+            "import std/json as J\nfunc f(s: string) -> bool = match J.decode(s) { Ok(_) => true, Err(_) => false }",
+            "import std/json (jn, encode)\nfunc f() -> string = encode(jn(()))",
+            "func f(x: Option[int]) -> int = match x { Some(n) if n > 0 => n, Some(_) => 0, None => -1 }",
+            "func f() -> () ! {IO} = println(\"x\")\nfunc g() -> () ! {IO} = f()",
+            "type T[a] = Leaf | Node(T[a], a, T[a])\nfunc size[a](t: T[a]) -> int = match t { Leaf => 0, Node(l, _, r) => size(l) + 1 + size(r) }",
+        ];
+        for src in ok {
+            assert_eq!(codes(src), Vec::<String>::new(), "{src}");
+        }
+    }
+
+    #[test]
+    fn refuses_ill_typed_programs() {
+        let bad = [
+            (
+                "func f(x: int) -> int = x\nfunc g() -> int = f(1, 2)",
+                "TC_ARITY_001",
+            ),
+            ("func f() -> int = y", "TC_UNBOUND_001"),
+            ("func f() -> int = \"s\"", "TC_TYPE_001"),
+            (
+                "func f(x: int) -> bool = if x then true else false",
+                "TC_TYPE_001",
+            ),
+            (
+                "type P = {a: int}\nfunc f(p: P) -> int = p.b",
+                "TC_FIELD_001",
+            ),
+            ("func f() -> () = println(\"x\")", "TC_EFF_001"),
+            ("func f() -> () ! {Teleport} = ()", "TC_EFF_002"),
+            ("func f() -> Nope = 1", "TC_TYPE_002"),
+            (
+                "func f(x: Option[int]) -> int = match x { Some(a, b) => a }",
+                "TC_ARITY_001",
+            ),
+            ("func f() -> [int] = [1, \"a\"]", "TC_TYPE_001"),
+            ("func f() -> int = 1\nfunc f() -> int = 2", "TC_DUP_001"),
+        ];
+        for (src, code) in bad {
+            let got = codes(src);
+            assert!(got.iter().any(|c| c == code), "{src}: {got:?}");
+        }
+    }
+
+    #[test]
+    fn non_exhaustive_matches_warn() {
+        let got = codes("type C = R | G | B\nfunc f(c: C) -> int = match c { R => 1, G => 2 }");
+        assert_eq!(got, vec!["W:TC_MATCH_001".to_string()]);
+        let got = codes("func f(xs: [int]) -> int = match xs { x :: _ => x }");
+        assert_eq!(got, vec!["W:TC_MATCH_001".to_string()]);
+        assert!(codes("func f(b: bool) -> int = match b { true => 1, false => 0 }").is_empty());
+    }
+}

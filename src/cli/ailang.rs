@@ -1,0 +1,145 @@
+//! `world ailang --version | check | run`: the embedded interpreter behind the external
+//! `ailang` CLI contract (ailang.md §1–§3, §6).
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use clap::Subcommand;
+
+use super::output::Output;
+use super::{CliError, Context, Exit};
+use crate::ailang::{self, Options};
+use crate::interp::{RunError, RunLimits};
+
+/// The embedded AILANG subset interpreter, speaking the `ailang` CLI contract.
+#[derive(Subcommand, Debug)]
+pub enum Cmd {
+    /// Print the embedded interpreter's version text
+    Version,
+    /// Parse, resolve and type-check FILE (exit 0 pass, 1 errors); MOD010 relaxed by default
+    Check {
+        /// Structured JSON report on stdout
+        #[arg(long)]
+        json: bool,
+        /// Enforce MOD010 (module header must match the file path)
+        #[arg(long)]
+        strict_modules: bool,
+        /// The module file
+        file: PathBuf,
+    },
+    /// Run FILE's entry function with one JSON argument; prints the result (strings raw)
+    Run {
+        /// Entry function
+        #[arg(long, default_value = "main")]
+        entry: String,
+        /// The argument as JSON (default null); `-` reads stdin
+        #[arg(long, value_name = "JSON")]
+        args_json: Option<String>,
+        /// Enforce MOD010
+        #[arg(long)]
+        strict_modules: bool,
+        /// Maximum call depth (default 10000)
+        #[arg(long, default_value_t = 10_000)]
+        max_recursion_depth: usize,
+        /// Wall-clock limit in seconds
+        #[arg(long, default_value_t = 60.0)]
+        timeout: f64,
+        /// Suppress banners (always quiet here; accepted for compatibility)
+        #[arg(long)]
+        quiet: bool,
+        /// The module file
+        file: PathBuf,
+    },
+}
+
+fn read(file: &PathBuf) -> Result<Vec<u8>, CliError> {
+    std::fs::read(file)
+        .map_err(|e| CliError::failed("ailang", format!("read {}: {e}", file.display())))
+}
+
+/// Run `world ailang …`; the program's stdout, stderr and exit code pass through unchanged.
+pub fn run(_ctx: &Context, out: &mut Output, cmd: Cmd) -> Result<Exit, CliError> {
+    let outcome = match cmd {
+        Cmd::Version => {
+            out.bytes(ailang::cli_version().as_bytes())?;
+            return Ok(Exit::Success);
+        }
+        Cmd::Check {
+            json,
+            strict_modules,
+            file,
+        } => {
+            let bytes = read(&file)?;
+            let opts = Options {
+                quiet: true,
+                strict_modules,
+                ..Options::default()
+            };
+            let label = file.display().to_string();
+            if json {
+                ailang::cli_check_json(&label, &bytes, &opts)
+            } else {
+                ailang::cli_check(&label, &bytes, &opts)
+            }
+        }
+        Cmd::Run {
+            entry,
+            args_json,
+            strict_modules,
+            max_recursion_depth,
+            timeout,
+            quiet: _,
+            file,
+        } => {
+            let bytes = read(&file)?;
+            let args = match args_json.as_deref() {
+                Some("-") => {
+                    let mut s = String::new();
+                    std::io::Read::read_to_string(&mut std::io::stdin(), &mut s)?;
+                    Some(s)
+                }
+                other => other.map(str::to_string),
+            };
+            if !(0.0..=86_400.0).contains(&timeout) {
+                return Err(CliError::usage(
+                    "ailang run",
+                    "--timeout must be between 0 and 86400 seconds",
+                ));
+            }
+            let opts = Options {
+                quiet: true,
+                strict_modules,
+                max_recursion_depth,
+                ..Options::default()
+            };
+            let limits = RunLimits::until(Instant::now() + Duration::from_secs_f64(timeout));
+            match ailang::cli_run(
+                &file.display().to_string(),
+                &bytes,
+                &entry,
+                args.as_deref(),
+                limits,
+                &opts,
+            ) {
+                Ok(o) => o,
+                Err(RunError::Timeout) => {
+                    return Err(CliError::failed(
+                        "ailang run",
+                        "Error: TIMEOUT: the run exceeded its deadline",
+                    ))
+                }
+                Err(e) => return Err(CliError::failed("ailang run", e)),
+            }
+        }
+    };
+    out.bytes(&outcome.stdout)?;
+    out.flush()?;
+    if !outcome.stderr.is_empty() {
+        eprint!("{}", String::from_utf8_lossy(&outcome.stderr));
+    }
+    Ok(match outcome.exit_code {
+        0 => Exit::Success,
+        2 => Exit::Usage,
+        _ => Exit::Failed,
+    })
+}

@@ -1,0 +1,165 @@
+//! `world invoke`: run a published transition through the coordinator and commit the result
+//! with its provenance (transitions.md §9–§11, seed 003, DEC-COORD-1).
+
+use std::path::PathBuf;
+
+use super::output::Output;
+use super::pin::provider;
+use super::{read_input, CliError, Context, Exit};
+use crate::authority::session;
+use crate::broker::handlers::{RunCapsConfig, Services};
+use crate::broker::Status;
+use crate::coordinator::invoke::{self, Call, Host, InvokeError, Surface};
+
+/// Call a transition as a session: admit, bind, plan, execute, finish, commit.
+///
+/// Prints the committed output (effectful outputs carry a `world` block naming the plan and
+/// each effect's status and record). Exit 0 committed; 7 committed refusal (`ok:false`);
+/// 8 an effect was denied; 9 an effect failed; 5 indeterminate or unrecorded (never retry
+/// automatically); 3 integrity; 1 other failures (nothing committed).
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// The transition id
+    transition: String,
+    /// Session token file or token (else WORLD_SESSION)
+    #[arg(long)]
+    session: Option<String>,
+    /// Arguments as a JSON object (default {})
+    #[arg(long, value_name = "JSON", conflicts_with = "args_file")]
+    args: Option<String>,
+    /// Arguments from a file; `-` reads stdin
+    #[arg(long, value_name = "FILE")]
+    args_file: Option<PathBuf>,
+    /// Idempotency key: the invocation id is cli:<episode>:<ID> ([A-Za-z0-9._-]{1,128});
+    /// without it a random id is used (no idempotency)
+    #[arg(long, value_name = "ID")]
+    invocation_id: Option<String>,
+    /// Override the episode's recorded workspace root (worktree = DIR/<episode>)
+    #[arg(long, value_name = "DIR")]
+    workspace_root: Option<PathBuf>,
+    /// The pinned AILANG tool binary for the Ailang.* effects
+    #[arg(long, value_name = "PATH")]
+    tool_ailang_bin: Option<PathBuf>,
+    /// Capabilities ailang-run may use beyond IO and FS: Env, Net, Declassify
+    #[arg(long, value_delimiter = ',', value_name = "CAPS")]
+    run_allow_caps: Vec<String>,
+    /// IP:PORT a Net run may reach (repeatable)
+    #[arg(long, value_name = "IP:PORT")]
+    run_net_allow: Vec<String>,
+}
+
+/// Map an invocation failure to a CLI error and exit code.
+pub fn invoke_err(e: InvokeError) -> CliError {
+    let exit = match &e {
+        InvokeError::Integrity(_) => Exit::Integrity,
+        InvokeError::NotCommitted(_) | InvokeError::EffectsUnrecorded { .. } => Exit::Indeterminate,
+        InvokeError::Store(s) => return CliError::store("invoke", clone_store(s)),
+        _ => Exit::Failed,
+    };
+    let mut err = CliError::new(exit, "invoke", &e);
+    if let InvokeError::EffectsUnrecorded { cause, .. } = &e {
+        err = err.hint(format!("cause: {cause}"));
+        err = err.hint("resolve each record with `world effects show REF` and inspect the worktree before retrying a write, edit or run");
+    }
+    if matches!(e, InvokeError::NotCommitted(_)) {
+        err = err.hint("check `world receipt` and `world effects --pending`; send a new --invocation-id to try again");
+    }
+    err
+}
+
+fn clone_store(e: &crate::store::Error) -> crate::store::Error {
+    crate::store::Error::Corrupt {
+        what: "store".into(),
+        detail: e.to_string(),
+    }
+}
+
+/// Run `world invoke`.
+pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError> {
+    let raw = match (&args.args, &args.args_file) {
+        (Some(a), _) => a.clone().into_bytes(),
+        (None, Some(f)) => read_input(f, crate::coordinator::plan::MAX_IO, "invoke --args-file")?,
+        (None, None) => b"{}".to_vec(),
+    };
+    let value: serde_json::Value = serde_json::from_slice(&raw)
+        .map_err(|e| CliError::failed("invoke", format!("--args is not JSON: {e}")))?;
+    if !value.is_object() {
+        return Err(CliError::failed("invoke", "--args must be a JSON object"));
+    }
+    let (token_value, from_argv) = match &args.session {
+        Some(v) => (v.clone(), true),
+        None => match std::env::var("WORLD_SESSION") {
+            Ok(v) if !v.is_empty() => (v, false),
+            _ => {
+                return Err(CliError::failed(
+                    "invoke",
+                    "no session: pass --session FILE or set WORLD_SESSION",
+                ))
+            }
+        },
+    };
+    let token =
+        session::read_token(&token_value, from_argv).map_err(|e| CliError::failed("invoke", e))?;
+    if let Some(w) = &token.warning {
+        out.warn(w);
+    }
+    let mut store = ctx.open_write(false)?;
+    let pins = provider(ctx);
+    let host = Host {
+        interpreters: pins.as_ref(),
+        workspace_root: args.workspace_root.clone(),
+        tool_bin: args.tool_ailang_bin.clone(),
+        run_caps: RunCapsConfig {
+            allow: args.run_allow_caps.clone(),
+            net_allow: args.run_net_allow.clone(),
+            net_allow_http: false,
+        },
+        examples_dir: None,
+        services: Services::default(),
+    };
+    let call = Call {
+        surface: Surface::Cli,
+        token: token.token,
+        transition: args.transition.clone(),
+        args: value,
+        task: args.invocation_id.clone(),
+        now: ctx.now(),
+    };
+    let done = invoke::invoke(&mut store, &call, &host).map_err(invoke_err)?;
+    if out.json {
+        let output: serde_json::Value =
+            serde_json::from_slice(&done.output).unwrap_or(serde_json::Value::Null);
+        out.json_line(&serde_json::json!({
+            "invocationId": done.invocation_id,
+            "entryIndex": done.entry_index,
+            "worldRef": done.world_ref,
+            "outputRef": done.output_ref,
+            "output": output,
+            "replayed": done.replayed,
+        }))?;
+    } else {
+        out.bytes(&done.output)?;
+        out.line("")?;
+        if done.replayed {
+            out.status(format!(
+                "{} was already committed at entry {}; nothing ran, nothing written",
+                done.invocation_id, done.entry_index
+            ));
+        } else {
+            out.status(format!(
+                "committed {} at entry {} (world {})",
+                done.invocation_id, done.entry_index, done.world_ref
+            ));
+        }
+    }
+    let exit = if done.effects.iter().any(|(s, _)| *s == Status::Denied) {
+        Exit::EffectDenied
+    } else if done.effects.iter().any(|(s, _)| *s == Status::Failed) {
+        Exit::HandlerFailed
+    } else if done.refused() {
+        Exit::Refused
+    } else {
+        Exit::Success
+    };
+    Ok(exit)
+}

@@ -1,0 +1,85 @@
+//! `world tools list --session S`: what this session can see and call.
+
+use clap::Subcommand;
+
+use super::output::{table, Output};
+use super::{read_err, resolve_session, CliError, Context, Exit};
+use crate::coordinator::invoke::visible;
+use crate::transitions::publish::read_head;
+
+/// Grant-filtered tool views.
+#[derive(Subcommand, Debug)]
+pub enum Cmd {
+    /// The transitions this session's live grants can see and call, in registry id order
+    List {
+        /// Session token file or token (else WORLD_SESSION)
+        #[arg(long)]
+        session: Option<String>,
+    },
+}
+
+/// Run `world tools …`.
+pub fn run(ctx: &Context, out: &mut Output, cmd: Cmd) -> Result<Exit, CliError> {
+    let Cmd::List { session } = cmd;
+    let store = ctx.open_read()?;
+    let now = ctx.now();
+    let s = resolve_session(ctx, out, store.conn(), session.as_deref(), now)?;
+    let head =
+        read_head(store.conn()).map_err(|e| CliError::new(Exit::Integrity, "tools list", e))?;
+    let _ = read_err("tools list");
+    let all = head.map(|h| h.revision.entries).unwrap_or_default();
+    let tools = visible(&all, &s.grants, now);
+    let required = |d: &crate::transitions::registry::Descriptor| -> Vec<String> {
+        d.input_schema
+            .to_json()
+            .get("required")
+            .and_then(|r| r.as_array())
+            .map(|a| {
+                a.iter()
+                    .filter_map(|x| x.as_str().map(str::to_string))
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    if out.json {
+        for d in &tools {
+            out.json_line(&serde_json::json!({
+                "id": d.id,
+                "name": d.mcp_name(),
+                "title": d.title,
+                "description": d.description,
+                "required": required(d),
+                "access": d.access,
+                "declaredEffects": d.declared_effects,
+                "inputSchema": d.input_schema.to_json(),
+            }))?;
+        }
+    } else {
+        let mut t = table(&["id", "title", "required arguments", "effects"], out.color);
+        for d in &tools {
+            t.add_row(vec![
+                d.id.clone(),
+                d.title.clone(),
+                required(d).join(", "),
+                if d.declared_effects.is_empty() {
+                    "pure".into()
+                } else {
+                    d.declared_effects
+                        .iter()
+                        .map(|e| e.to_string())
+                        .collect::<Vec<_>>()
+                        .join(" ")
+                },
+            ]);
+        }
+        if !tools.is_empty() {
+            out.line(t.to_string())?;
+        }
+        out.line(format!(
+            "{} tool(s) visible to episode {}",
+            tools.len(),
+            s.episode
+        ))?;
+    }
+    Ok(Exit::Success)
+}
