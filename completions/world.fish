@@ -52,6 +52,7 @@ complete -c world -n "__fish_world_needs_command" -f -a "effects" -d 'Effect rec
 complete -c world -n "__fish_world_needs_command" -f -a "broker" -d 'Ask the broker what it would decide (dry run)'
 complete -c world -n "__fish_world_needs_command" -f -a "verify" -d 'Check the whole store: hashes, chain, links, journal'
 complete -c world -n "__fish_world_needs_command" -f -a "why" -d 'Walk the provenance of an entry, object, invocation or result and verify each link'
+complete -c world -n "__fish_world_needs_command" -f -a "limits" -d 'The nested limits ledger: init, reserve, dispatch, settle, reconcile, release, stop, adjust, report'
 complete -c world -n "__fish_world_needs_command" -f -a "util" -d 'Generate shell completions and man pages'
 complete -c world -n "__fish_world_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c world -n "__fish_world_using_subcommand genesis" -l goal-file -d 'File whose bytes become the goal object (default: `{}`)' -r -F
@@ -435,6 +436,177 @@ complete -c world -n "__fish_world_using_subcommand why" -l wait-lock -d 'Writer
 complete -c world -n "__fish_world_using_subcommand why" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
 complete -c world -n "__fish_world_using_subcommand why" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
 complete -c world -n "__fish_world_using_subcommand why" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c world -n "__fish_world_using_subcommand limits; and not __fish_seen_subcommand_from init reserve dispatch settle reconcile release stop adjust report help" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
+complete -c world -n "__fish_world_using_subcommand limits; and not __fish_seen_subcommand_from init reserve dispatch settle reconcile release stop adjust report help" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
+always\t'Always colour'
+never\t'Never colour'"
+complete -c world -n "__fish_world_using_subcommand limits; and not __fish_seen_subcommand_from init reserve dispatch settle reconcile release stop adjust report help" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
+complete -c world -n "__fish_world_using_subcommand limits; and not __fish_seen_subcommand_from init reserve dispatch settle reconcile release stop adjust report help" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
+complete -c world -n "__fish_world_using_subcommand limits; and not __fish_seen_subcommand_from init reserve dispatch settle reconcile release stop adjust report help" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
+complete -c world -n "__fish_world_using_subcommand limits; and not __fish_seen_subcommand_from init reserve dispatch settle reconcile release stop adjust report help" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c world -n "__fish_world_using_subcommand limits; and not __fish_seen_subcommand_from init reserve dispatch settle reconcile release stop adjust report help" -f -a "init" -d 'Load a ledger config (attended; --yes for scripts, recorded as an unattended HOST act)'
+complete -c world -n "__fish_world_using_subcommand limits; and not __fish_seen_subcommand_from init reserve dispatch settle reconcile release stop adjust report help" -f -a "reserve" -d 'Reserve an attempt\'s maximum cost and active time against a scope and its ancestors'
+complete -c world -n "__fish_world_using_subcommand limits; and not __fish_seen_subcommand_from init reserve dispatch settle reconcile release stop adjust report help" -f -a "dispatch" -d 'Mark a RESERVED attempt DISPATCHED, before any external call'
+complete -c world -n "__fish_world_using_subcommand limits; and not __fish_seen_subcommand_from init reserve dispatch settle reconcile release stop adjust report help" -f -a "settle" -d 'Settle a DISPATCHED attempt: --actual X (SUCCEEDED, or FAILED with --failed) or --unknown'
+complete -c world -n "__fish_world_using_subcommand limits; and not __fish_seen_subcommand_from init reserve dispatch settle reconcile release stop adjust report help" -f -a "reconcile" -d 'Human settlement of an UNKNOWN attempt (attended; always needs the terminal)'
+complete -c world -n "__fish_world_using_subcommand limits; and not __fish_seen_subcommand_from init reserve dispatch settle reconcile release stop adjust report help" -f -a "release" -d 'Free a RESERVED attempt (a DISPATCHED one can only be settled)'
+complete -c world -n "__fish_world_using_subcommand limits; and not __fish_seen_subcommand_from init reserve dispatch settle reconcile release stop adjust report help" -f -a "stop" -d 'Stop a scope\'s subtree: freezes time, keeps exposure, blocks reserve and dispatch'
+complete -c world -n "__fish_world_using_subcommand limits; and not __fish_seen_subcommand_from init reserve dispatch settle reconcile release stop adjust report help" -f -a "adjust" -d 'Change bounds or lift a stop (attended; always needs the terminal and evidence)'
+complete -c world -n "__fish_world_using_subcommand limits; and not __fish_seen_subcommand_from init reserve dispatch settle reconcile release stop adjust report help" -f -a "report" -d 'Blocked scopes, dependents, usage, outstanding and unknown attempts, violations (read-only)'
+complete -c world -n "__fish_world_using_subcommand limits; and not __fish_seen_subcommand_from init reserve dispatch settle reconcile release stop adjust report help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from init" -l config -d 'The config file (limits.md §3), canonicalised with TR-CJSON-1' -r -F
+complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from init" -l request-id -d 'Idempotency key (default: random, so no idempotency); a retry with the same id and command answers `exists`' -r
+complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from init" -l expected-revision -d 'Refuse (revision_mismatch) unless the ledger is at revision N' -r
+complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from init" -l session -d 'Act as the AGENT holding this session (a token file, or the token); default: the HOST' -r
+complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from init" -l now -d 'The clock, Unix milliseconds (default: the system clock); never earlier than the ledger\'s last recorded time' -r
+complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from init" -l ledger -d 'A standalone ledger file instead of the tables in the store file' -r -F
+complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from init" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
+complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from init" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
+always\t'Always colour'
+never\t'Never colour'"
+complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from init" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
+complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from init" -l yes -d 'Unattended: no terminal, no phrase; recorded with actor kind HOST'
+complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from init" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
+complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from init" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
+complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from init" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from reserve" -l scope -d 'Target scope' -r
+complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from reserve" -l attempt -d 'New attempt id' -r
+complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from reserve" -l operation -d 'Operation id (default: the attempt id)' -r
+complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from reserve" -l run -d 'Run id (informational)' -r
+complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from reserve" -l purpose -d 'ordinary or handoff (case-insensitive); an AGENT may reserve ordinary only' -r
+complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from reserve" -l amount -d 'Maximum cost, a canonical unsigned decimal in the config\'s unit' -r
+complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from reserve" -l max-active-ms -d 'Maximum active time, milliseconds (canonical unsigned decimal)' -r
+complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from reserve" -l request-id -d 'Idempotency key (default: random, so no idempotency); a retry with the same id and command answers `exists`' -r
+complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from reserve" -l expected-revision -d 'Refuse (revision_mismatch) unless the ledger is at revision N' -r
+complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from reserve" -l session -d 'Act as the AGENT holding this session (a token file, or the token); default: the HOST' -r
+complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from reserve" -l now -d 'The clock, Unix milliseconds (default: the system clock); never earlier than the ledger\'s last recorded time' -r
+complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from reserve" -l ledger -d 'A standalone ledger file instead of the tables in the store file' -r -F
+complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from reserve" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
+complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from reserve" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
+always\t'Always colour'
+never\t'Never colour'"
+complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from reserve" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
+complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from reserve" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
+complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from reserve" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
+complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from reserve" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from dispatch" -l attempt -d 'The attempt' -r
+complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from dispatch" -l request-id -d 'Idempotency key (default: random, so no idempotency); a retry with the same id and command answers `exists`' -r
+complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from dispatch" -l expected-revision -d 'Refuse (revision_mismatch) unless the ledger is at revision N' -r
+complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from dispatch" -l session -d 'Act as the AGENT holding this session (a token file, or the token); default: the HOST' -r
+complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from dispatch" -l now -d 'The clock, Unix milliseconds (default: the system clock); never earlier than the ledger\'s last recorded time' -r
+complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from dispatch" -l ledger -d 'A standalone ledger file instead of the tables in the store file' -r -F
+complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from dispatch" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
+complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from dispatch" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
+always\t'Always colour'
+never\t'Never colour'"
+complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from dispatch" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
+complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from dispatch" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
+complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from dispatch" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
+complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from dispatch" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from settle" -l attempt -d 'The attempt' -r
+complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from settle" -l actual -d 'Actual cost (canonical unsigned decimal); above the reservation is exposure_exceeded' -r
+complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from settle" -l request-id -d 'Idempotency key (default: random, so no idempotency); a retry with the same id and command answers `exists`' -r
+complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from settle" -l expected-revision -d 'Refuse (revision_mismatch) unless the ledger is at revision N' -r
+complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from settle" -l session -d 'Act as the AGENT holding this session (a token file, or the token); default: the HOST' -r
+complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from settle" -l now -d 'The clock, Unix milliseconds (default: the system clock); never earlier than the ledger\'s last recorded time' -r
+complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from settle" -l ledger -d 'A standalone ledger file instead of the tables in the store file' -r -F
+complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from settle" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
+complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from settle" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
+always\t'Always colour'
+never\t'Never colour'"
+complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from settle" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
+complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from settle" -l failed -d 'The effect failed (it still cost --actual)'
+complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from settle" -l unknown -d 'Nobody knows: the full reservation is kept until a human reconciles (HOST only)'
+complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from settle" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
+complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from settle" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
+complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from settle" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from reconcile" -l attempt -d 'The attempt' -r
+complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from reconcile" -l actual -d 'Actual cost attested by the evidence' -r
+complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from reconcile" -l evidence -d 'A sha256: ref of an object in the World store (re-hashed before use)' -r
+complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from reconcile" -l evidence-file -d 'A file hashed on the spot (stored as a world/limits-evidence/v1 object when the ledger is in the store file)' -r -F
+complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from reconcile" -l request-id -d 'Idempotency key (default: random, so no idempotency); a retry with the same id and command answers `exists`' -r
+complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from reconcile" -l expected-revision -d 'Refuse (revision_mismatch) unless the ledger is at revision N' -r
+complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from reconcile" -l session -d 'Act as the AGENT holding this session (a token file, or the token); default: the HOST' -r
+complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from reconcile" -l now -d 'The clock, Unix milliseconds (default: the system clock); never earlier than the ledger\'s last recorded time' -r
+complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from reconcile" -l ledger -d 'A standalone ledger file instead of the tables in the store file' -r -F
+complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from reconcile" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
+complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from reconcile" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
+always\t'Always colour'
+never\t'Never colour'"
+complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from reconcile" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
+complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from reconcile" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
+complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from reconcile" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
+complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from reconcile" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from release" -l attempt -d 'The attempt' -r
+complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from release" -l request-id -d 'Idempotency key (default: random, so no idempotency); a retry with the same id and command answers `exists`' -r
+complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from release" -l expected-revision -d 'Refuse (revision_mismatch) unless the ledger is at revision N' -r
+complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from release" -l session -d 'Act as the AGENT holding this session (a token file, or the token); default: the HOST' -r
+complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from release" -l now -d 'The clock, Unix milliseconds (default: the system clock); never earlier than the ledger\'s last recorded time' -r
+complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from release" -l ledger -d 'A standalone ledger file instead of the tables in the store file' -r -F
+complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from release" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
+complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from release" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
+always\t'Always colour'
+never\t'Never colour'"
+complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from release" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
+complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from release" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
+complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from release" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
+complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from release" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from stop" -l scope -d 'The scope' -r
+complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from stop" -l reason -d 'Why (recorded with the event)' -r
+complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from stop" -l evidence -d 'A sha256: ref of an object in the World store (re-hashed before use)' -r
+complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from stop" -l evidence-file -d 'A file hashed on the spot (stored as a world/limits-evidence/v1 object when the ledger is in the store file)' -r -F
+complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from stop" -l request-id -d 'Idempotency key (default: random, so no idempotency); a retry with the same id and command answers `exists`' -r
+complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from stop" -l expected-revision -d 'Refuse (revision_mismatch) unless the ledger is at revision N' -r
+complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from stop" -l session -d 'Act as the AGENT holding this session (a token file, or the token); default: the HOST' -r
+complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from stop" -l now -d 'The clock, Unix milliseconds (default: the system clock); never earlier than the ledger\'s last recorded time' -r
+complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from stop" -l ledger -d 'A standalone ledger file instead of the tables in the store file' -r -F
+complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from stop" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
+complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from stop" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
+always\t'Always colour'
+never\t'Never colour'"
+complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from stop" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
+complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from stop" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
+complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from stop" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
+complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from stop" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from adjust" -l scope -d 'The scope' -r
+complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from adjust" -l set -d 'KIND=VALUE or KIND=null (cost, handoff, activeMs, elapsedMs, attempts); repeatable' -r
+complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from adjust" -l evidence -d 'A sha256: ref of an object in the World store (re-hashed before use)' -r
+complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from adjust" -l evidence-file -d 'A file hashed on the spot (stored as a world/limits-evidence/v1 object when the ledger is in the store file)' -r -F
+complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from adjust" -l request-id -d 'Idempotency key (default: random, so no idempotency); a retry with the same id and command answers `exists`' -r
+complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from adjust" -l expected-revision -d 'Refuse (revision_mismatch) unless the ledger is at revision N' -r
+complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from adjust" -l session -d 'Act as the AGENT holding this session (a token file, or the token); default: the HOST' -r
+complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from adjust" -l now -d 'The clock, Unix milliseconds (default: the system clock); never earlier than the ledger\'s last recorded time' -r
+complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from adjust" -l ledger -d 'A standalone ledger file instead of the tables in the store file' -r -F
+complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from adjust" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
+complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from adjust" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
+always\t'Always colour'
+never\t'Never colour'"
+complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from adjust" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
+complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from adjust" -l resume -d 'Lift a stop on this scope'
+complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from adjust" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
+complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from adjust" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
+complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from adjust" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from report" -l scope -d 'Only this scope and its subtree' -r
+complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from report" -l now -d 'The clock, Unix milliseconds (default: the system clock)' -r
+complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from report" -l ledger -d 'A standalone ledger file instead of the tables in the store file' -r -F
+complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from report" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
+complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from report" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
+always\t'Always colour'
+never\t'Never colour'"
+complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from report" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
+complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from report" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
+complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from report" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
+complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from report" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from help" -f -a "init" -d 'Load a ledger config (attended; --yes for scripts, recorded as an unattended HOST act)'
+complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from help" -f -a "reserve" -d 'Reserve an attempt\'s maximum cost and active time against a scope and its ancestors'
+complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from help" -f -a "dispatch" -d 'Mark a RESERVED attempt DISPATCHED, before any external call'
+complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from help" -f -a "settle" -d 'Settle a DISPATCHED attempt: --actual X (SUCCEEDED, or FAILED with --failed) or --unknown'
+complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from help" -f -a "reconcile" -d 'Human settlement of an UNKNOWN attempt (attended; always needs the terminal)'
+complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from help" -f -a "release" -d 'Free a RESERVED attempt (a DISPATCHED one can only be settled)'
+complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from help" -f -a "stop" -d 'Stop a scope\'s subtree: freezes time, keeps exposure, blocks reserve and dispatch'
+complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from help" -f -a "adjust" -d 'Change bounds or lift a stop (attended; always needs the terminal and evidence)'
+complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from help" -f -a "report" -d 'Blocked scopes, dependents, usage, outstanding and unknown attempts, violations (read-only)'
+complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c world -n "__fish_world_using_subcommand util; and not __fish_seen_subcommand_from completions man help" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
 complete -c world -n "__fish_world_using_subcommand util; and not __fish_seen_subcommand_from completions man help" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
 always\t'Always colour'
@@ -467,27 +639,28 @@ complete -c world -n "__fish_world_using_subcommand util; and __fish_seen_subcom
 complete -c world -n "__fish_world_using_subcommand util; and __fish_seen_subcommand_from help" -f -a "completions" -d 'Write bash, zsh and fish completions into DIR (default: completions/)'
 complete -c world -n "__fish_world_using_subcommand util; and __fish_seen_subcommand_from help" -f -a "man" -d 'Write man pages (one per command) into DIR (default: man/)'
 complete -c world -n "__fish_world_using_subcommand util; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
-complete -c world -n "__fish_world_using_subcommand help; and not __fish_seen_subcommand_from genesis commit head world object log registry publish pin transitions invoke tools ailang receipt session effects broker verify why util help" -f -a "genesis" -d 'Create the store if needed and commit a genesis world'
-complete -c world -n "__fish_world_using_subcommand help; and not __fish_seen_subcommand_from genesis commit head world object log registry publish pin transitions invoke tools ailang receipt session effects broker verify why util help" -f -a "commit" -d 'Compare-and-append a world from a commit body (the POST /v1/commit JSON)'
-complete -c world -n "__fish_world_using_subcommand help; and not __fish_seen_subcommand_from genesis commit head world object log registry publish pin transitions invoke tools ailang receipt session effects broker verify why util help" -f -a "head" -d 'Print the selected world head'
-complete -c world -n "__fish_world_using_subcommand help; and not __fish_seen_subcommand_from genesis commit head world object log registry publish pin transitions invoke tools ailang receipt session effects broker verify why util help" -f -a "world" -d 'Read world rows'
-complete -c world -n "__fish_world_using_subcommand help; and not __fish_seen_subcommand_from genesis commit head world object log registry publish pin transitions invoke tools ailang receipt session effects broker verify why util help" -f -a "object" -d 'Read objects'
-complete -c world -n "__fish_world_using_subcommand help; and not __fish_seen_subcommand_from genesis commit head world object log registry publish pin transitions invoke tools ailang receipt session effects broker verify why util help" -f -a "log" -d 'List log entries, or read one with `log get INDEX`'
-complete -c world -n "__fish_world_using_subcommand help; and not __fish_seen_subcommand_from genesis commit head world object log registry publish pin transitions invoke tools ailang receipt session effects broker verify why util help" -f -a "registry" -d 'Read named registry heads'
-complete -c world -n "__fish_world_using_subcommand help; and not __fish_seen_subcommand_from genesis commit head world object log registry publish pin transitions invoke tools ailang receipt session effects broker verify why util help" -f -a "publish" -d 'Publish transitions from a manifest (attended; --yes for scripts, recorded as unattended)'
-complete -c world -n "__fish_world_using_subcommand help; and not __fish_seen_subcommand_from genesis commit head world object log registry publish pin transitions invoke tools ailang receipt session effects broker verify why util help" -f -a "pin" -d 'Archive an interpreter and bootstrap the epoch registry from its release'
-complete -c world -n "__fish_world_using_subcommand help; and not __fish_seen_subcommand_from genesis commit head world object log registry publish pin transitions invoke tools ailang receipt session effects broker verify why util help" -f -a "transitions" -d 'Read the transition registry: list, or show one descriptor'
-complete -c world -n "__fish_world_using_subcommand help; and not __fish_seen_subcommand_from genesis commit head world object log registry publish pin transitions invoke tools ailang receipt session effects broker verify why util help" -f -a "invoke" -d 'Call a published transition as a session and commit the result'
-complete -c world -n "__fish_world_using_subcommand help; and not __fish_seen_subcommand_from genesis commit head world object log registry publish pin transitions invoke tools ailang receipt session effects broker verify why util help" -f -a "tools" -d 'What a session can see and call'
-complete -c world -n "__fish_world_using_subcommand help; and not __fish_seen_subcommand_from genesis commit head world object log registry publish pin transitions invoke tools ailang receipt session effects broker verify why util help" -f -a "ailang" -d 'The embedded AILANG interpreter behind the `ailang` CLI contract'
-complete -c world -n "__fish_world_using_subcommand help; and not __fish_seen_subcommand_from genesis commit head world object log registry publish pin transitions invoke tools ailang receipt session effects broker verify why util help" -f -a "receipt" -d 'Answer a receipt: not-started, indeterminate or resolved'
-complete -c world -n "__fish_world_using_subcommand help; and not __fish_seen_subcommand_from genesis commit head world object log registry publish pin transitions invoke tools ailang receipt session effects broker verify why util help" -f -a "session" -d 'Mint, list and revoke session credentials'
-complete -c world -n "__fish_world_using_subcommand help; and not __fish_seen_subcommand_from genesis commit head world object log registry publish pin transitions invoke tools ailang receipt session effects broker verify why util help" -f -a "effects" -d 'Effect records and pending effect intents'
-complete -c world -n "__fish_world_using_subcommand help; and not __fish_seen_subcommand_from genesis commit head world object log registry publish pin transitions invoke tools ailang receipt session effects broker verify why util help" -f -a "broker" -d 'Ask the broker what it would decide (dry run)'
-complete -c world -n "__fish_world_using_subcommand help; and not __fish_seen_subcommand_from genesis commit head world object log registry publish pin transitions invoke tools ailang receipt session effects broker verify why util help" -f -a "verify" -d 'Check the whole store: hashes, chain, links, journal'
-complete -c world -n "__fish_world_using_subcommand help; and not __fish_seen_subcommand_from genesis commit head world object log registry publish pin transitions invoke tools ailang receipt session effects broker verify why util help" -f -a "why" -d 'Walk the provenance of an entry, object, invocation or result and verify each link'
-complete -c world -n "__fish_world_using_subcommand help; and not __fish_seen_subcommand_from genesis commit head world object log registry publish pin transitions invoke tools ailang receipt session effects broker verify why util help" -f -a "util" -d 'Generate shell completions and man pages'
-complete -c world -n "__fish_world_using_subcommand help; and not __fish_seen_subcommand_from genesis commit head world object log registry publish pin transitions invoke tools ailang receipt session effects broker verify why util help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c world -n "__fish_world_using_subcommand help; and not __fish_seen_subcommand_from genesis commit head world object log registry publish pin transitions invoke tools ailang receipt session effects broker verify why limits util help" -f -a "genesis" -d 'Create the store if needed and commit a genesis world'
+complete -c world -n "__fish_world_using_subcommand help; and not __fish_seen_subcommand_from genesis commit head world object log registry publish pin transitions invoke tools ailang receipt session effects broker verify why limits util help" -f -a "commit" -d 'Compare-and-append a world from a commit body (the POST /v1/commit JSON)'
+complete -c world -n "__fish_world_using_subcommand help; and not __fish_seen_subcommand_from genesis commit head world object log registry publish pin transitions invoke tools ailang receipt session effects broker verify why limits util help" -f -a "head" -d 'Print the selected world head'
+complete -c world -n "__fish_world_using_subcommand help; and not __fish_seen_subcommand_from genesis commit head world object log registry publish pin transitions invoke tools ailang receipt session effects broker verify why limits util help" -f -a "world" -d 'Read world rows'
+complete -c world -n "__fish_world_using_subcommand help; and not __fish_seen_subcommand_from genesis commit head world object log registry publish pin transitions invoke tools ailang receipt session effects broker verify why limits util help" -f -a "object" -d 'Read objects'
+complete -c world -n "__fish_world_using_subcommand help; and not __fish_seen_subcommand_from genesis commit head world object log registry publish pin transitions invoke tools ailang receipt session effects broker verify why limits util help" -f -a "log" -d 'List log entries, or read one with `log get INDEX`'
+complete -c world -n "__fish_world_using_subcommand help; and not __fish_seen_subcommand_from genesis commit head world object log registry publish pin transitions invoke tools ailang receipt session effects broker verify why limits util help" -f -a "registry" -d 'Read named registry heads'
+complete -c world -n "__fish_world_using_subcommand help; and not __fish_seen_subcommand_from genesis commit head world object log registry publish pin transitions invoke tools ailang receipt session effects broker verify why limits util help" -f -a "publish" -d 'Publish transitions from a manifest (attended; --yes for scripts, recorded as unattended)'
+complete -c world -n "__fish_world_using_subcommand help; and not __fish_seen_subcommand_from genesis commit head world object log registry publish pin transitions invoke tools ailang receipt session effects broker verify why limits util help" -f -a "pin" -d 'Archive an interpreter and bootstrap the epoch registry from its release'
+complete -c world -n "__fish_world_using_subcommand help; and not __fish_seen_subcommand_from genesis commit head world object log registry publish pin transitions invoke tools ailang receipt session effects broker verify why limits util help" -f -a "transitions" -d 'Read the transition registry: list, or show one descriptor'
+complete -c world -n "__fish_world_using_subcommand help; and not __fish_seen_subcommand_from genesis commit head world object log registry publish pin transitions invoke tools ailang receipt session effects broker verify why limits util help" -f -a "invoke" -d 'Call a published transition as a session and commit the result'
+complete -c world -n "__fish_world_using_subcommand help; and not __fish_seen_subcommand_from genesis commit head world object log registry publish pin transitions invoke tools ailang receipt session effects broker verify why limits util help" -f -a "tools" -d 'What a session can see and call'
+complete -c world -n "__fish_world_using_subcommand help; and not __fish_seen_subcommand_from genesis commit head world object log registry publish pin transitions invoke tools ailang receipt session effects broker verify why limits util help" -f -a "ailang" -d 'The embedded AILANG interpreter behind the `ailang` CLI contract'
+complete -c world -n "__fish_world_using_subcommand help; and not __fish_seen_subcommand_from genesis commit head world object log registry publish pin transitions invoke tools ailang receipt session effects broker verify why limits util help" -f -a "receipt" -d 'Answer a receipt: not-started, indeterminate or resolved'
+complete -c world -n "__fish_world_using_subcommand help; and not __fish_seen_subcommand_from genesis commit head world object log registry publish pin transitions invoke tools ailang receipt session effects broker verify why limits util help" -f -a "session" -d 'Mint, list and revoke session credentials'
+complete -c world -n "__fish_world_using_subcommand help; and not __fish_seen_subcommand_from genesis commit head world object log registry publish pin transitions invoke tools ailang receipt session effects broker verify why limits util help" -f -a "effects" -d 'Effect records and pending effect intents'
+complete -c world -n "__fish_world_using_subcommand help; and not __fish_seen_subcommand_from genesis commit head world object log registry publish pin transitions invoke tools ailang receipt session effects broker verify why limits util help" -f -a "broker" -d 'Ask the broker what it would decide (dry run)'
+complete -c world -n "__fish_world_using_subcommand help; and not __fish_seen_subcommand_from genesis commit head world object log registry publish pin transitions invoke tools ailang receipt session effects broker verify why limits util help" -f -a "verify" -d 'Check the whole store: hashes, chain, links, journal'
+complete -c world -n "__fish_world_using_subcommand help; and not __fish_seen_subcommand_from genesis commit head world object log registry publish pin transitions invoke tools ailang receipt session effects broker verify why limits util help" -f -a "why" -d 'Walk the provenance of an entry, object, invocation or result and verify each link'
+complete -c world -n "__fish_world_using_subcommand help; and not __fish_seen_subcommand_from genesis commit head world object log registry publish pin transitions invoke tools ailang receipt session effects broker verify why limits util help" -f -a "limits" -d 'The nested limits ledger: init, reserve, dispatch, settle, reconcile, release, stop, adjust, report'
+complete -c world -n "__fish_world_using_subcommand help; and not __fish_seen_subcommand_from genesis commit head world object log registry publish pin transitions invoke tools ailang receipt session effects broker verify why limits util help" -f -a "util" -d 'Generate shell completions and man pages'
+complete -c world -n "__fish_world_using_subcommand help; and not __fish_seen_subcommand_from genesis commit head world object log registry publish pin transitions invoke tools ailang receipt session effects broker verify why limits util help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c world -n "__fish_world_using_subcommand help; and __fish_seen_subcommand_from world" -f -a "get" -d 'Print one world row `{ref, revision, stateRoot, logHead}` (GET /v1/worlds/{ref})'
 complete -c world -n "__fish_world_using_subcommand help; and __fish_seen_subcommand_from object" -f -a "get" -d 'Print an object\'s metadata, or its payload bytes with --payload (GET /v1/objects/{ref})'
 complete -c world -n "__fish_world_using_subcommand help; and __fish_seen_subcommand_from object" -f -a "find" -d 'List objects with a semantic id, ascending hash, paged (GET /v1/objects/by-semantic-id)'
@@ -504,5 +677,14 @@ complete -c world -n "__fish_world_using_subcommand help; and __fish_seen_subcom
 complete -c world -n "__fish_world_using_subcommand help; and __fish_seen_subcommand_from session" -f -a "revoke" -d 'Revoke one credential by id, or every credential of an episode'
 complete -c world -n "__fish_world_using_subcommand help; and __fish_seen_subcommand_from effects" -f -a "show" -d 'Resolve one effect record down to its request and result'
 complete -c world -n "__fish_world_using_subcommand help; and __fish_seen_subcommand_from broker" -f -a "check" -d 'Decide EFFECT SCOPE COST for a session (budgets seeded from the journal); writes nothing'
+complete -c world -n "__fish_world_using_subcommand help; and __fish_seen_subcommand_from limits" -f -a "init" -d 'Load a ledger config (attended; --yes for scripts, recorded as an unattended HOST act)'
+complete -c world -n "__fish_world_using_subcommand help; and __fish_seen_subcommand_from limits" -f -a "reserve" -d 'Reserve an attempt\'s maximum cost and active time against a scope and its ancestors'
+complete -c world -n "__fish_world_using_subcommand help; and __fish_seen_subcommand_from limits" -f -a "dispatch" -d 'Mark a RESERVED attempt DISPATCHED, before any external call'
+complete -c world -n "__fish_world_using_subcommand help; and __fish_seen_subcommand_from limits" -f -a "settle" -d 'Settle a DISPATCHED attempt: --actual X (SUCCEEDED, or FAILED with --failed) or --unknown'
+complete -c world -n "__fish_world_using_subcommand help; and __fish_seen_subcommand_from limits" -f -a "reconcile" -d 'Human settlement of an UNKNOWN attempt (attended; always needs the terminal)'
+complete -c world -n "__fish_world_using_subcommand help; and __fish_seen_subcommand_from limits" -f -a "release" -d 'Free a RESERVED attempt (a DISPATCHED one can only be settled)'
+complete -c world -n "__fish_world_using_subcommand help; and __fish_seen_subcommand_from limits" -f -a "stop" -d 'Stop a scope\'s subtree: freezes time, keeps exposure, blocks reserve and dispatch'
+complete -c world -n "__fish_world_using_subcommand help; and __fish_seen_subcommand_from limits" -f -a "adjust" -d 'Change bounds or lift a stop (attended; always needs the terminal and evidence)'
+complete -c world -n "__fish_world_using_subcommand help; and __fish_seen_subcommand_from limits" -f -a "report" -d 'Blocked scopes, dependents, usage, outstanding and unknown attempts, violations (read-only)'
 complete -c world -n "__fish_world_using_subcommand help; and __fish_seen_subcommand_from util" -f -a "completions" -d 'Write bash, zsh and fish completions into DIR (default: completions/)'
 complete -c world -n "__fish_world_using_subcommand help; and __fish_seen_subcommand_from util" -f -a "man" -d 'Write man pages (one per command) into DIR (default: man/)'

@@ -10,6 +10,7 @@ pub mod fence;
 pub mod genesis;
 pub mod head;
 pub mod invoke;
+pub mod limits;
 pub mod log;
 pub mod object;
 pub mod output;
@@ -120,6 +121,9 @@ pub enum Command {
     Verify(verify::Args),
     /// Walk the provenance of an entry, object, invocation or result and verify each link
     Why(why::Args),
+    /// The nested limits ledger: init, reserve, dispatch, settle, reconcile, release, stop, adjust, report
+    #[command(subcommand)]
+    Limits(limits::Cmd),
     /// Generate shell completions and man pages
     #[command(subcommand)]
     Util(util::Cmd),
@@ -276,6 +280,7 @@ pub fn run(cli: Cli) -> Result<Exit, CliError> {
         Command::Broker(c) => broker::run(&ctx, &mut out, c),
         Command::Verify(a) => verify::run(&ctx, &mut out, a),
         Command::Why(a) => why::run(&ctx, &mut out, a),
+        Command::Limits(c) => limits::run(&ctx, &mut out, c),
         Command::Util(c) => util::run(&ctx, &mut out, c),
     }?;
     out.flush()?;
