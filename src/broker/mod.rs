@@ -93,7 +93,10 @@ pub enum BrokerError {
 
 /// The wall clock in Unix milliseconds (0 if the clock is before 1970).
 pub fn wall_ms() -> u128 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis()).unwrap_or(0)
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis())
+        .unwrap_or(0)
 }
 
 /// Pairing of an episode's effects with a limits-ledger scope in the store file (limits.md §9).
@@ -107,10 +110,26 @@ pub struct LimitsPairing {
     pub fixed_clock: bool,
 }
 
-fn ledger_step(tx: &rusqlite::Transaction<'_>, request_id: String, command: crate::limits::Command, now_ms: u128) -> Result<(), BrokerError> {
+fn ledger_step(
+    tx: &rusqlite::Transaction<'_>,
+    request_id: String,
+    command: crate::limits::Command,
+    now_ms: u128,
+) -> Result<(), BrokerError> {
     use crate::limits::{ActorFacts, ActorKind, Error as LimitsError, NoEvidence, Request};
-    let actor = ActorFacts { allowed: true, actor_id: "host:world".into(), actor_kind: ActorKind::Host, policy_ref: None, evidence_ref: None, authorized_at_ms: crate::limits::Amount(now_ms) };
-    let req = Request { request_id, expected_revision: None, command };
+    let actor = ActorFacts {
+        allowed: true,
+        actor_id: "host:world".into(),
+        actor_kind: ActorKind::Host,
+        policy_ref: None,
+        evidence_ref: None,
+        authorized_at_ms: crate::limits::Amount(now_ms),
+    };
+    let req = Request {
+        request_id,
+        expected_revision: None,
+        command,
+    };
     match crate::limits::apply(tx, &req, &actor, now_ms, &NoEvidence) {
         Ok(_) => Ok(()),
         Err(LimitsError::Rejected(v)) => Err(BrokerError::LimitsRejected(v)),
@@ -260,6 +279,9 @@ pub struct Broker<'a> {
     pub ctx: &'a HandlerContext,
     /// The limits-ledger scope this episode is bound to, if any.
     pub limits: Option<LimitsPairing>,
+    /// An object written in the same transaction as each allowed effect's intent (the
+    /// coordinator's started marker, so a resent invocation id never runs a handler twice).
+    pub with_intent: Option<Object>,
 }
 
 impl Broker<'_> {
@@ -310,6 +332,9 @@ impl Broker<'_> {
             return Err(BrokerError::NoHandler(req.effect.clone()));
         };
         put_object(&tx, &request)?;
+        if let Some(extra) = &self.with_intent {
+            put_object(&tx, extra)?;
+        }
         let ordinal = next_ordinal(&tx, self.episode)?
             .ok_or_else(|| BrokerError::OrdinalExhausted(self.episode.to_string()))?;
         let intent_id = format!("effect:{}:{ordinal}", self.episode);
@@ -332,7 +357,9 @@ impl Broker<'_> {
         )?;
         if let Some(p) = &self.limits {
             // Reserve and dispatch in the intent's transaction: a rejection rolls all of it back.
-            let max_active = deadline.saturating_duration_since(Instant::now()).as_millis();
+            let max_active = deadline
+                .saturating_duration_since(Instant::now())
+                .as_millis();
             ledger_step(
                 &tx,
                 format!("{intent_id}:reserve"),
@@ -348,7 +375,14 @@ impl Broker<'_> {
                 },
                 p.now_ms,
             )?;
-            ledger_step(&tx, format!("{intent_id}:dispatch"), crate::limits::Command::Dispatch { attempt_id: intent_id.clone() }, p.now_ms)?;
+            ledger_step(
+                &tx,
+                format!("{intent_id}:dispatch"),
+                crate::limits::Command::Dispatch {
+                    attempt_id: intent_id.clone(),
+                },
+                p.now_ms,
+            )?;
         }
         tx.commit().map_err(StoreError::from)?;
 
@@ -422,13 +456,24 @@ impl Broker<'_> {
                     format!("{intent_id}:settle"),
                     crate::limits::Command::Settle {
                         attempt_id: intent_id.clone(),
-                        outcome: if failed { crate::limits::Outcome::Failed } else { crate::limits::Outcome::Succeeded },
+                        outcome: if failed {
+                            crate::limits::Outcome::Failed
+                        } else {
+                            crate::limits::Outcome::Succeeded
+                        },
                         actual_cost: Some(crate::limits::Amount(req.cost.max(0) as u128)),
                         effect_outcome: true,
                     },
-                    if p.fixed_clock { p.now_ms } else { p.now_ms.max(wall_ms()) },
+                    if p.fixed_clock {
+                        p.now_ms
+                    } else {
+                        p.now_ms.max(wall_ms())
+                    },
                 )
-                .map_err(|e| StoreError::Corrupt { what: "limits settlement".into(), detail: e.to_string() })?;
+                .map_err(|e| StoreError::Corrupt {
+                    what: "limits settlement".into(),
+                    detail: e.to_string(),
+                })?;
             }
             tx.commit()?;
             Ok(())

@@ -18,9 +18,7 @@ use crate::store::commit::{apply, Commit};
 use crate::store::entry::{entry_hash, world_row};
 use crate::store::journal::{self, ReceiptState};
 use crate::store::records::{self, InvocationRecord};
-use crate::store::{
-    head_in, object_in, put_object, Error as StoreError, Header, LogEntry, Object, Store,
-};
+use crate::store::{head_in, object_in, Error as StoreError, Header, LogEntry, Object, Store};
 use crate::transitions::publish::{read_head, InterpreterProvider};
 use crate::transitions::registry::Descriptor;
 
@@ -456,16 +454,23 @@ pub fn invoke(store: &mut Store, call: &Call, host: &Host<'_>) -> Result<Committ
     let parsed = plan::parse_plan(&raw_plan, &declared)?;
     let plan_obj = Object::new(records::EFFECT_PLAN, &surface, parsed.canonical.clone());
     // Execute.
-    if !parsed.effects.is_empty() {
-        let tx = store.immediate()?;
-        put_object(&tx, &started_marker(&invocation_id))?;
-        tx.commit().map_err(StoreError::from)?;
-    }
     let limits = session::binding(store.conn(), &sess.episode)?
         .map(|b| b.limits_scope)
         .filter(|s| !s.is_empty())
-        .map(|scope| broker::LimitsPairing { scope, now_ms: ledger_now_ms(call.now), fixed_clock: std::env::var_os("WORLD_TEST_NOW").is_some() });
-    let b = Broker { episode: &sess.episode, grants: &sess.grants, now: call.now, handlers: &handlers, ctx: &hctx, limits };
+        .map(|scope| broker::LimitsPairing {
+            scope,
+            now_ms: ledger_now_ms(call.now),
+            fixed_clock: std::env::var_os("WORLD_TEST_NOW").is_some(),
+        });
+    let b = Broker {
+        episode: &sess.episode,
+        grants: &sess.grants,
+        now: call.now,
+        handlers: &handlers,
+        ctx: &hctx,
+        limits,
+        with_intent: Some(started_marker(&invocation_id)),
+    };
     let mut results = Vec::new();
     let mut world_effects = Vec::new();
     let mut records_written = Vec::new();
@@ -494,7 +499,9 @@ pub fn invoke(store: &mut Store, call: &Call, host: &Host<'_>) -> Result<Committ
                 })
             }
             Err(BrokerError::NoHandler(e)) => return Err(InvokeError::EffectsUnsupported(e)),
-            Err(BrokerError::LimitsRejected(v)) if records_written.is_empty() => return Err(InvokeError::LimitsRejected(v)),
+            Err(BrokerError::LimitsRejected(v)) if records_written.is_empty() => {
+                return Err(InvokeError::LimitsRejected(v))
+            }
             Err(e) => {
                 return Err(InvokeError::EffectsUnrecorded {
                     invocation_id,
