@@ -25,7 +25,7 @@ fn session(env: &Env) -> PathBuf {
 
 /// The call fails with `code`, stderr contains `want`, and nothing durable changed.
 #[track_caller]
-fn refused_without_trace(env: &Env, out: &std::process::Output, code: i32, want: &str) {
+fn refused_without_trace(_env: &Env, out: &std::process::Output, code: i32, want: &str) {
     assert_exit(out, code);
     let err = stderr(out);
     assert!(err.contains(want), "stderr lacks {want:?}: {err}");
@@ -50,8 +50,16 @@ fn unknown_and_invisible_transitions_answer_alike_and_commit_nothing() {
     );
     assert_eq!(env.fingerprint(), before);
     // tools list agrees: the hidden transition is not listed.
-    let tools = env.ok(&["tools", "list", "--session", tok.to_str().unwrap_or_default()]);
-    assert!(tools.contains("probe") && !tools.contains("hidden"), "{tools}");
+    let tools = env.ok(&[
+        "tools",
+        "list",
+        "--session",
+        tok.to_str().unwrap_or_default(),
+    ]);
+    assert!(
+        tools.contains("probe") && !tools.contains("hidden"),
+        "{tools}"
+    );
 }
 
 #[test]
@@ -129,13 +137,19 @@ fn a_finish_output_using_the_key_world_leaves_the_effect_unrecorded() {
     );
     assert_exit(&out, 5);
     let err = stderr(&out);
-    assert!(err.contains("not confirmed committed; effect records: sha256:"), "{err}");
+    assert!(
+        err.contains("not confirmed committed; effect records: sha256:"),
+        "{err}"
+    );
     assert!(err.contains("L6"), "{err}");
     let after = env.fingerprint();
     assert_eq!(after.log, before.log, "nothing may be committed");
     let records = env.effects(&[]);
     assert_eq!(records.len(), 1);
-    assert!(err.contains(records[0]["ref"].as_str().unwrap_or("?")), "{err}");
+    assert!(
+        err.contains(records[0]["ref"].as_str().unwrap_or("?")),
+        "{err}"
+    );
     // The effect itself is resolved; the invocation is not, and is never run again.
     assert_eq!(env.receipt("effect:ep1:1").0["state"], "resolved");
     assert_eq!(env.receipt("cli:ep1:fw").0["state"], "not-started");
@@ -180,7 +194,12 @@ fn a_plan_phase_past_two_seconds_hits_its_deadline_and_commits_nothing() {
     let t = Instant::now();
     let out = env.invoke(&tok, "probe", r#"{"case":"plan-spin"}"#, &[]);
     let took = t.elapsed();
-    refused_without_trace(&env, &out, 1, "invocation exceeded its deadline (plan phase)");
+    refused_without_trace(
+        &env,
+        &out,
+        1,
+        "invocation exceeded its deadline (plan phase)",
+    );
     assert!(
         took >= Duration::from_millis(1900) && took < Duration::from_secs(8),
         "{took:?}"
@@ -195,7 +214,12 @@ fn no_genesis_yet_is_refused() {
     let tok = env.mint("ep1", &[APPLY]);
     let before = env.fingerprint();
     let out = env.invoke(&tok, "echo", "{}", &[]);
-    refused_without_trace(&env, &out, 1, "no world is selected; commit a genesis world first");
+    refused_without_trace(
+        &env,
+        &out,
+        1,
+        "no world is selected; commit a genesis world first",
+    );
     assert_eq!(env.fingerprint(), before);
 }
 
@@ -212,7 +236,12 @@ fn expired_revoked_and_malformed_sessions_are_refused() {
         + 3600)
         .to_string();
     let out = env
-        .cmd(&["invoke", "echo", "--session", tok.to_str().unwrap_or_default()])
+        .cmd(&[
+            "invoke",
+            "echo",
+            "--session",
+            tok.to_str().unwrap_or_default(),
+        ])
         .env("WORLD_TEST_NOW", &later)
         .output()
         .expect("run");
@@ -236,6 +265,11 @@ fn expired_revoked_and_malformed_sessions_are_refused() {
     assert_exit(&out, 1);
     let stranger = env.root.join("stranger");
     std::fs::write(&stranger, "b".repeat(64)).expect("write");
+    std::fs::set_permissions(
+        &stranger,
+        std::os::unix::fs::PermissionsExt::from_mode(0o600),
+    )
+    .expect("chmod");
     let out = env.invoke(&stranger, "echo", "{}", &[]);
     assert_exit(&out, 1);
     assert_eq!(env.fingerprint(), before);
@@ -246,7 +280,16 @@ fn expired_revoked_and_malformed_sessions_are_refused() {
     let before = env.fingerprint();
     let out = env.invoke(&live, "echo", "{}", &[]);
     assert_exit(&out, 1);
-    assert!(stderr(&out).contains("revoked"), "{}", stderr(&out));
+    // A revoked credential is gone: it answers exactly like one never minted.
+    assert_eq!(
+        stderr(&out),
+        stderr(&env.invoke(&stranger, "echo", "{}", &[]))
+    );
+    assert!(
+        stderr(&out).contains("unknown session credential"),
+        "{}",
+        stderr(&out)
+    );
     assert_eq!(env.fingerprint(), before);
 }
 
@@ -257,8 +300,8 @@ fn the_writer_lock_keeps_other_writers_out_for_the_whole_invoke() {
     // head-moved mapping itself is tested on the library path below.
     let env = Env::new();
     let tok = session(&env);
-    let mut slow = env
-        .cmd(&[
+    let child = env
+        .std_cmd(&[
             "invoke",
             "probe",
             "--session",
@@ -266,16 +309,19 @@ fn the_writer_lock_keeps_other_writers_out_for_the_whole_invoke() {
             "--args",
             r#"{"case":"plan-spin"}"#,
         ])
-        .into();
-    let slow: &mut std::process::Command = &mut slow;
-    let child = slow
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .spawn()
         .expect("spawn");
     std::thread::sleep(Duration::from_millis(500));
     let other = env.run(&[
-        "session", "mint", "--episode", "ep9", "--grant", APPLY, "--yes",
+        "session",
+        "mint",
+        "--episode",
+        "ep9",
+        "--grant",
+        APPLY,
+        "--yes",
     ]);
     assert_exit(&other, 6);
     let waited = env.run(&[
@@ -311,7 +357,10 @@ fn exit_codes_ok_refused_denied_and_failed() {
     let out = env.invoke(&tok, "readcount", r#"{"path":"notes.txt"}"#, &[]);
     assert_exit(&out, 0);
     let v = stdout_json(&out);
-    assert_eq!((v["lines"].clone(), v["words"].clone()), (json!(3), json!(3)));
+    assert_eq!(
+        (v["lines"].clone(), v["words"].clone()),
+        (json!(3), json!(3))
+    );
     assert_eq!(v["world"]["effects"][0]["status"], "ok");
     // 7: committed refusals, pure and zero-effect plan.
     let before = env.fingerprint();
@@ -339,7 +388,10 @@ fn exit_codes_ok_refused_denied_and_failed() {
         .collect();
     assert_eq!(failed.len(), 1);
     assert_eq!(
-        (failed[0]["budgetBefore"].clone(), failed[0]["budgetAfter"].clone()),
+        (
+            failed[0]["budgetBefore"].clone(),
+            failed[0]["budgetAfter"].clone()
+        ),
         (json!(1), json!(0))
     );
     // 8: the budget is exhausted; the denial is recorded and listed, and is not spend.
@@ -352,7 +404,10 @@ fn exit_codes_ok_refused_denied_and_failed() {
     assert_eq!(denied[0]["denial"], "denied:budget");
     assert_eq!(denied[0]["allowed"], json!(false));
     assert_eq!(
-        (denied[0]["budgetBefore"].clone(), denied[0]["budgetAfter"].clone()),
+        (
+            denied[0]["budgetBefore"].clone(),
+            denied[0]["budgetAfter"].clone()
+        ),
         (json!(0), json!(0))
     );
     assert_eq!(denied[0]["ref"], v["world"]["effects"][0]["record"]);
@@ -367,7 +422,11 @@ fn the_same_invocation_id_is_idempotent_and_a_different_input_is_refused() {
     std::fs::write(env.ws.join("ep1/notes.txt"), "one\n").expect("write");
     for (id, args, other) in [
         ("echo", r#"{"a":1}"#, r#"{"a":2}"#),
-        ("readcount", r#"{"path":"notes.txt"}"#, r#"{"path":"other.txt"}"#),
+        (
+            "readcount",
+            r#"{"path":"notes.txt"}"#,
+            r#"{"path":"other.txt"}"#,
+        ),
     ] {
         let first = env.invoke(&tok, id, args, &["--invocation-id", id, "--json"]);
         assert_exit(&first, 0);
@@ -378,7 +437,13 @@ fn the_same_invocation_id_is_idempotent_and_a_different_input_is_refused() {
         assert_exit(&again, 0);
         let again = stdout_json(&again);
         assert_eq!(again["replayed"], json!(true));
-        for k in ["invocationId", "entryIndex", "worldRef", "outputRef", "output"] {
+        for k in [
+            "invocationId",
+            "entryIndex",
+            "worldRef",
+            "outputRef",
+            "output",
+        ] {
             assert_eq!(first[k], again[k], "{id}: {k}");
         }
         assert_eq!(env.fingerprint(), before, "{id}: a replay writes nothing");
@@ -394,14 +459,21 @@ fn why_walks_an_effectful_entry_and_catches_a_tampered_output() {
     let env = Env::new();
     let tok = session(&env);
     std::fs::write(env.ws.join("ep1/notes.txt"), "one two\n").expect("write");
-    let out = env.invoke(&tok, "readcount", r#"{"path":"notes.txt"}"#, &["--json", "--invocation-id", "w1"]);
+    let out = env.invoke(
+        &tok,
+        "readcount",
+        r#"{"path":"notes.txt"}"#,
+        &["--json", "--invocation-id", "w1"],
+    );
     assert_exit(&out, 0);
     let done = stdout_json(&out);
     let index = done["entryIndex"].as_i64().unwrap_or(-1).to_string();
     let why = env.run(&["why", &index]);
     assert_exit(&why, 0);
     let text = String::from_utf8_lossy(&why.stdout).into_owned();
-    for link in ["world", "entry", "record", "input", "plan", "effect", "output"] {
+    for link in [
+        "world", "entry", "record", "input", "plan", "effect", "output",
+    ] {
         assert!(
             text.lines().any(|l| l.starts_with(&format!("✓ {link}"))),
             "no ✓ {link}: {text}"
@@ -432,7 +504,12 @@ fn why_walks_an_effectful_entry_and_catches_a_tampered_output() {
     );
     assert_exit(&env.run(&["verify"]), 3);
     // And the recorded answer is no longer served for the same id.
-    let again = env.invoke(&tok, "readcount", r#"{"path":"notes.txt"}"#, &["--invocation-id", "w1"]);
+    let again = env.invoke(
+        &tok,
+        "readcount",
+        r#"{"path":"notes.txt"}"#,
+        &["--invocation-id", "w1"],
+    );
     assert_exit(&again, 3);
 }
 
@@ -443,7 +520,12 @@ fn receipts_resolve_for_invocations_and_effects() {
     std::fs::write(env.ws.join("ep1/notes.txt"), "x").expect("write");
     let (r, code) = env.receipt("cli:ep1:r1");
     assert_eq!((r["state"].clone(), code), (json!("not-started"), Some(0)));
-    let out = env.invoke(&tok, "readcount", r#"{"path":"notes.txt"}"#, &["--json", "--invocation-id", "r1"]);
+    let out = env.invoke(
+        &tok,
+        "readcount",
+        r#"{"path":"notes.txt"}"#,
+        &["--json", "--invocation-id", "r1"],
+    );
     assert_exit(&out, 0);
     let done = stdout_json(&out);
     let (r, code) = env.receipt("cli:ep1:r1");
@@ -452,7 +534,10 @@ fn receipts_resolve_for_invocations_and_effects() {
     assert_eq!(r["resultRef"], done["worldRef"]);
     let (r, code) = env.receipt("effect:ep1:1");
     assert_eq!((r["state"].clone(), code), (json!("resolved"), Some(0)));
-    assert_eq!(r["recordRef"], done["output"]["world"]["effects"][0]["record"]);
+    assert_eq!(
+        r["recordRef"],
+        done["output"]["world"]["effects"][0]["record"]
+    );
 }
 
 #[test]
@@ -493,7 +578,11 @@ fn r8_an_effect_without_a_handler_is_refused_before_any_plan_runs() {
     let out = env.invoke(&tok, "check", "{}", &[]);
     // The plan of `check` loops until its 2 s deadline: an answer well before that proves
     // the plan never ran.
-    assert!(t.elapsed() < Duration::from_millis(1500), "{:?}", t.elapsed());
+    assert!(
+        t.elapsed() < Duration::from_millis(1500),
+        "{:?}",
+        t.elapsed()
+    );
     refused_without_trace(
         &env,
         &out,
@@ -523,11 +612,23 @@ fn malformed_and_overflowing_grants_are_refused_and_mint_nothing() {
         ("Workspace.Read=worktree:", "is not an integer"),
         ("Workspace.Read=worktree:1x", "is not an integer"),
         ("Workspace.Read=worktree:-1", "non-negative"),
-        ("Workspace.Read=worktree:9223372036854775808", "overflows int64"),
-        ("Workspace.Read=worktree:99999999999999999999", "overflows int64"),
+        (
+            "Workspace.Read=worktree:9223372036854775808",
+            "overflows int64",
+        ),
+        (
+            "Workspace.Read=worktree:99999999999999999999",
+            "overflows int64",
+        ),
     ] {
         let out = env.run(&[
-            "session", "mint", "--episode", "ep1", "--grant", grant, "--yes",
+            "session",
+            "mint",
+            "--episode",
+            "ep1",
+            "--grant",
+            grant,
+            "--yes",
         ]);
         assert_exit(&out, 2);
         let err = stderr(&out);
@@ -557,7 +658,11 @@ fn handler_attack(env: &Env, tok: &std::path::Path, effect: &str, payload: Value
     assert_eq!(all.len(), records + 1);
     let rec = &all[records];
     assert_eq!(
-        (rec["allowed"].clone(), rec["failed"].clone(), rec["resultRef"].clone()),
+        (
+            rec["allowed"].clone(),
+            rec["failed"].clone(),
+            rec["resultRef"].clone()
+        ),
         (json!(true), json!(true), json!(""))
     );
     assert_eq!(env.intents("effect:ep1:"), intents + 1, "the unit is spent");
@@ -592,8 +697,14 @@ fn workspace_attacks_fail_in_the_handler_and_touch_nothing_outside() {
         "Workspace.Write",
         json!({"op":"write","path":"../ep1_secret/s.txt","content":"pwned"}),
     );
-    assert!(!outside.join("new.txt").exists(), "wrote through a symlinked parent");
-    assert_eq!(std::fs::read_to_string(secret.join("s.txt")).expect("read"), "secret");
+    assert!(
+        !outside.join("new.txt").exists(),
+        "wrote through a symlinked parent"
+    );
+    assert_eq!(
+        std::fs::read_to_string(secret.join("s.txt")).expect("read"),
+        "secret"
+    );
     assert_eq!(
         std::fs::read_dir(&outside).expect("ls").count(),
         0,
@@ -631,16 +742,38 @@ fn oversized_and_invalid_utf8_arguments_are_refused_before_anything_runs() {
     // path with invalid UTF-8, so the call is refused at the door (the handler's own refusal
     // of such a path is a unit test in broker/handlers/workspace.rs).
     let bad = env.root.join("bad.json");
-    std::fs::write(&bad, b"{\"case\":\"effect\",\"payload\":{\"op\":\"read\",\"path\":\"a\xff\"}}")
-        .expect("write");
-    let out = env.run(&["invoke", "probe", "--session", &t, "--args-file", bad.to_str().unwrap_or_default()]);
+    std::fs::write(
+        &bad,
+        b"{\"case\":\"effect\",\"payload\":{\"op\":\"read\",\"path\":\"a\xff\"}}",
+    )
+    .expect("write");
+    let out = env.run(&[
+        "invoke",
+        "probe",
+        "--session",
+        &t,
+        "--args-file",
+        bad.to_str().unwrap_or_default(),
+    ]);
     refused_without_trace(&env, &out, 1, "is not JSON");
-    let out = env.invoke(&tok, "probe", r#"{"case":"effect","payload":{"op":"read","path":"\udc80"}}"#, &[]);
+    let out = env.invoke(
+        &tok,
+        "probe",
+        r#"{"case":"effect","payload":{"op":"read","path":"\udc80"}}"#,
+        &[],
+    );
     refused_without_trace(&env, &out, 1, "is not JSON");
     // 2 MiB of arguments: over MaxInput (R1).
     let big = env.root.join("big.json");
     std::fs::write(&big, format!("{{\"case\":\"{}\"}}", "x".repeat(2 << 20))).expect("write");
-    let out = env.run(&["invoke", "probe", "--session", &t, "--args-file", big.to_str().unwrap_or_default()]);
+    let out = env.run(&[
+        "invoke",
+        "probe",
+        "--session",
+        &t,
+        "--args-file",
+        big.to_str().unwrap_or_default(),
+    ]);
     refused_without_trace(&env, &out, 1, "limit");
     assert_eq!(env.fingerprint(), before);
 }
@@ -708,7 +841,11 @@ fn move_head(db: &std::path::Path) {
             |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
         )
         .expect("entry");
-    let state = Object::new("test/other-writer/v1", "test:other-writer", b"{\"moved\":true}".to_vec());
+    let state = Object::new(
+        "test/other-writer/v1",
+        "test:other-writer",
+        b"{\"moved\":true}".to_vec(),
+    );
     let header = Header {
         entry_index: rev + 1,
         semantics_epoch: epoch,
@@ -738,7 +875,8 @@ struct MoverPins(PathBuf);
 impl world::transitions::publish::InterpreterProvider for MoverPins {
     fn embedded(
         &self,
-    ) -> Result<Box<dyn world::interp::Interpreter>, world::transitions::publish::ProviderError> {
+    ) -> Result<Box<dyn world::interp::Interpreter>, world::transitions::publish::ProviderError>
+    {
         Ok(Box::new(HeadMover {
             inner: world::ailang::embedded::Embedded::new(),
             db: self.0.clone(),
@@ -748,13 +886,15 @@ impl world::transitions::publish::InterpreterProvider for MoverPins {
     fn archive(
         &self,
         _path: &std::path::Path,
-    ) -> Result<Box<dyn world::interp::Interpreter>, world::transitions::publish::ProviderError> {
+    ) -> Result<Box<dyn world::interp::Interpreter>, world::transitions::publish::ProviderError>
+    {
         self.embedded()
     }
     fn resolve(
         &self,
         _reference: &world::encoding::HashRef,
-    ) -> Result<Box<dyn world::interp::Interpreter>, world::transitions::publish::ProviderError> {
+    ) -> Result<Box<dyn world::interp::Interpreter>, world::transitions::publish::ProviderError>
+    {
         self.embedded()
     }
     fn archived(
@@ -764,7 +904,12 @@ impl world::transitions::publish::InterpreterProvider for MoverPins {
     }
 }
 
-fn library_call(env: &Env, tok: &std::path::Path, id: &str, args: Value) -> Result<world::coordinator::invoke::Committed, world::coordinator::invoke::InvokeError> {
+fn library_call(
+    env: &Env,
+    tok: &std::path::Path,
+    id: &str,
+    args: Value,
+) -> Result<world::coordinator::invoke::Committed, world::coordinator::invoke::InvokeError> {
     use world::coordinator::invoke::{invoke, Call, Host, Surface};
     let pins = MoverPins(env.db.clone());
     let host = Host {
@@ -777,7 +922,10 @@ fn library_call(env: &Env, tok: &std::path::Path, id: &str, args: Value) -> Resu
     };
     let call = Call {
         surface: Surface::Cli,
-        token: std::fs::read_to_string(tok).expect("token").trim().to_string(),
+        token: std::fs::read_to_string(tok)
+            .expect("token")
+            .trim()
+            .to_string(),
         transition: id.into(),
         args,
         task: Some("moved".into()),
@@ -796,7 +944,9 @@ fn conflict_a_pure_call_whose_head_moved_fails_cleanly() {
     let tok = session(&env);
     let err = library_call(&env, &tok, "echo", json!({"a":1})).expect_err("must conflict");
     assert_eq!(err.class(), "ConflictError", "{err}");
-    assert!(err.to_string().contains("world head moved during invocation; not committed; send a new task id"));
+    assert!(err
+        .to_string()
+        .contains("world head moved during invocation; not committed; send a new task id"));
     // Only the other writer's entry landed; the invocation left no intent.
     let log = env.ok(&["log", "--json"]);
     assert!(log.contains("test:other-writer"));
@@ -827,7 +977,12 @@ fn conflict_after_an_effect_is_effects_unrecorded_naming_the_record() {
     // The effect is durable and debited once; no coordinator entry; a resend never reruns it.
     assert_eq!(env.receipt("effect:ep1:1").0["state"], "resolved");
     assert!(!env.ok(&["log", "--json"]).contains("coordinator:cli"));
-    let again = env.invoke(&tok, "readcount", r#"{"path":"notes.txt"}"#, &["--invocation-id", "moved"]);
+    let again = env.invoke(
+        &tok,
+        "readcount",
+        r#"{"path":"notes.txt"}"#,
+        &["--invocation-id", "moved"],
+    );
     assert_exit(&again, 5);
     assert_eq!(env.intents("effect:ep1:"), 1);
     env.verify_ok();

@@ -70,6 +70,18 @@ impl Env {
         c
     }
 
+    /// `world ARGS` as a std Command (for spawning and killing).
+    pub fn std_cmd(&self, args: &[&str]) -> std::process::Command {
+        let mut c = std::process::Command::new(assert_cmd::cargo::cargo_bin("world"));
+        c.current_dir(repo())
+            .env("WORLD_DB", &self.db)
+            .env_remove("WORLD_SESSION")
+            .env_remove("WORLD_TEST_NOW")
+            .env("NO_COLOR", "1")
+            .args(args);
+        c
+    }
+
     /// Run `world ARGS` and return its output.
     pub fn run(&self, args: &[&str]) -> Output {
         self.cmd(args).output().expect("run world")
@@ -95,7 +107,9 @@ impl Env {
 
     /// Like [`Env::mint`] with extra arguments (e.g. `--ttl`).
     pub fn mint_with(&self, episode: &str, grants: &[&str], extra: &[&str]) -> PathBuf {
-        let n = std::fs::read_dir(&self.root).map(|d| d.count()).unwrap_or(0);
+        let n = std::fs::read_dir(&self.root)
+            .map(|d| d.count())
+            .unwrap_or(0);
         let tok = self.root.join(format!("tok-{episode}-{n}"));
         let ws = self.ws.to_string_lossy().into_owned();
         let tok_s = tok.to_string_lossy().into_owned();
