@@ -381,10 +381,9 @@ pub fn invoke(store: &mut Store, call: &Call, host: &Host<'_>) -> Result<Committ
             desc.transition_fn
         )));
     }
-    // 6. World.
-    if head_in(store.conn())?.is_none() {
-        return Err(InvokeError::WorldAbsent);
-    }
+    // 6. World: the selected world read here is the commit's observedHead (§10), so a head
+    // moved by another writer before the commit is a conflict (R14), never silently absorbed.
+    let observed = head_in(store.conn())?.ok_or(InvokeError::WorldAbsent)?;
     // 7. Handlers for every declared effect.
     let (hctx, handlers) = episode_handlers(store, &sess.episode, host)?;
     for e in &desc.declared_effects {
@@ -420,6 +419,7 @@ pub fn invoke(store: &mut Store, call: &Call, host: &Host<'_>) -> Result<Committ
         };
         return commit_invocation(
             store,
+            &observed,
             &desc,
             &invocation_id,
             &surface,
@@ -613,6 +613,7 @@ pub fn invoke(store: &mut Store, call: &Call, host: &Host<'_>) -> Result<Committ
     }
     commit_invocation(
         store,
+        &observed,
         &desc,
         &invocation_id,
         &surface,
@@ -637,6 +638,7 @@ enum CommitFailure {
 #[allow(clippy::too_many_arguments)]
 fn commit_invocation(
     store: &mut Store,
+    observed: &str,
     desc: &Descriptor,
     invocation_id: &str,
     surface: &str,
@@ -655,9 +657,7 @@ fn commit_invocation(
     let tx = store
         .immediate()
         .map_err(|e| CommitFailure::Other(e.into()))?;
-    let observed = head_in(&tx)
-        .map_err(|e| CommitFailure::Other(e.into()))?
-        .ok_or(CommitFailure::Other(InvokeError::WorldAbsent))?;
+    let observed = observed.to_string();
     let world = tx
         .query_row(
             "SELECT revision, log_head FROM worlds WHERE world_ref = ?1",

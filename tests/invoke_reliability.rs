@@ -1,0 +1,454 @@
+//! Reliability of `world invoke` (issues 4 and 5): many processes on one budget, and kill -9
+//! at the step boundaries of an effectful call. After each kill `world verify` passes, the
+//! receipts answer truthfully and a resend of the same invocation id never runs a handler again
+//! (R15, exit 5).
+//!
+//! Kill points (DEC-INVOKE-TEST-5):
+//! - during the plan phase (CLI; the plan loops): nothing durable;
+//! - after the intent, inside the handler (library path in a child process: a `Model.Infer`
+//!   backend that blocks; the CLI has no slow in-process handler to aim at);
+//! - after the handler, during the finish phase (CLI; the finish loops);
+//! - before the commit (library path in a child process: the finish phase returns while another
+//!   connection holds the SQLite write lock, so the coordinator blocks at its commit
+//!   transaction and is killed there).
+//!
+//! The window between the started marker and the intent has no slow step and no external call,
+//! so no kill can be aimed at it from outside.
+
+mod invoke_support;
+
+use std::os::unix::process::ExitStatusExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Stdio};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use invoke_support::{assert_exit, stderr, Env};
+use serde_json::{json, Value};
+
+const CHILD_ENV: &str = "WORLD_INVOKE_TEST_CHILD";
+
+// ---------------------------------------------------------------- concurrency
+
+#[test]
+fn four_processes_share_one_budget_exactly() {
+    const BUDGET: usize = 7;
+    const PROCS: usize = 4;
+    const CALLS: usize = 8;
+    let env = Env::new();
+    let tok = env.mint("ep1", &[&format!("Workspace.Read=worktree:{BUDGET}")]);
+    std::fs::write(env.ws.join("ep1/x"), "x\n").expect("write");
+    let workers: Vec<_> = (0..PROCS)
+        .map(|p| {
+            let db = env.db.clone();
+            let tok = tok.clone();
+            std::thread::spawn(move || {
+                let mut codes = Vec::new();
+                for c in 0..CALLS {
+                    let out = std::process::Command::new(assert_cmd::cargo::cargo_bin("world"))
+                        .current_dir(invoke_support::repo())
+                        .env("WORLD_DB", &db)
+                        .env_remove("WORLD_SESSION")
+                        .args(["--wait-lock", "30", "invoke", "probe", "--session"])
+                        .arg(&tok)
+                        .args(["--invocation-id", &format!("p{p}c{c}"), "--args"])
+                        .arg(r#"{"case":"effect","payload":{"op":"read","path":"x"}}"#)
+                        .output()
+                        .expect("run");
+                    let v: Value = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
+                    let e = &v["world"]["effects"][0];
+                    codes.push((
+                        out.status.code(),
+                        e["status"].as_str().unwrap_or_default().to_string(),
+                        e["record"].as_str().unwrap_or_default().to_string(),
+                    ));
+                }
+                codes
+            })
+        })
+        .collect();
+    let calls: Vec<(Option<i32>, String, String)> = workers
+        .into_iter()
+        .flat_map(|w| w.join().expect("worker"))
+        .collect();
+    let total = PROCS * CALLS;
+    let ok = calls
+        .iter()
+        .filter(|c| c.0 == Some(0) && c.1 == "ok")
+        .count();
+    let denied = calls
+        .iter()
+        .filter(|c| c.0 == Some(8) && c.1 == "denied")
+        .count();
+    assert_eq!((ok, denied), (BUDGET, total - BUDGET), "{calls:?}");
+    // Every call names its record, and every named record resolves (records are objects:
+    // identical denials in the same second share one content-addressed record).
+    for (_, _, rec) in &calls {
+        let out = env.run(&["effects", "show", rec]);
+        assert_exit(&out, 0);
+    }
+    // Spend recomputed from the journal equals the budget; every call left one record.
+    let spend = world::broker::spend(&env.conn(), "ep1").expect("spend");
+    assert_eq!(
+        spend.get(&("Workspace.Read".to_string(), "worktree".to_string())),
+        Some(&(BUDGET as i64))
+    );
+    let records = env.effects(&[]);
+    let allowed: Vec<&Value> = records
+        .iter()
+        .filter(|r| r["allowed"] == json!(true))
+        .collect();
+    assert_eq!(allowed.len(), BUDGET);
+    let mut afters: Vec<i64> = allowed
+        .iter()
+        .map(|r| r["budgetAfter"].as_i64().unwrap_or(-1))
+        .collect();
+    afters.sort_unstable();
+    assert_eq!(
+        afters,
+        (0..BUDGET as i64).collect::<Vec<_>>(),
+        "each unit spent once"
+    );
+    let denied_records = env.effects(&["--denied"]);
+    assert!(!denied_records.is_empty());
+    assert!(denied_records
+        .iter()
+        .all(|r| r["denial"] == "denied:budget"));
+    // Every call committed exactly one entry (genesis is entry 0).
+    assert_eq!(env.ok(&["log", "--json"]).lines().count(), total + 1);
+    env.verify_ok();
+}
+
+// ---------------------------------------------------------------- kill -9
+
+fn journal_has(env: &Env, id: &str, kind: &str) -> bool {
+    env.conn()
+        .query_row(
+            "SELECT count(*) FROM journal WHERE invocation_id = ?1 AND kind = ?2",
+            [id, kind],
+            |r| r.get::<_, i64>(0),
+        )
+        .map(|n| n > 0)
+        .unwrap_or(false)
+}
+
+/// Wait until `cond` holds (at most 15 s), then SIGKILL the child and reap it.
+fn kill_when(child: &mut Child, mut cond: impl FnMut() -> bool) {
+    let t = Instant::now();
+    while !cond() {
+        assert!(
+            child.try_wait().expect("try_wait").is_none(),
+            "the child ended before the kill point"
+        );
+        assert!(
+            t.elapsed() < Duration::from_secs(15),
+            "kill point never reached"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    std::thread::sleep(Duration::from_millis(100));
+    child.kill().expect("kill -9");
+    let status = child.wait().expect("wait");
+    assert_eq!(status.signal(), Some(libc::SIGKILL), "{status:?}");
+}
+
+fn spawn_invoke(env: &Env, tok: &Path, id: &str, args: &str, task: &str) -> Child {
+    env.std_cmd(&[
+        "invoke",
+        id,
+        "--session",
+        tok.to_str().unwrap_or_default(),
+        "--args",
+        args,
+        "--invocation-id",
+        task,
+    ])
+    .stdout(Stdio::null())
+    .stderr(Stdio::null())
+    .spawn()
+    .expect("spawn world invoke")
+}
+
+/// After a kill past the intent: verify passes, the resend is R15 and runs nothing.
+#[track_caller]
+fn resend_is_refused(env: &Env, tok: &Path, id: &str, args: &str, task: &str) {
+    env.verify_ok();
+    let intents = env.intents("effect:ep1:");
+    let before = env.fingerprint();
+    let out = env.invoke(tok, id, args, &["--invocation-id", task]);
+    assert_exit(&out, 5);
+    assert!(
+        stderr(&out).contains("invocation was not committed; send a new task id"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(
+        env.intents("effect:ep1:"),
+        intents,
+        "no handler may run twice"
+    );
+    assert_eq!(env.fingerprint(), before, "a refused resend writes nothing");
+}
+
+#[test]
+fn kill_during_the_plan_leaves_nothing() {
+    let env = Env::new();
+    let tok = env.mint("ep1", &["Workspace.Read=worktree:5"]);
+    let before = env.fingerprint();
+    let args = r#"{"case":"plan-spin"}"#;
+    let mut child = spawn_invoke(&env, &tok, "probe", args, "k1");
+    let started = Instant::now();
+    kill_when(&mut child, || {
+        started.elapsed() > Duration::from_millis(400)
+    });
+    assert_eq!(env.fingerprint(), before);
+    env.verify_ok();
+    assert_eq!(
+        env.receipt("cli:ep1:k1"),
+        (
+            json!({"invocationId":"cli:ep1:k1","state":"not-started"}),
+            Some(0)
+        )
+    );
+    assert!(env.effects(&["--pending"]).is_empty());
+}
+
+#[test]
+fn kill_during_the_finish_phase_after_the_handler() {
+    let env = Env::new();
+    let tok = env.mint("ep1", &["Workspace.Read=worktree:5"]);
+    std::fs::write(env.ws.join("ep1/x"), "x\n").expect("write");
+    let args =
+        r#"{"case":"effect","finish":true,"finishMode":"spin","payload":{"op":"read","path":"x"}}"#;
+    let log = env.ok(&["log", "--json"]);
+    let mut child = spawn_invoke(&env, &tok, "probe", args, "k3");
+    kill_when(&mut child, || journal_has(&env, "effect:ep1:1", "outcome"));
+    assert_eq!(env.ok(&["log", "--json"]), log, "nothing committed");
+    let (r, code) = env.receipt("effect:ep1:1");
+    assert_eq!((r["state"].clone(), code), (json!("resolved"), Some(0)));
+    assert_eq!(env.receipt("cli:ep1:k3").0["state"], "not-started");
+    assert!(env.effects(&["--pending"]).is_empty());
+    resend_is_refused(&env, &tok, "probe", args, "k3");
+}
+
+/// A model backend that blocks (the child is killed while it waits).
+struct Blocking;
+
+impl world::broker::handlers::model::ModelBackend for Blocking {
+    fn infer(
+        &self,
+        _scope: &str,
+        _request: &Value,
+        _deadline: Instant,
+    ) -> Result<Value, world::broker::handlers::model::ModelError> {
+        std::thread::sleep(Duration::from_secs(30));
+        Ok(json!({"ok":true}))
+    }
+}
+
+/// The embedded interpreter; in `hold` mode its finish phase returns only after another
+/// connection took the SQLite write lock, and that thread kills the process 300 ms later —
+/// while the coordinator waits at its commit transaction.
+struct Holding {
+    inner: world::ailang::embedded::Embedded,
+    db: PathBuf,
+}
+
+impl world::interp::Interpreter for Holding {
+    fn interpreter_ref(&self) -> &str {
+        world::interp::Interpreter::interpreter_ref(&self.inner)
+    }
+    fn version_text(&self) -> &str {
+        world::interp::Interpreter::version_text(&self.inner)
+    }
+    fn check(
+        &self,
+        source: &[u8],
+        limits: world::interp::RunLimits,
+    ) -> Result<world::interp::CheckOutcome, world::interp::RunError> {
+        self.inner.check(source, limits)
+    }
+    fn run(
+        &self,
+        source: &[u8],
+        args: &[u8],
+        limits: world::interp::RunLimits,
+    ) -> Result<world::interp::RunOutcome, world::interp::RunError> {
+        let out = self.inner.run(source, args, limits);
+        let finish = String::from_utf8_lossy(args).contains(r#"\"phase\":\"finish\""#);
+        if finish {
+            let (tx, rx) = std::sync::mpsc::channel();
+            let db = self.db.clone();
+            std::thread::spawn(move || {
+                let mut conn = rusqlite::Connection::open(db).expect("open");
+                let _t = conn
+                    .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+                    .expect("take the write lock");
+                let _ = tx.send(());
+                std::thread::sleep(Duration::from_millis(300));
+                // SAFETY: kill(2) on our own pid.
+                unsafe { libc::kill(libc::getpid(), libc::SIGKILL) };
+            });
+            let _ = rx.recv();
+        }
+        out
+    }
+}
+
+struct HoldingPins(PathBuf);
+
+impl world::transitions::publish::InterpreterProvider for HoldingPins {
+    fn embedded(
+        &self,
+    ) -> Result<Box<dyn world::interp::Interpreter>, world::transitions::publish::ProviderError>
+    {
+        Ok(Box::new(Holding {
+            inner: world::ailang::embedded::Embedded::new(),
+            db: self.0.clone(),
+        }))
+    }
+    fn archive(
+        &self,
+        _path: &Path,
+    ) -> Result<Box<dyn world::interp::Interpreter>, world::transitions::publish::ProviderError>
+    {
+        self.embedded()
+    }
+    fn resolve(
+        &self,
+        _reference: &world::encoding::HashRef,
+    ) -> Result<Box<dyn world::interp::Interpreter>, world::transitions::publish::ProviderError>
+    {
+        self.embedded()
+    }
+    fn archived(
+        &self,
+    ) -> Result<Vec<world::encoding::HashRef>, world::transitions::publish::ProviderError> {
+        Ok(vec![])
+    }
+}
+
+/// Not a test on its own: the child process of the library-path kill tests. It runs one
+/// invocation described by `WORLD_INVOKE_TEST_CHILD` and is killed by its parent (or itself).
+#[test]
+#[ignore = "child process of the kill tests; does nothing without WORLD_INVOKE_TEST_CHILD"]
+fn child_invoke() {
+    let Ok(spec) = std::env::var(CHILD_ENV) else {
+        return;
+    };
+    let spec: Value = serde_json::from_str(&spec).expect("child spec");
+    let s = |k: &str| spec[k].as_str().unwrap_or_default().to_string();
+    let db = PathBuf::from(s("db"));
+    let holding = HoldingPins(db.clone());
+    let pins = world::transitions::pins::StorePins::for_db(&db);
+    let host = world::coordinator::invoke::Host {
+        interpreters: if s("mode") == "hold" { &holding } else { &pins },
+        workspace_root: None,
+        tool_bin: None,
+        run_caps: Default::default(),
+        examples_dir: None,
+        services: world::broker::handlers::Services {
+            model: Some(Arc::new(Blocking)),
+            ..Default::default()
+        },
+    };
+    let call = world::coordinator::invoke::Call {
+        surface: world::coordinator::invoke::Surface::Cli,
+        token: std::fs::read_to_string(s("token"))
+            .expect("token")
+            .trim()
+            .to_string(),
+        transition: s("transition"),
+        args: serde_json::from_str(&s("args")).expect("args"),
+        task: Some(s("task")),
+        now: std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_secs() as i64)
+            .unwrap_or(0),
+    };
+    let mut store =
+        world::store::Store::open_write(&db, Default::default()).expect("open for writing");
+    let r = world::coordinator::invoke::invoke(&mut store, &call, &host);
+    panic!("the child must be killed before it returns: {r:?}");
+}
+
+fn spawn_child(
+    env: &Env,
+    tok: &Path,
+    transition: &str,
+    args: &str,
+    task: &str,
+    mode: &str,
+) -> Child {
+    let spec = json!({
+        "db": env.db, "token": tok, "transition": transition, "args": args, "task": task, "mode": mode,
+    });
+    std::process::Command::new(std::env::current_exe().expect("test binary"))
+        .args([
+            "--exact",
+            "child_invoke",
+            "--ignored",
+            "--nocapture",
+            "--test-threads",
+            "1",
+        ])
+        .env(CHILD_ENV, spec.to_string())
+        .current_dir(invoke_support::repo())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn child")
+}
+
+#[test]
+fn kill_inside_the_handler_after_the_intent_is_indeterminate_and_never_retried() {
+    let env = Env::new();
+    let tok = env.mint("ep1", &["Model.Infer=model:5"]);
+    let args =
+        r#"{"case":"effect","effect":"Model.Infer","scope":"model","payload":{"prompt":"hi"}}"#;
+    let log = env.ok(&["log", "--json"]);
+    let mut child = spawn_child(&env, &tok, "infer", args, "k2", "block");
+    kill_when(&mut child, || journal_has(&env, "effect:ep1:1", "intent"));
+    assert_eq!(env.ok(&["log", "--json"]), log, "nothing committed");
+    // The receipt is indeterminate (exit 5) and listed as pending; the unit stays spent.
+    let (r, code) = env.receipt("effect:ep1:1");
+    assert_eq!(
+        (r["state"].clone(), code),
+        (json!("indeterminate"), Some(5))
+    );
+    let pending = env.effects(&["--pending"]);
+    assert_eq!(pending.len(), 1, "{pending:?}");
+    assert!(
+        pending[0].to_string().contains("effect:ep1:1"),
+        "{pending:?}"
+    );
+    let spend = world::broker::spend(&env.conn(), "ep1").expect("spend");
+    assert_eq!(
+        spend.get(&("Model.Infer".to_string(), "model".to_string())),
+        Some(&1)
+    );
+    assert!(
+        env.effects(&[]).is_empty(),
+        "no record for an indeterminate effect"
+    );
+    resend_is_refused(&env, &tok, "infer", args, "k2");
+    // Still indeterminate afterwards: nothing retried or resolved it.
+    assert_eq!(env.receipt("effect:ep1:1").0["state"], "indeterminate");
+}
+
+#[test]
+fn kill_before_the_commit_after_finish() {
+    let env = Env::new();
+    let tok = env.mint("ep1", &["Workspace.Read=worktree:5"]);
+    std::fs::write(env.ws.join("ep1/x"), "x\n").expect("write");
+    let args = r#"{"case":"effect","finish":true,"payload":{"op":"read","path":"x"}}"#;
+    let log = env.ok(&["log", "--json"]);
+    let mut child = spawn_child(&env, &tok, "probe", args, "k4", "hold");
+    let status = child.wait().expect("wait");
+    assert_eq!(status.signal(), Some(libc::SIGKILL), "{status:?}");
+    assert_eq!(env.ok(&["log", "--json"]), log, "nothing committed");
+    assert_eq!(env.receipt("effect:ep1:1").0["state"], "resolved");
+    assert_eq!(env.receipt("cli:ep1:k4").0["state"], "not-started");
+    assert!(env.effects(&["--pending"]).is_empty());
+    resend_is_refused(&env, &tok, "probe", args, "k4");
+}
