@@ -11,12 +11,14 @@ pub mod genesis;
 pub mod head;
 pub mod invoke;
 pub mod log;
+pub mod mcp;
 pub mod object;
 pub mod output;
 pub mod pin;
 pub mod publish;
 pub mod receipt;
 pub mod registry;
+pub mod serve;
 pub mod session;
 pub mod tools;
 pub mod transitions;
@@ -120,6 +122,10 @@ pub enum Command {
     Verify(verify::Args),
     /// Walk the provenance of an entry, object, invocation or result and verify each link
     Why(why::Args),
+    /// Serve the store over HTTP /v1, MCP and A2A on loopback (holds the writer lock)
+    Serve(serve::Args),
+    /// Serve MCP on stdin/stdout for a local agent client
+    Mcp(mcp::Args),
     /// Generate shell completions and man pages
     #[command(subcommand)]
     Util(util::Cmd),
@@ -276,6 +282,8 @@ pub fn run(cli: Cli) -> Result<Exit, CliError> {
         Command::Broker(c) => broker::run(&ctx, &mut out, c),
         Command::Verify(a) => verify::run(&ctx, &mut out, a),
         Command::Why(a) => why::run(&ctx, &mut out, a),
+        Command::Serve(a) => serve::run(&ctx, &mut out, a),
+        Command::Mcp(a) => mcp::run(&ctx, &mut out, a),
         Command::Util(c) => util::run(&ctx, &mut out, c),
     }?;
     out.flush()?;
