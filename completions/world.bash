@@ -43,6 +43,9 @@ _world() {
             world,log)
                 cmd="world__subcmd__log"
                 ;;
+            world,mcp)
+                cmd="world__subcmd__mcp"
+                ;;
             world,object)
                 cmd="world__subcmd__object"
                 ;;
@@ -57,6 +60,9 @@ _world() {
                 ;;
             world,registry)
                 cmd="world__subcmd__registry"
+                ;;
+            world,serve)
+                cmd="world__subcmd__serve"
                 ;;
             world,session)
                 cmd="world__subcmd__session"
@@ -154,6 +160,9 @@ _world() {
             world__subcmd__help,log)
                 cmd="world__subcmd__help__subcmd__log"
                 ;;
+            world__subcmd__help,mcp)
+                cmd="world__subcmd__help__subcmd__mcp"
+                ;;
             world__subcmd__help,object)
                 cmd="world__subcmd__help__subcmd__object"
                 ;;
@@ -168,6 +177,9 @@ _world() {
                 ;;
             world__subcmd__help,registry)
                 cmd="world__subcmd__help__subcmd__registry"
+                ;;
+            world__subcmd__help,serve)
+                cmd="world__subcmd__help__subcmd__serve"
                 ;;
             world__subcmd__help,session)
                 cmd="world__subcmd__help__subcmd__session"
@@ -377,7 +389,7 @@ _world() {
 
     case "${cmd}" in
         world)
-            opts="-q -h -V --db --json --quiet --color --wait-lock --help --version genesis commit head world object log registry publish pin transitions invoke tools ailang receipt session effects broker verify why util help"
+            opts="-q -h -V --db --json --quiet --color --wait-lock --help --version genesis commit head world object log registry publish pin transitions invoke tools ailang receipt session effects broker verify why serve mcp util help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -887,7 +899,7 @@ _world() {
             return 0
             ;;
         world__subcmd__help)
-            opts="genesis commit head world object log registry publish pin transitions invoke tools ailang receipt session effects broker verify why util help"
+            opts="genesis commit head world object log registry publish pin transitions invoke tools ailang receipt session effects broker verify why serve mcp util help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1110,6 +1122,20 @@ _world() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        world__subcmd__help__subcmd__mcp)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         world__subcmd__help__subcmd__object)
             opts="get find"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
@@ -1211,6 +1237,20 @@ _world() {
         world__subcmd__help__subcmd__registry__subcmd__get)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        world__subcmd__help__subcmd__serve)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
@@ -1606,6 +1646,44 @@ _world() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        world__subcmd__mcp)
+            opts="-q -h --session --workspace-root --tool-ailang-bin --db --json --quiet --color --wait-lock --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --session)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --workspace-root)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --tool-ailang-bin)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --db)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                --wait-lock)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         world__subcmd__object)
             opts="-q -h --db --json --quiet --color --wait-lock --help get find help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
@@ -1929,6 +2007,64 @@ _world() {
                 return 0
             fi
             case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        world__subcmd__serve)
+            opts="-q -h --bind --interpreter --workspace-root --tool-ailang-bin --examples-dir --run-allow-caps --run-net-allow --run-net-allow-http --allow-origin --db --json --quiet --color --wait-lock --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --bind)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --interpreter)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --workspace-root)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --tool-ailang-bin)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --examples-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --run-allow-caps)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --run-net-allow)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --allow-origin)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --db)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                --wait-lock)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;

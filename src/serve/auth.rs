@@ -87,7 +87,11 @@ impl Denial {
             Denial::Unknown => (StatusCode::UNAUTHORIZED, "SessionUnknown", self.message()),
             Denial::Expired => (StatusCode::UNAUTHORIZED, "SessionExpired", self.message()),
             Denial::Timeout => (StatusCode::SERVICE_UNAVAILABLE, "Timeout", self.message()),
-            Denial::Store(_) => (StatusCode::INTERNAL_SERVER_ERROR, "Internal", self.message()),
+            Denial::Store(_) => (
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "Internal",
+                self.message(),
+            ),
         }
     }
 
@@ -137,11 +141,23 @@ mod tests {
     fn bearer_forms() {
         let tok = "ab".repeat(32);
         assert_eq!(parse_bearer(&with(&[])), Bearer::Absent);
-        assert_eq!(parse_bearer(&with(&[&format!("Bearer {tok}")])), Bearer::Token(tok.clone()));
-        assert_eq!(parse_bearer(&with(&[&format!("bearer {tok}")])), Bearer::Token(tok.clone()));
+        assert_eq!(
+            parse_bearer(&with(&[&format!("Bearer {tok}")])),
+            Bearer::Token(tok.clone())
+        );
+        assert_eq!(
+            parse_bearer(&with(&[&format!("bearer {tok}")])),
+            Bearer::Token(tok.clone())
+        );
         assert_eq!(parse_bearer(&with(&["Bearer abc"])), Bearer::Malformed);
-        assert_eq!(parse_bearer(&with(&[&format!("Basic {tok}")])), Bearer::Malformed);
-        assert_eq!(parse_bearer(&with(&[&format!("Bearer  {tok}")])), Bearer::Malformed);
+        assert_eq!(
+            parse_bearer(&with(&[&format!("Basic {tok}")])),
+            Bearer::Malformed
+        );
+        assert_eq!(
+            parse_bearer(&with(&[&format!("Bearer  {tok}")])),
+            Bearer::Malformed
+        );
         assert_eq!(parse_bearer(&with(&["Bearer"])), Bearer::Malformed);
         assert_eq!(
             parse_bearer(&with(&[&format!("Bearer {tok}"), &format!("Bearer {tok}")])),
@@ -152,7 +168,14 @@ mod tests {
     #[test]
     fn rest_classes_match_the_table() {
         assert_eq!(Denial::Absent.rest().0, StatusCode::UNAUTHORIZED);
-        assert_eq!(Denial::Malformed.rest(), (StatusCode::BAD_REQUEST, "InvalidSession", Denial::Malformed.message()));
+        assert_eq!(
+            Denial::Malformed.rest(),
+            (
+                StatusCode::BAD_REQUEST,
+                "InvalidSession",
+                Denial::Malformed.message()
+            )
+        );
         assert_eq!(Denial::Unknown.rest().1, "SessionUnknown");
         assert_eq!(Denial::Expired.rest().1, "SessionExpired");
     }

@@ -63,9 +63,18 @@ fn meta_version(msg: &Value) -> Option<&str> {
 /// Select the era from the `MCP-Protocol-Version` header and the body (surfaces.md §5.1).
 pub fn select_era(header_version: Option<&str>, body: &Value) -> Era {
     if body.get("method").and_then(Value::as_str) == Some("initialize") {
-        return Era::Legacy(header_version.filter(|h| LEGACY.contains(h)).unwrap_or("2025-03-26").to_string());
+        return Era::Legacy(
+            header_version
+                .filter(|h| LEGACY.contains(h))
+                .unwrap_or("2025-03-26")
+                .to_string(),
+        );
     }
-    let meta = if body.is_object() { meta_version(body) } else { None };
+    let meta = if body.is_object() {
+        meta_version(body)
+    } else {
+        None
+    };
     match (header_version, meta) {
         (Some(h), Some(m)) if h != m => Era::Mismatch(format!(
             "MCP-Protocol-Version header {h:?} does not match _meta protocolVersion {m:?}"
@@ -118,8 +127,14 @@ impl Backend {
         match self {
             Backend::Http(app) => app.invoke(call, deadline).await,
             Backend::Stdio(s) => {
-                let mut store = Store::open_write(&s.db, WriteOptions { create: false, wait_lock: s.wait_lock })
-                    .map_err(|e| HostFailure::Invoke(InvokeError::Store(e)))?;
+                let mut store = Store::open_write(
+                    &s.db,
+                    WriteOptions {
+                        create: false,
+                        wait_lock: s.wait_lock,
+                    },
+                )
+                .map_err(|e| HostFailure::Invoke(InvokeError::Store(e)))?;
                 let pins = StorePins::for_db(&s.db);
                 let host = Host {
                     interpreters: &pins,
@@ -156,14 +171,22 @@ pub enum Reply {
 }
 
 fn err(code: i64, message: impl Into<String>) -> Reply {
-    Reply::Err { code, message: message.into(), data: None }
+    Reply::Err {
+        code,
+        message: message.into(),
+        data: None,
+    }
 }
 
 /// A JSON-RPC response object.
 pub fn response(id: &Value, reply: &Reply) -> Value {
     match reply {
         Reply::Ok(v) => json!({"jsonrpc": "2.0", "id": id, "result": v}),
-        Reply::Err { code, message, data } => {
+        Reply::Err {
+            code,
+            message,
+            data,
+        } => {
             let mut e = json!({"code": code, "message": message});
             if let Some(d) = data {
                 e["data"] = d.clone();
@@ -172,7 +195,9 @@ pub fn response(id: &Value, reply: &Reply) -> Value {
         }
         Reply::Host(f, inv) => json!({"jsonrpc": "2.0", "id": id, "error": {
             "code": -32603, "message": f.legacy_message(), "data": f.data(inv)}}),
-        Reply::Denied(d) => json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32001, "message": d.message()}}),
+        Reply::Denied(d) => {
+            json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32001, "message": d.message()}})
+        }
     }
 }
 
@@ -198,7 +223,10 @@ pub fn tool_json(d: &Descriptor) -> Value {
 
 fn surface_refused(all: &[Descriptor]) -> Option<Reply> {
     if all.iter().any(|d| d.mcp_name().len() > MCP_NAME_MAX_BYTES) {
-        Some(err(-32603, "tool surface refused: a tool name exceeds 64 bytes"))
+        Some(err(
+            -32603,
+            "tool surface refused: a tool name exceeds 64 bytes",
+        ))
     } else {
         None
     }
@@ -206,7 +234,11 @@ fn surface_refused(all: &[Descriptor]) -> Option<Reply> {
 
 /// A request message split into its parts, or the reason it is not one.
 enum Msg<'a> {
-    Request { id: &'a Value, method: &'a str, params: Option<&'a Value> },
+    Request {
+        id: &'a Value,
+        method: &'a str,
+        params: Option<&'a Value>,
+    },
     Notification,
     Invalid(Value),
 }
@@ -230,7 +262,11 @@ fn classify(msg: &Value) -> Msg<'_> {
     };
     match id {
         None => Msg::Notification,
-        Some(id @ (Value::String(_) | Value::Number(_))) => Msg::Request { id, method, params: obj.get("params") },
+        Some(id @ (Value::String(_) | Value::Number(_))) => Msg::Request {
+            id,
+            method,
+            params: obj.get("params"),
+        },
         Some(other) => Msg::Invalid(other.clone()),
     }
 }
@@ -247,7 +283,9 @@ pub async fn dispatch(
 ) -> Reply {
     let now = super::now();
     if modern {
-        let meta = params.and_then(|p| p.get("_meta")).and_then(Value::as_object);
+        let meta = params
+            .and_then(|p| p.get("_meta"))
+            .and_then(Value::as_object);
         for k in META_REQUIRED {
             if meta.is_none_or(|m| !m.contains_key(k)) {
                 return err(-32602, format!("invalid params: _meta must carry {k:?}"));
@@ -256,7 +294,9 @@ pub async fn dispatch(
     }
     match (method, modern) {
         ("initialize", false) => {
-            let asked = params.and_then(|p| p.get("protocolVersion")).and_then(Value::as_str);
+            let asked = params
+                .and_then(|p| p.get("protocolVersion"))
+                .and_then(Value::as_str);
             let version = asked.filter(|v| LEGACY.contains(v)).unwrap_or(LEGACY[0]);
             Reply::Ok(json!({
                 "protocolVersion": version,
@@ -282,9 +322,14 @@ pub async fn dispatch(
             if let Some(r) = surface_refused(&all) {
                 return r;
             }
-            let tools: Vec<Value> = visible(&all, &caller.session.grants, now).iter().map(tool_json).collect();
+            let tools: Vec<Value> = visible(&all, &caller.session.grants, now)
+                .iter()
+                .map(tool_json)
+                .collect();
             if modern {
-                Reply::Ok(json!({"resultType": "complete", "tools": tools, "ttlMs": 0, "cacheScope": CACHE_SCOPE}))
+                Reply::Ok(
+                    json!({"resultType": "complete", "tools": tools, "ttlMs": 0, "cacheScope": CACHE_SCOPE}),
+                )
             } else {
                 Reply::Ok(json!({ "tools": tools }))
             }
@@ -327,7 +372,10 @@ async fn call_tool(
     let Ok(id) = mcp_decode(name) else {
         return unknown();
     };
-    if !visible(&all, &caller.session.grants, now).iter().any(|d| d.id == id) {
+    if !visible(&all, &caller.session.grants, now)
+        .iter()
+        .any(|d| d.id == id)
+    {
         return unknown();
     }
     let task = random_task();
@@ -358,7 +406,10 @@ async fn call_tool(
         }),
         Err(f) => {
             let data = f.data(&invocation_id);
-            let records = data["effectRecords"].as_array().cloned().unwrap_or_default();
+            let records = data["effectRecords"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default();
             let recs: Vec<&str> = records.iter().filter_map(Value::as_str).collect();
             eprintln!(
                 "world: mcp refusal: tools/call {invocation_id}: {:?}",
@@ -379,24 +430,53 @@ async fn call_tool(
 }
 
 fn plain(status: StatusCode, text: &str) -> Response {
-    (status, [(header::CONTENT_TYPE, "text/plain; charset=utf-8")], text.to_string()).into_response()
+    (
+        status,
+        [(header::CONTENT_TYPE, "text/plain; charset=utf-8")],
+        text.to_string(),
+    )
+        .into_response()
 }
 
 fn json_resp(status: StatusCode, v: &Value) -> Response {
-    (status, [(header::CONTENT_TYPE, "application/json")], v.to_string()).into_response()
+    (
+        status,
+        [(header::CONTENT_TYPE, "application/json")],
+        v.to_string(),
+    )
+        .into_response()
 }
 
 fn sse(v: &Value) -> Response {
     (
         StatusCode::OK,
-        [(header::CONTENT_TYPE, "text/event-stream"), (header::CACHE_CONTROL, "no-cache")],
+        [
+            (header::CONTENT_TYPE, "text/event-stream"),
+            (header::CACHE_CONTROL, "no-cache"),
+        ],
         format!("event: message\ndata: {v}\n\n"),
     )
         .into_response()
 }
 
-fn rpc_error(status: StatusCode, id: &Value, code: i64, message: &str, data: Option<Value>) -> Response {
-    json_resp(status, &response(id, &Reply::Err { code, message: message.into(), data }))
+fn rpc_error(
+    status: StatusCode,
+    id: &Value,
+    code: i64,
+    message: &str,
+    data: Option<Value>,
+) -> Response {
+    json_resp(
+        status,
+        &response(
+            id,
+            &Reply::Err {
+                code,
+                message: message.into(),
+                data,
+            },
+        ),
+    )
 }
 
 fn header_str<'a>(h: &'a HeaderMap, name: &str) -> Option<&'a str> {
@@ -412,9 +492,18 @@ fn is_json_content(h: &HeaderMap) -> bool {
 fn accepts_both(h: &HeaderMap) -> bool {
     let mut json = false;
     let mut sse = false;
-    for v in h.get_all(header::ACCEPT).iter().filter_map(|v| v.to_str().ok()) {
+    for v in h
+        .get_all(header::ACCEPT)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+    {
         for part in v.split(',') {
-            let m = part.split(';').next().unwrap_or("").trim().to_ascii_lowercase();
+            let m = part
+                .split(';')
+                .next()
+                .unwrap_or("")
+                .trim()
+                .to_ascii_lowercase();
             json |= m == "application/json";
             sse |= m == "text/event-stream";
         }
@@ -424,7 +513,12 @@ fn accepts_both(h: &HeaderMap) -> bool {
 
 /// GET/DELETE on `/mcp/`: 405 (no server stream, no sessions).
 pub async fn not_allowed() -> Response {
-    (StatusCode::METHOD_NOT_ALLOWED, [(header::ALLOW, "POST")], "").into_response()
+    (
+        StatusCode::METHOD_NOT_ALLOWED,
+        [(header::ALLOW, "POST")],
+        "",
+    )
+        .into_response()
 }
 
 /// `POST /mcp/` and `/mcp`.
@@ -448,7 +542,13 @@ pub async fn post(State(app): State<Arc<App>>, req: Request) -> Response {
     };
     let caller = Caller { token, session };
     let Ok(bytes) = read_body(&headers, body, MCP_BODY).await else {
-        return rpc_error(StatusCode::PAYLOAD_TOO_LARGE, &Value::Null, -32600, &format!("request body is over {MCP_BODY} bytes"), None);
+        return rpc_error(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            &Value::Null,
+            -32600,
+            &format!("request body is over {MCP_BODY} bytes"),
+            None,
+        );
     };
     let header_version = header_str(&headers, "mcp-protocol-version");
     let parsed: Result<Value, _> = serde_json::from_slice(&bytes);
@@ -457,10 +557,15 @@ pub async fn post(State(app): State<Arc<App>>, req: Request) -> Response {
         Err(_) => select_era(header_version, &Value::Null),
     };
     if !is_json_content(&headers) {
-        return plain(StatusCode::BAD_REQUEST, "Content-Type must be application/json");
+        return plain(
+            StatusCode::BAD_REQUEST,
+            "Content-Type must be application/json",
+        );
     }
     match era {
-        Era::Mismatch(m) => return rpc_error(StatusCode::BAD_REQUEST, &Value::Null, -32020, &m, None),
+        Era::Mismatch(m) => {
+            return rpc_error(StatusCode::BAD_REQUEST, &Value::Null, -32020, &m, None)
+        }
         Era::Unsupported(v) => {
             return rpc_error(
                 StatusCode::BAD_REQUEST,
@@ -471,43 +576,90 @@ pub async fn post(State(app): State<Arc<App>>, req: Request) -> Response {
             )
         }
         Era::Legacy(_) if !accepts_both(&headers) => {
-            return plain(StatusCode::BAD_REQUEST, "Accept must list both application/json and text/event-stream")
+            return plain(
+                StatusCode::BAD_REQUEST,
+                "Accept must list both application/json and text/event-stream",
+            )
         }
         _ => {}
     }
     let body = match parsed {
         Ok(v) => v,
-        Err(e) => return rpc_error(StatusCode::BAD_REQUEST, &Value::Null, -32700, &format!("parse error: {e}"), None),
+        Err(e) => {
+            return rpc_error(
+                StatusCode::BAD_REQUEST,
+                &Value::Null,
+                -32700,
+                &format!("parse error: {e}"),
+                None,
+            )
+        }
     };
     let backend = Backend::Http(app);
     match era {
         Era::Modern => modern_post(&backend, &caller, &headers, &body, deadline).await,
         Era::Legacy(v) => legacy_post(&backend, &caller, &v, &body, deadline).await,
-        _ => rpc_error(StatusCode::BAD_REQUEST, &Value::Null, -32600, "invalid JSON-RPC request", None),
+        _ => rpc_error(
+            StatusCode::BAD_REQUEST,
+            &Value::Null,
+            -32600,
+            "invalid JSON-RPC request",
+            None,
+        ),
     }
 }
 
-async fn legacy_post(backend: &Backend, caller: &Caller, version: &str, body: &Value, deadline: Instant) -> Response {
+async fn legacy_post(
+    backend: &Backend,
+    caller: &Caller,
+    version: &str,
+    body: &Value,
+    deadline: Instant,
+) -> Response {
     if let Value::Array(items) = body {
         if version != "2025-03-26" {
-            return rpc_error(StatusCode::BAD_REQUEST, &Value::Null, -32600, &format!("JSON-RPC batches are not supported under {version}"), None);
+            return rpc_error(
+                StatusCode::BAD_REQUEST,
+                &Value::Null,
+                -32600,
+                &format!("JSON-RPC batches are not supported under {version}"),
+                None,
+            );
         }
         if items.is_empty() {
-            return rpc_error(StatusCode::BAD_REQUEST, &Value::Null, -32600, "invalid JSON-RPC request: empty batch", None);
+            return rpc_error(
+                StatusCode::BAD_REQUEST,
+                &Value::Null,
+                -32600,
+                "invalid JSON-RPC request: empty batch",
+                None,
+            );
         }
         let mut out = Vec::new();
         for item in items {
             if Instant::now() > deadline {
-                return json_resp(StatusCode::OK, &response(&Value::Null, &Reply::Host(HostFailure::TimedOut, String::new())));
+                return json_resp(
+                    StatusCode::OK,
+                    &response(
+                        &Value::Null,
+                        &Reply::Host(HostFailure::TimedOut, String::new()),
+                    ),
+                );
             }
             match classify(item) {
                 Msg::Notification => {}
-                Msg::Invalid(id) => out.push(response(&id, &err(-32600, "invalid JSON-RPC request"))),
-                Msg::Request { id, method, params } => match dispatch(backend, caller, false, method, params, deadline).await {
-                    r @ Reply::Host(..) => return json_resp(StatusCode::OK, &response(&Value::Null, &r)),
-                    Reply::Denied(d) => return plain(d.plain_status(), d.message()),
-                    r => out.push(response(id, &r)),
-                },
+                Msg::Invalid(id) => {
+                    out.push(response(&id, &err(-32600, "invalid JSON-RPC request")))
+                }
+                Msg::Request { id, method, params } => {
+                    match dispatch(backend, caller, false, method, params, deadline).await {
+                        r @ Reply::Host(..) => {
+                            return json_resp(StatusCode::OK, &response(&Value::Null, &r))
+                        }
+                        Reply::Denied(d) => return plain(d.plain_status(), d.message()),
+                        r => out.push(response(id, &r)),
+                    }
+                }
             }
         }
         if out.is_empty() {
@@ -518,39 +670,78 @@ async fn legacy_post(backend: &Backend, caller: &Caller, version: &str, body: &V
     match classify(body) {
         Msg::Notification => StatusCode::ACCEPTED.into_response(),
         Msg::Invalid(id) => sse(&response(&id, &err(-32600, "invalid JSON-RPC request"))),
-        Msg::Request { id, method, params } => match dispatch(backend, caller, false, method, params, deadline).await {
-            r @ Reply::Host(..) => json_resp(StatusCode::OK, &response(id, &r)),
-            Reply::Denied(d) => plain(d.plain_status(), d.message()),
-            r => sse(&response(id, &r)),
-        },
+        Msg::Request { id, method, params } => {
+            match dispatch(backend, caller, false, method, params, deadline).await {
+                r @ Reply::Host(..) => json_resp(StatusCode::OK, &response(id, &r)),
+                Reply::Denied(d) => plain(d.plain_status(), d.message()),
+                r => sse(&response(id, &r)),
+            }
+        }
     }
 }
 
-async fn modern_post(backend: &Backend, caller: &Caller, headers: &HeaderMap, body: &Value, deadline: Instant) -> Response {
+async fn modern_post(
+    backend: &Backend,
+    caller: &Caller,
+    headers: &HeaderMap,
+    body: &Value,
+    deadline: Instant,
+) -> Response {
     if body.is_array() {
-        return rpc_error(StatusCode::BAD_REQUEST, &Value::Null, -32600, "JSON-RPC batches are not supported under 2026-07-28", None);
+        return rpc_error(
+            StatusCode::BAD_REQUEST,
+            &Value::Null,
+            -32600,
+            "JSON-RPC batches are not supported under 2026-07-28",
+            None,
+        );
     }
     let msg = classify(body);
     if let Some(method) = body.get("method").and_then(Value::as_str) {
         let id = body.get("id").cloned().unwrap_or(Value::Null);
         if header_str(headers, "mcp-method") != Some(method) {
-            return rpc_error(StatusCode::BAD_REQUEST, &id, -32020, "Mcp-Method header does not match the body's method", None);
+            return rpc_error(
+                StatusCode::BAD_REQUEST,
+                &id,
+                -32020,
+                "Mcp-Method header does not match the body's method",
+                None,
+            );
         }
         if method == "tools/call" {
-            let name = body.get("params").and_then(|p| p.get("name")).and_then(Value::as_str);
+            let name = body
+                .get("params")
+                .and_then(|p| p.get("name"))
+                .and_then(Value::as_str);
             if name.is_none() || header_str(headers, "mcp-name") != name {
-                return rpc_error(StatusCode::BAD_REQUEST, &id, -32020, "Mcp-Name header does not match the tool name", None);
+                return rpc_error(
+                    StatusCode::BAD_REQUEST,
+                    &id,
+                    -32020,
+                    "Mcp-Name header does not match the tool name",
+                    None,
+                );
             }
         }
     }
     match msg {
         Msg::Notification => StatusCode::ACCEPTED.into_response(),
-        Msg::Invalid(id) => rpc_error(StatusCode::BAD_REQUEST, &id, -32600, "invalid JSON-RPC request", None),
-        Msg::Request { id, method, params } => match dispatch(backend, caller, true, method, params, deadline).await {
-            Reply::Denied(d) => plain(d.plain_status(), d.message()),
-            r @ Reply::Err { code: -32601, .. } => json_resp(StatusCode::NOT_FOUND, &response(id, &r)),
-            r => json_resp(StatusCode::OK, &response(id, &r)),
-        },
+        Msg::Invalid(id) => rpc_error(
+            StatusCode::BAD_REQUEST,
+            &id,
+            -32600,
+            "invalid JSON-RPC request",
+            None,
+        ),
+        Msg::Request { id, method, params } => {
+            match dispatch(backend, caller, true, method, params, deadline).await {
+                Reply::Denied(d) => plain(d.plain_status(), d.message()),
+                r @ Reply::Err { code: -32601, .. } => {
+                    json_resp(StatusCode::NOT_FOUND, &response(id, &r))
+                }
+                r => json_resp(StatusCode::OK, &response(id, &r)),
+            }
+        }
     }
 }
 
@@ -565,12 +756,20 @@ pub const STDIO_LINE: usize = MCP_BODY;
 ///
 /// # Errors
 /// I/O errors on `input` or `output`.
-pub fn serve_stdio(backend: StdioBackend, token: &str, input: &mut dyn BufRead, output: &mut dyn Write) -> std::io::Result<()> {
-    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+pub fn serve_stdio(
+    backend: StdioBackend,
+    token: &str,
+    input: &mut dyn BufRead,
+    output: &mut dyn Write,
+) -> std::io::Result<()> {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
     let backend = Backend::Stdio(backend);
     loop {
         let mut line = Vec::new();
-        let n = std::io::Read::take(&mut *input, STDIO_LINE as u64 + 1).read_until(b'\n', &mut line)?;
+        let n =
+            std::io::Read::take(&mut *input, STDIO_LINE as u64 + 1).read_until(b'\n', &mut line)?;
         if n == 0 {
             return Ok(());
         }
@@ -584,7 +783,10 @@ pub fn serve_stdio(backend: StdioBackend, token: &str, input: &mut dyn BufRead, 
                     break;
                 }
             }
-            let v = response(&Value::Null, &err(-32600, format!("message is over {STDIO_LINE} bytes")));
+            let v = response(
+                &Value::Null,
+                &err(-32600, format!("message is over {STDIO_LINE} bytes")),
+            );
             writeln!(output, "{v}")?;
             output.flush()?;
             continue;
@@ -604,18 +806,26 @@ async fn stdio_message(backend: &Backend, token: &str, line: &[u8]) -> Option<Va
     let deadline = Instant::now() + POST_DEADLINE;
     let body: Value = match serde_json::from_slice(line) {
         Ok(v) => v,
-        Err(e) => return Some(response(&Value::Null, &err(-32700, format!("parse error: {e}")))),
+        Err(e) => {
+            return Some(response(
+                &Value::Null,
+                &err(-32700, format!("parse error: {e}")),
+            ))
+        }
     };
     let modern = match select_era(None, &body) {
         Era::Modern => true,
         Era::Legacy(_) => false,
         Era::Mismatch(m) => return Some(response(&Value::Null, &err(-32020, m))),
         Era::Unsupported(v) => {
-            return Some(response(&Value::Null, &Reply::Err {
-                code: -32022,
-                message: format!("unsupported protocol version {v:?}"),
-                data: Some(json!({"supported": [MODERN, LEGACY[0], LEGACY[1], LEGACY[2]]})),
-            }))
+            return Some(response(
+                &Value::Null,
+                &Reply::Err {
+                    code: -32022,
+                    message: format!("unsupported protocol version {v:?}"),
+                    data: Some(json!({"supported": [MODERN, LEGACY[0], LEGACY[1], LEGACY[2]]})),
+                },
+            ))
         }
     };
     let (id, method, params) = match classify(&body) {
@@ -623,7 +833,9 @@ async fn stdio_message(backend: &Backend, token: &str, line: &[u8]) -> Option<Va
         Msg::Invalid(id) => return Some(response(&id, &err(-32600, "invalid JSON-RPC request"))),
         Msg::Request { id, method, params } => (id, method, params),
     };
-    let Backend::Stdio(s) = backend else { return None };
+    let Backend::Stdio(s) = backend else {
+        return None;
+    };
     let session = match Store::open_read(&s.db) {
         Ok(store) => auth::lookup(store.conn(), token, super::now()),
         Err(e) => Err(Denial::Store(e.to_string())),
@@ -637,7 +849,10 @@ async fn stdio_message(backend: &Backend, token: &str, line: &[u8]) -> Option<Va
             return Some(response(id, &Reply::Denied(d)));
         }
     };
-    let caller = Caller { token: token.to_string(), session };
+    let caller = Caller {
+        token: token.to_string(),
+        session,
+    };
     let r = dispatch(backend, &caller, modern, method, params, deadline).await;
     Some(response(id, &r))
 }
@@ -652,30 +867,63 @@ mod tests {
         let meta = json!({"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{META_VERSION: MODERN}}});
         let init = json!({"jsonrpc":"2.0","id":1,"method":"initialize"});
         assert_eq!(select_era(None, &plain), Era::Legacy("2025-03-26".into()));
-        assert_eq!(select_era(Some("2025-06-18"), &plain), Era::Legacy("2025-06-18".into()));
+        assert_eq!(
+            select_era(Some("2025-06-18"), &plain),
+            Era::Legacy("2025-06-18".into())
+        );
         assert_eq!(select_era(Some(MODERN), &plain), Era::Modern);
         assert_eq!(select_era(None, &meta), Era::Modern);
         assert_eq!(select_era(Some(MODERN), &meta), Era::Modern);
-        assert!(matches!(select_era(Some("2025-06-18"), &meta), Era::Mismatch(_)));
-        assert!(matches!(select_era(Some("1999-01-01"), &plain), Era::Unsupported(_)));
-        assert_eq!(select_era(Some(MODERN), &init), Era::Legacy("2025-03-26".into()));
+        assert!(matches!(
+            select_era(Some("2025-06-18"), &meta),
+            Era::Mismatch(_)
+        ));
+        assert!(matches!(
+            select_era(Some("1999-01-01"), &plain),
+            Era::Unsupported(_)
+        ));
+        assert_eq!(
+            select_era(Some(MODERN), &init),
+            Era::Legacy("2025-03-26".into())
+        );
     }
 
     #[test]
     fn classify_messages() {
-        assert!(matches!(classify(&json!({"jsonrpc":"2.0","id":1,"method":"ping"})), Msg::Request { .. }));
-        assert!(matches!(classify(&json!({"jsonrpc":"2.0","method":"notifications/initialized"})), Msg::Notification));
-        assert!(matches!(classify(&json!({"jsonrpc":"2.0","id":1,"result":{}})), Msg::Notification));
-        assert!(matches!(classify(&json!({"jsonrpc":"1.0","id":1,"method":"ping"})), Msg::Invalid(_)));
-        assert!(matches!(classify(&json!({"jsonrpc":"2.0","id":{},"method":"ping"})), Msg::Invalid(_)));
+        assert!(matches!(
+            classify(&json!({"jsonrpc":"2.0","id":1,"method":"ping"})),
+            Msg::Request { .. }
+        ));
+        assert!(matches!(
+            classify(&json!({"jsonrpc":"2.0","method":"notifications/initialized"})),
+            Msg::Notification
+        ));
+        assert!(matches!(
+            classify(&json!({"jsonrpc":"2.0","id":1,"result":{}})),
+            Msg::Notification
+        ));
+        assert!(matches!(
+            classify(&json!({"jsonrpc":"1.0","id":1,"method":"ping"})),
+            Msg::Invalid(_)
+        ));
+        assert!(matches!(
+            classify(&json!({"jsonrpc":"2.0","id":{},"method":"ping"})),
+            Msg::Invalid(_)
+        ));
         assert!(matches!(classify(&json!(5)), Msg::Invalid(_)));
     }
 
     #[test]
     fn accept_and_content_type() {
         let mut h = HeaderMap::new();
-        h.insert(header::ACCEPT, "application/json, text/event-stream".parse().unwrap());
-        h.insert(header::CONTENT_TYPE, "application/json; charset=utf-8".parse().unwrap());
+        h.insert(
+            header::ACCEPT,
+            "application/json, text/event-stream".parse().unwrap(),
+        );
+        h.insert(
+            header::CONTENT_TYPE,
+            "application/json; charset=utf-8".parse().unwrap(),
+        );
         assert!(accepts_both(&h));
         assert!(is_json_content(&h));
         h.insert(header::ACCEPT, "application/json".parse().unwrap());

@@ -302,12 +302,18 @@ impl App {
     }
 
     /// Resolve a bearer token to a live session within [`CREDENTIAL_BOUND`].
-    pub async fn session(self: &Arc<Self>, token: String, now: i64) -> Result<Session, auth::Denial> {
+    pub async fn session(
+        self: &Arc<Self>,
+        token: String,
+        now: i64,
+    ) -> Result<Session, auth::Denial> {
         let app = self.clone();
         let job = tokio::task::spawn_blocking(move || {
             let store = match app.readers.lock().ok().and_then(|mut v| v.pop()) {
                 Some(s) => s,
-                None => Store::open_read(&app.db).map_err(|e| auth::Denial::Store(e.to_string()))?,
+                None => {
+                    Store::open_read(&app.db).map_err(|e| auth::Denial::Store(e.to_string()))?
+                }
             };
             let out = auth::lookup(store.conn(), &token, now);
             if let Ok(mut pool) = app.readers.lock() {
@@ -336,7 +342,11 @@ impl App {
 
     /// Run one invocation on the writer: queue FIFO for it (bounded by `deadline` and
     /// [`MAX_QUEUED`]), then run [`invoke::invoke`] on the blocking pool.
-    pub async fn invoke(self: &Arc<Self>, call: Call, deadline: Instant) -> Result<Committed, HostFailure> {
+    pub async fn invoke(
+        self: &Arc<Self>,
+        call: Call,
+        deadline: Instant,
+    ) -> Result<Committed, HostFailure> {
         if self.queued.fetch_add(1, Ordering::SeqCst) >= MAX_QUEUED {
             self.queued.fetch_sub(1, Ordering::SeqCst);
             return Err(HostFailure::Capacity);
@@ -386,8 +396,14 @@ pub fn router(app: Arc<App>) -> Router {
         .route("/v1/health", get(rest::health))
         .route("/v1/head", get(rest::head))
         .route("/v1/worlds/{reference}", get(rest::world))
-        .route("/v1/objects/by-semantic-id/", get(rest::by_semantic_id_empty))
-        .route("/v1/objects/by-semantic-id/{*name}", get(rest::by_semantic_id))
+        .route(
+            "/v1/objects/by-semantic-id/",
+            get(rest::by_semantic_id_empty),
+        )
+        .route(
+            "/v1/objects/by-semantic-id/{*name}",
+            get(rest::by_semantic_id),
+        )
         .route("/v1/objects/{reference}", get(rest::object))
         .route("/v1/log", get(rest::log_range))
         .route("/v1/log/{index}", get(rest::log_entry))
@@ -395,8 +411,18 @@ pub fn router(app: Arc<App>) -> Router {
         .route("/v1/commit", post(rest::commit))
         .route("/v1/receipts/{*id}", get(rest::receipt));
     let mcp = Router::new()
-        .route("/mcp", post(mcp::post).get(mcp::not_allowed).delete(mcp::not_allowed))
-        .route("/mcp/", post(mcp::post).get(mcp::not_allowed).delete(mcp::not_allowed));
+        .route(
+            "/mcp",
+            post(mcp::post)
+                .get(mcp::not_allowed)
+                .delete(mcp::not_allowed),
+        )
+        .route(
+            "/mcp/",
+            post(mcp::post)
+                .get(mcp::not_allowed)
+                .delete(mcp::not_allowed),
+        );
     let a2a = Router::new()
         .route("/a2a", post(a2a::post))
         .route("/a2a/", post(a2a::post))
@@ -407,7 +433,10 @@ pub fn router(app: Arc<App>) -> Router {
         .merge(mcp)
         .merge(a2a)
         .fallback(rest::not_found)
-        .layer(axum::middleware::from_fn_with_state(app.clone(), origin::guard))
+        .layer(axum::middleware::from_fn_with_state(
+            app.clone(),
+            origin::guard,
+        ))
         .layer(DefaultBodyLimit::disable())
         .with_state(app)
 }
@@ -428,7 +457,10 @@ fn check_workspace_root(root: &Path, db: &Path) -> Result<PathBuf, String> {
     let canon = std::fs::canonicalize(root)
         .map_err(|e| format!("workspace root {}: {e}", root.display()))?;
     if !canon.is_dir() {
-        return Err(format!("workspace root {} is not a directory", root.display()));
+        return Err(format!(
+            "workspace root {} is not a directory",
+            root.display()
+        ));
     }
     let db_dir = db
         .parent()
@@ -470,13 +502,19 @@ pub fn prepare(cfg: &mut Config, scan_out: &mut dyn Write) -> Result<Prepared, S
         if let Some(ex) = &cfg.examples_dir {
             if let Ok(ex) = std::fs::canonicalize(ex) {
                 if ex.starts_with(&canon) {
-                    return Err(fail(Stage::Config, "--examples-dir", "the corpus is inside the workspace root"));
+                    return Err(fail(
+                        Stage::Config,
+                        "--examples-dir",
+                        "the corpus is inside the workspace root",
+                    ));
                 }
             }
         }
         cfg.workspace_root = Some(canon);
     }
-    let has_caps = !cfg.run_caps.allow.is_empty() || !cfg.run_caps.net_allow.is_empty() || cfg.run_caps.net_allow_http;
+    let has_caps = !cfg.run_caps.allow.is_empty()
+        || !cfg.run_caps.net_allow.is_empty()
+        || cfg.run_caps.net_allow_http;
     if has_caps && (cfg.workspace_root.is_none() || cfg.tool_bin.is_none()) {
         return Err(fail(
             Stage::Config,
@@ -486,13 +524,19 @@ pub fn prepare(cfg: &mut Config, scan_out: &mut dyn Write) -> Result<Prepared, S
     }
     crate::broker::handlers::policy::validate_run_caps_config(&cfg.run_caps)
         .map_err(|e| fail(Stage::Config, "--run-allow-caps", e))?;
-    let mut store = Store::open_write(&cfg.db, WriteOptions { create: true, wait_lock: None })
-        .map_err(|e| {
-            let lock_held = matches!(e, store::Error::WriterAlreadyActive { .. });
-            let mut f = fail(Stage::StoreOpen, format!("open {}", cfg.db.display()), e);
-            f.lock_held = lock_held;
-            f
-        })?;
+    let mut store = Store::open_write(
+        &cfg.db,
+        WriteOptions {
+            create: true,
+            wait_lock: None,
+        },
+    )
+    .map_err(|e| {
+        let lock_held = matches!(e, store::Error::WriterAlreadyActive { .. });
+        let mut f = fail(Stage::StoreOpen, format!("open {}", cfg.db.display()), e);
+        f.lock_held = lock_held;
+        f
+    })?;
     if let Some(bin) = &cfg.tool_bin {
         check_tool(bin).map_err(|e| fail(Stage::Archive, "--tool-ailang-bin", e))?;
     }
@@ -503,7 +547,8 @@ pub fn prepare(cfg: &mut Config, scan_out: &mut dyn Write) -> Result<Prepared, S
     let tx = store
         .immediate()
         .map_err(|e| fail(Stage::RegistryBootstrap, "epoch registry", e))?;
-    epoch::bootstrap(&tx, &release).map_err(|e| fail(Stage::RegistryBootstrap, "epoch registry", e))?;
+    epoch::bootstrap(&tx, &release)
+        .map_err(|e| fail(Stage::RegistryBootstrap, "epoch registry", e))?;
     tx.commit()
         .map_err(|e| fail(Stage::RegistryBootstrap, "epoch registry", e))?;
     integrity_scan(&store, scan_out);
@@ -534,7 +579,11 @@ pub fn integrity_scan(store: &Store, out: &mut dyn Write) {
     let mut q = match stmt.query([]) {
         Ok(q) => q,
         Err(e) => {
-            let _ = writeln!(out, "integrity_hole table=log_entries reason={:?}", e.to_string());
+            let _ = writeln!(
+                out,
+                "integrity_hole table=log_entries reason={:?}",
+                e.to_string()
+            );
             return;
         }
     };
@@ -549,7 +598,11 @@ pub fn integrity_scan(store: &Store, out: &mut dyn Write) {
             Ok(Some(r)) => r,
             Ok(None) => break,
             Err(e) => {
-                let _ = writeln!(out, "integrity_hole table=log_entries after_index={next:?} reason={:?}", e.to_string());
+                let _ = writeln!(
+                    out,
+                    "integrity_hole table=log_entries after_index={next:?} reason={:?}",
+                    e.to_string()
+                );
                 break;
             }
         };
@@ -575,7 +628,11 @@ pub fn integrity_scan(store: &Store, out: &mut dyn Write) {
                 }
             }
             (Err(e), _) | (_, Err(e)) => {
-                let _ = writeln!(out, "integrity_hole table=log_entries index={idx} reason={:?}", e.to_string());
+                let _ = writeln!(
+                    out,
+                    "integrity_hole table=log_entries index={idx} reason={:?}",
+                    e.to_string()
+                );
             }
         }
     }
@@ -649,7 +706,9 @@ async fn serve(cfg: Config, prepared: Prepared) -> Result<(), StartupError> {
     }
     // Release the writer lock now (the store handle is dropped with the last reference;
     // wait briefly for a running invocation to hand it back).
-    if let Ok(guard) = tokio::time::timeout(Duration::from_secs(1), app.writer.clone().lock_owned()).await {
+    if let Ok(guard) =
+        tokio::time::timeout(Duration::from_secs(1), app.writer.clone().lock_owned()).await
+    {
         drop(guard);
     }
     Ok(())
@@ -681,7 +740,10 @@ mod tests {
 
     #[test]
     fn bind_accepts_loopback_forms() {
-        assert_eq!(parse_bind("127.0.0.1:7644").map(|b| b.addr.port()), Ok(7644));
+        assert_eq!(
+            parse_bind("127.0.0.1:7644").map(|b| b.addr.port()),
+            Ok(7644)
+        );
         assert!(parse_bind("localhost:0").is_ok());
         assert!(parse_bind("[::1]:8080").unwrap().addr.is_ipv6());
     }
@@ -697,21 +759,33 @@ mod tests {
             Err("bind host \"192.168.1.2\" is not loopback".to_string())
         );
         assert!(parse_bind("7644").unwrap_err().contains("is not host:port"));
-        assert!(parse_bind("127.0.0.1:").unwrap_err().contains("is not host:port"));
-        assert!(parse_bind("127.0.0.1:99999").unwrap_err().contains("is not host:port"));
-        assert!(parse_bind("::1:80").unwrap_err().contains("is not host:port"));
+        assert!(parse_bind("127.0.0.1:")
+            .unwrap_err()
+            .contains("is not host:port"));
+        assert!(parse_bind("127.0.0.1:99999")
+            .unwrap_err()
+            .contains("is not host:port"));
+        assert!(parse_bind("::1:80")
+            .unwrap_err()
+            .contains("is not host:port"));
     }
 
     #[test]
     fn startup_error_line() {
         let e = fail(Stage::StoreOpen, "open /x", "locked");
-        assert_eq!(e.to_string(), "daemon startup failed at store-open: open /x: locked");
+        assert_eq!(
+            e.to_string(),
+            "daemon startup failed at store-open: open /x: locked"
+        );
     }
 
     #[test]
     fn host_failure_data_names_invocation() {
         let d = HostFailure::TimedOut.data("mcp:ep1:abc");
         assert_eq!(d["invocationId"], "mcp:ep1:abc");
-        assert_eq!(HostFailure::Capacity.legacy_message(), "host callback capacity exceeded");
+        assert_eq!(
+            HostFailure::Capacity.legacy_message(),
+            "host callback capacity exceeded"
+        );
     }
 }

@@ -24,20 +24,28 @@ pub fn check(headers: &HeaderMap, port: u16, allow: &[String]) -> Result<(), Str
     ];
     let mut host_values = headers.get_all(header::HOST).iter();
     let host = match (host_values.next(), host_values.next()) {
-        (Some(h), None) => h.to_str().map_err(|_| "Host header is not visible ASCII".to_string())?,
+        (Some(h), None) => h
+            .to_str()
+            .map_err(|_| "Host header is not visible ASCII".to_string())?,
         (None, _) => return Err("Host header is absent".into()),
         (Some(_), Some(_)) => return Err("more than one Host header".into()),
     };
     if !hosts.iter().any(|h| h.eq_ignore_ascii_case(host)) {
-        return Err(format!("Host {host:?} is not this daemon's loopback address"));
+        return Err(format!(
+            "Host {host:?} is not this daemon's loopback address"
+        ));
     }
     let mut origins = headers.get_all(header::ORIGIN).iter();
     match (origins.next(), origins.next()) {
         (None, _) => Ok(()),
         (Some(_), Some(_)) => Err("more than one Origin header".into()),
         (Some(o), None) => {
-            let o = o.to_str().map_err(|_| "Origin header is not visible ASCII".to_string())?;
-            let own = hosts.iter().any(|h| o.eq_ignore_ascii_case(&format!("http://{h}")));
+            let o = o
+                .to_str()
+                .map_err(|_| "Origin header is not visible ASCII".to_string())?;
+            let own = hosts
+                .iter()
+                .any(|h| o.eq_ignore_ascii_case(&format!("http://{h}")));
             if o != "null" && (own || allow.iter().any(|a| a == o)) {
                 Ok(())
             } else {
@@ -88,7 +96,12 @@ mod tests {
         assert!(check(&h(host, Some("http://localhost:80")), 80, &[]).is_ok());
         assert!(check(&h(host, Some("null")), 80, &["null".into()]).is_err());
         assert!(check(&h(host, Some("http://evil.example")), 80, &[]).is_err());
-        assert!(check(&h(host, Some("http://evil.example")), 80, &["http://evil.example".into()]).is_ok());
+        assert!(check(
+            &h(host, Some("http://evil.example")),
+            80,
+            &["http://evil.example".into()]
+        )
+        .is_ok());
         assert!(check(&h(host, Some("http://127.0.0.1:81")), 80, &[]).is_err());
     }
 }

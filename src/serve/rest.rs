@@ -40,7 +40,12 @@ pub struct ApiError {
 impl ApiError {
     /// A new error without heads.
     pub fn new(status: StatusCode, class: &'static str, message: impl Into<String>) -> Self {
-        ApiError { status, class, message: message.into(), heads: None }
+        ApiError {
+            status,
+            class,
+            message: message.into(),
+            heads: None,
+        }
     }
     fn bad(message: impl Into<String>) -> Self {
         Self::new(StatusCode::BAD_REQUEST, "BadRequest", message)
@@ -51,18 +56,34 @@ impl ApiError {
     /// 500 `internal store failure`; the cause goes to stderr with the route.
     pub fn internal(route: &str, cause: &str) -> Self {
         eprintln!("world: serve: {route}: {}", one_line(cause));
-        Self::new(StatusCode::INTERNAL_SERVER_ERROR, "Internal", "internal store failure")
+        Self::new(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "Internal",
+            "internal store failure",
+        )
     }
     /// 413 `PayloadTooLarge`.
     pub fn too_large(limit: usize) -> Self {
-        Self::new(StatusCode::PAYLOAD_TOO_LARGE, "PayloadTooLarge", format!("request body is over {limit} bytes"))
+        Self::new(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "PayloadTooLarge",
+            format!("request body is over {limit} bytes"),
+        )
     }
     fn from_read(route: &str, e: ReadError) -> Self {
         match e {
-            ReadError::Timeout => Self::new(StatusCode::SERVICE_UNAVAILABLE, "Timeout", "store read exceeded its 10 s bound"),
+            ReadError::Timeout => Self::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "Timeout",
+                "store read exceeded its 10 s bound",
+            ),
             ReadError::NotFound(m) => Self::not_found(m),
             ReadError::BadRequest(m) => Self::bad(m),
-            ReadError::IndexUnavailable => Self::new(StatusCode::SERVICE_UNAVAILABLE, "LookupIndexUnavailable", "the semantic-id index is absent or misshapen"),
+            ReadError::IndexUnavailable => Self::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "LookupIndexUnavailable",
+                "the semantic-id index is absent or misshapen",
+            ),
             ReadError::Store(c) => Self::internal(route, &c),
         }
     }
@@ -144,7 +165,8 @@ pub async fn world(State(app): State<Arc<App>>, Path(reference): Path<String>) -
         .read(move |s| s.world(&r).map_err(store_err))
         .await
         .map_err(|e| ApiError::from_read("GET /v1/worlds", e))?;
-    row.map(|w| Json(w).into_response()).ok_or_else(|| ApiError::not_found("world not found"))
+    row.map(|w| Json(w).into_response())
+        .ok_or_else(|| ApiError::not_found("world not found"))
 }
 
 /// `GET /v1/objects/{ref}[?payload=true]`.
@@ -157,16 +179,22 @@ pub async fn object(
     let with_payload = match q.get("payload").map(String::as_str) {
         None | Some("false") => false,
         Some("true") => true,
-        Some(other) => return Err(ApiError::bad(format!("payload must be true or false, not {other:?}"))),
+        Some(other) => {
+            return Err(ApiError::bad(format!(
+                "payload must be true or false, not {other:?}"
+            )))
+        }
     };
     let obj = app
         .read(move |s| s.object(&r).map_err(store_err))
         .await
         .map_err(|e| ApiError::from_read("GET /v1/objects", e))?
         .ok_or_else(|| ApiError::not_found("object not found"))?;
-    let mut v = serde_json::to_value(&obj.meta).map_err(|e| ApiError::internal("GET /v1/objects", &e.to_string()))?;
+    let mut v = serde_json::to_value(&obj.meta)
+        .map_err(|e| ApiError::internal("GET /v1/objects", &e.to_string()))?;
     if with_payload {
-        v["payload"] = Value::String(base64::engine::general_purpose::STANDARD.encode(&obj.payload));
+        v["payload"] =
+            Value::String(base64::engine::general_purpose::STANDARD.encode(&obj.payload));
     }
     Ok(Json(v).into_response())
 }
@@ -175,8 +203,14 @@ fn page_limit(q: &HashMap<String, String>) -> Result<usize, ApiError> {
     match q.get("limit") {
         None => Ok(PAGE_DEFAULT),
         Some(t) => {
-            let n: i64 = t.parse().map_err(|_| ApiError::bad(format!("limit {t:?} is not an integer")))?;
-            Ok(if n < 1 { PAGE_DEFAULT } else { (n as usize).min(PAGE_MAX) })
+            let n: i64 = t
+                .parse()
+                .map_err(|_| ApiError::bad(format!("limit {t:?} is not an integer")))?;
+            Ok(if n < 1 {
+                PAGE_DEFAULT
+            } else {
+                (n as usize).min(PAGE_MAX)
+            })
         }
     }
 }
@@ -212,7 +246,8 @@ pub async fn by_semantic_id(
             if !index_ok(s.conn()) {
                 return Err(ReadError::IndexUnavailable);
             }
-            s.objects_by_semantic_id(&name, after.as_deref(), limit).map_err(store_err)
+            s.objects_by_semantic_id(&name, after.as_deref(), limit)
+                .map_err(store_err)
         })
         .await
         .map_err(|e| ApiError::from_read("GET /v1/objects/by-semantic-id", e))?;
@@ -228,19 +263,26 @@ fn parse_index(text: &str) -> Option<i64> {
 
 /// `GET /v1/log/{index}`.
 pub async fn log_entry(State(app): State<Arc<App>>, Path(index): Path<String>) -> ApiResult {
-    let i = parse_index(&index).ok_or_else(|| ApiError::bad("log index must be a non-negative integer"))?;
+    let i = parse_index(&index)
+        .ok_or_else(|| ApiError::bad("log index must be a non-negative integer"))?;
     let e = app
         .read(move |s| s.log_entry(i).map_err(store_err))
         .await
         .map_err(|e| ApiError::from_read("GET /v1/log", e))?;
-    e.map(|e| Json(e).into_response()).ok_or_else(|| ApiError::not_found("log entry not found"))
+    e.map(|e| Json(e).into_response())
+        .ok_or_else(|| ApiError::not_found("log entry not found"))
 }
 
 /// `GET /v1/log?from=N&limit=M`: ascending, stopping at the first absent index.
-pub async fn log_range(State(app): State<Arc<App>>, Query(q): Query<HashMap<String, String>>) -> ApiResult {
+pub async fn log_range(
+    State(app): State<Arc<App>>,
+    Query(q): Query<HashMap<String, String>>,
+) -> ApiResult {
     let from = match q.get("from") {
         None => 0,
-        Some(t) => parse_index(t).ok_or_else(|| ApiError::bad("from must be a non-negative integer"))?,
+        Some(t) => {
+            parse_index(t).ok_or_else(|| ApiError::bad("from must be a non-negative integer"))?
+        }
     };
     let limit = page_limit(&q)?;
     let items = app
@@ -301,8 +343,12 @@ pub async fn commit(State(app): State<Arc<App>>, req: Request) -> ApiResult {
         Bearer::Malformed => return Err(ApiError::from_denial(route, &Denial::Malformed)),
         Bearer::Token(t) => t,
     };
-    app.session(token, super::now()).await.map_err(|d| ApiError::from_denial(route, &d))?;
-    let bytes = read_body(&parts.headers, body, COMMIT_BODY).await.map_err(|_| ApiError::too_large(COMMIT_BODY))?;
+    app.session(token, super::now())
+        .await
+        .map_err(|d| ApiError::from_denial(route, &d))?;
+    let bytes = read_body(&parts.headers, body, COMMIT_BODY)
+        .await
+        .map_err(|_| ApiError::too_large(COMMIT_BODY))?;
     let parsed = parse_body(&bytes).map_err(|e| match e {
         BodyError::TooLarge => ApiError::too_large(COMMIT_BODY),
         other => ApiError::bad(other.to_string()),
@@ -315,7 +361,13 @@ pub async fn commit(State(app): State<Arc<App>>, req: Request) -> ApiResult {
     let start = Instant::now();
     let guard = tokio::time::timeout(COMMIT_BOUND, app.writer.clone().lock_owned())
         .await
-        .map_err(|_| ApiError::new(StatusCode::SERVICE_UNAVAILABLE, "Timeout", "the store was busy for 3 s; nothing was written; safe to resend"))?;
+        .map_err(|_| {
+            ApiError::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "Timeout",
+                "the store was busy for 3 s; nothing was written; safe to resend",
+            )
+        })?;
     let now = super::now();
     let job = tokio::task::spawn_blocking(move || {
         let mut guard = guard;
@@ -344,9 +396,9 @@ pub async fn commit(State(app): State<Arc<App>>, req: Request) -> ApiResult {
             e.heads = Some((observed, selected));
             Err(e)
         }
-        Err(e @ StoreError::InvocationMismatch { .. }) => {
-            Err(ApiError::bad(format!("invocationId was used for a different commit: {e}")))
-        }
+        Err(e @ StoreError::InvocationMismatch { .. }) => Err(ApiError::bad(format!(
+            "invocationId was used for a different commit: {e}"
+        ))),
         Err(e @ StoreError::InvalidRef { .. }) => Err(ApiError::bad(e.to_string())),
         Err(e) => Err(ApiError::internal(route, &e.to_string())),
     }
