@@ -52,7 +52,12 @@ complete -c world -n "__fish_world_needs_command" -f -a "effects" -d 'Effect rec
 complete -c world -n "__fish_world_needs_command" -f -a "broker" -d 'Ask the broker what it would decide (dry run)'
 complete -c world -n "__fish_world_needs_command" -f -a "verify" -d 'Check the whole store: hashes, chain, links, journal'
 complete -c world -n "__fish_world_needs_command" -f -a "why" -d 'Walk the provenance of an entry, object, invocation or result and verify each link'
+<<<<<<< HEAD
 complete -c world -n "__fish_world_needs_command" -f -a "limits" -d 'The nested limits ledger: init, reserve, dispatch, settle, reconcile, release, stop, adjust, report'
+=======
+complete -c world -n "__fish_world_needs_command" -f -a "serve" -d 'Serve the store over HTTP /v1, MCP and A2A on loopback (holds the writer lock)'
+complete -c world -n "__fish_world_needs_command" -f -a "mcp" -d 'Serve MCP on stdin/stdout for a local agent client'
+>>>>>>> wt-serve
 complete -c world -n "__fish_world_needs_command" -f -a "util" -d 'Generate shell completions and man pages'
 complete -c world -n "__fish_world_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c world -n "__fish_world_using_subcommand genesis" -l goal-file -d 'File whose bytes become the goal object (default: `{}`)' -r -F
@@ -436,6 +441,7 @@ complete -c world -n "__fish_world_using_subcommand why" -l wait-lock -d 'Writer
 complete -c world -n "__fish_world_using_subcommand why" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
 complete -c world -n "__fish_world_using_subcommand why" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
 complete -c world -n "__fish_world_using_subcommand why" -s h -l help -d 'Print help (see more with \'--help\')'
+<<<<<<< HEAD
 complete -c world -n "__fish_world_using_subcommand limits; and not __fish_seen_subcommand_from init reserve dispatch settle reconcile release stop adjust report help" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
 complete -c world -n "__fish_world_using_subcommand limits; and not __fish_seen_subcommand_from init reserve dispatch settle reconcile release stop adjust report help" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
 always\t'Always colour'
@@ -607,6 +613,36 @@ complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subc
 complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from help" -f -a "adjust" -d 'Change bounds or lift a stop (attended; always needs the terminal and evidence)'
 complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from help" -f -a "report" -d 'Blocked scopes, dependents, usage, outstanding and unknown attempts, violations (read-only)'
 complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+=======
+complete -c world -n "__fish_world_using_subcommand serve" -l bind -d 'host:port to listen on; the host must be 127.0.0.1, ::1 or localhost (port 0 = any)' -r
+complete -c world -n "__fish_world_using_subcommand serve" -l interpreter -d 'The interpreter: a path to an `ailang` binary, a sha256: ref of an archived one, or `embedded` (default: the store\'s pinned interpreter, else the embedded one)' -r
+complete -c world -n "__fish_world_using_subcommand serve" -l workspace-root -d 'Directory of the episode worktrees (<DIR>/<episode>); overrides each episode\'s binding' -r -F
+complete -c world -n "__fish_world_using_subcommand serve" -l tool-ailang-bin -d 'The pinned AILANG tool binary for the Ailang.* effects (must report AILANG v0.52.1)' -r -F
+complete -c world -n "__fish_world_using_subcommand serve" -l examples-dir -d 'Corpus for examples-search' -r -F
+complete -c world -n "__fish_world_using_subcommand serve" -l run-allow-caps -d 'Capabilities ailang-run may use beyond IO and FS: Env, Net, Declassify' -r
+complete -c world -n "__fish_world_using_subcommand serve" -l run-net-allow -d 'Loopback IP:PORT a Net run may reach (repeatable)' -r
+complete -c world -n "__fish_world_using_subcommand serve" -l allow-origin -d 'An extra allowed Origin header value (repeatable; `null` is always refused)' -r
+complete -c world -n "__fish_world_using_subcommand serve" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
+complete -c world -n "__fish_world_using_subcommand serve" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
+always\t'Always colour'
+never\t'Never colour'"
+complete -c world -n "__fish_world_using_subcommand serve" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
+complete -c world -n "__fish_world_using_subcommand serve" -l run-net-allow-http -d 'Allow plain http to the --run-net-allow pairs'
+complete -c world -n "__fish_world_using_subcommand serve" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
+complete -c world -n "__fish_world_using_subcommand serve" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
+complete -c world -n "__fish_world_using_subcommand serve" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c world -n "__fish_world_using_subcommand mcp" -l session -d 'Session token file or token (else WORLD_SESSION)' -r
+complete -c world -n "__fish_world_using_subcommand mcp" -l workspace-root -d 'Override the episode\'s recorded workspace root (worktree = DIR/<episode>)' -r -F
+complete -c world -n "__fish_world_using_subcommand mcp" -l tool-ailang-bin -d 'The pinned AILANG tool binary for the Ailang.* effects' -r -F
+complete -c world -n "__fish_world_using_subcommand mcp" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
+complete -c world -n "__fish_world_using_subcommand mcp" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
+always\t'Always colour'
+never\t'Never colour'"
+complete -c world -n "__fish_world_using_subcommand mcp" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
+complete -c world -n "__fish_world_using_subcommand mcp" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
+complete -c world -n "__fish_world_using_subcommand mcp" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
+complete -c world -n "__fish_world_using_subcommand mcp" -s h -l help -d 'Print help (see more with \'--help\')'
+>>>>>>> wt-serve
 complete -c world -n "__fish_world_using_subcommand util; and not __fish_seen_subcommand_from completions man help" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
 complete -c world -n "__fish_world_using_subcommand util; and not __fish_seen_subcommand_from completions man help" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
 always\t'Always colour'
@@ -639,6 +675,7 @@ complete -c world -n "__fish_world_using_subcommand util; and __fish_seen_subcom
 complete -c world -n "__fish_world_using_subcommand util; and __fish_seen_subcommand_from help" -f -a "completions" -d 'Write bash, zsh and fish completions into DIR (default: completions/)'
 complete -c world -n "__fish_world_using_subcommand util; and __fish_seen_subcommand_from help" -f -a "man" -d 'Write man pages (one per command) into DIR (default: man/)'
 complete -c world -n "__fish_world_using_subcommand util; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+<<<<<<< HEAD
 complete -c world -n "__fish_world_using_subcommand help; and not __fish_seen_subcommand_from genesis commit head world object log registry publish pin transitions invoke tools ailang receipt session effects broker verify why limits util help" -f -a "genesis" -d 'Create the store if needed and commit a genesis world'
 complete -c world -n "__fish_world_using_subcommand help; and not __fish_seen_subcommand_from genesis commit head world object log registry publish pin transitions invoke tools ailang receipt session effects broker verify why limits util help" -f -a "commit" -d 'Compare-and-append a world from a commit body (the POST /v1/commit JSON)'
 complete -c world -n "__fish_world_using_subcommand help; and not __fish_seen_subcommand_from genesis commit head world object log registry publish pin transitions invoke tools ailang receipt session effects broker verify why limits util help" -f -a "head" -d 'Print the selected world head'
@@ -661,6 +698,31 @@ complete -c world -n "__fish_world_using_subcommand help; and not __fish_seen_su
 complete -c world -n "__fish_world_using_subcommand help; and not __fish_seen_subcommand_from genesis commit head world object log registry publish pin transitions invoke tools ailang receipt session effects broker verify why limits util help" -f -a "limits" -d 'The nested limits ledger: init, reserve, dispatch, settle, reconcile, release, stop, adjust, report'
 complete -c world -n "__fish_world_using_subcommand help; and not __fish_seen_subcommand_from genesis commit head world object log registry publish pin transitions invoke tools ailang receipt session effects broker verify why limits util help" -f -a "util" -d 'Generate shell completions and man pages'
 complete -c world -n "__fish_world_using_subcommand help; and not __fish_seen_subcommand_from genesis commit head world object log registry publish pin transitions invoke tools ailang receipt session effects broker verify why limits util help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+=======
+complete -c world -n "__fish_world_using_subcommand help; and not __fish_seen_subcommand_from genesis commit head world object log registry publish pin transitions invoke tools ailang receipt session effects broker verify why serve mcp util help" -f -a "genesis" -d 'Create the store if needed and commit a genesis world'
+complete -c world -n "__fish_world_using_subcommand help; and not __fish_seen_subcommand_from genesis commit head world object log registry publish pin transitions invoke tools ailang receipt session effects broker verify why serve mcp util help" -f -a "commit" -d 'Compare-and-append a world from a commit body (the POST /v1/commit JSON)'
+complete -c world -n "__fish_world_using_subcommand help; and not __fish_seen_subcommand_from genesis commit head world object log registry publish pin transitions invoke tools ailang receipt session effects broker verify why serve mcp util help" -f -a "head" -d 'Print the selected world head'
+complete -c world -n "__fish_world_using_subcommand help; and not __fish_seen_subcommand_from genesis commit head world object log registry publish pin transitions invoke tools ailang receipt session effects broker verify why serve mcp util help" -f -a "world" -d 'Read world rows'
+complete -c world -n "__fish_world_using_subcommand help; and not __fish_seen_subcommand_from genesis commit head world object log registry publish pin transitions invoke tools ailang receipt session effects broker verify why serve mcp util help" -f -a "object" -d 'Read objects'
+complete -c world -n "__fish_world_using_subcommand help; and not __fish_seen_subcommand_from genesis commit head world object log registry publish pin transitions invoke tools ailang receipt session effects broker verify why serve mcp util help" -f -a "log" -d 'List log entries, or read one with `log get INDEX`'
+complete -c world -n "__fish_world_using_subcommand help; and not __fish_seen_subcommand_from genesis commit head world object log registry publish pin transitions invoke tools ailang receipt session effects broker verify why serve mcp util help" -f -a "registry" -d 'Read named registry heads'
+complete -c world -n "__fish_world_using_subcommand help; and not __fish_seen_subcommand_from genesis commit head world object log registry publish pin transitions invoke tools ailang receipt session effects broker verify why serve mcp util help" -f -a "publish" -d 'Publish transitions from a manifest (attended; --yes for scripts, recorded as unattended)'
+complete -c world -n "__fish_world_using_subcommand help; and not __fish_seen_subcommand_from genesis commit head world object log registry publish pin transitions invoke tools ailang receipt session effects broker verify why serve mcp util help" -f -a "pin" -d 'Archive an interpreter and bootstrap the epoch registry from its release'
+complete -c world -n "__fish_world_using_subcommand help; and not __fish_seen_subcommand_from genesis commit head world object log registry publish pin transitions invoke tools ailang receipt session effects broker verify why serve mcp util help" -f -a "transitions" -d 'Read the transition registry: list, or show one descriptor'
+complete -c world -n "__fish_world_using_subcommand help; and not __fish_seen_subcommand_from genesis commit head world object log registry publish pin transitions invoke tools ailang receipt session effects broker verify why serve mcp util help" -f -a "invoke" -d 'Call a published transition as a session and commit the result'
+complete -c world -n "__fish_world_using_subcommand help; and not __fish_seen_subcommand_from genesis commit head world object log registry publish pin transitions invoke tools ailang receipt session effects broker verify why serve mcp util help" -f -a "tools" -d 'What a session can see and call'
+complete -c world -n "__fish_world_using_subcommand help; and not __fish_seen_subcommand_from genesis commit head world object log registry publish pin transitions invoke tools ailang receipt session effects broker verify why serve mcp util help" -f -a "ailang" -d 'The embedded AILANG interpreter behind the `ailang` CLI contract'
+complete -c world -n "__fish_world_using_subcommand help; and not __fish_seen_subcommand_from genesis commit head world object log registry publish pin transitions invoke tools ailang receipt session effects broker verify why serve mcp util help" -f -a "receipt" -d 'Answer a receipt: not-started, indeterminate or resolved'
+complete -c world -n "__fish_world_using_subcommand help; and not __fish_seen_subcommand_from genesis commit head world object log registry publish pin transitions invoke tools ailang receipt session effects broker verify why serve mcp util help" -f -a "session" -d 'Mint, list and revoke session credentials'
+complete -c world -n "__fish_world_using_subcommand help; and not __fish_seen_subcommand_from genesis commit head world object log registry publish pin transitions invoke tools ailang receipt session effects broker verify why serve mcp util help" -f -a "effects" -d 'Effect records and pending effect intents'
+complete -c world -n "__fish_world_using_subcommand help; and not __fish_seen_subcommand_from genesis commit head world object log registry publish pin transitions invoke tools ailang receipt session effects broker verify why serve mcp util help" -f -a "broker" -d 'Ask the broker what it would decide (dry run)'
+complete -c world -n "__fish_world_using_subcommand help; and not __fish_seen_subcommand_from genesis commit head world object log registry publish pin transitions invoke tools ailang receipt session effects broker verify why serve mcp util help" -f -a "verify" -d 'Check the whole store: hashes, chain, links, journal'
+complete -c world -n "__fish_world_using_subcommand help; and not __fish_seen_subcommand_from genesis commit head world object log registry publish pin transitions invoke tools ailang receipt session effects broker verify why serve mcp util help" -f -a "why" -d 'Walk the provenance of an entry, object, invocation or result and verify each link'
+complete -c world -n "__fish_world_using_subcommand help; and not __fish_seen_subcommand_from genesis commit head world object log registry publish pin transitions invoke tools ailang receipt session effects broker verify why serve mcp util help" -f -a "serve" -d 'Serve the store over HTTP /v1, MCP and A2A on loopback (holds the writer lock)'
+complete -c world -n "__fish_world_using_subcommand help; and not __fish_seen_subcommand_from genesis commit head world object log registry publish pin transitions invoke tools ailang receipt session effects broker verify why serve mcp util help" -f -a "mcp" -d 'Serve MCP on stdin/stdout for a local agent client'
+complete -c world -n "__fish_world_using_subcommand help; and not __fish_seen_subcommand_from genesis commit head world object log registry publish pin transitions invoke tools ailang receipt session effects broker verify why serve mcp util help" -f -a "util" -d 'Generate shell completions and man pages'
+complete -c world -n "__fish_world_using_subcommand help; and not __fish_seen_subcommand_from genesis commit head world object log registry publish pin transitions invoke tools ailang receipt session effects broker verify why serve mcp util help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+>>>>>>> wt-serve
 complete -c world -n "__fish_world_using_subcommand help; and __fish_seen_subcommand_from world" -f -a "get" -d 'Print one world row `{ref, revision, stateRoot, logHead}` (GET /v1/worlds/{ref})'
 complete -c world -n "__fish_world_using_subcommand help; and __fish_seen_subcommand_from object" -f -a "get" -d 'Print an object\'s metadata, or its payload bytes with --payload (GET /v1/objects/{ref})'
 complete -c world -n "__fish_world_using_subcommand help; and __fish_seen_subcommand_from object" -f -a "find" -d 'List objects with a semantic id, ascending hash, paged (GET /v1/objects/by-semantic-id)'

@@ -11,6 +11,7 @@
 //! - [`transitions`]: the epoch and transition registries, manifests and attended publish.
 //! - [`coordinator`]: plan laws and the invocation pipeline.
 //! - [`genesis`]: the deterministic genesis commit.
+//! - [`serve`]: `world serve` (HTTP `/v1`, MCP, A2A) and the MCP stdio server.
 //! - [`cli`]: the command line; one file per subcommand.
 pub mod ailang;
 pub mod authority;
@@ -21,5 +22,6 @@ pub mod encoding;
 pub mod genesis;
 pub mod interp;
 pub mod limits;
+pub mod serve;
 pub mod store;
 pub mod transitions;

@@ -12,12 +12,14 @@ pub mod head;
 pub mod invoke;
 pub mod limits;
 pub mod log;
+pub mod mcp;
 pub mod object;
 pub mod output;
 pub mod pin;
 pub mod publish;
 pub mod receipt;
 pub mod registry;
+pub mod serve;
 pub mod session;
 pub mod tools;
 pub mod transitions;
@@ -124,6 +126,10 @@ pub enum Command {
     /// The nested limits ledger: init, reserve, dispatch, settle, reconcile, release, stop, adjust, report
     #[command(subcommand)]
     Limits(limits::Cmd),
+    /// Serve the store over HTTP /v1, MCP and A2A on loopback (holds the writer lock)
+    Serve(serve::Args),
+    /// Serve MCP on stdin/stdout for a local agent client
+    Mcp(mcp::Args),
     /// Generate shell completions and man pages
     #[command(subcommand)]
     Util(util::Cmd),
@@ -281,6 +287,8 @@ pub fn run(cli: Cli) -> Result<Exit, CliError> {
         Command::Verify(a) => verify::run(&ctx, &mut out, a),
         Command::Why(a) => why::run(&ctx, &mut out, a),
         Command::Limits(c) => limits::run(&ctx, &mut out, c),
+        Command::Serve(a) => serve::run(&ctx, &mut out, a),
+        Command::Mcp(a) => mcp::run(&ctx, &mut out, a),
         Command::Util(c) => util::run(&ctx, &mut out, c),
     }?;
     out.flush()?;

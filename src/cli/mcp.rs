@@ -1,0 +1,65 @@
+//! `world mcp --session S`: the MCP server on stdin/stdout (surfaces.md §5; newline-delimited
+//! JSON-RPC, both eras' method handling).
+
+use std::path::PathBuf;
+
+use super::output::Output;
+use super::{CliError, Context, Exit};
+use crate::authority::session;
+use crate::broker::handlers::RunCapsConfig;
+use crate::serve::mcp::{serve_stdio, StdioBackend};
+
+/// Serve MCP on stdin/stdout for a local agent client.
+///
+/// One JSON-RPC message per line in, one response line per request out; nothing but protocol
+/// on stdout, logs on stderr. The store is opened per request (writers wait for the lock as
+/// with --wait-lock), so other CLI writers can run between calls. A line over 4 MiB answers a
+/// -32600 error and the server keeps serving. Ends at end of input (exit 0).
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// Session token file or token (else WORLD_SESSION)
+    #[arg(long)]
+    session: Option<String>,
+    /// Override the episode's recorded workspace root (worktree = DIR/<episode>)
+    #[arg(long, value_name = "DIR")]
+    workspace_root: Option<PathBuf>,
+    /// The pinned AILANG tool binary for the Ailang.* effects
+    #[arg(long, value_name = "PATH")]
+    tool_ailang_bin: Option<PathBuf>,
+}
+
+/// Run `world mcp`.
+pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError> {
+    let (value, from_argv) = match &args.session {
+        Some(v) => (v.clone(), true),
+        None => match std::env::var("WORLD_SESSION") {
+            Ok(v) if !v.is_empty() => (v, false),
+            _ => {
+                return Err(CliError::failed(
+                    "mcp",
+                    "no session: pass --session FILE or set WORLD_SESSION",
+                ))
+            }
+        },
+    };
+    let token = session::read_token(&value, from_argv).map_err(|e| CliError::failed("mcp", e))?;
+    if let Some(w) = &token.warning {
+        out.warn(w);
+    }
+    // Fail fast on a store that cannot be read; the session itself is checked per request.
+    ctx.open_read()?;
+    let backend = StdioBackend {
+        db: ctx.db.clone(),
+        wait_lock: Some(ctx.wait_lock.unwrap_or(std::time::Duration::from_secs(20))),
+        workspace_root: args.workspace_root,
+        tool_bin: args.tool_ailang_bin,
+        run_caps: RunCapsConfig::default(),
+    };
+    let stdin = std::io::stdin();
+    let mut input = stdin.lock();
+    let stdout = std::io::stdout();
+    let mut output = stdout.lock();
+    serve_stdio(backend, &token.token, &mut input, &mut output)
+        .map_err(|e| CliError::failed("mcp", format!("stdio: {e}")))?;
+    Ok(Exit::Success)
+}

@@ -1,0 +1,549 @@
+//! A2A (surfaces.md §6): the session-scoped agent cards, the reference's legacy `tasks/send`
+//! (idempotent per task id within the episode) and A2A v1.0 `SendMessage` / `GetTask` on the
+//! same `POST /a2a/` endpoint (DEC-A2A-1).
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use axum::extract::{Request, State};
+use axum::http::{header, HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+use serde_json::{json, Value};
+
+use super::auth::{self, Bearer, Denial};
+use super::rest::{read_body, ApiError};
+use super::{one_line, App, HostFailure, ReadError, A2A_BODY, POST_DEADLINE};
+use crate::authority::session::Session;
+use crate::coordinator::invoke::{valid_task, visible, Call, Committed, InvokeError, Surface};
+use crate::store::journal::{self, ReceiptState};
+use crate::store::records::InvocationRecord;
+use crate::store::Object;
+
+async fn card_session(
+    app: &Arc<App>,
+    headers: &HeaderMap,
+    route: &str,
+) -> Result<Session, ApiError> {
+    let token = match auth::parse_bearer(headers) {
+        Bearer::Absent => return Err(ApiError::from_denial(route, &Denial::Absent)),
+        Bearer::Malformed => return Err(ApiError::from_denial(route, &Denial::Malformed)),
+        Bearer::Token(t) => t,
+    };
+    app.session(token, super::now())
+        .await
+        .map_err(|d| ApiError::from_denial(route, &d))
+}
+
+async fn skills(app: &Arc<App>, session: &Session) -> Result<Vec<Value>, ApiError> {
+    let all = app.descriptors().await.map_err(|e| match e {
+        ReadError::Timeout => ApiError::new(
+            StatusCode::GATEWAY_TIMEOUT,
+            "ProjectionDeadlineExceeded",
+            "the registry read passed its deadline",
+        ),
+        other => {
+            eprintln!(
+                "world: serve: agent card: {}",
+                one_line(&format!("{other:?}"))
+            );
+            ApiError::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "ProjectionUnavailable",
+                "the transition registry could not be read",
+            )
+        }
+    })?;
+    Ok(visible(&all, &session.grants, super::now())
+        .iter()
+        .map(|d| json!({"id": d.id, "name": d.title, "description": d.description, "tags": [], "examples": []}))
+        .collect())
+}
+
+fn card_base(skills: Vec<Value>) -> Value {
+    json!({
+        "name": "world",
+        "description": "The world store's published transitions, callable as A2A skills.",
+        "version": env!("CARGO_PKG_VERSION"),
+        "capabilities": {"streaming": false, "pushNotifications": false, "stateTransitionHistory": false},
+        "defaultInputModes": ["application/json"],
+        "defaultOutputModes": ["application/json"],
+        "skills": skills,
+    })
+}
+
+/// `GET /.well-known/agent.json` (legacy card with a top-level `url`).
+pub async fn card_legacy(
+    State(app): State<Arc<App>>,
+    headers: HeaderMap,
+) -> Result<Response, ApiError> {
+    let s = card_session(&app, &headers, "GET /.well-known/agent.json").await?;
+    let mut card = card_base(skills(&app, &s).await?);
+    card["url"] = Value::String(format!("http://127.0.0.1:{}", app.port));
+    Ok(Json(card).into_response())
+}
+
+/// `GET /.well-known/agent-card.json` (v1.0 card with `supportedInterfaces`).
+pub async fn card_v1(
+    State(app): State<Arc<App>>,
+    headers: HeaderMap,
+) -> Result<Response, ApiError> {
+    let s = card_session(&app, &headers, "GET /.well-known/agent-card.json").await?;
+    let mut card = card_base(skills(&app, &s).await?);
+    card["supportedInterfaces"] = json!([{
+        "url": format!("http://127.0.0.1:{}/a2a/", app.port),
+        "protocolBinding": "JSONRPC",
+        "protocolVersion": "1.0",
+    }]);
+    Ok(Json(card).into_response())
+}
+
+fn rpc(id: &Value, code: i64, message: &str) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}})
+}
+
+fn ok(v: Value) -> Response {
+    (
+        StatusCode::OK,
+        [(header::CONTENT_TYPE, "application/json")],
+        v.to_string(),
+    )
+        .into_response()
+}
+
+fn plain(status: StatusCode, text: &str) -> Response {
+    (
+        status,
+        [(header::CONTENT_TYPE, "text/plain; charset=utf-8")],
+        text.to_string(),
+    )
+        .into_response()
+}
+
+/// Is this a v1.0 request (`A2A-Version: 1.0` or a PascalCase method)?
+pub fn is_v1(headers: &HeaderMap, method: Option<&str>) -> bool {
+    headers.get("a2a-version").and_then(|v| v.to_str().ok()) == Some("1.0")
+        || method
+            .and_then(|m| m.chars().next())
+            .is_some_and(|c| c.is_ascii_uppercase())
+}
+
+/// `POST /a2a/`.
+pub async fn post(State(app): State<Arc<App>>, req: Request) -> Response {
+    let deadline = Instant::now() + POST_DEADLINE;
+    let (parts, body) = req.into_parts();
+    let headers = parts.headers;
+    let Ok(bytes) = read_body(&headers, body, A2A_BODY).await else {
+        return (
+            StatusCode::PAYLOAD_TOO_LARGE,
+            [(header::CONTENT_TYPE, "application/json")],
+            rpc(
+                &Value::Null,
+                -32600,
+                &format!("request body is over {A2A_BODY} bytes"),
+            )
+            .to_string(),
+        )
+            .into_response();
+    };
+    let parsed: Option<Value> = serde_json::from_slice(&bytes).ok();
+    let method = parsed
+        .as_ref()
+        .and_then(|v| v.get("method"))
+        .and_then(Value::as_str);
+    let id = parsed
+        .as_ref()
+        .and_then(|v| v.get("id"))
+        .cloned()
+        .unwrap_or(Value::Null);
+    let v1 = is_v1(&headers, method);
+    // Authorization first: an unauthorized caller learns nothing about the request.
+    let token = match auth::parse_bearer(&headers) {
+        Bearer::Absent if v1 => return plain(StatusCode::UNAUTHORIZED, Denial::Absent.message()),
+        Bearer::Malformed if v1 => {
+            return plain(StatusCode::UNAUTHORIZED, Denial::Malformed.message())
+        }
+        Bearer::Absent => return ok(rpc(&id, -32001, Denial::Absent.message())),
+        Bearer::Malformed => return ok(rpc(&id, -32600, Denial::Malformed.message())),
+        Bearer::Token(t) => t,
+    };
+    let session = match app.session(token.clone(), super::now()).await {
+        Ok(s) => s,
+        Err(d) => {
+            if let Denial::Store(c) = &d {
+                eprintln!("world: serve: POST /a2a/: {}", one_line(c));
+            }
+            return if v1 {
+                plain(d.plain_status(), d.message())
+            } else {
+                ok(rpc(&id, -32001, d.message()))
+            };
+        }
+    };
+    let Some(msg) = parsed.filter(|v| v.get("jsonrpc").and_then(Value::as_str) == Some("2.0"))
+    else {
+        return ok(rpc(&id, -32600, "invalid JSON-RPC request"));
+    };
+    let Some(method) = msg.get("method").and_then(Value::as_str) else {
+        return ok(rpc(&id, -32600, "invalid JSON-RPC request"));
+    };
+    let params = msg.get("params").cloned().unwrap_or(Value::Null);
+    match method {
+        "tasks/send" => tasks_send(&app, &token, &session, &id, &params, deadline).await,
+        "SendMessage" => send_message(&app, &token, &session, &id, &params, deadline).await,
+        "GetTask" => get_task(&app, &session, &id, &params).await,
+        "CancelTask" => ok(rpc(
+            &id,
+            -32002,
+            "task cannot be canceled: calls are synchronous",
+        )),
+        "SendStreamingMessage" | "SubscribeToTask" | "ListTasks" | "GetExtendedAgentCard" => {
+            ok(rpc(&id, -32004, "unsupported operation"))
+        }
+        m if m.contains("PushNotificationConfig") => {
+            ok(rpc(&id, -32003, "push notifications are not supported"))
+        }
+        _ => ok(rpc(&id, -32601, "method not found")),
+    }
+}
+
+struct Parsed {
+    task: String,
+    skill: String,
+    transition_fn: Option<String>,
+    args: Value,
+}
+
+fn parse_legacy(params: &Value) -> Result<Parsed, String> {
+    let task = params
+        .get("id")
+        .and_then(Value::as_str)
+        .ok_or("params.id must be a task id string")?;
+    if !valid_task(task) {
+        return Err("params.id must match [A-Za-z0-9._-]{1,128}".into());
+    }
+    let meta = params
+        .get("metadata")
+        .ok_or("params.metadata is required")?;
+    let skill = meta
+        .get("skill_id")
+        .and_then(Value::as_str)
+        .ok_or("metadata.skill_id must be a string")?;
+    let tf = match meta.get("transition_fn") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(s)) => Some(s.clone()),
+        Some(_) => return Err("metadata.transition_fn must be a string".into()),
+    };
+    let parts = params
+        .get("message")
+        .and_then(|m| m.get("parts"))
+        .and_then(Value::as_array)
+        .ok_or("message.parts must be an array")?;
+    let [part] = parts.as_slice() else {
+        return Err("message.parts must hold exactly one part".into());
+    };
+    if part.get("type").and_then(Value::as_str) != Some("data") {
+        return Err("the part must have type \"data\"".into());
+    }
+    let args = part
+        .get("data")
+        .filter(|d| d.is_object())
+        .ok_or("the data part must hold a JSON object")?;
+    Ok(Parsed {
+        task: task.into(),
+        skill: skill.into(),
+        transition_fn: tf,
+        args: args.clone(),
+    })
+}
+
+fn parse_v1(params: &Value) -> Result<Parsed, String> {
+    let m = params.get("message").ok_or("params.message is required")?;
+    let task = m
+        .get("messageId")
+        .and_then(Value::as_str)
+        .ok_or("message.messageId must be a string")?;
+    if !valid_task(task) {
+        return Err("message.messageId must match [A-Za-z0-9._-]{1,128}".into());
+    }
+    if m.get("role").and_then(Value::as_str) != Some("ROLE_USER") {
+        return Err("message.role must be ROLE_USER".into());
+    }
+    let parts = m
+        .get("parts")
+        .and_then(Value::as_array)
+        .ok_or("message.parts must be an array")?;
+    let [part] = parts.as_slice() else {
+        return Err("message.parts must hold exactly one part".into());
+    };
+    let args = part
+        .get("data")
+        .filter(|d| d.is_object())
+        .ok_or("the part must be a data part holding a JSON object")?;
+    let meta = params
+        .get("metadata")
+        .ok_or("params.metadata is required")?;
+    let skill = meta
+        .get("skill_id")
+        .and_then(Value::as_str)
+        .ok_or("metadata.skill_id must be a string")?;
+    let tf = meta
+        .get("transition_fn")
+        .and_then(Value::as_str)
+        .map(str::to_string);
+    Ok(Parsed {
+        task: task.into(),
+        skill: skill.into(),
+        transition_fn: tf,
+        args: args.clone(),
+    })
+}
+
+/// Run a parsed call; `Err(response)` for the JSON-RPC errors of §6.2.
+async fn run(
+    app: &Arc<App>,
+    token: &str,
+    session: &Session,
+    id: &Value,
+    p: Parsed,
+    deadline: Instant,
+    what: &str,
+) -> Result<Committed, Response> {
+    let all = app.descriptors().await.map_err(|e| {
+        eprintln!("world: serve: a2a: {}", one_line(&format!("{e:?}")));
+        ok(rpc(id, -32603, "internal store failure"))
+    })?;
+    let Some(desc) = visible(&all, &session.grants, super::now())
+        .into_iter()
+        .find(|d| d.id == p.skill)
+    else {
+        return Err(ok(rpc(id, -32602, "not authorized")));
+    };
+    if let Some(tf) = &p.transition_fn {
+        if *tf != desc.transition_fn.to_string() {
+            return Err(ok(rpc(
+                id,
+                -32602,
+                "proposal does not match the registered transition",
+            )));
+        }
+    }
+    let invocation_id = format!("a2a:{}:{}", session.episode, p.task);
+    let call = Call {
+        surface: Surface::A2a,
+        token: token.to_string(),
+        transition: p.skill,
+        args: p.args,
+        task: Some(p.task),
+        now: super::now(),
+    };
+    match app.invoke(call, deadline).await {
+        Ok(c) => Ok(c),
+        Err(HostFailure::Invoke(InvokeError::NotAuthorized(_))) => {
+            Err(ok(rpc(id, -32602, "not authorized")))
+        }
+        Err(HostFailure::Invoke(InvokeError::InFlight(_))) => {
+            Err(ok(rpc(id, -32602, "task id already used in this session")))
+        }
+        Err(HostFailure::Invoke(InvokeError::InvalidCall(m))) => {
+            Err(ok(rpc(id, -32602, &format!("invalid params: {m}"))))
+        }
+        Err(HostFailure::Invoke(InvokeError::Session(e))) => {
+            Err(ok(rpc(id, -32001, &e.to_string())))
+        }
+        Err(f) => {
+            let data = f.data(&invocation_id);
+            let recs: Vec<String> = data["effectRecords"]
+                .as_array()
+                .map(|a| {
+                    a.iter()
+                        .filter_map(|v| v.as_str().map(str::to_string))
+                        .collect()
+                })
+                .unwrap_or_default();
+            eprintln!(
+                "world: a2a refusal: {what} {invocation_id}: {:?}",
+                one_line(&format!("{} records [{}]", f.message(), recs.join(" ")))
+            );
+            let mut e = rpc(id, -32603, &f.message());
+            e["error"]["data"] = data;
+            let mut resp = ok(e);
+            if matches!(f, HostFailure::TimedOut) {
+                resp.headers_mut().insert(
+                    header::CONNECTION,
+                    header::HeaderValue::from_static("close"),
+                );
+            }
+            Err(resp)
+        }
+    }
+}
+
+fn output_value(c: &Committed) -> Value {
+    serde_json::from_slice(&c.output).unwrap_or(Value::Null)
+}
+
+async fn tasks_send(
+    app: &Arc<App>,
+    token: &str,
+    session: &Session,
+    id: &Value,
+    params: &Value,
+    deadline: Instant,
+) -> Response {
+    let p = match parse_legacy(params) {
+        Ok(p) => p,
+        Err(m) => return ok(rpc(id, -32602, &format!("invalid params: {m}"))),
+    };
+    let task = p.task.clone();
+    match run(app, token, session, id, p, deadline, "tasks/send").await {
+        Err(r) => r,
+        Ok(c) => ok(json!({"jsonrpc": "2.0", "id": id, "result": {
+            "id": task,
+            "status": {"state": "completed"},
+            "artifacts": [{"parts": [{"type": "data", "data": output_value(&c)}]}],
+            "metadata": {"invocation_id": c.invocation_id, "world_ref": c.world_ref, "entry_index": c.entry_index},
+        }})),
+    }
+}
+
+fn v1_task(
+    episode: &str,
+    invocation_id: &str,
+    output: Value,
+    world_ref: &str,
+    entry_index: i64,
+) -> Value {
+    json!({
+        "id": invocation_id,
+        "contextId": episode,
+        "status": {"state": "TASK_STATE_COMPLETED"},
+        "artifacts": [{"artifactId": "output", "parts": [{"data": output}]}],
+        "metadata": {"invocation_id": invocation_id, "world_ref": world_ref, "entry_index": entry_index},
+    })
+}
+
+async fn send_message(
+    app: &Arc<App>,
+    token: &str,
+    session: &Session,
+    id: &Value,
+    params: &Value,
+    deadline: Instant,
+) -> Response {
+    let p = match parse_v1(params) {
+        Ok(p) => p,
+        Err(m) => return ok(rpc(id, -32602, &format!("invalid params: {m}"))),
+    };
+    match run(app, token, session, id, p, deadline, "SendMessage").await {
+        Err(r) => r,
+        Ok(c) => ok(json!({"jsonrpc": "2.0", "id": id, "result":
+            v1_task(&session.episode, &c.invocation_id, output_value(&c), &c.world_ref, c.entry_index)})),
+    }
+}
+
+/// Re-verify a resolved invocation: world row → entry → record → output (hashes re-checked).
+fn reverify(
+    s: &crate::store::Store,
+    invocation_id: &str,
+    world_ref: &str,
+) -> Result<(Value, i64), String> {
+    let w = s
+        .world(world_ref)
+        .map_err(|e| e.to_string())?
+        .ok_or("world row absent")?;
+    let e = s
+        .log_entry(w.revision)
+        .map_err(|e| e.to_string())?
+        .filter(|e| e.entry_hash == w.log_head)
+        .ok_or("log entry absent")?;
+    let rec = s
+        .object(&e.transition_ref)
+        .map_err(|e| e.to_string())?
+        .filter(Object::verifies)
+        .ok_or("record absent or altered")?;
+    let rec = InvocationRecord::decode(&rec.meta.semantic_id, &rec.payload)?;
+    if rec.invocation_id != invocation_id || rec.output != w.state_root {
+        return Err("record does not match the receipt".into());
+    }
+    let out = s
+        .object(&rec.output)
+        .map_err(|e| e.to_string())?
+        .filter(Object::verifies)
+        .ok_or("output absent or altered")?;
+    let v: Value = serde_json::from_slice(&out.payload).map_err(|e| e.to_string())?;
+    Ok((v, e.header.entry_index))
+}
+
+async fn get_task(app: &Arc<App>, session: &Session, id: &Value, params: &Value) -> Response {
+    let Some(task_id) = params.get("id").and_then(Value::as_str) else {
+        return ok(rpc(
+            id,
+            -32602,
+            "invalid params: params.id must be a task id string",
+        ));
+    };
+    let prefix = format!("a2a:{}:", session.episode);
+    let not_found = || ok(rpc(id, -32001, "task not found"));
+    match task_id.strip_prefix(&prefix) {
+        Some(t) if valid_task(t) => {}
+        _ => return not_found(),
+    }
+    let inv = task_id.to_string();
+    let ep = session.episode.clone();
+    let r = app
+        .read(move |s| {
+            let r =
+                journal::receipt(s.conn(), &inv).map_err(|e| ReadError::Store(e.to_string()))?;
+            match (r.state, r.result_ref) {
+                (ReceiptState::NotStarted, _) => Ok(None),
+                (ReceiptState::Indeterminate, _) => Ok(Some(json!({
+                    "id": inv, "contextId": ep, "status": {"state": "TASK_STATE_WORKING"},
+                    "metadata": {"invocation_id": inv, "world": {"outcome": "indeterminate"}},
+                }))),
+                (ReceiptState::Resolved, Some(wr)) => {
+                    let (out, idx) = reverify(s, &inv, &wr).map_err(ReadError::Store)?;
+                    Ok(Some(v1_task(&ep, &inv, out, &wr, idx)))
+                }
+                (ReceiptState::Resolved, None) => Err(ReadError::Store(
+                    "resolved receipt without resultRef".into(),
+                )),
+            }
+        })
+        .await;
+    match r {
+        Ok(None) => not_found(),
+        Ok(Some(task)) => ok(json!({"jsonrpc": "2.0", "id": id, "result": task})),
+        Err(e) => {
+            eprintln!("world: serve: a2a GetTask: {}", one_line(&format!("{e:?}")));
+            ok(rpc(id, -32603, "internal store failure"))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn legacy_params() {
+        let p = json!({"id":"t1","metadata":{"skill_id":"echo"},"message":{"role":"user","parts":[{"type":"data","data":{"a":1}}]}});
+        let x = parse_legacy(&p).unwrap();
+        assert_eq!((x.task.as_str(), x.skill.as_str()), ("t1", "echo"));
+        let two = json!({"id":"t1","metadata":{"skill_id":"echo"},"message":{"parts":[{"type":"data","data":{}},{"type":"data","data":{}}]}});
+        assert!(parse_legacy(&two).is_err());
+        let bad_id = json!({"id":"t 1","metadata":{"skill_id":"echo"},"message":{"parts":[{"type":"data","data":{}}]}});
+        assert!(parse_legacy(&bad_id).is_err());
+        let text = json!({"id":"t1","metadata":{"skill_id":"echo"},"message":{"parts":[{"type":"text","text":"x"}]}});
+        assert!(parse_legacy(&text).is_err());
+    }
+
+    #[test]
+    fn v1_detection() {
+        let mut h = HeaderMap::new();
+        assert!(!is_v1(&h, Some("tasks/send")));
+        assert!(is_v1(&h, Some("SendMessage")));
+        h.insert("a2a-version", "1.0".parse().unwrap());
+        assert!(is_v1(&h, Some("tasks/send")));
+    }
+}

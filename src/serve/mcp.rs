@@ -1,0 +1,932 @@
+//! MCP at `POST /mcp/` (surfaces.md §5) and on stdio (`world mcp`): the legacy era
+//! (2025-11-25, 2025-06-18, 2025-03-26: `initialize`, `ping`, `tools/list`, `tools/call`,
+//! one-event SSE framing, batches only under 2025-03-26) and the stateless 2026-07-28 era
+//! (`server/discover`, `Mcp-Method`/`Mcp-Name` checks, `resultType`, `ttlMs: 0`).
+//!
+//! The JSON-RPC layer is written here over axum rather than with rmcp, because one endpoint
+//! must speak both eras side by side with the reference's exact framing (DEC in
+//! docs/decisions/serve.md).
+
+use std::io::{BufRead, Write};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Instant;
+
+use axum::extract::{Request, State};
+use axum::http::{header, HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use serde_json::{json, Map, Value};
+
+use super::auth::{self, Bearer, Denial};
+use super::rest::read_body;
+use super::{one_line, random_task, App, HostFailure, MCP_BODY, POST_DEADLINE};
+use crate::authority::session::Session;
+use crate::broker::handlers::{RunCapsConfig, Services};
+use crate::coordinator::invoke::{self, visible, Call, Committed, Host, InvokeError, Surface};
+use crate::store::{Store, WriteOptions};
+use crate::transitions::pins::StorePins;
+use crate::transitions::publish::read_head;
+use crate::transitions::registry::{mcp_decode, Descriptor, MCP_NAME_MAX_BYTES};
+
+/// The modern protocol version.
+pub const MODERN: &str = "2026-07-28";
+/// Legacy protocol versions, newest first.
+pub const LEGACY: [&str; 3] = ["2025-11-25", "2025-06-18", "2025-03-26"];
+/// The `_meta` key carrying the modern protocol version.
+pub const META_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
+/// The `_meta` keys every modern request carries.
+pub const META_REQUIRED: [&str; 3] = [
+    "io.modelcontextprotocol/protocolVersion",
+    "io.modelcontextprotocol/clientCapabilities",
+    "io.modelcontextprotocol/clientInfo",
+];
+/// The per-caller cache scope token of modern `tools/list` (the view is per session).
+pub const CACHE_SCOPE: &str = "private";
+
+/// The protocol era of one POST (DEC-MCP-1).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Era {
+    /// A legacy version (the header value, or `2025-03-26` when absent).
+    Legacy(String),
+    /// 2026-07-28.
+    Modern,
+    /// Header and `_meta` disagree (`-32020`).
+    Mismatch(String),
+    /// An unknown version (`-32022`).
+    Unsupported(String),
+}
+
+fn meta_version(msg: &Value) -> Option<&str> {
+    msg.get("params")?.get("_meta")?.get(META_VERSION)?.as_str()
+}
+
+/// Select the era from the `MCP-Protocol-Version` header and the body (surfaces.md §5.1).
+pub fn select_era(header_version: Option<&str>, body: &Value) -> Era {
+    if body.get("method").and_then(Value::as_str) == Some("initialize") {
+        return Era::Legacy(
+            header_version
+                .filter(|h| LEGACY.contains(h))
+                .unwrap_or("2025-03-26")
+                .to_string(),
+        );
+    }
+    let meta = if body.is_object() {
+        meta_version(body)
+    } else {
+        None
+    };
+    match (header_version, meta) {
+        (Some(h), Some(m)) if h != m => Era::Mismatch(format!(
+            "MCP-Protocol-Version header {h:?} does not match _meta protocolVersion {m:?}"
+        )),
+        (_, Some(m)) if m == MODERN => Era::Modern,
+        (_, Some(m)) => Era::Unsupported(m.to_string()),
+        (Some(h), None) if h == MODERN => Era::Modern,
+        (Some(h), None) if LEGACY.contains(&h) => Era::Legacy(h.to_string()),
+        (None, None) => Era::Legacy("2025-03-26".into()),
+        (Some(h), None) => Era::Unsupported(h.to_string()),
+    }
+}
+
+/// What served the tools: the daemon (shared writer) or a stdio process (store per request).
+pub enum Backend {
+    /// `world serve`.
+    Http(Arc<App>),
+    /// `world mcp`.
+    Stdio(StdioBackend),
+}
+
+/// The store and host configuration of `world mcp`.
+pub struct StdioBackend {
+    /// The store.
+    pub db: PathBuf,
+    /// `--wait-lock` for each request's writer open.
+    pub wait_lock: Option<std::time::Duration>,
+    /// `--workspace-root`.
+    pub workspace_root: Option<PathBuf>,
+    /// `--tool-ailang-bin`.
+    pub tool_bin: Option<PathBuf>,
+    /// Run caps.
+    pub run_caps: RunCapsConfig,
+}
+
+impl Backend {
+    async fn descriptors(&self) -> Result<Vec<Descriptor>, String> {
+        match self {
+            Backend::Http(app) => app.descriptors().await.map_err(|e| format!("{e:?}")),
+            Backend::Stdio(s) => {
+                let store = Store::open_read(&s.db).map_err(|e| e.to_string())?;
+                read_head(store.conn())
+                    .map(|h| h.map(|h| h.revision.entries).unwrap_or_default())
+                    .map_err(|e| e.to_string())
+            }
+        }
+    }
+
+    async fn invoke(&self, call: Call, deadline: Instant) -> Result<Committed, HostFailure> {
+        match self {
+            Backend::Http(app) => app.invoke(call, deadline).await,
+            Backend::Stdio(s) => {
+                let mut store = Store::open_write(
+                    &s.db,
+                    WriteOptions {
+                        create: false,
+                        wait_lock: s.wait_lock,
+                    },
+                )
+                .map_err(|e| HostFailure::Invoke(InvokeError::Store(e)))?;
+                let pins = StorePins::for_db(&s.db);
+                let host = Host {
+                    interpreters: &pins,
+                    workspace_root: s.workspace_root.clone(),
+                    tool_bin: s.tool_bin.clone(),
+                    run_caps: s.run_caps.clone(),
+                    examples_dir: None,
+                    services: Services::default(),
+                };
+                invoke::invoke(&mut store, &call, &host).map_err(HostFailure::Invoke)
+            }
+        }
+    }
+}
+
+/// The answer to one JSON-RPC request, before framing.
+#[derive(Debug)]
+pub enum Reply {
+    /// A result.
+    Ok(Value),
+    /// A protocol error.
+    Err {
+        /// JSON-RPC code.
+        code: i64,
+        /// Message.
+        message: String,
+        /// Optional data.
+        data: Option<Value>,
+    },
+    /// A legacy-era host failure (whole-POST `-32603`).
+    Host(HostFailure, String),
+    /// A session denial.
+    Denied(Denial),
+}
+
+fn err(code: i64, message: impl Into<String>) -> Reply {
+    Reply::Err {
+        code,
+        message: message.into(),
+        data: None,
+    }
+}
+
+/// A JSON-RPC response object.
+pub fn response(id: &Value, reply: &Reply) -> Value {
+    match reply {
+        Reply::Ok(v) => json!({"jsonrpc": "2.0", "id": id, "result": v}),
+        Reply::Err {
+            code,
+            message,
+            data,
+        } => {
+            let mut e = json!({"code": code, "message": message});
+            if let Some(d) = data {
+                e["data"] = d.clone();
+            }
+            json!({"jsonrpc": "2.0", "id": id, "error": e})
+        }
+        Reply::Host(f, inv) => json!({"jsonrpc": "2.0", "id": id, "error": {
+            "code": -32603, "message": f.legacy_message(), "data": f.data(inv)}}),
+        Reply::Denied(d) => {
+            json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32001, "message": d.message()}})
+        }
+    }
+}
+
+/// A caller: the token and its session resolved for this request.
+pub struct Caller {
+    /// The 64-hex token.
+    pub token: String,
+    /// The live session.
+    pub session: Session,
+}
+
+/// One tool object: `name`, `title`, `description`, `inputSchema` (a schema without a
+/// top-level `type` gains `"type":"object"`).
+pub fn tool_json(d: &Descriptor) -> Value {
+    let mut schema = d.input_schema.to_json();
+    if let Value::Object(m) = &mut schema {
+        if !m.contains_key("type") {
+            m.insert("type".into(), Value::String("object".into()));
+        }
+    }
+    json!({"name": d.mcp_name(), "title": d.title, "description": d.description, "inputSchema": schema})
+}
+
+fn surface_refused(all: &[Descriptor]) -> Option<Reply> {
+    if all.iter().any(|d| d.mcp_name().len() > MCP_NAME_MAX_BYTES) {
+        Some(err(
+            -32603,
+            "tool surface refused: a tool name exceeds 64 bytes",
+        ))
+    } else {
+        None
+    }
+}
+
+/// A request message split into its parts, or the reason it is not one.
+enum Msg<'a> {
+    Request {
+        id: &'a Value,
+        method: &'a str,
+        params: Option<&'a Value>,
+    },
+    Notification,
+    Invalid(Value),
+}
+
+fn classify(msg: &Value) -> Msg<'_> {
+    let Some(obj) = msg.as_object() else {
+        return Msg::Invalid(Value::Null);
+    };
+    let id = obj.get("id");
+    if obj.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
+        return Msg::Invalid(id.cloned().unwrap_or(Value::Null));
+    }
+    let Some(method) = obj.get("method") else {
+        if obj.contains_key("result") || obj.contains_key("error") {
+            return Msg::Notification;
+        }
+        return Msg::Invalid(id.cloned().unwrap_or(Value::Null));
+    };
+    let Some(method) = method.as_str() else {
+        return Msg::Invalid(id.cloned().unwrap_or(Value::Null));
+    };
+    match id {
+        None => Msg::Notification,
+        Some(id @ (Value::String(_) | Value::Number(_))) => Msg::Request {
+            id,
+            method,
+            params: obj.get("params"),
+        },
+        Some(other) => Msg::Invalid(other.clone()),
+    }
+}
+
+/// Dispatch one request in an era. `modern` selects the 2026-07-28 method set and result
+/// shapes.
+pub async fn dispatch(
+    backend: &Backend,
+    caller: &Caller,
+    modern: bool,
+    method: &str,
+    params: Option<&Value>,
+    deadline: Instant,
+) -> Reply {
+    let now = super::now();
+    if modern {
+        let meta = params
+            .and_then(|p| p.get("_meta"))
+            .and_then(Value::as_object);
+        for k in META_REQUIRED {
+            if meta.is_none_or(|m| !m.contains_key(k)) {
+                return err(-32602, format!("invalid params: _meta must carry {k:?}"));
+            }
+        }
+    }
+    match (method, modern) {
+        ("initialize", false) => {
+            let asked = params
+                .and_then(|p| p.get("protocolVersion"))
+                .and_then(Value::as_str);
+            let version = asked.filter(|v| LEGACY.contains(v)).unwrap_or(LEGACY[0]);
+            Reply::Ok(json!({
+                "protocolVersion": version,
+                "capabilities": {"tools": {"listChanged": false}},
+                "serverInfo": {"name": "world", "title": "world", "version": env!("CARGO_PKG_VERSION")},
+            }))
+        }
+        ("ping", false) => Reply::Ok(json!({})),
+        ("server/discover", true) => Reply::Ok(json!({
+            "resultType": "complete",
+            "supportedVersions": [MODERN, LEGACY[0], LEGACY[1], LEGACY[2]],
+            "capabilities": {"tools": {"listChanged": false}},
+            "serverInfo": {"name": "world", "title": "world", "version": env!("CARGO_PKG_VERSION")},
+        })),
+        ("tools/list", _) => {
+            let all = match backend.descriptors().await {
+                Ok(a) => a,
+                Err(e) => {
+                    eprintln!("world: serve: mcp tools/list: {}", one_line(&e));
+                    return err(-32603, "internal store failure");
+                }
+            };
+            if let Some(r) = surface_refused(&all) {
+                return r;
+            }
+            let tools: Vec<Value> = visible(&all, &caller.session.grants, now)
+                .iter()
+                .map(tool_json)
+                .collect();
+            if modern {
+                Reply::Ok(
+                    json!({"resultType": "complete", "tools": tools, "ttlMs": 0, "cacheScope": CACHE_SCOPE}),
+                )
+            } else {
+                Reply::Ok(json!({ "tools": tools }))
+            }
+        }
+        ("tools/call", _) => call_tool(backend, caller, modern, params, deadline, now).await,
+        _ => err(-32601, format!("method not found: {method:?}")),
+    }
+}
+
+async fn call_tool(
+    backend: &Backend,
+    caller: &Caller,
+    modern: bool,
+    params: Option<&Value>,
+    deadline: Instant,
+    now: i64,
+) -> Reply {
+    let Some(p) = params.and_then(Value::as_object) else {
+        return err(-32602, "invalid params: params must be an object");
+    };
+    let Some(name) = p.get("name").and_then(Value::as_str) else {
+        return err(-32602, "invalid params: name must be a string");
+    };
+    let args = match p.get("arguments") {
+        None | Some(Value::Null) => Value::Object(Map::new()),
+        Some(v @ Value::Object(_)) => v.clone(),
+        Some(_) => return err(-32602, "invalid params: arguments must be a JSON object"),
+    };
+    let unknown = || err(-32602, format!("unknown tool {name:?}"));
+    let all = match backend.descriptors().await {
+        Ok(a) => a,
+        Err(e) => {
+            eprintln!("world: serve: mcp tools/call: {}", one_line(&e));
+            return err(-32603, "internal store failure");
+        }
+    };
+    if let Some(r) = surface_refused(&all) {
+        return r;
+    }
+    let Ok(id) = mcp_decode(name) else {
+        return unknown();
+    };
+    if !visible(&all, &caller.session.grants, now)
+        .iter()
+        .any(|d| d.id == id)
+    {
+        return unknown();
+    }
+    let task = random_task();
+    let invocation_id = format!("mcp:{}:{}", caller.session.episode, task);
+    let call = Call {
+        surface: Surface::Mcp,
+        token: caller.token.clone(),
+        transition: id,
+        args,
+        task: Some(task),
+        now,
+    };
+    match backend.invoke(call, deadline).await {
+        Ok(c) => {
+            let structured: Value = serde_json::from_slice(&c.output).unwrap_or(Value::Null);
+            let text = String::from_utf8_lossy(&c.output).into_owned();
+            let mut r = json!({"content": [{"type": "text", "text": text}], "structuredContent": structured});
+            if modern {
+                r["resultType"] = Value::String("complete".into());
+            }
+            Reply::Ok(r)
+        }
+        Err(HostFailure::Invoke(InvokeError::NotAuthorized(_))) => unknown(),
+        Err(HostFailure::Invoke(InvokeError::Session(e))) => Reply::Denied(match e {
+            crate::authority::session::SessionError::Expired => Denial::Expired,
+            crate::authority::session::SessionError::Malformed => Denial::Malformed,
+            _ => Denial::Unknown,
+        }),
+        Err(f) => {
+            let data = f.data(&invocation_id);
+            let records = data["effectRecords"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default();
+            let recs: Vec<&str> = records.iter().filter_map(Value::as_str).collect();
+            eprintln!(
+                "world: mcp refusal: tools/call {invocation_id}: {:?}",
+                one_line(&format!("{} records [{}]", f.message(), recs.join(" ")))
+            );
+            if modern {
+                Reply::Ok(json!({
+                    "resultType": "complete",
+                    "isError": true,
+                    "content": [{"type": "text", "text": f.message()}],
+                    "_meta": {"world/invocation": {"class": data["class"], "invocationId": data["invocationId"], "effectRecords": data["effectRecords"]}},
+                }))
+            } else {
+                Reply::Host(f, invocation_id)
+            }
+        }
+    }
+}
+
+fn plain(status: StatusCode, text: &str) -> Response {
+    (
+        status,
+        [(header::CONTENT_TYPE, "text/plain; charset=utf-8")],
+        text.to_string(),
+    )
+        .into_response()
+}
+
+fn json_resp(status: StatusCode, v: &Value) -> Response {
+    (
+        status,
+        [(header::CONTENT_TYPE, "application/json")],
+        v.to_string(),
+    )
+        .into_response()
+}
+
+fn sse(v: &Value) -> Response {
+    (
+        StatusCode::OK,
+        [
+            (header::CONTENT_TYPE, "text/event-stream"),
+            (header::CACHE_CONTROL, "no-cache"),
+        ],
+        format!("event: message\ndata: {v}\n\n"),
+    )
+        .into_response()
+}
+
+fn rpc_error(
+    status: StatusCode,
+    id: &Value,
+    code: i64,
+    message: &str,
+    data: Option<Value>,
+) -> Response {
+    json_resp(
+        status,
+        &response(
+            id,
+            &Reply::Err {
+                code,
+                message: message.into(),
+                data,
+            },
+        ),
+    )
+}
+
+fn header_str<'a>(h: &'a HeaderMap, name: &str) -> Option<&'a str> {
+    h.get(name).and_then(|v| v.to_str().ok())
+}
+
+fn is_json_content(h: &HeaderMap) -> bool {
+    header_str(h, "content-type")
+        .and_then(|c| c.split(';').next())
+        .is_some_and(|m| m.trim().eq_ignore_ascii_case("application/json"))
+}
+
+fn accepts_both(h: &HeaderMap) -> bool {
+    let mut json = false;
+    let mut sse = false;
+    for v in h
+        .get_all(header::ACCEPT)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+    {
+        for part in v.split(',') {
+            let m = part
+                .split(';')
+                .next()
+                .unwrap_or("")
+                .trim()
+                .to_ascii_lowercase();
+            json |= m == "application/json";
+            sse |= m == "text/event-stream";
+        }
+    }
+    json && sse
+}
+
+/// GET/DELETE on `/mcp/`: 405 (no server stream, no sessions).
+pub async fn not_allowed() -> Response {
+    (
+        StatusCode::METHOD_NOT_ALLOWED,
+        [(header::ALLOW, "POST")],
+        "",
+    )
+        .into_response()
+}
+
+/// `POST /mcp/` and `/mcp`.
+pub async fn post(State(app): State<Arc<App>>, req: Request) -> Response {
+    let deadline = Instant::now() + POST_DEADLINE;
+    let (parts, body) = req.into_parts();
+    let headers = parts.headers;
+    let token = match auth::parse_bearer(&headers) {
+        Bearer::Absent => return plain(StatusCode::UNAUTHORIZED, Denial::Absent.message()),
+        Bearer::Malformed => return plain(StatusCode::UNAUTHORIZED, Denial::Malformed.message()),
+        Bearer::Token(t) => t,
+    };
+    let session = match app.session(token.clone(), super::now()).await {
+        Ok(s) => s,
+        Err(d) => {
+            if let Denial::Store(c) = &d {
+                eprintln!("world: serve: POST /mcp/: {}", one_line(c));
+            }
+            return plain(d.plain_status(), d.message());
+        }
+    };
+    let caller = Caller { token, session };
+    let Ok(bytes) = read_body(&headers, body, MCP_BODY).await else {
+        return rpc_error(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            &Value::Null,
+            -32600,
+            &format!("request body is over {MCP_BODY} bytes"),
+            None,
+        );
+    };
+    let header_version = header_str(&headers, "mcp-protocol-version");
+    let parsed: Result<Value, _> = serde_json::from_slice(&bytes);
+    let era = match &parsed {
+        Ok(v) => select_era(header_version, v),
+        Err(_) => select_era(header_version, &Value::Null),
+    };
+    if !is_json_content(&headers) {
+        return plain(
+            StatusCode::BAD_REQUEST,
+            "Content-Type must be application/json",
+        );
+    }
+    match era {
+        Era::Mismatch(m) => {
+            return rpc_error(StatusCode::BAD_REQUEST, &Value::Null, -32020, &m, None)
+        }
+        Era::Unsupported(v) => {
+            return rpc_error(
+                StatusCode::BAD_REQUEST,
+                &Value::Null,
+                -32022,
+                &format!("unsupported protocol version {v:?}"),
+                Some(json!({"supported": [MODERN, LEGACY[0], LEGACY[1], LEGACY[2]]})),
+            )
+        }
+        Era::Legacy(_) if !accepts_both(&headers) => {
+            return plain(
+                StatusCode::BAD_REQUEST,
+                "Accept must list both application/json and text/event-stream",
+            )
+        }
+        _ => {}
+    }
+    let body = match parsed {
+        Ok(v) => v,
+        Err(e) => {
+            return rpc_error(
+                StatusCode::BAD_REQUEST,
+                &Value::Null,
+                -32700,
+                &format!("parse error: {e}"),
+                None,
+            )
+        }
+    };
+    let backend = Backend::Http(app);
+    match era {
+        Era::Modern => modern_post(&backend, &caller, &headers, &body, deadline).await,
+        Era::Legacy(v) => legacy_post(&backend, &caller, &v, &body, deadline).await,
+        _ => rpc_error(
+            StatusCode::BAD_REQUEST,
+            &Value::Null,
+            -32600,
+            "invalid JSON-RPC request",
+            None,
+        ),
+    }
+}
+
+async fn legacy_post(
+    backend: &Backend,
+    caller: &Caller,
+    version: &str,
+    body: &Value,
+    deadline: Instant,
+) -> Response {
+    if let Value::Array(items) = body {
+        if version != "2025-03-26" {
+            return rpc_error(
+                StatusCode::BAD_REQUEST,
+                &Value::Null,
+                -32600,
+                &format!("JSON-RPC batches are not supported under {version}"),
+                None,
+            );
+        }
+        if items.is_empty() {
+            return rpc_error(
+                StatusCode::BAD_REQUEST,
+                &Value::Null,
+                -32600,
+                "invalid JSON-RPC request: empty batch",
+                None,
+            );
+        }
+        let mut out = Vec::new();
+        for item in items {
+            if Instant::now() > deadline {
+                return json_resp(
+                    StatusCode::OK,
+                    &response(
+                        &Value::Null,
+                        &Reply::Host(HostFailure::TimedOut, String::new()),
+                    ),
+                );
+            }
+            match classify(item) {
+                Msg::Notification => {}
+                Msg::Invalid(id) => {
+                    out.push(response(&id, &err(-32600, "invalid JSON-RPC request")))
+                }
+                Msg::Request { id, method, params } => {
+                    match dispatch(backend, caller, false, method, params, deadline).await {
+                        r @ Reply::Host(..) => {
+                            return json_resp(StatusCode::OK, &response(&Value::Null, &r))
+                        }
+                        Reply::Denied(d) => return plain(d.plain_status(), d.message()),
+                        r => out.push(response(id, &r)),
+                    }
+                }
+            }
+        }
+        if out.is_empty() {
+            return StatusCode::ACCEPTED.into_response();
+        }
+        return sse(&Value::Array(out));
+    }
+    match classify(body) {
+        Msg::Notification => StatusCode::ACCEPTED.into_response(),
+        Msg::Invalid(id) => sse(&response(&id, &err(-32600, "invalid JSON-RPC request"))),
+        Msg::Request { id, method, params } => {
+            match dispatch(backend, caller, false, method, params, deadline).await {
+                r @ Reply::Host(..) => json_resp(StatusCode::OK, &response(id, &r)),
+                Reply::Denied(d) => plain(d.plain_status(), d.message()),
+                r => sse(&response(id, &r)),
+            }
+        }
+    }
+}
+
+async fn modern_post(
+    backend: &Backend,
+    caller: &Caller,
+    headers: &HeaderMap,
+    body: &Value,
+    deadline: Instant,
+) -> Response {
+    if body.is_array() {
+        return rpc_error(
+            StatusCode::BAD_REQUEST,
+            &Value::Null,
+            -32600,
+            "JSON-RPC batches are not supported under 2026-07-28",
+            None,
+        );
+    }
+    let msg = classify(body);
+    if let Some(method) = body.get("method").and_then(Value::as_str) {
+        let id = body.get("id").cloned().unwrap_or(Value::Null);
+        if header_str(headers, "mcp-method") != Some(method) {
+            return rpc_error(
+                StatusCode::BAD_REQUEST,
+                &id,
+                -32020,
+                "Mcp-Method header does not match the body's method",
+                None,
+            );
+        }
+        if method == "tools/call" {
+            let name = body
+                .get("params")
+                .and_then(|p| p.get("name"))
+                .and_then(Value::as_str);
+            if name.is_none() || header_str(headers, "mcp-name") != name {
+                return rpc_error(
+                    StatusCode::BAD_REQUEST,
+                    &id,
+                    -32020,
+                    "Mcp-Name header does not match the tool name",
+                    None,
+                );
+            }
+        }
+    }
+    match msg {
+        Msg::Notification => StatusCode::ACCEPTED.into_response(),
+        Msg::Invalid(id) => rpc_error(
+            StatusCode::BAD_REQUEST,
+            &id,
+            -32600,
+            "invalid JSON-RPC request",
+            None,
+        ),
+        Msg::Request { id, method, params } => {
+            match dispatch(backend, caller, true, method, params, deadline).await {
+                Reply::Denied(d) => plain(d.plain_status(), d.message()),
+                r @ Reply::Err { code: -32601, .. } => {
+                    json_resp(StatusCode::NOT_FOUND, &response(id, &r))
+                }
+                r => json_resp(StatusCode::OK, &response(id, &r)),
+            }
+        }
+    }
+}
+
+/// Largest stdio line in bytes (4 MiB, the MCP body limit).
+pub const STDIO_LINE: usize = MCP_BODY;
+
+/// Serve MCP on `input`/`output`: one JSON-RPC message per line, one response line per
+/// request (none for notifications). The session is resolved again for every request (a
+/// revoked token stops working at once); the store is opened per request, so other CLI
+/// writers can run between requests. A line over [`STDIO_LINE`] answers a `-32600` error
+/// and the server keeps reading. Returns at end of input.
+///
+/// # Errors
+/// I/O errors on `input` or `output`.
+pub fn serve_stdio(
+    backend: StdioBackend,
+    token: &str,
+    input: &mut dyn BufRead,
+    output: &mut dyn Write,
+) -> std::io::Result<()> {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    let backend = Backend::Stdio(backend);
+    loop {
+        let mut line = Vec::new();
+        let n =
+            std::io::Read::take(&mut *input, STDIO_LINE as u64 + 1).read_until(b'\n', &mut line)?;
+        if n == 0 {
+            return Ok(());
+        }
+        if line.len() > STDIO_LINE && !line.ends_with(b"\n") {
+            // Discard the rest of the oversized line.
+            let mut sink = Vec::new();
+            loop {
+                sink.clear();
+                let m = std::io::Read::take(&mut *input, 65536).read_until(b'\n', &mut sink)?;
+                if m == 0 || sink.ends_with(b"\n") {
+                    break;
+                }
+            }
+            let v = response(
+                &Value::Null,
+                &err(-32600, format!("message is over {STDIO_LINE} bytes")),
+            );
+            writeln!(output, "{v}")?;
+            output.flush()?;
+            continue;
+        }
+        if line.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        let reply = rt.block_on(stdio_message(&backend, token, &line));
+        if let Some(v) = reply {
+            writeln!(output, "{v}")?;
+            output.flush()?;
+        }
+    }
+}
+
+async fn stdio_message(backend: &Backend, token: &str, line: &[u8]) -> Option<Value> {
+    let deadline = Instant::now() + POST_DEADLINE;
+    let body: Value = match serde_json::from_slice(line) {
+        Ok(v) => v,
+        Err(e) => {
+            return Some(response(
+                &Value::Null,
+                &err(-32700, format!("parse error: {e}")),
+            ))
+        }
+    };
+    let modern = match select_era(None, &body) {
+        Era::Modern => true,
+        Era::Legacy(_) => false,
+        Era::Mismatch(m) => return Some(response(&Value::Null, &err(-32020, m))),
+        Era::Unsupported(v) => {
+            return Some(response(
+                &Value::Null,
+                &Reply::Err {
+                    code: -32022,
+                    message: format!("unsupported protocol version {v:?}"),
+                    data: Some(json!({"supported": [MODERN, LEGACY[0], LEGACY[1], LEGACY[2]]})),
+                },
+            ))
+        }
+    };
+    let (id, method, params) = match classify(&body) {
+        Msg::Notification => return None,
+        Msg::Invalid(id) => return Some(response(&id, &err(-32600, "invalid JSON-RPC request"))),
+        Msg::Request { id, method, params } => (id, method, params),
+    };
+    let Backend::Stdio(s) = backend else {
+        return None;
+    };
+    let session = match Store::open_read(&s.db) {
+        Ok(store) => auth::lookup(store.conn(), token, super::now()),
+        Err(e) => Err(Denial::Store(e.to_string())),
+    };
+    let session = match session {
+        Ok(s) => s,
+        Err(d) => {
+            if let Denial::Store(c) = &d {
+                eprintln!("world: mcp: {}", one_line(c));
+            }
+            return Some(response(id, &Reply::Denied(d)));
+        }
+    };
+    let caller = Caller {
+        token: token.to_string(),
+        session,
+    };
+    let r = dispatch(backend, &caller, modern, method, params, deadline).await;
+    Some(response(id, &r))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn era_selection() {
+        let plain = json!({"jsonrpc":"2.0","id":1,"method":"tools/list"});
+        let meta = json!({"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{META_VERSION: MODERN}}});
+        let init = json!({"jsonrpc":"2.0","id":1,"method":"initialize"});
+        assert_eq!(select_era(None, &plain), Era::Legacy("2025-03-26".into()));
+        assert_eq!(
+            select_era(Some("2025-06-18"), &plain),
+            Era::Legacy("2025-06-18".into())
+        );
+        assert_eq!(select_era(Some(MODERN), &plain), Era::Modern);
+        assert_eq!(select_era(None, &meta), Era::Modern);
+        assert_eq!(select_era(Some(MODERN), &meta), Era::Modern);
+        assert!(matches!(
+            select_era(Some("2025-06-18"), &meta),
+            Era::Mismatch(_)
+        ));
+        assert!(matches!(
+            select_era(Some("1999-01-01"), &plain),
+            Era::Unsupported(_)
+        ));
+        assert_eq!(
+            select_era(Some(MODERN), &init),
+            Era::Legacy("2025-03-26".into())
+        );
+    }
+
+    #[test]
+    fn classify_messages() {
+        assert!(matches!(
+            classify(&json!({"jsonrpc":"2.0","id":1,"method":"ping"})),
+            Msg::Request { .. }
+        ));
+        assert!(matches!(
+            classify(&json!({"jsonrpc":"2.0","method":"notifications/initialized"})),
+            Msg::Notification
+        ));
+        assert!(matches!(
+            classify(&json!({"jsonrpc":"2.0","id":1,"result":{}})),
+            Msg::Notification
+        ));
+        assert!(matches!(
+            classify(&json!({"jsonrpc":"1.0","id":1,"method":"ping"})),
+            Msg::Invalid(_)
+        ));
+        assert!(matches!(
+            classify(&json!({"jsonrpc":"2.0","id":{},"method":"ping"})),
+            Msg::Invalid(_)
+        ));
+        assert!(matches!(classify(&json!(5)), Msg::Invalid(_)));
+    }
+
+    #[test]
+    fn accept_and_content_type() {
+        let mut h = HeaderMap::new();
+        h.insert(
+            header::ACCEPT,
+            "application/json, text/event-stream".parse().unwrap(),
+        );
+        h.insert(
+            header::CONTENT_TYPE,
+            "application/json; charset=utf-8".parse().unwrap(),
+        );
+        assert!(accepts_both(&h));
+        assert!(is_json_content(&h));
+        h.insert(header::ACCEPT, "application/json".parse().unwrap());
+        assert!(!accepts_both(&h));
+    }
+}

@@ -1,0 +1,791 @@
+//! `world serve`: the synchronous core over HTTP (`/v1`), MCP (`/mcp/`) and A2A (`/a2a/`)
+//! on loopback (surfaces.md). Startup stages, the shared application state and the router.
+//!
+//! Concurrency model (docs/decisions/serve.md): the single writer [`Store`] sits behind a
+//! FIFO async mutex; every write (commit, invocation) takes it and then runs on tokio's
+//! blocking pool. Reads use a small pool of read-only connections, so `GET /v1/*` keeps
+//! answering while invocations queue. Holding the one writer for a whole invocation
+//! serialises effectful calls per episode (and across episodes).
+
+pub mod a2a;
+pub mod auth;
+pub mod mcp;
+pub mod origin;
+pub mod rest;
+
+use std::io::Write;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex as StdMutex};
+use std::time::{Duration, Instant};
+
+use axum::extract::DefaultBodyLimit;
+use axum::routing::{get, post};
+use axum::Router;
+use tokio::sync::Mutex;
+
+use crate::authority::session::Session;
+use crate::broker::handlers::{RunCapsConfig, Services};
+use crate::coordinator::invoke::{self, Call, Committed, Host, InvokeError};
+use crate::store::{self, Store, WriteOptions};
+use crate::transitions::epoch;
+use crate::transitions::pins::StorePins;
+use crate::transitions::publish::{read_head, resolve_interpreter, InterpreterChoice};
+use crate::transitions::registry::Descriptor;
+
+/// Default bind address (surfaces.md §1).
+pub const DEFAULT_BIND: &str = "127.0.0.1:7644";
+/// Store read bound per GET (10 s → 503 `Timeout`).
+pub const READ_BOUND: Duration = Duration::from_secs(10);
+/// Commit store work bound (3 s) and credential lookup bound (3 s).
+pub const COMMIT_BOUND: Duration = Duration::from_secs(3);
+/// Credential lookup bound (3 s).
+pub const CREDENTIAL_BOUND: Duration = Duration::from_secs(3);
+/// Aggregate deadline of one MCP/A2A POST (20 s), waiting for the writer included.
+pub const POST_DEADLINE: Duration = Duration::from_secs(20);
+/// Shutdown drain (10 s).
+pub const DRAIN: Duration = Duration::from_secs(10);
+/// `/v1/commit` body limit in bytes.
+pub const COMMIT_BODY: usize = store::commit::MAX_BODY;
+/// MCP body limit in bytes (4 MiB).
+pub const MCP_BODY: usize = 4 * 1024 * 1024;
+/// A2A body limit in bytes (1 MiB).
+pub const A2A_BODY: usize = 1024 * 1024;
+/// Invocations allowed to wait for the writer at once; beyond it a call answers
+/// `host callback capacity exceeded` (docs/decisions/serve.md).
+pub const MAX_QUEUED: usize = 1024;
+/// Integrity scan bound: rows.
+pub const SCAN_ROWS: i64 = 20_000;
+/// Integrity scan bound: time.
+pub const SCAN_TIME: Duration = Duration::from_secs(2);
+
+/// A startup stage (surfaces.md §1); the name appears in the failure line.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stage {
+    /// Flags, workspace root, corpus, run caps.
+    Config,
+    /// Store open and writer lock.
+    StoreOpen,
+    /// Tool binary and interpreter archive.
+    Archive,
+    /// Epoch registry bootstrap.
+    RegistryBootstrap,
+    /// `--bind` host policy.
+    BindPolicy,
+    /// Binding the socket.
+    Listen,
+}
+
+impl Stage {
+    /// `config`, `store-open`, `archive`, `registry-bootstrap`, `bind-policy`, `listen`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Stage::Config => "config",
+            Stage::StoreOpen => "store-open",
+            Stage::Archive => "archive",
+            Stage::RegistryBootstrap => "registry-bootstrap",
+            Stage::BindPolicy => "bind-policy",
+            Stage::Listen => "listen",
+        }
+    }
+}
+
+/// A failed start: `daemon startup failed at <stage>: <detail>: <cause>`; exit 2, or 6 when
+/// the stage is `store-open` because another process holds the writer lock.
+#[derive(Debug, thiserror::Error)]
+#[error("daemon startup failed at {}: {detail}: {cause}", stage.name())]
+pub struct StartupError {
+    /// Where it failed.
+    pub stage: Stage,
+    /// What was being done.
+    pub detail: String,
+    /// Why.
+    pub cause: String,
+    /// True when another process holds the writer lock (exit 6).
+    pub lock_held: bool,
+}
+
+fn fail(stage: Stage, detail: impl Into<String>, cause: impl std::fmt::Display) -> StartupError {
+    StartupError {
+        stage,
+        detail: detail.into(),
+        cause: cause.to_string(),
+        lock_held: false,
+    }
+}
+
+/// `world serve` configuration (surfaces.md §1 flags).
+#[derive(Clone, Debug)]
+pub struct Config {
+    /// The store file.
+    pub db: PathBuf,
+    /// `host:port`; the host must be loopback.
+    pub bind: String,
+    /// `--interpreter`.
+    pub interpreter: InterpreterChoice,
+    /// `--workspace-root` (episode worktrees `<root>/<episode>`).
+    pub workspace_root: Option<PathBuf>,
+    /// `--tool-ailang-bin`.
+    pub tool_bin: Option<PathBuf>,
+    /// `--examples-dir`.
+    pub examples_dir: Option<PathBuf>,
+    /// `--run-allow-caps`, `--run-net-allow`, `--run-net-allow-http`.
+    pub run_caps: RunCapsConfig,
+    /// Extra allowed `Origin` values.
+    pub allow_origins: Vec<String>,
+}
+
+/// A checked bind address: the socket address to bind and the host text as given.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BindAddr {
+    /// Where to bind (`localhost` binds 127.0.0.1).
+    pub addr: SocketAddr,
+}
+
+/// Check `--bind`: `host:port` with host `127.0.0.1`, `::1` (`[::1]:port`) or `localhost`.
+///
+/// # Errors
+/// `"<text>" is not host:port`, or `bind host "<host>" is not loopback` (no override).
+pub fn parse_bind(text: &str) -> Result<BindAddr, String> {
+    let not_hostport = || format!("{text:?} is not host:port");
+    let (host, port) = if let Some(rest) = text.strip_prefix('[') {
+        let (h, p) = rest.split_once("]:").ok_or_else(not_hostport)?;
+        (h, p)
+    } else {
+        let (h, p) = text.rsplit_once(':').ok_or_else(not_hostport)?;
+        if h.contains(':') {
+            return Err(not_hostport());
+        }
+        (h, p)
+    };
+    if port.is_empty() || !port.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(not_hostport());
+    }
+    let port: u16 = port.parse().map_err(|_| not_hostport())?;
+    let ip = match host {
+        "127.0.0.1" | "localhost" => IpAddr::V4(Ipv4Addr::LOCALHOST),
+        "::1" => IpAddr::V6(Ipv6Addr::LOCALHOST),
+        "" => return Err(not_hostport()),
+        other => return Err(format!("bind host {other:?} is not loopback")),
+    };
+    Ok(BindAddr {
+        addr: SocketAddr::new(ip, port),
+    })
+}
+
+/// Shared state of a running daemon.
+pub struct App {
+    /// The store path.
+    pub db: PathBuf,
+    /// The bound port (Host/Origin allowlist).
+    pub port: u16,
+    /// The one writer.
+    pub writer: Arc<Mutex<Store>>,
+    readers: StdMutex<Vec<Store>>,
+    /// Extra allowed origins.
+    pub allow_origins: Vec<String>,
+    /// The pinned interpreter ref (`""` without one).
+    pub interpreter_ref: String,
+    /// The pinned interpreter's whole `--version` text.
+    pub interpreter_version: String,
+    /// Host configuration for invocations.
+    pub workspace_root: Option<PathBuf>,
+    /// `--tool-ailang-bin`.
+    pub tool_bin: Option<PathBuf>,
+    /// `--examples-dir`.
+    pub examples_dir: Option<PathBuf>,
+    /// Run caps.
+    pub run_caps: RunCapsConfig,
+    queued: AtomicUsize,
+}
+
+/// A failure of the host around an invocation (nothing of this call committed, or the
+/// outcome is unknown): the message is the wire text of surfaces.md §5.5.
+#[derive(Debug)]
+pub enum HostFailure {
+    /// The invocation failed with a rule error.
+    Invoke(InvokeError),
+    /// The aggregate deadline passed before or during the call.
+    TimedOut,
+    /// Too many invocations are waiting for the writer.
+    Capacity,
+    /// The blocking task panicked or was cancelled.
+    Canceled,
+}
+
+impl HostFailure {
+    /// `host callback failed` / `timed out` / `capacity exceeded` / `canceled`.
+    pub fn legacy_message(&self) -> &'static str {
+        match self {
+            HostFailure::Invoke(_) => "host callback failed",
+            HostFailure::TimedOut => "host callback timed out",
+            HostFailure::Capacity => "host callback capacity exceeded",
+            HostFailure::Canceled => "host callback canceled",
+        }
+    }
+
+    /// The rule message (transitions.md §9) or the host message.
+    pub fn message(&self) -> String {
+        match self {
+            HostFailure::Invoke(e) => e.to_string(),
+            HostFailure::TimedOut => "invocation exceeded its deadline".into(),
+            other => other.legacy_message().into(),
+        }
+    }
+
+    /// `{class, message, invocationId, effectRecords}` for `error.data`.
+    pub fn data(&self, invocation_id: &str) -> serde_json::Value {
+        match self {
+            HostFailure::Invoke(e) => {
+                let mut d = invoke::error_data(e);
+                if d.get("invocationId").is_some_and(|v| v.is_null()) {
+                    d["invocationId"] = serde_json::Value::String(invocation_id.to_string());
+                }
+                d
+            }
+            other => serde_json::json!({
+                "class": match other {
+                    HostFailure::TimedOut => "DeadlineError",
+                    HostFailure::Capacity => "CapacityError",
+                    _ => "CanceledError",
+                },
+                "message": other.message(),
+                "invocationId": invocation_id,
+                "effectRecords": [],
+            }),
+        }
+    }
+}
+
+/// A fresh random task id (16 hex characters).
+pub fn random_task() -> String {
+    let mut b = [0u8; 8];
+    let _ = getrandom::getrandom(&mut b);
+    hex::encode(b)
+}
+
+/// Escape newlines for one-line stderr logs.
+pub fn one_line(s: &str) -> String {
+    s.replace('\\', "\\\\")
+        .replace('\n', "\\n")
+        .replace('\r', "\\r")
+}
+
+impl App {
+    /// Run `f` on a read-only connection from the pool, on the blocking pool, bounded by
+    /// [`READ_BOUND`]. `Err(None)` = timed out; `Err(Some(cause))` = the store failed.
+    pub async fn read<T, F>(self: &Arc<Self>, f: F) -> Result<T, ReadError>
+    where
+        T: Send + 'static,
+        F: FnOnce(&Store) -> Result<T, ReadError> + Send + 'static,
+    {
+        let app = self.clone();
+        let job = tokio::task::spawn_blocking(move || {
+            let store = match app.readers.lock().ok().and_then(|mut v| v.pop()) {
+                Some(s) => s,
+                None => Store::open_read(&app.db).map_err(|e| ReadError::Store(e.to_string()))?,
+            };
+            let out = f(&store);
+            if let Ok(mut pool) = app.readers.lock() {
+                if pool.len() < 16 {
+                    pool.push(store);
+                }
+            }
+            out
+        });
+        match tokio::time::timeout(READ_BOUND, job).await {
+            Err(_) => Err(ReadError::Timeout),
+            Ok(Err(e)) => Err(ReadError::Store(format!("read task failed: {e}"))),
+            Ok(Ok(r)) => r,
+        }
+    }
+
+    /// Resolve a bearer token to a live session within [`CREDENTIAL_BOUND`].
+    pub async fn session(
+        self: &Arc<Self>,
+        token: String,
+        now: i64,
+    ) -> Result<Session, auth::Denial> {
+        let app = self.clone();
+        let job = tokio::task::spawn_blocking(move || {
+            let store = match app.readers.lock().ok().and_then(|mut v| v.pop()) {
+                Some(s) => s,
+                None => {
+                    Store::open_read(&app.db).map_err(|e| auth::Denial::Store(e.to_string()))?
+                }
+            };
+            let out = auth::lookup(store.conn(), &token, now);
+            if let Ok(mut pool) = app.readers.lock() {
+                if pool.len() < 16 {
+                    pool.push(store);
+                }
+            }
+            out
+        });
+        match tokio::time::timeout(CREDENTIAL_BOUND, job).await {
+            Err(_) => Err(auth::Denial::Timeout),
+            Ok(Err(e)) => Err(auth::Denial::Store(format!("credential task failed: {e}"))),
+            Ok(Ok(r)) => r,
+        }
+    }
+
+    /// The registry descriptors (all of them, registry id order) read now.
+    pub async fn descriptors(self: &Arc<Self>) -> Result<Vec<Descriptor>, ReadError> {
+        self.read(|s| {
+            read_head(s.conn())
+                .map(|h| h.map(|h| h.revision.entries).unwrap_or_default())
+                .map_err(|e| ReadError::Store(e.to_string()))
+        })
+        .await
+    }
+
+    /// Run one invocation on the writer: queue FIFO for it (bounded by `deadline` and
+    /// [`MAX_QUEUED`]), then run [`invoke::invoke`] on the blocking pool.
+    pub async fn invoke(
+        self: &Arc<Self>,
+        call: Call,
+        deadline: Instant,
+    ) -> Result<Committed, HostFailure> {
+        if self.queued.fetch_add(1, Ordering::SeqCst) >= MAX_QUEUED {
+            self.queued.fetch_sub(1, Ordering::SeqCst);
+            return Err(HostFailure::Capacity);
+        }
+        let wait = deadline.saturating_duration_since(Instant::now());
+        let guard = tokio::time::timeout(wait, self.writer.clone().lock_owned()).await;
+        self.queued.fetch_sub(1, Ordering::SeqCst);
+        let mut guard = guard.map_err(|_| HostFailure::TimedOut)?;
+        let app = self.clone();
+        let job = tokio::task::spawn_blocking(move || {
+            let pins = StorePins::for_db(&app.db);
+            let host = Host {
+                interpreters: &pins,
+                workspace_root: app.workspace_root.clone(),
+                tool_bin: app.tool_bin.clone(),
+                run_caps: app.run_caps.clone(),
+                examples_dir: app.examples_dir.clone(),
+                services: Services::default(),
+            };
+            invoke::invoke(&mut guard, &call, &host)
+        });
+        match job.await {
+            Err(_) => Err(HostFailure::Canceled),
+            Ok(r) => r.map_err(HostFailure::Invoke),
+        }
+    }
+}
+
+/// A bounded read that did not answer.
+#[derive(Debug)]
+pub enum ReadError {
+    /// The 10 s bound passed.
+    Timeout,
+    /// Absent (the message is the 404 text).
+    NotFound(String),
+    /// Malformed input (the message is the 400 text).
+    BadRequest(String),
+    /// Store failure (the cause goes to stderr only).
+    Store(String),
+    /// The semantic-id index is absent or misshapen.
+    IndexUnavailable,
+}
+
+/// The router: `/v1`, `/mcp`, `/a2a`, the agent cards, all behind the Host/Origin guard.
+pub fn router(app: Arc<App>) -> Router {
+    let v1 = Router::new()
+        .route("/v1/health", get(rest::health))
+        .route("/v1/head", get(rest::head))
+        .route("/v1/worlds/{reference}", get(rest::world))
+        .route(
+            "/v1/objects/by-semantic-id/",
+            get(rest::by_semantic_id_empty),
+        )
+        .route(
+            "/v1/objects/by-semantic-id/{*name}",
+            get(rest::by_semantic_id),
+        )
+        .route("/v1/objects/{reference}", get(rest::object))
+        .route("/v1/log", get(rest::log_range))
+        .route("/v1/log/{index}", get(rest::log_entry))
+        .route("/v1/registry/{*name}", get(rest::registry))
+        .route("/v1/commit", post(rest::commit))
+        .route("/v1/receipts/{*id}", get(rest::receipt));
+    let mcp = Router::new()
+        .route(
+            "/mcp",
+            post(mcp::post)
+                .get(mcp::not_allowed)
+                .delete(mcp::not_allowed),
+        )
+        .route(
+            "/mcp/",
+            post(mcp::post)
+                .get(mcp::not_allowed)
+                .delete(mcp::not_allowed),
+        );
+    let a2a = Router::new()
+        .route("/a2a", post(a2a::post))
+        .route("/a2a/", post(a2a::post))
+        .route("/.well-known/agent.json", get(a2a::card_legacy))
+        .route("/.well-known/agent-card.json", get(a2a::card_v1));
+    Router::new()
+        .merge(v1)
+        .merge(mcp)
+        .merge(a2a)
+        .fallback(rest::not_found)
+        .layer(axum::middleware::from_fn_with_state(
+            app.clone(),
+            origin::guard,
+        ))
+        .layer(DefaultBodyLimit::disable())
+        .with_state(app)
+}
+
+/// Everything startup produced before the socket is bound.
+pub struct Prepared {
+    /// The writer store.
+    pub store: Store,
+    /// The interpreter ref.
+    pub interpreter_ref: String,
+    /// The interpreter's version text.
+    pub interpreter_version: String,
+    /// The checked bind address.
+    pub bind: BindAddr,
+}
+
+fn check_workspace_root(root: &Path, db: &Path) -> Result<PathBuf, String> {
+    let canon = std::fs::canonicalize(root)
+        .map_err(|e| format!("workspace root {}: {e}", root.display()))?;
+    if !canon.is_dir() {
+        return Err(format!(
+            "workspace root {} is not a directory",
+            root.display()
+        ));
+    }
+    let db_dir = db
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let db_dir = std::fs::canonicalize(db_dir)
+        .map_err(|e| format!("store directory {}: {e}", db_dir.display()))?;
+    if db_dir.starts_with(&canon) {
+        return Err(format!(
+            "workspace root {} contains the store {} (and its archive, policies/ and cache/)",
+            canon.display(),
+            db.display()
+        ));
+    }
+    Ok(canon)
+}
+
+fn check_tool(bin: &Path) -> Result<(), String> {
+    let out = std::process::Command::new(bin)
+        .arg("--version")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .map_err(|e| format!("run {} --version: {e}", bin.display()))?;
+    crate::broker::handlers::ailang::check_version_output(&out.stdout)
+}
+
+/// Startup stages up to (not including) the bind: bind policy → workspace root and corpus →
+/// store open + writer lock → tool binary → interpreter archive → epoch bootstrap →
+/// integrity scan (warnings printed to `scan_out`).
+///
+/// # Errors
+/// [`StartupError`] naming the stage.
+pub fn prepare(cfg: &mut Config, scan_out: &mut dyn Write) -> Result<Prepared, StartupError> {
+    let bind = parse_bind(&cfg.bind)
+        .map_err(|e| fail(Stage::BindPolicy, format!("--bind {}", cfg.bind), e))?;
+    if let Some(root) = &cfg.workspace_root {
+        let canon = check_workspace_root(root, &cfg.db)
+            .map_err(|e| fail(Stage::Config, "--workspace-root", e))?;
+        if let Some(ex) = &cfg.examples_dir {
+            if let Ok(ex) = std::fs::canonicalize(ex) {
+                if ex.starts_with(&canon) {
+                    return Err(fail(
+                        Stage::Config,
+                        "--examples-dir",
+                        "the corpus is inside the workspace root",
+                    ));
+                }
+            }
+        }
+        cfg.workspace_root = Some(canon);
+    }
+    let has_caps = !cfg.run_caps.allow.is_empty()
+        || !cfg.run_caps.net_allow.is_empty()
+        || cfg.run_caps.net_allow_http;
+    if has_caps && (cfg.workspace_root.is_none() || cfg.tool_bin.is_none()) {
+        return Err(fail(
+            Stage::Config,
+            "--run-allow-caps",
+            "the run flags need the workspace tools (--workspace-root and --tool-ailang-bin)",
+        ));
+    }
+    crate::broker::handlers::policy::validate_run_caps_config(&cfg.run_caps)
+        .map_err(|e| fail(Stage::Config, "--run-allow-caps", e))?;
+    let mut store = Store::open_write(
+        &cfg.db,
+        WriteOptions {
+            create: true,
+            wait_lock: None,
+        },
+    )
+    .map_err(|e| {
+        let lock_held = matches!(e, store::Error::WriterAlreadyActive { .. });
+        let mut f = fail(Stage::StoreOpen, format!("open {}", cfg.db.display()), e);
+        f.lock_held = lock_held;
+        f
+    })?;
+    if let Some(bin) = &cfg.tool_bin {
+        check_tool(bin).map_err(|e| fail(Stage::Archive, "--tool-ailang-bin", e))?;
+    }
+    let pins = StorePins::for_db(&cfg.db);
+    let interp = resolve_interpreter(&cfg.interpreter, &pins)
+        .map_err(|e| fail(Stage::Archive, "interpreter", e))?;
+    let release = interp.release();
+    let tx = store
+        .immediate()
+        .map_err(|e| fail(Stage::RegistryBootstrap, "epoch registry", e))?;
+    epoch::bootstrap(&tx, &release)
+        .map_err(|e| fail(Stage::RegistryBootstrap, "epoch registry", e))?;
+    tx.commit()
+        .map_err(|e| fail(Stage::RegistryBootstrap, "epoch registry", e))?;
+    integrity_scan(&store, scan_out);
+    Ok(Prepared {
+        store,
+        interpreter_ref: interp.interpreter_ref().to_string(),
+        interpreter_version: interp.version_text().to_string(),
+        bind,
+    })
+}
+
+/// The startup integrity scan: at most [`SCAN_ROWS`] log rows within [`SCAN_TIME`], newest
+/// first; each unreadable or inconsistent row prints `integrity_hole …`; a scan cut short
+/// prints `integrity_scan_incomplete …` with the resume cursor. History is never repaired.
+pub fn integrity_scan(store: &Store, out: &mut dyn Write) {
+    let start = Instant::now();
+    let mut rows = 0i64;
+    let mut next: Option<i64> = None;
+    let mut stmt = match store.conn().prepare(
+        "SELECT entry_index, semantics_epoch, transition_fn_ref, interpreter_ref, prev_entry_hash_ref, written_by, entry_hash_ref, transition_ref FROM log_entries ORDER BY entry_index DESC",
+    ) {
+        Ok(s) => s,
+        Err(e) => {
+            let _ = writeln!(out, "integrity_hole table=log_entries reason={:?}", e.to_string());
+            return;
+        }
+    };
+    let mut q = match stmt.query([]) {
+        Ok(q) => q,
+        Err(e) => {
+            let _ = writeln!(
+                out,
+                "integrity_hole table=log_entries reason={:?}",
+                e.to_string()
+            );
+            return;
+        }
+    };
+    loop {
+        if rows >= SCAN_ROWS || start.elapsed() > SCAN_TIME {
+            if let Some(n) = next {
+                let _ = writeln!(out, "integrity_scan_incomplete table=log_entries scanned={rows} resume_below_index={n}");
+            }
+            break;
+        }
+        let row = match q.next() {
+            Ok(Some(r)) => r,
+            Ok(None) => break,
+            Err(e) => {
+                let _ = writeln!(
+                    out,
+                    "integrity_hole table=log_entries after_index={next:?} reason={:?}",
+                    e.to_string()
+                );
+                break;
+            }
+        };
+        rows += 1;
+        let idx: i64 = row.get(0).unwrap_or(-1);
+        next = Some(idx);
+        let header = (|| -> rusqlite::Result<store::Header> {
+            Ok(store::Header {
+                entry_index: row.get(0)?,
+                semantics_epoch: row.get(1)?,
+                transition_fn: row.get(2)?,
+                interpreter: row.get(3)?,
+                prev_entry_hash: row.get(4)?,
+                written_by: row.get(5)?,
+            })
+        })();
+        let tail = (|| -> rusqlite::Result<(String, String)> { Ok((row.get(6)?, row.get(7)?)) })();
+        match (header, tail) {
+            (Ok(h), Ok((eh, tr))) => {
+                let computed = store::entry::entry_hash(&h, &tr).to_string();
+                if computed != eh {
+                    let _ = writeln!(out, "integrity_hole table=log_entries index={idx} reason=\"entry hash does not recompute\"");
+                }
+            }
+            (Err(e), _) | (_, Err(e)) => {
+                let _ = writeln!(
+                    out,
+                    "integrity_hole table=log_entries index={idx} reason={:?}",
+                    e.to_string()
+                );
+            }
+        }
+    }
+    let _ = out.flush();
+}
+
+/// Run the daemon: [`prepare`], bind, print `world listening on http://HOST:PORT` on
+/// `stdout`, serve until SIGINT/SIGTERM, drain in-flight requests for up to [`DRAIN`], then
+/// release the writer lock and return.
+///
+/// # Errors
+/// [`StartupError`] (stage `listen` for a bind or runtime failure).
+pub fn run(mut cfg: Config) -> Result<(), StartupError> {
+    let mut stdout = std::io::stdout();
+    let prepared = prepare(&mut cfg, &mut stdout)?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .max_blocking_threads(64)
+        .build()
+        .map_err(|e| fail(Stage::Listen, "runtime", e))?;
+    let result = runtime.block_on(serve(cfg, prepared));
+    runtime.shutdown_timeout(Duration::from_secs(1));
+    result
+}
+
+async fn serve(cfg: Config, prepared: Prepared) -> Result<(), StartupError> {
+    let listener = tokio::net::TcpListener::bind(prepared.bind.addr)
+        .await
+        .map_err(|e| fail(Stage::Listen, format!("bind {}", prepared.bind.addr), e))?;
+    let local = listener
+        .local_addr()
+        .map_err(|e| fail(Stage::Listen, "local address", e))?;
+    let app = Arc::new(App {
+        db: cfg.db.clone(),
+        port: local.port(),
+        writer: Arc::new(Mutex::new(prepared.store)),
+        readers: StdMutex::new(Vec::new()),
+        allow_origins: cfg.allow_origins.clone(),
+        interpreter_ref: prepared.interpreter_ref,
+        interpreter_version: prepared.interpreter_version,
+        workspace_root: cfg.workspace_root.clone(),
+        tool_bin: cfg.tool_bin.clone(),
+        examples_dir: cfg.examples_dir.clone(),
+        run_caps: cfg.run_caps.clone(),
+        queued: AtomicUsize::new(0),
+    });
+    {
+        let mut out = std::io::stdout().lock();
+        let _ = writeln!(out, "world listening on http://{local}");
+        let _ = out.flush();
+    }
+    let stop = Arc::new(tokio::sync::Notify::new());
+    let stop2 = stop.clone();
+    let server = axum::serve(listener, router(app.clone())).with_graceful_shutdown(async move {
+        shutdown_signal().await;
+        stop2.notify_waiters();
+    });
+    let drain_limit = async {
+        stop.notified().await;
+        tokio::time::sleep(DRAIN).await;
+    };
+    tokio::select! {
+        r = server => {
+            if let Err(e) = r {
+                eprintln!("world: serve: {}", one_line(&e.to_string()));
+            }
+        }
+        _ = drain_limit => {
+            eprintln!("world: serve: in-flight requests did not drain within {} s; stopping", DRAIN.as_secs());
+        }
+    }
+    // Release the writer lock now (the store handle is dropped with the last reference;
+    // wait briefly for a running invocation to hand it back).
+    if let Ok(guard) =
+        tokio::time::timeout(Duration::from_secs(1), app.writer.clone().lock_owned()).await
+    {
+        drop(guard);
+    }
+    Ok(())
+}
+
+async fn shutdown_signal() {
+    use tokio::signal::unix::{signal, SignalKind};
+    let mut term = match signal(SignalKind::terminate()) {
+        Ok(s) => s,
+        Err(_) => {
+            let _ = tokio::signal::ctrl_c().await;
+            return;
+        }
+    };
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => {}
+        _ = term.recv() => {}
+    }
+}
+
+/// Now in Unix seconds (the CLI clock, honouring the test hook).
+pub fn now() -> i64 {
+    crate::cli::now_unix()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bind_accepts_loopback_forms() {
+        assert_eq!(
+            parse_bind("127.0.0.1:7644").map(|b| b.addr.port()),
+            Ok(7644)
+        );
+        assert!(parse_bind("localhost:0").is_ok());
+        assert!(parse_bind("[::1]:8080").unwrap().addr.is_ipv6());
+    }
+
+    #[test]
+    fn bind_refuses_other_hosts_and_shapes() {
+        assert_eq!(
+            parse_bind("0.0.0.0:7644"),
+            Err("bind host \"0.0.0.0\" is not loopback".to_string())
+        );
+        assert_eq!(
+            parse_bind("192.168.1.2:80"),
+            Err("bind host \"192.168.1.2\" is not loopback".to_string())
+        );
+        assert!(parse_bind("7644").unwrap_err().contains("is not host:port"));
+        assert!(parse_bind("127.0.0.1:")
+            .unwrap_err()
+            .contains("is not host:port"));
+        assert!(parse_bind("127.0.0.1:99999")
+            .unwrap_err()
+            .contains("is not host:port"));
+        assert!(parse_bind("::1:80")
+            .unwrap_err()
+            .contains("is not host:port"));
+    }
+
+    #[test]
+    fn startup_error_line() {
+        let e = fail(Stage::StoreOpen, "open /x", "locked");
+        assert_eq!(
+            e.to_string(),
+            "daemon startup failed at store-open: open /x: locked"
+        );
+    }
+
+    #[test]
+    fn host_failure_data_names_invocation() {
+        let d = HostFailure::TimedOut.data("mcp:ep1:abc");
+        assert_eq!(d["invocationId"], "mcp:ep1:abc");
+        assert_eq!(
+            HostFailure::Capacity.legacy_message(),
+            "host callback capacity exceeded"
+        );
+    }
+}

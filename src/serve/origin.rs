@@ -1,0 +1,107 @@
+//! DNS-rebinding protection on every route (surfaces.md §2, DEC-SERVE-2): the `Host` header
+//! must name a loopback host at the bound port, and an `Origin` header, when present, must be
+//! a loopback origin at that port or one of `--allow-origin`. `null` is refused.
+
+use std::sync::Arc;
+
+use axum::extract::{Request, State};
+use axum::http::{header, HeaderMap, StatusCode};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+
+use super::rest::ApiError;
+use super::App;
+
+/// Check `Host` and `Origin` against the allowlist for `port`.
+///
+/// # Errors
+/// A message naming the refused header value.
+pub fn check(headers: &HeaderMap, port: u16, allow: &[String]) -> Result<(), String> {
+    let hosts = [
+        format!("127.0.0.1:{port}"),
+        format!("localhost:{port}"),
+        format!("[::1]:{port}"),
+    ];
+    let mut host_values = headers.get_all(header::HOST).iter();
+    let host = match (host_values.next(), host_values.next()) {
+        (Some(h), None) => h
+            .to_str()
+            .map_err(|_| "Host header is not visible ASCII".to_string())?,
+        (None, _) => return Err("Host header is absent".into()),
+        (Some(_), Some(_)) => return Err("more than one Host header".into()),
+    };
+    if !hosts.iter().any(|h| h.eq_ignore_ascii_case(host)) {
+        return Err(format!(
+            "Host {host:?} is not this daemon's loopback address"
+        ));
+    }
+    let mut origins = headers.get_all(header::ORIGIN).iter();
+    match (origins.next(), origins.next()) {
+        (None, _) => Ok(()),
+        (Some(_), Some(_)) => Err("more than one Origin header".into()),
+        (Some(o), None) => {
+            let o = o
+                .to_str()
+                .map_err(|_| "Origin header is not visible ASCII".to_string())?;
+            let own = hosts
+                .iter()
+                .any(|h| o.eq_ignore_ascii_case(&format!("http://{h}")));
+            if o != "null" && (own || allow.iter().any(|a| a == o)) {
+                Ok(())
+            } else {
+                Err(format!("Origin {o:?} is not allowed"))
+            }
+        }
+    }
+}
+
+/// Middleware: 403 `Forbidden` (REST envelope) for a refused Host or Origin.
+pub async fn guard(State(app): State<Arc<App>>, req: Request, next: Next) -> Response {
+    match check(req.headers(), app.port, &app.allow_origins) {
+        Ok(()) => next.run(req).await,
+        Err(why) => ApiError::new(StatusCode::FORBIDDEN, "Forbidden", why).into_response(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use axum::http::HeaderValue;
+
+    fn h(host: Option<&str>, origin: Option<&str>) -> HeaderMap {
+        let mut m = HeaderMap::new();
+        if let Some(x) = host {
+            m.insert(header::HOST, HeaderValue::from_str(x).unwrap());
+        }
+        if let Some(x) = origin {
+            m.insert(header::ORIGIN, HeaderValue::from_str(x).unwrap());
+        }
+        m
+    }
+
+    #[test]
+    fn hosts() {
+        assert!(check(&h(Some("127.0.0.1:80"), None), 80, &[]).is_ok());
+        assert!(check(&h(Some("localhost:80"), None), 80, &[]).is_ok());
+        assert!(check(&h(Some("[::1]:80"), None), 80, &[]).is_ok());
+        assert!(check(&h(Some("127.0.0.1:81"), None), 80, &[]).is_err());
+        assert!(check(&h(Some("evil.example:80"), None), 80, &[]).is_err());
+        assert!(check(&h(None, None), 80, &[]).is_err());
+    }
+
+    #[test]
+    fn origins() {
+        let host = Some("127.0.0.1:80");
+        assert!(check(&h(host, Some("http://127.0.0.1:80")), 80, &[]).is_ok());
+        assert!(check(&h(host, Some("http://localhost:80")), 80, &[]).is_ok());
+        assert!(check(&h(host, Some("null")), 80, &["null".into()]).is_err());
+        assert!(check(&h(host, Some("http://evil.example")), 80, &[]).is_err());
+        assert!(check(
+            &h(host, Some("http://evil.example")),
+            80,
+            &["http://evil.example".into()]
+        )
+        .is_ok());
+        assert!(check(&h(host, Some("http://127.0.0.1:81")), 80, &[]).is_err());
+    }
+}

@@ -1,0 +1,440 @@
+//! HTTP `/v1` routes (surfaces.md §4): shapes, status codes and the error envelope
+//! `{"error":{"class","message"}}` (`HeadConflict` adds `observedHead` and `selectedHead`).
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Instant;
+
+use axum::body::{Body, Bytes};
+use axum::extract::{Path, Query, Request, State};
+use axum::http::{header, HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+use base64::Engine;
+use serde_json::{json, Value};
+
+use super::auth::{self, Bearer, Denial};
+use super::{one_line, App, ReadError, COMMIT_BODY, COMMIT_BOUND};
+use crate::encoding::HashRef;
+use crate::store::commit::{parse_body, BodyError, ValidateError};
+use crate::store::{journal, Error as StoreError};
+
+/// Default page size.
+pub const PAGE_DEFAULT: usize = 100;
+/// Largest page size.
+pub const PAGE_MAX: usize = 500;
+
+/// A `/v1` error: status, class, message and (for `HeadConflict`) both heads.
+#[derive(Debug)]
+pub struct ApiError {
+    /// HTTP status.
+    pub status: StatusCode,
+    /// The class (`BadRequest`, `NotFound`, …).
+    pub class: &'static str,
+    /// The message.
+    pub message: String,
+    /// `(observedHead, selectedHead)` for `HeadConflict`.
+    pub heads: Option<(String, String)>,
+}
+
+impl ApiError {
+    /// A new error without heads.
+    pub fn new(status: StatusCode, class: &'static str, message: impl Into<String>) -> Self {
+        ApiError {
+            status,
+            class,
+            message: message.into(),
+            heads: None,
+        }
+    }
+    fn bad(message: impl Into<String>) -> Self {
+        Self::new(StatusCode::BAD_REQUEST, "BadRequest", message)
+    }
+    fn not_found(message: impl Into<String>) -> Self {
+        Self::new(StatusCode::NOT_FOUND, "NotFound", message)
+    }
+    /// 500 `internal store failure`; the cause goes to stderr with the route.
+    pub fn internal(route: &str, cause: &str) -> Self {
+        eprintln!("world: serve: {route}: {}", one_line(cause));
+        Self::new(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "Internal",
+            "internal store failure",
+        )
+    }
+    /// 413 `PayloadTooLarge`.
+    pub fn too_large(limit: usize) -> Self {
+        Self::new(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "PayloadTooLarge",
+            format!("request body is over {limit} bytes"),
+        )
+    }
+    fn from_read(route: &str, e: ReadError) -> Self {
+        match e {
+            ReadError::Timeout => Self::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "Timeout",
+                "store read exceeded its 10 s bound",
+            ),
+            ReadError::NotFound(m) => Self::not_found(m),
+            ReadError::BadRequest(m) => Self::bad(m),
+            ReadError::IndexUnavailable => Self::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "LookupIndexUnavailable",
+                "the semantic-id index is absent or misshapen",
+            ),
+            ReadError::Store(c) => Self::internal(route, &c),
+        }
+    }
+    /// The REST form of a session denial.
+    pub fn from_denial(route: &str, d: &Denial) -> Self {
+        if let Denial::Store(c) = d {
+            return Self::internal(route, c);
+        }
+        let (status, class, message) = d.rest();
+        Self::new(status, class, message)
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let mut err = json!({"class": self.class, "message": self.message});
+        if let Some((o, s)) = self.heads {
+            err["observedHead"] = Value::String(o);
+            err["selectedHead"] = Value::String(s);
+        }
+        (self.status, Json(json!({ "error": err }))).into_response()
+    }
+}
+
+type ApiResult = Result<Response, ApiError>;
+
+fn store_err(e: StoreError) -> ReadError {
+    ReadError::Store(e.to_string())
+}
+
+/// Read a request body up to `limit` bytes; a declared or actual larger body is `Err(())`.
+pub async fn read_body(headers: &HeaderMap, body: Body, limit: usize) -> Result<Bytes, ()> {
+    if let Some(len) = headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok())
+    {
+        if len > limit as u64 {
+            return Err(());
+        }
+    }
+    axum::body::to_bytes(body, limit).await.map_err(|_| ())
+}
+
+/// `GET /v1/health`.
+pub async fn health(State(app): State<Arc<App>>) -> Response {
+    Json(json!({
+        "status": "ok",
+        "daemon_version": env!("CARGO_PKG_VERSION"),
+        "db_path": app.db.display().to_string(),
+        "interpreter_ref": app.interpreter_ref,
+        "interpreter_version": app.interpreter_version,
+    }))
+    .into_response()
+}
+
+/// `GET /v1/head`: `text/plain` ref, or 404.
+pub async fn head(State(app): State<Arc<App>>) -> ApiResult {
+    let head = app
+        .read(|s| s.head().map_err(store_err))
+        .await
+        .map_err(|e| ApiError::from_read("GET /v1/head", e))?;
+    match head {
+        Some(h) => Ok(([(header::CONTENT_TYPE, "text/plain; charset=utf-8")], h).into_response()),
+        None => Err(ApiError::not_found("no world head has been selected yet")),
+    }
+}
+
+fn parse_ref(what: &str, text: &str) -> Result<String, ApiError> {
+    HashRef::parse(text)
+        .map(|r| r.to_string())
+        .map_err(|e| ApiError::bad(format!("{what} {text:?} is not a valid ref: {e}")))
+}
+
+/// `GET /v1/worlds/{ref}`.
+pub async fn world(State(app): State<Arc<App>>, Path(reference): Path<String>) -> ApiResult {
+    let r = parse_ref("world ref", &reference)?;
+    let row = app
+        .read(move |s| s.world(&r).map_err(store_err))
+        .await
+        .map_err(|e| ApiError::from_read("GET /v1/worlds", e))?;
+    row.map(|w| Json(w).into_response())
+        .ok_or_else(|| ApiError::not_found("world not found"))
+}
+
+/// `GET /v1/objects/{ref}[?payload=true]`.
+pub async fn object(
+    State(app): State<Arc<App>>,
+    Path(reference): Path<String>,
+    Query(q): Query<HashMap<String, String>>,
+) -> ApiResult {
+    let r = parse_ref("object ref", &reference)?;
+    let with_payload = match q.get("payload").map(String::as_str) {
+        None | Some("false") => false,
+        Some("true") => true,
+        Some(other) => {
+            return Err(ApiError::bad(format!(
+                "payload must be true or false, not {other:?}"
+            )))
+        }
+    };
+    let obj = app
+        .read(move |s| s.object(&r).map_err(store_err))
+        .await
+        .map_err(|e| ApiError::from_read("GET /v1/objects", e))?
+        .ok_or_else(|| ApiError::not_found("object not found"))?;
+    let mut v = serde_json::to_value(&obj.meta)
+        .map_err(|e| ApiError::internal("GET /v1/objects", &e.to_string()))?;
+    if with_payload {
+        v["payload"] =
+            Value::String(base64::engine::general_purpose::STANDARD.encode(&obj.payload));
+    }
+    Ok(Json(v).into_response())
+}
+
+fn page_limit(q: &HashMap<String, String>) -> Result<usize, ApiError> {
+    match q.get("limit") {
+        None => Ok(PAGE_DEFAULT),
+        Some(t) => {
+            let n: i64 = t
+                .parse()
+                .map_err(|_| ApiError::bad(format!("limit {t:?} is not an integer")))?;
+            Ok(if n < 1 {
+                PAGE_DEFAULT
+            } else {
+                (n as usize).min(PAGE_MAX)
+            })
+        }
+    }
+}
+
+/// `GET /v1/objects/by-semantic-id/` (empty name): 400.
+pub async fn by_semantic_id_empty() -> ApiResult {
+    Err(ApiError::bad("semantic id is empty"))
+}
+
+fn index_ok(conn: &rusqlite::Connection) -> bool {
+    let cols: Result<Vec<String>, _> = conn
+        .prepare("SELECT name FROM pragma_index_info('objects_by_semantic_id') ORDER BY seqno")
+        .and_then(|mut s| s.query_map([], |r| r.get::<_, String>(0))?.collect());
+    matches!(cols.as_deref(), Ok([a, b]) if a == "semantic_id" && b == "hash_ref")
+}
+
+/// `GET /v1/objects/by-semantic-id/{name...}?after=<ref>&limit=N`.
+pub async fn by_semantic_id(
+    State(app): State<Arc<App>>,
+    Path(name): Path<String>,
+    Query(q): Query<HashMap<String, String>>,
+) -> ApiResult {
+    if name.is_empty() {
+        return Err(ApiError::bad("semantic id is empty"));
+    }
+    let after = match q.get("after") {
+        None => None,
+        Some(a) => Some(parse_ref("after", a)?),
+    };
+    let limit = page_limit(&q)?;
+    let items = app
+        .read(move |s| {
+            if !index_ok(s.conn()) {
+                return Err(ReadError::IndexUnavailable);
+            }
+            s.objects_by_semantic_id(&name, after.as_deref(), limit)
+                .map_err(store_err)
+        })
+        .await
+        .map_err(|e| ApiError::from_read("GET /v1/objects/by-semantic-id", e))?;
+    Ok(Json(json!({ "items": items })).into_response())
+}
+
+fn parse_index(text: &str) -> Option<i64> {
+    if text.is_empty() || !text.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    text.parse().ok()
+}
+
+/// `GET /v1/log/{index}`.
+pub async fn log_entry(State(app): State<Arc<App>>, Path(index): Path<String>) -> ApiResult {
+    let i = parse_index(&index)
+        .ok_or_else(|| ApiError::bad("log index must be a non-negative integer"))?;
+    let e = app
+        .read(move |s| s.log_entry(i).map_err(store_err))
+        .await
+        .map_err(|e| ApiError::from_read("GET /v1/log", e))?;
+    e.map(|e| Json(e).into_response())
+        .ok_or_else(|| ApiError::not_found("log entry not found"))
+}
+
+/// `GET /v1/log?from=N&limit=M`: ascending, stopping at the first absent index.
+pub async fn log_range(
+    State(app): State<Arc<App>>,
+    Query(q): Query<HashMap<String, String>>,
+) -> ApiResult {
+    let from = match q.get("from") {
+        None => 0,
+        Some(t) => {
+            parse_index(t).ok_or_else(|| ApiError::bad("from must be a non-negative integer"))?
+        }
+    };
+    let limit = page_limit(&q)?;
+    let items = app
+        .read(move |s| {
+            let mut items = Vec::new();
+            let mut expect = from;
+            s.for_each_log(Some(from), Some(limit as u64), false, |e| {
+                if e.header.entry_index == expect && items.len() < limit {
+                    items.push(e);
+                    expect += 1;
+                } else {
+                    expect = -1;
+                }
+                Ok(())
+            })
+            .map_err(store_err)?;
+            Ok(items)
+        })
+        .await
+        .map_err(|e| ApiError::from_read("GET /v1/log", e))?;
+    Ok(Json(json!({ "items": items })).into_response())
+}
+
+/// `GET /v1/registry/{name...}`.
+pub async fn registry(State(app): State<Arc<App>>, Path(name): Path<String>) -> ApiResult {
+    let n = name.clone();
+    let head = app
+        .read(move |s| s.registry_head(&n).map_err(store_err))
+        .await
+        .map_err(|e| ApiError::from_read("GET /v1/registry", e))?;
+    head.map(|h| Json(json!({"name": name, "head": h})).into_response())
+        .ok_or_else(|| ApiError::not_found("registry head not found"))
+}
+
+/// `GET /v1/receipts/{id}`: `rest:` ids only.
+pub async fn receipt(State(app): State<Arc<App>>, Path(id): Path<String>) -> ApiResult {
+    if !id.starts_with("rest:") || id.len() == 5 {
+        return Err(ApiError::bad("receipt id must be rest:<id>"));
+    }
+    let r = app
+        .read(move |s| journal::receipt(s.conn(), &id).map_err(store_err))
+        .await
+        .map_err(|e| ApiError::from_read("GET /v1/receipts", e))?;
+    Ok(Json(r).into_response())
+}
+
+/// Unknown path: 404 `NotFound`.
+pub async fn not_found() -> ApiError {
+    ApiError::not_found("no such route")
+}
+
+/// `POST /v1/commit`: a live session (checked first), a body ≤ 8 388 608 B, compare-and-append.
+pub async fn commit(State(app): State<Arc<App>>, req: Request) -> ApiResult {
+    let route = "POST /v1/commit";
+    let (parts, body) = req.into_parts();
+    let token = match auth::parse_bearer(&parts.headers) {
+        Bearer::Absent => return Err(ApiError::from_denial(route, &Denial::Absent)),
+        Bearer::Malformed => return Err(ApiError::from_denial(route, &Denial::Malformed)),
+        Bearer::Token(t) => t,
+    };
+    app.session(token, super::now())
+        .await
+        .map_err(|d| ApiError::from_denial(route, &d))?;
+    let bytes = read_body(&parts.headers, body, COMMIT_BODY)
+        .await
+        .map_err(|_| ApiError::too_large(COMMIT_BODY))?;
+    let parsed = parse_body(&bytes).map_err(|e| match e {
+        BodyError::TooLarge => ApiError::too_large(COMMIT_BODY),
+        other => ApiError::bad(other.to_string()),
+    })?;
+    let commit = parsed.validate().map_err(|e| match e {
+        ValidateError::Body(b) => ApiError::bad(b.to_string()),
+        ValidateError::Store(s @ StoreError::InvalidRef { .. }) => ApiError::bad(s.to_string()),
+        ValidateError::Store(s) => ApiError::internal(route, &s.to_string()),
+    })?;
+    let start = Instant::now();
+    let guard = tokio::time::timeout(COMMIT_BOUND, app.writer.clone().lock_owned())
+        .await
+        .map_err(|_| {
+            ApiError::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "Timeout",
+                "the store was busy for 3 s; nothing was written; safe to resend",
+            )
+        })?;
+    let now = super::now();
+    let job = tokio::task::spawn_blocking(move || {
+        let mut guard = guard;
+        guard.commit(&commit, now)
+    });
+    let remaining = COMMIT_BOUND.saturating_sub(start.elapsed());
+    let landed = match tokio::time::timeout(remaining, job).await {
+        Err(_) => {
+            return Err(ApiError::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "CommitUncertain",
+                "the commit outcome is unknown; read the receipt or GET /v1/log/{entryIndex} before resending",
+            ))
+        }
+        Ok(Err(e)) => return Err(ApiError::internal(route, &format!("commit task failed: {e}"))),
+        Ok(Ok(r)) => r,
+    };
+    match landed {
+        Ok(l) => Ok(Json(json!({"selectedHead": l.selected_head})).into_response()),
+        Err(StoreError::Conflict { observed, selected }) => {
+            let mut e = ApiError::new(
+                StatusCode::CONFLICT,
+                "HeadConflict",
+                format!("stale observed world head {observed:?} (selected head {selected:?})"),
+            );
+            e.heads = Some((observed, selected));
+            Err(e)
+        }
+        Err(e @ StoreError::InvocationMismatch { .. }) => Err(ApiError::bad(format!(
+            "invocationId was used for a different commit: {e}"
+        ))),
+        Err(e @ StoreError::InvalidRef { .. }) => Err(ApiError::bad(e.to_string())),
+        Err(e) => Err(ApiError::internal(route, &e.to_string())),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn index_parsing() {
+        assert_eq!(parse_index("0"), Some(0));
+        assert_eq!(parse_index("42"), Some(42));
+        assert_eq!(parse_index("-1"), None);
+        assert_eq!(parse_index("+1"), None);
+        assert_eq!(parse_index("1x"), None);
+        assert_eq!(parse_index(""), None);
+        assert_eq!(parse_index("99999999999999999999"), None);
+    }
+
+    #[test]
+    fn paging() {
+        let q = |v: &str| HashMap::from([("limit".to_string(), v.to_string())]);
+        assert_eq!(page_limit(&HashMap::new()).unwrap(), 100);
+        assert_eq!(page_limit(&q("0")).unwrap(), 100);
+        assert_eq!(page_limit(&q("-5")).unwrap(), 100);
+        assert_eq!(page_limit(&q("7")).unwrap(), 7);
+        assert_eq!(page_limit(&q("10000")).unwrap(), 500);
+        assert!(page_limit(&q("x")).is_err());
+    }
+
+    #[test]
+    fn envelope_shape() {
+        let mut e = ApiError::new(StatusCode::CONFLICT, "HeadConflict", "m");
+        e.heads = Some(("a".into(), "b".into()));
+        let r = e.into_response();
+        assert_eq!(r.status(), StatusCode::CONFLICT);
+    }
+}

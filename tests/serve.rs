@@ -1,0 +1,1081 @@
+//! `world serve` end to end: a real daemon on 127.0.0.1 (port 0, the listening line parsed),
+//! driven over HTTP with ureq (REST, MCP legacy and modern eras, A2A). Acceptance scenarios of
+//! surfaces.md and the bad-input/attack list of issue 8.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use base64::Engine;
+use serde_json::{json, Value};
+
+fn bin() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_world"))
+}
+
+/// A store with a published manifest and an episode `ep1` (worktree with notes.txt).
+struct Env {
+    dir: tempfile::TempDir,
+}
+
+impl Env {
+    fn bare() -> Env {
+        // tmpfs when available: fsync-heavy invocations stay fast under 200 concurrent calls.
+        let dir = if Path::new("/dev/shm").is_dir() {
+            tempfile::tempdir_in("/dev/shm").unwrap()
+        } else {
+            tempfile::tempdir().unwrap()
+        };
+        std::fs::create_dir_all(dir.path().join("ws/ep1")).unwrap();
+        std::fs::write(
+            dir.path().join("ws/ep1/notes.txt"),
+            "hello world\nsecond line\n",
+        )
+        .unwrap();
+        Env { dir }
+    }
+
+    fn new() -> Env {
+        let e = Env::bare();
+        e.world(&["genesis"]).success();
+        e.world(&[
+            "publish",
+            "--manifest",
+            "fixtures/transitions/manifest.json",
+            "--yes",
+        ])
+        .success();
+        e
+    }
+
+    fn db(&self) -> PathBuf {
+        self.dir.path().join("w.db")
+    }
+
+    fn world(&self, args: &[&str]) -> assert_cmd::assert::Assert {
+        assert_cmd::Command::new(bin())
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .arg("--db")
+            .arg(self.db())
+            .args(args)
+            .assert()
+    }
+
+    /// Mint a session; returns the token.
+    fn mint(&self, name: &str, grants: &[&str], ttl: &str) -> String {
+        let out = self.dir.path().join(name);
+        let root = self.dir.path().join("ws");
+        let mut args = vec!["session", "mint", "--episode", "ep1", "--yes", "--ttl", ttl];
+        for g in grants {
+            args.push("--grant");
+            args.push(g);
+        }
+        let (r, o) = (
+            root.to_str().unwrap().to_string(),
+            out.to_str().unwrap().to_string(),
+        );
+        args.extend(["--workspace-root", &r, "--out", &o]);
+        self.world(&args).success();
+        std::fs::read_to_string(out).unwrap().trim().to_string()
+    }
+
+    fn full(&self) -> String {
+        self.mint(
+            "tok",
+            &["world.apply=world:10", "Workspace.Read=worktree:50"],
+            "3600",
+        )
+    }
+}
+
+struct Server {
+    child: Child,
+    port: u16,
+}
+
+impl Server {
+    fn start(env: &Env, extra: &[&str]) -> Server {
+        let mut child = Command::new(bin())
+            .arg("--db")
+            .arg(env.db())
+            .args(["serve", "--bind", "127.0.0.1:0"])
+            .args(extra)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let port = line
+            .trim()
+            .strip_prefix("world listening on http://127.0.0.1:")
+            .unwrap_or_else(|| panic!("unexpected first line {line:?}"))
+            .parse()
+            .unwrap();
+        Server { child, port }
+    }
+
+    fn url(&self, path: &str) -> String {
+        format!("http://127.0.0.1:{}{path}", self.port)
+    }
+
+    fn stop(mut self) -> std::process::ExitStatus {
+        unsafe { libc::kill(self.child.id() as i32, libc::SIGTERM) };
+        let s = self.child.wait().unwrap();
+        std::mem::forget(self);
+        s
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+struct Resp {
+    status: u16,
+    ctype: String,
+    body: String,
+}
+
+impl Resp {
+    fn json(&self) -> Value {
+        serde_json::from_str(&self.body).unwrap_or_else(|e| panic!("not JSON ({e}): {}", self.body))
+    }
+    /// The JSON of a one-event SSE body.
+    fn sse(&self) -> Value {
+        assert!(
+            self.ctype.starts_with("text/event-stream"),
+            "{} {}",
+            self.ctype,
+            self.body
+        );
+        let data = self
+            .body
+            .strip_prefix("event: message\ndata: ")
+            .expect("sse event");
+        serde_json::from_str(data.trim_end()).unwrap()
+    }
+}
+
+fn agent() -> ureq::Agent {
+    ureq::AgentBuilder::new()
+        .timeout(Duration::from_secs(60))
+        .build()
+}
+
+fn send(method: &str, url: &str, headers: &[(&str, &str)], body: Option<&str>) -> Resp {
+    let mut r = agent().request(method, url);
+    for (k, v) in headers {
+        r = r.set(k, v);
+    }
+    let res = match body {
+        Some(b) => r.send_string(b),
+        None => r.call(),
+    };
+    let resp = match res {
+        Ok(r) => r,
+        Err(ureq::Error::Status(_, r)) => r,
+        Err(e) => panic!("{method} {url}: {e}"),
+    };
+    let status = resp.status();
+    let ctype = resp.header("content-type").unwrap_or("").to_string();
+    Resp {
+        status,
+        ctype,
+        body: resp.into_string().unwrap_or_default(),
+    }
+}
+
+fn get(s: &Server, path: &str) -> Resp {
+    send("GET", &s.url(path), &[], None)
+}
+
+fn bearer(tok: &str) -> String {
+    format!("Bearer {tok}")
+}
+
+fn mcp(s: &Server, tok: &str, body: &Value) -> Resp {
+    let b = bearer(tok);
+    send(
+        "POST",
+        &s.url("/mcp/"),
+        &[
+            ("Authorization", &b),
+            ("Content-Type", "application/json"),
+            ("Accept", "application/json, text/event-stream"),
+        ],
+        Some(&body.to_string()),
+    )
+}
+
+fn a2a(s: &Server, tok: &str, body: &Value) -> Value {
+    let b = bearer(tok);
+    let r = send(
+        "POST",
+        &s.url("/a2a/"),
+        &[("Authorization", &b), ("Content-Type", "application/json")],
+        Some(&body.to_string()),
+    );
+    assert_eq!(r.status, 200, "{}", r.body);
+    r.json()
+}
+
+fn call(s: &Server, tok: &str, name: &str, args: Value) -> Value {
+    let r = mcp(
+        s,
+        tok,
+        &json!({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":name,"arguments":args}}),
+    );
+    assert_eq!(r.status, 200, "{}", r.body);
+    r.sse()
+}
+
+fn genesis_body(invocation: Option<&str>) -> Value {
+    let c = world::genesis::build(
+        b"{}".to_vec(),
+        world::genesis::GOAL_SEMANTIC_ID,
+        &world::interp::embedded_ref(),
+        1,
+    );
+    let objects: Vec<Value> = c
+        .objects
+        .iter()
+        .map(|o| json!({"hash": o.meta.hash, "interfaceHash": o.meta.interface_hash, "semanticId": o.meta.semantic_id,
+            "provenance": o.meta.provenance, "payload": base64::engine::general_purpose::STANDARD.encode(&o.payload)}))
+        .collect();
+    let mut b = json!({"observedHead": "", "objects": objects, "nextWorld": c.next_world, "entry": c.entry});
+    if let Some(i) = invocation {
+        b["invocationId"] = Value::String(i.into());
+    }
+    b
+}
+
+#[test]
+fn rest_genesis_conflict_receipts_and_session_classes() {
+    let env = Env::bare();
+    env.world(&["pin", "--interpreter", "embedded"]).success();
+    let tok = env.full();
+    let s = Server::start(&env, &[]);
+    let h = get(&s, "/v1/health").json();
+    assert_eq!(h["status"], "ok");
+    assert_eq!(h["db_path"], env.db().display().to_string());
+    assert!(h["interpreter_ref"]
+        .as_str()
+        .unwrap()
+        .starts_with("sha256:"));
+    let r = get(&s, "/v1/head");
+    assert_eq!(r.status, 404);
+    assert_eq!(
+        r.json()["error"]["message"],
+        "no world head has been selected yet"
+    );
+    assert_eq!(r.json()["error"]["class"], "NotFound");
+    // Session classes on /v1/commit: absent 401, malformed 400, unknown 401.
+    let body = genesis_body(Some("rest:g1")).to_string();
+    let url = s.url("/v1/commit");
+    let r = send(
+        "POST",
+        &url,
+        &[("Content-Type", "application/json")],
+        Some(&body),
+    );
+    assert_eq!(
+        (r.status, r.json()["error"]["class"].as_str()),
+        (401, Some("SessionAbsent"))
+    );
+    assert_eq!(
+        r.json()["error"]["message"],
+        "a session credential is required: no Authorization Bearer header was present"
+    );
+    let r = send(
+        "POST",
+        &url,
+        &[("Authorization", "Bearer nothex")],
+        Some(&body),
+    );
+    assert_eq!(
+        (r.status, r.json()["error"]["class"].as_str()),
+        (400, Some("InvalidSession"))
+    );
+    let r = send(
+        "POST",
+        &url,
+        &[("Authorization", &bearer(&"0".repeat(64)))],
+        Some(&body),
+    );
+    assert_eq!(
+        (r.status, r.json()["error"]["class"].as_str()),
+        (401, Some("SessionUnknown"))
+    );
+    assert_eq!(
+        get(&s, "/v1/receipts/rest:g1").json()["state"],
+        "not-started"
+    );
+    // Genesis over REST.
+    let r = send(
+        "POST",
+        &url,
+        &[("Authorization", &bearer(&tok))],
+        Some(&body),
+    );
+    assert_eq!(r.status, 200, "{}", r.body);
+    let head = r.json()["selectedHead"].as_str().unwrap().to_string();
+    let r = get(&s, "/v1/head");
+    assert_eq!((r.status, r.body.as_str()), (200, head.as_str()));
+    assert!(r.ctype.starts_with("text/plain"));
+    let w = get(&s, &format!("/v1/worlds/{head}")).json();
+    assert_eq!(w["ref"], head.as_str());
+    assert_eq!(w["revision"], 0);
+    // Receipts: rest: only.
+    let rc = get(&s, "/v1/receipts/rest:g1").json();
+    assert_eq!(
+        (rc["state"].as_str(), rc["resultRef"].as_str()),
+        (Some("resolved"), Some(head.as_str()))
+    );
+    let r = get(&s, "/v1/receipts/cli:x");
+    assert_eq!(
+        (r.status, r.json()["error"]["message"].as_str()),
+        (400, Some("receipt id must be rest:<id>"))
+    );
+    // Resending the same id is idempotent; a fresh genesis conflicts with both heads.
+    let r = send(
+        "POST",
+        &url,
+        &[("Authorization", &bearer(&tok))],
+        Some(&body),
+    );
+    assert_eq!(r.status, 200, "{}", r.body);
+    let r = send(
+        "POST",
+        &url,
+        &[("Authorization", &bearer(&tok))],
+        Some(&genesis_body(None).to_string()),
+    );
+    assert_eq!(r.status, 409, "{}", r.body);
+    let e = &r.json()["error"];
+    assert_eq!(
+        (
+            e["class"].as_str(),
+            e["observedHead"].as_str(),
+            e["selectedHead"].as_str()
+        ),
+        (Some("HeadConflict"), Some(""), Some(head.as_str()))
+    );
+    // Bad input: invalid JSON, unknown field, bad refs, bad indices.
+    let r = send(
+        "POST",
+        &url,
+        &[("Authorization", &bearer(&tok))],
+        Some("{nope"),
+    );
+    assert_eq!(
+        (r.status, r.json()["error"]["class"].as_str()),
+        (400, Some("BadRequest"))
+    );
+    let mut extra = genesis_body(None);
+    extra["surprise"] = json!(1);
+    assert_eq!(
+        send(
+            "POST",
+            &url,
+            &[("Authorization", &bearer(&tok))],
+            Some(&extra.to_string())
+        )
+        .status,
+        400
+    );
+    assert_eq!(get(&s, "/v1/worlds/sha256:zz").status, 400);
+    assert_eq!(
+        get(&s, &format!("/v1/worlds/sha256:{}", "0".repeat(64))).status,
+        404
+    );
+    assert_eq!(
+        get(&s, "/v1/log/-1").json()["error"]["message"],
+        "log index must be a non-negative integer"
+    );
+    assert_eq!(get(&s, "/v1/log/7").status, 404);
+    assert_eq!(get(&s, "/v1/log/0").json()["header"]["entryIndex"], 0);
+    assert_eq!(get(&s, "/v1/log?from=0&limit=x").status, 400);
+    assert_eq!(
+        get(&s, "/v1/log").json()["items"].as_array().unwrap().len(),
+        1
+    );
+    // Objects, payload flag, semantic-id paging.
+    let goal = w["stateRoot"].as_str().unwrap();
+    let o = get(&s, &format!("/v1/objects/{goal}")).json();
+    assert!(o.get("payload").is_none());
+    assert_eq!(o["semanticId"], "world/genesis-goal/v1");
+    let o = get(&s, &format!("/v1/objects/{goal}?payload=true")).json();
+    assert_eq!(o["payload"], "e30=");
+    let items = get(&s, "/v1/objects/by-semantic-id/world/genesis-goal/v1").json();
+    assert_eq!(items["items"][0]["hash"], goal);
+    let after = get(
+        &s,
+        &format!("/v1/objects/by-semantic-id/world/genesis-goal/v1?after={goal}"),
+    )
+    .json();
+    assert_eq!(after["items"], json!([]));
+    assert_eq!(get(&s, "/v1/objects/by-semantic-id/").status, 400);
+    assert_eq!(
+        get(&s, "/v1/objects/by-semantic-id/x?limit=1.5").status,
+        400
+    );
+    let reg = get(&s, "/v1/registry/world/epoch-registry/v1").json();
+    assert!(reg["head"].as_str().unwrap().starts_with("sha256:"));
+    assert_eq!(get(&s, "/v1/registry/nope").status, 404);
+    assert_eq!(get(&s, "/v1/nothing").status, 404);
+    assert_eq!(send("DELETE", &s.url("/v1/health"), &[], None).status, 405);
+    // SIGTERM: exit 0 and the lock is released.
+    assert!(s.stop().success());
+    env.world(&["pin", "--interpreter", "embedded"]).success();
+}
+
+#[test]
+fn lock_and_bind_policy() {
+    let env = Env::new();
+    let s = Server::start(&env, &[]);
+    let a = assert_cmd::Command::new(bin())
+        .arg("--db")
+        .arg(env.db())
+        .args(["serve", "--bind", "127.0.0.1:0"])
+        .assert()
+        .code(6);
+    let err = String::from_utf8_lossy(&a.get_output().stderr).to_string();
+    assert!(
+        err.starts_with("daemon startup failed at store-open: "),
+        "{err}"
+    );
+    // The CLI writers are refused too while the daemon runs.
+    env.world(&["pin", "--interpreter", "embedded"]).code(6);
+    assert_eq!(get(&s, "/v1/health").status, 200);
+    drop(s);
+    let a = env.world(&["serve", "--bind", "0.0.0.0:7644"]).code(2);
+    let err = String::from_utf8_lossy(&a.get_output().stderr).to_string();
+    assert_eq!(err.trim(), "daemon startup failed at bind-policy: --bind 0.0.0.0:7644: bind host \"0.0.0.0\" is not loopback");
+    let a = env.world(&["serve", "--bind", "7644"]).code(2);
+    assert!(String::from_utf8_lossy(&a.get_output().stderr).contains("is not host:port"));
+}
+
+#[test]
+fn mcp_legacy_discovery_calls_and_denials() {
+    let env = Env::new();
+    let tok = env.full();
+    let narrow = env.mint("narrow", &["world.apply=world:10"], "3600");
+    let expired = env.mint("old", &["world.apply=world:10"], "0");
+    let s = Server::start(&env, &[]);
+    let init = mcp(&s, &tok, &json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18"}})).sse();
+    assert_eq!(init["result"]["protocolVersion"], "2025-06-18");
+    assert_eq!(
+        init["result"]["capabilities"]["tools"]["listChanged"],
+        false
+    );
+    assert_eq!(
+        mcp(&s, &tok, &json!({"jsonrpc":"2.0","id":1,"method":"ping"})).sse()["result"],
+        json!({})
+    );
+    let names = |t: &str| -> Vec<String> {
+        mcp(
+            &s,
+            t,
+            &json!({"jsonrpc":"2.0","id":1,"method":"tools/list"}),
+        )
+        .sse()["result"]["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["name"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(
+        names(&tok),
+        ["ailang-read", "counter", "echo", "readcount", "refuse"]
+    );
+    assert_eq!(names(&narrow), ["counter", "echo", "refuse"]);
+    let tools = mcp(
+        &s,
+        &tok,
+        &json!({"jsonrpc":"2.0","id":1,"method":"tools/list"}),
+    )
+    .sse();
+    let rc = tools["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "readcount")
+        .unwrap()
+        .clone();
+    assert_eq!(rc["inputSchema"]["required"], json!(["path"]));
+    assert_eq!(rc["title"], "Read and count");
+    // Agent cards show the same grant-filtered skills.
+    let card = send(
+        "GET",
+        &s.url("/.well-known/agent.json"),
+        &[("Authorization", &bearer(&narrow))],
+        None,
+    )
+    .json();
+    let ids: Vec<&str> = card["skills"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|k| k["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, ["counter", "echo", "refuse"]);
+    assert_eq!(card["url"], format!("http://127.0.0.1:{}", s.port));
+    let card = send(
+        "GET",
+        &s.url("/.well-known/agent-card.json"),
+        &[("Authorization", &bearer(&tok))],
+        None,
+    )
+    .json();
+    assert_eq!(card["skills"].as_array().unwrap().len(), 5);
+    assert_eq!(
+        card["supportedInterfaces"][0]["url"],
+        format!("http://127.0.0.1:{}/a2a/", s.port)
+    );
+    assert_eq!(
+        send("GET", &s.url("/.well-known/agent.json"), &[], None).status,
+        401
+    );
+    assert_eq!(
+        send(
+            "GET",
+            &s.url("/.well-known/agent.json"),
+            &[("Authorization", "Bearer x")],
+            None
+        )
+        .status,
+        400
+    );
+    // tools/call: a pure call, a committed refusal, an invisible tool.
+    let r = call(&s, &tok, "echo", json!({"a": 1}));
+    assert_eq!(r["result"]["structuredContent"], json!({"a": 1}));
+    assert_eq!(r["result"]["content"][0]["text"], "{\"a\":1}");
+    let r = call(&s, &tok, "refuse", json!({}));
+    assert_eq!(r["result"]["structuredContent"]["ok"], false);
+    let r = call(&s, &narrow, "readcount", json!({"path": "notes.txt"}));
+    assert_eq!(
+        (r["error"]["code"].as_i64(), r["error"]["message"].as_str()),
+        (Some(-32602), Some("unknown tool \"readcount\""))
+    );
+    let r = call(&s, &tok, "nope_x", json!({}));
+    assert_eq!(r["error"]["code"], -32602);
+    let r = call(&s, &tok, "readcount", json!({"path": "notes.txt"}));
+    assert_eq!(r["result"]["structuredContent"]["lines"], 3);
+    assert_eq!(
+        r["result"]["structuredContent"]["world"]["effects"][0]["status"],
+        "ok"
+    );
+    let entry = get(&s, "/v1/log/3").json();
+    assert_eq!(entry["header"]["writtenBy"], "coordinator:mcp");
+    // Host failure: arguments failing the schema (R1) → whole-POST -32603 with error.data.
+    let r = mcp(
+        &s,
+        &tok,
+        &json!({"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"readcount","arguments":{"path":1}}}),
+    );
+    assert_eq!((r.status, r.ctype.as_str()), (200, "application/json"));
+    let e = &r.json()["error"];
+    assert_eq!(
+        (e["code"].as_i64(), e["message"].as_str()),
+        (Some(-32603), Some("host callback failed"))
+    );
+    assert_eq!(e["data"]["class"], "InvalidCallError");
+    assert!(e["data"]["invocationId"]
+        .as_str()
+        .unwrap()
+        .starts_with("mcp:ep1:"));
+    // Protocol errors.
+    let r = mcp(
+        &s,
+        &tok,
+        &json!({"jsonrpc":"2.0","id":3,"method":"resources/list"}),
+    )
+    .sse();
+    assert_eq!(
+        (r["error"]["code"].as_i64(), r["error"]["message"].as_str()),
+        (Some(-32601), Some("method not found: \"resources/list\""))
+    );
+    let r = mcp(&s, &tok, &json!({"jsonrpc":"1.0","id":3,"method":"ping"})).sse();
+    assert_eq!(r["error"]["code"], -32600);
+    let b = bearer(&tok);
+    let h = [
+        ("Authorization", b.as_str()),
+        ("Content-Type", "application/json"),
+        ("Accept", "application/json, text/event-stream"),
+    ];
+    let r = send("POST", &s.url("/mcp/"), &h, Some("{\"jsonrpc\":"));
+    assert_eq!(
+        (r.status, r.json()["error"]["code"].as_i64()),
+        (400, Some(-32700))
+    );
+    assert_eq!(
+        send(
+            "POST",
+            &s.url("/mcp/"),
+            &h,
+            Some("{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}")
+        )
+        .status,
+        202
+    );
+    let r = send(
+        "POST",
+        &s.url("/mcp"),
+        &[
+            ("Authorization", &b),
+            ("Content-Type", "application/json"),
+            ("Accept", "application/json"),
+        ],
+        Some("{}"),
+    );
+    assert_eq!(
+        (r.status, r.body.as_str()),
+        (
+            400,
+            "Accept must list both application/json and text/event-stream"
+        )
+    );
+    let r = send(
+        "POST",
+        &s.url("/mcp/"),
+        &[
+            ("Authorization", &b),
+            ("Content-Type", "text/plain"),
+            ("Accept", "application/json, text/event-stream"),
+        ],
+        Some("{}"),
+    );
+    assert_eq!(
+        (r.status, r.body.as_str()),
+        (400, "Content-Type must be application/json")
+    );
+    assert_eq!(send("GET", &s.url("/mcp/"), &h, None).status, 405);
+    // Session denials: 401 text/plain with the §3 messages.
+    let r = send("POST", &s.url("/mcp/"), &h[1..], Some("{}"));
+    assert_eq!(
+        (r.status, r.body.as_str()),
+        (
+            401,
+            "session credential is absent: send Authorization: Bearer <session-credential>"
+        )
+    );
+    let r = send(
+        "POST",
+        &s.url("/mcp/"),
+        &[("Authorization", "Bearer 123")],
+        Some("{}"),
+    );
+    assert_eq!(
+        (r.status, r.body.as_str()),
+        (
+            401,
+            "malformed Authorization header: expected Bearer <64-hex-credential>"
+        )
+    );
+    let r = mcp(
+        &s,
+        &"a".repeat(64),
+        &json!({"jsonrpc":"2.0","id":1,"method":"ping"}),
+    );
+    assert_eq!(
+        (r.status, r.body.as_str()),
+        (401, "unknown session credential")
+    );
+    std::thread::sleep(Duration::from_millis(1100));
+    let r = mcp(
+        &s,
+        &expired,
+        &json!({"jsonrpc":"2.0","id":1,"method":"ping"}),
+    );
+    assert_eq!(
+        (r.status, r.body.as_str()),
+        (401, "session credential has expired")
+    );
+    // Batches: only under 2025-03-26 (header absent), sequential, fresh task id each.
+    let batch: Vec<Value> = (0..1000)
+        .map(|i| {
+            if i % 2 == 0 {
+                json!({"jsonrpc":"2.0","id":i,"method":"ping"})
+            } else {
+                json!({"jsonrpc":"2.0","id":i,"method":"tools/list"})
+            }
+        })
+        .collect();
+    let r = mcp(&s, &tok, &Value::Array(batch.clone())).sse();
+    assert_eq!(r.as_array().unwrap().len(), 1000);
+    assert_eq!(r[999]["result"]["tools"].as_array().unwrap().len(), 5);
+    let two = json!([{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"b":2}}},{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"b":2}}}]);
+    let r = mcp(&s, &tok, &two).sse();
+    assert_eq!(r.as_array().unwrap().len(), 2);
+    let r = send(
+        "POST",
+        &s.url("/mcp/"),
+        &[h[0], h[1], h[2], ("MCP-Protocol-Version", "2025-06-18")],
+        Some(&two.to_string()),
+    );
+    assert_eq!(r.status, 400);
+    // A revoked credential stops working (revoked while the daemon is down, then restarted).
+    let cred = world::authority::session::credential_id(&narrow);
+    drop(s);
+    env.world(&["session", "revoke", &cred]).success();
+    let s = Server::start(&env, &[]);
+    let r = mcp(
+        &s,
+        &narrow,
+        &json!({"jsonrpc":"2.0","id":1,"method":"tools/list"}),
+    );
+    assert_eq!(
+        (r.status, r.body.as_str()),
+        (401, "unknown session credential")
+    );
+}
+
+#[test]
+fn mcp_modern_era() {
+    let env = Env::new();
+    let tok = env.full();
+    let s = Server::start(&env, &[]);
+    let b = bearer(&tok);
+    let meta = json!({"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"t","version":"1"}});
+    let post = |method: &str, name: Option<&str>, params: Value| {
+        let mut h = vec![
+            ("Authorization", b.as_str()),
+            ("Content-Type", "application/json"),
+            ("MCP-Protocol-Version", "2026-07-28"),
+            ("Mcp-Method", method),
+        ];
+        if let Some(n) = name {
+            h.push(("Mcp-Name", n));
+        }
+        send(
+            "POST",
+            &s.url("/mcp/"),
+            &h,
+            Some(&json!({"jsonrpc":"2.0","id":7,"method":method,"params":params}).to_string()),
+        )
+    };
+    let r = post("server/discover", None, json!({"_meta": meta}));
+    assert_eq!((r.status, r.ctype.as_str()), (200, "application/json"));
+    let v = r.json();
+    assert!(v["result"]["supportedVersions"]
+        .as_array()
+        .unwrap()
+        .contains(&json!("2026-07-28")));
+    assert_eq!(v["result"]["resultType"], "complete");
+    let v = post("tools/list", None, json!({"_meta": meta})).json();
+    assert_eq!(v["result"]["ttlMs"], 0);
+    assert_eq!(v["result"]["tools"].as_array().unwrap().len(), 5);
+    let v = post(
+        "tools/call",
+        Some("echo"),
+        json!({"_meta": meta, "name":"echo","arguments":{"z":true}}),
+    )
+    .json();
+    assert_eq!(v["result"]["structuredContent"], json!({"z": true}));
+    // Host failure → isError result with _meta["world/invocation"].
+    let v = post(
+        "tools/call",
+        Some("readcount"),
+        json!({"_meta": meta, "name":"readcount","arguments":{}}),
+    )
+    .json();
+    assert_eq!(v["result"]["isError"], true);
+    assert_eq!(
+        v["result"]["_meta"]["world/invocation"]["class"],
+        "InvalidCallError"
+    );
+    assert!(v["result"].get("structuredContent").is_none());
+    // Header mismatches → 400 -32020; ping is not a modern method → 404 -32601.
+    let r = post(
+        "tools/call",
+        Some("refuse"),
+        json!({"_meta": meta, "name":"echo","arguments":{}}),
+    );
+    assert_eq!(
+        (r.status, r.json()["error"]["code"].as_i64()),
+        (400, Some(-32020))
+    );
+    let r = send(
+        "POST",
+        &s.url("/mcp/"),
+        &[
+            ("Authorization", &b),
+            ("Content-Type", "application/json"),
+            ("MCP-Protocol-Version", "2026-07-28"),
+            ("Mcp-Method", "tools/list"),
+        ],
+        Some(
+            &json!({"jsonrpc":"2.0","id":1,"method":"server/discover","params":{"_meta":meta}})
+                .to_string(),
+        ),
+    );
+    assert_eq!(
+        (r.status, r.json()["error"]["code"].as_i64()),
+        (400, Some(-32020))
+    );
+    let r = post("ping", None, json!({"_meta": meta}));
+    assert_eq!(
+        (r.status, r.json()["error"]["code"].as_i64()),
+        (404, Some(-32601))
+    );
+    let r = send(
+        "POST",
+        &s.url("/mcp/"),
+        &[
+            ("Authorization", &b),
+            ("Content-Type", "application/json"),
+            ("MCP-Protocol-Version", "2025-06-18"),
+            ("Accept", "application/json, text/event-stream"),
+        ],
+        Some(
+            &json!({"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":meta}})
+                .to_string(),
+        ),
+    );
+    assert_eq!(
+        (r.status, r.json()["error"]["code"].as_i64()),
+        (400, Some(-32020))
+    );
+    let r = send(
+        "POST",
+        &s.url("/mcp/"),
+        &[
+            ("Authorization", &b),
+            ("Content-Type", "application/json"),
+            ("MCP-Protocol-Version", "2031-01-01"),
+        ],
+        Some("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\"}"),
+    );
+    assert_eq!(
+        (r.status, r.json()["error"]["code"].as_i64()),
+        (400, Some(-32022))
+    );
+}
+
+#[test]
+fn a2a_idempotent_tasks_and_v1() {
+    let env = Env::new();
+    let tok = env.full();
+    let s = Server::start(&env, &[]);
+    let send_task = |id: &str, data: Value| {
+        a2a(
+            &s,
+            &tok,
+            &json!({"jsonrpc":"2.0","id":1,"method":"tasks/send","params":{"id":id,"metadata":{"skill_id":"echo"},"message":{"role":"user","parts":[{"type":"data","data":data}]}}}),
+        )
+    };
+    let first = send_task("t1", json!({"q": 1}));
+    assert_eq!(first["result"]["status"]["state"], "completed");
+    assert_eq!(first["result"]["metadata"]["invocation_id"], "a2a:ep1:t1");
+    assert_eq!(
+        first["result"]["artifacts"][0]["parts"][0]["data"],
+        json!({"q": 1})
+    );
+    let entries = get(&s, "/v1/log").json()["items"].as_array().unwrap().len();
+    let again = send_task("t1", json!({"q": 1}));
+    assert_eq!(again["result"], first["result"]);
+    assert_eq!(
+        get(&s, "/v1/log").json()["items"].as_array().unwrap().len(),
+        entries,
+        "a resend writes nothing"
+    );
+    let other = send_task("t1", json!({"q": 2}));
+    assert_eq!(
+        (
+            other["error"]["code"].as_i64(),
+            other["error"]["message"].as_str()
+        ),
+        (Some(-32602), Some("task id already used in this session"))
+    );
+    let bad = a2a(
+        &s,
+        &tok,
+        &json!({"jsonrpc":"2.0","id":1,"method":"tasks/send","params":{"id":"t2","metadata":{"skill_id":"echo","transition_fn":format!("sha256:{}", "1".repeat(64))},"message":{"parts":[{"type":"data","data":{}}]}}}),
+    );
+    assert_eq!(
+        bad["error"]["message"],
+        "proposal does not match the registered transition"
+    );
+    let r = a2a(
+        &s,
+        &tok,
+        &json!({"jsonrpc":"2.0","id":1,"method":"tasks/nope"}),
+    );
+    assert_eq!(r["error"]["code"], -32601);
+    let r = send(
+        "POST",
+        &s.url("/a2a/"),
+        &[],
+        Some(&json!({"jsonrpc":"2.0","id":1,"method":"tasks/send"}).to_string()),
+    );
+    assert_eq!(r.json()["error"]["code"], -32001);
+    let r = send(
+        "POST",
+        &s.url("/a2a/"),
+        &[("Authorization", "Bearer zz")],
+        Some(&json!({"jsonrpc":"2.0","id":1,"method":"tasks/send"}).to_string()),
+    );
+    assert_eq!(r.json()["error"]["code"], -32600);
+    // v1.0: SendMessage shares the idempotency key; GetTask reads the receipt.
+    let sm = a2a(
+        &s,
+        &tok,
+        &json!({"jsonrpc":"2.0","id":2,"method":"SendMessage","params":{"message":{"messageId":"m1","role":"ROLE_USER","parts":[{"data":{"v":1}}]},"metadata":{"skill_id":"echo"}}}),
+    );
+    assert_eq!(sm["result"]["status"]["state"], "TASK_STATE_COMPLETED");
+    assert_eq!(sm["result"]["id"], "a2a:ep1:m1");
+    let gt = a2a(
+        &s,
+        &tok,
+        &json!({"jsonrpc":"2.0","id":3,"method":"GetTask","params":{"id":"a2a:ep1:m1"}}),
+    );
+    assert_eq!(gt["result"]["artifacts"], sm["result"]["artifacts"]);
+    let gt = a2a(
+        &s,
+        &tok,
+        &json!({"jsonrpc":"2.0","id":3,"method":"GetTask","params":{"id":"a2a:ep1:never"}}),
+    );
+    assert_eq!(gt["error"]["code"], -32001);
+    assert_eq!(
+        a2a(
+            &s,
+            &tok,
+            &json!({"jsonrpc":"2.0","id":4,"method":"CancelTask","params":{}})
+        )["error"]["code"],
+        -32002
+    );
+    assert_eq!(
+        a2a(
+            &s,
+            &tok,
+            &json!({"jsonrpc":"2.0","id":4,"method":"ListTasks","params":{}})
+        )["error"]["code"],
+        -32004
+    );
+    let r = send(
+        "POST",
+        &s.url("/a2a/"),
+        &[],
+        Some(&json!({"jsonrpc":"2.0","id":1,"method":"SendMessage"}).to_string()),
+    );
+    assert_eq!(r.status, 401);
+}
+
+fn raw_oversized(port: u16, path: &str) -> String {
+    let mut c = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    c.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+    let head = format!("POST {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nAuthorization: Bearer {}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\n\r\n", "0".repeat(64), 64 * 1024 * 1024);
+    c.write_all(head.as_bytes()).unwrap();
+    let _ = c.write_all(&vec![b' '; 64 * 1024]);
+    let mut buf = vec![0u8; 4096];
+    let n = c.read(&mut buf).unwrap();
+    String::from_utf8_lossy(&buf[..n]).to_string()
+}
+
+#[test]
+fn attacks_oversized_origin_and_concurrent_budget() {
+    let env = Env::new();
+    let tok = env.full();
+    let s = Server::start(&env, &[]);
+    // 64 MiB bodies: 413 on every POST route (the commit route checks the session first, so use a live one there).
+    let mut c = TcpStream::connect(("127.0.0.1", s.port)).unwrap();
+    c.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+    let head = format!("POST /v1/commit HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nAuthorization: Bearer {tok}\r\nContent-Length: {}\r\n\r\n", s.port, 64 * 1024 * 1024);
+    c.write_all(head.as_bytes()).unwrap();
+    let mut buf = vec![0u8; 4096];
+    let n = c.read(&mut buf).unwrap();
+    let text = String::from_utf8_lossy(&buf[..n]);
+    assert!(text.starts_with("HTTP/1.1 413"), "{text}");
+    assert!(text.contains("PayloadTooLarge"), "{text}");
+    let mcp413 = {
+        let mut c = TcpStream::connect(("127.0.0.1", s.port)).unwrap();
+        c.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+        let head = format!("POST /mcp/ HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nAuthorization: Bearer {tok}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n", s.port, 64 * 1024 * 1024);
+        c.write_all(head.as_bytes()).unwrap();
+        let n = c.read(&mut buf).unwrap();
+        String::from_utf8_lossy(&buf[..n]).to_string()
+    };
+    assert!(
+        mcp413.starts_with("HTTP/1.1 413") && mcp413.contains("-32600"),
+        "{mcp413}"
+    );
+    let a2a413 = raw_oversized(s.port, "/a2a/");
+    assert!(
+        a2a413.starts_with("HTTP/1.1 413") && a2a413.contains("\"id\":null"),
+        "{a2a413}"
+    );
+    assert_eq!(get(&s, "/v1/health").status, 200);
+    // Foreign Origin and Host → 403 Forbidden, on every route.
+    let r = send(
+        "GET",
+        &s.url("/v1/health"),
+        &[("Origin", "http://evil.example")],
+        None,
+    );
+    assert_eq!(
+        (r.status, r.json()["error"]["class"].as_str()),
+        (403, Some("Forbidden"))
+    );
+    let r = send("GET", &s.url("/v1/health"), &[("Origin", "null")], None);
+    assert_eq!(r.status, 403);
+    let r = send(
+        "POST",
+        &s.url("/mcp/"),
+        &[
+            ("Host", "attacker.example"),
+            ("Authorization", &bearer(&tok)),
+        ],
+        Some("{}"),
+    );
+    assert_eq!(r.status, 403);
+    let own = format!("http://localhost:{}", s.port);
+    assert_eq!(
+        send("GET", &s.url("/v1/health"), &[("Origin", &own)], None).status,
+        200
+    );
+    // 200 concurrent clients, one effectful transition, one episode, budget 50.
+    let port = s.port;
+    let health = std::thread::spawn(move || {
+        let mut ok = 0;
+        for _ in 0..20 {
+            let r = send(
+                "GET",
+                &format!("http://127.0.0.1:{port}/v1/health"),
+                &[],
+                None,
+            );
+            ok += usize::from(r.status == 200);
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        ok
+    });
+    let handles: Vec<_> = (0..200)
+        .map(|_| {
+            let tok = tok.clone();
+            std::thread::spawn(move || {
+                let r = send("POST", &format!("http://127.0.0.1:{port}/mcp/"),
+                    &[("Authorization", &bearer(&tok)), ("Content-Type", "application/json"), ("Accept", "application/json, text/event-stream")],
+                    Some(&json!({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"readcount","arguments":{"path":"notes.txt"}}}).to_string()));
+                assert_eq!(r.status, 200, "{}", r.body);
+                r.sse()["result"]["structuredContent"]["world"]["effects"][0]["status"].as_str().unwrap_or("none").to_string()
+            })
+        })
+        .collect();
+    let statuses: Vec<String> = handles.into_iter().map(|h| h.join().unwrap()).collect();
+    let allowed = statuses.iter().filter(|s| *s == "ok").count();
+    let denied = statuses.iter().filter(|s| *s == "denied").count();
+    assert_eq!((allowed, denied), (50, 150), "{statuses:?}");
+    assert_eq!(health.join().unwrap(), 20, "health answered throughout");
+    // Every call is committed provenance: 200 new entries.
+    let log = get(&s, "/v1/log?from=1&limit=500").json();
+    assert_eq!(log["items"].as_array().unwrap().len(), 200);
+}
