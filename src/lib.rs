@@ -21,5 +21,6 @@ pub mod encoding;
 pub mod genesis;
 pub mod interp;
 pub mod limits;
+pub mod replay;
 pub mod store;
 pub mod transitions;

@@ -6,6 +6,7 @@ pub mod broker;
 pub mod commit;
 pub mod effects;
 pub mod error;
+pub mod export_episode;
 pub mod fence;
 pub mod genesis;
 pub mod head;
@@ -17,6 +18,7 @@ pub mod pin;
 pub mod publish;
 pub mod receipt;
 pub mod registry;
+pub mod replay;
 pub mod session;
 pub mod tools;
 pub mod transitions;
@@ -120,6 +122,10 @@ pub enum Command {
     Verify(verify::Args),
     /// Walk the provenance of an entry, object, invocation or result and verify each link
     Why(why::Args),
+    /// Re-run coordinator entries with their pinned interpreters and compare every byte (read-only)
+    Replay(replay::Args),
+    /// Write a self-contained bundle store holding what replaying one episode needs
+    ExportEpisode(export_episode::Args),
     /// Generate shell completions and man pages
     #[command(subcommand)]
     Util(util::Cmd),
@@ -276,6 +282,8 @@ pub fn run(cli: Cli) -> Result<Exit, CliError> {
         Command::Broker(c) => broker::run(&ctx, &mut out, c),
         Command::Verify(a) => verify::run(&ctx, &mut out, a),
         Command::Why(a) => why::run(&ctx, &mut out, a),
+        Command::Replay(a) => replay::run(&ctx, &mut out, a),
+        Command::ExportEpisode(a) => export_episode::run(&ctx, &mut out, a),
         Command::Util(c) => util::run(&ctx, &mut out, c),
     }?;
     out.flush()?;
