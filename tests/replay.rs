@@ -62,7 +62,12 @@ impl Env {
             "--args",
             args,
         ]);
-        assert_eq!(o.status.code(), Some(want_code), "{transition} {args}: {}", text(&o));
+        assert_eq!(
+            o.status.code(),
+            Some(want_code),
+            "{transition} {args}: {}",
+            text(&o)
+        );
         String::from_utf8_lossy(&o.stdout).into_owned()
     }
     fn conn(&self) -> Connection {
@@ -318,9 +323,8 @@ fn an_altered_input_or_plan_diverges() {
         .unwrap();
     let o = env.world(&["replay", "--from", "7", "--to", "7"]);
     assert_eq!(o.status.code(), Some(3), "{}", text(&o));
-    assert!(
-        diverged_line(&String::from_utf8_lossy(&o.stdout)).contains("(entry 7): DIVERGED at input:")
-    );
+    assert!(diverged_line(&String::from_utf8_lossy(&o.stdout))
+        .contains("(entry 7): DIVERGED at input:"));
 }
 
 fn fake_store() -> Env {
@@ -401,7 +405,10 @@ fn a_different_interpreter_diverges_at_interpreter() {
     assert_eq!(out.matches("DIVERGED at interpreter:").count(), 2, "{out}");
 }
 
-fn snapshot(db: &Path) -> Vec<(PathBuf, Option<(Vec<u8>, std::time::SystemTime)>)> {
+/// A file's path with its bytes and mtime (`None` when absent).
+type FileState = (PathBuf, Option<(Vec<u8>, std::time::SystemTime)>);
+
+fn snapshot(db: &Path) -> Vec<FileState> {
     ["", "-journal", "-wal"]
         .iter()
         .map(|s| {
@@ -419,8 +426,8 @@ fn replay_never_writes_and_runs_under_a_held_writer_lock() {
     let env = mixed();
     let before = snapshot(&env.db());
     // Another process (this test) holds the writer lock for the whole replay.
-    let held = world::store::Store::open_write(&env.db(), world::store::WriteOptions::default())
-        .unwrap();
+    let held =
+        world::store::Store::open_write(&env.db(), world::store::WriteOptions::default()).unwrap();
     let o = env.world(&["replay", "--all"]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
     // A writer is refused meanwhile, proving the lock was really held.
@@ -457,7 +464,12 @@ fn an_exported_episode_replays_and_verifies_as_a_bundle() {
     // Never overwritten.
     let o = env.world(&["export-episode", "ep1", "--out", b.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(1), "{}", text(&o));
-    let o = env.world(&["export-episode", "nope", "--out", env.p("x.db").to_str().unwrap()]);
+    let o = env.world(&[
+        "export-episode",
+        "nope",
+        "--out",
+        env.p("x.db").to_str().unwrap(),
+    ]);
     assert_eq!(o.status.code(), Some(1), "{}", text(&o));
     assert!(!env.p("x.db").exists());
     // The source store can go away entirely.
@@ -474,7 +486,10 @@ fn an_exported_episode_replays_and_verifies_as_a_bundle() {
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(v["ok"], true, "{v}");
-    assert!(v["warningCounts"]["bundle_gap"].as_u64().unwrap() >= 1, "{v}");
+    assert!(
+        v["warningCounts"]["bundle_gap"].as_u64().unwrap() >= 1,
+        "{v}"
+    );
     // A tampered bundle still diverges.
     let conn = Connection::open(&b).unwrap();
     let (_, rec) = record_at(&env, 2);

@@ -31,17 +31,18 @@ pub struct Args {
 /// Run `world export-episode`.
 pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError> {
     let src = ctx.open_read()?;
-    let done = bundle::export_episode(&src, &args.episode, &args.out, args.embed).map_err(|e| {
-        match e {
-            ExportError::Store(s) | ExportError::Select(ReplayError::Store(s)) => {
-                CliError::store("export-episode", s)
-            }
-            ExportError::Interpreter {
-                integrity: true, ..
-            } => CliError::new(Exit::Integrity, "export-episode", e),
-            other => CliError::failed("export-episode", other),
-        }
-    })?;
+    let done =
+        bundle::export_episode(&src, &args.episode, &args.out, args.embed).map_err(
+            |e| match e {
+                ExportError::Store(s) | ExportError::Select(ReplayError::Store(s)) => {
+                    CliError::store("export-episode", s)
+                }
+                ExportError::Interpreter {
+                    integrity: true, ..
+                } => CliError::new(Exit::Integrity, "export-episode", e),
+                other => CliError::failed("export-episode", other),
+            },
+        )?;
     if out.json {
         out.json_line(&done)?;
     } else {

@@ -174,7 +174,13 @@ pub fn junit_xml(report: &Report, seconds: f64) -> String {
 
 /// Run `world replay`.
 pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError> {
-    let selection = match (&args.episode, &args.invocation, args.from, args.to, args.all) {
+    let selection = match (
+        &args.episode,
+        &args.invocation,
+        args.from,
+        args.to,
+        args.all,
+    ) {
         (Some(ep), ..) => Selection::Episode(ep.clone()),
         (_, Some(id), ..) => Selection::Invocation(id.clone()),
         (_, _, Some(from), Some(to), _) => Selection::Range { from, to },
@@ -234,7 +240,10 @@ pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError
     })?;
     if let Some(path) = &args.junit {
         std::fs::write(path, junit_xml(&report, start.elapsed().as_secs_f64())).map_err(|e| {
-            CliError::failed("replay", format!("write JUnit report {}: {e}", path.display()))
+            CliError::failed(
+                "replay",
+                format!("write JUnit report {}: {e}", path.display()),
+            )
         })?;
     }
     let summary = format!(
@@ -267,7 +276,10 @@ mod tests {
 
     #[test]
     fn xml_is_escaped() {
-        assert_eq!(xml_escape("a<b>&\"'\u{1}"), "a&lt;b&gt;&amp;&quot;&apos;\\u{1}");
+        assert_eq!(
+            xml_escape("a<b>&\"'\u{1}"),
+            "a&lt;b&gt;&amp;&quot;&apos;\\u{1}"
+        );
         let report = Report {
             entries: vec![
                 EntryResult {
@@ -299,6 +311,9 @@ mod tests {
         assert!(x.contains("<failure type=\"output\""), "{x}");
         assert!(x.contains("bytes &amp; more"), "{x}");
         assert!(x.contains("<skipped message="), "{x}");
-        assert!(x.contains("tests=\"2\" failures=\"1\" skipped=\"1\""), "{x}");
+        assert!(
+            x.contains("tests=\"2\" failures=\"1\" skipped=\"1\""),
+            "{x}"
+        );
     }
 }

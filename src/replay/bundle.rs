@@ -255,7 +255,8 @@ pub fn export_episode(
             "SELECT seq, kind, invocation_id, object_ref FROM journal WHERE invocation_id = ?1",
         )?;
         for id in &ids {
-            let rows = by_id.query_map([id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))?;
+            let rows =
+                by_id.query_map([id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))?;
             for row in rows {
                 journal_rows.push(row?);
             }

@@ -673,7 +673,10 @@ impl Engine<'_> {
         let world = world_for(self.conn, &e.entry_hash)?.ok_or_else(|| {
             div(
                 Stage::Record,
-                format!("no world row has entry hash {} as its logHead", e.entry_hash),
+                format!(
+                    "no world row has entry hash {} as its logHead",
+                    e.entry_hash
+                ),
             )
         })?;
         if receipt.result_ref.as_deref() != Some(world.reference.as_str()) {
@@ -738,15 +741,19 @@ impl Engine<'_> {
                 Stage::Record,
                 "the record's semanticsEpoch differs from the entry header",
             )
-            .refs(h.semantics_epoch.to_string(), rec.semantics_epoch.to_string())
+            .refs(
+                h.semantics_epoch.to_string(),
+                rec.semantics_epoch.to_string(),
+            )
             .into());
         }
         if world.state_root != rec.output {
-            return Err(
-                div(Stage::Record, "the world's stateRoot is not the record's output")
-                    .refs(&rec.output, &world.state_root)
-                    .into(),
-            );
+            return Err(div(
+                Stage::Record,
+                "the world's stateRoot is not the record's output",
+            )
+            .refs(&rec.output, &world.state_root)
+            .into());
         }
         // 4. Source, input, output and plan by ref.
         let source = load(
@@ -799,11 +806,9 @@ impl Engine<'_> {
         // Entry hash and world ref.
         let eh = entry_hash(h, &e.transition_ref).to_string();
         if eh != e.entry_hash {
-            return Err(
-                div(Stage::EntryHash, "the recomputed entry hash differs")
-                    .refs(&e.entry_hash, eh)
-                    .into(),
-            );
+            return Err(div(Stage::EntryHash, "the recomputed entry hash differs")
+                .refs(&e.entry_hash, eh)
+                .into());
         }
         let wr = world_ref(world.revision, &world.state_root, &world.log_head).to_string();
         if wr != world.reference {
@@ -844,10 +849,13 @@ impl Engine<'_> {
             )
         })?;
         if parsed.canonical != plan_obj.payload {
-            return Err(div(Stage::Plan, "the re-run plan differs from the recorded plan")
-                .refs(plan_ref, HashRef::of(&parsed.canonical).to_string())
-                .bytes(&plan_obj.payload, &parsed.canonical)
-                .into());
+            return Err(div(
+                Stage::Plan,
+                "the re-run plan differs from the recorded plan",
+            )
+            .refs(plan_ref, HashRef::of(&parsed.canonical).to_string())
+            .bytes(&plan_obj.payload, &parsed.canonical)
+            .into());
         }
         let record_refs = rec.effects.clone().unwrap_or_default();
         if parsed.effects.len() != record_refs.len() {
@@ -881,7 +889,9 @@ impl Engine<'_> {
             er.check_law().map_err(|err| {
                 div(
                     Stage::Effects,
-                    format!("ReplayGapError: effect record {rref} breaks the consistency law: {err}"),
+                    format!(
+                        "ReplayGapError: effect record {rref} breaks the consistency law: {err}"
+                    ),
                 )
             })?;
             if (pe.effect.as_str(), pe.scope.as_str(), pe.cost)
@@ -967,11 +977,10 @@ impl Engine<'_> {
         // 6. One grant per distinct (effect, scope), reproducing the recorded decisions.
         let mut grants: Vec<Grant> = Vec::new();
         for (er, now, _) in &walked {
-            if grants
-                .iter()
-                .any(|g| g.effect.trim_end_matches("\x00replay") == er.effect
-                    && g.scope.trim_end_matches("\x00replay") == er.scope)
-            {
+            if grants.iter().any(|g| {
+                g.effect.trim_end_matches("\x00replay") == er.effect
+                    && g.scope.trim_end_matches("\x00replay") == er.scope
+            }) {
                 continue;
             }
             let mut g = Grant {
@@ -999,7 +1008,11 @@ impl Engine<'_> {
                 Some(format!(
                     "decision {:?} but record {rref} says {:?}",
                     if label.is_empty() { "allowed" } else { label },
-                    if er.denial.is_empty() { "allowed" } else { er.denial.as_str() }
+                    if er.denial.is_empty() {
+                        "allowed"
+                    } else {
+                        er.denial.as_str()
+                    }
                 ))
             } else if d.budget_before != er.budget_before {
                 Some(format!(
@@ -1141,7 +1154,13 @@ mod tests {
 
     #[test]
     fn request_time_reads_the_logical_time() {
-        let b = request_bytes("Workspace.Read", "work:tree", 1, 1_700_000_000, br#"{"a":"1:2"}"#);
+        let b = request_bytes(
+            "Workspace.Read",
+            "work:tree",
+            1,
+            1_700_000_000,
+            br#"{"a":"1:2"}"#,
+        );
         assert_eq!(request_time(&b), Some(1_700_000_000));
         assert_eq!(request_time(b"garbage"), None);
         assert_eq!(request_time(b"99:x"), None);

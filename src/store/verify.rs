@@ -458,7 +458,11 @@ impl Store {
                     }
                 }
                 _ => rep.warn(
-                    if bundle { "bundle_gap" } else { "not_recomputed" },
+                    if bundle {
+                        "bundle_gap"
+                    } else {
+                        "not_recomputed"
+                    },
                     Some(idx),
                     None,
                     "predecessor entry absent; link not recomputed",
