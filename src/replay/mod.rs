@@ -763,7 +763,10 @@ impl Engine<'_> {
             Stage::TransitionSource,
         )?;
         let input = load(self.conn, &rec.input, "input", Stage::Input)?;
-        let output = load(self.conn, &rec.output, "output", Stage::Output)?;
+        // The output object is compared with the replayed bytes below; an altered copy is
+        // reported at `output` with a diff against what replay reproduces.
+        let output = object_in(self.conn, &rec.output)?
+            .ok_or_else(|| div(Stage::Output, format!("output {} is absent", rec.output)))?;
         let recorded_plan = match &rec.plan {
             Some(p) => Some(load(self.conn, p, "plan", Stage::Record)?),
             None => None,
@@ -783,6 +786,9 @@ impl Engine<'_> {
                     "pure transition",
                 )?;
                 if out != output.payload {
+                    if !output.verifies() {
+                        return Err(altered_output(&output, &out).into());
+                    }
                     return Err(div(
                         Stage::Result,
                         "the re-run output differs from the committed output",
@@ -1093,6 +1099,9 @@ impl Engine<'_> {
             )
         })?;
         if composed != output.payload {
+            if !output.verifies() {
+                return Err(altered_output(output, &composed).into());
+            }
             return Err(div(
                 Stage::Output,
                 "the recomposed output differs from the committed output",
@@ -1103,6 +1112,26 @@ impl Engine<'_> {
         }
         Ok(composed)
     }
+}
+
+/// The divergence for an output object whose stored bytes no longer hash to its ref: expected
+/// is the ref, actual what the stored bytes hash to, and the diff is stored vs replayed.
+fn altered_output(output: &Object, replayed: &[u8]) -> Divergence {
+    let actual = HashRef::of(&output.payload).to_string();
+    let note = if HashRef::of(replayed).to_string() == output.meta.hash {
+        "; the replayed output hashes to the recorded ref, so the stored copy was altered"
+    } else {
+        ""
+    };
+    div(
+        Stage::Output,
+        format!(
+            "output {} is altered: its stored bytes no longer hash to its ref{note}",
+            output.meta.hash
+        ),
+    )
+    .refs(&output.meta.hash, actual)
+    .bytes(replayed, &output.payload)
 }
 
 /// The `(effect, scope, cost)` triples of a recorded plan's effects (the requirements
