@@ -28,6 +28,9 @@ _world() {
             world,effects)
                 cmd="world__subcmd__effects"
                 ;;
+            world,export-episode)
+                cmd="world__subcmd__export__subcmd__episode"
+                ;;
             world,genesis)
                 cmd="world__subcmd__genesis"
                 ;;
@@ -57,6 +60,9 @@ _world() {
                 ;;
             world,registry)
                 cmd="world__subcmd__registry"
+                ;;
+            world,replay)
+                cmd="world__subcmd__replay"
                 ;;
             world,session)
                 cmd="world__subcmd__session"
@@ -139,6 +145,9 @@ _world() {
             world__subcmd__help,effects)
                 cmd="world__subcmd__help__subcmd__effects"
                 ;;
+            world__subcmd__help,export-episode)
+                cmd="world__subcmd__help__subcmd__export__subcmd__episode"
+                ;;
             world__subcmd__help,genesis)
                 cmd="world__subcmd__help__subcmd__genesis"
                 ;;
@@ -168,6 +177,9 @@ _world() {
                 ;;
             world__subcmd__help,registry)
                 cmd="world__subcmd__help__subcmd__registry"
+                ;;
+            world__subcmd__help,replay)
+                cmd="world__subcmd__help__subcmd__replay"
                 ;;
             world__subcmd__help,session)
                 cmd="world__subcmd__help__subcmd__session"
@@ -377,7 +389,7 @@ _world() {
 
     case "${cmd}" in
         world)
-            opts="-q -h -V --db --json --quiet --color --wait-lock --help --version genesis commit head world object log registry publish pin transitions invoke tools ailang receipt session effects broker verify why util help"
+            opts="-q -h -V --db --json --quiet --color --wait-lock --help --version genesis commit head world object log registry publish pin transitions invoke tools ailang receipt session effects broker verify why replay export-episode util help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -826,6 +838,36 @@ _world() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        world__subcmd__export__subcmd__episode)
+            opts="-q -h --out --embed --db --json --quiet --color --wait-lock --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --out)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --db)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                --wait-lock)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         world__subcmd__genesis)
             opts="-q -h --goal-file --goal-semantic-id --db --json --quiet --color --wait-lock --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
@@ -887,7 +929,7 @@ _world() {
             return 0
             ;;
         world__subcmd__help)
-            opts="genesis commit head world object log registry publish pin transitions invoke tools ailang receipt session effects broker verify why util help"
+            opts="genesis commit head world object log registry publish pin transitions invoke tools ailang receipt session effects broker verify why replay export-episode util help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1015,6 +1057,20 @@ _world() {
         world__subcmd__help__subcmd__effects__subcmd__show)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        world__subcmd__help__subcmd__export__subcmd__episode)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
@@ -1211,6 +1267,20 @@ _world() {
         world__subcmd__help__subcmd__registry__subcmd__get)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        world__subcmd__help__subcmd__replay)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
@@ -1929,6 +1999,52 @@ _world() {
                 return 0
             fi
             case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        world__subcmd__replay)
+            opts="-q -h --episode --invocation --from --to --all --keep-going --junit --db --json --quiet --color --wait-lock --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --episode)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --invocation)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --from)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --to)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --junit)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --db)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                --wait-lock)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
