@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
-# The quickstart episode, end to end, on the embedded defaults (bundled SQLite, no external
-# ailang). Builds `world`, creates a fresh store in a temp directory and walks through what
-# exists today: genesis, client commits (one with a rest: receipt), a refused stale commit,
-# the log, reads, receipts and verify. Exits non-zero if any step does not behave as shown.
+# The quickstart episode, end to end, on the embedded defaults (bundled SQLite and the
+# embedded AILANG interpreter; no external `ailang` needed). Builds `world`, creates a fresh
+# store in a temp directory and walks through: genesis; client commits (one with a rest:
+# receipt) and a refused stale commit; publishing the fixture transitions; minting a session
+# (unattended, recorded as such); a pure invocation; an effectful write and read in the
+# episode worktree; a denial when the budget runs out; effects, receipts, `why` and `verify`.
+# Exits non-zero if any step does not behave as shown.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -51,5 +54,31 @@ run log --json --reverse --limit 1
 run object find world/demo/note
 run object get "$(sha '{"note":"second"}')" --payload; echo
 run receipt rest:never-sent
+
+# Transitions: publish the fixtures (AILANG sources checked by the embedded interpreter).
+# --yes skips the terminal confirmation and is recorded as unattended in the revision.
+run publish --manifest fixtures/transitions/manifest.json --yes
+run transitions list
+
+# A session for episode ep1: one Workspace.Write and two Workspace.Read calls.
+mkdir -p "$DIR/ws/ep1"
+run session mint --episode ep1 --grant world.apply=world:10 --grant Workspace.Write=worktree:1 \
+  --grant Workspace.Read=worktree:2 --workspace-root "$DIR/ws" --yes --out "$DIR/token"
+run session list
+export WORLD_SESSION="$DIR/token"
+run tools list
+
+run invoke counter --args '{"items":[1,2,3],"name":"demo"}' --invocation-id count-1
+run invoke ailang-write --args '{"path":"notes.txt","content":"hello\nworld\n"}'
+run invoke readcount --args '{"path":"notes.txt"}' --invocation-id read-1
+run invoke ailang-read --args '{"path":"notes.txt"}'
+say "world invoke ailang-read ...   # the Workspace.Read budget is spent: a recorded denial (exit 8)"
+if "$W" invoke ailang-read --args '{"path":"notes.txt"}'; then echo "expected a denial" >&2; exit 1; else echo "(exit $?)"; fi
+say "world invoke refuse --args '{}'   # the transition refuses: committed, exit 7"
+if "$W" invoke refuse --args '{}'; then echo "expected a refusal" >&2; exit 1; else echo "(exit $?)"; fi
+run effects
+run receipt cli:ep1:read-1
+run why cli:ep1:read-1
+run log
 run verify
 say "done: store at $WORLD_DB (removed on exit)"

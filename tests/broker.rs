@@ -81,6 +81,8 @@ fn allowed_failed_and_denied_effects_are_recorded_and_spend_survives() {
         now,
         handlers: &handlers,
         ctx: &ctx,
+        limits: None,
+        with_intent: None,
     };
     let deadline = Instant::now() + Duration::from_secs(5);
 
@@ -177,6 +179,8 @@ fn allowed_failed_and_denied_effects_are_recorded_and_spend_survives() {
         now,
         handlers: &handlers,
         ctx: &ctx,
+        limits: None,
+        with_intent: None,
     };
     let again = broker2
         .execute(
@@ -225,6 +229,8 @@ fn an_effect_without_a_handler_writes_nothing() {
         now: 10,
         handlers: &handlers,
         ctx: &ctx,
+        limits: None,
+        with_intent: None,
     };
     let before: i64 = store
         .conn()

@@ -79,9 +79,62 @@ pub enum BrokerError {
     /// The ordinal space of the episode is exhausted.
     #[error("effect ordinal space of episode {0} is exhausted")]
     OrdinalExhausted(String),
+    /// The limits ledger refused the paired reservation: the whole intent transaction rolled
+    /// back (no intent, no debit, no record) and nothing ran (limits.md §9).
+    #[error("{}", .0.human())]
+    LimitsRejected(Box<crate::limits::Verdict>),
+    /// The limits ledger failed (not a rejection).
+    #[error("{0}")]
+    Limits(String),
     /// Store failure (nothing of this step was committed).
     #[error(transparent)]
     Store(#[from] StoreError),
+}
+
+/// The wall clock in Unix milliseconds (0 if the clock is before 1970).
+pub fn wall_ms() -> u128 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis())
+        .unwrap_or(0)
+}
+
+/// Pairing of an episode's effects with a limits-ledger scope in the store file (limits.md §9).
+#[derive(Clone, Debug)]
+pub struct LimitsPairing {
+    /// The ledger scope every effect of the episode is charged to.
+    pub scope: String,
+    /// The ledger clock at the start of the call, Unix milliseconds.
+    pub now_ms: u128,
+    /// The clock is fixed (tests): settle at `now_ms` instead of the wall clock.
+    pub fixed_clock: bool,
+}
+
+fn ledger_step(
+    tx: &rusqlite::Transaction<'_>,
+    request_id: String,
+    command: crate::limits::Command,
+    now_ms: u128,
+) -> Result<(), BrokerError> {
+    use crate::limits::{ActorFacts, ActorKind, Error as LimitsError, NoEvidence, Request};
+    let actor = ActorFacts {
+        allowed: true,
+        actor_id: "host:world".into(),
+        actor_kind: ActorKind::Host,
+        policy_ref: None,
+        evidence_ref: None,
+        authorized_at_ms: crate::limits::Amount(now_ms),
+    };
+    let req = Request {
+        request_id,
+        expected_revision: None,
+        command,
+    };
+    match crate::limits::apply(tx, &req, &actor, now_ms, &NoEvidence) {
+        Ok(_) => Ok(()),
+        Err(LimitsError::Rejected(v)) => Err(BrokerError::LimitsRejected(v)),
+        Err(e) => Err(BrokerError::Limits(e.to_string())),
+    }
 }
 
 /// How one effect ended.
@@ -224,6 +277,11 @@ pub struct Broker<'a> {
     pub handlers: &'a HandlerRegistry,
     /// Handler context.
     pub ctx: &'a HandlerContext,
+    /// The limits-ledger scope this episode is bound to, if any.
+    pub limits: Option<LimitsPairing>,
+    /// An object written in the same transaction as each allowed effect's intent (the
+    /// coordinator's started marker, so a resent invocation id never runs a handler twice).
+    pub with_intent: Option<Object>,
 }
 
 impl Broker<'_> {
@@ -274,6 +332,9 @@ impl Broker<'_> {
             return Err(BrokerError::NoHandler(req.effect.clone()));
         };
         put_object(&tx, &request)?;
+        if let Some(extra) = &self.with_intent {
+            put_object(&tx, extra)?;
+        }
         let ordinal = next_ordinal(&tx, self.episode)?
             .ok_or_else(|| BrokerError::OrdinalExhausted(self.episode.to_string()))?;
         let intent_id = format!("effect:{}:{ordinal}", self.episode);
@@ -294,6 +355,35 @@ impl Broker<'_> {
             journal::EFFECT_INTENT,
             intent.payload(),
         )?;
+        if let Some(p) = &self.limits {
+            // Reserve and dispatch in the intent's transaction: a rejection rolls all of it back.
+            let max_active = deadline
+                .saturating_duration_since(Instant::now())
+                .as_millis();
+            ledger_step(
+                &tx,
+                format!("{intent_id}:reserve"),
+                crate::limits::Command::Reserve {
+                    attempt_id: intent_id.clone(),
+                    operation_id: intent_id.clone(),
+                    scope_id: p.scope.clone(),
+                    run_id: None,
+                    purpose: crate::limits::Purpose::Ordinary,
+                    amount: crate::limits::Amount(req.cost.max(0) as u128),
+                    max_active_ms: crate::limits::Amount(max_active),
+                    paired: true,
+                },
+                p.now_ms,
+            )?;
+            ledger_step(
+                &tx,
+                format!("{intent_id}:dispatch"),
+                crate::limits::Command::Dispatch {
+                    attempt_id: intent_id.clone(),
+                },
+                p.now_ms,
+            )?;
+        }
         tx.commit().map_err(StoreError::from)?;
 
         // The handler runs with the unit already spent.
@@ -360,6 +450,31 @@ impl Broker<'_> {
                 journal::EFFECT_OUTCOME,
                 journal::effect_outcome_payload(&intent_id, !failed, &rec.meta.hash, self.now),
             )?;
+            if let Some(p) = &self.limits {
+                ledger_step(
+                    &tx,
+                    format!("{intent_id}:settle"),
+                    crate::limits::Command::Settle {
+                        attempt_id: intent_id.clone(),
+                        outcome: if failed {
+                            crate::limits::Outcome::Failed
+                        } else {
+                            crate::limits::Outcome::Succeeded
+                        },
+                        actual_cost: Some(crate::limits::Amount(req.cost.max(0) as u128)),
+                        effect_outcome: true,
+                    },
+                    if p.fixed_clock {
+                        p.now_ms
+                    } else {
+                        p.now_ms.max(wall_ms())
+                    },
+                )
+                .map_err(|e| StoreError::Corrupt {
+                    what: "limits settlement".into(),
+                    detail: e.to_string(),
+                })?;
+            }
             tx.commit()?;
             Ok(())
         })();

@@ -154,6 +154,11 @@ impl From<store::Error> for CliError {
             E::IsDirectory { .. } | E::NotADatabase { .. } | E::Uninitialized { .. } | E::LegacySchema { .. }
             | E::FutureSchema { .. } | E::InvalidSchemaVersion { .. } | E::SchemaIntegrity { .. } => (Exit::Usage, None),
             E::Corrupt { .. } => (Exit::Integrity, Some("run `world verify` for a full report".into())),
+            E::Sqlite(rusqlite::Error::SqliteFailure(f, _))
+                if f.code == rusqlite::ErrorCode::DatabaseCorrupt =>
+            {
+                (Exit::Integrity, Some("run `world verify` for a full report".into()))
+            }
             E::DuplicateEntry { .. } => (Exit::Failed, Some("read the current head with `world head` and commit the next index".into())),
             _ => (Exit::Failed, None),
         };

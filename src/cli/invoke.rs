@@ -52,6 +52,7 @@ pub struct Args {
 pub fn invoke_err(e: InvokeError) -> CliError {
     let exit = match &e {
         InvokeError::Integrity(_) => Exit::Integrity,
+        InvokeError::LimitsRejected(_) => Exit::LimitRejected,
         InvokeError::NotCommitted(_) | InvokeError::EffectsUnrecorded { .. } => Exit::Indeterminate,
         InvokeError::Store(s) => return CliError::store("invoke", clone_store(s)),
         _ => Exit::Failed,

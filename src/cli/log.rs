@@ -110,44 +110,62 @@ pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError
             }
             Ok(())
         };
-    let conn = store.conn();
-    let mut rev_stmt = conn
-        .prepare("SELECT revision FROM worlds WHERE log_head = ?1 LIMIT 1")
-        .map_err(|e| CliError::store("log", e.into()))?;
-    store
-        .for_each_log(from, args.limit, args.reverse, |e| {
-            let revision: Option<i64> = rev_stmt.query_row([&e.entry_hash], |r| r.get(0)).ok();
-            let written = if e.header.written_by.chars().count() > 18 {
-                format!(
-                    "{}…",
-                    e.header.written_by.chars().take(17).collect::<String>()
-                )
-            } else {
-                e.header.written_by.clone()
-            };
-            rows.push([
-                e.header.entry_index.to_string(),
-                short(&e.entry_hash),
-                written,
-                short(&e.transition_ref),
-                revision
-                    .map(|r| r.to_string())
-                    .unwrap_or_else(|| "-".into()),
-            ]);
-            count += 1;
-            if rows.len() == CHUNK {
-                if let Err(x) = flush(&mut rows, &mut first, out) {
-                    io_err = Some(x);
-                    return Err(crate::store::Error::Corrupt {
-                        what: "output".into(),
-                        detail: "stdout closed".into(),
-                    });
-                }
+    // One streaming query: the world revision comes from a LEFT JOIN on `worlds.log_head`,
+    // which has no provisioned index, so SQLite builds one automatic index for the query
+    // (in temp storage, not the heap). A per-entry lookup would scan `worlds` once per entry.
+    let sql = if args.reverse {
+        "SELECT l.entry_index, l.entry_hash_ref, l.written_by, l.transition_ref, w.revision
+         FROM log_entries l LEFT JOIN worlds w ON w.log_head = l.entry_hash_ref
+         WHERE l.entry_index <= ?1 ORDER BY l.entry_index DESC"
+    } else {
+        "SELECT l.entry_index, l.entry_hash_ref, l.written_by, l.transition_ref, w.revision
+         FROM log_entries l LEFT JOIN worlds w ON w.log_head = l.entry_hash_ref
+         WHERE l.entry_index >= ?1 ORDER BY l.entry_index ASC"
+    };
+    let start = from.unwrap_or(if args.reverse { i64::MAX } else { 0 });
+    let sqlite = |e: rusqlite::Error| CliError::store("log", e.into());
+    let mut stmt = store.conn().prepare(sql).map_err(sqlite)?;
+    let mut q = stmt.query([start]).map_err(sqlite)?;
+    let mut last_index = None;
+    let mut printed = 0u64;
+    while let Some(row) = q.next().map_err(sqlite)? {
+        let index: i64 = row.get(0).map_err(sqlite)?;
+        // Two world rows naming the same log head would repeat an entry; print it once.
+        // The limit counts entries, not joined rows, so it is enforced here.
+        if last_index == Some(index) {
+            continue;
+        }
+        if args.limit.is_some_and(|l| printed >= l) {
+            break;
+        }
+        last_index = Some(index);
+        printed += 1;
+        let entry_hash: String = row.get(1).map_err(sqlite)?;
+        let written_by: String = row.get(2).map_err(sqlite)?;
+        let transition_ref: String = row.get(3).map_err(sqlite)?;
+        let revision: Option<i64> = row.get(4).map_err(sqlite)?;
+        let written = if written_by.chars().count() > 18 {
+            format!("{}…", written_by.chars().take(17).collect::<String>())
+        } else {
+            written_by
+        };
+        rows.push([
+            index.to_string(),
+            short(&entry_hash),
+            written,
+            short(&transition_ref),
+            revision
+                .map(|r| r.to_string())
+                .unwrap_or_else(|| "-".into()),
+        ]);
+        count += 1;
+        if rows.len() == CHUNK {
+            if let Err(x) = flush(&mut rows, &mut first, out) {
+                io_err = Some(x);
+                break;
             }
-            Ok(())
-        })
-        .or_else(|e| if io_err.is_some() { Ok(()) } else { Err(e) })
-        .map_err(read_err("log"))?;
+        }
+    }
     if let Some(e) = io_err {
         return Err(e.into());
     }

@@ -11,6 +11,7 @@ pub mod fence;
 pub mod genesis;
 pub mod head;
 pub mod invoke;
+pub mod limits;
 pub mod log;
 pub mod object;
 pub mod output;
@@ -122,6 +123,9 @@ pub enum Command {
     Verify(verify::Args),
     /// Walk the provenance of an entry, object, invocation or result and verify each link
     Why(why::Args),
+    /// The nested limits ledger: init, reserve, dispatch, settle, reconcile, release, stop, adjust, report
+    #[command(subcommand)]
+    Limits(limits::Cmd),
     /// Re-run coordinator entries with their pinned interpreters and compare every byte (read-only)
     Replay(replay::Args),
     /// Write a self-contained bundle store holding what replaying one episode needs
@@ -282,6 +286,7 @@ pub fn run(cli: Cli) -> Result<Exit, CliError> {
         Command::Broker(c) => broker::run(&ctx, &mut out, c),
         Command::Verify(a) => verify::run(&ctx, &mut out, a),
         Command::Why(a) => why::run(&ctx, &mut out, a),
+        Command::Limits(c) => limits::run(&ctx, &mut out, c),
         Command::Replay(a) => replay::run(&ctx, &mut out, a),
         Command::ExportEpisode(a) => export_episode::run(&ctx, &mut out, a),
         Command::Util(c) => util::run(&ctx, &mut out, c),

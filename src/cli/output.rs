@@ -42,7 +42,8 @@ impl Output {
 
     /// One JSON value on one line.
     pub fn json_line<T: Serialize + ?Sized>(&mut self, v: &T) -> io::Result<()> {
-        serde_json::to_writer(&mut self.out, v).map_err(io::Error::other)?;
+        // `From<serde_json::Error>` gives back the underlying io::Error (keeping BrokenPipe).
+        serde_json::to_writer(&mut self.out, v).map_err(io::Error::from)?;
         self.out.write_all(b"\n")
     }
 

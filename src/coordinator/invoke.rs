@@ -18,9 +18,7 @@ use crate::store::commit::{apply, Commit};
 use crate::store::entry::{entry_hash, world_row};
 use crate::store::journal::{self, ReceiptState};
 use crate::store::records::{self, InvocationRecord};
-use crate::store::{
-    head_in, object_in, put_object, Error as StoreError, Header, LogEntry, Object, Store,
-};
+use crate::store::{head_in, object_in, Error as StoreError, Header, LogEntry, Object, Store};
 use crate::transitions::publish::{read_head, InterpreterProvider};
 use crate::transitions::registry::Descriptor;
 
@@ -183,6 +181,9 @@ pub enum InvokeError {
         /// The cause.
         cause: String,
     },
+    /// The limits ledger refused the effect's reservation; nothing ran, nothing was committed.
+    #[error("{}", .0.human())]
+    LimitsRejected(Box<crate::limits::Verdict>),
     /// Store failure before anything durable happened.
     #[error(transparent)]
     Store(#[from] StoreError),
@@ -208,8 +209,19 @@ impl InvokeError {
             InvokeError::NotCommitted(_) => "NotCommittedError",
             InvokeError::InFlight(_) => "InFlightError",
             InvokeError::EffectsUnrecorded { .. } => "EffectsUnrecordedError",
+            InvokeError::LimitsRejected(_) => "LimitsRejectedError",
             InvokeError::Store(_) => "StoreError",
         }
+    }
+}
+
+/// The ledger clock for pairing: the wall clock in ms, or `now * 1000` when the store clock is
+/// fixed by the test hook (`WORLD_TEST_NOW`).
+fn ledger_now_ms(now: i64) -> u128 {
+    if std::env::var_os("WORLD_TEST_NOW").is_some() {
+        (now.max(0) as u128) * 1000
+    } else {
+        broker::wall_ms()
     }
 }
 
@@ -442,17 +454,22 @@ pub fn invoke(store: &mut Store, call: &Call, host: &Host<'_>) -> Result<Committ
     let parsed = plan::parse_plan(&raw_plan, &declared)?;
     let plan_obj = Object::new(records::EFFECT_PLAN, &surface, parsed.canonical.clone());
     // Execute.
-    if !parsed.effects.is_empty() {
-        let tx = store.immediate()?;
-        put_object(&tx, &started_marker(&invocation_id))?;
-        tx.commit().map_err(StoreError::from)?;
-    }
+    let limits = session::binding(store.conn(), &sess.episode)?
+        .map(|b| b.limits_scope)
+        .filter(|s| !s.is_empty())
+        .map(|scope| broker::LimitsPairing {
+            scope,
+            now_ms: ledger_now_ms(call.now),
+            fixed_clock: std::env::var_os("WORLD_TEST_NOW").is_some(),
+        });
     let b = Broker {
         episode: &sess.episode,
         grants: &sess.grants,
         now: call.now,
         handlers: &handlers,
         ctx: &hctx,
+        limits,
+        with_intent: Some(started_marker(&invocation_id)),
     };
     let mut results = Vec::new();
     let mut world_effects = Vec::new();
@@ -482,6 +499,9 @@ pub fn invoke(store: &mut Store, call: &Call, host: &Host<'_>) -> Result<Committ
                 })
             }
             Err(BrokerError::NoHandler(e)) => return Err(InvokeError::EffectsUnsupported(e)),
+            Err(BrokerError::LimitsRejected(v)) if records_written.is_empty() => {
+                return Err(InvokeError::LimitsRejected(v))
+            }
             Err(e) => {
                 return Err(InvokeError::EffectsUnrecorded {
                     invocation_id,

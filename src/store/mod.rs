@@ -335,11 +335,32 @@ fn check_path(path: &Path) -> Result<bool, Error> {
 
 fn configure(conn: &Connection, writer: bool) -> Result<(), Error> {
     conn.execute_batch("PRAGMA foreign_keys = ON")?;
-    conn.busy_timeout(Duration::from_millis(2000))?;
     if writer {
+        conn.busy_timeout(Duration::from_millis(2000))?;
         conn.execute_batch("PRAGMA synchronous = FULL")?;
+    } else {
+        conn.busy_handler(Some(reader_busy))?;
     }
     Ok(())
+}
+
+/// Attempts [`reader_busy`] makes before giving up: about the same 2 s bound as the writer's
+/// `busy_timeout`.
+const READER_BUSY_TRIES: i32 = 2000;
+
+/// Busy handler for read-only connections: retry every millisecond, up to about 2 s.
+///
+/// With the rollback journal (DEC-STORE-1), a writer committing back to back (`commit
+/// --batch`, `serve`) holds PENDING/EXCLUSIVE for most of each commit's fsyncs and frees the
+/// file only for microseconds between transactions. SQLite's default busy handler sleeps
+/// 1–100 ms between tries (about 15 tries in 2 s), so it almost never lands in a gap and a
+/// reader failed with "database is locked". Polling every millisecond finds a gap.
+fn reader_busy(attempt: i32) -> bool {
+    if attempt >= READER_BUSY_TRIES {
+        return false;
+    }
+    std::thread::sleep(Duration::from_millis(1));
+    true
 }
 
 /// `SQLITE_READONLY_ROLLBACK`: a read-only connection met a hot journal it cannot roll back.
@@ -564,6 +585,42 @@ impl Store {
         let mut rows = stmt.query(rusqlite::params![start, lim])?;
         while let Some(row) = rows.next()? {
             f(entry_row(row)?)?;
+        }
+        Ok(())
+    }
+
+    /// Stream every log entry in ascending order with the world row whose `logHead` is its
+    /// entry hash (the first such row if several). One query: `worlds.log_head` has no
+    /// provisioned index, so SQLite builds a transient automatic index for the join instead of
+    /// scanning `worlds` once per entry.
+    pub fn for_each_log_with_world(
+        &self,
+        mut f: impl FnMut(LogEntry, Option<WorldRow>) -> Result<(), Error>,
+    ) -> Result<(), Error> {
+        let mut stmt = self.conn.prepare(
+            "SELECT l.entry_index, l.semantics_epoch, l.transition_fn_ref, l.interpreter_ref, l.prev_entry_hash_ref, l.written_by, l.entry_hash_ref, l.transition_ref,
+                    w.world_ref, w.revision, w.state_root, w.log_head
+             FROM log_entries l LEFT JOIN worlds w ON w.log_head = l.entry_hash_ref
+             ORDER BY l.entry_index ASC",
+        )?;
+        let mut rows = stmt.query([])?;
+        let mut last = None;
+        while let Some(row) = rows.next()? {
+            let e = entry_row(row)?;
+            if last == Some(e.header.entry_index) {
+                continue;
+            }
+            last = Some(e.header.entry_index);
+            let world = match row.get::<_, Option<String>>(8)? {
+                Some(reference) => Some(WorldRow {
+                    reference,
+                    revision: row.get(9)?,
+                    state_root: row.get(10)?,
+                    log_head: row.get(11)?,
+                }),
+                None => None,
+            };
+            f(e, world)?;
         }
         Ok(())
     }

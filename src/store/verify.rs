@@ -11,7 +11,7 @@ use super::entry::{entry_hash, is_coordinator, world_ref};
 use super::records::{
     EffectRecord, InvocationRecord, EFFECT_RECORD, INVOCATION_RECORD_V1, INVOCATION_RECORD_V2,
 };
-use super::{journal, schema, Error, LogEntry, Store};
+use super::{journal, schema, Error, LogEntry, Store, WorldRow};
 
 /// One failure or warning, with where it was found.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -112,12 +112,44 @@ pub type Progress<'a> = &'a mut dyn FnMut(u64, u64);
 
 impl Store {
     /// Run every check of store-format.md §13.1 on this (read-only) store.
+    ///
+    /// A damaged SQLite image (pages SQLite itself cannot read) ends the checks early: the
+    /// report then carries a `storage` failure naming SQLite's error instead of this
+    /// returning an error, so `verify` still exits 3 with a report.
+    ///
+    /// # Errors
+    /// SQLite errors other than corruption, and undecodable rows ([`Error::Corrupt`]).
     pub fn verify(&self, full: bool, progress: Progress<'_>) -> Result<Report, Error> {
-        let conn = self.conn();
         let mut rep = Report {
             full,
             ..Report::default()
         };
+        match self.verify_into(&mut rep, progress) {
+            Ok(()) => Ok(rep),
+            Err(Error::Sqlite(rusqlite::Error::SqliteFailure(f, msg)))
+                if matches!(
+                    f.code,
+                    rusqlite::ErrorCode::DatabaseCorrupt | rusqlite::ErrorCode::NotADatabase
+                ) =>
+            {
+                rep.fail(
+                    "storage",
+                    None,
+                    None,
+                    format!(
+                        "checks stopped: SQLite cannot read the file: {}",
+                        msg.unwrap_or_else(|| f.to_string())
+                    ),
+                );
+                Ok(rep)
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    fn verify_into(&self, rep: &mut Report, progress: Progress<'_>) -> Result<(), Error> {
+        let full = rep.full;
+        let conn = self.conn();
 
         // 1. storage
         let pragma = if full {
@@ -189,7 +221,7 @@ impl Store {
         let mut prev: Option<LogEntry> = None;
         let mut expected = 0i64;
         let mut first = None;
-        self.for_each_log(None, None, false, |e| {
+        self.for_each_log_with_world(|e, world| {
             let idx = e.header.entry_index;
             first.get_or_insert(idx);
             if idx != expected && bundle {
@@ -208,7 +240,7 @@ impl Store {
                 );
             }
             expected = idx + 1;
-            self.check_entry(&mut rep, &e, prev.as_ref(), bundle)?;
+            self.check_entry(rep, &e, world.as_ref(), prev.as_ref(), bundle)?;
             prev = Some(e);
             Ok(())
         })?;
@@ -369,7 +401,7 @@ impl Store {
                 }
             },
         }
-        Ok(rep)
+        Ok(())
     }
 
     fn has_object(&self, r: &str) -> Result<bool, Error> {
@@ -384,6 +416,7 @@ impl Store {
         &self,
         rep: &mut Report,
         e: &LogEntry,
+        world: Option<&WorldRow>,
         prev: Option<&LogEntry>,
         bundle: bool,
     ) -> Result<(), Error> {
@@ -470,20 +503,7 @@ impl Store {
             }
         }
         // World row for this entry.
-        let world = self
-            .conn()
-            .query_row(
-                "SELECT world_ref, revision, state_root FROM worlds WHERE log_head = ?1",
-                [&e.entry_hash],
-                |r| {
-                    Ok((
-                        r.get::<_, String>(0)?,
-                        r.get::<_, i64>(1)?,
-                        r.get::<_, String>(2)?,
-                    ))
-                },
-            )
-            .optional()?;
+        let world = world.map(|w| (w.reference.clone(), w.revision, w.state_root.clone()));
         let Some((wref, revision, state_root)) = world else {
             rep.fail(
                 "world_mismatch",

@@ -1,0 +1,490 @@
+//! Store benchmarks for issue 2 ("Performance"): run by hand with `cargo bench --bench store`
+//! (release build); results and the reproducing command live in docs/PERFORMANCE.md.
+//!
+//! Each measurement prints `world`'s number, a baseline on the same machine and the ratio:
+//! 1. `world commit FILE` per-process latency (median of 200) vs the `sqlite3` CLI running one
+//!    equivalent insert transaction per process (target ratio ≤ 1.5).
+//! 2. `world commit --batch FILE.jsonl` commits/second vs a raw rusqlite loop doing the same
+//!    inserts, one transaction per commit (target ratio ≥ 0.5).
+//! 3. `world verify` MB/s vs `sha256sum` over the same payload bytes (target ratio ≥ 0.7).
+//! 4. `world log --json` over 1,000,000 entries: wall time and peak RSS (target < 64 MiB).
+//!
+//! Environment: `BENCH_QUICK=1` shrinks every size (a smoke run, not for recording).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use base64::Engine;
+use rusqlite::Connection;
+use serde_json::{json, Value};
+use sha2::{Digest, Sha256};
+
+const WORLD: &str = env!("CARGO_BIN_EXE_world");
+
+fn sha(bytes: &[u8]) -> String {
+    format!("sha256:{}", hex::encode(Sha256::digest(bytes)))
+}
+
+fn quick() -> bool {
+    std::env::var_os("BENCH_QUICK").is_some()
+}
+
+fn world(db: &Path) -> Command {
+    let mut c = Command::new(WORLD);
+    c.env_clear()
+        .env("WORLD_DB", db)
+        .env("NO_COLOR", "1")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null());
+    c
+}
+
+fn run_ok(mut c: Command) {
+    let out = c.stderr(Stdio::piped()).output().expect("spawn");
+    assert!(
+        out.status.success(),
+        "{c:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// Where the log ends.
+#[derive(Clone)]
+struct Tip {
+    head: String,
+    next_index: i64,
+    prev: String,
+}
+
+fn tip_of(db: &Path) -> Tip {
+    let c = Connection::open(db).expect("open");
+    let head: String = c
+        .query_row(
+            "SELECT world_ref FROM store_heads WHERE head_key = 'selected_world_head'",
+            [],
+            |r| r.get(0),
+        )
+        .expect("head");
+    let (i, prev): (i64, String) = c
+        .query_row(
+            "SELECT entry_index, entry_hash_ref FROM log_entries ORDER BY entry_index DESC LIMIT 1",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .expect("last entry");
+    Tip {
+        head,
+        next_index: i + 1,
+        prev,
+    }
+}
+
+/// One client commit: the body JSON plus the row values, so baselines insert the same rows.
+struct Commit {
+    body: Value,
+    payload: Vec<u8>,
+    object: String,
+    world_ref: String,
+    entry_hash: String,
+    index: i64,
+    prev: String,
+}
+
+fn make_commit(tip: &Tip, tag: &str, payload: Vec<u8>) -> Commit {
+    let object = sha(&payload);
+    let index = tip.next_index;
+    let entry_hash = sha(format!("bench-entry:{tag}:{index}").as_bytes());
+    let world_ref = sha(format!(
+        r#"{{"revision":{index},"stateRoot":"{object}","logHead":"{entry_hash}"}}"#
+    )
+    .as_bytes());
+    let body = json!({
+        "observedHead": tip.head,
+        "objects": [{
+            "hash": object,
+            "interfaceHash": sha(b"iface-v1"),
+            "semanticId": "bench/object/v1",
+            "provenance": "bench",
+            "payload": base64::engine::general_purpose::STANDARD.encode(&payload),
+        }],
+        "nextWorld": {"ref": world_ref, "revision": index, "stateRoot": object, "logHead": entry_hash},
+        "entry": {
+            "header": {
+                "entryIndex": index,
+                "semanticsEpoch": 1,
+                "transitionFn": sha(b"fn"),
+                "interpreter": sha(b"interp"),
+                "prevEntryHash": tip.prev,
+                "writtenBy": "client:bench",
+            },
+            "entryHash": entry_hash,
+            "transitionRef": object,
+        },
+    });
+    Commit {
+        body,
+        payload,
+        object,
+        world_ref,
+        entry_hash,
+        index,
+        prev: tip.prev.clone(),
+    }
+}
+
+fn chain(tip: &Tip, n: usize, tag: &str, size: usize) -> Vec<Commit> {
+    let mut tip = tip.clone();
+    (0..n)
+        .map(|i| {
+            let mut payload = format!("{{\"bench\":\"{tag}\",\"i\":{i},\"pad\":\"").into_bytes();
+            payload.resize(size.saturating_sub(2).max(payload.len()), b'x');
+            payload.extend_from_slice(b"\"}");
+            let c = make_commit(&tip, tag, payload);
+            tip = Tip {
+                head: c.world_ref.clone(),
+                next_index: c.index + 1,
+                prev: c.entry_hash.clone(),
+            };
+            c
+        })
+        .collect()
+}
+
+/// The SQL `world commit` runs for one commit (store-format.md §12 steps 6–11), as literals.
+fn commit_sql(c: &Commit) -> String {
+    format!(
+        "BEGIN IMMEDIATE;
+SELECT world_ref FROM store_heads WHERE head_key = 'selected_world_head';
+INSERT OR IGNORE INTO objects VALUES ('{o}', '{i}', 'bench/object/v1', 'bench', X'{p}');
+INSERT OR IGNORE INTO worlds VALUES ('{w}', {n}, '{o}', '{e}');
+INSERT INTO log_entries VALUES ({n}, '{e}', 1, '{f}', '{ip}', '{prev}', 'client:bench', '{o}');
+INSERT OR IGNORE INTO commit_objects VALUES ('{o}', {n});
+INSERT INTO store_heads VALUES ('selected_world_head', '{w}') ON CONFLICT(head_key) DO UPDATE SET world_ref = excluded.world_ref;
+COMMIT;
+",
+        o = c.object,
+        i = sha(b"iface-v1"),
+        p = hex::encode(&c.payload),
+        w = c.world_ref,
+        n = c.index,
+        e = c.entry_hash,
+        f = sha(b"fn"),
+        ip = sha(b"interp"),
+        prev = c.prev,
+    )
+}
+
+/// The same transaction through rusqlite prepared statements (the raw-loop baseline).
+fn commit_rusqlite(conn: &mut Connection, c: &Commit) {
+    let tx = conn
+        .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+        .expect("begin");
+    let _: Option<String> = tx
+        .prepare_cached("SELECT world_ref FROM store_heads WHERE head_key = 'selected_world_head'")
+        .expect("prepare")
+        .query_row([], |r| r.get(0))
+        .ok();
+    tx.prepare_cached(
+        "INSERT OR IGNORE INTO objects VALUES (?1, ?2, 'bench/object/v1', 'bench', ?3)",
+    )
+    .expect("prepare")
+    .execute(rusqlite::params![c.object, sha(b"iface-v1"), c.payload])
+    .expect("object");
+    tx.prepare_cached("INSERT OR IGNORE INTO worlds VALUES (?1, ?2, ?3, ?4)")
+        .expect("prepare")
+        .execute(rusqlite::params![
+            c.world_ref,
+            c.index,
+            c.object,
+            c.entry_hash
+        ])
+        .expect("world");
+    tx.prepare_cached("INSERT INTO log_entries VALUES (?1, ?2, 1, ?3, ?4, ?5, 'client:bench', ?6)")
+        .expect("prepare")
+        .execute(rusqlite::params![
+            c.index,
+            c.entry_hash,
+            sha(b"fn"),
+            sha(b"interp"),
+            c.prev,
+            c.object
+        ])
+        .expect("log");
+    tx.prepare_cached("INSERT OR IGNORE INTO commit_objects VALUES (?1, ?2)")
+        .expect("prepare")
+        .execute(rusqlite::params![c.object, c.index])
+        .expect("member");
+    tx.prepare_cached(
+        "INSERT INTO store_heads VALUES ('selected_world_head', ?1) ON CONFLICT(head_key) DO UPDATE SET world_ref = excluded.world_ref",
+    )
+    .expect("prepare")
+    .execute([&c.world_ref])
+    .expect("head");
+    tx.commit().expect("commit");
+}
+
+fn median(mut v: Vec<Duration>) -> Duration {
+    v.sort();
+    v[v.len() / 2]
+}
+
+/// A fresh store with `world genesis`.
+fn genesis_store(dir: &Path, name: &str) -> PathBuf {
+    let db = dir.join(name);
+    let mut c = world(&db);
+    c.arg("genesis");
+    run_ok(c);
+    db
+}
+
+fn bench_commit_latency(dir: &Path) {
+    let n = if quick() { 20 } else { 200 };
+    let db = genesis_store(dir, "latency.db");
+    let base = dir.join("latency-sqlite3.db");
+    std::fs::copy(&db, &base).expect("copy");
+    let commits = chain(&tip_of(&db), n, "lat", 256);
+    let mut files = Vec::new();
+    for (i, c) in commits.iter().enumerate() {
+        let f = dir.join(format!("lat-{i}.json"));
+        std::fs::write(&f, serde_json::to_vec(&c.body).expect("json")).expect("write");
+        files.push(f);
+    }
+    // Interleaved, so drift in the disk's fsync latency hits both sides alike.
+    let mut world_t = Vec::new();
+    let mut sqlite_t = Vec::new();
+    for (f, c) in files.iter().zip(&commits) {
+        let mut cmd = world(&db);
+        cmd.arg("commit").arg(f);
+        let t = Instant::now();
+        run_ok(cmd);
+        world_t.push(t.elapsed());
+        let sql = format!(
+            "PRAGMA foreign_keys = ON; PRAGMA busy_timeout = 2000; PRAGMA synchronous = FULL;\n{}",
+            commit_sql(c)
+        );
+        let mut cmd = Command::new("sqlite3");
+        cmd.arg(&base).arg(sql).stdout(Stdio::null());
+        let t = Instant::now();
+        run_ok(cmd);
+        sqlite_t.push(t.elapsed());
+    }
+    let (w, s) = (median(world_t), median(sqlite_t));
+    println!(
+        "commit latency (median of {n}): world {:.2} ms, sqlite3 CLI {:.2} ms, ratio {:.2} (target <= 1.5)",
+        w.as_secs_f64() * 1e3,
+        s.as_secs_f64() * 1e3,
+        w.as_secs_f64() / s.as_secs_f64()
+    );
+}
+
+fn bench_batch(dir: &Path) {
+    let n = if quick() { 200 } else { 2000 };
+    let db = genesis_store(dir, "batch.db");
+    let raw = dir.join("batch-raw.db");
+    std::fs::copy(&db, &raw).expect("copy");
+    let commits = chain(&tip_of(&db), n, "batch", 256);
+    let jsonl = dir.join("batch.jsonl");
+    let mut text = Vec::new();
+    for c in &commits {
+        text.extend_from_slice(&serde_json::to_vec(&c.body).expect("json"));
+        text.push(b'\n');
+    }
+    std::fs::write(&jsonl, text).expect("write");
+    // Three rounds on fresh copies of the genesis store, alternating, after a sync, so
+    // dirty pages from setup and fsync-latency drift do not favour either side.
+    let rounds = if quick() { 1 } else { 3 };
+    let (mut wv, mut rv) = (Vec::new(), Vec::new());
+    for round in 0..rounds {
+        let wdb = dir.join(format!("batch-world-{round}.db"));
+        let rdb = dir.join(format!("batch-raw-{round}.db"));
+        std::fs::copy(&db, &wdb).expect("copy");
+        std::fs::copy(&raw, &rdb).expect("copy");
+        // SAFETY: sync(2) takes no arguments and cannot fail.
+        unsafe { libc::sync() };
+        let mut cmd = world(&wdb);
+        cmd.arg("commit").arg("--batch").arg(&jsonl);
+        let t = Instant::now();
+        run_ok(cmd);
+        wv.push(t.elapsed());
+        unsafe { libc::sync() };
+        let t = Instant::now();
+        let mut conn = Connection::open(&rdb).expect("open raw");
+        conn.execute_batch("PRAGMA foreign_keys = ON; PRAGMA synchronous = FULL;")
+            .expect("pragmas");
+        conn.busy_timeout(Duration::from_millis(2000))
+            .expect("busy");
+        for c in &commits {
+            commit_rusqlite(&mut conn, c);
+        }
+        drop(conn);
+        rv.push(t.elapsed());
+    }
+    let (w, r) = (median(wv), median(rv));
+    let (wr, rr) = (n as f64 / w.as_secs_f64(), n as f64 / r.as_secs_f64());
+    println!(
+        "batch commit ({n} commits, median of {rounds} rounds): world --batch {wr:.0} commits/s, raw rusqlite loop {rr:.0} commits/s, ratio {:.2} (target >= 0.5)",
+        wr / rr
+    );
+}
+
+fn bench_verify(dir: &Path) {
+    let (objects, size) = if quick() { (8, 1 << 20) } else { (96, 1 << 20) };
+    let db = genesis_store(dir, "verify.db");
+    let commits = chain(&tip_of(&db), objects, "verify", size);
+    let jsonl = dir.join("verify.jsonl");
+    let payload_dir = dir.join("payloads");
+    std::fs::create_dir_all(&payload_dir).expect("mkdir");
+    let mut text = Vec::new();
+    let mut files = Vec::new();
+    for (i, c) in commits.iter().enumerate() {
+        text.extend_from_slice(&serde_json::to_vec(&c.body).expect("json"));
+        text.push(b'\n');
+        let f = payload_dir.join(format!("{i}.bin"));
+        std::fs::write(&f, &c.payload).expect("payload");
+        files.push(f);
+    }
+    std::fs::write(&jsonl, text).expect("write");
+    let mut cmd = world(&db);
+    cmd.arg("commit").arg("--batch").arg(&jsonl);
+    run_ok(cmd);
+    let bytes: u64 = commits.iter().map(|c| c.payload.len() as u64).sum::<u64>() + 2;
+    let mut wt = Vec::new();
+    let mut st = Vec::new();
+    for _ in 0..5 {
+        let mut cmd = world(&db);
+        cmd.arg("verify");
+        let t = Instant::now();
+        run_ok(cmd);
+        wt.push(t.elapsed());
+        let mut cmd = Command::new("sha256sum");
+        cmd.args(&files).stdout(Stdio::null());
+        let t = Instant::now();
+        run_ok(cmd);
+        st.push(t.elapsed());
+    }
+    let mb = bytes as f64 / 1e6;
+    let (w, s) = (mb / median(wt).as_secs_f64(), mb / median(st).as_secs_f64());
+    println!(
+        "verify ({objects} objects, {mb:.1} MB of payload, median of 5, warm cache): world verify {w:.0} MB/s, sha256sum {s:.0} MB/s, ratio {:.2} (target >= 0.7)",
+        w / s
+    );
+}
+
+/// Wall time, peak RSS (KiB) and exit code of `world ARGS` run under `/usr/bin/time -f %M`.
+///
+/// The child is started by `time`, not by this process: a child forked from the (large)
+/// benchmark process would report the parent's pre-exec resident set as its own peak.
+fn measure(db: &Path, args: &[&str], scratch: &Path) -> (Duration, i64, i32) {
+    let report = scratch.join("time.out");
+    let mut cmd = Command::new("/usr/bin/time");
+    cmd.arg("-f")
+        .arg("%M")
+        .arg("-o")
+        .arg(&report)
+        .arg(WORLD)
+        .args(args)
+        .env_clear()
+        .env("WORLD_DB", db)
+        .env("NO_COLOR", "1")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null());
+    let t = Instant::now();
+    let status = cmd
+        .status()
+        .expect("run /usr/bin/time (apt-get install -y time)");
+    let elapsed = t.elapsed();
+    let text = std::fs::read_to_string(&report).expect("time output");
+    let kib = text
+        .lines()
+        .filter_map(|l| l.trim().parse::<i64>().ok())
+        .next_back()
+        .expect("peak RSS in time output");
+    (elapsed, kib, status.code().unwrap_or(-1))
+}
+
+fn bench_log(dir: &Path) {
+    let n: i64 = if quick() { 100_000 } else { 1_000_000 };
+    let db = genesis_store(dir, "log.db");
+    {
+        let mut conn = Connection::open(&db).expect("open");
+        let tx = conn.transaction().expect("begin");
+        {
+            let mut log = tx
+                .prepare(
+                    "INSERT INTO log_entries VALUES (?1, ?2, 1, ?3, ?4, ?5, 'client:bench', ?6)",
+                )
+                .expect("prepare");
+            let mut w = tx
+                .prepare("INSERT INTO worlds VALUES (?1, ?2, ?3, ?4)")
+                .expect("prepare");
+            let (f, ip, root) = (sha(b"fn"), sha(b"interp"), sha(b"{}"));
+            let mut prev = tip_of(&db).prev;
+            let mut head = String::new();
+            for i in 1..n {
+                let e = sha(format!("log-entry:{i}").as_bytes());
+                head = sha(format!("log-world:{i}").as_bytes());
+                log.execute(rusqlite::params![i, e, f, ip, prev, root])
+                    .expect("log");
+                w.execute(rusqlite::params![head, i, root, e])
+                    .expect("world");
+                prev = e;
+            }
+            tx.execute(
+                "UPDATE store_heads SET world_ref = ?1 WHERE head_key = 'selected_world_head'",
+                [head],
+            )
+            .expect("head");
+        }
+        tx.commit().expect("commit");
+    }
+    let size = std::fs::metadata(&db).expect("stat").len();
+    for args in [
+        vec!["log", "--json", "--limit", "1"],
+        vec!["log", "--json"],
+        vec!["log"],
+    ] {
+        let (t, rss, code) = measure(&db, &args, dir);
+        assert_eq!(code, 0, "world {args:?}");
+        println!(
+            "world {} over {n} entries ({:.0} MB store, output to /dev/null): {:.2} s, peak RSS {:.1} MiB (target < 64 MiB)",
+            args.join(" "),
+            size as f64 / 1e6,
+            t.as_secs_f64(),
+            rss as f64 / 1024.0
+        );
+    }
+}
+
+fn main() {
+    // `cargo bench` passes `--bench`; a filter argument picks benchmarks by name.
+    let filter: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| !a.starts_with("--"))
+        .collect();
+    let want = |name: &str| filter.is_empty() || filter.iter().any(|f| name.contains(f.as_str()));
+    let tmp = tempfile::tempdir().expect("tempdir");
+    println!(
+        "world store benchmarks ({} cores, {})",
+        std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(1),
+        if quick() {
+            "BENCH_QUICK sizes"
+        } else {
+            "full sizes"
+        }
+    );
+    if want("commit") {
+        bench_commit_latency(tmp.path());
+    }
+    if want("batch") {
+        bench_batch(tmp.path());
+    }
+    if want("verify") {
+        bench_verify(tmp.path());
+    }
+    if want("log") {
+        bench_log(tmp.path());
+    }
+}

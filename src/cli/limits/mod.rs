@@ -1,0 +1,1031 @@
+//! `world limits init|reserve|dispatch|settle|reconcile|release|stop|adjust|report`: the nested
+//! limits ledger from the command line (limits.md §5, issue 7 parts 2–4).
+//!
+//! Where the ledger lives (limits.md §7): by default its `limits_*` tables are in the World
+//! store file and every verb but `report` takes the store's writer lock; `--ledger FILE` names a
+//! standalone ledger database instead (no store lock; the store is then opened read-only, and
+//! only when `--session` or `--evidence REF` needs it).
+//!
+//! Who acts (limits.md §5 "Actor facts in world"): `--session S` makes the actor an AGENT (the
+//! credential resolved against the World store); `init` without `--yes`, `adjust` and
+//! `reconcile` are attended HUMAN acts (the controlling terminal plus a typed phrase naming the
+//! exact change); everything else is the HOST (the operator). Order for an attended act: open
+//! the ledger → `tty` fence → dry run as the human (a command the ledger would refuse is
+//! reported without asking anybody) → `confirmation` fence → the real command. A fence refusal
+//! prints `STOP fence=<name> reason=<reason>`, exits 3 and writes nothing.
+//!
+//! Output: the verdict, `ok revision=N` or `<code> scope=<id> limit=<kind> …` on stdout
+//! (`--json`: `{"code","revision",…}`); exit 0 for `ok`/`exists`, 4 for any rejection, 2 for
+//! usage errors (docs/decisions/limits-cli.md).
+
+mod report;
+
+use std::path::{Path, PathBuf};
+
+use clap::{Args as ClapArgs, Subcommand};
+use rusqlite::{Connection, TransactionBehavior};
+
+use super::output::Output;
+use super::{fence, read_input, CliError, Context, Exit};
+use crate::authority::session;
+use crate::encoding::HashRef;
+use crate::limits::config::{self, MAX_CONFIG_BYTES};
+use crate::limits::{
+    self, ActorFacts, ActorKind, Amount, AmountError, BoundsPatch, Code, Command, Config,
+    EvidenceCheck, LimitKind, Outcome, Purpose, Request, Verdict,
+};
+use crate::store::{self, Object, Store};
+
+/// Semantic id of an evidence file stored in the World store by `--evidence-file`.
+pub const EVIDENCE_SEMANTIC_ID: &str = "world/limits-evidence/v1";
+/// Provenance of stored evidence files.
+pub const EVIDENCE_PROVENANCE: &str = "world:limits";
+/// Largest `--evidence-file` accepted, bytes.
+pub const MAX_EVIDENCE_BYTES: usize = 16 * 1024 * 1024;
+
+/// The ledger verbs.
+#[derive(Subcommand, Debug)]
+pub enum Cmd {
+    /// Load a ledger config (attended; --yes for scripts, recorded as an unattended HOST act)
+    Init {
+        /// The config file (limits.md §3), canonicalised with TR-CJSON-1
+        #[arg(long, value_name = "FILE")]
+        config: PathBuf,
+        /// Unattended: no terminal, no phrase; recorded with actor kind HOST
+        #[arg(long)]
+        yes: bool,
+        #[command(flatten)]
+        common: Common,
+    },
+    /// Reserve an attempt's maximum cost and active time against a scope and its ancestors
+    Reserve {
+        /// Target scope
+        #[arg(long, value_name = "S")]
+        scope: String,
+        /// New attempt id
+        #[arg(long, value_name = "A")]
+        attempt: String,
+        /// Operation id (default: the attempt id)
+        #[arg(long, value_name = "O")]
+        operation: Option<String>,
+        /// Run id (informational)
+        #[arg(long, value_name = "R")]
+        run: Option<String>,
+        /// ordinary or handoff (case-insensitive); an AGENT may reserve ordinary only
+        #[arg(long, value_parser = parse_purpose, value_name = "ordinary|handoff")]
+        purpose: Purpose,
+        /// Maximum cost, a canonical unsigned decimal in the config's unit
+        #[arg(long, value_name = "X", allow_hyphen_values = true)]
+        amount: String,
+        /// Maximum active time, milliseconds (canonical unsigned decimal)
+        #[arg(long, value_name = "M", allow_hyphen_values = true)]
+        max_active_ms: String,
+        #[command(flatten)]
+        common: Common,
+    },
+    /// Mark a RESERVED attempt DISPATCHED, before any external call
+    Dispatch {
+        /// The attempt
+        #[arg(long, value_name = "A")]
+        attempt: String,
+        #[command(flatten)]
+        common: Common,
+    },
+    /// Settle a DISPATCHED attempt: --actual X (SUCCEEDED, or FAILED with --failed) or --unknown
+    Settle {
+        /// The attempt
+        #[arg(long, value_name = "A")]
+        attempt: String,
+        /// Actual cost (canonical unsigned decimal); above the reservation is exposure_exceeded
+        #[arg(
+            long,
+            value_name = "X",
+            allow_hyphen_values = true,
+            required_unless_present = "unknown",
+            conflicts_with = "unknown"
+        )]
+        actual: Option<String>,
+        /// The effect failed (it still cost --actual)
+        #[arg(long, requires = "actual")]
+        failed: bool,
+        /// Nobody knows: the full reservation is kept until a human reconciles (HOST only)
+        #[arg(long)]
+        unknown: bool,
+        #[command(flatten)]
+        common: Common,
+    },
+    /// Human settlement of an UNKNOWN attempt (attended; always needs the terminal)
+    Reconcile {
+        /// The attempt
+        #[arg(long, value_name = "A")]
+        attempt: String,
+        /// Actual cost attested by the evidence
+        #[arg(long, value_name = "X", allow_hyphen_values = true)]
+        actual: String,
+        #[command(flatten)]
+        evidence: Evidence,
+        #[command(flatten)]
+        common: Common,
+    },
+    /// Free a RESERVED attempt (a DISPATCHED one can only be settled)
+    Release {
+        /// The attempt
+        #[arg(long, value_name = "A")]
+        attempt: String,
+        #[command(flatten)]
+        common: Common,
+    },
+    /// Stop a scope's subtree: freezes time, keeps exposure, blocks reserve and dispatch
+    Stop {
+        /// The scope
+        #[arg(long, value_name = "S")]
+        scope: String,
+        /// Why (recorded with the event)
+        #[arg(long, value_name = "TEXT")]
+        reason: String,
+        #[command(flatten)]
+        evidence: Evidence,
+        #[command(flatten)]
+        common: Common,
+    },
+    /// Change bounds or lift a stop (attended; always needs the terminal and evidence)
+    Adjust {
+        /// The scope
+        #[arg(long, value_name = "S")]
+        scope: String,
+        /// KIND=VALUE or KIND=null (cost, handoff, activeMs, elapsedMs, attempts); repeatable
+        #[arg(
+            long = "set",
+            value_name = "KIND=VALUE|null",
+            allow_hyphen_values = true
+        )]
+        set: Vec<String>,
+        /// Lift a stop on this scope
+        #[arg(long)]
+        resume: bool,
+        #[command(flatten)]
+        evidence: Evidence,
+        #[command(flatten)]
+        common: Common,
+    },
+    /// Blocked scopes, dependents, usage, outstanding and unknown attempts, violations (read-only)
+    Report {
+        /// Only this scope and its subtree
+        #[arg(long, value_name = "S")]
+        scope: Option<String>,
+        /// The clock, Unix milliseconds (default: the system clock)
+        #[arg(long, value_name = "MS", allow_hyphen_values = true)]
+        now: Option<String>,
+        /// A standalone ledger file instead of the tables in the store file
+        #[arg(long, value_name = "FILE")]
+        ledger: Option<PathBuf>,
+    },
+}
+
+/// Flags every writing verb takes (limits.md §5 "Common flags").
+#[derive(ClapArgs, Debug, Clone, Default)]
+pub struct Common {
+    /// Idempotency key (default: random, so no idempotency); a retry with the same id and
+    /// command answers `exists`
+    #[arg(long, value_name = "R")]
+    pub request_id: Option<String>,
+    /// Refuse (revision_mismatch) unless the ledger is at revision N
+    #[arg(long, value_name = "N")]
+    pub expected_revision: Option<u64>,
+    /// Act as the AGENT holding this session (a token file, or the token); default: the HOST
+    #[arg(long, value_name = "FILE")]
+    pub session: Option<String>,
+    /// The clock, Unix milliseconds (default: the system clock); never earlier than the
+    /// ledger's last recorded time
+    #[arg(long, value_name = "MS", allow_hyphen_values = true)]
+    pub now: Option<String>,
+    /// A standalone ledger file instead of the tables in the store file
+    #[arg(long, value_name = "FILE")]
+    pub ledger: Option<PathBuf>,
+}
+
+/// `--evidence REF | --evidence-file F` (required by adjust and reconcile: evidence_required).
+#[derive(ClapArgs, Debug, Clone, Default)]
+pub struct Evidence {
+    /// A sha256: ref of an object in the World store (re-hashed before use)
+    #[arg(long, value_name = "REF", conflicts_with = "evidence_file")]
+    pub evidence: Option<String>,
+    /// A file hashed on the spot (stored as a world/limits-evidence/v1 object when the ledger
+    /// is in the store file)
+    #[arg(long, value_name = "F")]
+    pub evidence_file: Option<PathBuf>,
+}
+
+fn parse_purpose(text: &str) -> Result<Purpose, String> {
+    Purpose::parse(text).ok_or_else(|| format!("{text:?} is not ordinary or handoff"))
+}
+
+/// Parse `--now MS` (a canonical decimal of Unix milliseconds), or read the system clock.
+///
+/// # Errors
+/// A usage error (exit 2) naming the bad value.
+pub fn parse_now(text: Option<&str>) -> Result<u128, CliError> {
+    match text {
+        Some(t) => Amount::parse(t).map(Amount::get).map_err(|e| {
+            CliError::usage(
+                "--now",
+                format!("{e} (Unix milliseconds, e.g. 1700000000000)"),
+            )
+        }),
+        None => Ok(std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_millis())
+            .unwrap_or(0)),
+    }
+}
+
+/// The login for `human:<login>` and `host:<login>`: `USER`, else `LOGNAME`, else `unknown`.
+pub fn login() -> String {
+    ["USER", "LOGNAME"]
+        .iter()
+        .filter_map(|v| std::env::var(v).ok())
+        .find(|v| !v.is_empty() && !v.chars().any(|c| c.is_whitespace() || c.is_control()))
+        .unwrap_or_else(|| "unknown".to_string())
+}
+
+/// A fresh request id (`cli-` + 32 hex): no two invocations share it, so no idempotency.
+fn random_request_id() -> Result<String, CliError> {
+    let mut b = [0u8; 16];
+    getrandom::getrandom(&mut b)
+        .map_err(|e| CliError::failed("limits", format!("random request id: {e}")))?;
+    Ok(format!("cli-{}", hex::encode(b)))
+}
+
+/// A fence refusal: `STOP fence=<name> reason=<reason>`, exit 3, nothing written.
+fn stop_fence(fence: &str, reason: &str) -> CliError {
+    let mut e = CliError::new(Exit::Integrity, "limits", format!("fence {fence} refused"));
+    e.verbatim = Some(format!("STOP fence={fence} reason={reason}"));
+    e
+}
+
+/// Where the ledger lives for this invocation.
+enum Place {
+    /// Tables inside the World store file (writer lock held for writers).
+    Store(Store),
+    /// A standalone `--ledger FILE`.
+    Standalone(limits::Ledger<'static>),
+}
+
+impl Place {
+    fn conn(&self) -> &Connection {
+        match self {
+            Place::Store(s) => s.conn(),
+            Place::Standalone(l) => l.connection(),
+        }
+    }
+}
+
+fn ledger_err(what: &str, e: limits::Error) -> CliError {
+    match e {
+        limits::Error::NotALedger { .. } => CliError::usage(what, e)
+            .hint("--ledger names a standalone ledger file; to use the ledger inside the World store, drop --ledger"),
+        limits::Error::Corrupt(_) => CliError::new(Exit::Integrity, what, e),
+        limits::Error::Sqlite(rusqlite::Error::SqliteFailure(f, _))
+            if f.code == rusqlite::ErrorCode::DatabaseBusy =>
+        {
+            CliError::new(Exit::LockHeld, what, "the ledger is busy (another writer holds it)")
+                .hint("retry later")
+        }
+        e => CliError::failed(what, e),
+    }
+}
+
+/// Open the ledger for a writing verb: the store file under its writer lock, or `--ledger`.
+fn open_place_write(ctx: &Context, ledger: Option<&Path>, what: &str) -> Result<Place, CliError> {
+    match ledger {
+        Some(p) => limits::Ledger::open_standalone(p)
+            .map(Place::Standalone)
+            .map_err(|e| ledger_err(what, e)),
+        None => ctx.open_write(false).map(Place::Store),
+    }
+}
+
+/// The verdict on stdout (`--json`: the §5 JSON) and its exit code.
+fn emit(out: &mut Output, v: &Verdict) -> Result<Exit, CliError> {
+    if out.json {
+        out.json_line(v)?;
+    } else {
+        out.line(v.human())?;
+    }
+    Ok(if v.code.is_success() {
+        Exit::Success
+    } else {
+        Exit::LimitRejected
+    })
+}
+
+/// The ledger's current revision (0 when not initialised or unreadable): the revision a
+/// CLI-side amount rejection reports.
+fn current_revision(conn: &Connection) -> u128 {
+    match limits::schema::initialized(conn) {
+        Ok(true) => conn
+            .query_row("SELECT revision FROM limits_meta WHERE id = 1", [], |r| {
+                r.get::<_, i64>(0)
+            })
+            .ok()
+            .and_then(|r| u128::try_from(r).ok())
+            .unwrap_or(0),
+        _ => 0,
+    }
+}
+
+/// Parse a user amount; the error is the ledger's `amount_invalid` / `overflows_amount`
+/// verdict at the current revision.
+fn amount(conn: &Connection, text: &str) -> Result<Amount, Box<Verdict>> {
+    Amount::parse(text).map_err(|e: AmountError| {
+        Box::new(
+            Verdict::from_amount_error(&e, current_revision(conn))
+                .because(format!("{text:?}: {e}")),
+        )
+    })
+}
+
+/// The evidence of one command: a ref to check against the store, or a file hashed here.
+struct EvidenceInput {
+    /// The `evidenceRef` text passed to the ledger.
+    reference: Option<String>,
+    /// The file's bytes and ref, when `--evidence-file` was given.
+    file: Option<(HashRef, Vec<u8>)>,
+}
+
+impl EvidenceInput {
+    fn read(ev: &Evidence, what: &str) -> Result<EvidenceInput, CliError> {
+        if let Some(f) = &ev.evidence_file {
+            let bytes = read_input(f, MAX_EVIDENCE_BYTES, what)?;
+            let r = HashRef::of(&bytes);
+            return Ok(EvidenceInput {
+                reference: Some(r.to_string()),
+                file: Some((r, bytes)),
+            });
+        }
+        Ok(EvidenceInput {
+            reference: ev.evidence.clone(),
+            file: None,
+        })
+    }
+}
+
+/// Evidence resolution (limits.md §5): the file hashed on the spot, or an object of the World
+/// store whose payload re-hashes to its ref.
+struct StoreEvidence<'a> {
+    file: Option<HashRef>,
+    store: Option<&'a Connection>,
+}
+
+impl EvidenceCheck for StoreEvidence<'_> {
+    fn resolves(&self, evidence: &HashRef) -> bool {
+        if self.file.as_ref() == Some(evidence) {
+            return true;
+        }
+        match self.store {
+            Some(conn) => matches!(
+                store::object_in(conn, &evidence.to_string()),
+                Ok(Some(o)) if o.verifies()
+            ),
+            None => false,
+        }
+    }
+}
+
+/// How the actor of a writing verb is established.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Attendance {
+    /// HOST, or AGENT with `--session`.
+    Operator,
+    /// `init --yes`: HOST, recorded unattended.
+    Unattended,
+    /// An attended HUMAN act: the tty fence and a typed phrase.
+    Attended,
+}
+
+/// Everything one writing verb needs once its arguments are parsed.
+struct Job<'a> {
+    what: &'static str,
+    common: &'a Common,
+    command: Command,
+    attendance: Attendance,
+    evidence: Option<EvidenceInput>,
+}
+
+/// Run `world limits …`.
+pub fn run(ctx: &Context, out: &mut Output, cmd: Cmd) -> Result<Exit, CliError> {
+    match cmd {
+        Cmd::Report { scope, now, ledger } => report::run(
+            ctx,
+            out,
+            scope.as_deref(),
+            now.as_deref(),
+            ledger.as_deref(),
+        ),
+        Cmd::Init {
+            config,
+            yes,
+            common,
+        } => {
+            let place = open_place_write(ctx, common.ledger.as_deref(), "limits init")?;
+            let raw = read_input(&config, MAX_CONFIG_BYTES, "limits init")?;
+            let attendance = if yes {
+                Attendance::Unattended
+            } else {
+                Attendance::Attended
+            };
+            let job = Job {
+                what: "limits init",
+                common: &common,
+                command: Command::Init { config: raw },
+                attendance,
+                evidence: None,
+            };
+            execute(ctx, out, &place, job)
+        }
+        Cmd::Reserve {
+            scope,
+            attempt,
+            operation,
+            run,
+            purpose,
+            amount: amount_text,
+            max_active_ms,
+            common,
+        } => {
+            let place = open_place_write(ctx, common.ledger.as_deref(), "limits reserve")?;
+            let parsed = amount(place.conn(), &amount_text)
+                .and_then(|a| amount(place.conn(), &max_active_ms).map(|m| (a, m)));
+            let (amount_v, max_ms) = match parsed {
+                Ok(p) => p,
+                Err(v) => return emit(out, &v),
+            };
+            let command = Command::Reserve {
+                operation_id: operation.unwrap_or_else(|| attempt.clone()),
+                attempt_id: attempt,
+                scope_id: scope,
+                run_id: run,
+                purpose,
+                amount: amount_v,
+                max_active_ms: max_ms,
+                paired: false,
+            };
+            operator(ctx, out, &place, "limits reserve", &common, command, None)
+        }
+        Cmd::Dispatch { attempt, common } => {
+            let place = open_place_write(ctx, common.ledger.as_deref(), "limits dispatch")?;
+            let command = Command::Dispatch {
+                attempt_id: attempt,
+            };
+            operator(ctx, out, &place, "limits dispatch", &common, command, None)
+        }
+        Cmd::Settle {
+            attempt,
+            actual,
+            failed,
+            unknown: _,
+            common,
+        } => {
+            let place = open_place_write(ctx, common.ledger.as_deref(), "limits settle")?;
+            let (outcome, actual_cost) = match actual {
+                None => (Outcome::Unknown, None),
+                Some(text) => match amount(place.conn(), &text) {
+                    Ok(a) if failed => (Outcome::Failed, Some(a)),
+                    Ok(a) => (Outcome::Succeeded, Some(a)),
+                    Err(v) => return emit(out, &v),
+                },
+            };
+            let command = Command::Settle {
+                attempt_id: attempt,
+                outcome,
+                actual_cost,
+                effect_outcome: false,
+            };
+            operator(ctx, out, &place, "limits settle", &common, command, None)
+        }
+        Cmd::Release { attempt, common } => {
+            let place = open_place_write(ctx, common.ledger.as_deref(), "limits release")?;
+            let command = Command::Release {
+                attempt_id: attempt,
+            };
+            operator(ctx, out, &place, "limits release", &common, command, None)
+        }
+        Cmd::Stop {
+            scope,
+            reason,
+            evidence,
+            common,
+        } => {
+            let place = open_place_write(ctx, common.ledger.as_deref(), "limits stop")?;
+            let ev = EvidenceInput::read(&evidence, "limits stop")?;
+            let command = Command::Stop {
+                scope_id: scope,
+                reason,
+                evidence_ref: ev.reference.clone(),
+            };
+            operator(ctx, out, &place, "limits stop", &common, command, Some(ev))
+        }
+        Cmd::Reconcile {
+            attempt,
+            actual,
+            evidence,
+            common,
+        } => {
+            let place = open_place_write(ctx, common.ledger.as_deref(), "limits reconcile")?;
+            let actual_cost = match amount(place.conn(), &actual) {
+                Ok(a) => a,
+                Err(v) => return emit(out, &v),
+            };
+            let ev = EvidenceInput::read(&evidence, "limits reconcile")?;
+            let job = Job {
+                what: "limits reconcile",
+                common: &common,
+                command: Command::Reconcile {
+                    attempt_id: attempt,
+                    actual_cost,
+                    evidence_ref: ev.reference.clone(),
+                },
+                attendance: Attendance::Attended,
+                evidence: Some(ev),
+            };
+            execute(ctx, out, &place, job)
+        }
+        Cmd::Adjust {
+            scope,
+            set,
+            resume,
+            evidence,
+            common,
+        } => {
+            if set.is_empty() && !resume {
+                return Err(CliError::usage(
+                    "limits adjust",
+                    "nothing to change: pass --set KIND=VALUE|null and/or --resume",
+                ));
+            }
+            let place = open_place_write(ctx, common.ledger.as_deref(), "limits adjust")?;
+            let limits = match parse_patch(place.conn(), &set)? {
+                Ok(p) => p,
+                Err(v) => return emit(out, &v),
+            };
+            let ev = EvidenceInput::read(&evidence, "limits adjust")?;
+            let job = Job {
+                what: "limits adjust",
+                common: &common,
+                command: Command::Adjust {
+                    scope_id: scope,
+                    limits,
+                    resume,
+                    evidence_ref: ev.reference.clone(),
+                },
+                attendance: Attendance::Attended,
+                evidence: Some(ev),
+            };
+            execute(ctx, out, &place, job)
+        }
+    }
+}
+
+fn operator(
+    ctx: &Context,
+    out: &mut Output,
+    place: &Place,
+    what: &'static str,
+    common: &Common,
+    command: Command,
+    evidence: Option<EvidenceInput>,
+) -> Result<Exit, CliError> {
+    let job = Job {
+        what,
+        common,
+        command,
+        attendance: Attendance::Operator,
+        evidence,
+    };
+    execute(ctx, out, place, job)
+}
+
+/// Parse `--set KIND=VALUE|null …`: an unknown kind, a missing `=` or a repeated kind is a
+/// usage error (outer `Err`); a bad amount is the ledger's verdict (inner `Err`).
+fn parse_patch(
+    conn: &Connection,
+    set: &[String],
+) -> Result<Result<BoundsPatch, Box<Verdict>>, CliError> {
+    let mut patch = BoundsPatch::default();
+    for item in set {
+        let Some((k, v)) = item.split_once('=') else {
+            return Err(CliError::usage(
+                "--set",
+                format!("{item:?} is not KIND=VALUE or KIND=null"),
+            ));
+        };
+        let Some(kind) = LimitKind::parse(k) else {
+            let kinds: Vec<&str> = LimitKind::ALL.iter().map(|k| k.as_str()).collect();
+            return Err(CliError::usage(
+                "--set",
+                format!("unknown limit kind {k:?}; one of {}", kinds.join(", ")),
+            ));
+        };
+        if patch.get(kind).is_some() {
+            return Err(CliError::usage(
+                "--set",
+                format!("{} is set more than once", kind.as_str()),
+            ));
+        }
+        let value = if v == "null" {
+            None
+        } else {
+            match amount(conn, v) {
+                Ok(a) => Some(a),
+                Err(verdict) => return Ok(Err(verdict)),
+            }
+        };
+        patch.set(kind, value);
+    }
+    Ok(Ok(patch))
+}
+
+/// The World store connection for `--session` and `--evidence REF`: the open store, or (with a
+/// standalone ledger) a read-only open of `--db` when something needs it.
+fn store_conn<'a>(
+    ctx: &Context,
+    place: &'a Place,
+    read_only: &'a mut Option<Store>,
+    needed: bool,
+) -> Result<Option<&'a Connection>, CliError> {
+    match place {
+        Place::Store(s) => Ok(Some(s.conn())),
+        Place::Standalone(_) if needed => {
+            let s = ctx.open_read()?;
+            Ok(Some(read_only.insert(s).conn()))
+        }
+        Place::Standalone(_) => Ok(None),
+    }
+}
+
+/// Establish the actor facts of an operator (HOST or AGENT) at `now_ms`.
+fn operator_actor(
+    ctx: &Context,
+    out: &mut Output,
+    conn: Option<&Connection>,
+    session_arg: Option<&str>,
+    now_ms: u128,
+) -> Result<ActorFacts, CliError> {
+    let Some(value) = session_arg else {
+        return Ok(ActorFacts::new(
+            ActorKind::Host,
+            &format!("host:{}", login()),
+            now_ms,
+        ));
+    };
+    let conn = conn.ok_or_else(|| CliError::failed("session", "no World store to resolve it"))?;
+    let input = session::read_token(value, true).map_err(|e| CliError::failed("session", e))?;
+    if let Some(w) = &input.warning {
+        out.warn(w);
+    }
+    match session::resolve(conn, &input.token, ctx.now()) {
+        Ok(s) => Ok(ActorFacts::agent(&s.credential_id, &s.episode, now_ms)),
+        Err(session::SessionError::Unknown | session::SessionError::Expired) => {
+            let mut f = ActorFacts::new(
+                ActorKind::Agent,
+                &session::credential_id(&input.token),
+                now_ms,
+            );
+            f.allowed = false;
+            Ok(f)
+        }
+        Err(e) => Err(CliError::failed("session", e)),
+    }
+}
+
+/// Run the command in one `BEGIN IMMEDIATE` transaction; with `dry_run` roll it back whatever
+/// the result. The evidence file (store-file ledger only) is stored in the same transaction.
+fn transact(
+    place: &Place,
+    request: &Request,
+    actor: &ActorFacts,
+    now_ms: u128,
+    evidence: &dyn EvidenceCheck,
+    evidence_object: Option<&Object>,
+    dry_run: bool,
+) -> Result<Verdict, limits::Error> {
+    let conn = place.conn();
+    let tx = rusqlite::Transaction::new_unchecked(conn, TransactionBehavior::Immediate)?;
+    if let (Some(obj), Place::Store(_)) = (evidence_object, place) {
+        store::put_object(&tx, obj).map_err(|e| limits::Error::Corrupt(e.to_string()))?;
+    }
+    let result = limits::apply(&tx, request, actor, now_ms, evidence);
+    if dry_run {
+        drop(tx);
+        return result;
+    }
+    match result {
+        Ok(v) => {
+            tx.commit()?;
+            Ok(v)
+        }
+        Err(limits::Error::Rejected(v)) if v.code == Code::ExposureExceeded => {
+            // The control-violation row is the one trace a rejection leaves (limits.md §6); the
+            // evidence object, if any, is not kept for a rejected command.
+            tx.commit()?;
+            Err(limits::Error::Rejected(v))
+        }
+        Err(e) => Err(e),
+    }
+}
+
+/// The phrase a human types to confirm `command` (limits.md §5 "Actor facts in world").
+fn phrase(command: &Command) -> Result<String, CliError> {
+    let hex12 = |r: &HashRef| -> String {
+        let s = r.to_string();
+        s.strip_prefix("sha256:")
+            .unwrap_or(&s)
+            .chars()
+            .take(12)
+            .collect()
+    };
+    match command {
+        Command::Init { config: raw } => {
+            let cfg = Config::parse(raw).map_err(|e| CliError::failed("limits init", e))?;
+            let r = config::config_ref(raw).map_err(|e| CliError::failed("limits init", e))?;
+            Ok(format!("init {} {}", cfg.ledger_id, hex12(&r)))
+        }
+        Command::Adjust { scope_id, .. } => {
+            let r = command
+                .change_ref()
+                .ok_or_else(|| CliError::failed("limits adjust", "no change ref"))?;
+            Ok(format!("adjust {scope_id} {}", hex12(&r)))
+        }
+        Command::Reconcile { attempt_id, .. } => Ok(format!("reconcile {attempt_id}")),
+        Command::Reserve { attempt_id, .. }
+        | Command::Dispatch { attempt_id }
+        | Command::Settle { attempt_id, .. }
+        | Command::Release { attempt_id } => Ok(format!("{} {attempt_id}", command.name())),
+        Command::Stop { scope_id, .. } => Ok(format!("stop {scope_id}")),
+    }
+}
+
+/// What the human is asked to confirm, shown above the phrase.
+fn describe(command: &Command, ledger: &str) -> String {
+    match command {
+        Command::Init { .. } => format!("load this config into the limits ledger in {ledger}"),
+        Command::Adjust {
+            scope_id,
+            limits,
+            resume,
+            ..
+        } => {
+            let mut parts: Vec<String> = LimitKind::ALL
+                .iter()
+                .filter_map(|k| {
+                    limits.get(*k).map(|v| {
+                        format!(
+                            "{}={}",
+                            k.as_str(),
+                            v.map_or("null".to_string(), |a| a.to_string())
+                        )
+                    })
+                })
+                .collect();
+            if *resume {
+                parts.push("resume".into());
+            }
+            format!(
+                "change scope {scope_id} ({}) in the limits ledger in {ledger}",
+                parts.join(", ")
+            )
+        }
+        Command::Reconcile {
+            attempt_id,
+            actual_cost,
+            ..
+        } => format!(
+            "settle attempt {attempt_id} at actual cost {actual_cost} in the limits ledger in {ledger}"
+        ),
+        other => format!("{} in the limits ledger in {ledger}", other.name()),
+    }
+}
+
+fn execute(ctx: &Context, out: &mut Output, place: &Place, job: Job<'_>) -> Result<Exit, CliError> {
+    let what = job.what;
+    let now_ms = parse_now(job.common.now.as_deref())?;
+    let request = Request {
+        request_id: match &job.common.request_id {
+            Some(r) => r.clone(),
+            None => random_request_id()?,
+        },
+        expected_revision: job.common.expected_revision,
+        command: job.command,
+    };
+    let evidence_ref_given = job
+        .evidence
+        .as_ref()
+        .is_some_and(|e| e.reference.is_some() && e.file.is_none());
+    let mut read_only = None;
+    let needs_store = job.common.session.is_some() || evidence_ref_given;
+    let conn = store_conn(ctx, place, &mut read_only, needs_store)?;
+    let file = job.evidence.as_ref().and_then(|e| e.file.as_ref());
+    let check = StoreEvidence {
+        file: file.map(|(r, _)| *r),
+        store: conn,
+    };
+    let object = file
+        .map(|(_, bytes)| Object::new(EVIDENCE_SEMANTIC_ID, EVIDENCE_PROVENANCE, bytes.clone()));
+    let ledger_name = match place {
+        Place::Store(s) => s.path().display().to_string(),
+        Place::Standalone(_) => job
+            .common
+            .ledger
+            .as_ref()
+            .map_or_else(String::new, |p| p.display().to_string()),
+    };
+
+    let actor = if job.attendance == Attendance::Attended && job.common.session.is_none() {
+        // The tty fence first: without a controlling terminal nothing else happens.
+        let mut tty =
+            fence::open_tty().map_err(|_| stop_fence("tty", "no-controlling-terminal"))?;
+        let mut human = ActorFacts::new(ActorKind::Human, &format!("human:{}", login()), now_ms);
+        human.policy_ref = Some("attended:/dev/tty".into());
+        // Dry run as the human: a command the ledger would refuse is reported unconfirmed.
+        match transact(
+            place,
+            &request,
+            &human,
+            now_ms,
+            &check,
+            object.as_ref(),
+            true,
+        ) {
+            Ok(v) if v.code == Code::Exists => return emit(out, &v),
+            Ok(_) => {}
+            Err(limits::Error::Rejected(v)) => return emit(out, &v),
+            Err(e) => return Err(ledger_err(what, e)),
+        }
+        let words = phrase(&request.command)?;
+        out.flush()?;
+        let prompt = format!(
+            "About to {}.\nType exactly, to confirm as {}:\n  {words}\n> ",
+            describe(&request.command, &ledger_name),
+            human.actor_id
+        );
+        match tty.ask(&prompt) {
+            Ok(Some(typed)) if typed == words => {}
+            Ok(Some(_)) => return Err(stop_fence("confirmation", "mismatch")),
+            Ok(None) | Err(_) => return Err(stop_fence("confirmation", "eof")),
+        }
+        human
+    } else if job.attendance == Attendance::Unattended && job.common.session.is_none() {
+        let mut host = ActorFacts::new(ActorKind::Host, &format!("host:{}", login()), now_ms);
+        host.policy_ref = Some("unattended:--yes".into());
+        host
+    } else {
+        operator_actor(ctx, out, conn, job.common.session.as_deref(), now_ms)?
+    };
+
+    match transact(
+        place,
+        &request,
+        &actor,
+        now_ms,
+        &check,
+        object.as_ref(),
+        false,
+    ) {
+        Ok(v) => emit(out, &v),
+        Err(limits::Error::Rejected(v)) => emit(out, &v),
+        Err(e) => Err(ledger_err(what, e)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn purpose_is_case_insensitive_and_refuses_others() {
+        assert_eq!(parse_purpose("ordinary"), Ok(Purpose::Ordinary));
+        assert_eq!(parse_purpose("HANDOFF"), Ok(Purpose::Handoff));
+        assert_eq!(parse_purpose("Handoff"), Ok(Purpose::Handoff));
+        assert!(parse_purpose("urgent").is_err());
+    }
+
+    #[test]
+    fn now_parses_canonical_milliseconds_only() {
+        assert_eq!(parse_now(Some("0")).ok(), Some(0));
+        assert_eq!(
+            parse_now(Some("1700000000000")).ok(),
+            Some(1_700_000_000_000)
+        );
+        for bad in ["-1", "01", "1.5", "1e3", ""] {
+            let e = parse_now(Some(bad)).err().map(|e| e.exit);
+            assert_eq!(e, Some(Exit::Usage), "{bad}");
+        }
+        assert!(parse_now(None).is_ok_and(|n| n > 1_600_000_000_000));
+    }
+
+    #[test]
+    fn patch_parses_kinds_values_and_null() {
+        let conn = Connection::open_in_memory().unwrap_or_else(|e| panic!("{e}"));
+        let set = vec!["cost=120".to_string(), "handoff=null".to_string()];
+        let p = parse_patch(&conn, &set)
+            .ok()
+            .and_then(Result::ok)
+            .unwrap_or_default();
+        assert_eq!(p.get(LimitKind::Cost), Some(Some(Amount(120))));
+        assert_eq!(p.get(LimitKind::Handoff), Some(None));
+        assert_eq!(p.get(LimitKind::Attempts), None);
+
+        let usage = |items: &[&str]| {
+            let v: Vec<String> = items.iter().map(|s| s.to_string()).collect();
+            parse_patch(&conn, &v).err().map(|e| e.exit)
+        };
+        assert_eq!(usage(&["cost"]), Some(Exit::Usage));
+        assert_eq!(usage(&["speed=1"]), Some(Exit::Usage));
+        assert_eq!(usage(&["cost=1", "cost=2"]), Some(Exit::Usage));
+
+        let bad = vec!["cost=01".to_string()];
+        let v = parse_patch(&conn, &bad).ok().and_then(Result::err);
+        assert_eq!(v.map(|v| v.code), Some(Code::AmountInvalid));
+        let huge = vec![format!("cost={}", u128::MAX).replace("455", "456")];
+        let v = parse_patch(&conn, &huge).ok().and_then(Result::err);
+        assert_eq!(v.map(|v| v.code), Some(Code::OverflowsAmount));
+    }
+
+    #[test]
+    fn phrases_name_the_exact_change() {
+        let raw = include_bytes!("../../../fixtures/limits/example.json").to_vec();
+        let r = config::config_ref(&raw).unwrap_or_else(|e| panic!("{e}"));
+        let hex = r.to_string();
+        let init = phrase(&Command::Init { config: raw }).unwrap_or_default();
+        assert_eq!(init, format!("init guide {}", &hex[7..19]));
+
+        let mut limits = BoundsPatch::default();
+        limits.set(LimitKind::Cost, Some(Amount(150)));
+        let adjust = Command::Adjust {
+            scope_id: "wo".into(),
+            limits,
+            resume: false,
+            evidence_ref: None,
+        };
+        let change = adjust
+            .change_ref()
+            .map(|r| r.to_string())
+            .unwrap_or_default();
+        assert_eq!(
+            phrase(&adjust).unwrap_or_default(),
+            format!("adjust wo {}", &change[7..19])
+        );
+        // A different change gives a different phrase.
+        let mut other = BoundsPatch::default();
+        other.set(LimitKind::Cost, Some(Amount(151)));
+        let adjust2 = Command::Adjust {
+            scope_id: "wo".into(),
+            limits: other,
+            resume: false,
+            evidence_ref: None,
+        };
+        assert_ne!(phrase(&adjust).ok(), phrase(&adjust2).ok());
+        let rec = Command::Reconcile {
+            attempt_id: "a1".into(),
+            actual_cost: Amount(5),
+            evidence_ref: None,
+        };
+        assert_eq!(phrase(&rec).unwrap_or_default(), "reconcile a1");
+    }
+
+    #[test]
+    fn store_evidence_resolves_the_file_and_rehashes_store_objects() {
+        let conn = Connection::open_in_memory().unwrap_or_else(|e| panic!("{e}"));
+        conn.execute_batch(
+            "CREATE TABLE objects (hash_ref TEXT PRIMARY KEY, interface_hash_ref TEXT NOT NULL, semantic_id TEXT NOT NULL, provenance TEXT NOT NULL, payload BLOB NOT NULL);",
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        let good = Object::new(
+            EVIDENCE_SEMANTIC_ID,
+            EVIDENCE_PROVENANCE,
+            b"approval".to_vec(),
+        );
+        store::put_object(&conn, &good).unwrap_or_else(|e| panic!("{e}"));
+        // A tampered row: its payload no longer hashes to its ref.
+        let forged = HashRef::of(b"forged");
+        conn.execute(
+            "INSERT INTO objects VALUES (?1, 'x', 'y', 'z', X'00')",
+            [forged.to_string()],
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        let file = HashRef::of(b"file bytes");
+        let check = StoreEvidence {
+            file: Some(file),
+            store: Some(&conn),
+        };
+        assert!(check.resolves(&file));
+        assert!(check.resolves(&HashRef::of(b"approval")));
+        assert!(!check.resolves(&forged), "payload must re-hash");
+        assert!(!check.resolves(&HashRef::of(b"absent")));
+        let none = StoreEvidence {
+            file: None,
+            store: None,
+        };
+        assert!(!none.resolves(&file));
+    }
+}

@@ -1,0 +1,228 @@
+//! `world limits report [--scope S] [--json] [--now MS] [--ledger FILE]` (limits.md §8):
+//! read-only, never blocked by any limit. Text: a tree of scopes (each indented under its
+//! parent) with usage/bound per limit, blocked state and dependents, then the outstanding and
+//! unknown attempts and the open control violations. `--json`: the §8 report object.
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use super::{emit, ledger_err, parse_now};
+use crate::cli::output::{table, Output};
+use crate::cli::{CliError, Context, Exit};
+use crate::limits::config::LimitKind;
+use crate::limits::report::{Report, ScopeReport};
+use crate::limits::{self, Code, Verdict};
+
+/// Run the report.
+pub(super) fn run(
+    ctx: &Context,
+    out: &mut Output,
+    scope: Option<&str>,
+    now: Option<&str>,
+    ledger: Option<&Path>,
+) -> Result<Exit, CliError> {
+    let now_ms = parse_now(now)?;
+    let result = match ledger {
+        Some(p) => {
+            // Never create a ledger file to report on it.
+            if !p.exists() {
+                return emit(
+                    out,
+                    &Verdict::new(Code::LedgerNotInitialized, 0)
+                        .because(format!("no ledger file at {}", p.display())),
+                );
+            }
+            let l =
+                limits::Ledger::open_standalone(p).map_err(|e| ledger_err("limits report", e))?;
+            l.report(now_ms, scope)
+        }
+        None => {
+            let store = ctx.open_read()?;
+            limits::Ledger::open_in(store.conn()).report(now_ms, scope)
+        }
+    };
+    let report = match result {
+        Ok(r) => r,
+        Err(limits::Error::Rejected(v)) => return emit(out, &v),
+        Err(e) => return Err(ledger_err("limits report", e)),
+    };
+    if out.json {
+        out.json_line(&report)?;
+    } else {
+        out.bytes(render(&report, out.color).as_bytes())?;
+    }
+    Ok(Exit::Success)
+}
+
+/// `used/bound`, or `used/∞` when unbounded.
+fn cell(used: crate::limits::Amount, bound: Option<crate::limits::Amount>) -> String {
+    match bound {
+        Some(b) => format!("{used}/{b}"),
+        None => format!("{used}/∞"),
+    }
+}
+
+/// Scopes depth-first in config order, each with its depth. A scope whose parent is not in
+/// the report (the `--scope` root) is a root.
+fn tree_order(scopes: &[ScopeReport]) -> Vec<(usize, &ScopeReport)> {
+    let present: HashMap<&str, usize> = scopes
+        .iter()
+        .enumerate()
+        .map(|(i, s)| (s.scope_id.as_str(), i))
+        .collect();
+    let mut children: HashMap<usize, Vec<usize>> = HashMap::new();
+    let mut roots = Vec::new();
+    for (i, s) in scopes.iter().enumerate() {
+        match s.parent_id.as_deref().and_then(|p| present.get(p)) {
+            Some(&p) => children.entry(p).or_default().push(i),
+            None => roots.push(i),
+        }
+    }
+    let mut order = Vec::with_capacity(scopes.len());
+    let mut stack: Vec<(usize, usize)> = roots.into_iter().rev().map(|i| (0, i)).collect();
+    while let Some((depth, i)) = stack.pop() {
+        if let Some(s) = scopes.get(i) {
+            order.push((depth, s));
+        }
+        if let Some(kids) = children.get(&i) {
+            stack.extend(kids.iter().rev().map(|&k| (depth + 1, k)));
+        }
+    }
+    order
+}
+
+/// Why a scope is blocked, one reason per line: `cost_exhausted at wo`, `stopped`.
+fn blocked_text(s: &ScopeReport) -> String {
+    if !s.blocked {
+        return if s.stopped {
+            "stopped".into()
+        } else {
+            "no".into()
+        };
+    }
+    s.blocked_by
+        .iter()
+        .map(|b| format!("{} at {}", b.code, b.scope_id))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The text report.
+pub(super) fn render(r: &Report, color: bool) -> String {
+    let mut text = format!(
+        "ledger {}  revision {}  now {} ms\n",
+        r.ledger_id, r.revision, r.now_ms
+    );
+    let mut t = table(
+        &[
+            "SCOPE",
+            "KIND",
+            "COST",
+            "HANDOFF",
+            "ACTIVE MS",
+            "ELAPSED MS",
+            "ATTEMPTS",
+            "BLOCKED",
+            "DEPENDENTS",
+        ],
+        color,
+    );
+    for (depth, s) in tree_order(&r.scopes) {
+        let u = &s.usage;
+        let b = &s.bounds;
+        t.add_row(vec![
+            format!("{}{}", "  ".repeat(depth), s.scope_id),
+            s.kind.as_str().to_string(),
+            cell(u.cost, b.get(LimitKind::Cost)),
+            cell(u.handoff, b.get(LimitKind::Handoff)),
+            cell(u.active_ms, b.get(LimitKind::ActiveMs)),
+            cell(u.elapsed_ms, b.get(LimitKind::ElapsedMs)),
+            cell(u.attempts, b.get(LimitKind::Attempts)),
+            blocked_text(s),
+            s.dependents.join(", "),
+        ]);
+    }
+    text.push_str(&t.to_string());
+    text.push('\n');
+
+    if r.outstanding.is_empty() {
+        text.push_str("outstanding: none\n");
+    } else {
+        text.push_str("outstanding:\n");
+        let mut t = table(
+            &[
+                "ATTEMPT",
+                "SCOPE",
+                "STATE",
+                "PURPOSE",
+                "AMOUNT",
+                "MAX ACTIVE MS",
+            ],
+            color,
+        );
+        for a in &r.outstanding {
+            t.add_row(vec![
+                a.attempt_id.clone(),
+                a.scope_id.clone(),
+                a.state.to_string(),
+                a.purpose.as_str().to_string(),
+                a.amount.to_string(),
+                a.max_active_ms.to_string(),
+            ]);
+        }
+        text.push_str(&t.to_string());
+        text.push('\n');
+    }
+
+    if r.unknown.is_empty() {
+        text.push_str("unknown (awaiting reconcile): none\n");
+    } else {
+        text.push_str("unknown (awaiting reconcile):\n");
+        let mut t = table(
+            &[
+                "ATTEMPT",
+                "SCOPE",
+                "STATE",
+                "AMOUNT",
+                "DISPATCHED AT MS",
+                "ACCRUED MS",
+            ],
+            color,
+        );
+        for a in &r.unknown {
+            t.add_row(vec![
+                a.attempt_id.clone(),
+                a.scope_id.clone(),
+                a.state.to_string(),
+                a.amount.to_string(),
+                a.dispatched_at_ms.to_string(),
+                a.accrued_active_ms.to_string(),
+            ]);
+        }
+        text.push_str(&t.to_string());
+        text.push('\n');
+    }
+
+    if r.violations.is_empty() {
+        text.push_str("violations: none\n");
+    } else {
+        text.push_str("violations (exposure_exceeded, until a human reconciles):\n");
+        let mut t = table(
+            &["ATTEMPT", "SCOPE", "ADMITTED", "CLAIMED", "ACTOR", "AT MS"],
+            color,
+        );
+        for v in &r.violations {
+            t.add_row(vec![
+                v.attempt_id.clone(),
+                v.scope_id.clone(),
+                v.admitted.to_string(),
+                v.claimed.to_string(),
+                format!("{} {}", v.actor_kind, v.actor_id),
+                v.at_ms.to_string(),
+            ]);
+        }
+        text.push_str(&t.to_string());
+        text.push('\n');
+    }
+    text
+}

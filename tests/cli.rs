@@ -1,0 +1,48 @@
+//! The `world` CLI integration tests: one test binary (one link step), one module per area
+//! under tests/cli/, shared helpers in tests/common/.
+
+#[path = "common/mod.rs"]
+mod common;
+
+#[path = "cli/bad_input.rs"]
+mod bad_input;
+#[path = "cli/commit.rs"]
+mod commit;
+#[path = "cli/genesis.rs"]
+mod genesis;
+#[path = "cli/lock.rs"]
+mod lock;
+#[path = "cli/reads.rs"]
+mod reads;
+#[path = "cli/receipts.rs"]
+mod receipts;
+#[path = "cli/reliability.rs"]
+mod reliability;
+#[path = "cli/verify.rs"]
+mod verify;
+
+/// Every file in tests/cli/ must be declared above, or its tests would silently never run.
+#[test]
+fn every_test_module_is_listed() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests");
+    let listing = std::fs::read_to_string(root.join("cli.rs")).expect("read tests/cli.rs");
+    let mut missing = Vec::new();
+    for entry in std::fs::read_dir(root.join("cli")).expect("read tests/cli") {
+        let path = entry.expect("dir entry").path();
+        if path.extension().and_then(|e| e.to_str()) != Some("rs") {
+            continue;
+        }
+        let stem = path
+            .file_stem()
+            .and_then(|s| s.to_str())
+            .expect("utf-8 file name");
+        let declared = format!("#[path = \"cli/{stem}.rs\"]\nmod {stem};");
+        if !listing.contains(&declared) {
+            missing.push(stem.to_string());
+        }
+    }
+    assert!(
+        missing.is_empty(),
+        "tests/cli/ holds modules not listed in tests/cli.rs: {missing:?}"
+    );
+}
