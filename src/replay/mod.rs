@@ -410,6 +410,9 @@ pub fn replay(
     opts: &Options,
     on_entry: &mut dyn FnMut(&EntryResult, usize, usize),
 ) -> Result<Report, ReplayError> {
+    // A larger page cache for this connection only (not persistent, nothing written): replay
+    // touches every object of every entry once, and the default 2 MiB cache thrashes on long logs.
+    let _ = store.conn().execute_batch("PRAGMA cache_size = -65536");
     let selected = select(store, selection)?;
     let total = selected.len();
     let mut engine = Engine {
@@ -418,6 +421,7 @@ pub fn replay(
         opts,
         interpreters: HashMap::new(),
         effect_intents: HashMap::new(),
+        outcome_owners: HashMap::new(),
     };
     let mut report = Report::default();
     for (i, (entry, id)) in selected.iter().enumerate() {
@@ -489,6 +493,8 @@ struct Engine<'a> {
     interpreters: HashMap<String, Box<dyn Interpreter>>,
     /// episode → requestRef → intents carrying it.
     effect_intents: HashMap<String, HashMap<String, Vec<IntentInfo>>>,
+    /// episode → recordRef → the effect intent id whose outcome names it.
+    outcome_owners: HashMap<String, HashMap<String, String>>,
 }
 
 /// Load an object that must exist and re-hash; otherwise a divergence at `stage`.
@@ -625,6 +631,41 @@ impl Engine<'_> {
             .ok_or_else(|| Stop::Diverged(div(Stage::Effects, "intent cache lost an episode")))
     }
 
+    /// The intent id whose outcome names `record_ref`, from one scan of the episode's
+    /// effect outcomes (cached).
+    fn outcome_owner(&mut self, episode: &str, record_ref: &str) -> Result<Option<String>, Stop> {
+        if !self.outcome_owners.contains_key(episode) {
+            let mut stmt = self.conn.prepare(
+                "SELECT j.invocation_id, o.payload FROM journal j JOIN objects o ON o.hash_ref = j.object_ref
+                 WHERE j.kind = 'outcome' AND j.invocation_id >= ?1 AND j.invocation_id < ?2",
+            )?;
+            let rows = stmt.query_map(
+                [format!("effect:{episode}:"), format!("effect:{episode};")],
+                |r| Ok((r.get::<_, String>(0)?, r.get::<_, Vec<u8>>(1)?)),
+            )?;
+            let mut map = HashMap::new();
+            for row in rows {
+                let (id, payload) = row?;
+                if let Some(r) = serde_json::from_slice::<serde_json::Value>(&payload)
+                    .ok()
+                    .and_then(|v| {
+                        v.get("recordRef")
+                            .and_then(|x| x.as_str())
+                            .map(str::to_string)
+                    })
+                {
+                    map.insert(r, id);
+                }
+            }
+            self.outcome_owners.insert(episode.to_string(), map);
+        }
+        Ok(self
+            .outcome_owners
+            .get(episode)
+            .and_then(|m| m.get(record_ref))
+            .cloned())
+    }
+
     /// The recorded outcome of an effect intent: `(status, recordRef)`.
     fn effect_outcome(&self, intent_id: &str) -> Result<Option<(String, String)>, Stop> {
         let Some(r) = journal::row(self.conn, intent_id, Kind::Outcome)? else {
@@ -670,7 +711,17 @@ impl Engine<'_> {
             .into());
         }
         // 2. World row and record.
-        let world = world_for(self.conn, &e.entry_hash)?.ok_or_else(|| {
+        // The receipt's world by primary key (worlds has no log_head index); the scan by
+        // logHead runs only when that world is not this entry's, to name the mismatch.
+        let by_receipt = match receipt.result_ref.as_deref() {
+            Some(r) => world_by_ref(self.conn, r)?.filter(|w| w.log_head == e.entry_hash),
+            None => None,
+        };
+        let world = match by_receipt {
+            Some(w) => Some(w),
+            None => world_for(self.conn, &e.entry_hash)?,
+        }
+        .ok_or_else(|| {
             div(
                 Stage::Record,
                 format!(
@@ -949,7 +1000,13 @@ impl Engine<'_> {
             if er.allowed {
                 let want = if er.failed { "failed" } else { "succeeded" };
                 let mut found = false;
-                for i in &intents {
+                // Several intents can carry identical request bytes (same payload in the same
+                // second); the outcome naming this record picks the right one.
+                let owner = self.outcome_owner(&rec.episode_id, rref)?;
+                for i in intents
+                    .iter()
+                    .filter(|i| owner.as_deref().is_none_or(|o| o == i.id))
+                {
                     if let Some((status, recorded)) = self.effect_outcome(&i.id)? {
                         if &recorded == rref {
                             if status != want {
@@ -1158,6 +1215,23 @@ pub fn recorded_triples(plan_bytes: &[u8]) -> Result<Vec<Triple>, String> {
             }
         })
         .collect()
+}
+
+fn world_by_ref(conn: &Connection, reference: &str) -> Result<Option<WorldRow>, StoreError> {
+    Ok(conn
+        .query_row(
+            "SELECT world_ref, revision, state_root, log_head FROM worlds WHERE world_ref = ?1",
+            [reference],
+            |r| {
+                Ok(WorldRow {
+                    reference: r.get(0)?,
+                    revision: r.get(1)?,
+                    state_root: r.get(2)?,
+                    log_head: r.get(3)?,
+                })
+            },
+        )
+        .optional()?)
 }
 
 fn world_for(conn: &Connection, entry_hash: &str) -> Result<Option<WorldRow>, StoreError> {
