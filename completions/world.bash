@@ -28,6 +28,9 @@ _world() {
             world,effects)
                 cmd="world__subcmd__effects"
                 ;;
+            world,export-episode)
+                cmd="world__subcmd__export__subcmd__episode"
+                ;;
             world,genesis)
                 cmd="world__subcmd__genesis"
                 ;;
@@ -63,6 +66,9 @@ _world() {
                 ;;
             world,registry)
                 cmd="world__subcmd__registry"
+                ;;
+            world,replay)
+                cmd="world__subcmd__replay"
                 ;;
             world,serve)
                 cmd="world__subcmd__serve"
@@ -148,6 +154,9 @@ _world() {
             world__subcmd__help,effects)
                 cmd="world__subcmd__help__subcmd__effects"
                 ;;
+            world__subcmd__help,export-episode)
+                cmd="world__subcmd__help__subcmd__export__subcmd__episode"
+                ;;
             world__subcmd__help,genesis)
                 cmd="world__subcmd__help__subcmd__genesis"
                 ;;
@@ -183,6 +192,9 @@ _world() {
                 ;;
             world__subcmd__help,registry)
                 cmd="world__subcmd__help__subcmd__registry"
+                ;;
+            world__subcmd__help,replay)
+                cmd="world__subcmd__help__subcmd__replay"
                 ;;
             world__subcmd__help,serve)
                 cmd="world__subcmd__help__subcmd__serve"
@@ -482,11 +494,7 @@ _world() {
 
     case "${cmd}" in
         world)
-<<<<<<< HEAD
-            opts="-q -h -V --db --json --quiet --color --wait-lock --help --version genesis commit head world object log registry publish pin transitions invoke tools ailang receipt session effects broker verify why limits util help"
-=======
-            opts="-q -h -V --db --json --quiet --color --wait-lock --help --version genesis commit head world object log registry publish pin transitions invoke tools ailang receipt session effects broker verify why serve mcp util help"
->>>>>>> wt-serve
+            opts="-q -h -V --db --json --quiet --color --wait-lock --help --version genesis commit head world object log registry publish pin transitions invoke tools ailang receipt session effects broker verify why limits serve mcp replay export-episode util help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -935,6 +943,36 @@ _world() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        world__subcmd__export__subcmd__episode)
+            opts="-q -h --out --embed --db --json --quiet --color --wait-lock --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --out)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --db)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                --wait-lock)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         world__subcmd__genesis)
             opts="-q -h --goal-file --goal-semantic-id --ailang-bin --interpreter --db --json --quiet --color --wait-lock --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
@@ -1004,11 +1042,7 @@ _world() {
             return 0
             ;;
         world__subcmd__help)
-<<<<<<< HEAD
-            opts="genesis commit head world object log registry publish pin transitions invoke tools ailang receipt session effects broker verify why limits util help"
-=======
-            opts="genesis commit head world object log registry publish pin transitions invoke tools ailang receipt session effects broker verify why serve mcp util help"
->>>>>>> wt-serve
+            opts="genesis commit head world object log registry publish pin transitions invoke tools ailang receipt session effects broker verify why limits serve mcp replay export-episode util help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1136,6 +1170,20 @@ _world() {
         world__subcmd__help__subcmd__effects__subcmd__show)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        world__subcmd__help__subcmd__export__subcmd__episode)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
@@ -1486,6 +1534,20 @@ _world() {
         world__subcmd__help__subcmd__registry__subcmd__get)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        world__subcmd__help__subcmd__replay)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
@@ -2938,6 +3000,52 @@ _world() {
                 return 0
             fi
             case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        world__subcmd__replay)
+            opts="-q -h --episode --invocation --from --to --all --keep-going --junit --db --json --quiet --color --wait-lock --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --episode)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --invocation)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --from)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --to)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --junit)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --db)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                --wait-lock)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;

@@ -22,6 +22,7 @@ pub mod encoding;
 pub mod genesis;
 pub mod interp;
 pub mod limits;
+pub mod replay;
 pub mod serve;
 pub mod store;
 pub mod transitions;

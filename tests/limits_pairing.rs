@@ -25,7 +25,11 @@ impl Env {
     }
     fn run(&self, args: &[&str]) -> (i32, String, String) {
         let o = self.world().args(args).output().unwrap();
-        (o.status.code().unwrap_or(-1), String::from_utf8_lossy(&o.stdout).into(), String::from_utf8_lossy(&o.stderr).into())
+        (
+            o.status.code().unwrap_or(-1),
+            String::from_utf8_lossy(&o.stdout).into(),
+            String::from_utf8_lossy(&o.stderr).into(),
+        )
     }
     fn count(&self, sql: &str) -> i64 {
         let c = rusqlite::Connection::open(self.db()).unwrap();
@@ -34,12 +38,24 @@ impl Env {
 }
 
 fn setup(cost_bound: &str) -> Env {
-    let e = Env { dir: tempfile::tempdir().unwrap() };
+    let e = Env {
+        dir: tempfile::tempdir().unwrap(),
+    };
     let ws = e.dir.path().join("ws");
     std::fs::create_dir_all(ws.join("ep1")).unwrap();
     std::fs::write(ws.join("ep1/notes.txt"), "a\nb\n").unwrap();
     assert_eq!(e.run(&["genesis", "-q"]).0, 0);
-    assert_eq!(e.run(&["publish", "--manifest", "fixtures/transitions/manifest.json", "--yes", "-q"]).0, 0);
+    assert_eq!(
+        e.run(&[
+            "publish",
+            "--manifest",
+            "fixtures/transitions/manifest.json",
+            "--yes",
+            "-q"
+        ])
+        .0,
+        0
+    );
     let cfg = e.dir.path().join("cfg.json");
     std::fs::write(
         &cfg,
@@ -50,11 +66,34 @@ fn setup(cost_bound: &str) -> Env {
         ),
     )
     .unwrap();
-    assert_eq!(e.run(&["limits", "init", "--config", cfg.to_str().unwrap(), "--yes", "--now", "1700000000000"]).0, 0);
+    assert_eq!(
+        e.run(&[
+            "limits",
+            "init",
+            "--config",
+            cfg.to_str().unwrap(),
+            "--yes",
+            "--now",
+            "1700000000000"
+        ])
+        .0,
+        0
+    );
     let tok = e.dir.path().join("tok");
     let (code, _, err) = e.run(&[
-        "session", "mint", "--episode", "ep1", "--grant", "Workspace.Read=worktree:10", "--workspace-root", ws.to_str().unwrap(),
-        "--limits-scope", "ep1", "--yes", "--out", tok.to_str().unwrap(),
+        "session",
+        "mint",
+        "--episode",
+        "ep1",
+        "--grant",
+        "Workspace.Read=worktree:10",
+        "--workspace-root",
+        ws.to_str().unwrap(),
+        "--limits-scope",
+        "ep1",
+        "--yes",
+        "--out",
+        tok.to_str().unwrap(),
     ]);
     assert_eq!(code, 0, "{err}");
     e
@@ -68,15 +107,33 @@ fn tok(e: &Env) -> String {
 fn allowed_effects_reserve_and_settle_in_the_ledger() {
     let e = setup("5");
     for _ in 0..2 {
-        let (code, out, err) = e.run(&["invoke", "readcount", "--session", &tok(&e), "--args", r#"{"path":"notes.txt"}"#]);
+        let (code, out, err) = e.run(&[
+            "invoke",
+            "readcount",
+            "--session",
+            &tok(&e),
+            "--args",
+            r#"{"path":"notes.txt"}"#,
+        ]);
         assert_eq!(code, 0, "{out}{err}");
     }
     let (_, report, _) = e.run(&["limits", "report", "--json", "--now", "1700000000000"]);
     let v: serde_json::Value = serde_json::from_str(&report).unwrap();
-    let wo = v["scopes"].as_array().unwrap().iter().find(|s| s["scopeId"] == "wo").unwrap();
-    assert_eq!(wo["usage"]["cost"], "2", "two effects of cost 1 settled at their cost");
+    let wo = v["scopes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["scopeId"] == "wo")
+        .unwrap();
+    assert_eq!(
+        wo["usage"]["cost"], "2",
+        "two effects of cost 1 settled at their cost"
+    );
     assert_eq!(wo["usage"]["attempts"], "2");
-    assert!(v["outstanding"].as_array().unwrap().is_empty(), "settled attempts are not outstanding: {report}");
+    assert!(
+        v["outstanding"].as_array().unwrap().is_empty(),
+        "settled attempts are not outstanding: {report}"
+    );
     assert!(Path::new(&e.db()).exists());
     assert_eq!(e.run(&["verify", "-q"]).0, 0);
 }
@@ -84,18 +141,54 @@ fn allowed_effects_reserve_and_settle_in_the_ledger() {
 #[test]
 fn a_ledger_rejection_rolls_back_and_commits_nothing() {
     let e = setup("1");
-    assert_eq!(e.run(&["invoke", "readcount", "--session", &tok(&e), "--args", r#"{"path":"notes.txt"}"#]).0, 0);
+    assert_eq!(
+        e.run(&[
+            "invoke",
+            "readcount",
+            "--session",
+            &tok(&e),
+            "--args",
+            r#"{"path":"notes.txt"}"#
+        ])
+        .0,
+        0
+    );
     let entries = e.count("SELECT count(*) FROM log_entries");
     let objects = e.count("SELECT count(*) FROM objects");
     let journal = e.count("SELECT count(*) FROM journal");
     let events = e.count("SELECT count(*) FROM limits_events");
-    let (code, _, err) = e.run(&["invoke", "readcount", "--session", &tok(&e), "--args", r#"{"path":"notes.txt"}"#, "--invocation-id", "over"]);
+    let (code, _, err) = e.run(&[
+        "invoke",
+        "readcount",
+        "--session",
+        &tok(&e),
+        "--args",
+        r#"{"path":"notes.txt"}"#,
+        "--invocation-id",
+        "over",
+    ]);
     assert_eq!(code, 4, "{err}");
     assert!(err.contains("cost_exhausted"), "{err}");
-    assert_eq!(e.count("SELECT count(*) FROM log_entries"), entries, "nothing committed");
-    assert_eq!(e.count("SELECT count(*) FROM objects"), objects, "no request, record or marker written");
-    assert_eq!(e.count("SELECT count(*) FROM journal"), journal, "no intent: no spend");
-    assert_eq!(e.count("SELECT count(*) FROM limits_events"), events, "the ledger rolled back too");
+    assert_eq!(
+        e.count("SELECT count(*) FROM log_entries"),
+        entries,
+        "nothing committed"
+    );
+    assert_eq!(
+        e.count("SELECT count(*) FROM objects"),
+        objects,
+        "no request, record or marker written"
+    );
+    assert_eq!(
+        e.count("SELECT count(*) FROM journal"),
+        journal,
+        "no intent: no spend"
+    );
+    assert_eq!(
+        e.count("SELECT count(*) FROM limits_events"),
+        events,
+        "the ledger rolled back too"
+    );
     // Nothing ran, so the same id may be sent again (and is refused again the same way).
     let (code, _, _) = e.run(&["receipt", "cli:ep1:over"]);
     assert_eq!(code, 0, "not-started");

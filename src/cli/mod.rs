@@ -6,6 +6,7 @@ pub mod broker;
 pub mod commit;
 pub mod effects;
 pub mod error;
+pub mod export_episode;
 pub mod fence;
 pub mod genesis;
 pub mod head;
@@ -19,6 +20,7 @@ pub mod pin;
 pub mod publish;
 pub mod receipt;
 pub mod registry;
+pub mod replay;
 pub mod serve;
 pub mod session;
 pub mod tools;
@@ -130,6 +132,10 @@ pub enum Command {
     Serve(serve::Args),
     /// Serve MCP on stdin/stdout for a local agent client
     Mcp(mcp::Args),
+    /// Re-run coordinator entries with their pinned interpreters and compare every byte (read-only)
+    Replay(replay::Args),
+    /// Write a self-contained bundle store holding what replaying one episode needs
+    ExportEpisode(export_episode::Args),
     /// Generate shell completions and man pages
     #[command(subcommand)]
     Util(util::Cmd),
@@ -289,6 +295,8 @@ pub fn run(cli: Cli) -> Result<Exit, CliError> {
         Command::Limits(c) => limits::run(&ctx, &mut out, c),
         Command::Serve(a) => serve::run(&ctx, &mut out, a),
         Command::Mcp(a) => mcp::run(&ctx, &mut out, a),
+        Command::Replay(a) => replay::run(&ctx, &mut out, a),
+        Command::ExportEpisode(a) => export_episode::run(&ctx, &mut out, a),
         Command::Util(c) => util::run(&ctx, &mut out, c),
     }?;
     out.flush()?;

@@ -19,7 +19,8 @@ use super::{journal, schema, Error, LogEntry, Store, WorldRow};
 pub struct Finding {
     /// Category (`storage`, `schema`, `object_hash_mismatch`, `log_gap`, `bad_ref`,
     /// `entry_hash_mismatch`, `prev_mismatch`, `world_mismatch`, `dangling_ref`,
-    /// `record_inconsistent`, `orphan_outcome`, `head_mismatch`, `indeterminate`, `not_recomputed`).
+    /// `record_inconsistent`, `orphan_outcome`, `head_mismatch`, `indeterminate`, `not_recomputed`,
+    /// `bundle_gap` — a warning in an episode bundle).
     pub category: &'static str,
     /// Log index, when the finding is about an entry.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -211,7 +212,9 @@ impl Store {
         drop(rows);
         drop(stmt);
 
-        // 4–8. the log
+        // 4–8. the log. An episode bundle (`world export-episode`) holds a subset of a log:
+        // its index gaps and links to absent entries are warnings (`bundle_gap`).
+        let bundle = super::registry_head_in(conn, "world/episode-bundle/v1")?.is_some();
         let (count, max) = self.log_bounds()?;
         rep.entries = count;
         rep.head = self.head()?;
@@ -221,7 +224,14 @@ impl Store {
         self.for_each_log_with_world(|e, world| {
             let idx = e.header.entry_index;
             first.get_or_insert(idx);
-            if idx != expected {
+            if idx != expected && bundle {
+                rep.warn(
+                    "bundle_gap",
+                    Some(idx),
+                    None,
+                    format!("episode bundle: expected index {expected}, found {idx} (the entries in between are not part of the bundle)"),
+                );
+            } else if idx != expected {
                 rep.fail(
                     "log_gap",
                     Some(idx),
@@ -230,7 +240,7 @@ impl Store {
                 );
             }
             expected = idx + 1;
-            self.check_entry(rep, &e, world.as_ref(), prev.as_ref())?;
+            self.check_entry(rep, &e, world.as_ref(), prev.as_ref(), bundle)?;
             prev = Some(e);
             Ok(())
         })?;
@@ -408,6 +418,7 @@ impl Store {
         e: &LogEntry,
         world: Option<&WorldRow>,
         prev: Option<&LogEntry>,
+        bundle: bool,
     ) -> Result<(), Error> {
         let idx = e.header.entry_index;
         let h = &e.header;
@@ -480,7 +491,11 @@ impl Store {
                     }
                 }
                 _ => rep.warn(
-                    "not_recomputed",
+                    if bundle {
+                        "bundle_gap"
+                    } else {
+                        "not_recomputed"
+                    },
                     Some(idx),
                     None,
                     "predecessor entry absent; link not recomputed",

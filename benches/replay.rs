@@ -1,0 +1,231 @@
+//! Replay throughput (issue 6, "Performance"): `world::replay::replay` over an N-entry episode
+//! (alternating pure `echo` and effectful `readcount` plan/finish entries on the embedded
+//! interpreter) against running exactly the same interpreter calls directly in this process
+//! (the pure run; the plan and finish phases with the recorded results). Prints entries/second
+//! for both and the ratio replay/direct; the target is ≥ 0.8.
+//!
+//! `cargo bench --bench replay` (N from env `REPLAY_BENCH_N`, default 1000; rounds from
+//! `REPLAY_BENCH_ROUNDS`, default 3, best of each kept; the episode is built once through the
+//! real coordinator, which takes most of the wall time).
+
+use std::fs;
+use std::path::Path;
+use std::time::Instant;
+
+use clap::Parser;
+use world::ailang::Embedded;
+use world::authority::session;
+use world::broker::handlers::{RunCapsConfig, Services};
+use world::cli::Cli;
+use world::coordinator::invoke::{invoke, Call, Host, Surface};
+use world::coordinator::plan::{self, PhaseResult};
+use world::encoding::trcjson::{self, Bounds};
+use world::interp::capsule;
+use world::replay::bundle::ReadOnlyPins;
+use world::replay::{replay, Options, Selection};
+use world::store::records::{EffectRecord, InvocationRecord};
+use world::store::{Store, WriteOptions};
+use world::transitions::pins::StorePins;
+
+fn cli(db: &Path, args: &[&str]) {
+    let mut argv = vec!["world", "-q", "--db", db.to_str().expect("utf-8 path")];
+    argv.extend_from_slice(args);
+    let parsed = Cli::try_parse_from(argv).expect("parse");
+    world::cli::run(parsed).expect("command");
+}
+
+/// One direct interpreter call sequence for an entry.
+enum Calls {
+    Pure {
+        source: Vec<u8>,
+        input: Vec<u8>,
+    },
+    Phases {
+        source: Vec<u8>,
+        plan: Vec<u8>,
+        finish: Vec<u8>,
+    },
+}
+
+fn main() {
+    let n: usize = std::env::var("REPLAY_BENCH_N")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(1000);
+    let dir = tempfile::tempdir().expect("temp dir");
+    let db = dir.path().join("w.db");
+    let repo = env!("CARGO_MANIFEST_DIR");
+    std::env::set_current_dir(repo).expect("cd repo");
+    cli(&db, &["genesis"]);
+    cli(
+        &db,
+        &[
+            "publish",
+            "--manifest",
+            "fixtures/transitions/manifest.json",
+            "--yes",
+        ],
+    );
+    let ws = dir.path().join("ws");
+    fs::create_dir_all(ws.join("ep1")).expect("ws");
+    fs::write(ws.join("ep1/notes.txt"), "one two\nthree\n").expect("notes");
+    let tok = dir.path().join("tok");
+    cli(
+        &db,
+        &[
+            "session",
+            "mint",
+            "--episode",
+            "ep1",
+            "--grant",
+            "world.apply=world:10",
+            "--grant",
+            "Workspace.Read=worktree:100000000",
+            "--workspace-root",
+            ws.to_str().expect("utf-8"),
+            "--yes",
+            "--out",
+            tok.to_str().expect("utf-8"),
+        ],
+    );
+    let token = session::read_token(tok.to_str().expect("utf-8"), false)
+        .expect("token")
+        .token;
+
+    // Build the episode through the real coordinator.
+    let build = Instant::now();
+    {
+        let mut store = Store::open_write(&db, WriteOptions::default()).expect("open");
+        let pins = StorePins::for_db(&db);
+        let host = Host {
+            interpreters: &pins,
+            workspace_root: None,
+            tool_bin: None,
+            run_caps: RunCapsConfig::default(),
+            examples_dir: None,
+            services: Services::default(),
+        };
+        for i in 0..n {
+            let (transition, args) = if i % 2 == 0 {
+                ("echo", serde_json::json!({"i": i, "text": "hello"}))
+            } else {
+                ("readcount", serde_json::json!({"path": "notes.txt"}))
+            };
+            let call = Call {
+                surface: Surface::Cli,
+                token: token.clone(),
+                transition: transition.into(),
+                args,
+                task: Some(format!("t{i}")),
+                now: world::cli::now_unix(),
+            };
+            invoke(&mut store, &call, &host).expect("invoke");
+        }
+    }
+    eprintln!(
+        "built {n} entries through the coordinator in {:.1} s",
+        build.elapsed().as_secs_f64()
+    );
+
+    let store = Store::open_read(&db).expect("open read");
+    // The direct baseline's inputs, read from the store before timing.
+    let mut calls = Vec::new();
+    store
+        .for_each_log(Some(1), None, false, |e| {
+            let rec_obj = store.object(&e.transition_ref)?.expect("record");
+            let rec = InvocationRecord::decode(&rec_obj.meta.semantic_id, &rec_obj.payload)
+                .expect("decode");
+            let source = store.object(&rec.transition_fn)?.expect("source").payload;
+            let input = store.object(&rec.input)?.expect("input").payload;
+            calls.push(match rec.effects {
+                None => Calls::Pure { source, input },
+                Some(effects) => {
+                    let results: Vec<PhaseResult> = effects
+                        .iter()
+                        .map(|r| {
+                            let o = store.object(r).expect("read").expect("effect record");
+                            let er = EffectRecord::decode(&o.payload).expect("decode");
+                            let out = store
+                                .object(&er.result_ref)
+                                .expect("read")
+                                .and_then(|x| trcjson::parse(&x.payload, Bounds::PLAN).ok());
+                            PhaseResult {
+                                id: "r1".into(),
+                                effect: er.effect,
+                                status: "ok",
+                                record: Some(r.clone()),
+                                output: out,
+                            }
+                        })
+                        .collect();
+                    Calls::Phases {
+                        source,
+                        plan: plan::plan_input(&input),
+                        finish: plan::finish_input(&input, &results),
+                    }
+                }
+            });
+            Ok(())
+        })
+        .expect("log");
+    assert_eq!(calls.len(), n);
+
+    let interp = Embedded::new();
+    let far = || Instant::now() + std::time::Duration::from_secs(20);
+    let run_direct = || {
+        let t = Instant::now();
+        for c in &calls {
+            match c {
+                Calls::Pure { source, input } => {
+                    capsule::run_phase(&interp, source, input, far()).expect("run");
+                }
+                Calls::Phases {
+                    source,
+                    plan,
+                    finish,
+                } => {
+                    capsule::run_phase(&interp, source, plan, far()).expect("plan");
+                    capsule::run_phase(&interp, source, finish, far()).expect("finish");
+                }
+            }
+        }
+        t.elapsed().as_secs_f64()
+    };
+    let pins = ReadOnlyPins::for_db(&db);
+    let run_replay = || {
+        let t = Instant::now();
+        let report = replay(
+            &store,
+            &Selection::Episode("ep1".into()),
+            &pins,
+            &Options::default(),
+            &mut |_, _, _| {},
+        )
+        .expect("replay");
+        let took = t.elapsed().as_secs_f64();
+        assert_eq!(report.replayed as usize, n);
+        assert!(report.ok(), "replay diverged: {:?}", report.entries.last());
+        took
+    };
+    // Alternate the two and keep the best of ROUNDS each: the machine is shared, and the
+    // minimum is the least disturbed measurement of the same work.
+    let rounds: usize = std::env::var("REPLAY_BENCH_ROUNDS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(3);
+    let (mut direct, mut replayed) = (f64::MAX, f64::MAX);
+    for _ in 0..rounds.max(1) {
+        direct = direct.min(run_direct());
+        replayed = replayed.min(run_replay());
+    }
+
+    let direct_rate = n as f64 / direct;
+    let replay_rate = n as f64 / replayed;
+    println!("replay benchmark: {n} entries (half pure echo, half readcount plan+finish), embedded interpreter, best of {rounds} alternating rounds");
+    println!("  direct interpreter calls: {direct:.3} s, {direct_rate:.0} entries/s");
+    println!("  world replay:             {replayed:.3} s, {replay_rate:.0} entries/s");
+    println!(
+        "  ratio replay/direct: {:.3} (target >= 0.8)",
+        replay_rate / direct_rate
+    );
+}

@@ -1,0 +1,75 @@
+//! `world export-episode EP --out FILE [--embed]`: write a self-contained bundle store that
+//! `world replay --db FILE --all` can replay elsewhere (issue 6 part 4; library in
+//! [`crate::replay::bundle`]).
+
+use std::path::PathBuf;
+
+use super::output::Output;
+use super::{CliError, Context, Exit};
+use crate::replay::bundle::{self, ExportError};
+use crate::replay::ReplayError;
+
+/// Export what replaying one episode needs into a new store FILE (never overwritten).
+///
+/// The bundle holds the episode's coordinator entries, world rows, records, inputs, outputs,
+/// plans, effect records with requests and results, transition sources and journal rows, and
+/// is marked as a bundle so `world verify FILE` accepts its gaps. Archived interpreters are
+/// copied to FILE.artifacts/ (or embedded with --embed). Exit 0 written; 1 no such episode or
+/// FILE exists; 3 a pinned interpreter is altered.
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// The episode to export
+    episode: String,
+    /// The bundle store to create (refused when it exists)
+    #[arg(long, value_name = "FILE")]
+    out: PathBuf,
+    /// Store the pinned interpreter binaries inside the bundle instead of FILE.artifacts/
+    #[arg(long)]
+    embed: bool,
+}
+
+/// Run `world export-episode`.
+pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError> {
+    let src = ctx.open_read()?;
+    let done =
+        bundle::export_episode(&src, &args.episode, &args.out, args.embed).map_err(
+            |e| match e {
+                ExportError::Store(s) | ExportError::Select(ReplayError::Store(s)) => {
+                    CliError::store("export-episode", s)
+                }
+                ExportError::Interpreter {
+                    integrity: true, ..
+                } => CliError::new(Exit::Integrity, "export-episode", e),
+                other => CliError::failed("export-episode", other),
+            },
+        )?;
+    if out.json {
+        out.json_line(&done)?;
+    } else {
+        out.line(format!(
+            "exported episode {} ({} entries: {}) to {}; {} objects, {} journal rows; marker {}",
+            done.episode,
+            done.entries.len(),
+            done.entries
+                .iter()
+                .map(|i| i.to_string())
+                .collect::<Vec<_>>()
+                .join(" "),
+            done.out.display(),
+            done.objects,
+            done.journal_rows,
+            done.marker
+        ))?;
+        for r in &done.interpreters {
+            out.line(match &done.artifacts {
+                Some(a) => format!("interpreter {r} copied to {}", a.display()),
+                None => format!("interpreter {r} embedded in the bundle"),
+            })?;
+        }
+        out.status(format!(
+            "replay it with: world replay --db {} --all",
+            done.out.display()
+        ));
+    }
+    Ok(Exit::Success)
+}

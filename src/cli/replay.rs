@@ -1,0 +1,319 @@
+//! `world replay`: re-run coordinator log entries with their pinned interpreters and compare
+//! every byte with the store, reading recorded effect results instead of calling handlers
+//! (transitions.md §12, issue 6). Opens the store read-only, so it runs while another process
+//! (`world serve`, an invoke) holds the writer lock.
+
+use std::io::IsTerminal;
+use std::path::PathBuf;
+
+use serde::Serialize;
+
+use super::output::Output;
+use super::{CliError, Context, Exit};
+use crate::replay::bundle::{self, ReadOnlyPins};
+use crate::replay::{self, EntryResult, Options, Outcome, ReplayError, Report, Selection};
+
+/// Replay coordinator entries and compare plan, effect, output and hash bytes.
+///
+/// Prints `replay <id> (entry N): identical` or `… DIVERGED at <stage>: <reason>` per entry
+/// (`--json`: JSON lines `{invocationId, entryIndex, ok, stage?, reason?, expected?,
+/// actual?}`), then `replayed N entries, M skipped (client commits), K diverged`. Exit 0 when
+/// every replayed entry is identical, 3 on a divergence or integrity failure, 1 when the
+/// selection names nothing (no such episode or invocation).
+#[derive(clap::Args, Debug)]
+#[command(group(clap::ArgGroup::new("selection").args(["episode", "invocation", "from", "all"]).required(true)))]
+pub struct Args {
+    /// Replay the coordinator entries of this episode
+    #[arg(long, value_name = "EP")]
+    episode: Option<String>,
+    /// Replay the entry committed for this invocation id (<surface>:<episode>:<task>)
+    #[arg(long, value_name = "ID")]
+    invocation: Option<String>,
+    /// First log index of a range (with --to)
+    #[arg(long, value_name = "N", requires = "to")]
+    from: Option<i64>,
+    /// Last log index of a range (with --from)
+    #[arg(long, value_name = "M", requires = "from")]
+    to: Option<i64>,
+    /// Replay the whole log (client commits are listed as not replayable)
+    #[arg(long)]
+    all: bool,
+    /// Keep going after the first divergence and report all of them
+    #[arg(long)]
+    keep_going: bool,
+    /// Also write a JUnit XML report (one test case per entry) to FILE
+    #[arg(long, value_name = "FILE")]
+    junit: Option<PathBuf>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct JsonLine<'a> {
+    invocation_id: String,
+    entry_index: i64,
+    ok: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    stage: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reason: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    expected: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    actual: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    diff: Option<&'a str>,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    skipped: bool,
+}
+
+fn line_for(r: &EntryResult) -> String {
+    let head = format!("replay {} (entry {})", r.label(), r.entry_index);
+    match &r.outcome {
+        Outcome::Identical => format!("{head}: identical"),
+        Outcome::ClientCommit => format!(
+            "{head}: not replayable: client commit (written by {})",
+            r.written_by
+        ),
+        Outcome::Diverged(d) => format!("{head}: {d}"),
+    }
+}
+
+fn json_for(r: &EntryResult) -> JsonLine<'_> {
+    let mut j = JsonLine {
+        invocation_id: r.label(),
+        entry_index: r.entry_index,
+        ok: true,
+        stage: None,
+        reason: None,
+        expected: None,
+        actual: None,
+        diff: None,
+        skipped: false,
+    };
+    match &r.outcome {
+        Outcome::Identical => {}
+        Outcome::ClientCommit => {
+            j.ok = false;
+            j.skipped = true;
+            j.reason = Some("not replayable: client commit".into());
+        }
+        Outcome::Diverged(d) => {
+            j.ok = false;
+            j.stage = Some(d.stage.name());
+            j.reason = Some(d.reason.clone());
+            j.expected = d.expected.as_deref();
+            j.actual = d.actual.as_deref();
+            j.diff = d.diff.as_deref();
+        }
+    }
+    j
+}
+
+/// Escape text for XML attribute values and character data (`& < > " '`), dropping the
+/// control characters XML 1.0 cannot carry.
+pub fn xml_escape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&apos;"),
+            '\t' | '\n' | '\r' => out.push(c),
+            c if (c as u32) < 0x20 || c == '\u{fffe}' || c == '\u{ffff}' => {
+                out.push_str(&format!("\\u{{{:x}}}", c as u32))
+            }
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// The JUnit XML for a report: one `<testcase>` per visited entry (`<failure>` for a
+/// divergence, `<skipped>` for a client commit).
+pub fn junit_xml(report: &Report, seconds: f64) -> String {
+    let mut x = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
+    x.push_str(&format!(
+        "<testsuites name=\"world replay\" tests=\"{}\" failures=\"{}\" skipped=\"{}\" time=\"{:.3}\">\n",
+        report.entries.len(),
+        report.diverged,
+        report.skipped,
+        seconds
+    ));
+    x.push_str(&format!(
+        "  <testsuite name=\"world replay\" tests=\"{}\" failures=\"{}\" skipped=\"{}\" time=\"{:.3}\">\n",
+        report.entries.len(),
+        report.diverged,
+        report.skipped,
+        seconds
+    ));
+    for r in &report.entries {
+        let name = xml_escape(&format!("entry {} {}", r.entry_index, r.label()));
+        x.push_str(&format!(
+            "    <testcase classname=\"world.replay\" name=\"{name}\">"
+        ));
+        match &r.outcome {
+            Outcome::Identical => {}
+            Outcome::ClientCommit => x.push_str(&format!(
+                "<skipped message=\"not replayable: client commit (written by {})\"/>",
+                xml_escape(&r.written_by)
+            )),
+            Outcome::Diverged(d) => x.push_str(&format!(
+                "<failure type=\"{}\" message=\"{}\">{}</failure>",
+                d.stage.name(),
+                xml_escape(&format!("DIVERGED at {}: {}", d.stage, d.reason)),
+                xml_escape(&d.to_string())
+            )),
+        }
+        x.push_str("</testcase>\n");
+    }
+    x.push_str("  </testsuite>\n</testsuites>\n");
+    x
+}
+
+/// Run `world replay`.
+pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError> {
+    let selection = match (
+        &args.episode,
+        &args.invocation,
+        args.from,
+        args.to,
+        args.all,
+    ) {
+        (Some(ep), ..) => Selection::Episode(ep.clone()),
+        (_, Some(id), ..) => Selection::Invocation(id.clone()),
+        (_, _, Some(from), Some(to), _) => Selection::Range { from, to },
+        _ => Selection::All,
+    };
+    let store = ctx.open_read()?;
+    // A bundle exported with --embed carries its interpreters as objects.
+    let materialized = bundle::materialize(store.conn())
+        .map_err(|e| CliError::store("replay: materialize bundled interpreters", e))?;
+    let pins = match &materialized {
+        Some(m) => ReadOnlyPins::for_db(&m.db_path()),
+        None => ReadOnlyPins::for_db(&ctx.db),
+    };
+    let opts = Options {
+        keep_going: args.keep_going,
+        ..Options::default()
+    };
+    let start = std::time::Instant::now();
+    let show_bar = !out.quiet && std::io::stderr().is_terminal();
+    let mut bar: Option<indicatif::ProgressBar> = None;
+    let mut write_err: Option<std::io::Error> = None;
+    let mut on_entry = |r: &EntryResult, done: usize, total: usize| {
+        if show_bar && bar.is_none() {
+            let b = indicatif::ProgressBar::with_draw_target(
+                Some(total as u64),
+                indicatif::ProgressDrawTarget::stderr(),
+            );
+            if let Ok(style) = indicatif::ProgressStyle::with_template(
+                "replay {bar:40} {pos}/{len} entries {per_sec} {msg}",
+            ) {
+                b.set_style(style);
+            }
+            bar = Some(b);
+        }
+        let res = if out.json {
+            out.json_line(&json_for(r))
+        } else {
+            out.line(line_for(r))
+        };
+        if let Err(e) = res {
+            write_err.get_or_insert(e);
+        }
+        if let Some(b) = &bar {
+            b.set_position(done as u64);
+        }
+    };
+    let report = replay::replay(&store, &selection, &pins, &opts, &mut on_entry);
+    if let Some(b) = bar.take() {
+        b.finish_and_clear();
+    }
+    if let Some(e) = write_err {
+        return Err(e.into());
+    }
+    let report = report.map_err(|e| match e {
+        ReplayError::Store(s) => CliError::store("replay", s),
+        other => CliError::failed("replay", other),
+    })?;
+    if let Some(path) = &args.junit {
+        std::fs::write(path, junit_xml(&report, start.elapsed().as_secs_f64())).map_err(|e| {
+            CliError::failed(
+                "replay",
+                format!("write JUnit report {}: {e}", path.display()),
+            )
+        })?;
+    }
+    let summary = format!(
+        "replayed {} entries, {} skipped (client commits), {} diverged{}",
+        report.replayed,
+        report.skipped,
+        report.diverged,
+        if report.stopped_early {
+            " (stopped at the first divergence; --keep-going replays the rest)"
+        } else {
+            ""
+        }
+    );
+    if out.json {
+        out.status(summary);
+    } else {
+        out.line(summary)?;
+    }
+    Ok(if report.ok() {
+        Exit::Success
+    } else {
+        Exit::Integrity
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::replay::{Divergence, Stage};
+
+    #[test]
+    fn xml_is_escaped() {
+        assert_eq!(
+            xml_escape("a<b>&\"'\u{1}"),
+            "a&lt;b&gt;&amp;&quot;&apos;\\u{1}"
+        );
+        let report = Report {
+            entries: vec![
+                EntryResult {
+                    entry_index: 0,
+                    invocation_id: None,
+                    written_by: "world:genesis".into(),
+                    outcome: Outcome::ClientCommit,
+                },
+                EntryResult {
+                    entry_index: 1,
+                    invocation_id: Some("cli:ep<1>:t".into()),
+                    written_by: "coordinator:cli".into(),
+                    outcome: Outcome::Diverged(Divergence {
+                        stage: Stage::Output,
+                        reason: "bytes & more".into(),
+                        expected: None,
+                        actual: None,
+                        diff: None,
+                    }),
+                },
+            ],
+            replayed: 1,
+            skipped: 1,
+            diverged: 1,
+            stopped_early: false,
+        };
+        let x = junit_xml(&report, 0.5);
+        assert!(x.contains("name=\"entry 1 cli:ep&lt;1&gt;:t\""), "{x}");
+        assert!(x.contains("<failure type=\"output\""), "{x}");
+        assert!(x.contains("bytes &amp; more"), "{x}");
+        assert!(x.contains("<skipped message="), "{x}");
+        assert!(
+            x.contains("tests=\"2\" failures=\"1\" skipped=\"1\""),
+            "{x}"
+        );
+    }
+}

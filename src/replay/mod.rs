@@ -1,0 +1,1330 @@
+//! Deterministic replay of coordinator log entries (transitions.md §12; seed 000: "in replay
+//! mode the broker reads these records and never calls a handler").
+//!
+//! [`replay`] re-runs every coordinator-written entry of a [`Selection`] with the entry's own
+//! pinned interpreter and compares plan, effect, output and hash bytes with what the store
+//! holds. It opens nothing and writes nothing: the caller passes a store (normally opened
+//! read-only) and an [`InterpreterProvider`]. No effect handler exists in this module: effect
+//! results are read back from the recorded `world/effect-result/v1` objects.
+//!
+//! Stage order per entry (the first failing check is reported): `receipt` → `record` →
+//! `transition_source` → `input` → `output` (object integrity) → `interpreter` → pure:
+//! `result`, `world_hash`; effectful: `plan`, `effects`, `finish`, `output`, `world_hash` →
+//! `entry_hash` → `world_ref`.
+
+pub mod bundle;
+
+use std::collections::HashMap;
+use std::fmt;
+use std::time::{Duration, Instant};
+
+use rusqlite::{Connection, OptionalExtension};
+use serde::Serialize;
+
+use crate::authority::grants::{decide, Grant};
+use crate::broker::request_bytes;
+use crate::coordinator::plan::{self, PhaseResult, Triple, WorldEffect};
+use crate::encoding::trcjson::{self, Bounds, CValue};
+use crate::encoding::HashRef;
+use crate::interp::capsule::{self, CapsuleError};
+use crate::interp::{embedded_ref, Interpreter};
+use crate::store::entry::{entry_hash, world_ref};
+use crate::store::journal::{self, CommitIntent, Kind, ReceiptState};
+use crate::store::records::{
+    EffectRecord, InvocationRecord, EFFECT_RECORD, INVOCATION_RECORD_V1, INVOCATION_RECORD_V2,
+};
+use crate::store::{object_in, Error as StoreError, LogEntry, Object, Store, WorldRow};
+use crate::transitions::publish::InterpreterProvider;
+
+/// Which log entries to replay (transitions.md §12 "Selection").
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Selection {
+    /// Every entry of the log (`--all`).
+    All,
+    /// The coordinator entries whose invocation belongs to this episode (`--episode EP`).
+    Episode(String),
+    /// The one entry committed for this invocation id (`--invocation ID`).
+    Invocation(String),
+    /// Entries with `from <= index <= to` (`--from N --to M`).
+    Range {
+        /// First index (inclusive).
+        from: i64,
+        /// Last index (inclusive).
+        to: i64,
+    },
+}
+
+/// Replay options.
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// Continue after the first divergence (`--keep-going`); by default replay stops there.
+    pub keep_going: bool,
+    /// Wall-clock budget of each re-run phase (plan, finish, or the pure run). Default 20 s,
+    /// the live invocation deadline, so a loaded CI machine does not time out where the live
+    /// call did not.
+    pub phase_timeout: Duration,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            keep_going: false,
+            phase_timeout: crate::coordinator::invoke::INVOCATION,
+        }
+    }
+}
+
+/// The divergence stages, named for people (transitions.md §12).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Stage {
+    /// The commit receipt is not resolved with an intent naming this entry's world.
+    Receipt,
+    /// The invocation record, its world row or its plan object is absent, altered or inconsistent.
+    Record,
+    /// The transition source object is absent or altered.
+    TransitionSource,
+    /// The pinned interpreter is absent, altered, or a dialect this build does not run.
+    Interpreter,
+    /// The input object is absent or altered.
+    Input,
+    /// The re-run plan differs from the recorded plan (or fails).
+    Plan,
+    /// Effect count, an effect record, its request, decision or result differs (ReplayGapError).
+    Effects,
+    /// The re-run finish phase fails.
+    Finish,
+    /// The recomposed output differs from the committed output, or the output object is altered.
+    Output,
+    /// The pure re-run differs from (or fails to produce) the output bytes.
+    Result,
+    /// The re-run output does not hash to the world's stateRoot.
+    WorldHash,
+    /// The recomputed entry hash differs.
+    EntryHash,
+    /// The re-derived world ref differs.
+    WorldRef,
+}
+
+impl Stage {
+    /// The stage name as printed (`transition_source`, `world_ref`, …).
+    pub fn name(self) -> &'static str {
+        match self {
+            Stage::Receipt => "receipt",
+            Stage::Record => "record",
+            Stage::TransitionSource => "transition_source",
+            Stage::Interpreter => "interpreter",
+            Stage::Input => "input",
+            Stage::Plan => "plan",
+            Stage::Effects => "effects",
+            Stage::Finish => "finish",
+            Stage::Output => "output",
+            Stage::Result => "result",
+            Stage::WorldHash => "world_hash",
+            Stage::EntryHash => "entry_hash",
+            Stage::WorldRef => "world_ref",
+        }
+    }
+}
+
+impl fmt::Display for Stage {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// `ReplayDivergenceError{InvocationID, Stage, Reason}` plus expected/actual refs and a
+/// short byte diff when bytes were compared.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Divergence {
+    /// Where replay diverged.
+    pub stage: Stage,
+    /// Why, for people.
+    pub reason: String,
+    /// The recorded ref (or value) replay expected.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub expected: Option<String>,
+    /// What replay found or produced.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub actual: Option<String>,
+    /// A short byte diff ([`byte_diff`]) when two byte strings were compared.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub diff: Option<String>,
+}
+
+impl fmt::Display for Divergence {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "DIVERGED at {}: {}", self.stage, self.reason)?;
+        if let Some(e) = &self.expected {
+            write!(f, "; expected {e}")?;
+        }
+        if let Some(a) = &self.actual {
+            write!(f, "; actual {a}")?;
+        }
+        if let Some(d) = &self.diff {
+            write!(f, "; {d}")?;
+        }
+        Ok(())
+    }
+}
+
+fn div(stage: Stage, reason: impl Into<String>) -> Divergence {
+    Divergence {
+        stage,
+        reason: reason.into(),
+        expected: None,
+        actual: None,
+        diff: None,
+    }
+}
+
+impl Divergence {
+    fn refs(mut self, expected: impl Into<String>, actual: impl Into<String>) -> Self {
+        self.expected = Some(expected.into());
+        self.actual = Some(actual.into());
+        self
+    }
+
+    fn bytes(mut self, expected: &[u8], actual: &[u8]) -> Self {
+        self.diff = Some(byte_diff(expected, actual));
+        self
+    }
+}
+
+/// How one entry ended.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    /// Every compared byte was identical.
+    Identical,
+    /// Replay diverged (or an object/interpreter failed its integrity check).
+    Diverged(Divergence),
+    /// A client-supplied entry (genesis, REST commit): not replayable, never counted as passed.
+    ClientCommit,
+}
+
+/// One replayed (or skipped) entry.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EntryResult {
+    /// The log index.
+    pub entry_index: i64,
+    /// The invocation id (from the commit intent, else the record); `None` when neither names one.
+    pub invocation_id: Option<String>,
+    /// The entry's `written_by`.
+    pub written_by: String,
+    /// What happened.
+    pub outcome: Outcome,
+}
+
+impl EntryResult {
+    /// The id shown in output: the invocation id, else `entry-<N>`.
+    pub fn label(&self) -> String {
+        self.invocation_id
+            .clone()
+            .unwrap_or_else(|| format!("entry-{}", self.entry_index))
+    }
+}
+
+/// The result of a replay run.
+#[derive(Clone, Debug, Default)]
+pub struct Report {
+    /// Every entry visited, in log order (replay may have stopped early).
+    pub entries: Vec<EntryResult>,
+    /// Coordinator entries replayed (identical or diverged).
+    pub replayed: u64,
+    /// Client commits listed as not replayable.
+    pub skipped: u64,
+    /// Entries that diverged.
+    pub diverged: u64,
+    /// True when replay stopped at the first divergence before the end of the selection.
+    pub stopped_early: bool,
+}
+
+impl Report {
+    /// True when no replayed entry diverged (skips never change this).
+    pub fn ok(&self) -> bool {
+        self.diverged == 0
+    }
+}
+
+/// Failures that prevent a replay from running at all (not divergences).
+#[derive(Debug, thiserror::Error)]
+pub enum ReplayError {
+    /// `--episode` names no committed invocation.
+    #[error("no such episode: no coordinator entry belongs to episode {0:?}")]
+    NoSuchEpisode(String),
+    /// `--invocation` names no committed invocation.
+    #[error("no such invocation: no log entry was committed for {0:?}")]
+    NoSuchInvocation(String),
+    /// `--from N --to M` selects nothing.
+    #[error("no log entries between index {from} and {to}")]
+    EmptyRange {
+        /// First index.
+        from: i64,
+        /// Last index.
+        to: i64,
+    },
+    /// The store could not be read (SQLite failure).
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// A short byte diff: the first differing offset and up to 24 bytes of each side around it,
+/// ASCII-escaped, e.g. `first difference at byte 7 (expected 40 bytes, actual 41): expected
+/// …"ok":true… actual …"ok":fals…`.
+pub fn byte_diff(expected: &[u8], actual: &[u8]) -> String {
+    let at = expected
+        .iter()
+        .zip(actual)
+        .position(|(a, b)| a != b)
+        .unwrap_or(expected.len().min(actual.len()));
+    let lo = at.saturating_sub(8);
+    let snippet = |b: &[u8]| -> String {
+        let hi = (at + 16).min(b.len());
+        let part = b.get(lo..hi).unwrap_or_default();
+        format!(
+            "{}{}{}",
+            if lo > 0 { "…" } else { "" },
+            part.escape_ascii(),
+            if hi < b.len() { "…" } else { "" }
+        )
+    };
+    format!(
+        "first difference at byte {at} (expected {} bytes, actual {}): expected {} actual {}",
+        expected.len(),
+        actual.len(),
+        snippet(expected),
+        snippet(actual)
+    )
+}
+
+/// The episode part of an invocation id `<surface>:<episode>:<task>` (the task has no `:`).
+pub fn episode_of(invocation_id: &str) -> Option<&str> {
+    let (_, rest) = invocation_id.split_once(':')?;
+    let (ep, _) = rest.rsplit_once(':')?;
+    Some(ep)
+}
+
+/// Is this entry written by the coordinator (`coordinator:<surface>`) and so replayable?
+pub fn is_replayable(written_by: &str) -> bool {
+    written_by.starts_with("coordinator:")
+}
+
+/// Map entry hash → invocation id from every commit intent of the journal.
+pub fn commit_intents(conn: &Connection) -> Result<HashMap<String, String>, StoreError> {
+    let mut stmt = conn.prepare(
+        "SELECT j.invocation_id, o.payload FROM journal j JOIN objects o ON o.hash_ref = j.object_ref
+         WHERE j.kind = 'intent' AND o.semantic_id = ?1",
+    )?;
+    let rows = stmt.query_map([journal::COMMIT_INTENT], |r| {
+        Ok((r.get::<_, String>(0)?, r.get::<_, Vec<u8>>(1)?))
+    })?;
+    let mut out = HashMap::new();
+    for row in rows {
+        let (id, payload) = row?;
+        // An undecodable intent names no entry; the receipt stage reports the gap.
+        if let Ok(i) = CommitIntent::decode(&payload) {
+            if i.invocation_id == id {
+                out.insert(i.entry_hash, id);
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The log entries a selection names, in log order, each with its invocation id (commit
+/// intent first, else the record's `invocationId`).
+///
+/// # Errors
+/// [`ReplayError::NoSuchEpisode`], [`ReplayError::NoSuchInvocation`],
+/// [`ReplayError::EmptyRange`], [`ReplayError::Store`].
+pub fn select(
+    store: &Store,
+    selection: &Selection,
+) -> Result<Vec<(LogEntry, Option<String>)>, ReplayError> {
+    let intents = commit_intents(store.conn())?;
+    let (from, limit) = match selection {
+        Selection::Range { from, to } if to < from => {
+            return Err(ReplayError::EmptyRange {
+                from: *from,
+                to: *to,
+            })
+        }
+        Selection::Range { from, to } => (Some(*from), Some((to - from) as u64 + 1)),
+        _ => (None, None),
+    };
+    let mut out = Vec::new();
+    store.for_each_log(from, limit, false, |e| {
+        let mut id = intents.get(&e.entry_hash).cloned();
+        if id.is_none() && is_replayable(&e.header.written_by) {
+            id = record_invocation_id(store.conn(), &e.transition_ref);
+        }
+        let keep = match selection {
+            Selection::All | Selection::Range { .. } => true,
+            Selection::Episode(ep) => {
+                is_replayable(&e.header.written_by)
+                    && id.as_deref().and_then(episode_of) == Some(ep.as_str())
+            }
+            Selection::Invocation(want) => id.as_deref() == Some(want.as_str()),
+        };
+        if keep {
+            out.push((e, id));
+        }
+        Ok(())
+    })?;
+    if out.is_empty() {
+        return Err(match selection {
+            Selection::Episode(ep) => ReplayError::NoSuchEpisode(ep.clone()),
+            Selection::Invocation(id) => ReplayError::NoSuchInvocation(id.clone()),
+            Selection::Range { from, to } => ReplayError::EmptyRange {
+                from: *from,
+                to: *to,
+            },
+            Selection::All => return Ok(out),
+        });
+    }
+    Ok(out)
+}
+
+fn record_invocation_id(conn: &Connection, record_ref: &str) -> Option<String> {
+    let obj = object_in(conn, record_ref).ok()??;
+    InvocationRecord::decode(&obj.meta.semantic_id, &obj.payload)
+        .ok()
+        .map(|r| r.invocation_id)
+}
+
+/// Replay the selected entries (transitions.md §12), calling `on_entry(result, done, total)`
+/// after each one so a surface can stream lines and progress. Stops after the first
+/// divergence unless `opts.keep_going`.
+///
+/// Reads `store` only; never calls an effect handler; resolves each entry's own interpreter
+/// through `pins` (an absent or altered interpreter is a divergence at stage `interpreter`).
+///
+/// # Errors
+/// Selection errors ([`ReplayError::NoSuchEpisode`] …) and SQLite failures; every problem
+/// with the stored data itself is a [`Divergence`] in the report, not an error.
+pub fn replay(
+    store: &Store,
+    selection: &Selection,
+    pins: &dyn InterpreterProvider,
+    opts: &Options,
+    on_entry: &mut dyn FnMut(&EntryResult, usize, usize),
+) -> Result<Report, ReplayError> {
+    // A larger page cache for this connection only (not persistent, nothing written): replay
+    // touches every object of every entry once, and the default 2 MiB cache thrashes on long logs.
+    let _ = store.conn().execute_batch("PRAGMA cache_size = -65536");
+    let selected = select(store, selection)?;
+    let total = selected.len();
+    let mut engine = Engine {
+        conn: store.conn(),
+        pins,
+        opts,
+        interpreters: HashMap::new(),
+        effect_intents: HashMap::new(),
+        outcome_owners: HashMap::new(),
+    };
+    let mut report = Report::default();
+    for (i, (entry, id)) in selected.iter().enumerate() {
+        let outcome = if is_replayable(&entry.header.written_by) {
+            report.replayed += 1;
+            match engine.entry(entry, id.as_deref()) {
+                Ok(()) => Outcome::Identical,
+                Err(Stop::Diverged(d)) => {
+                    report.diverged += 1;
+                    Outcome::Diverged(d)
+                }
+                Err(Stop::Store(e)) => return Err(e.into()),
+            }
+        } else {
+            report.skipped += 1;
+            Outcome::ClientCommit
+        };
+        let result = EntryResult {
+            entry_index: entry.header.entry_index,
+            invocation_id: id.clone(),
+            written_by: entry.header.written_by.clone(),
+            outcome,
+        };
+        on_entry(&result, i + 1, total);
+        let stop = matches!(result.outcome, Outcome::Diverged(_)) && !opts.keep_going;
+        report.entries.push(result);
+        if stop {
+            report.stopped_early = i + 1 < total;
+            break;
+        }
+    }
+    Ok(report)
+}
+
+enum Stop {
+    Diverged(Divergence),
+    Store(StoreError),
+}
+
+impl From<Divergence> for Stop {
+    fn from(d: Divergence) -> Self {
+        Stop::Diverged(d)
+    }
+}
+
+impl From<StoreError> for Stop {
+    fn from(e: StoreError) -> Self {
+        Stop::Store(e)
+    }
+}
+
+impl From<rusqlite::Error> for Stop {
+    fn from(e: rusqlite::Error) -> Self {
+        Stop::Store(e.into())
+    }
+}
+
+/// One effect intent of an episode: its id and logical time.
+#[derive(Clone, Debug)]
+struct IntentInfo {
+    id: String,
+    logical_time: i64,
+}
+
+struct Engine<'a> {
+    conn: &'a Connection,
+    pins: &'a dyn InterpreterProvider,
+    opts: &'a Options,
+    interpreters: HashMap<String, Box<dyn Interpreter>>,
+    /// episode → requestRef → intents carrying it.
+    effect_intents: HashMap<String, HashMap<String, Vec<IntentInfo>>>,
+    /// episode → recordRef → the effect intent id whose outcome names it.
+    outcome_owners: HashMap<String, HashMap<String, String>>,
+}
+
+/// Load an object that must exist and re-hash; otherwise a divergence at `stage`.
+fn load(conn: &Connection, reference: &str, what: &str, stage: Stage) -> Result<Object, Stop> {
+    let obj = object_in(conn, reference)?
+        .ok_or_else(|| div(stage, format!("{what} {reference} is absent")))?;
+    if !obj.verifies() {
+        let actual = HashRef::of(&obj.payload).to_string();
+        return Err(div(
+            stage,
+            format!("{what} {reference} is altered: its bytes no longer hash to its ref"),
+        )
+        .refs(reference, actual)
+        .into());
+    }
+    Ok(obj)
+}
+
+/// The `now` encoded in `world/effect-request/v1` bytes
+/// (`<len>:<effect><len>:<scope><cost>:<now>:<payload>`).
+pub fn request_time(bytes: &[u8]) -> Option<i64> {
+    fn field(b: &[u8]) -> Option<&[u8]> {
+        let colon = b.iter().position(|&c| c == b':')?;
+        let n: usize = std::str::from_utf8(b.get(..colon)?).ok()?.parse().ok()?;
+        b.get(colon + 1 + n..)
+    }
+    let rest = field(field(bytes)?)?;
+    let mut parts = rest.splitn(3, |&c| c == b':');
+    let _cost = parts.next()?;
+    let now = parts.next()?;
+    parts.next()?;
+    std::str::from_utf8(now).ok()?.parse().ok()
+}
+
+fn status_of(r: &EffectRecord) -> &'static str {
+    if !r.allowed {
+        "denied"
+    } else if r.failed {
+        "failed"
+    } else {
+        "ok"
+    }
+}
+
+impl Engine<'_> {
+    fn deadline(&self) -> Instant {
+        Instant::now() + self.opts.phase_timeout
+    }
+
+    fn interpreter(&mut self, reference: &str) -> Result<&dyn Interpreter, Divergence> {
+        if !self.interpreters.contains_key(reference) {
+            let parsed = HashRef::parse(reference).map_err(|e| {
+                div(
+                    Stage::Interpreter,
+                    format!("interpreter ref {reference:?} does not parse: {e}"),
+                )
+            })?;
+            let resolved = if crate::ailang::runs_ref(reference) {
+                self.pins.embedded()
+            } else {
+                self.pins.resolve(&parsed)
+            };
+            let interp = resolved.map_err(|e| {
+                let note = if parsed == embedded_ref() {
+                    String::new()
+                } else {
+                    " (it is neither an archived interpreter of this store nor the embedded dialect this build runs; replay never substitutes another interpreter)".to_string()
+                };
+                div(
+                    Stage::Interpreter,
+                    format!("pinned interpreter {reference} cannot be used: {}{note}", e.message),
+                )
+            })?;
+            self.interpreters.insert(reference.to_string(), interp);
+        }
+        self.interpreters
+            .get(reference)
+            .map(|b| b.as_ref())
+            .ok_or_else(|| div(Stage::Interpreter, "interpreter cache lost an entry"))
+    }
+
+    fn run(
+        &mut self,
+        interp_ref: &str,
+        source: &[u8],
+        input: &[u8],
+        stage: Stage,
+        what: &str,
+    ) -> Result<Vec<u8>, Divergence> {
+        let deadline = self.deadline();
+        let interp = self.interpreter(interp_ref)?;
+        capsule::run_phase(interp, source, input, deadline).map_err(|e| match e {
+            CapsuleError::Integrity { .. } => div(
+                Stage::Interpreter,
+                format!("pinned interpreter {interp_ref} failed its integrity check: {e}"),
+            ),
+            _ => div(stage, format!("re-running the {what} failed: {e}")),
+        })
+    }
+
+    fn intents_for(&mut self, episode: &str) -> Result<&HashMap<String, Vec<IntentInfo>>, Stop> {
+        if !self.effect_intents.contains_key(episode) {
+            let lo = format!("effect:{episode}:");
+            let hi = format!("effect:{episode};");
+            let mut stmt = self.conn.prepare(
+                "SELECT j.invocation_id, o.payload FROM journal j JOIN objects o ON o.hash_ref = j.object_ref
+                 WHERE j.kind = 'intent' AND j.invocation_id >= ?1 AND j.invocation_id < ?2 AND o.semantic_id = ?3
+                 ORDER BY j.seq",
+            )?;
+            let rows = stmt.query_map(rusqlite::params![lo, hi, journal::EFFECT_INTENT], |r| {
+                Ok((r.get::<_, String>(0)?, r.get::<_, Vec<u8>>(1)?))
+            })?;
+            let mut map: HashMap<String, Vec<IntentInfo>> = HashMap::new();
+            for row in rows {
+                let (id, payload) = row?;
+                let Ok(v) = serde_json::from_slice::<serde_json::Value>(&payload) else {
+                    continue;
+                };
+                let (Some(req), Some(t)) = (
+                    v.get("requestRef").and_then(|x| x.as_str()),
+                    v.get("logicalTime").and_then(|x| x.as_i64()),
+                ) else {
+                    continue;
+                };
+                map.entry(req.to_string()).or_default().push(IntentInfo {
+                    id,
+                    logical_time: t,
+                });
+            }
+            self.effect_intents.insert(episode.to_string(), map);
+        }
+        self.effect_intents
+            .get(episode)
+            .ok_or_else(|| Stop::Diverged(div(Stage::Effects, "intent cache lost an episode")))
+    }
+
+    /// The intent id whose outcome names `record_ref`, from one scan of the episode's
+    /// effect outcomes (cached).
+    fn outcome_owner(&mut self, episode: &str, record_ref: &str) -> Result<Option<String>, Stop> {
+        if !self.outcome_owners.contains_key(episode) {
+            let mut stmt = self.conn.prepare(
+                "SELECT j.invocation_id, o.payload FROM journal j JOIN objects o ON o.hash_ref = j.object_ref
+                 WHERE j.kind = 'outcome' AND j.invocation_id >= ?1 AND j.invocation_id < ?2",
+            )?;
+            let rows = stmt.query_map(
+                [format!("effect:{episode}:"), format!("effect:{episode};")],
+                |r| Ok((r.get::<_, String>(0)?, r.get::<_, Vec<u8>>(1)?)),
+            )?;
+            let mut map = HashMap::new();
+            for row in rows {
+                let (id, payload) = row?;
+                if let Some(r) = serde_json::from_slice::<serde_json::Value>(&payload)
+                    .ok()
+                    .and_then(|v| {
+                        v.get("recordRef")
+                            .and_then(|x| x.as_str())
+                            .map(str::to_string)
+                    })
+                {
+                    map.insert(r, id);
+                }
+            }
+            self.outcome_owners.insert(episode.to_string(), map);
+        }
+        Ok(self
+            .outcome_owners
+            .get(episode)
+            .and_then(|m| m.get(record_ref))
+            .cloned())
+    }
+
+    /// The recorded outcome of an effect intent: `(status, recordRef)`.
+    fn effect_outcome(&self, intent_id: &str) -> Result<Option<(String, String)>, Stop> {
+        let Some(r) = journal::row(self.conn, intent_id, Kind::Outcome)? else {
+            return Ok(None);
+        };
+        let Some(obj) = object_in(self.conn, &r)? else {
+            return Ok(None);
+        };
+        let v: serde_json::Value = serde_json::from_slice(&obj.payload).map_err(|e| {
+            div(
+                Stage::Effects,
+                format!("effect outcome of {intent_id} is not JSON: {e}"),
+            )
+        })?;
+        let text = |k: &str| {
+            v.get(k)
+                .and_then(|x| x.as_str())
+                .unwrap_or_default()
+                .to_string()
+        };
+        Ok(Some((text("status"), text("recordRef"))))
+    }
+
+    fn entry(&mut self, e: &LogEntry, id: Option<&str>) -> Result<(), Stop> {
+        let h = &e.header;
+        // 1. The commit receipt.
+        let id = id.ok_or_else(|| {
+            div(
+                Stage::Receipt,
+                "no commit intent in the journal names this entry",
+            )
+        })?;
+        let receipt = journal::receipt(self.conn, id)
+            .map_err(|err| div(Stage::Receipt, format!("receipt of {id}: {err}")))?;
+        if receipt.state != ReceiptState::Resolved {
+            return Err(div(
+                Stage::Receipt,
+                format!(
+                    "receipt of {id} is {:?}, not resolved with an intent",
+                    receipt.state
+                ),
+            )
+            .into());
+        }
+        // 2. World row and record.
+        // The receipt's world by primary key (worlds has no log_head index); the scan by
+        // logHead runs only when that world is not this entry's, to name the mismatch.
+        let by_receipt = match receipt.result_ref.as_deref() {
+            Some(r) => world_by_ref(self.conn, r)?.filter(|w| w.log_head == e.entry_hash),
+            None => None,
+        };
+        let world = match by_receipt {
+            Some(w) => Some(w),
+            None => world_for(self.conn, &e.entry_hash)?,
+        }
+        .ok_or_else(|| {
+            div(
+                Stage::Record,
+                format!(
+                    "no world row has entry hash {} as its logHead",
+                    e.entry_hash
+                ),
+            )
+        })?;
+        if receipt.result_ref.as_deref() != Some(world.reference.as_str()) {
+            return Err(div(
+                Stage::Receipt,
+                format!("the receipt of {id} names another world than this entry's"),
+            )
+            .refs(&world.reference, receipt.result_ref.unwrap_or_default())
+            .into());
+        }
+        if world.revision != h.entry_index {
+            return Err(div(
+                Stage::Record,
+                format!(
+                    "world {} has revision {}, not the entry index",
+                    world.reference, world.revision
+                ),
+            )
+            .into());
+        }
+        let rec_obj = load(self.conn, &e.transition_ref, "record", Stage::Record)?;
+        let sid = rec_obj.meta.semantic_id.as_str();
+        if sid != INVOCATION_RECORD_V1 && sid != INVOCATION_RECORD_V2 {
+            return Err(div(
+                Stage::Record,
+                format!(
+                    "transitionRef {} is a {sid}, not an invocation record",
+                    e.transition_ref
+                ),
+            )
+            .into());
+        }
+        let rec = InvocationRecord::decode(sid, &rec_obj.payload).map_err(|err| {
+            div(
+                Stage::Record,
+                format!("record {} is malformed: {err}", e.transition_ref),
+            )
+        })?;
+        if rec.invocation_id != id {
+            return Err(div(
+                Stage::Record,
+                "the record's invocationId differs from the commit intent's",
+            )
+            .refs(id, &rec.invocation_id)
+            .into());
+        }
+        for (field, want, got) in [
+            ("transitionFn", &h.transition_fn, &rec.transition_fn),
+            ("interpreter", &h.interpreter, &rec.interpreter),
+        ] {
+            if want != got {
+                return Err(div(
+                    Stage::Record,
+                    format!("the record's {field} differs from the entry header"),
+                )
+                .refs(want, got)
+                .into());
+            }
+        }
+        if rec.semantics_epoch != h.semantics_epoch {
+            return Err(div(
+                Stage::Record,
+                "the record's semanticsEpoch differs from the entry header",
+            )
+            .refs(
+                h.semantics_epoch.to_string(),
+                rec.semantics_epoch.to_string(),
+            )
+            .into());
+        }
+        if world.state_root != rec.output {
+            return Err(div(
+                Stage::Record,
+                "the world's stateRoot is not the record's output",
+            )
+            .refs(&rec.output, &world.state_root)
+            .into());
+        }
+        // 4. Source, input, output and plan by ref.
+        let source = load(
+            self.conn,
+            &rec.transition_fn,
+            "transition source",
+            Stage::TransitionSource,
+        )?;
+        let input = load(self.conn, &rec.input, "input", Stage::Input)?;
+        // The output object is compared with the replayed bytes below; an altered copy is
+        // reported at `output` with a diff against what replay reproduces.
+        let output = object_in(self.conn, &rec.output)?
+            .ok_or_else(|| div(Stage::Output, format!("output {} is absent", rec.output)))?;
+        let recorded_plan = match &rec.plan {
+            Some(p) => Some(load(self.conn, p, "plan", Stage::Record)?),
+            None => None,
+        };
+        // 5. Re-run with the entry's own interpreter (resolved before any run).
+        self.interpreter(&rec.interpreter)?;
+        let produced = match (&recorded_plan, &rec.plan) {
+            (Some(plan_obj), Some(plan_ref)) => {
+                self.effectful(&rec, &source, &input, &output, plan_obj, plan_ref)?
+            }
+            _ => {
+                let out = self.run(
+                    &rec.interpreter,
+                    &source.payload,
+                    &input.payload,
+                    Stage::Result,
+                    "pure transition",
+                )?;
+                if out != output.payload {
+                    if !output.verifies() {
+                        return Err(altered_output(&output, &out).into());
+                    }
+                    return Err(div(
+                        Stage::Result,
+                        "the re-run output differs from the committed output",
+                    )
+                    .refs(&rec.output, HashRef::of(&out).to_string())
+                    .bytes(&output.payload, &out)
+                    .into());
+                }
+                out
+            }
+        };
+        let produced_ref = HashRef::of(&produced).to_string();
+        if produced_ref != world.state_root {
+            return Err(div(
+                Stage::WorldHash,
+                "the re-run output does not hash to the world's stateRoot",
+            )
+            .refs(&world.state_root, produced_ref)
+            .into());
+        }
+        // Entry hash and world ref.
+        let eh = entry_hash(h, &e.transition_ref).to_string();
+        if eh != e.entry_hash {
+            return Err(div(Stage::EntryHash, "the recomputed entry hash differs")
+                .refs(&e.entry_hash, eh)
+                .into());
+        }
+        let wr = world_ref(world.revision, &world.state_root, &world.log_head).to_string();
+        if wr != world.reference {
+            return Err(div(Stage::WorldRef, "the re-derived world ref differs")
+                .refs(&world.reference, wr)
+                .into());
+        }
+        Ok(())
+    }
+
+    fn effectful(
+        &mut self,
+        rec: &InvocationRecord,
+        source: &Object,
+        input: &Object,
+        output: &Object,
+        plan_obj: &Object,
+        plan_ref: &str,
+    ) -> Result<Vec<u8>, Stop> {
+        // 5. Plan, against requirements taken from the recorded plan.
+        let declared = recorded_triples(&plan_obj.payload).map_err(|why| {
+            div(
+                Stage::Record,
+                format!("recorded plan {plan_ref} is malformed: {why}"),
+            )
+        })?;
+        let raw = self.run(
+            &rec.interpreter,
+            &source.payload,
+            &plan::plan_input(&input.payload),
+            Stage::Plan,
+            "plan phase",
+        )?;
+        let parsed = plan::parse_plan(&raw, &declared).map_err(|err| {
+            div(
+                Stage::Plan,
+                format!("the re-run plan breaks a plan law: {err}"),
+            )
+        })?;
+        if parsed.canonical != plan_obj.payload {
+            return Err(div(
+                Stage::Plan,
+                "the re-run plan differs from the recorded plan",
+            )
+            .refs(plan_ref, HashRef::of(&parsed.canonical).to_string())
+            .bytes(&plan_obj.payload, &parsed.canonical)
+            .into());
+        }
+        let record_refs = rec.effects.clone().unwrap_or_default();
+        if parsed.effects.len() != record_refs.len() {
+            return Err(div(
+                Stage::Effects,
+                format!(
+                    "the plan requests {} effect(s) but the record holds {}",
+                    parsed.effects.len(),
+                    record_refs.len()
+                ),
+            )
+            .into());
+        }
+        // Load every effect record and its request; find each request's logical time.
+        let mut walked: Vec<(EffectRecord, i64, Option<String>)> = Vec::new();
+        for (pe, rref) in parsed.effects.iter().zip(&record_refs) {
+            let obj = load(self.conn, rref, "effect record", Stage::Effects)?;
+            if obj.meta.semantic_id != EFFECT_RECORD {
+                return Err(div(
+                    Stage::Effects,
+                    format!("{rref} is a {}, not an effect record", obj.meta.semantic_id),
+                )
+                .into());
+            }
+            let er = EffectRecord::decode(&obj.payload).map_err(|err| {
+                div(
+                    Stage::Effects,
+                    format!("effect record {rref} is malformed: {err}"),
+                )
+            })?;
+            er.check_law().map_err(|err| {
+                div(
+                    Stage::Effects,
+                    format!(
+                        "ReplayGapError: effect record {rref} breaks the consistency law: {err}"
+                    ),
+                )
+            })?;
+            if (pe.effect.as_str(), pe.scope.as_str(), pe.cost)
+                != (er.effect.as_str(), er.scope.as_str(), er.cost)
+            {
+                return Err(div(
+                    Stage::Effects,
+                    format!(
+                        "effect {} was planned as ({}, {}, {}) but record {rref} is ({}, {}, {})",
+                        pe.id, pe.effect, pe.scope, pe.cost, er.effect, er.scope, er.cost
+                    ),
+                )
+                .into());
+            }
+            let request = load(self.conn, &er.request_ref, "effect request", Stage::Effects)?;
+            let intents = self
+                .intents_for(&rec.episode_id)?
+                .get(&er.request_ref)
+                .cloned()
+                .unwrap_or_default();
+            let now = match intents.first() {
+                Some(i) => i.logical_time,
+                None => request_time(&request.payload).ok_or_else(|| {
+                    div(
+                        Stage::Effects,
+                        format!(
+                            "request {} has no effect intent and no readable logical time",
+                            er.request_ref
+                        ),
+                    )
+                })?,
+            };
+            let derived = request_bytes(&pe.effect, &pe.scope, pe.cost, now, &pe.payload);
+            let derived_ref = HashRef::of(&derived).to_string();
+            if derived_ref != er.request_ref {
+                return Err(div(
+                    Stage::Effects,
+                    format!(
+                        "the re-derived request of effect {} differs from record {rref}'s request",
+                        pe.id
+                    ),
+                )
+                .refs(&er.request_ref, derived_ref)
+                .bytes(&request.payload, &derived)
+                .into());
+            }
+            // The returned refs: an allowed effect's outcome must name this record.
+            let mut intent_id = None;
+            if er.allowed {
+                let want = if er.failed { "failed" } else { "succeeded" };
+                let mut found = false;
+                // Several intents can carry identical request bytes (same payload in the same
+                // second); the outcome naming this record picks the right one.
+                let owner = self.outcome_owner(&rec.episode_id, rref)?;
+                for i in intents
+                    .iter()
+                    .filter(|i| owner.as_deref().is_none_or(|o| o == i.id))
+                {
+                    if let Some((status, recorded)) = self.effect_outcome(&i.id)? {
+                        if &recorded == rref {
+                            if status != want {
+                                return Err(div(
+                                    Stage::Effects,
+                                    format!(
+                                        "ReplayGapError: outcome of {} is {status:?} but record {rref} says {want:?}",
+                                        i.id
+                                    ),
+                                )
+                                .into());
+                            }
+                            found = true;
+                            intent_id = Some(i.id.clone());
+                            break;
+                        }
+                    }
+                }
+                if !found {
+                    return Err(div(
+                        Stage::Effects,
+                        format!(
+                            "ReplayGapError: allowed effect record {rref} has no effect intent whose outcome names it"
+                        ),
+                    )
+                    .into());
+                }
+            }
+            walked.push((er, now, intent_id));
+        }
+        // 6. One grant per distinct (effect, scope), reproducing the recorded decisions.
+        let mut grants: Vec<Grant> = Vec::new();
+        for (er, now, _) in &walked {
+            if grants.iter().any(|g| {
+                g.effect.trim_end_matches("\x00replay") == er.effect
+                    && g.scope.trim_end_matches("\x00replay") == er.scope
+            }) {
+                continue;
+            }
+            let mut g = Grant {
+                effect: er.effect.clone(),
+                scope: er.scope.clone(),
+                expires_at: now.saturating_add(1),
+                budget: er.budget_before,
+            };
+            match er.denial.as_str() {
+                "denied:effect-name" => g.effect.push_str("\x00replay"),
+                "denied:scope" => g.scope.push_str("\x00replay"),
+                "denied:expired" => g.expires_at = *now,
+                _ => {}
+            }
+            grants.push(g);
+        }
+        // 7. The replay broker session: decide each request, never call a handler.
+        let mut results = Vec::new();
+        let mut world_effects = Vec::new();
+        let mut handler_output: Option<CValue> = None;
+        for ((pe, rref), (er, now, _)) in parsed.effects.iter().zip(&record_refs).zip(&walked) {
+            let d = decide(&grants, &er.effect, &er.scope, er.cost, *now);
+            let label = d.denial.map(|x| x.label()).unwrap_or("");
+            let gap = if label != er.denial {
+                Some(format!(
+                    "decision {:?} but record {rref} says {:?}",
+                    if label.is_empty() { "allowed" } else { label },
+                    if er.denial.is_empty() {
+                        "allowed"
+                    } else {
+                        er.denial.as_str()
+                    }
+                ))
+            } else if d.budget_before != er.budget_before {
+                Some(format!(
+                    "budgetBefore {} but record {rref} says {}",
+                    d.budget_before, er.budget_before
+                ))
+            } else if d.denial.is_none() && d.budget_after != er.budget_after {
+                Some(format!(
+                    "budgetAfter {} but record {rref} says {}",
+                    d.budget_after, er.budget_after
+                ))
+            } else {
+                None
+            };
+            if let Some(g) = gap {
+                return Err(div(Stage::Effects, format!("ReplayGapError: {g}")).into());
+            }
+            if d.denial.is_none() {
+                if let Some(g) = d.grant.and_then(|i| grants.get_mut(i)) {
+                    g.budget = d.budget_after;
+                }
+            }
+            let out = if er.allowed && !er.failed {
+                let result = load(self.conn, &er.result_ref, "effect result", Stage::Effects)?;
+                trcjson::parse(&result.payload, Bounds::PLAN).ok()
+            } else {
+                None
+            };
+            handler_output = out.clone();
+            let status = status_of(er);
+            results.push(PhaseResult {
+                id: pe.id.clone(),
+                effect: pe.effect.clone(),
+                status,
+                record: Some(rref.clone()),
+                output: out,
+            });
+            world_effects.push(WorldEffect {
+                id: pe.id.clone(),
+                status,
+                record: Some(rref.clone()),
+            });
+        }
+        // 8. Finish if requested, recompose, compare.
+        let body = if parsed.effects.is_empty() {
+            parsed.result.clone().unwrap_or(CValue::Object(vec![]))
+        } else if parsed.finish {
+            let raw = self.run(
+                &rec.interpreter,
+                &source.payload,
+                &plan::finish_input(&input.payload, &results),
+                Stage::Finish,
+                "finish phase",
+            )?;
+            plan::parse_finish(&raw).map_err(|err| {
+                div(
+                    Stage::Finish,
+                    format!("the re-run finish output breaks a plan law: {err}"),
+                )
+            })?
+        } else {
+            match (results.first().map(|r| r.status), handler_output) {
+                (Some("ok"), Some(v @ CValue::Object(_))) => v,
+                (Some("ok"), _) => {
+                    return Err(div(
+                        Stage::Output,
+                        "the recorded handler output is not a JSON object, so no output could have been committed",
+                    )
+                    .into())
+                }
+                _ => CValue::Object(vec![]),
+            }
+        };
+        let composed = plan::compose(body, plan_ref, &world_effects).map_err(|err| {
+            div(
+                Stage::Output,
+                format!("recomposing the output failed: {err}"),
+            )
+        })?;
+        if composed != output.payload {
+            if !output.verifies() {
+                return Err(altered_output(output, &composed).into());
+            }
+            return Err(div(
+                Stage::Output,
+                "the recomposed output differs from the committed output",
+            )
+            .refs(&rec.output, HashRef::of(&composed).to_string())
+            .bytes(&output.payload, &composed)
+            .into());
+        }
+        Ok(composed)
+    }
+}
+
+/// The divergence for an output object whose stored bytes no longer hash to its ref: expected
+/// is the ref, actual what the stored bytes hash to, and the diff is stored vs replayed.
+fn altered_output(output: &Object, replayed: &[u8]) -> Divergence {
+    let actual = HashRef::of(&output.payload).to_string();
+    let note = if HashRef::of(replayed).to_string() == output.meta.hash {
+        "; the replayed output hashes to the recorded ref, so the stored copy was altered"
+    } else {
+        ""
+    };
+    div(
+        Stage::Output,
+        format!(
+            "output {} is altered: its stored bytes no longer hash to its ref{note}",
+            output.meta.hash
+        ),
+    )
+    .refs(&output.meta.hash, actual)
+    .bytes(replayed, &output.payload)
+}
+
+/// The `(effect, scope, cost)` triples of a recorded plan's effects (the requirements
+/// `parsePlan` is checked against on replay, transitions.md §12 step 5).
+pub fn recorded_triples(plan_bytes: &[u8]) -> Result<Vec<Triple>, String> {
+    let v = trcjson::parse(plan_bytes, Bounds::PLAN).map_err(|e| e.to_string())?;
+    let Some(CValue::Array(effects)) = v.get("effects") else {
+        return Err("effects is not an array".into());
+    };
+    effects
+        .iter()
+        .map(|e| {
+            match (
+                e.get("effect").and_then(CValue::as_str),
+                e.get("scope").and_then(CValue::as_str),
+                e.get("cost").and_then(CValue::as_i64),
+            ) {
+                (Some(effect), Some(scope), Some(cost)) => Ok(Triple {
+                    effect: effect.to_string(),
+                    scope: scope.to_string(),
+                    cost,
+                }),
+                _ => Err("an effect lacks effect, scope or cost".to_string()),
+            }
+        })
+        .collect()
+}
+
+fn world_by_ref(conn: &Connection, reference: &str) -> Result<Option<WorldRow>, StoreError> {
+    Ok(conn
+        .query_row(
+            "SELECT world_ref, revision, state_root, log_head FROM worlds WHERE world_ref = ?1",
+            [reference],
+            |r| {
+                Ok(WorldRow {
+                    reference: r.get(0)?,
+                    revision: r.get(1)?,
+                    state_root: r.get(2)?,
+                    log_head: r.get(3)?,
+                })
+            },
+        )
+        .optional()?)
+}
+
+fn world_for(conn: &Connection, entry_hash: &str) -> Result<Option<WorldRow>, StoreError> {
+    Ok(conn
+        .query_row(
+            "SELECT world_ref, revision, state_root, log_head FROM worlds WHERE log_head = ?1",
+            [entry_hash],
+            |r| {
+                Ok(WorldRow {
+                    reference: r.get(0)?,
+                    revision: r.get(1)?,
+                    state_root: r.get(2)?,
+                    log_head: r.get(3)?,
+                })
+            },
+        )
+        .optional()?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn request_time_reads_the_logical_time() {
+        let b = request_bytes(
+            "Workspace.Read",
+            "work:tree",
+            1,
+            1_700_000_000,
+            br#"{"a":"1:2"}"#,
+        );
+        assert_eq!(request_time(&b), Some(1_700_000_000));
+        assert_eq!(request_time(b"garbage"), None);
+        assert_eq!(request_time(b"99:x"), None);
+        assert_eq!(request_time(b""), None);
+    }
+
+    #[test]
+    fn episode_of_splits_the_invocation_id() {
+        assert_eq!(episode_of("cli:ep1:abc"), Some("ep1"));
+        assert_eq!(episode_of("mcp:a:b:t"), Some("a:b"));
+        assert_eq!(episode_of("cli"), None);
+    }
+
+    #[test]
+    fn byte_diff_names_the_first_difference() {
+        let d = byte_diff(br#"{"ok":true}"#, br#"{"ok":false}"#);
+        assert!(d.starts_with("first difference at byte 6 "), "{d}");
+        assert!(d.contains("true") && d.contains("fals"), "{d}");
+        let d = byte_diff(b"abc", b"abcd");
+        assert!(d.starts_with("first difference at byte 3 "), "{d}");
+        let d = byte_diff(&[0xff; 100], &[0u8; 3]);
+        assert!(d.contains("\\xff"), "{d}");
+    }
+
+    #[test]
+    fn recorded_triples_reads_the_plan() {
+        let p = br#"{"effects":[{"cost":1,"effect":"Workspace.Read","id":"r1","payload":{},"scope":"worktree"}],"finish":true,"plan":"world/effect-plan/v1","result":null}"#;
+        assert_eq!(
+            recorded_triples(p).unwrap(),
+            vec![Triple {
+                effect: "Workspace.Read".into(),
+                scope: "worktree".into(),
+                cost: 1
+            }]
+        );
+        assert!(recorded_triples(b"{}").is_err());
+        assert!(recorded_triples(br#"{"effects":[{"cost":"x"}]}"#).is_err());
+    }
+
+    #[test]
+    fn stage_names_are_the_spec_names() {
+        let all = [
+            Stage::Receipt,
+            Stage::Record,
+            Stage::TransitionSource,
+            Stage::Interpreter,
+            Stage::Input,
+            Stage::Plan,
+            Stage::Effects,
+            Stage::Finish,
+            Stage::Output,
+            Stage::Result,
+            Stage::WorldHash,
+            Stage::EntryHash,
+            Stage::WorldRef,
+        ];
+        for s in all {
+            assert_eq!(
+                serde_json::to_value(s).unwrap(),
+                serde_json::Value::String(s.name().into())
+            );
+        }
+    }
+}

@@ -1,0 +1,528 @@
+//! `world replay` and `world export-episode` through the binary (transitions.md §12, issue 6).
+//! Episodes are built with genesis + publish (fixtures/transitions/manifest.json) + session
+//! mint + invoke; tampering is done with rusqlite on the store file.
+
+use std::fs;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+use assert_cmd::Command;
+use rusqlite::Connection;
+use world::encoding::HashRef;
+use world::store::records::InvocationRecord;
+
+fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+struct Env {
+    dir: tempfile::TempDir,
+}
+
+impl Env {
+    fn new() -> Env {
+        Env {
+            dir: tempfile::tempdir().unwrap(),
+        }
+    }
+    fn db(&self) -> PathBuf {
+        self.dir.path().join("w.db")
+    }
+    fn p(&self, name: &str) -> PathBuf {
+        self.dir.path().join(name)
+    }
+    fn world_at(&self, db: &Path, args: &[&str]) -> Output {
+        Command::cargo_bin("world")
+            .unwrap()
+            .current_dir(repo())
+            .env_remove("WORLD_DB")
+            .env_remove("WORLD_SESSION")
+            .arg("--db")
+            .arg(db)
+            .args(args)
+            .output()
+            .unwrap()
+    }
+    fn world(&self, args: &[&str]) -> Output {
+        self.world_at(&self.db(), args)
+    }
+    fn ok(&self, args: &[&str]) -> String {
+        let o = self.world(args);
+        assert!(o.status.success(), "{args:?}: {}", text(&o));
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    }
+    fn invoke(&self, transition: &str, args: &str, want_code: i32) -> String {
+        let tok = self.p("tok");
+        let o = self.world(&[
+            "invoke",
+            transition,
+            "--session",
+            tok.to_str().unwrap(),
+            "--args",
+            args,
+        ]);
+        assert_eq!(
+            o.status.code(),
+            Some(want_code),
+            "{transition} {args}: {}",
+            text(&o)
+        );
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    }
+    fn conn(&self) -> Connection {
+        Connection::open(self.db()).unwrap()
+    }
+}
+
+fn text(o: &Output) -> String {
+    format!(
+        "exit {:?}\nstdout:\n{}\nstderr:\n{}",
+        o.status.code(),
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+/// A mixed episode `ep1`: entries 1 pure, 2 effectful ok, 3 effectful failed (a read
+/// escaping the worktree through a symlink), 4 refusal plan (no effect), 5 effectful denied
+/// (budget spent), 6 pure refusal, 7 pure (counter).
+fn mixed() -> Env {
+    let env = Env::new();
+    env.ok(&["genesis"]);
+    env.ok(&[
+        "publish",
+        "--manifest",
+        "fixtures/transitions/manifest.json",
+        "--yes",
+    ]);
+    let ws = env.p("ws");
+    fs::create_dir_all(ws.join("ep1")).unwrap();
+    fs::write(ws.join("ep1/notes.txt"), "hi\nthere\n").unwrap();
+    let outside = env.p("secret.txt");
+    fs::write(&outside, "outside the worktree\n").unwrap();
+    std::os::unix::fs::symlink(&outside, ws.join("ep1/escape.txt")).unwrap();
+    env.ok(&[
+        "session",
+        "mint",
+        "--episode",
+        "ep1",
+        "--grant",
+        "world.apply=world:10",
+        "--grant",
+        "Workspace.Read=worktree:2",
+        "--workspace-root",
+        ws.to_str().unwrap(),
+        "--yes",
+        "--out",
+        env.p("tok").to_str().unwrap(),
+    ]);
+    env.invoke("echo", r#"{"a":[1,2.50,"x"]}"#, 0);
+    let ok = env.invoke("readcount", r#"{"path":"notes.txt"}"#, 0);
+    assert!(ok.contains(r#""status":"ok""#), "{ok}");
+    let failed = env.invoke("readcount", r#"{"path":"escape.txt"}"#, 9);
+    assert!(failed.contains(r#""status":"failed""#), "{failed}");
+    env.invoke("readcount", r#"{"path":"../x"}"#, 7);
+    let denied = env.invoke("readcount", r#"{"path":"notes.txt"}"#, 8);
+    assert!(denied.contains(r#""status":"denied""#), "{denied}");
+    env.invoke("refuse", r#"{"name":""}"#, 7);
+    env.invoke("counter", r#"{"a":1,"b":[1,2]}"#, 0);
+    env
+}
+
+fn record_at(env: &Env, index: i64) -> (String, InvocationRecord) {
+    let conn = env.conn();
+    let (tref,): (String,) = conn
+        .query_row(
+            "SELECT transition_ref FROM log_entries WHERE entry_index = ?1",
+            [index],
+            |r| Ok((r.get(0)?,)),
+        )
+        .unwrap();
+    let (sid, payload): (String, Vec<u8>) = conn
+        .query_row(
+            "SELECT semantic_id, payload FROM objects WHERE hash_ref = ?1",
+            [&tref],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .unwrap();
+    (tref, InvocationRecord::decode(&sid, &payload).unwrap())
+}
+
+fn diverged_line(out: &str) -> &str {
+    out.lines().find(|l| l.contains("DIVERGED")).unwrap_or("")
+}
+
+#[test]
+fn a_mixed_episode_replays_identical() {
+    let env = mixed();
+    let o = env.world(&["replay", "--episode", "ep1"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(out.matches(": identical").count(), 7, "{out}");
+    for i in 1..=7 {
+        assert!(out.contains(&format!("(entry {i}): identical")), "{out}");
+    }
+    assert!(
+        out.contains("replayed 7 entries, 0 skipped (client commits), 0 diverged"),
+        "{out}"
+    );
+    // --all lists genesis as a client commit, never as passed.
+    let junit = env.p("junit.xml");
+    let o = env.world(&["replay", "--all", "--junit", junit.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        out.contains("(entry 0): not replayable: client commit"),
+        "{out}"
+    );
+    assert!(
+        out.contains("replayed 7 entries, 1 skipped (client commits), 0 diverged"),
+        "{out}"
+    );
+    let xml = fs::read_to_string(&junit).unwrap();
+    assert_eq!(xml.matches("<testcase ").count(), 8, "{xml}");
+    assert_eq!(xml.matches("<skipped ").count(), 1, "{xml}");
+    assert!(!xml.contains("<failure"), "{xml}");
+    // JSON lines.
+    let o = env.world(&["replay", "--from", "2", "--to", "3", "--json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let lines: Vec<serde_json::Value> = String::from_utf8_lossy(&o.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 2);
+    assert_eq!(lines[0]["entryIndex"], 2);
+    assert_eq!(lines[0]["ok"], true);
+    assert!(lines[1]["invocationId"]
+        .as_str()
+        .unwrap()
+        .starts_with("cli:ep1:"));
+    // One invocation by id.
+    let (_, rec) = record_at(&env, 5);
+    let o = env.world(&["replay", "--invocation", &rec.invocation_id]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("(entry 5): identical"));
+}
+
+#[test]
+fn usage_problems_exit_1() {
+    let env = mixed();
+    for args in [
+        &["replay", "--episode", "nope"][..],
+        &["replay", "--invocation", "cli:ep1:nope"][..],
+        &["replay", "--from", "50", "--to", "60"][..],
+    ] {
+        let o = env.world(args);
+        assert_eq!(o.status.code(), Some(1), "{args:?}: {}", text(&o));
+    }
+    let o = env.world(&["replay"]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+}
+
+#[test]
+fn replay_calls_no_handler_the_worktree_can_be_gone() {
+    let env = mixed();
+    fs::remove_dir_all(env.p("ws")).unwrap();
+    fs::remove_file(env.p("secret.txt")).unwrap();
+    let o = env.world(&["replay", "--all"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("7 entries, 1 skipped"));
+}
+
+#[test]
+fn an_altered_output_object_diverges_at_output() {
+    let env = mixed();
+    let (_, rec) = record_at(&env, 2);
+    env.conn()
+        .execute(
+            "UPDATE objects SET payload = CAST(replace(CAST(payload AS TEXT), '\"lines\":3', '\"lines\":4') AS BLOB) WHERE hash_ref = ?1",
+            [&rec.output],
+        )
+        .unwrap();
+    let o = env.world(&["replay", "--all"]);
+    assert_eq!(o.status.code(), Some(3), "{}", text(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    let line = diverged_line(&out);
+    assert!(line.contains("(entry 2): DIVERGED at output:"), "{out}");
+    assert!(line.contains(&rec.output), "{line}");
+    // Stops at the first divergence.
+    assert!(!out.contains("(entry 3)"), "{out}");
+    assert!(out.contains("1 diverged"), "{out}");
+}
+
+#[test]
+fn a_swapped_effect_record_diverges_at_effects() {
+    let env = mixed();
+    // Entry 2 (the successful read) gets entry 3's effect record (the failed read); the
+    // record is re-stored under its new hash and the entry's transitionRef rewritten.
+    let (old_ref, mut rec2) = record_at(&env, 2);
+    let (_, rec3) = record_at(&env, 3);
+    rec2.effects = rec3.effects.clone();
+    let bytes = rec2.encode();
+    let new_ref = HashRef::of(&bytes).to_string();
+    let conn = env.conn();
+    conn.execute(
+        "INSERT INTO objects (hash_ref, interface_hash_ref, semantic_id, provenance, payload) SELECT ?1, interface_hash_ref, semantic_id, provenance, ?2 FROM objects WHERE hash_ref = ?3",
+        rusqlite::params![new_ref, bytes, old_ref],
+    )
+    .unwrap();
+    conn.execute(
+        "UPDATE log_entries SET transition_ref = ?1 WHERE entry_index = 2",
+        [&new_ref],
+    )
+    .unwrap();
+    let o = env.world(&["replay", "--episode", "ep1", "--keep-going", "--json"]);
+    assert_eq!(o.status.code(), Some(3), "{}", text(&o));
+    let lines: Vec<serde_json::Value> = String::from_utf8_lossy(&o.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let bad: Vec<&serde_json::Value> = lines.iter().filter(|l| l["ok"] == false).collect();
+    assert_eq!(bad.len(), 1, "{lines:?}");
+    assert_eq!(bad[0]["entryIndex"], 2);
+    assert_eq!(bad[0]["stage"], "effects");
+    assert!(bad[0]["expected"].is_string() && bad[0]["actual"].is_string());
+    // --keep-going replayed the rest.
+    assert_eq!(lines.len(), 7);
+}
+
+#[test]
+fn an_edited_transition_source_diverges_at_transition_source() {
+    let env = mixed();
+    let (_, rec) = record_at(&env, 2);
+    env.conn()
+        .execute(
+            "UPDATE objects SET payload = CAST(CAST(payload AS TEXT) || '-- edited' AS BLOB) WHERE hash_ref = ?1",
+            [&rec.transition_fn],
+        )
+        .unwrap();
+    let o = env.world(&["replay", "--all", "--keep-going"]);
+    assert_eq!(o.status.code(), Some(3), "{}", text(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    // readcount is entries 2, 3, 4 and 5.
+    for i in [2, 3, 4, 5] {
+        assert!(
+            out.contains(&format!("(entry {i}): DIVERGED at transition_source:")),
+            "{out}"
+        );
+    }
+    assert!(out.contains("(entry 1): identical"), "{out}");
+    assert!(out.contains("replayed 7 entries, 1 skipped (client commits), 4 diverged"));
+}
+
+#[test]
+fn an_altered_input_or_plan_diverges() {
+    let env = mixed();
+    let (_, rec) = record_at(&env, 7);
+    env.conn()
+        .execute(
+            "UPDATE objects SET payload = CAST('{\"a\":2}' AS BLOB) WHERE hash_ref = ?1",
+            [&rec.input],
+        )
+        .unwrap();
+    let o = env.world(&["replay", "--from", "7", "--to", "7"]);
+    assert_eq!(o.status.code(), Some(3), "{}", text(&o));
+    assert!(diverged_line(&String::from_utf8_lossy(&o.stdout))
+        .contains("(entry 7): DIVERGED at input:"));
+}
+
+fn fake_store() -> Env {
+    let env = Env::new();
+    env.ok(&["genesis"]);
+    let src = env.p("fecho.ail");
+    fs::write(
+        &src,
+        "module fake/echo\n-- fake: echo-input\nexport func main(input: string) -> string =\n  input\n",
+    )
+    .unwrap();
+    let manifest = serde_json::json!([{
+        "id": "fecho", "title": "Fake echo", "description": "echo through the TEST DOUBLE",
+        "transitionFnFile": src, "inputSchema": {"type": "object"},
+        "outputSchema": {"type": "object"},
+        "access": {"effect": "world.apply", "scope": "world", "cost": 0},
+        "declaredEffects": []
+    }]);
+    let m = env.p("m.json");
+    fs::write(&m, manifest.to_string()).unwrap();
+    env.ok(&[
+        "publish",
+        "--manifest",
+        m.to_str().unwrap(),
+        "--interpreter",
+        env!("CARGO_BIN_EXE_fake-ailang"),
+        "--yes",
+    ]);
+    env.ok(&[
+        "session",
+        "mint",
+        "--episode",
+        "ep1",
+        "--grant",
+        "world.apply=world:10",
+        "--yes",
+        "--out",
+        env.p("tok").to_str().unwrap(),
+    ]);
+    env.invoke("fecho", r#"{"a":1}"#, 0);
+    env.invoke("fecho", r#"{"b":2}"#, 0);
+    env
+}
+
+fn archived_binary(db: &Path) -> PathBuf {
+    let base = PathBuf::from(format!("{}.artifacts/interpreters/sha256", db.display()));
+    let hex = fs::read_dir(&base)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .file_name();
+    base.join(hex).join("ailang")
+}
+
+#[test]
+fn a_different_interpreter_diverges_at_interpreter() {
+    let env = fake_store();
+    let o = env.world(&["replay", "--all"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let bin = archived_binary(&env.db());
+    fs::set_permissions(&bin, fs::Permissions::from_mode(0o755)).unwrap();
+    let mut bytes = fs::read(&bin).unwrap();
+    bytes.extend_from_slice(b"\nFAKE-AILANG-VERSION:AILANG v9.9.9-other\n");
+    fs::write(&bin, bytes).unwrap();
+    let o = env.world(&["replay", "--all"]);
+    assert_eq!(o.status.code(), Some(3), "{}", text(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        diverged_line(&out).contains("(entry 1): DIVERGED at interpreter:"),
+        "{out}"
+    );
+    // An absent interpreter is an integrity failure too, never a skip.
+    fs::remove_dir_all(bin.parent().unwrap()).unwrap();
+    let o = env.world(&["replay", "--episode", "ep1", "--keep-going"]);
+    assert_eq!(o.status.code(), Some(3), "{}", text(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(out.matches("DIVERGED at interpreter:").count(), 2, "{out}");
+}
+
+/// A file's path with its bytes and mtime (`None` when absent).
+type FileState = (PathBuf, Option<(Vec<u8>, std::time::SystemTime)>);
+
+fn snapshot(db: &Path) -> Vec<FileState> {
+    ["", "-journal", "-wal"]
+        .iter()
+        .map(|s| {
+            let p = PathBuf::from(format!("{}{s}", db.display()));
+            let v = fs::read(&p)
+                .ok()
+                .map(|b| (b, fs::metadata(&p).unwrap().modified().unwrap()));
+            (p, v)
+        })
+        .collect()
+}
+
+#[test]
+fn replay_never_writes_and_runs_under_a_held_writer_lock() {
+    let env = mixed();
+    let before = snapshot(&env.db());
+    // Another process (this test) holds the writer lock for the whole replay.
+    let held =
+        world::store::Store::open_write(&env.db(), world::store::WriteOptions::default()).unwrap();
+    let o = env.world(&["replay", "--all"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    // A writer is refused meanwhile, proving the lock was really held.
+    let w = env.world(&["genesis"]);
+    assert_eq!(w.status.code(), Some(6), "{}", text(&w));
+    drop(held);
+    // And again without the lock held.
+    let o = env.world(&["replay", "--all", "--keep-going"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert_eq!(snapshot(&env.db()), before);
+}
+
+#[test]
+fn an_exported_episode_replays_and_verifies_as_a_bundle() {
+    let env = mixed();
+    // A second episode in the same store must not leak into the bundle.
+    fs::create_dir_all(env.p("ws/ep2")).unwrap();
+    fs::remove_file(env.p("tok")).unwrap();
+    env.ok(&[
+        "session",
+        "mint",
+        "--episode",
+        "ep2",
+        "--grant",
+        "world.apply=world:10",
+        "--yes",
+        "--out",
+        env.p("tok").to_str().unwrap(),
+    ]);
+    env.invoke("echo", r#"{"ep":2}"#, 0);
+    let b = env.p("bundle.db");
+    let o = env.world(&["export-episode", "ep1", "--out", b.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    // Never overwritten.
+    let o = env.world(&["export-episode", "ep1", "--out", b.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    let o = env.world(&[
+        "export-episode",
+        "nope",
+        "--out",
+        env.p("x.db").to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(!env.p("x.db").exists());
+    // The source store can go away entirely.
+    fs::remove_dir_all(env.p("ws")).unwrap();
+    let o = env.world_at(&b, &["replay", "--all"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        out.contains("replayed 7 entries, 0 skipped (client commits), 0 diverged"),
+        "{out}"
+    );
+    assert!(!out.contains("(entry 8)"), "{out}");
+    let o = env.world_at(&b, &["verify", "--json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["ok"], true, "{v}");
+    assert!(
+        v["warningCounts"]["bundle_gap"].as_u64().unwrap() >= 1,
+        "{v}"
+    );
+    // A tampered bundle still diverges.
+    let conn = Connection::open(&b).unwrap();
+    let (_, rec) = record_at(&env, 2);
+    conn.execute(
+        "UPDATE objects SET payload = CAST('{}' AS BLOB) WHERE hash_ref = ?1",
+        [&rec.output],
+    )
+    .unwrap();
+    let o = env.world_at(&b, &["replay", "--all"]);
+    assert_eq!(o.status.code(), Some(3), "{}", text(&o));
+}
+
+#[test]
+fn a_bundle_carries_its_archived_interpreter() {
+    for embed in [false, true] {
+        let env = fake_store();
+        let b = env.p("bundle.db");
+        let mut args = vec!["export-episode", "ep1", "--out", b.to_str().unwrap()];
+        if embed {
+            args.push("--embed");
+        }
+        let o = env.world(&args);
+        assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+        assert_eq!(
+            PathBuf::from(format!("{}.artifacts", b.display())).exists(),
+            !embed
+        );
+        // The source archive is gone: the bundle must be self-contained.
+        fs::remove_dir_all(format!("{}.artifacts", env.db().display())).unwrap();
+        let o = env.world_at(&b, &["replay", "--all"]);
+        assert_eq!(o.status.code(), Some(0), "embed={embed}: {}", text(&o));
+        assert!(String::from_utf8_lossy(&o.stdout).contains("replayed 2 entries"));
+        let o = env.world_at(&b, &["verify"]);
+        assert_eq!(o.status.code(), Some(0), "embed={embed}: {}", text(&o));
+    }
+}
