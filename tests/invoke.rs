@@ -152,7 +152,9 @@ fn a_finish_output_using_the_key_world_leaves_the_effect_unrecorded() {
     );
     // The effect itself is resolved; the invocation is not, and is never run again.
     assert_eq!(env.receipt("effect:ep1:1").0["state"], "resolved");
-    assert_eq!(env.receipt("cli:ep1:fw").0["state"], "not-started");
+    // The started marker makes the invocation's receipt truthful: its effect ran, it never
+    // committed, so it is indeterminate (exit 5), never not-started.
+    assert_eq!(env.receipt("cli:ep1:fw").0["state"], "indeterminate");
     let again = env.invoke(
         &tok,
         "probe",

@@ -226,7 +226,7 @@ fn kill_during_the_finish_phase_after_the_handler() {
     assert_eq!(env.ok(&["log", "--json"]), log, "nothing committed");
     let (r, code) = env.receipt("effect:ep1:1");
     assert_eq!((r["state"].clone(), code), (json!("resolved"), Some(0)));
-    assert_eq!(env.receipt("cli:ep1:k3").0["state"], "not-started");
+    assert_eq!(env.receipt("cli:ep1:k3").0["state"], "indeterminate");
     assert!(env.effects(&["--pending"]).is_empty());
     resend_is_refused(&env, &tok, "probe", args, "k3");
 }
@@ -448,7 +448,7 @@ fn kill_before_the_commit_after_finish() {
     assert_eq!(status.signal(), Some(libc::SIGKILL), "{status:?}");
     assert_eq!(env.ok(&["log", "--json"]), log, "nothing committed");
     assert_eq!(env.receipt("effect:ep1:1").0["state"], "resolved");
-    assert_eq!(env.receipt("cli:ep1:k4").0["state"], "not-started");
+    assert_eq!(env.receipt("cli:ep1:k4").0["state"], "indeterminate");
     assert!(env.effects(&["--pending"]).is_empty());
     resend_is_refused(&env, &tok, "probe", args, "k4");
 }
