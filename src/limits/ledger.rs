@@ -583,7 +583,7 @@ fn command_hash(cmd: &Command) -> String {
 /// does so) and commits it. On success the ledger revision rose by exactly 1 and one event was
 /// appended; `exists` changes nothing. On a rejection nothing was written, except that
 /// `exposure_exceeded` appended its `limits_violations` row — commit to keep it. Checks run in
-/// the §6 precedence order (see docs/decisions/limits.md for the two deliberate exceptions
+/// the §6 precedence order (see docs/DECISIONS.md for the two deliberate exceptions
 /// around `exposure_exceeded`).
 ///
 /// # Errors
@@ -1216,7 +1216,7 @@ fn settle(
         State::Dispatched => {}
     }
     // Checked before exposure_exceeded so that only an otherwise valid settlement can leave a
-    // violation trace (docs/decisions/limits.md DEC-LIM-8).
+    // violation trace (docs/DECISIONS.md DEC-LIM-8).
     if a.paired && !effect_outcome {
         return Err(at(Code::AttemptPairedToEffect));
     }

@@ -5,7 +5,7 @@
 //!
 //! The JSON-RPC layer is written here over axum rather than with rmcp, because one endpoint
 //! must speak both eras side by side with the reference's exact framing (DEC in
-//! docs/decisions/serve.md).
+//! docs/DECISIONS.md).
 
 use std::io::{BufRead, Write};
 use std::path::PathBuf;

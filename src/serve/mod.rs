@@ -1,7 +1,7 @@
 //! `world serve`: the synchronous core over HTTP (`/v1`), MCP (`/mcp/`) and A2A (`/a2a/`)
 //! on loopback (surfaces.md). Startup stages, the shared application state and the router.
 //!
-//! Concurrency model (docs/decisions/serve.md): the single writer [`Store`] sits behind a
+//! Concurrency model (docs/DECISIONS.md): the single writer [`Store`] sits behind a
 //! FIFO async mutex; every write (commit, invocation) takes it and then runs on tokio's
 //! blocking pool. Reads use a small pool of read-only connections, so `GET /v1/*` keeps
 //! answering while invocations queue. Holding the one writer for a whole invocation
@@ -53,7 +53,7 @@ pub const MCP_BODY: usize = 4 * 1024 * 1024;
 /// A2A body limit in bytes (1 MiB).
 pub const A2A_BODY: usize = 1024 * 1024;
 /// Invocations allowed to wait for the writer at once; beyond it a call answers
-/// `host callback capacity exceeded` (docs/decisions/serve.md).
+/// `host callback capacity exceeded` (docs/DECISIONS.md).
 pub const MAX_QUEUED: usize = 1024;
 /// Integrity scan bound: rows.
 pub const SCAN_ROWS: i64 = 20_000;

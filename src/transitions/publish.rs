@@ -26,7 +26,7 @@ use super::{SOURCE_PROVENANCE, SOURCE_SEMANTIC_ID};
 pub const CHECK_DEADLINE: Duration = Duration::from_secs(10);
 /// The fixed part of the publish deadline.
 pub const DEADLINE_SLACK: Duration = Duration::from_secs(3);
-/// Largest source file read, in bytes (8 MiB; DEC-TR-5 in docs/decisions/transitions.md).
+/// Largest source file read, in bytes (8 MiB; DEC-TR-5 in docs/DECISIONS.md).
 pub const MAX_SOURCE_BYTES: usize = 8 * 1024 * 1024;
 /// Diagnostics quoted in errors are trimmed to this many bytes (transitions.md §6.1).
 pub const QUOTE_BYTES: usize = 400;

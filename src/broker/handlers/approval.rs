@@ -1,7 +1,7 @@
 //! `Human.Approve` / `Human.PollApproval`: approvals decided by a person at the controlling
 //! terminal, over the store's approval objects and the `approval_claims` table
 //! (authority-and-broker.md §11, §12 row 5; new in `world`; payloads are [U] and decided in
-//! docs/decisions/handlers.md).
+//! docs/DECISIONS.md).
 //!
 //! | Effect | Payload | Output |
 //! |---|---|---|

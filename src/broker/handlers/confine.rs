@@ -270,7 +270,7 @@ pub fn fold_eq(name: &OsStr, target: &str) -> bool {
 
 /// Refuses a write whose path (relative to the sandbox root) has a component that case-folds
 /// to `.git` or to a deny-listed name (§13 "Protected paths"). `request` names the path in the
-/// error. Deny-listed names are refused at any depth (decision in docs/decisions/handlers.md).
+/// error. Deny-listed names are refused at any depth (decision in docs/DECISIONS.md).
 ///
 /// Errors: [`ConfineError::GitReadOnly`], [`ConfineError::DenyWrite`].
 pub fn check_protected(relative: &Path, request: &str) -> Result<(), ConfineError> {

@@ -16,7 +16,7 @@
 //!
 //! Output: the verdict, `ok revision=N` or `<code> scope=<id> limit=<kind> …` on stdout
 //! (`--json`: `{"code","revision",…}`); exit 0 for `ok`/`exists`, 4 for any rejection, 2 for
-//! usage errors (docs/decisions/limits-cli.md).
+//! usage errors (docs/DECISIONS.md).
 
 mod report;
 
