@@ -414,3 +414,69 @@ fn tty_fence_reasons_on_a_pseudo_terminal() {
     );
     assert_eq!(registry_rows(&env.db()), 0, "nothing written");
 }
+
+/// Run `world publish` attended on a pseudo-terminal and type `answer` at the prompt.
+fn publish_typing(env: &Env, answer: &str) -> std::process::Output {
+    use std::io::{Read, Write};
+    let (mut master, slave) = pty();
+    let stdin = Stdio::from(slave.try_clone().unwrap());
+    let mut reader = master.try_clone().unwrap();
+    // Drain the terminal so the child never blocks on a full pty buffer.
+    std::thread::spawn(move || {
+        let mut buf = [0u8; 4096];
+        while let Ok(n) = reader.read(&mut buf) {
+            if n == 0 {
+                break;
+            }
+        }
+    });
+    let text = format!("{answer}\r");
+    let writer = std::thread::spawn(move || {
+        std::thread::sleep(std::time::Duration::from_millis(1500));
+        let _ = master.write_all(text.as_bytes());
+        let _ = master.flush();
+        std::thread::sleep(std::time::Duration::from_millis(3000));
+        drop(master);
+    });
+    let out = publish_on_pty(env, &slave, stdin);
+    let _ = writer.join();
+    out
+}
+
+#[test]
+fn the_typed_phrase_gates_an_attended_publish() {
+    let env = Env::new();
+    let out = publish_typing(&env, "publish 2 transitions somewhere else");
+    assert_eq!(
+        out.status.code(),
+        Some(3),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("STOP fence=confirmation reason=mismatch"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(registry_rows(&env.db()), 0, "a wrong phrase writes nothing");
+    let phrase = format!("publish 2 transitions to {}", env.db().display());
+    let out = publish_typing(&env, &phrase);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("published transition registry revision 1"),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let s = Store::open_read(&env.db()).unwrap();
+    assert!(
+        s.registry_head("world/transition-registry/v1")
+            .unwrap()
+            .is_some(),
+        "the confirmed publish moved the registry head"
+    );
+}
