@@ -50,11 +50,15 @@ pub struct Args {
 
 /// Map an invocation failure to a CLI error and exit code.
 pub fn invoke_err(e: InvokeError) -> CliError {
+    let e = match e {
+        // Store failures keep the store's own exit mapping (lock held 6, corrupt 3, …).
+        InvokeError::Store(s) => return CliError::store("invoke", s),
+        other => other,
+    };
     let exit = match &e {
         InvokeError::Integrity(_) => Exit::Integrity,
         InvokeError::LimitsRejected(_) => Exit::LimitRejected,
         InvokeError::NotCommitted(_) | InvokeError::EffectsUnrecorded { .. } => Exit::Indeterminate,
-        InvokeError::Store(s) => return CliError::store("invoke", clone_store(s)),
         _ => Exit::Failed,
     };
     let mut err = CliError::new(exit, "invoke", &e);
@@ -66,13 +70,6 @@ pub fn invoke_err(e: InvokeError) -> CliError {
         err = err.hint("check `world receipt` and `world effects --pending`; send a new --invocation-id to try again");
     }
     err
-}
-
-fn clone_store(e: &crate::store::Error) -> crate::store::Error {
-    crate::store::Error::Corrupt {
-        what: "store".into(),
-        detail: e.to_string(),
-    }
 }
 
 /// Run `world invoke`.
