@@ -246,11 +246,7 @@ pub enum Mode {
 /// [`Error::SchemaIntegrity`] when a v4 store lacks `commit_objects`, or SQLite errors.
 pub fn open(conn: &Connection, display: &str, mode: Mode) -> Result<(), Error> {
     let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
-    let objects: i64 = conn.query_row(
-        r"SELECT count(*) FROM sqlite_master WHERE name NOT LIKE 'sqlite\_%' ESCAPE '\'",
-        [],
-        |r| r.get(0),
-    )?;
+    let objects = application_objects(conn)?;
     match version {
         0 if objects == 0 => match mode {
             Mode::ReadOnly => Err(Error::Uninitialized {
@@ -288,15 +284,7 @@ pub fn open(conn: &Connection, display: &str, mode: Mode) -> Result<(), Error> {
             }
             if mode == Mode::Writable {
                 let tx = conn.unchecked_transaction()?;
-                for (_, ddl) in TABLES {
-                    tx.execute_batch(ddl)?;
-                }
-                for (name, table, cols) in INDEXES {
-                    tx.execute_batch(&format!(
-                        "CREATE INDEX IF NOT EXISTS {name} ON {table}({}, {})",
-                        cols[0], cols[1]
-                    ))?;
-                }
+                apply_ddl(&tx)?;
                 tx.commit()?;
                 recheck_version(conn, display)?;
             }
@@ -305,13 +293,33 @@ pub fn open(conn: &Connection, display: &str, mode: Mode) -> Result<(), Error> {
     }
 }
 
-fn init_fresh(conn: &Connection, display: &str) -> Result<(), Error> {
-    let tx = conn.unchecked_transaction()?;
-    let objects: i64 = tx.query_row(
+/// The number of application objects: `sqlite_master` rows whose name does not start with
+/// `sqlite_` (the underscore matched literally).
+fn application_objects(conn: &Connection) -> Result<i64, Error> {
+    Ok(conn.query_row(
         r"SELECT count(*) FROM sqlite_master WHERE name NOT LIKE 'sqlite\_%' ESCAPE '\'",
         [],
         |r| r.get(0),
-    )?;
+    )?)
+}
+
+/// Run the idempotent `CREATE … IF NOT EXISTS` statements: the 10 tables, then the 5 indexes.
+fn apply_ddl(conn: &Connection) -> Result<(), Error> {
+    for (_, ddl) in TABLES {
+        conn.execute_batch(ddl)?;
+    }
+    for (name, table, cols) in INDEXES {
+        conn.execute_batch(&format!(
+            "CREATE INDEX IF NOT EXISTS {name} ON {table}({}, {})",
+            cols[0], cols[1]
+        ))?;
+    }
+    Ok(())
+}
+
+fn init_fresh(conn: &Connection, display: &str) -> Result<(), Error> {
+    let tx = conn.unchecked_transaction()?;
+    let objects = application_objects(&tx)?;
     let version: i64 = tx.query_row("PRAGMA user_version", [], |r| r.get(0))?;
     if objects != 0 || version != 0 {
         return Err(Error::LegacySchema {
@@ -319,15 +327,7 @@ fn init_fresh(conn: &Connection, display: &str) -> Result<(), Error> {
             version,
         });
     }
-    for (_, ddl) in TABLES {
-        tx.execute_batch(ddl)?;
-    }
-    for (name, table, cols) in INDEXES {
-        tx.execute_batch(&format!(
-            "CREATE INDEX IF NOT EXISTS {name} ON {table}({}, {})",
-            cols[0], cols[1]
-        ))?;
-    }
+    apply_ddl(&tx)?;
     tx.execute_batch(&format!("PRAGMA user_version = {SCHEMA_VERSION}"))?;
     tx.commit()?;
     recheck_version(conn, display)
