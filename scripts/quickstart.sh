@@ -4,7 +4,8 @@
 # store in a temp directory and walks through: genesis; client commits (one with a rest:
 # receipt) and a refused stale commit; publishing the fixture transitions; minting a session
 # (unattended, recorded as such); a pure invocation; an effectful write and read in the
-# episode worktree; a denial when the budget runs out; effects, receipts, `why` and `verify`.
+# episode worktree; a denial when the budget runs out; an approval decided and claimed once;
+# effects, receipts, `why` and `verify`.
 # Exits non-zero if any step does not behave as shown.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -60,10 +61,11 @@ run receipt rest:never-sent
 run publish --manifest fixtures/transitions/manifest.json --yes
 run transitions list
 
-# A session for episode ep1: one Workspace.Write and two Workspace.Read calls.
+# A session for episode ep1: one Workspace.Write, two Workspace.Read and two Human.Approve calls.
 mkdir -p "$DIR/ws/ep1"
 run session mint --episode ep1 --grant world.apply=world:10 --grant Workspace.Write=worktree:1 \
-  --grant Workspace.Read=worktree:2 --workspace-root "$DIR/ws" --yes --out "$DIR/token"
+  --grant Workspace.Read=worktree:2 --grant Human.Approve=approvals:2 --workspace-root "$DIR/ws" \
+  --yes --out "$DIR/token"
 run session list
 export WORLD_SESSION="$DIR/token"
 run tools list
@@ -76,6 +78,16 @@ say "world invoke ailang-read ...   # the Workspace.Read budget is spent: a reco
 if "$W" invoke ailang-read --args '{"path":"notes.txt"}'; then echo "expected a denial" >&2; exit 1; else echo "(exit $?)"; fi
 say "world invoke refuse --args '{}'   # the transition refuses: committed, exit 7"
 if "$W" invoke refuse --args '{}'; then echo "expected a refusal" >&2; exit 1; else echo "(exit $?)"; fi
+
+# Approvals: a person decides a request (--yes: recorded as unattended); the transition's
+# Human.Approve effect claims it; an approval is single use.
+say "world approval request --episode ep1 --summary 'publish notes.txt'"
+R="$("$W" approval request --episode ep1 --summary 'publish notes.txt')"; echo "$R"
+run approval decide "$R" --approve --yes --decided-by quickstart
+run invoke approval --args "{\"approval_ref\":\"$R\"}"
+say "world invoke approval ...   # the same approval again: already consumed, the handler fails (exit 9)"
+if "$W" invoke approval --args "{\"approval_ref\":\"$R\"}"; then echo "expected a failure" >&2; exit 1; else echo "(exit $?)"; fi
+run approval list
 run effects
 run receipt cli:ep1:read-1
 run why cli:ep1:read-1

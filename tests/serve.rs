@@ -1079,3 +1079,56 @@ fn attacks_oversized_origin_and_concurrent_budget() {
     let log = get(&s, "/v1/log?from=1&limit=500").json();
     assert_eq!(log["items"].as_array().unwrap().len(), 200);
 }
+
+#[test]
+fn approvals_under_serve_stay_pending_until_decided_then_are_claimed() {
+    let env = Env::new();
+    let tok = env.mint(
+        "tok-approve",
+        &[
+            "Human.Approve=approvals:3",
+            "Human.PollApproval=approvals:3",
+        ],
+        "3600",
+    );
+    // The daemon asks no terminal by default: the request is opened and left pending.
+    let s = Server::start(&env, &[]);
+    let r = call(&s, &tok, "approval", json!({"summary": "deploy v2"}));
+    let out = &r["result"]["structuredContent"];
+    assert_eq!(out["approved"], false, "{r}");
+    assert_eq!(out["approval"]["state"], "pending", "{r}");
+    assert!(
+        out["approval"]["note"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("asks no terminal"),
+        "{r}"
+    );
+    let reference = out["approval"]["approval_ref"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(s.stop().success());
+    // A person decides while the daemon is down (the decision needs the writer lock) ...
+    env.world(&["approval", "decide", &reference, "--approve", "--yes"])
+        .success();
+    // ... and the next Human.Approve of the episode claims it, once.
+    let s = Server::start(&env, &[]);
+    let r = call(&s, &tok, "approval", json!({"approval_ref": reference}));
+    let out = &r["result"]["structuredContent"];
+    assert_eq!(out["approved"], true, "{r}");
+    assert!(out["approval"]["claimed_by"]
+        .as_str()
+        .unwrap_or_default()
+        .starts_with("effect:ep1:"));
+    let r = call(
+        &s,
+        &tok,
+        "approval",
+        json!({"approval_ref": reference, "poll": true}),
+    );
+    assert_eq!(
+        r["result"]["structuredContent"]["approval"]["claimed_by"],
+        out["approval"]["claimed_by"]
+    );
+}

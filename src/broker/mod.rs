@@ -32,6 +32,32 @@ pub const PROVENANCE: &str = "host/broker";
 /// `world/effect-indeterminate/v1`: a handler's "cannot tell" diagnostic (new in world; not journaled).
 pub const EFFECT_INDETERMINATE: &str = "world/effect-indeterminate/v1";
 
+/// `world/effect-failure/v1`: why an allowed effect's handler failed (new in world). The
+/// record law keeps a failed record's `resultRef` empty (§7 step 7a), so the message lives in
+/// this object, written in the record's transaction: `{"recordRef","intentId","message"}`
+/// (docs/DECISIONS.md H-17).
+pub const EFFECT_FAILURE: &str = "world/effect-failure/v1";
+
+/// The failure message stored for the failed effect record `record_ref`, if any.
+///
+/// # Errors
+/// Store errors; an undecodable failure object is [`StoreError::Corrupt`].
+pub fn failure_message(conn: &Connection, record_ref: &str) -> Result<Option<String>, StoreError> {
+    let mut stmt = conn.prepare("SELECT payload FROM objects WHERE semantic_id = ?1")?;
+    let rows = stmt.query_map([EFFECT_FAILURE], |r| r.get::<_, Vec<u8>>(0))?;
+    for p in rows {
+        let v: serde_json::Value =
+            serde_json::from_slice(&p?).map_err(|e| StoreError::Corrupt {
+                what: "effect failure".into(),
+                detail: e.to_string(),
+            })?;
+        if v.get("recordRef").and_then(|x| x.as_str()) == Some(record_ref) {
+            return Ok(v.get("message").and_then(|x| x.as_str()).map(str::to_owned));
+        }
+    }
+    Ok(None)
+}
+
 /// One planned effect request.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Request {
@@ -389,7 +415,11 @@ impl Broker<'_> {
         // The handler runs with the unit already spent.
         let payload: serde_json::Value =
             serde_json::from_slice(&req.payload).unwrap_or(serde_json::Value::Null);
-        let outcome = handler.execute(self.ctx, &req.scope, &payload, deadline);
+        let intent_ref = crate::broker::handlers::Intent {
+            id: &intent_id,
+            now: self.now,
+        };
+        let outcome = handler.execute_intent(self.ctx, &intent_ref, &req.scope, &payload, deadline);
 
         let (failed, output, message) = match outcome {
             HandlerOutcome::Succeeded(bytes) => (false, Some(bytes), None),
@@ -443,6 +473,14 @@ impl Broker<'_> {
                 put_object(&tx, r)?;
             }
             put_object(&tx, &rec)?;
+            if let (true, Some(msg)) = (failed, &message) {
+                let why = crate::encoding::gojson::Obj::new()
+                    .str("recordRef", &rec.meta.hash)
+                    .str("intentId", &intent_id)
+                    .str("message", msg)
+                    .finish();
+                put_object(&tx, &Object::new(EFFECT_FAILURE, PROVENANCE, why))?;
+            }
             journal::append(
                 &tx,
                 Kind::Outcome,

@@ -56,6 +56,11 @@ pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError
             ));
         };
         let law = rec.check_law();
+        let failure = if rec.failed {
+            broker::failure_message(store.conn(), &reference).map_err(read_err("effects show"))?
+        } else {
+            None
+        };
         for o in std::iter::once(&request).chain(result.iter()) {
             if !o.verifies() {
                 return Err(CliError::new(
@@ -72,6 +77,7 @@ pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError
                 "consistent": law.is_ok(),
                 "request": String::from_utf8_lossy(&request.payload),
                 "result": result.as_ref().map(|r| String::from_utf8_lossy(&r.payload).into_owned()),
+                "failure": failure,
             }))?;
         } else {
             out.line(format!("record   {reference}"))?;
@@ -109,6 +115,12 @@ pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError
                     out.line(format!("         {}", String::from_utf8_lossy(&r.payload)))?;
                 }
                 None => out.line("result   (none)")?,
+            }
+            if let Some(msg) = &failure {
+                out.line(format!(
+                    "failure  {}",
+                    crate::broker::handlers::approval::terminal_safe(msg)
+                ))?;
             }
         }
         return Ok(if law.is_ok() {

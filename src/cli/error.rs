@@ -159,6 +159,7 @@ impl From<store::Error> for CliError {
             {
                 (Exit::Integrity, Some("run `world verify` for a full report".into()))
             }
+            E::ReadOnly { .. } => (Exit::Internal, None),
             E::DuplicateEntry { .. } => (Exit::Failed, Some("read the current head with `world head` and commit the next index".into())),
             _ => (Exit::Failed, None),
         };

@@ -150,6 +150,18 @@ pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError
             ));
         }
     }
+    for (status, record) in &done.effects {
+        if let (Status::Failed, Some(r)) = (status, record) {
+            // Best effort: the commit has landed; a read failure here only loses the hint.
+            if let Ok(Some(msg)) = crate::broker::failure_message(store.conn(), r) {
+                out.warn(format!(
+                    "effect record {} failed: {}",
+                    super::output::short(r),
+                    crate::broker::handlers::approval::terminal_safe(&msg)
+                ));
+            }
+        }
+    }
     let exit = if done.effects.iter().any(|(s, _)| *s == Status::Denied) {
         Exit::EffectDenied
     } else if done.effects.iter().any(|(s, _)| *s == Status::Failed) {

@@ -2,6 +2,7 @@
 //! subcommand; each owns its arguments, turns input into library calls and prints.
 
 pub mod ailang;
+pub mod approval;
 pub mod broker;
 pub mod commit;
 pub mod effects;
@@ -117,6 +118,9 @@ pub enum Command {
     Session(session::Cmd),
     /// Effect records and pending effect intents
     Effects(effects::Args),
+    /// Approval requests for Human.Approve: open, list, show, decide
+    #[command(subcommand)]
+    Approval(approval::Cmd),
     /// Ask the broker what it would decide (dry run)
     #[command(subcommand)]
     Broker(broker::Cmd),
@@ -289,6 +293,7 @@ pub fn run(cli: Cli) -> Result<Exit, CliError> {
         Command::Receipt(a) => receipt::run(&ctx, &mut out, a),
         Command::Session(c) => session::run(&ctx, &mut out, c),
         Command::Effects(a) => effects::run(&ctx, &mut out, a),
+        Command::Approval(c) => approval::run(&ctx, &mut out, c),
         Command::Broker(c) => broker::run(&ctx, &mut out, c),
         Command::Verify(a) => verify::run(&ctx, &mut out, a),
         Command::Why(a) => why::run(&ctx, &mut out, a),

@@ -48,6 +48,10 @@ pub struct Args {
     /// An extra allowed Origin header value (repeatable; `null` is always refused)
     #[arg(long, value_name = "ORIGIN")]
     allow_origin: Vec<String>,
+    /// Human.Approve asks on this daemon's controlling terminal (default: requests stay
+    /// pending, decided with `world approval decide` once the daemon is stopped)
+    #[arg(long)]
+    approve_on_tty: bool,
 }
 
 /// Run `world serve` until a signal stops it.
@@ -74,6 +78,7 @@ pub fn run(ctx: &Context, _out: &mut Output, args: Args) -> Result<Exit, CliErro
             net_allow_http: args.run_net_allow_http,
         },
         allow_origins: args.allow_origin,
+        approve_on_tty: args.approve_on_tty,
     };
     match serve::run(cfg) {
         Ok(()) => Ok(Exit::Success),

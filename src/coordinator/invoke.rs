@@ -3,10 +3,12 @@
 //! `world invoke`, MCP and A2A all call [`invoke`].
 
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
+use crate::authority::approvals::StoreApprovals;
 use crate::authority::grants::Grant;
 use crate::authority::session::{self, Session};
 use crate::broker::handlers::{HandlerContext, HandlerRegistry, RunCapsConfig, Services};
@@ -297,7 +299,13 @@ pub fn episode_handlers(
             std::env::var_os("PATH").as_deref(),
         ),
     };
-    let reg = HandlerRegistry::for_episode(&ctx, host.services.clone());
+    let mut services = host.services.clone();
+    if services.approvals.is_none() && store.is_writer() {
+        // `Human.*` are served over this store (§12); a read-only caller (`world tools list`)
+        // lists them without a writing connection.
+        services.approvals = Some(Arc::new(StoreApprovals::for_writer(store)?));
+    }
+    let reg = HandlerRegistry::for_episode(&ctx, services);
     Ok((ctx, reg))
 }
 

@@ -21,6 +21,7 @@ use super::auth::{self, Bearer, Denial};
 use super::rest::read_body;
 use super::{one_line, random_task, App, HostFailure, MCP_BODY, POST_DEADLINE};
 use crate::authority::session::Session;
+use crate::broker::handlers::approval::NoTerminal;
 use crate::broker::handlers::{RunCapsConfig, Services};
 use crate::coordinator::invoke::{self, visible, Call, Committed, Host, InvokeError, Surface};
 use crate::store::{Store, WriteOptions};
@@ -142,7 +143,12 @@ impl Backend {
                     tool_bin: s.tool_bin.clone(),
                     run_caps: s.run_caps.clone(),
                     examples_dir: None,
-                    services: Services::default(),
+                    // The MCP client owns the terminal: approvals stay pending for
+                    // `world approval decide` (between calls the lock is free).
+                    services: Services {
+                        prompter: Some(Arc::new(NoTerminal)),
+                        ..Services::default()
+                    },
                 };
                 invoke::invoke(&mut store, &call, &host).map_err(HostFailure::Invoke)
             }

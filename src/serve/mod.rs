@@ -26,6 +26,7 @@ use axum::Router;
 use tokio::sync::Mutex;
 
 use crate::authority::session::Session;
+use crate::broker::handlers::approval::{NoTerminal, TtyPrompter};
 use crate::broker::handlers::{RunCapsConfig, Services};
 use crate::coordinator::invoke::{self, Call, Committed, Host, InvokeError};
 use crate::store::{self, Store, WriteOptions};
@@ -134,6 +135,9 @@ pub struct Config {
     pub run_caps: RunCapsConfig,
     /// Extra allowed `Origin` values.
     pub allow_origins: Vec<String>,
+    /// `--approve-on-tty`: `Human.Approve` asks on the daemon's controlling terminal;
+    /// otherwise requests stay pending for `world approval decide` (DECISIONS H-13).
+    pub approve_on_tty: bool,
 }
 
 /// A checked bind address: the socket address to bind and the host text as given.
@@ -197,6 +201,8 @@ pub struct App {
     pub examples_dir: Option<PathBuf>,
     /// Run caps.
     pub run_caps: RunCapsConfig,
+    /// `--approve-on-tty`.
+    pub approve_on_tty: bool,
     queued: AtomicUsize,
 }
 
@@ -364,7 +370,14 @@ impl App {
                 tool_bin: app.tool_bin.clone(),
                 run_caps: app.run_caps.clone(),
                 examples_dir: app.examples_dir.clone(),
-                services: Services::default(),
+                services: Services {
+                    prompter: Some(if app.approve_on_tty {
+                        Arc::new(TtyPrompter)
+                    } else {
+                        Arc::new(NoTerminal)
+                    }),
+                    ..Services::default()
+                },
             };
             invoke::invoke(&mut guard, &call, &host)
         });
@@ -677,6 +690,7 @@ async fn serve(cfg: Config, prepared: Prepared) -> Result<(), StartupError> {
         tool_bin: cfg.tool_bin.clone(),
         examples_dir: cfg.examples_dir.clone(),
         run_caps: cfg.run_caps.clone(),
+        approve_on_tty: cfg.approve_on_tty,
         queued: AtomicUsize::new(0),
     });
     {

@@ -167,6 +167,12 @@ pub enum Error {
         /// Why it is unusable.
         detail: String,
     },
+    /// A write was asked of a handle opened read-only (a programming error in the caller).
+    #[error("store: {what} needs the writer lock; this handle is read-only")]
+    ReadOnly {
+        /// What was asked.
+        what: String,
+    },
     /// File-system failure around the store.
     #[error("{what}: {source}")]
     Io {
@@ -477,6 +483,29 @@ impl Store {
                 Err(e)
             }
         }
+    }
+
+    /// A second read-write connection to this store for code that writes while the broker's
+    /// connection is idle (the approval handlers write their decision and claim during an
+    /// effect, between the broker's intent and outcome transactions). Runs no DDL; the writer
+    /// lock this handle holds covers it (same process).
+    ///
+    /// # Errors
+    /// [`Error::ReadOnly`] when this handle is read-only (a companion of a reader could write
+    /// without the writer lock); SQLite errors opening the file.
+    pub fn companion(&self) -> Result<Connection, Error> {
+        if self.lock.is_none() || lock::is_memory(&self.path.display().to_string()) {
+            return Err(Error::ReadOnly {
+                what: "a companion writing connection (a store file held by this process)".into(),
+            });
+        }
+        let conn = Connection::open_with_flags(
+            &self.path,
+            OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )
+        .map_err(|e| sqlite_open_error(&self.path, e))?;
+        configure(&conn, true)?;
+        Ok(conn)
     }
 
     /// The underlying connection (reads; writers use [`Store::immediate`]).

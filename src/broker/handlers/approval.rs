@@ -1,16 +1,26 @@
-//! `Human.Approve` / `Human.PollApproval`: approvals decided by a person at the controlling
-//! terminal, over the store's approval objects and the `approval_claims` table
-//! (authority-and-broker.md §11, §12 row 5; new in `world`; payloads are [U] and decided in
-//! docs/DECISIONS.md).
+//! `Human.Approve` / `Human.PollApproval`: approvals decided by a person, over the store's
+//! approval request/decision objects and the `approval_claims` table (authority-and-broker.md
+//! §11, §12 row 5; new in `world`; payloads and object formats are [U], decided in
+//! docs/DECISIONS.md H-13).
 //!
 //! | Effect | Payload | Output |
 //! |---|---|---|
-//! | `Human.Approve` | `{"op":"approve","approval_ref":R,"summary":TEXT}` | `{"ok":true,"approval_ref":R,"state":"approved"\|"denied","decision_ref":D}` |
-//! | `Human.PollApproval` | `{"op":"poll","approval_ref":R}` | `{"ok":true,"approval_ref":R,"state":"pending"\|"approved"\|"denied"[,"decision_ref":D][,"claimed_by":INV]}` |
+//! | `Human.Approve` | `{"op":"approve","summary":TEXT}` (a new request) or `{"op":"approve","approval_ref":R}` (an existing one) | `{"ok":true,"approval_ref":R,"state":"pending"\|"approved"\|"denied"[,"decision_ref":D][,"claimed_by":I][,"note":WHY]}` |
+//! | `Human.PollApproval` | `{"op":"poll","approval_ref":R}` | `{"ok":true,"approval_ref":R,"state":"pending"\|"approved"\|"denied"[,"decision_ref":D][,"claimed_by":I]}` |
 //!
-//! The store is reached through [`ApprovalStore`] so the store module can plug in its own
-//! implementation (request/decision objects plus `approval_claims`); the terminal through
-//! [`Prompter`] ([`TtyPrompter`] opens `/dev/tty`).
+//! `R` is the approval **request**'s ref; `I` the effect intent id (`effect:<ep>:<n>`) that
+//! consumed it. `Human.Approve` on a pending request asks the person at the terminal (the
+//! request's own stored summary, control characters escaped); an answer writes the decision,
+//! and an approval is claimed by this effect's intent in the same transaction. No terminal or
+//! no answer before the handler deadline leaves the request pending (`state:"pending"` with a
+//! `note`): a person decides it later with `world approval decide`, and a later
+//! `Human.Approve` claims it. An approval is single use: one claimed by another intent fails
+//! the effect (`ErrApprovalAlreadyConsumed`). A request is bound to its episode; another
+//! episode's request is refused. `Human.PollApproval` only reads.
+//!
+//! The store is reached through [`ApprovalStore`] (`crate::authority::approvals::StoreApprovals`
+//! over the store file); the terminal through [`Prompter`] ([`TtyPrompter`] opens `/dev/tty`,
+//! [`NoTerminal`] never asks).
 
 use std::io::{Read, Write};
 use std::os::fd::AsRawFd;
@@ -20,10 +30,13 @@ use std::time::Instant;
 use serde_json::{json, Map, Value};
 
 use super::{check_keys, payload_object, required_str, Handler, HandlerContext, HandlerOutcome};
-use super::{HUMAN_APPROVE, HUMAN_POLL_APPROVAL};
+use super::{Intent, HUMAN_APPROVE, HUMAN_POLL_APPROVAL};
 
-/// Longest summary shown to the approver, in bytes.
+/// Longest summary of an approval request, in bytes.
 pub const MAX_SUMMARY_BYTES: usize = 4096;
+
+/// The error name of a second claim on one approval (authority-and-broker.md §11).
+pub const ALREADY_CONSUMED: &str = "ErrApprovalAlreadyConsumed";
 
 /// Where an approval request stands.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -42,27 +55,79 @@ pub enum ApprovalState {
     },
 }
 
-/// The store access the approval handlers need.
+impl ApprovalState {
+    /// `pending`, `approved` or `denied`.
+    pub fn name(&self) -> &'static str {
+        match self {
+            ApprovalState::Pending => "pending",
+            ApprovalState::Approved { .. } => "approved",
+            ApprovalState::Denied { .. } => "denied",
+        }
+    }
+
+    /// The decision object's ref, once decided.
+    pub fn decision_ref(&self) -> Option<&str> {
+        match self {
+            ApprovalState::Pending => None,
+            ApprovalState::Approved { decision_ref } | ApprovalState::Denied { decision_ref } => {
+                Some(decision_ref)
+            }
+        }
+    }
+}
+
+/// One approval request as the handlers see it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ApprovalView {
+    /// The request object's ref (`sha256:…`).
+    pub request_ref: String,
+    /// The episode the request is bound to.
+    pub episode: String,
+    /// The text the approver is shown.
+    pub summary: String,
+    /// Pending, approved or denied.
+    pub state: ApprovalState,
+    /// The intent id that consumed the approval (`approval_claims.invocation_id`), if any.
+    pub claimed_by: Option<String>,
+}
+
+/// The store access the approval handlers need. Errors are the message recorded in the
+/// effect's failed result.
 pub trait ApprovalStore: Send + Sync {
-    /// The state of the approval request `approval_ref`, or `None` when no such request exists.
-    fn state(&self, approval_ref: &str) -> Result<Option<ApprovalState>, String>;
-    /// Records a decision for a pending request and returns the decision object's ref. Must
-    /// fail when the request is unknown or already decided (a decision is written once).
+    /// Registers a new pending request for `episode`, made by the effect intent `origin` at
+    /// logical time `now` (Unix seconds); returns the request's ref.
+    fn open_request(
+        &self,
+        episode: &str,
+        summary: &str,
+        origin: &str,
+        now: i64,
+    ) -> Result<String, String>;
+    /// The request `request_ref` with its decision and claim, or `None` when no such request
+    /// exists.
+    fn view(&self, request_ref: &str) -> Result<Option<ApprovalView>, String>;
+    /// Records the (only) decision for a pending request and returns the decision's ref; with
+    /// `claim_for` and `approved`, the approval is claimed by that intent in the same
+    /// transaction. Fails when the request is unknown or already decided.
     fn decide(
         &self,
-        approval_ref: &str,
+        request_ref: &str,
         approved: bool,
         decided_by: &str,
+        claim_for: Option<&str>,
+        now: i64,
     ) -> Result<String, String>;
-    /// The invocation id that consumed the approval (`approval_claims.invocation_id`), if any.
-    fn claimed_by(&self, approval_ref: &str) -> Result<Option<String>, String>;
+    /// Claims an approved request for the intent `intent_id` (single use). Fails with
+    /// [`ALREADY_CONSUMED`] when another intent holds it, or when it is not approved.
+    fn claim(&self, request_ref: &str, intent_id: &str) -> Result<(), String>;
 }
 
 /// A yes/no question to a person.
 pub trait Prompter: Send + Sync {
     /// Asks `question` and answers `true` only for an explicit yes, before `deadline`.
     ///
-    /// Errors: no terminal, an I/O error, or no answer before the deadline.
+    /// Errors (the request stays pending): no terminal, an I/O error, or no answer before
+    /// the deadline.
     fn confirm(&self, question: &str, deadline: Instant) -> Result<bool, String>;
 }
 
@@ -85,6 +150,36 @@ pub fn is_yes(answer: &str) -> bool {
     matches!(answer.trim().to_ascii_lowercase().as_str(), "y" | "yes")
 }
 
+/// Checks a request summary: non-empty, at most [`MAX_SUMMARY_BYTES`] bytes, no NUL.
+///
+/// Errors: the message naming what is wrong.
+pub fn check_summary(summary: &str) -> Result<(), String> {
+    if summary.trim().is_empty() {
+        return Err("the approval summary is empty".to_owned());
+    }
+    if summary.len() > MAX_SUMMARY_BYTES {
+        return Err(format!(
+            "the approval summary is {} bytes; at most {MAX_SUMMARY_BYTES}",
+            summary.len()
+        ));
+    }
+    if summary.contains('\0') {
+        return Err("the approval summary contains a NUL character".to_owned());
+    }
+    Ok(())
+}
+
+/// Never asks: every pending approval stays pending (`world serve` without
+/// `--approve-on-tty`, `world mcp`), to be decided with `world approval decide`.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct NoTerminal;
+
+impl Prompter for NoTerminal {
+    fn confirm(&self, _question: &str, _deadline: Instant) -> Result<bool, String> {
+        Err("this surface asks no terminal; decide it with `world approval decide`".to_owned())
+    }
+}
+
 /// Prompts on the controlling terminal (`/dev/tty`), never on stdin/stdout.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct TtyPrompter;
@@ -96,7 +191,9 @@ impl Prompter for TtyPrompter {
             .write(true)
             .open("/dev/tty")
             .map_err(|e| {
-                format!("Human.Approve needs a controlling terminal (attended): /dev/tty: {e}")
+                format!(
+                    "no controlling terminal to ask ({e}); decide it with `world approval decide`"
+                )
             })?;
         write!(tty, "{question} [y/N] ")
             .and_then(|_| tty.flush())
@@ -106,7 +203,7 @@ impl Prompter for TtyPrompter {
             let left = deadline.saturating_duration_since(Instant::now());
             if left.is_zero() {
                 let _ = writeln!(tty);
-                return Err("no answer on the terminal before the deadline".to_owned());
+                return Err("no answer on the terminal before the deadline; decide it with `world approval decide`".to_owned());
             }
             let mut fds = libc::pollfd {
                 fd: tty.as_raw_fd(),
@@ -143,35 +240,50 @@ impl Prompter for TtyPrompter {
     }
 }
 
-fn approval_ref<'a>(
+fn check_ref(effect: &str, r: &str) -> Result<(), String> {
+    if r.is_empty() || r.len() > 256 || r.chars().any(char::is_control) {
+        return Err(format!("{effect} refused: approval_ref {r:?} is not a ref"));
+    }
+    Ok(())
+}
+
+fn op_object<'a>(
     payload: &'a Value,
     effect: &str,
     op: &str,
     keys: &[&str],
-) -> Result<(&'a Map<String, Value>, &'a str), String> {
+) -> Result<&'a Map<String, Value>, String> {
     let obj = payload_object(payload)?;
     check_keys(obj, keys, effect)?;
     let got = required_str(obj, "op", effect)?;
     if got != op {
         return Err(format!("{effect} refuses op {got:?}: it admits only {op}"));
     }
-    let r = required_str(obj, "approval_ref", effect)?;
-    if r.is_empty() || r.len() > 256 || r.chars().any(char::is_control) {
-        return Err(format!("{effect} refused: approval_ref {r:?} is not a ref"));
-    }
-    Ok((obj, r))
+    Ok(obj)
 }
 
-fn state_output(r: &str, state: &ApprovalState, claimed_by: Option<String>) -> Value {
-    let mut out = json!({"ok": true, "approval_ref": r});
+/// The request `r`, which must exist and belong to `episode`.
+fn bound_view(
+    store: &dyn ApprovalStore,
+    effect: &str,
+    r: &str,
+    episode: &str,
+) -> Result<ApprovalView, String> {
+    let view = store
+        .view(r)?
+        .ok_or_else(|| format!("{effect} refused: no approval request {r}"))?;
+    if view.episode != episode {
+        return Err(format!(
+            "{effect} refused: approval request {r} belongs to another episode"
+        ));
+    }
+    Ok(view)
+}
+
+fn state_output(r: &str, state: &ApprovalState, claimed_by: Option<&str>) -> Value {
+    let mut out = json!({"ok": true, "approval_ref": r, "state": state.name()});
     if let Some(map) = out.as_object_mut() {
-        let (name, decision) = match state {
-            ApprovalState::Pending => ("pending", None),
-            ApprovalState::Approved { decision_ref } => ("approved", Some(decision_ref)),
-            ApprovalState::Denied { decision_ref } => ("denied", Some(decision_ref)),
-        };
-        map.insert("state".into(), json!(name));
-        if let Some(d) = decision {
+        if let Some(d) = state.decision_ref() {
             map.insert("decision_ref".into(), json!(d));
         }
         if let Some(inv) = claimed_by {
@@ -181,8 +293,8 @@ fn state_output(r: &str, state: &ApprovalState, claimed_by: Option<String>) -> V
     out
 }
 
-/// `Human.Approve`: asks the person at the terminal to approve a pending request and records
-/// the decision. An already-decided request answers its decision without asking again.
+/// `Human.Approve` (module docs): asks the person at the terminal to decide a pending
+/// request, records the decision, and claims an approval for the effect's intent.
 pub struct ApproveHandler {
     store: Arc<dyn ApprovalStore>,
     prompter: Arc<dyn Prompter>,
@@ -197,40 +309,79 @@ impl ApproveHandler {
     fn run(
         &self,
         ctx: &HandlerContext,
+        intent: &Intent<'_>,
         payload: &Value,
         deadline: Instant,
     ) -> Result<Value, String> {
-        let (obj, r) = approval_ref(
+        let obj = op_object(
             payload,
             HUMAN_APPROVE,
             "approve",
             &["op", "approval_ref", "summary"],
         )?;
-        let summary = required_str(obj, "summary", HUMAN_APPROVE)?;
-        if summary.len() > MAX_SUMMARY_BYTES {
-            return Err(format!(
-                "{HUMAN_APPROVE} refused: the summary is over {MAX_SUMMARY_BYTES} bytes"
-            ));
-        }
-        match self.store.state(r)? {
-            None => Err(format!("{HUMAN_APPROVE} refused: no approval request {r}")),
-            Some(ApprovalState::Pending) => {
-                let question = format!(
-                    "world: episode {} asks for approval {}:\n  {}\nApprove?",
-                    terminal_safe(&ctx.episode),
-                    terminal_safe(r),
-                    terminal_safe(summary)
-                );
-                let approved = self.prompter.confirm(&question, deadline)?;
-                let decision_ref = self.store.decide(r, approved, "terminal")?;
-                let state = if approved {
-                    ApprovalState::Approved { decision_ref }
-                } else {
-                    ApprovalState::Denied { decision_ref }
-                };
-                Ok(state_output(r, &state, None))
+        let r = match (obj.get("approval_ref"), obj.get("summary")) {
+            (Some(_), None) => {
+                let r = required_str(obj, "approval_ref", HUMAN_APPROVE)?;
+                check_ref(HUMAN_APPROVE, r)?;
+                r.to_owned()
             }
-            Some(state) => Ok(state_output(r, &state, self.store.claimed_by(r)?)),
+            (None, Some(_)) => {
+                let summary = required_str(obj, "summary", HUMAN_APPROVE)?;
+                check_summary(summary).map_err(|e| format!("{HUMAN_APPROVE} refused: {e}"))?;
+                self.store
+                    .open_request(&ctx.episode, summary, intent.id, intent.now)?
+            }
+            _ => {
+                return Err(format!(
+                    "{HUMAN_APPROVE} refused: give exactly one of approval_ref (an existing request) or summary (a new one)"
+                ))
+            }
+        };
+        let view = bound_view(self.store.as_ref(), HUMAN_APPROVE, &r, &ctx.episode)?;
+        match &view.state {
+            ApprovalState::Pending => {
+                let question = format!(
+                    "world: episode {} asks for approval ({}):\n  {}\nApprove?",
+                    terminal_safe(&ctx.episode),
+                    terminal_safe(&r),
+                    terminal_safe(&view.summary)
+                );
+                match self.prompter.confirm(&question, deadline) {
+                    Ok(approved) => {
+                        let decision_ref = self.store.decide(
+                            &r,
+                            approved,
+                            "terminal",
+                            Some(intent.id),
+                            intent.now,
+                        )?;
+                        let state = if approved {
+                            ApprovalState::Approved { decision_ref }
+                        } else {
+                            ApprovalState::Denied { decision_ref }
+                        };
+                        Ok(state_output(&r, &state, approved.then_some(intent.id)))
+                    }
+                    Err(why) => {
+                        let mut out = state_output(&r, &view.state, None);
+                        if let Some(map) = out.as_object_mut() {
+                            map.insert("note".into(), json!(why));
+                        }
+                        Ok(out)
+                    }
+                }
+            }
+            ApprovalState::Approved { .. } => match view.claimed_by.as_deref() {
+                Some(by) if by != intent.id => Err(format!(
+                    "{ALREADY_CONSUMED}: approval request {r} was already consumed by {by}; an approval is single use"
+                )),
+                Some(_) => Ok(state_output(&r, &view.state, Some(intent.id))),
+                None => {
+                    self.store.claim(&r, intent.id)?;
+                    Ok(state_output(&r, &view.state, Some(intent.id)))
+                }
+            },
+            ApprovalState::Denied { .. } => Ok(state_output(&r, &view.state, None)),
         }
     }
 }
@@ -240,21 +391,35 @@ impl Handler for ApproveHandler {
         HUMAN_APPROVE
     }
 
+    /// Without an intent there is nothing to claim an approval for: always Failed.
     fn execute(
         &self,
+        _ctx: &HandlerContext,
+        _scope: &str,
+        _payload: &Value,
+        _deadline: Instant,
+    ) -> HandlerOutcome {
+        HandlerOutcome::Failed(format!(
+            "{HUMAN_APPROVE} runs only under a journaled effect intent (it claims the approval for it)"
+        ))
+    }
+
+    fn execute_intent(
+        &self,
         ctx: &HandlerContext,
+        intent: &Intent<'_>,
         _scope: &str,
         payload: &Value,
         deadline: Instant,
     ) -> HandlerOutcome {
-        match self.run(ctx, payload, deadline) {
+        match self.run(ctx, intent, payload, deadline) {
             Ok(out) => HandlerOutcome::json(&out),
             Err(msg) => HandlerOutcome::Failed(msg),
         }
     }
 }
 
-/// `Human.PollApproval`: answers pending / approved / denied (and who consumed it).
+/// `Human.PollApproval`: answers pending / approved / denied (and who consumed it); reads only.
 pub struct PollApprovalHandler {
     store: Arc<dyn ApprovalStore>,
 }
@@ -273,24 +438,22 @@ impl Handler for PollApprovalHandler {
 
     fn execute(
         &self,
-        _ctx: &HandlerContext,
+        ctx: &HandlerContext,
         _scope: &str,
         payload: &Value,
         _deadline: Instant,
     ) -> HandlerOutcome {
         let run = || -> Result<Value, String> {
-            let (_, r) = approval_ref(
+            let obj = op_object(
                 payload,
                 HUMAN_POLL_APPROVAL,
                 "poll",
                 &["op", "approval_ref"],
             )?;
-            match self.store.state(r)? {
-                None => Err(format!(
-                    "{HUMAN_POLL_APPROVAL} refused: no approval request {r}"
-                )),
-                Some(state) => Ok(state_output(r, &state, self.store.claimed_by(r)?)),
-            }
+            let r = required_str(obj, "approval_ref", HUMAN_POLL_APPROVAL)?;
+            check_ref(HUMAN_POLL_APPROVAL, r)?;
+            let view = bound_view(self.store.as_ref(), HUMAN_POLL_APPROVAL, r, &ctx.episode)?;
+            Ok(state_output(r, &view.state, view.claimed_by.as_deref()))
         };
         match run() {
             Ok(out) => HandlerOutcome::json(&out),
@@ -306,49 +469,89 @@ mod tests {
     use std::sync::Mutex;
     use std::time::Duration;
 
-    /// An in-memory store with the trait's semantics (decide once; claims recorded apart).
+    /// An in-memory store with the trait's semantics (decide once; claim once).
     #[derive(Default)]
     struct MemoryStore {
-        states: Mutex<HashMap<String, ApprovalState>>,
-        claims: Mutex<HashMap<String, String>>,
+        views: Mutex<HashMap<String, ApprovalView>>,
+        next: Mutex<u32>,
+    }
+
+    impl MemoryStore {
+        fn add(&self, r: &str, episode: &str) {
+            self.views.lock().expect("lock").insert(
+                r.into(),
+                ApprovalView {
+                    request_ref: r.into(),
+                    episode: episode.into(),
+                    summary: "stored summary \u{1b}[2J".into(),
+                    state: ApprovalState::Pending,
+                    claimed_by: None,
+                },
+            );
+        }
     }
 
     impl ApprovalStore for MemoryStore {
-        fn state(&self, r: &str) -> Result<Option<ApprovalState>, String> {
-            Ok(self
-                .states
-                .lock()
-                .map_err(|e| e.to_string())?
-                .get(r)
-                .cloned())
-        }
-        fn decide(&self, r: &str, approved: bool, by: &str) -> Result<String, String> {
-            let mut states = self.states.lock().map_err(|e| e.to_string())?;
-            match states.get(r) {
-                Some(ApprovalState::Pending) => {
-                    let d = format!("decision-of-{r}-by-{by}");
-                    let s = if approved {
-                        ApprovalState::Approved {
-                            decision_ref: d.clone(),
-                        }
-                    } else {
-                        ApprovalState::Denied {
-                            decision_ref: d.clone(),
-                        }
-                    };
-                    states.insert(r.to_owned(), s);
-                    Ok(d)
-                }
-                _ => Err(format!("approval {r} is not pending")),
+        fn open_request(
+            &self,
+            ep: &str,
+            summary: &str,
+            _o: &str,
+            _n: i64,
+        ) -> Result<String, String> {
+            let mut n = self.next.lock().map_err(|e| e.to_string())?;
+            *n += 1;
+            let r = format!("req-{n}");
+            self.add(&r, ep);
+            if let Some(v) = self.views.lock().map_err(|e| e.to_string())?.get_mut(&r) {
+                v.summary = summary.into();
             }
+            Ok(r)
         }
-        fn claimed_by(&self, r: &str) -> Result<Option<String>, String> {
+        fn view(&self, r: &str) -> Result<Option<ApprovalView>, String> {
             Ok(self
-                .claims
+                .views
                 .lock()
                 .map_err(|e| e.to_string())?
                 .get(r)
                 .cloned())
+        }
+        fn decide(
+            &self,
+            r: &str,
+            approved: bool,
+            by: &str,
+            claim_for: Option<&str>,
+            _now: i64,
+        ) -> Result<String, String> {
+            let mut views = self.views.lock().map_err(|e| e.to_string())?;
+            let v = views.get_mut(r).ok_or("unknown")?;
+            if v.state != ApprovalState::Pending {
+                return Err(format!("approval {r} is already decided"));
+            }
+            let decision_ref = format!("decision-of-{r}-by-{by}");
+            v.state = if approved {
+                v.claimed_by = claim_for.map(str::to_owned);
+                ApprovalState::Approved {
+                    decision_ref: decision_ref.clone(),
+                }
+            } else {
+                ApprovalState::Denied {
+                    decision_ref: decision_ref.clone(),
+                }
+            };
+            Ok(decision_ref)
+        }
+        fn claim(&self, r: &str, intent: &str) -> Result<(), String> {
+            let mut views = self.views.lock().map_err(|e| e.to_string())?;
+            let v = views.get_mut(r).ok_or("unknown")?;
+            match (&v.state, &v.claimed_by) {
+                (ApprovalState::Approved { .. }, None) => {
+                    v.claimed_by = Some(intent.into());
+                    Ok(())
+                }
+                _ => Err(format!("{ALREADY_CONSUMED}: {r}")),
+            }
         }
     }
 
@@ -369,120 +572,157 @@ mod tests {
         }
     }
 
+    fn failed(o: HandlerOutcome) -> String {
+        match o {
+            HandlerOutcome::Failed(m) => m,
+            other => panic!("expected Failed, got {other:?}"),
+        }
+    }
+
+    fn ctx(ep: &str) -> HandlerContext {
+        HandlerContext {
+            episode: ep.into(),
+            ..Default::default()
+        }
+    }
+
+    fn intent(id: &str) -> Intent<'_> {
+        Intent { id, now: 100 }
+    }
+
     #[test]
-    fn approve_then_poll() {
+    fn approve_claims_for_the_intent_then_poll_reads_it() {
         let store = Arc::new(MemoryStore::default());
-        store
-            .states
-            .lock()
-            .expect("lock")
-            .insert("sha256:aa".into(), ApprovalState::Pending);
+        store.add("sha256:aa", "ep1");
         let prompter = Arc::new(Scripted(Ok(true), Mutex::new(Vec::new())));
         let approve = ApproveHandler::new(store.clone(), prompter.clone());
         let poll = PollApprovalHandler::new(store.clone());
-        let ctx = HandlerContext {
-            episode: "ep1".into(),
-            ..Default::default()
-        };
         let d = Instant::now() + Duration::from_secs(1);
         let p = out(poll.execute(
-            &ctx,
+            &ctx("ep1"),
             "s",
             &json!({"op":"poll","approval_ref":"sha256:aa"}),
             d,
         ));
         assert_eq!(p["state"], json!("pending"));
-        let a = out(approve.execute(
-            &ctx,
+        let a = out(approve.execute_intent(
+            &ctx("ep1"),
+            &intent("effect:ep1:1"),
             "s",
-            &json!({"op":"approve","approval_ref":"sha256:aa","summary":"publish \u{1b}[2Jx"}),
+            &json!({"op":"approve","approval_ref":"sha256:aa"}),
             d,
         ));
-        assert_eq!(a["state"], json!("approved"));
+        assert_eq!(
+            a,
+            json!({"ok":true,"approval_ref":"sha256:aa","state":"approved","decision_ref":"decision-of-sha256:aa-by-terminal","claimed_by":"effect:ep1:1"})
+        );
         let asked = prompter.1.lock().expect("lock").clone();
         assert_eq!(asked.len(), 1);
+        assert!(asked[0].contains("stored summary"), "{asked:?}");
         assert!(
             !asked[0].contains('\u{1b}'),
             "escape reached the terminal: {asked:?}"
         );
-        store
-            .claims
-            .lock()
-            .expect("lock")
-            .insert("sha256:aa".into(), "cli:ep1:t1".into());
         let p = out(poll.execute(
-            &ctx,
+            &ctx("ep1"),
             "s",
             &json!({"op":"poll","approval_ref":"sha256:aa"}),
             d,
         ));
-        assert_eq!(
-            p,
-            json!({"ok":true,"approval_ref":"sha256:aa","state":"approved","decision_ref":"decision-of-sha256:aa-by-terminal","claimed_by":"cli:ep1:t1"})
-        );
-        // Deciding again does not ask again.
-        out(approve.execute(
-            &ctx,
+        assert_eq!(p["claimed_by"], json!("effect:ep1:1"));
+        // Single use: another intent cannot consume it, and nobody is asked again.
+        let msg = failed(approve.execute_intent(
+            &ctx("ep1"),
+            &intent("effect:ep1:2"),
             "s",
-            &json!({"op":"approve","approval_ref":"sha256:aa","summary":"x"}),
+            &json!({"op":"approve","approval_ref":"sha256:aa"}),
             d,
         ));
+        assert!(msg.starts_with(ALREADY_CONSUMED), "{msg}");
         assert_eq!(prompter.1.lock().expect("lock").len(), 1);
     }
 
     #[test]
-    fn denial_no_terminal_and_unknown_refs() {
+    fn a_summary_opens_a_request_and_no_terminal_leaves_it_pending() {
         let store = Arc::new(MemoryStore::default());
+        let approve = ApproveHandler::new(store.clone(), Arc::new(NoTerminal));
+        let d = Instant::now();
+        let a = out(approve.execute_intent(
+            &ctx("ep1"),
+            &intent("effect:ep1:1"),
+            "s",
+            &json!({"op":"approve","summary":"deploy v2"}),
+            d,
+        ));
+        assert_eq!(a["state"], json!("pending"));
+        assert_eq!(a["approval_ref"], json!("req-1"));
+        assert!(a["note"]
+            .as_str()
+            .expect("note")
+            .contains("world approval decide"));
+        // Decided out of band (as `world approval decide` does), a later approve claims it.
         store
-            .states
-            .lock()
-            .expect("lock")
-            .insert("r1".into(), ApprovalState::Pending);
-        store
-            .states
-            .lock()
-            .expect("lock")
-            .insert("r2".into(), ApprovalState::Pending);
-        let ctx = HandlerContext::default();
+            .decide("req-1", true, "alice", None, 5)
+            .expect("decide");
+        let a = out(approve.execute_intent(
+            &ctx("ep1"),
+            &intent("effect:ep1:2"),
+            "s",
+            &json!({"op":"approve","approval_ref":"req-1"}),
+            d,
+        ));
+        assert_eq!(a["claimed_by"], json!("effect:ep1:2"));
+    }
+
+    #[test]
+    fn denial_other_episode_and_bad_payloads() {
+        let store = Arc::new(MemoryStore::default());
+        store.add("r1", "ep1");
         let d = Instant::now();
         let no = ApproveHandler::new(
             store.clone(),
             Arc::new(Scripted(Ok(false), Mutex::new(Vec::new()))),
         );
-        assert_eq!(
-            out(no.execute(
-                &ctx,
-                "s",
-                &json!({"op":"approve","approval_ref":"r1","summary":"x"}),
-                d
-            ))["state"],
-            json!("denied")
-        );
-        let headless = ApproveHandler::new(
-            store.clone(),
-            Arc::new(Scripted(Err("no tty".into()), Mutex::new(Vec::new()))),
-        );
-        assert!(matches!(
-            headless.execute(
-                &ctx,
-                "s",
-                &json!({"op":"approve","approval_ref":"r2","summary":"x"}),
-                d
-            ),
-            HandlerOutcome::Failed(_)
+        let a = out(no.execute_intent(
+            &ctx("ep1"),
+            &intent("effect:ep1:1"),
+            "s",
+            &json!({"op":"approve","approval_ref":"r1"}),
+            d,
         ));
-        assert_eq!(
-            store.state("r2").expect("state"),
-            Some(ApprovalState::Pending)
-        );
-        let poll = PollApprovalHandler::new(store);
-        assert!(matches!(
-            poll.execute(&ctx, "s", &json!({"op":"poll","approval_ref":"nope"}), d),
-            HandlerOutcome::Failed(_)
+        assert_eq!(a["state"], json!("denied"));
+        assert!(a.get("claimed_by").is_none());
+        let poll = PollApprovalHandler::new(store.clone());
+        let msg = failed(poll.execute(
+            &ctx("ep2"),
+            "s",
+            &json!({"op":"poll","approval_ref":"r1"}),
+            d,
         ));
-        assert!(matches!(
-            poll.execute(&ctx, "s", &json!({"op":"approve","approval_ref":"r1"}), d),
-            HandlerOutcome::Failed(_)
+        assert!(msg.contains("another episode"), "{msg}");
+        for bad in [
+            json!({"op":"poll","approval_ref":"nope"}),
+            json!({"op":"approve","approval_ref":"r1"}),
+            json!({"op":"poll","approval_ref":"r1","x":1}),
+            json!({"op":"poll","approval_ref":"a\u{0}b"}),
+            json!([1]),
+        ] {
+            failed(poll.execute(&ctx("ep1"), "s", &bad, d));
+        }
+        for bad in [
+            json!({"op":"approve"}),
+            json!({"op":"approve","approval_ref":"r1","summary":"x"}),
+            json!({"op":"approve","summary":""}),
+            json!({"op":"approve","summary":"x".repeat(MAX_SUMMARY_BYTES + 1)}),
+        ] {
+            failed(no.execute_intent(&ctx("ep1"), &intent("effect:ep1:3"), "s", &bad, d));
+        }
+        // No intent: nothing to claim for.
+        failed(no.execute(
+            &ctx("ep1"),
+            "s",
+            &json!({"op":"approve","approval_ref":"r1"}),
+            d,
         ));
     }
 

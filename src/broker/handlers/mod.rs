@@ -160,6 +160,31 @@ pub trait Handler: Send + Sync {
         payload: &Value,
         deadline: Instant,
     ) -> HandlerOutcome;
+
+    /// Runs the effect for the broker's journaled intent `intent` (its id and logical time).
+    /// The broker always calls this; handlers whose effect is bound to the intent (the
+    /// approval handlers record their claim under the intent id) override it, every other
+    /// handler keeps this default, which is [`Handler::execute`].
+    fn execute_intent(
+        &self,
+        ctx: &HandlerContext,
+        intent: &Intent<'_>,
+        scope: &str,
+        payload: &Value,
+        deadline: Instant,
+    ) -> HandlerOutcome {
+        let _ = intent;
+        self.execute(ctx, scope, payload, deadline)
+    }
+}
+
+/// The durable effect intent a handler runs under.
+#[derive(Clone, Copy, Debug)]
+pub struct Intent<'a> {
+    /// `effect:<episode>:<ordinal>` (the journal's `invocation_id` of the intent row).
+    pub id: &'a str,
+    /// The logical time of the request, Unix seconds.
+    pub now: i64,
 }
 
 /// Services a registry can be given; the ones absent leave their effects unserved or failing.

@@ -1,0 +1,631 @@
+//! Approvals in the store (authority-and-broker.md §11, §12 row 5; store-format.md §3.1
+//! `approval_claims`, §3.3 `world/approvals/v1`). The object formats are [U] in the spec and
+//! decided here (docs/DECISIONS.md H-13):
+//!
+//! | Object (`semantic_id`) | Payload (Go-compatible JSON, keys in this order) |
+//! |---|---|
+//! | `world/approval-request/v1` | `{"episodeId","summary","requester","origin","createdAt"}` |
+//! | `world/approval-decision/v1` | `{"requestRef","approved","decidedBy","attended","decidedAt"}` |
+//! | `world/approvals/v1` (registry) | `{"prev","event":"request"\|"decision","ref"}` |
+//!
+//! `origin` makes two requests with the same text distinct objects: the effect intent id
+//! (`effect:<ep>:<n>`) for a request opened by `Human.Approve`, `cli:<32 hex>` for one opened
+//! by `world approval request`. Times are Unix seconds. Every request and decision appends one
+//! registry object whose `prev` is the former head (`""` for the first), compare-and-set in
+//! the same transaction, so the head is an append-only chain of approval events.
+//!
+//! A claim row `approval_claims(approval_ref = decision ref, request_ref = request ref,
+//! invocation_id = the consuming effect intent id)` makes an approval single use: the primary
+//! key refuses a second claim of one decision, the `UNIQUE` intent id a second approval for
+//! one effect. Every write here is one `BEGIN IMMEDIATE` transaction on a connection whose
+//! process holds the writer lock.
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+
+use rusqlite::{Connection, OptionalExtension, TransactionBehavior};
+use serde::Serialize;
+
+use crate::broker::handlers::approval::{
+    check_summary, ApprovalState, ApprovalStore, ApprovalView, ALREADY_CONSUMED,
+};
+use crate::encoding::gojson::Obj;
+use crate::store::{
+    cas_registry_head, object_in, put_object, registry_head_in, Error as StoreError, Object, Store,
+};
+
+/// `world/approval-request/v1`.
+pub const APPROVAL_REQUEST: &str = "world/approval-request/v1";
+/// `world/approval-decision/v1`.
+pub const APPROVAL_DECISION: &str = "world/approval-decision/v1";
+/// The approvals registry head name and its objects' semantic id (store-format.md §3.3).
+pub const APPROVALS_REGISTRY: &str = "world/approvals/v1";
+/// Provenance of approval objects.
+pub const PROVENANCE: &str = "world:approvals";
+/// Longest `requester` / `decidedBy` name, in bytes.
+pub const MAX_NAME_BYTES: usize = 128;
+
+/// Why an approval operation was refused or failed.
+#[derive(Debug, thiserror::Error)]
+pub enum ApprovalError {
+    /// No object with this ref, or the object is not an approval request.
+    #[error("no approval request {0}")]
+    NotFound(String),
+    /// The request already has its decision (a decision is written once).
+    #[error("approval request {request} is already decided ({state}, decision {decision})")]
+    AlreadyDecided {
+        /// The request ref.
+        request: String,
+        /// `approved` or `denied`.
+        state: &'static str,
+        /// The decision ref.
+        decision: String,
+    },
+    /// Only an approved request can be claimed.
+    #[error("approval request {request} is {state}, not approved; nothing to claim")]
+    NotApproved {
+        /// The request ref.
+        request: String,
+        /// `pending` or `denied`.
+        state: &'static str,
+    },
+    /// The approval was claimed already (single use).
+    #[error("{ALREADY_CONSUMED}: approval request {request} was already consumed by {by}; an approval is single use")]
+    AlreadyConsumed {
+        /// The request ref.
+        request: String,
+        /// The intent id that holds the claim.
+        by: String,
+    },
+    /// The effect intent already claimed another approval.
+    #[error("effect intent {0} already claimed another approval")]
+    IntentHasClaim(String),
+    /// Bad text: summary, requester or decider name.
+    #[error("{0}")]
+    Invalid(String),
+    /// A stored approval object does not decode.
+    #[error("corrupt approval object {reference}: {detail}")]
+    Corrupt {
+        /// The object's ref.
+        reference: String,
+        /// Why.
+        detail: String,
+    },
+    /// Store failure.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+impl From<rusqlite::Error> for ApprovalError {
+    fn from(e: rusqlite::Error) -> Self {
+        ApprovalError::Store(StoreError::Sqlite(e))
+    }
+}
+
+/// A new request's fields.
+#[derive(Clone, Debug)]
+pub struct NewRequest<'a> {
+    /// The episode the request is bound to.
+    pub episode: &'a str,
+    /// What the approver is shown ([`check_summary`]).
+    pub summary: &'a str,
+    /// Who asks (`episode:<ep>` for `Human.Approve`, `--requester` for the CLI).
+    pub requester: &'a str,
+    /// What makes the request unique (module docs).
+    pub origin: &'a str,
+    /// Unix seconds.
+    pub now: i64,
+}
+
+/// A decision's fields.
+#[derive(Clone, Debug)]
+pub struct NewDecision<'a> {
+    /// Approve (`true`) or deny.
+    pub approved: bool,
+    /// Who decided (`terminal` for `Human.Approve`, `--decided-by` for the CLI).
+    pub decided_by: &'a str,
+    /// Confirmed by a person at a terminal (`false` for `world approval decide --yes`).
+    pub attended: bool,
+    /// Unix seconds.
+    pub now: i64,
+}
+
+/// One approval: the request, its decision and its claim (`world approval list|show`).
+#[derive(Clone, Debug, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub struct Approval {
+    /// The request object's ref.
+    pub request_ref: String,
+    /// The episode the request is bound to.
+    pub episode: String,
+    /// What the approver is shown.
+    pub summary: String,
+    /// Who asked.
+    pub requester: String,
+    /// The request's origin (module docs).
+    pub origin: String,
+    /// Unix seconds.
+    pub created_at: i64,
+    /// `pending`, `approved` or `denied`.
+    pub state: &'static str,
+    /// The decision object's ref, once decided.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub decision_ref: Option<String>,
+    /// Who decided.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub decided_by: Option<String>,
+    /// Whether the decision was confirmed at a terminal.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub attended: Option<bool>,
+    /// Unix seconds.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub decided_at: Option<i64>,
+    /// The effect intent that consumed the approval.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub claimed_by: Option<String>,
+}
+
+impl Approval {
+    /// The handler view of this approval.
+    pub fn view(&self) -> ApprovalView {
+        let state = match (self.state, &self.decision_ref) {
+            ("approved", Some(d)) => ApprovalState::Approved {
+                decision_ref: d.clone(),
+            },
+            ("denied", Some(d)) => ApprovalState::Denied {
+                decision_ref: d.clone(),
+            },
+            _ => ApprovalState::Pending,
+        };
+        ApprovalView {
+            request_ref: self.request_ref.clone(),
+            episode: self.episode.clone(),
+            summary: self.summary.clone(),
+            state,
+            claimed_by: self.claimed_by.clone(),
+        }
+    }
+}
+
+/// Checks a requester / decider name: 1..=128 bytes of `[A-Za-z0-9._@:-]`.
+///
+/// # Errors
+/// [`ApprovalError::Invalid`] naming the field.
+pub fn check_name(field: &str, name: &str) -> Result<(), ApprovalError> {
+    let ok = !name.is_empty()
+        && name.len() <= MAX_NAME_BYTES
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'@' | b':' | b'-'));
+    if ok {
+        Ok(())
+    } else {
+        Err(ApprovalError::Invalid(format!(
+            "{field} {name:?} must be 1..={MAX_NAME_BYTES} characters of [A-Za-z0-9._@:-]"
+        )))
+    }
+}
+
+struct Request {
+    episode: String,
+    summary: String,
+    requester: String,
+    origin: String,
+    created_at: i64,
+}
+
+struct Decision {
+    reference: String,
+    request_ref: String,
+    approved: bool,
+    decided_by: String,
+    attended: bool,
+    decided_at: i64,
+}
+
+fn corrupt(reference: &str, detail: impl Into<String>) -> ApprovalError {
+    ApprovalError::Corrupt {
+        reference: reference.to_owned(),
+        detail: detail.into(),
+    }
+}
+
+fn decode_request(reference: &str, payload: &[u8]) -> Result<Request, ApprovalError> {
+    let v: serde_json::Value =
+        serde_json::from_slice(payload).map_err(|e| corrupt(reference, e.to_string()))?;
+    let s = |k: &str| {
+        v.get(k)
+            .and_then(|x| x.as_str())
+            .map(str::to_owned)
+            .ok_or_else(|| corrupt(reference, format!("request field {k} is missing")))
+    };
+    Ok(Request {
+        episode: s("episodeId")?,
+        summary: s("summary")?,
+        requester: s("requester")?,
+        origin: s("origin")?,
+        created_at: v
+            .get("createdAt")
+            .and_then(|x| x.as_i64())
+            .ok_or_else(|| corrupt(reference, "request field createdAt is missing"))?,
+    })
+}
+
+fn decode_decision(reference: &str, payload: &[u8]) -> Result<Decision, ApprovalError> {
+    let v: serde_json::Value =
+        serde_json::from_slice(payload).map_err(|e| corrupt(reference, e.to_string()))?;
+    let missing = |k: &str| corrupt(reference, format!("decision field {k} is missing"));
+    Ok(Decision {
+        reference: reference.to_owned(),
+        request_ref: v
+            .get("requestRef")
+            .and_then(|x| x.as_str())
+            .ok_or_else(|| missing("requestRef"))?
+            .to_owned(),
+        approved: v
+            .get("approved")
+            .and_then(|x| x.as_bool())
+            .ok_or_else(|| missing("approved"))?,
+        decided_by: v
+            .get("decidedBy")
+            .and_then(|x| x.as_str())
+            .ok_or_else(|| missing("decidedBy"))?
+            .to_owned(),
+        attended: v
+            .get("attended")
+            .and_then(|x| x.as_bool())
+            .ok_or_else(|| missing("attended"))?,
+        decided_at: v
+            .get("decidedAt")
+            .and_then(|x| x.as_i64())
+            .ok_or_else(|| missing("decidedAt"))?,
+    })
+}
+
+/// Every decision in the store, by request ref. Approvals are person-paced, so one scan of
+/// the decision objects (through `objects_by_semantic_id`) is the whole index.
+fn decisions(conn: &Connection) -> Result<HashMap<String, Decision>, ApprovalError> {
+    let mut stmt = conn.prepare("SELECT hash_ref, payload FROM objects WHERE semantic_id = ?1")?;
+    let rows = stmt.query_map([APPROVAL_DECISION], |r| {
+        Ok((r.get::<_, String>(0)?, r.get::<_, Vec<u8>>(1)?))
+    })?;
+    let mut out = HashMap::new();
+    for row in rows {
+        let (reference, payload) = row?;
+        let d = decode_decision(&reference, &payload)?;
+        if let Some(first) = out.get(&d.request_ref) {
+            let first: &Decision = first;
+            return Err(corrupt(
+                &d.reference,
+                format!(
+                    "request {} has a second decision (first {})",
+                    d.request_ref, first.reference
+                ),
+            ));
+        }
+        out.insert(d.request_ref.clone(), d);
+    }
+    Ok(out)
+}
+
+fn claims(conn: &Connection) -> Result<HashMap<String, String>, ApprovalError> {
+    let mut stmt = conn.prepare("SELECT request_ref, invocation_id FROM approval_claims")?;
+    let rows = stmt.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))?;
+    let mut out = HashMap::new();
+    for row in rows {
+        let (request, by) = row?;
+        out.insert(request, by);
+    }
+    Ok(out)
+}
+
+fn assemble(
+    request_ref: &str,
+    req: Request,
+    decision: Option<&Decision>,
+    claimed_by: Option<String>,
+) -> Approval {
+    Approval {
+        request_ref: request_ref.to_owned(),
+        episode: req.episode,
+        summary: req.summary,
+        requester: req.requester,
+        origin: req.origin,
+        created_at: req.created_at,
+        state: match decision {
+            None => "pending",
+            Some(d) if d.approved => "approved",
+            Some(_) => "denied",
+        },
+        decision_ref: decision.map(|d| d.reference.clone()),
+        decided_by: decision.map(|d| d.decided_by.clone()),
+        attended: decision.map(|d| d.attended),
+        decided_at: decision.map(|d| d.decided_at),
+        claimed_by,
+    }
+}
+
+/// The approval whose request is `request_ref`, or `None` when no such request exists.
+///
+/// # Errors
+/// [`ApprovalError::Corrupt`] for an undecodable approval object; store errors.
+pub fn get(conn: &Connection, request_ref: &str) -> Result<Option<Approval>, ApprovalError> {
+    let Some(obj) = object_in(conn, request_ref)? else {
+        return Ok(None);
+    };
+    if obj.meta.semantic_id != APPROVAL_REQUEST {
+        return Ok(None);
+    }
+    let req = decode_request(request_ref, &obj.payload)?;
+    let decisions = decisions(conn)?;
+    let claimed_by: Option<String> = conn
+        .query_row(
+            "SELECT invocation_id FROM approval_claims WHERE request_ref = ?1",
+            [request_ref],
+            |r| r.get(0),
+        )
+        .optional()?;
+    Ok(Some(assemble(
+        request_ref,
+        req,
+        decisions.get(request_ref),
+        claimed_by,
+    )))
+}
+
+/// Every approval, oldest first (by `createdAt`, then ref), optionally only one episode's.
+///
+/// # Errors
+/// As [`get`].
+pub fn list(conn: &Connection, episode: Option<&str>) -> Result<Vec<Approval>, ApprovalError> {
+    let decisions = decisions(conn)?;
+    let claims = claims(conn)?;
+    let mut stmt = conn.prepare("SELECT hash_ref, payload FROM objects WHERE semantic_id = ?1")?;
+    let rows = stmt.query_map([APPROVAL_REQUEST], |r| {
+        Ok((r.get::<_, String>(0)?, r.get::<_, Vec<u8>>(1)?))
+    })?;
+    let mut out = Vec::new();
+    for row in rows {
+        let (reference, payload) = row?;
+        let req = decode_request(&reference, &payload)?;
+        if episode.is_some_and(|ep| ep != req.episode) {
+            continue;
+        }
+        let claimed = claims.get(&reference).cloned();
+        out.push(assemble(
+            &reference,
+            req,
+            decisions.get(&reference),
+            claimed,
+        ));
+    }
+    out.sort_by(|a, b| {
+        a.created_at
+            .cmp(&b.created_at)
+            .then_with(|| a.request_ref.cmp(&b.request_ref))
+    });
+    Ok(out)
+}
+
+/// Appends one event to the approvals registry chain (compare-and-set on the head).
+fn append_registry(conn: &Connection, event: &str, reference: &str) -> Result<(), ApprovalError> {
+    let prev = registry_head_in(conn, APPROVALS_REGISTRY)?;
+    let payload = Obj::new()
+        .str("prev", prev.as_deref().unwrap_or(""))
+        .str("event", event)
+        .str("ref", reference)
+        .finish();
+    let obj = Object::new(APPROVALS_REGISTRY, PROVENANCE, payload);
+    put_object(conn, &obj)?;
+    cas_registry_head(conn, APPROVALS_REGISTRY, prev.as_deref(), &obj.meta.hash)?;
+    Ok(())
+}
+
+/// Writes a new pending request (and its registry event) inside the caller's transaction;
+/// returns its ref.
+///
+/// # Errors
+/// [`ApprovalError::Invalid`] for a bad summary, requester or episode; store errors.
+pub fn open_request(conn: &Connection, req: &NewRequest<'_>) -> Result<String, ApprovalError> {
+    crate::authority::session::check_episode(req.episode)
+        .map_err(|e| ApprovalError::Invalid(e.to_string()))?;
+    check_summary(req.summary).map_err(ApprovalError::Invalid)?;
+    check_name("requester", req.requester)?;
+    if req.origin.is_empty() || req.origin.len() > 256 {
+        return Err(ApprovalError::Invalid(format!(
+            "request origin {:?} must be 1..=256 bytes",
+            req.origin
+        )));
+    }
+    let payload = Obj::new()
+        .str("episodeId", req.episode)
+        .str("summary", req.summary)
+        .str("requester", req.requester)
+        .str("origin", req.origin)
+        .int("createdAt", req.now)
+        .finish();
+    let obj = Object::new(APPROVAL_REQUEST, PROVENANCE, payload);
+    if object_in(conn, &obj.meta.hash)?.is_none() {
+        put_object(conn, &obj)?;
+        append_registry(conn, "request", &obj.meta.hash)?;
+    }
+    Ok(obj.meta.hash)
+}
+
+/// Writes the decision for a pending request inside the caller's transaction (and, when
+/// approved and `claim_for` is given, the claim for that intent); returns the decision ref.
+///
+/// # Errors
+/// [`ApprovalError::NotFound`], [`ApprovalError::AlreadyDecided`], [`ApprovalError::Invalid`]
+/// for a bad decider name, the claim errors of [`claim`]; store errors.
+pub fn decide(
+    conn: &Connection,
+    request_ref: &str,
+    decision: &NewDecision<'_>,
+    claim_for: Option<&str>,
+) -> Result<String, ApprovalError> {
+    check_name("decided-by", decision.decided_by)?;
+    let current =
+        get(conn, request_ref)?.ok_or_else(|| ApprovalError::NotFound(request_ref.to_owned()))?;
+    if let Some(d) = current.decision_ref {
+        return Err(ApprovalError::AlreadyDecided {
+            request: request_ref.to_owned(),
+            state: current.state,
+            decision: d,
+        });
+    }
+    let payload = Obj::new()
+        .str("requestRef", request_ref)
+        .bool("approved", decision.approved)
+        .str("decidedBy", decision.decided_by)
+        .bool("attended", decision.attended)
+        .int("decidedAt", decision.now)
+        .finish();
+    let obj = Object::new(APPROVAL_DECISION, PROVENANCE, payload);
+    put_object(conn, &obj)?;
+    append_registry(conn, "decision", &obj.meta.hash)?;
+    if let (true, Some(intent)) = (decision.approved, claim_for) {
+        insert_claim(conn, &obj.meta.hash, request_ref, intent)?;
+    }
+    Ok(obj.meta.hash)
+}
+
+fn insert_claim(
+    conn: &Connection,
+    decision_ref: &str,
+    request_ref: &str,
+    intent: &str,
+) -> Result<(), ApprovalError> {
+    let held: Option<String> = conn
+        .query_row(
+            "SELECT request_ref FROM approval_claims WHERE invocation_id = ?1",
+            [intent],
+            |r| r.get(0),
+        )
+        .optional()?;
+    if held.is_some_and(|r| r != request_ref) {
+        return Err(ApprovalError::IntentHasClaim(intent.to_owned()));
+    }
+    conn.execute(
+        "INSERT INTO approval_claims (approval_ref, request_ref, invocation_id) VALUES (?1, ?2, ?3)",
+        [decision_ref, request_ref, intent],
+    )?;
+    Ok(())
+}
+
+/// Claims an approved request for the effect intent `intent` inside the caller's transaction.
+/// Claiming again for the same intent is a no-op.
+///
+/// # Errors
+/// [`ApprovalError::NotFound`], [`ApprovalError::NotApproved`],
+/// [`ApprovalError::AlreadyConsumed`], [`ApprovalError::IntentHasClaim`]; store errors.
+pub fn claim(conn: &Connection, request_ref: &str, intent: &str) -> Result<(), ApprovalError> {
+    let current =
+        get(conn, request_ref)?.ok_or_else(|| ApprovalError::NotFound(request_ref.to_owned()))?;
+    match (&current.decision_ref, current.state) {
+        (Some(decision_ref), "approved") => match current.claimed_by {
+            Some(by) if by == intent => Ok(()),
+            Some(by) => Err(ApprovalError::AlreadyConsumed {
+                request: request_ref.to_owned(),
+                by,
+            }),
+            None => insert_claim(conn, decision_ref, request_ref, intent),
+        },
+        (_, state) => Err(ApprovalError::NotApproved {
+            request: request_ref.to_owned(),
+            state,
+        }),
+    }
+}
+
+/// [`ApprovalStore`] over a store file, for the handlers of a process that holds the writer
+/// lock: each call is one `BEGIN IMMEDIATE` transaction on a companion connection
+/// ([`Store::companion`]), so a decision or claim is durable before the handler returns and
+/// the broker writes the effect's outcome.
+pub struct StoreApprovals {
+    conn: Mutex<Connection>,
+}
+
+impl StoreApprovals {
+    /// Approvals over the store `store` holds the writer lock for.
+    ///
+    /// # Errors
+    /// [`StoreError::ReadOnly`] when `store` is a read-only or in-memory handle; SQLite errors
+    /// opening the companion connection.
+    pub fn for_writer(store: &Store) -> Result<StoreApprovals, StoreError> {
+        Ok(StoreApprovals {
+            conn: Mutex::new(store.companion()?),
+        })
+    }
+
+    fn with_tx<T>(
+        &self,
+        f: impl FnOnce(&Connection) -> Result<T, ApprovalError>,
+    ) -> Result<T, String> {
+        let mut conn = self
+            .conn
+            .lock()
+            .map_err(|_| "approval store: a previous call panicked".to_owned())?;
+        let tx = conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(|e| format!("approval store: {e}"))?;
+        let value = f(&tx).map_err(|e| e.to_string())?;
+        tx.commit().map_err(|e| format!("approval store: {e}"))?;
+        Ok(value)
+    }
+}
+
+impl ApprovalStore for StoreApprovals {
+    fn open_request(
+        &self,
+        episode: &str,
+        summary: &str,
+        origin: &str,
+        now: i64,
+    ) -> Result<String, String> {
+        let requester = format!("episode:{episode}");
+        self.with_tx(|tx| {
+            open_request(
+                tx,
+                &NewRequest {
+                    episode,
+                    summary,
+                    requester: &requester,
+                    origin,
+                    now,
+                },
+            )
+        })
+    }
+
+    fn view(&self, request_ref: &str) -> Result<Option<ApprovalView>, String> {
+        self.with_tx(|tx| Ok(get(tx, request_ref)?.map(|a| a.view())))
+    }
+
+    fn decide(
+        &self,
+        request_ref: &str,
+        approved: bool,
+        decided_by: &str,
+        claim_for: Option<&str>,
+        now: i64,
+    ) -> Result<String, String> {
+        self.with_tx(|tx| {
+            decide(
+                tx,
+                request_ref,
+                &NewDecision {
+                    approved,
+                    decided_by,
+                    attended: true,
+                    now,
+                },
+                claim_for,
+            )
+        })
+    }
+
+    fn claim(&self, request_ref: &str, intent_id: &str) -> Result<(), String> {
+        self.with_tx(|tx| claim(tx, request_ref, intent_id))
+    }
+}

@@ -1,0 +1,308 @@
+//! `world approval request|list|show|decide`: the person's side of `Human.Approve` /
+//! `Human.PollApproval` (authority-and-broker.md §11–§12; DECISIONS H-13).
+
+use clap::{Subcommand, ValueEnum};
+
+use super::output::{short, table, Output};
+use super::{fence, CliError, Context, Exit};
+use crate::authority::approvals::{self, Approval, ApprovalError, NewDecision, NewRequest};
+use crate::broker::handlers::approval::terminal_safe;
+use crate::encoding::HashRef;
+
+/// Approval commands.
+#[derive(Subcommand, Debug)]
+pub enum Cmd {
+    /// Open a pending approval request for an episode and print its ref
+    ///
+    /// A transition passes the ref to Human.Approve (`{"op":"approve","approval_ref":R}`) or
+    /// Human.PollApproval; a transition can also open one itself with
+    /// `{"op":"approve","summary":TEXT}`.
+    Request {
+        /// The episode the request is bound to (only its sessions can use it)
+        #[arg(long)]
+        episode: String,
+        /// What the approver is shown (at most 4096 bytes)
+        #[arg(long)]
+        summary: String,
+        /// Who asks: 1-128 characters of [A-Za-z0-9._@:-]
+        #[arg(long, default_value = "operator")]
+        requester: String,
+    },
+    /// List approval requests with their state and the effect that consumed each
+    List {
+        /// Only this episode
+        #[arg(long)]
+        episode: Option<String>,
+        /// Only requests in this state
+        #[arg(long, value_enum)]
+        state: Option<StateFilter>,
+    },
+    /// Show one approval request with its decision and claim
+    Show {
+        /// The request ref (sha256:…)
+        #[arg(value_name = "REF")]
+        reference: String,
+    },
+    /// Decide a pending request (attended: a human confirms at the terminal)
+    ///
+    /// --yes skips the terminal for scripts and is recorded as unattended in the decision.
+    /// A decision is written once; an approval is consumed by the first Human.Approve effect
+    /// of the request's episode that claims it.
+    Decide {
+        /// The request ref (sha256:…)
+        #[arg(value_name = "REF")]
+        reference: String,
+        /// Approve the request
+        #[arg(long, conflicts_with = "deny", required_unless_present = "deny")]
+        approve: bool,
+        /// Deny the request
+        #[arg(long)]
+        deny: bool,
+        /// Who decides: 1-128 characters of [A-Za-z0-9._@:-]
+        #[arg(long, default_value = "operator")]
+        decided_by: String,
+        /// No terminal confirmation (scripts, CI): recorded as unattended
+        #[arg(long)]
+        yes: bool,
+    },
+}
+
+/// `--state` values.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum StateFilter {
+    /// Not decided yet
+    Pending,
+    /// Approved (consumed or not)
+    Approved,
+    /// Denied
+    Denied,
+}
+
+fn check_ref(what: &str, reference: &str) -> Result<(), CliError> {
+    HashRef::parse(reference)
+        .map(|_| ())
+        .map_err(|e| CliError::usage(what, format!("{reference:?} is not a sha256: ref: {e}")))
+}
+
+fn approval_err(what: &str, e: ApprovalError) -> CliError {
+    match e {
+        ApprovalError::Store(s) => CliError::store(what, s),
+        ApprovalError::Corrupt { .. } => CliError::new(Exit::Integrity, what, e),
+        ApprovalError::Invalid(_) => CliError::usage(what, e),
+        other => CliError::failed(what, other),
+    }
+}
+
+fn state_text(a: &Approval) -> String {
+    match (&a.claimed_by, a.state) {
+        (Some(_), "approved") => "approved, consumed".into(),
+        (_, s) => s.into(),
+    }
+}
+
+fn print_one(out: &mut Output, a: &Approval) -> Result<(), CliError> {
+    if out.json {
+        out.json_line(a)?;
+        return Ok(());
+    }
+    out.line(format!("request   {}", a.request_ref))?;
+    out.line(format!("episode   {}", a.episode))?;
+    out.line(format!("state     {}", state_text(a)))?;
+    out.line(format!(
+        "requested by {} at {} (origin {})",
+        a.requester,
+        crate::authority::session::rfc3339(a.created_at),
+        a.origin
+    ))?;
+    if let (Some(d), Some(by), Some(at), Some(att)) =
+        (&a.decision_ref, &a.decided_by, a.decided_at, a.attended)
+    {
+        out.line(format!(
+            "decision  {d} by {by} at {}{}",
+            crate::authority::session::rfc3339(at),
+            if att { "" } else { " [unattended]" }
+        ))?;
+    }
+    if let Some(c) = &a.claimed_by {
+        out.line(format!("consumed by {c}"))?;
+    }
+    out.line("summary:")?;
+    for l in terminal_safe(&a.summary).lines() {
+        out.line(format!("  {l}"))?;
+    }
+    Ok(())
+}
+
+/// Run `world approval …`.
+pub fn run(ctx: &Context, out: &mut Output, cmd: Cmd) -> Result<Exit, CliError> {
+    match cmd {
+        Cmd::Request {
+            episode,
+            summary,
+            requester,
+        } => {
+            let what = "approval request";
+            let nonce =
+                crate::authority::session::new_token().map_err(|e| CliError::failed(what, e))?;
+            let origin = format!("cli:{}", &nonce[..32]);
+            let req = NewRequest {
+                episode: &episode,
+                summary: &summary,
+                requester: &requester,
+                origin: &origin,
+                now: ctx.now(),
+            };
+            // Check the input before taking the lock, so bad input never waits on it.
+            crate::authority::session::check_episode(&episode)
+                .map_err(|e| CliError::usage(what, e))?;
+            crate::broker::handlers::approval::check_summary(&summary)
+                .map_err(|e| CliError::usage(what, e))?;
+            approvals::check_name("--requester", &requester).map_err(|e| approval_err(what, e))?;
+            let mut store = ctx.open_write(false)?;
+            let tx = store.immediate().map_err(|e| CliError::store(what, e))?;
+            let r = approvals::open_request(&tx, &req).map_err(|e| approval_err(what, e))?;
+            tx.commit().map_err(|e| CliError::store(what, e.into()))?;
+            if out.json {
+                out.json_line(
+                    &serde_json::json!({"requestRef": r, "episode": episode, "state": "pending"}),
+                )?;
+            } else {
+                out.line(&r)?;
+                out.status(format!(
+                    "opened approval request for episode {episode}; a transition passes it to Human.Approve as approval_ref"
+                ));
+            }
+            Ok(Exit::Success)
+        }
+        Cmd::List { episode, state } => {
+            let store = ctx.open_read()?;
+            let rows = approvals::list(store.conn(), episode.as_deref())
+                .map_err(|e| approval_err("approval list", e))?;
+            let rows: Vec<Approval> = rows
+                .into_iter()
+                .filter(|a| match state {
+                    None => true,
+                    Some(StateFilter::Pending) => a.state == "pending",
+                    Some(StateFilter::Approved) => a.state == "approved",
+                    Some(StateFilter::Denied) => a.state == "denied",
+                })
+                .collect();
+            if out.json {
+                for a in &rows {
+                    out.json_line(a)?;
+                }
+                return Ok(Exit::Success);
+            }
+            let mut t = table(
+                &["request", "episode", "state", "consumed by", "summary"],
+                out.color,
+            );
+            for a in &rows {
+                let mut summary = terminal_safe(a.summary.lines().next().unwrap_or(""));
+                if summary.chars().count() > 60 {
+                    summary = summary.chars().take(59).collect::<String>() + "…";
+                }
+                t.add_row(vec![
+                    short(&a.request_ref),
+                    a.episode.clone(),
+                    state_text(a),
+                    a.claimed_by.clone().unwrap_or_default(),
+                    summary,
+                ]);
+            }
+            if !rows.is_empty() {
+                out.line(t.to_string())?;
+            }
+            out.line(format!("{} approval request(s)", rows.len()))?;
+            Ok(Exit::Success)
+        }
+        Cmd::Show { reference } => {
+            let what = "approval show";
+            check_ref(what, &reference)?;
+            let store = ctx.open_read()?;
+            let a = approvals::get(store.conn(), &reference)
+                .map_err(|e| approval_err(what, e))?
+                .ok_or_else(|| approval_err(what, ApprovalError::NotFound(reference.clone())))?;
+            print_one(out, &a)?;
+            Ok(Exit::Success)
+        }
+        Cmd::Decide {
+            reference,
+            approve,
+            deny,
+            decided_by,
+            yes,
+        } => {
+            let what = "approval decide";
+            check_ref(what, &reference)?;
+            approvals::check_name("--decided-by", &decided_by)
+                .map_err(|e| approval_err(what, e))?;
+            let approved = approve && !deny;
+            // Read what is being decided first; the person answers without the lock held.
+            let current = {
+                let store = ctx.open_read()?;
+                approvals::get(store.conn(), &reference)
+                    .map_err(|e| approval_err(what, e))?
+                    .ok_or_else(|| approval_err(what, ApprovalError::NotFound(reference.clone())))?
+            };
+            if let Some(d) = &current.decision_ref {
+                return Err(approval_err(
+                    what,
+                    ApprovalError::AlreadyDecided {
+                        request: reference.clone(),
+                        state: current.state,
+                        decision: d.clone(),
+                    },
+                ));
+            }
+            if !yes {
+                let mut tty = fence::open_tty().map_err(|e| {
+                    let mut err = CliError::new(Exit::Integrity, what, "");
+                    err.verbatim = Some(format!("refusing: no controlling terminal ({e}); deciding an approval requires one human act at a terminal"));
+                    err.hint("scripts and CI can pass --yes (recorded as unattended)")
+                })?;
+                let verb = if approved { "APPROVE" } else { "DENY" };
+                let answer = tty
+                    .ask(&format!(
+                        "Approval request {} for episode {}:\n  {}\n{verb} it? [y/N] ",
+                        reference,
+                        terminal_safe(&current.episode),
+                        terminal_safe(&current.summary).replace('\n', "\n  ")
+                    ))
+                    .map_err(|e| CliError::new(Exit::Integrity, what, format!("terminal: {e}")))?;
+                if !crate::broker::handlers::approval::is_yes(&answer.unwrap_or_default()) {
+                    let mut err = CliError::new(Exit::Integrity, what, "");
+                    err.verbatim = Some("aborted (not confirmed); nothing was written".into());
+                    return Err(err);
+                }
+            }
+            let mut store = ctx.open_write(false)?;
+            let tx = store.immediate().map_err(|e| CliError::store(what, e))?;
+            let d = approvals::decide(
+                &tx,
+                &reference,
+                &NewDecision {
+                    approved,
+                    decided_by: &decided_by,
+                    attended: !yes,
+                    now: ctx.now(),
+                },
+                None,
+            )
+            .map_err(|e| approval_err(what, e))?;
+            tx.commit().map_err(|e| CliError::store(what, e.into()))?;
+            let state = if approved { "approved" } else { "denied" };
+            if out.json {
+                out.json_line(&serde_json::json!({"requestRef": reference, "state": state, "decisionRef": d, "attended": !yes}))?;
+            } else {
+                out.line(&d)?;
+                out.status(format!(
+                    "{state} approval request {}{}",
+                    short(&reference),
+                    if yes { " [unattended]" } else { "" }
+                ));
+            }
+            Ok(Exit::Success)
+        }
+    }
+}

@@ -1,0 +1,507 @@
+//! `Human.Approve` / `Human.PollApproval` and `world approval …` end to end through the binary
+//! (authority-and-broker.md §11–§12, issue 4; DECISIONS H-13): requests opened by a transition
+//! or the CLI, decided at a (pseudo-)terminal or with `--yes`, claimed once by an effect
+//! intent, episode binding, bad input that changes nothing.
+//!
+//! Transition: fixtures/transitions/approval.ail (published from fixtures/transitions/manifest.json).
+
+mod invoke_support;
+
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Output, Stdio};
+
+use invoke_support::{assert_exit, json_lines, stderr, stdout_json, Env};
+use serde_json::Value;
+
+const APPROVE: &str = "Human.Approve=approvals:5";
+const POLL: &str = "Human.PollApproval=approvals:5";
+
+fn env() -> Env {
+    let env = Env::bare();
+    env.ok(&["genesis"]);
+    env.ok(&[
+        "publish",
+        "--manifest",
+        "fixtures/transitions/manifest.json",
+        "--yes",
+    ]);
+    env
+}
+
+/// `world ARGS` in a new session with no controlling terminal (a script, CI).
+fn detached(env: &Env, args: &[&str]) -> Output {
+    let mut c = env.std_cmd(args);
+    c.stdin(Stdio::null());
+    // SAFETY: setsid is async-signal-safe and runs in the child between fork and exec.
+    unsafe {
+        c.pre_exec(|| {
+            libc::setsid();
+            Ok(())
+        });
+    }
+    c.output().expect("run world")
+}
+
+fn invoke(env: &Env, tok: &Path, args: &str) -> Output {
+    let tok = tok.to_string_lossy().into_owned();
+    detached(
+        env,
+        &[
+            "invoke",
+            "approval",
+            "--session",
+            &tok,
+            "--args",
+            args,
+            "--json",
+        ],
+    )
+}
+
+fn output_of(out: &Output) -> Value {
+    stdout_json(out)["output"].clone()
+}
+
+fn approvals(env: &Env) -> Vec<Value> {
+    json_lines(&env.ok(&["approval", "list", "--json"]))
+}
+
+fn claims(env: &Env) -> Vec<(String, String, String)> {
+    let conn = env.conn();
+    let mut stmt = conn
+        .prepare("SELECT approval_ref, request_ref, invocation_id FROM approval_claims ORDER BY invocation_id")
+        .expect("prepare");
+    stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+        .expect("query")
+        .collect::<Result<_, _>>()
+        .expect("rows")
+}
+
+#[test]
+fn a_cli_request_decided_with_yes_is_claimed_once_by_an_effect() {
+    let env = env();
+    let tok = env.mint("ep1", &[APPROVE, POLL]);
+    let r = env
+        .ok(&[
+            "approval",
+            "request",
+            "--episode",
+            "ep1",
+            "--summary",
+            "deploy v2 to prod",
+            "--requester",
+            "alice",
+        ])
+        .trim()
+        .to_string();
+    assert!(r.starts_with("sha256:"), "{r}");
+
+    let poll = invoke(
+        &env,
+        &tok,
+        &format!(r#"{{"approval_ref":"{r}","poll":true}}"#),
+    );
+    assert_exit(&poll, 0);
+    assert_eq!(output_of(&poll)["approval"]["state"], "pending");
+
+    let decided = env.ok(&[
+        "approval",
+        "decide",
+        &r,
+        "--approve",
+        "--yes",
+        "--decided-by",
+        "bob",
+    ]);
+    let decision = decided.trim().to_string();
+    let shown = json_lines(&env.ok(&["approval", "show", &r, "--json"]));
+    assert_eq!(shown[0]["state"], "approved");
+    assert_eq!(shown[0]["decidedBy"], "bob");
+    assert_eq!(
+        shown[0]["attended"], false,
+        "--yes is recorded as unattended"
+    );
+    assert_eq!(shown[0]["decisionRef"], decision.as_str());
+
+    let first = invoke(&env, &tok, &format!(r#"{{"approval_ref":"{r}"}}"#));
+    assert_exit(&first, 0);
+    let o = output_of(&first);
+    assert_eq!(o["approved"], true, "{o}");
+    let by = o["approval"]["claimed_by"]
+        .as_str()
+        .expect("claimed_by")
+        .to_string();
+    assert!(by.starts_with("effect:ep1:"), "{by}");
+    assert_eq!(
+        claims(&env),
+        vec![(decision.clone(), r.clone(), by.clone())]
+    );
+
+    // Single use: the second claim fails the effect (unit spent), the claim is unchanged.
+    let second = invoke(&env, &tok, &format!(r#"{{"approval_ref":"{r}"}}"#));
+    assert_exit(&second, 9);
+    assert!(
+        stderr(&second).contains("ErrApprovalAlreadyConsumed"),
+        "{}",
+        stderr(&second)
+    );
+    assert_eq!(claims(&env).len(), 1);
+    let failed: Vec<Value> = env
+        .effects(&[])
+        .into_iter()
+        .filter(|e| e["failed"] == true)
+        .collect();
+    assert_eq!(failed.len(), 1, "{failed:?}");
+    let rec = failed[0]["ref"].as_str().expect("record ref").to_string();
+    let show = env.ok(&["effects", "show", &rec]);
+    assert!(
+        show.contains("failure  ErrApprovalAlreadyConsumed"),
+        "{show}"
+    );
+
+    // A decision is written once.
+    let again = env.run(&["approval", "decide", &r, "--deny", "--yes"]);
+    assert_exit(&again, 1);
+    assert!(
+        stderr(&again).contains("already decided"),
+        "{}",
+        stderr(&again)
+    );
+    let list = approvals(&env);
+    assert_eq!(list.len(), 1);
+    assert_eq!(list[0]["claimedBy"], by.as_str());
+    env.verify_ok();
+}
+
+#[test]
+fn a_transition_opens_a_request_that_stays_pending_without_a_terminal() {
+    let env = env();
+    let tok = env.mint("ep1", &[APPROVE, POLL]);
+    let out = invoke(&env, &tok, r#"{"summary":"rotate the signing key"}"#);
+    assert_exit(&out, 0);
+    let o = output_of(&out);
+    assert_eq!(o["approved"], false);
+    assert_eq!(o["approval"]["state"], "pending");
+    assert!(
+        o["approval"]["note"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("world approval decide"),
+        "{o}"
+    );
+    let r = o["approval"]["approval_ref"]
+        .as_str()
+        .expect("ref")
+        .to_string();
+    let list = approvals(&env);
+    assert_eq!(list.len(), 1);
+    assert_eq!(list[0]["requestRef"], r.as_str());
+    assert_eq!(list[0]["episode"], "ep1");
+    assert_eq!(list[0]["summary"], "rotate the signing key");
+    assert!(list[0]["origin"]
+        .as_str()
+        .unwrap_or_default()
+        .starts_with("effect:ep1:"));
+
+    env.ok(&["approval", "decide", &r, "--deny", "--yes"]);
+    let poll = invoke(
+        &env,
+        &tok,
+        &format!(r#"{{"approval_ref":"{r}","poll":true}}"#),
+    );
+    assert_eq!(output_of(&poll)["approval"]["state"], "denied");
+    // Approve on a denied request answers denied; nothing is claimed.
+    let denied = invoke(&env, &tok, &format!(r#"{{"approval_ref":"{r}"}}"#));
+    assert_exit(&denied, 0);
+    assert_eq!(output_of(&denied)["approved"], false);
+    assert!(claims(&env).is_empty());
+    let pending = json_lines(&env.ok(&["approval", "list", "--state", "pending", "--json"]));
+    assert!(pending.is_empty());
+    env.verify_ok();
+}
+
+#[test]
+fn another_episodes_request_is_refused_and_not_claimed() {
+    let env = env();
+    let tok2 = env.mint("ep2", &[APPROVE, POLL]);
+    let r = env
+        .ok(&[
+            "approval",
+            "request",
+            "--episode",
+            "ep1",
+            "--summary",
+            "ep1 only",
+        ])
+        .trim()
+        .to_string();
+    env.ok(&["approval", "decide", &r, "--approve", "--yes"]);
+    for args in [
+        format!(r#"{{"approval_ref":"{r}"}}"#),
+        format!(r#"{{"approval_ref":"{r}","poll":true}}"#),
+    ] {
+        let out = invoke(&env, &tok2, &args);
+        assert_exit(&out, 9);
+        assert!(
+            stderr(&out).contains("belongs to another episode"),
+            "{}",
+            stderr(&out)
+        );
+    }
+    assert!(claims(&env).is_empty());
+    // An unknown ref fails the effect the same way, naming it.
+    let unknown = format!("sha256:{}", "ab".repeat(32));
+    let out = invoke(&env, &tok2, &format!(r#"{{"approval_ref":"{unknown}"}}"#));
+    assert_exit(&out, 9);
+    assert!(
+        stderr(&out).contains("no approval request"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn an_exhausted_budget_denies_before_any_request_is_opened() {
+    let env = env();
+    let tok = env.mint("ep1", &["Human.Approve=approvals:1"]);
+    assert_exit(&invoke(&env, &tok, r#"{"summary":"one"}"#), 0);
+    let out = invoke(&env, &tok, r#"{"summary":"two"}"#);
+    assert_exit(&out, 8);
+    assert_eq!(approvals(&env).len(), 1, "a denial opens no request");
+}
+
+#[test]
+fn bad_approval_input_is_refused_and_changes_nothing() {
+    let env = env();
+    let r = env
+        .ok(&["approval", "request", "--episode", "ep1", "--summary", "x"])
+        .trim()
+        .to_string();
+    let before = env.fingerprint();
+    let long = "y".repeat(4097);
+    let cases: Vec<(Vec<&str>, i32, &str)> = vec![
+        (
+            vec!["approval", "request", "--episode", "EP!", "--summary", "x"],
+            2,
+            "episode",
+        ),
+        (
+            vec!["approval", "request", "--episode", "ep1", "--summary", "  "],
+            2,
+            "summary is empty",
+        ),
+        (
+            vec![
+                "approval",
+                "request",
+                "--episode",
+                "ep1",
+                "--summary",
+                &long,
+            ],
+            2,
+            "4097 bytes",
+        ),
+        (
+            vec![
+                "approval",
+                "request",
+                "--episode",
+                "ep1",
+                "--summary",
+                "x",
+                "--requester",
+                "a b",
+            ],
+            2,
+            "--requester",
+        ),
+        (
+            vec!["approval", "decide", "sha256:zz", "--approve", "--yes"],
+            2,
+            "not a sha256: ref",
+        ),
+        (
+            vec![
+                "approval",
+                "decide",
+                &r,
+                "--approve",
+                "--yes",
+                "--decided-by",
+                "",
+            ],
+            2,
+            "--decided-by",
+        ),
+        (
+            vec!["approval", "decide", &r, "--approve", "--deny", "--yes"],
+            2,
+            "cannot be used",
+        ),
+        (vec!["approval", "decide", &r, "--yes"], 2, "--approve"),
+        (vec!["approval", "show", "nope"], 2, "not a sha256: ref"),
+    ];
+    for (args, code, want) in &cases {
+        let out = detached(&env, args);
+        assert_exit(&out, *code);
+        assert!(stderr(&out).contains(want), "{args:?}: {}", stderr(&out));
+    }
+    let unknown = format!("sha256:{}", "cd".repeat(32));
+    for args in [
+        vec!["approval", "decide", unknown.as_str(), "--approve", "--yes"],
+        vec!["approval", "show", unknown.as_str()],
+    ] {
+        let out = detached(&env, &args);
+        assert_exit(&out, 1);
+        assert!(
+            stderr(&out).contains("no approval request"),
+            "{}",
+            stderr(&out)
+        );
+    }
+    // Deciding is attended: no terminal and no --yes is a refusal (exit 3).
+    let out = detached(&env, &["approval", "decide", &r, "--approve"]);
+    assert_exit(&out, 3);
+    assert!(
+        stderr(&out).contains("no controlling terminal"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(env.fingerprint(), before, "bad input changed the store");
+}
+
+// ------------------------------------------------------------ attended, on a pseudo-terminal
+
+fn pty() -> (std::fs::File, std::fs::File) {
+    use std::os::fd::FromRawFd;
+    let (mut master, mut slave) = (0, 0);
+    // SAFETY: openpty writes two fds into the out-pointers; the other arguments may be null.
+    let rc = unsafe {
+        libc::openpty(
+            &mut master,
+            &mut slave,
+            std::ptr::null_mut(),
+            std::ptr::null(),
+            std::ptr::null(),
+        )
+    };
+    assert_eq!(rc, 0, "openpty: {}", std::io::Error::last_os_error());
+    // SAFETY: both fds were just opened by openpty and are owned here.
+    unsafe {
+        (
+            std::fs::File::from_raw_fd(master),
+            std::fs::File::from_raw_fd(slave),
+        )
+    }
+}
+
+/// `world ARGS` in a new session whose controlling terminal is a fresh pty on which `answer`
+/// is typed; returns the output and what the terminal showed.
+fn on_terminal(env: &Env, args: &[&str], answer: &str) -> (Output, String) {
+    use std::io::{Read, Write};
+    use std::os::fd::AsRawFd;
+    let (mut master, slave) = pty();
+    let fd = slave.as_raw_fd();
+    let mut c = env.std_cmd(args);
+    c.stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    // SAFETY: setsid and ioctl are async-signal-safe; fd is open in the child (inherited).
+    unsafe {
+        c.pre_exec(move || {
+            if libc::setsid() < 0 || libc::ioctl(fd, libc::TIOCSCTTY as _, 0) < 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    // Typed ahead: the line discipline holds it until the prompt reads.
+    master
+        .write_all(format!("{answer}\r").as_bytes())
+        .expect("type");
+    let child = c.spawn().expect("spawn");
+    drop(slave);
+    let mut reader = master.try_clone().expect("clone");
+    let shown = std::thread::spawn(move || {
+        let mut all = Vec::new();
+        let mut buf = [0u8; 4096];
+        while let Ok(n) = reader.read(&mut buf) {
+            if n == 0 {
+                break;
+            }
+            all.extend_from_slice(&buf[..n]);
+        }
+        String::from_utf8_lossy(&all).into_owned()
+    });
+    let out = child.wait_with_output().expect("wait");
+    drop(master);
+    (out, shown.join().unwrap_or_default())
+}
+
+#[test]
+fn attended_approve_asks_on_the_terminal_and_claims() {
+    let env = env();
+    let tok: PathBuf = env.mint("ep1", &[APPROVE]);
+    let tok = tok.to_string_lossy().into_owned();
+    let args = [
+        "invoke",
+        "approval",
+        "--session",
+        tok.as_str(),
+        "--args",
+        r#"{"summary":"ship it \u001b[2J now"}"#,
+        "--json",
+    ];
+    let (yes, shown) = on_terminal(&env, &args, "y");
+    assert_exit(&yes, 0);
+    assert!(
+        shown.contains("asks for approval"),
+        "terminal showed {shown:?}"
+    );
+    assert!(
+        shown.contains("ship it \\u{1b}[2J now"),
+        "the escape is shown escaped: {shown:?}"
+    );
+    let o = output_of(&yes);
+    assert_eq!(o["approved"], true, "{o}");
+    assert_eq!(claims(&env).len(), 1);
+    let list = approvals(&env);
+    assert_eq!(list[0]["decidedBy"], "terminal");
+    assert_eq!(list[0]["attended"], true);
+
+    let (no, _) = on_terminal(&env, &args, "n");
+    assert_exit(&no, 0);
+    assert_eq!(output_of(&no)["approval"]["state"], "denied");
+    assert_eq!(claims(&env).len(), 1);
+}
+
+#[test]
+fn attended_decide_on_the_terminal() {
+    let env = env();
+    let r = env
+        .ok(&[
+            "approval",
+            "request",
+            "--episode",
+            "ep1",
+            "--summary",
+            "merge the branch",
+        ])
+        .trim()
+        .to_string();
+    let (no, shown) = on_terminal(&env, &["approval", "decide", &r, "--approve"], "no");
+    assert_exit(&no, 3);
+    assert!(shown.contains("merge the branch"), "{shown:?}");
+    assert_eq!(
+        approvals(&env)[0]["state"],
+        "pending",
+        "not confirmed: nothing written"
+    );
+    let (yes, _) = on_terminal(&env, &["approval", "decide", &r, "--approve"], "yes");
+    assert_exit(&yes, 0);
+    let a = &approvals(&env)[0];
+    assert_eq!(a["state"], "approved");
+    assert_eq!(a["attended"], true);
+}
