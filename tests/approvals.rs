@@ -505,3 +505,51 @@ fn attended_decide_on_the_terminal() {
     assert_eq!(a["state"], "approved");
     assert_eq!(a["attended"], true);
 }
+
+#[test]
+fn verify_checks_every_approval_claim() {
+    let env = env();
+    let tok = env.mint("ep1", &[APPROVE]);
+    let request = |s: &str| {
+        env.ok(&["approval", "request", "--episode", "ep1", "--summary", s])
+            .trim()
+            .to_string()
+    };
+    let (yes, no) = (request("yes"), request("no"));
+    env.ok(&["approval", "decide", &yes, "--approve", "--yes"]);
+    let denial = env
+        .ok(&["approval", "decide", &no, "--deny", "--yes"])
+        .trim()
+        .to_string();
+    assert_exit(
+        &invoke(&env, &tok, &format!(r#"{{"approval_ref":"{yes}"}}"#)),
+        0,
+    );
+    env.verify_ok();
+    let verify = |sql: &str, want: &str| {
+        let copy = env.root.join("tampered.db");
+        std::fs::copy(&env.db, &copy).expect("copy store");
+        rusqlite::Connection::open(&copy)
+            .and_then(|c| c.execute_batch(sql))
+            .expect("tamper");
+        let out = env.run(&["--db", copy.to_str().unwrap_or_default(), "verify"]);
+        std::fs::remove_file(&copy).expect("remove copy");
+        assert_exit(&out, 3);
+        let text = String::from_utf8_lossy(&out.stdout).into_owned() + &stderr(&out);
+        assert!(text.contains(want), "{want:?} not in {text}");
+    };
+    // A claim naming an effect intent that was never journaled.
+    verify(
+        &format!("INSERT INTO approval_claims VALUES ('{denial}', '{no}', 'effect:ep1:1x')"),
+        "has no effect intent",
+    );
+    // A denial claimed as if it were an approval.
+    verify(
+        &format!("UPDATE approval_claims SET approval_ref = '{denial}', request_ref = '{no}'"),
+        "not an approval of request",
+    );
+    verify(
+        "UPDATE approval_claims SET request_ref = 'sha256:0000000000000000000000000000000000000000000000000000000000000000'",
+        "missing request",
+    );
+}

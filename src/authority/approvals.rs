@@ -34,10 +34,7 @@ use crate::store::{
     cas_registry_head, object_in, put_object, registry_head_in, Error as StoreError, Object, Store,
 };
 
-/// `world/approval-request/v1`.
-pub const APPROVAL_REQUEST: &str = "world/approval-request/v1";
-/// `world/approval-decision/v1`.
-pub const APPROVAL_DECISION: &str = "world/approval-decision/v1";
+pub use crate::store::records::{APPROVAL_DECISION, APPROVAL_REQUEST};
 /// The approvals registry head name and its objects' semantic id (store-format.md §3.3).
 pub const APPROVALS_REGISTRY: &str = "world/approvals/v1";
 /// Provenance of approval objects.

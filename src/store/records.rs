@@ -23,6 +23,10 @@ pub const INVOCATION_INPUT: &str = "world/invocation-input/v1";
 pub const INVOCATION_OUTPUT: &str = "world/invocation-output/v1";
 /// `world/effect-plan/v1`
 pub const EFFECT_PLAN: &str = "world/effect-plan/v1";
+/// `world/approval-request/v1` (format: `crate::authority::approvals`).
+pub const APPROVAL_REQUEST: &str = "world/approval-request/v1";
+/// `world/approval-decision/v1` (format: `crate::authority::approvals`).
+pub const APPROVAL_DECISION: &str = "world/approval-decision/v1";
 
 /// An invocation record; `plan`/`effects` present exactly for v2.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -9,7 +9,8 @@ use crate::encoding::HashRef;
 
 use super::entry::{entry_hash, is_coordinator, world_ref};
 use super::records::{
-    EffectRecord, InvocationRecord, EFFECT_RECORD, INVOCATION_RECORD_V1, INVOCATION_RECORD_V2,
+    EffectRecord, InvocationRecord, APPROVAL_DECISION, EFFECT_RECORD, INVOCATION_RECORD_V1,
+    INVOCATION_RECORD_V2,
 };
 use super::{journal, schema, Error, LogEntry, Store, WorldRow};
 
@@ -327,6 +328,70 @@ impl Store {
                             );
                         }
                     }
+                }
+            }
+        }
+
+        // approval claims (authority-and-broker.md §11): every claim names an existing
+        // decision, request and effect intent; a decision in `world`'s own format must be an
+        // approval of that request. Foreign decision formats (the reference's, [U]) are only
+        // checked for existence.
+        let mut stmt = conn.prepare(
+            "SELECT c.approval_ref, c.request_ref, c.invocation_id, d.semantic_id, d.payload,
+                    EXISTS (SELECT 1 FROM objects r WHERE r.hash_ref = c.request_ref),
+                    EXISTS (SELECT 1 FROM journal j WHERE j.kind = 'intent' AND j.invocation_id = c.invocation_id)
+             FROM approval_claims c LEFT JOIN objects d ON d.hash_ref = c.approval_ref",
+        )?;
+        type ClaimRow = (
+            String,
+            String,
+            String,
+            Option<String>,
+            Option<Vec<u8>>,
+            bool,
+            bool,
+        );
+        let claims: Vec<ClaimRow> = stmt
+            .query_map([], |r| {
+                Ok((
+                    r.get(0)?,
+                    r.get(1)?,
+                    r.get(2)?,
+                    r.get(3)?,
+                    r.get(4)?,
+                    r.get(5)?,
+                    r.get(6)?,
+                ))
+            })?
+            .collect::<Result<_, _>>()?;
+        for (decision, request, intent, semantic, payload, has_request, has_intent) in claims {
+            let missing = match (&payload, has_request, has_intent) {
+                (None, _, _) => Some(format!("approval claim names missing decision {decision}")),
+                (_, false, _) => Some(format!("approval claim names missing request {request}")),
+                (_, _, false) => Some(format!(
+                    "approval claim names {intent}, which has no effect intent"
+                )),
+                _ => None,
+            };
+            if let Some(reason) = missing {
+                rep.fail("dangling_ref", None, Some(decision), reason);
+                continue;
+            }
+            if semantic.as_deref() == Some(APPROVAL_DECISION) {
+                let v: Option<serde_json::Value> = payload
+                    .as_deref()
+                    .and_then(|p| serde_json::from_slice(p).ok());
+                let approves = v.as_ref().is_some_and(|v| {
+                    v.get("requestRef").and_then(|x| x.as_str()) == Some(request.as_str())
+                        && v.get("approved").and_then(|x| x.as_bool()) == Some(true)
+                });
+                if !approves {
+                    rep.fail(
+                        "record_inconsistent",
+                        None,
+                        Some(decision),
+                        format!("approval claim by {intent}: the decision is not an approval of request {request}"),
+                    );
                 }
             }
         }
