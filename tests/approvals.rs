@@ -5,9 +5,11 @@
 //!
 //! Transition: fixtures/transitions/approval.ail (published from fixtures/transitions/manifest.json).
 
+mod terminal;
+use terminal::pty;
+
 mod invoke_support;
 
-use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Output, Stdio};
 
@@ -33,13 +35,7 @@ fn env() -> Env {
 fn detached(env: &Env, args: &[&str]) -> Output {
     let mut c = env.std_cmd(args);
     c.stdin(Stdio::null());
-    // SAFETY: setsid is async-signal-safe and runs in the child between fork and exec.
-    unsafe {
-        c.pre_exec(|| {
-            libc::setsid();
-            Ok(())
-        });
-    }
+    terminal::detach(&mut c);
     c.output().expect("run world")
 }
 
@@ -57,6 +53,20 @@ fn invoke(env: &Env, tok: &Path, args: &str) -> Output {
             "--json",
         ],
     )
+}
+
+/// `world approval request --episode EP --summary S [EXTRA…]`; returns the request ref.
+fn request(env: &Env, episode: &str, summary: &str, extra: &[&str]) -> String {
+    let mut args = vec![
+        "approval",
+        "request",
+        "--episode",
+        episode,
+        "--summary",
+        summary,
+    ];
+    args.extend(extra);
+    env.ok(&args).trim().to_string()
 }
 
 fn output_of(out: &Output) -> Value {
@@ -82,19 +92,7 @@ fn claims(env: &Env) -> Vec<(String, String, String)> {
 fn a_cli_request_decided_with_yes_is_claimed_once_by_an_effect() {
     let env = env();
     let tok = env.mint("ep1", &[APPROVE, POLL]);
-    let r = env
-        .ok(&[
-            "approval",
-            "request",
-            "--episode",
-            "ep1",
-            "--summary",
-            "deploy v2 to prod",
-            "--requester",
-            "alice",
-        ])
-        .trim()
-        .to_string();
+    let r = request(&env, "ep1", "deploy v2 to prod", &["--requester", "alice"]);
     assert!(r.starts_with("sha256:"), "{r}");
 
     let poll = invoke(
@@ -225,17 +223,7 @@ fn a_transition_opens_a_request_that_stays_pending_without_a_terminal() {
 fn another_episodes_request_is_refused_and_not_claimed() {
     let env = env();
     let tok2 = env.mint("ep2", &[APPROVE, POLL]);
-    let r = env
-        .ok(&[
-            "approval",
-            "request",
-            "--episode",
-            "ep1",
-            "--summary",
-            "ep1 only",
-        ])
-        .trim()
-        .to_string();
+    let r = request(&env, "ep1", "ep1 only", &[]);
     env.ok(&["approval", "decide", &r, "--approve", "--yes"]);
     for args in [
         format!(r#"{{"approval_ref":"{r}"}}"#),
@@ -274,10 +262,7 @@ fn an_exhausted_budget_denies_before_any_request_is_opened() {
 #[test]
 fn bad_approval_input_is_refused_and_changes_nothing() {
     let env = env();
-    let r = env
-        .ok(&["approval", "request", "--episode", "ep1", "--summary", "x"])
-        .trim()
-        .to_string();
+    let r = request(&env, "ep1", "x", &[]);
     let before = env.fingerprint();
     let long = "y".repeat(4097);
     let cases: Vec<(Vec<&str>, i32, &str)> = vec![
@@ -374,49 +359,16 @@ fn bad_approval_input_is_refused_and_changes_nothing() {
 
 // ------------------------------------------------------------ attended, on a pseudo-terminal
 
-fn pty() -> (std::fs::File, std::fs::File) {
-    use std::os::fd::FromRawFd;
-    let (mut master, mut slave) = (0, 0);
-    // SAFETY: openpty writes two fds into the out-pointers; the other arguments may be null.
-    let rc = unsafe {
-        libc::openpty(
-            &mut master,
-            &mut slave,
-            std::ptr::null_mut(),
-            std::ptr::null(),
-            std::ptr::null(),
-        )
-    };
-    assert_eq!(rc, 0, "openpty: {}", std::io::Error::last_os_error());
-    // SAFETY: both fds were just opened by openpty and are owned here.
-    unsafe {
-        (
-            std::fs::File::from_raw_fd(master),
-            std::fs::File::from_raw_fd(slave),
-        )
-    }
-}
-
 /// `world ARGS` in a new session whose controlling terminal is a fresh pty on which `answer`
 /// is typed; returns the output and what the terminal showed.
 fn on_terminal(env: &Env, args: &[&str], answer: &str) -> (Output, String) {
     use std::io::{Read, Write};
-    use std::os::fd::AsRawFd;
     let (mut master, slave) = pty();
-    let fd = slave.as_raw_fd();
     let mut c = env.std_cmd(args);
     c.stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
-    // SAFETY: setsid and ioctl are async-signal-safe; fd is open in the child (inherited).
-    unsafe {
-        c.pre_exec(move || {
-            if libc::setsid() < 0 || libc::ioctl(fd, libc::TIOCSCTTY as _, 0) < 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            Ok(())
-        });
-    }
+    terminal::with_terminal(&mut c, &slave);
     // Typed ahead: the line discipline holds it until the prompt reads.
     master
         .write_all(format!("{answer}\r").as_bytes())
@@ -480,17 +432,7 @@ fn attended_approve_asks_on_the_terminal_and_claims() {
 #[test]
 fn attended_decide_on_the_terminal() {
     let env = env();
-    let r = env
-        .ok(&[
-            "approval",
-            "request",
-            "--episode",
-            "ep1",
-            "--summary",
-            "merge the branch",
-        ])
-        .trim()
-        .to_string();
+    let r = request(&env, "ep1", "merge the branch", &[]);
     let (no, shown) = on_terminal(&env, &["approval", "decide", &r, "--approve"], "no");
     assert_exit(&no, 3);
     assert!(shown.contains("merge the branch"), "{shown:?}");
@@ -510,12 +452,10 @@ fn attended_decide_on_the_terminal() {
 fn verify_checks_every_approval_claim() {
     let env = env();
     let tok = env.mint("ep1", &[APPROVE]);
-    let request = |s: &str| {
-        env.ok(&["approval", "request", "--episode", "ep1", "--summary", s])
-            .trim()
-            .to_string()
-    };
-    let (yes, no) = (request("yes"), request("no"));
+    let (yes, no) = (
+        request(&env, "ep1", "yes", &[]),
+        request(&env, "ep1", "no", &[]),
+    );
     env.ok(&["approval", "decide", &yes, "--approve", "--yes"]);
     let denial = env
         .ok(&["approval", "decide", &no, "--deny", "--yes"])

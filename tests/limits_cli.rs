@@ -4,7 +4,9 @@
 //! meet the tty fence), with `WORLD_DB` naming a store in a temp dir. The attended HUMAN acts
 //! themselves are driven on a pseudo-terminal that becomes the child's controlling terminal.
 
-use std::os::unix::process::CommandExt;
+mod terminal;
+use terminal::pty;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
@@ -64,13 +66,7 @@ impl Env {
     fn world(&self, args: &[&str]) -> Command {
         let mut c = self.base();
         c.args(args);
-        // SAFETY: setsid is async-signal-safe and runs in the child between fork and exec.
-        unsafe {
-            c.pre_exec(|| {
-                libc::setsid();
-                Ok(())
-            });
-        }
+        terminal::detach(&mut c);
         c
     }
     /// `world limits ARGS`; asserts the exit code and returns stdout.
@@ -859,48 +855,14 @@ fn a_missing_store_is_an_error_with_a_hint() {
 
 // ---- attended acts on a pseudo-terminal -------------------------------------------------
 
-/// A pseudo-terminal pair `(master, slave)`.
-fn pty() -> (std::fs::File, std::fs::File) {
-    use std::os::fd::FromRawFd;
-    let (mut master, mut slave) = (-1, -1);
-    // SAFETY: openpty writes two fds into the provided integers; null name/termios/winsize are allowed.
-    let rc = unsafe {
-        libc::openpty(
-            &mut master,
-            &mut slave,
-            std::ptr::null_mut(),
-            std::ptr::null(),
-            std::ptr::null(),
-        )
-    };
-    assert_eq!(rc, 0, "openpty failed");
-    // SAFETY: both fds were just opened by openpty and are owned here.
-    unsafe {
-        (
-            std::fs::File::from_raw_fd(master),
-            std::fs::File::from_raw_fd(slave),
-        )
-    }
-}
-
 /// `world ARGS` with a pty as controlling terminal, `typed` already waiting on it.
 fn attended(env: &Env, args: &[&str], typed: &str) -> std::process::Output {
     use std::io::Write;
-    use std::os::fd::AsRawFd;
     let (mut master, slave) = pty();
     master.write_all(typed.as_bytes()).unwrap();
-    let fd = slave.as_raw_fd();
     let mut c = env.base();
     c.args(args).stdout(Stdio::piped()).stderr(Stdio::piped());
-    // SAFETY: setsid and ioctl are async-signal-safe; fd is open in the child (inherited).
-    unsafe {
-        c.pre_exec(move || {
-            if libc::setsid() < 0 || libc::ioctl(fd, libc::TIOCSCTTY as _, 0) < 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            Ok(())
-        });
-    }
+    terminal::with_terminal(&mut c, &slave);
     let out = c.output().unwrap();
     drop(slave);
     drop(master);

@@ -5,7 +5,9 @@
 //! interpreter are merged separately), so the registry these read commands show is written
 //! through the library with `CheckDouble`, a test double standing in for the interpreter.
 
-use std::os::unix::process::CommandExt;
+mod terminal;
+use terminal::pty;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
@@ -93,13 +95,7 @@ impl Env {
             .env_remove("GITHUB_ACTIONS")
             .env_remove("WORLD_DB")
             .stdin(Stdio::null());
-        // SAFETY: setsid is async-signal-safe and runs in the child between fork and exec.
-        unsafe {
-            c.pre_exec(|| {
-                libc::setsid();
-                Ok(())
-            });
-        }
+        terminal::detach(&mut c);
         c
     }
     fn publish_with_double(&self, manifest_text: &str) {
@@ -342,34 +338,8 @@ fn a_world_import_is_refused_by_the_library_path() {
     assert_eq!(registry_rows(&env.db()), 0);
 }
 
-/// A pseudo-terminal pair `(master, slave)` (raw fds, closed on drop of the returned files).
-fn pty() -> (std::fs::File, std::fs::File) {
-    use std::os::fd::FromRawFd;
-    let (mut master, mut slave) = (-1, -1);
-    // SAFETY: openpty writes two fds into the provided integers; null name/termios/winsize are allowed.
-    let rc = unsafe {
-        libc::openpty(
-            &mut master,
-            &mut slave,
-            std::ptr::null_mut(),
-            std::ptr::null(),
-            std::ptr::null(),
-        )
-    };
-    assert_eq!(rc, 0, "openpty failed");
-    // SAFETY: both fds were just opened by openpty and are owned here.
-    unsafe {
-        (
-            std::fs::File::from_raw_fd(master),
-            std::fs::File::from_raw_fd(slave),
-        )
-    }
-}
-
 /// `world publish` in a new session whose controlling terminal is `ctty`, with `stdin`.
 fn publish_on_pty(env: &Env, ctty: &std::fs::File, stdin: Stdio) -> std::process::Output {
-    use std::os::fd::AsRawFd;
-    let fd = ctty.as_raw_fd();
     let mut c = Command::cargo_bin("world").unwrap();
     c.current_dir(env.dir.path())
         .arg("--db")
@@ -380,15 +350,7 @@ fn publish_on_pty(env: &Env, ctty: &std::fs::File, stdin: Stdio) -> std::process
         .stdin(stdin)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
-    // SAFETY: setsid and ioctl are async-signal-safe; fd is open in the child (inherited).
-    unsafe {
-        c.pre_exec(move || {
-            if libc::setsid() < 0 || libc::ioctl(fd, libc::TIOCSCTTY as _, 0) < 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            Ok(())
-        });
-    }
+    terminal::with_terminal(&mut c, ctty);
     c.output().unwrap()
 }
 
