@@ -45,6 +45,21 @@ pub const COMMIT_BOUND: Duration = Duration::from_secs(3);
 pub const CREDENTIAL_BOUND: Duration = Duration::from_secs(3);
 /// Aggregate deadline of one MCP/A2A POST (20 s), waiting for the writer included.
 pub const POST_DEADLINE: Duration = Duration::from_secs(20);
+/// HTTP read bound (30 s, surfaces.md §1 "HTTP read / write"): a request body must arrive
+/// in full within it, counted from the start of the body read; otherwise the request answers
+/// 408 and the connection is closed (a trickled or stalled body holds nothing longer).
+pub const HTTP_READ: Duration = Duration::from_secs(30);
+/// The request-body read bound to use: [`HTTP_READ`], or the shorter bound in milliseconds
+/// named by `WORLD_TEST_HTTP_READ_MS` (a test hook like `WORLD_TEST_NOW`; it can only
+/// shorten the bound, never lengthen or disable it; 0 and unparsable values are ignored).
+pub fn http_read_bound() -> Duration {
+    std::env::var("WORLD_TEST_HTTP_READ_MS")
+        .ok()
+        .and_then(|v| v.parse::<u64>().ok())
+        .filter(|ms| *ms > 0)
+        .map(Duration::from_millis)
+        .map_or(HTTP_READ, |d| d.min(HTTP_READ))
+}
 /// Shutdown drain (10 s).
 pub const DRAIN: Duration = Duration::from_secs(10);
 /// `/v1/commit` body limit in bytes.
@@ -138,6 +153,8 @@ pub struct Config {
     /// `--approve-on-tty`: `Human.Approve` asks on the daemon's controlling terminal;
     /// otherwise requests stay pending for `world approval decide` (DECISIONS H-13).
     pub approve_on_tty: bool,
+    /// The request-body read bound ([`HTTP_READ`] unless a test shortens it).
+    pub http_read: Duration,
 }
 
 /// A checked bind address: the socket address to bind and the host text as given.
@@ -203,6 +220,8 @@ pub struct App {
     pub run_caps: RunCapsConfig,
     /// `--approve-on-tty`.
     pub approve_on_tty: bool,
+    /// The request-body read bound (see [`HTTP_READ`]).
+    pub http_read: Duration,
     queued: AtomicUsize,
 }
 
@@ -279,60 +298,90 @@ pub fn one_line(s: &str) -> String {
 }
 
 impl App {
-    /// Run `f` on a read-only connection from the pool, on the blocking pool, bounded by
-    /// [`READ_BOUND`]. `Err(None)` = timed out; `Err(Some(cause))` = the store failed.
+    /// Run `f` on a read-only connection, on the blocking pool, bounded by [`READ_BOUND`]
+    /// (surfaces.md §1 "Store read per GET").
+    ///
+    /// Store-open failures are mapped here, once, for every GET route: a pooled connection
+    /// whose read fails with [`ReadError::Store`] is dropped and `f` runs again on a fresh
+    /// open; when that open fails (the file was replaced, truncated, made unreadable) the
+    /// answer is [`ReadError::Unavailable`] (503 `StoreUnavailable`), not a 500.
+    ///
+    /// # Errors
+    /// [`ReadError::Timeout`] after 10 s, [`ReadError::Unavailable`], or `f`'s own error.
     pub async fn read<T, F>(self: &Arc<Self>, f: F) -> Result<T, ReadError>
     where
         T: Send + 'static,
-        F: FnOnce(&Store) -> Result<T, ReadError> + Send + 'static,
+        F: Fn(&Store) -> Result<T, ReadError> + Send + 'static,
+    {
+        self.read_within(READ_BOUND, f).await
+    }
+
+    async fn read_within<T, F>(self: &Arc<Self>, bound: Duration, f: F) -> Result<T, ReadError>
+    where
+        T: Send + 'static,
+        F: Fn(&Store) -> Result<T, ReadError> + Send + 'static,
     {
         let app = self.clone();
-        let job = tokio::task::spawn_blocking(move || {
-            let store = match app.readers.lock().ok().and_then(|mut v| v.pop()) {
-                Some(s) => s,
-                None => Store::open_read(&app.db).map_err(|e| ReadError::Store(e.to_string()))?,
-            };
-            let out = f(&store);
-            if let Ok(mut pool) = app.readers.lock() {
-                if pool.len() < 16 {
-                    pool.push(store);
-                }
-            }
-            out
-        });
-        match tokio::time::timeout(READ_BOUND, job).await {
+        let job = tokio::task::spawn_blocking(move || app.on_reader(&f));
+        match tokio::time::timeout(bound, job).await {
             Err(_) => Err(ReadError::Timeout),
             Ok(Err(e)) => Err(ReadError::Store(format!("read task failed: {e}"))),
             Ok(Ok(r)) => r,
         }
     }
 
-    /// Resolve a bearer token to a live session within [`CREDENTIAL_BOUND`].
+    /// `f` on a pooled reader, else (or after a store failure on the pooled one) on a fresh
+    /// open. A reader that saw a store failure is not returned to the pool.
+    fn on_reader<T>(&self, f: &dyn Fn(&Store) -> Result<T, ReadError>) -> Result<T, ReadError> {
+        let pooled = self.readers.lock().ok().and_then(|mut v| v.pop());
+        if let Some(store) = pooled {
+            match f(&store) {
+                Err(ReadError::Store(_)) => drop(store),
+                out => {
+                    self.give_back(store);
+                    return out;
+                }
+            }
+        }
+        let store =
+            Store::open_read(&self.db).map_err(|e| ReadError::Unavailable(e.to_string()))?;
+        let out = f(&store);
+        if !matches!(out, Err(ReadError::Store(_))) {
+            self.give_back(store);
+        }
+        out
+    }
+
+    fn give_back(&self, store: Store) {
+        if let Ok(mut pool) = self.readers.lock() {
+            if pool.len() < 16 {
+                pool.push(store);
+            }
+        }
+    }
+
+    /// Resolve a bearer token to a live session within [`CREDENTIAL_BOUND`], on the same
+    /// readers as [`Self::read`] (a store that cannot be opened is
+    /// [`auth::Denial::Unavailable`]).
     pub async fn session(
         self: &Arc<Self>,
         token: String,
         now: i64,
     ) -> Result<Session, auth::Denial> {
-        let app = self.clone();
-        let job = tokio::task::spawn_blocking(move || {
-            let store = match app.readers.lock().ok().and_then(|mut v| v.pop()) {
-                Some(s) => s,
-                None => {
-                    Store::open_read(&app.db).map_err(|e| auth::Denial::Store(e.to_string()))?
+        let looked = self
+            .read_within(CREDENTIAL_BOUND, move |s| {
+                match auth::lookup(s.conn(), &token, now) {
+                    Err(auth::Denial::Store(c)) => Err(ReadError::Store(c)),
+                    other => Ok(other),
                 }
-            };
-            let out = auth::lookup(store.conn(), &token, now);
-            if let Ok(mut pool) = app.readers.lock() {
-                if pool.len() < 16 {
-                    pool.push(store);
-                }
-            }
-            out
-        });
-        match tokio::time::timeout(CREDENTIAL_BOUND, job).await {
-            Err(_) => Err(auth::Denial::Timeout),
-            Ok(Err(e)) => Err(auth::Denial::Store(format!("credential task failed: {e}"))),
-            Ok(Ok(r)) => r,
+            })
+            .await;
+        match looked {
+            Ok(r) => r,
+            Err(ReadError::Timeout) => Err(auth::Denial::Timeout),
+            Err(ReadError::Unavailable(c)) => Err(auth::Denial::Unavailable(c)),
+            Err(ReadError::Store(c)) => Err(auth::Denial::Store(c)),
+            Err(other) => Err(auth::Denial::Store(format!("{other:?}"))),
         }
     }
 
@@ -397,8 +446,11 @@ pub enum ReadError {
     NotFound(String),
     /// Malformed input (the message is the 400 text).
     BadRequest(String),
-    /// Store failure (the cause goes to stderr only).
+    /// Store failure (the cause goes to stderr only; 500 `Internal`).
     Store(String),
+    /// The store could not be opened for reading (cause for stderr only; 503
+    /// `StoreUnavailable`).
+    Unavailable(String),
     /// The semantic-id index is absent or misshapen.
     IndexUnavailable,
 }
@@ -691,6 +743,7 @@ async fn serve(cfg: Config, prepared: Prepared) -> Result<(), StartupError> {
         examples_dir: cfg.examples_dir.clone(),
         run_caps: cfg.run_caps.clone(),
         approve_on_tty: cfg.approve_on_tty,
+        http_read: cfg.http_read,
         queued: AtomicUsize::new(0),
     });
     {
