@@ -1324,3 +1324,128 @@ fn unopenable_store_answers_503_store_unavailable_on_every_get() {
     assert_eq!((r.status, r.body.trim()), (200, world_ref.as_str()));
     assert_eq!(get(&s, "/v1/log/0").status, 200);
 }
+
+#[test]
+fn tool_binary_is_archived_at_startup_and_a_changed_archive_refuses_to_run() {
+    use sha2::Digest;
+    use std::os::unix::fs::PermissionsExt;
+    let env = Env::new();
+    let tok = env.full();
+    let ws = env.dir.path().join("ws");
+    let tool_dir = tempfile::tempdir().unwrap();
+    let double = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/fake_ailang_double.sh");
+    // A tool reporting another version is refused at startup and nothing is archived.
+    let old = tool_dir.path().join("ailang-old");
+    std::fs::write(
+        &old,
+        format!(
+            "#!/bin/sh\nFAKE_MODE=old exec {} \"$@\"\n",
+            double.display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&old, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let out = Command::new(bin())
+        .arg("--db")
+        .arg(env.db())
+        .args(["serve", "--bind", "127.0.0.1:0", "--workspace-root"])
+        .arg(&ws)
+        .arg("--tool-ailang-bin")
+        .arg(&old)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("daemon startup failed at archive: --tool-ailang-bin: tool binary is \"AILANG v0.41.0\""),
+        "{err}"
+    );
+    let tool_root = PathBuf::from(format!("{}.artifacts/tool", env.db().display()));
+    assert!(!tool_root.exists());
+    // The measured tool (a copy, so the operator's path can change afterwards).
+    let tool = tool_dir.path().join("ailang");
+    std::fs::copy(&double, &tool).unwrap();
+    std::fs::set_permissions(&tool, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let bytes = std::fs::read(&tool).unwrap();
+    let hex = hex::encode(sha2::Sha256::digest(&bytes));
+    let s = Server::start(
+        &env,
+        &[
+            "--workspace-root",
+            ws.to_str().unwrap(),
+            "--tool-ailang-bin",
+            tool.to_str().unwrap(),
+        ],
+    );
+    let archived = tool_root.join(format!("interpreters/sha256/{hex}/ailang"));
+    assert_eq!(std::fs::read(&archived).unwrap(), bytes);
+    assert_eq!(
+        std::fs::metadata(&archived).unwrap().permissions().mode() & 0o777,
+        0o555
+    );
+    let manifest: Value = serde_json::from_slice(
+        &std::fs::read(tool_root.join(format!("interpreters/sha256/{hex}/manifest.json"))).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(manifest["hash"], format!("sha256:{hex}"));
+    assert!(manifest["version"]
+        .as_str()
+        .unwrap()
+        .starts_with("AILANG v0.52.1\n"));
+    // The tool is not an interpreter pin: the interpreter archive does not hold it.
+    assert!(!PathBuf::from(format!(
+        "{}.artifacts/interpreters/sha256/{hex}",
+        env.db().display()
+    ))
+    .exists());
+    let readcount = json!({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"readcount","arguments":{"path":"notes.txt"}}});
+    // Changing the operator's file after startup changes nothing: the archived copy is pinned.
+    std::fs::write(&tool, b"#!/bin/sh\necho AILANG v9\n").unwrap();
+    let r = mcp(&s, &tok, &readcount);
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(
+        r.sse()["result"]["structuredContent"]["world"]["effects"][0]["status"],
+        "ok"
+    );
+    // A changed archived copy is refused before anything of the call runs.
+    std::fs::set_permissions(&archived, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let mut tampered = bytes.clone();
+    tampered.extend_from_slice(b"# changed after startup\n");
+    std::fs::write(&archived, &tampered).unwrap();
+    let before = get(&s, "/v1/log?from=0&limit=500").json()["items"]
+        .as_array()
+        .map(Vec::len);
+    let r = mcp(&s, &tok, &readcount);
+    assert_eq!(
+        (r.status, r.ctype.as_str()),
+        (200, "application/json"),
+        "{}",
+        r.body
+    );
+    let v = r.json();
+    assert_eq!(v["error"]["code"], -32603, "{v}");
+    assert_eq!(v["error"]["message"], "host callback failed", "{v}");
+    assert_eq!(v["error"]["data"]["class"], "ToolBinaryChanged", "{v}");
+    let msg = v["error"]["data"]["message"].as_str().unwrap();
+    assert!(
+        msg.contains(&format!(
+            "the pinned tool binary sha256:{hex} cannot be run (hash_mismatch)"
+        )),
+        "{msg}"
+    );
+    assert_eq!(
+        get(&s, "/v1/log?from=0&limit=500").json()["items"]
+            .as_array()
+            .map(Vec::len),
+        before,
+        "nothing was committed"
+    );
+    // The original bytes re-hash to the pin again.
+    std::fs::write(&archived, &bytes).unwrap();
+    let r = mcp(&s, &tok, &readcount);
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(
+        r.sse()["result"]["structuredContent"]["world"]["effects"][0]["status"],
+        "ok"
+    );
+}

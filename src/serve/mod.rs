@@ -53,9 +53,11 @@ pub const HTTP_READ: Duration = Duration::from_secs(30);
 /// named by `WORLD_TEST_HTTP_READ_MS` (a test hook like `WORLD_TEST_NOW`; it can only
 /// shorten the bound, never lengthen or disable it; 0 and unparsable values are ignored).
 pub fn http_read_bound() -> Duration {
-    std::env::var("WORLD_TEST_HTTP_READ_MS")
-        .ok()
-        .and_then(|v| v.parse::<u64>().ok())
+    bound_from(std::env::var("WORLD_TEST_HTTP_READ_MS").ok().as_deref())
+}
+
+fn bound_from(ms: Option<&str>) -> Duration {
+    ms.and_then(|v| v.parse::<u64>().ok())
         .filter(|ms| *ms > 0)
         .map(Duration::from_millis)
         .map_or(HTTP_READ, |d| d.min(HTTP_READ))
@@ -212,8 +214,8 @@ pub struct App {
     pub interpreter_version: String,
     /// Host configuration for invocations.
     pub workspace_root: Option<PathBuf>,
-    /// `--tool-ailang-bin`.
-    pub tool_bin: Option<PathBuf>,
+    /// `--tool-ailang-bin`, pinned: the archived copy the `Ailang.*` handlers run.
+    pub tool: Option<PinnedTool>,
     /// `--examples-dir`.
     pub examples_dir: Option<PathBuf>,
     /// Run caps.
@@ -237,13 +239,16 @@ pub enum HostFailure {
     Capacity,
     /// The blocking task panicked or was cancelled.
     Canceled,
+    /// The pinned tool binary no longer re-hashes to its startup ref (or its archived copy
+    /// is gone); nothing ran. The text names the ref and the resolve kind.
+    ToolChanged(String),
 }
 
 impl HostFailure {
     /// `host callback failed` / `timed out` / `capacity exceeded` / `canceled`.
     pub fn legacy_message(&self) -> &'static str {
         match self {
-            HostFailure::Invoke(_) => "host callback failed",
+            HostFailure::Invoke(_) | HostFailure::ToolChanged(_) => "host callback failed",
             HostFailure::TimedOut => "host callback timed out",
             HostFailure::Capacity => "host callback capacity exceeded",
             HostFailure::Canceled => "host callback canceled",
@@ -255,6 +260,7 @@ impl HostFailure {
         match self {
             HostFailure::Invoke(e) => e.to_string(),
             HostFailure::TimedOut => "invocation exceeded its deadline".into(),
+            HostFailure::ToolChanged(why) => why.clone(),
             other => other.legacy_message().into(),
         }
     }
@@ -273,6 +279,7 @@ impl HostFailure {
                 "class": match other {
                     HostFailure::TimedOut => "DeadlineError",
                     HostFailure::Capacity => "CapacityError",
+                    HostFailure::ToolChanged(_) => "ToolBinaryChanged",
                     _ => "CanceledError",
                 },
                 "message": other.message(),
@@ -412,11 +419,23 @@ impl App {
         let mut guard = guard.map_err(|_| HostFailure::TimedOut)?;
         let app = self.clone();
         let job = tokio::task::spawn_blocking(move || {
+            // Re-hash the pinned tool binary before anything of this call runs
+            // (transitions.md §5: re-hash before every run; R-SE-8: only the measured binary).
+            let tool_bin = match &app.tool {
+                None => None,
+                Some(t) => match t.verify() {
+                    Ok(path) => Some(path),
+                    Err(why) => {
+                        eprintln!("world: serve: tool binary: {}", one_line(&why));
+                        return Err(HostFailure::ToolChanged(why));
+                    }
+                },
+            };
             let pins = StorePins::for_db(&app.db);
             let host = Host {
                 interpreters: &pins,
                 workspace_root: app.workspace_root.clone(),
-                tool_bin: app.tool_bin.clone(),
+                tool_bin,
                 run_caps: app.run_caps.clone(),
                 examples_dir: app.examples_dir.clone(),
                 services: Services {
@@ -428,11 +447,11 @@ impl App {
                     ..Services::default()
                 },
             };
-            invoke::invoke(&mut guard, &call, &host)
+            invoke::invoke(&mut guard, &call, &host).map_err(HostFailure::Invoke)
         });
         match job.await {
             Err(_) => Err(HostFailure::Canceled),
-            Ok(r) => r.map_err(HostFailure::Invoke),
+            Ok(r) => r,
         }
     }
 }
@@ -516,6 +535,8 @@ pub struct Prepared {
     pub interpreter_version: String,
     /// The checked bind address.
     pub bind: BindAddr,
+    /// The pinned `--tool-ailang-bin`, if any.
+    pub tool: Option<PinnedTool>,
 }
 
 fn check_workspace_root(root: &Path, db: &Path) -> Result<PathBuf, String> {
@@ -541,6 +562,67 @@ fn check_workspace_root(root: &Path, db: &Path) -> Result<PathBuf, String> {
         ));
     }
     Ok(canon)
+}
+
+/// The `--tool-ailang-bin` pin (transitions.md §5 "Tool binary", authority-and-broker.md
+/// §12.2, residual R-SE-8): archived at startup exactly like an interpreter (sha256 of the
+/// bytes, mode 0555, `manifest.json` sidecar with the `--version` text) but in its own
+/// archive, `<db>.artifacts/tool/interpreters/sha256/<hex>/ailang`, so it never counts as a
+/// pinned interpreter. Every invocation re-hashes the archived copy first and runs that copy,
+/// never the operator's path.
+#[derive(Clone, Debug)]
+pub struct PinnedTool {
+    /// `sha256:<hex>` of the binary's bytes at startup.
+    pub hash_ref: String,
+    /// The tool archive's root, `<db>.artifacts/tool`.
+    pub root: PathBuf,
+}
+
+impl PinnedTool {
+    /// The tool archive root of the store at `db`: `<db>.artifacts/tool`.
+    pub fn root_for(db: &Path) -> PathBuf {
+        crate::interp::archive::Archive::for_db(db)
+            .root()
+            .join("tool")
+    }
+
+    /// Archive `bin` for the store at `db` and check that the archived copy's `--version`
+    /// (probed on the archived bytes, empty environment, 10 s) reports `AILANG v0.52.1`.
+    ///
+    /// # Errors
+    /// The archive failure, or `tool binary is "…"; only "AILANG v0.52.1" is measured …`.
+    pub fn pin(db: &Path, bin: &Path) -> Result<PinnedTool, String> {
+        let root = Self::root_for(db);
+        let (archived, _) = crate::interp::archive::Archive::at_root(root.clone())
+            .archive(bin)
+            .map_err(|e| e.to_string())?;
+        crate::broker::handlers::ailang::check_version_output(
+            archived.manifest.version.as_bytes(),
+        )?;
+        Ok(PinnedTool {
+            hash_ref: archived.hash_ref,
+            root,
+        })
+    }
+
+    /// Re-hash the archived copy now and return its absolute path to run.
+    ///
+    /// # Errors
+    /// `the pinned tool binary <ref> cannot be run (<kind>): <cause>; nothing ran — restart
+    /// world serve to pin a tool binary again`, where kind is `hash_mismatch`,
+    /// `absent_artifact`, `unsupported_platform` or `exec_failure`.
+    pub fn verify(&self) -> Result<PathBuf, String> {
+        crate::interp::archive::Archive::at_root(self.root.clone())
+            .resolve(&self.hash_ref)
+            .map(|a| a.binary)
+            .map_err(|e| {
+                format!(
+                    "the pinned tool binary {} cannot be run ({}): {e}; nothing ran — restart world serve to pin a tool binary again",
+                    self.hash_ref,
+                    e.kind()
+                )
+            })
+    }
 }
 
 fn check_tool(bin: &Path) -> Result<(), String> {
@@ -602,9 +684,16 @@ pub fn prepare(cfg: &mut Config, scan_out: &mut dyn Write) -> Result<Prepared, S
         f.lock_held = lock_held;
         f
     })?;
-    if let Some(bin) = &cfg.tool_bin {
-        check_tool(bin).map_err(|e| fail(Stage::Archive, "--tool-ailang-bin", e))?;
-    }
+    let tool = match &cfg.tool_bin {
+        None => None,
+        Some(bin) => {
+            check_tool(bin).map_err(|e| fail(Stage::Archive, "--tool-ailang-bin", e))?;
+            Some(
+                PinnedTool::pin(&cfg.db, bin)
+                    .map_err(|e| fail(Stage::Archive, "--tool-ailang-bin", e))?,
+            )
+        }
+    };
     let pins = StorePins::for_db(&cfg.db);
     let interp = resolve_interpreter(&cfg.interpreter, &pins)
         .map_err(|e| fail(Stage::Archive, "interpreter", e))?;
@@ -622,6 +711,7 @@ pub fn prepare(cfg: &mut Config, scan_out: &mut dyn Write) -> Result<Prepared, S
         interpreter_ref: interp.interpreter_ref().to_string(),
         interpreter_version: interp.version_text().to_string(),
         bind,
+        tool,
     })
 }
 
@@ -739,7 +829,7 @@ async fn serve(cfg: Config, prepared: Prepared) -> Result<(), StartupError> {
         interpreter_ref: prepared.interpreter_ref,
         interpreter_version: prepared.interpreter_version,
         workspace_root: cfg.workspace_root.clone(),
-        tool_bin: cfg.tool_bin.clone(),
+        tool: prepared.tool,
         examples_dir: cfg.examples_dir.clone(),
         run_caps: cfg.run_caps.clone(),
         approve_on_tty: cfg.approve_on_tty,
@@ -843,6 +933,33 @@ mod tests {
         assert_eq!(
             e.to_string(),
             "daemon startup failed at store-open: open /x: locked"
+        );
+    }
+
+    #[test]
+    fn http_read_bound_is_30_s_and_the_hook_only_shortens_it() {
+        assert_eq!(HTTP_READ, Duration::from_secs(30));
+        assert_eq!(bound_from(None), HTTP_READ);
+        assert_eq!(bound_from(Some("1000")), Duration::from_secs(1));
+        assert_eq!(bound_from(Some("600000")), HTTP_READ);
+        assert_eq!(bound_from(Some("0")), HTTP_READ);
+        assert_eq!(bound_from(Some("-5")), HTTP_READ);
+        assert_eq!(bound_from(Some("soon")), HTTP_READ);
+    }
+
+    #[test]
+    fn tool_changed_is_a_host_failure_with_its_own_class() {
+        let f = HostFailure::ToolChanged("the pinned tool binary sha256:ab cannot be run".into());
+        assert_eq!(f.legacy_message(), "host callback failed");
+        let d = f.data("mcp:ep1:x");
+        assert_eq!(d["class"], "ToolBinaryChanged");
+        assert_eq!(
+            d["message"],
+            "the pinned tool binary sha256:ab cannot be run"
+        );
+        assert_eq!(
+            PinnedTool::root_for(Path::new("/s/w.db")),
+            PathBuf::from("/s/w.db.artifacts/tool")
         );
     }
 

@@ -551,6 +551,73 @@ mod tests {
     }
 
     #[test]
+    fn body_timeout_answers_408_and_closes() {
+        assert_eq!(
+            body_timeout_message(Duration::from_secs(30)),
+            "request body was not received within 30 s"
+        );
+        assert_eq!(
+            body_timeout_message(Duration::from_millis(1500)),
+            "request body was not received within 1500 ms"
+        );
+        let r = ApiError::from_body(ReadBodyError::TimedOut, 10, Duration::from_secs(30))
+            .into_response();
+        assert_eq!(r.status(), StatusCode::REQUEST_TIMEOUT);
+        assert_eq!(r.headers().get(header::CONNECTION).unwrap(), "close");
+        let r = rpc_body_error(ReadBodyError::TimedOut, 10, Duration::from_secs(30));
+        assert_eq!(r.status(), StatusCode::REQUEST_TIMEOUT);
+        assert_eq!(r.headers().get(header::CONNECTION).unwrap(), "close");
+        let r = rpc_body_error(ReadBodyError::TooLarge, 10, Duration::from_secs(30));
+        assert_eq!(r.status(), StatusCode::PAYLOAD_TOO_LARGE);
+        assert!(r.headers().get(header::CONNECTION).is_none());
+        let r = rpc_body_error(
+            ReadBodyError::Broken("eof".into()),
+            10,
+            Duration::from_secs(30),
+        );
+        assert_eq!(r.status(), StatusCode::BAD_REQUEST);
+    }
+
+    #[tokio::test]
+    async fn body_reads_keep_the_limit_and_the_deadline() {
+        let h = HeaderMap::new();
+        let d = Duration::from_secs(5);
+        assert_eq!(
+            read_body(&h, Body::from("abc"), 3, d).await,
+            Ok(Bytes::from("abc"))
+        );
+        assert_eq!(
+            read_body(&h, Body::from("abcd"), 3, d).await,
+            Err(ReadBodyError::TooLarge)
+        );
+        let mut declared = HeaderMap::new();
+        declared.insert(header::CONTENT_LENGTH, HeaderValue::from_static("99"));
+        assert_eq!(
+            read_body(&declared, Body::from("a"), 3, d).await,
+            Err(ReadBodyError::TooLarge)
+        );
+    }
+
+    #[test]
+    fn unavailable_store_is_503() {
+        let e = ApiError::from_read("GET /v1/head", ReadError::Unavailable("gone".into()));
+        assert_eq!(
+            (e.status, e.class, e.message.as_str()),
+            (
+                StatusCode::SERVICE_UNAVAILABLE,
+                "StoreUnavailable",
+                STORE_UNAVAILABLE
+            )
+        );
+        let e = ApiError::from_denial(
+            "GET /.well-known/agent.json",
+            &Denial::Unavailable("x".into()),
+        );
+        assert_eq!(e.status, StatusCode::SERVICE_UNAVAILABLE);
+        assert_eq!(e.class, "StoreUnavailable");
+    }
+
+    #[test]
     fn envelope_shape() {
         let mut e = ApiError::new(StatusCode::CONFLICT, "HeadConflict", "m");
         e.heads = Some(("a".into(), "b".into()));
