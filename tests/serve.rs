@@ -1132,3 +1132,320 @@ fn approvals_under_serve_stay_pending_until_decided_then_are_claimed() {
         out["approval"]["claimed_by"]
     );
 }
+
+/// Start `world serve` with extra environment variables (e.g. the `WORLD_TEST_HTTP_READ_MS`
+/// hook, which can only shorten the 30 s HTTP read bound).
+fn start_with_env(env: &Env, extra: &[&str], vars: &[(&str, &str)]) -> Server {
+    let mut cmd = Command::new(bin());
+    cmd.arg("--db")
+        .arg(env.db())
+        .args(["serve", "--bind", "127.0.0.1:0"])
+        .args(extra)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null());
+    for (k, v) in vars {
+        cmd.env(k, v);
+    }
+    let mut child = cmd.spawn().unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let port = line
+        .trim()
+        .strip_prefix("world listening on http://127.0.0.1:")
+        .unwrap_or_else(|| panic!("unexpected first line {line:?}"))
+        .parse()
+        .unwrap();
+    Server { child, port }
+}
+
+/// Open a connection and send a POST's headers declaring `declared` body bytes, then `first`.
+fn open_slow_post(port: u16, path: &str, tok: &str, declared: usize, first: &[u8]) -> TcpStream {
+    let mut c = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    c.set_read_timeout(Some(Duration::from_secs(15))).unwrap();
+    let head = format!("POST {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nAuthorization: Bearer {tok}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {declared}\r\n\r\n");
+    c.write_all(head.as_bytes()).unwrap();
+    c.write_all(first).unwrap();
+    c
+}
+
+/// Read one response (headers and what body has arrived) and then expect the server to
+/// close the connection. Panics when nothing comes within the socket's read timeout.
+fn read_until_closed(c: &mut TcpStream) -> String {
+    let mut all = Vec::new();
+    let mut buf = [0u8; 4096];
+    loop {
+        match c.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => all.extend_from_slice(&buf[..n]),
+            Err(e) => panic!(
+                "no close within the read timeout ({e}); got {:?}",
+                String::from_utf8_lossy(&all)
+            ),
+        }
+    }
+    String::from_utf8_lossy(&all).to_string()
+}
+
+#[test]
+fn stalled_and_trickled_bodies_time_out_with_408_and_block_nothing() {
+    let env = Env::new();
+    let tok = env.full();
+    let s = start_with_env(&env, &[], &[("WORLD_TEST_HTTP_READ_MS", "1000")]);
+    let entries = |s: &Server| {
+        get(s, "/v1/log?from=0&limit=500").json()["items"]
+            .as_array()
+            .map(Vec::len)
+    };
+    let before = entries(&s);
+    let started = std::time::Instant::now();
+    // A commit body that stalls after 5 of 400 bytes, an MCP body trickled one byte every
+    // 200 ms (a total deadline, not an idle one, must end it), and a stalled A2A body.
+    let mut commit = open_slow_post(s.port, "/v1/commit", &tok, 400, b"{\"obs");
+    let mut a2a_c = open_slow_post(s.port, "/a2a/", &tok, 400, b"{");
+    let port = s.port;
+    let tok2 = tok.clone();
+    let trickler = std::thread::spawn(move || {
+        let mut c = open_slow_post(port, "/mcp/", &tok2, 400, b" ");
+        let begun = std::time::Instant::now();
+        let mut w = c.try_clone().unwrap();
+        let feeder = std::thread::spawn(move || {
+            for _ in 0..40 {
+                std::thread::sleep(Duration::from_millis(200));
+                if w.write_all(b" ").is_err() {
+                    break;
+                }
+            }
+        });
+        let text = read_until_closed(&mut c);
+        let _ = feeder.join();
+        (text, begun.elapsed())
+    });
+    // Meanwhile the daemon answers reads and takes the writer for another client.
+    assert_eq!(get(&s, "/v1/health").status, 200);
+    let r = send(
+        "POST",
+        &s.url("/v1/commit"),
+        &[("Authorization", &bearer(&tok))],
+        Some(&genesis_body(None).to_string()),
+    );
+    assert_eq!(
+        (r.status, r.json()["error"]["class"].as_str()),
+        (409, Some("HeadConflict")),
+        "{}",
+        r.body
+    );
+    assert!(
+        started.elapsed() < Duration::from_millis(900),
+        "other requests waited for the stalled bodies: {:?}",
+        started.elapsed()
+    );
+    let text = read_until_closed(&mut commit);
+    assert!(text.starts_with("HTTP/1.1 408"), "{text}");
+    assert!(
+        text.to_ascii_lowercase().contains("connection: close"),
+        "{text}"
+    );
+    assert!(text.contains("\"class\":\"RequestTimeout\""), "{text}");
+    assert!(
+        text.contains("request body was not received within 1 s"),
+        "{text}"
+    );
+    let text = read_until_closed(&mut a2a_c);
+    assert!(text.starts_with("HTTP/1.1 408"), "{text}");
+    assert!(
+        text.contains("\"id\":null") && text.contains("-32600"),
+        "{text}"
+    );
+    let (text, took) = trickler.join().unwrap();
+    assert!(text.starts_with("HTTP/1.1 408"), "{text}");
+    assert!(
+        text.contains("\"id\":null") && text.contains("-32600"),
+        "{text}"
+    );
+    assert!(
+        took >= Duration::from_millis(900) && took < Duration::from_secs(5),
+        "trickled body ended after {took:?}"
+    );
+    // Nothing was committed by the timed-out commit; the daemon still serves.
+    assert_eq!(entries(&s), before);
+    assert_eq!(get(&s, "/v1/health").status, 200);
+}
+
+#[test]
+fn unopenable_store_answers_503_store_unavailable_on_every_get() {
+    let env = Env::new();
+    let tok = env.full();
+    let s = Server::start(&env, &[]);
+    let head = get(&s, "/v1/head");
+    assert_eq!(head.status, 200, "{}", head.body);
+    let world_ref = head.body.trim().to_string();
+    let good = std::fs::read(env.db()).unwrap();
+    // Replace the store's bytes in place (same inode) with garbage while the daemon runs.
+    std::fs::write(env.db(), b"this is not an SQLite database\n".repeat(256)).unwrap();
+    let zero = format!("sha256:{}", "0".repeat(64));
+    let routes = [
+        "/v1/head".to_string(),
+        format!("/v1/worlds/{world_ref}"),
+        format!("/v1/objects/{zero}"),
+        "/v1/objects/by-semantic-id/world/genesis-goal/v1".to_string(),
+        "/v1/log/0".to_string(),
+        "/v1/log?from=0".to_string(),
+        "/v1/registry/world/epoch-registry/v1".to_string(),
+        "/v1/receipts/rest:x".to_string(),
+    ];
+    for path in &routes {
+        let r = get(&s, path);
+        assert_eq!(r.status, 503, "GET {path}: {}", r.body);
+        assert_eq!(
+            r.json()["error"],
+            json!({"class": "StoreUnavailable", "message": "store unavailable: it could not be opened for reading"}),
+            "GET {path}"
+        );
+    }
+    // The session-scoped agent card reads the store through the same readers.
+    let r = send(
+        "GET",
+        &s.url("/.well-known/agent.json"),
+        &[("Authorization", &bearer(&tok))],
+        None,
+    );
+    assert_eq!(
+        (r.status, r.json()["error"]["class"].as_str()),
+        (503, Some("StoreUnavailable")),
+        "{}",
+        r.body
+    );
+    assert_eq!(get(&s, "/v1/health").status, 200);
+    // Once the store is back, the same routes answer again (no failed reader was kept).
+    std::fs::write(env.db(), &good).unwrap();
+    let r = get(&s, "/v1/head");
+    assert_eq!((r.status, r.body.trim()), (200, world_ref.as_str()));
+    assert_eq!(get(&s, "/v1/log/0").status, 200);
+}
+
+#[test]
+fn tool_binary_is_archived_at_startup_and_a_changed_archive_refuses_to_run() {
+    use sha2::Digest;
+    use std::os::unix::fs::PermissionsExt;
+    let env = Env::new();
+    let tok = env.full();
+    let ws = env.dir.path().join("ws");
+    let tool_dir = tempfile::tempdir().unwrap();
+    let double = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/fake_ailang_double.sh");
+    // A tool reporting another version is refused at startup and nothing is archived.
+    let old = tool_dir.path().join("ailang-old");
+    std::fs::write(
+        &old,
+        format!(
+            "#!/bin/sh\nFAKE_MODE=old exec {} \"$@\"\n",
+            double.display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&old, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let out = Command::new(bin())
+        .arg("--db")
+        .arg(env.db())
+        .args(["serve", "--bind", "127.0.0.1:0", "--workspace-root"])
+        .arg(&ws)
+        .arg("--tool-ailang-bin")
+        .arg(&old)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("daemon startup failed at archive: --tool-ailang-bin: tool binary is \"AILANG v0.41.0\""),
+        "{err}"
+    );
+    let tool_root = PathBuf::from(format!("{}.artifacts/tool", env.db().display()));
+    assert!(!tool_root.exists());
+    // The measured tool (a copy, so the operator's path can change afterwards).
+    let tool = tool_dir.path().join("ailang");
+    std::fs::copy(&double, &tool).unwrap();
+    std::fs::set_permissions(&tool, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let bytes = std::fs::read(&tool).unwrap();
+    let hex = hex::encode(sha2::Sha256::digest(&bytes));
+    let s = Server::start(
+        &env,
+        &[
+            "--workspace-root",
+            ws.to_str().unwrap(),
+            "--tool-ailang-bin",
+            tool.to_str().unwrap(),
+        ],
+    );
+    let archived = tool_root.join(format!("interpreters/sha256/{hex}/ailang"));
+    assert_eq!(std::fs::read(&archived).unwrap(), bytes);
+    assert_eq!(
+        std::fs::metadata(&archived).unwrap().permissions().mode() & 0o777,
+        0o555
+    );
+    let manifest: Value = serde_json::from_slice(
+        &std::fs::read(tool_root.join(format!("interpreters/sha256/{hex}/manifest.json"))).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(manifest["hash"], format!("sha256:{hex}"));
+    assert!(manifest["version"]
+        .as_str()
+        .unwrap()
+        .starts_with("AILANG v0.52.1\n"));
+    // The tool is not an interpreter pin: the interpreter archive does not hold it.
+    assert!(!PathBuf::from(format!(
+        "{}.artifacts/interpreters/sha256/{hex}",
+        env.db().display()
+    ))
+    .exists());
+    let readcount = json!({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"readcount","arguments":{"path":"notes.txt"}}});
+    // Changing the operator's file after startup changes nothing: the archived copy is pinned.
+    std::fs::write(&tool, b"#!/bin/sh\necho AILANG v9\n").unwrap();
+    let r = mcp(&s, &tok, &readcount);
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(
+        r.sse()["result"]["structuredContent"]["world"]["effects"][0]["status"],
+        "ok"
+    );
+    // A changed archived copy is refused before anything of the call runs.
+    std::fs::set_permissions(&archived, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let mut tampered = bytes.clone();
+    tampered.extend_from_slice(b"# changed after startup\n");
+    std::fs::write(&archived, &tampered).unwrap();
+    let before = get(&s, "/v1/log?from=0&limit=500").json()["items"]
+        .as_array()
+        .map(Vec::len);
+    let r = mcp(&s, &tok, &readcount);
+    assert_eq!(
+        (r.status, r.ctype.as_str()),
+        (200, "application/json"),
+        "{}",
+        r.body
+    );
+    let v = r.json();
+    assert_eq!(v["error"]["code"], -32603, "{v}");
+    assert_eq!(v["error"]["message"], "host callback failed", "{v}");
+    assert_eq!(v["error"]["data"]["class"], "ToolBinaryChanged", "{v}");
+    let msg = v["error"]["data"]["message"].as_str().unwrap();
+    assert!(
+        msg.contains(&format!(
+            "the pinned tool binary sha256:{hex} cannot be run (hash_mismatch)"
+        )),
+        "{msg}"
+    );
+    assert_eq!(
+        get(&s, "/v1/log?from=0&limit=500").json()["items"]
+            .as_array()
+            .map(Vec::len),
+        before,
+        "nothing was committed"
+    );
+    // The original bytes re-hash to the pin again.
+    std::fs::write(&archived, &bytes).unwrap();
+    let r = mcp(&s, &tok, &readcount);
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(
+        r.sse()["result"]["structuredContent"]["world"]["effects"][0]["status"],
+        "ok"
+    );
+}

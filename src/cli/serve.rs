@@ -79,6 +79,7 @@ pub fn run(ctx: &Context, _out: &mut Output, args: Args) -> Result<Exit, CliErro
         },
         allow_origins: args.allow_origin,
         approve_on_tty: args.approve_on_tty,
+        http_read: serve::http_read_bound(),
     };
     match serve::run(cfg) {
         Ok(()) => Ok(Exit::Success),

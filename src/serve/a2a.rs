@@ -12,7 +12,7 @@ use axum::Json;
 use serde_json::{json, Value};
 
 use super::auth::{self, Bearer, Denial};
-use super::rest::{read_body, ApiError};
+use super::rest::{read_body, rpc_body_error, ApiError};
 use super::{one_line, App, HostFailure, ReadError, A2A_BODY, POST_DEADLINE};
 use crate::authority::session::Session;
 use crate::coordinator::invoke::{valid_task, visible, Call, Committed, InvokeError, Surface};
@@ -133,18 +133,9 @@ pub async fn post(State(app): State<Arc<App>>, req: Request) -> Response {
     let deadline = Instant::now() + POST_DEADLINE;
     let (parts, body) = req.into_parts();
     let headers = parts.headers;
-    let Ok(bytes) = read_body(&headers, body, A2A_BODY).await else {
-        return (
-            StatusCode::PAYLOAD_TOO_LARGE,
-            [(header::CONTENT_TYPE, "application/json")],
-            rpc(
-                &Value::Null,
-                -32600,
-                &format!("request body is over {A2A_BODY} bytes"),
-            )
-            .to_string(),
-        )
-            .into_response();
+    let bytes = match read_body(&headers, body, A2A_BODY, app.http_read).await {
+        Ok(b) => b,
+        Err(e) => return rpc_body_error(e, A2A_BODY, app.http_read),
     };
     let parsed: Option<Value> = serde_json::from_slice(&bytes).ok();
     let method = parsed
@@ -170,7 +161,7 @@ pub async fn post(State(app): State<Arc<App>>, req: Request) -> Response {
     let session = match app.session(token.clone(), super::now()).await {
         Ok(s) => s,
         Err(d) => {
-            if let Denial::Store(c) = &d {
+            if let Some(c) = d.cause() {
                 eprintln!("world: serve: POST /a2a/: {}", one_line(c));
             }
             return if v1 {

@@ -41,6 +41,10 @@ pub fn parse_bearer(headers: &HeaderMap) -> Bearer {
     Bearer::Token(token.to_string())
 }
 
+/// The message of a store that cannot be opened for reading (503 `StoreUnavailable`; the
+/// cause goes to stderr only).
+pub const STORE_UNAVAILABLE: &str = "store unavailable: it could not be opened for reading";
+
 /// Why a request has no usable session.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Denial {
@@ -56,6 +60,8 @@ pub enum Denial {
     Timeout,
     /// The store failed (cause for stderr only).
     Store(String),
+    /// The store could not be opened for reading (cause for stderr only).
+    Unavailable(String),
 }
 
 impl Denial {
@@ -72,6 +78,16 @@ impl Denial {
             Denial::Expired => "session credential has expired",
             Denial::Timeout => "credential lookup timed out",
             Denial::Store(_) => "internal store failure",
+            Denial::Unavailable(_) => STORE_UNAVAILABLE,
+        }
+    }
+
+    /// The cause to log on stderr, for the host-side denials ([`Denial::Store`],
+    /// [`Denial::Unavailable`]); `None` for the caller's own.
+    pub fn cause(&self) -> Option<&str> {
+        match self {
+            Denial::Store(c) | Denial::Unavailable(c) => Some(c),
+            _ => None,
         }
     }
 
@@ -92,13 +108,18 @@ impl Denial {
                 "Internal",
                 self.message(),
             ),
+            Denial::Unavailable(_) => (
+                StatusCode::SERVICE_UNAVAILABLE,
+                "StoreUnavailable",
+                self.message(),
+            ),
         }
     }
 
     /// The HTTP status for MCP / A2A v1.0 text/plain answers (401, or 503/500 for the host).
     pub fn plain_status(&self) -> StatusCode {
         match self {
-            Denial::Timeout => StatusCode::SERVICE_UNAVAILABLE,
+            Denial::Timeout | Denial::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
             Denial::Store(_) => StatusCode::INTERNAL_SERVER_ERROR,
             _ => StatusCode::UNAUTHORIZED,
         }

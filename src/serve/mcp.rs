@@ -18,7 +18,7 @@ use axum::response::{IntoResponse, Response};
 use serde_json::{json, Map, Value};
 
 use super::auth::{self, Bearer, Denial};
-use super::rest::read_body;
+use super::rest::{read_body, rpc_body_error};
 use super::{one_line, random_task, App, HostFailure, MCP_BODY, POST_DEADLINE};
 use crate::authority::session::Session;
 use crate::broker::handlers::approval::NoTerminal;
@@ -540,21 +540,16 @@ pub async fn post(State(app): State<Arc<App>>, req: Request) -> Response {
     let session = match app.session(token.clone(), super::now()).await {
         Ok(s) => s,
         Err(d) => {
-            if let Denial::Store(c) = &d {
+            if let Some(c) = d.cause() {
                 eprintln!("world: serve: POST /mcp/: {}", one_line(c));
             }
             return plain(d.plain_status(), d.message());
         }
     };
     let caller = Caller { token, session };
-    let Ok(bytes) = read_body(&headers, body, MCP_BODY).await else {
-        return rpc_error(
-            StatusCode::PAYLOAD_TOO_LARGE,
-            &Value::Null,
-            -32600,
-            &format!("request body is over {MCP_BODY} bytes"),
-            None,
-        );
+    let bytes = match read_body(&headers, body, MCP_BODY, app.http_read).await {
+        Ok(b) => b,
+        Err(e) => return rpc_body_error(e, MCP_BODY, app.http_read),
     };
     let header_version = header_str(&headers, "mcp-protocol-version");
     let parsed: Result<Value, _> = serde_json::from_slice(&bytes);
@@ -844,12 +839,12 @@ async fn stdio_message(backend: &Backend, token: &str, line: &[u8]) -> Option<Va
     };
     let session = match Store::open_read(&s.db) {
         Ok(store) => auth::lookup(store.conn(), token, super::now()),
-        Err(e) => Err(Denial::Store(e.to_string())),
+        Err(e) => Err(Denial::Unavailable(e.to_string())),
     };
     let session = match session {
         Ok(s) => s,
         Err(d) => {
-            if let Denial::Store(c) = &d {
+            if let Some(c) = d.cause() {
                 eprintln!("world: mcp: {}", one_line(c));
             }
             return Some(response(id, &Reply::Denied(d)));

@@ -45,6 +45,23 @@ pub const COMMIT_BOUND: Duration = Duration::from_secs(3);
 pub const CREDENTIAL_BOUND: Duration = Duration::from_secs(3);
 /// Aggregate deadline of one MCP/A2A POST (20 s), waiting for the writer included.
 pub const POST_DEADLINE: Duration = Duration::from_secs(20);
+/// HTTP read bound (30 s, surfaces.md §1 "HTTP read / write"): a request body must arrive
+/// in full within it, counted from the start of the body read; otherwise the request answers
+/// 408 and the connection is closed (a trickled or stalled body holds nothing longer).
+pub const HTTP_READ: Duration = Duration::from_secs(30);
+/// The request-body read bound to use: [`HTTP_READ`], or the shorter bound in milliseconds
+/// named by `WORLD_TEST_HTTP_READ_MS` (a test hook like `WORLD_TEST_NOW`; it can only
+/// shorten the bound, never lengthen or disable it; 0 and unparsable values are ignored).
+pub fn http_read_bound() -> Duration {
+    bound_from(std::env::var("WORLD_TEST_HTTP_READ_MS").ok().as_deref())
+}
+
+fn bound_from(ms: Option<&str>) -> Duration {
+    ms.and_then(|v| v.parse::<u64>().ok())
+        .filter(|ms| *ms > 0)
+        .map(Duration::from_millis)
+        .map_or(HTTP_READ, |d| d.min(HTTP_READ))
+}
 /// Shutdown drain (10 s).
 pub const DRAIN: Duration = Duration::from_secs(10);
 /// `/v1/commit` body limit in bytes.
@@ -138,6 +155,8 @@ pub struct Config {
     /// `--approve-on-tty`: `Human.Approve` asks on the daemon's controlling terminal;
     /// otherwise requests stay pending for `world approval decide` (DECISIONS H-13).
     pub approve_on_tty: bool,
+    /// The request-body read bound ([`HTTP_READ`] unless a test shortens it).
+    pub http_read: Duration,
 }
 
 /// A checked bind address: the socket address to bind and the host text as given.
@@ -195,14 +214,16 @@ pub struct App {
     pub interpreter_version: String,
     /// Host configuration for invocations.
     pub workspace_root: Option<PathBuf>,
-    /// `--tool-ailang-bin`.
-    pub tool_bin: Option<PathBuf>,
+    /// `--tool-ailang-bin`, pinned: the archived copy the `Ailang.*` handlers run.
+    pub tool: Option<PinnedTool>,
     /// `--examples-dir`.
     pub examples_dir: Option<PathBuf>,
     /// Run caps.
     pub run_caps: RunCapsConfig,
     /// `--approve-on-tty`.
     pub approve_on_tty: bool,
+    /// The request-body read bound (see [`HTTP_READ`]).
+    pub http_read: Duration,
     queued: AtomicUsize,
 }
 
@@ -218,13 +239,16 @@ pub enum HostFailure {
     Capacity,
     /// The blocking task panicked or was cancelled.
     Canceled,
+    /// The pinned tool binary no longer re-hashes to its startup ref (or its archived copy
+    /// is gone); nothing ran. The text names the ref and the resolve kind.
+    ToolChanged(String),
 }
 
 impl HostFailure {
     /// `host callback failed` / `timed out` / `capacity exceeded` / `canceled`.
     pub fn legacy_message(&self) -> &'static str {
         match self {
-            HostFailure::Invoke(_) => "host callback failed",
+            HostFailure::Invoke(_) | HostFailure::ToolChanged(_) => "host callback failed",
             HostFailure::TimedOut => "host callback timed out",
             HostFailure::Capacity => "host callback capacity exceeded",
             HostFailure::Canceled => "host callback canceled",
@@ -236,6 +260,7 @@ impl HostFailure {
         match self {
             HostFailure::Invoke(e) => e.to_string(),
             HostFailure::TimedOut => "invocation exceeded its deadline".into(),
+            HostFailure::ToolChanged(why) => why.clone(),
             other => other.legacy_message().into(),
         }
     }
@@ -254,6 +279,7 @@ impl HostFailure {
                 "class": match other {
                     HostFailure::TimedOut => "DeadlineError",
                     HostFailure::Capacity => "CapacityError",
+                    HostFailure::ToolChanged(_) => "ToolBinaryChanged",
                     _ => "CanceledError",
                 },
                 "message": other.message(),
@@ -279,60 +305,90 @@ pub fn one_line(s: &str) -> String {
 }
 
 impl App {
-    /// Run `f` on a read-only connection from the pool, on the blocking pool, bounded by
-    /// [`READ_BOUND`]. `Err(None)` = timed out; `Err(Some(cause))` = the store failed.
+    /// Run `f` on a read-only connection, on the blocking pool, bounded by [`READ_BOUND`]
+    /// (surfaces.md §1 "Store read per GET").
+    ///
+    /// Store-open failures are mapped here, once, for every GET route: a pooled connection
+    /// whose read fails with [`ReadError::Store`] is dropped and `f` runs again on a fresh
+    /// open; when that open fails (the file was replaced, truncated, made unreadable) the
+    /// answer is [`ReadError::Unavailable`] (503 `StoreUnavailable`), not a 500.
+    ///
+    /// # Errors
+    /// [`ReadError::Timeout`] after 10 s, [`ReadError::Unavailable`], or `f`'s own error.
     pub async fn read<T, F>(self: &Arc<Self>, f: F) -> Result<T, ReadError>
     where
         T: Send + 'static,
-        F: FnOnce(&Store) -> Result<T, ReadError> + Send + 'static,
+        F: Fn(&Store) -> Result<T, ReadError> + Send + 'static,
+    {
+        self.read_within(READ_BOUND, f).await
+    }
+
+    async fn read_within<T, F>(self: &Arc<Self>, bound: Duration, f: F) -> Result<T, ReadError>
+    where
+        T: Send + 'static,
+        F: Fn(&Store) -> Result<T, ReadError> + Send + 'static,
     {
         let app = self.clone();
-        let job = tokio::task::spawn_blocking(move || {
-            let store = match app.readers.lock().ok().and_then(|mut v| v.pop()) {
-                Some(s) => s,
-                None => Store::open_read(&app.db).map_err(|e| ReadError::Store(e.to_string()))?,
-            };
-            let out = f(&store);
-            if let Ok(mut pool) = app.readers.lock() {
-                if pool.len() < 16 {
-                    pool.push(store);
-                }
-            }
-            out
-        });
-        match tokio::time::timeout(READ_BOUND, job).await {
+        let job = tokio::task::spawn_blocking(move || app.on_reader(&f));
+        match tokio::time::timeout(bound, job).await {
             Err(_) => Err(ReadError::Timeout),
             Ok(Err(e)) => Err(ReadError::Store(format!("read task failed: {e}"))),
             Ok(Ok(r)) => r,
         }
     }
 
-    /// Resolve a bearer token to a live session within [`CREDENTIAL_BOUND`].
+    /// `f` on a pooled reader, else (or after a store failure on the pooled one) on a fresh
+    /// open. A reader that saw a store failure is not returned to the pool.
+    fn on_reader<T>(&self, f: &dyn Fn(&Store) -> Result<T, ReadError>) -> Result<T, ReadError> {
+        let pooled = self.readers.lock().ok().and_then(|mut v| v.pop());
+        if let Some(store) = pooled {
+            match f(&store) {
+                Err(ReadError::Store(_)) => drop(store),
+                out => {
+                    self.give_back(store);
+                    return out;
+                }
+            }
+        }
+        let store =
+            Store::open_read(&self.db).map_err(|e| ReadError::Unavailable(e.to_string()))?;
+        let out = f(&store);
+        if !matches!(out, Err(ReadError::Store(_))) {
+            self.give_back(store);
+        }
+        out
+    }
+
+    fn give_back(&self, store: Store) {
+        if let Ok(mut pool) = self.readers.lock() {
+            if pool.len() < 16 {
+                pool.push(store);
+            }
+        }
+    }
+
+    /// Resolve a bearer token to a live session within [`CREDENTIAL_BOUND`], on the same
+    /// readers as [`Self::read`] (a store that cannot be opened is
+    /// [`auth::Denial::Unavailable`]).
     pub async fn session(
         self: &Arc<Self>,
         token: String,
         now: i64,
     ) -> Result<Session, auth::Denial> {
-        let app = self.clone();
-        let job = tokio::task::spawn_blocking(move || {
-            let store = match app.readers.lock().ok().and_then(|mut v| v.pop()) {
-                Some(s) => s,
-                None => {
-                    Store::open_read(&app.db).map_err(|e| auth::Denial::Store(e.to_string()))?
+        let looked = self
+            .read_within(CREDENTIAL_BOUND, move |s| {
+                match auth::lookup(s.conn(), &token, now) {
+                    Err(auth::Denial::Store(c)) => Err(ReadError::Store(c)),
+                    other => Ok(other),
                 }
-            };
-            let out = auth::lookup(store.conn(), &token, now);
-            if let Ok(mut pool) = app.readers.lock() {
-                if pool.len() < 16 {
-                    pool.push(store);
-                }
-            }
-            out
-        });
-        match tokio::time::timeout(CREDENTIAL_BOUND, job).await {
-            Err(_) => Err(auth::Denial::Timeout),
-            Ok(Err(e)) => Err(auth::Denial::Store(format!("credential task failed: {e}"))),
-            Ok(Ok(r)) => r,
+            })
+            .await;
+        match looked {
+            Ok(r) => r,
+            Err(ReadError::Timeout) => Err(auth::Denial::Timeout),
+            Err(ReadError::Unavailable(c)) => Err(auth::Denial::Unavailable(c)),
+            Err(ReadError::Store(c)) => Err(auth::Denial::Store(c)),
+            Err(other) => Err(auth::Denial::Store(format!("{other:?}"))),
         }
     }
 
@@ -363,11 +419,23 @@ impl App {
         let mut guard = guard.map_err(|_| HostFailure::TimedOut)?;
         let app = self.clone();
         let job = tokio::task::spawn_blocking(move || {
+            // Re-hash the pinned tool binary before anything of this call runs
+            // (transitions.md §5: re-hash before every run; R-SE-8: only the measured binary).
+            let tool_bin = match &app.tool {
+                None => None,
+                Some(t) => match t.verify() {
+                    Ok(path) => Some(path),
+                    Err(why) => {
+                        eprintln!("world: serve: tool binary: {}", one_line(&why));
+                        return Err(HostFailure::ToolChanged(why));
+                    }
+                },
+            };
             let pins = StorePins::for_db(&app.db);
             let host = Host {
                 interpreters: &pins,
                 workspace_root: app.workspace_root.clone(),
-                tool_bin: app.tool_bin.clone(),
+                tool_bin,
                 run_caps: app.run_caps.clone(),
                 examples_dir: app.examples_dir.clone(),
                 services: Services {
@@ -379,11 +447,11 @@ impl App {
                     ..Services::default()
                 },
             };
-            invoke::invoke(&mut guard, &call, &host)
+            invoke::invoke(&mut guard, &call, &host).map_err(HostFailure::Invoke)
         });
         match job.await {
             Err(_) => Err(HostFailure::Canceled),
-            Ok(r) => r.map_err(HostFailure::Invoke),
+            Ok(r) => r,
         }
     }
 }
@@ -397,8 +465,11 @@ pub enum ReadError {
     NotFound(String),
     /// Malformed input (the message is the 400 text).
     BadRequest(String),
-    /// Store failure (the cause goes to stderr only).
+    /// Store failure (the cause goes to stderr only; 500 `Internal`).
     Store(String),
+    /// The store could not be opened for reading (cause for stderr only; 503
+    /// `StoreUnavailable`).
+    Unavailable(String),
     /// The semantic-id index is absent or misshapen.
     IndexUnavailable,
 }
@@ -464,6 +535,8 @@ pub struct Prepared {
     pub interpreter_version: String,
     /// The checked bind address.
     pub bind: BindAddr,
+    /// The pinned `--tool-ailang-bin`, if any.
+    pub tool: Option<PinnedTool>,
 }
 
 fn check_workspace_root(root: &Path, db: &Path) -> Result<PathBuf, String> {
@@ -489,6 +562,67 @@ fn check_workspace_root(root: &Path, db: &Path) -> Result<PathBuf, String> {
         ));
     }
     Ok(canon)
+}
+
+/// The `--tool-ailang-bin` pin (transitions.md §5 "Tool binary", authority-and-broker.md
+/// §12.2, residual R-SE-8): archived at startup exactly like an interpreter (sha256 of the
+/// bytes, mode 0555, `manifest.json` sidecar with the `--version` text) but in its own
+/// archive, `<db>.artifacts/tool/interpreters/sha256/<hex>/ailang`, so it never counts as a
+/// pinned interpreter. Every invocation re-hashes the archived copy first and runs that copy,
+/// never the operator's path.
+#[derive(Clone, Debug)]
+pub struct PinnedTool {
+    /// `sha256:<hex>` of the binary's bytes at startup.
+    pub hash_ref: String,
+    /// The tool archive's root, `<db>.artifacts/tool`.
+    pub root: PathBuf,
+}
+
+impl PinnedTool {
+    /// The tool archive root of the store at `db`: `<db>.artifacts/tool`.
+    pub fn root_for(db: &Path) -> PathBuf {
+        crate::interp::archive::Archive::for_db(db)
+            .root()
+            .join("tool")
+    }
+
+    /// Archive `bin` for the store at `db` and check that the archived copy's `--version`
+    /// (probed on the archived bytes, empty environment, 10 s) reports `AILANG v0.52.1`.
+    ///
+    /// # Errors
+    /// The archive failure, or `tool binary is "…"; only "AILANG v0.52.1" is measured …`.
+    pub fn pin(db: &Path, bin: &Path) -> Result<PinnedTool, String> {
+        let root = Self::root_for(db);
+        let (archived, _) = crate::interp::archive::Archive::at_root(root.clone())
+            .archive(bin)
+            .map_err(|e| e.to_string())?;
+        crate::broker::handlers::ailang::check_version_output(
+            archived.manifest.version.as_bytes(),
+        )?;
+        Ok(PinnedTool {
+            hash_ref: archived.hash_ref,
+            root,
+        })
+    }
+
+    /// Re-hash the archived copy now and return its absolute path to run.
+    ///
+    /// # Errors
+    /// `the pinned tool binary <ref> cannot be run (<kind>): <cause>; nothing ran — restart
+    /// world serve to pin a tool binary again`, where kind is `hash_mismatch`,
+    /// `absent_artifact`, `unsupported_platform` or `exec_failure`.
+    pub fn verify(&self) -> Result<PathBuf, String> {
+        crate::interp::archive::Archive::at_root(self.root.clone())
+            .resolve(&self.hash_ref)
+            .map(|a| a.binary)
+            .map_err(|e| {
+                format!(
+                    "the pinned tool binary {} cannot be run ({}): {e}; nothing ran — restart world serve to pin a tool binary again",
+                    self.hash_ref,
+                    e.kind()
+                )
+            })
+    }
 }
 
 fn check_tool(bin: &Path) -> Result<(), String> {
@@ -550,9 +684,16 @@ pub fn prepare(cfg: &mut Config, scan_out: &mut dyn Write) -> Result<Prepared, S
         f.lock_held = lock_held;
         f
     })?;
-    if let Some(bin) = &cfg.tool_bin {
-        check_tool(bin).map_err(|e| fail(Stage::Archive, "--tool-ailang-bin", e))?;
-    }
+    let tool = match &cfg.tool_bin {
+        None => None,
+        Some(bin) => {
+            check_tool(bin).map_err(|e| fail(Stage::Archive, "--tool-ailang-bin", e))?;
+            Some(
+                PinnedTool::pin(&cfg.db, bin)
+                    .map_err(|e| fail(Stage::Archive, "--tool-ailang-bin", e))?,
+            )
+        }
+    };
     let pins = StorePins::for_db(&cfg.db);
     let interp = resolve_interpreter(&cfg.interpreter, &pins)
         .map_err(|e| fail(Stage::Archive, "interpreter", e))?;
@@ -570,6 +711,7 @@ pub fn prepare(cfg: &mut Config, scan_out: &mut dyn Write) -> Result<Prepared, S
         interpreter_ref: interp.interpreter_ref().to_string(),
         interpreter_version: interp.version_text().to_string(),
         bind,
+        tool,
     })
 }
 
@@ -687,10 +829,11 @@ async fn serve(cfg: Config, prepared: Prepared) -> Result<(), StartupError> {
         interpreter_ref: prepared.interpreter_ref,
         interpreter_version: prepared.interpreter_version,
         workspace_root: cfg.workspace_root.clone(),
-        tool_bin: cfg.tool_bin.clone(),
+        tool: prepared.tool,
         examples_dir: cfg.examples_dir.clone(),
         run_caps: cfg.run_caps.clone(),
         approve_on_tty: cfg.approve_on_tty,
+        http_read: cfg.http_read,
         queued: AtomicUsize::new(0),
     });
     {
@@ -790,6 +933,33 @@ mod tests {
         assert_eq!(
             e.to_string(),
             "daemon startup failed at store-open: open /x: locked"
+        );
+    }
+
+    #[test]
+    fn http_read_bound_is_30_s_and_the_hook_only_shortens_it() {
+        assert_eq!(HTTP_READ, Duration::from_secs(30));
+        assert_eq!(bound_from(None), HTTP_READ);
+        assert_eq!(bound_from(Some("1000")), Duration::from_secs(1));
+        assert_eq!(bound_from(Some("600000")), HTTP_READ);
+        assert_eq!(bound_from(Some("0")), HTTP_READ);
+        assert_eq!(bound_from(Some("-5")), HTTP_READ);
+        assert_eq!(bound_from(Some("soon")), HTTP_READ);
+    }
+
+    #[test]
+    fn tool_changed_is_a_host_failure_with_its_own_class() {
+        let f = HostFailure::ToolChanged("the pinned tool binary sha256:ab cannot be run".into());
+        assert_eq!(f.legacy_message(), "host callback failed");
+        let d = f.data("mcp:ep1:x");
+        assert_eq!(d["class"], "ToolBinaryChanged");
+        assert_eq!(
+            d["message"],
+            "the pinned tool binary sha256:ab cannot be run"
+        );
+        assert_eq!(
+            PinnedTool::root_for(Path::new("/s/w.db")),
+            PathBuf::from("/s/w.db.artifacts/tool")
         );
     }
 

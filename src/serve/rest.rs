@@ -2,18 +2,19 @@
 //! `{"error":{"class","message"}}` (`HeadConflict` adds `observedHead` and `selectedHead`).
 
 use std::collections::HashMap;
+use std::pin::Pin;
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
-use axum::body::{Body, Bytes};
+use axum::body::{Body, Bytes, HttpBody};
 use axum::extract::{Path, Query, Request, State};
-use axum::http::{header, HeaderMap, StatusCode};
+use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use base64::Engine;
 use serde_json::{json, Value};
 
-use super::auth::{self, Bearer, Denial};
+use super::auth::{self, Bearer, Denial, STORE_UNAVAILABLE};
 use super::{one_line, App, ReadError, COMMIT_BODY, COMMIT_BOUND};
 use crate::encoding::HashRef;
 use crate::store::commit::{parse_body, BodyError, ValidateError};
@@ -85,12 +86,41 @@ impl ApiError {
                 "the semantic-id index is absent or misshapen",
             ),
             ReadError::Store(c) => Self::internal(route, &c),
+            ReadError::Unavailable(c) => Self::unavailable(route, &c),
+        }
+    }
+    /// 503 `StoreUnavailable`: the store could not be opened for reading; the cause goes to
+    /// stderr with the route.
+    pub fn unavailable(route: &str, cause: &str) -> Self {
+        eprintln!("world: serve: {route}: {}", one_line(cause));
+        Self::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "StoreUnavailable",
+            STORE_UNAVAILABLE,
+        )
+    }
+    /// 408 `RequestTimeout`: the body did not arrive within the HTTP read bound.
+    pub fn body_timeout(bound: Duration) -> Self {
+        Self::new(
+            StatusCode::REQUEST_TIMEOUT,
+            "RequestTimeout",
+            body_timeout_message(bound),
+        )
+    }
+    /// The REST form of a failed body read: 413, 408 or 400.
+    pub fn from_body(e: ReadBodyError, limit: usize, bound: Duration) -> Self {
+        match e {
+            ReadBodyError::TooLarge => Self::too_large(limit),
+            ReadBodyError::TimedOut => Self::body_timeout(bound),
+            ReadBodyError::Broken(c) => Self::bad(format!("request body could not be read: {c}")),
         }
     }
     /// The REST form of a session denial.
     pub fn from_denial(route: &str, d: &Denial) -> Self {
-        if let Denial::Store(c) = d {
-            return Self::internal(route, c);
+        match d {
+            Denial::Store(c) => return Self::internal(route, c),
+            Denial::Unavailable(c) => return Self::unavailable(route, c),
+            _ => {}
         }
         let (status, class, message) = d.rest();
         Self::new(status, class, message)
@@ -104,7 +134,27 @@ impl IntoResponse for ApiError {
             err["observedHead"] = Value::String(o);
             err["selectedHead"] = Value::String(s);
         }
-        (self.status, Json(json!({ "error": err }))).into_response()
+        let mut r = (self.status, Json(json!({ "error": err }))).into_response();
+        if self.status == StatusCode::REQUEST_TIMEOUT {
+            close_connection(&mut r);
+        }
+        r
+    }
+}
+
+/// Mark `r` as the connection's last response (the rest of an unread body is never read).
+pub fn close_connection(r: &mut Response) {
+    r.headers_mut()
+        .insert(header::CONNECTION, HeaderValue::from_static("close"));
+}
+
+/// `request body was not received within N s`.
+pub fn body_timeout_message(bound: Duration) -> String {
+    let ms = bound.as_millis();
+    if ms % 1000 == 0 {
+        format!("request body was not received within {} s", ms / 1000)
+    } else {
+        format!("request body was not received within {ms} ms")
     }
 }
 
@@ -114,18 +164,85 @@ fn store_err(e: StoreError) -> ReadError {
     ReadError::Store(e.to_string())
 }
 
-/// Read a request body up to `limit` bytes; a declared or actual larger body is `Err(())`.
-pub async fn read_body(headers: &HeaderMap, body: Body, limit: usize) -> Result<Bytes, ()> {
+/// Why a request body could not be read.
+#[derive(Debug, PartialEq, Eq)]
+pub enum ReadBodyError {
+    /// Declared (`Content-Length`) or actual size over the route's limit → 413.
+    TooLarge,
+    /// The whole body did not arrive within the HTTP read bound → 408, connection closed.
+    TimedOut,
+    /// The body stream failed (bad chunk framing, the client went away) → 400.
+    Broken(String),
+}
+
+/// Read a request body of at most `limit` bytes, all of it within `bound` (the HTTP read
+/// bound, surfaces.md §1: a total deadline, so a body trickled byte by byte ends too).
+///
+/// Nothing is locked while the body arrives: every route reads its body before it queues
+/// for the writer, so a stalled client holds only its own connection.
+///
+/// # Errors
+/// [`ReadBodyError::TooLarge`], [`ReadBodyError::TimedOut`], [`ReadBodyError::Broken`].
+pub async fn read_body(
+    headers: &HeaderMap,
+    body: Body,
+    limit: usize,
+    bound: Duration,
+) -> Result<Bytes, ReadBodyError> {
     if let Some(len) = headers
         .get(header::CONTENT_LENGTH)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.parse::<u64>().ok())
     {
         if len > limit as u64 {
-            return Err(());
+            return Err(ReadBodyError::TooLarge);
         }
     }
-    axum::body::to_bytes(body, limit).await.map_err(|_| ())
+    tokio::time::timeout(bound, collect_body(body, limit))
+        .await
+        .map_err(|_| ReadBodyError::TimedOut)?
+}
+
+/// The JSON-RPC form of a failed body read on `/mcp/` and `/a2a/` (surfaces.md §1): HTTP
+/// 413, 408 (connection closed) or 400, body
+/// `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":…}}`.
+pub fn rpc_body_error(e: ReadBodyError, limit: usize, bound: Duration) -> Response {
+    let (status, message) = match e {
+        ReadBodyError::TooLarge => (
+            StatusCode::PAYLOAD_TOO_LARGE,
+            format!("request body is over {limit} bytes"),
+        ),
+        ReadBodyError::TimedOut => (StatusCode::REQUEST_TIMEOUT, body_timeout_message(bound)),
+        ReadBodyError::Broken(c) => (
+            StatusCode::BAD_REQUEST,
+            format!("request body could not be read: {c}"),
+        ),
+    };
+    let v = json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32600, "message": message}});
+    let mut r = (
+        status,
+        [(header::CONTENT_TYPE, "application/json")],
+        v.to_string(),
+    )
+        .into_response();
+    if status == StatusCode::REQUEST_TIMEOUT {
+        close_connection(&mut r);
+    }
+    r
+}
+
+async fn collect_body(mut body: Body, limit: usize) -> Result<Bytes, ReadBodyError> {
+    let mut buf: Vec<u8> = Vec::new();
+    while let Some(frame) = std::future::poll_fn(|cx| Pin::new(&mut body).poll_frame(cx)).await {
+        let frame = frame.map_err(|e| ReadBodyError::Broken(e.to_string()))?;
+        if let Ok(data) = frame.into_data() {
+            if buf.len().saturating_add(data.len()) > limit {
+                return Err(ReadBodyError::TooLarge);
+            }
+            buf.extend_from_slice(&data);
+        }
+    }
+    Ok(Bytes::from(buf))
 }
 
 /// `GET /v1/health`.
@@ -220,11 +337,14 @@ pub async fn by_semantic_id_empty() -> ApiResult {
     Err(ApiError::bad("semantic id is empty"))
 }
 
-fn index_ok(conn: &rusqlite::Connection) -> bool {
-    let cols: Result<Vec<String>, _> = conn
+/// Is the semantic-id index present with its two columns? A failed query is a store failure
+/// (so an unreadable store is `StoreUnavailable`, not `LookupIndexUnavailable`).
+fn index_ok(conn: &rusqlite::Connection) -> Result<bool, ReadError> {
+    let cols: Vec<String> = conn
         .prepare("SELECT name FROM pragma_index_info('objects_by_semantic_id') ORDER BY seqno")
-        .and_then(|mut s| s.query_map([], |r| r.get::<_, String>(0))?.collect());
-    matches!(cols.as_deref(), Ok([a, b]) if a == "semantic_id" && b == "hash_ref")
+        .and_then(|mut s| s.query_map([], |r| r.get::<_, String>(0))?.collect())
+        .map_err(|e| ReadError::Store(e.to_string()))?;
+    Ok(matches!(cols.as_slice(), [a, b] if a == "semantic_id" && b == "hash_ref"))
 }
 
 /// `GET /v1/objects/by-semantic-id/{name...}?after=<ref>&limit=N`.
@@ -243,7 +363,7 @@ pub async fn by_semantic_id(
     let limit = page_limit(&q)?;
     let items = app
         .read(move |s| {
-            if !index_ok(s.conn()) {
+            if !index_ok(s.conn())? {
                 return Err(ReadError::IndexUnavailable);
             }
             s.objects_by_semantic_id(&name, after.as_deref(), limit)
@@ -346,9 +466,9 @@ pub async fn commit(State(app): State<Arc<App>>, req: Request) -> ApiResult {
     app.session(token, super::now())
         .await
         .map_err(|d| ApiError::from_denial(route, &d))?;
-    let bytes = read_body(&parts.headers, body, COMMIT_BODY)
+    let bytes = read_body(&parts.headers, body, COMMIT_BODY, app.http_read)
         .await
-        .map_err(|_| ApiError::too_large(COMMIT_BODY))?;
+        .map_err(|e| ApiError::from_body(e, COMMIT_BODY, app.http_read))?;
     let parsed = parse_body(&bytes).map_err(|e| match e {
         BodyError::TooLarge => ApiError::too_large(COMMIT_BODY),
         other => ApiError::bad(other.to_string()),
@@ -428,6 +548,73 @@ mod tests {
         assert_eq!(page_limit(&q("7")).unwrap(), 7);
         assert_eq!(page_limit(&q("10000")).unwrap(), 500);
         assert!(page_limit(&q("x")).is_err());
+    }
+
+    #[test]
+    fn body_timeout_answers_408_and_closes() {
+        assert_eq!(
+            body_timeout_message(Duration::from_secs(30)),
+            "request body was not received within 30 s"
+        );
+        assert_eq!(
+            body_timeout_message(Duration::from_millis(1500)),
+            "request body was not received within 1500 ms"
+        );
+        let r = ApiError::from_body(ReadBodyError::TimedOut, 10, Duration::from_secs(30))
+            .into_response();
+        assert_eq!(r.status(), StatusCode::REQUEST_TIMEOUT);
+        assert_eq!(r.headers().get(header::CONNECTION).unwrap(), "close");
+        let r = rpc_body_error(ReadBodyError::TimedOut, 10, Duration::from_secs(30));
+        assert_eq!(r.status(), StatusCode::REQUEST_TIMEOUT);
+        assert_eq!(r.headers().get(header::CONNECTION).unwrap(), "close");
+        let r = rpc_body_error(ReadBodyError::TooLarge, 10, Duration::from_secs(30));
+        assert_eq!(r.status(), StatusCode::PAYLOAD_TOO_LARGE);
+        assert!(r.headers().get(header::CONNECTION).is_none());
+        let r = rpc_body_error(
+            ReadBodyError::Broken("eof".into()),
+            10,
+            Duration::from_secs(30),
+        );
+        assert_eq!(r.status(), StatusCode::BAD_REQUEST);
+    }
+
+    #[tokio::test]
+    async fn body_reads_keep_the_limit_and_the_deadline() {
+        let h = HeaderMap::new();
+        let d = Duration::from_secs(5);
+        assert_eq!(
+            read_body(&h, Body::from("abc"), 3, d).await,
+            Ok(Bytes::from("abc"))
+        );
+        assert_eq!(
+            read_body(&h, Body::from("abcd"), 3, d).await,
+            Err(ReadBodyError::TooLarge)
+        );
+        let mut declared = HeaderMap::new();
+        declared.insert(header::CONTENT_LENGTH, HeaderValue::from_static("99"));
+        assert_eq!(
+            read_body(&declared, Body::from("a"), 3, d).await,
+            Err(ReadBodyError::TooLarge)
+        );
+    }
+
+    #[test]
+    fn unavailable_store_is_503() {
+        let e = ApiError::from_read("GET /v1/head", ReadError::Unavailable("gone".into()));
+        assert_eq!(
+            (e.status, e.class, e.message.as_str()),
+            (
+                StatusCode::SERVICE_UNAVAILABLE,
+                "StoreUnavailable",
+                STORE_UNAVAILABLE
+            )
+        );
+        let e = ApiError::from_denial(
+            "GET /.well-known/agent.json",
+            &Denial::Unavailable("x".into()),
+        );
+        assert_eq!(e.status, StatusCode::SERVICE_UNAVAILABLE);
+        assert_eq!(e.class, "StoreUnavailable");
     }
 
     #[test]
