@@ -100,7 +100,7 @@ fn main() {
         let host = Host {
             interpreters: &pins,
             workspace_root: None,
-            tool_bin: None,
+            tool: None,
             run_caps: RunCapsConfig::default(),
             examples_dir: None,
             services: Services::default(),

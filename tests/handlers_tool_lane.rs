@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
+use world::broker::handlers::ailang::PinnedTool;
 use world::broker::handlers::{
     HandlerContext, HandlerOutcome, HandlerRegistry, RunCapsConfig, Services, AILANG_CHECK,
     AILANG_CLI, AILANG_DISCOVER, AILANG_RUN, AILANG_RUN_ENV, AILANG_RUN_NET,
@@ -36,6 +37,19 @@ fn double_wrapper(dir: &Path, mode: &str) -> PathBuf {
     wrapper
 }
 
+/// The double archived for the store at `db` without `PinnedTool::pin`'s version check, so
+/// the lane's own setup checks are exercised too.
+fn archived(db: &Path, bin: &Path) -> PinnedTool {
+    let root = PinnedTool::root_for(db);
+    let (a, _) = world::interp::archive::Archive::at_root(root.clone())
+        .archive(bin)
+        .expect("archive the tool double");
+    PinnedTool {
+        hash_ref: a.hash_ref,
+        root,
+    }
+}
+
 fn lane(mode: &str, run_caps: RunCapsConfig) -> Lane {
     let dir = tempfile::tempdir().expect("tempdir");
     let base = std::fs::canonicalize(dir.path()).expect("canonical");
@@ -46,7 +60,10 @@ fn lane(mode: &str, run_caps: RunCapsConfig) -> Lane {
         episode: "ep1".into(),
         worktree: Some(ws),
         db_path: base.join("store/world.db"),
-        tool_bin: Some(double_wrapper(&base, mode)),
+        tool: Some(archived(
+            &base.join("store/world.db"),
+            &double_wrapper(&base, mode),
+        )),
         run_caps,
         ..HandlerContext::default()
     };
@@ -340,8 +357,27 @@ fn bad_binaries_leave_the_episode_without_tools() {
         );
         assert!(l.registry.handler_for("Workspace.Read").is_some());
     }
+    // Pinning refuses the wrong version before anything is archived for the lane.
+    let old = lane("old", RunCapsConfig::default());
+    let bin = double_wrapper(&old.base, "old");
+    let err = PinnedTool::pin(&old.base.join("other.db"), &bin).unwrap_err();
+    assert!(err.contains("only \"AILANG v0.52.1\" is measured"), "{err}");
     let l = lane("reserved", RunCapsConfig::default());
     assert!(failed(call(&l, AILANG_CLI, json!({"op":"version"}))).contains("reserved key"));
     let l = lane("toolfail", RunCapsConfig::default());
     assert!(failed(call(&l, AILANG_CLI, json!({"op":"version"}))).contains("policy-tool exited 4"));
+}
+
+#[test]
+fn a_tool_binary_changed_after_pinning_never_runs() {
+    let l = lane("ok", RunCapsConfig::default());
+    ok_json(call(&l, AILANG_CLI, json!({"op":"version"})));
+    let tool = l.ctx.tool.clone().expect("pinned");
+    let path = tool.verify().expect("verifies");
+    // The archive is read-only; an attacker with the directory can still swap the file.
+    std::fs::remove_file(&path).expect("remove");
+    std::fs::write(&path, "#!/bin/sh\necho pwned\n").expect("replace");
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o555)).expect("chmod");
+    let msg = failed(call(&l, AILANG_CLI, json!({"op":"version"})));
+    assert!(msg.contains("hash_mismatch"), "{msg}");
 }

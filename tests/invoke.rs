@@ -917,7 +917,7 @@ fn library_call(
     let host = Host {
         interpreters: &pins,
         workspace_root: None,
-        tool_bin: None,
+        tool: None,
         run_caps: Default::default(),
         examples_dir: None,
         services: Default::default(),

@@ -344,7 +344,7 @@ fn child_invoke() {
     let host = world::coordinator::invoke::Host {
         interpreters: if s("mode") == "hold" { &holding } else { &pins },
         workspace_root: None,
-        tool_bin: None,
+        tool: None,
         run_caps: Default::default(),
         examples_dir: None,
         services: world::broker::handlers::Services {

@@ -7,6 +7,7 @@ use super::output::Output;
 use super::pin::provider;
 use super::{read_input, CliError, Context, Exit};
 use crate::authority::session;
+use crate::broker::handlers::ailang::PinnedTool;
 use crate::broker::handlers::{RunCapsConfig, Services};
 use crate::broker::Status;
 use crate::coordinator::invoke::{self, Call, Host, InvokeError, Surface};
@@ -102,11 +103,19 @@ pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError
         out.warn(w);
     }
     let mut store = ctx.open_write(false)?;
+    // Pinned under the writer lock: archived next to the store, re-hashed before every exec.
+    let tool = match &args.tool_ailang_bin {
+        None => None,
+        Some(bin) => Some(
+            PinnedTool::pin(&ctx.db, bin)
+                .map_err(|e| CliError::failed("invoke", format!("--tool-ailang-bin: {e}")))?,
+        ),
+    };
     let pins = provider(ctx);
     let host = Host {
         interpreters: pins.as_ref(),
         workspace_root: args.workspace_root.clone(),
-        tool_bin: args.tool_ailang_bin.clone(),
+        tool,
         run_caps: RunCapsConfig {
             allow: args.run_allow_caps.clone(),
             net_allow: args.run_net_allow.clone(),

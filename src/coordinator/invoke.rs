@@ -11,6 +11,7 @@ use serde::Serialize;
 use crate::authority::approvals::StoreApprovals;
 use crate::authority::grants::Grant;
 use crate::authority::session::{self, Session};
+use crate::broker::handlers::ailang::PinnedTool;
 use crate::broker::handlers::{HandlerContext, HandlerRegistry, RunCapsConfig, Services};
 use crate::broker::{self, Broker, BrokerError, Status};
 use crate::encoding::gojson::{self, Obj};
@@ -81,8 +82,8 @@ pub struct Host<'a> {
     pub interpreters: &'a dyn InterpreterProvider,
     /// `--workspace-root` override (else the episode's binding).
     pub workspace_root: Option<PathBuf>,
-    /// `--tool-ailang-bin`.
-    pub tool_bin: Option<PathBuf>,
+    /// `--tool-ailang-bin`, pinned ([`PinnedTool::pin`]); re-hashed before every exec.
+    pub tool: Option<PinnedTool>,
     /// The run allowlist.
     pub run_caps: RunCapsConfig,
     /// `--examples-dir`.
@@ -291,7 +292,7 @@ pub fn episode_handlers(
         episode: episode.to_string(),
         worktree: root.map(|r| r.join(episode)),
         db_path: store.path().to_path_buf(),
-        tool_bin: host.tool_bin.clone(),
+        tool: host.tool.clone(),
         run_caps: host.run_caps.clone(),
         examples_dir: host.examples_dir.clone(),
         git_bin: broker::handlers::process::find_in_path(

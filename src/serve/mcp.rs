@@ -21,6 +21,7 @@ use super::auth::{self, Bearer, Denial};
 use super::rest::{read_body, rpc_body_error};
 use super::{one_line, random_task, App, HostFailure, MCP_BODY, POST_DEADLINE};
 use crate::authority::session::Session;
+use crate::broker::handlers::ailang::PinnedTool;
 use crate::broker::handlers::approval::NoTerminal;
 use crate::broker::handlers::{RunCapsConfig, Services};
 use crate::coordinator::invoke::{self, visible, Call, Committed, Host, InvokeError, Surface};
@@ -105,8 +106,8 @@ pub struct StdioBackend {
     pub wait_lock: Option<std::time::Duration>,
     /// `--workspace-root`.
     pub workspace_root: Option<PathBuf>,
-    /// `--tool-ailang-bin`.
-    pub tool_bin: Option<PathBuf>,
+    /// `--tool-ailang-bin`, pinned at startup; re-hashed before every exec.
+    pub tool: Option<PinnedTool>,
     /// Run caps.
     pub run_caps: RunCapsConfig,
 }
@@ -140,7 +141,7 @@ impl Backend {
                 let host = Host {
                     interpreters: &pins,
                     workspace_root: s.workspace_root.clone(),
-                    tool_bin: s.tool_bin.clone(),
+                    tool: s.tool.clone(),
                     run_caps: s.run_caps.clone(),
                     examples_dir: None,
                     // The MCP client owns the terminal: approvals stay pending for

@@ -26,6 +26,7 @@ use axum::Router;
 use tokio::sync::Mutex;
 
 use crate::authority::session::Session;
+use crate::broker::handlers::ailang::PinnedTool;
 use crate::broker::handlers::approval::{NoTerminal, TtyPrompter};
 use crate::broker::handlers::{RunCapsConfig, Services};
 use crate::coordinator::invoke::{self, Call, Committed, Host, InvokeError};
@@ -421,21 +422,16 @@ impl App {
         let job = tokio::task::spawn_blocking(move || {
             // Re-hash the pinned tool binary before anything of this call runs
             // (transitions.md §5: re-hash before every run; R-SE-8: only the measured binary).
-            let tool_bin = match &app.tool {
-                None => None,
-                Some(t) => match t.verify() {
-                    Ok(path) => Some(path),
-                    Err(why) => {
-                        eprintln!("world: serve: tool binary: {}", one_line(&why));
-                        return Err(HostFailure::ToolChanged(why));
-                    }
-                },
-            };
+            // The lane re-hashes it again before each exec; this refuses the whole call early.
+            if let Some(Err(why)) = app.tool.as_ref().map(PinnedTool::verify) {
+                eprintln!("world: serve: tool binary: {}", one_line(&why));
+                return Err(HostFailure::ToolChanged(why));
+            }
             let pins = StorePins::for_db(&app.db);
             let host = Host {
                 interpreters: &pins,
                 workspace_root: app.workspace_root.clone(),
-                tool_bin,
+                tool: app.tool.clone(),
                 run_caps: app.run_caps.clone(),
                 examples_dir: app.examples_dir.clone(),
                 services: Services {
@@ -564,76 +560,6 @@ fn check_workspace_root(root: &Path, db: &Path) -> Result<PathBuf, String> {
     Ok(canon)
 }
 
-/// The `--tool-ailang-bin` pin (transitions.md §5 "Tool binary", authority-and-broker.md
-/// §12.2, residual R-SE-8): archived at startup exactly like an interpreter (sha256 of the
-/// bytes, mode 0555, `manifest.json` sidecar with the `--version` text) but in its own
-/// archive, `<db>.artifacts/tool/interpreters/sha256/<hex>/ailang`, so it never counts as a
-/// pinned interpreter. Every invocation re-hashes the archived copy first and runs that copy,
-/// never the operator's path.
-#[derive(Clone, Debug)]
-pub struct PinnedTool {
-    /// `sha256:<hex>` of the binary's bytes at startup.
-    pub hash_ref: String,
-    /// The tool archive's root, `<db>.artifacts/tool`.
-    pub root: PathBuf,
-}
-
-impl PinnedTool {
-    /// The tool archive root of the store at `db`: `<db>.artifacts/tool`.
-    pub fn root_for(db: &Path) -> PathBuf {
-        crate::interp::archive::Archive::for_db(db)
-            .root()
-            .join("tool")
-    }
-
-    /// Archive `bin` for the store at `db` and check that the archived copy's `--version`
-    /// (probed on the archived bytes, empty environment, 10 s) reports `AILANG v0.52.1`.
-    ///
-    /// # Errors
-    /// The archive failure, or `tool binary is "…"; only "AILANG v0.52.1" is measured …`.
-    pub fn pin(db: &Path, bin: &Path) -> Result<PinnedTool, String> {
-        let root = Self::root_for(db);
-        let (archived, _) = crate::interp::archive::Archive::at_root(root.clone())
-            .archive(bin)
-            .map_err(|e| e.to_string())?;
-        crate::broker::handlers::ailang::check_version_output(
-            archived.manifest.version.as_bytes(),
-        )?;
-        Ok(PinnedTool {
-            hash_ref: archived.hash_ref,
-            root,
-        })
-    }
-
-    /// Re-hash the archived copy now and return its absolute path to run.
-    ///
-    /// # Errors
-    /// `the pinned tool binary <ref> cannot be run (<kind>): <cause>; nothing ran — restart
-    /// world serve to pin a tool binary again`, where kind is `hash_mismatch`,
-    /// `absent_artifact`, `unsupported_platform` or `exec_failure`.
-    pub fn verify(&self) -> Result<PathBuf, String> {
-        crate::interp::archive::Archive::at_root(self.root.clone())
-            .resolve(&self.hash_ref)
-            .map(|a| a.binary)
-            .map_err(|e| {
-                format!(
-                    "the pinned tool binary {} cannot be run ({}): {e}; nothing ran — restart world serve to pin a tool binary again",
-                    self.hash_ref,
-                    e.kind()
-                )
-            })
-    }
-}
-
-fn check_tool(bin: &Path) -> Result<(), String> {
-    let out = std::process::Command::new(bin)
-        .arg("--version")
-        .stdin(std::process::Stdio::null())
-        .output()
-        .map_err(|e| format!("run {} --version: {e}", bin.display()))?;
-    crate::broker::handlers::ailang::check_version_output(&out.stdout)
-}
-
 /// Startup stages up to (not including) the bind: bind policy → workspace root and corpus →
 /// store open + writer lock → tool binary → interpreter archive → epoch bootstrap →
 /// integrity scan (warnings printed to `scan_out`).
@@ -686,13 +612,10 @@ pub fn prepare(cfg: &mut Config, scan_out: &mut dyn Write) -> Result<Prepared, S
     })?;
     let tool = match &cfg.tool_bin {
         None => None,
-        Some(bin) => {
-            check_tool(bin).map_err(|e| fail(Stage::Archive, "--tool-ailang-bin", e))?;
-            Some(
-                PinnedTool::pin(&cfg.db, bin)
-                    .map_err(|e| fail(Stage::Archive, "--tool-ailang-bin", e))?,
-            )
-        }
+        Some(bin) => Some(
+            PinnedTool::pin(&cfg.db, bin)
+                .map_err(|e| fail(Stage::Archive, "--tool-ailang-bin", e))?,
+        ),
     };
     let pins = StorePins::for_db(&cfg.db);
     let interp = resolve_interpreter(&cfg.interpreter, &pins)

@@ -157,6 +157,71 @@ struct Variant {
     net_allow: Vec<String>,
 }
 
+/// The pinned `--tool-ailang-bin` (transitions.md §5 "Tool binary", authority-and-broker.md
+/// §12.2, residual R-SE-8): archived like an interpreter (sha256 of the bytes, mode 0555,
+/// `manifest.json` sidecar with the `--version` text) but in its own archive,
+/// `<db>.artifacts/tool/interpreters/sha256/<hex>/ailang`, so it never counts as a pinned
+/// interpreter (docs/DECISIONS.md, serve). Every exec of the tool re-hashes the archived copy
+/// and runs that copy, never the operator's path.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PinnedTool {
+    /// `sha256:<hex>` of the binary's bytes when it was pinned.
+    pub hash_ref: String,
+    /// The tool archive's root, `<db>.artifacts/tool`.
+    pub root: PathBuf,
+}
+
+impl PinnedTool {
+    /// The tool archive root of the store at `db`: `<db>.artifacts/tool`.
+    pub fn root_for(db: &Path) -> PathBuf {
+        crate::interp::archive::Archive::for_db(db)
+            .root()
+            .join("tool")
+    }
+
+    /// Check that `bin --version` reports `AILANG v0.52.1`, archive it for the store at `db`
+    /// and check the archived copy's recorded `--version` again.
+    ///
+    /// # Errors
+    /// `run <bin> --version: …`, the archive failure, or `tool binary is "…"; only
+    /// "AILANG v0.52.1" is measured …`.
+    pub fn pin(db: &Path, bin: &Path) -> Result<PinnedTool, String> {
+        let out = std::process::Command::new(bin)
+            .arg("--version")
+            .stdin(std::process::Stdio::null())
+            .output()
+            .map_err(|e| format!("run {} --version: {e}", bin.display()))?;
+        check_version_output(&out.stdout)?;
+        let root = Self::root_for(db);
+        let (archived, _) = crate::interp::archive::Archive::at_root(root.clone())
+            .archive(bin)
+            .map_err(|e| e.to_string())?;
+        check_version_output(archived.manifest.version.as_bytes())?;
+        Ok(PinnedTool {
+            hash_ref: archived.hash_ref,
+            root,
+        })
+    }
+
+    /// Re-hash the archived copy now and return its absolute path to run.
+    ///
+    /// # Errors
+    /// `the pinned tool binary <ref> cannot be run (<kind>): <cause>; nothing ran`, where kind
+    /// is `hash_mismatch`, `absent_artifact`, `unsupported_platform` or `exec_failure`.
+    pub fn verify(&self) -> Result<PathBuf, String> {
+        crate::interp::archive::Archive::at_root(self.root.clone())
+            .resolve(&self.hash_ref)
+            .map(|a| a.binary)
+            .map_err(|e| {
+                format!(
+                    "the pinned tool binary {} cannot be run ({}): {e}; nothing ran",
+                    self.hash_ref,
+                    e.kind()
+                )
+            })
+    }
+}
+
 /// What a successful setup yields.
 #[derive(Debug)]
 struct Ready {
@@ -168,7 +233,7 @@ struct Ready {
 pub struct ToolLane {
     episode: String,
     sandbox: Sandbox,
-    bin: PathBuf,
+    tool: PinnedTool,
     policy_dir: PathBuf,
     cache_dir: PathBuf,
     examples_dir: Option<PathBuf>,
@@ -182,12 +247,13 @@ fn sha256_hex(bytes: &[u8]) -> String {
 }
 
 impl ToolLane {
-    /// A lane for `ctx`'s episode, confined to `sandbox`, running `bin`. Nothing runs yet.
-    pub fn new(ctx: &HandlerContext, sandbox: Sandbox, bin: PathBuf) -> Self {
+    /// A lane for `ctx`'s episode, confined to `sandbox`, running the pinned `tool`. Nothing
+    /// runs yet.
+    pub fn new(ctx: &HandlerContext, sandbox: Sandbox, tool: PinnedTool) -> Self {
         ToolLane {
             episode: ctx.episode.clone(),
             sandbox,
-            bin,
+            tool,
             policy_dir: ctx.policy_dir(),
             cache_dir: ctx.cache_dir(),
             examples_dir: ctx.examples_dir.clone(),
@@ -218,15 +284,18 @@ impl ToolLane {
         env
     }
 
-    fn spec(&self, args: Vec<OsString>, stdin: Vec<u8>) -> ChildSpec {
-        ChildSpec {
-            program: self.bin.clone(),
+    /// The child to run: the archived tool binary, re-hashed now (before every exec).
+    ///
+    /// Errors: the [`PinnedTool::verify`] message.
+    fn spec(&self, args: Vec<OsString>, stdin: Vec<u8>) -> Result<ChildSpec, String> {
+        Ok(ChildSpec {
+            program: self.tool.verify()?,
             args,
             cwd: self.sandbox.root().to_path_buf(),
             env: self.child_env(),
             stdin,
             output_cap: DEFAULT_OUTPUT_CAP,
-        }
+        })
     }
 
     /// Runs the per-episode setup now (once; later calls return the first result).
@@ -273,12 +342,6 @@ impl ToolLane {
         if ep.is_empty() || ep.starts_with('.') || ep.contains(['/', '\0']) {
             return Err(format!("episode {ep:?} cannot name a policy file"));
         }
-        if !self.bin.is_absolute() {
-            return Err(format!(
-                "the tool binary {} is not an absolute path",
-                self.bin.display()
-            ));
-        }
         for dir in [&self.policy_dir, &self.cache_dir] {
             self.outside_root(dir)?;
             std::fs::DirBuilder::new()
@@ -287,19 +350,18 @@ impl ToolLane {
                 .create(dir)
                 .map_err(|e| format!("create {}: {e}", dir.display()))?;
         }
-        let version = run_child(&self.spec(vec!["--version".into()], Vec::new()), deadline)
-            .map_err(|e| format!("{} --version: {e}", self.bin.display()))?;
+        let spec = self.spec(vec!["--version".into()], Vec::new())?;
+        let version = run_child(&spec, deadline)
+            .map_err(|e| format!("{} --version: {e}", spec.program.display()))?;
         if version.exit_code != 0 {
             return Err(format!(
                 "{} --version exited {}",
-                self.bin.display(),
+                spec.program.display(),
                 version.exit_code
             ));
         }
         check_version_output(&version.stdout)?;
-        let binary =
-            std::fs::read(&self.bin).map_err(|e| format!("read {}: {e}", self.bin.display()))?;
-        let tool_ref = format!("sha256:{}", sha256_hex(&binary));
+        let tool_ref = self.tool.hash_ref.clone();
         let path = self.policy_dir.join(format!("{ep}.toml"));
         let base = self.render_and_verify(&path, &PolicySpec::base(), deadline)?;
         Ok(Ready { tool_ref, base })
@@ -415,7 +477,7 @@ impl ToolLane {
             "--policy".into(),
             policy.as_os_str().to_owned(),
         ];
-        let out = run_child(&self.spec(args, request), deadline).map_err(|e| e.to_string())?;
+        let out = run_child(&self.spec(args, request)?, deadline).map_err(|e| e.to_string())?;
         if out.exit_code != 0 {
             return Err(format!(
                 "policy-tool exited {} (stderr {:?})",
@@ -755,7 +817,11 @@ impl AilangHandler {
             args.push("--".into());
             args.extend(argv.iter().map(OsString::from));
         }
-        match run_child(&self.lane.spec(args, stdin.as_bytes().to_vec()), deadline) {
+        let spec = match self.lane.spec(args, stdin.as_bytes().to_vec()) {
+            Ok(spec) => spec,
+            Err(msg) => return HandlerOutcome::Failed(format!("{}: {msg}", self.effect)),
+        };
+        match run_child(&spec, deadline) {
             Ok(out) => match compose_run_result(&out, &variant) {
                 Ok(result) => HandlerOutcome::json(&result),
                 Err(msg) => HandlerOutcome::Failed(format!("{}: {msg}", self.effect)),

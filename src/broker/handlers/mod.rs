@@ -115,8 +115,8 @@ pub struct HandlerContext {
     pub worktree: Option<PathBuf>,
     /// The store database path; `<db-dir>` holds `policies/` and `cache/` (§12.2).
     pub db_path: PathBuf,
-    /// The pinned tool binary (`--tool-ailang-bin`), absolute.
-    pub tool_bin: Option<PathBuf>,
+    /// The pinned tool binary (`--tool-ailang-bin`, archived; [`ailang::PinnedTool`]).
+    pub tool: Option<ailang::PinnedTool>,
     /// The run allowlist (`--run-allow-caps` and friends).
     pub run_caps: RunCapsConfig,
     /// The examples corpus (`--examples-dir`), passed as `AILANG_EXAMPLES`.
@@ -236,8 +236,8 @@ impl HandlerRegistry {
             },
             None => None,
         };
-        match (&sandbox, &ctx.tool_bin) {
-            (Some(sandbox), tool_bin) => {
+        match (&sandbox, &ctx.tool) {
+            (Some(sandbox), tool) => {
                 for effect in [WORKSPACE_READ, WORKSPACE_WRITE] {
                     registry.add(Box::new(workspace::WorkspaceHandler::new(
                         effect,
@@ -252,8 +252,8 @@ impl HandlerRegistry {
                         )));
                     }
                 }
-                if let Some(bin) = tool_bin {
-                    let lane = Arc::new(ailang::ToolLane::new(ctx, sandbox.clone(), bin.clone()));
+                if let Some(tool) = tool {
+                    let lane = Arc::new(ailang::ToolLane::new(ctx, sandbox.clone(), tool.clone()));
                     for effect in ailang::TOOL_EFFECTS {
                         registry.add(Box::new(ailang::AilangHandler::new(effect, lane.clone())));
                     }
@@ -376,12 +376,12 @@ pub(crate) fn shown(path: &Path) -> String {
 mod tests {
     use super::*;
 
-    fn ctx_with(worktree: Option<PathBuf>, tool: Option<PathBuf>) -> HandlerContext {
+    fn ctx_with(worktree: Option<PathBuf>, tool: Option<ailang::PinnedTool>) -> HandlerContext {
         HandlerContext {
             episode: "ep1".into(),
             worktree,
             db_path: PathBuf::from("/nonexistent/world.db"),
-            tool_bin: tool,
+            tool,
             ..HandlerContext::default()
         }
     }
@@ -400,7 +400,13 @@ mod tests {
     #[test]
     fn tool_bin_without_worktree_warns() {
         let reg = HandlerRegistry::for_episode(
-            &ctx_with(None, Some("/bin/true".into())),
+            &ctx_with(
+                None,
+                Some(ailang::PinnedTool {
+                    hash_ref: format!("sha256:{}", "0".repeat(64)),
+                    root: PathBuf::from("/nonexistent/world.db.artifacts/tool"),
+                }),
+            ),
             Services::default(),
         );
         assert!(reg.handler_for(AILANG_CHECK).is_none());
