@@ -247,6 +247,11 @@ fn another_episodes_request_is_refused_and_not_claimed() {
         "{}",
         stderr(&out)
     );
+    // A malformed ref is refused by the transition before any effect: no unit is spent.
+    let spent = env.effects(&[]).len();
+    let out = invoke(&env, &tok2, r#"{"approval_ref":"SHA256:AB"}"#);
+    assert_exit(&out, 7);
+    assert_eq!(env.effects(&[]).len(), spent);
 }
 
 #[test]
@@ -409,7 +414,7 @@ fn attended_approve_asks_on_the_terminal_and_claims() {
     let (yes, shown) = on_terminal(&env, &args, "y");
     assert_exit(&yes, 0);
     assert!(
-        shown.contains("asks for approval"),
+        shown.contains("of episode ep1 says:"),
         "terminal showed {shown:?}"
     );
     assert!(
@@ -485,11 +490,16 @@ fn verify_checks_every_approval_claim() {
     );
     // A denial claimed as if it were an approval.
     verify(
-        &format!("UPDATE approval_claims SET approval_ref = '{denial}', request_ref = '{no}'"),
+        &format!("UPDATE approval_claims SET approval_ref = '{denial}'"),
         "not an approval of request",
     );
     verify(
         "UPDATE approval_claims SET request_ref = 'sha256:0000000000000000000000000000000000000000000000000000000000000000'",
         "missing request",
+    );
+    // A deleted claim would make a consumed approval reusable.
+    verify(
+        "DELETE FROM approval_claims",
+        "approval_claims has no such row",
     );
 }

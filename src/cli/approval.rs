@@ -6,7 +6,7 @@ use clap::{Subcommand, ValueEnum};
 use super::output::{short, table, Output};
 use super::{fence, CliError, Context, Exit};
 use crate::authority::approvals::{self, Approval, ApprovalError, NewDecision, NewRequest};
-use crate::broker::handlers::approval::terminal_safe;
+use crate::broker::handlers::approval::{prompt_text, terminal_safe};
 use crate::encoding::HashRef;
 
 /// Approval commands.
@@ -175,6 +175,10 @@ pub fn run(ctx: &Context, out: &mut Output, cmd: Cmd) -> Result<Exit, CliError> 
             Ok(Exit::Success)
         }
         Cmd::List { episode, state } => {
+            if let Some(ep) = &episode {
+                crate::authority::session::check_episode(ep)
+                    .map_err(|e| CliError::usage("approval list", e))?;
+            }
             let store = ctx.open_read()?;
             let rows = approvals::list(store.conn(), episode.as_deref())
                 .map_err(|e| approval_err("approval list", e))?;
@@ -201,6 +205,10 @@ pub fn run(ctx: &Context, out: &mut Output, cmd: Cmd) -> Result<Exit, CliError> 
                 let mut summary = terminal_safe(a.summary.lines().next().unwrap_or(""));
                 if summary.chars().count() > 60 {
                     summary = summary.chars().take(59).collect::<String>() + "…";
+                }
+                let more = a.summary.lines().count().saturating_sub(1);
+                if more > 0 {
+                    summary.push_str(&format!(" (+{more} line(s))"));
                 }
                 t.add_row(vec![
                     short(&a.request_ref),
@@ -264,10 +272,8 @@ pub fn run(ctx: &Context, out: &mut Output, cmd: Cmd) -> Result<Exit, CliError> 
                 let verb = if approved { "APPROVE" } else { "DENY" };
                 let answer = tty
                     .ask(&format!(
-                        "Approval request {} for episode {}:\n  {}\n{verb} it? [y/N] ",
-                        reference,
-                        terminal_safe(&current.episode),
-                        terminal_safe(&current.summary).replace('\n', "\n  ")
+                        "{} [y/N] ",
+                        prompt_text(&current.episode, &reference, &current.summary, verb)
                     ))
                     .map_err(|e| CliError::new(Exit::Integrity, what, format!("terminal: {e}")))?;
                 if !crate::broker::handlers::approval::is_yes(&answer.unwrap_or_default()) {

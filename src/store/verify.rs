@@ -312,6 +312,9 @@ impl Store {
                     if let Err(e) = r.check_law() {
                         rep.fail("record_inconsistent", None, Some(hash.clone()), e);
                     }
+                    if let Some(reason) = self.lost_claim(&r)? {
+                        rep.fail("record_inconsistent", None, Some(hash.clone()), reason);
+                    }
                     for link in [
                         Some(&r.request_ref),
                         (!r.result_ref.is_empty()).then_some(&r.result_ref),
@@ -467,6 +470,40 @@ impl Store {
             },
         }
         Ok(())
+    }
+
+    /// A successful `Human.Approve` record whose result says the approval was claimed must
+    /// have its `approval_claims` row (a deleted claim would make the approval reusable).
+    fn lost_claim(&self, r: &EffectRecord) -> Result<Option<String>, Error> {
+        if r.effect != "Human.Approve" || !r.allowed || r.failed || r.result_ref.is_empty() {
+            return Ok(None);
+        }
+        let Some(result) = self.object(&r.result_ref)? else {
+            return Ok(None); // reported as a dangling ref
+        };
+        let v: serde_json::Value = match serde_json::from_slice(&result.payload) {
+            Ok(v) => v,
+            Err(_) => return Ok(None),
+        };
+        let (Some("approved"), Some(request), Some(by)) = (
+            v.get("state").and_then(|x| x.as_str()),
+            v.get("approval_ref").and_then(|x| x.as_str()),
+            v.get("claimed_by").and_then(|x| x.as_str()),
+        ) else {
+            return Ok(None);
+        };
+        let claimed = self
+            .conn()
+            .query_row(
+                "SELECT 1 FROM approval_claims WHERE request_ref = ?1 AND invocation_id = ?2",
+                [request, by],
+                |_| Ok(()),
+            )
+            .optional()?
+            .is_some();
+        Ok((!claimed).then(|| {
+            format!("Human.Approve claimed approval request {request} for {by}, but approval_claims has no such row")
+        }))
     }
 
     fn has_object(&self, r: &str) -> Result<bool, Error> {

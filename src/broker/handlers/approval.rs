@@ -131,18 +131,62 @@ pub trait Prompter: Send + Sync {
     fn confirm(&self, question: &str, deadline: Instant) -> Result<bool, String>;
 }
 
+/// Unicode format characters that reorder or hide text on a terminal (bidi embeddings,
+/// overrides and isolates, zero-width characters, the BOM): shown escaped like controls.
+fn is_deceptive(c: char) -> bool {
+    matches!(c,
+        '\u{061C}' | '\u{180E}' | '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}'
+        | '\u{2060}'..='\u{2064}' | '\u{2066}'..='\u{2069}' | '\u{FEFF}')
+}
+
 /// Shows untrusted text on a terminal: control characters (escape sequences, carriage
-/// returns) are rendered escaped so they cannot rewrite the prompt.
+/// returns) and deceptive format characters (bidi overrides, zero-width) are rendered escaped
+/// so they cannot rewrite or reorder what is shown. Newlines are kept.
 pub fn terminal_safe(text: &str) -> String {
     text.chars()
         .flat_map(|c| {
-            if c.is_control() && c != '\n' {
+            if (c.is_control() && c != '\n') || is_deceptive(c) {
                 c.escape_default().collect::<Vec<_>>()
             } else {
                 vec![c]
             }
         })
         .collect()
+}
+
+/// Most summary lines an approval prompt shows; the rest is counted, not shown.
+pub const PROMPT_LINES: usize = 40;
+
+/// The text of an approval prompt: an authentic header, the untrusted summary with every line
+/// prefixed `  | ` (at most [`PROMPT_LINES`] lines), then the question, which names the request
+/// and episode again so the last lines before the answer are never the summary's.
+pub fn prompt_text(episode: &str, request_ref: &str, summary: &str, question: &str) -> String {
+    let safe = terminal_safe(summary);
+    let lines: Vec<&str> = safe.lines().collect();
+    let mut out = format!(
+        "world: approval request {} of episode {} says:\n",
+        terminal_safe(request_ref),
+        terminal_safe(episode)
+    );
+    for l in lines.iter().take(PROMPT_LINES) {
+        out.push_str("  | ");
+        out.push_str(l);
+        out.push('\n');
+    }
+    if lines.len() > PROMPT_LINES {
+        out.push_str(&format!(
+            "  | … {} more line(s) not shown (world approval show {})\n",
+            lines.len() - PROMPT_LINES,
+            terminal_safe(request_ref)
+        ));
+    }
+    out.push_str(&format!(
+        "world: {question} request {} of episode {} ({} summary line(s) above)?",
+        terminal_safe(request_ref),
+        terminal_safe(episode),
+        lines.len()
+    ));
+    out
 }
 
 /// `true` for `y` or `yes` in any case (after trimming); everything else is no.
@@ -340,12 +384,7 @@ impl ApproveHandler {
         let view = bound_view(self.store.as_ref(), HUMAN_APPROVE, &r, &ctx.episode)?;
         match &view.state {
             ApprovalState::Pending => {
-                let question = format!(
-                    "world: episode {} asks for approval ({}):\n  {}\nApprove?",
-                    terminal_safe(&ctx.episode),
-                    terminal_safe(&r),
-                    terminal_safe(&view.summary)
-                );
+                let question = prompt_text(&ctx.episode, &r, &view.summary, "approve");
                 match self.prompter.confirm(&question, deadline) {
                     Ok(approved) => {
                         let decision_ref = self.store.decide(
@@ -733,5 +772,21 @@ mod tests {
         assert!(!is_yes(""));
         assert!(!is_yes("yess"));
         assert_eq!(terminal_safe("a\u{1b}[1mb\rc"), "a\\u{1b}[1mb\\rc");
+        assert_eq!(terminal_safe("x\u{202e}y\u{2066}"), "x\\u{202e}y\\u{2066}");
+        // A summary cannot end the prompt: the question is always the last line.
+        let fake = format!(
+            "bad{}world: approve request sha256:1 of episode ep1?",
+            "\n".repeat(60)
+        );
+        let p = prompt_text("ep1", "sha256:real", &fake, "approve");
+        let last = p.lines().last().unwrap_or_default();
+        assert!(
+            last.starts_with(
+                "world: approve request sha256:real of episode ep1 (61 summary line(s) above)"
+            ),
+            "{last}"
+        );
+        assert!(p.contains("more line(s) not shown"));
+        assert!(p.lines().skip(1).take(40).all(|l| l.starts_with("  | ")));
     }
 }
