@@ -419,3 +419,382 @@ pub fn next_ordinal_full_scan(conn: &Connection, episode: &str) -> Result<Option
         .fold(0i64, i64::max);
     Ok(max.checked_add(1))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::{put_object, Object, Store, WriteOptions};
+    use proptest::prelude::*;
+
+    const EPISODES: [&str; 4] = ["ep1", "ep10", "ep1:x", "ep"];
+
+    fn fresh() -> (tempfile::TempDir, Store, Connection) {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("world.db");
+        let store = Store::open_write(
+            &path,
+            WriteOptions {
+                create: true,
+                wait_lock: None,
+            },
+        )
+        .expect("store");
+        // A second, independent connection stands in for another process.
+        let other = Connection::open(&path).expect("second connection");
+        (dir, store, other)
+    }
+
+    fn intent_payload(id: &str, episode: &str, effect: &str, scope: &str, cost: i64) -> Vec<u8> {
+        journal::EffectIntent {
+            invocation_id: id.into(),
+            episode_id: episode.into(),
+            ordinal: 1,
+            effect: effect.into(),
+            scope: scope.into(),
+            cost,
+            request_ref: format!("sha256:{}", "0".repeat(64)),
+            logical_time: 1_700_000_000,
+        }
+        .payload()
+    }
+
+    fn append_intent(conn: &Connection, id: &str, payload: Vec<u8>) {
+        journal::append(
+            conn,
+            journal::Kind::Intent,
+            id,
+            journal::EFFECT_INTENT,
+            payload,
+        )
+        .expect("append");
+    }
+
+    /// The cached answers and the full scans, side by side, for every episode.
+    type Answers = Vec<(Result<HashMap<(String, String), i64>, String>, Option<i64>)>;
+
+    fn answers(conn: &Connection, cached: bool) -> Answers {
+        EPISODES
+            .iter()
+            .map(|ep| {
+                if cached {
+                    let t = tally(conn, ep).expect("tally");
+                    (t.spend_map().map_err(|e| e.to_string()), t.next_ordinal())
+                } else {
+                    (
+                        spend_full_scan(conn, ep).map_err(|e| e.to_string()),
+                        next_ordinal_full_scan(conn, ep).expect("ordinal"),
+                    )
+                }
+            })
+            .collect()
+    }
+
+    fn assert_same(conn: &Connection) {
+        let full = answers(conn, false);
+        // Twice: the second answer comes from the cache the first one left.
+        assert_eq!(answers(conn, true), full);
+        assert_eq!(answers(conn, true), full);
+    }
+
+    #[derive(Clone, Debug)]
+    enum Op {
+        /// An effect intent: id episode, suffix shape, payload episode, effect, scope, cost,
+        /// on the other connection?
+        Intent {
+            id_ep: usize,
+            suffix: u8,
+            payload_ep: usize,
+            effect: bool,
+            scope: bool,
+            cost: i64,
+            other: bool,
+        },
+        /// An outcome row for an effect id, or a commit intent (other id space).
+        Noise { id_ep: usize, outcome: bool },
+        /// An intent row whose payload object is not there yet; it is stored later.
+        MissingObject { id_ep: usize, cost: i64 },
+        /// Store the oldest missing object.
+        StoreMissing,
+        /// An intent row whose object is not an effect intent.
+        OtherSemantic { id_ep: usize },
+        /// An undecodable intent payload.
+        Corrupt { id_ep: usize },
+        /// Compare, in autocommit mode, on either connection.
+        Check { other: bool },
+        /// Append inside a transaction, compare there, roll back, compare again.
+        RolledBack { id_ep: usize, cost: i64 },
+    }
+
+    fn op() -> impl Strategy<Value = Op> {
+        prop_oneof![
+            8 => (0..4usize, 0..6u8, 0..4usize, any::<bool>(), any::<bool>(), prop_oneof![0..4i64, Just(i64::MAX - 1)], any::<bool>())
+                .prop_map(|(id_ep, suffix, payload_ep, effect, scope, cost, other)| Op::Intent {
+                    id_ep,
+                    suffix,
+                    payload_ep: if payload_ep == 3 { payload_ep } else { id_ep },
+                    effect,
+                    scope,
+                    cost,
+                    other,
+                }),
+            2 => (0..4usize, any::<bool>()).prop_map(|(id_ep, outcome)| Op::Noise { id_ep, outcome }),
+            1 => (0..4usize, 0..4i64).prop_map(|(id_ep, cost)| Op::MissingObject { id_ep, cost }),
+            1 => Just(Op::StoreMissing),
+            1 => (0..4usize).prop_map(|id_ep| Op::OtherSemantic { id_ep }),
+            1 => (0..4usize).prop_map(|id_ep| Op::Corrupt { id_ep }),
+            4 => any::<bool>().prop_map(|other| Op::Check { other }),
+            1 => (0..4usize, 0..4i64).prop_map(|(id_ep, cost)| Op::RolledBack { id_ep, cost }),
+        ]
+    }
+
+    fn id_for(n: usize, id_ep: usize, suffix: u8) -> String {
+        let ep = EPISODES[id_ep];
+        match suffix {
+            0 | 1 => format!("effect:{ep}:{n}"),
+            2 => format!("effect:{ep}:00{n}"),
+            3 => format!("effect:{ep}:{n}x"),
+            4 => format!("effect:{ep}:9223372036854775808{n}"),
+            _ => format!("effect:{ep}:-{n}"),
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(48))]
+
+        #[test]
+        fn cached_tally_equals_full_scan(ops in proptest::collection::vec(op(), 1..60)) {
+            let (_dir, store, other) = fresh();
+            let mine = store.conn();
+            let mut missing: Vec<(String, Vec<u8>)> = Vec::new();
+            for (n, op) in ops.into_iter().enumerate() {
+                match op {
+                    Op::Intent { id_ep, suffix, payload_ep, effect, scope, cost, other: on_other } => {
+                        let id = id_for(n, id_ep, suffix);
+                        let payload = intent_payload(
+                            &id,
+                            EPISODES[payload_ep],
+                            if effect { "Workspace.Read" } else { "Workspace.Write" },
+                            if scope { "worktree" } else { "repo" },
+                            cost,
+                        );
+                        append_intent(if on_other { &other } else { mine }, &id, payload);
+                    }
+                    Op::Noise { id_ep, outcome } => {
+                        if outcome {
+                            let id = id_for(n, id_ep, 0);
+                            journal::append(mine, journal::Kind::Outcome, &id, journal::EFFECT_OUTCOME,
+                                journal::effect_outcome_payload(&id, true, &format!("sha256:{}", "1".repeat(64)), 1)).expect("outcome");
+                        } else {
+                            journal::append(&other, journal::Kind::Intent, &format!("inv:{n}"), journal::COMMIT_INTENT,
+                                format!("{{\"invocationId\":\"inv:{n}\"}}\n").into_bytes()).expect("commit intent");
+                        }
+                    }
+                    Op::MissingObject { id_ep, cost } => {
+                        let id = id_for(n, id_ep, 0);
+                        let payload = intent_payload(&id, EPISODES[id_ep], "Workspace.Read", "worktree", cost);
+                        let obj = Object::new(journal::EFFECT_INTENT, journal::PROVENANCE, payload.clone());
+                        mine.execute(
+                            "INSERT INTO journal (seq, kind, invocation_id, object_ref)
+                             VALUES ((SELECT COALESCE(MAX(seq), 0) + 1 FROM journal), 'intent', ?1, ?2)",
+                            rusqlite::params![id, obj.meta.hash],
+                        ).expect("row without object");
+                        missing.push((id, payload));
+                    }
+                    Op::StoreMissing => {
+                        if !missing.is_empty() {
+                            let (_, payload) = missing.remove(0);
+                            put_object(&other, &Object::new(journal::EFFECT_INTENT, journal::PROVENANCE, payload)).expect("object");
+                        }
+                    }
+                    Op::OtherSemantic { id_ep } => {
+                        let id = id_for(n, id_ep, 0);
+                        let payload = intent_payload(&id, EPISODES[id_ep], "Workspace.Read", "worktree", 1000);
+                        journal::append(mine, journal::Kind::Intent, &id, "world/something-else/v1", payload).expect("append");
+                    }
+                    Op::Corrupt { id_ep } => {
+                        let id = id_for(n, id_ep, 0);
+                        append_intent(&other, &id, format!("{{\"episodeId\":\"{}\",\"effect\":1}}\n", EPISODES[id_ep]).into_bytes());
+                    }
+                    Op::Check { other: on_other } => assert_same(if on_other { &other } else { mine }),
+                    Op::RolledBack { id_ep, cost } => {
+                        let tx = mine.unchecked_transaction().expect("begin");
+                        let id = id_for(n, id_ep, 0);
+                        append_intent(&tx, &id, intent_payload(&id, EPISODES[id_ep], "Workspace.Read", "worktree", cost));
+                        assert_same(&tx);
+                        tx.rollback().expect("rollback");
+                        assert_same(mine);
+                    }
+                }
+            }
+            assert_same(mine);
+            assert_same(&other);
+        }
+    }
+
+    #[test]
+    fn other_connection_appends_are_folded_in() {
+        let (_dir, store, other) = fresh();
+        let mine = store.conn();
+        for n in 1..=3 {
+            let id = format!("effect:ep1:{n}");
+            append_intent(mine, &id, intent_payload(&id, "ep1", "E", "s", 2));
+        }
+        let t = tally(mine, "ep1").expect("tally");
+        assert_eq!(t.next_ordinal(), Some(4));
+        assert_eq!(t.spend_map().expect("spend")[&("E".into(), "s".into())], 6);
+        // Another process appends; the cache entry is older than the journal now.
+        let id = "effect:ep1:4";
+        append_intent(&other, id, intent_payload(id, "ep1", "E", "s", 5));
+        let t = tally(mine, "ep1").expect("tally");
+        assert_eq!(t.next_ordinal(), Some(5));
+        assert_eq!(t.spend_map().expect("spend")[&("E".into(), "s".into())], 11);
+    }
+
+    #[test]
+    fn a_different_file_at_the_same_path_is_not_trusted() {
+        let (dir, store, other) = fresh();
+        let path = dir.path().join("world.db");
+        for n in 1..=3 {
+            let id = format!("effect:ep1:{n}");
+            append_intent(store.conn(), &id, intent_payload(&id, "ep1", "E", "s", 1));
+        }
+        assert_eq!(
+            tally(store.conn(), "ep1").expect("tally").next_ordinal(),
+            Some(4)
+        );
+        drop(other);
+        drop(store);
+        std::fs::remove_file(&path).expect("remove");
+        let (_d2, store2, _o2) = {
+            let store = Store::open_write(
+                &path,
+                WriteOptions {
+                    create: true,
+                    wait_lock: None,
+                },
+            )
+            .expect("store");
+            ((), store, ())
+        };
+        // Same seq count, other rows: the row at the cached seq differs.
+        for n in 1..=3 {
+            let id = format!("effect:ep1:{}", n * 10);
+            append_intent(store2.conn(), &id, intent_payload(&id, "ep1", "E", "t", 7));
+        }
+        let t = tally(store2.conn(), "ep1").expect("tally");
+        assert_eq!(t.next_ordinal(), Some(31));
+        let spend = t.spend_map().expect("spend");
+        assert_eq!(spend.get(&("E".into(), "s".into())), None);
+        assert_eq!(spend[&("E".into(), "t".into())], 21);
+        assert_eq!(Some(spend), spend_full_scan(store2.conn(), "ep1").ok());
+    }
+
+    #[test]
+    fn a_transaction_start_view_is_cached_and_a_rolled_back_append_is_not() {
+        let (_dir, mut store, _other) = fresh();
+        let id = "effect:ep1:1";
+        append_intent(store.conn(), id, intent_payload(id, "ep1", "E", "s", 1));
+        {
+            let tx = store.immediate().expect("tx");
+            let t = tally_at_transaction_start(&tx, "ep1").expect("tally");
+            assert_eq!(t.next_ordinal(), Some(2));
+            let id = "effect:ep1:2";
+            append_intent(&tx, id, intent_payload(id, "ep1", "E", "s", 4));
+            // In the transaction its own row counts, but is not cached.
+            let t = tally(&tx, "ep1").expect("tally");
+            assert_eq!(t.next_ordinal(), Some(3));
+            assert_eq!(t.spend_map().expect("spend")[&("E".into(), "s".into())], 5);
+            tx.rollback().expect("rollback");
+        }
+        // A different row now takes seq 2.
+        let id = "effect:ep1:2";
+        append_intent(store.conn(), id, intent_payload(id, "ep1", "E", "s", 9));
+        let t = tally(store.conn(), "ep1").expect("tally");
+        assert_eq!(t.spend_map().expect("spend")[&("E".into(), "s".into())], 10);
+        assert_eq!(t.next_ordinal(), Some(3));
+    }
+
+    #[test]
+    fn a_long_gap_of_other_rows_is_read_through_the_id_index() {
+        let (_dir, store, other) = fresh();
+        let id = "effect:ep1:1";
+        append_intent(store.conn(), id, intent_payload(id, "ep1", "E", "s", 1));
+        assert_eq!(
+            tally(store.conn(), "ep1").expect("tally").next_ordinal(),
+            Some(2)
+        );
+        // More than ROWID_PLAN_FACTOR × rows + ROWID_PLAN_SLACK rows since: the index plan.
+        let tx = other.unchecked_transaction().expect("tx");
+        for n in 0..400 {
+            let id = format!("effect:ep10:{n}");
+            append_intent(&tx, &id, intent_payload(&id, "ep10", "E", "s", 1));
+            if n % 100 == 0 {
+                let id = format!("effect:ep1:{}", n + 2);
+                append_intent(&tx, &id, intent_payload(&id, "ep1", "E", "s", 3));
+            }
+        }
+        tx.commit().expect("commit");
+        let t = tally(store.conn(), "ep1").expect("tally");
+        assert_eq!(t.next_ordinal(), Some(303));
+        assert_eq!(t.spend_map().expect("spend")[&("E".into(), "s".into())], 13);
+        assert_eq!(
+            t.spend_map().expect("spend"),
+            spend_full_scan(store.conn(), "ep1").expect("full")
+        );
+    }
+
+    #[test]
+    fn a_corrupt_payload_fails_spend_but_not_the_ordinal() {
+        let (_dir, store, _other) = fresh();
+        let id = "effect:ep1:1";
+        append_intent(store.conn(), id, b"{not json\n".to_vec());
+        for _ in 0..2 {
+            let t = tally(store.conn(), "ep1").expect("tally");
+            assert!(matches!(t.spend_map(), Err(StoreError::Corrupt { .. })));
+            assert_eq!(t.next_ordinal(), Some(2));
+            assert!(matches!(
+                crate::broker::spend(store.conn(), "ep1"),
+                Err(StoreError::Corrupt { .. })
+            ));
+            assert!(spend_full_scan(store.conn(), "ep1").is_err());
+            assert_eq!(
+                crate::broker::next_ordinal(store.conn(), "ep1").expect("ordinal"),
+                Some(2)
+            );
+        }
+    }
+
+    #[test]
+    fn the_ordinal_space_ends_at_max_int64() {
+        let (_dir, store, _other) = fresh();
+        let id = format!("effect:ep1:{}", i64::MAX);
+        append_intent(store.conn(), &id, intent_payload(&id, "ep1", "E", "s", 1));
+        assert_eq!(
+            tally(store.conn(), "ep1").expect("tally").next_ordinal(),
+            None
+        );
+        assert_eq!(
+            next_ordinal_full_scan(store.conn(), "ep1").expect("o"),
+            None
+        );
+    }
+
+    #[test]
+    fn sums_clamp_at_int64() {
+        let (_dir, store, _other) = fresh();
+        for n in 1..=3 {
+            let id = format!("effect:ep1:{n}");
+            append_intent(
+                store.conn(),
+                &id,
+                intent_payload(&id, "ep1", "E", "s", i64::MAX / 2),
+            );
+        }
+        let spend = tally(store.conn(), "ep1")
+            .expect("tally")
+            .spend_map()
+            .expect("spend");
+        assert_eq!(spend[&("E".into(), "s".into())], i64::MAX);
+        assert_eq!(spend, spend_full_scan(store.conn(), "ep1").expect("full"));
+    }
+}
