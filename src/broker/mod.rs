@@ -13,6 +13,7 @@
 
 pub mod handlers;
 pub mod listing;
+pub mod spend;
 
 use std::collections::HashMap;
 use std::time::Instant;
@@ -197,46 +198,20 @@ pub struct Executed {
 }
 
 /// Σ cost of every `world/effect-intent/v1` of `episode` (exact match), grouped by
-/// `(effect, scope)`; every intent counts whatever its outcome (§8).
+/// `(effect, scope)`; every intent counts whatever its outcome (§8). Each sum is clamped to
+/// int64.
+///
+/// Incremental: only journal rows appended since this process last looked are decoded
+/// ([`spend::tally`]); the result equals [`spend::spend_full_scan`].
+///
+/// # Errors
+/// Store errors; an undecodable intent payload in the episode's id range, or one missing
+/// effect, scope or an int64 cost, is [`StoreError::Corrupt`].
 pub fn spend(
     conn: &Connection,
     episode: &str,
 ) -> Result<HashMap<(String, String), i64>, StoreError> {
-    let lo = format!("effect:{episode}:");
-    let hi = format!("effect:{episode};");
-    let mut stmt = conn.prepare(
-        "SELECT o.payload FROM journal j JOIN objects o ON o.hash_ref = j.object_ref
-         WHERE j.kind = 'intent' AND j.invocation_id >= ?1 AND j.invocation_id < ?2 AND o.semantic_id = ?3",
-    )?;
-    let rows = stmt.query_map(rusqlite::params![lo, hi, journal::EFFECT_INTENT], |r| {
-        r.get::<_, Vec<u8>>(0)
-    })?;
-    let mut out: HashMap<(String, String), i64> = HashMap::new();
-    for p in rows {
-        let p = p?;
-        let v: serde_json::Value = serde_json::from_slice(&p).map_err(|e| StoreError::Corrupt {
-            what: "effect intent".into(),
-            detail: e.to_string(),
-        })?;
-        if v.get("episodeId").and_then(|x| x.as_str()) != Some(episode) {
-            continue;
-        }
-        let (Some(effect), Some(scope), Some(cost)) = (
-            v.get("effect").and_then(|x| x.as_str()),
-            v.get("scope").and_then(|x| x.as_str()),
-            v.get("cost").and_then(|x| x.as_i64()),
-        ) else {
-            return Err(StoreError::Corrupt {
-                what: "effect intent".into(),
-                detail: "missing effect, scope or cost".into(),
-            });
-        };
-        let e = out
-            .entry((effect.to_string(), scope.to_string()))
-            .or_insert(0);
-        *e = e.saturating_add(cost);
-    }
-    Ok(out)
+    spend::tally(conn, episode)?.spend_map()
 }
 
 /// Seed each grant with `max(budget − spend[(effect, scope)], 0)`.
@@ -256,24 +231,14 @@ pub fn seed(grants: &[Grant], spend: &HashMap<(String, String), i64>) -> Vec<Gra
         .collect()
 }
 
-/// The next ordinal: 1 + the largest all-digit suffix among `effect:<ep>:` intent ids.
+/// The next ordinal: 1 + the largest all-digit suffix among `effect:<ep>:` intent ids (§7.4);
+/// `None` when the ordinal space is exhausted. Incremental like [`spend`]; equals
+/// [`spend::next_ordinal_full_scan`].
+///
+/// # Errors
+/// Store errors (intent payloads are not read).
 pub fn next_ordinal(conn: &Connection, episode: &str) -> Result<Option<i64>, StoreError> {
-    let lo = format!("effect:{episode}:");
-    let hi = format!("effect:{episode};");
-    let mut stmt = conn.prepare("SELECT invocation_id FROM journal WHERE kind = 'intent' AND invocation_id >= ?1 AND invocation_id < ?2")?;
-    let ids: Vec<String> = stmt
-        .query_map([&lo, &hi], |r| r.get(0))?
-        .collect::<Result<_, _>>()?;
-    let mut max = 0i64;
-    for id in ids {
-        let suffix = &id[lo.len()..];
-        if !suffix.is_empty() && suffix.bytes().all(|b| b.is_ascii_digit()) {
-            if let Ok(n) = suffix.parse::<i64>() {
-                max = max.max(n);
-            }
-        }
-    }
-    Ok(max.checked_add(1))
+    Ok(spend::tally(conn, episode)?.next_ordinal())
 }
 
 /// Decide without writing anything (`world broker check`): seeds from the journal and applies
@@ -325,7 +290,10 @@ impl Broker<'_> {
         );
         // Transaction 1: decide, and record a denial or journal the intent.
         let tx = store.immediate()?;
-        let seeded = seed(self.grants, &spend(&tx, self.episode)?);
+        // The transaction has not written yet: what it sees is committed, so the tally may be
+        // cached. The journal cannot change until this transaction appends the intent below.
+        let tally = spend::tally_at_transaction_start(&tx, self.episode)?;
+        let seeded = seed(self.grants, &tally.spend_map()?);
         let decision = decide(&seeded, &req.effect, &req.scope, req.cost, self.now);
         if let Some(denial) = decision.denial {
             put_object(&tx, &request)?;
@@ -361,7 +329,8 @@ impl Broker<'_> {
         if let Some(extra) = &self.with_intent {
             put_object(&tx, extra)?;
         }
-        let ordinal = next_ordinal(&tx, self.episode)?
+        let ordinal = tally
+            .next_ordinal()
             .ok_or_else(|| BrokerError::OrdinalExhausted(self.episode.to_string()))?;
         let intent_id = format!("effect:{}:{ordinal}", self.episode);
         let intent = EffectIntent {

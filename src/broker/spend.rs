@@ -1,0 +1,800 @@
+//! Incremental budget seeding and ordinal minting (authority-and-broker.md §7.4, §8).
+//!
+//! The broker needs, before every effect, the episode's spend (Σ `cost` of its
+//! `world/effect-intent/v1` intents grouped by `(effect, scope)`) and the largest all-digit
+//! ordinal suffix among its `effect:<ep>:<n>` intent ids. Recomputing both from the whole
+//! journal costs O(N) per effect, O(N²) per episode. This module keeps a per-process
+//! [`Tally`] per `(database file, episode)` and folds in only the journal rows appended since.
+//!
+//! Why the cache cannot go stale:
+//! - The journal is append-only: `seq = MAX(seq)+1` in the writing transaction, and `world`
+//!   never updates or deletes a journal row (store-format.md §9); `objects` rows are
+//!   content-addressed and never rewritten. So once a cache entry has absorbed every committed
+//!   row up to `seq = S`, that prefix never changes; the rows still to fold in are `seq > S`.
+//! - Every use re-validates the entry against the journal itself: the row at `seq = S` must
+//!   still carry the same `(kind, invocation_id, object_ref)` and `MAX(seq) ≥ S`. A different
+//!   file at the same path, a rolled-back or rewritten journal fails this check and the tally is
+//!   rebuilt from scratch. Other processes' appends are simply rows with `seq > S`.
+//! - An entry is only stored from a view that holds committed rows only: a connection in
+//!   autocommit mode, or a transaction that has not yet written to the journal (the broker's
+//!   decision transaction, see [`tally_at_transaction_start`]). A view that may contain this
+//!   connection's own uncommitted journal rows reads the cache but never writes it.
+//! - An intent row whose payload object is missing is not counted (as in the full scan, which
+//!   joins `objects`); its seq is kept and re-checked on every use, so it counts once the
+//!   object appears.
+//!
+//! Sums are kept exact (i128) and clamped to int64 only when read, so the result does not
+//! depend on the order rows are visited.
+
+use std::collections::HashMap;
+use std::sync::{LazyLock, Mutex};
+
+use rusqlite::{Connection, OptionalExtension};
+
+use crate::store::journal;
+use crate::store::Error as StoreError;
+
+/// The running totals for one episode: exact spend per `(effect, scope)` and the largest
+/// all-digit ordinal suffix (0 when there is none).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Tally {
+    /// Σ cost per `(effect, scope)`, exact (never saturates).
+    spend: HashMap<(String, String), i128>,
+    /// The largest all-digit suffix among the episode's intent ids, 0 if none.
+    max_ordinal: i64,
+    /// How many intent rows of the id range were seen (picks the scan plan).
+    rows_in_range: u64,
+    /// Why the first corrupt intent payload of the range could not be folded, if any. A
+    /// journal row never changes, so once set it stays set (the spend is an error from then on,
+    /// as in the full scan); the ordinal does not read payloads and is unaffected.
+    corrupt: Option<String>,
+}
+
+impl Tally {
+    /// The spend map as `spend` returns it: each sum clamped to int64 (§8).
+    ///
+    /// # Errors
+    /// [`StoreError::Corrupt`] when an intent payload of the episode's id range is undecodable
+    /// or misses effect, scope or an int64 cost.
+    pub fn spend_map(&self) -> Result<HashMap<(String, String), i64>, StoreError> {
+        if let Some(detail) = &self.corrupt {
+            return Err(corrupt(detail.clone()));
+        }
+        Ok(self
+            .spend
+            .iter()
+            .map(|(k, v)| (k.clone(), clamp_i64(*v)))
+            .collect())
+    }
+
+    /// The next ordinal: 1 + the largest all-digit suffix (§7.4); `None` at `i64::MAX`.
+    pub fn next_ordinal(&self) -> Option<i64> {
+        self.max_ordinal.checked_add(1)
+    }
+}
+
+impl Tally {
+    /// Fold one intent payload; remember the first corruption instead of failing, so the
+    /// ordinal (which never reads payloads) keeps working.
+    fn fold(&mut self, episode: &str, payload: &[u8]) {
+        if self.corrupt.is_some() {
+            return;
+        }
+        if let Err(detail) = fold_payload(&mut self.spend, episode, payload) {
+            self.corrupt = Some(detail);
+        }
+    }
+}
+
+fn clamp_i64(v: i128) -> i64 {
+    i64::try_from(v).unwrap_or(if v < 0 { i64::MIN } else { i64::MAX })
+}
+
+/// The identity of one journal row: `(kind, invocation_id, object_ref)`.
+type RowId = (String, String, String);
+
+#[derive(Clone, Debug)]
+struct Entry {
+    /// Every committed journal row with `seq ≤ seq` has been folded in.
+    seq: i64,
+    /// The row at `seq` (none when `seq` is 0).
+    at_seq: Option<RowId>,
+    tally: Tally,
+    /// Seqs of in-range intent rows whose payload object was missing.
+    pending: Vec<i64>,
+}
+
+impl Entry {
+    fn empty() -> Entry {
+        Entry {
+            seq: 0,
+            at_seq: None,
+            tally: Tally::default(),
+            pending: Vec::new(),
+        }
+    }
+}
+
+/// At most this many `(file, episode)` entries are kept; the map is cleared when full.
+const MAX_ENTRIES: usize = 1024;
+
+static CACHE: LazyLock<Mutex<HashMap<(String, String), Entry>>> =
+    LazyLock::new(|| Mutex::new(HashMap::new()));
+
+fn cache_get(key: &(String, String)) -> Option<Entry> {
+    match CACHE.lock() {
+        Ok(map) => map.get(key).cloned(),
+        Err(_) => None,
+    }
+}
+
+fn cache_put(key: (String, String), entry: Entry) {
+    let Ok(mut map) = CACHE.lock() else {
+        return;
+    };
+    if let Some(old) = map.get(&key) {
+        // Another connection of this process may have stored a later view; both are valid.
+        if old.seq > entry.seq {
+            return;
+        }
+    }
+    if map.len() >= MAX_ENTRIES && !map.contains_key(&key) {
+        map.clear();
+    }
+    map.insert(key, entry);
+}
+
+/// Drop every cached tally of this process (tests and benchmarks measuring a cold start).
+pub fn clear_cache() {
+    if let Ok(mut map) = CACHE.lock() {
+        map.clear();
+    }
+}
+
+fn corrupt(detail: String) -> StoreError {
+    StoreError::Corrupt {
+        what: "effect intent".into(),
+        detail,
+    }
+}
+
+/// The id range `[effect:<ep>:, effect:<ep>;)` of the episode's effect ids.
+fn id_range(episode: &str) -> (String, String) {
+    (format!("effect:{episode}:"), format!("effect:{episode};"))
+}
+
+/// The all-digit suffix of `id` after `lo`, if it parses as int64.
+fn ordinal_of(id: &str, lo: &str) -> Option<i64> {
+    let suffix = id.strip_prefix(lo)?;
+    if suffix.is_empty() || !suffix.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    suffix.parse::<i64>().ok()
+}
+
+/// Fold one `world/effect-intent/v1` payload into `spend` (§8): intents of other episodes that
+/// share the id prefix are skipped; an undecodable payload or one missing effect, scope or an
+/// int64 cost is an error (its detail).
+fn fold_payload(
+    spend: &mut HashMap<(String, String), i128>,
+    episode: &str,
+    payload: &[u8],
+) -> Result<(), String> {
+    let v: serde_json::Value = serde_json::from_slice(payload).map_err(|e| e.to_string())?;
+    if v.get("episodeId").and_then(|x| x.as_str()) != Some(episode) {
+        return Ok(());
+    }
+    let (Some(effect), Some(scope), Some(cost)) = (
+        v.get("effect").and_then(|x| x.as_str()),
+        v.get("scope").and_then(|x| x.as_str()),
+        v.get("cost").and_then(|x| x.as_i64()),
+    ) else {
+        return Err("missing effect, scope or cost".into());
+    };
+    *spend
+        .entry((effect.to_string(), scope.to_string()))
+        .or_insert(0) += i128::from(cost);
+    Ok(())
+}
+
+/// One in-range intent row: seq, invocation id, and `(semantic_id, payload)` of its object if
+/// the object exists.
+type ScanRow = (i64, String, Option<(String, Vec<u8>)>);
+
+/// Fold one scanned row into `entry`.
+fn fold_row(entry: &mut Entry, episode: &str, lo: &str, row: ScanRow) {
+    let (seq, id, object) = row;
+    entry.tally.rows_in_range += 1;
+    if let Some(n) = ordinal_of(&id, lo) {
+        entry.tally.max_ordinal = entry.tally.max_ordinal.max(n);
+    }
+    match object {
+        None => entry.pending.push(seq),
+        Some((semantic, payload)) => {
+            if semantic == journal::EFFECT_INTENT {
+                entry.tally.fold(episode, &payload);
+            }
+        }
+    }
+}
+
+/// Rows scanned through the rowid range rather than the id index when the gap is at most this
+/// many times the rows the episode already has (plus a constant).
+const ROWID_PLAN_FACTOR: u64 = 4;
+const ROWID_PLAN_SLACK: u64 = 256;
+
+/// Fold the in-range intent rows with `from < seq ≤ to` into `entry`.
+fn scan(
+    conn: &Connection,
+    entry: &mut Entry,
+    episode: &str,
+    from: i64,
+    to: i64,
+) -> Result<(), StoreError> {
+    if to <= from {
+        return Ok(());
+    }
+    let (lo, hi) = id_range(episode);
+    let gap = u64::try_from(to - from).unwrap_or(u64::MAX);
+    let rowid_plan = from > 0
+        && gap
+            <= entry
+                .tally
+                .rows_in_range
+                .saturating_mul(ROWID_PLAN_FACTOR)
+                .saturating_add(ROWID_PLAN_SLACK);
+    // Both plans select the same rows; the unary `+` keeps the planner off the other access
+    // path: the rowid range walks only the new rows, the (invocation_id, kind) index walks only
+    // the episode's ids (a cold start, or a long gap of other episodes' rows).
+    let sql = if rowid_plan {
+        "SELECT j.seq, j.invocation_id, o.semantic_id, o.payload
+         FROM journal j LEFT JOIN objects o ON o.hash_ref = j.object_ref
+         WHERE j.seq > ?1 AND j.seq <= ?2 AND j.kind = 'intent'
+           AND +j.invocation_id >= ?3 AND +j.invocation_id < ?4"
+    } else {
+        "SELECT j.seq, j.invocation_id, o.semantic_id, o.payload
+         FROM journal j LEFT JOIN objects o ON o.hash_ref = j.object_ref
+         WHERE j.kind = 'intent' AND j.invocation_id >= ?3 AND j.invocation_id < ?4
+           AND +j.seq > ?1 AND +j.seq <= ?2"
+    };
+    let mut stmt = conn.prepare_cached(sql)?;
+    let mut rows = stmt.query(rusqlite::params![from, to, lo, hi])?;
+    while let Some(r) = rows.next()? {
+        let seq: i64 = r.get(0)?;
+        let id: String = r.get(1)?;
+        let semantic: Option<String> = r.get(2)?;
+        let payload: Option<Vec<u8>> = r.get(3)?;
+        let object = match (semantic, payload) {
+            (Some(s), Some(p)) => Some((s, p)),
+            _ => None,
+        };
+        fold_row(entry, episode, &lo, (seq, id, object));
+    }
+    Ok(())
+}
+
+/// Re-check the rows whose payload object was missing; fold those whose object now exists.
+fn recheck_pending(conn: &Connection, entry: &mut Entry, episode: &str) -> Result<(), StoreError> {
+    if entry.pending.is_empty() {
+        return Ok(());
+    }
+    let mut stmt = conn.prepare_cached(
+        "SELECT o.semantic_id, o.payload FROM journal j JOIN objects o ON o.hash_ref = j.object_ref
+         WHERE j.seq = ?1",
+    )?;
+    let mut still = Vec::new();
+    for seq in std::mem::take(&mut entry.pending) {
+        let found: Option<(String, Vec<u8>)> = stmt
+            .query_row([seq], |r| Ok((r.get(0)?, r.get(1)?)))
+            .optional()?;
+        match found {
+            None => still.push(seq),
+            Some((semantic, payload)) => {
+                if semantic == journal::EFFECT_INTENT {
+                    entry.tally.fold(episode, &payload);
+                }
+            }
+        }
+    }
+    entry.pending = still;
+    Ok(())
+}
+
+fn row_at(conn: &Connection, seq: i64) -> Result<Option<RowId>, StoreError> {
+    if seq <= 0 {
+        return Ok(None);
+    }
+    let mut stmt =
+        conn.prepare_cached("SELECT kind, invocation_id, object_ref FROM journal WHERE seq = ?1")?;
+    Ok(stmt
+        .query_row([seq], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+        .optional()?)
+}
+
+/// Whether this connection's view may be cached: the file has a path and the view holds
+/// committed rows only.
+fn cache_key(conn: &Connection, episode: &str) -> Option<(String, String)> {
+    match conn.path() {
+        Some(p) if !p.is_empty() => Some((p.to_string(), episode.to_string())),
+        _ => None,
+    }
+}
+
+fn compute(conn: &Connection, episode: &str, store: bool) -> Result<Tally, StoreError> {
+    let key = cache_key(conn, episode);
+    let top: i64 = conn
+        .prepare_cached("SELECT COALESCE(MAX(seq), 0) FROM journal")?
+        .query_row([], |r| r.get(0))?;
+    let mut entry = match key.as_ref().and_then(cache_get) {
+        Some(e) if e.seq <= top && row_at(conn, e.seq)? == e.at_seq => e,
+        _ => Entry::empty(),
+    };
+    recheck_pending(conn, &mut entry, episode)?;
+    let from = entry.seq;
+    scan(conn, &mut entry, episode, from, top)?;
+    if top != entry.seq {
+        entry.seq = top;
+        entry.at_seq = row_at(conn, top)?;
+    }
+    let tally = entry.tally.clone();
+    if let (true, Some(key)) = (store, key) {
+        cache_put(key, entry);
+    }
+    Ok(tally)
+}
+
+/// The episode's [`Tally`] as seen by `conn` (§7.4, §8), folding in only journal rows appended
+/// since this process last looked. Results equal [`spend_full_scan`] / [`next_ordinal_full_scan`]
+/// (sums are exact, clamped when read).
+///
+/// The cache is updated only when `conn` is in autocommit mode (it sees committed rows only);
+/// inside a transaction that may hold its own uncommitted journal rows the cache is read and
+/// validated but not written.
+///
+/// # Errors
+/// Store errors. A corrupt intent payload is not an error here: it makes
+/// [`Tally::spend_map`] fail, as the full scan does.
+pub fn tally(conn: &Connection, episode: &str) -> Result<Tally, StoreError> {
+    compute(conn, episode, conn.is_autocommit())
+}
+
+/// [`tally`] for a transaction that has not yet written a journal row (the broker's decision
+/// transaction, right after `BEGIN IMMEDIATE`): everything it sees is committed, so the result
+/// is cached for later requests of this process.
+///
+/// Calling it after the transaction appended journal rows could cache rows that are then rolled
+/// back; the validation by the row at the cached seq would catch a later different row there.
+///
+/// # Errors
+/// As [`tally`].
+pub fn tally_at_transaction_start(conn: &Connection, episode: &str) -> Result<Tally, StoreError> {
+    compute(conn, episode, true)
+}
+
+/// The straightforward spend: decode every intent of the episode's id range (O(N) per call).
+/// Kept as the reference the incremental [`tally`] must equal (tests, `benches/spend.rs`).
+///
+/// # Errors
+/// As [`tally`].
+pub fn spend_full_scan(
+    conn: &Connection,
+    episode: &str,
+) -> Result<HashMap<(String, String), i64>, StoreError> {
+    let (lo, hi) = id_range(episode);
+    let mut stmt = conn.prepare(
+        "SELECT o.payload FROM journal j JOIN objects o ON o.hash_ref = j.object_ref
+         WHERE j.kind = 'intent' AND j.invocation_id >= ?1 AND j.invocation_id < ?2 AND o.semantic_id = ?3",
+    )?;
+    let rows = stmt.query_map(rusqlite::params![lo, hi, journal::EFFECT_INTENT], |r| {
+        r.get::<_, Vec<u8>>(0)
+    })?;
+    let mut out: HashMap<(String, String), i64> = HashMap::new();
+    for p in rows {
+        let mut one = HashMap::new();
+        fold_payload(&mut one, episode, &p?).map_err(corrupt)?;
+        for (k, v) in one {
+            let e = out.entry(k).or_insert(0);
+            *e = e.saturating_add(clamp_i64(v));
+        }
+    }
+    Ok(out)
+}
+
+/// The straightforward next ordinal: read every intent id of the episode's range (O(N)).
+/// Reference for [`tally`].
+///
+/// # Errors
+/// Store errors.
+pub fn next_ordinal_full_scan(conn: &Connection, episode: &str) -> Result<Option<i64>, StoreError> {
+    let (lo, hi) = id_range(episode);
+    let mut stmt = conn.prepare(
+        "SELECT invocation_id FROM journal WHERE kind = 'intent' AND invocation_id >= ?1 AND invocation_id < ?2",
+    )?;
+    let ids: Vec<String> = stmt
+        .query_map([&lo, &hi], |r| r.get(0))?
+        .collect::<Result<_, _>>()?;
+    let max = ids
+        .iter()
+        .filter_map(|id| ordinal_of(id, &lo))
+        .fold(0i64, i64::max);
+    Ok(max.checked_add(1))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::{put_object, Object, Store, WriteOptions};
+    use proptest::prelude::*;
+
+    const EPISODES: [&str; 4] = ["ep1", "ep10", "ep1:x", "ep"];
+
+    fn fresh() -> (tempfile::TempDir, Store, Connection) {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("world.db");
+        let store = Store::open_write(
+            &path,
+            WriteOptions {
+                create: true,
+                wait_lock: None,
+            },
+        )
+        .expect("store");
+        // A second, independent connection stands in for another process.
+        let other = Connection::open(&path).expect("second connection");
+        (dir, store, other)
+    }
+
+    fn intent_payload(id: &str, episode: &str, effect: &str, scope: &str, cost: i64) -> Vec<u8> {
+        journal::EffectIntent {
+            invocation_id: id.into(),
+            episode_id: episode.into(),
+            ordinal: 1,
+            effect: effect.into(),
+            scope: scope.into(),
+            cost,
+            request_ref: format!("sha256:{}", "0".repeat(64)),
+            logical_time: 1_700_000_000,
+        }
+        .payload()
+    }
+
+    fn append_intent(conn: &Connection, id: &str, payload: Vec<u8>) {
+        journal::append(
+            conn,
+            journal::Kind::Intent,
+            id,
+            journal::EFFECT_INTENT,
+            payload,
+        )
+        .expect("append");
+    }
+
+    /// The cached answers and the full scans, side by side, for every episode.
+    type Answers = Vec<(Result<HashMap<(String, String), i64>, String>, Option<i64>)>;
+
+    fn answers(conn: &Connection, cached: bool) -> Answers {
+        EPISODES
+            .iter()
+            .map(|ep| {
+                if cached {
+                    let t = tally(conn, ep).expect("tally");
+                    (t.spend_map().map_err(|e| e.to_string()), t.next_ordinal())
+                } else {
+                    (
+                        spend_full_scan(conn, ep).map_err(|e| e.to_string()),
+                        next_ordinal_full_scan(conn, ep).expect("ordinal"),
+                    )
+                }
+            })
+            .collect()
+    }
+
+    fn assert_same(conn: &Connection) {
+        let full = answers(conn, false);
+        // Twice: the second answer comes from the cache the first one left.
+        assert_eq!(answers(conn, true), full);
+        assert_eq!(answers(conn, true), full);
+    }
+
+    #[derive(Clone, Debug)]
+    enum Op {
+        /// An effect intent: id episode, suffix shape, payload episode, effect, scope, cost,
+        /// on the other connection?
+        Intent {
+            id_ep: usize,
+            suffix: u8,
+            payload_ep: usize,
+            effect: bool,
+            scope: bool,
+            cost: i64,
+            other: bool,
+        },
+        /// An outcome row for an effect id, or a commit intent (other id space).
+        Noise { id_ep: usize, outcome: bool },
+        /// An intent row whose payload object is not there yet; it is stored later.
+        MissingObject { id_ep: usize, cost: i64 },
+        /// Store the oldest missing object.
+        StoreMissing,
+        /// An intent row whose object is not an effect intent.
+        OtherSemantic { id_ep: usize },
+        /// An undecodable intent payload.
+        Corrupt { id_ep: usize },
+        /// Compare, in autocommit mode, on either connection.
+        Check { other: bool },
+        /// Append inside a transaction, compare there, roll back, compare again.
+        RolledBack { id_ep: usize, cost: i64 },
+    }
+
+    fn op() -> impl Strategy<Value = Op> {
+        prop_oneof![
+            8 => (0..4usize, 0..6u8, 0..4usize, any::<bool>(), any::<bool>(), prop_oneof![0..4i64, Just(i64::MAX - 1)], any::<bool>())
+                .prop_map(|(id_ep, suffix, payload_ep, effect, scope, cost, other)| Op::Intent {
+                    id_ep,
+                    suffix,
+                    payload_ep: if payload_ep == 3 { payload_ep } else { id_ep },
+                    effect,
+                    scope,
+                    cost,
+                    other,
+                }),
+            2 => (0..4usize, any::<bool>()).prop_map(|(id_ep, outcome)| Op::Noise { id_ep, outcome }),
+            1 => (0..4usize, 0..4i64).prop_map(|(id_ep, cost)| Op::MissingObject { id_ep, cost }),
+            1 => Just(Op::StoreMissing),
+            1 => (0..4usize).prop_map(|id_ep| Op::OtherSemantic { id_ep }),
+            1 => (0..4usize).prop_map(|id_ep| Op::Corrupt { id_ep }),
+            4 => any::<bool>().prop_map(|other| Op::Check { other }),
+            1 => (0..4usize, 0..4i64).prop_map(|(id_ep, cost)| Op::RolledBack { id_ep, cost }),
+        ]
+    }
+
+    fn id_for(n: usize, id_ep: usize, suffix: u8) -> String {
+        let ep = EPISODES[id_ep];
+        match suffix {
+            0 | 1 => format!("effect:{ep}:{n}"),
+            2 => format!("effect:{ep}:00{n}"),
+            3 => format!("effect:{ep}:{n}x"),
+            4 => format!("effect:{ep}:9223372036854775808{n}"),
+            _ => format!("effect:{ep}:-{n}"),
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(48))]
+
+        #[test]
+        fn cached_tally_equals_full_scan(ops in proptest::collection::vec(op(), 1..60)) {
+            let (_dir, store, other) = fresh();
+            let mine = store.conn();
+            let mut missing: Vec<(String, Vec<u8>)> = Vec::new();
+            for (n, op) in ops.into_iter().enumerate() {
+                match op {
+                    Op::Intent { id_ep, suffix, payload_ep, effect, scope, cost, other: on_other } => {
+                        let id = id_for(n, id_ep, suffix);
+                        let payload = intent_payload(
+                            &id,
+                            EPISODES[payload_ep],
+                            if effect { "Workspace.Read" } else { "Workspace.Write" },
+                            if scope { "worktree" } else { "repo" },
+                            cost,
+                        );
+                        append_intent(if on_other { &other } else { mine }, &id, payload);
+                    }
+                    Op::Noise { id_ep, outcome } => {
+                        if outcome {
+                            let id = id_for(n, id_ep, 0);
+                            journal::append(mine, journal::Kind::Outcome, &id, journal::EFFECT_OUTCOME,
+                                journal::effect_outcome_payload(&id, true, &format!("sha256:{}", "1".repeat(64)), 1)).expect("outcome");
+                        } else {
+                            journal::append(&other, journal::Kind::Intent, &format!("inv:{n}"), journal::COMMIT_INTENT,
+                                format!("{{\"invocationId\":\"inv:{n}\"}}\n").into_bytes()).expect("commit intent");
+                        }
+                    }
+                    Op::MissingObject { id_ep, cost } => {
+                        let id = id_for(n, id_ep, 0);
+                        let payload = intent_payload(&id, EPISODES[id_ep], "Workspace.Read", "worktree", cost);
+                        let obj = Object::new(journal::EFFECT_INTENT, journal::PROVENANCE, payload.clone());
+                        mine.execute(
+                            "INSERT INTO journal (seq, kind, invocation_id, object_ref)
+                             VALUES ((SELECT COALESCE(MAX(seq), 0) + 1 FROM journal), 'intent', ?1, ?2)",
+                            rusqlite::params![id, obj.meta.hash],
+                        ).expect("row without object");
+                        missing.push((id, payload));
+                    }
+                    Op::StoreMissing => {
+                        if !missing.is_empty() {
+                            let (_, payload) = missing.remove(0);
+                            put_object(&other, &Object::new(journal::EFFECT_INTENT, journal::PROVENANCE, payload)).expect("object");
+                        }
+                    }
+                    Op::OtherSemantic { id_ep } => {
+                        let id = id_for(n, id_ep, 0);
+                        let payload = intent_payload(&id, EPISODES[id_ep], "Workspace.Read", "worktree", 1000);
+                        journal::append(mine, journal::Kind::Intent, &id, "world/something-else/v1", payload).expect("append");
+                    }
+                    Op::Corrupt { id_ep } => {
+                        let id = id_for(n, id_ep, 0);
+                        append_intent(&other, &id, format!("{{\"episodeId\":\"{}\",\"effect\":1}}\n", EPISODES[id_ep]).into_bytes());
+                    }
+                    Op::Check { other: on_other } => assert_same(if on_other { &other } else { mine }),
+                    Op::RolledBack { id_ep, cost } => {
+                        let tx = mine.unchecked_transaction().expect("begin");
+                        let id = id_for(n, id_ep, 0);
+                        append_intent(&tx, &id, intent_payload(&id, EPISODES[id_ep], "Workspace.Read", "worktree", cost));
+                        assert_same(&tx);
+                        tx.rollback().expect("rollback");
+                        assert_same(mine);
+                    }
+                }
+            }
+            assert_same(mine);
+            assert_same(&other);
+        }
+    }
+
+    #[test]
+    fn other_connection_appends_are_folded_in() {
+        let (_dir, store, other) = fresh();
+        let mine = store.conn();
+        for n in 1..=3 {
+            let id = format!("effect:ep1:{n}");
+            append_intent(mine, &id, intent_payload(&id, "ep1", "E", "s", 2));
+        }
+        let t = tally(mine, "ep1").expect("tally");
+        assert_eq!(t.next_ordinal(), Some(4));
+        assert_eq!(t.spend_map().expect("spend")[&("E".into(), "s".into())], 6);
+        // Another process appends; the cache entry is older than the journal now.
+        let id = "effect:ep1:4";
+        append_intent(&other, id, intent_payload(id, "ep1", "E", "s", 5));
+        let t = tally(mine, "ep1").expect("tally");
+        assert_eq!(t.next_ordinal(), Some(5));
+        assert_eq!(t.spend_map().expect("spend")[&("E".into(), "s".into())], 11);
+    }
+
+    #[test]
+    fn a_different_file_at_the_same_path_is_not_trusted() {
+        let (dir, store, other) = fresh();
+        let path = dir.path().join("world.db");
+        for n in 1..=3 {
+            let id = format!("effect:ep1:{n}");
+            append_intent(store.conn(), &id, intent_payload(&id, "ep1", "E", "s", 1));
+        }
+        assert_eq!(
+            tally(store.conn(), "ep1").expect("tally").next_ordinal(),
+            Some(4)
+        );
+        drop(other);
+        drop(store);
+        std::fs::remove_file(&path).expect("remove");
+        let (_d2, store2, _o2) = {
+            let store = Store::open_write(
+                &path,
+                WriteOptions {
+                    create: true,
+                    wait_lock: None,
+                },
+            )
+            .expect("store");
+            ((), store, ())
+        };
+        // Same seq count, other rows: the row at the cached seq differs.
+        for n in 1..=3 {
+            let id = format!("effect:ep1:{}", n * 10);
+            append_intent(store2.conn(), &id, intent_payload(&id, "ep1", "E", "t", 7));
+        }
+        let t = tally(store2.conn(), "ep1").expect("tally");
+        assert_eq!(t.next_ordinal(), Some(31));
+        let spend = t.spend_map().expect("spend");
+        assert_eq!(spend.get(&("E".into(), "s".into())), None);
+        assert_eq!(spend[&("E".into(), "t".into())], 21);
+        assert_eq!(Some(spend), spend_full_scan(store2.conn(), "ep1").ok());
+    }
+
+    #[test]
+    fn a_transaction_start_view_is_cached_and_a_rolled_back_append_is_not() {
+        let (_dir, mut store, _other) = fresh();
+        let id = "effect:ep1:1";
+        append_intent(store.conn(), id, intent_payload(id, "ep1", "E", "s", 1));
+        {
+            let tx = store.immediate().expect("tx");
+            let t = tally_at_transaction_start(&tx, "ep1").expect("tally");
+            assert_eq!(t.next_ordinal(), Some(2));
+            let id = "effect:ep1:2";
+            append_intent(&tx, id, intent_payload(id, "ep1", "E", "s", 4));
+            // In the transaction its own row counts, but is not cached.
+            let t = tally(&tx, "ep1").expect("tally");
+            assert_eq!(t.next_ordinal(), Some(3));
+            assert_eq!(t.spend_map().expect("spend")[&("E".into(), "s".into())], 5);
+            tx.rollback().expect("rollback");
+        }
+        // A different row now takes seq 2.
+        let id = "effect:ep1:2";
+        append_intent(store.conn(), id, intent_payload(id, "ep1", "E", "s", 9));
+        let t = tally(store.conn(), "ep1").expect("tally");
+        assert_eq!(t.spend_map().expect("spend")[&("E".into(), "s".into())], 10);
+        assert_eq!(t.next_ordinal(), Some(3));
+    }
+
+    #[test]
+    fn a_long_gap_of_other_rows_is_read_through_the_id_index() {
+        let (_dir, store, other) = fresh();
+        let id = "effect:ep1:1";
+        append_intent(store.conn(), id, intent_payload(id, "ep1", "E", "s", 1));
+        assert_eq!(
+            tally(store.conn(), "ep1").expect("tally").next_ordinal(),
+            Some(2)
+        );
+        // More than ROWID_PLAN_FACTOR × rows + ROWID_PLAN_SLACK rows since: the index plan.
+        let tx = other.unchecked_transaction().expect("tx");
+        for n in 0..400 {
+            let id = format!("effect:ep10:{n}");
+            append_intent(&tx, &id, intent_payload(&id, "ep10", "E", "s", 1));
+            if n % 100 == 0 {
+                let id = format!("effect:ep1:{}", n + 2);
+                append_intent(&tx, &id, intent_payload(&id, "ep1", "E", "s", 3));
+            }
+        }
+        tx.commit().expect("commit");
+        let t = tally(store.conn(), "ep1").expect("tally");
+        assert_eq!(t.next_ordinal(), Some(303));
+        assert_eq!(t.spend_map().expect("spend")[&("E".into(), "s".into())], 13);
+        assert_eq!(
+            t.spend_map().expect("spend"),
+            spend_full_scan(store.conn(), "ep1").expect("full")
+        );
+    }
+
+    #[test]
+    fn a_corrupt_payload_fails_spend_but_not_the_ordinal() {
+        let (_dir, store, _other) = fresh();
+        let id = "effect:ep1:1";
+        append_intent(store.conn(), id, b"{not json\n".to_vec());
+        for _ in 0..2 {
+            let t = tally(store.conn(), "ep1").expect("tally");
+            assert!(matches!(t.spend_map(), Err(StoreError::Corrupt { .. })));
+            assert_eq!(t.next_ordinal(), Some(2));
+            assert!(matches!(
+                crate::broker::spend(store.conn(), "ep1"),
+                Err(StoreError::Corrupt { .. })
+            ));
+            assert!(spend_full_scan(store.conn(), "ep1").is_err());
+            assert_eq!(
+                crate::broker::next_ordinal(store.conn(), "ep1").expect("ordinal"),
+                Some(2)
+            );
+        }
+    }
+
+    #[test]
+    fn the_ordinal_space_ends_at_max_int64() {
+        let (_dir, store, _other) = fresh();
+        let id = format!("effect:ep1:{}", i64::MAX);
+        append_intent(store.conn(), &id, intent_payload(&id, "ep1", "E", "s", 1));
+        assert_eq!(
+            tally(store.conn(), "ep1").expect("tally").next_ordinal(),
+            None
+        );
+        assert_eq!(
+            next_ordinal_full_scan(store.conn(), "ep1").expect("o"),
+            None
+        );
+    }
+
+    #[test]
+    fn sums_clamp_at_int64() {
+        let (_dir, store, _other) = fresh();
+        for n in 1..=3 {
+            let id = format!("effect:ep1:{n}");
+            append_intent(
+                store.conn(),
+                &id,
+                intent_payload(&id, "ep1", "E", "s", i64::MAX / 2),
+            );
+        }
+        let spend = tally(store.conn(), "ep1")
+            .expect("tally")
+            .spend_map()
+            .expect("spend");
+        assert_eq!(spend[&("E".into(), "s".into())], i64::MAX);
+        assert_eq!(spend, spend_full_scan(store.conn(), "ep1").expect("full"));
+    }
+}
