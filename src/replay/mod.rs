@@ -599,9 +599,12 @@ impl Engine<'_> {
         if !self.effect_intents.contains_key(episode) {
             let lo = format!("effect:{episode}:");
             let hi = format!("effect:{episode};");
+            // `+o.semantic_id`: keep SQLite from driving the join from every effect-intent
+            // object of the store (objects_by_semantic_id) into the episode's journal range,
+            // which is quadratic in the episode length; the journal range drives it instead.
             let mut stmt = self.conn.prepare(
                 "SELECT j.invocation_id, o.payload FROM journal j JOIN objects o ON o.hash_ref = j.object_ref
-                 WHERE j.kind = 'intent' AND j.invocation_id >= ?1 AND j.invocation_id < ?2 AND o.semantic_id = ?3
+                 WHERE j.kind = 'intent' AND j.invocation_id >= ?1 AND j.invocation_id < ?2 AND +o.semantic_id = ?3
                  ORDER BY j.seq",
             )?;
             let rows = stmt.query_map(rusqlite::params![lo, hi, journal::EFFECT_INTENT], |r| {
