@@ -97,26 +97,7 @@ struct Server {
 
 impl Server {
     fn start(env: &Env, extra: &[&str]) -> Server {
-        let mut child = Command::new(bin())
-            .arg("--db")
-            .arg(env.db())
-            .args(["serve", "--bind", "127.0.0.1:0"])
-            .args(extra)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().unwrap())
-            .read_line(&mut line)
-            .unwrap();
-        let port = line
-            .trim()
-            .strip_prefix("world listening on http://127.0.0.1:")
-            .unwrap_or_else(|| panic!("unexpected first line {line:?}"))
-            .parse()
-            .unwrap();
-        Server { child, port }
+        start_with_env(env, extra, &[])
     }
 
     fn url(&self, path: &str) -> String {
