@@ -503,3 +503,47 @@ fn verify_checks_every_approval_claim() {
         "approval_claims has no such row",
     );
 }
+
+#[test]
+fn refusals_and_denials_say_why_on_stderr() {
+    let env = env();
+    let tok = env.mint(
+        "ep7",
+        &["Workspace.Write=worktree:1", "Human.Approve=approvals:0"],
+    );
+    std::fs::remove_dir(env.ws.join("ep7")).expect("remove the worktree");
+    let t = tok.to_string_lossy().into_owned();
+    let out = detached(
+        &env,
+        &[
+            "invoke",
+            "ailang-write",
+            "--session",
+            &t,
+            "--args",
+            r#"{"path":"a","content":"x"}"#,
+        ],
+    );
+    assert_exit(&out, 1);
+    let err = stderr(&out);
+    assert!(err.contains("no handler for (Workspace.Write)"), "{err}");
+    assert!(err.contains("hint:") && err.contains("ws/ep7"), "{err}");
+    std::fs::create_dir(env.ws.join("ep7")).expect("recreate the worktree");
+    let out = invoke(&env, &tok, r#"{"summary":"x"}"#);
+    assert_exit(&out, 8);
+    assert!(
+        stderr(&out).contains("denied Human.Approve approvals: denied:budget"),
+        "{}",
+        stderr(&out)
+    );
+    let out = detached(
+        &env,
+        &["invoke", "counter", "--session", &t, "--args", "{}"],
+    );
+    assert_exit(&out, 1);
+    assert!(
+        stderr(&out).contains("world tools list"),
+        "{}",
+        stderr(&out)
+    );
+}

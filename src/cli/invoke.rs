@@ -67,6 +67,14 @@ pub fn invoke_err(e: InvokeError) -> CliError {
         err = err.hint(format!("cause: {cause}"));
         err = err.hint("resolve each record with `world effects show REF` and inspect the worktree before retrying a write, edit or run");
     }
+    if let InvokeError::EffectsUnsupported(_, why) = &e {
+        for w in why {
+            err = err.hint(w.trim_start_matches("world: ").to_string());
+        }
+    }
+    if let InvokeError::NotAuthorized(_) = &e {
+        err = err.hint("`world tools list --session S` shows what this session can call (a published transition is visible only with a grant for its access effect)");
+    }
     if matches!(e, InvokeError::NotCommitted(_)) {
         err = err.hint("check `world receipt` and `world effects --pending`; send a new --invocation-id to try again");
     }
@@ -160,6 +168,18 @@ pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError
         }
     }
     for (status, record) in &done.effects {
+        if let (Status::Denied, Some(r)) = (status, record) {
+            if let Ok(Some((rec, _, _))) = crate::broker::resolve_record(store.conn(), r) {
+                out.warn(format!(
+                    "effect record {} denied {} {}: {} (budget {}); `world broker check` explains",
+                    super::output::short(r),
+                    rec.effect,
+                    rec.scope,
+                    rec.denial,
+                    rec.budget_before
+                ));
+            }
+        }
         if let (Status::Failed, Some(r)) = (status, record) {
             // Best effort: the commit has landed; a read failure here only loses the hint.
             if let Ok(Some(msg)) = crate::broker::failure_message(store.conn(), r) {

@@ -65,6 +65,10 @@ fn ci_fence() -> Result<(), CliError> {
     Ok(())
 }
 
+/// What a refused terminal fence suggests to a script.
+const UNATTENDED_HINT: &str =
+    "publishing is attended; a script can pass --yes (recorded as unattended)";
+
 /// The `tty` fence: the controlling terminal opens read-write, stdin is a terminal, and stdin
 /// is that controlling terminal (its session is ours). Returns the open `/dev/tty`.
 fn tty_fence() -> Result<File, CliError> {
@@ -72,9 +76,9 @@ fn tty_fence() -> Result<File, CliError> {
         .read(true)
         .write(true)
         .open("/dev/tty")
-        .map_err(|_| stop("tty", "no-controlling-terminal"))?;
+        .map_err(|_| stop("tty", "no-controlling-terminal").hint(UNATTENDED_HINT))?;
     if !std::io::stdin().is_terminal() {
-        return Err(stop("tty", "stdin-not-a-terminal"));
+        return Err(stop("tty", "stdin-not-a-terminal").hint(UNATTENDED_HINT));
     }
     // SAFETY: tcgetsid and getsid take plain integers and touch no memory of ours.
     let (tty_sid, our_sid) = unsafe { (libc::tcgetsid(0), libc::getsid(0)) };

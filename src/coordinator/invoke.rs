@@ -142,9 +142,10 @@ pub enum InvokeError {
     /// R7: no selected world.
     #[error("no world is selected; commit a genesis world first")]
     WorldAbsent,
-    /// R8: a declared effect has no handler for this episode.
+    /// R8: a declared effect has no handler for this episode: the effect, and why the
+    /// episode's registry lacks it when it knows (its warnings; not part of the wire text).
     #[error("transition declares an effect this daemon has no handler for ({0})")]
-    EffectsUnsupported(String),
+    EffectsUnsupported(String, Vec<String>),
     /// R9: the calling convention is not implemented.
     #[error("transition does not implement the invocation calling convention: {0}")]
     Incompatible(String),
@@ -201,7 +202,7 @@ impl InvokeError {
             InvokeError::NotAuthorized(_) => "NotAuthorized",
             InvokeError::Source(_) => "SourceError",
             InvokeError::WorldAbsent => "WorldAbsentError",
-            InvokeError::EffectsUnsupported(_) => "EffectsUnsupportedError",
+            InvokeError::EffectsUnsupported(..) => "EffectsUnsupportedError",
             InvokeError::Incompatible(_) => "IncompatibleError",
             InvokeError::Execution(_) => "ExecutionError",
             InvokeError::Deadline(_) => "DeadlineError",
@@ -310,6 +311,37 @@ pub fn episode_handlers(
     Ok((ctx, reg))
 }
 
+/// Why `effect` has no handler for this episode, for the operator (R8 keeps the wire text).
+fn unserved_reasons(effect: &str, ctx: &HandlerContext, handlers: &HandlerRegistry) -> Vec<String> {
+    let mut why: Vec<String> = handlers.warnings().to_vec();
+    let needs_worktree =
+        effect.starts_with("Workspace.") || effect.starts_with("Ailang.") || effect == "Git.Commit";
+    if needs_worktree {
+        match &ctx.worktree {
+            None => why.push(format!(
+                "{effect} needs the episode worktree: mint the session with --workspace-root DIR (or pass --workspace-root DIR) and create DIR/{}",
+                ctx.episode
+            )),
+            Some(w) if !w.is_dir() => why.push(format!(
+                "{effect} needs the episode worktree {}, which is not a directory; create it",
+                w.display()
+            )),
+            Some(_) => {}
+        }
+    }
+    if effect.starts_with("Ailang.") && ctx.tool.is_none() {
+        why.push(format!(
+            "{effect} runs the pinned tool binary: pass --tool-ailang-bin PATH"
+        ));
+    }
+    if effect == "Git.Commit" && ctx.worktree.as_ref().is_some_and(|w| w.is_dir()) {
+        why.push(
+            "Git.Commit needs a git repository in the worktree and a git executable on PATH".into(),
+        );
+    }
+    why
+}
+
 fn validate_input(schema: &CValue, args: &serde_json::Value) -> Result<(), InvokeError> {
     let schema = schema.to_json();
     let validator = jsonschema::validator_for(&schema).map_err(|e| {
@@ -397,7 +429,10 @@ pub fn invoke(store: &mut Store, call: &Call, host: &Host<'_>) -> Result<Committ
     let (hctx, handlers) = episode_handlers(store, &sess.episode, host)?;
     for e in &desc.declared_effects {
         if handlers.handler_for(&e.effect).is_none() {
-            return Err(InvokeError::EffectsUnsupported(e.effect.clone()));
+            return Err(InvokeError::EffectsUnsupported(
+                e.effect.clone(),
+                unserved_reasons(&e.effect, &hctx, &handlers),
+            ));
         }
     }
     validate_input(&desc.input_schema, &call.args)?;
@@ -507,7 +542,10 @@ pub fn invoke(store: &mut Store, call: &Call, host: &Host<'_>) -> Result<Committ
                     cause,
                 })
             }
-            Err(BrokerError::NoHandler(e)) => return Err(InvokeError::EffectsUnsupported(e)),
+            Err(BrokerError::NoHandler(e)) => {
+                let why = unserved_reasons(&e, &hctx, &handlers);
+                return Err(InvokeError::EffectsUnsupported(e, why));
+            }
             Err(BrokerError::LimitsRejected(v)) if records_written.is_empty() => {
                 return Err(InvokeError::LimitsRejected(v))
             }
