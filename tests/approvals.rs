@@ -157,6 +157,13 @@ fn a_cli_request_decided_with_yes_is_claimed_once_by_an_effect() {
         show.contains("failure  ErrApprovalAlreadyConsumed"),
         "{show}"
     );
+    // The same record by the short form tables print, and by its effect intent id.
+    let short = format!("{}…", &rec[7..19]);
+    assert_eq!(env.ok(&["effects", "show", &short]), show);
+    let intent = failed[0]["intentId"].as_str().expect("intent id");
+    assert_eq!(env.ok(&["effects", "show", intent]), show);
+    assert_exit(&env.run(&["effects", "show", "abc"]), 2);
+    assert_exit(&env.run(&["effects", "show", "effect:ep1:999"]), 1);
 
     // A decision is written once.
     let again = env.run(&["approval", "decide", &r, "--deny", "--yes"]);

@@ -37,7 +37,8 @@ pub struct Args {
 pub enum Cmd {
     /// Resolve one effect record down to its request and result
     Show {
-        /// The effect record ref
+        /// The effect record: its ref (sha256:…), a unique prefix of its hex as tables show it
+        /// (at least 8 hex digits), or its effect intent id (effect:<episode>:<n>)
         reference: String,
     },
 }
@@ -46,7 +47,7 @@ pub enum Cmd {
 pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError> {
     let store = ctx.open_read()?;
     if let Some(Cmd::Show { reference }) = args.cmd {
-        HashRef::parse(&reference).map_err(|e| CliError::failed("effects show", e))?;
+        let reference = record_ref(store.conn(), &reference)?;
         let Some((rec, request, result)) =
             broker::resolve_record(store.conn(), &reference).map_err(read_err("effects show"))?
         else {
@@ -227,4 +228,97 @@ pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError
         out.line(t.to_string())?;
     }
     Ok(Exit::Success)
+}
+
+/// The effect record `text` names: a full ref, a unique hex prefix (≥ 8 digits, with or
+/// without `sha256:`, a trailing `…` ignored), or an effect intent id whose outcome names it.
+fn record_ref(conn: &rusqlite::Connection, text: &str) -> Result<String, CliError> {
+    let what = "effects show";
+    if let Some(rest) = text.strip_prefix("effect:") {
+        if rest.is_empty() {
+            return Err(CliError::usage(
+                what,
+                format!("{text:?} is not an effect intent id"),
+            ));
+        }
+        let outcome = journal::row(conn, text, journal::Kind::Outcome).map_err(read_err(what))?;
+        let Some(obj_ref) = outcome else {
+            let intent = journal::row(conn, text, journal::Kind::Intent).map_err(read_err(what))?;
+            return Err(match intent {
+                Some(_) => CliError::new(
+                    Exit::Indeterminate,
+                    what,
+                    format!(
+                        "{text} has an intent but no outcome: indeterminate, no record was written"
+                    ),
+                )
+                .hint(format!(
+                    "`world receipt {text}` answers it; it is never retried automatically"
+                )),
+                None => CliError::failed(what, format!("no effect intent {text}")),
+            });
+        };
+        let obj = crate::store::object_in(conn, &obj_ref)
+            .map_err(read_err(what))?
+            .ok_or_else(|| {
+                CliError::new(
+                    Exit::Integrity,
+                    what,
+                    format!("outcome object {obj_ref} is missing"),
+                )
+            })?;
+        return serde_json::from_slice::<serde_json::Value>(&obj.payload)
+            .ok()
+            .and_then(|v| {
+                v.get("recordRef")
+                    .and_then(|r| r.as_str())
+                    .map(str::to_owned)
+            })
+            .ok_or_else(|| {
+                CliError::new(
+                    Exit::Integrity,
+                    what,
+                    format!("outcome of {text} names no record"),
+                )
+            });
+    }
+    if HashRef::parse(text).is_ok() {
+        return Ok(text.to_string());
+    }
+    let hex = text
+        .strip_prefix("sha256:")
+        .unwrap_or(text)
+        .trim_end_matches('…');
+    if hex.len() < 8
+        || hex.len() > 64
+        || !hex.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
+    {
+        return Err(CliError::usage(
+            what,
+            format!("{text:?} is not an effect record ref, a hex prefix of at least 8 digits, or an effect:<episode>:<n> id"),
+        ));
+    }
+    let lo = format!("sha256:{hex}");
+    let hi = format!("sha256:{hex}g");
+    let mut stmt = conn
+        .prepare("SELECT hash_ref FROM objects WHERE hash_ref >= ?1 AND hash_ref < ?2 AND semantic_id = ?3 LIMIT 2")
+        .map_err(|e| CliError::store(what, e.into()))?;
+    let found: Vec<String> = stmt
+        .query_map(
+            rusqlite::params![lo, hi, crate::store::records::EFFECT_RECORD],
+            |r| r.get(0),
+        )
+        .and_then(|rows| rows.collect())
+        .map_err(|e| CliError::store(what, e.into()))?;
+    match found.as_slice() {
+        [one] => Ok(one.clone()),
+        [] => Err(CliError::failed(
+            what,
+            format!("no effect record starts with {lo}"),
+        )),
+        _ => Err(CliError::failed(
+            what,
+            format!("{lo} is ambiguous; give more digits"),
+        )),
+    }
 }
