@@ -553,4 +553,29 @@ fn refusals_and_denials_say_why_on_stderr() {
         "{}",
         stderr(&out)
     );
+    // A grant typo is minted (access effects are free-form) but warned about.
+    let ws = env.ws.to_string_lossy().into_owned();
+    let out = env.run(&[
+        "session",
+        "mint",
+        "--episode",
+        "ep8",
+        "--grant",
+        "Human.Aprove=approvals:1",
+        "--grant",
+        "Human.Approve=approvals:1",
+        "--workspace-root",
+        &ws,
+        "--yes",
+    ]);
+    assert_exit(&out, 0);
+    let err = stderr(&out);
+    assert!(
+        err.contains("grant Human.Aprove=approvals matches no published transition"),
+        "{err}"
+    );
+    assert!(
+        !err.contains("grant Human.Approve=approvals matches"),
+        "{err}"
+    );
 }

@@ -74,6 +74,33 @@ fn need_explicit_db(ctx: &Context, verb: &str) -> Result<(), CliError> {
     }
 }
 
+/// Warn (never refuse: access effects are free-form) about grants whose `(effect, scope)` no
+/// published transition uses as its access or a declared effect: effect and scope match by
+/// exact string, so a typo mints a session that sees and can do nothing.
+fn warn_unmatched_grants(ctx: &Context, out: &mut Output, grants: &[Grant]) {
+    let Ok(store) = ctx.open_read() else {
+        return;
+    };
+    let Ok(Some(head)) = crate::transitions::publish::read_head(store.conn()) else {
+        return;
+    };
+    let used: std::collections::BTreeSet<(String, String)> = head
+        .revision
+        .entries
+        .iter()
+        .flat_map(|d| std::iter::once(&d.access).chain(d.declared_effects.iter()))
+        .map(|e| (e.effect.clone(), e.scope.clone()))
+        .collect();
+    for g in grants {
+        if !used.contains(&(g.effect.clone(), g.scope.clone())) {
+            out.warn(format!(
+                "grant {}={} matches no published transition's access or declared effect (exact strings); `world transitions list` shows them",
+                g.effect, g.scope
+            ));
+        }
+    }
+}
+
 /// Run `world session …`.
 pub fn run(ctx: &Context, out: &mut Output, cmd: Cmd) -> Result<Exit, CliError> {
     match cmd {
@@ -130,6 +157,7 @@ pub fn run(ctx: &Context, out: &mut Output, cmd: Cmd) -> Result<Exit, CliError> 
                     },
                 ));
             }
+            warn_unmatched_grants(ctx, out, &grants);
             if !yes {
                 let mut tty = fence::open_tty().map_err(|e| {
                     let mut err = CliError::new(Exit::Integrity, what, "");
