@@ -215,7 +215,16 @@ impl Context {
                 wait_lock: self.wait_lock,
             },
         )
-        .map_err(|e| CliError::store("open store", e))
+        .map_err(|e| {
+            let mut err = CliError::store("open store", e);
+            if let (Exit::LockHeld, Some(w)) = (err.exit, self.wait_lock) {
+                err.hints = vec![format!(
+                    "waited {:.1} s (--wait-lock) and the other writer still holds it; retry later or wait longer",
+                    w.as_secs_f64()
+                )];
+            }
+            err
+        })
     }
 
     /// Now, in Unix seconds. `WORLD_TEST_NOW` fixes it (a test-only hook; spec README "Clock").

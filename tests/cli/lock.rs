@@ -45,6 +45,9 @@ fn second_writer_refused_readers_work_and_lock_freed_by_kill() {
     assert!(elapsed < Duration::from_secs(2), "refusal took {elapsed:?}");
     let r = env.run(&["genesis"]).code(6);
     r.one_line_error();
+    // A bounded wait that runs out says it waited.
+    let r = env.run(&["--wait-lock", "0.2", "genesis"]).code(6);
+    assert!(r.stderr.contains("waited 0.2 s (--wait-lock)"), "{r:#?}");
 
     // Readers take no lock and keep working while the writer commits back to back (this
     // once failed with "database is locked": SQLite's default busy handler polls too rarely).
