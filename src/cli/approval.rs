@@ -264,11 +264,7 @@ pub fn run(ctx: &Context, out: &mut Output, cmd: Cmd) -> Result<Exit, CliError> 
                 ));
             }
             if !yes {
-                let mut tty = fence::open_tty().map_err(|e| {
-                    let mut err = CliError::new(Exit::Integrity, what, "");
-                    err.verbatim = Some(format!("refusing: no controlling terminal ({e}); deciding an approval requires one human act at a terminal"));
-                    err.hint("scripts and CI can pass --yes (recorded as unattended)")
-                })?;
+                let mut tty = fence::attended(what, "deciding an approval")?;
                 let verb = if approved { "APPROVE" } else { "DENY" };
                 let answer = tty
                     .ask(&format!(

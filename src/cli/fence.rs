@@ -7,6 +7,19 @@
 use std::fs::{File, OpenOptions};
 use std::io::{BufRead, BufReader, Write};
 
+/// Open the controlling terminal for an attended act, or refuse it (exit 3):
+/// `refusing: no controlling terminal (…); <act> requires one human act at a terminal`, with a
+/// hint that scripts can pass `--yes` (recorded as unattended).
+pub fn attended(what: &str, act: &str) -> Result<Tty, super::CliError> {
+    open_tty().map_err(|e| {
+        let mut err = super::CliError::new(super::Exit::Integrity, what, "");
+        err.verbatim = Some(format!(
+            "refusing: no controlling terminal ({e}); {act} requires one human act at a terminal"
+        ));
+        err.hint("scripts and CI can pass --yes (recorded as unattended)")
+    })
+}
+
 /// An open controlling terminal.
 pub struct Tty {
     file: File,

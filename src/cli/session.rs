@@ -159,11 +159,7 @@ pub fn run(ctx: &Context, out: &mut Output, cmd: Cmd) -> Result<Exit, CliError> 
             }
             warn_unmatched_grants(ctx, out, &grants);
             if !yes {
-                let mut tty = fence::open_tty().map_err(|e| {
-                    let mut err = CliError::new(Exit::Integrity, what, "");
-                    err.verbatim = Some(format!("refusing: no controlling terminal ({e}); minting a session credential requires one human act at a terminal"));
-                    err.hint("scripts and CI can pass --yes (recorded as unattended)")
-                })?;
+                let mut tty = fence::attended(what, "minting a session credential")?;
                 let answer = tty
                     .ask(&format!("Confirm mint for episode {episode} ({} grant(s), expiry +{ttl}s) with a session credential? [y/N] ", grants.len()))
                     .map_err(|e| CliError::new(Exit::Integrity, what, format!("terminal: {e}")))?;
