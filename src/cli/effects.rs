@@ -241,46 +241,30 @@ fn record_ref(conn: &rusqlite::Connection, text: &str) -> Result<String, CliErro
                 format!("{text:?} is not an effect intent id"),
             ));
         }
-        let outcome = journal::row(conn, text, journal::Kind::Outcome).map_err(read_err(what))?;
-        let Some(obj_ref) = outcome else {
-            let intent = journal::row(conn, text, journal::Kind::Intent).map_err(read_err(what))?;
-            return Err(match intent {
-                Some(_) => CliError::new(
-                    Exit::Indeterminate,
-                    what,
-                    format!(
-                        "{text} has an intent but no outcome: indeterminate, no record was written"
-                    ),
-                )
-                .hint(format!(
-                    "`world receipt {text}` answers it; it is never retried automatically"
-                )),
-                None => CliError::failed(what, format!("no effect intent {text}")),
-            });
-        };
-        let obj = crate::store::object_in(conn, &obj_ref)
-            .map_err(read_err(what))?
-            .ok_or_else(|| {
-                CliError::new(
-                    Exit::Integrity,
-                    what,
-                    format!("outcome object {obj_ref} is missing"),
-                )
-            })?;
-        return serde_json::from_slice::<serde_json::Value>(&obj.payload)
-            .ok()
-            .and_then(|v| {
-                v.get("recordRef")
-                    .and_then(|r| r.as_str())
-                    .map(str::to_owned)
-            })
-            .ok_or_else(|| {
+        // The effect receipt already resolves an intent id to its outcome's record.
+        let receipt = journal::receipt(conn, text).map_err(read_err(what))?;
+        return match receipt.state {
+            journal::ReceiptState::NotStarted => {
+                Err(CliError::failed(what, format!("no effect intent {text}")))
+            }
+            journal::ReceiptState::Indeterminate => Err(CliError::new(
+                Exit::Indeterminate,
+                what,
+                format!(
+                    "{text} has an intent but no outcome: indeterminate, no record was written"
+                ),
+            )
+            .hint(format!(
+                "`world receipt {text}` answers it; it is never retried automatically"
+            ))),
+            journal::ReceiptState::Resolved => receipt.record_ref.ok_or_else(|| {
                 CliError::new(
                     Exit::Integrity,
                     what,
                     format!("outcome of {text} names no record"),
                 )
-            });
+            }),
+        };
     }
     if HashRef::parse(text).is_ok() {
         return Ok(text.to_string());
