@@ -7,7 +7,6 @@ use super::output::Output;
 use super::pin::provider;
 use super::{read_input, CliError, Context, Exit};
 use crate::authority::session;
-use crate::broker::handlers::ailang::PinnedTool;
 use crate::broker::handlers::{RunCapsConfig, Services};
 use crate::broker::Status;
 use crate::coordinator::invoke::{self, Call, Host, InvokeError, Surface};
@@ -112,13 +111,7 @@ pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError
     }
     let mut store = ctx.open_write(false)?;
     // Pinned under the writer lock: archived next to the store, re-hashed before every exec.
-    let tool = match &args.tool_ailang_bin {
-        None => None,
-        Some(bin) => Some(
-            PinnedTool::pin(&ctx.db, bin)
-                .map_err(|e| CliError::failed("invoke", format!("--tool-ailang-bin: {e}")))?,
-        ),
-    };
+    let tool = super::pin_tool(ctx, args.tool_ailang_bin.as_deref(), "invoke")?;
     let pins = provider(ctx);
     let host = Host {
         interpreters: pins.as_ref(),

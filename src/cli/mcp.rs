@@ -6,7 +6,6 @@ use std::path::PathBuf;
 use super::output::Output;
 use super::{CliError, Context, Exit};
 use crate::authority::session;
-use crate::broker::handlers::ailang::PinnedTool;
 use crate::broker::handlers::RunCapsConfig;
 use crate::serve::mcp::{serve_stdio, StdioBackend};
 
@@ -49,13 +48,7 @@ pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError
     }
     // Fail fast on a store that cannot be read; the session itself is checked per request.
     ctx.open_read()?;
-    let tool = match &args.tool_ailang_bin {
-        None => None,
-        Some(bin) => Some(
-            PinnedTool::pin(&ctx.db, bin)
-                .map_err(|e| CliError::failed("mcp", format!("--tool-ailang-bin: {e}")))?,
-        ),
-    };
+    let tool = super::pin_tool(ctx, args.tool_ailang_bin.as_deref(), "mcp")?;
     let backend = StdioBackend {
         db: ctx.db.clone(),
         wait_lock: Some(ctx.wait_lock.unwrap_or(std::time::Duration::from_secs(20))),

@@ -322,6 +322,18 @@ pub(crate) fn read_err(what: &'static str) -> impl Fn(store::Error) -> CliError 
     move |e| CliError::store(what, e)
 }
 
+/// Pin `--tool-ailang-bin` for the store (archived next to it, re-hashed before every exec of
+/// the tool), or `None` without one.
+pub(crate) fn pin_tool(
+    ctx: &Context,
+    bin: Option<&Path>,
+    what: &str,
+) -> Result<Option<crate::broker::handlers::ailang::PinnedTool>, CliError> {
+    bin.map(|b| crate::broker::handlers::ailang::PinnedTool::pin(&ctx.db, b))
+        .transpose()
+        .map_err(|e| CliError::failed(what, format!("--tool-ailang-bin: {e}")))
+}
+
 /// Resolve `--session VALUE` (else `WORLD_SESSION`) to a live session at `now`, printing the
 /// reference's warnings (a token on argv, a group-readable file) on stderr.
 pub(crate) fn resolve_session(

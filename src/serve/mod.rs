@@ -610,13 +610,12 @@ pub fn prepare(cfg: &mut Config, scan_out: &mut dyn Write) -> Result<Prepared, S
         f.lock_held = lock_held;
         f
     })?;
-    let tool = match &cfg.tool_bin {
-        None => None,
-        Some(bin) => Some(
-            PinnedTool::pin(&cfg.db, bin)
-                .map_err(|e| fail(Stage::Archive, "--tool-ailang-bin", e))?,
-        ),
-    };
+    let tool = cfg
+        .tool_bin
+        .as_deref()
+        .map(|bin| PinnedTool::pin(&cfg.db, bin))
+        .transpose()
+        .map_err(|e| fail(Stage::Archive, "--tool-ailang-bin", e))?;
     let pins = StorePins::for_db(&cfg.db);
     let interp = resolve_interpreter(&cfg.interpreter, &pins)
         .map_err(|e| fail(Stage::Archive, "interpreter", e))?;
