@@ -428,17 +428,21 @@ mod tests {
 
     const EPISODES: [&str; 4] = ["ep1", "ep10", "ep1:x", "ep"];
 
-    fn fresh() -> (tempfile::TempDir, Store, Connection) {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let path = dir.path().join("world.db");
-        let store = Store::open_write(
-            &path,
+    fn open_store(path: &std::path::Path) -> Store {
+        Store::open_write(
+            path,
             WriteOptions {
                 create: true,
                 wait_lock: None,
             },
         )
-        .expect("store");
+        .expect("store")
+    }
+
+    fn fresh() -> (tempfile::TempDir, Store, Connection) {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("world.db");
+        let store = open_store(&path);
         // A second, independent connection stands in for another process.
         let other = Connection::open(&path).expect("second connection");
         (dir, store, other)
@@ -665,17 +669,7 @@ mod tests {
         drop(other);
         drop(store);
         std::fs::remove_file(&path).expect("remove");
-        let (_d2, store2, _o2) = {
-            let store = Store::open_write(
-                &path,
-                WriteOptions {
-                    create: true,
-                    wait_lock: None,
-                },
-            )
-            .expect("store");
-            ((), store, ())
-        };
+        let store2 = open_store(&path);
         // Same seq count, other rows: the row at the cached seq differs.
         for n in 1..=3 {
             let id = format!("effect:ep1:{}", n * 10);
