@@ -47,6 +47,27 @@ pub struct Why {
     pub ok: bool,
 }
 
+impl Why {
+    /// A walk's answer; `ok` is derived: every link holds.
+    fn from_links(
+        entry: LogEntry,
+        matched_by: String,
+        coordinator: bool,
+        note: Option<String>,
+        links: Vec<Link>,
+    ) -> Why {
+        let ok = links.iter().all(|l| l.ok);
+        Why {
+            entry,
+            matched_by,
+            coordinator,
+            note,
+            links,
+            ok,
+        }
+    }
+}
+
 /// What to explain.
 #[derive(Clone, Debug)]
 pub enum Target {
@@ -319,15 +340,7 @@ impl Store {
                     ),
                 ));
             }
-            let ok = links.iter().all(|l| l.ok);
-            return Ok(Why {
-                entry,
-                matched_by,
-                coordinator,
-                note,
-                links,
-                ok,
-            });
+            return Ok(Why::from_links(entry, matched_by, coordinator, note, links));
         }
         // world
         let state_root = match &world {
@@ -384,27 +397,11 @@ impl Store {
                     },
                 ));
             }
-            let ok = links.iter().all(|l| l.ok);
-            return Ok(Why {
-                entry,
-                matched_by,
-                coordinator,
-                note,
-                links,
-                ok,
-            });
+            return Ok(Why::from_links(entry, matched_by, coordinator, note, links));
         }
         // record
         let Some(rec_obj) = self.object_link("record", &entry.transition_ref, &mut links)? else {
-            let ok = false;
-            return Ok(Why {
-                entry,
-                matched_by,
-                coordinator,
-                note,
-                links,
-                ok,
-            });
+            return Ok(Why::from_links(entry, matched_by, coordinator, note, links));
         };
         let rec = match InvocationRecord::decode(&rec_obj.meta.semantic_id, &rec_obj.payload) {
             Ok(r) => r,
@@ -413,14 +410,7 @@ impl Store {
                     l.ok = false;
                     l.detail = format!("undecodable record: {e}");
                 }
-                return Ok(Why {
-                    entry,
-                    matched_by,
-                    coordinator,
-                    note,
-                    links,
-                    ok: false,
-                });
+                return Ok(Why::from_links(entry, matched_by, coordinator, note, links));
             }
         };
         if rec.transition_fn != h.transition_fn
@@ -533,14 +523,6 @@ impl Store {
                 l.detail = "output re-hashes and is the world's stateRoot".into();
             }
         }
-        let ok = links.iter().all(|l| l.ok);
-        Ok(Why {
-            entry,
-            matched_by,
-            coordinator,
-            note,
-            links,
-            ok,
-        })
+        Ok(Why::from_links(entry, matched_by, coordinator, note, links))
     }
 }
