@@ -12,7 +12,7 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use invoke_support::{assert_exit, stderr, stdout_json, Env};
+use invoke_support::{assert_exit, stderr, stdout_json, AfterRunPins, Env};
 use serde_json::{json, Value};
 
 const READ_ANY: &str = "Workspace.Read=worktree:9";
@@ -782,42 +782,6 @@ fn oversized_and_invalid_utf8_arguments_are_refused_before_anything_runs() {
 
 // ---------------------------------------------------------------- head moved (library path)
 
-/// The embedded interpreter, plus one head move by "another writer" (a second SQLite
-/// connection) during the first run of the plan (or pure) phase.
-struct HeadMover {
-    inner: world::ailang::embedded::Embedded,
-    db: PathBuf,
-    moved: AtomicBool,
-}
-
-impl world::interp::Interpreter for HeadMover {
-    fn interpreter_ref(&self) -> &str {
-        world::interp::Interpreter::interpreter_ref(&self.inner)
-    }
-    fn version_text(&self) -> &str {
-        world::interp::Interpreter::version_text(&self.inner)
-    }
-    fn check(
-        &self,
-        source: &[u8],
-        limits: world::interp::RunLimits,
-    ) -> Result<world::interp::CheckOutcome, world::interp::RunError> {
-        self.inner.check(source, limits)
-    }
-    fn run(
-        &self,
-        source: &[u8],
-        args: &[u8],
-        limits: world::interp::RunLimits,
-    ) -> Result<world::interp::RunOutcome, world::interp::RunError> {
-        let out = self.inner.run(source, args, limits);
-        if !self.moved.swap(true, Ordering::SeqCst) {
-            move_head(&self.db);
-        }
-        out
-    }
-}
-
 /// Append one entry on a separate connection, the way another process would.
 fn move_head(db: &std::path::Path) {
     use world::store::entry::{entry_hash, world_row};
@@ -872,40 +836,6 @@ fn move_head(db: &std::path::Path) {
     tx.commit().expect("commit");
 }
 
-struct MoverPins(PathBuf);
-
-impl world::transitions::publish::InterpreterProvider for MoverPins {
-    fn embedded(
-        &self,
-    ) -> Result<Box<dyn world::interp::Interpreter>, world::transitions::publish::ProviderError>
-    {
-        Ok(Box::new(HeadMover {
-            inner: world::ailang::embedded::Embedded::new(),
-            db: self.0.clone(),
-            moved: AtomicBool::new(false),
-        }))
-    }
-    fn archive(
-        &self,
-        _path: &std::path::Path,
-    ) -> Result<Box<dyn world::interp::Interpreter>, world::transitions::publish::ProviderError>
-    {
-        self.embedded()
-    }
-    fn resolve(
-        &self,
-        _reference: &world::encoding::HashRef,
-    ) -> Result<Box<dyn world::interp::Interpreter>, world::transitions::publish::ProviderError>
-    {
-        self.embedded()
-    }
-    fn archived(
-        &self,
-    ) -> Result<Vec<world::encoding::HashRef>, world::transitions::publish::ProviderError> {
-        Ok(vec![])
-    }
-}
-
 fn library_call(
     env: &Env,
     tok: &std::path::Path,
@@ -913,7 +843,14 @@ fn library_call(
     args: Value,
 ) -> Result<world::coordinator::invoke::Committed, world::coordinator::invoke::InvokeError> {
     use world::coordinator::invoke::{invoke, Call, Host, Surface};
-    let pins = MoverPins(env.db.clone());
+    // One head move by "another writer" (a second SQLite connection) after the first run of
+    // the plan (or pure) phase.
+    let (db, moved) = (env.db.clone(), AtomicBool::new(false));
+    let pins = AfterRunPins(std::sync::Arc::new(move |_args: &[u8]| {
+        if !moved.swap(true, Ordering::SeqCst) {
+            move_head(&db);
+        }
+    }));
     let host = Host {
         interpreters: &pins,
         workspace_root: None,

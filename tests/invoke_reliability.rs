@@ -23,7 +23,7 @@ use std::process::{Child, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use invoke_support::{assert_exit, stderr, Env};
+use invoke_support::{assert_exit, stderr, AfterRunPins, Env};
 use serde_json::{json, Value};
 
 const CHILD_ENV: &str = "WORLD_INVOKE_TEST_CHILD";
@@ -246,39 +246,26 @@ impl world::broker::handlers::model::ModelBackend for Blocking {
     }
 }
 
-/// The embedded interpreter; in `hold` mode its finish phase returns only after another
-/// connection took the SQLite write lock, and that thread kills the process 300 ms later —
-/// while the coordinator waits at its commit transaction.
-struct Holding {
-    inner: world::ailang::embedded::Embedded,
-    db: PathBuf,
-}
-
-impl world::interp::Interpreter for Holding {
-    fn interpreter_ref(&self) -> &str {
-        world::interp::Interpreter::interpreter_ref(&self.inner)
-    }
-    fn version_text(&self) -> &str {
-        world::interp::Interpreter::version_text(&self.inner)
-    }
-    fn check(
-        &self,
-        source: &[u8],
-        limits: world::interp::RunLimits,
-    ) -> Result<world::interp::CheckOutcome, world::interp::RunError> {
-        self.inner.check(source, limits)
-    }
-    fn run(
-        &self,
-        source: &[u8],
-        args: &[u8],
-        limits: world::interp::RunLimits,
-    ) -> Result<world::interp::RunOutcome, world::interp::RunError> {
-        let out = self.inner.run(source, args, limits);
+/// Not a test on its own: the child process of the library-path kill tests. It runs one
+/// invocation described by `WORLD_INVOKE_TEST_CHILD` and is killed by its parent (or itself).
+#[test]
+#[ignore = "child process of the kill tests; does nothing without WORLD_INVOKE_TEST_CHILD"]
+fn child_invoke() {
+    let Ok(spec) = std::env::var(CHILD_ENV) else {
+        return;
+    };
+    let spec: Value = serde_json::from_str(&spec).expect("child spec");
+    let s = |k: &str| spec[k].as_str().unwrap_or_default().to_string();
+    let db = PathBuf::from(s("db"));
+    // In `hold` mode the finish phase returns only after another connection took the SQLite
+    // write lock, and that thread kills the process 300 ms later — while the coordinator
+    // waits at its commit transaction.
+    let held_db = db.clone();
+    let holding = AfterRunPins(Arc::new(move |args: &[u8]| {
         let finish = String::from_utf8_lossy(args).contains(r#"\"phase\":\"finish\""#);
         if finish {
             let (tx, rx) = std::sync::mpsc::channel();
-            let db = self.db.clone();
+            let db = held_db.clone();
             std::thread::spawn(move || {
                 let mut conn = rusqlite::Connection::open(db).expect("open");
                 let _t = conn
@@ -291,55 +278,7 @@ impl world::interp::Interpreter for Holding {
             });
             let _ = rx.recv();
         }
-        out
-    }
-}
-
-struct HoldingPins(PathBuf);
-
-impl world::transitions::publish::InterpreterProvider for HoldingPins {
-    fn embedded(
-        &self,
-    ) -> Result<Box<dyn world::interp::Interpreter>, world::transitions::publish::ProviderError>
-    {
-        Ok(Box::new(Holding {
-            inner: world::ailang::embedded::Embedded::new(),
-            db: self.0.clone(),
-        }))
-    }
-    fn archive(
-        &self,
-        _path: &Path,
-    ) -> Result<Box<dyn world::interp::Interpreter>, world::transitions::publish::ProviderError>
-    {
-        self.embedded()
-    }
-    fn resolve(
-        &self,
-        _reference: &world::encoding::HashRef,
-    ) -> Result<Box<dyn world::interp::Interpreter>, world::transitions::publish::ProviderError>
-    {
-        self.embedded()
-    }
-    fn archived(
-        &self,
-    ) -> Result<Vec<world::encoding::HashRef>, world::transitions::publish::ProviderError> {
-        Ok(vec![])
-    }
-}
-
-/// Not a test on its own: the child process of the library-path kill tests. It runs one
-/// invocation described by `WORLD_INVOKE_TEST_CHILD` and is killed by its parent (or itself).
-#[test]
-#[ignore = "child process of the kill tests; does nothing without WORLD_INVOKE_TEST_CHILD"]
-fn child_invoke() {
-    let Ok(spec) = std::env::var(CHILD_ENV) else {
-        return;
-    };
-    let spec: Value = serde_json::from_str(&spec).expect("child spec");
-    let s = |k: &str| spec[k].as_str().unwrap_or_default().to_string();
-    let db = PathBuf::from(s("db"));
-    let holding = HoldingPins(db.clone());
+    }));
     let pins = world::transitions::pins::StorePins::for_db(&db);
     let host = world::coordinator::invoke::Host {
         interpreters: if s("mode") == "hold" { &holding } else { &pins },

@@ -275,3 +275,74 @@ pub fn assert_exit(o: &Output, code: i32) {
         stderr(o)
     );
 }
+
+/// What [`AfterRunPins`] calls after every interpreter run, with the run's args file.
+pub type AfterRunHook = std::sync::Arc<dyn Fn(&[u8]) + Send + Sync>;
+
+/// TEST DOUBLE of an interpreter: the embedded interpreter, with a hook called after each
+/// run, so a test can act as another writer in the middle of an invocation.
+struct AfterRun {
+    inner: world::ailang::embedded::Embedded,
+    hook: AfterRunHook,
+}
+
+impl world::interp::Interpreter for AfterRun {
+    fn interpreter_ref(&self) -> &str {
+        world::interp::Interpreter::interpreter_ref(&self.inner)
+    }
+    fn version_text(&self) -> &str {
+        world::interp::Interpreter::version_text(&self.inner)
+    }
+    fn check(
+        &self,
+        source: &[u8],
+        limits: world::interp::RunLimits,
+    ) -> Result<world::interp::CheckOutcome, world::interp::RunError> {
+        self.inner.check(source, limits)
+    }
+    fn run(
+        &self,
+        source: &[u8],
+        args: &[u8],
+        limits: world::interp::RunLimits,
+    ) -> Result<world::interp::RunOutcome, world::interp::RunError> {
+        let out = self.inner.run(source, args, limits);
+        (self.hook)(args);
+        out
+    }
+}
+
+/// An interpreter provider handing out the embedded interpreter wrapped with one hook
+/// ([`AfterRun`]) for every pin it is asked for.
+pub struct AfterRunPins(pub AfterRunHook);
+
+impl world::transitions::publish::InterpreterProvider for AfterRunPins {
+    fn embedded(
+        &self,
+    ) -> Result<Box<dyn world::interp::Interpreter>, world::transitions::publish::ProviderError>
+    {
+        Ok(Box::new(AfterRun {
+            inner: world::ailang::embedded::Embedded::new(),
+            hook: self.0.clone(),
+        }))
+    }
+    fn archive(
+        &self,
+        _path: &Path,
+    ) -> Result<Box<dyn world::interp::Interpreter>, world::transitions::publish::ProviderError>
+    {
+        self.embedded()
+    }
+    fn resolve(
+        &self,
+        _reference: &world::encoding::HashRef,
+    ) -> Result<Box<dyn world::interp::Interpreter>, world::transitions::publish::ProviderError>
+    {
+        self.embedded()
+    }
+    fn archived(
+        &self,
+    ) -> Result<Vec<world::encoding::HashRef>, world::transitions::publish::ProviderError> {
+        Ok(vec![])
+    }
+}
