@@ -143,11 +143,10 @@ pub struct Approval {
     pub origin: String,
     /// Unix seconds.
     pub created_at: i64,
-    /// `pending`, `approved` or `denied`.
-    pub state: &'static str,
-    /// The decision object's ref, once decided.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub decision_ref: Option<String>,
+    /// Pending, or approved / denied by a decision object (JSON: `state` and, once decided,
+    /// `decisionRef`).
+    #[serde(flatten)]
+    pub state: ApprovalState,
     /// Who decided.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub decided_by: Option<String>,
@@ -165,20 +164,11 @@ pub struct Approval {
 impl Approval {
     /// The handler view of this approval.
     pub fn view(&self) -> ApprovalView {
-        let state = match (self.state, &self.decision_ref) {
-            ("approved", Some(d)) => ApprovalState::Approved {
-                decision_ref: d.clone(),
-            },
-            ("denied", Some(d)) => ApprovalState::Denied {
-                decision_ref: d.clone(),
-            },
-            _ => ApprovalState::Pending,
-        };
         ApprovalView {
             request_ref: self.request_ref.clone(),
             episode: self.episode.clone(),
             summary: self.summary.clone(),
-            state,
+            state: self.state.clone(),
             claimed_by: self.claimed_by.clone(),
         }
     }
@@ -330,11 +320,14 @@ fn assemble(
         origin: req.origin,
         created_at: req.created_at,
         state: match decision {
-            None => "pending",
-            Some(d) if d.approved => "approved",
-            Some(_) => "denied",
+            None => ApprovalState::Pending,
+            Some(d) if d.approved => ApprovalState::Approved {
+                decision_ref: d.reference.clone(),
+            },
+            Some(d) => ApprovalState::Denied {
+                decision_ref: d.reference.clone(),
+            },
         },
-        decision_ref: decision.map(|d| d.reference.clone()),
         decided_by: decision.map(|d| d.decided_by.clone()),
         attended: decision.map(|d| d.attended),
         decided_at: decision.map(|d| d.decided_at),
@@ -464,11 +457,11 @@ pub fn decide(
     check_name("decided-by", decision.decided_by)?;
     let current =
         get(conn, request_ref)?.ok_or_else(|| ApprovalError::NotFound(request_ref.to_owned()))?;
-    if let Some(d) = current.decision_ref {
+    if let Some(d) = current.state.decision_ref() {
         return Err(ApprovalError::AlreadyDecided {
             request: request_ref.to_owned(),
-            state: current.state,
-            decision: d,
+            state: current.state.name(),
+            decision: d.to_owned(),
         });
     }
     let payload = Obj::new()
@@ -519,8 +512,8 @@ fn insert_claim(
 pub fn claim(conn: &Connection, request_ref: &str, intent: &str) -> Result<(), ApprovalError> {
     let current =
         get(conn, request_ref)?.ok_or_else(|| ApprovalError::NotFound(request_ref.to_owned()))?;
-    match (&current.decision_ref, current.state) {
-        (Some(decision_ref), "approved") => match current.claimed_by {
+    match &current.state {
+        ApprovalState::Approved { decision_ref } => match current.claimed_by {
             Some(by) if by == intent => Ok(()),
             Some(by) => Err(ApprovalError::AlreadyConsumed {
                 request: request_ref.to_owned(),
@@ -528,9 +521,9 @@ pub fn claim(conn: &Connection, request_ref: &str, intent: &str) -> Result<(), A
             }),
             None => insert_claim(conn, decision_ref, request_ref, intent),
         },
-        (_, state) => Err(ApprovalError::NotApproved {
+        other => Err(ApprovalError::NotApproved {
             request: request_ref.to_owned(),
-            state,
+            state: other.name(),
         }),
     }
 }

@@ -6,7 +6,7 @@ use clap::{Subcommand, ValueEnum};
 use super::output::{short, table, Output};
 use super::{fence, CliError, Context, Exit};
 use crate::authority::approvals::{self, Approval, ApprovalError, NewDecision, NewRequest};
-use crate::broker::handlers::approval::{prompt_text, terminal_safe};
+use crate::broker::handlers::approval::{prompt_text, terminal_safe, ApprovalState};
 use crate::encoding::HashRef;
 
 /// Approval commands.
@@ -94,7 +94,7 @@ fn approval_err(what: &str, e: ApprovalError) -> CliError {
 }
 
 fn state_text(a: &Approval) -> String {
-    match (&a.claimed_by, a.state) {
+    match (&a.claimed_by, a.state.name()) {
         (Some(_), "approved") => "approved, consumed".into(),
         (_, s) => s.into(),
     }
@@ -114,9 +114,12 @@ fn print_one(out: &mut Output, a: &Approval) -> Result<(), CliError> {
         crate::authority::session::rfc3339(a.created_at),
         a.origin
     ))?;
-    if let (Some(d), Some(by), Some(at), Some(att)) =
-        (&a.decision_ref, &a.decided_by, a.decided_at, a.attended)
-    {
+    if let (Some(d), Some(by), Some(at), Some(att)) = (
+        a.state.decision_ref(),
+        &a.decided_by,
+        a.decided_at,
+        a.attended,
+    ) {
         out.line(format!(
             "decision  {d} by {by} at {}{}",
             crate::authority::session::rfc3339(at),
@@ -186,9 +189,11 @@ pub fn run(ctx: &Context, out: &mut Output, cmd: Cmd) -> Result<Exit, CliError> 
                 .into_iter()
                 .filter(|a| match state {
                     None => true,
-                    Some(StateFilter::Pending) => a.state == "pending",
-                    Some(StateFilter::Approved) => a.state == "approved",
-                    Some(StateFilter::Denied) => a.state == "denied",
+                    Some(StateFilter::Pending) => a.state == ApprovalState::Pending,
+                    Some(StateFilter::Approved) => {
+                        matches!(a.state, ApprovalState::Approved { .. })
+                    }
+                    Some(StateFilter::Denied) => matches!(a.state, ApprovalState::Denied { .. }),
                 })
                 .collect();
             if out.json {
@@ -253,13 +258,13 @@ pub fn run(ctx: &Context, out: &mut Output, cmd: Cmd) -> Result<Exit, CliError> 
                     .map_err(|e| approval_err(what, e))?
                     .ok_or_else(|| approval_err(what, ApprovalError::NotFound(reference.clone())))?
             };
-            if let Some(d) = &current.decision_ref {
+            if let Some(d) = current.state.decision_ref() {
                 return Err(approval_err(
                     what,
                     ApprovalError::AlreadyDecided {
                         request: reference.clone(),
-                        state: current.state,
-                        decision: d.clone(),
+                        state: current.state.name(),
+                        decision: d.to_owned(),
                     },
                 ));
             }

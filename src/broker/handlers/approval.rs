@@ -76,6 +76,21 @@ impl ApprovalState {
     }
 }
 
+/// Serialized as the members `"state"` (its [`ApprovalState::name`]) and, once decided,
+/// `"decisionRef"`, so a containing struct can flatten it.
+impl serde::Serialize for ApprovalState {
+    fn serialize<S: serde::Serializer>(&self, ser: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let decision = self.decision_ref();
+        let mut map = ser.serialize_map(Some(1 + usize::from(decision.is_some())))?;
+        map.serialize_entry("state", self.name())?;
+        if let Some(d) = decision {
+            map.serialize_entry("decisionRef", d)?;
+        }
+        map.end()
+    }
+}
+
 /// One approval request as the handlers see it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ApprovalView {
