@@ -22,6 +22,8 @@ pub mod encoding;
 pub mod genesis;
 pub mod interp;
 pub mod limits;
+/// The one bounded child-process runner.
+pub mod process;
 pub mod replay;
 pub mod serve;
 pub mod store;

@@ -18,13 +18,13 @@ use std::fs::{self, File};
 use std::io::{self, Read, Write};
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+
 use std::time::{Duration, Instant};
 
 use serde::Deserialize;
 use sha2::{Digest, Sha256};
 
-use super::external::{self, Spawned};
+use super::external;
 use super::{capsule, RunError};
 
 /// How long the `--version` probe may take (transitions.md §5: 10 s).
@@ -592,21 +592,18 @@ fn probe_version(binary: &Path) -> Result<String, ArchiveError> {
         .prefix("world-probe-")
         .tempdir()
         .map_err(|e| probe_err(format!("cannot create a scratch directory: {e}")))?;
-    let mut cmd = Command::new(absolute(binary));
-    cmd.arg("--version")
-        .current_dir(scratch.path())
-        .env_clear()
-        .stdin(Stdio::null());
     let deadline = Instant::now() + VERSION_PROBE_TIMEOUT;
-    let out = external::spawn_bounded(cmd, deadline, VERSION_CAP).map_err(|e| match e {
+    let spec = crate::process::Spec::new(absolute(binary), VERSION_CAP, deadline)
+        .arg("--version")
+        .cwd(scratch.path());
+    let out = external::run_bounded(&spec).map_err(|e| match e {
         RunError::Timeout => probe_err(format!(
             "no answer within {} s",
             VERSION_PROBE_TIMEOUT.as_secs()
         )),
         other => probe_err(other.to_string()),
     })?;
-    let Spawned { stdout, .. } = out;
-    Ok(String::from_utf8_lossy(&stdout).into_owned())
+    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
 }
 
 #[cfg(test)]

@@ -12,33 +12,22 @@
 //! and the child runs as `<ailang> run --quiet --caps "" --entry main --args-file args.json
 //! host/capsule/main.ail` with cwd `<root>`, an environment of exactly `AILANG_FS_SANDBOX`,
 //! `AILANG_RELAX_MODULES=1` and `AILANG_CACHE_DIR`, stdin `/dev/null`, in its own process
-//! group that is SIGKILLed whole at the deadline or when a stream passes its cap.
+//! group that is SIGKILLed whole at the deadline or when a stream passes its cap — all of it
+//! done by the one bounded runner, [`crate::process`].
 
 use std::fs;
-use std::io::{self, Read};
-use std::os::fd::AsRawFd;
-use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::io;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc;
-use std::sync::{Arc, Condvar, Mutex};
-use std::thread;
 use std::time::{Duration, Instant};
 
 use sha2::{Digest, Sha256};
 
 use super::archive::{self, Archive, Archived, ResolveError};
 use super::{CheckOutcome, Interpreter, RunError, RunLimits, RunOutcome};
+use crate::process;
 
 /// The publish-time check's own bound (transitions.md §6.1: 10 s).
 pub const CHECK_TIMEOUT: Duration = Duration::from_secs(10);
-
-/// At most this many interpreter children run at once in one process (transitions.md §6).
-pub const MAX_CONCURRENT_CHILDREN: usize = 8;
-
-/// Grace after the deadline (or after the child exits) before pipes are force-closed.
-pub const PIPE_GRACE: Duration = Duration::from_secs(1);
 
 /// Path of the source inside the temp root, relative to it.
 pub const SOURCE_PATH: &str = "host/capsule/main.ail";
@@ -128,14 +117,12 @@ impl Interpreter for External {
                 .prefix("world-check-cache-")
                 .tempdir()?,
         };
-        let mut cmd = Command::new(&self.binary);
-        cmd.arg("check")
-            .arg(SOURCE_PATH)
-            .current_dir(scratch.path())
-            .env_clear()
+        let spec = process::Spec::new(&self.binary, limits.output_cap, deadline)
+            .args(["check", SOURCE_PATH])
+            .cwd(scratch.path())
             .env("AILANG_RELAX_MODULES", "1")
             .env("AILANG_CACHE_DIR", cache_tmp.path());
-        let out = spawn_bounded(cmd, deadline, limits.output_cap)?;
+        let out = run_bounded(&spec)?;
         let passed = out.exit_code == 0;
         if passed && cache_tmp.path().join("compile/manifest.json").is_file() {
             if let Some(template) = self.template_for(source) {
@@ -176,24 +163,23 @@ impl Interpreter for External {
         if !warm {
             fs::create_dir_all(&cache)?;
         }
-        let mut cmd = Command::new(&self.binary);
-        cmd.args([
-            "run",
-            "--quiet",
-            "--caps",
-            "",
-            "--entry",
-            "main",
-            "--args-file",
-            ARGS_FILE,
-            SOURCE_PATH,
-        ])
-        .current_dir(&root_path)
-        .env_clear()
-        .env("AILANG_FS_SANDBOX", &root_path)
-        .env("AILANG_RELAX_MODULES", "1")
-        .env("AILANG_CACHE_DIR", &cache);
-        let out = spawn_bounded(cmd, limits.deadline, limits.output_cap)?;
+        let spec = process::Spec::new(&self.binary, limits.output_cap, limits.deadline)
+            .args([
+                "run",
+                "--quiet",
+                "--caps",
+                "",
+                "--entry",
+                "main",
+                "--args-file",
+                ARGS_FILE,
+                SOURCE_PATH,
+            ])
+            .cwd(&root_path)
+            .env("AILANG_FS_SANDBOX", &root_path)
+            .env("AILANG_RELAX_MODULES", "1")
+            .env("AILANG_CACHE_DIR", &cache);
+        let out = run_bounded(&spec)?;
         if out.exit_code == 0 && !warm && cache.join("compile/manifest.json").is_file() {
             if let Some(t) = template {
                 promote(&cache, &t);
@@ -250,326 +236,35 @@ fn promote(cache: &Path, template: &Path) {
     }
 }
 
-/// What a bounded child produced.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Spawned {
-    /// The exit code; `128 + N` when the child was killed by signal N.
-    pub exit_code: i32,
-    /// stdout bytes, at most the cap.
-    pub stdout: Vec<u8>,
-    /// stderr bytes, at most the cap.
-    pub stderr: Vec<u8>,
-}
-
-/// Run `cmd` to completion under the capsule's process rules (transitions.md §6).
-///
-/// The caller sets argv, cwd and environment; this sets stdin to `/dev/null`, pipes stdout
-/// and stderr, and puts the child in its own process group. stdout and stderr are drained on two threads, each capped at `cap` bytes. At
-/// `deadline` the whole group gets SIGKILL; when either stream passes `cap` the group gets
-/// SIGKILL too; when the child exits, any process left in its group is killed. Pipes held
-/// open by a process outside the group are abandoned 1 s later. At most 8 children run at
-/// once; waiting for a slot counts against `deadline`.
-///
-/// Errors: [`RunError::OutputLimit`] (wins over a timeout), [`RunError::Timeout`],
-/// [`RunError::Unavailable`] when the binary cannot be executed (`exec_failure`),
-/// [`RunError::Io`] for pipe failures.
-pub fn spawn_bounded(mut cmd: Command, deadline: Instant, cap: usize) -> Result<Spawned, RunError> {
-    let _slot = Slot::acquire(deadline)?;
-    cmd.stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0);
-    let mut child = spawn_retrying(&mut cmd)?;
-    let pid = match libc::pid_t::try_from(child.id()) {
-        Ok(p) => p,
-        Err(_) => {
-            return Err(RunError::Unavailable(
-                "exec_failure: child pid out of range".into(),
-            ))
-        }
-    };
-    let (tx, rx) = mpsc::channel::<Event>();
-    let stop_at = Arc::new(Mutex::new(deadline.max(Instant::now()) + PIPE_GRACE));
-    let out_pipe = child.stdout.take();
-    let err_pipe = child.stderr.take();
-    let drain_out = out_pipe.map(|p| {
-        let (tx, stop) = (tx.clone(), Arc::clone(&stop_at));
-        thread::spawn(move || drain(p, cap, "stdout", &stop, &tx))
-    });
-    let drain_err = err_pipe.map(|p| {
-        let (tx, stop) = (tx.clone(), Arc::clone(&stop_at));
-        thread::spawn(move || drain(p, cap, "stderr", &stop, &tx))
-    });
-    let waiter = {
-        let tx = tx.clone();
-        thread::spawn(move || {
-            wait_no_reap(pid);
-            let _ = tx.send(Event::Exited);
-        })
-    };
-    drop(tx);
-
-    // The first event wins: exit, overflow, or the deadline.
-    let now = Instant::now();
-    let event = if now >= deadline {
-        Err(mpsc::RecvTimeoutError::Timeout)
-    } else {
-        rx.recv_timeout(deadline - now)
-    };
-    let timed_out = matches!(event, Err(mpsc::RecvTimeoutError::Timeout));
-    // The leader is not reaped yet (waitid WNOWAIT), so its pid still names the group.
-    kill_group(pid);
-    let _ = waiter.join();
-    let status = child.wait()?;
-    // Whatever still holds the pipes is outside the group: give it the grace, then abandon.
-    if let Ok(mut s) = stop_at.lock() {
-        *s = (*s).min(Instant::now() + PIPE_GRACE);
-    }
-    let out = join_drain(drain_out);
-    let err = join_drain(drain_err);
-    for d in [&out, &err] {
-        if d.end == DrainEnd::Overflow {
-            return Err(RunError::OutputLimit {
-                stream: d.stream,
-                cap,
-            });
-        }
-    }
-    if let Some(e) = [&out, &err].into_iter().find_map(|d| match &d.end {
-        DrainEnd::Failed(msg) => Some(msg.clone()),
-        _ => None,
-    }) {
-        return Err(RunError::Io(io::Error::other(e)));
-    }
-    if timed_out || out.end == DrainEnd::Abandoned || err.end == DrainEnd::Abandoned {
-        return Err(RunError::Timeout);
-    }
-    let exit_code = status
-        .code()
-        .or_else(|| status.signal().map(|s| 128 + s))
-        .unwrap_or(-1);
-    Ok(Spawned {
-        exit_code,
-        stdout: out.bytes,
-        stderr: err.bytes,
+/// Run `spec` through the one bounded runner ([`crate::process::run`]) and map its errors to
+/// the interpreter's: a deadline is [`RunError::Timeout`], a flood [`RunError::OutputLimit`],
+/// a program that cannot start `exec_failure` ([`RunError::Unavailable`]).
+pub(crate) fn run_bounded(spec: &process::Spec) -> Result<process::Output, RunError> {
+    process::run(spec).map_err(|e| match e {
+        process::RunError::Deadline { .. } => RunError::Timeout,
+        process::RunError::OutputLimit { stream, cap, .. } => RunError::OutputLimit { stream, cap },
+        process::RunError::Spawn { program, source } => RunError::Unavailable(format!(
+            "exec_failure: cannot execute {program:?}: {source}"
+        )),
+        process::RunError::Io { source, .. } => RunError::Io(source),
     })
-}
-
-enum Event {
-    Exited,
-    Overflow,
-}
-
-#[derive(Debug, PartialEq, Eq)]
-enum DrainEnd {
-    Eof,
-    Overflow,
-    Abandoned,
-    Failed(String),
-}
-
-struct Drained {
-    stream: &'static str,
-    bytes: Vec<u8>,
-    end: DrainEnd,
-}
-
-fn join_drain(handle: Option<thread::JoinHandle<Drained>>) -> Drained {
-    match handle.map(|h| h.join()) {
-        Some(Ok(d)) => d,
-        Some(Err(_)) => Drained {
-            stream: "pipe",
-            bytes: Vec::new(),
-            end: DrainEnd::Failed("drain thread panicked".into()),
-        },
-        None => Drained {
-            stream: "pipe",
-            bytes: Vec::new(),
-            end: DrainEnd::Eof,
-        },
-    }
-}
-
-/// Read `pipe` to EOF, keeping at most `cap` bytes; report overflow at once on `tx`.
-/// Polls in slices of at most 50 ms so a moved `stop_at` is noticed.
-fn drain<R: Read + AsRawFd>(
-    mut pipe: R,
-    cap: usize,
-    stream: &'static str,
-    stop_at: &Mutex<Instant>,
-    tx: &mpsc::Sender<Event>,
-) -> Drained {
-    let mut bytes = Vec::new();
-    let mut buf = vec![0u8; 64 * 1024];
-    let fd = pipe.as_raw_fd();
-    let end = loop {
-        let stop = stop_at
-            .lock()
-            .map(|s| *s)
-            .unwrap_or_else(|_| Instant::now());
-        let now = Instant::now();
-        if now >= stop {
-            break DrainEnd::Abandoned;
-        }
-        let slice = (stop - now).min(Duration::from_millis(50));
-        let mut pfd = libc::pollfd {
-            fd,
-            events: libc::POLLIN,
-            revents: 0,
-        };
-        let timeout_ms = libc::c_int::try_from(slice.as_millis())
-            .unwrap_or(50)
-            .max(1);
-        // SAFETY: `pfd` is a valid pollfd for the duration of the call; nfds = 1.
-        let rc = unsafe { libc::poll(&mut pfd, 1, timeout_ms) };
-        if rc < 0 {
-            let e = io::Error::last_os_error();
-            if e.kind() == io::ErrorKind::Interrupted {
-                continue;
-            }
-            break DrainEnd::Failed(format!("{stream}: poll: {e}"));
-        }
-        if rc == 0 {
-            continue;
-        }
-        match pipe.read(&mut buf) {
-            Ok(0) => break DrainEnd::Eof,
-            Ok(n) => {
-                let room = cap.saturating_sub(bytes.len());
-                if n > room {
-                    bytes.extend_from_slice(buf.get(..room).unwrap_or_default());
-                    let _ = tx.send(Event::Overflow);
-                    break DrainEnd::Overflow;
-                }
-                bytes.extend_from_slice(buf.get(..n).unwrap_or_default());
-            }
-            Err(e)
-                if e.kind() == io::ErrorKind::Interrupted
-                    || e.kind() == io::ErrorKind::WouldBlock => {}
-            Err(e) => break DrainEnd::Failed(format!("{stream}: read: {e}")),
-        }
-    };
-    Drained { stream, bytes, end }
-}
-
-/// Block until `pid` has exited without reaping it (`waitid(WEXITED | WNOWAIT)`).
-fn wait_no_reap(pid: libc::pid_t) {
-    let Ok(id) = libc::id_t::try_from(pid) else {
-        return;
-    };
-    loop {
-        // SAFETY: zeroed siginfo_t is a valid out-parameter for waitid.
-        let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
-        // SAFETY: plain syscall on our own child's pid with a valid out-pointer.
-        let rc = unsafe { libc::waitid(libc::P_PID, id, &mut info, libc::WEXITED | libc::WNOWAIT) };
-        if rc == 0 || io::Error::last_os_error().kind() != io::ErrorKind::Interrupted {
-            return;
-        }
-    }
-}
-
-/// SIGKILL the process group led by `pid`, and the leader itself in case it left the group.
-fn kill_group(pid: libc::pid_t) {
-    // SAFETY: signals to our own unreaped child and its process group; errors (ESRCH) ignored.
-    unsafe {
-        libc::killpg(pid, libc::SIGKILL);
-        libc::kill(pid, libc::SIGKILL);
-    }
-}
-
-/// Spawn, retrying briefly on ETXTBSY (another thread may have forked while a freshly
-/// written binary was still open for writing).
-fn spawn_retrying(cmd: &mut Command) -> Result<Child, RunError> {
-    let mut attempt = 0;
-    loop {
-        match cmd.spawn() {
-            Ok(child) => return Ok(child),
-            Err(e) if e.raw_os_error() == Some(libc::ETXTBSY) && attempt < 20 => {
-                attempt += 1;
-                thread::sleep(Duration::from_millis(5));
-            }
-            Err(e) => {
-                return Err(RunError::Unavailable(format!(
-                    "exec_failure: cannot execute {:?}: {e}",
-                    cmd.get_program()
-                )))
-            }
-        }
-    }
-}
-
-static SLOTS: Mutex<usize> = Mutex::new(0);
-static SLOT_FREED: Condvar = Condvar::new();
-static SLOTS_POISONED: AtomicBool = AtomicBool::new(false);
-
-/// One of the [`MAX_CONCURRENT_CHILDREN`] child slots, released on drop.
-struct Slot;
-
-impl Slot {
-    fn acquire(deadline: Instant) -> Result<Slot, RunError> {
-        let mut used = SLOTS.lock().unwrap_or_else(|p| {
-            SLOTS_POISONED.store(true, Ordering::Relaxed);
-            p.into_inner()
-        });
-        while *used >= MAX_CONCURRENT_CHILDREN {
-            let now = Instant::now();
-            if now >= deadline {
-                return Err(RunError::Timeout);
-            }
-            used = match SLOT_FREED.wait_timeout(used, deadline - now) {
-                Ok((g, _)) => g,
-                Err(p) => p.into_inner().0,
-            };
-        }
-        *used += 1;
-        Ok(Slot)
-    }
-}
-
-impl Drop for Slot {
-    fn drop(&mut self) {
-        let mut used = SLOTS.lock().unwrap_or_else(|p| p.into_inner());
-        *used = used.saturating_sub(1);
-        SLOT_FREED.notify_one();
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn sh(script: &str) -> Command {
-        let mut c = Command::new("/bin/sh");
-        c.args(["-c", script]).stdin(Stdio::null());
-        c
-    }
-
-    #[test]
-    fn collects_both_streams_and_the_exit_code() {
-        let out = spawn_bounded(
-            sh("printf out; printf err >&2; exit 3"),
-            Instant::now() + Duration::from_secs(10),
-            1024,
-        )
-        .unwrap();
-        assert_eq!(
-            out,
-            Spawned {
-                exit_code: 3,
-                stdout: b"out".to_vec(),
-                stderr: b"err".to_vec()
-            }
-        );
+    fn sh(script: &str, cap: usize, deadline: Instant) -> process::Spec {
+        process::Spec::new("/bin/sh", cap, deadline)
+            .arg("-c")
+            .arg(script)
     }
 
     #[test]
     fn overflow_is_its_own_error_even_on_stderr() {
-        let err = spawn_bounded(
-            sh("head -c 100000 /dev/zero >&2; sleep 5"),
-            Instant::now() + Duration::from_secs(10),
-            1000,
-        )
-        .unwrap_err();
+        let deadline = Instant::now() + Duration::from_secs(10);
+        let err =
+            run_bounded(&sh("head -c 100000 /dev/zero >&2; sleep 5", 1000, deadline)).unwrap_err();
         assert!(
             matches!(
                 err,
@@ -580,23 +275,18 @@ mod tests {
             ),
             "{err}"
         );
-        let exact = spawn_bounded(
-            sh("head -c 1000 /dev/zero"),
-            Instant::now() + Duration::from_secs(10),
-            1000,
-        )
-        .unwrap();
+        let exact = run_bounded(&sh("head -c 1000 /dev/zero", 1000, deadline)).unwrap();
         assert_eq!(exact.stdout.len(), 1000);
     }
 
     #[test]
     fn deadline_kills_the_group() {
         let start = Instant::now();
-        let err = spawn_bounded(
-            sh("sleep 30 & sleep 30"),
-            start + Duration::from_millis(300),
+        let err = run_bounded(&sh(
+            "sleep 30 & sleep 30",
             1024,
-        )
+            start + Duration::from_millis(300),
+        ))
         .unwrap_err();
         assert!(matches!(err, RunError::Timeout), "{err}");
         // The backgrounded sleep holds the pipes; it must have died with the group.
@@ -609,11 +299,11 @@ mod tests {
 
     #[test]
     fn a_missing_binary_is_an_exec_failure() {
-        let err = spawn_bounded(
-            Command::new("/nonexistent/ailang"),
-            Instant::now() + Duration::from_secs(1),
+        let err = run_bounded(&process::Spec::new(
+            "/nonexistent/ailang",
             10,
-        )
+            Instant::now() + Duration::from_secs(1),
+        ))
         .unwrap_err();
         assert!(err.to_string().contains("exec_failure"), "{err}");
     }

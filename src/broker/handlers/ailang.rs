@@ -186,10 +186,18 @@ impl PinnedTool {
     /// `run <bin> --version: …`, the archive failure, or `tool binary is "…"; only
     /// "AILANG v0.52.1" is measured …`.
     pub fn pin(db: &Path, bin: &Path) -> Result<PinnedTool, String> {
-        let out = std::process::Command::new(bin)
-            .arg("--version")
-            .stdin(std::process::Stdio::null())
-            .output()
+        // Bounded like every other child: a hanging or flooding tool binary cannot hang the
+        // caller, and it sees none of our environment.
+        // The same bounds as the interpreter's version probe (10 s, 64 KiB per stream).
+        use crate::interp::archive::{VERSION_CAP, VERSION_PROBE_TIMEOUT};
+        let program = std::path::absolute(bin).unwrap_or_else(|_| bin.to_path_buf());
+        let spec = crate::process::Spec::new(
+            program,
+            VERSION_CAP,
+            std::time::Instant::now() + VERSION_PROBE_TIMEOUT,
+        )
+        .arg("--version");
+        let out = crate::process::run(&spec)
             .map_err(|e| format!("run {} --version: {e}", bin.display()))?;
         check_version_output(&out.stdout)?;
         let root = Self::root_for(db);
@@ -948,6 +956,40 @@ impl Handler for AilangHandler {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn script(dir: &Path, body: &str) -> std::path::PathBuf {
+        use std::os::unix::fs::PermissionsExt;
+        let path = dir.join("tool-ailang");
+        std::fs::write(&path, format!("#!/bin/sh\n{body}\n")).expect("write");
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+        path
+    }
+
+    #[test]
+    fn pinning_a_hanging_tool_binary_ends_at_the_probe_deadline() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let bin = script(dir.path(), "sleep 60 & sleep 60");
+        let started = std::time::Instant::now();
+        let err = PinnedTool::pin(&dir.path().join("w.db"), &bin).expect_err("hang");
+        assert!(err.contains("deadline"), "{err}");
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(20),
+            "{:?}",
+            started.elapsed()
+        );
+    }
+
+    #[test]
+    fn the_tool_version_probe_sees_no_parent_environment() {
+        std::env::set_var("WORLD_TOOL_PROBE_LEAK", "leak");
+        let dir = tempfile::tempdir().expect("tempdir");
+        // Answers the right version only when the parent's variable did not leak in.
+        let bin = script(
+            dir.path(),
+            "[ -z \"$WORLD_TOOL_PROBE_LEAK\" ] && echo 'AILANG v0.52.1' || echo leaked",
+        );
+        PinnedTool::pin(&dir.path().join("w.db"), &bin).expect("pinned");
+    }
 
     fn variant() -> Variant {
         Variant {

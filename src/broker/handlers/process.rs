@@ -3,12 +3,11 @@
 //! §12.2 "Handler deadline", §13 "Environment").
 
 use std::ffi::OsString;
-use std::io::{self, Read, Write};
-use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::io;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::thread;
 use std::time::{Duration, Instant};
+
+use crate::process;
 
 /// Default cap on each captured stream: 8 MiB (the policy's `max_output_bytes`).
 pub const DEFAULT_OUTPUT_CAP: usize = 8 * 1024 * 1024;
@@ -47,16 +46,9 @@ pub struct ChildSpec {
     pub output_cap: usize,
 }
 
-/// How a child ended.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ChildOutput {
-    /// Exit code, or `128 + signal` when killed by a signal.
-    pub exit_code: i32,
-    /// Captured stdout (at most `output_cap` bytes).
-    pub stdout: Vec<u8>,
-    /// Captured stderr (at most `output_cap` bytes).
-    pub stderr: Vec<u8>,
-}
+/// How a child ended: exit code (`128 + signal` when killed by a signal) and the captured
+/// streams, each at most `output_cap` bytes.
+pub type ChildOutput = process::Output;
 
 /// Why a child produced no usable output.
 #[derive(Debug, thiserror::Error)]
@@ -90,7 +82,7 @@ pub enum ChildError {
         /// The cap in bytes.
         cap: usize,
     },
-    /// Waiting on the child failed.
+    /// Waiting on the child or reading its pipes failed.
     #[error("waiting for {program}: {source}")]
     Wait {
         /// The program path.
@@ -101,146 +93,44 @@ pub enum ChildError {
     },
 }
 
-/// Reads `reader` to the end, keeping at most `cap` bytes; returns the bytes and whether more
-/// were offered (the rest is drained so the child never blocks on a full pipe).
-fn read_capped(mut reader: impl Read, cap: usize) -> (Vec<u8>, bool) {
-    let mut kept = Vec::new();
-    let mut buf = [0u8; 16 * 1024];
-    let mut over = false;
-    loop {
-        match reader.read(&mut buf) {
-            Ok(0) => break,
-            Ok(n) => {
-                let chunk = buf.get(..n).unwrap_or(&[]);
-                let room = cap.saturating_sub(kept.len());
-                if chunk.len() > room {
-                    kept.extend_from_slice(chunk.get(..room).unwrap_or(&[]));
-                    over = true;
-                } else {
-                    kept.extend_from_slice(chunk);
-                }
-            }
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-            Err(_) => break,
-        }
-    }
-    (kept, over)
-}
-
-fn kill_group(pid: u32) {
-    if let Ok(pid) = libc::pid_t::try_from(pid) {
-        // SAFETY: signalling our own child's process group; a stale group id only fails.
-        unsafe { libc::kill(-pid, libc::SIGKILL) };
-    }
-}
-
-/// Runs `spec` until it exits or `deadline` passes. The child is the leader of a new process
-/// group; at the deadline (or when a stream exceeds the cap) the whole group gets `SIGKILL`.
+/// Runs `spec` until it exits or `deadline` passes, through the one bounded runner
+/// ([`crate::process::run`]): a new process group killed whole at the deadline, when a
+/// stream exceeds the cap (at once) and after the leader exits; the environment is exactly
+/// `spec.env`.
 ///
 /// Errors: [`ChildError`]. A non-zero exit is not an error; it is in [`ChildOutput`].
 pub fn run_child(spec: &ChildSpec, deadline: Instant) -> Result<ChildOutput, ChildError> {
-    let program = spec.program.display().to_string();
-    let started = Instant::now();
-    let mut command = Command::new(&spec.program);
-    command
-        .args(&spec.args)
-        .current_dir(&spec.cwd)
-        .env_clear()
-        .envs(spec.env.iter().map(|(k, v)| (k, v)))
-        .stdin(if spec.stdin.is_empty() {
-            Stdio::null()
-        } else {
-            Stdio::piped()
-        })
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0);
-    let mut child = command.spawn().map_err(|source| ChildError::Spawn {
-        program: program.clone(),
-        source,
-    })?;
-    let pid = child.id();
-    let stdin_writer = child.stdin.take().map(|mut pipe| {
-        let data = spec.stdin.clone();
-        thread::spawn(move || {
-            // A child that exits without reading its stdin makes this fail; that is fine.
-            let _ = pipe.write_all(&data);
-        })
-    });
-    let cap = spec.output_cap;
-    let stdout_reader = child
-        .stdout
-        .take()
-        .map(|pipe| thread::spawn(move || read_capped(pipe, cap)));
-    let stderr_reader = child
-        .stderr
-        .take()
-        .map(|pipe| thread::spawn(move || read_capped(pipe, cap)));
-
-    let mut timed_out = false;
-    let status = loop {
-        match child.try_wait() {
-            Ok(Some(status)) => break status,
-            Ok(None) => {
-                if Instant::now() >= deadline {
-                    timed_out = true;
-                    kill_group(pid);
-                    match child.wait() {
-                        Ok(status) => break status,
-                        Err(source) => return Err(ChildError::Wait { program, source }),
-                    }
-                }
-                thread::sleep(Duration::from_millis(5));
-            }
-            Err(source) => {
-                kill_group(pid);
-                let _ = child.wait();
-                return Err(ChildError::Wait { program, source });
-            }
-        }
+    let runner = process::Spec {
+        program: spec.program.clone(),
+        args: spec.args.clone(),
+        cwd: Some(spec.cwd.clone()),
+        env: spec.env.clone(),
+        stdin: spec.stdin.clone(),
+        output_cap: spec.output_cap,
+        deadline,
     };
-    // The leader is gone; descendants that still hold the pipes would keep the readers
-    // waiting, so the group is killed before joining them.
-    kill_group(pid);
-    if let Some(handle) = stdin_writer {
-        let _ = handle.join();
-    }
-    let (stdout, stdout_over) = stdout_reader
-        .and_then(|h| h.join().ok())
-        .unwrap_or_default();
-    let (stderr, stderr_over) = stderr_reader
-        .and_then(|h| h.join().ok())
-        .unwrap_or_default();
-    let exit_code = status
-        .code()
-        .unwrap_or_else(|| 128 + status.signal().unwrap_or(0));
-    let output = ChildOutput {
-        exit_code,
-        stdout,
-        stderr,
-    };
-    if timed_out {
-        return Err(ChildError::Deadline {
+    process::run(&runner).map_err(|e| match e {
+        process::RunError::Spawn { program, source } => ChildError::Spawn { program, source },
+        process::RunError::Deadline {
             program,
-            after_ms: started.elapsed().as_millis(),
-            partial: output,
-        });
-    }
-    if stdout_over {
-        return Err(ChildError::OutputFlood {
+            after_ms,
+            partial,
+        } => ChildError::Deadline {
             program,
-            stream: "stdout",
+            after_ms,
+            partial,
+        },
+        process::RunError::OutputLimit {
+            program,
+            stream,
             cap,
-        });
-    }
-    if stderr_over {
-        return Err(ChildError::OutputFlood {
+        } => ChildError::OutputFlood {
             program,
-            stream: "stderr",
+            stream,
             cap,
-        });
-    }
-    Ok(output)
+        },
+        process::RunError::Io { program, source } => ChildError::Wait { program, source },
+    })
 }
 
 /// Finds `name` in the directories of the `PATH` given (for locating `git` once, at setup;
