@@ -568,7 +568,7 @@ _world() {
             return 0
             ;;
         world__subcmd__ailang)
-            opts="-q -h --db --json --quiet --color --wait-lock --help version check run help"
+            opts="-q -h --version --db --json --quiet --color --wait-lock --help version check run help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -594,7 +594,7 @@ _world() {
             return 0
             ;;
         world__subcmd__ailang__subcmd__check)
-            opts="-q -h --json --strict-modules --db --quiet --color --wait-lock --help"
+            opts="-h --json --quiet --strict-modules --db --color --wait-lock --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

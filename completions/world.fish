@@ -278,6 +278,7 @@ complete -c world -n "__fish_world_using_subcommand ailang; and not __fish_seen_
 always\t'Always colour'
 never\t'Never colour'"
 complete -c world -n "__fish_world_using_subcommand ailang; and not __fish_seen_subcommand_from version check run help" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
+complete -c world -n "__fish_world_using_subcommand ailang; and not __fish_seen_subcommand_from version check run help" -l version -d 'Print the embedded interpreter\'s version text (like `ailang --version`)'
 complete -c world -n "__fish_world_using_subcommand ailang; and not __fish_seen_subcommand_from version check run help" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
 complete -c world -n "__fish_world_using_subcommand ailang; and not __fish_seen_subcommand_from version check run help" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
 complete -c world -n "__fish_world_using_subcommand ailang; and not __fish_seen_subcommand_from version check run help" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -299,11 +300,11 @@ always\t'Always colour'
 never\t'Never colour'"
 complete -c world -n "__fish_world_using_subcommand ailang; and __fish_seen_subcommand_from check" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
 complete -c world -n "__fish_world_using_subcommand ailang; and __fish_seen_subcommand_from check" -l json -d 'Structured JSON report on stdout'
+complete -c world -n "__fish_world_using_subcommand ailang; and __fish_seen_subcommand_from check" -l quiet -d 'No progress or success line on stdout (errors still on stderr)'
 complete -c world -n "__fish_world_using_subcommand ailang; and __fish_seen_subcommand_from check" -l strict-modules -d 'Enforce MOD010 (module header must match the file path)'
-complete -c world -n "__fish_world_using_subcommand ailang; and __fish_seen_subcommand_from check" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
 complete -c world -n "__fish_world_using_subcommand ailang; and __fish_seen_subcommand_from check" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c world -n "__fish_world_using_subcommand ailang; and __fish_seen_subcommand_from run" -l entry -d 'Entry function' -r
-complete -c world -n "__fish_world_using_subcommand ailang; and __fish_seen_subcommand_from run" -l args-json -d 'The argument as JSON (default null); `-` reads stdin' -r
+complete -c world -n "__fish_world_using_subcommand ailang; and __fish_seen_subcommand_from run" -l args-json -d 'The argument as JSON (default null); `-` reads stdin; `-1` is the number -1' -r
 complete -c world -n "__fish_world_using_subcommand ailang; and __fish_seen_subcommand_from run" -l max-recursion-depth -d 'Maximum call depth (default 10000)' -r
 complete -c world -n "__fish_world_using_subcommand ailang; and __fish_seen_subcommand_from run" -l timeout -d 'Wall-clock limit in seconds' -r
 complete -c world -n "__fish_world_using_subcommand ailang; and __fish_seen_subcommand_from run" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
@@ -312,7 +313,7 @@ always\t'Always colour'
 never\t'Never colour'"
 complete -c world -n "__fish_world_using_subcommand ailang; and __fish_seen_subcommand_from run" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
 complete -c world -n "__fish_world_using_subcommand ailang; and __fish_seen_subcommand_from run" -l strict-modules -d 'Enforce MOD010'
-complete -c world -n "__fish_world_using_subcommand ailang; and __fish_seen_subcommand_from run" -l quiet -d 'Suppress banners (always quiet here; accepted for compatibility)'
+complete -c world -n "__fish_world_using_subcommand ailang; and __fish_seen_subcommand_from run" -l quiet -d 'Suppress the three banners on stdout (`world` itself always passes it)'
 complete -c world -n "__fish_world_using_subcommand ailang; and __fish_seen_subcommand_from run" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
 complete -c world -n "__fish_world_using_subcommand ailang; and __fish_seen_subcommand_from run" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c world -n "__fish_world_using_subcommand ailang; and __fish_seen_subcommand_from help" -f -a "version" -d 'Print the embedded interpreter\'s version text'

@@ -11,7 +11,20 @@ use super::{CliError, Context, Exit};
 use crate::ailang::{self, Options};
 use crate::interp::{RunError, RunLimits};
 
-/// The embedded AILANG subset interpreter, speaking the `ailang` CLI contract.
+/// `world ailang [--version] <COMMAND>`: the embedded interpreter, speaking the `ailang` CLI
+/// contract (ailang.md §1–§3).
+#[derive(clap::Args, Debug)]
+#[command(args_conflicts_with_subcommands = true, subcommand_required = false)]
+pub struct Args {
+    /// Print the embedded interpreter's version text (like `ailang --version`)
+    #[arg(long)]
+    pub version: bool,
+    /// What to do
+    #[command(subcommand)]
+    pub cmd: Option<Cmd>,
+}
+
+/// The embedded AILANG subset interpreter's subcommands.
 #[derive(Subcommand, Debug)]
 pub enum Cmd {
     /// Print the embedded interpreter's version text
@@ -21,6 +34,9 @@ pub enum Cmd {
         /// Structured JSON report on stdout
         #[arg(long)]
         json: bool,
+        /// No progress or success line on stdout (errors still on stderr)
+        #[arg(long)]
+        quiet: bool,
         /// Enforce MOD010 (module header must match the file path)
         #[arg(long)]
         strict_modules: bool,
@@ -32,8 +48,8 @@ pub enum Cmd {
         /// Entry function
         #[arg(long, default_value = "main")]
         entry: String,
-        /// The argument as JSON (default null); `-` reads stdin
-        #[arg(long, value_name = "JSON")]
+        /// The argument as JSON (default null); `-` reads stdin; `-1` is the number -1
+        #[arg(long, value_name = "JSON", allow_hyphen_values = true)]
         args_json: Option<String>,
         /// Enforce MOD010
         #[arg(long)]
@@ -44,7 +60,7 @@ pub enum Cmd {
         /// Wall-clock limit in seconds
         #[arg(long, default_value_t = 60.0)]
         timeout: f64,
-        /// Suppress banners (always quiet here; accepted for compatibility)
+        /// Suppress the three banners on stdout (`world` itself always passes it)
         #[arg(long)]
         quiet: bool,
         /// The module file
@@ -58,7 +74,17 @@ fn read(file: &PathBuf) -> Result<Vec<u8>, CliError> {
 }
 
 /// Run `world ailang …`; the program's stdout, stderr and exit code pass through unchanged.
-pub fn run(_ctx: &Context, out: &mut Output, cmd: Cmd) -> Result<Exit, CliError> {
+pub fn run(_ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError> {
+    let cmd = match (args.version, args.cmd) {
+        (true, _) | (false, Some(Cmd::Version)) => Cmd::Version,
+        (false, Some(c)) => c,
+        (false, None) => {
+            return Err(CliError::usage(
+                "ailang",
+                "name a subcommand (check, run, test, version) or pass --version",
+            ))
+        }
+    };
     let outcome = match cmd {
         Cmd::Version => {
             out.bytes(ailang::cli_version().as_bytes())?;
@@ -66,12 +92,13 @@ pub fn run(_ctx: &Context, out: &mut Output, cmd: Cmd) -> Result<Exit, CliError>
         }
         Cmd::Check {
             json,
+            quiet,
             strict_modules,
             file,
         } => {
             let bytes = read(&file)?;
             let opts = Options {
-                quiet: true,
+                quiet,
                 strict_modules,
                 ..Options::default()
             };
@@ -88,7 +115,7 @@ pub fn run(_ctx: &Context, out: &mut Output, cmd: Cmd) -> Result<Exit, CliError>
             strict_modules,
             max_recursion_depth,
             timeout,
-            quiet: _,
+            quiet,
             file,
         } => {
             let bytes = read(&file)?;
@@ -107,7 +134,7 @@ pub fn run(_ctx: &Context, out: &mut Output, cmd: Cmd) -> Result<Exit, CliError>
                 ));
             }
             let opts = Options {
-                quiet: true,
+                quiet,
                 strict_modules,
                 max_recursion_depth,
                 ..Options::default()

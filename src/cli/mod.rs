@@ -109,8 +109,7 @@ pub enum Command {
     #[command(subcommand)]
     Tools(tools::Cmd),
     /// The embedded AILANG interpreter behind the `ailang` CLI contract
-    #[command(subcommand)]
-    Ailang(ailang::Cmd),
+    Ailang(ailang::Args),
     /// Answer a receipt: not-started, indeterminate or resolved
     Receipt(receipt::Args),
     /// Mint, list and revoke session credentials
