@@ -40,7 +40,9 @@ fn negative_numbers_are_argument_values() {
 fn run_prints_banners_unless_quiet() {
     let env = TestEnv::new();
     env.write("m.ail", DOUBLE);
-    let r = env.run(&["ailang", "run", "--args-json", "4", "m.ail"]).ok();
+    let r = env
+        .run(&["ailang", "run", "--args-json", "4", "m.ail"])
+        .ok();
     assert_eq!(
         r.stdout,
         "→ Type checking...\n→ Effect checking...\n✓ Running m.ail\n8\n"
