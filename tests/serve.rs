@@ -1255,6 +1255,31 @@ fn stalled_and_trickled_bodies_time_out_with_408_and_block_nothing() {
 }
 
 #[test]
+fn stalled_request_headers_are_cut_off_at_the_read_bound() {
+    let env = Env::new();
+    let s = start_with_env(&env, &[], &[("WORLD_TEST_HTTP_READ_MS", "1000")]);
+    let started = std::time::Instant::now();
+    // Half a request head, then silence: the connection must be closed by the server.
+    let mut c = TcpStream::connect(("127.0.0.1", s.port)).unwrap();
+    c.set_read_timeout(Some(Duration::from_secs(15))).unwrap();
+    c.write_all(b"GET /v1/health HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ")
+        .unwrap();
+    // Meanwhile other clients are served at once.
+    assert_eq!(get(&s, "/v1/health").status, 200);
+    let text = read_until_closed(&mut c);
+    let took = started.elapsed();
+    assert!(
+        !text.contains("200 OK"),
+        "a half-sent head was answered: {text}"
+    );
+    assert!(
+        took >= Duration::from_millis(900) && took < Duration::from_secs(10),
+        "stalled head closed after {took:?}"
+    );
+    assert_eq!(get(&s, "/v1/health").status, 200);
+}
+
+#[test]
 fn unopenable_store_answers_503_store_unavailable_on_every_get() {
     let env = Env::new();
     let tok = env.full();

@@ -763,26 +763,7 @@ async fn serve(cfg: Config, prepared: Prepared) -> Result<(), StartupError> {
         let _ = writeln!(out, "world listening on http://{local}");
         let _ = out.flush();
     }
-    let stop = Arc::new(tokio::sync::Notify::new());
-    let stop2 = stop.clone();
-    let server = axum::serve(listener, router(app.clone())).with_graceful_shutdown(async move {
-        shutdown_signal().await;
-        stop2.notify_waiters();
-    });
-    let drain_limit = async {
-        stop.notified().await;
-        tokio::time::sleep(DRAIN).await;
-    };
-    tokio::select! {
-        r = server => {
-            if let Err(e) = r {
-                eprintln!("world: serve: {}", one_line(&e.to_string()));
-            }
-        }
-        _ = drain_limit => {
-            eprintln!("world: serve: in-flight requests did not drain within {} s; stopping", DRAIN.as_secs());
-        }
-    }
+    accept_loop(listener, router(app.clone()), app.http_read).await;
     // Release the writer lock now (the store handle is dropped with the last reference;
     // wait briefly for a running invocation to hand it back).
     if let Ok(guard) =
@@ -791,6 +772,59 @@ async fn serve(cfg: Config, prepared: Prepared) -> Result<(), StartupError> {
         drop(guard);
     }
     Ok(())
+}
+
+/// Accept connections until SIGINT/SIGTERM, serving each with hyper's HTTP/1 server and a
+/// header-read timeout of `header_bound` (the 30 s HTTP read bound, surfaces.md §1): a client
+/// that does not send its whole request head in time has its connection closed, so stalled
+/// headers hold nothing. On the signal the listener closes and in-flight connections get up
+/// to [`DRAIN`] to finish.
+async fn accept_loop(listener: tokio::net::TcpListener, router: Router, header_bound: Duration) {
+    use hyper_util::rt::{TokioIo, TokioTimer};
+    use hyper_util::server::graceful::GracefulShutdown;
+    use hyper_util::service::TowerToHyperService;
+
+    let graceful = GracefulShutdown::new();
+    let shutdown = shutdown_signal();
+    tokio::pin!(shutdown);
+    loop {
+        let accepted = tokio::select! {
+            a = listener.accept() => a,
+            _ = &mut shutdown => break,
+        };
+        let stream = match accepted {
+            Ok((stream, _peer)) => stream,
+            Err(e) => {
+                // EMFILE and friends: say so, back off, keep serving.
+                eprintln!("world: serve: accept: {}", one_line(&e.to_string()));
+                tokio::time::sleep(Duration::from_millis(50)).await;
+                continue;
+            }
+        };
+        let _ = stream.set_nodelay(true);
+        let conn = hyper::server::conn::http1::Builder::new()
+            .timer(TokioTimer::new())
+            .header_read_timeout(header_bound)
+            .serve_connection(
+                TokioIo::new(stream),
+                TowerToHyperService::new(router.clone()),
+            );
+        let conn = graceful.watch(conn);
+        tokio::spawn(async move {
+            // A client that goes away or stalls its headers ends only its own connection.
+            let _ = conn.await;
+        });
+    }
+    drop(listener);
+    tokio::select! {
+        _ = graceful.shutdown() => {}
+        _ = tokio::time::sleep(DRAIN) => {
+            eprintln!(
+                "world: serve: in-flight requests did not drain within {} s; stopping",
+                DRAIN.as_secs()
+            );
+        }
+    }
 }
 
 async fn shutdown_signal() {
