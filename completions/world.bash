@@ -3364,7 +3364,7 @@ _world() {
             return 0
             ;;
         world__subcmd__replay)
-            opts="-q -h --episode --invocation --from --to --all --keep-going --junit --db --json --quiet --color --wait-lock --help"
+            opts="-q -h --episode --invocation --from --to --all --keep-going --junit --allow-empty --db --json --quiet --color --wait-lock --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

@@ -715,6 +715,7 @@ never\t'Never colour'"
 complete -c world -n "__fish_world_using_subcommand replay" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
 complete -c world -n "__fish_world_using_subcommand replay" -l all -d 'Replay the whole log (client commits are listed as not replayable)'
 complete -c world -n "__fish_world_using_subcommand replay" -l keep-going -d 'Keep going after the first divergence and report all of them'
+complete -c world -n "__fish_world_using_subcommand replay" -l allow-empty -d 'Succeed even when the selection holds nothing replayable (default: exit 1, so a CI job that replays nothing does not pass by accident)'
 complete -c world -n "__fish_world_using_subcommand replay" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
 complete -c world -n "__fish_world_using_subcommand replay" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
 complete -c world -n "__fish_world_using_subcommand replay" -s h -l help -d 'Print help (see more with \'--help\')'

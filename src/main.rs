@@ -6,18 +6,21 @@ use clap::Parser;
 use world::cli::{self, Cli, Exit};
 
 fn main() -> ExitCode {
+    let json = cli::argv_wants_json(std::env::args_os());
     if std::env::var_os("AILANG_REGISTRY_API_KEY").is_some() {
-        eprintln!("world: refusing to run: AILANG_REGISTRY_API_KEY is set in the environment; unset it (world never uses registry credentials from the environment)");
+        let err = cli::CliError::usage("refusing to run", "AILANG_REGISTRY_API_KEY is set in the environment; unset it (world never uses registry credentials from the environment)").with_code("registry_key_in_env");
+        cli::print_error(&err, json);
         return ExitCode::from(Exit::Usage.code());
     }
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => return cli::print_clap_error(e, json),
+    };
+    let json = cli.json;
     match cli::run(cli) {
         Ok(exit) => ExitCode::from(exit.code()),
         Err(err) => {
-            let text = err.render();
-            if !text.is_empty() {
-                eprintln!("{text}");
-            }
+            cli::print_error(&err, json);
             ExitCode::from(err.exit.code())
         }
     }

@@ -12,6 +12,8 @@ mod commit;
 mod genesis;
 #[path = "cli/lock.rs"]
 mod lock;
+#[path = "cli/output.rs"]
+mod output;
 #[path = "cli/reads.rs"]
 mod reads;
 #[path = "cli/receipts.rs"]

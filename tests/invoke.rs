@@ -521,7 +521,7 @@ fn receipts_resolve_for_invocations_and_effects() {
     let tok = session(&env);
     std::fs::write(env.ws.join("ep1/notes.txt"), "x").expect("write");
     let (r, code) = env.receipt("cli:ep1:r1");
-    assert_eq!((r["state"].clone(), code), (json!("not-started"), Some(0)));
+    assert_eq!((r["state"].clone(), code), (json!("not-started"), Some(1)));
     let out = env.invoke(
         &tok,
         "readcount",

@@ -207,7 +207,7 @@ fn kill_during_the_plan_leaves_nothing() {
         env.receipt("cli:ep1:k1"),
         (
             json!({"invocationId":"cli:ep1:k1","state":"not-started"}),
-            Some(0)
+            Some(1)
         )
     );
     assert!(env.effects(&["--pending"]).is_empty());

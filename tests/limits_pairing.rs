@@ -191,6 +191,6 @@ fn a_ledger_rejection_rolls_back_and_commits_nothing() {
     );
     // Nothing ran, so the same id may be sent again (and is refused again the same way).
     let (code, _, _) = e.run(&["receipt", "cli:ep1:over"]);
-    assert_eq!(code, 0, "not-started");
+    assert_eq!(code, 1, "not-started exits 1 (DEC-CLI-18)");
     assert_eq!(e.run(&["verify", "-q"]).0, 0);
 }

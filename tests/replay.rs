@@ -191,7 +191,10 @@ fn a_mixed_episode_replays_identical() {
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
-    assert_eq!(lines.len(), 2);
+    // Two entries, then the summary object (issue 16: a summary where a command summarises).
+    assert_eq!(lines.len(), 3);
+    assert_eq!(lines[2]["summary"]["replayed"], 2);
+    assert_eq!(lines[2]["summary"]["ok"], true);
     assert_eq!(lines[0]["entryIndex"], 2);
     assert_eq!(lines[0]["ok"], true);
     assert!(lines[1]["invocationId"]
@@ -283,8 +286,9 @@ fn a_swapped_effect_record_diverges_at_effects() {
     assert_eq!(bad[0]["entryIndex"], 2);
     assert_eq!(bad[0]["stage"], "effects");
     assert!(bad[0]["expected"].is_string() && bad[0]["actual"].is_string());
-    // --keep-going replayed the rest.
-    assert_eq!(lines.len(), 7);
+    // --keep-going replayed the rest; the last line is the summary.
+    assert_eq!(lines.len(), 8);
+    assert_eq!(lines[7]["summary"]["diverged"], 1);
 }
 
 #[test]

@@ -7,7 +7,6 @@ use super::output::{short, table, Output};
 use super::{fence, CliError, Context, Exit};
 use crate::authority::approvals::{self, Approval, ApprovalError, NewDecision, NewRequest};
 use crate::broker::handlers::approval::{prompt_text, terminal_safe, ApprovalState};
-use crate::encoding::HashRef;
 
 /// Approval commands.
 #[derive(Subcommand, Debug)]
@@ -39,7 +38,7 @@ pub enum Cmd {
     },
     /// Show one approval request with its decision and claim
     Show {
-        /// The request ref (sha256:…)
+        /// The request ref: sha256:<hex>, the bare hex, or a unique prefix (≥ 6 hex)
         #[arg(value_name = "REF")]
         reference: String,
     },
@@ -49,7 +48,7 @@ pub enum Cmd {
     /// A decision is written once; an approval is consumed by the first Human.Approve effect
     /// of the request's episode that claims it.
     Decide {
-        /// The request ref (sha256:…)
+        /// The request ref: sha256:<hex>, the bare hex, or a unique prefix (≥ 6 hex)
         #[arg(value_name = "REF")]
         reference: String,
         /// Approve the request
@@ -78,10 +77,12 @@ pub enum StateFilter {
     Denied,
 }
 
-fn check_ref(what: &str, reference: &str) -> Result<(), CliError> {
-    HashRef::parse(reference)
-        .map(|_| ())
-        .map_err(|e| CliError::usage(what, format!("{reference:?} is not a sha256: ref: {e}")))
+/// Resolve an approval-request ref argument (full, bare hex or unique prefix; DEC-CLI-19).
+fn check_ref(ctx: &Context, what: &str, reference: &mut String) -> Result<(), CliError> {
+    let store = ctx.open_read()?;
+    let space = crate::store::refs::Space::ObjectOf(crate::store::records::APPROVAL_REQUEST);
+    *reference = super::refs::resolve_usage(&store, &[space], reference, what)?.reference;
+    Ok(())
 }
 
 fn approval_err(what: &str, e: ApprovalError) -> CliError {
@@ -224,14 +225,14 @@ pub fn run(ctx: &Context, out: &mut Output, cmd: Cmd) -> Result<Exit, CliError> 
                 ]);
             }
             if !rows.is_empty() {
-                out.line(t.to_string())?;
+                out.table(&t)?;
             }
-            out.line(format!("{} approval request(s)", rows.len()))?;
+            out.status(format!("{} approval request(s)", rows.len()));
             Ok(Exit::Success)
         }
-        Cmd::Show { reference } => {
+        Cmd::Show { mut reference } => {
             let what = "approval show";
-            check_ref(what, &reference)?;
+            check_ref(ctx, what, &mut reference)?;
             let store = ctx.open_read()?;
             let a = approvals::get(store.conn(), &reference)
                 .map_err(|e| approval_err(what, e))?
@@ -240,14 +241,14 @@ pub fn run(ctx: &Context, out: &mut Output, cmd: Cmd) -> Result<Exit, CliError> 
             Ok(Exit::Success)
         }
         Cmd::Decide {
-            reference,
+            mut reference,
             approve,
             deny,
             decided_by,
             yes,
         } => {
             let what = "approval decide";
-            check_ref(what, &reference)?;
+            check_ref(ctx, what, &mut reference)?;
             approvals::check_name("--decided-by", &decided_by)
                 .map_err(|e| approval_err(what, e))?;
             let approved = approve && !deny;

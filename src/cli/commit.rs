@@ -117,29 +117,30 @@ pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError
             } else {
                 "commit".into()
             };
+            let mut details = None;
             if let StoreError::Conflict { observed, selected } = &e {
-                if out.json {
-                    out.json_line(&serde_json::json!({"error": {"class": "HeadConflict", "message": e.to_string(), "observedHead": observed, "selectedHead": selected}}))?;
-                } else {
-                    out.line(format!(
-                        "observed head: {}",
-                        if observed.is_empty() {
-                            "\"\""
+                details = Some((observed.clone(), selected.to_string()));
+                if !out.json {
+                    let q = |h: &str| {
+                        if h.is_empty() {
+                            "\"\"".to_string()
                         } else {
-                            observed
+                            h.to_string()
                         }
-                    ))?;
-                    out.line(format!(
-                        "selected head: {}",
-                        if selected.is_empty() {
-                            "\"\""
-                        } else {
-                            selected
-                        }
-                    ))?;
+                    };
+                    out.line(format!("observed head: {}", q(observed)))?;
+                    out.line(format!("selected head: {}", q(selected)))?;
                 }
             }
-            Err(CliError::store(what, e))
+            let err = CliError::store(what, e);
+            if let Some((observed, selected)) = details {
+                // The envelope keeps the REST error's `class` beside the CLI `code`.
+                return Err(err
+                    .detail("class", "HeadConflict")
+                    .detail("observedHead", observed)
+                    .detail("selectedHead", selected));
+            }
+            Err(err)
         }
     }
 }

@@ -5,7 +5,6 @@ use clap::{Args as ClapArgs, Subcommand};
 use super::output::{short, table, Output};
 use super::{read_err, CliError, Context, Exit};
 use crate::broker::{self, listing};
-use crate::encoding::HashRef;
 use crate::store::journal;
 
 /// List effect records (table or JSON lines), or intents without outcome with --pending.
@@ -225,12 +224,12 @@ pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError
     if rows.is_empty() {
         out.status("no effect records match");
     } else {
-        out.line(t.to_string())?;
+        out.table(&t)?;
     }
     Ok(Exit::Success)
 }
 
-/// The effect record `text` names: a full ref, a unique hex prefix (≥ 8 digits, with or
+/// The effect record `text` names: a full ref, a unique hex prefix (≥ 6 digits, with or
 /// without `sha256:`, a trailing `…` ignored), or an effect intent id whose outcome names it.
 fn record_ref(conn: &rusqlite::Connection, text: &str) -> Result<String, CliError> {
     let what = "effects show";
@@ -266,43 +265,8 @@ fn record_ref(conn: &rusqlite::Connection, text: &str) -> Result<String, CliErro
             }),
         };
     }
-    if HashRef::parse(text).is_ok() {
-        return Ok(text.to_string());
-    }
-    let hex = text
-        .strip_prefix("sha256:")
-        .unwrap_or(text)
-        .trim_end_matches('…');
-    if hex.len() < 8
-        || hex.len() > 64
-        || !hex.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
-    {
-        return Err(CliError::usage(
-            what,
-            format!("{text:?} is not an effect record ref, a hex prefix of at least 8 digits, or an effect:<episode>:<n> id"),
-        ));
-    }
-    let lo = format!("sha256:{hex}");
-    let hi = format!("sha256:{hex}g");
-    let mut stmt = conn
-        .prepare("SELECT hash_ref FROM objects WHERE hash_ref >= ?1 AND hash_ref < ?2 AND semantic_id = ?3 LIMIT 2")
-        .map_err(|e| CliError::store(what, e.into()))?;
-    let found: Vec<String> = stmt
-        .query_map(
-            rusqlite::params![lo, hi, crate::store::records::EFFECT_RECORD],
-            |r| r.get(0),
-        )
-        .and_then(|rows| rows.collect())
-        .map_err(|e| CliError::store(what, e.into()))?;
-    match found.as_slice() {
-        [one] => Ok(one.clone()),
-        [] => Err(CliError::failed(
-            what,
-            format!("no effect record starts with {lo}"),
-        )),
-        _ => Err(CliError::failed(
-            what,
-            format!("{lo} is ambiguous; give more digits"),
-        )),
-    }
+    let space = crate::store::refs::Space::ObjectOf(crate::store::records::EFFECT_RECORD);
+    crate::store::refs::resolve(conn, &[space], text)
+        .map(|c| c.reference)
+        .map_err(|e| super::refs::usage_ref_err(what, e))
 }

@@ -52,6 +52,24 @@ impl Exit {
             Exit::Internal => 255,
         }
     }
+
+    /// The stable machine name of this exit class, used as `error.code` in the `--json` error
+    /// envelope unless a command names a more specific code (DEC-CLI-16).
+    pub fn name(self) -> &'static str {
+        match self {
+            Exit::Success => "ok",
+            Exit::Failed => "failed",
+            Exit::Usage => "usage",
+            Exit::Integrity => "integrity",
+            Exit::LimitRejected => "limit_rejected",
+            Exit::Indeterminate => "indeterminate",
+            Exit::LockHeld => "lock_held",
+            Exit::Refused => "refused",
+            Exit::EffectDenied => "effect_denied",
+            Exit::HandlerFailed => "handler_failed",
+            Exit::Internal => "internal",
+        }
+    }
 }
 
 /// The exit-code table shown in `world --help` and the README.
@@ -83,6 +101,19 @@ pub struct CliError {
     pub hints: Vec<String>,
     /// Exact text to print instead of the `world:` line (spec-fixed messages such as fences).
     pub verbatim: Option<String>,
+    /// The JSON envelope's specific code and extra members (boxed: most errors have none,
+    /// and `Result<_, CliError>` stays small).
+    pub extra: Option<Box<Extra>>,
+}
+
+/// What the `--json` error envelope adds to an error's text.
+#[derive(Debug, Default)]
+pub struct Extra {
+    /// A specific `error.code` (`head_conflict`, `not_found`, `ambiguous_ref`, …); `None`
+    /// uses [`Exit::name`].
+    pub code: Option<&'static str>,
+    /// Extra members of the envelope's `error` object (camelCase keys), in order.
+    pub details: Vec<(String, serde_json::Value)>,
 }
 
 impl CliError {
@@ -94,7 +125,57 @@ impl CliError {
             why: why.to_string(),
             hints: Vec::new(),
             verbatim: None,
+            extra: None,
         }
+    }
+
+    /// Name a specific `error.code` for the JSON envelope.
+    pub fn with_code(mut self, code: &'static str) -> Self {
+        self.extra.get_or_insert_with(Default::default).code = Some(code);
+        self
+    }
+
+    /// The envelope's `error.code`: the specific one, else the exit class name.
+    pub fn code(&self) -> &'static str {
+        self.extra
+            .as_ref()
+            .and_then(|x| x.code)
+            .unwrap_or_else(|| self.exit.name())
+    }
+
+    /// Add a member to the JSON envelope's `error` object.
+    pub fn detail(mut self, key: &str, value: impl Into<serde_json::Value>) -> Self {
+        self.extra
+            .get_or_insert_with(Default::default)
+            .details
+            .push((key.to_string(), value.into()));
+        self
+    }
+
+    /// Whether this is the quiet end of a closed stdout pipe (nothing to print).
+    pub fn is_silent(&self) -> bool {
+        self.exit == Exit::Success || self.verbatim.as_deref() == Some("")
+    }
+
+    /// The one `--json` error envelope, printed as one line on stdout by `main`:
+    /// `{"error":{"code":STRING,"message":STRING,"hints":[STRING…], …details}}`.
+    /// `message` is the same text as the human `world: …` line without the `world: ` prefix
+    /// (or the verbatim text). Schema: docs/json/error.schema.json (DEC-CLI-16).
+    pub fn envelope(&self) -> serde_json::Value {
+        let message = match &self.verbatim {
+            Some(v) => v.clone(),
+            None if self.what.is_empty() => self.why.clone(),
+            None => format!("{}: {}", self.what, self.why),
+        };
+        let mut e = serde_json::Map::new();
+        e.insert("code".into(), self.code().into());
+        e.insert("message".into(), message.into());
+        e.insert("hints".into(), self.hints.clone().into());
+        e.insert("exitCode".into(), self.exit.code().into());
+        for (k, v) in self.extra.iter().flat_map(|x| x.details.iter()) {
+            e.insert(k.clone(), v.clone());
+        }
+        serde_json::json!({ "error": e })
     }
 
     /// Bad input (exit 1).
@@ -163,12 +244,25 @@ impl From<store::Error> for CliError {
             E::DuplicateEntry { .. } => (Exit::Failed, Some("read the current head with `world head` and commit the next index".into())),
             _ => (Exit::Failed, None),
         };
+        let code = match &err {
+            E::Conflict { .. } => Some("head_conflict"),
+            E::Missing { .. } => Some("store_missing"),
+            E::WriterAlreadyActive { .. } => Some("lock_held"),
+            E::DuplicateEntry { .. } => Some("duplicate_entry"),
+            _ => None,
+        };
         CliError {
             exit,
             what: "store".into(),
             why: err.to_string(),
             hints: hint.into_iter().collect(),
             verbatim: None,
+            extra: code.map(|c| {
+                Box::new(Extra {
+                    code: Some(c),
+                    details: Vec::new(),
+                })
+            }),
         }
     }
 }
@@ -182,5 +276,69 @@ impl From<std::io::Error> for CliError {
             return e;
         }
         CliError::failed("write output", err)
+    }
+}
+
+/// Whether the raw command line asks for `--json` (looked at before parsing, so a parse
+/// failure can still answer with the JSON envelope). Stops at `--`.
+pub fn argv_wants_json<I: IntoIterator<Item = std::ffi::OsString>>(args: I) -> bool {
+    args.into_iter()
+        .skip(1)
+        .take_while(|a| a != "--")
+        .any(|a| a == "--json")
+}
+
+/// The single error-printing path (called by `main` for every failing command): the human
+/// lines (`world: …`, `hint: …`) on stderr, and with `--json` also the envelope
+/// [`CliError::envelope`] as one line on stdout. A closed pipe prints nothing.
+pub fn print_error(err: &CliError, json: bool) {
+    if err.is_silent() {
+        return;
+    }
+    let text = err.render();
+    if !text.is_empty() {
+        let text = if crate::cli::output::stderr_color() {
+            text.replacen("world: ", "\x1b[31mworld:\x1b[0m ", 1)
+        } else {
+            text
+        };
+        eprintln!("{text}");
+    }
+    if json {
+        use std::io::Write;
+        let mut out = std::io::stdout().lock();
+        let _ = writeln!(out, "{}", err.envelope());
+        let _ = out.flush();
+    }
+}
+
+/// Print a clap parse failure and pick the exit code: help and version go to stdout with 0;
+/// a usage error is clap's text on stderr (exit 2), plus the JSON envelope with code `usage`
+/// on stdout under `--json`.
+pub fn print_clap_error(e: clap::Error, json: bool) -> std::process::ExitCode {
+    use clap::error::ErrorKind;
+    match e.kind() {
+        ErrorKind::DisplayHelp
+        | ErrorKind::DisplayVersion
+        | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
+            let code = e.exit_code();
+            let _ = e.print();
+            std::process::ExitCode::from(code as u8)
+        }
+        _ => {
+            let _ = e.print();
+            if json {
+                let text = e.render().to_string();
+                let message = text
+                    .lines()
+                    .next()
+                    .unwrap_or("")
+                    .trim_start_matches("error: ")
+                    .to_string();
+                let err = CliError::usage("", message).with_code("usage");
+                println!("{}", err.envelope());
+            }
+            std::process::ExitCode::from(Exit::Usage.code())
+        }
     }
 }

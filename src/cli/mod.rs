@@ -20,6 +20,7 @@ pub mod output;
 pub mod pin;
 pub mod publish;
 pub mod receipt;
+pub mod refs;
 pub mod registry;
 pub mod replay;
 pub mod serve;
@@ -37,7 +38,7 @@ use std::time::Duration;
 
 use clap::{Parser, Subcommand, ValueEnum};
 
-pub use error::{CliError, Exit};
+pub use error::{argv_wants_json, print_clap_error, print_error, CliError, Exit};
 
 use crate::store::{self, Store, WriteOptions};
 

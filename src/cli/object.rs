@@ -3,16 +3,26 @@
 use base64::Engine;
 use clap::Subcommand;
 
-use super::output::{short, table, Output};
+use super::output::{table, Output};
 use super::{read_err, CliError, Context, Exit};
 use crate::encoding::HashRef;
+use crate::store::refs::Space;
+
+/// `--after REF`: a full ref, or a hex prefix taken as the last ref starting with it
+/// (`sha256:<prefix>fff…`), so a short ref printed as a paging hint continues the listing.
+fn after_bound(text: &str) -> Result<String, CliError> {
+    let hex = crate::store::refs::hex_of(text)
+        .map_err(|e| CliError::failed("object find --after", e).with_code("bad_ref"))?;
+    Ok(format!("sha256:{hex}{}", "f".repeat(64 - hex.len())))
+}
 
 /// Object commands.
 #[derive(Subcommand, Debug)]
 pub enum Cmd {
     /// Print an object's metadata, or its payload bytes with --payload (GET /v1/objects/{ref})
     Get {
-        /// The object ref (sha256:…)
+        /// The object ref: sha256:<hex>, the bare hex, or a unique prefix (≥ 6 hex)
+        #[arg(value_name = "REF")]
         reference: String,
         /// Print the payload: raw bytes on stdout, or base64 in the JSON form
         #[arg(long)]
@@ -35,8 +45,9 @@ pub enum Cmd {
 pub fn run(ctx: &Context, out: &mut Output, cmd: Cmd) -> Result<Exit, CliError> {
     match cmd {
         Cmd::Get { reference, payload } => {
-            HashRef::parse(&reference).map_err(|e| CliError::failed("object get", e))?;
             let store = ctx.open_read()?;
+            let reference =
+                super::refs::resolve(&store, &[Space::Object], &reference, "object get")?.reference;
             let Some(obj) = store.object(&reference).map_err(read_err("object get"))? else {
                 return Err(CliError::failed(
                     "object get",
@@ -81,10 +92,13 @@ pub fn run(ctx: &Context, out: &mut Output, cmd: Cmd) -> Result<Exit, CliError> 
             if semantic_id.is_empty() {
                 return Err(CliError::failed("object find", "the semantic id is empty"));
             }
-            if let Some(a) = &after {
-                HashRef::parse(a).map_err(|e| CliError::failed("object find --after", e))?;
-            }
             let store = ctx.open_read()?;
+            // `--after` is a position, not a lookup: a prefix is padded, never resolved, so
+            // the hint below (a short ref) pages on even when the object has gone.
+            let after = match after {
+                Some(a) => Some(after_bound(&a)?),
+                None => None,
+            };
             let items = store
                 .objects_by_semantic_id(&semantic_id, after.as_deref(), limit as usize)
                 .map_err(read_err("object find"))?;
@@ -103,11 +117,11 @@ pub fn run(ctx: &Context, out: &mut Output, cmd: Cmd) -> Result<Exit, CliError> 
                         i.provenance.clone(),
                     ]);
                 }
-                out.line(t.to_string())?;
+                out.table(&t)?;
                 if items.len() == limit as usize {
                     out.status(format!(
                         "more may follow: --after {}",
-                        short(&items[items.len() - 1].hash)
+                        items[items.len() - 1].hash
                     ));
                 }
             }

@@ -1,6 +1,7 @@
 //! Where output goes: data to stdout (text or JSON), diagnostics to stderr.
 
 use std::io::{self, BufWriter, Stdout, Write};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use serde::Serialize;
 
@@ -21,6 +22,7 @@ pub struct Output {
 impl Output {
     /// Output for this context.
     pub fn new(ctx: &Context) -> Self {
+        COLOR.store(ctx.color, Ordering::Relaxed);
         Output {
             out: BufWriter::new(io::stdout()),
             json: ctx.json,
@@ -35,6 +37,11 @@ impl Output {
         self.out.write_all(b"\n")
     }
 
+    /// A table (built with [`table`]) on stdout, without trailing spaces.
+    pub fn table(&mut self, t: &comfy_table::Table) -> io::Result<()> {
+        self.line(render_table(t))
+    }
+
     /// Raw bytes on stdout.
     pub fn bytes(&mut self, b: &[u8]) -> io::Result<()> {
         self.out.write_all(b)
@@ -45,6 +52,16 @@ impl Output {
         // `From<serde_json::Error>` gives back the underlying io::Error (keeping BrokenPipe).
         serde_json::to_writer(&mut self.out, v).map_err(io::Error::from)?;
         self.out.write_all(b"\n")
+    }
+
+    /// The human summary of a command whose result is a side effect (`published …`,
+    /// `minted …`): one line on stdout, like `git commit`'s summary, and nothing under `-q`
+    /// (DEC-CLI-16). Commands that read data print it with [`Output::line`] instead.
+    pub fn summary(&mut self, text: impl AsRef<str>) -> io::Result<()> {
+        if self.quiet {
+            return Ok(());
+        }
+        self.line(text)
     }
 
     /// A status line on stderr (suppressed by `-q`).
@@ -73,6 +90,91 @@ impl Output {
     }
 }
 
+/// Whether stderr is coloured (set once from `--color` / `NO_COLOR` when the command starts).
+static COLOR: AtomicBool = AtomicBool::new(false);
+
+/// Whether this process colours stderr: `--color always`, or `auto` on a terminal without
+/// `NO_COLOR`. Before a command has parsed its options, `false`.
+pub fn stderr_color() -> bool {
+    COLOR.load(Ordering::Relaxed)
+}
+
+/// Wrap `text` in an ANSI SGR colour when `on` (31 red, 32 green, 33 yellow).
+pub fn paint(text: &str, sgr: u8, on: bool) -> String {
+    if on {
+        format!("\x1b[{sgr}m{text}\x1b[0m")
+    } else {
+        text.to_string()
+    }
+}
+
+/// Unix seconds as RFC 3339 UTC (`2026-12-01T21:12:48Z`); out-of-range values print as the
+/// raw number. JSON output keeps the raw number beside it (DEC-CLI-17).
+pub fn rfc3339(secs: i64) -> String {
+    // Days from the civil date algorithm (H. Hinnant, "chrono-compatible low-level date
+    // algorithms"), valid for the proleptic Gregorian calendar.
+    if !(-62_135_596_800..=253_402_300_799).contains(&secs) {
+        return secs.to_string();
+    }
+    let days = secs.div_euclid(86_400);
+    let tod = secs.rem_euclid(86_400);
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
+        tod / 3600,
+        tod % 3600 / 60,
+        tod % 60
+    )
+}
+
+/// Parse an RFC 3339 UTC time (`2026-12-01T21:12:48Z`, or a date `2026-12-01`) or raw Unix
+/// seconds into Unix seconds; `None` when it is neither.
+pub fn parse_time(text: &str) -> Option<i64> {
+    if let Ok(n) = text.parse::<i64>() {
+        return Some(n);
+    }
+    let (date, time) = match text.split_once('T') {
+        Some((d, t)) => (d, Some(t.strip_suffix('Z').unwrap_or(t))),
+        None => (text, None),
+    };
+    let mut dp = date.splitn(3, '-');
+    let y: i64 = dp.next()?.parse().ok()?;
+    let m: i64 = dp.next()?.parse().ok()?;
+    let d: i64 = dp.next()?.parse().ok()?;
+    if !(1..=12).contains(&m) || !(1..=31).contains(&d) {
+        return None;
+    }
+    let (hh, mm, ss) = match time {
+        None => (0, 0, 0),
+        Some(t) => {
+            let mut tp = t.splitn(3, ':');
+            let hh: i64 = tp.next()?.parse().ok()?;
+            let mm: i64 = tp.next()?.parse().ok()?;
+            let ss: i64 = tp.next().unwrap_or("0").parse().ok()?;
+            if hh > 23 || mm > 59 || ss > 60 {
+                return None;
+            }
+            (hh, mm, ss)
+        }
+    };
+    let y2 = if m <= 2 { y - 1 } else { y };
+    let era = y2.div_euclid(400);
+    let yoe = y2 - era * 400;
+    let mp = if m > 2 { m - 3 } else { m + 9 };
+    let doy = (153 * mp + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    let days = era * 146_097 + doe - 719_468;
+    Some(days * 86_400 + hh * 3600 + mm * 60 + ss)
+}
+
 /// Shorten a ref for tables: `sha256:0123456789ab…`.
 pub fn short(r: &str) -> String {
     match r.strip_prefix("sha256:") {
@@ -81,13 +183,71 @@ pub fn short(r: &str) -> String {
     }
 }
 
-/// A comfy-table with the project's look (no colours unless asked).
+/// The terminal width for tables: `COLUMNS` when set, else the width of stdout when it is a
+/// terminal, else `None` (a pipe gets rows at their natural width, never wrapped).
+pub fn terminal_width() -> Option<u16> {
+    if let Some(c) = std::env::var("COLUMNS")
+        .ok()
+        .and_then(|c| c.parse::<u16>().ok())
+        .filter(|c| *c >= 20)
+    {
+        return Some(c);
+    }
+    if !io::IsTerminal::is_terminal(&io::stdout()) {
+        return None;
+    }
+    // SAFETY: TIOCGWINSZ writes one `winsize` into the struct we own.
+    let mut ws: libc::winsize = unsafe { std::mem::zeroed() };
+    let ok = unsafe { libc::ioctl(libc::STDOUT_FILENO, libc::TIOCGWINSZ, &mut ws) } == 0;
+    (ok && ws.ws_col >= 20).then_some(ws.ws_col)
+}
+
+/// The one table style every command uses (DEC-CLI-17): borderless columns separated by two
+/// spaces, an upper-case header, comfy-table's dynamic arrangement fitting the terminal
+/// width (wrapping the widest cells, never the refs tables print in short form); on a pipe,
+/// natural widths. Colour only when asked.
 pub fn table(headers: &[&str], color: bool) -> comfy_table::Table {
     let mut t = comfy_table::Table::new();
-    t.load_preset(comfy_table::presets::UTF8_FULL_CONDENSED);
+    t.load_preset(comfy_table::presets::NOTHING);
+    t.set_content_arrangement(comfy_table::ContentArrangement::Dynamic);
+    if let Some(w) = terminal_width() {
+        t.set_width(w);
+    } else {
+        t.set_content_arrangement(comfy_table::ContentArrangement::Disabled);
+    }
     if !color {
         t.force_no_tty();
     }
-    t.set_header(headers.iter().map(comfy_table::Cell::new));
+    t.set_header(
+        headers
+            .iter()
+            .map(|h| comfy_table::Cell::new(h.to_uppercase())),
+    );
+    for c in t.column_iter_mut() {
+        c.set_padding((0, 2));
+    }
     t
+}
+
+/// Render a table without trailing spaces on any line.
+pub fn render_table(t: &comfy_table::Table) -> String {
+    t.lines()
+        .map(|l| l.trim_end().to_string())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rfc3339_round_trips_through_parse_time() {
+        for s in [0i64, 1_700_000_000, 1_796_155_661, 951_782_400, -86_400] {
+            assert_eq!(parse_time(&rfc3339(s)), Some(s), "{}", rfc3339(s));
+        }
+        assert_eq!(rfc3339(1_700_000_000), "2023-11-14T22:13:20Z");
+        assert_eq!(parse_time("2023-11-14"), Some(1_699_920_000));
+        assert_eq!(parse_time("yesterday"), None);
+    }
 }

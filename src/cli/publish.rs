@@ -195,7 +195,7 @@ fn diff_table(plan: &Plan, diff: &Diff, color: bool) -> String {
     for id in &diff.removed {
         row(&mut t, "removed", id, "-".into());
     }
-    t.to_string()
+    super::output::render_table(&t)
 }
 
 /// Run `world publish`.
@@ -272,9 +272,9 @@ pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError
         warn_foreign_release(out, &interp.release());
     }
     if let Some((epoch, release)) = &plan.derived_epoch {
-        out.line(format!(
+        out.status(format!(
             "semantics epoch {epoch} derived from world/epoch-registry/v1 for interpreter release {release:?}"
-        ))?;
+        ));
     }
     if !plan.unchanged() {
         let shown = diff_table(&plan, &plan.diff, out.color);
@@ -307,7 +307,7 @@ pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError
             "unattended": args.yes,
         }))?;
     } else {
-        out.line(outcome.line())?;
+        out.summary(outcome.line())?;
     }
     Ok(Exit::Success)
 }

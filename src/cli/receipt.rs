@@ -6,8 +6,13 @@ use crate::store::journal::{self, ReceiptState};
 
 /// Answer a receipt for any namespace: `rest:`, `cli:`, `a2a:`, `mcp:`, `effect:`.
 ///
-/// Exit 0 for resolved or not-started, 5 for indeterminate (an intent is durable but no
-/// outcome: never retry it automatically).
+/// Exit 0 for resolved, 1 for not-started (nothing with this id was ever recorded: safe to
+/// send), 5 for indeterminate (an intent is durable but no outcome: never retry it
+/// automatically). The answer is printed on stdout in every case (DEC-CLI-18).
+///
+/// Examples:
+///   world receipt rest:deploy-7 || echo "never sent (exit $?)"
+///   world receipt --json cli:ep1:task-3 | jq -r .state
 #[derive(clap::Args, Debug)]
 pub struct Args {
     /// The invocation id, e.g. rest:deploy-7 or effect:ep1:3
@@ -63,9 +68,9 @@ pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError
         }
         out.line(line)?;
     }
-    Ok(if r.state == ReceiptState::Indeterminate {
-        Exit::Indeterminate
-    } else {
-        Exit::Success
+    Ok(match r.state {
+        ReceiptState::Indeterminate => Exit::Indeterminate,
+        ReceiptState::NotStarted => Exit::Failed,
+        ReceiptState::Resolved => Exit::Success,
     })
 }

@@ -44,6 +44,10 @@ pub struct Args {
     /// Also write a JUnit XML report (one test case per entry) to FILE
     #[arg(long, value_name = "FILE")]
     junit: Option<PathBuf>,
+    /// Succeed even when the selection holds nothing replayable (default: exit 1, so a CI job
+    /// that replays nothing does not pass by accident)
+    #[arg(long)]
+    allow_empty: bool,
 }
 
 #[derive(Serialize)]
@@ -215,10 +219,23 @@ pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError
             }
             bar = Some(b);
         }
-        let res = if out.json {
+        let quiet_skip = out.quiet && !matches!(r.outcome, Outcome::Diverged(_));
+        let res = if quiet_skip {
+            Ok(())
+        } else if out.json {
             out.json_line(&json_for(r))
         } else {
-            out.line(line_for(r))
+            let line = line_for(r);
+            let line = if matches!(r.outcome, Outcome::Diverged(_)) {
+                line.replacen(
+                    "DIVERGED",
+                    &super::output::paint("DIVERGED", 31, out.color),
+                    1,
+                )
+            } else {
+                line
+            };
+            out.line(line)
         };
         if let Err(e) = res {
             write_err.get_or_insert(e);
@@ -258,9 +275,26 @@ pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError
         }
     );
     if out.json {
-        out.status(summary);
+        out.json_line(&serde_json::json!({"summary": {
+            "replayed": report.replayed,
+            "skipped": report.skipped,
+            "diverged": report.diverged,
+            "stoppedEarly": report.stopped_early,
+            "ok": report.ok(),
+        }}))?;
     } else {
-        out.line(summary)?;
+        out.summary(summary)?;
+    }
+    if report.ok() && report.replayed == 0 && !args.allow_empty {
+        return Err(CliError::failed(
+            "replay",
+            format!(
+                "nothing was replayed ({} entries selected, all client commits)",
+                report.skipped
+            ),
+        )
+        .with_code("nothing_replayed")
+        .hint("pass --allow-empty when an empty replay is expected"));
     }
     Ok(if report.ok() {
         Exit::Success

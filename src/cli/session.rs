@@ -50,7 +50,7 @@ pub enum Cmd {
     },
     /// Revoke one credential by id, or every credential of an episode
     Revoke {
-        /// The credential_id (64 hex)
+        /// The credential_id: 64 hex, or a unique prefix (≥ 6 hex) as `session list` prints it
         #[arg(
             value_name = "CREDENTIAL_ID",
             required_unless_present = "episode",
@@ -232,12 +232,12 @@ pub fn run(ctx: &Context, out: &mut Output, cmd: Cmd) -> Result<Exit, CliError> 
                     if out.json {
                         out.json_line(&serde_json::json!({"credentialId": minted.credential_id, "episode": episode, "expiresAt": minted.expires_at, "attended": !yes, "out": p}))?;
                     } else {
-                        out.line(format!("minted session credential for episode {episode}: {n} grant(s), expires epoch {}, written to {}", minted.expires_at, p.display()))?;
+                        out.summary(format!("minted session credential for episode {episode}: {n} grant(s), expires {}, written to {}", super::output::rfc3339(minted.expires_at), p.display()))?;
                     }
                 }
                 None => out.line(&token)?,
             }
-            eprintln!("world session mint: credential_id={} (episode {episode}, {n} grant(s), expires {}){}", minted.credential_id, minted.expires_at, if yes { " [unattended]" } else { "" });
+            out.status(format!("world session mint: credential_id={} (episode {episode}, {n} grant(s), expires {}){}", minted.credential_id, super::output::rfc3339(minted.expires_at), if yes { " [unattended]" } else { "" }));
             Ok(Exit::Success)
         }
         Cmd::List { episode } => {
@@ -279,23 +279,24 @@ pub fn run(ctx: &Context, out: &mut Output, cmd: Cmd) -> Result<Exit, CliError> 
                     ]);
                 }
                 if !rows.is_empty() {
-                    out.line(t.to_string())?;
+                    out.table(&t)?;
                 }
-                out.line(format!("{} session credential(s)", rows.len()))?;
+                out.status(format!("{} session credential(s)", rows.len()));
             }
             Ok(Exit::Success)
         }
         Cmd::Revoke { id, episode } => {
             let what = "session revoke";
             need_explicit_db(ctx, "revoke")?;
-            if let Some(id) = &id {
-                if !(id.len() == 64 && id.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))) {
-                    return Err(CliError::usage(
-                        what,
-                        format!("{id:?} is not a 64-hex credential_id hash"),
-                    ));
+            // A full credential_id, or a unique prefix (≥ 6 hex) as `session list` prints it.
+            let id = match id {
+                Some(id) => {
+                    let store = ctx.open_read()?;
+                    let space = [crate::store::refs::Space::Session];
+                    Some(super::refs::resolve(&store, &space, &id, what)?.reference)
                 }
-            }
+                None => None,
+            };
             let mut store = ctx.open_write(false)?;
             let db = ctx.db.display().to_string();
             let tx = store.immediate().map_err(|e| CliError::store(what, e))?;
@@ -329,7 +330,7 @@ pub fn run(ctx: &Context, out: &mut Output, cmd: Cmd) -> Result<Exit, CliError> 
                 if out.json {
                     out.json_line(&serde_json::json!({"revoked": id}))?;
                 } else {
-                    out.line(format!("revoked session credential {id}"))?;
+                    out.summary(format!("revoked session credential {id}"))?;
                 }
             }
             Ok(Exit::Success)

@@ -73,7 +73,7 @@ pub fn run(ctx: &Context, out: &mut Output, cmd: Cmd) -> Result<Exit, CliError> 
             ]);
         }
         if !tools.is_empty() {
-            out.line(t.to_string())?;
+            out.table(&t)?;
         }
         out.line(format!(
             "{} tool(s) visible to episode {}",

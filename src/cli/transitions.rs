@@ -119,7 +119,7 @@ pub fn run(ctx: &Context, out: &mut Output, cmd: Cmd) -> Result<Exit, CliError> 
             }
             out.status(revision_line(&head, &provenance));
             if !head.revision.entries.is_empty() {
-                out.line(t.to_string())?;
+                out.table(&t)?;
             }
             Ok(Exit::Success)
         }

@@ -55,7 +55,7 @@ pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError
             Some((a, b)) => format!("{}–{}", a, b),
             None => "none".into(),
         };
-        out.line(format!(
+        out.summary(format!(
             "{} entries, {}, head {}; {} objects ({} bytes) re-hashed; {} entries recomputed, {} client-supplied entries not recomputed",
             report.entries,
             range,
@@ -68,7 +68,8 @@ pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError
         for f in &report.failures {
             let n = report.failure_counts.get(f.category).copied().unwrap_or(1);
             out.line(format!(
-                "FAIL {}{}{}: {}{}",
+                "{} {}{}{}: {}{}",
+                super::output::paint("FAIL", 31, out.color),
                 f.category,
                 f.index
                     .map(|i| format!(" at index {i}"))
@@ -85,7 +86,8 @@ pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError
                 }
             ))?;
         }
-        for w in &report.warnings {
+        let quiet = out.quiet;
+        for w in report.warnings.iter().filter(|_| !quiet) {
             let n = report.warning_counts.get(w.category).copied().unwrap_or(1);
             out.line(format!(
                 "warn {}{}{}: {}{}",
@@ -105,8 +107,8 @@ pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError
                 }
             ))?;
         }
-        out.line(if report.ok() {
-            "ok".to_string()
+        out.summary(if report.ok() {
+            format!("{} ok", super::output::paint("✓", 32, out.color))
         } else {
             format!("{} failure(s)", report.failure_counts.values().sum::<u64>())
         })?;

@@ -4,6 +4,7 @@ use std::path::PathBuf;
 
 use super::output::Output;
 use super::{read_input, CliError, Context, Exit};
+use crate::store::refs::Space;
 use crate::store::why::{Target, WhyError};
 
 /// Explain where a world, entry, object, invocation or result came from, re-hashing each
@@ -11,8 +12,8 @@ use crate::store::why::{Target, WhyError};
 /// the target is not found.
 #[derive(clap::Args, Debug)]
 pub struct Args {
-    /// An entry index, `head`, a sha256 ref, an invocation id (cli:/a2a:/mcp:/rest:), or `-`
-    /// for a result on stdin
+    /// An entry index, `head`, a ref (entry hash, world, object; full, bare hex or unique
+    /// prefix ≥ 6 hex), an invocation id (cli:/a2a:/mcp:/rest:), or `-` for a result on stdin
     #[arg(value_name = "TARGET", required_unless_present = "result")]
     target: Option<String>,
     /// A result file (an invoke --json-out result; one trailing LF is ignored)
@@ -40,9 +41,33 @@ pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError
             "why",
         )?)),
         (Some(t), None) if t == "head" => Target::Head,
-        (Some(t), None) if t.starts_with("sha256:") => {
-            crate::encoding::HashRef::parse(t).map_err(|e| CliError::failed("why", e))?;
-            Target::Ref(t.clone())
+        (Some(t), None)
+            if t.starts_with("sha256:")
+                || (t.len() >= 6
+                    && t.bytes().all(|b| b.is_ascii_hexdigit() || b == b'.')
+                    && !t.bytes().all(|b| b.is_ascii_digit()))
+                || t.ends_with('…') =>
+        {
+            // Entries, worlds and objects by full ref, bare hex or unique prefix; an entry
+            // hash (as `world log` prints it) is walked as its index.
+            let store = ctx.open_read()?;
+            let c = super::refs::resolve(
+                &store,
+                &[Space::Entry, Space::World, Space::Object],
+                t,
+                "why",
+            )?;
+            match c.space {
+                Space::Entry => {
+                    let idx = crate::store::refs::entry_index_of(store.conn(), &c.reference)
+                        .map_err(|e| super::refs::ref_err("why", e))?;
+                    match idx {
+                        Some(i) => Target::Index(i),
+                        None => Target::Ref(c.reference),
+                    }
+                }
+                _ => Target::Ref(c.reference),
+            }
         }
         (Some(t), None) if t.bytes().all(|b| b.is_ascii_digit()) => Target::Index(
             t.parse()

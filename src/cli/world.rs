@@ -4,14 +4,15 @@ use clap::Subcommand;
 
 use super::output::Output;
 use super::{read_err, CliError, Context, Exit};
-use crate::encoding::HashRef;
+use crate::store::refs::Space;
 
 /// World-row commands.
 #[derive(Subcommand, Debug)]
 pub enum Cmd {
     /// Print one world row `{ref, revision, stateRoot, logHead}` (GET /v1/worlds/{ref})
     Get {
-        /// The world ref (sha256:…)
+        /// The world ref: sha256:<hex>, the bare hex, or a unique prefix (≥ 6 hex)
+        #[arg(value_name = "REF")]
         reference: String,
     },
 }
@@ -19,8 +20,9 @@ pub enum Cmd {
 /// Run `world world …`.
 pub fn run(ctx: &Context, out: &mut Output, cmd: Cmd) -> Result<Exit, CliError> {
     let Cmd::Get { reference } = cmd;
-    HashRef::parse(&reference).map_err(|e| CliError::failed("world get", e))?;
     let store = ctx.open_read()?;
+    let reference =
+        super::refs::resolve(&store, &[Space::World], &reference, "world get")?.reference;
     let Some(w) = store.world(&reference).map_err(read_err("world get"))? else {
         return Err(CliError::failed(
             "world get",

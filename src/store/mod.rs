@@ -10,6 +10,7 @@ pub mod entry;
 pub mod journal;
 pub mod lock;
 pub mod records;
+pub mod refs;
 pub mod schema;
 pub mod verify;
 pub mod why;

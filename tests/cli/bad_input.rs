@@ -238,7 +238,9 @@ fn invocation_id_outside_rest() {
         );
     }
     assert_eq!(
-        env.run(&["receipt", "a2a:ep:task", "--json"]).ok().json()["state"],
+        env.run(&["receipt", "a2a:ep:task", "--json"])
+            .code(1)
+            .json()["state"],
         "not-started"
     );
 }

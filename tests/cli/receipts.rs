@@ -2,8 +2,18 @@
 
 use crate::common::{Body, TestEnv, TEST_NOW};
 
+/// The receipt as JSON; also checks the exit code the state implies (0 resolved, 1
+/// not-started, 5 indeterminate; DEC-CLI-18).
 fn receipt(env: &TestEnv, id: &str) -> serde_json::Value {
-    env.run(&["receipt", id, "--json"]).ok().json()
+    let r = env.run(&["receipt", id, "--json"]);
+    let v = r.json();
+    let want = match v["state"].as_str() {
+        Some("resolved") => 0,
+        Some("not-started") => 1,
+        _ => 5,
+    };
+    r.code(want);
+    v
 }
 
 fn journal_rows(env: &TestEnv) -> Vec<(String, String)> {
@@ -29,7 +39,7 @@ fn unknown_id_is_not_started() {
     assert_eq!(v["state"], "not-started");
     assert_eq!(v["invocationId"], "rest:never-sent");
     assert!(v.get("resultRef").is_none());
-    let text = env.run(&["receipt", "rest:never-sent"]).ok();
+    let text = env.run(&["receipt", "rest:never-sent"]).code(1);
     assert_eq!(text.stdout, "rest:never-sent not-started\n");
 }
 

@@ -142,7 +142,7 @@ pub(super) fn render(r: &Report, color: bool) -> String {
             s.dependents.join(", "),
         ]);
     }
-    text.push_str(&t.to_string());
+    text.push_str(&crate::cli::output::render_table(&t));
     text.push('\n');
 
     if r.outstanding.is_empty() {
@@ -170,7 +170,7 @@ pub(super) fn render(r: &Report, color: bool) -> String {
                 a.max_active_ms.to_string(),
             ]);
         }
-        text.push_str(&t.to_string());
+        text.push_str(&crate::cli::output::render_table(&t));
         text.push('\n');
     }
 
@@ -199,7 +199,7 @@ pub(super) fn render(r: &Report, color: bool) -> String {
                 a.accrued_active_ms.to_string(),
             ]);
         }
-        text.push_str(&t.to_string());
+        text.push_str(&crate::cli::output::render_table(&t));
         text.push('\n');
     }
 
@@ -221,7 +221,7 @@ pub(super) fn render(r: &Report, color: bool) -> String {
                 v.at_ms.to_string(),
             ]);
         }
-        text.push_str(&t.to_string());
+        text.push_str(&crate::cli::output::render_table(&t));
         text.push('\n');
     }
     text
