@@ -926,3 +926,127 @@ fn conflict_after_an_effect_is_effects_unrecorded_naming_the_record() {
     assert_eq!(env.intents("effect:ep1:"), 1);
     env.verify_ok();
 }
+
+/// Issue 16: `world log` says what happened (time, writer, transition, outcome, episode,
+/// invocation), filters by episode/transition/writer/invocation/since, `world show` puts one
+/// invocation in one view, `world status` summarises the store.
+#[test]
+fn log_show_and_status_say_what_happened() {
+    let env = Env::new();
+    let tok = session(&env);
+    std::fs::write(env.ws.join("ep1/notes.txt"), "x").expect("write");
+    let out = env.invoke(
+        &tok,
+        "readcount",
+        r#"{"path":"notes.txt"}"#,
+        &["--json", "--invocation-id", "r1"],
+    );
+    assert_exit(&out, 0);
+    let log = env.ok(&["log"]);
+    let header = log.lines().next().expect("header");
+    for col in [
+        "INDEX",
+        "TIME",
+        "WRITTEN BY",
+        "TRANSITION",
+        "OUTCOME",
+        "INVOCATION",
+    ] {
+        assert!(header.contains(col), "{log}");
+    }
+    let row = log
+        .lines()
+        .find(|l| l.contains("cli:ep1:r1"))
+        .unwrap_or_else(|| panic!("no row for the invocation: {log}"));
+    assert!(
+        row.contains("readcount") && row.contains(" ok ") && row.contains("ep1"),
+        "{row}"
+    );
+    let time = row.split_whitespace().nth(1).unwrap_or("");
+    assert!(
+        time.len() == 20 && time.ends_with('Z') && time.as_bytes()[10] == b'T',
+        "RFC 3339 time: {row}"
+    );
+    // Filters.
+    let only = |args: &[&str]| -> Vec<i64> {
+        let mut a = vec!["log", "--json"];
+        a.extend_from_slice(args);
+        env.ok(&a)
+            .lines()
+            .map(|l| {
+                serde_json::from_str::<Value>(l).unwrap()["header"]["entryIndex"]
+                    .as_i64()
+                    .unwrap()
+            })
+            .collect()
+    };
+    let all = only(&[]);
+    let ours = only(&["--invocation", "cli:ep1:r1"]);
+    assert_eq!(ours.len(), 1, "{all:?}");
+    assert_eq!(only(&["--episode", "ep1"]), ours);
+    assert_eq!(only(&["--transition", "readcount"]), ours);
+    assert_eq!(only(&["--writer", "coordinator"]), ours);
+    assert_eq!(only(&["--since", "2000-01-01"]), ours);
+    assert!(only(&["--since", "2999-01-01T00:00:00Z"]).is_empty());
+    assert!(only(&["--episode", "nope"]).is_empty());
+    assert_eq!(only(&["--writer", "world"]).len(), all.len() - 1);
+    // --follow ends at --until-index.
+    let last = *all.last().unwrap();
+    let f = env.ok(&[
+        "log",
+        "--follow",
+        "--until-index",
+        &last.to_string(),
+        "--json",
+    ]);
+    assert_eq!(f.lines().count(), all.len());
+    // show: by invocation id, by index and by head agree.
+    let by_id: Value = serde_json::from_str(&env.ok(&["show", "cli:ep1:r1", "--json"])).unwrap();
+    let by_index: Value =
+        serde_json::from_str(&env.ok(&["show", &ours[0].to_string(), "--json"])).unwrap();
+    let by_head: Value = serde_json::from_str(&env.ok(&["show", "head", "--json"])).unwrap();
+    assert_eq!(by_id, by_index);
+    assert_eq!(by_id, by_head);
+    let inv = &by_id["invocation"];
+    assert_eq!(inv["transition"], "readcount");
+    assert_eq!(inv["outcome"], "ok");
+    assert_eq!(inv["receipt"]["state"], "resolved");
+    assert!(inv["input"].is_object(), "input is nested JSON: {inv}");
+    let e = &inv["effects"][0];
+    assert!(
+        e["budgetBefore"].is_number() && e["budgetAfter"].is_number(),
+        "{inv}"
+    );
+    let text = env.ok(&["show", "cli:ep1:r1"]);
+    assert!(text.contains("budget ") && text.contains("→"), "{text}");
+    assert!(text.contains("outcome ok"), "{text}");
+    // The entry hash the table prints pastes into show.
+    let short = row.split_whitespace().rev().nth(1).expect("entry column");
+    let by_short: Value = serde_json::from_str(&env.ok(&["show", short, "--json"])).unwrap();
+    assert_eq!(by_short, by_id, "show {short}");
+    // status
+    let st: Value = serde_json::from_str(&env.ok(&["status", "--json"])).unwrap();
+    assert_eq!(st["entries"].as_i64(), Some(all.len() as i64));
+    assert_eq!(st["liveSessions"], 1);
+    assert!(
+        st["registryRevision"].as_i64().is_some_and(|r| r >= 1),
+        "{st}"
+    );
+    assert_eq!(st["indeterminate"], json!([]));
+    assert!(env.ok(&["status"]).contains("live sessions       1"));
+    schema_ok("status", &st);
+    schema_ok("show", &by_id);
+    let genesis: Value = serde_json::from_str(&env.ok(&["show", "0", "--json"])).unwrap();
+    schema_ok("show", &genesis);
+}
+
+/// Validate real output against docs/json/NAME.schema.json.
+#[track_caller]
+fn schema_ok(name: &str, v: &Value) {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join(format!("docs/json/{name}.schema.json"));
+    let schema: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let validator = jsonschema::validator_for(&schema).expect("schema compiles");
+    let errors: Vec<String> = validator.iter_errors(v).map(|e| e.to_string()).collect();
+    assert!(errors.is_empty(), "{name}: {v} does not match: {errors:?}");
+}

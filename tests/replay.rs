@@ -195,6 +195,16 @@ fn a_mixed_episode_replays_identical() {
     assert_eq!(lines.len(), 3);
     assert_eq!(lines[2]["summary"]["replayed"], 2);
     assert_eq!(lines[2]["summary"]["ok"], true);
+    let schema: serde_json::Value = serde_json::from_str(
+        &fs::read_to_string(
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("docs/json/replay-summary.schema.json"),
+        )
+        .unwrap(),
+    )
+    .unwrap();
+    let v = jsonschema::validator_for(&schema).expect("schema compiles");
+    assert!(v.is_valid(&lines[2]), "{}", lines[2]);
     assert_eq!(lines[0]["entryIndex"], 2);
     assert_eq!(lines[0]["ok"], true);
     assert!(lines[1]["invocationId"]

@@ -1,11 +1,26 @@
-//! `world log`: stream log entries as a table or JSON lines; `world log get INDEX`.
+//! `world log`: stream log entries as a table that says what happened, or JSON lines;
+//! `world log get INDEX`.
+
+use std::time::Duration;
 
 use clap::Subcommand;
 
-use super::output::{short, Output};
+use super::output::{rfc3339, terminal_width, Output};
 use super::{read_err, CliError, Context, Exit};
+use crate::store::logview::{self, Query, Row};
 
 /// List log entries in constant memory, oldest first (or newest first with --reverse).
+///
+/// The table says what happened at each entry: index, time (the commit intent's logical
+/// time), writer, transition, outcome (`ok`, `refused`, or `commit` for a client commit),
+/// episode, invocation id and a short entry hash any ref argument takes. `--json` prints the
+/// entries themselves, one per line (docs/json/log-entry.schema.json).
+///
+/// Examples:
+///   world log --episode ep1
+///   world log --writer coordinator --since 2026-12-01T00:00:00Z
+///   world log --follow --until-index 100
+///   world log --reverse --limit 5 --json
 #[derive(clap::Args, Debug)]
 #[command(args_conflicts_with_subcommands = true)]
 pub struct Args {
@@ -19,8 +34,31 @@ pub struct Args {
     #[arg(long, value_name = "M")]
     limit: Option<u64>,
     /// Newest first
-    #[arg(long)]
+    #[arg(long, conflicts_with = "follow")]
     reverse: bool,
+    /// Only entries of this episode
+    #[arg(long, value_name = "EP")]
+    episode: Option<String>,
+    /// Only entries that called this transition (descriptor id, e.g. tools.echo)
+    #[arg(long, value_name = "ID")]
+    transition: Option<String>,
+    /// Only entries written by WRITER (exact, or its prefix before `:`, e.g. coordinator)
+    #[arg(long, value_name = "WRITER")]
+    writer: Option<String>,
+    /// Only entries at or after TIME (RFC 3339 such as 2026-12-01T09:00:00Z, a date, or Unix
+    /// seconds); client commits carry no time and are left out
+    #[arg(long, value_name = "TIME")]
+    since: Option<String>,
+    /// Only the entry of this invocation id (<surface>:<episode>:<task>)
+    #[arg(long, value_name = "ID")]
+    invocation: Option<String>,
+    /// Keep printing new entries as they are committed (polls the store twice a second);
+    /// ends on SIGINT, or after --until-index
+    #[arg(long)]
+    follow: bool,
+    /// With --follow: stop once entry N has been printed
+    #[arg(long, value_name = "N", requires = "follow")]
+    until_index: Option<i64>,
 }
 
 /// `world log get`.
@@ -28,29 +66,154 @@ pub struct Args {
 pub enum Cmd {
     /// Print one entry `{header, entryHash, transitionRef}` (GET /v1/log/{index})
     Get {
-        /// The entry index
+        /// The entry: an index, `head` (the last entry), or an entry hash (full, bare hex or a
+        /// unique prefix ≥ 6 hex)
+        #[arg(value_name = "ENTRY")]
         index: String,
     },
 }
 
-const CHUNK: usize = 256;
+/// Resolve an entry argument (index, `head`, entry hash or prefix) to its index.
+pub(crate) fn entry_index(
+    store: &crate::store::Store,
+    text: &str,
+    what: &str,
+) -> Result<i64, CliError> {
+    if text == "head" {
+        let (_, last) = store.log_bounds().map_err(read_err("log"))?;
+        return last.ok_or_else(|| {
+            CliError::failed(what, "the log is empty").hint("create a store with `world genesis`")
+        });
+    }
+    if !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit()) {
+        return text
+            .parse()
+            .map_err(|_| CliError::failed(what, "log index must be a non-negative integer"));
+    }
+    if text.starts_with('-') {
+        return Err(CliError::failed(
+            what,
+            "log index must be a non-negative integer",
+        ));
+    }
+    let c = super::refs::resolve(store, &[crate::store::refs::Space::Entry], text, what)?;
+    crate::store::refs::entry_index_of(store.conn(), &c.reference)
+        .map_err(|e| super::refs::ref_err(what, e))?
+        .ok_or_else(|| {
+            CliError::failed(what, format!("no log entry has entry hash {}", c.reference))
+                .with_code("not_found")
+        })
+}
+
+/// Column widths of the human table; `None` drops the column.
+struct Layout {
+    index: usize,
+    entry: Option<usize>,
+    episode: Option<usize>,
+    invocation: Option<usize>,
+}
+
+const TIME_W: usize = 20;
+const WRITER_W: usize = 18;
+const TRANSITION_W: usize = 16;
+const OUTCOME_W: usize = 7;
+const EPISODE_W: usize = 12;
+const ENTRY_W: usize = 12;
+
+impl Layout {
+    /// Fit the columns to `width`: drop EPISODE, then ENTRY, then cut INVOCATION.
+    fn fit(width: Option<u16>, last_index: i64) -> Layout {
+        let index = last_index.max(0).to_string().len().max(5);
+        let fixed = index + TIME_W + WRITER_W + TRANSITION_W + OUTCOME_W + 2 * 5;
+        let Some(w) = width.map(usize::from) else {
+            return Layout {
+                index,
+                entry: Some(ENTRY_W),
+                episode: Some(EPISODE_W),
+                invocation: None,
+            };
+        };
+        let mut l = Layout {
+            index,
+            entry: Some(ENTRY_W),
+            episode: Some(EPISODE_W),
+            invocation: None,
+        };
+        let used =
+            |l: &Layout| fixed + l.entry.map_or(0, |e| e + 2) + l.episode.map_or(0, |e| e + 2);
+        if used(&l) + 14 > w {
+            l.episode = None;
+        }
+        if used(&l) + 14 > w {
+            l.entry = None;
+        }
+        l.invocation = Some(w.saturating_sub(used(&l)).max(10));
+        l
+    }
+
+    fn line(&self, cells: [&str; 8]) -> String {
+        let cut = |s: &str, w: usize| -> String {
+            if s.chars().count() > w {
+                format!(
+                    "{}…",
+                    s.chars().take(w.saturating_sub(1)).collect::<String>()
+                )
+            } else {
+                s.to_string()
+            }
+        };
+        let mut out = format!(
+            "{:>iw$}  {:<TIME_W$}  {:<WRITER_W$}  {:<TRANSITION_W$}  {:<OUTCOME_W$}",
+            cells[0],
+            cut(cells[1], TIME_W),
+            cut(cells[2], WRITER_W),
+            cut(cells[3], TRANSITION_W),
+            cut(cells[4], OUTCOME_W),
+            iw = self.index
+        );
+        if let Some(w) = self.episode {
+            out.push_str(&format!("  {:<w$}", cut(cells[5], w)));
+        }
+        if let Some(w) = self.entry {
+            out.push_str(&format!("  {:<w$}", cut(cells[7], w)));
+        }
+        match self.invocation {
+            Some(w) => out.push_str(&format!("  {}", cut(cells[6], w))),
+            None => out.push_str(&format!("  {}", cells[6])),
+        }
+        out.trim_end().to_string()
+    }
+
+    fn row(&self, r: &Row) -> String {
+        let time = r.logical_time.map(rfc3339).unwrap_or_else(|| "-".into());
+        let hex = r
+            .entry_hash
+            .strip_prefix("sha256:")
+            .unwrap_or(&r.entry_hash);
+        let entry = &hex[..hex.len().min(ENTRY_W)];
+        self.line([
+            &r.index.to_string(),
+            &time,
+            &r.written_by,
+            r.transition.as_deref().unwrap_or("-"),
+            r.outcome(),
+            r.episode_id.as_deref().unwrap_or("-"),
+            r.invocation_id.as_deref().unwrap_or("-"),
+            entry,
+        ])
+    }
+}
 
 /// Run `world log`.
 pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError> {
     if let Some(Cmd::Get { index }) = args.cmd {
-        let idx: i64 = index
-            .parse()
-            .ok()
-            .filter(|i: &i64| *i >= 0)
-            .ok_or_else(|| {
-                CliError::failed("log get", "log index must be a non-negative integer")
-            })?;
         let store = ctx.open_read()?;
+        let idx = entry_index(&store, &index, "log get")?;
         let Some(e) = store.log_entry(idx).map_err(read_err("log get"))? else {
-            return Err(CliError::failed(
-                "log get",
-                format!("log entry not found: {idx}"),
-            ));
+            return Err(
+                CliError::failed("log get", format!("log entry not found: {idx}"))
+                    .with_code("not_found"),
+            );
         };
         if out.json {
             out.json_line(&e)?;
@@ -66,113 +229,113 @@ pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError
         }
         return Ok(Exit::Success);
     }
-    let store = ctx.open_read()?;
-    let from = args.from.map(|f| f.min(i64::MAX as u64) as i64);
-    if out.json {
-        let mut err = None;
-        store
-            .for_each_log(from, args.limit, args.reverse, |e| {
-                if let Err(x) = out.json_line(&e) {
-                    err = Some(x);
-                    return Err(crate::store::Error::Corrupt {
-                        what: "output".into(),
-                        detail: "stdout closed".into(),
-                    });
-                }
-                Ok(())
-            })
-            .or_else(|e| if err.is_some() { Ok(()) } else { Err(e) })
-            .map_err(read_err("log"))?;
-        if let Some(e) = err {
-            return Err(e.into());
-        }
-        return Ok(Exit::Success);
-    }
-    // Human form: fixed-width columns, streamed in chunks so memory stays constant.
-    let mut rows: Vec<[String; 5]> = Vec::with_capacity(CHUNK);
-    let mut first = true;
-    let mut count = 0u64;
-    let mut io_err = None;
-    let flush =
-        |rows: &mut Vec<[String; 5]>, first: &mut bool, out: &mut Output| -> std::io::Result<()> {
-            if *first {
-                out.line(format!(
-                    "{:>8}  {:<14}  {:<18}  {:<14}  {:>8}",
-                    "INDEX", "ENTRY HASH", "WRITTEN BY", "TRANSITION", "REVISION"
-                ))?;
-                *first = false;
-            }
-            for r in rows.drain(..) {
-                out.line(format!(
-                    "{:>8}  {:<14}  {:<18}  {:<14}  {:>8}",
-                    r[0], r[1], r[2], r[3], r[4]
-                ))?;
-            }
-            Ok(())
-        };
-    // One streaming query: the world revision comes from a LEFT JOIN on `worlds.log_head`,
-    // which has no provisioned index, so SQLite builds one automatic index for the query
-    // (in temp storage, not the heap). A per-entry lookup would scan `worlds` once per entry.
-    let sql = if args.reverse {
-        "SELECT l.entry_index, l.entry_hash_ref, l.written_by, l.transition_ref, w.revision
-         FROM log_entries l LEFT JOIN worlds w ON w.log_head = l.entry_hash_ref
-         WHERE l.entry_index <= ?1 ORDER BY l.entry_index DESC"
-    } else {
-        "SELECT l.entry_index, l.entry_hash_ref, l.written_by, l.transition_ref, w.revision
-         FROM log_entries l LEFT JOIN worlds w ON w.log_head = l.entry_hash_ref
-         WHERE l.entry_index >= ?1 ORDER BY l.entry_index ASC"
+    let since = match &args.since {
+        None => None,
+        Some(t) => Some(super::output::parse_time(t).ok_or_else(|| {
+            CliError::usage(
+                "log --since",
+                format!(
+                    "{t:?} is not an RFC 3339 time (2026-12-01T09:00:00Z), a date or Unix seconds"
+                ),
+            )
+        })?),
     };
-    let start = from.unwrap_or(if args.reverse { i64::MAX } else { 0 });
-    let sqlite = |e: rusqlite::Error| CliError::store("log", e.into());
-    let mut stmt = store.conn().prepare(sql).map_err(sqlite)?;
-    let mut q = stmt.query([start]).map_err(sqlite)?;
-    let mut last_index = None;
+    let filtered = args.episode.is_some()
+        || args.transition.is_some()
+        || args.writer.is_some()
+        || since.is_some()
+        || args.invocation.is_some();
+    let mut q = Query {
+        from: args.from.map(|f| f.min(i64::MAX as u64) as i64),
+        limit: args.limit,
+        reverse: args.reverse,
+        episode: args.episode.clone(),
+        transition: args.transition.clone(),
+        writer: args.writer.clone(),
+        invocation: args.invocation.clone(),
+        since,
+    };
+    let store = ctx.open_read()?;
+    let (_, last) = store.log_bounds().map_err(read_err("log"))?;
+    let layout = Layout::fit(terminal_width(), last.unwrap_or(0));
     let mut printed = 0u64;
-    while let Some(row) = q.next().map_err(sqlite)? {
-        let index: i64 = row.get(0).map_err(sqlite)?;
-        // Two world rows naming the same log head would repeat an entry; print it once.
-        // The limit counts entries, not joined rows, so it is enforced here.
-        if last_index == Some(index) {
-            continue;
+    let mut last_seen: Option<i64> = None;
+    let mut io_err: Option<std::io::Error> = None;
+    let stop = |e: std::io::Error, slot: &mut Option<std::io::Error>| {
+        *slot = Some(e);
+        crate::store::Error::Corrupt {
+            what: "output".into(),
+            detail: "stdout closed".into(),
         }
-        if args.limit.is_some_and(|l| printed >= l) {
-            break;
-        }
-        last_index = Some(index);
-        printed += 1;
-        let entry_hash: String = row.get(1).map_err(sqlite)?;
-        let written_by: String = row.get(2).map_err(sqlite)?;
-        let transition_ref: String = row.get(3).map_err(sqlite)?;
-        let revision: Option<i64> = row.get(4).map_err(sqlite)?;
-        let written = if written_by.chars().count() > 18 {
-            format!("{}…", written_by.chars().take(17).collect::<String>())
+    };
+    let mut header = !out.json;
+    // One pass over `q`, printing each row; returns when the range is exhausted.
+    let mut pass = |q: &Query,
+                    out: &mut Output,
+                    printed: &mut u64,
+                    last_seen: &mut Option<i64>,
+                    io_err: &mut Option<std::io::Error>|
+     -> Result<(), CliError> {
+        let res = if out.json && !filtered {
+            // The unfiltered JSON form reads the entries directly (no joins).
+            store.for_each_log(q.from, q.limit, q.reverse, |e| {
+                *last_seen = Some(e.header.entry_index);
+                *printed += 1;
+                out.json_line(&e).map_err(|x| stop(x, io_err))
+            })
         } else {
-            written_by
+            logview::for_each(store.conn(), q, |r| {
+                *last_seen = Some(r.index);
+                *printed += 1;
+                if out.json {
+                    let e = store.log_entry(r.index)?;
+                    return out.json_line(&e).map_err(|x| stop(x, io_err));
+                }
+                if header {
+                    header = false;
+                    out.line(layout.line([
+                        "INDEX",
+                        "TIME",
+                        "WRITTEN BY",
+                        "TRANSITION",
+                        "OUTCOME",
+                        "EPISODE",
+                        "INVOCATION",
+                        "ENTRY",
+                    ]))
+                    .map_err(|x| stop(x, io_err))?;
+                }
+                out.line(layout.row(&r)).map_err(|x| stop(x, io_err))
+            })
         };
-        rows.push([
-            index.to_string(),
-            short(&entry_hash),
-            written,
-            short(&transition_ref),
-            revision
-                .map(|r| r.to_string())
-                .unwrap_or_else(|| "-".into()),
-        ]);
-        count += 1;
-        if rows.len() == CHUNK {
-            if let Err(x) = flush(&mut rows, &mut first, out) {
-                io_err = Some(x);
-                break;
-            }
+        match res {
+            Err(_) if io_err.is_some() => Err(io_err
+                .take()
+                .map(CliError::from)
+                .unwrap_or_else(|| CliError::failed("log", "stdout closed"))),
+            Err(e) => Err(CliError::store("log", e)),
+            Ok(()) => Ok(()),
         }
-    }
-    if let Some(e) = io_err {
-        return Err(e.into());
-    }
-    if count == 0 {
-        out.status("no log entries in this range");
-    } else {
-        flush(&mut rows, &mut first, out)?;
+    };
+    pass(&q, out, &mut printed, &mut last_seen, &mut io_err)?;
+    let done = |last_seen: Option<i64>| {
+        args.until_index
+            .is_some_and(|u| last_seen.is_some_and(|l| l >= u))
+    };
+    if args.follow {
+        while !done(last_seen) && args.limit.is_none_or(|l| printed < l) {
+            out.flush()?;
+            std::thread::sleep(Duration::from_millis(500));
+            q.from = Some(last_seen.map_or(q.from.unwrap_or(0), |l| l + 1));
+            q.limit = args.limit.map(|l| l - printed);
+            pass(&q, out, &mut printed, &mut last_seen, &mut io_err)?;
+        }
+    } else if printed == 0 {
+        out.status(if filtered {
+            "no log entries match"
+        } else {
+            "no log entries in this range"
+        });
     }
     Ok(Exit::Success)
 }

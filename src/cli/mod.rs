@@ -25,6 +25,8 @@ pub mod registry;
 pub mod replay;
 pub mod serve;
 pub mod session;
+pub mod show;
+pub mod status;
 pub mod tools;
 pub mod transitions;
 pub mod util;
@@ -94,6 +96,10 @@ pub enum Command {
     Object(object::Cmd),
     /// List log entries, or read one with `log get INDEX`
     Log(log::Args),
+    /// Show one entry: header, input, plan, effects with budgets, output, receipt, outcome
+    Show(show::Args),
+    /// Summarise the store: head, entries, registry, sessions, approvals, intents, limits
+    Status(status::Args),
     /// Read named registry heads
     #[command(subcommand)]
     Registry(registry::Cmd),
@@ -292,6 +298,8 @@ pub fn run(cli: Cli) -> Result<Exit, CliError> {
         Command::World(c) => world::run(&ctx, &mut out, c),
         Command::Object(c) => object::run(&ctx, &mut out, c),
         Command::Log(a) => log::run(&ctx, &mut out, a),
+        Command::Show(a) => show::run(&ctx, &mut out, a),
+        Command::Status(a) => status::run(&ctx, &mut out, a),
         Command::Registry(c) => registry::run(&ctx, &mut out, c),
         Command::Publish(a) => publish::run(&ctx, &mut out, a),
         Command::Pin(a) => pin::run(&ctx, &mut out, a),

@@ -9,6 +9,7 @@ pub mod commit;
 pub mod entry;
 pub mod journal;
 pub mod lock;
+pub mod logview;
 pub mod records;
 pub mod refs;
 pub mod schema;

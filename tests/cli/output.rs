@@ -90,7 +90,7 @@ fn every_failure_under_json_prints_the_one_error_envelope() {
     let cases: Vec<(Vec<&str>, i32, &str)> = vec![
         (vec!["world", "get", "sha256:ABC"], 1, "bad_ref"),
         (vec!["object", "get", "000000"], 1, "not_found"),
-        (vec!["log", "get", "99"], 1, "failed"),
+        (vec!["log", "get", "99"], 1, "not_found"),
         (vec!["receipt", "nonsense"], 1, "failed"),
         (vec!["frobnicate"], 2, "usage"),
         (vec!["log", "--bogus"], 2, "usage"),

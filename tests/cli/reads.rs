@@ -262,7 +262,7 @@ fn log_into_a_closed_pipe_is_not_an_error() {
 /// The table's REVISION column comes from the world row whose `logHead` is the entry hash;
 /// a log of thousands of entries lists each entry once, and entries without a world show `-`.
 #[test]
-fn log_table_shows_world_revisions_once_per_entry() {
+fn log_table_prints_each_entry_once_in_order() {
     let env = TestEnv::new();
     env.genesis();
     crate::common::append_client_entries(&env.db, 3000);
@@ -291,21 +291,19 @@ fn log_table_shows_world_revisions_once_per_entry() {
     let lines: Vec<&str> = r.stdout.lines().collect();
     assert_eq!(lines.len(), 1 + 3002, "header + one line per entry");
     let cols = |l: &str| l.split_whitespace().map(str::to_string).collect::<Vec<_>>();
+    // Issue 16 replaced the REVISION column (always equal to the index for a valid chain;
+    // `world show` prints the world) with what happened; each entry still prints once,
+    // in order, even with two world rows naming it.
     for (i, l) in lines[1..].iter().enumerate().take(3001) {
         let c = cols(l);
         assert_eq!(c[0], i.to_string(), "{l}");
-        assert_eq!(
-            c.last().unwrap(),
-            &i.to_string(),
-            "revision of entry {i}: {l}"
-        );
     }
-    assert_eq!(
-        cols(lines[3002]).last().unwrap(),
-        "-",
-        "no world row: {}",
+    assert!(
+        lines[3002].trim_start().starts_with("3001"),
+        "{}",
         lines[3002]
     );
+    assert!(lines[3002].contains("client:bare"), "{}", lines[3002]);
     let r = env
         .run(&["log", "--reverse", "--limit", "3", "--from", "6"])
         .ok();

@@ -1,0 +1,137 @@
+//! `world status`: what a person asks first, in one read (issue 16 item 5).
+
+use serde::Serialize;
+
+use super::output::{rfc3339, Output};
+use super::{CliError, Context, Exit};
+
+/// Summarise the store: head, entry count, registry revision, live sessions, pending
+/// approvals, pending and indeterminate intents, blocked limits scopes.
+///
+/// Read-only (takes no lock). `--json` prints one object (docs/json/status.schema.json).
+///
+/// Examples:
+///   world status
+///   world status --json | jq .indeterminate
+#[derive(clap::Args, Debug)]
+pub struct Args {}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Status {
+    db: String,
+    head: Option<String>,
+    entries: i64,
+    last_index: Option<i64>,
+    registry_revision: Option<i64>,
+    live_sessions: usize,
+    pending_approvals: Vec<String>,
+    pending_intents: Vec<String>,
+    indeterminate: Vec<String>,
+    blocked_scopes: Vec<String>,
+    now: i64,
+    now_text: String,
+}
+
+/// Run `world status`.
+pub fn run(ctx: &Context, out: &mut Output, _args: Args) -> Result<Exit, CliError> {
+    let what = "status";
+    let store = ctx.open_read()?;
+    let conn = store.conn();
+    let now = ctx.now();
+    let head = store.head().map_err(|e| CliError::store(what, e))?;
+    let (_, last) = store.log_bounds().map_err(|e| CliError::store(what, e))?;
+    let registry_revision = crate::transitions::publish::read_head(conn)
+        .ok()
+        .flatten()
+        .map(|h| h.revision.revision);
+    let live_sessions = crate::authority::session::list(conn, None, now)
+        .map_err(|e| CliError::store(what, e))?
+        .iter()
+        .filter(|s| s.live)
+        .count();
+    let pending_approvals = crate::authority::approvals::list(conn, None)
+        .map(|all| {
+            all.into_iter()
+                .filter(|a| a.state.name() == "pending")
+                .map(|a| a.request_ref)
+                .collect()
+        })
+        .unwrap_or_default();
+    // An intent without an outcome is indeterminate once nothing holds the writer lock
+    // that could still finish it; `status` cannot know, so effect intents (which the
+    // coordinator never leaves open on success) are indeterminate and commit intents pending.
+    let mut pending_intents = Vec::new();
+    let mut indeterminate = Vec::new();
+    for (_, id, _) in crate::store::journal::pending(conn).map_err(|e| CliError::store(what, e))? {
+        if id.starts_with("effect:") {
+            indeterminate.push(id);
+        } else {
+            pending_intents.push(id);
+        }
+    }
+    let blocked_scopes = crate::limits::report::report(conn, (now.max(0) as u128) * 1000, None)
+        .map(|r| {
+            r.scopes
+                .into_iter()
+                .filter(|s| s.blocked)
+                .map(|s| s.scope_id)
+                .collect()
+        })
+        .unwrap_or_default();
+    let st = Status {
+        db: ctx.db.display().to_string(),
+        head,
+        entries: last.map_or(0, |l| l + 1),
+        last_index: last,
+        registry_revision,
+        live_sessions,
+        pending_approvals,
+        pending_intents,
+        indeterminate,
+        blocked_scopes,
+        now,
+        now_text: rfc3339(now),
+    };
+    if out.json {
+        out.json_line(&st)?;
+        return Ok(Exit::Success);
+    }
+    let list = |v: &[String]| {
+        if v.is_empty() {
+            "none".to_string()
+        } else {
+            format!("{} ({})", v.len(), v.join(", "))
+        }
+    };
+    out.line(format!("store               {}", st.db))?;
+    out.line(format!(
+        "head                {}",
+        st.head.as_deref().unwrap_or("(none: run `world genesis`)")
+    ))?;
+    out.line(format!(
+        "entries             {}{}",
+        st.entries,
+        st.last_index
+            .map(|l| format!(" (last index {l})"))
+            .unwrap_or_default()
+    ))?;
+    out.line(format!(
+        "registry revision   {}",
+        st.registry_revision
+            .map(|r| r.to_string())
+            .unwrap_or_else(|| "none (nothing published)".into())
+    ))?;
+    out.line(format!("live sessions       {}", st.live_sessions))?;
+    out.line(format!(
+        "pending approvals   {}",
+        list(&st.pending_approvals)
+    ))?;
+    out.line(format!("pending intents     {}", list(&st.pending_intents)))?;
+    out.line(format!("indeterminate       {}", list(&st.indeterminate)))?;
+    out.line(format!("blocked scopes      {}", list(&st.blocked_scopes)))?;
+    if !st.indeterminate.is_empty() {
+        out.warn("indeterminate effects are never retried automatically; `world effects --pending` lists them");
+    }
+    Ok(Exit::Success)
+}
