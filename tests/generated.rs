@@ -44,3 +44,83 @@ fn clap_definition_is_consistent() {
     use clap::CommandFactory;
     world::cli::Cli::command().debug_assert();
 }
+
+/// Split one shell line into words: single and double quotes, a `#` comment after
+/// whitespace. Enough for the README's examples (no variables or escapes in them).
+fn shell_words(line: &str) -> Vec<String> {
+    let mut words = Vec::new();
+    let mut cur = String::new();
+    let mut in_word = false;
+    let mut quote: Option<char> = None;
+    for c in line.chars() {
+        match (quote, c) {
+            (Some(q), c) if c == q => quote = None,
+            (Some(_), c) => cur.push(c),
+            (None, '\'' | '"') => {
+                quote = Some(c);
+                in_word = true;
+            }
+            (None, '#') if !in_word => break,
+            (None, c) if c.is_whitespace() => {
+                if in_word {
+                    words.push(std::mem::take(&mut cur));
+                    in_word = false;
+                }
+            }
+            (None, c) => {
+                cur.push(c);
+                in_word = true;
+            }
+        }
+    }
+    if in_word {
+        words.push(cur);
+    }
+    words
+}
+
+/// Every `world …` command line in README.md's `sh` blocks parses with the real clap
+/// definition (issue 16: docs agree with the binary).
+#[test]
+fn every_command_line_in_the_readme_parses() {
+    use clap::Parser;
+    let readme = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md"))
+        .expect("read README.md");
+    let mut in_sh = false;
+    let mut checked = 0;
+    let mut bad = Vec::new();
+    for line in readme.lines() {
+        if line.starts_with("```") {
+            in_sh = line.trim() == "```sh" || line.trim() == "```bash";
+            continue;
+        }
+        if !in_sh {
+            continue;
+        }
+        let words = shell_words(line.trim());
+        if words.first().map(String::as_str) != Some("world") {
+            continue;
+        }
+        checked += 1;
+        if let Err(e) = world::cli::Cli::try_parse_from(&words) {
+            if !matches!(
+                e.kind(),
+                clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion
+            ) {
+                bad.push(format!(
+                    "{line}\n    {}",
+                    e.to_string().lines().next().unwrap_or("")
+                ));
+            }
+        }
+    }
+    assert!(
+        checked >= 5,
+        "found only {checked} command lines in README.md"
+    );
+    assert!(
+        bad.is_empty(),
+        "README command lines that do not parse:\n{}",
+        bad.join("\n")
+    );
+}

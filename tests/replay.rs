@@ -285,6 +285,24 @@ fn a_swapped_effect_record_diverges_at_effects() {
         [&new_ref],
     )
     .unwrap();
+    // Without --keep-going replay stops at the divergence, and the JUnit file still lists
+    // every selected entry: the ones after it as skipped (issue 16).
+    let junit = env.p("stopped.xml");
+    let o = env.world(&[
+        "replay",
+        "--episode",
+        "ep1",
+        "--junit",
+        junit.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(3), "{}", text(&o));
+    let xml = fs::read_to_string(&junit).unwrap();
+    assert_eq!(xml.matches("<testcase ").count(), 7, "{xml}");
+    assert_eq!(xml.matches("<failure").count(), 1, "{xml}");
+    assert!(
+        xml.contains("not replayed: stopped at the first divergence"),
+        "{xml}"
+    );
     let o = env.world(&["replay", "--episode", "ep1", "--keep-going", "--json"]);
     assert_eq!(o.status.code(), Some(3), "{}", text(&o));
     let lines: Vec<serde_json::Value> = String::from_utf8_lossy(&o.stdout)

@@ -137,19 +137,28 @@ pub fn xml_escape(s: &str) -> String {
 /// The JUnit XML for a report: one `<testcase>` per visited entry (`<failure>` for a
 /// divergence, `<skipped>` for a client commit).
 pub fn junit_xml(report: &Report, seconds: f64) -> String {
+    junit_xml_with(report, &[], seconds)
+}
+
+/// [`junit_xml`] plus `not_run`, the selected entries `(index, label)` after the first
+/// divergence that were not replayed: each is a `<skipped>` test case, so the file lists every
+/// selected entry (issue 16).
+pub fn junit_xml_with(report: &Report, not_run: &[(i64, String)], seconds: f64) -> String {
     let mut x = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
+    let tests = report.entries.len() + not_run.len();
+    let skipped = report.skipped + not_run.len() as u64;
     x.push_str(&format!(
         "<testsuites name=\"world replay\" tests=\"{}\" failures=\"{}\" skipped=\"{}\" time=\"{:.3}\">\n",
-        report.entries.len(),
+        tests,
         report.diverged,
-        report.skipped,
+        skipped,
         seconds
     ));
     x.push_str(&format!(
         "  <testsuite name=\"world replay\" tests=\"{}\" failures=\"{}\" skipped=\"{}\" time=\"{:.3}\">\n",
-        report.entries.len(),
+        tests,
         report.diverged,
-        report.skipped,
+        skipped,
         seconds
     ));
     for r in &report.entries {
@@ -171,6 +180,12 @@ pub fn junit_xml(report: &Report, seconds: f64) -> String {
             )),
         }
         x.push_str("</testcase>\n");
+    }
+    for (index, label) in not_run {
+        let name = xml_escape(&format!("entry {index} {label}"));
+        x.push_str(&format!(
+            "    <testcase classname=\"world.replay\" name=\"{name}\"><skipped message=\"not replayed: stopped at the first divergence (--keep-going replays it)\"/></testcase>\n"
+        ));
     }
     x.push_str("  </testsuite>\n</testsuites>\n");
     x
@@ -256,7 +271,24 @@ pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError
         other => CliError::failed("replay", other),
     })?;
     if let Some(path) = &args.junit {
-        std::fs::write(path, junit_xml(&report, start.elapsed().as_secs_f64())).map_err(|e| {
+        let mut not_run = Vec::new();
+        if report.stopped_early {
+            let seen: std::collections::HashSet<i64> =
+                report.entries.iter().map(|r| r.entry_index).collect();
+            for (e, id) in replay::select(&store, &selection).map_err(|e| match e {
+                ReplayError::Store(s) => CliError::store("replay", s),
+                other => CliError::failed("replay", other),
+            })? {
+                if !seen.contains(&e.header.entry_index) {
+                    not_run.push((
+                        e.header.entry_index,
+                        id.unwrap_or_else(|| e.header.written_by.clone()),
+                    ));
+                }
+            }
+        }
+        let xml = junit_xml_with(&report, &not_run, start.elapsed().as_secs_f64());
+        std::fs::write(path, xml).map_err(|e| {
             CliError::failed(
                 "replay",
                 format!("write JUnit report {}: {e}", path.display()),
