@@ -215,9 +215,23 @@ pub struct Param {
     pub ty: Option<TypeExpr>,
 }
 
+/// An annotation written before a declaration: `@name` or `@name(arg, …)` (v0.41.0's
+/// `@allow_empty_ok("why")`, `@verify`, `@route(…)`, `@mcp_name(…)`, `@raw`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Annotation {
+    /// The name after `@`.
+    pub name: Name,
+    /// The arguments as written (literals in practice), kept, not evaluated.
+    pub args: Vec<Expr>,
+    /// Where `@` was written.
+    pub span: Span,
+}
+
 /// A top-level function.
 #[derive(Clone, Debug, PartialEq)]
 pub struct FuncDecl {
+    /// Annotations written before the declaration, in order.
+    pub annotations: Vec<Annotation>,
     /// Name.
     pub name: Name,
     /// `export` was written.
@@ -296,6 +310,26 @@ pub struct Import {
     pub span: Span,
 }
 
+/// One statement of a `test "name" { … }` block: an expression that must be `true`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TestStmt {
+    /// The condition.
+    pub expr: Expr,
+    /// Written as `assert e` (same meaning as a bare `e`).
+    pub assert: bool,
+}
+
+/// A top-level `test "name" { stmt; … }` block: passes when every statement is `true`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TestDecl {
+    /// The name string.
+    pub name: String,
+    /// The statements, in order.
+    pub body: Vec<TestStmt>,
+    /// Where `test` was written.
+    pub span: Span,
+}
+
 /// A whole module.
 #[derive(Clone, Debug, PartialEq, Default)]
 pub struct Module {
@@ -307,4 +341,6 @@ pub struct Module {
     pub types: Vec<TypeDecl>,
     /// Functions.
     pub funcs: Vec<FuncDecl>,
+    /// `test "…" { }` blocks.
+    pub tests: Vec<TestDecl>,
 }

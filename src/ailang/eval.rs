@@ -664,10 +664,16 @@ pub fn binop(op: BinOp, a: Value, b: Value, span: Span) -> Result<Value, Fail> {
                 }
                 List(out)
             }
+            (Str(x), Str(y)) => {
+                let mut s = String::with_capacity(x.as_str().len() + y.as_str().len());
+                s.push_str(x.as_str());
+                s.push_str(y.as_str());
+                Value::str(s)?
+            }
             (a, b) => {
                 return Err(rt(
                     "RT_TYPE_001",
-                    format!("'++' joins lists only, got {} and {}", a.kind(), b.kind()),
+                    format!("'++' joins two lists or two strings, got {} and {}", a.kind(), b.kind()),
                     span,
                 ))
             }

@@ -1,4 +1,4 @@
-//! Tokens of the AILANG subset (ailang.md §4): `--` comments, identifiers, numbers, strings
+//! Tokens of the AILANG subset (ailang.md §4): `--` and `//` comments, identifiers, numbers, strings
 //! with escapes and nested `${…}` interpolation, operators.
 
 use super::diag::{Diag, Span};
@@ -190,7 +190,8 @@ impl Lexer<'_> {
                 Some(c) if c.is_whitespace() || c == '\u{feff}' => {
                     self.bump();
                 }
-                Some('-') if self.peek(1) == Some('-') => {
+                // Both comment spellings of the v0.41.0 lexer: `--` and `//` to end of line.
+                Some('-' | '/') if self.peek(1) == self.peek(0) => {
                     while let Some(c) = self.peek(0) {
                         if c == '\n' {
                             break;
@@ -398,7 +399,7 @@ mod tests {
 
     #[test]
     fn numbers_and_comments() {
-        let toks = lex("1.5 -- hi\n 42 x.y 1e3").unwrap_or_default();
+        let toks = lex("1.5 -- hi\n 42 x.y 1e3 // c\n").unwrap_or_default();
         let kinds: Vec<_> = toks.iter().map(|t| t.tok.clone()).collect();
         assert_eq!(kinds[0], Tok::Float(1.5));
         assert_eq!(kinds[1], Tok::Int(42));

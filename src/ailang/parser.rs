@@ -14,6 +14,9 @@ const KEYWORDS: [&str; 21] = [
     "else", "match", "true", "false", "not", "requires", "ensures", "tests", "deriving", "as",
 ];
 
+/// The annotation names v0.41.0's parser accepts (`parseAnnotation`'s cases).
+pub const ANNOTATIONS: [&str; 5] = ["allow_empty_ok", "verify", "route", "mcp_name", "raw"];
+
 /// Parse a whole module. The first syntax error is returned (`PAR…` codes).
 pub fn parse_module(src: &str) -> Result<Module, Diag> {
     let toks = lex(src)?;
@@ -207,9 +210,38 @@ impl Parser {
             let path = self.path()?;
             m.name = Some((path, span));
         }
+        let mut annotations: Vec<Annotation> = Vec::new();
         loop {
+            if !annotations.is_empty()
+                && !matches!(self.peek(), Tok::Ident(k) if k == "export" || k == "pure" || k == "func")
+                && !self.is_sym("@")
+            {
+                return Err(Diag::error(
+                    "PAR_ANNOTATION_002",
+                    format!(
+                        "annotation '@{}' must be followed by a function declaration",
+                        annotations[0].name
+                    ),
+                    Some(annotations[0].span),
+                ));
+            }
             match self.peek().clone() {
                 Tok::Eof => return Ok(m),
+                Tok::Sym("@") => annotations.push(self.annotation()?),
+                Tok::Ident(k) if k == "test" && matches!(self.peek_at(1), Tok::Str(_)) => {
+                    let t = self.test_decl()?;
+                    m.tests.push(t);
+                }
+                Tok::Ident(k) if k == "let" || k == "letrec" => {
+                    return Err(Diag::error(
+                        "PAR_UNSUPPORTED_TOPLEVEL_LET",
+                        format!(
+                            "module-level '{k}' is not in AILANG v0.41.0 (it came in a later release); \
+                             define a zero-argument function instead: func name() -> T = …"
+                        ),
+                        Some(self.span()),
+                    ))
+                }
                 Tok::Ident(k) if k == "import" => {
                     let imp = self.import()?;
                     m.imports.push(imp);
@@ -227,11 +259,22 @@ impl Parser {
                             break;
                         }
                     }
+                    if !annotations.is_empty() && self.is_kw("type") {
+                        return Err(Diag::error(
+                            "PAR_ANNOTATION_002",
+                            format!(
+                                "annotation '@{}' must be followed by a function declaration",
+                                annotations[0].name
+                            ),
+                            Some(annotations[0].span),
+                        ));
+                    }
                     if self.eat_kw("type") {
                         let t = self.type_decl(export, span)?;
                         m.types.push(t);
                     } else if self.eat_kw("func") {
-                        let f = self.func(export, pure, span)?;
+                        let mut f = self.func(export, pure, span)?;
+                        f.annotations = std::mem::take(&mut annotations);
                         m.funcs.push(f);
                     } else {
                         return self.err("'func' or 'type'");
@@ -244,9 +287,75 @@ impl Parser {
                         Some(self.span()),
                     ))
                 }
-                _ => return self.err("a top-level declaration (import, type, func)"),
+                _ => return self.err("a top-level declaration (import, type, func, test)"),
             }
         }
+    }
+
+    /// `@name` or `@name(arg, …)`; the names are the ones v0.41.0's parser accepts.
+    fn annotation(&mut self) -> PResult<Annotation> {
+        let span = self.span();
+        self.expect_sym("@")?;
+        let name = match self.advance() {
+            Tok::Ident(s) => Rc::<str>::from(s.as_str()),
+            other => {
+                return Err(Diag::error(
+                    "PAR_ANNOTATION_001",
+                    format!("expected an annotation name after '@', found {}", describe(&other)),
+                    Some(span),
+                ))
+            }
+        };
+        if !ANNOTATIONS.contains(&&*name) {
+            return Err(Diag::error(
+                "PAR_ANNOTATION_001",
+                format!(
+                    "unknown annotation '@{name}'; AILANG v0.41.0 accepts @{}",
+                    ANNOTATIONS.join(", @")
+                ),
+                Some(span),
+            ));
+        }
+        let args = if self.eat_sym("(") {
+            self.expr_list(")")?
+        } else {
+            Vec::new()
+        };
+        Ok(Annotation { name, args, span })
+    }
+
+    /// `test "name" { stmt (; | newline) … }`, each statement `e` or `assert e`.
+    fn test_decl(&mut self) -> PResult<TestDecl> {
+        let span = self.span();
+        self.expect_kw("test")?;
+        let name = match self.advance() {
+            Tok::Str(parts) => match parts.as_slice() {
+                [LexPart::Lit(s)] => s.clone(),
+                _ => {
+                    return Err(Diag::error(
+                        "PAR001",
+                        "a test name cannot interpolate",
+                        Some(span),
+                    ))
+                }
+            },
+            _ => return self.err("a test name string"),
+        };
+        self.expect_sym("{")?;
+        let mut body = Vec::new();
+        loop {
+            while self.eat_sym(";") {}
+            if self.eat_sym("}") {
+                break;
+            }
+            if matches!(self.peek(), Tok::Eof) {
+                return self.err("'}' closing the test block");
+            }
+            let assert = self.eat_kw("assert");
+            let expr = self.expr()?;
+            body.push(TestStmt { expr, assert });
+        }
+        Ok(TestDecl { name, body, span })
     }
 
     fn path(&mut self) -> PResult<String> {
@@ -467,6 +576,7 @@ impl Parser {
             return self.err("'=' or '{' starting the function body");
         };
         Ok(FuncDecl {
+            annotations: Vec::new(),
             name,
             export,
             pure,

@@ -977,12 +977,13 @@ impl<'a> Checker<'a> {
                         list(lt)
                     }
                     BinOp::Concat => {
-                        if matches!(self.resolve(&lt), Ty::Con(ref n, _) if &**n == "string") {
-                            self.err(
-                                "TC_TYPE_001",
-                                "'++' joins lists only; build strings with interpolation \"${a}${b}\"".to_string(),
-                                span,
-                            );
+                        // v0.41.0: `++` joins two strings or two lists of one element type.
+                        let is_str = |c: &Self, t: &Ty| {
+                            matches!(c.resolve(t), Ty::Con(ref n, _) if &**n == "string")
+                        };
+                        if is_str(self, &lt) || is_str(self, &rt) {
+                            self.expect(&lt, &con("string"), l.span, "left operand of '++'");
+                            self.expect(&rt, &con("string"), r.span, "right operand of '++'");
                             return con("string");
                         }
                         let el = self.fresh();
@@ -1150,71 +1151,190 @@ impl<'a> Checker<'a> {
         }
     }
 
-    fn exhaustive(&mut self, st: &Ty, arms: &[Arm], span: Span) {
-        let plain: Vec<&Pattern> = arms
+    /// Warn `TC_MATCH_001` when the unguarded arms leave a value unmatched. Nested constructor
+    /// patterns are understood (`Err(_) | Ok(None) | Ok(Some(n))` is exhaustive): a usefulness
+    /// check over the pattern matrix, with constructor sets from the declared types, bools,
+    /// lists (`[]` / `::`) and tuples. Literals never complete a type.
+    fn exhaustive(&mut self, _st: &Ty, arms: &[Arm], span: Span) {
+        let rows: Vec<Vec<SPat>> = arms
             .iter()
             .filter(|a| a.guard.is_none())
-            .map(|a| &a.pat)
+            .map(|a| vec![SPat::of(&a.pat)])
             .collect();
-        if plain.iter().any(|p| irrefutable(p)) {
+        let mut budget = 200_000usize;
+        let Some(w) = self.uncovered(&rows, 1, &mut budget) else {
             return;
-        }
-        let missing: Vec<String> = match self.resolve(st) {
-            Ty::Con(n, _) if &*n == "bool" => ["true", "false"]
+        };
+        // At the top level, name every missing constructor (the message lists them all).
+        let heads: Vec<&str> = rows
+            .iter()
+            .filter_map(|r| match &r[0] {
+                SPat::Ctor(c, _) => Some(c.as_str()),
+                _ => None,
+            })
+            .collect();
+        let wild_row = rows.iter().any(|r| matches!(r[0], SPat::Wild));
+        let mut missing: Vec<String> = match heads.first().and_then(|c| self.siblings(c)) {
+            Some(sibs) if !wild_row => sibs
                 .iter()
-                .filter(|b| {
-                    !plain
-                        .iter()
-                        .any(|p| matches!(p, Pattern::Bool(x) if x.to_string() == **b))
-                })
-                .map(|b| b.to_string())
+                .filter(|(c, _)| !heads.contains(&c.as_str()))
+                .map(|(c, n)| SPat::Ctor(c.clone(), vec![SPat::Wild; *n]).render())
                 .collect(),
-            Ty::Con(n, _) if &*n == "List" => {
-                let mut m = Vec::new();
-                if !plain
-                    .iter()
-                    .any(|p| matches!(p, Pattern::List(ps) if ps.is_empty()))
-                {
-                    m.push("[]".to_string());
-                }
-                if !plain
-                    .iter()
-                    .any(|p| matches!(p, Pattern::Cons(h, t) if irrefutable(h) && irrefutable(t)))
-                {
-                    m.push("_ :: _".to_string());
-                }
-                m
+            _ => Vec::new(),
+        };
+        if missing.is_empty() {
+            missing = w.iter().map(SPat::render).collect();
+        }
+        missing.sort();
+        self.diags.push(Diag::warning(
+            "TC_MATCH_001",
+            format!("non-exhaustive match: no arm for {}", missing.join(", ")),
+            Some(span),
+        ));
+    }
+
+    /// Every constructor of the type `c` belongs to, with arities; `None` for literals.
+    fn siblings(&self, c: &str) -> Option<Vec<(String, usize)>> {
+        match c {
+            "true" | "false" => Some(vec![("false".into(), 0), ("true".into(), 0)]),
+            "[]" | "::" => Some(vec![("[]".into(), 0), ("::".into(), 2)]),
+            t if t.starts_with("(,") => {
+                let n = t[2..t.len() - 1].parse().unwrap_or(0);
+                Some(vec![(t.to_string(), n)])
             }
-            Ty::Con(n, _) => {
-                let ctors: Vec<Name> = self
+            name => {
+                let def = self.ctors.get(name)?;
+                let mut v: Vec<(String, usize)> = self
                     .ctors
                     .iter()
-                    .filter(|(_, d)| d.result == n)
-                    .map(|(c, _)| Rc::clone(c))
+                    .filter(|(_, d)| d.result == def.result)
+                    .map(|(k, d)| (k.to_string(), d.args.len()))
                     .collect();
-                if ctors.is_empty() {
-                    vec!["_".to_string()]
-                } else {
-                    let mut m: Vec<String> = ctors
-                        .iter()
-                        .filter(|c| {
-                            !plain.iter().any(|p| matches!(p, Pattern::Ctor(x, ps, _) if x == *c && ps.iter().all(irrefutable)))
-                        })
-                        .map(|c| c.to_string())
-                        .collect();
-                    m.sort();
-                    m
+                v.sort();
+                Some(v)
+            }
+        }
+    }
+
+    /// A vector of `n` patterns no row matches (a witness), or `None` when the rows cover
+    /// everything. `budget` bounds the work; when it runs out the match counts as covered.
+    fn uncovered(
+        &self,
+        rows: &[Vec<SPat>],
+        n: usize,
+        budget: &mut usize,
+    ) -> Option<Vec<SPat>> {
+        if *budget == 0 {
+            return None;
+        }
+        *budget -= 1;
+        if n == 0 {
+            return if rows.is_empty() { Some(Vec::new()) } else { None };
+        }
+        let mut heads: Vec<(String, usize)> = Vec::new();
+        for r in rows {
+            if let SPat::Ctor(c, args) = &r[0] {
+                if !heads.iter().any(|(h, _)| h == c) {
+                    heads.push((c.clone(), args.len()));
                 }
             }
-            Ty::Tuple(ts) if ts.is_empty() => Vec::new(),
-            _ => vec!["_".to_string()],
+        }
+        let sibs = heads.first().and_then(|(c, _)| self.siblings(c));
+        let complete = match &sibs {
+            Some(all) => all.iter().all(|(c, _)| heads.iter().any(|(h, _)| h == c)),
+            None => false,
         };
-        if !missing.is_empty() {
-            self.diags.push(Diag::warning(
-                "TC_MATCH_001",
-                format!("non-exhaustive match: no arm for {}", missing.join(", ")),
-                Some(span),
-            ));
+        if complete {
+            for (c, a) in sibs.unwrap_or_default() {
+                let spec: Vec<Vec<SPat>> = rows
+                    .iter()
+                    .filter_map(|r| match &r[0] {
+                        SPat::Ctor(h, args) if *h == c => {
+                            let mut v = args.clone();
+                            v.resize(a, SPat::Wild);
+                            v.extend_from_slice(&r[1..]);
+                            Some(v)
+                        }
+                        SPat::Wild => {
+                            let mut v = vec![SPat::Wild; a];
+                            v.extend_from_slice(&r[1..]);
+                            Some(v)
+                        }
+                        _ => None,
+                    })
+                    .collect();
+                if let Some(w) = self.uncovered(&spec, a + n - 1, budget) {
+                    let mut out = vec![SPat::Ctor(c, w[..a].to_vec())];
+                    out.extend_from_slice(&w[a..]);
+                    return Some(out);
+                }
+            }
+            return None;
+        }
+        let default: Vec<Vec<SPat>> = rows
+            .iter()
+            .filter(|r| matches!(r[0], SPat::Wild))
+            .map(|r| r[1..].to_vec())
+            .collect();
+        let w = self.uncovered(&default, n - 1, budget)?;
+        let head = match &sibs {
+            Some(all) => all
+                .iter()
+                .find(|(c, _)| !heads.iter().any(|(h, _)| h == c))
+                .map(|(c, a)| SPat::Ctor(c.clone(), vec![SPat::Wild; *a]))
+                .unwrap_or(SPat::Wild),
+            None => SPat::Wild,
+        };
+        let mut out = vec![head];
+        out.extend(w);
+        Some(out)
+    }
+}
+
+/// A pattern reduced for the exhaustiveness check: a wildcard, a constructor (bools, `[]`,
+/// `::`, tuples `(,N)` and declared constructors) or an opaque literal.
+#[derive(Clone, Debug, PartialEq)]
+enum SPat {
+    Wild,
+    Ctor(String, Vec<SPat>),
+    Lit,
+}
+
+impl SPat {
+    fn of(p: &Pattern) -> SPat {
+        match p {
+            Pattern::Wild | Pattern::Var(_) | Pattern::Unit => SPat::Wild,
+            Pattern::Bool(b) => SPat::Ctor(b.to_string(), Vec::new()),
+            Pattern::Int(_) | Pattern::Float(_) | Pattern::Str(_) => SPat::Lit,
+            Pattern::Ctor(n, ps, _) => SPat::Ctor(n.to_string(), ps.iter().map(SPat::of).collect()),
+            Pattern::List(ps) => ps.iter().rev().fold(SPat::Ctor("[]".into(), Vec::new()), |acc, p| {
+                SPat::Ctor("::".into(), vec![SPat::of(p), acc])
+            }),
+            Pattern::Cons(h, t) => SPat::Ctor("::".into(), vec![SPat::of(h), SPat::of(t)]),
+            Pattern::Tuple(ps) => {
+                SPat::Ctor(format!("(,{})", ps.len()), ps.iter().map(SPat::of).collect())
+            }
+            Pattern::Record(fs) if fs.iter().all(|(_, p)| irrefutable(p)) => SPat::Wild,
+            Pattern::Record(_) => SPat::Lit,
+        }
+    }
+
+    fn render(&self) -> String {
+        match self {
+            SPat::Wild | SPat::Lit => "_".to_string(),
+            SPat::Ctor(c, _) if c == "[]" => "[]".to_string(),
+            SPat::Ctor(c, args) if c == "::" && args.len() == 2 => {
+                format!("{} :: {}", args[0].render(), args[1].render())
+            }
+            SPat::Ctor(c, args) if c.starts_with("(,") => {
+                let inner: Vec<String> = args.iter().map(SPat::render).collect();
+                format!("({})", inner.join(", "))
+            }
+            SPat::Ctor(c, args) if args.is_empty() => c.clone(),
+            SPat::Ctor(c, args) => {
+                let inner: Vec<String> = args.iter().map(SPat::render).collect();
+                format!("{c}({})", inner.join(", "))
+            }
         }
     }
 }
