@@ -112,6 +112,9 @@ _world() {
             world__subcmd__ailang,run)
                 cmd="world__subcmd__ailang__subcmd__run"
                 ;;
+            world__subcmd__ailang,test)
+                cmd="world__subcmd__ailang__subcmd__test"
+                ;;
             world__subcmd__ailang,version)
                 cmd="world__subcmd__ailang__subcmd__version"
                 ;;
@@ -123,6 +126,9 @@ _world() {
                 ;;
             world__subcmd__ailang__subcmd__help,run)
                 cmd="world__subcmd__ailang__subcmd__help__subcmd__run"
+                ;;
+            world__subcmd__ailang__subcmd__help,test)
+                cmd="world__subcmd__ailang__subcmd__help__subcmd__test"
                 ;;
             world__subcmd__ailang__subcmd__help,version)
                 cmd="world__subcmd__ailang__subcmd__help__subcmd__version"
@@ -273,6 +279,9 @@ _world() {
                 ;;
             world__subcmd__help__subcmd__ailang,run)
                 cmd="world__subcmd__help__subcmd__ailang__subcmd__run"
+                ;;
+            world__subcmd__help__subcmd__ailang,test)
+                cmd="world__subcmd__help__subcmd__ailang__subcmd__test"
                 ;;
             world__subcmd__help__subcmd__ailang,version)
                 cmd="world__subcmd__help__subcmd__ailang__subcmd__version"
@@ -580,7 +589,7 @@ _world() {
             return 0
             ;;
         world__subcmd__ailang)
-            opts="-q -h --version --db --json --quiet --color --wait-lock --help version check run help"
+            opts="-q -h --version --db --json --quiet --color --wait-lock --help version check test run help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -632,7 +641,7 @@ _world() {
             return 0
             ;;
         world__subcmd__ailang__subcmd__help)
-            opts="version check run help"
+            opts="version check test run help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -687,6 +696,20 @@ _world() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        world__subcmd__ailang__subcmd__help__subcmd__test)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         world__subcmd__ailang__subcmd__help__subcmd__version)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
@@ -720,6 +743,36 @@ _world() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --db)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                --wait-lock)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        world__subcmd__ailang__subcmd__test)
+            opts="-q -h --json --timeout --db --quiet --color --wait-lock --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
                 --timeout)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -1354,7 +1407,7 @@ _world() {
             return 0
             ;;
         world__subcmd__help__subcmd__ailang)
-            opts="version check run"
+            opts="version check test run"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1382,6 +1435,20 @@ _world() {
             return 0
             ;;
         world__subcmd__help__subcmd__ailang__subcmd__run)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        world__subcmd__help__subcmd__ailang__subcmd__test)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )

@@ -298,19 +298,20 @@ complete -c world -n "__fish_world_using_subcommand tools; and __fish_seen_subco
 complete -c world -n "__fish_world_using_subcommand tools; and __fish_seen_subcommand_from list" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c world -n "__fish_world_using_subcommand tools; and __fish_seen_subcommand_from help" -f -a "list" -d 'The transitions this session\'s live grants can see and call, in registry id order'
 complete -c world -n "__fish_world_using_subcommand tools; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
-complete -c world -n "__fish_world_using_subcommand ailang; and not __fish_seen_subcommand_from version check run help" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
-complete -c world -n "__fish_world_using_subcommand ailang; and not __fish_seen_subcommand_from version check run help" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
+complete -c world -n "__fish_world_using_subcommand ailang; and not __fish_seen_subcommand_from version check test run help" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
+complete -c world -n "__fish_world_using_subcommand ailang; and not __fish_seen_subcommand_from version check test run help" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
 always\t'Always colour'
 never\t'Never colour'"
-complete -c world -n "__fish_world_using_subcommand ailang; and not __fish_seen_subcommand_from version check run help" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
-complete -c world -n "__fish_world_using_subcommand ailang; and not __fish_seen_subcommand_from version check run help" -l version -d 'Print the embedded interpreter\'s version text (like `ailang --version`)'
-complete -c world -n "__fish_world_using_subcommand ailang; and not __fish_seen_subcommand_from version check run help" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
-complete -c world -n "__fish_world_using_subcommand ailang; and not __fish_seen_subcommand_from version check run help" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
-complete -c world -n "__fish_world_using_subcommand ailang; and not __fish_seen_subcommand_from version check run help" -s h -l help -d 'Print help (see more with \'--help\')'
-complete -c world -n "__fish_world_using_subcommand ailang; and not __fish_seen_subcommand_from version check run help" -f -a "version" -d 'Print the embedded interpreter\'s version text'
-complete -c world -n "__fish_world_using_subcommand ailang; and not __fish_seen_subcommand_from version check run help" -f -a "check" -d 'Parse, resolve and type-check FILE (exit 0 pass, 1 errors); MOD010 relaxed by default'
-complete -c world -n "__fish_world_using_subcommand ailang; and not __fish_seen_subcommand_from version check run help" -f -a "run" -d 'Run FILE\'s entry function with one JSON argument; prints the result (strings raw)'
-complete -c world -n "__fish_world_using_subcommand ailang; and not __fish_seen_subcommand_from version check run help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c world -n "__fish_world_using_subcommand ailang; and not __fish_seen_subcommand_from version check test run help" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
+complete -c world -n "__fish_world_using_subcommand ailang; and not __fish_seen_subcommand_from version check test run help" -l version -d 'Print the embedded interpreter\'s version text (like `ailang --version`)'
+complete -c world -n "__fish_world_using_subcommand ailang; and not __fish_seen_subcommand_from version check test run help" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
+complete -c world -n "__fish_world_using_subcommand ailang; and not __fish_seen_subcommand_from version check test run help" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
+complete -c world -n "__fish_world_using_subcommand ailang; and not __fish_seen_subcommand_from version check test run help" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c world -n "__fish_world_using_subcommand ailang; and not __fish_seen_subcommand_from version check test run help" -f -a "version" -d 'Print the embedded interpreter\'s version text'
+complete -c world -n "__fish_world_using_subcommand ailang; and not __fish_seen_subcommand_from version check test run help" -f -a "check" -d 'Parse, resolve and type-check FILE (exit 0 pass, 1 errors); MOD010 relaxed by default'
+complete -c world -n "__fish_world_using_subcommand ailang; and not __fish_seen_subcommand_from version check test run help" -f -a "test" -d 'Run FILE\'s inline `tests [...]` pairs and `test "…" { }` blocks; each pass/fail with FILE:LINE:COL, then `N passed, M failed` (exit 0 all pass, 1 otherwise)'
+complete -c world -n "__fish_world_using_subcommand ailang; and not __fish_seen_subcommand_from version check test run help" -f -a "run" -d 'Run FILE\'s entry function with one JSON argument; prints the result (strings raw)'
+complete -c world -n "__fish_world_using_subcommand ailang; and not __fish_seen_subcommand_from version check test run help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c world -n "__fish_world_using_subcommand ailang; and __fish_seen_subcommand_from version" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
 complete -c world -n "__fish_world_using_subcommand ailang; and __fish_seen_subcommand_from version" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
 always\t'Always colour'
@@ -328,6 +329,15 @@ complete -c world -n "__fish_world_using_subcommand ailang; and __fish_seen_subc
 complete -c world -n "__fish_world_using_subcommand ailang; and __fish_seen_subcommand_from check" -l quiet -d 'No progress or success line on stdout (errors still on stderr)'
 complete -c world -n "__fish_world_using_subcommand ailang; and __fish_seen_subcommand_from check" -l strict-modules -d 'Enforce MOD010 (module header must match the file path)'
 complete -c world -n "__fish_world_using_subcommand ailang; and __fish_seen_subcommand_from check" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c world -n "__fish_world_using_subcommand ailang; and __fish_seen_subcommand_from test" -l timeout -d 'Wall-clock limit for the whole run, seconds' -r
+complete -c world -n "__fish_world_using_subcommand ailang; and __fish_seen_subcommand_from test" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
+complete -c world -n "__fish_world_using_subcommand ailang; and __fish_seen_subcommand_from test" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
+always\t'Always colour'
+never\t'Never colour'"
+complete -c world -n "__fish_world_using_subcommand ailang; and __fish_seen_subcommand_from test" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
+complete -c world -n "__fish_world_using_subcommand ailang; and __fish_seen_subcommand_from test" -l json -d 'One JSON report on stdout'
+complete -c world -n "__fish_world_using_subcommand ailang; and __fish_seen_subcommand_from test" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
+complete -c world -n "__fish_world_using_subcommand ailang; and __fish_seen_subcommand_from test" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c world -n "__fish_world_using_subcommand ailang; and __fish_seen_subcommand_from run" -l entry -d 'Entry function' -r
 complete -c world -n "__fish_world_using_subcommand ailang; and __fish_seen_subcommand_from run" -l args-json -d 'The argument as JSON (default null); `-` reads stdin; `-1` is the number -1' -r
 complete -c world -n "__fish_world_using_subcommand ailang; and __fish_seen_subcommand_from run" -l max-recursion-depth -d 'Maximum call depth (default 10000)' -r
@@ -343,6 +353,7 @@ complete -c world -n "__fish_world_using_subcommand ailang; and __fish_seen_subc
 complete -c world -n "__fish_world_using_subcommand ailang; and __fish_seen_subcommand_from run" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c world -n "__fish_world_using_subcommand ailang; and __fish_seen_subcommand_from help" -f -a "version" -d 'Print the embedded interpreter\'s version text'
 complete -c world -n "__fish_world_using_subcommand ailang; and __fish_seen_subcommand_from help" -f -a "check" -d 'Parse, resolve and type-check FILE (exit 0 pass, 1 errors); MOD010 relaxed by default'
+complete -c world -n "__fish_world_using_subcommand ailang; and __fish_seen_subcommand_from help" -f -a "test" -d 'Run FILE\'s inline `tests [...]` pairs and `test "…" { }` blocks; each pass/fail with FILE:LINE:COL, then `N passed, M failed` (exit 0 all pass, 1 otherwise)'
 complete -c world -n "__fish_world_using_subcommand ailang; and __fish_seen_subcommand_from help" -f -a "run" -d 'Run FILE\'s entry function with one JSON argument; prints the result (strings raw)'
 complete -c world -n "__fish_world_using_subcommand ailang; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c world -n "__fish_world_using_subcommand receipt" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
@@ -825,6 +836,7 @@ complete -c world -n "__fish_world_using_subcommand help; and __fish_seen_subcom
 complete -c world -n "__fish_world_using_subcommand help; and __fish_seen_subcommand_from tools" -f -a "list" -d 'The transitions this session\'s live grants can see and call, in registry id order'
 complete -c world -n "__fish_world_using_subcommand help; and __fish_seen_subcommand_from ailang" -f -a "version" -d 'Print the embedded interpreter\'s version text'
 complete -c world -n "__fish_world_using_subcommand help; and __fish_seen_subcommand_from ailang" -f -a "check" -d 'Parse, resolve and type-check FILE (exit 0 pass, 1 errors); MOD010 relaxed by default'
+complete -c world -n "__fish_world_using_subcommand help; and __fish_seen_subcommand_from ailang" -f -a "test" -d 'Run FILE\'s inline `tests [...]` pairs and `test "…" { }` blocks; each pass/fail with FILE:LINE:COL, then `N passed, M failed` (exit 0 all pass, 1 otherwise)'
 complete -c world -n "__fish_world_using_subcommand help; and __fish_seen_subcommand_from ailang" -f -a "run" -d 'Run FILE\'s entry function with one JSON argument; prints the result (strings raw)'
 complete -c world -n "__fish_world_using_subcommand help; and __fish_seen_subcommand_from session" -f -a "mint" -d 'Mint a session credential for an episode (attended: a human confirms at the terminal)'
 complete -c world -n "__fish_world_using_subcommand help; and __fish_seen_subcommand_from session" -f -a "list" -d 'List session credentials: live or expired, grants, attended, expiry'

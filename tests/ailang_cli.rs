@@ -74,3 +74,78 @@ fn check_prints_progress_and_the_success_line() {
         r.stderr
     );
 }
+
+#[test]
+fn test_runs_tests_pairs_and_test_blocks_with_positions() {
+    let env = TestEnv::new();
+    env.write(
+        "t.ail",
+        b"module t\nexport func inc(x: int) -> int tests [(1, 2), (2, 4)] = x + 1\n\
+          test \"sums\" {\n  1 + 1 == 2;\n  assert inc(1) == 2\n}\n\
+          test \"wrong\" { inc(1) == 3 }\n",
+    );
+    let r = env.run(&["ailang", "test", "t.ail"]).code(1);
+    assert_eq!(
+        r.stdout,
+        "✓ t.ail:2:39 inc #1\n\
+         ✗ t.ail:2:47 inc #2 — expected 4, got 3\n\
+         ✓ t.ail:3:1 test \"sums\"\n\
+         ✗ t.ail:7:1 test \"wrong\" — statement at 7:16: statement is false, not true\n\
+         2 passed, 2 failed\n"
+    );
+    let r = env.run(&["ailang", "test", "--json", "t.ail"]).code(1);
+    let v = r.json();
+    assert_eq!(v["passed"], 2);
+    assert_eq!(v["failed"], 2);
+    assert_eq!(v["cases"][1]["line"], 2);
+    assert_eq!(v["cases"][1]["column"], 47);
+    assert_eq!(v["cases"][1]["message"], "expected 4, got 3");
+    assert_eq!(v["cases"][2]["name"], "test \"sums\"");
+    env.write("ok.ail", b"module ok\ntest \"t\" { true }\n");
+    let r = env.run(&["ailang", "test", "ok.ail"]).ok();
+    assert_eq!(r.stdout, "✓ ok.ail:2:1 test \"t\"\n1 passed, 0 failed\n");
+}
+
+#[test]
+fn the_v041_corpus_program_checks_tests_and_runs() {
+    let env = TestEnv::new();
+    let f = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/fixtures/ailang/v041_features.ail"
+    );
+    env.run(&["ailang", "check", f]).ok();
+    let r = env.run(&["ailang", "test", f]).ok();
+    assert!(r.stdout.ends_with("9 passed, 0 failed\n"), "{}", r.stdout);
+}
+
+#[test]
+fn publish_diagnostics_name_the_users_file() {
+    use world::ailang::Embedded;
+    use world::store::{Store, WriteOptions};
+    use world::transitions::{manifest, publish};
+    let env = TestEnv::new();
+    std::fs::create_dir_all(env.path("tx")).expect("mkdir");
+    env.write(
+        "tx/bad.ail",
+        b"module tx/bad\nexport func main(i: string) -> string = nope\n",
+    );
+    let store = Store::open_write(
+        &env.path("world.db"),
+        WriteOptions {
+            create: true,
+            wait_lock: None,
+        },
+    )
+    .expect("open store");
+    let entry = r#"[{"id":"bad","title":"Bad","description":"d","transitionFnFile":"tx/bad.ail","inputSchema":{"type":"object"},"outputSchema":{"type":"object"},"access":{"effect":"world.apply","scope":"world","cost":0},"declaredEffects":[]}]"#;
+    let m = manifest::parse(entry.as_bytes()).expect("manifest");
+    let opts = publish::PlanOptions {
+        base_dir: env.path(""),
+        bootstrap_epoch: true,
+    };
+    let e = publish::plan_publish(store.conn(), &m, &Embedded::new(), &opts, &mut |_| {})
+        .expect_err("a type error is not publishable");
+    let msg = e.to_string();
+    assert!(msg.contains("(at tx/bad.ail:2:41)"), "{msg}");
+    assert!(!msg.contains("host/capsule"), "{msg}");
+}

@@ -673,7 +673,11 @@ pub fn binop(op: BinOp, a: Value, b: Value, span: Span) -> Result<Value, Fail> {
             (a, b) => {
                 return Err(rt(
                     "RT_TYPE_001",
-                    format!("'++' joins two lists or two strings, got {} and {}", a.kind(), b.kind()),
+                    format!(
+                        "'++' joins two lists or two strings, got {} and {}",
+                        a.kind(),
+                        b.kind()
+                    ),
                     span,
                 ))
             }

@@ -90,6 +90,18 @@ pub fn load(m: &Module, label: &str, strict_modules: bool) -> Result<Loaded, Vec
                         .any(|(t, cs)| *t == &*it.name || cs.iter().any(|(c, _)| *c == &*it.name))
                     {
                         // Types and constructors are in scope once the module is imported.
+                    } else if stdlib::AFTER_PINNED_RELEASE
+                        .iter()
+                        .any(|(m, n)| *m == imp.path && *n == &*it.name)
+                    {
+                        errors.push(Diag::error(
+                            "IMP011",
+                            format!(
+                                "'{}' is not in {} of AILANG v0.41.0 (it came in a later release)",
+                                it.name, imp.path
+                            ),
+                            Some(it.span),
+                        ));
                     } else {
                         errors.push(Diag::error(
                             "IMP010",

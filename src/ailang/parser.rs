@@ -301,7 +301,10 @@ impl Parser {
             other => {
                 return Err(Diag::error(
                     "PAR_ANNOTATION_001",
-                    format!("expected an annotation name after '@', found {}", describe(&other)),
+                    format!(
+                        "expected an annotation name after '@', found {}",
+                        describe(&other)
+                    ),
                     Some(span),
                 ))
             }

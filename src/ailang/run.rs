@@ -3,7 +3,7 @@
 //! Everything runs on one thread with a large stack ([`super::on_big_stack`]).
 
 use super::ast::{Module, TypeExpr};
-use super::diag::{Diag, Severity};
+use super::diag::{Diag, Severity, Span};
 use super::eval::{Fail, Limits, Machine};
 use super::loader::{load, MAX_SOURCE_BYTES};
 use super::parser::parse_module;
@@ -407,91 +407,207 @@ fn run_on_thread(req: RunRequest) -> Result<RunOutcome, RunError> {
     }
 }
 
-/// One `tests [...]` pair's outcome.
+/// One test's outcome: a `tests [...]` pair or a `test "…" { }` block.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TestCase {
-    /// Function under test.
+    /// Function under test (for a `test` block, the block's name).
     pub func: String,
-    /// Index of the pair in the clause.
+    /// Index of the pair in the clause (0 for a `test` block).
     pub index: usize,
+    /// What the report calls it: `func #N` (1-based) or `test "name"`.
+    pub name: String,
+    /// Where the pair or block is written (1-based line, column).
+    pub span: Span,
     /// `None` on success, else what went wrong.
     pub failure: Option<String>,
 }
 
-/// Run every `tests [(arg, expected), …]` clause of the module (a tuple argument is spread
-/// over a multi-parameter function). Front-end errors are returned as diagnostics.
+fn describe_failure(r: Result<Value, Fail>, want: Option<&Value>) -> Option<String> {
+    match r {
+        Ok(got) => match want {
+            Some(w) if super::value::values_equal(&got, w) => None,
+            Some(w) => {
+                let (mut g, mut ws) = (String::new(), String::new());
+                super::value::show(&got, &mut g);
+                super::value::show(w, &mut ws);
+                Some(format!("expected {ws}, got {g}"))
+            }
+            None if matches!(got, Value::Bool(true)) => None,
+            None => {
+                let mut g = String::new();
+                super::value::show(&got, &mut g);
+                Some(format!("statement is {g}, not true"))
+            }
+        },
+        Err(Fail::Error(d)) => Some(d.render()),
+        Err(Fail::Timeout) => Some("the test ran past its deadline".to_string()),
+        Err(other) => Some(format!("{other:?}")),
+    }
+}
+
+/// Run every `tests [(arg, expected), …]` clause (a tuple argument is spread over a
+/// multi-parameter function) and every `test "name" { stmt; … }` block (each statement must be
+/// `true`) of the module, each under `deadline`. Front-end errors are returned rendered.
 pub fn run_tests(label: &str, source: &[u8]) -> Result<Vec<TestCase>, Vec<String>> {
+    run_tests_until(label, source, None)
+}
+
+/// [`run_tests`] with a wall-clock deadline for every case.
+pub fn run_tests_until(
+    label: &str,
+    source: &[u8],
+    deadline: Option<Instant>,
+) -> Result<Vec<TestCase>, Vec<String>> {
     let label = label.to_string();
     let source = source.to_vec();
     super::on_big_stack(move || {
         let f = front(&label, &source, false)
             .map_err(|ds| ds.iter().map(Diag::render).collect::<Vec<_>>())?;
         let prog = Rc::new(f.program);
+        let limits = || Limits {
+            deadline,
+            ..Limits::default()
+        };
         let mut cases = Vec::new();
         for func in &f.module.funcs {
             let Some(tests) = &func.tests else { continue };
-            let mut m = Machine::new(Rc::clone(&prog), Limits::default());
-            let pairs = match m.eval(tests, &None) {
-                Ok(Value::List(l)) => l.to_vec(),
-                Ok(other) => {
-                    return Err(vec![format!(
-                        "tests clause of '{}' is a {}, not a list",
-                        func.name,
-                        other.kind()
-                    )])
-                }
-                Err(e) => {
-                    return Err(vec![format!(
-                        "tests clause of '{}' failed: {e:?}",
-                        func.name
-                    )])
-                }
+            let items: Vec<&super::ast::Expr> = match &tests.kind {
+                super::ast::ExprKind::List(xs) => xs.iter().collect(),
+                _ => vec![tests],
             };
-            for (index, pair) in pairs.into_iter().enumerate() {
-                let Value::Tuple(pv) = &pair else {
-                    cases.push(TestCase {
-                        func: func.name.to_string(),
-                        index,
-                        failure: Some("not a pair".into()),
-                    });
-                    continue;
+            for (index, item) in items.into_iter().enumerate() {
+                let name = format!("{} #{}", func.name, index + 1);
+                let mut m = Machine::new(Rc::clone(&prog), limits());
+                let pair = m.eval(item, &None);
+                let (arg, want) = match &pair {
+                    Ok(Value::Tuple(pv)) if pv.len() == 2 => (pv[0].clone(), pv[1].clone()),
+                    Ok(_) => {
+                        cases.push(TestCase {
+                            func: func.name.to_string(),
+                            index,
+                            name,
+                            span: item.span,
+                            failure: Some(
+                                "a tests entry must be an (argument, expected) pair".into(),
+                            ),
+                        });
+                        continue;
+                    }
+                    Err(_) => {
+                        let failure = describe_failure(pair, None);
+                        cases.push(TestCase {
+                            func: func.name.to_string(),
+                            index,
+                            name,
+                            span: item.span,
+                            failure,
+                        });
+                        continue;
+                    }
                 };
-                let (Some(arg), Some(want)) = (pv.first(), pv.get(1)) else {
-                    cases.push(TestCase {
-                        func: func.name.to_string(),
-                        index,
-                        failure: Some("not a pair".into()),
-                    });
-                    continue;
-                };
-                let args = match (func.params.len(), arg) {
+                let args = match (func.params.len(), &arg) {
                     (0, _) => Vec::new(),
                     (1, a) => vec![a.clone()],
                     (_, Value::Tuple(xs)) => xs.to_vec(),
                     (_, a) => vec![a.clone()],
                 };
-                let mut m = Machine::new(Rc::clone(&prog), Limits::default());
-                let failure = match m.call_named(&func.name, args) {
-                    Ok(got) if super::value::values_equal(&got, want) => None,
-                    Ok(got) => {
-                        let (mut g, mut w) = (String::new(), String::new());
-                        super::value::show(&got, &mut g);
-                        super::value::show(want, &mut w);
-                        Some(format!("expected {w}, got {g}"))
-                    }
-                    Err(Fail::Error(d)) => Some(d.render()),
-                    Err(other) => Some(format!("{other:?}")),
-                };
+                let mut m = Machine::new(Rc::clone(&prog), limits());
+                let failure = describe_failure(m.call_named(&func.name, args), Some(&want));
                 cases.push(TestCase {
                     func: func.name.to_string(),
                     index,
+                    name,
+                    span: item.span,
                     failure,
                 });
             }
         }
+        for t in &f.module.tests {
+            let mut failure = None;
+            for st in &t.body {
+                let mut m = Machine::new(Rc::clone(&prog), limits());
+                if let Some(why) = describe_failure(m.eval(&st.expr, &None), None) {
+                    failure = Some(format!(
+                        "statement at {}:{}: {why}",
+                        st.expr.span.line, st.expr.span.col
+                    ));
+                    break;
+                }
+            }
+            cases.push(TestCase {
+                func: t.name.clone(),
+                index: 0,
+                name: format!("test \"{}\"", t.name),
+                span: t.span,
+                failure,
+            });
+        }
         Ok(cases)
     })
     .unwrap_or_else(|| Err(vec!["the test thread failed".to_string()]))
+}
+
+/// `world ailang test [--json] FILE`: every case as `✓ FILE:LINE:COL NAME` / `✗ … — why` on
+/// stdout then `N passed, M failed`; with `json`, one object
+/// `{"file","passed","failed","total","cases":[{"name","file","line","column","passed","message"}]}`.
+/// Exit 0 when every case passed, 1 otherwise (front-end errors on stderr, exit 1).
+pub fn test_outcome(
+    label: &str,
+    source: &[u8],
+    json: bool,
+    deadline: Option<Instant>,
+) -> RunOutcome {
+    let mut out = RunOutcome::default();
+    let cases = match run_tests_until(label, source, deadline) {
+        Ok(c) => c,
+        Err(errs) => {
+            for e in errs {
+                out.stderr.extend_from_slice(e.as_bytes());
+                out.stderr.push(b'\n');
+            }
+            out.exit_code = 1;
+            return out;
+        }
+    };
+    let failed = cases.iter().filter(|c| c.failure.is_some()).count();
+    let passed = cases.len() - failed;
+    if json {
+        let items: Vec<serde_json::Value> = cases
+            .iter()
+            .map(|c| {
+                serde_json::json!({
+                    "name": c.name,
+                    "file": label,
+                    "line": c.span.line,
+                    "column": c.span.col,
+                    "passed": c.failure.is_none(),
+                    "message": c.failure.clone().unwrap_or_default(),
+                })
+            })
+            .collect();
+        let doc = serde_json::json!({
+            "file": label,
+            "passed": passed,
+            "failed": failed,
+            "total": cases.len(),
+            "cases": items,
+        });
+        out.stdout = serde_json::to_vec_pretty(&doc).unwrap_or_default();
+        out.stdout.push(b'\n');
+    } else {
+        let mut s = String::new();
+        for c in &cases {
+            let at = format!("{label}:{}:{}", c.span.line, c.span.col);
+            match &c.failure {
+                None => s.push_str(&format!("✓ {at} {}\n", c.name)),
+                Some(why) => s.push_str(&format!("✗ {at} {} — {why}\n", c.name)),
+            }
+        }
+        s.push_str(&format!("{passed} passed, {failed} failed\n"));
+        out.stdout = s.into_bytes();
+    }
+    out.exit_code = i32::from(failed > 0);
+    out
 }
 
 /// `ailang check --json FILE` (ailang.md §2): one indented object on stdout,

@@ -70,6 +70,8 @@ struct Checker<'a> {
     diags: Vec<Diag>,
     used_effects: Vec<(String, Span)>,
     fields_deferred: Vec<(Ty, Name, Ty, Span)>,
+    /// `++` whose operand type was unknown when seen: (operand type, left span, right span).
+    concat_deferred: Vec<(Ty, Span, Span)>,
 }
 
 const EFFECTS: [&str; 10] = [
@@ -97,6 +99,7 @@ impl<'a> Checker<'a> {
             diags: Vec::new(),
             used_effects: Vec::new(),
             fields_deferred: Vec::new(),
+            concat_deferred: Vec::new(),
         };
         let std_ctors: [(&str, &str, &[&str], &str); 10] = [
             ("Some", "Option", &["a"], "a"),
@@ -430,7 +433,9 @@ impl<'a> Checker<'a> {
                     .map(|x| self.convert_d(x, vars, report, depth + 1))
                     .collect();
                 match &**n {
-                    "int" | "float" | "string" | "bool" | "Json" if targs.is_empty() => con(n),
+                    "int" | "float" | "string" | "bool" | "Json" | "bytes" if targs.is_empty() => {
+                        con(n)
+                    }
                     "Int" | "Float" | "String" | "Bool" if targs.is_empty() => {
                         con(&n.to_lowercase())
                     }
@@ -610,6 +615,36 @@ impl<'a> Checker<'a> {
         }
         for (f, (ps, r)) in m.funcs.iter().zip(sigs) {
             self.check_func(f, &ps, &r);
+        }
+        for t in &m.tests {
+            self.locals.clear();
+            for st in &t.body {
+                let ty = self.infer(&st.expr);
+                self.expect(
+                    &ty,
+                    &con("bool"),
+                    st.expr.span,
+                    &format!("statement of test \"{}\"", t.name),
+                );
+            }
+        }
+        for f in &m.funcs {
+            strict_fallbacks(f, &mut self.diags);
+        }
+        for (t, ls, _rs) in std::mem::take(&mut self.concat_deferred) {
+            match self.resolve(&t) {
+                Ty::Con(n, _) if &*n == "string" || &*n == "List" => {}
+                Ty::Var(_) => {
+                    // Still unknown: `++` is polymorphic over strings and lists; either works.
+                }
+                other => {
+                    let msg = format!(
+                        "'++' joins two strings or two lists, got {}",
+                        self.show(&other)
+                    );
+                    self.err("TC_TYPE_001", msg, ls);
+                }
+            }
         }
         let deferred = std::mem::take(&mut self.fields_deferred);
         for (base, field, t, span) in deferred {
@@ -978,13 +1013,20 @@ impl<'a> Checker<'a> {
                     }
                     BinOp::Concat => {
                         // v0.41.0: `++` joins two strings or two lists of one element type.
-                        let is_str = |c: &Self, t: &Ty| {
-                            matches!(c.resolve(t), Ty::Con(ref n, _) if &**n == "string")
-                        };
+                        let is_str = |c: &Self, t: &Ty| matches!(c.resolve(t), Ty::Con(ref n, _) if &**n == "string");
                         if is_str(self, &lt) || is_str(self, &rt) {
                             self.expect(&lt, &con("string"), l.span, "left operand of '++'");
                             self.expect(&rt, &con("string"), r.span, "right operand of '++'");
                             return con("string");
+                        }
+                        let is_var = |c: &Self, t: &Ty| matches!(c.resolve(t), Ty::Var(_));
+                        if is_var(self, &lt) && is_var(self, &rt) {
+                            // Neither side known yet (`\acc s. acc ++ s`): decided at the end.
+                            let res = self.fresh();
+                            self.expect(&rt, &lt, r.span, "right operand of '++'");
+                            self.expect(&res, &lt, span, "'++'");
+                            self.concat_deferred.push((lt, l.span, r.span));
+                            return res;
                         }
                         let el = self.fresh();
                         self.expect(&lt, &list(el.clone()), l.span, "left operand of '++'");
@@ -1218,18 +1260,17 @@ impl<'a> Checker<'a> {
 
     /// A vector of `n` patterns no row matches (a witness), or `None` when the rows cover
     /// everything. `budget` bounds the work; when it runs out the match counts as covered.
-    fn uncovered(
-        &self,
-        rows: &[Vec<SPat>],
-        n: usize,
-        budget: &mut usize,
-    ) -> Option<Vec<SPat>> {
+    fn uncovered(&self, rows: &[Vec<SPat>], n: usize, budget: &mut usize) -> Option<Vec<SPat>> {
         if *budget == 0 {
             return None;
         }
         *budget -= 1;
         if n == 0 {
-            return if rows.is_empty() { Some(Vec::new()) } else { None };
+            return if rows.is_empty() {
+                Some(Vec::new())
+            } else {
+                None
+            };
         }
         let mut heads: Vec<(String, usize)> = Vec::new();
         for r in rows {
@@ -1307,13 +1348,17 @@ impl SPat {
             Pattern::Bool(b) => SPat::Ctor(b.to_string(), Vec::new()),
             Pattern::Int(_) | Pattern::Float(_) | Pattern::Str(_) => SPat::Lit,
             Pattern::Ctor(n, ps, _) => SPat::Ctor(n.to_string(), ps.iter().map(SPat::of).collect()),
-            Pattern::List(ps) => ps.iter().rev().fold(SPat::Ctor("[]".into(), Vec::new()), |acc, p| {
-                SPat::Ctor("::".into(), vec![SPat::of(p), acc])
-            }),
+            Pattern::List(ps) => ps
+                .iter()
+                .rev()
+                .fold(SPat::Ctor("[]".into(), Vec::new()), |acc, p| {
+                    SPat::Ctor("::".into(), vec![SPat::of(p), acc])
+                }),
             Pattern::Cons(h, t) => SPat::Ctor("::".into(), vec![SPat::of(h), SPat::of(t)]),
-            Pattern::Tuple(ps) => {
-                SPat::Ctor(format!("(,{})", ps.len()), ps.iter().map(SPat::of).collect())
-            }
+            Pattern::Tuple(ps) => SPat::Ctor(
+                format!("(,{})", ps.len()),
+                ps.iter().map(SPat::of).collect(),
+            ),
             Pattern::Record(fs) if fs.iter().all(|(_, p)| irrefutable(p)) => SPat::Wild,
             Pattern::Record(_) => SPat::Lit,
         }
@@ -1336,6 +1381,63 @@ impl SPat {
                 format!("{c}({})", inner.join(", "))
             }
         }
+    }
+}
+
+/// `STRICT_FALLBACK_001` (warning): a function declared `-> Result[…]` whose result can be the
+/// literal empty success `Ok("")` or `Ok([])`, which hides a failure as an empty value.
+/// `@allow_empty_ok("why")` on the function silences it (v0.41.0's opt-out).
+fn strict_fallbacks(f: &FuncDecl, diags: &mut Vec<Diag>) {
+    let returns_result = matches!(&f.ret, Some(TypeExpr::Named(n, _, _)) if &**n == "Result");
+    if !returns_result || f.annotations.iter().any(|a| &*a.name == "allow_empty_ok") {
+        return;
+    }
+    let mut found = Vec::new();
+    tail_empty_oks(&f.body, &mut found, 0);
+    for span in found {
+        diags.push(Diag::warning(
+            "STRICT_FALLBACK_001",
+            format!(
+                "function '{}' can return an empty success (Ok(\"\") or Ok([])), which hides a \
+                 failure; return Err(…) or annotate the function with @allow_empty_ok(\"why\")",
+                f.name
+            ),
+            Some(span),
+        ));
+    }
+}
+
+fn tail_empty_oks(e: &Expr, out: &mut Vec<Span>, depth: usize) {
+    if depth > 256 {
+        return;
+    }
+    match &e.kind {
+        ExprKind::Call(f, args) => {
+            let empty = match args.as_slice() {
+                [a] => match &a.kind {
+                    ExprKind::Str(s) => s.is_empty(),
+                    ExprKind::List(xs) => xs.is_empty(),
+                    _ => false,
+                },
+                _ => false,
+            };
+            if empty && matches!(&f.kind, ExprKind::Var(n) if &**n == "Ok") {
+                out.push(e.span);
+            }
+        }
+        ExprKind::If(_, a, b) => {
+            tail_empty_oks(a, out, depth + 1);
+            tail_empty_oks(b, out, depth + 1);
+        }
+        ExprKind::Match(_, arms) => {
+            for a in arms {
+                tail_empty_oks(&a.body, out, depth + 1);
+            }
+        }
+        ExprKind::Block(_, last)
+        | ExprKind::LetIn(_, _, _, last)
+        | ExprKind::LetRecIn(_, _, last) => tail_empty_oks(last, out, depth + 1),
+        _ => {}
     }
 }
 
@@ -1437,5 +1539,43 @@ mod tests {
         let got = codes("func f(xs: [int]) -> int = match xs { x :: _ => x }");
         assert_eq!(got, vec!["W:TC_MATCH_001".to_string()]);
         assert!(codes("func f(b: bool) -> int = match b { true => 1, false => 0 }").is_empty());
+        // Nested constructor patterns (issue 14): exhaustive without a catch-all.
+        assert!(codes(
+            "func f(r: Result[Option[int], string]) -> int = match r { Err(_) => 0, Ok(None) => 1, Ok(Some(n)) => n }"
+        )
+        .is_empty());
+        assert_eq!(
+            codes("func f(r: Result[Option[int], string]) -> int = match r { Err(_) => 0, Ok(Some(n)) => n }"),
+            vec!["W:TC_MATCH_001".to_string()]
+        );
+        assert!(codes(
+            "func f(xs: [int]) -> int = match xs { [] => 0, [x] => x, x :: y :: _ => x + y }"
+        )
+        .is_empty());
+        assert!(codes(
+            "func f(p: (bool, bool)) -> int = match p { (true, _) => 1, (false, true) => 2, (false, false) => 3 }"
+        )
+        .is_empty());
+    }
+
+    #[test]
+    fn concat_joins_strings_and_lists() {
+        assert!(codes("func f(a: string) -> string = a ++ \"!\"").is_empty());
+        assert!(codes("func f(a: [int]) -> [int] = a ++ [1]").is_empty());
+        assert!(codes(
+            "import std/list (foldl)\nfunc f(xs: [string]) -> string = foldl(\\acc s. acc ++ s, \"\", xs)"
+        )
+        .is_empty());
+        assert!(codes("func f(a: string) -> string = a ++ [1]")
+            .iter()
+            .any(|c| c == "TC_TYPE_001"));
+    }
+
+    #[test]
+    fn strict_fallback_warns_unless_allowed() {
+        let src =
+            "func f(x: int) -> Result[string, string] = if x > 0 then Ok(\"\") else Err(\"neg\")";
+        assert_eq!(codes(src), vec!["W:STRICT_FALLBACK_001".to_string()]);
+        assert!(codes(&format!("@allow_empty_ok(\"empty is real\")\n{src}")).is_empty());
     }
 }

@@ -1,4 +1,4 @@
-//! `world ailang --version | check | run`: the embedded interpreter behind the external
+//! `world ailang --version | check | run | test`: the embedded interpreter behind the external
 //! `ailang` CLI contract (ailang.md §1–§3, §6).
 
 use std::path::PathBuf;
@@ -40,6 +40,18 @@ pub enum Cmd {
         /// Enforce MOD010 (module header must match the file path)
         #[arg(long)]
         strict_modules: bool,
+        /// The module file
+        file: PathBuf,
+    },
+    /// Run FILE's inline `tests [...]` pairs and `test "…" { }` blocks; each pass/fail with
+    /// FILE:LINE:COL, then `N passed, M failed` (exit 0 all pass, 1 otherwise)
+    Test {
+        /// One JSON report on stdout
+        #[arg(long)]
+        json: bool,
+        /// Wall-clock limit for the whole run, seconds
+        #[arg(long, default_value_t = 60.0)]
+        timeout: f64,
         /// The module file
         file: PathBuf,
     },
@@ -108,6 +120,21 @@ pub fn run(_ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliErro
             } else {
                 ailang::cli_check(&label, &bytes, &opts)
             }
+        }
+        Cmd::Test {
+            json,
+            timeout,
+            file,
+        } => {
+            if !(0.0..=86_400.0).contains(&timeout) {
+                return Err(CliError::usage(
+                    "ailang test",
+                    "--timeout must be between 0 and 86400 seconds",
+                ));
+            }
+            let bytes = read(&file)?;
+            let deadline = Instant::now() + Duration::from_secs_f64(timeout);
+            ailang::run::test_outcome(&file.display().to_string(), &bytes, json, Some(deadline))
         }
         Cmd::Run {
             entry,

@@ -584,13 +584,17 @@ pub fn plan_publish(
                         error,
                     })?;
             if !outcome.passed {
+                // The capsule checks its copy at `host/capsule/main.ail`; name the user's file.
+                let diagnostics = outcome
+                    .diagnostics
+                    .replace(crate::interp::external::SOURCE_PATH, &source_name);
                 return Err(PublishError::NotLoadable {
                     id: entry.id.clone(),
                     source_name,
                     interpreter: interp_ref.to_string(),
                     release: release.clone(),
                     world_import: is_world_import(&outcome.diagnostics),
-                    diagnostics: trim_quote(&outcome.diagnostics),
+                    diagnostics: trim_quote(&diagnostics),
                 });
             }
             checked.insert(fn_ref);

@@ -1,6 +1,7 @@
 //! The standard library subset (ailang.md §5): `std/json`, `std/string`, `std/list`,
 //! `std/option`, `std/result`, `std/math`, `std/io` and the prelude, implemented natively.
 
+pub mod bytes;
 pub mod json;
 pub mod list;
 pub mod option;
@@ -15,6 +16,7 @@ use super::value::{display, show, Builtin, List, Str, Value};
 pub static MODULES: &[(&str, &[Builtin])] = &[
     ("prelude", PRELUDE),
     ("std/json", json::EXPORTS),
+    ("std/bytes", bytes::EXPORTS),
     ("std/string", string::EXPORTS),
     ("std/list", list::EXPORTS),
     ("std/option", option::EXPORTS),
@@ -42,6 +44,11 @@ pub fn module_types(path: &str) -> &'static [(&'static str, &'static [(&'static 
         _ => &[],
     }
 }
+
+/// Names that programs use but that came after AILANG v0.41.0, with the module they belong
+/// to: importing one is refused by name (`IMP011`) rather than as a plain unknown export.
+pub const AFTER_PINNED_RELEASE: &[(&str, &str)] =
+    &[("std/string", "foldChars"), ("std/string", "charAt")];
 
 /// Exports of module `path`, if it exists.
 pub fn module(path: &str) -> Option<&'static [Builtin]> {
