@@ -417,6 +417,53 @@ fn exit_codes_ok_refused_denied_and_failed() {
     env.verify_ok();
 }
 
+/// The persisted spend tally (DEC-PERF-1) is derived state: an edited row is reported by
+/// `verify`, ignored by the broker (the budget still holds) and rebuilt by the next call.
+#[test]
+fn an_edited_spend_tally_is_not_trusted_and_is_rebuilt() {
+    let env = Env::new();
+    let tok = env.mint("ep1", &[APPLY, "Workspace.Read=worktree:2"]);
+    std::fs::write(env.ws.join("ep1/notes.txt"), "a b\nc\n").expect("write");
+    for _ in 0..2 {
+        assert_exit(
+            &env.invoke(&tok, "readcount", r#"{"path":"notes.txt"}"#, &[]),
+            0,
+        );
+    }
+    let conn = env.conn();
+    let seq = |c: &rusqlite::Connection| -> i64 {
+        c.query_row(
+            "SELECT valid_to_seq FROM world_spend_tally WHERE episode_id = 'ep1'",
+            [],
+            |r| r.get(0),
+        )
+        .expect("tally row")
+    };
+    let before = seq(&conn);
+    assert!(before > 0);
+    env.verify_ok();
+    // Someone zeroes the spend without knowing the checksum.
+    conn.execute(
+        "UPDATE world_spend_tally SET spend_json = '[]' WHERE episode_id = 'ep1'",
+        [],
+    )
+    .expect("edit");
+    let out = env.run(&["verify"]);
+    assert_exit(&out, 0);
+    let text = String::from_utf8_lossy(&out.stdout).to_string();
+    assert!(text.contains("spend_tally_stale"), "{text}");
+    // The budget of 2 is spent: the edit does not buy a third read.
+    let out = env.invoke(&tok, "readcount", r#"{"path":"notes.txt"}"#, &[]);
+    assert_exit(&out, 8);
+    assert_eq!(stdout_json(&out)["world"]["effects"][0]["status"], "denied");
+    assert!(
+        seq(&conn) > before,
+        "the decision rebuilt and rewrote the row"
+    );
+    let text = env.verify_ok();
+    assert!(!text.contains("spend_tally"), "{text}");
+}
+
 #[test]
 fn the_same_invocation_id_is_idempotent_and_a_different_input_is_refused() {
     let env = Env::new();

@@ -34,14 +34,17 @@ use rusqlite::{Connection, OptionalExtension};
 use crate::store::journal;
 use crate::store::Error as StoreError;
 
+mod table;
+pub use table::{check as check_table, Problem as TableProblem, TABLE};
+
 /// The running totals for one episode: exact spend per `(effect, scope)` and the largest
 /// all-digit ordinal suffix (0 when there is none).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Tally {
     /// Σ cost per `(effect, scope)`, exact (never saturates).
     spend: HashMap<(String, String), i128>,
-    /// The largest all-digit suffix among the episode's intent ids, 0 if none.
-    max_ordinal: i64,
+    /// The largest all-digit suffix among the episode's intent ids, `None` if there is none.
+    max_ordinal: Option<i64>,
     /// How many intent rows of the id range were seen (picks the scan plan).
     rows_in_range: u64,
     /// Why the first corrupt intent payload of the range could not be folded, if any. A
@@ -67,9 +70,10 @@ impl Tally {
             .collect())
     }
 
-    /// The next ordinal: 1 + the largest all-digit suffix (§7.4); `None` at `i64::MAX`.
+    /// The next ordinal (§7.4): 1 + the largest all-digit suffix, or [`FIRST_ORDINAL`] when
+    /// the episode has none; `None` at `i64::MAX`.
     pub fn next_ordinal(&self) -> Option<i64> {
-        self.max_ordinal.checked_add(1)
+        next_after(self.max_ordinal)
     }
 }
 
@@ -86,6 +90,17 @@ impl Tally {
     }
 }
 
+/// The ordinal of an episode's first effect (authority-and-broker.md §7.4).
+pub const FIRST_ORDINAL: i64 = 1;
+
+/// The ordinal after `max` (the largest all-digit suffix seen, `None` when there is none).
+fn next_after(max: Option<i64>) -> Option<i64> {
+    match max {
+        None => Some(FIRST_ORDINAL),
+        Some(m) => m.checked_add(1),
+    }
+}
+
 fn clamp_i64(v: i128) -> i64 {
     i64::try_from(v).unwrap_or(if v < 0 { i64::MIN } else { i64::MAX })
 }
@@ -93,7 +108,7 @@ fn clamp_i64(v: i128) -> i64 {
 /// The identity of one journal row: `(kind, invocation_id, object_ref)`.
 type RowId = (String, String, String);
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 struct Entry {
     /// Every committed journal row with `seq ≤ seq` has been folded in.
     seq: i64,
@@ -206,7 +221,7 @@ fn fold_row(entry: &mut Entry, episode: &str, lo: &str, row: ScanRow) {
     let (seq, id, object) = row;
     entry.tally.rows_in_range += 1;
     if let Some(n) = ordinal_of(&id, lo) {
-        entry.tally.max_ordinal = entry.tally.max_ordinal.max(n);
+        entry.tally.max_ordinal = Some(entry.tally.max_ordinal.map_or(n, |m| m.max(n)));
     }
     match object {
         None => entry.pending.push(seq),
@@ -320,15 +335,43 @@ fn cache_key(conn: &Connection, episode: &str) -> Option<(String, String)> {
     }
 }
 
-fn compute(conn: &Connection, episode: &str, store: bool) -> Result<Tally, StoreError> {
+/// Whether `e` is a valid view of this journal: its seq is not past the top and the row at
+/// its seq is still the row it absorbed.
+fn still_valid(conn: &Connection, e: &Entry, top: i64) -> Result<bool, StoreError> {
+    Ok(e.seq <= top && row_at(conn, e.seq)? == e.at_seq)
+}
+
+/// How [`compute`] may keep what it folded.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Keep {
+    /// A view that may hold this connection's own uncommitted rows: keep nothing.
+    Nothing,
+    /// A committed-only view: the per-process cache.
+    Cache,
+    /// A write transaction that has not yet appended: the cache and the persisted table.
+    CacheAndTable,
+}
+
+fn compute(conn: &Connection, episode: &str, keep: Keep) -> Result<Tally, StoreError> {
     let key = cache_key(conn, episode);
     let top: i64 = conn
         .prepare_cached("SELECT COALESCE(MAX(seq), 0) FROM journal")?
         .query_row([], |r| r.get(0))?;
-    let mut entry = match key.as_ref().and_then(cache_get) {
-        Some(e) if e.seq <= top && row_at(conn, e.seq)? == e.at_seq => e,
-        _ => Entry::empty(),
-    };
+    let mut best = Entry::empty();
+    if let Some(e) = key.as_ref().and_then(cache_get) {
+        if still_valid(conn, &e, top)? {
+            best = e;
+        }
+    }
+    // The persisted tally (DEC-PERF-1): trusted only when its checksum holds and its anchor row
+    // is still the row at its seq; anything else is rebuilt from the journal, never used.
+    let stored = table::load(conn, episode)?;
+    if let Some(e) = &stored {
+        if e.seq > best.seq && still_valid(conn, e, top)? {
+            best = e.clone();
+        }
+    }
+    let mut entry = best;
     recheck_pending(conn, &mut entry, episode)?;
     let from = entry.seq;
     scan(conn, &mut entry, episode, from, top)?;
@@ -337,7 +380,13 @@ fn compute(conn: &Connection, episode: &str, store: bool) -> Result<Tally, Store
         entry.at_seq = row_at(conn, top)?;
     }
     let tally = entry.tally.clone();
-    if let (true, Some(key)) = (store, key) {
+    if keep == Keep::CacheAndTable {
+        let unchanged = stored.as_ref() == Some(&entry);
+        if !unchanged {
+            table::store(conn, episode, &entry)?;
+        }
+    }
+    if let (true, Some(key)) = (keep != Keep::Nothing, key) {
         cache_put(key, entry);
     }
     Ok(tally)
@@ -355,7 +404,12 @@ fn compute(conn: &Connection, episode: &str, store: bool) -> Result<Tally, Store
 /// Store errors. A corrupt intent payload is not an error here: it makes
 /// [`Tally::spend_map`] fail, as the full scan does.
 pub fn tally(conn: &Connection, episode: &str) -> Result<Tally, StoreError> {
-    compute(conn, episode, conn.is_autocommit())
+    let keep = if conn.is_autocommit() {
+        Keep::Cache
+    } else {
+        Keep::Nothing
+    };
+    compute(conn, episode, keep)
 }
 
 /// [`tally`] for a transaction that has not yet written a journal row (the broker's decision
@@ -368,7 +422,7 @@ pub fn tally(conn: &Connection, episode: &str) -> Result<Tally, StoreError> {
 /// # Errors
 /// As [`tally`].
 pub fn tally_at_transaction_start(conn: &Connection, episode: &str) -> Result<Tally, StoreError> {
-    compute(conn, episode, true)
+    compute(conn, episode, Keep::CacheAndTable)
 }
 
 /// The straightforward spend: decode every intent of the episode's id range (O(N) per call).
@@ -413,11 +467,8 @@ pub fn next_ordinal_full_scan(conn: &Connection, episode: &str) -> Result<Option
     let ids: Vec<String> = stmt
         .query_map([&lo, &hi], |r| r.get(0))?
         .collect::<Result<_, _>>()?;
-    let max = ids
-        .iter()
-        .filter_map(|id| ordinal_of(id, &lo))
-        .fold(0i64, i64::max);
-    Ok(max.checked_add(1))
+    let max = ids.iter().filter_map(|id| ordinal_of(id, &lo)).max();
+    Ok(next_after(max))
 }
 
 #[cfg(test)]
@@ -445,6 +496,10 @@ mod tests {
         let store = open_store(&path);
         // A second, independent connection stands in for another process.
         let other = Connection::open(&path).expect("second connection");
+        // Durability is not under test: skip the fsyncs so the proptest stays fast.
+        for c in [store.conn(), &other] {
+            c.execute_batch("PRAGMA synchronous = OFF").expect("pragma");
+        }
         (dir, store, other)
     }
 
@@ -498,6 +553,25 @@ mod tests {
         // Twice: the second answer comes from the cache the first one left.
         assert_eq!(answers(conn, true), full);
         assert_eq!(answers(conn, true), full);
+        // A fresh process: no cache, only the persisted table (whatever state it is in).
+        clear_cache();
+        assert_eq!(answers(conn, true), full);
+        // The persisted rows the broker would trust equal the full fold.
+        let problems = table::check(conn).expect("check");
+        assert!(problems.iter().all(|p| !p.trusted), "{problems:?}");
+    }
+
+    /// What a broker decision transaction does to the table: fold and persist every episode,
+    /// as a fresh process (no cache) when `cold`.
+    fn persist_all(conn: &Connection, cold: bool) {
+        if cold {
+            clear_cache();
+        }
+        conn.execute_batch("BEGIN IMMEDIATE").expect("begin");
+        for ep in EPISODES {
+            tally_at_transaction_start(conn, ep).expect("persist");
+        }
+        conn.execute_batch("COMMIT").expect("commit");
     }
 
     #[derive(Clone, Debug)]
@@ -527,6 +601,10 @@ mod tests {
         Check { other: bool },
         /// Append inside a transaction, compare there, roll back, compare again.
         RolledBack { id_ep: usize, cost: i64 },
+        /// Persist every episode's tally on either connection, cold or from the cache.
+        Persist { other: bool, cold: bool },
+        /// Persist inside a transaction that is then rolled back.
+        PersistRolledBack,
     }
 
     fn op() -> impl Strategy<Value = Op> {
@@ -548,6 +626,8 @@ mod tests {
             1 => (0..4usize).prop_map(|id_ep| Op::Corrupt { id_ep }),
             4 => any::<bool>().prop_map(|other| Op::Check { other }),
             1 => (0..4usize, 0..4i64).prop_map(|(id_ep, cost)| Op::RolledBack { id_ep, cost }),
+            3 => (any::<bool>(), any::<bool>()).prop_map(|(other, cold)| Op::Persist { other, cold }),
+            1 => Just(Op::PersistRolledBack),
         ]
     }
 
@@ -626,6 +706,17 @@ mod tests {
                         append_intent(&tx, &id, intent_payload(&id, EPISODES[id_ep], "Workspace.Read", "worktree", cost));
                         assert_same(&tx);
                         tx.rollback().expect("rollback");
+                        assert_same(mine);
+                    }
+                    Op::Persist { other: on_other, cold } => persist_all(if on_other { &other } else { mine }, cold),
+                    Op::PersistRolledBack => {
+                        clear_cache();
+                        mine.execute_batch("BEGIN IMMEDIATE").expect("begin");
+                        for ep in EPISODES {
+                            tally_at_transaction_start(mine, ep).expect("persist");
+                        }
+                        mine.execute_batch("ROLLBACK").expect("rollback");
+                        clear_cache();
                         assert_same(mine);
                     }
                 }
@@ -790,5 +881,145 @@ mod tests {
             .expect("spend");
         assert_eq!(spend[&("E".into(), "s".into())], i64::MAX);
         assert_eq!(spend, spend_full_scan(store.conn(), "ep1").expect("full"));
+    }
+
+    fn table_row(conn: &Connection, ep: &str) -> Option<(i64, String, String)> {
+        conn.query_row(
+            "SELECT valid_to_seq, spend_json, checksum FROM world_spend_tally WHERE episode_id = ?1",
+            [ep],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+        )
+        .optional()
+        .expect("row")
+    }
+
+    /// A broker decision transaction of a fresh process for episode `ep1` only.
+    fn persist_ep1(conn: &Connection) {
+        clear_cache();
+        conn.execute_batch("BEGIN IMMEDIATE").expect("begin");
+        tally_at_transaction_start(conn, "ep1").expect("persist");
+        conn.execute_batch("COMMIT").expect("commit");
+    }
+
+    fn seeded(n: i64) -> (tempfile::TempDir, Store, Connection) {
+        let (dir, store, other) = fresh();
+        for i in 1..=n {
+            let id = format!("effect:ep1:{i}");
+            append_intent(store.conn(), &id, intent_payload(&id, "ep1", "E", "s", 2));
+        }
+        persist_ep1(store.conn());
+        (dir, store, other)
+    }
+
+    #[test]
+    fn a_fresh_process_folds_only_rows_after_the_persisted_seq() {
+        let (_dir, store, other) = seeded(5);
+        assert_eq!(table_row(store.conn(), "ep1").expect("row").0, 5);
+        // Another writer (the reference daemon) appends without touching the table.
+        let id = "effect:ep1:6";
+        append_intent(&other, id, intent_payload(id, "ep1", "E", "s", 7));
+        clear_cache();
+        let t = tally(store.conn(), "ep1").expect("tally");
+        assert_eq!(t.next_ordinal(), Some(7));
+        assert_eq!(t.spend_map().expect("spend")[&("E".into(), "s".into())], 17);
+        // A read does not write the table; the next decision transaction does.
+        assert_eq!(table_row(store.conn(), "ep1").expect("row").0, 5);
+        persist_ep1(store.conn());
+        assert_eq!(table_row(store.conn(), "ep1").expect("row").0, 6);
+        assert!(table::check(store.conn()).expect("check").is_empty());
+    }
+
+    #[test]
+    fn an_edited_tally_is_rebuilt_not_trusted() {
+        let (_dir, store, _other) = seeded(3);
+        store
+            .conn()
+            .execute(
+                "UPDATE world_spend_tally SET spend_json = '[[\"E\",\"s\",\"0\"]]' WHERE episode_id = 'ep1'",
+                [],
+            )
+            .expect("edit");
+        clear_cache();
+        let t = tally(store.conn(), "ep1").expect("tally");
+        assert_eq!(t.spend_map().expect("spend")[&("E".into(), "s".into())], 6);
+        let problems = table::check(store.conn()).expect("check");
+        assert_eq!(problems.len(), 1);
+        assert!(!problems[0].trusted);
+        assert!(problems[0].reason.contains("checksum"), "{problems:?}");
+        // The next decision transaction rewrites it.
+        persist_ep1(store.conn());
+        assert!(table::check(store.conn()).expect("check").is_empty());
+    }
+
+    #[test]
+    fn a_forged_tally_with_a_valid_checksum_fails_verify() {
+        let (_dir, store, _other) = seeded(3);
+        let (seq, _, _) = table_row(store.conn(), "ep1").expect("row");
+        let state: String = store
+            .conn()
+            .query_row(
+                "SELECT state_json FROM world_spend_tally WHERE episode_id = 'ep1'",
+                [],
+                |r| r.get(0),
+            )
+            .expect("state");
+        let spend = r#"[["E","s","0"]]"#;
+        let sum = table::checksum("ep1", seq, Some(4), spend, &state);
+        store
+            .conn()
+            .execute(
+                "UPDATE world_spend_tally SET spend_json = ?1, checksum = ?2 WHERE episode_id = 'ep1'",
+                [spend, sum.as_str()],
+            )
+            .expect("forge");
+        let problems = table::check(store.conn()).expect("check");
+        assert_eq!(problems.len(), 1, "{problems:?}");
+        assert!(problems[0].trusted);
+        assert!(problems[0].reason.contains("full fold"), "{problems:?}");
+    }
+
+    #[test]
+    fn a_rewritten_journal_row_at_the_anchor_makes_the_tally_stale() {
+        let (_dir, store, _other) = seeded(4);
+        store
+            .conn()
+            .execute(
+                "UPDATE journal SET invocation_id = 'effect:ep1:40' WHERE seq = 4",
+                [],
+            )
+            .expect("rewrite");
+        clear_cache();
+        let t = tally(store.conn(), "ep1").expect("tally");
+        assert_eq!(t.next_ordinal(), Some(41));
+        let problems = table::check(store.conn()).expect("check");
+        assert_eq!(problems.len(), 1);
+        assert!(!problems[0].trusted);
+        assert!(problems[0].reason.contains("stale"), "{problems:?}");
+    }
+
+    #[test]
+    fn a_tally_past_the_journal_end_is_not_used() {
+        let (_dir, store, _other) = seeded(4);
+        store
+            .conn()
+            .execute("DELETE FROM journal WHERE seq > 2", [])
+            .expect("truncate");
+        clear_cache();
+        let t = tally(store.conn(), "ep1").expect("tally");
+        assert_eq!(t.next_ordinal(), Some(3));
+        assert_eq!(t.spend_map().expect("spend")[&("E".into(), "s".into())], 4);
+    }
+
+    #[test]
+    fn an_episode_without_effects_starts_at_the_first_ordinal() {
+        let (_dir, store, _other) = fresh();
+        persist_ep1(store.conn());
+        clear_cache();
+        let t = tally(store.conn(), "ep1").expect("tally");
+        assert_eq!(t.next_ordinal(), Some(FIRST_ORDINAL));
+        assert_eq!(
+            next_ordinal_full_scan(store.conn(), "ep1").expect("o"),
+            Some(FIRST_ORDINAL)
+        );
     }
 }
