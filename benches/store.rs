@@ -371,6 +371,82 @@ fn bench_verify(dir: &Path) {
     );
 }
 
+/// One-core SHA-256 throughput of `openssl speed -evp sha256` on 1 MiB blocks, bytes/s.
+fn openssl_sha256() -> f64 {
+    let out = Command::new("openssl")
+        .args([
+            "speed", "-evp", "sha256", "-bytes", "1048576", "-seconds", "3",
+        ])
+        .stderr(Stdio::null())
+        .output()
+        .expect("run openssl speed (apt-get install openssl)");
+    let text = String::from_utf8_lossy(&out.stdout);
+    // The result line: `sha256  <n>k` (thousands of bytes per second, for the one block size).
+    let line = text
+        .lines()
+        .rev()
+        .find(|l| l.trim_start().to_ascii_lowercase().starts_with("sha256"))
+        .expect("openssl speed result line");
+    let k: f64 = line
+        .split_whitespace()
+        .last()
+        .and_then(|v| v.trim_end_matches('k').parse().ok())
+        .expect("openssl speed figure");
+    k * 1000.0
+}
+
+/// Issue 19 item 6: `world verify` over 1 GiB of payload (1024 objects of 1 MiB, inserted
+/// directly), median of 3 warm runs, against one core of `openssl speed -evp sha256` measured
+/// in the same run. Target: >= 1.2 GB/s.
+fn bench_verify_parallel(dir: &Path) {
+    let objects: u64 = if quick() { 64 } else { 1024 };
+    let size: usize = 1 << 20;
+    let db = genesis_store(dir, "verify-1g.db");
+    {
+        let mut conn = Connection::open(&db).expect("open");
+        let tx = conn.transaction().expect("begin");
+        {
+            let mut put = tx
+                .prepare("INSERT INTO objects VALUES (?1, ?2, 'bench/blob', 'bench', ?3)")
+                .expect("prepare");
+            let iface = sha(b"iface-v1");
+            let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+            for i in 0..objects {
+                let mut payload = Vec::with_capacity(size);
+                while payload.len() < size {
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                    payload.extend_from_slice(&x.to_le_bytes());
+                }
+                payload[..8].copy_from_slice(&i.to_le_bytes());
+                put.execute(rusqlite::params![sha(&payload), iface, payload])
+                    .expect("object");
+            }
+        }
+        tx.commit().expect("commit");
+    }
+    let bytes = (objects as usize * size) as f64;
+    let mut times = Vec::new();
+    for _ in 0..3 {
+        let mut cmd = world(&db);
+        cmd.arg("verify");
+        let t = Instant::now();
+        run_ok(cmd);
+        times.push(t.elapsed());
+    }
+    let w = bytes / median(times).as_secs_f64();
+    let o = openssl_sha256();
+    println!(
+        "verify, {objects} objects of 1 MiB ({:.2} GB of payload), median of 3, warm cache, {} cores: world verify {:.2} GB/s (target >= 1.2 GB/s); openssl speed -evp sha256 (one core) {:.2} GB/s; ratio {:.2}",
+        bytes / 1e9,
+        std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1),
+        w / 1e9,
+        o / 1e9,
+        w / o
+    );
+}
+
 /// Wall time, peak RSS (KiB) and exit code of `world ARGS` run under `/usr/bin/time -f %M`.
 ///
 /// The child is started by `time`, not by this process: a child forked from the (large)
@@ -439,12 +515,14 @@ fn bench_log(dir: &Path) {
         tx.commit().expect("commit");
     }
     let size = std::fs::metadata(&db).expect("stat").len();
+    let mut secs = Vec::new();
     for args in [
         vec!["log", "--json", "--limit", "1"],
         vec!["log", "--json"],
         vec!["log"],
     ] {
         let (t, rss, code) = measure(&db, &args, dir);
+        secs.push(t.as_secs_f64());
         assert_eq!(code, 0, "world {args:?}");
         println!(
             "world {} over {n} entries ({:.0} MB store, output to /dev/null): {:.2} s, peak RSS {:.1} MiB (target < 64 MiB)",
@@ -454,6 +532,10 @@ fn bench_log(dir: &Path) {
             rss as f64 / 1024.0
         );
     }
+    println!(
+        "world log table / --json over {n} entries: ratio {:.2} (target <= 2)",
+        secs[2] / secs[1]
+    );
 }
 
 fn main() {
@@ -486,5 +568,8 @@ fn main() {
     }
     if want("log") {
         bench_log(tmp.path());
+    }
+    if want("parallel") {
+        bench_verify_parallel(tmp.path());
     }
 }

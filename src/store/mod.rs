@@ -14,6 +14,7 @@ pub mod records;
 pub mod refs;
 pub mod schema;
 pub mod verify;
+pub mod verify_objects;
 pub mod why;
 
 use std::fs;

@@ -230,6 +230,18 @@ pub const INDEXES: &[(&str, &str, [&str; 2])] = &[
     ),
 ];
 
+/// `world`'s own derived indexes (DEC-PERF-2): (name, table, key columns). Named `world_*`
+/// like the rest of `world`'s extra state (spec README "Extra state"), created with
+/// `CREATE INDEX IF NOT EXISTS` on every writable open next to the 5 reference indexes, never
+/// shape-checked and never required: a store without them (a reference-written file opened
+/// read-only) is read correctly, only more slowly. The reference checks only its own 5 indexes
+/// by name and ignores these.
+pub const WORLD_INDEXES: &[(&str, &str, &str)] = &[
+    // `world log` (table form), `verify` and replay join each log entry with the world row
+    // whose `log_head` is that entry; without it SQLite builds an automatic index per query.
+    ("world_worlds_by_log_head", "worlds", "log_head"),
+];
+
 /// Whether this connection opens the store for writing.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Mode {
@@ -303,7 +315,8 @@ fn application_objects(conn: &Connection) -> Result<i64, Error> {
     )?)
 }
 
-/// Run the idempotent `CREATE … IF NOT EXISTS` statements: the 10 tables, then the 5 indexes.
+/// Run the idempotent `CREATE … IF NOT EXISTS` statements: the 10 tables, the 5 indexes, then
+/// `world`'s own [`WORLD_INDEXES`].
 fn apply_ddl(conn: &Connection) -> Result<(), Error> {
     for (_, ddl) in TABLES {
         conn.execute_batch(ddl)?;
@@ -312,6 +325,11 @@ fn apply_ddl(conn: &Connection) -> Result<(), Error> {
         conn.execute_batch(&format!(
             "CREATE INDEX IF NOT EXISTS {name} ON {table}({}, {})",
             cols[0], cols[1]
+        ))?;
+    }
+    for (name, table, col) in WORLD_INDEXES {
+        conn.execute_batch(&format!(
+            "CREATE INDEX IF NOT EXISTS {name} ON {table}({col})"
         ))?;
     }
     Ok(())

@@ -21,7 +21,9 @@ pub struct Finding {
     /// Category (`storage`, `schema`, `object_hash_mismatch`, `log_gap`, `bad_ref`,
     /// `entry_hash_mismatch`, `prev_mismatch`, `world_mismatch`, `dangling_ref`,
     /// `record_inconsistent`, `orphan_outcome`, `head_mismatch`, `indeterminate`, `not_recomputed`,
-    /// `bundle_gap` — a warning in an episode bundle).
+    /// `bundle_gap` — a warning in an episode bundle; `spend_tally` — a persisted spend tally the
+    /// broker would use differs from the full fold; `spend_tally_stale` — a warning: one it
+    /// would rebuild).
     pub category: &'static str,
     /// Log index, when the finding is about an entry.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -170,48 +172,27 @@ impl Store {
             rep.fail("schema", None, None, p);
         }
 
-        // 3. objects
-        let total: u64 = conn.query_row(
-            "SELECT COALESCE(SUM(length(payload)), 0) FROM objects",
-            [],
-            |r| r.get::<_, i64>(0),
-        )? as u64;
-        let mut stmt = conn.prepare("SELECT hash_ref, interface_hash_ref, payload FROM objects")?;
-        let mut rows = stmt.query([])?;
-        while let Some(row) = rows.next()? {
-            let hash: String = row.get(0)?;
-            let iface: String = row.get(1)?;
-            let payload = row
-                .get_ref(2)?
-                .as_blob_or_null()
-                .map_err(|e| Error::Corrupt {
-                    what: "object payload".into(),
-                    detail: e.to_string(),
-                })?
-                .unwrap_or_default();
-            rep.objects += 1;
-            rep.payload_bytes += payload.len() as u64;
-            let computed = HashRef::of(payload).to_string();
-            if computed != hash {
-                rep.fail(
-                    "object_hash_mismatch",
-                    None,
-                    Some(hash.clone()),
-                    format!("payload hashes to {computed}"),
-                );
-            }
-            if HashRef::parse(&iface).is_err() {
-                rep.fail(
-                    "bad_ref",
-                    None,
-                    Some(hash),
-                    format!("interfaceHash {iface:?} does not parse"),
-                );
-            }
-            progress(rep.payload_bytes, total);
+        // 3. objects, hashed on every core (verify_objects.rs)
+        let pass =
+            super::verify_objects::hash_objects(conn, super::verify_objects::workers(), progress)?;
+        rep.objects = pass.objects;
+        rep.payload_bytes = pass.payload_bytes;
+        for (hash, computed) in pass.mismatches {
+            rep.fail(
+                "object_hash_mismatch",
+                None,
+                Some(hash),
+                format!("payload hashes to {computed}"),
+            );
         }
-        drop(rows);
-        drop(stmt);
+        for (hash, iface) in pass.bad_interfaces {
+            rep.fail(
+                "bad_ref",
+                None,
+                Some(hash),
+                format!("interfaceHash {iface:?} does not parse"),
+            );
+        }
 
         // 4–8. the log. An episode bundle (`world export-episode`) holds a subset of a log:
         // its index gaps and links to absent entries are warnings (`bundle_gap`).
@@ -429,6 +410,23 @@ impl Store {
                 Some(o),
                 format!("journal row for {id} names a missing object"),
             );
+        }
+
+        // derived state: the persisted spend tally must equal the full fold (DEC-PERF-1).
+        for p in crate::broker::spend::check_table(conn)? {
+            let (category, reference) = (
+                if p.trusted {
+                    "spend_tally"
+                } else {
+                    "spend_tally_stale"
+                },
+                Some(p.episode),
+            );
+            if p.trusted {
+                rep.fail(category, None, reference, p.reason);
+            } else {
+                rep.warn(category, None, reference, p.reason);
+            }
         }
 
         // 11. head
