@@ -6,6 +6,8 @@ mod common;
 
 #[path = "cli/bad_input.rs"]
 mod bad_input;
+#[path = "cli/chain_rules.rs"]
+mod chain_rules;
 #[path = "cli/commit.rs"]
 mod commit;
 #[path = "cli/genesis.rs"]

@@ -1455,3 +1455,88 @@ fn tool_binary_is_archived_at_startup_and_a_changed_archive_refuses_to_run() {
         "ok"
     );
 }
+
+/// Issue 13 §1–§2 over REST: a body moving the head back to an existing world, or reusing a
+/// `rest:` id for a different commit, is refused with 400 and changes nothing — even from a
+/// session holding only `Workspace.Read`.
+#[test]
+fn rest_commits_that_would_poison_the_store_are_refused_with_400() {
+    let env = Env::bare();
+    env.world(&["pin", "--interpreter", "embedded"]).success();
+    let tok = env.mint("read", &["Workspace.Read=worktree:5"], "3600");
+    let s = Server::start(&env, &[]);
+    let url = s.url("/v1/commit");
+    let auth = bearer(&tok);
+    let g = genesis_body(Some("rest:g"));
+    let r = send(
+        "POST",
+        &url,
+        &[("Authorization", &auth)],
+        Some(&g.to_string()),
+    );
+    assert_eq!(r.status, 200, "{}", r.body);
+    let head = r.json()["selectedHead"].as_str().unwrap().to_string();
+    let sha = |b: &[u8]| {
+        use sha2::Digest;
+        format!("sha256:{}", hex::encode(sha2::Sha256::digest(b)))
+    };
+    let genesis_entry = g["entry"]["entryHash"].as_str().unwrap().to_string();
+    let payload = b"state-1";
+    let root = sha(payload);
+    let eh = sha(b"entry-1");
+    let body = |world_ref: &str| {
+        json!({
+            "observedHead": head,
+            "objects": [{"hash": root, "interfaceHash": sha(b"i"), "semanticId": "test/v1", "provenance": "t",
+                          "payload": base64::engine::general_purpose::STANDARD.encode(payload)}],
+            "nextWorld": {"ref": world_ref, "revision": 1, "stateRoot": root, "logHead": eh},
+            "entry": {"header": {"entryIndex": 1, "semanticsEpoch": 1, "transitionFn": sha(b"f"), "interpreter": sha(b"i"),
+                                 "prevEntryHash": genesis_entry, "writtenBy": "client:t"},
+                      "entryHash": eh, "transitionRef": root}
+        })
+    };
+    let r = send(
+        "POST",
+        &url,
+        &[("Authorization", &auth)],
+        Some(&body(&head).to_string()),
+    );
+    assert_eq!(r.status, 400, "{}", r.body);
+    assert!(
+        r.json()["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("NextWorld.Ref names an existing world"),
+        "{}",
+        r.body
+    );
+    assert_eq!(get(&s, "/v1/head").body, head, "the head did not move");
+    // A resent rest: id whose objects differ is refused, not silently dropped.
+    let mut g2 = g.clone();
+    g2["objects"][0]["provenance"] = json!("forged");
+    let r = send(
+        "POST",
+        &url,
+        &[("Authorization", &auth)],
+        Some(&g2.to_string()),
+    );
+    assert_eq!(r.status, 400, "{}", r.body);
+    assert!(
+        r.json()["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("was used for a different commit"),
+        "{}",
+        r.body
+    );
+    // The honest next commit lands.
+    let r = send(
+        "POST",
+        &url,
+        &[("Authorization", &auth)],
+        Some(&body(&sha(b"world-1")).to_string()),
+    );
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert!(s.stop().success());
+    env.world(&["verify"]).success();
+}

@@ -519,7 +519,11 @@ pub async fn commit(State(app): State<Arc<App>>, req: Request) -> ApiResult {
         Err(e @ StoreError::InvocationMismatch { .. }) => Err(ApiError::bad(format!(
             "invocationId was used for a different commit: {e}"
         ))),
-        Err(e @ StoreError::InvalidRef { .. }) => Err(ApiError::bad(e.to_string())),
+        Err(
+            e @ (StoreError::InvalidRef { .. }
+            | StoreError::ClientCommitRefused { .. }
+            | StoreError::InvocationReused { .. }),
+        ) => Err(ApiError::bad(e.to_string())),
         Err(e) => Err(ApiError::internal(route, &e.to_string())),
     }
 }

@@ -262,6 +262,32 @@ pub fn apply(
     logical_time: i64,
     create_intent: bool,
 ) -> Result<Landed, Error> {
+    apply_with(tx, c, logical_time, create_intent, Rules::Trusted)
+}
+
+/// Which write rules [`apply_with`] enforces on top of store-format.md §12.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Rules {
+    /// `world`'s own writers (coordinator, `world genesis`): the values are derived, not given.
+    Trusted,
+    /// A client body (`world commit`, `POST /v1/commit`): §8.4a applies (DEC-STORE-5).
+    Client,
+}
+
+/// [`apply`] with the client-commit rules of store-format.md §8.4a when `rules` is
+/// [`Rules::Client`]: the commit must extend the observed chain, may not claim a reserved
+/// `writtenBy` namespace, and a resent invocation id must carry the commit already recorded.
+///
+/// # Errors
+/// Everything [`apply`] returns, plus [`Error::ClientCommitRefused`] and
+/// [`Error::InvocationReused`]. The caller rolls the transaction back on any error.
+pub fn apply_with(
+    tx: &Connection,
+    c: &Commit,
+    logical_time: i64,
+    create_intent: bool,
+    rules: Rules,
+) -> Result<Landed, Error> {
     let mut intent_for_outcome = None;
     if let Some(id) = &c.invocation_id {
         let mine = c.intent(id, logical_time);
@@ -285,6 +311,9 @@ pub fn apply(
                 let stored = CommitIntent::decode(&obj.payload)?;
                 compare_intent(&stored, &mine)?;
                 if journal::row(tx, id, Kind::Outcome)?.is_some() {
+                    if rules == Rules::Client {
+                        super::client::same_as_recorded(tx, id, c)?;
+                    }
                     return Ok(Landed {
                         selected_head: c.next_world.reference.clone(),
                         entry_index: c.entry.header.entry_index,
@@ -306,6 +335,9 @@ pub fn apply(
             observed: c.observed_head.clone(),
             selected: selected.unwrap_or_default(),
         });
+    }
+    if rules == Rules::Client {
+        super::client::extends_chain(tx, c)?;
     }
     for o in &c.objects {
         put_object(tx, o)?;
@@ -359,16 +391,18 @@ pub fn apply(
 }
 
 impl Store {
-    /// Compare-and-append one validated commit in one `BEGIN IMMEDIATE` transaction; the head
+    /// Compare-and-append one validated *client* commit (`world commit`, `POST /v1/commit`) in
+    /// one `BEGIN IMMEDIATE` transaction under the §8.4a rules ([`Rules::Client`]); the head
     /// is read inside it. `logical_time` is Unix seconds (used for a new `rest:` intent).
     ///
     /// # Errors
     /// [`Error::Conflict`], [`Error::InvocationMismatch`], [`Error::DuplicateEntry`],
-    /// [`Error::PayloadMismatch`], SQLite errors. Any error rolls the whole transaction back.
+    /// [`Error::PayloadMismatch`], [`Error::ClientCommitRefused`], [`Error::InvocationReused`],
+    /// SQLite errors. Any error rolls the whole transaction back.
     pub fn commit(&mut self, c: &Commit, logical_time: i64) -> Result<Landed, Error> {
         c.check()?;
         let tx = self.immediate()?;
-        let landed = apply(&tx, c, logical_time, true)?;
+        let landed = apply_with(&tx, c, logical_time, true, Rules::Client)?;
         tx.commit()?;
         Ok(landed)
     }

@@ -5,6 +5,7 @@
 //! Writers hold the [`lock::WriterLock`] (taken before SQLite opens) and write in one
 //! `BEGIN IMMEDIATE` transaction each; readers open `mode=ro`, take no lock and write nothing.
 
+pub mod client;
 pub mod commit;
 pub mod entry;
 pub mod journal;
@@ -151,6 +152,33 @@ pub enum Error {
         index: i64,
         /// The entry hash.
         entry_hash: String,
+    },
+    /// A client commit that does not extend the chain it observed, or that claims a
+    /// `writtenBy` namespace `world` writes itself (store-format.md §8.4a, DEC-STORE-5).
+    /// Nothing was written; exit 1, HTTP 400.
+    #[error("store: commit refused: {field} {reason} (want {want}, got {got}); nothing written")]
+    ClientCommitRefused {
+        /// The body field, e.g. `Entry.Header.EntryIndex`.
+        field: &'static str,
+        /// What the rule is, e.g. `must be the observed world's revision + 1`.
+        reason: &'static str,
+        /// The value the chain requires (or a description of it).
+        want: String,
+        /// The value the body carried.
+        got: String,
+    },
+    /// A resent invocation id whose body differs from the commit already recorded under it
+    /// (store-format.md §8.4a). Exit 1, HTTP 400; nothing written.
+    #[error("invocationId {id:?} was used for a different commit: {field} differs (recorded {recorded}, this body {got}); nothing written")]
+    InvocationReused {
+        /// The invocation id.
+        id: String,
+        /// The first differing body field.
+        field: String,
+        /// What the store recorded for it.
+        recorded: String,
+        /// What this body carries.
+        got: String,
     },
     /// A registry head moved between read and write (`RegistryCASConflict`).
     #[error("store: registry {name} head is {actual:?}, expected {expected:?}")]

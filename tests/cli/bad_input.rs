@@ -131,11 +131,17 @@ fn entry_index_that_already_exists() {
     let env = populated();
     let mut v = next_json(&env);
     v["entry"]["header"]["entryIndex"] = json!(1);
-    refuse_commit(&env, &serde_json::to_vec(&v).unwrap(), 1, "already exists");
-    // An entry hash that is already taken is refused the same way.
+    refuse_commit(
+        &env,
+        &serde_json::to_vec(&v).unwrap(),
+        1,
+        "Entry.Header.EntryIndex must be the observed world's revision + 1",
+    );
+    // An entry hash that is already taken is refused as a duplicate.
     let mut v = next_json(&env);
     let taken = env.run(&["log", "get", "0", "--json"]).ok().json()["entryHash"].clone();
-    v["entry"]["entryHash"] = taken;
+    v["entry"]["entryHash"] = taken.clone();
+    v["nextWorld"]["logHead"] = taken;
     refuse_commit(&env, &serde_json::to_vec(&v).unwrap(), 1, "already exists");
 }
 
