@@ -3695,7 +3695,7 @@ _world() {
             return 0
             ;;
         world__subcmd__session__subcmd__list)
-            opts="-q -h --episode --db --json --quiet --color --wait-lock --help"
+            opts="-q -h --episode --all --db --json --quiet --color --wait-lock --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

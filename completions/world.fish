@@ -397,6 +397,7 @@ complete -c world -n "__fish_world_using_subcommand session; and __fish_seen_sub
 always\t'Always colour'
 never\t'Never colour'"
 complete -c world -n "__fish_world_using_subcommand session; and __fish_seen_subcommand_from list" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
+complete -c world -n "__fish_world_using_subcommand session; and __fish_seen_subcommand_from list" -l all -d 'Also list revoked credentials (state `revoked`)'
 complete -c world -n "__fish_world_using_subcommand session; and __fish_seen_subcommand_from list" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
 complete -c world -n "__fish_world_using_subcommand session; and __fish_seen_subcommand_from list" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
 complete -c world -n "__fish_world_using_subcommand session; and __fish_seen_subcommand_from list" -s h -l help -d 'Print help (see more with \'--help\')'

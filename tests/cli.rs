@@ -22,6 +22,8 @@ mod reads;
 mod receipts;
 #[path = "cli/reliability.rs"]
 mod reliability;
+#[path = "cli/small_faults.rs"]
+mod small_faults;
 #[path = "cli/verify.rs"]
 mod verify;
 

@@ -282,15 +282,14 @@ fn expired_revoked_and_malformed_sessions_are_refused() {
     let before = env.fingerprint();
     let out = env.invoke(&live, "echo", "{}", &[]);
     assert_exit(&out, 1);
-    // A revoked credential is gone: it answers exactly like one never minted.
-    assert_eq!(
-        stderr(&out),
-        stderr(&env.invoke(&stranger, "echo", "{}", &[]))
-    );
+    // A revoked credential says so (issue 13 §7); one never minted here is unknown.
     assert!(
-        stderr(&out).contains("unknown session credential"),
+        stderr(&out).contains("session credential has been revoked"),
         "{}",
         stderr(&out)
+    );
+    assert!(
+        stderr(&env.invoke(&stranger, "echo", "{}", &[])).contains("unknown session credential")
     );
     assert_eq!(env.fingerprint(), before);
 }

@@ -31,6 +31,9 @@ pub enum SessionError {
     /// No such credential (revoked, never minted here, or undecodable grants: fail closed).
     #[error("unknown session credential")]
     Unknown,
+    /// The credential's row is gone but this store minted it: `session revoke` removed it.
+    #[error("session credential has been revoked")]
+    Revoked,
     /// `now > expires_at`.
     #[error("session credential has expired")]
     Expired,
@@ -142,11 +145,16 @@ pub fn mint(tx: &Connection, token: &str, req: &MintRequest) -> Result<Minted, S
             .as_ref()
             .map(|p| p.to_string_lossy().into_owned())
             .unwrap_or_default();
+        // `seq` orders bindings monotonically (issue 13 §7): two mints in the same second
+        // are told apart by it, not by hash order. Bindings written before `seq` count as 0.
+        let seq = binding_entry(tx, &req.episode)?.map_or(0, |(k, _)| k.0) + 1;
         let binding = Obj::new()
             .str("episodeId", &req.episode)
             .str("workspaceRoot", &root)
             .str("limitsScope", req.limits_scope.as_deref().unwrap_or(""))
             .int("boundAt", req.now)
+            .int("seq", seq)
+            .str("credentialId", &id)
             .finish();
         put_object(tx, &Object::new(EPISODE_BINDING, PROVENANCE, binding))?;
     }
@@ -169,13 +177,23 @@ pub struct Binding {
     pub bound_at: i64,
 }
 
-/// Look up the latest binding for `episode`.
+/// Look up the latest binding for `episode`: greatest `seq` (a per-episode counter each mint
+/// raises), then greatest `boundAt`, then hash (bindings written before `seq` existed).
 pub fn binding(conn: &Connection, episode: &str) -> Result<Option<Binding>, StoreError> {
+    Ok(binding_entry(conn, episode)?.map(|(_, b)| b))
+}
+
+type BindingKey = (i64, i64, String);
+
+fn binding_entry(
+    conn: &Connection,
+    episode: &str,
+) -> Result<Option<(BindingKey, Binding)>, StoreError> {
     let mut stmt = conn.prepare("SELECT hash_ref, payload FROM objects WHERE semantic_id = ?1")?;
     let rows = stmt.query_map([EPISODE_BINDING], |r| {
         Ok((r.get::<_, String>(0)?, r.get::<_, Vec<u8>>(1)?))
     })?;
-    let mut best: Option<(i64, String, Binding)> = None;
+    let mut best: Option<(BindingKey, Binding)> = None;
     for row in rows {
         let (hash, payload) = row?;
         let Ok(v) = serde_json::from_slice::<serde_json::Value>(&payload) else {
@@ -197,14 +215,16 @@ pub fn binding(conn: &Connection, episode: &str) -> Result<Option<Binding>, Stor
                 .to_string(),
             bound_at: v.get("boundAt").and_then(|x| x.as_i64()).unwrap_or(0),
         };
-        if best
-            .as_ref()
-            .is_none_or(|(t, h, _)| (b.bound_at, &hash) > (*t, h))
-        {
-            best = Some((b.bound_at, hash, b));
+        let key = (
+            v.get("seq").and_then(|x| x.as_i64()).unwrap_or(0),
+            b.bound_at,
+            hash,
+        );
+        if best.as_ref().is_none_or(|(k, _)| &key > k) {
+            best = Some((key, b));
         }
     }
-    Ok(best.map(|(_, _, b)| b))
+    Ok(best)
 }
 
 /// A stored session.
@@ -227,8 +247,9 @@ fn session_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<(String, String, Strin
     Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?))
 }
 
-/// Resolve a token at `now`: unknown (including undecodable grants, fail closed), expired
-/// (`now > expires_at`), or the session.
+/// Resolve a token at `now`: unknown (including undecodable grants, fail closed), revoked
+/// (no row, but this store's mint record names it), expired (`now > expires_at`), or the
+/// session.
 pub fn resolve(conn: &Connection, token: &str, now: i64) -> Result<Session, SessionError> {
     if !is_hex64(token) {
         return Err(SessionError::Malformed);
@@ -241,8 +262,14 @@ pub fn resolve(conn: &Connection, token: &str, now: i64) -> Result<Session, Sess
             session_row,
         )
         .optional()
-        .map_err(StoreError::from)?
-        .ok_or(SessionError::Unknown)?;
+        .map_err(StoreError::from)?;
+    let Some(row) = row else {
+        return Err(if mint_record(conn, &id)?.is_some() {
+            SessionError::Revoked
+        } else {
+            SessionError::Unknown
+        });
+    };
     let grants: Vec<Grant> = serde_json::from_str(&row.2).map_err(|_| SessionError::Unknown)?;
     if now > row.4 {
         return Err(SessionError::Expired);
@@ -264,8 +291,10 @@ pub struct Listed {
     pub credential_id: String,
     /// Episode.
     pub episode: String,
-    /// `now < expires_at`.
+    /// `now < expires_at` and not revoked.
     pub live: bool,
+    /// `live`, `expired` or `revoked` (a mint record whose row `session revoke` removed).
+    pub state: &'static str,
     /// Unix seconds.
     pub created_at: i64,
     /// Unix seconds.
@@ -276,9 +305,16 @@ pub struct Listed {
     pub attended: Option<bool>,
 }
 
-/// List up to 500 sessions (optionally one episode), newest first.
-pub fn list(conn: &Connection, episode: Option<&str>, now: i64) -> Result<Vec<Listed>, StoreError> {
+/// List up to 500 sessions (optionally one episode), newest first: live and expired rows,
+/// and with `all` also revoked credentials (mint records whose row is gone).
+pub fn list(
+    conn: &Connection,
+    episode: Option<&str>,
+    now: i64,
+    all: bool,
+) -> Result<Vec<Listed>, StoreError> {
     let mut attended = std::collections::HashMap::new();
+    let mut records = Vec::new();
     {
         let mut stmt = conn.prepare("SELECT payload FROM objects WHERE semantic_id = ?1")?;
         let rows = stmt.query_map([SESSION_MINT], |r| r.get::<_, Vec<u8>>(0))?;
@@ -290,6 +326,7 @@ pub fn list(conn: &Connection, episode: Option<&str>, now: i64) -> Result<Vec<Li
                 ) {
                     attended.insert(id.to_string(), a);
                 }
+                records.push(v);
             }
         }
     }
@@ -310,10 +347,49 @@ pub fn list(conn: &Connection, episode: Option<&str>, now: i64) -> Result<Vec<Li
             credential_id: id,
             episode: ep,
             live: now < expires,
+            state: if now < expires { "live" } else { "expired" },
             created_at: created,
             expires_at: expires,
             grants,
         });
+    }
+    if all {
+        let present: std::collections::HashSet<String> =
+            out.iter().map(|l| l.credential_id.clone()).collect();
+        let mut stmt =
+            conn.prepare("SELECT 1 FROM session_credentials WHERE credential_id = ?1")?;
+        for v in records {
+            let s = |k: &str| v.get(k).and_then(|x| x.as_str()).unwrap_or("").to_string();
+            let (id, ep) = (s("credentialId"), s("episodeId"));
+            if id.is_empty()
+                || present.contains(&id)
+                || episode.is_some_and(|e| e != ep)
+                || stmt.exists([&id])?
+            {
+                continue;
+            }
+            let grants = v
+                .get("grants")
+                .and_then(|g| serde_json::from_value::<Vec<Grant>>(g.clone()).ok())
+                .map(|gs| gs.iter().map(Grant::spec).collect())
+                .unwrap_or_default();
+            out.push(Listed {
+                attended: v.get("attended").and_then(|x| x.as_bool()),
+                credential_id: id,
+                episode: ep,
+                live: false,
+                state: "revoked",
+                created_at: v.get("mintedAt").and_then(|x| x.as_i64()).unwrap_or(0),
+                expires_at: v.get("expiresAt").and_then(|x| x.as_i64()).unwrap_or(0),
+                grants,
+            });
+        }
+        out.sort_by(|a, b| {
+            b.created_at
+                .cmp(&a.created_at)
+                .then_with(|| a.credential_id.cmp(&b.credential_id))
+        });
+        out.truncate(500);
     }
     Ok(out)
 }
@@ -458,6 +534,45 @@ mod tests {
         }
         for bad in ["", "-a", "A", "a_b", "a:b", "a/b", &"a".repeat(65)] {
             assert!(check_episode(bad).is_err(), "{bad}");
+        }
+    }
+
+    /// Issue 13 §7: of two mints for one episode in the same second, the later one's
+    /// workspace root and limits scope win, every time (not hash order).
+    #[test]
+    fn the_latest_binding_wins_within_one_second() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("w.db");
+        let mut store = crate::store::Store::open_write(
+            &db,
+            crate::store::WriteOptions {
+                create: true,
+                wait_lock: None,
+            },
+        )
+        .unwrap();
+        for trial in 0..10 {
+            for k in 0..2 {
+                let tx = store.immediate().unwrap();
+                let req = MintRequest {
+                    episode: "ep".into(),
+                    grants: vec![],
+                    ttl: 60,
+                    now: 1_700_000_000,
+                    attended: false,
+                    workspace_root: Some(PathBuf::from(format!("/root-{trial}-{k}"))),
+                    limits_scope: Some(format!("scope-{trial}-{k}")),
+                };
+                mint(&tx, &new_token().unwrap(), &req).unwrap();
+                tx.commit().unwrap();
+            }
+            let b = binding(store.conn(), "ep").unwrap().unwrap();
+            assert_eq!(
+                b.workspace_root,
+                format!("/root-{trial}-1"),
+                "trial {trial}"
+            );
+            assert_eq!(b.limits_scope, format!("scope-{trial}-1"), "trial {trial}");
         }
     }
 

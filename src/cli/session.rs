@@ -47,6 +47,9 @@ pub enum Cmd {
         /// Only this episode
         #[arg(long)]
         episode: Option<String>,
+        /// Also list revoked credentials (state `revoked`)
+        #[arg(long)]
+        all: bool,
     },
     /// Revoke one credential by id, or every credential of an episode
     Revoke {
@@ -120,6 +123,12 @@ pub fn run(ctx: &Context, out: &mut Output, cmd: Cmd) -> Result<Exit, CliError> 
                 return Err(CliError::usage(
                     what,
                     format!("--ttl must be non-negative, got {ttl}"),
+                ));
+            }
+            if ttl == 0 {
+                return Err(CliError::usage(
+                    what,
+                    "--ttl 0 would mint an already-expired credential; give at least 1 second",
                 ));
             }
             let grants: Vec<Grant> = grants
@@ -240,9 +249,9 @@ pub fn run(ctx: &Context, out: &mut Output, cmd: Cmd) -> Result<Exit, CliError> 
             out.status(format!("world session mint: credential_id={} (episode {episode}, {n} grant(s), expires {}){}", minted.credential_id, super::output::rfc3339(minted.expires_at), if yes { " [unattended]" } else { "" }));
             Ok(Exit::Success)
         }
-        Cmd::List { episode } => {
+        Cmd::List { episode, all } => {
             let store = ctx.open_read()?;
-            let rows = session::list(store.conn(), episode.as_deref(), ctx.now())
+            let rows = session::list(store.conn(), episode.as_deref(), ctx.now(), all)
                 .map_err(read_err("session list"))?;
             if out.json {
                 for r in &rows {
@@ -264,11 +273,7 @@ pub fn run(ctx: &Context, out: &mut Output, cmd: Cmd) -> Result<Exit, CliError> 
                     t.add_row(vec![
                         r.credential_id.clone(),
                         r.episode.clone(),
-                        if r.live {
-                            "live".into()
-                        } else {
-                            "expired".into()
-                        },
+                        r.state.to_string(),
                         match r.attended {
                             Some(true) => "attended".to_string(),
                             Some(false) => "unattended".to_string(),

@@ -134,7 +134,8 @@ impl Denial {
 pub fn lookup(conn: &Connection, token: &str, now: i64) -> Result<Session, Denial> {
     let s = session::resolve(conn, token, now).map_err(|e| match e {
         SessionError::Malformed => Denial::Malformed,
-        SessionError::Unknown => Denial::Unknown,
+        // surfaces.md §3 fixes the wire text; a revoked credential is "unknown" there [V].
+        SessionError::Unknown | SessionError::Revoked => Denial::Unknown,
         SessionError::Expired => Denial::Expired,
         other => Denial::Store(other.to_string()),
     })?;

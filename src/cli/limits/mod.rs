@@ -685,7 +685,11 @@ fn operator_actor(
     }
     match session::resolve(conn, &input.token, ctx.now()) {
         Ok(s) => Ok(ActorFacts::agent(&s.credential_id, &s.episode, now_ms)),
-        Err(session::SessionError::Unknown | session::SessionError::Expired) => {
+        Err(
+            session::SessionError::Unknown
+            | session::SessionError::Revoked
+            | session::SessionError::Expired,
+        ) => {
             let mut f = ActorFacts::new(
                 ActorKind::Agent,
                 &session::credential_id(&input.token),

@@ -1,0 +1,89 @@
+//! Smaller faults of issue 13 §7: session wording and listing, `--ttl 0`.
+
+use crate::common::TestEnv;
+
+fn mint(env: &TestEnv, name: &str, ttl: &str) -> String {
+    let out = env.path(name);
+    env.run(&[
+        "session",
+        "mint",
+        "--episode",
+        "ep1",
+        "--yes",
+        "--ttl",
+        ttl,
+        "--grant",
+        "world.apply=world:1",
+        "--out",
+        out.to_str().unwrap(),
+    ])
+    .ok();
+    let tok = std::fs::read_to_string(&out).unwrap().trim().to_string();
+    crate::common::sha(tok.as_bytes())
+        .trim_start_matches("sha256:")
+        .to_string()
+}
+
+#[test]
+fn ttl_zero_is_refused_and_mints_nothing() {
+    let env = TestEnv::new();
+    env.genesis();
+    let before = env.snapshot();
+    let r = env
+        .run(&[
+            "session",
+            "mint",
+            "--episode",
+            "ep1",
+            "--yes",
+            "--ttl",
+            "0",
+            "--grant",
+            "world.apply=world:1",
+        ])
+        .code(2);
+    assert!(r.one_line_error().contains("--ttl 0"), "{r:#?}");
+    assert_eq!(env.snapshot(), before);
+}
+
+#[test]
+fn revoked_sessions_say_revoked_and_list_all_shows_them() {
+    let env = TestEnv::new();
+    env.genesis();
+    let live = mint(&env, "live.tok", "3600");
+    let gone = mint(&env, "gone.tok", "3600");
+    env.run(&["session", "revoke", &gone]).ok();
+    let rows = env.run(&["session", "list", "--json"]).ok().json_lines();
+    assert_eq!(rows.len(), 1, "{rows:?}");
+    assert_eq!(rows[0]["credentialId"], live.as_str());
+    assert_eq!(rows[0]["state"], "live");
+    let rows = env
+        .run(&["session", "list", "--all", "--json"])
+        .ok()
+        .json_lines();
+    assert_eq!(rows.len(), 2, "{rows:?}");
+    let revoked = rows
+        .iter()
+        .find(|r| r["credentialId"] == gone.as_str())
+        .expect("revoked row listed");
+    assert_eq!(revoked["state"], "revoked");
+    assert_eq!(revoked["live"], false);
+    assert_eq!(revoked["grants"][0], "world.apply=world:1");
+    let table = env.run(&["session", "list", "--all"]).ok().stdout;
+    assert!(table.contains("revoked"), "{table}");
+    // Using the revoked token says so.
+    let tok = env.path("gone.tok");
+    let r = env.run(&[
+        "invoke",
+        "echo",
+        "--args",
+        "{}",
+        "--session",
+        tok.to_str().unwrap(),
+    ]);
+    assert_ne!(r.code, 0);
+    assert!(
+        r.stderr.contains("session credential has been revoked"),
+        "{r:#?}"
+    );
+}
