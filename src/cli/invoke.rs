@@ -80,6 +80,29 @@ pub fn invoke_err(e: InvokeError) -> CliError {
     err
 }
 
+/// Refuse `--args` text that would not reach the transition as written (issue 13 §4): a
+/// repeated member name (refused as in commit bodies), or a number that does not cross into
+/// the interpreter exactly (checked on the exact number text, before serde rounds it).
+fn check_args_text(raw: &[u8]) -> Result<(), CliError> {
+    use crate::encoding::trcjson::{self, Bounds, Error as CError};
+    match trcjson::parse(raw, Bounds::UNBOUNDED) {
+        Err(CError::DuplicateMember(k)) => Err(CliError::failed(
+            "invoke",
+            format!("--args repeats the member {k:?}; each name may appear once"),
+        )),
+        Ok(v) => match crate::interp::numbers::first_inexact(&v) {
+            Some((path, n, why)) => Err(CliError::failed(
+                "invoke",
+                format!("--args number {n} at {} would not reach the transition exactly: {why}; nothing was written (send it as a string)", if path.is_empty() { "/" } else { &path }),
+            )),
+            None => Ok(()),
+        },
+        // Text TR-CJSON-1 refuses for other reasons (e.g. an escaped surrogate) is still
+        // checked on the parsed value by the coordinator.
+        Err(_) => Ok(()),
+    }
+}
+
 /// Run `world invoke`.
 pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError> {
     let raw = match (&args.args, &args.args_file) {
@@ -92,6 +115,7 @@ pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError
     if !value.is_object() {
         return Err(CliError::failed("invoke", "--args must be a JSON object"));
     }
+    check_args_text(&raw)?;
     let (token_value, from_argv) = match &args.session {
         Some(v) => (v.clone(), true),
         None => match std::env::var("WORLD_SESSION") {

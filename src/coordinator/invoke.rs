@@ -380,6 +380,11 @@ pub fn invoke(store: &mut Store, call: &Call, host: &Host<'_>) -> Result<Committ
             "arguments must be a JSON object".into(),
         ));
     }
+    if let Some((path, n, why)) = crate::interp::numbers::first_inexact_value(&call.args) {
+        return Err(InvokeError::InvalidCall(format!(
+            "argument number {n} at {path} would not reach the transition exactly: {why}"
+        )));
+    }
     let input = gojson::any_to_vec(&call.args);
     if input.len() > plan::MAX_IO {
         return Err(InvokeError::InvalidCall(format!(

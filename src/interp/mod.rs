@@ -10,6 +10,7 @@ use std::time::Instant;
 pub mod archive;
 pub mod capsule;
 pub mod external;
+pub mod numbers;
 
 /// Bounds for one interpreter call.
 #[derive(Clone, Copy, Debug)]
