@@ -449,7 +449,9 @@ fn mcp_legacy_discovery_calls_and_denials() {
     let env = Env::new();
     let tok = env.full();
     let narrow = env.mint("narrow", &["world.apply=world:10"], "3600");
-    let expired = env.mint("old", &["world.apply=world:10"], "0");
+    // `--ttl 0` is refused (issue 13 §7): mint for 1 s and let it lapse.
+    let expired = env.mint("old", &["world.apply=world:10"], "1");
+    std::thread::sleep(std::time::Duration::from_millis(2100));
     let s = Server::start(&env, &[]);
     let init = mcp(&s, &tok, &json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18"}})).sse();
     assert_eq!(init["result"]["protocolVersion"], "2025-06-18");

@@ -34,6 +34,10 @@ pub enum SessionError {
     /// The credential's row is gone but this store minted it: `session revoke` removed it.
     #[error("session credential has been revoked")]
     Revoked,
+    /// The credential row disagrees with the mint record this store wrote for it: refused
+    /// (fail closed) until someone looks (`world verify` names it).
+    #[error("session credential refused: {0}; the store was edited (run `world verify`)")]
+    Tampered(String),
     /// `now > expires_at`.
     #[error("session credential has expired")]
     Expired,
@@ -271,6 +275,12 @@ pub fn resolve(conn: &Connection, token: &str, now: i64) -> Result<Session, Sess
         });
     };
     let grants: Vec<Grant> = serde_json::from_str(&row.2).map_err(|_| SessionError::Unknown)?;
+    // Fail closed: a row edited after minting (a raised budget, a later expiry) is refused.
+    if let Some(record) = mint_record(conn, &id)? {
+        if let Some(reason) = row_differs(&record, &row.1, &row.2, row.4) {
+            return Err(SessionError::Tampered(reason));
+        }
+    }
     if now > row.4 {
         return Err(SessionError::Expired);
     }
@@ -462,6 +472,27 @@ pub fn read_token(value: &str, from_argv: bool) -> Result<TokenInput, SessionErr
     let warning = (meta.permissions().mode() & 0o077 != 0)
         .then(|| format!("session file {value} is readable by group or others; chmod 600 it"));
     Ok(TokenInput { token, warning })
+}
+
+/// Why a credential row (`episode`, `grants_json`, `expires_at`) disagrees with its
+/// `world/session-mint/v1` record, if it does (issue 13 §3: the record holds the real grants).
+pub fn row_differs(
+    record: &serde_json::Value,
+    episode: &str,
+    grants_json: &str,
+    expires_at: i64,
+) -> Option<String> {
+    if record.get("episodeId").and_then(|x| x.as_str()) != Some(episode) {
+        return Some("the credential row's episode differs from its mint record".into());
+    }
+    if record.get("expiresAt").and_then(|x| x.as_i64()) != Some(expires_at) {
+        return Some("the credential row's expiry differs from its mint record".into());
+    }
+    let row: Option<serde_json::Value> = serde_json::from_str(grants_json).ok();
+    if row.as_ref() != record.get("grants") {
+        return Some("the credential row's grants differ from its mint record".into());
+    }
+    None
 }
 
 /// Load the mint record of a credential, if this store wrote one.

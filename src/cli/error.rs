@@ -232,6 +232,7 @@ impl From<store::Error> for CliError {
             ),
             E::Missing { .. } => (Exit::Failed, Some("create it with `world genesis`".into())),
             E::NoParent { .. } => (Exit::Failed, Some("the store's directory is never created; create it first".into())),
+            E::EmptyFile { .. } => (Exit::Usage, Some("create the store with `world genesis` first".into())),
             E::IsDirectory { .. } | E::NotADatabase { .. } | E::Uninitialized { .. } | E::LegacySchema { .. }
             | E::FutureSchema { .. } | E::InvalidSchemaVersion { .. } | E::SchemaIntegrity { .. } => (Exit::Usage, None),
             E::Corrupt { .. } => (Exit::Integrity, Some("run `world verify` for a full report".into())),

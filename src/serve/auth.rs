@@ -135,7 +135,9 @@ pub fn lookup(conn: &Connection, token: &str, now: i64) -> Result<Session, Denia
     let s = session::resolve(conn, token, now).map_err(|e| match e {
         SessionError::Malformed => Denial::Malformed,
         // surfaces.md §3 fixes the wire text; a revoked credential is "unknown" there [V].
-        SessionError::Unknown | SessionError::Revoked => Denial::Unknown,
+        SessionError::Unknown | SessionError::Revoked | SessionError::Tampered(_) => {
+            Denial::Unknown
+        }
         SessionError::Expired => Denial::Expired,
         other => Denial::Store(other.to_string()),
     })?;

@@ -282,6 +282,13 @@ pub fn receipt(conn: &Connection, invocation_id: &str) -> Result<Receipt, Error>
                 what: "journal outcome".into(),
                 detail: format!("object {out} is missing"),
             })?;
+            // Answer only from an outcome that still hashes to its ref (issue 13 §3).
+            if !obj.verifies() {
+                return Err(Error::Corrupt {
+                    what: "journal outcome".into(),
+                    detail: format!("object {out} does not hash to its ref; the store was edited"),
+                });
+            }
             let v: serde_json::Value =
                 serde_json::from_slice(&obj.payload).map_err(|e| Error::Corrupt {
                     what: "journal outcome".into(),

@@ -47,6 +47,13 @@ pub enum Error {
         /// The path as given.
         path: String,
     },
+    /// An empty (0-byte) file given to a command that may not create a store: it is not a
+    /// store, and only the store-creating commands initialise one (spec README).
+    #[error("store {path} is an empty file, not a world store; refusing to initialise it (world genesis, a genesis world commit, world pin, world publish or world serve creates a store)")]
+    EmptyFile {
+        /// The path as given.
+        path: String,
+    },
     /// `--db` names a directory.
     #[error("store path {path} is a directory, not a store file")]
     IsDirectory {
@@ -466,6 +473,11 @@ impl Store {
         let exists = check_path(path)?;
         if !exists && !opts.create {
             return Err(Error::Missing {
+                path: path.display().to_string(),
+            });
+        }
+        if exists && !opts.create && fs::metadata(path).is_ok_and(|m| m.len() == 0) {
+            return Err(Error::EmptyFile {
                 path: path.display().to_string(),
             });
         }

@@ -289,12 +289,14 @@ pub fn open(conn: &Connection, display: &str, mode: Mode) -> Result<(), Error> {
                 |r| r.get(0),
             )?;
             if n != 1 {
-                return Err(Error::SchemaIntegrity {
-                    path: display.to_string(),
-                    reason: "user_version is 4 but table commit_objects is missing".into(),
-                });
+                return Err(missing_table(display, "commit_objects"));
             }
             if mode == Mode::Writable {
+                // A v4 store missing any table is damaged, not new: writers refuse it and
+                // nothing re-creates the table (issue 13 §3); `verify` reports it.
+                if let Some(t) = missing_tables(conn)?.into_iter().next() {
+                    return Err(missing_table(display, t));
+                }
                 let tx = conn.unchecked_transaction()?;
                 apply_ddl(&tx)?;
                 tx.commit()?;
@@ -303,6 +305,31 @@ pub fn open(conn: &Connection, display: &str, mode: Mode) -> Result<(), Error> {
             Ok(())
         }
     }
+}
+
+/// The one `SchemaIntegrityError` for a v4 store missing `table` (every caller uses this
+/// constructor, so the wording lives in one place).
+pub fn missing_table(display: &str, table: &str) -> Error {
+    Error::SchemaIntegrity {
+        path: display.to_string(),
+        reason: format!("user_version is 4 but table {table} is missing"),
+    }
+}
+
+/// The v4 tables absent from `conn`, in schema order.
+pub fn missing_tables(conn: &Connection) -> Result<Vec<&'static str>, Error> {
+    let mut out = Vec::new();
+    for (table, _) in TABLES {
+        let n: i64 = conn.query_row(
+            "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?1",
+            [table],
+            |r| r.get(0),
+        )?;
+        if n == 0 {
+            out.push(*table);
+        }
+    }
+    Ok(out)
 }
 
 /// The number of application objects: `sqlite_master` rows whose name does not start with

@@ -14,6 +14,8 @@ use super::records::{
 };
 use super::{journal, schema, Error, LogEntry, Store, WorldRow};
 
+mod evidence;
+
 /// One failure or warning, with where it was found.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -23,7 +25,8 @@ pub struct Finding {
     /// `record_inconsistent`, `orphan_outcome`, `head_mismatch`, `indeterminate`, `not_recomputed`,
     /// `bundle_gap` — a warning in an episode bundle; `spend_tally` — a persisted spend tally the
     /// broker would use differs from the full fold; `spend_tally_stale` — a warning: one it
-    /// would rebuild).
+    /// would rebuild; issue 13: `journal_mismatch`, `journal_gap`, `effect_gap`,
+    /// `session_mismatch`, and the warning `marker_missing`).
     pub category: &'static str,
     /// Log index, when the finding is about an entry.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -170,6 +173,16 @@ impl Store {
         // 2. schema
         for p in schema::problems(conn)? {
             rep.fail("schema", None, None, p);
+        }
+        if !schema::missing_tables(conn)?.is_empty() {
+            // The remaining checks read every table; a missing one is the finding.
+            rep.fail(
+                "schema",
+                None,
+                None,
+                "checks stopped: a v4 table is missing, so the log, journal and records were not read",
+            );
+            return Ok(());
         }
 
         // 3. objects, hashed on every core (verify_objects.rs)
@@ -429,6 +442,12 @@ impl Store {
             }
         }
 
+        // Issue 13 §3: what the broker, receipts and replay act on (src/store/verify/evidence.rs).
+        evidence::check_journal_against_log(conn, rep)?;
+        evidence::check_effect_journal(conn, rep)?;
+        evidence::check_sessions(conn, rep)?;
+        evidence::check_sources(conn, rep)?;
+
         // 11. head
         match (&rep.head, max) {
             (None, None) => {}
@@ -504,6 +523,18 @@ impl Store {
         }))
     }
 
+    fn names_invocation_record(&self, r: &str) -> Result<bool, Error> {
+        Ok(self
+            .conn()
+            .query_row(
+                "SELECT 1 FROM objects WHERE hash_ref = ?1 AND semantic_id IN (?2, ?3)",
+                [r, INVOCATION_RECORD_V1, INVOCATION_RECORD_V2],
+                |_| Ok(()),
+            )
+            .optional()?
+            .is_some())
+    }
+
     fn has_object(&self, r: &str) -> Result<bool, Error> {
         Ok(self
             .conn()
@@ -538,7 +569,10 @@ impl Store {
                 );
             }
         }
-        let coordinator = is_coordinator(&h.written_by);
+        // An entry whose transitionRef is an invocation record is recomputed whatever its
+        // writtenBy says: a relabelled coordinator entry is not a client entry (issue 13 §3).
+        let coordinator =
+            is_coordinator(&h.written_by) || self.names_invocation_record(&e.transition_ref)?;
         if !coordinator {
             rep.not_recomputed += 1;
             if let Some(p) = prev {

@@ -1,0 +1,314 @@
+//! The tamper corpus of issue 13 §3: a store with a real history (genesis, publish, a session,
+//! pure and effectful invocations) is copied once per tamper, edited directly with SQLite the
+//! way an attacker with file access would, and `world verify --json` must fail (exit 3) with a
+//! named finding. The broker and `world receipt` must refuse to act on what they read.
+
+#[path = "invoke_support/mod.rs"]
+mod invoke_support;
+
+use std::path::{Path, PathBuf};
+
+use invoke_support::{repo, Env};
+use rusqlite::{Connection, OptionalExtension};
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+
+const GRANTS: [&str; 3] = [
+    "world.apply=world:9",
+    "Workspace.Read=worktree:9",
+    "Workspace.Write=worktree:9",
+];
+
+fn sha(b: &[u8]) -> String {
+    format!("sha256:{}", hex::encode(Sha256::digest(b)))
+}
+
+struct Base {
+    env: Env,
+    tok: PathBuf,
+    /// The cli: invocation id of the effectful write.
+    write_id: String,
+    /// The cli: invocation id of the pure echo.
+    echo_id: String,
+}
+
+fn base() -> Base {
+    let env = Env::new();
+    let tok = env.mint("ep1", &GRANTS);
+    let run = |id: &str, args: &str| -> String {
+        let out = env.invoke(&tok, id, args, &["--json"]);
+        assert!(
+            out.status.success(),
+            "{id}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+        v["invocationId"].as_str().unwrap().to_string()
+    };
+    let echo_id = run("echo", r#"{"a":1}"#);
+    let write_id = run("ailang-write", r#"{"path":"a.txt","content":"x"}"#);
+    run("ailang-read", r#"{"path":"a.txt"}"#);
+    env.verify_ok();
+    Base {
+        env,
+        tok,
+        write_id,
+        echo_id,
+    }
+}
+
+/// A copy of the base store in its own directory.
+fn copy(base: &Base) -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("w.db");
+    std::fs::copy(&base.env.db, &db).unwrap();
+    (dir, db)
+}
+
+fn world(db: &Path, args: &[&str]) -> std::process::Output {
+    assert_cmd::Command::cargo_bin("world")
+        .unwrap()
+        .current_dir(repo())
+        .env_remove("WORLD_SESSION")
+        .env_remove("WORLD_DB")
+        .env("NO_COLOR", "1")
+        .arg("--db")
+        .arg(db)
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+fn one(c: &Connection, sql: &str) -> String {
+    c.query_row(sql, [], |r| r.get::<_, String>(0))
+        .optional()
+        .unwrap()
+        .unwrap_or_else(|| panic!("no row for {sql}"))
+}
+
+/// Replace object `old`'s payload with `payload`, storing it under its correct new hash and
+/// re-pointing every reference this helper knows (journal rows, log refs, world roots).
+fn rehash(c: &Connection, old: &str, payload: &[u8]) -> String {
+    let new = sha(payload);
+    c.execute(
+        "INSERT OR REPLACE INTO objects SELECT ?1, interface_hash_ref, semantic_id, provenance, ?2 FROM objects WHERE hash_ref = ?3",
+        rusqlite::params![new, payload, old],
+    )
+    .unwrap();
+    c.execute(
+        "UPDATE journal SET object_ref = ?1 WHERE object_ref = ?2",
+        [&new, old],
+    )
+    .unwrap();
+    c.execute(
+        "UPDATE log_entries SET transition_ref = ?1 WHERE transition_ref = ?2",
+        [&new, old],
+    )
+    .unwrap();
+    c.execute(
+        "UPDATE worlds SET state_root = ?1 WHERE state_root = ?2",
+        [&new, old],
+    )
+    .unwrap();
+    new
+}
+
+fn payload(c: &Connection, r: &str) -> Vec<u8> {
+    c.query_row(
+        "SELECT payload FROM objects WHERE hash_ref = ?1",
+        [r],
+        |x| x.get(0),
+    )
+    .unwrap()
+}
+
+type Tamper = Box<dyn Fn(&Connection, &Base)>;
+
+fn sql(s: &'static str) -> Tamper {
+    Box::new(move |c, _| {
+        c.execute_batch(s)
+            .unwrap_or_else(|e| panic!("tamper {s}: {e}"))
+    })
+}
+
+fn corpus(ids: &[String]) -> Vec<(String, &'static str, Tamper)> {
+    let mut v: Vec<(String, &'static str, Tamper)> = vec![
+        ("log: delete entry 1".into(), "log_gap", sql("DELETE FROM log_entries WHERE entry_index = 1")),
+        ("log: delete the last entry".into(), "journal_mismatch", sql("DELETE FROM log_entries WHERE entry_index = (SELECT MAX(entry_index) FROM log_entries)")),
+        ("log: delete genesis".into(), "log_gap", sql("DELETE FROM log_entries WHERE entry_index = 0")),
+        ("log: relabel a coordinator entry as client-written".into(), "journal_mismatch", sql("UPDATE log_entries SET written_by = 'client:x' WHERE entry_index = 2")),
+        ("log: edit transitionFn".into(), "entry_hash_mismatch", sql("UPDATE log_entries SET transition_fn_ref = 'sha256:' || substr(hex(randomblob(32)), 1, 64) WHERE entry_index = 2")),
+        ("log: edit interpreter".into(), "entry_hash_mismatch", sql("UPDATE log_entries SET interpreter_ref = (SELECT transition_fn_ref FROM log_entries WHERE entry_index = 2) WHERE entry_index = 3")),
+        ("log: edit semanticsEpoch".into(), "entry_hash_mismatch", sql("UPDATE log_entries SET semantics_epoch = semantics_epoch + 1 WHERE entry_index = 1")),
+        ("log: edit prevEntryHash".into(), "entry_hash_mismatch", sql("UPDATE log_entries SET prev_entry_hash_ref = (SELECT entry_hash_ref FROM log_entries WHERE entry_index = 0) WHERE entry_index = 3")),
+        ("worlds: edit a stateRoot".into(), "world_mismatch", sql("UPDATE worlds SET state_root = (SELECT transition_ref FROM log_entries WHERE entry_index = 0) WHERE revision = 2")),
+        ("worlds: edit a revision".into(), "world_mismatch", sql("UPDATE worlds SET revision = 7 WHERE revision = 1")),
+        ("worlds: delete the head world".into(), "head_mismatch", sql("DELETE FROM worlds WHERE world_ref = (SELECT world_ref FROM store_heads)")),
+        ("heads: move the head back to genesis".into(), "head_mismatch", sql("UPDATE store_heads SET world_ref = (SELECT world_ref FROM worlds WHERE revision = 0)")),
+        ("heads: delete the selected head".into(), "head_mismatch", sql("DELETE FROM store_heads")),
+        ("objects: delete an output".into(), "dangling_ref", sql("DELETE FROM objects WHERE hash_ref IN (SELECT state_root FROM worlds WHERE revision = 2)")),
+        ("objects: delete an input".into(), "dangling_ref", sql("DELETE FROM objects WHERE semantic_id = 'world/invocation-input/v1'")),
+        ("objects: delete a plan".into(), "dangling_ref", sql("DELETE FROM objects WHERE semantic_id = 'world/effect-plan/v1'")),
+        ("objects: delete an effect record".into(), "dangling_ref", sql("DELETE FROM objects WHERE semantic_id = 'world/effect-record/v1'")),
+        ("objects: delete the transition sources".into(), "dangling_ref", sql("DELETE FROM objects WHERE hash_ref IN (SELECT transition_fn_ref FROM log_entries WHERE entry_index > 0)")),
+        ("objects: a malformed interfaceHash".into(), "bad_ref", sql("UPDATE objects SET interface_hash_ref = 'nope' WHERE semantic_id = 'world/invocation-input/v1'")),
+        ("journal: delete a commit outcome".into(), "journal_gap", Box::new(|c, b| { c.execute("DELETE FROM journal WHERE invocation_id = ?1 AND kind = 'outcome'", [&b.echo_id]).unwrap(); })),
+        ("journal: delete a commit intent".into(), "orphan_outcome", Box::new(|c, b| { c.execute("DELETE FROM journal WHERE invocation_id = ?1 AND kind = 'intent'", [&b.echo_id]).unwrap(); })),
+        ("journal: delete a commit intent and outcome".into(), "journal_gap", Box::new(|c, b| { c.execute("DELETE FROM journal WHERE invocation_id = ?1", [&b.write_id]).unwrap(); })),
+        ("journal: delete an effect intent and outcome".into(), "effect_gap", sql("DELETE FROM journal WHERE invocation_id = (SELECT MIN(invocation_id) FROM journal WHERE invocation_id LIKE 'effect:%')")),
+        ("journal: delete an effect outcome".into(), "effect_gap", sql("DELETE FROM journal WHERE kind = 'outcome' AND invocation_id LIKE 'effect:%'")),
+        ("journal: renumber an effect intent".into(), "journal_mismatch", sql("UPDATE journal SET invocation_id = 'effect:ep1:7' WHERE invocation_id = (SELECT MAX(invocation_id) FROM journal WHERE invocation_id LIKE 'effect:%')")),
+        ("journal: point an outcome at another object".into(), "journal_mismatch", Box::new(|c, b| { c.execute("UPDATE journal SET object_ref = (SELECT object_ref FROM journal WHERE invocation_id = ?1 AND kind = 'outcome') WHERE invocation_id = ?2 AND kind = 'outcome'", [&b.echo_id, &b.write_id]).unwrap(); })),
+        ("journal: a stray outcome".into(), "orphan_outcome", sql("INSERT INTO journal (seq, kind, invocation_id, object_ref) SELECT MAX(seq) + 1, 'outcome', 'rest:stray', (SELECT object_ref FROM journal WHERE kind = 'outcome' LIMIT 1) FROM journal")),
+        ("sessions: raise a budget in grants_json".into(), "session_mismatch", sql("UPDATE session_credentials SET grants_json = replace(grants_json, '\"Budget\":9', '\"Budget\":500')")),
+        ("sessions: extend the expiry".into(), "session_mismatch", sql("UPDATE session_credentials SET expires_at = expires_at + 86400")),
+        ("sessions: move to another episode".into(), "session_mismatch", sql("UPDATE session_credentials SET episode_id = 'ep2'")),
+        ("schema: drop approval_claims".into(), "schema", sql("DROP TABLE approval_claims")),
+        ("schema: drop session_credentials".into(), "schema", sql("DROP TABLE session_credentials")),
+        ("schema: drop an index".into(), "schema", sql("DROP INDEX objects_by_semantic_id")),
+        ("registry: head names a missing object".into(), "dangling_ref", sql("UPDATE epoch_registry_heads SET object_ref = 'sha256:' || lower(hex(randomblob(32))) WHERE registry_name = 'world/transition-registry/v1'")),
+        ("commit_objects: a row naming a missing entry".into(), "dangling_ref", sql("INSERT INTO commit_objects (object_ref, entry_index) SELECT object_ref, 99 FROM commit_objects LIMIT 1")),
+        ("forgery: a re-hashed output behind a client relabel".into(), "entry_hash_mismatch", Box::new(|c, _| {
+            let rec = one(c, "SELECT transition_ref FROM log_entries WHERE entry_index = 1");
+            let mut r: Value = serde_json::from_slice(&payload(c, &rec)).unwrap();
+            let out = r["output"].as_str().unwrap().to_string();
+            let forged = rehash(c, &out, br#"{"a":666}"#);
+            r["output"] = Value::String(forged);
+            rehash(c, &rec, &serde_json::to_vec(&r).unwrap());
+            c.execute_batch("UPDATE log_entries SET written_by = 'client:x' WHERE entry_index = 1").unwrap();
+        })),
+        ("forgery: a re-hashed commit outcome".into(), "journal_mismatch", Box::new(|c, b| {
+            let o = one(c, &format!("SELECT object_ref FROM journal WHERE invocation_id = '{}' AND kind = 'outcome'", b.echo_id));
+            let p = String::from_utf8(payload(c, &o)).unwrap();
+            let v: Value = serde_json::from_str(&p).unwrap();
+            let fake = sha(b"no-such-world");
+            rehash(c, &o, p.replace(v["resultRef"].as_str().unwrap(), &fake).as_bytes());
+        })),
+        ("forgery: a re-hashed effect intent with another ordinal".into(), "journal_mismatch", Box::new(|c, _| {
+            let o = one(c, "SELECT object_ref FROM journal WHERE invocation_id LIKE 'effect:%' AND kind = 'intent' ORDER BY seq LIMIT 1");
+            let p = String::from_utf8(payload(c, &o)).unwrap();
+            rehash(c, &o, p.replacen("\"ordinal\":", "\"ordinal\":4", 1).as_bytes());
+        })),
+    ];
+    // One payload flip per semantic id present in the base store.
+    for sid in ids {
+        let sid = sid.clone();
+        v.push((
+            format!("payload flip: {sid}"),
+            "object_hash_mismatch",
+            Box::new(move |c, _| {
+                c.execute(
+                    "UPDATE objects SET payload = CAST(payload || X'20' AS BLOB) WHERE hash_ref = (SELECT MIN(hash_ref) FROM objects WHERE semantic_id = ?1)",
+                    [&sid],
+                )
+                .unwrap();
+            }),
+        ));
+    }
+    v
+}
+
+fn semantic_ids(db: &Path) -> Vec<String> {
+    let c = Connection::open(db).unwrap();
+    let mut st = c
+        .prepare("SELECT DISTINCT semantic_id FROM objects ORDER BY semantic_id")
+        .unwrap();
+    let ids: Vec<String> = st
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    ids
+}
+
+#[test]
+fn every_tamper_in_the_corpus_is_a_named_verify_finding() {
+    let b = base();
+    let corpus = corpus(&semantic_ids(&b.env.db));
+    assert!(
+        corpus.len() >= 40,
+        "the corpus holds {} tampers",
+        corpus.len()
+    );
+    let mut missed = Vec::new();
+    for (name, want, tamper) in &corpus {
+        let (_dir, db) = copy(&b);
+        {
+            let c = Connection::open(&db).unwrap();
+            c.execute_batch("PRAGMA foreign_keys = OFF").unwrap();
+            tamper(&c, &b);
+        }
+        let out = world(&db, &["verify", "--json"]);
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        let v: Value = serde_json::from_str(text.trim()).unwrap_or(Value::Null);
+        let cats: Vec<String> = v["failures"]
+            .as_array()
+            .map(|a| {
+                a.iter()
+                    .map(|f| f["category"].as_str().unwrap_or("").to_string())
+                    .collect()
+            })
+            .unwrap_or_default();
+        if out.status.code() != Some(3) || !cats.iter().any(|c| c == want) {
+            missed.push(format!(
+                "{name}: want {want}, exit {:?}, failures {cats:?}, stderr {}",
+                out.status.code(),
+                String::from_utf8_lossy(&out.stderr).trim()
+            ));
+        }
+    }
+    assert!(
+        missed.is_empty(),
+        "tampers verify missed:\n{}",
+        missed.join("\n")
+    );
+}
+
+/// What the broker and `world receipt` read, they refuse when it was tampered with.
+#[test]
+fn the_broker_and_receipt_refuse_tampered_inputs() {
+    let b = base();
+    // A raised budget in the credential row: the session fails closed.
+    let (_d, db) = copy(&b);
+    Connection::open(&db)
+        .unwrap()
+        .execute_batch("UPDATE session_credentials SET grants_json = replace(grants_json, '\"Budget\":9', '\"Budget\":500')")
+        .unwrap();
+    let tok = b.tok.to_string_lossy().into_owned();
+    let ws = b.env.ws.to_string_lossy().into_owned();
+    let out = world(
+        &db,
+        &[
+            "invoke",
+            "echo",
+            "--session",
+            &tok,
+            "--args",
+            "{}",
+            "--workspace-root",
+            &ws,
+        ],
+    );
+    assert_ne!(
+        out.status.code(),
+        Some(0),
+        "a tampered session was honoured"
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("mint record"), "{err}");
+    // An edited commit outcome: the receipt re-hashes it and refuses.
+    let (_d, db) = copy(&b);
+    Connection::open(&db)
+        .unwrap()
+        .execute(
+            "UPDATE objects SET payload = CAST(payload || X'20' AS BLOB) WHERE hash_ref = (SELECT object_ref FROM journal WHERE invocation_id = ?1 AND kind = 'outcome')",
+            [&b.echo_id],
+        )
+        .unwrap();
+    let out = world(&db, &["receipt", &b.echo_id, "--json"]);
+    assert_eq!(out.status.code(), Some(3), "{out:?}");
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("does not hash"),
+        "{out:?}"
+    );
+}
