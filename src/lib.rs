@@ -19,6 +19,7 @@ pub mod broker;
 pub mod cli;
 pub mod coordinator;
 pub mod encoding;
+pub mod fileread;
 pub mod genesis;
 pub mod interp;
 pub mod limits;

@@ -12,6 +12,8 @@ mod chain_rules;
 mod commit;
 #[path = "cli/genesis.rs"]
 mod genesis;
+#[path = "cli/leftovers.rs"]
+mod leftovers;
 #[path = "cli/lock.rs"]
 mod lock;
 #[path = "cli/output.rs"]

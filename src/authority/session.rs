@@ -448,6 +448,11 @@ pub fn read_token(value: &str, from_argv: bool) -> Result<TokenInput, SessionErr
             warning,
         });
     }
+    if looks_like_token(value) {
+        return Err(SessionError::Input(
+            "the session value looks like a token with extra characters (whitespace, a newline or a `Bearer ` prefix); give exactly the 64 hex characters, or a file holding them (the value is not printed)".into(),
+        ));
+    }
     let path = Path::new(value);
     let meta = std::fs::metadata(path)
         .map_err(|e| SessionError::Input(format!("session file {value}: {e}")))?;
@@ -493,6 +498,23 @@ pub fn row_differs(
         return Some("the credential row's grants differ from its mint record".into());
     }
     None
+}
+
+/// Does `value` hold a run of 32 or more hex characters (a token, or most of one)? Such a
+/// value is never echoed in an error (issue 13 §6).
+pub fn looks_like_token(value: &str) -> bool {
+    let mut run = 0;
+    for b in value.bytes() {
+        if b.is_ascii_hexdigit() {
+            run += 1;
+            if run >= 32 {
+                return true;
+            }
+        } else {
+            run = 0;
+        }
+    }
+    false
 }
 
 /// Load the mint record of a credential, if this store wrote one.

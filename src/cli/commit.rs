@@ -45,9 +45,8 @@ pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError
     let commits: Vec<Commit> = match (&args.file, &args.batch) {
         (Some(file), _) => vec![validate(&read_input(file, MAX_BODY, "commit")?, None)?],
         (None, Some(batch)) => {
-            let f = std::fs::File::open(batch).map_err(|e| {
-                CliError::failed("commit --batch", format!("open {}: {e}", batch.display()))
-            })?;
+            let f = crate::fileread::open_regular(batch)
+                .map_err(|e| CliError::failed("commit --batch", e))?;
             let mut commits = Vec::new();
             let mut reader = std::io::BufReader::new(f);
             let mut line = Vec::new();

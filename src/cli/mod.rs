@@ -266,11 +266,9 @@ pub fn read_input(path: &Path, max: usize, what: &str) -> Result<Vec<u8>, CliErr
             .read_to_end(&mut buf)
             .map_err(|e| CliError::failed(what, format!("read stdin: {e}")))?;
     } else {
-        if path.is_dir() {
-            return Err(CliError::failed(what, format!("{label} is a directory")));
-        }
-        let f = std::fs::File::open(path)
-            .map_err(|e| CliError::failed(what, format!("open {label}: {e}")))?;
+        // A regular file only (a FIFO or device is refused without blocking), bounded while
+        // reading (issue 13 §5).
+        let f = crate::fileread::open_regular(path).map_err(|e| CliError::failed(what, e))?;
         f.take(limit)
             .read_to_end(&mut buf)
             .map_err(|e| CliError::failed(what, format!("read {label}: {e}")))?;

@@ -198,6 +198,53 @@ fn diff_table(plan: &Plan, diff: &Diff, color: bool) -> String {
     super::output::render_table(&t)
 }
 
+/// Effect names a `world` handler serves (authority-and-broker.md §12).
+const HANDLED_EFFECTS: [&str; 14] = {
+    use crate::broker::handlers as h;
+    [
+        h::WORKSPACE_READ,
+        h::WORKSPACE_WRITE,
+        h::FS_READ,
+        h::FS_WRITE,
+        h::GIT_COMMIT,
+        h::MODEL_INFER,
+        h::HUMAN_APPROVE,
+        h::HUMAN_POLL_APPROVAL,
+        h::AILANG_CHECK,
+        h::AILANG_RUN,
+        h::AILANG_RUN_ENV,
+        h::AILANG_RUN_NET,
+        h::AILANG_DISCOVER,
+        h::AILANG_CLI,
+    ]
+};
+
+/// Refuse schemas no call could ever satisfy, and warn about declared effects no handler
+/// serves (issue 13 §7), before the writer lock matters.
+fn check_entries(out: &mut Output, m: &manifest::Manifest) -> Result<(), CliError> {
+    for e in &m.entries {
+        for (which, schema) in [
+            ("inputSchema", &e.input_schema),
+            ("outputSchema", &e.output_schema),
+        ] {
+            if let Some(why) = crate::transitions::schema_check::unusable(&e.id, which, schema) {
+                return Err(CliError::failed("publish", why));
+            }
+        }
+        for d in &e.declared_effects {
+            if !HANDLED_EFFECTS.contains(&d.effect.as_str()) {
+                out.warn(format!(
+                    "transition {:?} declares effect {:?}, which no handler serves (a call would be refused, R8); known effects: {}",
+                    e.id,
+                    d.effect,
+                    HANDLED_EFFECTS.join(", ")
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Run `world publish`.
 pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError> {
     if args.live {
@@ -211,6 +258,8 @@ pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError
         (None, Some(path)) => InterpreterChoice::Path(path.clone()),
         (None, None) => InterpreterChoice::Default,
     };
+    // The manifest is read before the writer lock is taken (issue 13 §5).
+    let raw = read_input(&args.manifest, MAX_MANIFEST_BYTES, "publish")?;
     let mut store = match ctx.open_write(true) {
         Ok(s) => s,
         Err(e) if e.exit == Exit::LockHeld => {
@@ -220,8 +269,8 @@ pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError
         }
         Err(e) => return Err(stop("store", &format!("unopenable {}", e.why))),
     };
-    let raw = read_input(&args.manifest, MAX_MANIFEST_BYTES, "publish")?;
     let manifest = manifest::parse(&raw).map_err(|e| CliError::failed("publish", e))?;
+    check_entries(out, &manifest)?;
     let manifest_name = args.manifest.display().to_string();
     let tty = if args.yes {
         None

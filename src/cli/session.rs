@@ -104,6 +104,52 @@ fn warn_unmatched_grants(ctx: &Context, out: &mut Output, grants: &[Grant]) {
     }
 }
 
+/// Write `token` + LF to a new hidden temp file (mode 0600) in `out`'s directory and fsync
+/// it, after sweeping temps of dead mints there; returns the temp path.
+fn stage_token(out: &std::path::Path, token: &str) -> Result<PathBuf, String> {
+    let dir = match out.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let base = out
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    if let Ok(entries) = std::fs::read_dir(&dir) {
+        for e in entries.flatten() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            let Some(pid) = name
+                .rsplit_once(".world-mint-")
+                .and_then(|(_, r)| r.strip_suffix(".tmp"))
+                .and_then(|p| p.parse::<i32>().ok())
+            else {
+                continue;
+            };
+            // SAFETY: signal 0 only checks for existence.
+            let alive = unsafe { libc::kill(pid, 0) } == 0
+                || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM);
+            if name.starts_with('.') && !alive {
+                let _ = std::fs::remove_file(e.path());
+            }
+        }
+    }
+    let tmp = dir.join(format!(".{base}.world-mint-{}.tmp", std::process::id()));
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(&tmp)
+        .map_err(|e| format!("create a temp file next to {}: {e}", out.display()))?;
+    if let Err(e) = f
+        .write_all(format!("{token}\n").as_bytes())
+        .and_then(|_| f.sync_all())
+    {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(format!("write {}: {e}", tmp.display()));
+    }
+    Ok(tmp)
+}
+
 /// Run `world session …`.
 pub fn run(ctx: &Context, out: &mut Output, cmd: Cmd) -> Result<Exit, CliError> {
     match cmd {
@@ -198,43 +244,44 @@ pub fn run(ctx: &Context, out: &mut Output, cmd: Cmd) -> Result<Exit, CliError> 
                 workspace_root,
                 limits_scope,
             };
-            // Create the token file before committing so a failure leaves no live, unknown credential.
-            let mut file = match &out_file {
-                Some(p) => Some(
-                    std::fs::OpenOptions::new()
-                        .write(true)
-                        .create_new(true)
-                        .mode(0o600)
-                        .open(p)
-                        .map_err(|e| {
-                            CliError::failed(what, format!("create {}: {e}", p.display()))
-                        })?,
-                ),
+            // The token goes to a hidden temp file next to --out first; after the commit it is
+            // hard-linked into place (never overwriting) and the temp removed. A kill leaves no
+            // empty or orphan --out: only a temp the next mint into that directory sweeps.
+            let tmp = match &out_file {
+                Some(p) => Some(stage_token(p, &token).map_err(|e| CliError::failed(what, e))?),
                 None => None,
             };
             let tx = store.immediate().map_err(|e| CliError::store(what, e))?;
             let minted = match session::mint(&tx, &token, &req) {
                 Ok(m) => m,
                 Err(e) => {
-                    if let Some(p) = &out_file {
-                        let _ = std::fs::remove_file(p);
+                    if let Some(t) = &tmp {
+                        let _ = std::fs::remove_file(t);
                     }
                     return Err(CliError::failed(what, e));
                 }
             };
-            if let (Some(f), Some(p)) = (file.as_mut(), &out_file) {
-                if let Err(e) = f
-                    .write_all(format!("{token}\n").as_bytes())
-                    .and_then(|_| f.sync_all())
-                {
-                    let _ = std::fs::remove_file(p);
+            if let Err(e) = tx.commit() {
+                if let Some(t) = &tmp {
+                    let _ = std::fs::remove_file(t);
+                }
+                return Err(CliError::store(what, e.into()));
+            }
+            if let (Some(t), Some(p)) = (&tmp, &out_file) {
+                let placed = std::fs::hard_link(t, p);
+                let _ = std::fs::remove_file(t);
+                if let Err(e) = placed {
                     return Err(CliError::failed(
                         what,
-                        format!("write {}: {e}", p.display()),
+                        format!(
+                            "the credential {} was minted but its token could not be written to {}: {e}; revoke it with `world session revoke {}`",
+                            session::credential_id(&token),
+                            p.display(),
+                            session::credential_id(&token)
+                        ),
                     ));
                 }
             }
-            tx.commit().map_err(|e| CliError::store(what, e.into()))?;
             let n = req.grants.len();
             match &out_file {
                 Some(p) => {

@@ -13,6 +13,7 @@ pub mod manifest;
 pub mod pins;
 pub mod publish;
 pub mod registry;
+pub mod schema_check;
 
 /// Semantic id of published transition sources (`canon.Source` bytes; transitions.md §3).
 pub const SOURCE_SEMANTIC_ID: &str = "world/transition-source/v1";

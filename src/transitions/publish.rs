@@ -677,28 +677,31 @@ fn load_source(
         SourceSpec::File(p) => {
             let path = base_dir.join(p);
             let name = p.display().to_string();
-            let meta = std::fs::metadata(&path).map_err(|error| PublishError::ReadSource {
-                id: entry.id.clone(),
-                path: name.clone(),
-                error,
-            })?;
-            if meta.len() > MAX_SOURCE_BYTES as u64 {
-                return Err(PublishError::SourceTooLarge {
-                    id: entry.id.clone(),
-                    path: name,
-                });
-            }
-            let raw = std::fs::read(&path).map_err(|error| PublishError::ReadSource {
-                id: entry.id.clone(),
-                path: name.clone(),
-                error,
-            })?;
-            if raw.len() > MAX_SOURCE_BYTES {
-                return Err(PublishError::SourceTooLarge {
-                    id: entry.id.clone(),
-                    path: name,
-                });
-            }
+            // A regular file only, bounded while reading (issue 13 §5): /dev/zero or a FIFO
+            // never holds the writer lock.
+            let raw = match crate::fileread::read_regular(&path, MAX_SOURCE_BYTES) {
+                Ok(raw) => raw,
+                Err(crate::fileread::ReadError::TooLarge { .. }) => {
+                    return Err(PublishError::SourceTooLarge {
+                        id: entry.id.clone(),
+                        path: name,
+                    })
+                }
+                Err(crate::fileread::ReadError::Io { source, .. }) => {
+                    return Err(PublishError::ReadSource {
+                        id: entry.id.clone(),
+                        path: name,
+                        error: source,
+                    })
+                }
+                Err(e @ crate::fileread::ReadError::NotRegular { .. }) => {
+                    return Err(PublishError::ReadSource {
+                        id: entry.id.clone(),
+                        path: name,
+                        error: std::io::Error::new(std::io::ErrorKind::InvalidInput, e.to_string()),
+                    })
+                }
+            };
             let canonical = canon::source(&raw).map_err(|error| PublishError::Canon {
                 id: entry.id.clone(),
                 path: name.clone(),

@@ -87,3 +87,78 @@ fn revoked_sessions_say_revoked_and_list_all_shows_them() {
         "{r:#?}"
     );
 }
+
+#[test]
+fn a_now_far_ahead_of_the_clock_is_refused() {
+    let env = TestEnv::new();
+    env.genesis();
+    let before = env.snapshot();
+    let r = env
+        .run(&["limits", "report", "--now", "18446744073709551616"])
+        .code(2);
+    assert!(r.one_line_error().contains("24 h ahead"), "{r:#?}");
+    assert_eq!(env.snapshot(), before);
+}
+
+fn manifest(env: &TestEnv, input_schema: serde_json::Value, effect: &str) -> std::path::PathBuf {
+    let src = std::fs::read(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/fixtures/transitions/echo.ail"
+    ))
+    .unwrap();
+    env.write("echo.ail", &src);
+    let m = serde_json::json!([{
+        "id": "x", "title": "X", "description": "d", "transitionFnFile": "echo.ail",
+        "inputSchema": input_schema, "outputSchema": {"type": "object"},
+        "access": {"effect": "world.apply", "scope": "world", "cost": 0},
+        "declaredEffects": [{"effect": effect, "scope": "worktree", "cost": 1}]
+    }]);
+    env.write("m.json", m.to_string().as_bytes())
+}
+
+#[test]
+fn publish_refuses_unusable_schemas_and_warns_about_unserved_effects() {
+    let env = TestEnv::new();
+    env.genesis();
+    let mut deep = serde_json::json!({"type": "object"});
+    for _ in 0..70 {
+        deep = serde_json::json!({"type": "object", "properties": {"a": deep}});
+    }
+    for (schema, needle) in [
+        (
+            serde_json::json!({"type": "object", "properties": {"a": {"type": "string", "pattern": "(("}}}),
+            "does not compile",
+        ),
+        (
+            serde_json::json!({"type": "object", "$ref": "https://example.com/s.json"}),
+            "remote $ref",
+        ),
+        (deep, "nests"),
+    ] {
+        let m = manifest(&env, schema, "Workspace.Read");
+        let before = env.snapshot();
+        let r = env
+            .run(&["publish", "--manifest", m.to_str().unwrap(), "--yes"])
+            .code(1);
+        let line = r.one_line_error();
+        assert!(
+            line.contains("transition \"x\"") && line.contains(needle),
+            "{line}"
+        );
+        assert_eq!(env.snapshot(), before);
+    }
+    let m = manifest(
+        &env,
+        serde_json::json!({"type": "object"}),
+        "Workspace.Wrte",
+    );
+    let r = env
+        .run(&["publish", "--manifest", m.to_str().unwrap(), "--yes"])
+        .ok();
+    assert!(
+        r.stderr
+            .contains("\"Workspace.Wrte\", which no handler serves")
+            && r.stderr.contains("Workspace.Write"),
+        "{r:#?}"
+    );
+}

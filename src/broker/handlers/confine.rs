@@ -564,6 +564,7 @@ pub fn write_atomic(
             return Err(err);
         }
     }
+    sweep_stale_temps(dir.as_raw_fd());
     let tmp_name = OsString::from(format!(
         ".world-write-{}-{}.tmp",
         std::process::id(),
@@ -606,6 +607,42 @@ pub fn write_atomic(
     // Make the rename durable; a failure here does not undo the write.
     let _ = File::from(dir).sync_all();
     Ok(())
+}
+
+/// Remove `.world-write-<pid>-<n>.tmp` files in directory `dirfd` left by a writer that died
+/// (kill -9) before renaming them (issue 13 §6). Only names of this exact shape whose `pid`
+/// is no longer alive are removed; errors are ignored (a best-effort sweep).
+fn sweep_stale_temps(dirfd: std::os::fd::RawFd) {
+    let Ok(entries) = std::fs::read_dir(format!("/proc/self/fd/{dirfd}")) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let name = e.file_name();
+        let Some(text) = name.to_str() else { continue };
+        let Some(rest) = text
+            .strip_prefix(".world-write-")
+            .and_then(|r| r.strip_suffix(".tmp"))
+        else {
+            continue;
+        };
+        let Some((pid, n)) = rest.split_once('-') else {
+            continue;
+        };
+        let (Ok(pid), true) = (pid.parse::<i32>(), n.bytes().all(|b| b.is_ascii_digit())) else {
+            continue;
+        };
+        // SAFETY: signal 0 only checks for existence.
+        let alive = pid > 0
+            && (unsafe { libc::kill(pid, 0) } == 0
+                || io::Error::last_os_error().raw_os_error() == Some(libc::EPERM));
+        if alive {
+            continue;
+        }
+        if let Ok(c) = std::ffi::CString::new(text) {
+            // SAFETY: valid descriptor and NUL-terminated name.
+            unsafe { libc::unlinkat(dirfd, c.as_ptr(), 0) };
+        }
+    }
 }
 
 #[cfg(test)]

@@ -207,6 +207,13 @@ impl WorkspaceHandler {
         let obj = payload_object(payload)?;
         let op = file_op(obj, self.effect, write)?;
         let path = required_str(obj, "path", self.effect)?;
+        if write && (path.ends_with('/') || path.ends_with("/.")) {
+            // `dirx/` names a directory; writing it would create a file called `dirx`.
+            return Err(format!(
+                "{} refuses path {path:?}: it names a directory (ends with /); name a file",
+                self.effect
+            ));
+        }
         let resolved = if write {
             self.sandbox.resolve_for_write(path)
         } else {

@@ -225,19 +225,34 @@ fn parse_purpose(text: &str) -> Result<Purpose, String> {
 /// # Errors
 /// A usage error (exit 2) naming the bad value.
 pub fn parse_now(text: Option<&str>) -> Result<u128, CliError> {
+    let clock = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis())
+        .unwrap_or(0);
     match text {
-        Some(t) => Amount::parse(t).map(Amount::get).map_err(|e| {
-            CliError::usage(
-                "--now",
-                format!("{e} (Unix milliseconds, e.g. 1700000000000)"),
-            )
-        }),
-        None => Ok(std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_millis())
-            .unwrap_or(0)),
+        Some(t) => {
+            let now = Amount::parse(t).map(Amount::get).map_err(|e| {
+                CliError::usage(
+                    "--now",
+                    format!("{e} (Unix milliseconds, e.g. 1700000000000)"),
+                )
+            })?;
+            // A `now` far ahead would make every later real-clock command `time_regressed`
+            // (issue 13 §7): at most 24 h past the system clock.
+            if now > clock + MAX_NOW_AHEAD_MS {
+                return Err(CliError::usage(
+                    "--now",
+                    format!("{t} is more than 24 h ahead of the system clock ({clock} ms); the ledger would refuse every later real-clock command"),
+                ));
+            }
+            Ok(now)
+        }
+        None => Ok(clock),
     }
 }
+
+/// How far `--now` may run ahead of the system clock, in milliseconds (24 h).
+pub const MAX_NOW_AHEAD_MS: u128 = 86_400_000;
 
 /// The login for `human:<login>` and `host:<login>`: `USER`, else `LOGNAME`, else `unknown`.
 pub fn login() -> String {
