@@ -45,7 +45,7 @@ pub fn run(ctx: &Context, out: &mut Output, _args: Args) -> Result<Exit, CliErro
         .ok()
         .flatten()
         .map(|h| h.revision.revision);
-    let live_sessions = crate::authority::session::list(conn, None, now)
+    let live_sessions = crate::authority::session::list(conn, None, now, false)
         .map_err(|e| CliError::store(what, e))?
         .iter()
         .filter(|s| s.live)
