@@ -579,3 +579,403 @@ fn refusals_and_denials_say_why_on_stderr() {
         "{err}"
     );
 }
+
+/// Every object of semantic id `sid`: (ref, provenance, payload bytes).
+fn objects_of(env: &Env, sid: &str) -> Vec<(String, String, Vec<u8>)> {
+    let c = env.conn();
+    let mut stmt = c
+        .prepare("SELECT hash_ref, provenance, payload FROM objects WHERE semantic_id = ?1")
+        .expect("prepare");
+    let rows = stmt
+        .query_map([sid], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+        .expect("query");
+    rows.collect::<Result<_, _>>().expect("rows")
+}
+
+/// The member names of a JSON object payload, in their byte order.
+fn keys_in_order(payload: &[u8]) -> Vec<String> {
+    // serde_json's default map is sorted; read the names off the bytes instead.
+    let text = std::str::from_utf8(payload).expect("utf-8");
+    let v: Value = serde_json::from_str(text).expect("json");
+    let mut names: Vec<(usize, String)> = v
+        .as_object()
+        .expect("object")
+        .keys()
+        .map(|k| {
+            let at = text.find(&format!("\"{k}\":")).expect("key in bytes");
+            (at, k.clone())
+        })
+        .collect();
+    names.sort();
+    names.into_iter().map(|(_, k)| k).collect()
+}
+
+#[test]
+fn approval_objects_have_the_reference_shape_and_the_reference_can_walk_the_head() {
+    let env = env();
+    let r = request(&env, "ep1", "ship it", &["--requester", "alice"]);
+    let d = env
+        .ok(&[
+            "approval",
+            "decide",
+            &r,
+            "--approve",
+            "--yes",
+            "--decided-by",
+            "bob",
+        ])
+        .trim()
+        .to_string();
+    // The request: {effect, scope, cost, requester, now}, provenance host/broker.
+    let reqs = objects_of(&env, "world/approval-request/v1");
+    assert_eq!(reqs.len(), 1);
+    let (rref, prov, payload) = &reqs[0];
+    assert_eq!((rref.as_str(), prov.as_str()), (r.as_str(), "host/broker"));
+    assert_eq!(
+        keys_in_order(payload),
+        ["effect", "scope", "cost", "requester", "now"]
+    );
+    let v: Value = serde_json::from_slice(payload).expect("json");
+    assert_eq!(v["effect"], "Human.Approve");
+    assert_eq!(v["scope"], "cli");
+    assert_eq!(v["cost"], 0);
+    assert!(v["requester"]
+        .as_str()
+        .expect("requester")
+        .starts_with("cli:"));
+    // The decision: {requestRef, decision, decidedBy, now}.
+    let decs = objects_of(&env, "world/approval-decision/v1");
+    assert_eq!(decs.len(), 1);
+    assert_eq!(
+        (decs[0].0.as_str(), decs[0].1.as_str()),
+        (d.as_str(), "host/broker")
+    );
+    assert_eq!(
+        keys_in_order(&decs[0].2),
+        ["requestRef", "decision", "decidedBy", "now"]
+    );
+    let dv: Value = serde_json::from_slice(&decs[0].2).expect("json");
+    assert_eq!(
+        (
+            dv["requestRef"].as_str(),
+            dv["decision"].as_str(),
+            dv["decidedBy"].as_str()
+        ),
+        (Some(r.as_str()), Some("approve"), Some("bob"))
+    );
+    // world's additions sit in objects of their own ids that link to the reference ones.
+    let detail = objects_of(&env, "world/approval-request-detail/v1");
+    assert_eq!(detail.len(), 1);
+    let dv: Value = serde_json::from_slice(&detail[0].2).expect("json");
+    assert_eq!(dv["requestRef"], r.as_str());
+    assert_eq!(dv["episodeId"], "ep1");
+    assert_eq!(dv["requestedBy"], "alice");
+    let ddetail = objects_of(&env, "world/approval-decision-detail/v1");
+    assert_eq!(ddetail.len(), 1);
+    let dv: Value = serde_json::from_slice(&ddetail[0].2).expect("json");
+    assert_eq!(
+        (dv["decisionRef"].as_str(), dv["attended"].as_bool()),
+        (Some(d.as_str()), Some(false))
+    );
+    // Walk the head as the reference's walkApprovalHead does: newest first via previousHead.
+    let c = env.conn();
+    let mut head: String = c
+        .query_row(
+            "SELECT object_ref FROM epoch_registry_heads WHERE registry_name = 'world/approvals/v1'",
+            [],
+            |row| row.get(0),
+        )
+        .expect("approvals head");
+    let mut seen = Vec::new();
+    while !head.is_empty() {
+        let (sid, prov, payload): (String, String, Vec<u8>) = c
+            .query_row(
+                "SELECT semantic_id, provenance, payload FROM objects WHERE hash_ref = ?1",
+                [&head],
+                |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)),
+            )
+            .expect("head object");
+        assert_eq!(
+            (sid.as_str(), prov.as_str()),
+            ("world/approvals/v1", "host/broker")
+        );
+        assert_eq!(
+            keys_in_order(&payload),
+            ["previousHead", "requestRef", "decisionRef"]
+        );
+        let v: Value = serde_json::from_slice(&payload).expect("json");
+        seen.push((
+            v["requestRef"].as_str().unwrap_or("?").to_string(),
+            v["decisionRef"].as_str().unwrap_or("?").to_string(),
+        ));
+        head = v["previousHead"]
+            .as_str()
+            .expect("previousHead")
+            .to_string();
+    }
+    assert_eq!(
+        seen,
+        vec![(r.clone(), d.clone()), (r.clone(), String::new())]
+    );
+    env.verify_ok();
+}
+
+#[test]
+fn approvals_of_the_old_layout_still_read_verify_and_claim() {
+    use world::store::{put_object, Object};
+    let env = env();
+    let tok = env.mint("ep1", &[APPROVE, POLL]);
+    // A request and decision as world wrote them before the reference layout.
+    let old_req = Object::new(
+        "world/approval-request/v1",
+        "world:approvals",
+        br#"{"episodeId":"ep1","summary":"old deploy","requester":"carol","origin":"cli:0123456789abcdef0123456789abcdef","createdAt":1700000000}"#.to_vec(),
+    );
+    let r = old_req.meta.hash.clone();
+    let old_dec = Object::new(
+        "world/approval-decision/v1",
+        "world:approvals",
+        format!(r#"{{"requestRef":"{r}","approved":true,"decidedBy":"dave","attended":true,"decidedAt":1700000001}}"#).into_bytes(),
+    );
+    let reg = Object::new(
+        "world/approvals/v1",
+        "world:approvals",
+        format!(r#"{{"prev":"","event":"request","ref":"{r}"}}"#).into_bytes(),
+    );
+    {
+        let c = env.conn();
+        for o in [&old_req, &old_dec, &reg] {
+            put_object(&c, o).expect("put");
+        }
+        c.execute(
+            "INSERT INTO epoch_registry_heads (registry_name, object_ref) VALUES ('world/approvals/v1', ?1)",
+            [&reg.meta.hash],
+        )
+        .expect("head");
+    }
+    let shown = json_lines(&env.ok(&["approval", "show", &r, "--json"]));
+    assert_eq!(shown[0]["state"], "approved");
+    assert_eq!(shown[0]["episode"], "ep1");
+    assert_eq!(shown[0]["requester"], "carol");
+    assert_eq!(shown[0]["decidedBy"], "dave");
+    assert_eq!(shown[0]["attended"], true);
+    assert_eq!(shown[0]["createdAt"], 1700000000);
+    env.verify_ok();
+    // An old-layout approval is claimed by an effect as before, and verify still passes.
+    let first = invoke(&env, &tok, &format!(r#"{{"approval_ref":"{r}"}}"#));
+    assert_exit(&first, 0);
+    assert_eq!(output_of(&first)["approved"], true);
+    assert_eq!(claims(&env).len(), 1);
+    // A new request appends to the same chain in the reference shape.
+    let r2 = request(&env, "ep1", "new deploy", &[]);
+    assert_eq!(approvals(&env).len(), 2);
+    let heads = objects_of(&env, "world/approvals/v1");
+    assert!(heads.iter().any(|(_, _, p)| {
+        let v: Value = serde_json::from_slice(p).expect("json");
+        v["requestRef"] == r2.as_str() && v["previousHead"] == reg.meta.hash.as_str()
+    }));
+    env.verify_ok();
+}
+
+/// The reference's field set (in its encoder's member order) of every JSON object `world`
+/// writes under a reference semantic id; the reference decodes these strictly.
+const REFERENCE_FIELDS: &[(&str, &[&str])] = &[
+    (
+        "world/approval-request/v1",
+        &["effect", "scope", "cost", "requester", "now"],
+    ),
+    (
+        "world/approval-decision/v1",
+        &["requestRef", "decision", "decidedBy", "now"],
+    ),
+    (
+        "world/approvals/v1",
+        &["previousHead", "requestRef", "decisionRef"],
+    ),
+    (
+        "world/effect-intent/v1",
+        &[
+            "invocationId",
+            "episodeId",
+            "ordinal",
+            "effect",
+            "scope",
+            "cost",
+            "requestRef",
+            "logicalTime",
+        ],
+    ),
+    (
+        "world/effect-outcome/v1",
+        &["invocationId", "status", "recordRef", "logicalTime"],
+    ),
+    (
+        "world/effect-record/v1",
+        &[
+            "effect",
+            "scope",
+            "cost",
+            "budgetBefore",
+            "budgetAfter",
+            "allowed",
+            "failed",
+            "denial",
+            "requestRef",
+            "resultRef",
+        ],
+    ),
+    (
+        "world/journal-intent/v1",
+        &[
+            "invocationId",
+            "worldRef",
+            "entryHash",
+            "observedHead",
+            "prevEntryHash",
+            "transitionFn",
+            "transitionRef",
+            "interpreter",
+            "logicalTime",
+        ],
+    ),
+    (
+        "world/journal-outcome/v1",
+        &["invocationId", "status", "resultRef", "logicalTime"],
+    ),
+    (
+        "world/invocation-record/v1",
+        &[
+            "invocationId",
+            "episodeId",
+            "skillId",
+            "transitionFn",
+            "interpreter",
+            "semanticsEpoch",
+            "input",
+            "output",
+        ],
+    ),
+    (
+        "world/invocation-record/v2",
+        &[
+            "invocationId",
+            "episodeId",
+            "skillId",
+            "transitionFn",
+            "interpreter",
+            "semanticsEpoch",
+            "input",
+            "output",
+            "plan",
+            "effects",
+        ],
+    ),
+    (
+        "world/transition-registry/v1",
+        &[
+            "entries",
+            "interfaceHash",
+            "parent",
+            "revision",
+            "semanticID",
+        ],
+    ),
+];
+
+/// Reference semantic ids whose payload is not a JSON object with a fixed member set
+/// (netstring requests, raw handler output, arguments, canonical source text, plans).
+const REFERENCE_OPAQUE: &[&str] = &[
+    "world/effect-request/v1",
+    "world/effect-result/v1",
+    "world/invocation-input/v1",
+    "world/invocation-output/v1",
+    "world/effect-plan/v1",
+    "world/transition-source/v1",
+    "world/epoch-registry/v1",
+];
+
+/// Semantic ids that are `world`'s own (no reference decoder reads them).
+const WORLD_OWN: &[&str] = &[
+    "world/approval-request-detail/v1",
+    "world/approval-decision-detail/v1",
+    "world/invocation-started/v1",
+    "world/effect-failure/v1",
+    "world/effect-indeterminate/v1",
+    "world/session-mint/v1",
+    "world/genesis-goal/v1",
+    "world/interpreter-binary/v1",
+    "world/interpreter-manifest/v1",
+    "world/episode-binding/v1",
+];
+
+#[test]
+fn every_object_under_a_reference_semantic_id_decodes_with_the_reference_field_set() {
+    let env = env();
+    let tok = env.mint("ep1", &[APPROVE, POLL]);
+    // A CLI request and decision, a claim by an effect, a transition-opened request and a
+    // failed effect: every approval, effect and journal object kind.
+    let r = request(&env, "ep1", "deploy", &[]);
+    env.ok(&["approval", "decide", &r, "--approve", "--yes"]);
+    assert_exit(
+        &invoke(&env, &tok, &format!(r#"{{"approval_ref":"{r}"}}"#)),
+        0,
+    );
+    assert_exit(
+        &invoke(&env, &tok, &format!(r#"{{"approval_ref":"{r}"}}"#)),
+        9,
+    );
+    assert_exit(&invoke(&env, &tok, r#"{"summary":"open one"}"#), 0);
+    let c = env.conn();
+    let mut stmt = c
+        .prepare("SELECT hash_ref, semantic_id, payload FROM objects ORDER BY semantic_id")
+        .expect("prepare");
+    let rows: Vec<(String, String, Vec<u8>)> = stmt
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+        .expect("query")
+        .collect::<Result<_, _>>()
+        .expect("rows");
+    let mut checked = std::collections::BTreeMap::<String, usize>::new();
+    for (reference, sid, payload) in &rows {
+        if let Some((_, fields)) = REFERENCE_FIELDS.iter().find(|(s, _)| s == sid) {
+            let v: Value = serde_json::from_slice(payload)
+                .unwrap_or_else(|e| panic!("{sid} {reference}: not JSON: {e}"));
+            let obj = v
+                .as_object()
+                .unwrap_or_else(|| panic!("{sid} {reference}: not an object"));
+            let mut have: Vec<&str> = obj.keys().map(String::as_str).collect();
+            let mut want: Vec<&str> = fields.to_vec();
+            have.sort_unstable();
+            want.sort_unstable();
+            assert_eq!(have, want, "{sid} {reference}: unknown or missing fields");
+            if sid != "world/transition-registry/v1" {
+                assert_eq!(
+                    keys_in_order(payload),
+                    fields.to_vec(),
+                    "{sid} {reference}: member order"
+                );
+            }
+            *checked.entry(sid.clone()).or_default() += 1;
+        } else {
+            assert!(
+                REFERENCE_OPAQUE.contains(&sid.as_str()) || WORLD_OWN.contains(&sid.as_str()),
+                "object {reference} has semantic id {sid}, which this test does not classify"
+            );
+        }
+    }
+    for sid in [
+        "world/approval-request/v1",
+        "world/approval-decision/v1",
+        "world/approvals/v1",
+        "world/effect-intent/v1",
+        "world/effect-outcome/v1",
+        "world/effect-record/v1",
+        "world/journal-intent/v1",
+        "world/journal-outcome/v1",
+        "world/invocation-record/v2",
+    ] {
+        assert!(
+            checked.get(sid).copied().unwrap_or(0) > 0,
+            "no {sid} was written: {checked:?}"
+        );
+    }
+}

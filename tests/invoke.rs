@@ -151,7 +151,7 @@ fn a_finish_output_using_the_key_world_leaves_the_effect_unrecorded() {
         "{err}"
     );
     // The effect itself is resolved; the invocation is not, and is never run again.
-    assert_eq!(env.receipt("effect:ep1:1").0["state"], "resolved");
+    assert_eq!(env.receipt("effect:ep1:0").0["state"], "resolved");
     // The started marker makes the invocation's receipt truthful: its effect ran, it never
     // committed, so it is indeterminate (exit 5), never not-started.
     assert_eq!(env.receipt("cli:ep1:fw").0["state"], "indeterminate");
@@ -580,7 +580,7 @@ fn receipts_resolve_for_invocations_and_effects() {
     assert_eq!(code, Some(0));
     assert_eq!(r["state"], "resolved");
     assert_eq!(r["resultRef"], done["worldRef"]);
-    let (r, code) = env.receipt("effect:ep1:1");
+    let (r, code) = env.receipt("effect:ep1:0");
     assert_eq!((r["state"].clone(), code), (json!("resolved"), Some(0)));
     assert_eq!(
         r["recordRef"],
@@ -960,7 +960,7 @@ fn conflict_after_an_effect_is_effects_unrecorded_naming_the_record() {
     let data = world::coordinator::invoke::error_data(&err);
     assert_eq!(data["effectRecords"], json!([rec]));
     // The effect is durable and debited once; no coordinator entry; a resend never reruns it.
-    assert_eq!(env.receipt("effect:ep1:1").0["state"], "resolved");
+    assert_eq!(env.receipt("effect:ep1:0").0["state"], "resolved");
     assert!(!env.ok(&["log", "--json"]).contains("coordinator:cli"));
     let again = env.invoke(
         &tok,

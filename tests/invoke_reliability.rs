@@ -222,9 +222,9 @@ fn kill_during_the_finish_phase_after_the_handler() {
         r#"{"case":"effect","finish":true,"finishMode":"spin","payload":{"op":"read","path":"x"}}"#;
     let log = env.ok(&["log", "--json"]);
     let mut child = spawn_invoke(&env, &tok, "probe", args, "k3");
-    kill_when(&mut child, || journal_has(&env, "effect:ep1:1", "outcome"));
+    kill_when(&mut child, || journal_has(&env, "effect:ep1:0", "outcome"));
     assert_eq!(env.ok(&["log", "--json"]), log, "nothing committed");
-    let (r, code) = env.receipt("effect:ep1:1");
+    let (r, code) = env.receipt("effect:ep1:0");
     assert_eq!((r["state"].clone(), code), (json!("resolved"), Some(0)));
     assert_eq!(env.receipt("cli:ep1:k3").0["state"], "indeterminate");
     assert!(env.effects(&["--pending"]).is_empty());
@@ -347,10 +347,10 @@ fn kill_inside_the_handler_after_the_intent_is_indeterminate_and_never_retried()
         r#"{"case":"effect","effect":"Model.Infer","scope":"model","payload":{"prompt":"hi"}}"#;
     let log = env.ok(&["log", "--json"]);
     let mut child = spawn_child(&env, &tok, "infer", args, "k2", "block");
-    kill_when(&mut child, || journal_has(&env, "effect:ep1:1", "intent"));
+    kill_when(&mut child, || journal_has(&env, "effect:ep1:0", "intent"));
     assert_eq!(env.ok(&["log", "--json"]), log, "nothing committed");
     // The receipt is indeterminate (exit 5) and listed as pending; the unit stays spent.
-    let (r, code) = env.receipt("effect:ep1:1");
+    let (r, code) = env.receipt("effect:ep1:0");
     assert_eq!(
         (r["state"].clone(), code),
         (json!("indeterminate"), Some(5))
@@ -358,7 +358,7 @@ fn kill_inside_the_handler_after_the_intent_is_indeterminate_and_never_retried()
     let pending = env.effects(&["--pending"]);
     assert_eq!(pending.len(), 1, "{pending:?}");
     assert!(
-        pending[0].to_string().contains("effect:ep1:1"),
+        pending[0].to_string().contains("effect:ep1:0"),
         "{pending:?}"
     );
     let spend = world::broker::spend(&env.conn(), "ep1").expect("spend");
@@ -372,7 +372,7 @@ fn kill_inside_the_handler_after_the_intent_is_indeterminate_and_never_retried()
     );
     resend_is_refused(&env, &tok, "infer", args, "k2");
     // Still indeterminate afterwards: nothing retried or resolved it.
-    assert_eq!(env.receipt("effect:ep1:1").0["state"], "indeterminate");
+    assert_eq!(env.receipt("effect:ep1:0").0["state"], "indeterminate");
 }
 
 #[test]
@@ -386,7 +386,7 @@ fn kill_before_the_commit_after_finish() {
     let status = child.wait().expect("wait");
     assert_eq!(status.signal(), Some(libc::SIGKILL), "{status:?}");
     assert_eq!(env.ok(&["log", "--json"]), log, "nothing committed");
-    assert_eq!(env.receipt("effect:ep1:1").0["state"], "resolved");
+    assert_eq!(env.receipt("effect:ep1:0").0["state"], "resolved");
     assert_eq!(env.receipt("cli:ep1:k4").0["state"], "indeterminate");
     assert!(env.effects(&["--pending"]).is_empty());
     resend_is_refused(&env, &tok, "probe", args, "k4");

@@ -1,18 +1,32 @@
 //! Approvals in the store (authority-and-broker.md §11, §12 row 5; store-format.md §3.1
-//! `approval_claims`, §3.3 `world/approvals/v1`). The object formats are [U] in the spec and
-//! decided here (docs/DECISIONS.md H-13):
+//! `approval_claims`, §3.3 `world/approvals/v1`).
 //!
-//! | Object (`semantic_id`) | Payload (Go-compatible JSON, keys in this order) |
+//! The three reference semantic ids carry the reference's own payloads (its
+//! `host/broker/approve.go`, decoded there strictly), provenance `host/broker`, Go-json in
+//! struct order; what `world` adds lives in objects of its own semantic ids that link to them
+//! (docs/DECISIONS.md H-13, H-20a):
+//!
+//! | Object (`semantic_id`) | Payload (keys in this order) |
 //! |---|---|
-//! | `world/approval-request/v1` | `{"episodeId","summary","requester","origin","createdAt"}` |
-//! | `world/approval-decision/v1` | `{"requestRef","approved","decidedBy","attended","decidedAt"}` |
-//! | `world/approvals/v1` (registry) | `{"prev","event":"request"\|"decision","ref"}` |
+//! | `world/approval-request/v1` | `{"effect","scope","cost","requester","now"}` |
+//! | `world/approval-decision/v1` | `{"requestRef","decision":"approve"\|"deny","decidedBy","now"}` |
+//! | `world/approvals/v1` (registry) | `{"previousHead","requestRef","decisionRef"}` (`""` for none) |
+//! | `world/approval-request-detail/v1` | `{"requestRef","episodeId","summary","requestedBy","origin"}` |
+//! | `world/approval-decision-detail/v1` | `{"decisionRef","attended"}` |
 //!
-//! `origin` makes two requests with the same text distinct objects: the effect intent id
-//! (`effect:<ep>:<n>`) for a request opened by `Human.Approve`, `cli:<32 hex>` for one opened
-//! by `world approval request`. Times are Unix seconds. Every request and decision appends one
-//! registry object whose `prev` is the former head (`""` for the first), compare-and-set in
-//! the same transaction, so the head is an append-only chain of approval events.
+//! The reference request's `requester` is the request's `origin`, which makes two requests
+//! distinct objects: the effect intent id (`effect:<ep>:<n>`) for a request opened by
+//! `Human.Approve` (effect `Human.Approve`, the intent's scope and cost), `cli:<32 hex>` for one
+//! opened by `world approval request` (effect `Human.Approve`, scope `cli`, cost 0). The
+//! person's `--requester` name is the detail's `requestedBy`. Times are Unix seconds. Every
+//! request and decision appends one registry object whose `previousHead` is the former head,
+//! compare-and-set in the same transaction, so the head is an append-only chain the reference
+//! can walk.
+//!
+//! Stores written before this layout (request `{"episodeId","summary","requester","origin",
+//! "createdAt"}`, decision `{"requestRef","approved","decidedBy","attended","decidedAt"}`,
+//! registry `{"prev","event","ref"}`, provenance `world:approvals`) still read, verify and
+//! replay: both layouts are decoded here.
 //!
 //! A claim row `approval_claims(approval_ref = decision ref, request_ref = request ref,
 //! invocation_id = the consuming effect intent id)` makes an approval single use: the primary
@@ -37,8 +51,19 @@ use crate::store::{
 pub use crate::store::records::{APPROVAL_DECISION, APPROVAL_REQUEST};
 /// The approvals registry head name and its objects' semantic id (store-format.md §3.3).
 pub const APPROVALS_REGISTRY: &str = "world/approvals/v1";
-/// Provenance of approval objects.
-pub const PROVENANCE: &str = "world:approvals";
+/// Provenance of the reference-shaped approval objects (the reference's `brokerObject`).
+pub const PROVENANCE: &str = "host/broker";
+/// Provenance of `world`'s approval detail objects (and of every approval object of the old
+/// layout).
+pub const DETAIL_PROVENANCE: &str = "world:approvals";
+/// `world`'s additions to a request: episode, summary, the person who asked, origin.
+pub const REQUEST_DETAIL: &str = "world/approval-request-detail/v1";
+/// `world`'s additions to a decision: whether a person confirmed it at a terminal.
+pub const DECISION_DETAIL: &str = "world/approval-decision-detail/v1";
+/// The reference request's `effect` for every request `world` opens.
+pub const REQUEST_EFFECT: &str = "Human.Approve";
+/// The reference request's `scope` for a request opened by `world approval request`.
+pub const CLI_SCOPE: &str = "cli";
 /// Longest `requester` / `decidedBy` name, in bytes.
 pub const MAX_NAME_BYTES: usize = 128;
 
@@ -102,6 +127,10 @@ impl From<rusqlite::Error> for ApprovalError {
 /// A new request's fields.
 #[derive(Clone, Debug)]
 pub struct NewRequest<'a> {
+    /// The grant scope of the effect asking (`Human.Approve`'s scope; [`CLI_SCOPE`] for the CLI).
+    pub scope: &'a str,
+    /// The cost of the effect asking (0 for the CLI).
+    pub cost: i64,
     /// The episode the request is bound to.
     pub episode: &'a str,
     /// What the approver is shown ([`check_summary`]).
@@ -206,7 +235,7 @@ struct Decision {
     request_ref: String,
     approved: bool,
     decided_by: String,
-    attended: bool,
+    attended: Option<bool>,
     decided_at: i64,
 }
 
@@ -217,69 +246,249 @@ fn corrupt(reference: &str, detail: impl Into<String>) -> ApprovalError {
     }
 }
 
-fn decode_request(reference: &str, payload: &[u8]) -> Result<Request, ApprovalError> {
+/// A JSON object whose key set is exactly `keys` (the reference decodes strictly).
+fn exact_object(
+    reference: &str,
+    what: &str,
+    payload: &[u8],
+    keys: &[&str],
+) -> Result<serde_json::Map<String, serde_json::Value>, ApprovalError> {
     let v: serde_json::Value =
         serde_json::from_slice(payload).map_err(|e| corrupt(reference, e.to_string()))?;
-    let s = |k: &str| {
-        v.get(k)
-            .and_then(|x| x.as_str())
-            .map(str::to_owned)
-            .ok_or_else(|| corrupt(reference, format!("request field {k} is missing")))
+    let serde_json::Value::Object(m) = v else {
+        return Err(corrupt(reference, format!("{what} is not a JSON object")));
     };
-    Ok(Request {
-        episode: s("episodeId")?,
-        summary: s("summary")?,
-        requester: s("requester")?,
-        origin: s("origin")?,
-        created_at: v
-            .get("createdAt")
-            .and_then(|x| x.as_i64())
-            .ok_or_else(|| corrupt(reference, "request field createdAt is missing"))?,
+    for k in m.keys() {
+        if !keys.contains(&k.as_str()) {
+            return Err(corrupt(reference, format!("{what} has unknown field {k}")));
+        }
+    }
+    for k in keys {
+        if !m.contains_key(*k) {
+            return Err(corrupt(reference, format!("{what} field {k} is missing")));
+        }
+    }
+    Ok(m)
+}
+
+fn str_of(
+    reference: &str,
+    what: &str,
+    m: &serde_json::Map<String, serde_json::Value>,
+    k: &str,
+) -> Result<String, ApprovalError> {
+    m.get(k)
+        .and_then(|x| x.as_str())
+        .map(str::to_owned)
+        .ok_or_else(|| corrupt(reference, format!("{what} field {k} is not a string")))
+}
+
+fn int_of(
+    reference: &str,
+    what: &str,
+    m: &serde_json::Map<String, serde_json::Value>,
+    k: &str,
+) -> Result<i64, ApprovalError> {
+    m.get(k)
+        .and_then(|x| x.as_i64())
+        .ok_or_else(|| corrupt(reference, format!("{what} field {k} is not an int64")))
+}
+
+fn bool_of(
+    reference: &str,
+    what: &str,
+    m: &serde_json::Map<String, serde_json::Value>,
+    k: &str,
+) -> Result<bool, ApprovalError> {
+    m.get(k)
+        .and_then(|x| x.as_bool())
+        .ok_or_else(|| corrupt(reference, format!("{what} field {k} is not a boolean")))
+}
+
+/// The key set of a reference `world/approval-request/v1` payload.
+pub const REQUEST_KEYS: [&str; 5] = ["effect", "scope", "cost", "requester", "now"];
+/// The key set of a reference `world/approval-decision/v1` payload.
+pub const DECISION_KEYS: [&str; 4] = ["requestRef", "decision", "decidedBy", "now"];
+/// The key set of a reference `world/approvals/v1` payload.
+pub const REGISTRY_KEYS: [&str; 3] = ["previousHead", "requestRef", "decisionRef"];
+const OLD_REQUEST_KEYS: [&str; 5] = ["episodeId", "summary", "requester", "origin", "createdAt"];
+const OLD_DECISION_KEYS: [&str; 5] = [
+    "requestRef",
+    "approved",
+    "decidedBy",
+    "attended",
+    "decidedAt",
+];
+const REQUEST_DETAIL_KEYS: [&str; 5] = [
+    "requestRef",
+    "episodeId",
+    "summary",
+    "requestedBy",
+    "origin",
+];
+const DECISION_DETAIL_KEYS: [&str; 2] = ["decisionRef", "attended"];
+
+/// `world`'s detail of one request.
+struct RequestDetail {
+    episode: String,
+    summary: String,
+    requested_by: String,
+    origin: String,
+}
+
+fn decode_request_detail(
+    reference: &str,
+    payload: &[u8],
+) -> Result<(String, RequestDetail), ApprovalError> {
+    let w = "request detail";
+    let m = exact_object(reference, w, payload, &REQUEST_DETAIL_KEYS)?;
+    Ok((
+        str_of(reference, w, &m, "requestRef")?,
+        RequestDetail {
+            episode: str_of(reference, w, &m, "episodeId")?,
+            summary: str_of(reference, w, &m, "summary")?,
+            requested_by: str_of(reference, w, &m, "requestedBy")?,
+            origin: str_of(reference, w, &m, "origin")?,
+        },
+    ))
+}
+
+/// Every request detail, by request ref (approvals are person-paced: one scan is the index).
+fn request_details(conn: &Connection) -> Result<HashMap<String, RequestDetail>, ApprovalError> {
+    let mut out = HashMap::new();
+    for (reference, payload) in by_semantic_id(conn, REQUEST_DETAIL)? {
+        let (request_ref, d) = decode_request_detail(&reference, &payload)?;
+        if out.insert(request_ref.clone(), d).is_some() {
+            return Err(corrupt(
+                &reference,
+                format!("request {request_ref} has a second detail object"),
+            ));
+        }
+    }
+    Ok(out)
+}
+
+/// Every decision detail: decision ref → attended.
+fn decision_details(conn: &Connection) -> Result<HashMap<String, bool>, ApprovalError> {
+    let w = "decision detail";
+    let mut out = HashMap::new();
+    for (reference, payload) in by_semantic_id(conn, DECISION_DETAIL)? {
+        let m = exact_object(&reference, w, &payload, &DECISION_DETAIL_KEYS)?;
+        out.insert(
+            str_of(&reference, w, &m, "decisionRef")?,
+            bool_of(&reference, w, &m, "attended")?,
+        );
+    }
+    Ok(out)
+}
+
+fn by_semantic_id(
+    conn: &Connection,
+    semantic: &str,
+) -> Result<Vec<(String, Vec<u8>)>, ApprovalError> {
+    let mut stmt = conn.prepare("SELECT hash_ref, payload FROM objects WHERE semantic_id = ?1")?;
+    let rows = stmt.query_map([semantic], |r| {
+        Ok((r.get::<_, String>(0)?, r.get::<_, Vec<u8>>(1)?))
+    })?;
+    Ok(rows.collect::<Result<_, _>>()?)
+}
+
+/// Decodes a request of either layout. A reference-shaped request without a `world` detail
+/// (one the reference wrote) has an empty episode and summary, so no episode can use it.
+fn decode_request(
+    reference: &str,
+    payload: &[u8],
+    details: &HashMap<String, RequestDetail>,
+) -> Result<Request, ApprovalError> {
+    let w = "request";
+    let v: serde_json::Value =
+        serde_json::from_slice(payload).map_err(|e| corrupt(reference, e.to_string()))?;
+    if v.get("episodeId").is_some() {
+        let m = exact_object(reference, w, payload, &OLD_REQUEST_KEYS)?;
+        return Ok(Request {
+            episode: str_of(reference, w, &m, "episodeId")?,
+            summary: str_of(reference, w, &m, "summary")?,
+            requester: str_of(reference, w, &m, "requester")?,
+            origin: str_of(reference, w, &m, "origin")?,
+            created_at: int_of(reference, w, &m, "createdAt")?,
+        });
+    }
+    let m = exact_object(reference, w, payload, &REQUEST_KEYS)?;
+    let requester = str_of(reference, w, &m, "requester")?;
+    let created_at = int_of(reference, w, &m, "now")?;
+    Ok(match details.get(reference) {
+        Some(d) => Request {
+            episode: d.episode.clone(),
+            summary: d.summary.clone(),
+            requester: d.requested_by.clone(),
+            origin: d.origin.clone(),
+            created_at,
+        },
+        None => Request {
+            episode: String::new(),
+            summary: String::new(),
+            origin: requester.clone(),
+            requester,
+            created_at,
+        },
     })
 }
 
-fn decode_decision(reference: &str, payload: &[u8]) -> Result<Decision, ApprovalError> {
+/// Decodes a decision of either layout.
+fn decode_decision(
+    reference: &str,
+    payload: &[u8],
+    details: &HashMap<String, bool>,
+) -> Result<Decision, ApprovalError> {
+    let w = "decision";
     let v: serde_json::Value =
         serde_json::from_slice(payload).map_err(|e| corrupt(reference, e.to_string()))?;
-    let missing = |k: &str| corrupt(reference, format!("decision field {k} is missing"));
+    if v.get("approved").is_some() {
+        let m = exact_object(reference, w, payload, &OLD_DECISION_KEYS)?;
+        return Ok(Decision {
+            reference: reference.to_owned(),
+            request_ref: str_of(reference, w, &m, "requestRef")?,
+            approved: bool_of(reference, w, &m, "approved")?,
+            decided_by: str_of(reference, w, &m, "decidedBy")?,
+            attended: Some(bool_of(reference, w, &m, "attended")?),
+            decided_at: int_of(reference, w, &m, "decidedAt")?,
+        });
+    }
+    let m = exact_object(reference, w, payload, &DECISION_KEYS)?;
+    let approved = match str_of(reference, w, &m, "decision")?.as_str() {
+        "approve" => true,
+        "deny" => false,
+        other => {
+            return Err(corrupt(
+                reference,
+                format!("decision {other:?} is neither \"approve\" nor \"deny\""),
+            ))
+        }
+    };
     Ok(Decision {
         reference: reference.to_owned(),
-        request_ref: v
-            .get("requestRef")
-            .and_then(|x| x.as_str())
-            .ok_or_else(|| missing("requestRef"))?
-            .to_owned(),
-        approved: v
-            .get("approved")
-            .and_then(|x| x.as_bool())
-            .ok_or_else(|| missing("approved"))?,
-        decided_by: v
-            .get("decidedBy")
-            .and_then(|x| x.as_str())
-            .ok_or_else(|| missing("decidedBy"))?
-            .to_owned(),
-        attended: v
-            .get("attended")
-            .and_then(|x| x.as_bool())
-            .ok_or_else(|| missing("attended"))?,
-        decided_at: v
-            .get("decidedAt")
-            .and_then(|x| x.as_i64())
-            .ok_or_else(|| missing("decidedAt"))?,
+        request_ref: str_of(reference, w, &m, "requestRef")?,
+        approved,
+        decided_by: str_of(reference, w, &m, "decidedBy")?,
+        attended: details.get(reference).copied(),
+        decided_at: int_of(reference, w, &m, "now")?,
     })
+}
+
+/// Whether `payload` (a `world/approval-decision/v1` of either layout) approves `request_ref`
+/// (`world verify`'s claim check).
+pub fn decision_approves(payload: &[u8], request_ref: &str) -> bool {
+    decode_decision("", payload, &HashMap::new())
+        .is_ok_and(|d| d.approved && d.request_ref == request_ref)
 }
 
 /// Every decision in the store, by request ref. Approvals are person-paced, so one scan of
 /// the decision objects (through `objects_by_semantic_id`) is the whole index.
 fn decisions(conn: &Connection) -> Result<HashMap<String, Decision>, ApprovalError> {
-    let mut stmt = conn.prepare("SELECT hash_ref, payload FROM objects WHERE semantic_id = ?1")?;
-    let rows = stmt.query_map([APPROVAL_DECISION], |r| {
-        Ok((r.get::<_, String>(0)?, r.get::<_, Vec<u8>>(1)?))
-    })?;
+    let details = decision_details(conn)?;
     let mut out = HashMap::new();
-    for row in rows {
-        let (reference, payload) = row?;
-        let d = decode_decision(&reference, &payload)?;
+    for (reference, payload) in by_semantic_id(conn, APPROVAL_DECISION)? {
+        let d = decode_decision(&reference, &payload, &details)?;
         if let Some(first) = out.get(&d.request_ref) {
             let first: &Decision = first;
             return Err(corrupt(
@@ -329,7 +538,7 @@ fn assemble(
             },
         },
         decided_by: decision.map(|d| d.decided_by.clone()),
-        attended: decision.map(|d| d.attended),
+        attended: decision.and_then(|d| d.attended),
         decided_at: decision.map(|d| d.decided_at),
         claimed_by,
     }
@@ -346,7 +555,7 @@ pub fn get(conn: &Connection, request_ref: &str) -> Result<Option<Approval>, App
     if obj.meta.semantic_id != APPROVAL_REQUEST {
         return Ok(None);
     }
-    let req = decode_request(request_ref, &obj.payload)?;
+    let req = decode_request(request_ref, &obj.payload, &request_details(conn)?)?;
     let decisions = decisions(conn)?;
     let claimed_by: Option<String> = conn
         .query_row(
@@ -370,14 +579,10 @@ pub fn get(conn: &Connection, request_ref: &str) -> Result<Option<Approval>, App
 pub fn list(conn: &Connection, episode: Option<&str>) -> Result<Vec<Approval>, ApprovalError> {
     let decisions = decisions(conn)?;
     let claims = claims(conn)?;
-    let mut stmt = conn.prepare("SELECT hash_ref, payload FROM objects WHERE semantic_id = ?1")?;
-    let rows = stmt.query_map([APPROVAL_REQUEST], |r| {
-        Ok((r.get::<_, String>(0)?, r.get::<_, Vec<u8>>(1)?))
-    })?;
+    let details = request_details(conn)?;
     let mut out = Vec::new();
-    for row in rows {
-        let (reference, payload) = row?;
-        let req = decode_request(&reference, &payload)?;
+    for (reference, payload) in by_semantic_id(conn, APPROVAL_REQUEST)? {
+        let req = decode_request(&reference, &payload, &details)?;
         if episode.is_some_and(|ep| ep != req.episode) {
             continue;
         }
@@ -397,13 +602,18 @@ pub fn list(conn: &Connection, episode: Option<&str>) -> Result<Vec<Approval>, A
     Ok(out)
 }
 
-/// Appends one event to the approvals registry chain (compare-and-set on the head).
-fn append_registry(conn: &Connection, event: &str, reference: &str) -> Result<(), ApprovalError> {
+/// Appends one head to the approvals registry chain (compare-and-set on the head), in the
+/// reference's shape: `{"previousHead","requestRef","decisionRef"}` with `""` for none.
+fn append_registry(
+    conn: &Connection,
+    request_ref: &str,
+    decision_ref: Option<&str>,
+) -> Result<(), ApprovalError> {
     let prev = registry_head_in(conn, APPROVALS_REGISTRY)?;
     let payload = Obj::new()
-        .str("prev", prev.as_deref().unwrap_or(""))
-        .str("event", event)
-        .str("ref", reference)
+        .str("previousHead", prev.as_deref().unwrap_or(""))
+        .str("requestRef", request_ref)
+        .str("decisionRef", decision_ref.unwrap_or(""))
         .finish();
     let obj = Object::new(APPROVALS_REGISTRY, PROVENANCE, payload);
     put_object(conn, &obj)?;
@@ -411,11 +621,13 @@ fn append_registry(conn: &Connection, event: &str, reference: &str) -> Result<()
     Ok(())
 }
 
-/// Writes a new pending request (and its registry event) inside the caller's transaction;
-/// returns its ref.
+/// Writes a new pending request (the reference-shaped request, `world`'s detail and the
+/// registry head) inside the caller's transaction; returns the request's ref. Opening the same
+/// request again (same fields and origin) is a no-op returning the same ref.
 ///
 /// # Errors
-/// [`ApprovalError::Invalid`] for a bad summary, requester or episode; store errors.
+/// [`ApprovalError::Invalid`] for a bad summary, requester, scope or episode, or when another
+/// request already has the same reference fields; store errors.
 pub fn open_request(conn: &Connection, req: &NewRequest<'_>) -> Result<String, ApprovalError> {
     crate::authority::session::check_episode(req.episode)
         .map_err(|e| ApprovalError::Invalid(e.to_string()))?;
@@ -427,18 +639,40 @@ pub fn open_request(conn: &Connection, req: &NewRequest<'_>) -> Result<String, A
             req.origin
         )));
     }
+    if req.scope.is_empty() || req.scope.len() > 256 {
+        return Err(ApprovalError::Invalid(format!(
+            "request scope {:?} must be 1..=256 bytes",
+            req.scope
+        )));
+    }
     let payload = Obj::new()
-        .str("episodeId", req.episode)
-        .str("summary", req.summary)
-        .str("requester", req.requester)
-        .str("origin", req.origin)
-        .int("createdAt", req.now)
+        .str("effect", REQUEST_EFFECT)
+        .str("scope", req.scope)
+        .int("cost", req.cost)
+        .str("requester", req.origin)
+        .int("now", req.now)
         .finish();
     let obj = Object::new(APPROVAL_REQUEST, PROVENANCE, payload);
-    if object_in(conn, &obj.meta.hash)?.is_none() {
-        put_object(conn, &obj)?;
-        append_registry(conn, "request", &obj.meta.hash)?;
+    let detail = Obj::new()
+        .str("requestRef", &obj.meta.hash)
+        .str("episodeId", req.episode)
+        .str("summary", req.summary)
+        .str("requestedBy", req.requester)
+        .str("origin", req.origin)
+        .finish();
+    let detail = Object::new(REQUEST_DETAIL, DETAIL_PROVENANCE, detail);
+    if object_in(conn, &obj.meta.hash)?.is_some() {
+        if object_in(conn, &detail.meta.hash)?.is_some() {
+            return Ok(obj.meta.hash);
+        }
+        return Err(ApprovalError::Invalid(format!(
+            "approval request {} already exists with the same effect, scope, cost, requester and time but other details",
+            obj.meta.hash
+        )));
     }
+    put_object(conn, &obj)?;
+    put_object(conn, &detail)?;
+    append_registry(conn, &obj.meta.hash, None)?;
     Ok(obj.meta.hash)
 }
 
@@ -466,14 +700,24 @@ pub fn decide(
     }
     let payload = Obj::new()
         .str("requestRef", request_ref)
-        .bool("approved", decision.approved)
+        .str(
+            "decision",
+            if decision.approved { "approve" } else { "deny" },
+        )
         .str("decidedBy", decision.decided_by)
-        .bool("attended", decision.attended)
-        .int("decidedAt", decision.now)
+        .int("now", decision.now)
         .finish();
     let obj = Object::new(APPROVAL_DECISION, PROVENANCE, payload);
+    let detail = Obj::new()
+        .str("decisionRef", &obj.meta.hash)
+        .bool("attended", decision.attended)
+        .finish();
     put_object(conn, &obj)?;
-    append_registry(conn, "decision", &obj.meta.hash)?;
+    put_object(
+        conn,
+        &Object::new(DECISION_DETAIL, DETAIL_PROVENANCE, detail),
+    )?;
+    append_registry(conn, request_ref, Some(&obj.meta.hash))?;
     if let (true, Some(intent)) = (decision.approved, claim_for) {
         insert_claim(conn, &obj.meta.hash, request_ref, intent)?;
     }
@@ -571,6 +815,8 @@ impl ApprovalStore for StoreApprovals {
         episode: &str,
         summary: &str,
         origin: &str,
+        scope: &str,
+        cost: i64,
         now: i64,
     ) -> Result<String, String> {
         let requester = format!("episode:{episode}");
@@ -578,6 +824,8 @@ impl ApprovalStore for StoreApprovals {
             open_request(
                 tx,
                 &NewRequest {
+                    scope,
+                    cost,
                     episode,
                     summary,
                     requester: &requester,

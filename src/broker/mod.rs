@@ -231,8 +231,9 @@ pub fn seed(grants: &[Grant], spend: &HashMap<(String, String), i64>) -> Vec<Gra
         .collect()
 }
 
-/// The next ordinal: 1 + the largest all-digit suffix among `effect:<ep>:` intent ids (§7.4);
-/// `None` when the ordinal space is exhausted. Incremental like [`spend`]; equals
+/// The next ordinal by [`spend::ordinal_after`] (§7.4): 0 for an episode without intents,
+/// else 1 + the largest all-digit suffix among `effect:<ep>:` intent ids; `None` when the
+/// ordinal space is exhausted. Incremental like [`spend`]; equals
 /// [`spend::next_ordinal_full_scan`].
 ///
 /// # Errors
@@ -387,6 +388,7 @@ impl Broker<'_> {
         let intent_ref = crate::broker::handlers::Intent {
             id: &intent_id,
             now: self.now,
+            cost: req.cost,
         };
         let outcome = handler.execute_intent(self.ctx, &intent_ref, &req.scope, &payload, deadline);
 

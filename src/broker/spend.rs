@@ -38,12 +38,12 @@ mod table;
 pub use table::{check as check_table, Problem as TableProblem, TABLE};
 
 /// The running totals for one episode: exact spend per `(effect, scope)` and the largest
-/// all-digit ordinal suffix (0 when there is none).
+/// all-digit ordinal suffix (none when the episode has no intents yet).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Tally {
     /// Σ cost per `(effect, scope)`, exact (never saturates).
     spend: HashMap<(String, String), i128>,
-    /// The largest all-digit suffix among the episode's intent ids, `None` if there is none.
+    /// The largest all-digit suffix among the episode's intent ids, `None` if none.
     max_ordinal: Option<i64>,
     /// How many intent rows of the id range were seen (picks the scan plan).
     rows_in_range: u64,
@@ -70,10 +70,10 @@ impl Tally {
             .collect())
     }
 
-    /// The next ordinal (§7.4): 1 + the largest all-digit suffix, or [`FIRST_ORDINAL`] when
-    /// the episode has none; `None` at `i64::MAX`.
+    /// The next ordinal by [`ordinal_after`] (§7.4): 0 for an episode without intents, else
+    /// 1 + the largest all-digit suffix; `None` at `i64::MAX`.
     pub fn next_ordinal(&self) -> Option<i64> {
-        next_after(self.max_ordinal)
+        ordinal_after(self.max_ordinal)
     }
 }
 
@@ -90,16 +90,9 @@ impl Tally {
     }
 }
 
-/// The ordinal of an episode's first effect (authority-and-broker.md §7.4).
-pub const FIRST_ORDINAL: i64 = 1;
-
-/// The ordinal after `max` (the largest all-digit suffix seen, `None` when there is none).
-fn next_after(max: Option<i64>) -> Option<i64> {
-    match max {
-        None => Some(FIRST_ORDINAL),
-        Some(m) => m.checked_add(1),
-    }
-}
+/// The ordinal of an episode's first effect (authority-and-broker.md §7.4): 0, as the
+/// reference's `AppendNextEffectIntent` starts from −1.
+pub const FIRST_ORDINAL: i64 = 0;
 
 fn clamp_i64(v: i128) -> i64 {
     i64::try_from(v).unwrap_or(if v < 0 { i64::MIN } else { i64::MAX })
@@ -170,6 +163,18 @@ fn corrupt(detail: String) -> StoreError {
     StoreError::Corrupt {
         what: "effect intent".into(),
         detail,
+    }
+}
+
+/// The one rule for the next effect ordinal (authority-and-broker.md §7.4, the reference's
+/// `AppendNextEffectIntent`, which starts from −1): `max` is the largest all-digit suffix
+/// among the episode's `effect:<ep>:<n>` intent ids, `None` when there is none. A new episode
+/// starts at 0; an episode that already has intents continues at `max + 1` (so stores written
+/// when `world` started at 1 stay contiguous). `None` when the ordinal space is exhausted.
+pub fn ordinal_after(max: Option<i64>) -> Option<i64> {
+    match max {
+        None => Some(FIRST_ORDINAL),
+        Some(m) => m.checked_add(1),
     }
 }
 
@@ -468,7 +473,7 @@ pub fn next_ordinal_full_scan(conn: &Connection, episode: &str) -> Result<Option
         .query_map([&lo, &hi], |r| r.get(0))?
         .collect::<Result<_, _>>()?;
     let max = ids.iter().filter_map(|id| ordinal_of(id, &lo)).max();
-    Ok(next_after(max))
+    Ok(ordinal_after(max))
 }
 
 #[cfg(test)]
@@ -724,6 +729,30 @@ mod tests {
             assert_same(mine);
             assert_same(&other);
         }
+    }
+
+    #[test]
+    fn a_new_episode_starts_at_ordinal_0_and_an_old_one_continues_at_max_plus_1() {
+        assert_eq!(ordinal_after(None), Some(0));
+        assert_eq!(ordinal_after(Some(0)), Some(1));
+        assert_eq!(ordinal_after(Some(7)), Some(8));
+        assert_eq!(ordinal_after(Some(i64::MAX)), None);
+        let (_dir, store, _other) = fresh();
+        let conn = store.conn();
+        // Fresh episode: the reference's first id, effect:<ep>:0.
+        assert_eq!(tally(conn, "ep1").expect("tally").next_ordinal(), Some(0));
+        assert_eq!(next_ordinal_full_scan(conn, "ep1").expect("scan"), Some(0));
+        let id = "effect:ep1:0";
+        append_intent(conn, id, intent_payload(id, "ep1", "E", "s", 1));
+        assert_eq!(tally(conn, "ep1").expect("tally").next_ordinal(), Some(1));
+        assert_eq!(next_ordinal_full_scan(conn, "ep1").expect("scan"), Some(1));
+        // An episode written when world started at 1 keeps counting from its max.
+        for n in 1..=2 {
+            let id = format!("effect:ep10:{n}");
+            append_intent(conn, &id, intent_payload(&id, "ep10", "E", "s", 1));
+        }
+        assert_eq!(tally(conn, "ep10").expect("tally").next_ordinal(), Some(3));
+        assert_eq!(next_ordinal_full_scan(conn, "ep10").expect("scan"), Some(3));
     }
 
     #[test]

@@ -150,6 +150,8 @@ pub fn run(ctx: &Context, out: &mut Output, cmd: Cmd) -> Result<Exit, CliError> 
                 crate::authority::session::new_token().map_err(|e| CliError::failed(what, e))?;
             let origin = format!("cli:{}", &nonce[..32]);
             let req = NewRequest {
+                scope: approvals::CLI_SCOPE,
+                cost: 0,
                 episode: &episode,
                 summary: &summary,
                 requester: &requester,

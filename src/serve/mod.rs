@@ -8,6 +8,7 @@
 //! serialises effectful calls per episode (and across episodes).
 
 pub mod a2a;
+pub mod agui;
 pub mod auth;
 pub mod mcp;
 pub mod origin;
@@ -226,6 +227,10 @@ pub struct App {
     /// The request-body read bound (see [`HTTP_READ`]).
     pub http_read: Duration,
     queued: AtomicUsize,
+    /// Live `POST /agui/` runs (at most [`agui::MAX_LIVE`]).
+    agui_live: AtomicUsize,
+    /// Set when shutdown starts: open AG-UI runs finish within one tick.
+    stopping: std::sync::atomic::AtomicBool,
 }
 
 /// A failure of the host around an invocation (nothing of this call committed, or the
@@ -470,7 +475,7 @@ pub enum ReadError {
     IndexUnavailable,
 }
 
-/// The router: `/v1`, `/mcp`, `/a2a`, the agent cards, all behind the Host/Origin guard.
+/// The router: `/v1`, `/mcp`, `/a2a`, `/agui/`, the agent cards, all behind the Host/Origin guard.
 pub fn router(app: Arc<App>) -> Router {
     let v1 = Router::new()
         .route("/v1/health", get(rest::health))
@@ -508,10 +513,15 @@ pub fn router(app: Arc<App>) -> Router {
         .route("/a2a/", post(a2a::post))
         .route("/.well-known/agent.json", get(a2a::card_legacy))
         .route("/.well-known/agent-card.json", get(a2a::card_v1));
+    let agui = Router::new()
+        .route("/agui", post(agui::post))
+        .route("/agui/", post(agui::post))
+        .route("/agui/{*rest}", post(agui::post));
     Router::new()
         .merge(v1)
         .merge(mcp)
         .merge(a2a)
+        .merge(agui)
         .fallback(rest::not_found)
         .layer(axum::middleware::from_fn_with_state(
             app.clone(),
@@ -757,13 +767,15 @@ async fn serve(cfg: Config, prepared: Prepared) -> Result<(), StartupError> {
         approve_on_tty: cfg.approve_on_tty,
         http_read: cfg.http_read,
         queued: AtomicUsize::new(0),
+        agui_live: AtomicUsize::new(0),
+        stopping: std::sync::atomic::AtomicBool::new(false),
     });
     {
         let mut out = std::io::stdout().lock();
         let _ = writeln!(out, "world listening on http://{local}");
         let _ = out.flush();
     }
-    accept_loop(listener, router(app.clone()), app.http_read).await;
+    accept_loop(listener, router(app.clone()), app.http_read, &app.stopping).await;
     // Release the writer lock now (the store handle is dropped with the last reference;
     // wait briefly for a running invocation to hand it back).
     if let Ok(guard) =
@@ -779,7 +791,12 @@ async fn serve(cfg: Config, prepared: Prepared) -> Result<(), StartupError> {
 /// that does not send its whole request head in time has its connection closed, so stalled
 /// headers hold nothing. On the signal the listener closes and in-flight connections get up
 /// to [`DRAIN`] to finish.
-async fn accept_loop(listener: tokio::net::TcpListener, router: Router, header_bound: Duration) {
+async fn accept_loop(
+    listener: tokio::net::TcpListener,
+    router: Router,
+    header_bound: Duration,
+    stopping: &std::sync::atomic::AtomicBool,
+) {
     use hyper_util::rt::{TokioIo, TokioTimer};
     use hyper_util::server::graceful::GracefulShutdown;
     use hyper_util::service::TowerToHyperService;
@@ -816,6 +833,8 @@ async fn accept_loop(listener: tokio::net::TcpListener, router: Router, header_b
         });
     }
     drop(listener);
+    // Open AG-UI runs see this within one poll tick and end with RUN_FINISHED.
+    stopping.store(true, Ordering::SeqCst);
     tokio::select! {
         _ = graceful.shutdown() => {}
         _ = tokio::time::sleep(DRAIN) => {

@@ -98,12 +98,14 @@ pub enum Error {
         /// The stored `user_version`.
         version: i64,
     },
-    /// A v4 store whose shape is wrong.
-    #[error("store: schema integrity: {path:?}: {reason}")]
+    /// A v4 store whose shape is wrong (`SchemaIntegrityError`). `reason` continues the
+    /// sentence after the Go-quoted path; build it with [`Error::missing_table`] for a missing
+    /// table so every refusal uses the reference's wording.
+    #[error("store: schema integrity: {path:?} {reason}")]
     SchemaIntegrity {
         /// The path.
         path: String,
-        /// What is wrong.
+        /// What is wrong, e.g. `is missing table commit_objects; …`.
         reason: String,
     },
     /// Another process holds the writer lock (store-format.md §11; exit 6).
@@ -223,6 +225,21 @@ pub enum Error {
     /// An SQLite failure.
     #[error("sqlite: {0}")]
     Sqlite(#[from] rusqlite::Error),
+}
+
+impl Error {
+    /// The one `SchemaIntegrityError` for a table missing from a v4 store (store-format.md §2):
+    /// the reference's wording, `store: schema integrity: "<path>" is missing table <t>;
+    /// refusing to recreate it empty (its rows cannot be re-derived)`. Every missing-table
+    /// refusal goes through here so the text stays the reference's.
+    pub fn missing_table(path: &str, table: &str) -> Error {
+        Error::SchemaIntegrity {
+            path: path.to_string(),
+            reason: format!(
+                "is missing table {table}; refusing to recreate it empty (its rows cannot be re-derived)"
+            ),
+        }
+    }
 }
 
 /// How a writable open treats a missing file.

@@ -289,13 +289,13 @@ pub fn open(conn: &Connection, display: &str, mode: Mode) -> Result<(), Error> {
                 |r| r.get(0),
             )?;
             if n != 1 {
-                return Err(missing_table(display, "commit_objects"));
+                return Err(Error::missing_table(display, "commit_objects"));
             }
             if mode == Mode::Writable {
                 // A v4 store missing any table is damaged, not new: writers refuse it and
                 // nothing re-creates the table (issue 13 §3); `verify` reports it.
                 if let Some(t) = missing_tables(conn)?.into_iter().next() {
-                    return Err(missing_table(display, t));
+                    return Err(Error::missing_table(display, t));
                 }
                 let tx = conn.unchecked_transaction()?;
                 apply_ddl(&tx)?;
@@ -304,15 +304,6 @@ pub fn open(conn: &Connection, display: &str, mode: Mode) -> Result<(), Error> {
             }
             Ok(())
         }
-    }
-}
-
-/// The one `SchemaIntegrityError` for a v4 store missing `table` (every caller uses this
-/// constructor, so the wording lives in one place).
-pub fn missing_table(display: &str, table: &str) -> Error {
-    Error::SchemaIntegrity {
-        path: display.to_string(),
-        reason: format!("user_version is 4 but table {table} is missing"),
     }
 }
 
@@ -383,7 +374,9 @@ fn recheck_version(conn: &Connection, display: &str) -> Result<(), Error> {
     if version != SCHEMA_VERSION {
         return Err(Error::SchemaIntegrity {
             path: display.to_string(),
-            reason: format!("user_version reads {version} after initialisation"),
+            reason: format!(
+                "reported user_version {version} after initialization; want {SCHEMA_VERSION}"
+            ),
         });
     }
     Ok(())

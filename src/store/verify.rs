@@ -375,13 +375,9 @@ impl Store {
                 continue;
             }
             if semantic.as_deref() == Some(APPROVAL_DECISION) {
-                let v: Option<serde_json::Value> = payload
+                let approves = payload
                     .as_deref()
-                    .and_then(|p| serde_json::from_slice(p).ok());
-                let approves = v.as_ref().is_some_and(|v| {
-                    v.get("requestRef").and_then(|x| x.as_str()) == Some(request.as_str())
-                        && v.get("approved").and_then(|x| x.as_bool()) == Some(true)
-                });
+                    .is_some_and(|p| crate::authority::approvals::decision_approves(p, &request));
                 if !approves {
                     rep.fail(
                         "record_inconsistent",

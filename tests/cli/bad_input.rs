@@ -326,6 +326,37 @@ fn store_with_user_version_5() {
 }
 
 #[test]
+fn store_missing_commit_objects_is_refused_with_the_reference_text_and_not_recreated() {
+    let env = populated();
+    let c = rusqlite::Connection::open(&env.db).unwrap();
+    c.execute_batch("DROP TABLE commit_objects").unwrap();
+    drop(c);
+    let before = env.snapshot();
+    // The reference's SchemaIntegrityError wording, exactly (path Go-quoted).
+    let want = format!(
+        "store: schema integrity: {:?} is missing table commit_objects; refusing to recreate it empty (its rows cannot be re-derived)",
+        env.db.to_str().unwrap()
+    );
+    let line = env.run(&["head"]).code(2).one_line_error();
+    assert!(line.contains(&want), "{line:?} should contain {want:?}");
+    refuse_store(
+        &env,
+        2,
+        "is missing table commit_objects; refusing to recreate it empty",
+    );
+    assert_eq!(env.snapshot(), before);
+    let c = rusqlite::Connection::open(&env.db).unwrap();
+    let n: i64 = c
+        .query_row(
+            "SELECT count(*) FROM sqlite_master WHERE name = 'commit_objects'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(n, 0, "the table must not be recreated empty");
+}
+
+#[test]
 fn store_with_negative_user_version() {
     let env = store_with_user_version(-1);
     refuse_store(&env, 2, "schema version invalid");

@@ -109,13 +109,16 @@ pub struct ApprovalView {
 /// The store access the approval handlers need. Errors are the message recorded in the
 /// effect's failed result.
 pub trait ApprovalStore: Send + Sync {
-    /// Registers a new pending request for `episode`, made by the effect intent `origin` at
-    /// logical time `now` (Unix seconds); returns the request's ref.
+    /// Registers a new pending request for `episode`, made by the effect intent `origin`
+    /// (an effect of grant scope `scope` and cost `cost`) at logical time `now` (Unix
+    /// seconds); returns the request's ref.
     fn open_request(
         &self,
         episode: &str,
         summary: &str,
         origin: &str,
+        scope: &str,
+        cost: i64,
         now: i64,
     ) -> Result<String, String>;
     /// The request `request_ref` with its decision and claim, or `None` when no such request
@@ -369,6 +372,7 @@ impl ApproveHandler {
         &self,
         ctx: &HandlerContext,
         intent: &Intent<'_>,
+        scope: &str,
         payload: &Value,
         deadline: Instant,
     ) -> Result<Value, String> {
@@ -388,7 +392,7 @@ impl ApproveHandler {
                 let summary = required_str(obj, "summary", HUMAN_APPROVE)?;
                 check_summary(summary).map_err(|e| format!("{HUMAN_APPROVE} refused: {e}"))?;
                 self.store
-                    .open_request(&ctx.episode, summary, intent.id, intent.now)?
+                    .open_request(&ctx.episode, summary, intent.id, scope, intent.cost, intent.now)?
             }
             _ => {
                 return Err(format!(
@@ -462,11 +466,11 @@ impl Handler for ApproveHandler {
         &self,
         ctx: &HandlerContext,
         intent: &Intent<'_>,
-        _scope: &str,
+        scope: &str,
         payload: &Value,
         deadline: Instant,
     ) -> HandlerOutcome {
-        match self.run(ctx, intent, payload, deadline) {
+        match self.run(ctx, intent, scope, payload, deadline) {
             Ok(out) => HandlerOutcome::json(&out),
             Err(msg) => HandlerOutcome::Failed(msg),
         }
@@ -551,6 +555,8 @@ mod tests {
             ep: &str,
             summary: &str,
             _o: &str,
+            _scope: &str,
+            _cost: i64,
             _n: i64,
         ) -> Result<String, String> {
             let mut n = self.next.lock().map_err(|e| e.to_string())?;
@@ -641,7 +647,11 @@ mod tests {
     }
 
     fn intent(id: &str) -> Intent<'_> {
-        Intent { id, now: 100 }
+        Intent {
+            id,
+            now: 100,
+            cost: 1,
+        }
     }
 
     #[test]

@@ -185,6 +185,8 @@ pub struct Intent<'a> {
     pub id: &'a str,
     /// The logical time of the request, Unix seconds.
     pub now: i64,
+    /// The effect's cost (the request's `cost`).
+    pub cost: i64,
 }
 
 /// Services a registry can be given; the ones absent leave their effects unserved or failing.

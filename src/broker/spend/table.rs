@@ -25,7 +25,7 @@ use rusqlite::{Connection, OptionalExtension};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use super::{next_after, Entry, Tally};
+use super::{ordinal_after, Entry, Tally};
 use crate::store::Error as StoreError;
 
 /// The table's name.
@@ -130,7 +130,7 @@ fn decode(episode: &str, row: &Row) -> Result<Entry, String> {
     if row.valid_to_seq < 0 || state.anchor.is_some() != (row.valid_to_seq > 0) {
         return Err("valid_to_seq and the anchor row disagree".into());
     }
-    if next_after(state.max_ordinal) != row.next_ordinal {
+    if ordinal_after(state.max_ordinal) != row.next_ordinal {
         return Err("next_ordinal disagrees with the largest ordinal".into());
     }
     Ok(Entry {
