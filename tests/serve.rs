@@ -1541,4 +1541,406 @@ fn rest_commits_that_would_poison_the_store_are_refused_with_400() {
     assert_eq!(r.status, 200, "{}", r.body);
     assert!(s.stop().success());
     env.world(&["verify"]).success();
+/// One dispatched Server-Sent Event (WHATWG EventSource rules): its data and the stream's
+/// last event id at dispatch.
+#[derive(Clone, Debug, PartialEq)]
+struct SseEvent {
+    data: String,
+    last_id: Option<String>,
+}
+
+/// A Server-Sent Events client over a streaming HTTP body, parsing as EventSource does:
+/// `data:` lines are joined, `id:` sets the last event id, a blank line dispatches.
+struct SseClient {
+    lines: Box<dyn BufRead + Send>,
+    last_id: Option<String>,
+    status: u16,
+    headers: Vec<(String, String)>,
+    body: String,
+}
+
+impl SseClient {
+    /// `POST /agui/` with `body` and optional `Last-Event-ID`.
+    fn open(s: &Server, body: &str, last_event_id: Option<&str>) -> SseClient {
+        let mut r = agent()
+            .post(&s.url("/agui/"))
+            .set("Content-Type", "application/json")
+            .set("Accept", "text/event-stream");
+        if let Some(id) = last_event_id {
+            r = r.set("Last-Event-ID", id);
+        }
+        let resp = match r.send_string(body) {
+            Ok(r) => r,
+            Err(ureq::Error::Status(_, r)) => r,
+            Err(e) => panic!("POST /agui/: {e}"),
+        };
+        let status = resp.status();
+        let headers = [
+            "content-type",
+            "cache-control",
+            "x-content-type-options",
+            "retry-after",
+        ]
+        .iter()
+        .filter_map(|h| resp.header(h).map(|v| (h.to_string(), v.to_string())))
+        .collect();
+        if status != 200 {
+            return SseClient {
+                lines: Box::new(BufReader::new(std::io::empty())),
+                last_id: None,
+                status,
+                headers,
+                body: resp.into_string().unwrap_or_default(),
+            };
+        }
+        SseClient {
+            lines: Box::new(BufReader::new(resp.into_reader())),
+            last_id: None,
+            status,
+            headers,
+            body: String::new(),
+        }
+    }
+
+    fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
+    }
+
+    /// The next event, or `None` at the end of the stream.
+    fn next(&mut self) -> Option<SseEvent> {
+        let mut data: Option<String> = None;
+        loop {
+            let mut line = String::new();
+            if self.lines.read_line(&mut line).expect("read stream") == 0 {
+                return None;
+            }
+            let line = line.strip_suffix('\n').unwrap_or(&line);
+            if line.is_empty() {
+                if let Some(d) = data.take() {
+                    return Some(SseEvent {
+                        data: d,
+                        last_id: self.last_id.clone(),
+                    });
+                }
+                continue;
+            }
+            let (field, value) = line.split_once(':').unwrap_or((line, ""));
+            let value = value.strip_prefix(' ').unwrap_or(value);
+            match field {
+                "data" => match &mut data {
+                    Some(d) => {
+                        d.push('\n');
+                        d.push_str(value);
+                    }
+                    None => data = Some(value.to_string()),
+                },
+                "id" => self.last_id = Some(value.to_string()),
+                _ => {}
+            }
+        }
+    }
+
+    fn next_json(&mut self) -> Value {
+        let e = self.next().expect("an event");
+        serde_json::from_str(&e.data).unwrap_or_else(|err| panic!("{err}: {}", e.data))
+    }
+}
+
+fn agui_body(state: Option<Value>) -> String {
+    let mut b = json!({"threadId":"t1","runId":"r1","messages":[],"tools":[],"context":[],"forwardedProps":{}});
+    if let Some(s) = state {
+        b["state"] = s;
+    }
+    b.to_string()
+}
+
+/// The AG-UI client state: apply a snapshot, then each delta (all `replace` ops).
+fn apply(state: &mut Value, event: &Value) {
+    match event["type"].as_str() {
+        Some("STATE_SNAPSHOT") => *state = event["snapshot"].clone(),
+        Some("STATE_DELTA") => {
+            for op in event["delta"].as_array().expect("delta") {
+                assert_eq!(op["op"], "replace");
+                let key = op["path"].as_str().expect("path").trim_start_matches('/');
+                state[key] = op["value"].clone();
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Read one entry's two events: returns (entry index, CUSTOM value, the delta event).
+fn read_entry(c: &mut SseClient) -> (i64, Value, Value) {
+    let custom = c.next().expect("CUSTOM");
+    let v: Value = serde_json::from_str(&custom.data).expect("json");
+    assert_eq!(v["type"], "CUSTOM", "{v}");
+    assert_eq!(v["name"], "world.entry.committed");
+    let delta = c.next().expect("STATE_DELTA");
+    let d: Value = serde_json::from_str(&delta.data).expect("json");
+    assert_eq!(d["type"], "STATE_DELTA", "{d}");
+    let i = v["value"]["header"]["entryIndex"].as_i64().expect("index");
+    // `id:` sits only on the entry's last frame.
+    assert_ne!(custom.last_id, Some(i.to_string()));
+    assert_eq!(delta.last_id, Some(i.to_string()));
+    (i, v["value"].clone(), d)
+}
+
+fn log_len(s: &Server) -> i64 {
+    let r = get(s, "/v1/log?from=0&limit=500");
+    r.json()["items"].as_array().expect("items").len() as i64
+}
+
+#[test]
+fn agui_streams_the_committed_log_live_and_resumes_exactly() {
+    let env = Env::new();
+    let tok = env.full();
+    let s = start_with_env(&env, &[], &[("WORLD_TEST_AGUI_RUN_MS", "4000")]);
+    // A few entries before the stream opens.
+    for i in 0..2 {
+        let r = call(&s, &tok, "echo", json!({ "n": i }));
+        assert!(r["result"]["structuredContent"].is_object(), "{r}");
+    }
+    let n = log_len(&s);
+    assert!(n >= 2, "{n}");
+
+    let mut a = SseClient::open(&s, &agui_body(None), None);
+    assert_eq!(a.status, 200, "{}", a.body);
+    assert_eq!(a.header("content-type"), Some("text/event-stream"));
+    assert_eq!(a.header("cache-control"), Some("no-store"));
+    assert_eq!(a.header("x-content-type-options"), Some("nosniff"));
+    let started = a.next_json();
+    assert_eq!(
+        started,
+        json!({"type":"RUN_STARTED","threadId":"t1","runId":"r1","protocolVersion":"1.0"})
+    );
+    let mut state = Value::Null;
+    let snap = a.next_json();
+    assert_eq!(
+        snap,
+        json!({"type":"STATE_SNAPSHOT","snapshot":{"schema":"world/agui-state/v1","lastIndex":-1,"logHead":null}})
+    );
+    apply(&mut state, &snap);
+    for want in 0..n {
+        let (i, value, delta) = read_entry(&mut a);
+        assert_eq!(i, want);
+        // The value is the GET /v1/log/{i} body.
+        let rest = get(&s, &format!("/v1/log/{i}"));
+        assert_eq!(value, rest.json());
+        apply(&mut state, &delta);
+        assert_eq!(state["lastIndex"], i);
+        assert_eq!(state["logHead"], rest.json()["entryHash"]);
+    }
+    // Another client commits while the stream is open: the entries arrive in order.
+    let url = s.url("/mcp/");
+    let auth = bearer(&tok);
+    let committer = std::thread::spawn(move || {
+        for i in 0..3 {
+            let body = json!({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"live": i}}});
+            let r = send(
+                "POST",
+                &url,
+                &[
+                    ("Authorization", &auth),
+                    ("Content-Type", "application/json"),
+                    ("Accept", "application/json, text/event-stream"),
+                ],
+                Some(&body.to_string()),
+            );
+            assert_eq!(r.status, 200, "{}", r.body);
+            assert!(
+                r.sse()["result"]["structuredContent"].is_object(),
+                "{}",
+                r.body
+            );
+        }
+    });
+    let (i, _, delta) = read_entry(&mut a);
+    assert_eq!(i, n, "the first live entry");
+    apply(&mut state, &delta);
+    // Cut the stream here (the client goes away after entry n).
+    drop(a);
+    committer.join().expect("committer");
+    assert_eq!(log_len(&s), n + 3);
+
+    // Resume from the state the client built: exactly the rest.
+    let resume = |c: &mut SseClient| -> Vec<(i64, Value, Value)> {
+        assert_eq!(c.status, 200, "{}", c.body);
+        assert_eq!(c.next_json()["type"], "RUN_STARTED");
+        let snap = c.next_json();
+        assert_eq!(snap["snapshot"]["lastIndex"], n);
+        let got: Vec<_> = (0..2).map(|_| read_entry(c)).collect();
+        let fin = c.next_json();
+        assert_eq!(
+            fin,
+            json!({"type":"RUN_FINISHED","threadId":"t1","runId":"r1","result":{"lastIndex": n + 2}})
+        );
+        assert!(c.next().is_none(), "nothing after RUN_FINISHED");
+        got
+    };
+    let mut b = SseClient::open(&s, &agui_body(Some(state.clone())), None);
+    let from_state = resume(&mut b);
+    assert_eq!(
+        from_state.iter().map(|(i, _, _)| *i).collect::<Vec<_>>(),
+        vec![n + 1, n + 2]
+    );
+    // The same from Last-Event-ID (what a resuming EventSource sends).
+    let mut c = SseClient::open(&s, &agui_body(None), Some(&n.to_string()));
+    let from_header = resume(&mut c);
+    assert_eq!(from_header, from_state);
+    // Replaying a cut stream is idempotent: applying the deltas twice gives the same state.
+    let mut once = state.clone();
+    for (_, _, d) in &from_state {
+        apply(&mut once, d);
+    }
+    let mut twice = once.clone();
+    for (_, _, d) in from_state.iter().chain(from_header.iter()) {
+        apply(&mut twice, d);
+    }
+    assert_eq!(once, twice);
+    assert_eq!(once["lastIndex"], n + 2);
+    assert_eq!(
+        once["logHead"],
+        get(&s, &format!("/v1/log/{}", n + 2)).json()["entryHash"]
+    );
+    // An idle run sends nothing between the snapshot and RUN_FINISHED.
+    let mut idle = SseClient::open(&s, &agui_body(None), Some(&(n + 2).to_string()));
+    assert_eq!(idle.next_json()["type"], "RUN_STARTED");
+    assert_eq!(idle.next_json()["type"], "STATE_SNAPSHOT");
+    assert_eq!(idle.next_json()["type"], "RUN_FINISHED");
+    assert!(idle.next().is_none());
+}
+
+#[test]
+fn agui_refuses_bad_requests_before_the_stream_and_bounds_live_runs() {
+    let env = Env::new();
+    let s = start_with_env(&env, &[], &[("WORLD_TEST_AGUI_RUN_MS", "3000")]);
+    let err = |c: &SseClient| -> (u16, Value) {
+        let v: Value = serde_json::from_str(&c.body).unwrap_or(Value::Null);
+        (c.status, v["error"].clone())
+    };
+    let cases: Vec<(String, Option<&str>, u16, &str, &str)> = vec![
+        ("{".into(), None, 400, "BadRequest", "invalid request body"),
+        (
+            r#"{"threadId":"t","runId":"r"}"#.into(),
+            None,
+            400,
+            "BadRequest",
+            "threadId, runId and messages array are required",
+        ),
+        (
+            agui_body(Some(
+                json!({"schema":"world/agui-state/v1","lastIndex":"x"}),
+            )),
+            None,
+            400,
+            "BadRequest",
+            "invalid state.lastIndex",
+        ),
+        (
+            agui_body(None),
+            Some("abc"),
+            400,
+            "BadRequest",
+            "invalid Last-Event-ID",
+        ),
+        (
+            agui_body(Some(json!({"schema":"world/agui-state/v1","lastIndex":0}))),
+            Some("1"),
+            400,
+            "BadRequest",
+            "conflicting resume cursors",
+        ),
+        (
+            agui_body(None),
+            Some("999"),
+            404,
+            "NotFound",
+            "unknown cursor",
+        ),
+        (
+            format!(
+                r#"{{"threadId":"{}","runId":"r","messages":[]}}"#,
+                "x".repeat(70_000)
+            ),
+            None,
+            413,
+            "PayloadTooLarge",
+            "request body exceeds 64 KiB",
+        ),
+    ];
+    for (body, id, status, class, message) in cases {
+        let c = SseClient::open(&s, &body, id);
+        assert_eq!(
+            err(&c),
+            (status, json!({"class": class, "message": message})),
+            "{body:.80} {id:?}"
+        );
+    }
+    // GET is not the route's method.
+    assert_eq!(get(&s, "/agui/").status, 405);
+    // `/agui` without the slash and a state of another schema are accepted.
+    let r = send(
+        "POST",
+        &s.url("/agui"),
+        &[("Content-Type", "application/json")],
+        Some(&agui_body(Some(json!({"x":1})))),
+    );
+    assert_eq!(r.status, 200);
+    assert!(
+        r.body.starts_with("data: {\"type\":\"RUN_STARTED\""),
+        "{}",
+        r.body
+    );
+    let last = log_len(&s) - 1;
+    assert!(
+        r.body
+            .ends_with(&format!("\"result\":{{\"lastIndex\":{last}}}}}\n\n")),
+        "{}",
+        r.body
+    );
+    // 16 live runs at once; the 17th answers 503 StreamLimit with Retry-After: 1.
+    let mut live: Vec<SseClient> = (0..16)
+        .map(|_| {
+            let mut c = SseClient::open(&s, &agui_body(None), None);
+            assert_eq!(c.status, 200, "{}", c.body);
+            assert_eq!(c.next_json()["type"], "RUN_STARTED");
+            c
+        })
+        .collect();
+    let over = SseClient::open(&s, &agui_body(None), None);
+    assert_eq!(
+        err(&over),
+        (
+            503,
+            json!({"class":"StreamLimit","message":"too many live streams"})
+        )
+    );
+    assert_eq!(over.header("retry-after"), Some("1"));
+    // A freed slot is reusable once its run ends.
+    for c in live.iter_mut() {
+        while let Some(e) = c.next() {
+            if e.data.contains("RUN_FINISHED") {
+                break;
+            }
+        }
+    }
+    drop(live);
+    std::thread::sleep(Duration::from_millis(300));
+    let mut again = SseClient::open(&s, &agui_body(None), None);
+    assert_eq!(again.status, 200, "{}", again.body);
+    // Shutdown ends an open run with RUN_FINISHED within one tick.
+    assert_eq!(again.next_json()["type"], "RUN_STARTED");
+    assert_eq!(again.next_json()["type"], "STATE_SNAPSHOT");
+    let _ = again.next_json(); // entry 0 (genesis)
+    let _ = again.next_json();
+    let t = std::time::Instant::now();
+    unsafe { libc::kill(s.child.id() as i32, libc::SIGTERM) };
+    let fin = again.next_json();
+    assert_eq!(fin["type"], "RUN_FINISHED", "{fin}");
+    assert!(t.elapsed() < Duration::from_secs(2), "{:?}", t.elapsed());
+    let status = s.stop();
+    assert!(status.success(), "{status:?}");
 }

@@ -49,6 +49,17 @@ pub const SLOW_BODY_REPLY: Duration = Duration::from_secs(25);
 pub const RUN_BUDGET: Duration = Duration::from_secs(18);
 /// Live runs allowed at once.
 pub const MAX_LIVE: usize = 16;
+/// The run budget to use: [`RUN_BUDGET`], or the shorter bound in milliseconds named by
+/// `WORLD_TEST_AGUI_RUN_MS` (a test hook like `WORLD_TEST_HTTP_READ_MS`: it can only shorten
+/// the bound; 0 and unparsable values are ignored).
+pub fn run_budget() -> Duration {
+    std::env::var("WORLD_TEST_AGUI_RUN_MS")
+        .ok()
+        .and_then(|v| v.parse::<u64>().ok())
+        .filter(|ms| *ms > 0)
+        .map(Duration::from_millis)
+        .map_or(RUN_BUDGET, |d| d.min(RUN_BUDGET))
+}
 /// Entries per keyset page.
 pub const PAGE: i64 = 100;
 /// Sleep after a short page.
@@ -356,7 +367,7 @@ pub async fn post(State(app): State<Arc<App>>, req: Request) -> Response {
         None
     };
     let (tx, rx) = mpsc::channel::<Bytes>(8);
-    let deadline = entered + RUN_BUDGET;
+    let deadline = entered + run_budget();
     tokio::spawn(run(app.clone(), slot, tx, input, after, head, deadline));
     let mut r = Response::new(Body::new(EventBody(rx)));
     let h = r.headers_mut();
