@@ -559,20 +559,25 @@ fn mcp_legacy_discovery_calls_and_denials() {
     );
     let entry = get(&s, "/v1/log/3").json();
     assert_eq!(entry["header"]["writtenBy"], "coordinator:mcp");
-    // Host failure: arguments failing the schema (R1) → whole-POST -32603 with error.data.
+    // Arguments failing the schema (R1) are a tool error naming the field (DEC-MCP-3), not
+    // a whole-POST -32603 the SDKs would raise.
     let r = mcp(
         &s,
         &tok,
         &json!({"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"readcount","arguments":{"path":1}}}),
     );
-    assert_eq!((r.status, r.ctype.as_str()), (200, "application/json"));
-    let e = &r.json()["error"];
-    assert_eq!(
-        (e["code"].as_i64(), e["message"].as_str()),
-        (Some(-32603), Some("host callback failed"))
+    let v = r.sse();
+    assert_eq!(v["id"], 9);
+    assert_eq!(v["result"]["isError"], true, "{v}");
+    let text = v["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(
+        text.contains("arguments fail the inputSchema at /path"),
+        "{text}"
     );
-    assert_eq!(e["data"]["class"], "InvalidCallError");
-    assert!(e["data"]["invocationId"]
+    assert!(v["result"].get("structuredContent").is_none());
+    let meta = &v["result"]["_meta"]["world/invocation"];
+    assert_eq!(meta["class"], "InvalidCallError");
+    assert!(meta["invocationId"]
         .as_str()
         .unwrap()
         .starts_with("mcp:ep1:"));
@@ -754,6 +759,14 @@ fn mcp_modern_era() {
         .unwrap()
         .contains(&json!("2026-07-28")));
     assert_eq!(v["result"]["resultType"], "complete");
+    // DEC-MCP-4: ttlMs, cacheScope and the identity under _meta, where the SDK reads it.
+    assert_eq!(v["result"]["ttlMs"], 0);
+    assert_eq!(v["result"]["cacheScope"], "private");
+    assert_eq!(
+        v["result"]["_meta"]["io.modelcontextprotocol/serverInfo"]["name"],
+        "world"
+    );
+    assert_eq!(v["id"], 7);
     let v = post("tools/list", None, json!({"_meta": meta})).json();
     assert_eq!(v["result"]["ttlMs"], 0);
     assert_eq!(v["result"]["tools"].as_array().unwrap().len(), 5);
@@ -842,6 +855,30 @@ fn mcp_modern_era() {
         (r.status, r.json()["error"]["code"].as_i64()),
         (400, Some(-32022))
     );
+    // DEC-MCP-4: the id was readable, so the reply carries it (-32022 and -32020).
+    assert_eq!(r.json()["id"], 1);
+    let r = send(
+        "POST",
+        &s.url("/mcp/"),
+        &[
+            ("Authorization", &b),
+            ("Content-Type", "application/json"),
+            ("MCP-Protocol-Version", "2025-06-18"),
+            ("Accept", "application/json, text/event-stream"),
+        ],
+        Some(
+            &json!({"jsonrpc":"2.0","id":"x-5","method":"tools/list","params":{"_meta":meta}})
+                .to_string(),
+        ),
+    );
+    assert_eq!(
+        (
+            r.status,
+            r.json()["error"]["code"].as_i64(),
+            r.json()["id"].clone()
+        ),
+        (400, Some(-32020), json!("x-5"))
+    );
 }
 
 #[test]
@@ -914,14 +951,18 @@ fn a2a_idempotent_tasks_and_v1() {
         &tok,
         &json!({"jsonrpc":"2.0","id":2,"method":"SendMessage","params":{"message":{"messageId":"m1","role":"ROLE_USER","parts":[{"data":{"v":1}}]},"metadata":{"skill_id":"echo"}}}),
     );
-    assert_eq!(sm["result"]["status"]["state"], "TASK_STATE_COMPLETED");
-    assert_eq!(sm["result"]["id"], "a2a:ep1:m1");
+    // DEC-A2A-2: a SendMessageResponse whose `task` member is the Task.
+    assert_eq!(
+        sm["result"]["task"]["status"]["state"],
+        "TASK_STATE_COMPLETED"
+    );
+    assert_eq!(sm["result"]["task"]["id"], "a2a:ep1:m1");
     let gt = a2a(
         &s,
         &tok,
         &json!({"jsonrpc":"2.0","id":3,"method":"GetTask","params":{"id":"a2a:ep1:m1"}}),
     );
-    assert_eq!(gt["result"]["artifacts"], sm["result"]["artifacts"]);
+    assert_eq!(gt["result"]["artifacts"], sm["result"]["task"]["artifacts"]);
     let gt = a2a(
         &s,
         &tok,
@@ -951,6 +992,68 @@ fn a2a_idempotent_tasks_and_v1() {
         Some(&json!({"jsonrpc":"2.0","id":1,"method":"SendMessage"}).to_string()),
     );
     assert_eq!(r.status, 401);
+    // Cards: the v1.0 card carries only A2A 1.0 fields; the legacy card keeps the reference's
+    // shape and its `url` answers JSON-RPC, including the v0.3 methods (DEC-A2A-3).
+    let b = bearer(&tok);
+    let v1 = send(
+        "GET",
+        &s.url("/.well-known/agent-card.json"),
+        &[("Authorization", &b)],
+        None,
+    )
+    .json();
+    assert!(
+        v1["capabilities"].get("stateTransitionHistory").is_none(),
+        "{v1}"
+    );
+    assert!(v1.get("url").is_none());
+    let legacy = send(
+        "GET",
+        &s.url("/.well-known/agent.json"),
+        &[("Authorization", &b)],
+        None,
+    )
+    .json();
+    assert_eq!(legacy["capabilities"]["stateTransitionHistory"], false);
+    let url = legacy["url"].as_str().unwrap().to_string();
+    let at_url = |body: Value| {
+        let r = send(
+            "POST",
+            &url,
+            &[("Authorization", &b), ("Content-Type", "application/json")],
+            Some(&body.to_string()),
+        );
+        assert_eq!(r.status, 200, "{}", r.body);
+        r.json()
+    };
+    let sent = at_url(
+        json!({"jsonrpc":"2.0","id":5,"method":"message/send","params":{
+        "message":{"kind":"message","messageId":"v03a","role":"user","parts":[{"kind":"data","data":{"w":2}}]},
+        "metadata":{"skill_id":"echo"}}}),
+    );
+    let t = &sent["result"];
+    assert_eq!(
+        (t["kind"].as_str(), t["id"].as_str()),
+        (Some("task"), Some("a2a:ep1:v03a"))
+    );
+    assert_eq!(t["status"]["state"], "completed");
+    assert_eq!(
+        t["artifacts"][0]["parts"][0],
+        json!({"kind":"data","data":{"w":2}})
+    );
+    let got =
+        at_url(json!({"jsonrpc":"2.0","id":6,"method":"tasks/get","params":{"id":"a2a:ep1:v03a"}}));
+    assert_eq!(got["result"]["artifacts"], t["artifacts"]);
+    assert_eq!(got["result"]["status"]["state"], "completed");
+    let cancel = at_url(
+        json!({"jsonrpc":"2.0","id":7,"method":"tasks/cancel","params":{"id":"a2a:ep1:v03a"}}),
+    );
+    assert_eq!(cancel["error"]["code"], -32002);
+    // The legacy method works at the card's url too.
+    let legacy_send = at_url(
+        json!({"jsonrpc":"2.0","id":8,"method":"tasks/send","params":{"id":"t-at-url","metadata":{"skill_id":"echo"},"message":{"role":"user","parts":[{"type":"data","data":{"u":1}}]}}}),
+    );
+    assert_eq!(legacy_send["result"]["status"]["state"], "completed");
 }
 
 fn raw_oversized(port: u16, path: &str) -> String {

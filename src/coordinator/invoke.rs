@@ -342,6 +342,10 @@ fn unserved_reasons(effect: &str, ctx: &HandlerContext, handlers: &HandlerRegist
     why
 }
 
+/// How an [`InvokeError::InvalidCall`] for arguments failing the inputSchema begins (MCP
+/// surfaces it as a tool error, DEC-MCP-3).
+pub const SCHEMA_FAILURE: &str = "arguments fail the inputSchema";
+
 fn validate_input(schema: &CValue, args: &serde_json::Value) -> Result<(), InvokeError> {
     let schema = schema.to_json();
     let validator = jsonschema::validator_for(&schema).map_err(|e| {
@@ -355,7 +359,7 @@ fn validate_input(schema: &CValue, args: &serde_json::Value) -> Result<(), Invok
             path
         };
         return Err(InvokeError::InvalidCall(format!(
-            "arguments fail the inputSchema at {at}: {err}"
+            "{SCHEMA_FAILURE} at {at}: {err}"
         )));
     }
     Ok(())

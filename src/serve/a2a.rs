@@ -65,7 +65,7 @@ fn card_base(skills: Vec<Value>) -> Value {
         "name": "world",
         "description": "The world store's published transitions, callable as A2A skills.",
         "version": env!("CARGO_PKG_VERSION"),
-        "capabilities": {"streaming": false, "pushNotifications": false, "stateTransitionHistory": false},
+        "capabilities": {"streaming": false, "pushNotifications": false},
         "defaultInputModes": ["application/json"],
         "defaultOutputModes": ["application/json"],
         "skills": skills,
@@ -79,6 +79,9 @@ pub async fn card_legacy(
 ) -> Result<Response, ApiError> {
     let s = card_session(&app, &headers, "GET /.well-known/agent.json").await?;
     let mut card = card_base(skills(&app, &s).await?);
+    // The reference's legacy shape keeps `stateTransitionHistory`; its `url` answers JSON-RPC
+    // (legacy and A2A v0.3 methods, DEC-A2A-3).
+    card["capabilities"]["stateTransitionHistory"] = Value::Bool(false);
     card["url"] = Value::String(format!("http://127.0.0.1:{}", app.port));
     Ok(Json(card).into_response())
 }
@@ -181,6 +184,13 @@ pub async fn post(State(app): State<Arc<App>>, req: Request) -> Response {
     let params = msg.get("params").cloned().unwrap_or(Value::Null);
     match method {
         "tasks/send" => tasks_send(&app, &token, &session, &id, &params, deadline).await,
+        "message/send" => message_send_v03(&app, &token, &session, &id, &params, deadline).await,
+        "tasks/get" => get_task_v03(&app, &session, &id, &params).await,
+        "tasks/cancel" => ok(rpc(
+            &id,
+            -32002,
+            "task cannot be canceled: calls are synchronous",
+        )),
         "SendMessage" => send_message(&app, &token, &session, &id, &params, deadline).await,
         "GetTask" => get_task(&app, &session, &id, &params).await,
         "CancelTask" => ok(rpc(
@@ -428,9 +438,118 @@ async fn send_message(
     };
     match run(app, token, session, id, p, deadline, "SendMessage").await {
         Err(r) => r,
-        Ok(c) => ok(json!({"jsonrpc": "2.0", "id": id, "result":
-            v1_task(&session.episode, &c.invocation_id, output_value(&c), &c.world_ref, c.entry_index)})),
+        // DEC-A2A-2: a SendMessageResponse, the one-of member `task`.
+        Ok(c) => ok(json!({"jsonrpc": "2.0", "id": id, "result": {"task":
+            v1_task(&session.episode, &c.invocation_id, output_value(&c), &c.world_ref, c.entry_index)}})),
     }
+}
+
+/// An A2A v0.3 message: `{kind:"message", messageId, role:"user", parts:[{kind:"data",
+/// data:{…}}]}`, skill in `params.metadata.skill_id` or `message.metadata.skill_id`.
+fn parse_v03(params: &Value) -> Result<Parsed, String> {
+    let m = params.get("message").ok_or("params.message is required")?;
+    let task = m
+        .get("messageId")
+        .and_then(Value::as_str)
+        .ok_or("message.messageId must be a string")?;
+    if !valid_task(task) {
+        return Err("message.messageId must match [A-Za-z0-9._-]{1,128}".into());
+    }
+    if m.get("role").and_then(Value::as_str) != Some("user") {
+        return Err("message.role must be user".into());
+    }
+    let parts = m
+        .get("parts")
+        .and_then(Value::as_array)
+        .ok_or("message.parts must be an array")?;
+    let [part] = parts.as_slice() else {
+        return Err("message.parts must hold exactly one part".into());
+    };
+    if part.get("kind").and_then(Value::as_str) != Some("data") {
+        return Err("the part must have kind \"data\"".into());
+    }
+    let args = part
+        .get("data")
+        .filter(|d| d.is_object())
+        .ok_or("the data part must hold a JSON object")?;
+    let meta = params
+        .get("metadata")
+        .filter(|v| v.get("skill_id").is_some())
+        .or_else(|| m.get("metadata"))
+        .ok_or("params.metadata.skill_id is required")?;
+    let skill = meta
+        .get("skill_id")
+        .and_then(Value::as_str)
+        .ok_or("metadata.skill_id must be a string")?;
+    let tf = meta
+        .get("transition_fn")
+        .and_then(Value::as_str)
+        .map(str::to_string);
+    Ok(Parsed {
+        task: task.into(),
+        skill: skill.into(),
+        transition_fn: tf,
+        args: args.clone(),
+    })
+}
+
+/// The v0.3 form of a v1.0 Task: `kind:"task"`, lower-case states, `kind:"data"` parts.
+fn task_v03(v1: Value) -> Value {
+    let mut t = v1;
+    t["kind"] = Value::String("task".into());
+    let state = match t["status"]["state"].as_str() {
+        Some("TASK_STATE_COMPLETED") => "completed",
+        Some("TASK_STATE_WORKING") => "working",
+        _ => "unknown",
+    };
+    t["status"]["state"] = Value::String(state.into());
+    if let Some(arts) = t.get_mut("artifacts").and_then(Value::as_array_mut) {
+        for a in arts {
+            if let Some(parts) = a.get_mut("parts").and_then(Value::as_array_mut) {
+                for p in parts {
+                    p["kind"] = Value::String("data".into());
+                }
+            }
+        }
+    }
+    t
+}
+
+/// A2A v0.3 `message/send` (DEC-A2A-3): what the official SDK sends to a card without
+/// `supportedInterfaces`. Same invocation as `SendMessage`; the result is the Task.
+async fn message_send_v03(
+    app: &Arc<App>,
+    token: &str,
+    session: &Session,
+    id: &Value,
+    params: &Value,
+    deadline: Instant,
+) -> Response {
+    let p = match parse_v03(params) {
+        Ok(p) => p,
+        Err(m) => return ok(rpc(id, -32602, &format!("invalid params: {m}"))),
+    };
+    match run(app, token, session, id, p, deadline, "message/send").await {
+        Err(r) => r,
+        Ok(c) => ok(json!({"jsonrpc": "2.0", "id": id, "result": task_v03(
+            v1_task(&session.episode, &c.invocation_id, output_value(&c), &c.world_ref, c.entry_index))})),
+    }
+}
+
+/// A2A v0.3 `tasks/get`: [`get_task`] with the v0.3 Task form.
+async fn get_task_v03(app: &Arc<App>, session: &Session, id: &Value, params: &Value) -> Response {
+    let r = get_task(app, session, id, params).await;
+    let (parts, body) = r.into_parts();
+    let Ok(bytes) = axum::body::to_bytes(body, usize::MAX).await else {
+        return ok(rpc(id, -32603, "internal store failure"));
+    };
+    let mut v: Value = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
+    if let Some(t) = v.get_mut("result") {
+        *t = task_v03(t.take());
+    }
+    let mut out = ok(v);
+    *out.status_mut() = parts.status;
+    out
 }
 
 /// Re-verify a resolved invocation: world row → entry → record → output (hashes re-checked).

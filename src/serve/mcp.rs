@@ -312,11 +312,14 @@ pub async fn dispatch(
             }))
         }
         ("ping", false) => Reply::Ok(json!({})),
+        // DEC-MCP-4: the fields the 2026-07-28 revision requires, the identity under `_meta`.
         ("server/discover", true) => Reply::Ok(json!({
             "resultType": "complete",
             "supportedVersions": [MODERN, LEGACY[0], LEGACY[1], LEGACY[2]],
             "capabilities": {"tools": {"listChanged": false}},
-            "serverInfo": {"name": "world", "title": "world", "version": env!("CARGO_PKG_VERSION")},
+            "ttlMs": 0,
+            "cacheScope": CACHE_SCOPE,
+            "_meta": {"io.modelcontextprotocol/serverInfo": {"name": "world", "title": "world", "version": env!("CARGO_PKG_VERSION")}},
         })),
         ("tools/list", _) => {
             let all = match backend.descriptors().await {
@@ -406,11 +409,6 @@ async fn call_tool(
             Reply::Ok(r)
         }
         Err(HostFailure::Invoke(InvokeError::NotAuthorized(_))) => unknown(),
-        Err(HostFailure::Invoke(InvokeError::Session(e))) => Reply::Denied(match e {
-            crate::authority::session::SessionError::Expired => Denial::Expired,
-            crate::authority::session::SessionError::Malformed => Denial::Malformed,
-            _ => Denial::Unknown,
-        }),
         Err(f) => {
             let data = f.data(&invocation_id);
             let records = data["effectRecords"]
@@ -422,13 +420,20 @@ async fn call_tool(
                 "world: mcp refusal: tools/call {invocation_id}: {:?}",
                 one_line(&format!("{} records [{}]", f.message(), recs.join(" ")))
             );
-            if modern {
-                Reply::Ok(json!({
-                    "resultType": "complete",
+            // DEC-MCP-3: arguments failing the inputSchema are a tool error in both eras, so
+            // the model sees which field was wrong (the SDKs raise on -32603 and hide it).
+            let schema = matches!(&f, HostFailure::Invoke(InvokeError::InvalidCall(m))
+                if m.starts_with(crate::coordinator::invoke::SCHEMA_FAILURE));
+            if modern || schema {
+                let mut r = json!({
                     "isError": true,
                     "content": [{"type": "text", "text": f.message()}],
                     "_meta": {"world/invocation": {"class": data["class"], "invocationId": data["invocationId"], "effectRecords": data["effectRecords"]}},
-                }))
+                });
+                if modern {
+                    r["resultType"] = Value::String("complete".into());
+                }
+                Reply::Ok(r)
             } else {
                 Reply::Host(f, invocation_id)
             }
@@ -564,14 +569,19 @@ pub async fn post(State(app): State<Arc<App>>, req: Request) -> Response {
             "Content-Type must be application/json",
         );
     }
+    // DEC-MCP-4: error replies carry the request's id whenever it could be read.
+    let read_id = parsed
+        .as_ref()
+        .ok()
+        .and_then(|v| v.get("id"))
+        .cloned()
+        .unwrap_or(Value::Null);
     match era {
-        Era::Mismatch(m) => {
-            return rpc_error(StatusCode::BAD_REQUEST, &Value::Null, -32020, &m, None)
-        }
+        Era::Mismatch(m) => return rpc_error(StatusCode::BAD_REQUEST, &read_id, -32020, &m, None),
         Era::Unsupported(v) => {
             return rpc_error(
                 StatusCode::BAD_REQUEST,
-                &Value::Null,
+                &read_id,
                 -32022,
                 &format!("unsupported protocol version {v:?}"),
                 Some(json!({"supported": [MODERN, LEGACY[0], LEGACY[1], LEGACY[2]]})),
@@ -815,13 +825,14 @@ async fn stdio_message(backend: &Backend, token: &str, line: &[u8]) -> Option<Va
             ))
         }
     };
+    let read_id = body.get("id").cloned().unwrap_or(Value::Null);
     let modern = match select_era(None, &body) {
         Era::Modern => true,
         Era::Legacy(_) => false,
-        Era::Mismatch(m) => return Some(response(&Value::Null, &err(-32020, m))),
+        Era::Mismatch(m) => return Some(response(&read_id, &err(-32020, m))),
         Era::Unsupported(v) => {
             return Some(response(
-                &Value::Null,
+                &read_id,
                 &Reply::Err {
                     code: -32022,
                     message: format!("unsupported protocol version {v:?}"),

@@ -509,6 +509,8 @@ pub fn router(app: Arc<App>) -> Router {
                 .delete(mcp::not_allowed),
         );
     let a2a = Router::new()
+        // The legacy card's `url` is the origin; it answers JSON-RPC too (DEC-A2A-3).
+        .route("/", post(a2a::post))
         .route("/a2a", post(a2a::post))
         .route("/a2a/", post(a2a::post))
         .route("/.well-known/agent.json", get(a2a::card_legacy))
