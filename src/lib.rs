@@ -23,6 +23,7 @@ pub mod fileread;
 pub mod genesis;
 pub mod interp;
 pub mod limits;
+pub mod mission;
 /// The one bounded child-process runner.
 pub mod process;
 pub mod replay;

@@ -1,0 +1,47 @@
+//! finite-v1 missions (spec missions.md, seed 002): an immutable contract, runs, grant chains
+//! that can only attenuate, and admission that reserves exposure before an effect is allowed.
+//!
+//! Layout:
+//! - [`contract`]: [`Contract::parse`] (the seed's `parseContract`), `contractRef`;
+//! - [`command`]: [`Command::parse`] (`parseCommand`) and canonical command bytes;
+//! - [`state`]: [`State`] (`createMission` is [`Mission::create`]) and its parts;
+//! - [`reduce`](mod@reduce): the pure `reduce(state, command, now) -> state | rejection`;
+//! - [`codes`]: [`Code`] and [`Rejection`];
+//! - [`store`]: durable missions in the World store file (§6) behind [`store::MissionStore`].
+//!
+//! Amounts and times are [`crate::limits::Amount`] (canonical unsigned decimals, checked
+//! arithmetic), shared with the limits ledger; canonical bytes are TR-CJSON-1
+//! ([`crate::encoding::trcjson`]).
+
+pub mod codes;
+pub mod command;
+pub mod contract;
+mod parse;
+pub mod reduce;
+pub mod state;
+// pub mod store;
+
+pub use codes::{Code, Rejection};
+pub use command::{Action, Admit, Command, GrantSpec, Outcome};
+pub use contract::Contract;
+pub use parse::{check_evidence, check_id, MAX_JSON_BYTES};
+pub use reduce::{apply, intent_bytes, reduce, reduce_as};
+pub use state::{Actor, Attempt, AttemptStatus, Grant, Run, RunStatus, State, Violation};
+
+/// A mission's state: `Mission::create(&contract)` is the seed's `createMission(contract)`.
+pub type Mission = State;
+
+/// Parse a `now` text (canonical decimal milliseconds).
+///
+/// # Errors
+/// `COMMAND_INVALID` naming `now`.
+pub fn parse_now(text: &str) -> Result<crate::limits::Amount, Rejection> {
+    crate::limits::Amount::parse(text).map_err(|e| {
+        Rejection::new(Code::CommandInvalid, format!("now: {e}")).with("member", "now")
+    })
+}
+
+#[cfg(test)]
+mod proptests;
+#[cfg(test)]
+mod tests;
