@@ -19,7 +19,7 @@ pub mod contract;
 mod parse;
 pub mod reduce;
 pub mod state;
-// pub mod store;
+pub mod store;
 
 pub use codes::{Code, Rejection};
 pub use command::{Action, Admit, Command, GrantSpec, Outcome};
@@ -43,5 +43,7 @@ pub fn parse_now(text: &str) -> Result<crate::limits::Amount, Rejection> {
 
 #[cfg(test)]
 mod proptests;
+#[cfg(test)]
+mod store_tests;
 #[cfg(test)]
 mod tests;

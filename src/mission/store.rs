@@ -1,0 +1,1283 @@
+//! Durable missions in the World store file (missions.md §6).
+//!
+//! Tables `mission_*` beside the store's v4 schema (the reference ignores them, as it ignores
+//! `limits_*`): the contract (`mission_missions`, with the materialised scalars), an append-only
+//! hash-chained command journal (`mission_journal`), the materialised state one row per entity
+//! (`mission_runs`, `mission_grants`, `mission_operations`, `mission_attempts`,
+//! `mission_approvals`, `mission_violations`), the outbox of admitted intents
+//! (`mission_outbox`) and the idempotency keys (`mission_requests`).
+//!
+//! Each command is one transaction: [`MissionStore::apply`] opens `BEGIN IMMEDIATE`, loads only
+//! the rows the command reads (its working set: the run, the grant chain, the operation, the
+//! attempt, …), runs the pure [`super::apply`] on that partial state, and writes back the
+//! journal row, the changed entity rows and the outbox intent before committing — or rolls all
+//! of them back together. The cost of a command therefore does not grow with the number of
+//! settled attempts. [`apply_in`] does the same inside a transaction the caller owns (the
+//! broker pairs admission with its effect intent this way, §7).
+//!
+//! Journal entry (TR-CJSON-1, hashed with sha256 into `entry_hash`): `{"missionId", "seq",
+//! "prevHash", "command", "now", "actor", "requestId", "result"}`; `seq` counts from 1,
+//! `prevHash` of entry 1 is the `contractRef`. Accepted commands and `EXPOSURE_EXCEEDED`
+//! rejections (whose violation record must persist) are journalled; other rejections write
+//! nothing.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
+use serde::Serialize;
+
+use crate::encoding::trcjson::{self, CValue};
+use crate::encoding::HashRef;
+use crate::limits::Amount;
+
+use super::codes::{Code, Rejection};
+use super::command::Command;
+use super::contract::Contract;
+use super::state::{Actor, Approval, Attempt, Grant, Operation, Run, State, Violation};
+
+/// The `mission_*` DDL, idempotent. The journal is append-only (triggers refuse UPDATE and
+/// DELETE).
+pub const DDL: &str = r#"
+CREATE TABLE IF NOT EXISTS mission_missions (
+  mission_id    TEXT PRIMARY KEY,
+  contract_ref  TEXT NOT NULL,
+  contract      BLOB NOT NULL,
+  created_by    TEXT NOT NULL,
+  attended      INTEGER NOT NULL,
+  created_at_ms TEXT NOT NULL,
+  revision      INTEGER NOT NULL,
+  reserved      TEXT NOT NULL,
+  settled       TEXT NOT NULL,
+  last_now      TEXT NOT NULL,
+  journal_seq   INTEGER NOT NULL,
+  head_hash     TEXT NOT NULL,
+  violations    INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS mission_journal (
+  mission_id TEXT NOT NULL REFERENCES mission_missions(mission_id),
+  seq        INTEGER NOT NULL,
+  prev_hash  TEXT NOT NULL,
+  entry_hash TEXT NOT NULL UNIQUE,
+  entry      BLOB NOT NULL,
+  PRIMARY KEY (mission_id, seq)
+) WITHOUT ROWID;
+CREATE TRIGGER IF NOT EXISTS mission_journal_no_update BEFORE UPDATE ON mission_journal
+BEGIN SELECT RAISE(ABORT, 'mission_journal is append-only'); END;
+CREATE TRIGGER IF NOT EXISTS mission_journal_no_delete BEFORE DELETE ON mission_journal
+BEGIN SELECT RAISE(ABORT, 'mission_journal is append-only'); END;
+CREATE TABLE IF NOT EXISTS mission_requests (
+  mission_id  TEXT NOT NULL,
+  request_id  TEXT NOT NULL,
+  command_ref TEXT NOT NULL,
+  seq         INTEGER NOT NULL,
+  PRIMARY KEY (mission_id, request_id)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS mission_runs (
+  mission_id TEXT NOT NULL, run_id TEXT NOT NULL, body TEXT NOT NULL,
+  PRIMARY KEY (mission_id, run_id)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS mission_grants (
+  mission_id TEXT NOT NULL, grant_id TEXT NOT NULL, body TEXT NOT NULL,
+  PRIMARY KEY (mission_id, grant_id)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS mission_operations (
+  mission_id TEXT NOT NULL, operation_id TEXT NOT NULL, body TEXT NOT NULL,
+  PRIMARY KEY (mission_id, operation_id)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS mission_approvals (
+  mission_id TEXT NOT NULL, operation_id TEXT NOT NULL, body TEXT NOT NULL,
+  PRIMARY KEY (mission_id, operation_id)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS mission_attempts (
+  mission_id TEXT NOT NULL, attempt_id TEXT NOT NULL, run_id TEXT NOT NULL,
+  status TEXT NOT NULL, body TEXT NOT NULL,
+  PRIMARY KEY (mission_id, attempt_id)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS mission_attempts_by_status ON mission_attempts(mission_id, status, run_id);
+CREATE TABLE IF NOT EXISTS mission_violations (
+  mission_id TEXT NOT NULL, ord INTEGER NOT NULL, body TEXT NOT NULL,
+  PRIMARY KEY (mission_id, ord)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS mission_outbox (
+  mission_id    TEXT NOT NULL,
+  attempt_id    TEXT NOT NULL,
+  seq           INTEGER NOT NULL,
+  intent_ref    TEXT NOT NULL,
+  intent        BLOB NOT NULL,
+  payload       BLOB NOT NULL,
+  preconditions BLOB NOT NULL,
+  PRIMARY KEY (mission_id, attempt_id)
+) WITHOUT ROWID;
+"#;
+
+/// Every mission table.
+pub const TABLES: [&str; 10] = [
+    "mission_missions",
+    "mission_journal",
+    "mission_requests",
+    "mission_runs",
+    "mission_grants",
+    "mission_operations",
+    "mission_approvals",
+    "mission_attempts",
+    "mission_violations",
+    "mission_outbox",
+];
+
+/// Errors of the durable mission store.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The command (or `create`) was refused; nothing was written, except the journalled
+    /// violation of `EXPOSURE_EXCEEDED`.
+    #[error("mission: {0}")]
+    Rejected(Box<Rejection>),
+    /// Stored mission rows break an invariant the store maintains.
+    #[error("mission: stored data is corrupt: {0}")]
+    Corrupt(String),
+    /// SQLite failed.
+    #[error("mission: sqlite: {0}")]
+    Sqlite(#[from] rusqlite::Error),
+}
+
+impl From<Rejection> for Error {
+    fn from(r: Rejection) -> Self {
+        Error::Rejected(Box::new(r))
+    }
+}
+
+impl Error {
+    /// The rejection, if this is one.
+    pub fn rejection(&self) -> Option<&Rejection> {
+        match self {
+            Error::Rejected(r) => Some(r),
+            _ => None,
+        }
+    }
+}
+
+fn corrupt(what: impl std::fmt::Display) -> Error {
+    Error::Corrupt(what.to_string())
+}
+
+/// One command to apply: the command, an optional idempotency key, and who sends it.
+#[derive(Clone, Debug)]
+pub struct Request {
+    /// The command.
+    pub command: Command,
+    /// `--request-id`; `None` for `admit` means `admit:<attemptId>` (§6), and no idempotency
+    /// for every other command.
+    pub request_id: Option<String>,
+}
+
+impl Request {
+    /// The idempotency key used: explicit, or `admit:<attemptId>` for an admit.
+    pub fn key(&self) -> Option<String> {
+        match (&self.request_id, &self.command) {
+            (Some(r), _) => Some(r.clone()),
+            (None, Command::Admit(a)) => Some(format!("admit:{}", a.attempt_id)),
+            _ => None,
+        }
+    }
+}
+
+/// What an applied (or answered) command returns.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Applied {
+    /// `OK`, or the recorded code of an answered resend.
+    pub code: Code,
+    /// The mission revision after the command.
+    pub revision: Amount,
+    /// The journal sequence number of the entry.
+    pub seq: u64,
+    /// `true` when this answers an identical resend with the recorded result (nothing written).
+    pub replayed: bool,
+    /// The recorded result object (`{"code":"OK","revision":"N",…}`).
+    pub result: serde_json::Value,
+}
+
+/// One journal row.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct JournalEntry {
+    /// 1-based.
+    pub seq: u64,
+    /// The previous entry's hash (the `contractRef` for entry 1).
+    pub prev_hash: String,
+    /// sha256 of `entry`.
+    pub entry_hash: String,
+    /// The canonical entry bytes.
+    pub entry: Vec<u8>,
+}
+
+/// One line of `world mission list`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Summary {
+    /// Mission id.
+    pub mission_id: String,
+    /// Contract ref.
+    pub contract_ref: String,
+    /// Revision.
+    pub revision: Amount,
+    /// Budget.
+    pub budget: Amount,
+    /// Reserved.
+    pub reserved: Amount,
+    /// Settled.
+    pub settled: Amount,
+    /// Journal length.
+    pub journal: u64,
+    /// Created with `--yes` (unattended).
+    pub unattended: bool,
+}
+
+/// The persistence boundary for missions. [`SqliteMissions`] keeps them in the World store
+/// file; a PostgreSQL backend can implement the same operations.
+pub trait MissionStore {
+    /// Store a new mission from `contract` (one transaction).
+    ///
+    /// # Errors
+    /// `MISSION_EXISTS`; storage errors.
+    fn create(
+        &self,
+        contract: &Contract,
+        actor: &Actor,
+        attended: bool,
+        now: Amount,
+    ) -> Result<State, Error>;
+    /// Apply one command in one `BEGIN IMMEDIATE` transaction.
+    ///
+    /// # Errors
+    /// The rejection (`MISSION_NOT_FOUND`, `REQUEST_ID_REUSED`, or a `reduce` code);
+    /// storage errors.
+    fn apply(
+        &self,
+        mission_id: &str,
+        request: &Request,
+        actor: &Actor,
+        now: Amount,
+    ) -> Result<Applied, Error>;
+    /// The full materialised state.
+    ///
+    /// # Errors
+    /// `MISSION_NOT_FOUND`; storage and corruption errors.
+    fn state(&self, mission_id: &str) -> Result<State, Error>;
+    /// Every mission.
+    ///
+    /// # Errors
+    /// Storage errors.
+    fn list(&self) -> Result<Vec<Summary>, Error>;
+    /// The journal, in order.
+    ///
+    /// # Errors
+    /// `MISSION_NOT_FOUND`; storage errors.
+    fn journal(&self, mission_id: &str) -> Result<Vec<JournalEntry>, Error>;
+}
+
+/// Missions in a SQLite connection (the World store file).
+pub struct SqliteMissions<'c> {
+    conn: &'c Connection,
+}
+
+impl<'c> SqliteMissions<'c> {
+    /// Use the `mission_*` tables of `conn` (created by the first `create`).
+    pub fn new(conn: &'c Connection) -> SqliteMissions<'c> {
+        SqliteMissions { conn }
+    }
+}
+
+/// Whether the mission tables exist.
+///
+/// # Errors
+/// SQLite errors.
+pub fn tables_exist(conn: &Connection) -> rusqlite::Result<bool> {
+    let n: i64 = conn.query_row(
+        "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'mission_missions'",
+        [],
+        |r| r.get(0),
+    )?;
+    Ok(n > 0)
+}
+
+fn not_found(mission_id: &str) -> Error {
+    Rejection::new(
+        Code::MissionNotFound,
+        "no mission with that id in the store",
+    )
+    .with("missionId", mission_id)
+    .into()
+}
+
+impl MissionStore for SqliteMissions<'_> {
+    fn create(
+        &self,
+        contract: &Contract,
+        actor: &Actor,
+        attended: bool,
+        now: Amount,
+    ) -> Result<State, Error> {
+        let tx = rusqlite::Transaction::new_unchecked(self.conn, TransactionBehavior::Immediate)?;
+        let s = create_in(&tx, contract, actor, attended, now)?;
+        tx.commit()?;
+        Ok(s)
+    }
+
+    fn apply(
+        &self,
+        mission_id: &str,
+        request: &Request,
+        actor: &Actor,
+        now: Amount,
+    ) -> Result<Applied, Error> {
+        let tx = rusqlite::Transaction::new_unchecked(self.conn, TransactionBehavior::Immediate)?;
+        match apply_in(&tx, mission_id, request, actor, now) {
+            Ok(a) => {
+                tx.commit()?;
+                Ok(a)
+            }
+            Err(Error::Rejected(r)) if r.code == Code::ExposureExceeded => {
+                tx.commit()?; // the violation record is the one trace a rejection leaves
+                Err(Error::Rejected(r))
+            }
+            Err(e) => Err(e), // dropping `tx` rolls back journal, state and outbox together
+        }
+    }
+
+    fn state(&self, mission_id: &str) -> Result<State, Error> {
+        load_full(self.conn, mission_id)
+    }
+
+    fn list(&self) -> Result<Vec<Summary>, Error> {
+        if !tables_exist(self.conn)? {
+            return Ok(Vec::new());
+        }
+        let mut stmt = self.conn.prepare(
+            "SELECT mission_id, contract_ref, contract, revision, reserved, settled, journal_seq, attended FROM mission_missions ORDER BY mission_id",
+        )?;
+        let rows = stmt.query_map([], |r| {
+            Ok((
+                r.get::<_, String>(0)?,
+                r.get::<_, String>(1)?,
+                r.get::<_, Vec<u8>>(2)?,
+                r.get::<_, i64>(3)?,
+                r.get::<_, String>(4)?,
+                r.get::<_, String>(5)?,
+                r.get::<_, i64>(6)?,
+                r.get::<_, i64>(7)?,
+            ))
+        })?;
+        let mut out = Vec::new();
+        for row in rows {
+            let (mission_id, contract_ref, contract, revision, reserved, settled, seq, attended) =
+                row?;
+            let c = Contract::parse(&contract).map_err(corrupt)?;
+            out.push(Summary {
+                mission_id,
+                contract_ref,
+                revision: Amount(revision as u128),
+                budget: c.budget,
+                reserved: amount(&reserved)?,
+                settled: amount(&settled)?,
+                journal: seq as u64,
+                unattended: attended == 0,
+            });
+        }
+        Ok(out)
+    }
+
+    fn journal(&self, mission_id: &str) -> Result<Vec<JournalEntry>, Error> {
+        journal(self.conn, mission_id)
+    }
+}
+
+fn amount(text: &str) -> Result<Amount, Error> {
+    Amount::parse(text).map_err(|e| corrupt(format!("stored amount {text:?}: {e}")))
+}
+
+/// Create a mission inside a transaction the caller owns (creates the tables if missing).
+///
+/// # Errors
+/// `MISSION_EXISTS`; SQLite errors.
+pub fn create_in(
+    conn: &Connection,
+    contract: &Contract,
+    actor: &Actor,
+    attended: bool,
+    now: Amount,
+) -> Result<State, Error> {
+    conn.execute_batch(DDL)?;
+    let exists: Option<i64> = conn
+        .query_row(
+            "SELECT 1 FROM mission_missions WHERE mission_id = ?1",
+            [&contract.mission_id],
+            |r| r.get(0),
+        )
+        .optional()?;
+    if exists.is_some() {
+        return Err(Rejection::new(
+            Code::MissionExists,
+            "a mission with that id is already in the store",
+        )
+        .with("missionId", &contract.mission_id)
+        .into());
+    }
+    let state = State::create(contract);
+    conn.execute(
+        "INSERT INTO mission_missions (mission_id, contract_ref, contract, created_by, attended, created_at_ms, revision, reserved, settled, last_now, journal_seq, head_hash, violations) VALUES (?1, ?2, ?3, ?4, ?5, ?6, 0, '0', '0', '0', 0, ?2, 0)",
+        params![
+            contract.mission_id,
+            state.contract_ref,
+            contract.canonical,
+            serde_json::to_string(actor).unwrap_or_default(),
+            i64::from(attended),
+            now.to_string(),
+        ],
+    )?;
+    Ok(state)
+}
+
+/// The scalar row of a mission.
+struct Head {
+    contract: Arc<Contract>,
+    contract_ref: String,
+    revision: u64,
+    reserved: Amount,
+    settled: Amount,
+    last_now: Amount,
+    seq: u64,
+    head_hash: String,
+    violations: u64,
+}
+
+fn head(conn: &Connection, mission_id: &str) -> Result<Head, Error> {
+    if !tables_exist(conn)? {
+        return Err(not_found(mission_id));
+    }
+    let row = conn
+        .query_row(
+            "SELECT contract, contract_ref, revision, reserved, settled, last_now, journal_seq, head_hash, violations FROM mission_missions WHERE mission_id = ?1",
+            [mission_id],
+            |r| {
+                Ok((
+                    r.get::<_, Vec<u8>>(0)?,
+                    r.get::<_, String>(1)?,
+                    r.get::<_, i64>(2)?,
+                    r.get::<_, String>(3)?,
+                    r.get::<_, String>(4)?,
+                    r.get::<_, String>(5)?,
+                    r.get::<_, i64>(6)?,
+                    r.get::<_, String>(7)?,
+                    r.get::<_, i64>(8)?,
+                ))
+            },
+        )
+        .optional()?
+        .ok_or_else(|| not_found(mission_id))?;
+    let contract =
+        Contract::parse(&row.0).map_err(|e| corrupt(format!("contract of {mission_id}: {e}")))?;
+    if contract.contract_ref().to_string() != row.1 {
+        return Err(corrupt(format!(
+            "contract of {mission_id} does not hash to its contractRef"
+        )));
+    }
+    Ok(Head {
+        contract: Arc::new(contract),
+        contract_ref: row.1,
+        revision: row.2 as u64,
+        reserved: amount(&row.3)?,
+        settled: amount(&row.4)?,
+        last_now: amount(&row.5)?,
+        seq: row.6 as u64,
+        head_hash: row.7,
+        violations: row.8 as u64,
+    })
+}
+
+fn empty_state(mission_id: &str, h: &Head) -> State {
+    State {
+        mission_id: mission_id.to_string(),
+        contract_ref: h.contract_ref.clone(),
+        revision: Amount(u128::from(h.revision)),
+        budget: h.contract.budget,
+        reserved: h.reserved,
+        settled: h.settled,
+        last_now: h.last_now,
+        runs: BTreeMap::new(),
+        grants: BTreeMap::new(),
+        operations: BTreeMap::new(),
+        attempts: BTreeMap::new(),
+        approvals: BTreeMap::new(),
+        violations: Vec::new(),
+        contract: h.contract.clone(),
+    }
+}
+
+fn get_row<T: serde::de::DeserializeOwned>(
+    conn: &Connection,
+    table: &str,
+    key_col: &str,
+    mission_id: &str,
+    key: &str,
+) -> Result<Option<T>, Error> {
+    let sql = format!("SELECT body FROM {table} WHERE mission_id = ?1 AND {key_col} = ?2");
+    let body: Option<String> = conn
+        .query_row(&sql, [mission_id, key], |r| r.get(0))
+        .optional()?;
+    body.map(|b| serde_json::from_str(&b).map_err(|e| corrupt(format!("{table} {key}: {e}"))))
+        .transpose()
+}
+
+fn load_chain(
+    conn: &Connection,
+    mission_id: &str,
+    s: &mut State,
+    grant_id: &str,
+) -> Result<(), Error> {
+    let mut next = Some(grant_id.to_string());
+    let mut hops = 0;
+    while let Some(id) = next.take() {
+        if s.grants.contains_key(&id) || hops > 10_000 {
+            break;
+        }
+        hops += 1;
+        if let Some(g) = get_row::<Grant>(conn, "mission_grants", "grant_id", mission_id, &id)? {
+            next = g.parent_id.clone();
+            s.grants.insert(id, g);
+        }
+    }
+    Ok(())
+}
+
+fn load_attempt(
+    conn: &Connection,
+    mission_id: &str,
+    s: &mut State,
+    attempt_id: &str,
+) -> Result<(), Error> {
+    if let Some(a) = get_row::<Attempt>(
+        conn,
+        "mission_attempts",
+        "attempt_id",
+        mission_id,
+        attempt_id,
+    )? {
+        load_chain(conn, mission_id, s, &a.grant_id)?;
+        load_op(conn, mission_id, s, &a.operation_id)?;
+        s.attempts.insert(attempt_id.to_string(), a);
+    }
+    Ok(())
+}
+
+fn load_op(conn: &Connection, mission_id: &str, s: &mut State, op: &str) -> Result<(), Error> {
+    if let Some(o) =
+        get_row::<Operation>(conn, "mission_operations", "operation_id", mission_id, op)?
+    {
+        s.operations.insert(op.to_string(), o);
+    }
+    Ok(())
+}
+
+fn load_run(conn: &Connection, mission_id: &str, s: &mut State, run: &str) -> Result<(), Error> {
+    if let Some(r) = get_row::<Run>(conn, "mission_runs", "run_id", mission_id, run)? {
+        s.runs.insert(run.to_string(), r);
+    }
+    Ok(())
+}
+
+/// The partial state holding exactly what `command` reads (its working set).
+fn load_working(
+    conn: &Connection,
+    mission_id: &str,
+    h: &Head,
+    command: &Command,
+) -> Result<State, Error> {
+    let mut s = empty_state(mission_id, h);
+    match command {
+        Command::StartRun { run_id } => load_run(conn, mission_id, &mut s, run_id)?,
+        Command::Grant { grant, parent_id } => {
+            if let Some(g) =
+                get_row::<Grant>(conn, "mission_grants", "grant_id", mission_id, &grant.id)?
+            {
+                s.grants.insert(grant.id.clone(), g);
+            }
+            if let Some(p) = parent_id {
+                load_chain(conn, mission_id, &mut s, p)?;
+            }
+        }
+        Command::Admit(a) => {
+            load_run(conn, mission_id, &mut s, &a.run_id)?;
+            load_attempt(conn, mission_id, &mut s, &a.attempt_id)?;
+            load_chain(conn, mission_id, &mut s, &a.grant_id)?;
+            load_op(conn, mission_id, &mut s, &a.operation_id)?;
+            if let Some(ap) = get_row::<Approval>(
+                conn,
+                "mission_approvals",
+                "operation_id",
+                mission_id,
+                &a.operation_id,
+            )? {
+                s.approvals.insert(a.operation_id.clone(), ap);
+            }
+            for d in a.depends_on.iter().flatten() {
+                load_op(conn, mission_id, &mut s, d)?;
+            }
+        }
+        Command::Dispatch { attempt_id }
+        | Command::Settle { attempt_id, .. }
+        | Command::Release { attempt_id }
+        | Command::Reconcile { attempt_id, .. } => {
+            load_attempt(conn, mission_id, &mut s, attempt_id)?
+        }
+        Command::Approve { operation_id, .. } => {
+            if let Some(ap) = get_row::<Approval>(
+                conn,
+                "mission_approvals",
+                "operation_id",
+                mission_id,
+                operation_id,
+            )? {
+                s.approvals.insert(operation_id.clone(), ap);
+            }
+        }
+        Command::Revoke { grant_id } => {
+            if let Some(g) =
+                get_row::<Grant>(conn, "mission_grants", "grant_id", mission_id, grant_id)?
+            {
+                if let Some(p) = &g.parent_id {
+                    load_chain(conn, mission_id, &mut s, p)?;
+                }
+                s.grants.insert(grant_id.clone(), g);
+            }
+        }
+        Command::CompleteRun { run_id, .. } => {
+            load_run(conn, mission_id, &mut s, run_id)?;
+            let mut stmt = conn.prepare_cached(
+                "SELECT attempt_id, body FROM mission_attempts WHERE mission_id = ?1 AND status IN ('ADMITTED','DISPATCHED','UNKNOWN') AND run_id = ?2",
+            )?;
+            let rows = stmt.query_map([mission_id, run_id.as_str()], |r| {
+                Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?))
+            })?;
+            for row in rows {
+                let (id, body) = row?;
+                let a: Attempt = serde_json::from_str(&body)
+                    .map_err(|e| corrupt(format!("attempt {id}: {e}")))?;
+                s.attempts.insert(id, a);
+            }
+        }
+    }
+    Ok(s)
+}
+
+/// The full materialised state of a mission (every row).
+///
+/// # Errors
+/// `MISSION_NOT_FOUND`; storage and corruption errors.
+pub fn load_full(conn: &Connection, mission_id: &str) -> Result<State, Error> {
+    let h = head(conn, mission_id)?;
+    let mut s = empty_state(mission_id, &h);
+    fn all<T: serde::de::DeserializeOwned>(
+        conn: &Connection,
+        table: &str,
+        key_col: &str,
+        mission_id: &str,
+    ) -> Result<BTreeMap<String, T>, Error> {
+        let mut stmt = conn.prepare(&format!(
+            "SELECT {key_col}, body FROM {table} WHERE mission_id = ?1"
+        ))?;
+        let rows = stmt.query_map([mission_id], |r| {
+            Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?))
+        })?;
+        let mut out = BTreeMap::new();
+        for row in rows {
+            let (k, body) = row?;
+            let v =
+                serde_json::from_str(&body).map_err(|e| corrupt(format!("{table} {k}: {e}")))?;
+            out.insert(k, v);
+        }
+        Ok(out)
+    }
+    s.runs = all(conn, "mission_runs", "run_id", mission_id)?;
+    s.grants = all(conn, "mission_grants", "grant_id", mission_id)?;
+    s.operations = all(conn, "mission_operations", "operation_id", mission_id)?;
+    s.attempts = all(conn, "mission_attempts", "attempt_id", mission_id)?;
+    s.approvals = all(conn, "mission_approvals", "operation_id", mission_id)?;
+    let mut stmt =
+        conn.prepare("SELECT body FROM mission_violations WHERE mission_id = ?1 ORDER BY ord")?;
+    let rows = stmt.query_map([mission_id], |r| r.get::<_, String>(0))?;
+    for row in rows {
+        let v: Violation =
+            serde_json::from_str(&row?).map_err(|e| corrupt(format!("violation: {e}")))?;
+        s.violations.push(v);
+    }
+    if s.violations.len() as u64 != h.violations {
+        return Err(corrupt(format!(
+            "mission {mission_id}: {} violation rows, the mission row counts {}",
+            s.violations.len(),
+            h.violations
+        )));
+    }
+    Ok(s)
+}
+
+/// The journal of a mission, in order.
+///
+/// # Errors
+/// `MISSION_NOT_FOUND`; storage errors.
+pub fn journal(conn: &Connection, mission_id: &str) -> Result<Vec<JournalEntry>, Error> {
+    head(conn, mission_id)?;
+    let mut stmt = conn.prepare("SELECT seq, prev_hash, entry_hash, entry FROM mission_journal WHERE mission_id = ?1 ORDER BY seq")?;
+    let rows = stmt.query_map([mission_id], |r| {
+        Ok(JournalEntry {
+            seq: r.get::<_, i64>(0)? as u64,
+            prev_hash: r.get(1)?,
+            entry_hash: r.get(2)?,
+            entry: r.get(3)?,
+        })
+    })?;
+    Ok(rows.collect::<Result<_, _>>()?)
+}
+
+/// The canonical journal entry object.
+fn entry_value(
+    mission_id: &str,
+    seq: u64,
+    prev: &str,
+    command: &Command,
+    now: Amount,
+    actor: &Actor,
+    request_id: Option<&str>,
+    result: &serde_json::Value,
+) -> Vec<u8> {
+    let s = |v: &str| CValue::String(v.to_string());
+    let json_c = |v: &serde_json::Value| {
+        let b = serde_json::to_vec(v).unwrap_or_default();
+        trcjson::parse(&b, trcjson::Bounds::UNBOUNDED).unwrap_or(CValue::Null)
+    };
+    trcjson::encode(&CValue::object(vec![
+        ("missionId".into(), s(mission_id)),
+        ("seq".into(), CValue::Number(seq.to_string())),
+        ("prevHash".into(), s(prev)),
+        ("command".into(), command.to_value()),
+        ("now".into(), s(&now.to_string())),
+        (
+            "actor".into(),
+            json_c(&serde_json::to_value(actor).unwrap_or_default()),
+        ),
+        ("requestId".into(), request_id.map_or(CValue::Null, s)),
+        ("result".into(), json_c(result)),
+    ]))
+}
+
+/// A decoded journal entry (what `world verify` and `world mission log` read).
+#[derive(Clone, Debug)]
+pub struct Decoded {
+    /// The command.
+    pub command: Command,
+    /// `now`.
+    pub now: Amount,
+    /// The actor.
+    pub actor: Actor,
+    /// The idempotency key.
+    pub request_id: Option<String>,
+    /// The recorded result.
+    pub result: serde_json::Value,
+    /// The recorded `seq` and `prevHash` and `missionId`.
+    pub seq: u64,
+    /// The previous hash the entry names.
+    pub prev_hash: String,
+    /// The mission the entry names.
+    pub mission_id: String,
+}
+
+/// Decode a canonical journal entry.
+///
+/// # Errors
+/// A description of what does not decode.
+pub fn decode_entry(bytes: &[u8]) -> Result<Decoded, String> {
+    let v = trcjson::parse(bytes, trcjson::Bounds::UNBOUNDED).map_err(|e| e.to_string())?;
+    let get = |k: &str| v.get(k).ok_or_else(|| format!("entry has no {k}"));
+    let command = Command::from_value(get("command")?).map_err(|e| e.to_string())?;
+    let now = get("now")?
+        .as_str()
+        .and_then(|t| Amount::parse(t).ok())
+        .ok_or("entry now is not an amount")?;
+    let actor: Actor =
+        serde_json::from_value(get("actor")?.to_json()).map_err(|e| format!("entry actor: {e}"))?;
+    let request_id = match get("requestId")? {
+        CValue::Null => None,
+        CValue::String(s) => Some(s.clone()),
+        _ => return Err("entry requestId is neither null nor a string".into()),
+    };
+    let seq = get("seq")?
+        .as_i64()
+        .filter(|n| *n > 0)
+        .ok_or("entry seq is not a positive integer")? as u64;
+    Ok(Decoded {
+        command,
+        now,
+        actor,
+        request_id,
+        result: get("result")?.to_json(),
+        seq,
+        prev_hash: get("prevHash")?
+            .as_str()
+            .ok_or("entry prevHash is not a string")?
+            .to_string(),
+        mission_id: get("missionId")?
+            .as_str()
+            .ok_or("entry missionId is not a string")?
+            .to_string(),
+    })
+}
+
+/// Upsert the rows of `after` that differ from `before` (only keys `after` holds).
+fn write_back(
+    conn: &Connection,
+    mission_id: &str,
+    before: &State,
+    after: &State,
+) -> Result<(), Error> {
+    fn put<T: Serialize + PartialEq>(
+        conn: &Connection,
+        table: &str,
+        key_col: &str,
+        mission_id: &str,
+        before: &BTreeMap<String, T>,
+        after: &BTreeMap<String, T>,
+    ) -> Result<(), Error> {
+        for (k, v) in after {
+            if before.get(k) != Some(v) {
+                let body = serde_json::to_string(v).map_err(corrupt)?;
+                conn.prepare_cached(&format!("INSERT OR REPLACE INTO {table} (mission_id, {key_col}, body) VALUES (?1, ?2, ?3)"))?
+                    .execute(params![mission_id, k, body])?;
+            }
+        }
+        Ok(())
+    }
+    put(
+        conn,
+        "mission_runs",
+        "run_id",
+        mission_id,
+        &before.runs,
+        &after.runs,
+    )?;
+    put(
+        conn,
+        "mission_grants",
+        "grant_id",
+        mission_id,
+        &before.grants,
+        &after.grants,
+    )?;
+    put(
+        conn,
+        "mission_operations",
+        "operation_id",
+        mission_id,
+        &before.operations,
+        &after.operations,
+    )?;
+    put(
+        conn,
+        "mission_approvals",
+        "operation_id",
+        mission_id,
+        &before.approvals,
+        &after.approvals,
+    )?;
+    for (k, a) in &after.attempts {
+        if before.attempts.get(k) != Some(a) {
+            let body = serde_json::to_string(a).map_err(corrupt)?;
+            conn.prepare_cached("INSERT OR REPLACE INTO mission_attempts (mission_id, attempt_id, run_id, status, body) VALUES (?1, ?2, ?3, ?4, ?5)")?
+                .execute(params![mission_id, k, a.run_id, a.status.as_str(), body])?;
+        }
+    }
+    Ok(())
+}
+
+/// Apply one command inside a transaction the caller owns (§6): idempotency lookup, working
+/// set, `reduce`, journal row, state rows, outbox intent. On `Err` the caller must roll back —
+/// except for `EXPOSURE_EXCEEDED`, whose journalled violation the caller commits.
+///
+/// # Errors
+/// `MISSION_NOT_FOUND`, `REQUEST_ID_REUSED`, any `reduce` rejection; storage errors.
+pub fn apply_in(
+    conn: &Connection,
+    mission_id: &str,
+    request: &Request,
+    actor: &Actor,
+    now: Amount,
+) -> Result<Applied, Error> {
+    let h = head(conn, mission_id)?;
+    let command_ref = request.command.command_ref().to_string();
+    let key = request.key();
+    if let Some(k) = &key {
+        let found: Option<(String, i64)> = conn
+            .prepare_cached("SELECT command_ref, seq FROM mission_requests WHERE mission_id = ?1 AND request_id = ?2")?
+            .query_row([mission_id, k.as_str()], |r| Ok((r.get(0)?, r.get(1)?)))
+            .optional()?;
+        match found {
+            Some((c, seq)) if c == command_ref => {
+                let entry: Vec<u8> = conn.query_row(
+                    "SELECT entry FROM mission_journal WHERE mission_id = ?1 AND seq = ?2",
+                    params![mission_id, seq],
+                    |r| r.get(0),
+                )?;
+                let d = decode_entry(&entry).map_err(corrupt)?;
+                let code = d
+                    .result
+                    .get("code")
+                    .and_then(|c| c.as_str())
+                    .and_then(Code::parse)
+                    .ok_or_else(|| corrupt("recorded result has no code"))?;
+                let revision = d
+                    .result
+                    .get("revision")
+                    .and_then(|r| r.as_str())
+                    .and_then(|r| Amount::parse(r).ok())
+                    .unwrap_or(Amount(u128::from(h.revision)));
+                return Ok(Applied {
+                    code,
+                    revision,
+                    seq: seq as u64,
+                    replayed: true,
+                    result: d.result,
+                });
+            }
+            Some(_) if request.request_id.is_some() => {
+                return Err(Rejection::new(
+                    Code::RequestIdReused,
+                    "the request id was used for a different command",
+                )
+                .with("requestId", k)
+                .into());
+            }
+            _ => {}
+        }
+    }
+    let before = load_working(conn, mission_id, &h, &request.command)?;
+    let mut after = before.clone();
+    let outcome = super::reduce::apply(&mut after, &request.command, now, actor);
+    let (result, violation) = match &outcome {
+        Ok(()) => {
+            let mut r = serde_json::json!({"code": "OK", "revision": after.revision.to_string()});
+            if let Command::Admit(a) = &request.command {
+                if let Some(at) = after.attempts.get(&a.attempt_id) {
+                    r["intentRef"] = at.intent_ref.clone().into();
+                }
+            }
+            (r, None)
+        }
+        Err(rej) if rej.code == Code::ExposureExceeded => (rej.to_json(), rej.violation.clone()),
+        Err(rej) => return Err(rej.clone().into()),
+    };
+    // Journal.
+    let seq = h.seq + 1;
+    let entry = entry_value(
+        mission_id,
+        seq,
+        &h.head_hash,
+        &request.command,
+        now,
+        actor,
+        key.as_deref(),
+        &result,
+    );
+    let entry_hash = HashRef::of(&entry).to_string();
+    conn.prepare_cached("INSERT INTO mission_journal (mission_id, seq, prev_hash, entry_hash, entry) VALUES (?1, ?2, ?3, ?4, ?5)")?
+        .execute(params![mission_id, seq as i64, h.head_hash, entry_hash, entry])?;
+    if let Some(k) = &key {
+        conn.prepare_cached("INSERT OR REPLACE INTO mission_requests (mission_id, request_id, command_ref, seq) VALUES (?1, ?2, ?3, ?4)")?
+            .execute(params![mission_id, k, command_ref, seq as i64])?;
+    }
+    let mut violations = h.violations;
+    if let Some(v) = violation {
+        conn.prepare_cached(
+            "INSERT INTO mission_violations (mission_id, ord, body) VALUES (?1, ?2, ?3)",
+        )?
+        .execute(params![
+            mission_id,
+            violations as i64,
+            serde_json::to_string(&*v).map_err(corrupt)?
+        ])?;
+        violations += 1;
+    } else {
+        for v in &after.violations {
+            conn.prepare_cached(
+                "INSERT INTO mission_violations (mission_id, ord, body) VALUES (?1, ?2, ?3)",
+            )?
+            .execute(params![
+                mission_id,
+                violations as i64,
+                serde_json::to_string(v).map_err(corrupt)?
+            ])?;
+            violations += 1;
+        }
+        write_back(conn, mission_id, &before, &after)?;
+        if let Command::Admit(a) = &request.command {
+            if let Some(at) = after.attempts.get(&a.attempt_id) {
+                let intent = super::reduce::intent_bytes(mission_id, &a.attempt_id, at);
+                conn.prepare_cached("INSERT INTO mission_outbox (mission_id, attempt_id, seq, intent_ref, intent, payload, preconditions) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)")?
+                    .execute(params![
+                        mission_id,
+                        a.attempt_id,
+                        seq as i64,
+                        at.intent_ref,
+                        intent,
+                        trcjson::encode(&a.action.payload),
+                        trcjson::encode(&a.action.preconditions),
+                    ])?;
+            }
+        }
+    }
+    conn.prepare_cached("UPDATE mission_missions SET revision = ?2, reserved = ?3, settled = ?4, last_now = ?5, journal_seq = ?6, head_hash = ?7, violations = ?8 WHERE mission_id = ?1")?
+        .execute(params![
+            mission_id,
+            after.revision.0 as i64,
+            after.reserved.to_string(),
+            after.settled.to_string(),
+            after.last_now.to_string(),
+            seq as i64,
+            entry_hash,
+            violations as i64,
+        ])?;
+    match outcome {
+        Ok(()) => Ok(Applied {
+            code: Code::Ok,
+            revision: after.revision,
+            seq,
+            replayed: false,
+            result,
+        }),
+        Err(rej) => Err(rej.into()),
+    }
+}
+
+/// One problem `world verify` reports about a mission.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Problem {
+    /// `mission_chain` (journal hash chain / sequence), `mission_journal` (an entry that does not
+    /// decode or replays differently), or `mission_state` (materialised state ≠ the fold).
+    pub category: &'static str,
+    /// The mission.
+    pub mission_id: String,
+    /// The journal sequence number, when the problem is about an entry.
+    pub seq: Option<u64>,
+    /// Why.
+    pub reason: String,
+}
+
+/// Fold every mission's journal through `reduce` and compare with the materialised state and
+/// the hash chain (missions.md §6). Read-only.
+///
+/// # Errors
+/// SQLite errors (a corrupt row is a [`Problem`], not an error).
+pub fn check_all(conn: &Connection) -> rusqlite::Result<Vec<Problem>> {
+    let mut out = Vec::new();
+    if !tables_exist(conn)? {
+        return Ok(out);
+    }
+    let ids: Vec<String> = conn
+        .prepare("SELECT mission_id FROM mission_missions ORDER BY mission_id")?
+        .query_map([], |r| r.get(0))?
+        .collect::<Result<_, _>>()?;
+    for id in ids {
+        check_one(conn, &id, &mut out)?;
+    }
+    Ok(out)
+}
+
+fn check_one(conn: &Connection, mission_id: &str, out: &mut Vec<Problem>) -> rusqlite::Result<()> {
+    let mut problem = |category: &'static str, seq: Option<u64>, reason: String| {
+        out.push(Problem {
+            category,
+            mission_id: mission_id.to_string(),
+            seq,
+            reason,
+        });
+    };
+    let h = match head(conn, mission_id) {
+        Ok(h) => h,
+        Err(Error::Sqlite(e)) => return Err(e),
+        Err(e) => {
+            problem("mission_state", None, e.to_string());
+            return Ok(());
+        }
+    };
+    let entries = match journal(conn, mission_id) {
+        Ok(e) => e,
+        Err(Error::Sqlite(e)) => return Err(e),
+        Err(e) => {
+            problem("mission_journal", None, e.to_string());
+            return Ok(());
+        }
+    };
+    let mut state = State::create(&h.contract);
+    let mut prev = h.contract_ref.clone();
+    let mut expected = 1u64;
+    for e in &entries {
+        if e.seq != expected {
+            problem(
+                "mission_chain",
+                Some(e.seq),
+                format!("expected entry {expected}, found {}", e.seq),
+            );
+            return Ok(());
+        }
+        expected += 1;
+        let computed = HashRef::of(&e.entry).to_string();
+        if computed != e.entry_hash {
+            problem(
+                "mission_chain",
+                Some(e.seq),
+                format!("entry hashes to {computed}, the row says {}", e.entry_hash),
+            );
+            return Ok(());
+        }
+        if e.prev_hash != prev {
+            problem(
+                "mission_chain",
+                Some(e.seq),
+                format!(
+                    "prevHash {} does not name the previous entry {prev}",
+                    e.prev_hash
+                ),
+            );
+            return Ok(());
+        }
+        let d = match decode_entry(&e.entry) {
+            Ok(d) => d,
+            Err(why) => {
+                problem(
+                    "mission_journal",
+                    Some(e.seq),
+                    format!("entry does not decode: {why}"),
+                );
+                return Ok(());
+            }
+        };
+        if d.seq != e.seq || d.prev_hash != e.prev_hash || d.mission_id != mission_id {
+            problem(
+                "mission_journal",
+                Some(e.seq),
+                "entry's missionId/seq/prevHash differ from its row".into(),
+            );
+            return Ok(());
+        }
+        let recorded = d.result.get("code").and_then(|c| c.as_str()).unwrap_or("");
+        match super::reduce::apply(&mut state, &d.command, d.now, &d.actor) {
+            Ok(()) if recorded == "OK" => {}
+            Err(rej) if rej.code == Code::ExposureExceeded && recorded == rej.code.as_str() => {
+                state = state.with_violation(&rej);
+            }
+            other => {
+                let got = match other {
+                    Ok(()) => "OK".to_string(),
+                    Err(r) => r.code.as_str().to_string(),
+                };
+                problem(
+                    "mission_journal",
+                    Some(e.seq),
+                    format!("replaying the entry gives {got}, the journal recorded {recorded}"),
+                );
+                return Ok(());
+            }
+        }
+        prev = e.entry_hash.clone();
+    }
+    if h.seq != entries.len() as u64 || h.head_hash != prev {
+        problem(
+            "mission_chain",
+            None,
+            format!(
+                "the mission row names entry {} / {}, the journal ends at {} / {prev}",
+                h.seq,
+                h.head_hash,
+                entries.len()
+            ),
+        );
+    }
+    match load_full(conn, mission_id) {
+        Ok(stored) => {
+            if stored != state {
+                problem("mission_state", None, describe_diff(&stored, &state));
+            }
+        }
+        Err(Error::Sqlite(e)) => return Err(e),
+        Err(e) => problem("mission_state", None, e.to_string()),
+    }
+    // The outbox holds exactly the admitted attempts' intents.
+    let mut stmt = conn.prepare(
+        "SELECT attempt_id, intent_ref, intent FROM mission_outbox WHERE mission_id = ?1",
+    )?;
+    let rows: Vec<(String, String, Vec<u8>)> = stmt
+        .query_map([mission_id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
+        .collect::<Result<_, _>>()?;
+    if rows.len() != state.attempts.len() {
+        problem(
+            "mission_state",
+            None,
+            format!(
+                "{} outbox intents for {} admitted attempts",
+                rows.len(),
+                state.attempts.len()
+            ),
+        );
+    }
+    for (id, r, intent) in rows {
+        let ok = state.attempts.get(&id).is_some_and(|a| {
+            a.intent_ref == r
+                && HashRef::of(&intent).to_string() == r
+                && super::reduce::intent_bytes(mission_id, &id, a) == intent
+        });
+        if !ok {
+            problem(
+                "mission_state",
+                None,
+                format!("outbox intent of attempt {id} does not match the fold"),
+            );
+            break;
+        }
+    }
+    Ok(())
+}
+
+fn describe_diff(stored: &State, folded: &State) -> String {
+    let scalars = [
+        ("revision", stored.revision, folded.revision),
+        ("reserved", stored.reserved, folded.reserved),
+        ("settled", stored.settled, folded.settled),
+        ("lastNow", stored.last_now, folded.last_now),
+    ];
+    for (k, a, b) in scalars {
+        if a != b {
+            return format!("materialised {k} is {a}, the journal folds to {b}");
+        }
+    }
+    macro_rules! map {
+        ($f:ident, $what:expr) => {
+            for (k, v) in &folded.$f {
+                if stored.$f.get(k) != Some(v) {
+                    return format!("materialised {} {k} differs from the journal's fold", $what);
+                }
+            }
+            for k in stored.$f.keys() {
+                if !folded.$f.contains_key(k) {
+                    return format!("materialised {} {k} is not in the journal", $what);
+                }
+            }
+        };
+    }
+    map!(runs, "run");
+    map!(grants, "grant");
+    map!(operations, "operation");
+    map!(attempts, "attempt");
+    map!(approvals, "approval");
+    if stored.violations != folded.violations {
+        return "materialised violations differ from the journal's fold".into();
+    }
+    "materialised state differs from the journal's fold".into()
+}

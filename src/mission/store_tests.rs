@@ -1,0 +1,343 @@
+//! Tests of the durable mission store (missions.md §6).
+
+use proptest::prelude::*;
+use rusqlite::Connection;
+use serde_json::{json, Value};
+
+use super::store::{self, MissionStore, Request, SqliteMissions};
+use super::tests::{admit_json, contract_json, grant_json};
+use super::*;
+use crate::limits::Amount;
+
+fn contract() -> Contract {
+    Contract::parse(&serde_json::to_vec(&contract_json()).unwrap_or_default())
+        .unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn cmd(v: Value) -> Command {
+    Command::parse(&serde_json::to_vec(&v).unwrap_or_default())
+        .unwrap_or_else(|e| panic!("{e}: {v}"))
+}
+
+fn req(v: Value) -> Request {
+    Request {
+        command: cmd(v),
+        request_id: None,
+    }
+}
+
+/// Every mission row of every table, for "the store is unchanged" checks.
+fn dump(conn: &Connection) -> Vec<String> {
+    let mut out = Vec::new();
+    for t in store::TABLES {
+        let mut stmt = conn
+            .prepare(&format!("SELECT * FROM {t} ORDER BY 1, 2"))
+            .unwrap_or_else(|e| panic!("{e}"));
+        let n = stmt.column_count();
+        let rows = stmt
+            .query_map([], |r| {
+                let mut s = t.to_string();
+                for i in 0..n {
+                    s.push('|');
+                    s.push_str(&format!("{:?}", r.get_ref(i)?));
+                }
+                Ok(s)
+            })
+            .unwrap_or_else(|e| panic!("{e}"));
+        out.extend(rows.map(|r| r.unwrap_or_default()));
+    }
+    out
+}
+
+fn setup() -> Connection {
+    let conn = Connection::open_in_memory().unwrap_or_else(|e| panic!("{e}"));
+    let m = SqliteMissions::new(&conn);
+    m.create(&contract(), &Actor::host(), false, Amount(0))
+        .unwrap_or_else(|e| panic!("{e}"));
+    conn
+}
+
+#[test]
+fn the_seeds_example_through_the_store() {
+    let conn = setup();
+    let m = SqliteMissions::new(&conn);
+    for step in ["step1.json", "step2.json", "step3.json"] {
+        let raw = std::fs::read(format!(
+            "{}/fixtures/mission/seed/{step}",
+            env!("CARGO_MANIFEST_DIR")
+        ))
+        .unwrap_or_default();
+        let c = Command::parse(&raw).unwrap_or_else(|e| panic!("{e}"));
+        m.apply(
+            "m",
+            &Request {
+                command: c,
+                request_id: None,
+            },
+            &Actor::host(),
+            Amount(10),
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+    }
+    let before = dump(&conn);
+    let raw = std::fs::read(format!(
+        "{}/fixtures/mission/seed/step4.json",
+        env!("CARGO_MANIFEST_DIR")
+    ))
+    .unwrap_or_default();
+    let e = m.apply(
+        "m",
+        &Request {
+            command: Command::parse(&raw).unwrap_or_else(|e| panic!("{e}")),
+            request_id: None,
+        },
+        &Actor::host(),
+        Amount(10),
+    );
+    assert_eq!(
+        e.err().and_then(|e| e.rejection().map(|r| r.code)),
+        Some(Code::BudgetExhausted)
+    );
+    assert_eq!(dump(&conn), before, "journal, state and outbox unchanged");
+    let s = m.state("m").unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(s.reserved, Amount(80));
+    let outbox: i64 = conn
+        .query_row("SELECT count(*) FROM mission_outbox", [], |r| r.get(0))
+        .unwrap_or(0);
+    assert_eq!(outbox, 1);
+    assert_eq!(store::check_all(&conn).unwrap_or_default(), vec![]);
+}
+
+#[test]
+fn resends_answer_the_recorded_result_and_reused_ids_are_refused() {
+    let conn = setup();
+    let m = SqliteMissions::new(&conn);
+    m.apply(
+        "m",
+        &req(json!({"type": "startRun", "runId": "r"})),
+        &Actor::host(),
+        Amount(10),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    m.apply(
+        "m",
+        &req(json!({"type": "grant", "grant": grant_json("g", "agent", "100", "1")})),
+        &Actor::host(),
+        Amount(10),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let admit = req(admit_json("o", "a", "g", "10"));
+    let first = m
+        .apply("m", &admit, &Actor::host(), Amount(10))
+        .unwrap_or_else(|e| panic!("{e}"));
+    let before = dump(&conn);
+    let again = m
+        .apply("m", &admit, &Actor::host(), Amount(11))
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(again.replayed);
+    assert_eq!(
+        (again.code, again.seq, &again.result),
+        (Code::Ok, first.seq, &first.result)
+    );
+    assert_eq!(dump(&conn), before, "a resend writes nothing");
+    // Same attemptId, different command: the reducer's ATTEMPT_EXISTS.
+    let other = req(admit_json("o", "a", "g", "11"));
+    let e = m.apply("m", &other, &Actor::host(), Amount(11)).err();
+    assert_eq!(
+        e.and_then(|e| e.rejection().map(|r| r.code)),
+        Some(Code::AttemptExists)
+    );
+    // An explicit request id reused for a different command.
+    let with_id = |v: Value| Request {
+        command: cmd(v),
+        request_id: Some("req-1".into()),
+    };
+    m.apply(
+        "m",
+        &with_id(json!({"type": "startRun", "runId": "r2"})),
+        &Actor::host(),
+        Amount(11),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let e = m
+        .apply(
+            "m",
+            &with_id(json!({"type": "startRun", "runId": "r3"})),
+            &Actor::host(),
+            Amount(11),
+        )
+        .err();
+    assert_eq!(
+        e.and_then(|e| e.rejection().map(|r| r.code)),
+        Some(Code::RequestIdReused)
+    );
+    let e = m.apply("zz", &admit, &Actor::host(), Amount(11)).err();
+    assert_eq!(
+        e.and_then(|e| e.rejection().map(|r| r.code)),
+        Some(Code::MissionNotFound)
+    );
+    let e = m.create(&contract(), &Actor::host(), true, Amount(0)).err();
+    assert_eq!(
+        e.and_then(|e| e.rejection().map(|r| r.code)),
+        Some(Code::MissionExists)
+    );
+    assert_eq!(store::check_all(&conn).unwrap_or_default(), vec![]);
+}
+
+#[test]
+fn exposure_exceeded_persists_its_violation_and_verify_folds_it() {
+    let conn = setup();
+    let m = SqliteMissions::new(&conn);
+    for v in [
+        json!({"type": "startRun", "runId": "r"}),
+        json!({"type": "grant", "grant": grant_json("g", "agent", "100", "1")}),
+        admit_json("o", "a", "g", "10"),
+        json!({"type": "dispatch", "attemptId": "a"}),
+    ] {
+        m.apply("m", &req(v), &Actor::host(), Amount(10))
+            .unwrap_or_else(|e| panic!("{e}"));
+    }
+    let e = m.apply(
+        "m",
+        &req(
+            json!({"type": "settle", "attemptId": "a", "outcome": "SUCCEEDED", "actualCost": "11"}),
+        ),
+        &Actor::host(),
+        Amount(10),
+    );
+    assert_eq!(
+        e.err().and_then(|e| e.rejection().map(|r| r.code)),
+        Some(Code::ExposureExceeded)
+    );
+    let s = m.state("m").unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        (s.reserved, s.violations.len(), s.revision),
+        (Amount(10), 1, Amount(4))
+    );
+    assert_eq!(m.journal("m").map(|j| j.len()).unwrap_or(0), 5);
+    assert_eq!(store::check_all(&conn).unwrap_or_default(), vec![]);
+}
+
+#[test]
+fn verify_reports_a_broken_chain_and_a_drifted_state() {
+    let conn = setup();
+    let m = SqliteMissions::new(&conn);
+    for v in [
+        json!({"type": "startRun", "runId": "r"}),
+        json!({"type": "grant", "grant": grant_json("g", "agent", "100", "1")}),
+        admit_json("o", "a", "g", "10"),
+    ] {
+        m.apply("m", &req(v), &Actor::host(), Amount(10))
+            .unwrap_or_else(|e| panic!("{e}"));
+    }
+    // Drift: somebody edits the materialised reserved.
+    conn.execute("UPDATE mission_missions SET reserved = '0'", [])
+        .unwrap_or_else(|e| panic!("{e}"));
+    let p = store::check_all(&conn).unwrap_or_default();
+    assert_eq!(
+        p.first().map(|p| p.category),
+        Some("mission_state"),
+        "{p:?}"
+    );
+    conn.execute("UPDATE mission_missions SET reserved = '10'", [])
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(store::check_all(&conn).unwrap_or_default(), vec![]);
+    // A grant row edited to a larger limit.
+    conn.execute(
+        "UPDATE mission_grants SET body = replace(body, '\"limit\":\"100\"', '\"limit\":\"999\"')",
+        [],
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let p = store::check_all(&conn).unwrap_or_default();
+    assert!(
+        p.iter()
+            .any(|p| p.category == "mission_state" && p.reason.contains("grant g")),
+        "{p:?}"
+    );
+    // A broken chain: the journal is append-only, so tamper below the triggers.
+    conn.execute_batch("DROP TRIGGER mission_journal_no_update; UPDATE mission_journal SET entry = CAST(replace(CAST(entry AS TEXT), '\"10\"', '\"11\"') AS BLOB) WHERE seq = 3;")
+        .unwrap_or_else(|e| panic!("{e}"));
+    let p = store::check_all(&conn).unwrap_or_default();
+    assert_eq!(
+        p.first().map(|p| (p.category, p.seq)),
+        Some(("mission_chain", Some(3))),
+        "{p:?}"
+    );
+}
+
+#[test]
+fn the_journal_refuses_update_and_delete() {
+    let conn = setup();
+    let m = SqliteMissions::new(&conn);
+    m.apply(
+        "m",
+        &req(json!({"type": "startRun", "runId": "r"})),
+        &Actor::host(),
+        Amount(10),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    assert!(conn.execute("DELETE FROM mission_journal", []).is_err());
+    assert!(conn
+        .execute("UPDATE mission_journal SET prev_hash = 'x'", [])
+        .is_err());
+}
+
+fn arb_cmd() -> impl Strategy<Value = Value> {
+    let s0 = (0u8..4, 0u8..8, 0u128..50).prop_map(|(o, a, amt)| {
+        admit_json(
+            &format!("o{o}"),
+            &format!("a{a}"),
+            if a % 2 == 0 { "g" } else { "h" },
+            &amt.to_string(),
+        )
+    });
+    let s1 = (0u8..8).prop_map(|a| json!({"type": "dispatch", "attemptId": format!("a{a}")}));
+    let s2 = (0u8..8, 0u8..3, 0u128..60).prop_map(|(a, o, c)| {
+        let outcome = ["SUCCEEDED", "FAILED", "UNKNOWN"][o as usize];
+        let mut v = json!({"type": "settle", "attemptId": format!("a{a}"), "outcome": outcome});
+        if o < 2 {
+            v["actualCost"] = json!(c.to_string());
+        }
+        v
+    });
+    let s3 = (0u8..8).prop_map(|a| json!({"type": "release", "attemptId": format!("a{a}")}));
+    let s4 = Just(json!({"type": "revoke", "grantId": "h"}));
+    prop_oneof![4 => s0, 3 => s1, 3 => s2, 1 => s3, 1 => s4]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+
+    /// The fold of the journal equals the stored state, and the stored state equals the
+    /// in-memory fold of the same commands, after any sequence.
+    #[test]
+    fn the_fold_of_the_journal_equals_the_stored_state(cmds in proptest::collection::vec(arb_cmd(), 1..40)) {
+        let conn = setup();
+        let m = SqliteMissions::new(&conn);
+        let c = contract();
+        let mut mem = State::create(&c);
+        let prelude = [
+            json!({"type": "startRun", "runId": "r"}),
+            json!({"type": "grant", "grant": grant_json("g", "agent", "100", "1")}),
+            json!({"type": "grant", "parentId": "g", "grant": grant_json("h", "agent", "60", "0")}),
+        ];
+        for v in prelude.into_iter().chain(cmds) {
+            let r = req(v);
+            let durable = m.apply("m", &r, &Actor::host(), Amount(10));
+            match reduce(&mem, &r.command, Amount(10)) {
+                Ok(next) => { prop_assert!(durable.is_ok()); mem = next; }
+                Err(rej) => {
+                    let code = durable.err().and_then(|e| e.rejection().map(|r| r.code));
+                    // A resend of an identical admit answers the recorded result instead.
+                    if rej.code != Code::AttemptExists {
+                        prop_assert_eq!(code, Some(rej.code));
+                    }
+                    mem = mem.with_violation(&rej);
+                }
+            }
+        }
+        let stored = m.state("m").map_err(|e| TestCaseError::fail(e.to_string()))?;
+        prop_assert_eq!(&stored, &mem);
+        prop_assert_eq!(store::check_all(&conn).unwrap_or_default(), vec![]);
+    }
+}
