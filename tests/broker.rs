@@ -63,6 +63,7 @@ fn allowed_failed_and_denied_effects_are_recorded_and_spend_survives() {
             attended: false,
             workspace_root: None,
             limits_scope: None,
+            mission: None,
         };
         session::mint(&tx, &token, &r).unwrap();
         tx.commit().unwrap();
@@ -168,6 +169,7 @@ fn allowed_failed_and_denied_effects_are_recorded_and_spend_survives() {
             attended: true,
             workspace_root: None,
             limits_scope: None,
+            mission: None,
         };
         session::mint(&tx, &token2, &r).unwrap();
         tx.commit().unwrap();

@@ -99,6 +99,21 @@ pub struct MintRequest {
     pub workspace_root: Option<PathBuf>,
     /// Limits scope to bind to the episode.
     pub limits_scope: Option<String>,
+    /// Mission pairing to bind to the episode (missions.md §7).
+    pub mission: Option<MissionBinding>,
+}
+
+/// An episode's mission pairing: every allowed effect is admitted in `mission_id` under
+/// `grant_id` in run `run_id` (missions.md §7).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct MissionBinding {
+    /// The mission.
+    pub mission_id: String,
+    /// The run effects are admitted in.
+    pub run_id: String,
+    /// The grant effects are admitted under.
+    pub grant_id: String,
 }
 
 /// The result of a mint.
@@ -143,7 +158,7 @@ pub fn mint(tx: &Connection, token: &str, req: &MintRequest) -> Result<Minted, S
         .finish();
     let rec = Object::new(SESSION_MINT, PROVENANCE, record);
     put_object(tx, &rec)?;
-    if req.workspace_root.is_some() || req.limits_scope.is_some() {
+    if req.workspace_root.is_some() || req.limits_scope.is_some() || req.mission.is_some() {
         let root = req
             .workspace_root
             .as_ref()
@@ -152,10 +167,17 @@ pub fn mint(tx: &Connection, token: &str, req: &MintRequest) -> Result<Minted, S
         // `seq` orders bindings monotonically (issue 13 §7): two mints in the same second
         // are told apart by it, not by hash order. Bindings written before `seq` count as 0.
         let seq = binding_entry(tx, &req.episode)?.map_or(0, |(k, _)| k.0) + 1;
-        let binding = Obj::new()
+        let mut binding = Obj::new()
             .str("episodeId", &req.episode)
             .str("workspaceRoot", &root)
-            .str("limitsScope", req.limits_scope.as_deref().unwrap_or(""))
+            .str("limitsScope", req.limits_scope.as_deref().unwrap_or(""));
+        if let Some(m) = &req.mission {
+            binding = binding
+                .str("missionId", &m.mission_id)
+                .str("missionRun", &m.run_id)
+                .str("missionGrant", &m.grant_id);
+        }
+        let binding = binding
             .int("boundAt", req.now)
             .int("seq", seq)
             .str("credentialId", &id)
@@ -177,6 +199,12 @@ pub struct Binding {
     pub workspace_root: String,
     /// Limits scope (`""` when none).
     pub limits_scope: String,
+    /// Paired mission (`""` when none).
+    pub mission_id: String,
+    /// Paired mission run (`""` when none).
+    pub mission_run: String,
+    /// Paired mission grant (`""` when none).
+    pub mission_grant: String,
     /// Unix seconds.
     pub bound_at: i64,
 }
@@ -206,6 +234,7 @@ fn binding_entry(
         if v.get("episodeId").and_then(|x| x.as_str()) != Some(episode) {
             continue;
         }
+        let text = |k: &str| v.get(k).and_then(|x| x.as_str()).unwrap_or("").to_string();
         let b = Binding {
             workspace_root: v
                 .get("workspaceRoot")
@@ -217,6 +246,9 @@ fn binding_entry(
                 .and_then(|x| x.as_str())
                 .unwrap_or("")
                 .to_string(),
+            mission_id: text("missionId"),
+            mission_run: text("missionRun"),
+            mission_grant: text("missionGrant"),
             bound_at: v.get("boundAt").and_then(|x| x.as_i64()).unwrap_or(0),
         };
         let key = (

@@ -15,6 +15,7 @@ pub mod invoke;
 pub mod limits;
 pub mod log;
 pub mod mcp;
+pub mod mission;
 pub mod object;
 pub mod output;
 pub mod pin;
@@ -138,6 +139,9 @@ pub enum Command {
     /// The nested limits ledger: init, reserve, dispatch, settle, reconcile, release, stop, adjust, report
     #[command(subcommand)]
     Limits(limits::Cmd),
+    /// finite-v1 missions: contracts, runs, grant chains, admission and settlement
+    #[command(subcommand)]
+    Mission(mission::Cmd),
     /// Serve the store over HTTP /v1, MCP and A2A on loopback (holds the writer lock)
     Serve(serve::Args),
     /// Serve MCP on stdin/stdout for a local agent client
@@ -313,6 +317,7 @@ pub fn run(cli: Cli) -> Result<Exit, CliError> {
         Command::Verify(a) => verify::run(&ctx, &mut out, a),
         Command::Why(a) => why::run(&ctx, &mut out, a),
         Command::Limits(c) => limits::run(&ctx, &mut out, c),
+        Command::Mission(c) => mission::run(&ctx, &mut out, c),
         Command::Serve(a) => serve::run(&ctx, &mut out, a),
         Command::Mcp(a) => mcp::run(&ctx, &mut out, a),
         Command::Replay(a) => replay::run(&ctx, &mut out, a),

@@ -35,6 +35,15 @@ pub enum Cmd {
         /// Limits-ledger scope this episode's effects are charged to
         #[arg(long, value_name = "SCOPE")]
         limits_scope: Option<String>,
+        /// Mission every allowed effect is admitted in (missions.md §7; needs --mission-run and --mission-grant)
+        #[arg(long, value_name = "M", requires_all = ["mission_run", "mission_grant"])]
+        mission: Option<String>,
+        /// The mission run effects are admitted in
+        #[arg(long, value_name = "R", requires = "mission")]
+        mission_run: Option<String>,
+        /// The mission grant effects are admitted under
+        #[arg(long, value_name = "G", requires = "mission")]
+        mission_grant: Option<String>,
         /// Write the token to this new file (mode 0600) instead of stdout
         #[arg(long, value_name = "FILE")]
         out: Option<PathBuf>,
@@ -159,6 +168,9 @@ pub fn run(ctx: &Context, out: &mut Output, cmd: Cmd) -> Result<Exit, CliError> 
             ttl,
             workspace_root,
             limits_scope,
+            mission,
+            mission_run,
+            mission_grant,
             out: out_file,
             yes,
         } => {
@@ -243,7 +255,16 @@ pub fn run(ctx: &Context, out: &mut Output, cmd: Cmd) -> Result<Exit, CliError> 
                 attended: !yes,
                 workspace_root,
                 limits_scope,
+                mission: mission.map(|m| session::MissionBinding {
+                    mission_id: m,
+                    run_id: mission_run.unwrap_or_default(),
+                    grant_id: mission_grant.unwrap_or_default(),
+                }),
             };
+            if let Some(m) = &req.mission {
+                super::mission::check_binding(store.conn(), m)
+                    .map_err(|e| CliError::failed(what, e))?;
+            }
             // The token goes to a hidden temp file next to --out first; after the commit it is
             // hard-linked into place (never overwriting) and the temp removed. A kill leaves no
             // empty or orphan --out: only a temp the next mint into that directory sweeps.

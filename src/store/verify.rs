@@ -113,6 +113,24 @@ impl Report {
     }
 }
 
+/// missions.md §6: fold every mission journal through `reduce`; a broken chain, an entry that
+/// replays differently or a materialised state that differs from the fold is a failure
+/// (`mission_chain`, `mission_journal`, `mission_state`).
+fn check_missions(conn: &rusqlite::Connection, rep: &mut Report) -> Result<(), Error> {
+    for p in crate::mission::store::check_all(conn)? {
+        rep.fail(
+            p.category,
+            None,
+            Some(format!("mission:{}", p.mission_id)),
+            match p.seq {
+                Some(seq) => format!("journal entry {seq}: {}", p.reason),
+                None => p.reason,
+            },
+        );
+    }
+    Ok(())
+}
+
 /// Progress callback: `(bytes_done, bytes_total)` while objects are re-hashed.
 pub type Progress<'a> = &'a mut dyn FnMut(u64, u64);
 
@@ -482,6 +500,7 @@ impl Store {
                 }
             },
         }
+        check_missions(conn, rep)?;
         Ok(())
     }
 

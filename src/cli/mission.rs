@@ -1,0 +1,1325 @@
+//! `world mission create|apply|start-run|grant|admit|dispatch|settle|release|reconcile|approve|
+//! revoke|complete-run|report|list|log`: finite-v1 missions from the command line (missions.md
+//! §6, issue 15 part 3).
+//!
+//! Writers take the store's writer lock and run each command in one `BEGIN IMMEDIATE`
+//! transaction (journal, state rows and outbox intent commit or roll back together). The flag
+//! forms build the seed's command JSON and parse it with the same [`Command::parse`] as
+//! `apply`, so both paths produce exactly the same command objects.
+//!
+//! Who acts: the HOST (`host:<login>`) by default; `--session S` makes it the AGENT of a session
+//! minted with `--mission M` (its subject is the bound grant's subject); `reconcile` and
+//! `approve` are always HUMAN acts at the controlling terminal (typed phrase `reconcile <M>
+//! <attemptId>` / `approve <M> <operationId>`), and `create` is one unless `--yes` (recorded
+//! as unattended). An attended act first dry-runs the command (a rejection is reported without
+//! asking anybody); without a terminal it prints `STOP fence=tty
+//! reason=no-controlling-terminal`, exits 3 and writes nothing.
+//!
+//! Output: `OK revision=N seq=S` (or `--json` the result object) and exit 0; a rejection prints
+//! `<CODE> key=value …: reason` (or `--json` `{"code",…}`) on stdout and exits 4.
+
+use std::path::{Path, PathBuf};
+
+use clap::{Args as ClapArgs, Subcommand};
+use rusqlite::{Connection, TransactionBehavior};
+use serde_json::{json, Value};
+
+use super::output::Output;
+use super::{fence, read_input, CliError, Context, Exit};
+use crate::authority::session;
+use crate::encoding::HashRef;
+use crate::limits::{ActorKind, Amount};
+use crate::mission::store::{self as mstore, MissionStore, Request, SqliteMissions};
+use crate::mission::{
+    self, Actor, AttemptStatus, Code, Command, Contract, Rejection, State, MAX_JSON_BYTES,
+};
+use crate::store::{self, Object};
+
+/// Semantic id of an evidence file stored by `--evidence-file`.
+pub const EVIDENCE_SEMANTIC_ID: &str = "world/mission-evidence/v1";
+/// Provenance of stored evidence files.
+pub const EVIDENCE_PROVENANCE: &str = "world:mission";
+/// Largest `--evidence-file`, bytes.
+pub const MAX_EVIDENCE_BYTES: usize = 16 * 1024 * 1024;
+/// Largest `--commands` file, bytes.
+pub const MAX_COMMANDS_BYTES: usize = 64 * 1024 * 1024;
+/// How far ahead of the system clock `--now` may be, ms (missions.md §4.2 "Clock").
+pub const MAX_NOW_AHEAD_MS: u128 = 24 * 3600 * 1000;
+
+/// The mission verbs.
+#[derive(Subcommand, Debug)]
+pub enum Cmd {
+    /// Store a new mission from a contract (attended; --yes for scripts, recorded as unattended)
+    Create {
+        /// The contract JSON (missions.md §2)
+        #[arg(long, value_name = "FILE")]
+        contract: PathBuf,
+        /// Unattended: no terminal, no phrase; recorded as unattended
+        #[arg(long)]
+        yes: bool,
+        /// The clock, milliseconds (default: the system clock)
+        #[arg(long, value_name = "MS", allow_hyphen_values = true)]
+        now: Option<String>,
+    },
+    /// Apply the seed's command JSON: one (--command FILE, - for stdin) or a JSON-lines file
+    Apply {
+        /// The mission id
+        mission: String,
+        /// One command JSON (`-` = stdin)
+        #[arg(
+            long,
+            value_name = "FILE",
+            conflicts_with = "commands",
+            required_unless_present = "commands"
+        )]
+        command: Option<PathBuf>,
+        /// One command per line; all are parsed first, then applied in order, stopping at the first rejection
+        #[arg(long, value_name = "FILE.jsonl")]
+        commands: Option<PathBuf>,
+        #[command(flatten)]
+        common: Common,
+    },
+    /// startRun: a new ACTIVE run
+    StartRun {
+        /// The mission id
+        mission: String,
+        /// Run id
+        #[arg(long, value_name = "R")]
+        run: String,
+        #[command(flatten)]
+        common: Common,
+    },
+    /// grant: a root grant, or a delegation with --parent (attenuation only)
+    Grant {
+        /// The mission id
+        mission: String,
+        /// Grant id
+        #[arg(long, value_name = "G")]
+        id: String,
+        /// The parent grant (a delegation)
+        #[arg(long, value_name = "P")]
+        parent: Option<String>,
+        /// Who may act under the grant
+        #[arg(long, value_name = "S")]
+        subject: String,
+        /// A capability (repeatable)
+        #[arg(long = "action", value_name = "A", required = true)]
+        actions: Vec<String>,
+        /// A resource (repeatable)
+        #[arg(long = "resource", value_name = "X", required = true)]
+        resources: Vec<String>,
+        /// Live from, ms (inclusive)
+        #[arg(
+            long,
+            value_name = "MS",
+            default_value = "0",
+            allow_hyphen_values = true
+        )]
+        not_before: String,
+        /// Live until, ms (exclusive)
+        #[arg(long, value_name = "MS", allow_hyphen_values = true)]
+        expires_at: String,
+        /// Ceiling on the chain's share of reserved + settled
+        #[arg(long, value_name = "N", allow_hyphen_values = true)]
+        limit: String,
+        /// The subject may delegate
+        #[arg(long)]
+        can_delegate: bool,
+        /// Remaining delegation depth
+        #[arg(
+            long,
+            value_name = "N",
+            default_value = "0",
+            allow_hyphen_values = true
+        )]
+        depth: String,
+        #[command(flatten)]
+        common: Common,
+    },
+    /// admit: reserve an attempt's maximum exposure against the mission and the grant chain
+    Admit {
+        /// The mission id
+        mission: String,
+        /// Run id
+        #[arg(long, value_name = "R")]
+        run: String,
+        /// Operation id (retries share it)
+        #[arg(long, value_name = "O")]
+        operation: String,
+        /// Attempt id (unique; also the default idempotency key)
+        #[arg(long, value_name = "A")]
+        attempt: String,
+        /// The grant acted under
+        #[arg(long, value_name = "G")]
+        grant: String,
+        /// Who acts
+        #[arg(long, value_name = "S")]
+        subject: String,
+        /// The capability
+        #[arg(long, value_name = "C")]
+        capability: String,
+        /// The resource
+        #[arg(long, value_name = "X")]
+        resource: String,
+        /// Maximum exposure to reserve
+        #[arg(long, value_name = "N", allow_hyphen_values = true)]
+        amount: String,
+        /// Opaque payload JSON for the adapter
+        #[arg(long, value_name = "JSON", default_value = "{}")]
+        payload: String,
+        /// Opaque preconditions JSON for the adapter
+        #[arg(long, value_name = "JSON", default_value = "{}")]
+        preconditions: String,
+        /// When authorization was last checked, ms (default: --now)
+        #[arg(long, value_name = "MS", allow_hyphen_values = true)]
+        authorization_checked_at: Option<String>,
+        /// The policy decision (ALLOW admits)
+        #[arg(long, value_name = "P", default_value = "ALLOW")]
+        policy: String,
+        /// The mandatory checks failed
+        #[arg(long)]
+        mandatory_checks_failed: bool,
+        /// An operation that must have SUCCEEDED first (repeatable; contract feature graphs)
+        #[arg(long = "depends-on", value_name = "O")]
+        depends_on: Vec<String>,
+        #[command(flatten)]
+        common: Common,
+    },
+    /// dispatch: ADMITTED -> DISPATCHED, before any external call
+    Dispatch {
+        /// The mission id
+        mission: String,
+        /// The attempt
+        #[arg(long, value_name = "A")]
+        attempt: String,
+        #[command(flatten)]
+        common: Common,
+    },
+    /// settle: --actual X (SUCCEEDED, or FAILED with --failed), or --unknown (keeps the reservation)
+    Settle {
+        /// The mission id
+        mission: String,
+        /// The attempt
+        #[arg(long, value_name = "A")]
+        attempt: String,
+        /// Actual cost; above the admitted amount is EXPOSURE_EXCEEDED
+        #[arg(
+            long,
+            value_name = "X",
+            allow_hyphen_values = true,
+            required_unless_present = "unknown",
+            conflicts_with = "unknown"
+        )]
+        actual: Option<String>,
+        /// The effect failed (it still cost --actual)
+        #[arg(long, requires = "actual")]
+        failed: bool,
+        /// Nobody knows: the full reservation is kept until a human reconciles
+        #[arg(long)]
+        unknown: bool,
+        #[command(flatten)]
+        common: Common,
+    },
+    /// release: ADMITTED -> RELEASED (the attempt still counts)
+    Release {
+        /// The mission id
+        mission: String,
+        /// The attempt
+        #[arg(long, value_name = "A")]
+        attempt: String,
+        #[command(flatten)]
+        common: Common,
+    },
+    /// reconcile: a HUMAN resolves an UNKNOWN attempt (always attended)
+    Reconcile {
+        /// The mission id
+        mission: String,
+        /// The attempt
+        #[arg(long, value_name = "A")]
+        attempt: String,
+        /// Actual cost attested by the evidence
+        #[arg(long, value_name = "X", allow_hyphen_values = true)]
+        actual: String,
+        /// The effect failed
+        #[arg(long)]
+        failed: bool,
+        #[command(flatten)]
+        evidence: Evidence,
+        #[command(flatten)]
+        common: Common,
+    },
+    /// approve: a HUMAN approves an operation (always attended)
+    Approve {
+        /// The mission id
+        mission: String,
+        /// The operation
+        #[arg(long, value_name = "O")]
+        operation: String,
+        #[command(flatten)]
+        evidence: Evidence,
+        #[command(flatten)]
+        common: Common,
+    },
+    /// revoke: the grant and its delegations stop admitting
+    Revoke {
+        /// The mission id
+        mission: String,
+        /// The grant
+        #[arg(long, value_name = "G")]
+        grant: String,
+        #[command(flatten)]
+        common: Common,
+    },
+    /// completeRun: every contract criterion evidenced (NAME=sha256:REF, repeatable)
+    CompleteRun {
+        /// The mission id
+        mission: String,
+        /// Run id
+        #[arg(long, value_name = "R")]
+        run: String,
+        /// NAME=sha256:… (repeatable)
+        #[arg(long = "criterion", value_name = "NAME=REF")]
+        criteria: Vec<String>,
+        #[command(flatten)]
+        common: Common,
+    },
+    /// Budget, reserved, settled, remaining; runs; the grant tree; outstanding and UNKNOWN attempts; violations
+    Report {
+        /// The mission id
+        mission: String,
+        /// The clock, ms (for liveness and the deadline; default: the system clock)
+        #[arg(long, value_name = "MS", allow_hyphen_values = true)]
+        now: Option<String>,
+    },
+    /// Every mission in the store
+    List,
+    /// The mission's hash-chained command journal
+    Log {
+        /// The mission id
+        mission: String,
+    },
+}
+
+/// Flags every writing verb takes.
+#[derive(ClapArgs, Debug, Clone, Default)]
+pub struct Common {
+    /// The clock, milliseconds (default: the system clock); never more than 24 h ahead of it
+    #[arg(long, value_name = "MS", allow_hyphen_values = true)]
+    pub now: Option<String>,
+    /// Idempotency key: the same command again answers the recorded result (admit: default
+    /// admit:<attemptId>)
+    #[arg(long, value_name = "R")]
+    pub request_id: Option<String>,
+    /// Act as the AGENT of this session (minted with --mission); default: the HOST
+    #[arg(long, value_name = "FILE")]
+    pub session: Option<String>,
+}
+
+/// `--evidence REF | --evidence-file F`.
+#[derive(ClapArgs, Debug, Clone, Default)]
+pub struct Evidence {
+    /// A sha256: ref of an object in the store (re-hashed before use)
+    #[arg(
+        long,
+        value_name = "REF",
+        conflicts_with = "evidence_file",
+        required_unless_present = "evidence_file"
+    )]
+    pub evidence: Option<String>,
+    /// A file hashed on the spot and stored as a world/mission-evidence/v1 object
+    #[arg(long, value_name = "F")]
+    pub evidence_file: Option<PathBuf>,
+}
+
+fn system_ms() -> u128 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis())
+        .unwrap_or(0)
+}
+
+/// Parse `--now` (canonical decimal ms; at most 24 h ahead of the system clock), or the clock.
+///
+/// # Errors
+/// A usage error (exit 2) naming the value.
+pub fn parse_now(text: Option<&str>) -> Result<Amount, CliError> {
+    let sys = system_ms();
+    match text {
+        None => Ok(Amount(sys)),
+        Some(t) => {
+            let a = Amount::parse(t)
+                .map_err(|e| CliError::usage("--now", format!("{e} (milliseconds)")))?;
+            if a.0 > sys.saturating_add(MAX_NOW_AHEAD_MS) {
+                return Err(CliError::usage(
+                    "--now",
+                    format!("{t} is more than 24 h ahead of the system clock ({sys}); one typo must not freeze a mission"),
+                ));
+            }
+            Ok(a)
+        }
+    }
+}
+
+/// Print a result object and return exit 0 (`OK`) or 4.
+fn emit_applied(out: &mut Output, mission_id: &str, a: &mstore::Applied) -> Result<Exit, CliError> {
+    if out.json {
+        let mut v = a.result.clone();
+        v["missionId"] = mission_id.into();
+        v["seq"] = a.seq.into();
+        v["replayed"] = a.replayed.into();
+        out.json_line(&v)?;
+    } else if a.code == Code::Ok {
+        let mut line = format!("OK revision={} seq={}", a.revision, a.seq);
+        if let Some(r) = a.result.get("intentRef").and_then(Value::as_str) {
+            line.push_str(&format!(" intentRef={r}"));
+        }
+        if a.replayed {
+            line.push_str(" (resend: the recorded result)");
+        }
+        out.line(line)?;
+    } else {
+        // A resend of a journalled rejection (EXPOSURE_EXCEEDED).
+        let code = a.code.as_str();
+        out.line(format!("{code} (resend: the recorded result) {}", a.result))?;
+    }
+    Ok(if a.code == Code::Ok {
+        Exit::Success
+    } else {
+        Exit::LimitRejected
+    })
+}
+
+fn emit_rejection(out: &mut Output, r: &Rejection) -> Result<Exit, CliError> {
+    if out.json {
+        out.json_line(&r.to_json())?;
+    } else {
+        out.line(r.human())?;
+    }
+    Ok(Exit::LimitRejected)
+}
+
+fn store_err(what: &str, e: mstore::Error) -> CliError {
+    match e {
+        mstore::Error::Corrupt(_) => {
+            CliError::new(Exit::Integrity, what, e).hint("run `world verify`")
+        }
+        mstore::Error::Sqlite(rusqlite::Error::SqliteFailure(f, _))
+            if f.code == rusqlite::ErrorCode::DatabaseBusy =>
+        {
+            CliError::new(
+                Exit::LockHeld,
+                what,
+                "the store is busy (another writer holds it)",
+            )
+            .hint("retry later")
+        }
+        e => CliError::failed(what, e),
+    }
+}
+
+/// Build a command from a JSON value exactly as `apply` would parse it.
+fn build(v: &Value) -> Result<Command, Rejection> {
+    Command::parse(&serde_json::to_vec(v).unwrap_or_default())
+}
+
+/// The phrase a human types to confirm an attended act.
+fn phrase(mission_id: &str, c: &Command) -> String {
+    match c {
+        Command::Reconcile { attempt_id, .. } => format!("reconcile {mission_id} {attempt_id}"),
+        Command::Approve { operation_id, .. } => format!("approve {mission_id} {operation_id}"),
+        other => format!("{} {mission_id}", other.name()),
+    }
+}
+
+fn stop_fence(fence: &str, reason: &str) -> CliError {
+    let mut e = CliError::new(Exit::Integrity, "mission", format!("fence {fence} refused"));
+    e.verbatim = Some(format!("STOP fence={fence} reason={reason}"));
+    e
+}
+
+/// The AGENT actor of `--session`: the session must be live and bound to `mission_id`; its
+/// subject is the bound grant's subject.
+fn agent_actor(
+    ctx: &Context,
+    out: &mut Output,
+    conn: &Connection,
+    value: &str,
+    mission_id: &str,
+) -> Result<Actor, CliError> {
+    let input = session::read_token(value, true).map_err(|e| CliError::failed("session", e))?;
+    if let Some(w) = &input.warning {
+        out.warn(w);
+    }
+    let s = session::resolve(conn, &input.token, ctx.now())
+        .map_err(|e| CliError::failed("session", e))?;
+    let b = session::binding(conn, &s.episode)
+        .map_err(|e| CliError::store("session", e))?
+        .unwrap_or_default();
+    if b.mission_id != mission_id || b.mission_grant.is_empty() {
+        return Err(CliError::failed(
+            "session",
+            format!("episode {} is not bound to mission {mission_id}", s.episode),
+        )
+        .hint("mint the session with --mission M --mission-run R --mission-grant G"));
+    }
+    let st = mstore::load_full(conn, mission_id).map_err(|e| match e {
+        mstore::Error::Rejected(r) => CliError::failed("session", r),
+        e => store_err("session", e),
+    })?;
+    let g = st.grants.get(&b.mission_grant).ok_or_else(|| {
+        CliError::failed(
+            "session",
+            format!(
+                "the bound grant {} is not in mission {mission_id}",
+                b.mission_grant
+            ),
+        )
+    })?;
+    Ok(Actor::agent(&s.credential_id, &g.subject))
+}
+
+/// Evidence of an attended act: a ref resolved in the store, or a file stored now.
+fn evidence(
+    conn: &Connection,
+    ev: &Evidence,
+    what: &str,
+) -> Result<(String, Option<Object>), CliError> {
+    if let Some(f) = &ev.evidence_file {
+        let bytes = read_input(f, MAX_EVIDENCE_BYTES, what)?;
+        let r = HashRef::of(&bytes).to_string();
+        return Ok((
+            r,
+            Some(Object::new(
+                EVIDENCE_SEMANTIC_ID,
+                EVIDENCE_PROVENANCE,
+                bytes,
+            )),
+        ));
+    }
+    let r = ev.evidence.clone().unwrap_or_default();
+    mission::check_evidence(&r).map_err(|e| CliError::failed(what, format!("--evidence: {e}")))?;
+    match store::object_in(conn, &r) {
+        Ok(Some(o)) if o.verifies() => Ok((r, None)),
+        Ok(_) => Err(CliError::failed(
+            what,
+            format!("--evidence {r} names no object in the store that re-hashes to it"),
+        )
+        .hint("pass --evidence-file FILE to store and use a file")),
+        Err(e) => Err(CliError::store(what, e)),
+    }
+}
+
+/// One command in one `BEGIN IMMEDIATE` transaction (rolled back when `dry_run`).
+fn transact(
+    conn: &Connection,
+    mission_id: &str,
+    req: &Request,
+    actor: &Actor,
+    now: Amount,
+    obj: Option<&Object>,
+    dry_run: bool,
+) -> Result<mstore::Applied, mstore::Error> {
+    let tx = rusqlite::Transaction::new_unchecked(conn, TransactionBehavior::Immediate)?;
+    if let Some(o) = obj {
+        store::put_object(&tx, o).map_err(|e| mstore::Error::Corrupt(e.to_string()))?;
+    }
+    let r = mstore::apply_in(&tx, mission_id, req, actor, now);
+    if dry_run {
+        return r; // dropping tx rolls back
+    }
+    match r {
+        Ok(a) => {
+            tx.commit()?;
+            Ok(a)
+        }
+        Err(mstore::Error::Rejected(rej)) if rej.code == Code::ExposureExceeded => {
+            tx.commit()?;
+            Err(mstore::Error::Rejected(rej))
+        }
+        Err(e) => Err(e),
+    }
+}
+
+/// A writing verb once its command is built.
+struct Job<'a> {
+    what: &'static str,
+    mission: &'a str,
+    common: &'a Common,
+    command: Result<Command, Rejection>,
+    attended: bool,
+    evidence: Option<&'a Evidence>,
+}
+
+fn write(ctx: &Context, out: &mut Output, job: Job<'_>) -> Result<Exit, CliError> {
+    let now = parse_now(job.common.now.as_deref())?;
+    let mut command = match job.command {
+        Ok(c) => c,
+        Err(r) => return emit_rejection(out, &r),
+    };
+    let st = ctx.open_write(false)?;
+    let conn = st.conn();
+    let mut obj = None;
+    if let Some(ev) = job.evidence {
+        let (r, o) = evidence(conn, ev, job.what)?;
+        obj = o;
+        match &mut command {
+            Command::Reconcile { evidence_ref, .. } | Command::Approve { evidence_ref, .. } => {
+                *evidence_ref = r
+            }
+            _ => {}
+        }
+    }
+    let req = Request {
+        command,
+        request_id: job.common.request_id.clone(),
+    };
+    let actor = if job.attended {
+        let mut tty =
+            fence::open_tty().map_err(|_| stop_fence("tty", "no-controlling-terminal"))?;
+        let human = Actor::human(&format!("human:{}", super::limits::login()));
+        match transact(conn, job.mission, &req, &human, now, obj.as_ref(), true) {
+            Ok(a) if a.replayed => return emit_applied(out, job.mission, &a),
+            Ok(_) => {}
+            Err(mstore::Error::Rejected(r)) => return emit_rejection(out, &r),
+            Err(e) => return Err(store_err(job.what, e)),
+        }
+        let words = phrase(job.mission, &req.command);
+        out.flush()?;
+        let prompt = format!(
+            "About to {} in mission {} in {}.\nType exactly, to confirm as {}:\n  {words}\n> ",
+            req.command.name(),
+            job.mission,
+            st.path().display(),
+            human.id
+        );
+        match tty.ask(&prompt) {
+            Ok(Some(t)) if t == words => {}
+            Ok(Some(_)) => return Err(stop_fence("confirmation", "mismatch")),
+            Ok(None) | Err(_) => return Err(stop_fence("confirmation", "eof")),
+        }
+        human
+    } else if let Some(s) = &job.common.session {
+        agent_actor(ctx, out, conn, s, job.mission)?
+    } else {
+        Actor {
+            kind: ActorKind::Host,
+            id: format!("host:{}", super::limits::login()),
+            subject: None,
+        }
+    };
+    match transact(conn, job.mission, &req, &actor, now, obj.as_ref(), false) {
+        Ok(a) => emit_applied(out, job.mission, &a),
+        Err(mstore::Error::Rejected(r)) => emit_rejection(out, &r),
+        Err(e) => Err(store_err(job.what, e)),
+    }
+}
+
+fn create(
+    ctx: &Context,
+    out: &mut Output,
+    contract: &Path,
+    yes: bool,
+    now: Option<&str>,
+) -> Result<Exit, CliError> {
+    let what = "mission create";
+    let now = parse_now(now)?;
+    let raw = read_input(contract, MAX_JSON_BYTES, what)?;
+    let c = match Contract::parse(&raw) {
+        Ok(c) => c,
+        Err(r) => return emit_rejection(out, &r),
+    };
+    let st = ctx.open_write(false)?;
+    let r = c.contract_ref().to_string();
+    let hex12 = &r[7..19];
+    let actor = if yes {
+        Actor {
+            kind: ActorKind::Host,
+            id: format!("host:{}", super::limits::login()),
+            subject: None,
+        }
+    } else {
+        let mut tty =
+            fence::open_tty().map_err(|_| stop_fence("tty", "no-controlling-terminal"))?;
+        // Refuse a duplicate before asking anybody.
+        if let Ok(Some(_)) = mission_exists(st.conn(), &c.mission_id) {
+            return emit_rejection(
+                out,
+                &Rejection::new(
+                    Code::MissionExists,
+                    "a mission with that id is already in the store",
+                )
+                .with("missionId", &c.mission_id),
+            );
+        }
+        let words = format!("create {} {hex12}", c.mission_id);
+        out.flush()?;
+        let prompt = format!(
+            "About to create mission {} (contract {r}, budget {}, deadline {}) in {}.\nType exactly, to confirm as human:{}:\n  {words}\n> ",
+            c.mission_id,
+            c.budget,
+            c.deadline,
+            st.path().display(),
+            super::limits::login()
+        );
+        match tty.ask(&prompt) {
+            Ok(Some(t)) if t == words => {}
+            Ok(Some(_)) => return Err(stop_fence("confirmation", "mismatch")),
+            Ok(None) | Err(_) => return Err(stop_fence("confirmation", "eof")),
+        }
+        Actor::human(&format!("human:{}", super::limits::login()))
+    };
+    let m = SqliteMissions::new(st.conn());
+    match m.create(&c, &actor, !yes, now) {
+        Ok(s) => {
+            if out.json {
+                out.json_line(&json!({"code": "OK", "missionId": s.mission_id, "contractRef": s.contract_ref, "attended": !yes}))?;
+            } else {
+                out.line(format!(
+                    "OK mission={} contractRef={}",
+                    s.mission_id, s.contract_ref
+                ))?;
+                if yes {
+                    out.status("recorded as unattended (--yes)");
+                }
+            }
+            Ok(Exit::Success)
+        }
+        Err(mstore::Error::Rejected(r)) => emit_rejection(out, &r),
+        Err(e) => Err(store_err(what, e)),
+    }
+}
+
+fn mission_exists(conn: &Connection, id: &str) -> rusqlite::Result<Option<()>> {
+    if !mstore::tables_exist(conn)? {
+        return Ok(None);
+    }
+    use rusqlite::OptionalExtension;
+    conn.query_row(
+        "SELECT 1 FROM mission_missions WHERE mission_id = ?1",
+        [id],
+        |_| Ok(()),
+    )
+    .optional()
+}
+
+fn apply_lines(
+    ctx: &Context,
+    out: &mut Output,
+    mission: &str,
+    path: &Path,
+    common: &Common,
+) -> Result<Exit, CliError> {
+    let what = "mission apply";
+    let now = parse_now(common.now.as_deref())?;
+    let raw = read_input(path, MAX_COMMANDS_BYTES, what)?;
+    let text = std::str::from_utf8(&raw)
+        .map_err(|_| CliError::failed(what, format!("{} is not UTF-8", path.display())))?;
+    let mut cmds = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        match Command::parse(line.as_bytes()) {
+            Ok(c) => cmds.push(c),
+            Err(mut r) => {
+                r.details.insert(0, ("line", (i + 1).to_string()));
+                out.status(format!(
+                    "line {}: refused before anything was written",
+                    i + 1
+                ));
+                return emit_rejection(out, &r);
+            }
+        }
+    }
+    if common.request_id.is_some() && cmds.len() > 1 {
+        return Err(CliError::usage(
+            what,
+            "--request-id names one command; --commands applies several",
+        ));
+    }
+    let st = ctx.open_write(false)?;
+    let actor = match &common.session {
+        Some(s) => agent_actor(ctx, out, st.conn(), s, mission)?,
+        None => Actor {
+            kind: ActorKind::Host,
+            id: format!("host:{}", super::limits::login()),
+            subject: None,
+        },
+    };
+    let total = cmds.len();
+    for (i, c) in cmds.into_iter().enumerate() {
+        let req = Request {
+            command: c,
+            request_id: common.request_id.clone(),
+        };
+        let exit = match transact(st.conn(), mission, &req, &actor, now, None, false) {
+            Ok(a) => emit_applied(out, mission, &a)?,
+            Err(mstore::Error::Rejected(r)) => emit_rejection(out, &r)?,
+            Err(e) => return Err(store_err(what, e)),
+        };
+        if exit != Exit::Success {
+            out.status(format!(
+                "stopped at command {} of {total}; the {i} before it were applied",
+                i + 1
+            ));
+            return Ok(exit);
+        }
+    }
+    Ok(Exit::Success)
+}
+
+fn read_state(ctx: &Context, mission: &str) -> Result<(crate::store::Store, State), CliError> {
+    let st = ctx.open_read()?;
+    let s = mstore::load_full(st.conn(), mission).map_err(|e| match e {
+        mstore::Error::Rejected(r) => CliError::failed("mission", r),
+        e => store_err("mission", e),
+    })?;
+    Ok((st, s))
+}
+
+/// The report object (`world mission report --json`).
+pub fn report_value(s: &State, now: Amount) -> Value {
+    let c = &s.contract;
+    let mut grants = Vec::new();
+    for (id, g) in &s.grants {
+        let live = now >= g.not_before && now < g.expires_at && !g.revoked;
+        grants.push(json!({
+            "grantId": id, "parentId": g.parent_id, "subject": g.subject, "used": g.used.to_string(),
+            "limit": g.limit.to_string(), "remaining": g.limit.saturating_sub(g.used).to_string(),
+            "depth": g.depth.to_string(), "canDelegate": g.can_delegate, "revoked": g.revoked, "live": live,
+        }));
+    }
+    let pick = |want: &[AttemptStatus]| -> Vec<Value> {
+        s.attempts
+            .iter()
+            .filter(|(_, a)| want.contains(&a.status))
+            .map(|(id, a)| json!({"attemptId": id, "operationId": a.operation_id, "runId": a.run_id, "grantId": a.grant_id,
+                "status": a.status.as_str(), "amount": a.amount.to_string(), "capability": a.capability, "resource": a.resource}))
+            .collect()
+    };
+    let counts = |st: AttemptStatus| s.attempts.values().filter(|a| a.status == st).count();
+    json!({
+        "missionId": s.mission_id,
+        "contractRef": s.contract_ref,
+        "revision": s.revision.to_string(),
+        "now": now.to_string(),
+        "deadline": c.deadline.to_string(),
+        "deadlinePassed": now >= c.deadline,
+        "budget": s.budget.to_string(),
+        "reserved": s.reserved.to_string(),
+        "settled": s.settled.to_string(),
+        "remaining": s.remaining().to_string(),
+        "runs": s.runs.iter().map(|(id, r)| json!({"runId": id, "status": r.status, "startedAt": r.started_at.to_string()})).collect::<Vec<_>>(),
+        "grants": grants,
+        "outstanding": pick(&[AttemptStatus::Admitted, AttemptStatus::Dispatched]),
+        "unknown": pick(&[AttemptStatus::Unknown]),
+        "attempts": {"settled": counts(AttemptStatus::Settled), "released": counts(AttemptStatus::Released)},
+        "violations": s.violations,
+    })
+}
+
+fn report(
+    ctx: &Context,
+    out: &mut Output,
+    mission: &str,
+    now: Option<&str>,
+) -> Result<Exit, CliError> {
+    let now = parse_now(now)?;
+    let (_st, s) = read_state(ctx, mission)?;
+    let v = report_value(&s, now);
+    if out.json {
+        out.json_line(&v)?;
+        return Ok(Exit::Success);
+    }
+    out.line(format!(
+        "mission {}  contract {}  revision {}",
+        s.mission_id,
+        super::output::short(&s.contract_ref),
+        s.revision
+    ))?;
+    out.line(format!(
+        "budget {}  reserved {}  settled {}  remaining {}  deadline {}{}",
+        s.budget,
+        s.reserved,
+        s.settled,
+        s.remaining(),
+        s.contract.deadline,
+        if now >= s.contract.deadline {
+            " (passed)"
+        } else {
+            ""
+        }
+    ))?;
+    for (id, r) in &s.runs {
+        out.line(format!(
+            "run {id}  {}",
+            if r.status == mission::RunStatus::Active {
+                "ACTIVE"
+            } else {
+                "COMPLETED"
+            }
+        ))?;
+    }
+    // The grant tree, roots first, children indented.
+    fn tree(
+        out: &mut Output,
+        s: &State,
+        parent: Option<&str>,
+        depth: usize,
+    ) -> std::io::Result<()> {
+        for (id, g) in s
+            .grants
+            .iter()
+            .filter(|(_, g)| g.parent_id.as_deref() == parent)
+        {
+            out.line(format!(
+                "{}grant {id}  subject {}  used {}/{}{}",
+                "  ".repeat(depth + 1),
+                g.subject,
+                g.used,
+                g.limit,
+                if g.revoked { "  REVOKED" } else { "" }
+            ))?;
+            tree(out, s, Some(id), depth + 1)?;
+        }
+        Ok(())
+    }
+    out.line("grants:")?;
+    tree(out, &s, None, 0)?;
+    for key in ["outstanding", "unknown"] {
+        let list = v[key].as_array().cloned().unwrap_or_default();
+        out.line(format!("{key}: {}", list.len()))?;
+        for a in list {
+            out.line(format!(
+                "  {} {} amount {} (operation {}, grant {})",
+                a["attemptId"].as_str().unwrap_or(""),
+                a["status"].as_str().unwrap_or(""),
+                a["amount"].as_str().unwrap_or(""),
+                a["operationId"].as_str().unwrap_or(""),
+                a["grantId"].as_str().unwrap_or("")
+            ))?;
+        }
+    }
+    out.line(format!("violations: {}", s.violations.len()))?;
+    for x in &s.violations {
+        out.line(format!(
+            "  {} {}: admitted {}, claimed {} by {} at {}",
+            x.attempt_id, x.command, x.admitted, x.claimed, x.actor_id, x.at
+        ))?;
+    }
+    Ok(Exit::Success)
+}
+
+fn list(ctx: &Context, out: &mut Output) -> Result<Exit, CliError> {
+    let st = ctx.open_read()?;
+    let rows = SqliteMissions::new(st.conn())
+        .list()
+        .map_err(|e| store_err("mission list", e))?;
+    if out.json {
+        for r in &rows {
+            out.json_line(r)?;
+        }
+        return Ok(Exit::Success);
+    }
+    if rows.is_empty() {
+        out.status("no missions in the store");
+        return Ok(Exit::Success);
+    }
+    let mut t = super::output::table(
+        &[
+            "mission", "revision", "budget", "reserved", "settled", "journal", "contract",
+        ],
+        out.color,
+    );
+    for r in &rows {
+        t.add_row(vec![
+            r.mission_id.clone(),
+            r.revision.to_string(),
+            r.budget.to_string(),
+            r.reserved.to_string(),
+            r.settled.to_string(),
+            r.journal.to_string(),
+            super::output::short(&r.contract_ref),
+        ]);
+    }
+    out.line(t.to_string())?;
+    Ok(Exit::Success)
+}
+
+fn log(ctx: &Context, out: &mut Output, mission: &str) -> Result<Exit, CliError> {
+    let st = ctx.open_read()?;
+    let entries = mstore::journal(st.conn(), mission).map_err(|e| match e {
+        mstore::Error::Rejected(r) => CliError::failed("mission log", r),
+        e => store_err("mission log", e),
+    })?;
+    for e in &entries {
+        let d = mstore::decode_entry(&e.entry).map_err(|why| {
+            CliError::new(
+                Exit::Integrity,
+                "mission log",
+                format!("entry {}: {why}", e.seq),
+            )
+        })?;
+        let code = d
+            .result
+            .get("code")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string();
+        if out.json {
+            out.json_line(&json!({
+                "seq": e.seq, "entryHash": e.entry_hash, "prevHash": e.prev_hash, "now": d.now.to_string(),
+                "actor": d.actor, "requestId": d.request_id, "command": d.command.to_value().to_json(), "result": d.result,
+            }))?;
+        } else {
+            out.line(format!(
+                "{:>6}  {}  {:<12} now={} {} {}{}",
+                e.seq,
+                super::output::short(&e.entry_hash),
+                d.command.name(),
+                d.now,
+                d.actor.id,
+                code,
+                d.command
+                    .attempt_id()
+                    .map(|a| format!(" attempt={a}"))
+                    .unwrap_or_default()
+            ))?;
+        }
+    }
+    Ok(Exit::Success)
+}
+
+/// Check a `session mint --mission M --mission-run R --mission-grant G` binding: the mission,
+/// the run and the grant exist (missions.md §7).
+///
+/// # Errors
+/// A sentence naming what is missing.
+pub fn check_binding(conn: &Connection, m: &session::MissionBinding) -> Result<(), String> {
+    let s = mstore::load_full(conn, &m.mission_id).map_err(|e| e.to_string())?;
+    if !s.runs.contains_key(&m.run_id) {
+        return Err(format!(
+            "--mission-run {}: no such run in mission {}",
+            m.run_id, m.mission_id
+        ));
+    }
+    if !s.grants.contains_key(&m.grant_id) {
+        return Err(format!(
+            "--mission-grant {}: no such grant in mission {}",
+            m.grant_id, m.mission_id
+        ));
+    }
+    Ok(())
+}
+
+/// Run `world mission …`.
+pub fn run(ctx: &Context, out: &mut Output, cmd: Cmd) -> Result<Exit, CliError> {
+    let job = |what, mission, common, command, attended, evidence| Job {
+        what,
+        mission,
+        common,
+        command,
+        attended,
+        evidence,
+    };
+    match &cmd {
+        Cmd::Create { contract, yes, now } => create(ctx, out, contract, *yes, now.as_deref()),
+        Cmd::Apply {
+            mission,
+            command: Some(f),
+            common,
+            ..
+        } => {
+            let raw = read_input(f, MAX_JSON_BYTES, "mission apply")?;
+            write(
+                ctx,
+                out,
+                job(
+                    "mission apply",
+                    mission,
+                    common,
+                    Command::parse(&raw),
+                    false,
+                    None,
+                ),
+            )
+        }
+        Cmd::Apply {
+            mission,
+            commands: Some(f),
+            common,
+            ..
+        } => apply_lines(ctx, out, mission, f, common),
+        Cmd::Apply { .. } => Err(CliError::usage(
+            "mission apply",
+            "pass --command FILE or --commands FILE.jsonl",
+        )),
+        Cmd::StartRun {
+            mission,
+            run,
+            common,
+        } => write(
+            ctx,
+            out,
+            job(
+                "mission start-run",
+                mission,
+                common,
+                build(&json!({"type": "startRun", "runId": run})),
+                false,
+                None,
+            ),
+        ),
+        Cmd::Grant {
+            mission,
+            id,
+            parent,
+            subject,
+            actions,
+            resources,
+            not_before,
+            expires_at,
+            limit,
+            can_delegate,
+            depth,
+            common,
+        } => {
+            let mut v = json!({"type": "grant", "grant": {"id": id, "subject": subject, "profile": "finite-v1",
+                "actions": actions, "resources": resources, "notBefore": not_before, "expiresAt": expires_at,
+                "limit": limit, "canDelegate": can_delegate, "depth": depth}});
+            if let Some(p) = parent {
+                v["parentId"] = p.clone().into();
+            }
+            write(
+                ctx,
+                out,
+                job("mission grant", mission, common, build(&v), false, None),
+            )
+        }
+        Cmd::Admit {
+            mission,
+            run,
+            operation,
+            attempt,
+            grant,
+            subject,
+            capability,
+            resource,
+            amount,
+            payload,
+            preconditions,
+            authorization_checked_at,
+            policy,
+            mandatory_checks_failed,
+            depends_on,
+            common,
+        } => {
+            let opaque = |name: &str, text: &str| -> Result<Value, CliError> {
+                serde_json::from_str(text)
+                    .map_err(|e| CliError::usage(name, format!("not JSON: {e}")))
+            };
+            let checked = match authorization_checked_at {
+                Some(t) => t.clone(),
+                None => parse_now(common.now.as_deref())?.to_string(),
+            };
+            let mut v = json!({"type": "admit", "runId": run, "operationId": operation, "attemptId": attempt,
+                "grantId": grant, "subject": subject,
+                "action": {"capability": capability, "resource": resource,
+                    "payload": opaque("--payload", payload)?, "preconditions": opaque("--preconditions", preconditions)?},
+                "amount": amount, "authorizationCheckedAt": checked, "policy": policy,
+                "mandatoryChecksOk": !mandatory_checks_failed});
+            if !depends_on.is_empty() {
+                v["dependsOn"] = json!(depends_on);
+            }
+            write(
+                ctx,
+                out,
+                job("mission admit", mission, common, build(&v), false, None),
+            )
+        }
+        Cmd::Dispatch {
+            mission,
+            attempt,
+            common,
+        } => write(
+            ctx,
+            out,
+            job(
+                "mission dispatch",
+                mission,
+                common,
+                build(&json!({"type": "dispatch", "attemptId": attempt})),
+                false,
+                None,
+            ),
+        ),
+        Cmd::Settle {
+            mission,
+            attempt,
+            actual,
+            failed,
+            unknown: _,
+            common,
+        } => {
+            let v = match actual {
+                None => json!({"type": "settle", "attemptId": attempt, "outcome": "UNKNOWN"}),
+                Some(a) => {
+                    json!({"type": "settle", "attemptId": attempt, "outcome": if *failed { "FAILED" } else { "SUCCEEDED" }, "actualCost": a})
+                }
+            };
+            write(
+                ctx,
+                out,
+                job("mission settle", mission, common, build(&v), false, None),
+            )
+        }
+        Cmd::Release {
+            mission,
+            attempt,
+            common,
+        } => write(
+            ctx,
+            out,
+            job(
+                "mission release",
+                mission,
+                common,
+                build(&json!({"type": "release", "attemptId": attempt})),
+                false,
+                None,
+            ),
+        ),
+        Cmd::Reconcile {
+            mission,
+            attempt,
+            actual,
+            failed,
+            evidence,
+            common,
+        } => {
+            // The evidence ref is filled in once resolved; a placeholder keeps parsing strict.
+            let v = json!({"type": "reconcile", "attemptId": attempt, "actualCost": actual,
+                "outcome": if *failed { "FAILED" } else { "SUCCEEDED" }, "evidenceRef": HashRef::of(b"").to_string()});
+            write(
+                ctx,
+                out,
+                job(
+                    "mission reconcile",
+                    mission,
+                    common,
+                    build(&v),
+                    true,
+                    Some(evidence),
+                ),
+            )
+        }
+        Cmd::Approve {
+            mission,
+            operation,
+            evidence,
+            common,
+        } => {
+            let v = json!({"type": "approve", "operationId": operation, "evidenceRef": HashRef::of(b"").to_string()});
+            write(
+                ctx,
+                out,
+                job(
+                    "mission approve",
+                    mission,
+                    common,
+                    build(&v),
+                    true,
+                    Some(evidence),
+                ),
+            )
+        }
+        Cmd::Revoke {
+            mission,
+            grant,
+            common,
+        } => write(
+            ctx,
+            out,
+            job(
+                "mission revoke",
+                mission,
+                common,
+                build(&json!({"type": "revoke", "grantId": grant})),
+                false,
+                None,
+            ),
+        ),
+        Cmd::CompleteRun {
+            mission,
+            run,
+            criteria,
+            common,
+        } => {
+            let mut m = serde_json::Map::new();
+            for c in criteria {
+                let Some((k, r)) = c.split_once('=') else {
+                    return Err(CliError::usage(
+                        "--criterion",
+                        format!("{c:?} is not NAME=sha256:REF"),
+                    ));
+                };
+                m.insert(k.to_string(), r.into());
+            }
+            write(
+                ctx,
+                out,
+                job(
+                    "mission complete-run",
+                    mission,
+                    common,
+                    build(&json!({"type": "completeRun", "runId": run, "criteria": m})),
+                    false,
+                    None,
+                ),
+            )
+        }
+        Cmd::Report { mission, now } => report(ctx, out, mission, now.as_deref()),
+        Cmd::List => list(ctx, out),
+        Cmd::Log { mission } => log(ctx, out, mission),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn now_is_canonical_and_not_far_ahead() {
+        assert_eq!(parse_now(Some("10")).ok(), Some(Amount(10)));
+        for bad in ["-1", "01", "1.5", ""] {
+            assert_eq!(
+                parse_now(Some(bad)).err().map(|e| e.exit),
+                Some(Exit::Usage),
+                "{bad}"
+            );
+        }
+        let far = (system_ms() + MAX_NOW_AHEAD_MS + 60_000).to_string();
+        assert_eq!(
+            parse_now(Some(&far)).err().map(|e| e.exit),
+            Some(Exit::Usage)
+        );
+        let near = (system_ms() + 60_000).to_string();
+        assert!(parse_now(Some(&near)).is_ok());
+    }
+
+    #[test]
+    fn phrases_name_the_mission_and_the_target() {
+        let c = Command::Approve {
+            operation_id: "o".into(),
+            evidence_ref: String::new(),
+        };
+        assert_eq!(phrase("m", &c), "approve m o");
+        let c = Command::Reconcile {
+            attempt_id: "a".into(),
+            actual_cost: Amount(1),
+            outcome: mission::Outcome::Succeeded,
+            evidence_ref: String::new(),
+        };
+        assert_eq!(phrase("m", &c), "reconcile m a");
+    }
+}
