@@ -740,6 +740,7 @@ pub fn journal(conn: &Connection, mission_id: &str) -> Result<Vec<JournalEntry>,
 }
 
 /// The canonical journal entry object.
+#[allow(clippy::too_many_arguments)]
 fn entry_value(
     mission_id: &str,
     seq: u64,
@@ -1117,8 +1118,7 @@ fn check_one(conn: &Connection, mission_id: &str, out: &mut Vec<Problem>) -> rus
     };
     let mut state = State::create(&h.contract);
     let mut prev = h.contract_ref.clone();
-    let mut expected = 1u64;
-    for e in &entries {
+    for (expected, e) in (1u64..).zip(entries.iter()) {
         if e.seq != expected {
             problem(
                 "mission_chain",
@@ -1127,7 +1127,6 @@ fn check_one(conn: &Connection, mission_id: &str, out: &mut Vec<Problem>) -> rus
             );
             return Ok(());
         }
-        expected += 1;
         let computed = HashRef::of(&e.entry).to_string();
         if computed != e.entry_hash {
             problem(

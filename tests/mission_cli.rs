@@ -1,0 +1,797 @@
+//! `world mission …` through the binary (missions.md §5, §6; issue 15 parts 2–4).
+//!
+//! Every command runs in a new session without a controlling terminal (so attended acts meet
+//! the tty fence); the HUMAN acts are driven on a pseudo-terminal that becomes the child's
+//! controlling terminal.
+
+mod terminal;
+use terminal::pty;
+
+use std::path::PathBuf;
+use std::process::{Command, Output, Stdio};
+
+use assert_cmd::prelude::*;
+use serde_json::{json, Value};
+
+const SEED: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/mission/seed");
+
+struct Env {
+    dir: tempfile::TempDir,
+}
+
+impl Env {
+    fn new() -> Env {
+        let env = Env {
+            dir: tempfile::tempdir().unwrap(),
+        };
+        let o = env.world(&["genesis"]).output().unwrap();
+        assert!(o.status.success());
+        env
+    }
+    fn db(&self) -> PathBuf {
+        self.dir.path().join("w.db")
+    }
+    fn path(&self, name: &str) -> PathBuf {
+        self.dir.path().join(name)
+    }
+    fn write(&self, name: &str, v: &Value) -> String {
+        let p = self.path(name);
+        std::fs::write(&p, serde_json::to_vec(v).unwrap()).unwrap();
+        p.display().to_string()
+    }
+    fn base(&self) -> Command {
+        let mut c = Command::cargo_bin("world").unwrap();
+        c.current_dir(self.dir.path())
+            .env("WORLD_DB", self.db())
+            .env("USER", "ann")
+            .env_remove("WORLD_SESSION")
+            .stdin(Stdio::null());
+        c
+    }
+    fn world(&self, args: &[&str]) -> Command {
+        let mut c = self.base();
+        c.args(args);
+        terminal::detach(&mut c);
+        c
+    }
+    /// `world mission ARGS`, asserting the exit code; stdout.
+    fn mission(&self, args: &[&str], code: i32) -> String {
+        let mut full = vec!["mission"];
+        full.extend_from_slice(args);
+        let out = self.world(&full).output().unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(code),
+            "world {full:?}\nstdout: {}\nstderr: {}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    }
+    fn mission_json(&self, args: &[&str], code: i32) -> Value {
+        let mut full = vec!["--json"];
+        full.extend_from_slice(args);
+        let text = self.mission(&full, code);
+        serde_json::from_str(text.trim()).unwrap_or_else(|e| panic!("{e}: {text}"))
+    }
+    fn report(&self) -> Value {
+        self.mission_json(&["report", "m", "--now", "10"], 0)
+    }
+    /// Every mission row (the "store unchanged" check).
+    fn dump(&self) -> Vec<String> {
+        let conn = rusqlite::Connection::open(self.db()).unwrap();
+        let mut out = Vec::new();
+        for t in world::mission::store::TABLES {
+            let Ok(mut stmt) = conn.prepare(&format!("SELECT * FROM {t} ORDER BY 1, 2")) else {
+                continue;
+            };
+            let n = stmt.column_count();
+            let rows: Vec<String> = stmt
+                .query_map([], |r| {
+                    let mut s = t.to_string();
+                    for i in 0..n {
+                        s.push_str(&format!("|{:?}", r.get_ref(i)?));
+                    }
+                    Ok(s)
+                })
+                .unwrap()
+                .map(Result::unwrap)
+                .collect();
+            out.extend(rows);
+        }
+        let objects: i64 = conn
+            .query_row("SELECT count(*) FROM objects", [], |r| r.get(0))
+            .unwrap();
+        out.push(format!("objects {objects}"));
+        out
+    }
+    fn create_seed(&self) {
+        let out = self.mission(
+            &[
+                "create",
+                "--contract",
+                &format!("{SEED}/contract.json"),
+                "--yes",
+                "--now",
+                "0",
+            ],
+            0,
+        );
+        assert!(out.starts_with("OK mission=m contractRef=sha256:"), "{out}");
+    }
+    fn verify_ok(&self) {
+        let out = self.world(&["verify"]).output().unwrap();
+        assert!(
+            out.status.success(),
+            "verify: {}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    /// Run on a pty that `typed` is written to.
+    fn attended(&self, args: &[&str], typed: &str) -> Output {
+        use std::io::Write;
+        let (mut master, slave) = pty();
+        master.write_all(typed.as_bytes()).unwrap();
+        let mut c = self.base();
+        c.args(args).stdout(Stdio::piped()).stderr(Stdio::piped());
+        terminal::with_terminal(&mut c, &slave);
+        let out = c.output().unwrap();
+        drop(slave);
+        drop(master);
+        out
+    }
+}
+
+fn step(n: u8) -> String {
+    format!("{SEED}/step{n}.json")
+}
+
+#[test]
+fn the_seeds_example_byte_for_byte_through_the_cli() {
+    let env = Env::new();
+    env.create_seed();
+    for n in 1..=3 {
+        let out = env.mission(&["apply", "m", "--command", &step(n), "--now", "10"], 0);
+        assert!(
+            out.starts_with(&format!("OK revision={n} seq={n}")),
+            "{out}"
+        );
+    }
+    let before = env.dump();
+    let out = env.mission(&["apply", "m", "--command", &step(4), "--now", "10"], 4);
+    assert_eq!(out.trim(), "BUDGET_EXHAUSTED budget=100 reserved=80 settled=0 requested=30: the mission budget would be exceeded");
+    let j = env.mission_json(&["apply", "m", "--command", &step(4), "--now", "10"], 4);
+    assert_eq!(
+        (
+            j["code"].as_str(),
+            j["reserved"].as_str(),
+            j["requested"].as_str()
+        ),
+        (Some("BUDGET_EXHAUSTED"), Some("80"), Some("30"))
+    );
+    assert_eq!(env.dump(), before, "journal, state and outbox unchanged");
+    let r = env.report();
+    assert_eq!(r["reserved"], json!("80"));
+    assert_eq!(r["remaining"], json!("20"));
+    assert_eq!(r["outstanding"][0]["attemptId"], json!("a"));
+    // The journal holds the seed's commands, canonicalised, byte for byte.
+    let conn = rusqlite::Connection::open(env.db()).unwrap();
+    let entry: Vec<u8> = conn
+        .query_row("SELECT entry FROM mission_journal WHERE seq = 3", [], |r| {
+            r.get(0)
+        })
+        .unwrap();
+    let v: Value = serde_json::from_slice(&entry).unwrap();
+    let seed: Value = serde_json::from_slice(&std::fs::read(step(3)).unwrap()).unwrap();
+    assert_eq!(v["command"], seed);
+    let log = env.mission(&["log", "m"], 0);
+    assert_eq!(log.lines().count(), 3);
+    let list = env.mission_json(&["list"], 0);
+    assert_eq!(
+        (list["missionId"].as_str(), list["reserved"].as_str()),
+        (Some("m"), Some("80"))
+    );
+    env.verify_ok();
+}
+
+#[test]
+fn flag_forms_build_exactly_the_commands_apply_parses() {
+    let a = Env::new();
+    let b = Env::new();
+    for env in [&a, &b] {
+        env.create_seed();
+    }
+    for n in 1..=3 {
+        a.mission(&["apply", "m", "--command", &step(n), "--now", "10"], 0);
+    }
+    b.mission(&["start-run", "m", "--run", "r", "--now", "10"], 0);
+    b.mission(
+        &[
+            "grant",
+            "m",
+            "--id",
+            "g",
+            "--subject",
+            "agent",
+            "--action",
+            "write",
+            "--resource",
+            "doc",
+            "--not-before",
+            "0",
+            "--expires-at",
+            "10000",
+            "--limit",
+            "100",
+            "--can-delegate",
+            "--depth",
+            "2",
+            "--now",
+            "10",
+        ],
+        0,
+    );
+    b.mission(
+        &[
+            "admit",
+            "m",
+            "--run",
+            "r",
+            "--operation",
+            "o",
+            "--attempt",
+            "a",
+            "--grant",
+            "g",
+            "--subject",
+            "agent",
+            "--capability",
+            "write",
+            "--resource",
+            "doc",
+            "--amount",
+            "80",
+            "--payload",
+            r#"{"value":1}"#,
+            "--preconditions",
+            r#"{"revision":1}"#,
+            "--authorization-checked-at",
+            "10",
+            "--now",
+            "10",
+        ],
+        0,
+    );
+    let entries = |env: &Env| -> Vec<Value> {
+        let conn = rusqlite::Connection::open(env.db()).unwrap();
+        let mut stmt = conn
+            .prepare("SELECT entry FROM mission_journal ORDER BY seq")
+            .unwrap();
+        stmt.query_map([], |r| r.get::<_, Vec<u8>>(0))
+            .unwrap()
+            .map(|e| serde_json::from_slice::<Value>(&e.unwrap()).unwrap()["command"].clone())
+            .collect()
+    };
+    assert_eq!(entries(&a), entries(&b));
+    assert_eq!(a.report(), b.report());
+    // Settlement through the flags.
+    b.mission(&["dispatch", "m", "--attempt", "a", "--now", "10"], 0);
+    let out = b.mission(
+        &[
+            "settle",
+            "m",
+            "--attempt",
+            "a",
+            "--actual",
+            "81",
+            "--now",
+            "10",
+        ],
+        4,
+    );
+    assert!(
+        out.starts_with("EXPOSURE_EXCEEDED attemptId=a amount=80 actualCost=81"),
+        "{out}"
+    );
+    let r = b.report();
+    assert_eq!(
+        (
+            r["reserved"].as_str(),
+            r["violations"].as_array().map(Vec::len)
+        ),
+        (Some("80"), Some(1))
+    );
+    b.mission(
+        &[
+            "settle",
+            "m",
+            "--attempt",
+            "a",
+            "--actual",
+            "70",
+            "--failed",
+            "--now",
+            "11",
+        ],
+        0,
+    );
+    let r = b.report();
+    assert_eq!(
+        (
+            r["reserved"].as_str(),
+            r["settled"].as_str(),
+            r["remaining"].as_str()
+        ),
+        (Some("0"), Some("70"), Some("30"))
+    );
+    b.verify_ok();
+}
+
+#[test]
+fn bad_input_is_refused_with_the_store_unchanged() {
+    let env = Env::new();
+    env.create_seed();
+    env.mission(&["start-run", "m", "--run", "r", "--now", "10"], 0);
+    env.mission(
+        &[
+            "grant",
+            "m",
+            "--id",
+            "g",
+            "--subject",
+            "agent",
+            "--action",
+            "write",
+            "--resource",
+            "doc",
+            "--expires-at",
+            "10000",
+            "--limit",
+            "100",
+            "--now",
+            "10",
+        ],
+        0,
+    );
+    let before = env.dump();
+    for bad in ["-1", "01", "1.5", "340282366920938463463374607431768211456"] {
+        let j = env.mission_json(
+            &[
+                "admit",
+                "m",
+                "--run",
+                "r",
+                "--operation",
+                "o",
+                "--attempt",
+                "a",
+                "--grant",
+                "g",
+                "--subject",
+                "agent",
+                "--capability",
+                "write",
+                "--resource",
+                "doc",
+                "--amount",
+                bad,
+                "--now",
+                "10",
+            ],
+            4,
+        );
+        assert_eq!(
+            (j["code"].as_str(), j["member"].as_str()),
+            (Some("COMMAND_INVALID"), Some("amount")),
+            "{bad}"
+        );
+    }
+    let p = env.write(
+        "bad.json",
+        &json!({"type": "startRun", "runId": "r2", "colour": "red"}),
+    );
+    let j = env.mission_json(&["apply", "m", "--command", &p, "--now", "10"], 4);
+    assert_eq!(j["member"], json!("colour"));
+    let p = env.write("lines.jsonl", &json!({"type": "startRun", "runId": "r2"}));
+    std::fs::write(
+        &p,
+        format!(
+            "{}\n{{\"type\":\"startRun\"}}\n",
+            std::fs::read_to_string(&p).unwrap()
+        ),
+    )
+    .unwrap();
+    let j = env.mission_json(&["apply", "m", "--commands", &p, "--now", "10"], 4);
+    assert_eq!(
+        (j["line"].as_str(), j["member"].as_str()),
+        (Some("2"), Some("runId")),
+        "a bad line refuses the whole file"
+    );
+    let mut c =
+        serde_json::from_slice::<Value>(&std::fs::read(format!("{SEED}/contract.json")).unwrap())
+            .unwrap();
+    c["budget"] = json!("01");
+    let p = env.write("c.json", &c);
+    assert_eq!(
+        env.mission_json(&["create", "--contract", &p, "--yes"], 4)["code"],
+        json!("CONTRACT_INVALID")
+    );
+    // Usage errors: --now in the future, --now out of grammar.
+    env.mission(
+        &[
+            "start-run",
+            "m",
+            "--run",
+            "r2",
+            "--now",
+            "99999999999999999",
+        ],
+        2,
+    );
+    env.mission(&["start-run", "m", "--run", "r2", "--now", "-5"], 2);
+    env.mission(&["start-run", "m", "--run", "r2", "--now", "9"], 4); // TIME_REGRESSED
+    env.mission(&["start-run", "nope", "--run", "r2", "--now", "10"], 4); // MISSION_NOT_FOUND
+    env.mission(
+        &[
+            "create",
+            "--contract",
+            &format!("{SEED}/contract.json"),
+            "--yes",
+        ],
+        4,
+    ); // MISSION_EXISTS
+    assert_eq!(env.dump(), before);
+    // Reads of a missing mission fail (exit 1).
+    env.mission(&["report", "nope"], 1);
+}
+
+#[test]
+fn a_jsonl_file_applies_in_order_and_stops_at_the_first_rejection() {
+    let env = Env::new();
+    env.create_seed();
+    let lines: Vec<String> = (1..=4)
+        .map(|n| std::fs::read_to_string(step(n)).unwrap())
+        .collect();
+    let p = env.path("seed.jsonl");
+    std::fs::write(&p, lines.join("\n")).unwrap();
+    let out = env.mission(
+        &[
+            "apply",
+            "m",
+            "--commands",
+            p.to_str().unwrap(),
+            "--now",
+            "10",
+        ],
+        4,
+    );
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), 4, "{out}");
+    assert!(lines[3].starts_with("BUDGET_EXHAUSTED"));
+    assert_eq!(env.report()["reserved"], json!("80"));
+}
+
+#[test]
+fn attended_acts_meet_the_fence_and_a_human_types_the_phrase() {
+    let env = Env::new();
+    let contract = format!("{SEED}/contract.json");
+    let out = env
+        .world(&["mission", "create", "--contract", &contract])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(3));
+    assert!(String::from_utf8_lossy(&out.stderr)
+        .contains("STOP fence=tty reason=no-controlling-terminal"));
+    assert_eq!(env.mission(&["--json", "list"], 0), "", "nothing created");
+    // Typed wrong: STOP, nothing written.
+    let out = env.attended(
+        &["mission", "create", "--contract", &contract, "--now", "0"],
+        "create m 000000000000\n",
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(3),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let c = world::mission::Contract::parse(&std::fs::read(&contract).unwrap()).unwrap();
+    let hex = c.contract_ref().to_string();
+    let out = env.attended(
+        &["mission", "create", "--contract", &contract, "--now", "0"],
+        &format!("create m {}\n", &hex[7..19]),
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let list = env.mission_json(&["list"], 0);
+    assert_eq!(list["unattended"], json!(false));
+    for n in 1..=3 {
+        env.mission(&["apply", "m", "--command", &step(n), "--now", "10"], 0);
+    }
+    env.mission(&["dispatch", "m", "--attempt", "a", "--now", "10"], 0);
+    env.mission(
+        &["settle", "m", "--attempt", "a", "--unknown", "--now", "10"],
+        0,
+    );
+    assert_eq!(env.report()["unknown"][0]["attemptId"], json!("a"));
+    std::fs::write(env.path("invoice.txt"), "provider invoice 17: 85 units\n").unwrap();
+    let rec = [
+        "mission",
+        "reconcile",
+        "m",
+        "--attempt",
+        "a",
+        "--actual",
+        "85",
+        "--evidence-file",
+        "invoice.txt",
+        "--now",
+        "11",
+    ];
+    // No terminal: STOP, nothing written.
+    let before = env.dump();
+    let out = env.world(&rec).output().unwrap();
+    assert_eq!(out.status.code(), Some(3));
+    assert_eq!(env.dump(), before);
+    // A dry run refuses what the mission would refuse, without asking.
+    let out = env.attended(
+        &[
+            "mission",
+            "reconcile",
+            "m",
+            "--attempt",
+            "zz",
+            "--actual",
+            "1",
+            "--evidence-file",
+            "invoice.txt",
+            "--now",
+            "11",
+        ],
+        "",
+    );
+    assert_eq!(out.status.code(), Some(4));
+    assert!(String::from_utf8_lossy(&out.stdout).starts_with("ATTEMPT_NOT_FOUND"));
+    let out = env.attended(&rec, "reconcile m a\n");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let r = env.report();
+    assert_eq!(
+        (r["reserved"].as_str(), r["settled"].as_str()),
+        (Some("0"), Some("85"))
+    );
+    assert_eq!(
+        r["violations"][0]["command"],
+        json!("reconcile"),
+        "above the admitted 80"
+    );
+    assert_eq!(r["violations"][0]["actorId"], json!("human:ann"));
+    // approve is HUMAN-only too, and its evidence must resolve in the store.
+    let bogus = format!("sha256:{}", "ab".repeat(32));
+    let out = env.attended(
+        &[
+            "mission",
+            "approve",
+            "m",
+            "--operation",
+            "o9",
+            "--evidence",
+            &bogus,
+            "--now",
+            "11",
+        ],
+        "approve m o9\n",
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let out = env.attended(
+        &[
+            "mission",
+            "approve",
+            "m",
+            "--operation",
+            "o9",
+            "--evidence-file",
+            "invoice.txt",
+            "--now",
+            "11",
+        ],
+        "approve m o9\n",
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    env.verify_ok();
+}
+
+#[test]
+fn eight_processes_admitting_against_one_budget_never_admit_past_it() {
+    let env = Env::new();
+    env.create_seed();
+    env.mission(&["start-run", "m", "--run", "r", "--now", "10"], 0);
+    env.mission(
+        &[
+            "grant",
+            "m",
+            "--id",
+            "g",
+            "--subject",
+            "agent",
+            "--action",
+            "write",
+            "--resource",
+            "doc",
+            "--expires-at",
+            "10000",
+            "--limit",
+            "100",
+            "--now",
+            "10",
+        ],
+        0,
+    );
+    let children: Vec<_> = (0..8)
+        .map(|i| {
+            let a = format!("a{i}");
+            let o = format!("o{i}");
+            env.world(&[
+                "--wait-lock",
+                "60",
+                "--json",
+                "mission",
+                "admit",
+                "m",
+                "--run",
+                "r",
+                "--operation",
+                &o,
+                "--attempt",
+                &a,
+                "--grant",
+                "g",
+                "--subject",
+                "agent",
+                "--capability",
+                "write",
+                "--resource",
+                "doc",
+                "--amount",
+                "30",
+                "--authorization-checked-at",
+                "10",
+                "--now",
+                "10",
+            ])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap()
+        })
+        .collect();
+    let mut admitted = 0;
+    let mut refused = 0;
+    for c in children {
+        let out = c.wait_with_output().unwrap();
+        let v: Value = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
+        match (out.status.code(), v["code"].as_str()) {
+            (Some(0), Some("OK")) => admitted += 1,
+            (Some(4), Some("BUDGET_EXHAUSTED")) => refused += 1,
+            other => panic!("{other:?}: {}", String::from_utf8_lossy(&out.stderr)),
+        }
+    }
+    assert_eq!((admitted, refused), (3, 5), "100 / 30 = 3 admissions");
+    let r = env.report();
+    assert_eq!(r["reserved"], json!("90"));
+    env.verify_ok();
+}
+
+#[test]
+fn kill_9_during_admit_and_settle_leaves_journal_state_and_outbox_consistent() {
+    let env = Env::new();
+    let mut c =
+        serde_json::from_slice::<Value>(&std::fs::read(format!("{SEED}/contract.json")).unwrap())
+            .unwrap();
+    c["budget"] = json!("100000000");
+    c["maxAttempts"] = json!("100000");
+    env.write("big.json", &c);
+    env.mission(
+        &["create", "--contract", "big.json", "--yes", "--now", "0"],
+        0,
+    );
+    env.mission(&["start-run", "m", "--run", "r", "--now", "10"], 0);
+    env.mission(
+        &[
+            "grant",
+            "m",
+            "--id",
+            "g",
+            "--subject",
+            "agent",
+            "--action",
+            "write",
+            "--resource",
+            "doc",
+            "--expires-at",
+            "10000",
+            "--limit",
+            "100000000",
+            "--now",
+            "10",
+        ],
+        0,
+    );
+    let admit = |i: usize| {
+        json!({"type": "admit", "runId": "r", "operationId": format!("o{i}"), "attemptId": format!("a{i}"), "grantId": "g",
+            "subject": "agent", "action": {"capability": "write", "resource": "doc", "payload": {}, "preconditions": {}},
+            "amount": "10", "authorizationCheckedAt": "10", "policy": "ALLOW", "mandatoryChecksOk": true})
+    };
+    let mut next = 0usize;
+    let mut seen_partial = false;
+    for round in 0..6u64 {
+        let mut lines = Vec::new();
+        for i in next..next + 150 {
+            lines.push(admit(i).to_string());
+            lines.push(json!({"type": "dispatch", "attemptId": format!("a{i}")}).to_string());
+            lines.push(json!({"type": "settle", "attemptId": format!("a{i}"), "outcome": "SUCCEEDED", "actualCost": "7"}).to_string());
+        }
+        next += 150;
+        std::fs::write(env.path("batch.jsonl"), lines.join("\n")).unwrap();
+        let mut child = env
+            .world(&[
+                "mission",
+                "apply",
+                "m",
+                "--commands",
+                "batch.jsonl",
+                "--now",
+                "10",
+            ])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(150 + 90 * round));
+        let _ = child.kill();
+        let _ = child.wait();
+        env.verify_ok();
+        let r = env.report();
+        // No DISPATCHED attempt was refunded: every outstanding attempt still holds its 10.
+        let outstanding = r["outstanding"].as_array().unwrap().len() as u64;
+        let reserved: u64 = r["reserved"].as_str().unwrap().parse().unwrap();
+        assert_eq!(reserved, outstanding * 10);
+        seen_partial |= outstanding > 0 || r["attempts"]["settled"].as_u64().unwrap() % 150 != 0;
+        // Settle whatever the kill left dispatched, so the next round starts clean.
+        for a in r["outstanding"].as_array().unwrap() {
+            let id = a["attemptId"].as_str().unwrap();
+            if a["status"] == "ADMITTED" {
+                env.mission(&["dispatch", "m", "--attempt", id, "--now", "10"], 0);
+            }
+            env.mission(
+                &[
+                    "settle",
+                    "m",
+                    "--attempt",
+                    id,
+                    "--actual",
+                    "7",
+                    "--now",
+                    "10",
+                ],
+                0,
+            );
+        }
+        env.verify_ok();
+    }
+    let _ = seen_partial; // timing-dependent; the consistency checks above are what matter
+}
