@@ -83,6 +83,7 @@ fn allowed_failed_and_denied_effects_are_recorded_and_spend_survives() {
         handlers: &handlers,
         ctx: &ctx,
         limits: None,
+        mission: None,
         with_intent: None,
     };
     let deadline = Instant::now() + Duration::from_secs(5);
@@ -182,6 +183,7 @@ fn allowed_failed_and_denied_effects_are_recorded_and_spend_survives() {
         handlers: &handlers,
         ctx: &ctx,
         limits: None,
+        mission: None,
         with_intent: None,
     };
     let again = broker2
@@ -232,6 +234,7 @@ fn an_effect_without_a_handler_writes_nothing() {
         handlers: &handlers,
         ctx: &ctx,
         limits: None,
+        mission: None,
         with_intent: None,
     };
     let before: i64 = store

@@ -113,6 +113,13 @@ pub enum BrokerError {
     /// The limits ledger failed (not a rejection).
     #[error("{0}")]
     Limits(String),
+    /// The paired mission refused the admission: the whole intent transaction rolled back and
+    /// nothing ran (missions.md §7).
+    #[error("{}", .0.human())]
+    MissionRejected(Box<crate::mission::Rejection>),
+    /// The paired mission store failed (not a rejection).
+    #[error("{0}")]
+    Mission(String),
     /// Store failure (nothing of this step was committed).
     #[error(transparent)]
     Store(#[from] StoreError),
@@ -161,6 +168,68 @@ fn ledger_step(
         Ok(_) => Ok(()),
         Err(LimitsError::Rejected(v)) => Err(BrokerError::LimitsRejected(v)),
         Err(e) => Err(BrokerError::Limits(e.to_string())),
+    }
+}
+
+/// Pairing of an episode's effects with a finite-v1 mission in the store file (missions.md §7):
+/// each allowed effect is admitted (capability = effect, resource = scope, amount = cost,
+/// attemptId = operationId = the effect intent id) and dispatched in its intent's transaction,
+/// and settled with its outcome (an indeterminate effect settles UNKNOWN).
+#[derive(Clone, Debug)]
+pub struct MissionPairing {
+    /// The mission.
+    pub mission_id: String,
+    /// The run effects are admitted in.
+    pub run_id: String,
+    /// The grant effects are admitted under.
+    pub grant_id: String,
+    /// The grant's subject (who acts).
+    pub subject: String,
+    /// The mission clock at the start of the call, ms.
+    pub now_ms: u128,
+    /// The clock is fixed (tests): settle at `now_ms` instead of the wall clock.
+    pub fixed_clock: bool,
+}
+
+impl MissionPairing {
+    fn settle_ms(&self) -> u128 {
+        if self.fixed_clock {
+            self.now_ms
+        } else {
+            self.now_ms.max(wall_ms())
+        }
+    }
+}
+
+fn mission_step(
+    tx: &rusqlite::Transaction<'_>,
+    mission_id: &str,
+    command: crate::mission::Command,
+    now_ms: u128,
+) -> Result<(), BrokerError> {
+    use crate::mission::store::{apply_in, Error as MissionError, Request as MissionRequest};
+    let req = MissionRequest {
+        command,
+        request_id: None,
+    };
+    let host = crate::mission::Actor::host();
+    match apply_in(tx, mission_id, &req, &host, crate::limits::Amount(now_ms)) {
+        Ok(_) => Ok(()),
+        Err(MissionError::Rejected(r)) => Err(BrokerError::MissionRejected(r)),
+        Err(e) => Err(BrokerError::Mission(e.to_string())),
+    }
+}
+
+fn mission_settle(
+    intent_id: &str,
+    outcome: crate::mission::Outcome,
+    cost: i64,
+) -> crate::mission::Command {
+    crate::mission::Command::Settle {
+        attempt_id: intent_id.to_string(),
+        outcome,
+        actual_cost: (outcome != crate::mission::Outcome::Unknown)
+            .then_some(crate::limits::Amount(cost.max(0) as u128)),
     }
 }
 
@@ -271,6 +340,8 @@ pub struct Broker<'a> {
     pub ctx: &'a HandlerContext,
     /// The limits-ledger scope this episode is bound to, if any.
     pub limits: Option<LimitsPairing>,
+    /// The mission this episode is bound to, if any (admitted after the ledger reserves).
+    pub mission: Option<MissionPairing>,
     /// An object written in the same transaction as each allowed effect's intent (the
     /// coordinator's started marker, so a resent invocation id never runs a handler twice).
     pub with_intent: Option<Object>,
@@ -380,6 +451,45 @@ impl Broker<'_> {
                 p.now_ms,
             )?;
         }
+        if let Some(m) = &self.mission {
+            // The seed's order: the ledger reserves first, then the mission admits and
+            // dispatches, all in the intent's transaction; a rejection rolls all of it back.
+            use crate::encoding::trcjson;
+            let payload = trcjson::parse(&req.payload, trcjson::Bounds::UNBOUNDED)
+                .unwrap_or(trcjson::CValue::Null);
+            let admit = crate::mission::Admit {
+                run_id: m.run_id.clone(),
+                operation_id: intent_id.clone(),
+                attempt_id: intent_id.clone(),
+                grant_id: m.grant_id.clone(),
+                subject: m.subject.clone(),
+                action: crate::mission::Action {
+                    capability: req.effect.clone(),
+                    resource: req.scope.clone(),
+                    payload,
+                    preconditions: trcjson::CValue::Object(Vec::new()),
+                },
+                amount: crate::limits::Amount(req.cost.max(0) as u128),
+                authorization_checked_at: crate::limits::Amount(m.now_ms),
+                policy: "ALLOW".into(),
+                mandatory_checks_ok: true,
+                depends_on: None,
+            };
+            mission_step(
+                &tx,
+                &m.mission_id,
+                crate::mission::Command::Admit(Box::new(admit)),
+                m.now_ms,
+            )?;
+            mission_step(
+                &tx,
+                &m.mission_id,
+                crate::mission::Command::Dispatch {
+                    attempt_id: intent_id.clone(),
+                },
+                m.now_ms,
+            )?;
+        }
         tx.commit().map_err(StoreError::from)?;
 
         // The handler runs with the unit already spent.
@@ -402,7 +512,20 @@ impl Broker<'_> {
                         .str("invocationId", &intent_id)
                         .str("message", &msg)
                         .finish();
-                    if put_object(&tx, &Object::new(EFFECT_INDETERMINATE, PROVENANCE, diag)).is_ok()
+                    let settled = match &self.mission {
+                        // Indeterminate settles UNKNOWN: the full reservation stays held.
+                        Some(m) => mission_step(
+                            &tx,
+                            &m.mission_id,
+                            mission_settle(&intent_id, crate::mission::Outcome::Unknown, req.cost),
+                            m.settle_ms(),
+                        )
+                        .is_ok(),
+                        None => true,
+                    };
+                    if settled
+                        && put_object(&tx, &Object::new(EFFECT_INDETERMINATE, PROVENANCE, diag))
+                            .is_ok()
                     {
                         let _ = tx.commit();
                     }
@@ -481,6 +604,23 @@ impl Broker<'_> {
                 )
                 .map_err(|e| StoreError::Corrupt {
                     what: "limits settlement".into(),
+                    detail: e.to_string(),
+                })?;
+            }
+            if let Some(m) = &self.mission {
+                let outcome = if failed {
+                    crate::mission::Outcome::Failed
+                } else {
+                    crate::mission::Outcome::Succeeded
+                };
+                mission_step(
+                    &tx,
+                    &m.mission_id,
+                    mission_settle(&intent_id, outcome, req.cost),
+                    m.settle_ms(),
+                )
+                .map_err(|e| StoreError::Corrupt {
+                    what: "mission settlement".into(),
                     detail: e.to_string(),
                 })?;
             }

@@ -57,7 +57,7 @@ pub fn invoke_err(e: InvokeError) -> CliError {
     };
     let exit = match &e {
         InvokeError::Integrity(_) => Exit::Integrity,
-        InvokeError::LimitsRejected(_) => Exit::LimitRejected,
+        InvokeError::LimitsRejected(_) | InvokeError::MissionRejected(_) => Exit::LimitRejected,
         InvokeError::NotCommitted(_) | InvokeError::EffectsUnrecorded { .. } => Exit::Indeterminate,
         _ => Exit::Failed,
     };

@@ -188,6 +188,9 @@ pub enum InvokeError {
     /// The limits ledger refused the effect's reservation; nothing ran, nothing was committed.
     #[error("{}", .0.human())]
     LimitsRejected(Box<crate::limits::Verdict>),
+    /// The paired mission refused the effect's admission; nothing ran, nothing was committed.
+    #[error("{}", .0.human())]
+    MissionRejected(Box<crate::mission::Rejection>),
     /// Store failure before anything durable happened.
     #[error(transparent)]
     Store(#[from] StoreError),
@@ -214,9 +217,37 @@ impl InvokeError {
             InvokeError::InFlight(_) => "InFlightError",
             InvokeError::EffectsUnrecorded { .. } => "EffectsUnrecordedError",
             InvokeError::LimitsRejected(_) => "LimitsRejectedError",
+            InvokeError::MissionRejected(_) => "MissionRejectedError",
             InvokeError::Store(_) => "StoreError",
         }
     }
+}
+
+/// The mission pairing of an episode's binding (missions.md §7), with the bound grant's subject.
+fn mission_pairing(
+    conn: &rusqlite::Connection,
+    binding: Option<&session::Binding>,
+    now: i64,
+) -> Result<Option<broker::MissionPairing>, InvokeError> {
+    let Some(b) = binding.filter(|b| !b.mission_id.is_empty()) else {
+        return Ok(None);
+    };
+    let subject = crate::mission::store::grant_subject(conn, &b.mission_id, &b.mission_grant)
+        .map_err(|e| {
+            InvokeError::Store(StoreError::Corrupt {
+                what: "mission binding".into(),
+                detail: e.to_string(),
+            })
+        })?
+        .unwrap_or_default();
+    Ok(Some(broker::MissionPairing {
+        mission_id: b.mission_id.clone(),
+        run_id: b.mission_run.clone(),
+        grant_id: b.mission_grant.clone(),
+        subject,
+        now_ms: ledger_now_ms(now),
+        fixed_clock: std::env::var_os("WORLD_TEST_NOW").is_some(),
+    }))
 }
 
 /// The ledger clock for pairing: the wall clock in ms, or `now * 1000` when the store clock is
@@ -507,7 +538,9 @@ pub fn invoke(store: &mut Store, call: &Call, host: &Host<'_>) -> Result<Committ
     let parsed = plan::parse_plan(&raw_plan, &declared)?;
     let plan_obj = Object::new(records::EFFECT_PLAN, &surface, parsed.canonical.clone());
     // Execute.
-    let limits = session::binding(store.conn(), &sess.episode)?
+    let binding = session::binding(store.conn(), &sess.episode)?;
+    let mission = mission_pairing(store.conn(), binding.as_ref(), call.now)?;
+    let limits = binding
         .map(|b| b.limits_scope)
         .filter(|s| !s.is_empty())
         .map(|scope| broker::LimitsPairing {
@@ -522,6 +555,7 @@ pub fn invoke(store: &mut Store, call: &Call, host: &Host<'_>) -> Result<Committ
         handlers: &handlers,
         ctx: &hctx,
         limits,
+        mission,
         with_intent: Some(started_marker(&invocation_id)),
     };
     let mut results = Vec::new();
@@ -557,6 +591,9 @@ pub fn invoke(store: &mut Store, call: &Call, host: &Host<'_>) -> Result<Committ
             }
             Err(BrokerError::LimitsRejected(v)) if records_written.is_empty() => {
                 return Err(InvokeError::LimitsRejected(v))
+            }
+            Err(BrokerError::MissionRejected(r)) if records_written.is_empty() => {
+                return Err(InvokeError::MissionRejected(r))
             }
             Err(e) => {
                 return Err(InvokeError::EffectsUnrecorded {

@@ -899,6 +899,24 @@ fn write_back(
     Ok(())
 }
 
+/// The subject of grant `grant_id` of mission `mission_id` (`None` when either is missing).
+///
+/// # Errors
+/// Storage and corruption errors.
+pub fn grant_subject(
+    conn: &Connection,
+    mission_id: &str,
+    grant_id: &str,
+) -> Result<Option<String>, Error> {
+    if !tables_exist(conn)? {
+        return Ok(None);
+    }
+    Ok(
+        get_row::<Grant>(conn, "mission_grants", "grant_id", mission_id, grant_id)?
+            .map(|g| g.subject),
+    )
+}
+
 /// Apply one command inside a transaction the caller owns (§6): idempotency lookup, working
 /// set, `reduce`, journal row, state rows, outbox intent. On `Err` the caller must roll back —
 /// except for `EXPOSURE_EXCEEDED`, whose journalled violation the caller commits.
