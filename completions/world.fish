@@ -563,7 +563,7 @@ complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subc
 complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from init" -l expected-revision -d 'Refuse (revision_mismatch) unless the ledger is at revision N' -r
 complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from init" -l session -d 'Act as the AGENT holding this session (a token file, or the token); default: the HOST' -r
 complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from init" -l now -d 'The clock, Unix milliseconds (default: the system clock); never earlier than the ledger\'s last recorded time' -r
-complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from init" -l ledger -d 'A standalone ledger file instead of the tables in the store file' -r -F
+complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from init" -l ledger -d 'A standalone ledger (a file, or postgres://user@host/db) instead of the tables in the store file' -r
 complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from init" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
 complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from init" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
 always\t'Always colour'
@@ -584,7 +584,7 @@ complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subc
 complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from reserve" -l expected-revision -d 'Refuse (revision_mismatch) unless the ledger is at revision N' -r
 complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from reserve" -l session -d 'Act as the AGENT holding this session (a token file, or the token); default: the HOST' -r
 complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from reserve" -l now -d 'The clock, Unix milliseconds (default: the system clock); never earlier than the ledger\'s last recorded time' -r
-complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from reserve" -l ledger -d 'A standalone ledger file instead of the tables in the store file' -r -F
+complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from reserve" -l ledger -d 'A standalone ledger (a file, or postgres://user@host/db) instead of the tables in the store file' -r
 complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from reserve" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
 complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from reserve" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
 always\t'Always colour'
@@ -598,7 +598,7 @@ complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subc
 complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from dispatch" -l expected-revision -d 'Refuse (revision_mismatch) unless the ledger is at revision N' -r
 complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from dispatch" -l session -d 'Act as the AGENT holding this session (a token file, or the token); default: the HOST' -r
 complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from dispatch" -l now -d 'The clock, Unix milliseconds (default: the system clock); never earlier than the ledger\'s last recorded time' -r
-complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from dispatch" -l ledger -d 'A standalone ledger file instead of the tables in the store file' -r -F
+complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from dispatch" -l ledger -d 'A standalone ledger (a file, or postgres://user@host/db) instead of the tables in the store file' -r
 complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from dispatch" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
 complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from dispatch" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
 always\t'Always colour'
@@ -613,7 +613,7 @@ complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subc
 complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from settle" -l expected-revision -d 'Refuse (revision_mismatch) unless the ledger is at revision N' -r
 complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from settle" -l session -d 'Act as the AGENT holding this session (a token file, or the token); default: the HOST' -r
 complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from settle" -l now -d 'The clock, Unix milliseconds (default: the system clock); never earlier than the ledger\'s last recorded time' -r
-complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from settle" -l ledger -d 'A standalone ledger file instead of the tables in the store file' -r -F
+complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from settle" -l ledger -d 'A standalone ledger (a file, or postgres://user@host/db) instead of the tables in the store file' -r
 complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from settle" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
 complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from settle" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
 always\t'Always colour'
@@ -632,7 +632,7 @@ complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subc
 complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from reconcile" -l expected-revision -d 'Refuse (revision_mismatch) unless the ledger is at revision N' -r
 complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from reconcile" -l session -d 'Act as the AGENT holding this session (a token file, or the token); default: the HOST' -r
 complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from reconcile" -l now -d 'The clock, Unix milliseconds (default: the system clock); never earlier than the ledger\'s last recorded time' -r
-complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from reconcile" -l ledger -d 'A standalone ledger file instead of the tables in the store file' -r -F
+complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from reconcile" -l ledger -d 'A standalone ledger (a file, or postgres://user@host/db) instead of the tables in the store file' -r
 complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from reconcile" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
 complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from reconcile" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
 always\t'Always colour'
@@ -646,7 +646,7 @@ complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subc
 complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from release" -l expected-revision -d 'Refuse (revision_mismatch) unless the ledger is at revision N' -r
 complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from release" -l session -d 'Act as the AGENT holding this session (a token file, or the token); default: the HOST' -r
 complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from release" -l now -d 'The clock, Unix milliseconds (default: the system clock); never earlier than the ledger\'s last recorded time' -r
-complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from release" -l ledger -d 'A standalone ledger file instead of the tables in the store file' -r -F
+complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from release" -l ledger -d 'A standalone ledger (a file, or postgres://user@host/db) instead of the tables in the store file' -r
 complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from release" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
 complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from release" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
 always\t'Always colour'
@@ -663,7 +663,7 @@ complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subc
 complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from stop" -l expected-revision -d 'Refuse (revision_mismatch) unless the ledger is at revision N' -r
 complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from stop" -l session -d 'Act as the AGENT holding this session (a token file, or the token); default: the HOST' -r
 complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from stop" -l now -d 'The clock, Unix milliseconds (default: the system clock); never earlier than the ledger\'s last recorded time' -r
-complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from stop" -l ledger -d 'A standalone ledger file instead of the tables in the store file' -r -F
+complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from stop" -l ledger -d 'A standalone ledger (a file, or postgres://user@host/db) instead of the tables in the store file' -r
 complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from stop" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
 complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from stop" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
 always\t'Always colour'
@@ -680,7 +680,7 @@ complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subc
 complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from adjust" -l expected-revision -d 'Refuse (revision_mismatch) unless the ledger is at revision N' -r
 complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from adjust" -l session -d 'Act as the AGENT holding this session (a token file, or the token); default: the HOST' -r
 complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from adjust" -l now -d 'The clock, Unix milliseconds (default: the system clock); never earlier than the ledger\'s last recorded time' -r
-complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from adjust" -l ledger -d 'A standalone ledger file instead of the tables in the store file' -r -F
+complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from adjust" -l ledger -d 'A standalone ledger (a file, or postgres://user@host/db) instead of the tables in the store file' -r
 complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from adjust" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
 complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from adjust" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
 always\t'Always colour'
@@ -692,7 +692,7 @@ complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subc
 complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from adjust" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from report" -l scope -d 'Only this scope and its subtree' -r
 complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from report" -l now -d 'The clock, Unix milliseconds (default: the system clock)' -r
-complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from report" -l ledger -d 'A standalone ledger file instead of the tables in the store file' -r -F
+complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from report" -l ledger -d 'A standalone ledger (a file, or postgres://user@host/db) instead of the tables in the store file' -r
 complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from report" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
 complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from report" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
 always\t'Always colour'

@@ -163,6 +163,7 @@ fn ledger_step(
         request_id,
         expected_revision: None,
         command,
+        system_clock: false,
     };
     match crate::limits::apply(tx, &req, &actor, now_ms, &NoEvidence) {
         Ok(_) => Ok(()),

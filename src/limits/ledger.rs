@@ -4,11 +4,11 @@
 use super::amount::Amount;
 use super::codes::{Code, Verdict};
 use super::config::{self, Bounds, Config, LimitKind, ScopeConfig, ScopeKind};
-use super::schema;
+use super::db::{query_one, query_opt, vals, Db, Row};
 use super::{ActorFacts, ActorKind, Command, Error, EvidenceCheck, Outcome, Purpose, Request};
 use crate::encoding::hashref::HashRef;
 use crate::encoding::trcjson;
-use rusqlite::{params, Connection, OptionalExtension, Transaction};
+use rusqlite::Transaction;
 use std::collections::HashMap;
 
 /// Longest request, attempt, operation or run id, in bytes.
@@ -70,26 +70,19 @@ pub(crate) struct Meta {
     pub(crate) head: String,
 }
 
-pub(crate) fn load_meta(conn: &Connection) -> Result<Option<Meta>, Error> {
-    if !schema::initialized(conn)? {
+pub(crate) fn load_meta(conn: &dyn Db) -> Result<Option<Meta>, Error> {
+    if !conn.table_exists("limits_meta")? {
         return Ok(None);
     }
-    let row = conn
-        .prepare_cached(
-            "SELECT ledger_id, revision, last_now_ms, head_event_hash FROM limits_meta WHERE id = 1",
-        )?
-        .query_row([], |r| {
-            Ok((
-                r.get::<_, String>(0)?,
-                r.get::<_, i64>(1)?,
-                r.get::<_, String>(2)?,
-                r.get::<_, String>(3)?,
-            ))
-        })
-        .optional()?;
-    let Some((ledger_id, revision, last, head)) = row else {
+    let row = query_opt(
+        conn,
+        "SELECT ledger_id, revision, last_now_ms, head_event_hash FROM limits_meta WHERE id = 1",
+        &[],
+    )?;
+    let Some(r) = row else {
         return Ok(None);
     };
+    let (ledger_id, revision, last, head) = (r.text(0)?, r.int(1)?, r.text(2)?, r.text(3)?);
     Ok(Some(Meta {
         ledger_id,
         revision: u64::try_from(revision)
@@ -131,17 +124,23 @@ type RawScope = (
     [String; 4],
 );
 
-pub(crate) fn raw_scope(r: &rusqlite::Row<'_>) -> rusqlite::Result<RawScope> {
+pub(crate) fn raw_scope(r: &Row) -> Result<RawScope, Error> {
     Ok((
-        r.get(0)?,
-        r.get(1)?,
-        r.get(2)?,
-        r.get(3)?,
-        r.get(4)?,
-        [r.get(5)?, r.get(6)?, r.get(7)?, r.get(8)?, r.get(9)?],
-        r.get(10)?,
-        r.get(11)?,
-        [r.get(12)?, r.get(13)?, r.get(14)?, r.get(15)?],
+        r.text(0)?,
+        r.int(1)?,
+        r.text(2)?,
+        r.opt_text(3)?,
+        r.text(4)?,
+        [
+            r.opt_text(5)?,
+            r.opt_text(6)?,
+            r.opt_text(7)?,
+            r.opt_text(8)?,
+            r.opt_text(9)?,
+        ],
+        r.text(10)?,
+        r.opt_text(11)?,
+        [r.text(12)?, r.text(13)?, r.text(14)?, r.text(15)?],
     ))
 }
 
@@ -178,14 +177,18 @@ pub(crate) struct Chain {
     pub(crate) eff: Vec<Bounds>,
 }
 
-fn load_chain(conn: &Connection, scope_id: &str) -> Result<Option<Chain>, Error> {
-    let mut stmt = conn.prepare_cached(&format!(
-        "SELECT {SCOPE_COLS} FROM limits_closure c JOIN limits_scopes s ON s.scope_id = c.ancestor_id \
-         WHERE c.scope_id = ?1 ORDER BY c.distance"
-    ))?;
-    let raws = stmt
-        .query_map([scope_id], raw_scope)?
-        .collect::<rusqlite::Result<Vec<_>>>()?;
+fn load_chain(conn: &dyn Db, scope_id: &str) -> Result<Option<Chain>, Error> {
+    let raws = conn
+        .query(
+            &format!(
+                "SELECT {SCOPE_COLS} FROM limits_closure c JOIN limits_scopes s ON s.scope_id = c.ancestor_id \
+                 WHERE c.scope_id = ?1 ORDER BY c.distance"
+            ),
+            &vals![scope_id],
+        )?
+        .iter()
+        .map(raw_scope)
+        .collect::<Result<Vec<_>, _>>()?;
     if raws.is_empty() {
         return Ok(None);
     }
@@ -238,19 +241,19 @@ type RawAttempt = (
     String,
 );
 
-pub(crate) fn raw_attempt(r: &rusqlite::Row<'_>) -> rusqlite::Result<RawAttempt> {
+pub(crate) fn raw_attempt(r: &Row) -> Result<RawAttempt, Error> {
     Ok((
-        r.get(0)?,
-        r.get(1)?,
-        r.get(2)?,
-        r.get(3)?,
-        r.get(4)?,
-        r.get(5)?,
-        r.get(6)?,
-        r.get(7)?,
-        r.get(8)?,
-        r.get(9)?,
-        r.get(10)?,
+        r.text(0)?,
+        r.text(1)?,
+        r.text(2)?,
+        r.text(3)?,
+        r.text(4)?,
+        r.text(5)?,
+        r.opt_text(6)?,
+        r.flag(7)?,
+        r.opt_text(8)?,
+        r.text(9)?,
+        r.text(10)?,
     ))
 }
 
@@ -274,25 +277,30 @@ pub(crate) fn attempt_from_raw(raw: RawAttempt) -> Result<AttemptRow, Error> {
     })
 }
 
-fn load_attempt(conn: &Connection, attempt_id: &str) -> Result<Option<AttemptRow>, Error> {
-    let raw = conn
-        .prepare_cached(&format!(
-            "SELECT {ATTEMPT_COLS} FROM limits_attempts WHERE attempt_id = ?1"
-        ))?
-        .query_row([attempt_id], raw_attempt)
-        .optional()?;
-    raw.map(attempt_from_raw).transpose()
+fn load_attempt(conn: &dyn Db, attempt_id: &str) -> Result<Option<AttemptRow>, Error> {
+    let row = query_opt(
+        conn,
+        &format!("SELECT {ATTEMPT_COLS} FROM limits_attempts WHERE attempt_id = ?1"),
+        &vals![attempt_id],
+    )?;
+    row.as_ref()
+        .map(raw_attempt)
+        .transpose()?
+        .map(attempt_from_raw)
+        .transpose()
 }
 
 /// The earliest stop time over `scope_id` and its ancestors (when accrual freezes).
-fn freeze_of(conn: &Connection, scope_id: &str) -> Result<Option<u128>, Error> {
-    let mut stmt = conn.prepare_cached(
-        "SELECT s.stopped_at_ms FROM limits_closure c JOIN limits_scopes s ON s.scope_id = c.ancestor_id \
-         WHERE c.scope_id = ?1 AND s.stopped_at_ms IS NOT NULL",
-    )?;
-    let texts = stmt
-        .query_map([scope_id], |r| r.get::<_, String>(0))?
-        .collect::<rusqlite::Result<Vec<_>>>()?;
+fn freeze_of(conn: &dyn Db, scope_id: &str) -> Result<Option<u128>, Error> {
+    let texts = conn
+        .query(
+            "SELECT s.stopped_at_ms FROM limits_closure c JOIN limits_scopes s ON s.scope_id = c.ancestor_id \
+             WHERE c.scope_id = ?1 AND s.stopped_at_ms IS NOT NULL",
+            &vals![scope_id],
+        )?
+        .iter()
+        .map(|r| r.text(0))
+        .collect::<Result<Vec<_>, _>>()?;
     let mut min: Option<u128> = None;
     for t in texts {
         let v = num(&t, "stopped_at_ms")?;
@@ -314,26 +322,24 @@ pub(crate) fn live_accrual(
 }
 
 /// Σ live accrual over the attempts in the subtree of `scope_id`; `None` on overflow.
-fn live_under(conn: &Connection, scope_id: &str, now: u128) -> Result<Option<u128>, Error> {
-    let any_stop: bool = conn
-        .prepare_cached(
-            "SELECT EXISTS(SELECT 1 FROM limits_scopes WHERE stopped_at_ms IS NOT NULL)",
+fn live_under(conn: &dyn Db, scope_id: &str, now: u128) -> Result<Option<u128>, Error> {
+    let any_stop = query_one(
+        conn,
+        "SELECT count(*) FROM limits_scopes WHERE stopped_at_ms IS NOT NULL",
+        &[],
+    )?
+    .int(0)?
+        > 0;
+    let rows = conn
+        .query(
+            "SELECT a.scope_id, a.max_active_ms, a.dispatched_at_ms FROM limits_closure c \
+             JOIN limits_attempts a ON a.scope_id = c.scope_id \
+             WHERE c.ancestor_id = ?1 AND a.state IN ('DISPATCHED', 'UNKNOWN')",
+            &vals![scope_id],
         )?
-        .query_row([], |r| r.get(0))?;
-    let mut stmt = conn.prepare_cached(
-        "SELECT a.scope_id, a.max_active_ms, a.dispatched_at_ms FROM limits_closure c \
-         JOIN limits_attempts a ON a.scope_id = c.scope_id \
-         WHERE c.ancestor_id = ?1 AND a.state IN ('DISPATCHED', 'UNKNOWN')",
-    )?;
-    let rows = stmt
-        .query_map([scope_id], |r| {
-            Ok((
-                r.get::<_, String>(0)?,
-                r.get::<_, String>(1)?,
-                r.get::<_, Option<String>>(2)?,
-            ))
-        })?
-        .collect::<rusqlite::Result<Vec<_>>>()?;
+        .iter()
+        .map(|r| Ok((r.text(0)?, r.text(1)?, r.opt_text(2)?)))
+        .collect::<Result<Vec<_>, Error>>()?;
     let mut sum: u128 = 0;
     for (scope, max_active, dispatched) in rows {
         let freeze = if any_stop {
@@ -385,13 +391,12 @@ fn plan_delta(chain: &Chain, d: &Delta) -> Result<Option<Vec<[u128; 4]>>, Error>
     Ok(Some(out))
 }
 
-fn write_delta(tx: &Connection, chain: &Chain, new: &[[u128; 4]]) -> Result<(), Error> {
-    let mut stmt = tx.prepare_cached(
-        "UPDATE limits_scopes SET usage_ordinary = ?1, usage_handoff = ?2, active_static = ?3, attempts = ?4 \
-         WHERE scope_id = ?5",
-    )?;
+fn write_delta(tx: &dyn Db, chain: &Chain, new: &[[u128; 4]]) -> Result<(), Error> {
     for (row, [o, h, a, n]) in chain.rows.iter().zip(new) {
-        stmt.execute(params![
+        tx.exec(
+            "UPDATE limits_scopes SET usage_ordinary = ?1, usage_handoff = ?2, active_static = ?3, attempts = ?4 \
+             WHERE scope_id = ?5",
+            &vals![
             o.to_string(),
             h.to_string(),
             a.to_string(),
@@ -411,7 +416,7 @@ fn valid_text_id(s: &str) -> bool {
 
 /// Evaluation context for one command.
 struct Ctx<'a> {
-    tx: &'a Connection,
+    tx: &'a dyn Db,
     req: &'a Request,
     actor: &'a ActorFacts,
     now: u128,
@@ -429,18 +434,15 @@ impl Ctx<'_> {
 
     /// (12)(13): an earlier identical request answers `exists`; a different one is refused.
     fn check_request(&self) -> Result<Option<Verdict>, Error> {
-        let row = self
-            .tx
-            .prepare_cached(
-                "SELECT command_hash, result FROM limits_requests WHERE request_id = ?1",
-            )?
-            .query_row([&self.req.request_id], |r| {
-                Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?))
-            })
-            .optional()?;
-        let Some((hash, result)) = row else {
+        let row = query_opt(
+            self.tx,
+            "SELECT command_hash, result FROM limits_requests WHERE request_id = ?1",
+            &vals![self.req.request_id],
+        )?;
+        let Some(row) = row else {
             return Ok(None);
         };
+        let (hash, result) = (row.text(0)?, row.text(1)?);
         if hash != command_hash(&self.req.command) {
             return Err(self
                 .reject(Code::ExistsWithDifferentCommand)
@@ -543,21 +545,12 @@ impl Ctx<'_> {
         let rev_i64 =
             i64::try_from(revision).map_err(|_| Error::Corrupt("revision overflow".into()))?;
         self.tx
-            .prepare_cached(
-                "INSERT INTO limits_events (revision, prev_hash, event_hash, event) VALUES (?1, ?2, ?3, ?4)",
-            )?
-            .execute(params![rev_i64, self.meta.head, event_hash, canonical])?;
+            .exec("INSERT INTO limits_events (revision, prev_hash, event_hash, event) VALUES (?1, ?2, ?3, ?4)", &vals![rev_i64, self.meta.head, event_hash, canonical])?;
         let result = serde_json::to_string(&ok).map_err(|e| Error::Corrupt(e.to_string()))?;
         self.tx
-            .prepare_cached(
-                "INSERT INTO limits_requests (request_id, command_hash, result, revision) VALUES (?1, ?2, ?3, ?4)",
-            )?
-            .execute(params![self.req.request_id, command_hash(&self.req.command), result, rev_i64])?;
+            .exec("INSERT INTO limits_requests (request_id, command_hash, result, revision) VALUES (?1, ?2, ?3, ?4)", &vals![self.req.request_id, command_hash(&self.req.command), result, rev_i64])?;
         self.tx
-            .prepare_cached(
-                "UPDATE limits_meta SET revision = ?1, last_now_ms = ?2, head_event_hash = ?3 WHERE id = 1",
-            )?
-            .execute(params![rev_i64, self.now.max(self.meta.last_now).to_string(), event_hash])?;
+            .exec("UPDATE limits_meta SET revision = ?1, last_now_ms = ?2, head_event_hash = ?3 WHERE id = 1", &vals![rev_i64, self.now.max(self.meta.last_now).to_string(), event_hash])?;
         self.meta.revision = revision;
         self.meta.head = event_hash;
         Ok(ok)
@@ -596,8 +589,23 @@ pub fn apply(
     now_ms: u128,
     evidence: &dyn EvidenceCheck,
 ) -> Result<Verdict, Error> {
-    let conn: &Connection = tx;
+    let conn: &rusqlite::Connection = tx;
+    apply_db(conn, req, actor, now_ms, evidence)
+}
+
+/// [`apply`] over any backend's transaction ([`Db`]).
+pub(crate) fn apply_db(
+    conn: &dyn Db,
+    req: &Request,
+    actor: &ActorFacts,
+    now_ms: u128,
+    evidence: &dyn EvidenceCheck,
+) -> Result<Verdict, Error> {
     let meta = load_meta(conn)?;
+    let now_ms = match &meta {
+        Some(m) if req.system_clock => now_ms.max(m.last_now),
+        _ => now_ms,
+    };
     let rev0 = meta.as_ref().map_or(0, |m| u128::from(m.revision));
     if !valid_text_id(&req.request_id) {
         return Err(Verdict::new(Code::MalformedCommand, rev0)
@@ -718,7 +726,7 @@ fn check_shape(cmd: &Command) -> Result<(), String> {
 }
 
 fn init(
-    conn: &Connection,
+    conn: &dyn Db,
     req: &Request,
     actor: &ActorFacts,
     now: u128,
@@ -749,11 +757,11 @@ fn init(
                 .into());
         }
     }
-    schema::create(conn)?;
-    conn.execute(
+    conn.create_schema()?;
+    conn.exec(
         "INSERT INTO limits_meta (id, profile, ledger_id, unit, config_ref, config_json, revision, last_now_ms, head_event_hash) \
          VALUES (1, ?1, ?2, ?3, ?4, ?5, 0, ?6, '')",
-        params![
+        &vals![
             config::PROFILE,
             config.ledger_id,
             config.unit,
@@ -785,7 +793,7 @@ fn init(
 }
 
 /// Insert the scopes parents-first, with closure rows (self at distance 0).
-fn insert_scopes(conn: &Connection, scopes: &[ScopeConfig], now: u128) -> Result<(), Error> {
+fn insert_scopes(conn: &dyn Db, scopes: &[ScopeConfig], now: u128) -> Result<(), Error> {
     let index: HashMap<&str, usize> = scopes
         .iter()
         .enumerate()
@@ -811,34 +819,34 @@ fn insert_scopes(conn: &Connection, scopes: &[ScopeConfig], now: u128) -> Result
     };
     let mut order: Vec<(usize, Vec<usize>)> = (0..scopes.len()).map(|i| (i, chain_of(i))).collect();
     order.sort_by_key(|(i, chain)| (chain.len(), *i));
-    let mut ins = conn.prepare(
-        "INSERT INTO limits_scopes (scope_id, ordinal, kind, parent_id, depends_on, bound_cost, bound_handoff, \
+    let ins_sql = "INSERT INTO limits_scopes (scope_id, ordinal, kind, parent_id, depends_on, bound_cost, bound_handoff, \
          bound_active_ms, bound_elapsed_ms, bound_attempts, started_at_ms, usage_ordinary, usage_handoff, \
-         active_static, attempts) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, '0', '0', '0', '0')",
-    )?;
-    let mut clo = conn.prepare(
-        "INSERT INTO limits_closure (scope_id, ancestor_id, distance) VALUES (?1, ?2, ?3)",
-    )?;
+         active_static, attempts) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, '0', '0', '0', '0')";
+    let clo_sql =
+        "INSERT INTO limits_closure (scope_id, ancestor_id, distance) VALUES (?1, ?2, ?3)";
     let text = |a: Option<Amount>| a.map(|v| v.to_string());
     for (i, chain) in &order {
         let Some(s) = scopes.get(*i) else { continue };
         let ordinal = i64::try_from(*i).map_err(|_| Error::Corrupt("too many scopes".into()))?;
-        ins.execute(params![
-            s.scope_id,
-            ordinal,
-            s.kind.as_str(),
-            s.parent_id,
-            serde_json::to_string(&s.depends_on).map_err(|e| Error::Corrupt(e.to_string()))?,
-            text(s.limits.cost),
-            text(s.limits.handoff),
-            text(s.limits.active_ms),
-            text(s.limits.elapsed_ms),
-            text(s.limits.attempts),
-            now.to_string(),
-        ])?;
+        conn.exec(
+            ins_sql,
+            &vals![
+                s.scope_id,
+                ordinal,
+                s.kind.as_str(),
+                s.parent_id,
+                serde_json::to_string(&s.depends_on).map_err(|e| Error::Corrupt(e.to_string()))?,
+                text(s.limits.cost),
+                text(s.limits.handoff),
+                text(s.limits.active_ms),
+                text(s.limits.elapsed_ms),
+                text(s.limits.attempts),
+                now.to_string(),
+            ],
+        )?;
         for (distance, a) in chain.iter().enumerate() {
             let Some(anc) = scopes.get(*a) else { continue };
-            clo.execute(params![s.scope_id, anc.scope_id, distance as i64])?;
+            conn.exec(clo_sql, &vals![s.scope_id, anc.scope_id, distance as i64])?;
         }
     }
     Ok(())
@@ -1051,12 +1059,9 @@ fn reserve(cx: &mut Ctx<'_>) -> Result<Verdict, Error> {
     let rev_next =
         i64::try_from(cx.meta.revision + 1).map_err(|_| Error::Corrupt("revision".into()))?;
     cx.tx
-        .prepare_cached(
-            "INSERT INTO limits_attempts (attempt_id, operation_id, scope_id, run_id, purpose, amount, max_active_ms, \
+        .exec("INSERT INTO limits_attempts (attempt_id, operation_id, scope_id, run_id, purpose, amount, max_active_ms, \
              state, paired, reserved_at_ms, actor_id, actor_kind, revision) \
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 'RESERVED', ?8, ?9, ?10, ?11, ?12)",
-        )?
-        .execute(params![
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 'RESERVED', ?8, ?9, ?10, ?11, ?12)", &vals![
             attempt_id,
             operation_id,
             scope_id,
@@ -1140,10 +1145,7 @@ fn dispatch(cx: &mut Ctx<'_>, attempt_id: &str) -> Result<Verdict, Error> {
         .ok_or_else(|| Error::Corrupt("dispatch cannot overflow".into()))?;
     write_delta(cx.tx, &chain, &new)?;
     cx.tx
-        .prepare_cached(
-            "UPDATE limits_attempts SET state = 'DISPATCHED', dispatched_at_ms = ?1 WHERE attempt_id = ?2",
-        )?
-        .execute(params![cx.now.to_string(), attempt_id])?;
+        .exec("UPDATE limits_attempts SET state = 'DISPATCHED', dispatched_at_ms = ?1 WHERE attempt_id = ?2", &vals![cx.now.to_string(), attempt_id])?;
     let ok = Verdict::new(Code::Ok, 0)
         .scope(&a.scope_id)
         .attempt(attempt_id);
@@ -1225,8 +1227,7 @@ fn settle(
         .ok_or_else(|| Error::Corrupt(format!("attempt {attempt_id}: scope missing")))?;
     if outcome == Outcome::Unknown {
         cx.tx
-            .prepare_cached("UPDATE limits_attempts SET state = 'UNKNOWN', outcome = 'UNKNOWN' WHERE attempt_id = ?1")?
-            .execute([attempt_id])?;
+            .exec("UPDATE limits_attempts SET state = 'UNKNOWN', outcome = 'UNKNOWN' WHERE attempt_id = ?1", &vals![attempt_id])?;
         let ok = Verdict::new(Code::Ok, 0)
             .scope(&a.scope_id)
             .attempt(attempt_id);
@@ -1236,11 +1237,8 @@ fn settle(
     // (32)
     if actual > a.amount {
         cx.tx
-            .prepare_cached(
-                "INSERT INTO limits_violations (attempt_id, scope_id, admitted, claimed, actor_id, actor_kind, at_ms, revision) \
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-            )?
-            .execute(params![
+            .exec("INSERT INTO limits_violations (attempt_id, scope_id, admitted, claimed, actor_id, actor_kind, at_ms, revision) \
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)", &vals![
                 attempt_id,
                 a.scope_id,
                 a.amount.to_string(),
@@ -1270,11 +1268,8 @@ fn settle(
     };
     write_delta(cx.tx, &chain, &new)?;
     cx.tx
-        .prepare_cached(
-            "UPDATE limits_attempts SET state = 'SETTLED', outcome = ?1, actual_cost = ?2, settled_at_ms = ?3, \
-             settled_active_ms = ?4 WHERE attempt_id = ?5",
-        )?
-        .execute(params![
+        .exec("UPDATE limits_attempts SET state = 'SETTLED', outcome = ?1, actual_cost = ?2, settled_at_ms = ?3, \
+             settled_active_ms = ?4 WHERE attempt_id = ?5", &vals![
             if outcome == Outcome::Failed { "FAILED" } else { "SUCCEEDED" },
             actual.to_string(),
             cx.now.to_string(),
@@ -1287,12 +1282,13 @@ fn settle(
     cx.commit(ok, serde_json::json!({ "activeMs": active.to_string() }))
 }
 
-fn open_violations(conn: &Connection, attempt_id: &str) -> Result<i64, Error> {
-    Ok(conn
-        .prepare_cached(
-            "SELECT count(*) FROM limits_violations WHERE attempt_id = ?1 AND resolved_revision IS NULL",
-        )?
-        .query_row([attempt_id], |r| r.get(0))?)
+fn open_violations(conn: &dyn Db, attempt_id: &str) -> Result<i64, Error> {
+    query_one(
+        conn,
+        "SELECT count(*) FROM limits_violations WHERE attempt_id = ?1 AND resolved_revision IS NULL",
+        &vals![attempt_id],
+    )?
+    .int(0)
 }
 
 fn reconcile(
@@ -1360,23 +1356,14 @@ fn reconcile(
     match active {
         Some(active) => cx
             .tx
-            .prepare_cached(
-                "UPDATE limits_attempts SET state = 'SETTLED', outcome = 'RECONCILED', actual_cost = ?1, \
-                 settled_at_ms = ?2, settled_active_ms = ?3 WHERE attempt_id = ?4",
-            )?
-            .execute(params![actual.to_string(), cx.now.to_string(), active.to_string(), attempt_id])?,
+            .exec("UPDATE limits_attempts SET state = 'SETTLED', outcome = 'RECONCILED', actual_cost = ?1, \
+                 settled_at_ms = ?2, settled_active_ms = ?3 WHERE attempt_id = ?4", &vals![actual.to_string(), cx.now.to_string(), active.to_string(), attempt_id])?,
         None => cx
             .tx
-            .prepare_cached(
-                "UPDATE limits_attempts SET outcome = 'RECONCILED', actual_cost = ?1 WHERE attempt_id = ?2",
-            )?
-            .execute(params![actual.to_string(), attempt_id])?,
+            .exec("UPDATE limits_attempts SET outcome = 'RECONCILED', actual_cost = ?1 WHERE attempt_id = ?2", &vals![actual.to_string(), attempt_id])?,
     };
     cx.tx
-        .prepare_cached(
-            "UPDATE limits_violations SET resolved_revision = ?1 WHERE attempt_id = ?2 AND resolved_revision IS NULL",
-        )?
-        .execute(params![next, attempt_id])?;
+        .exec("UPDATE limits_violations SET resolved_revision = ?1 WHERE attempt_id = ?2 AND resolved_revision IS NULL", &vals![next, attempt_id])?;
     let ok = Verdict::new(Code::Ok, 0)
         .scope(&a.scope_id)
         .attempt(attempt_id);
@@ -1427,21 +1414,24 @@ fn release(cx: &mut Ctx<'_>, attempt_id: &str) -> Result<Verdict, Error> {
     let new = plan_delta(&chain, &delta)?
         .ok_or_else(|| Error::Corrupt("release cannot overflow".into()))?;
     write_delta(cx.tx, &chain, &new)?;
-    cx.tx
-        .prepare_cached("UPDATE limits_attempts SET state = 'RELEASED', settled_at_ms = ?1 WHERE attempt_id = ?2")?
-        .execute(params![cx.now.to_string(), attempt_id])?;
+    cx.tx.exec(
+        "UPDATE limits_attempts SET state = 'RELEASED', settled_at_ms = ?1 WHERE attempt_id = ?2",
+        &vals![cx.now.to_string(), attempt_id],
+    )?;
     let ok = Verdict::new(Code::Ok, 0)
         .scope(&a.scope_id)
         .attempt(attempt_id);
     cx.commit(ok, serde_json::json!({}))
 }
 
-fn is_within(conn: &Connection, scope_id: &str, ancestor_id: &str) -> Result<bool, Error> {
-    Ok(conn
-        .prepare_cached(
-            "SELECT EXISTS(SELECT 1 FROM limits_closure WHERE scope_id = ?1 AND ancestor_id = ?2)",
-        )?
-        .query_row([scope_id, ancestor_id], |r| r.get(0))?)
+fn is_within(conn: &dyn Db, scope_id: &str, ancestor_id: &str) -> Result<bool, Error> {
+    Ok(query_one(
+        conn,
+        "SELECT count(*) FROM limits_closure WHERE scope_id = ?1 AND ancestor_id = ?2",
+        &vals![scope_id, ancestor_id],
+    )?
+    .int(0)?
+        > 0)
 }
 
 fn stop(
@@ -1479,11 +1469,10 @@ fn stop(
         return Err(cx.reject(Code::ScopeStopped).scope(&r.id).into());
     }
     cx.check_time()?;
-    cx.tx
-        .prepare_cached(
-            "UPDATE limits_scopes SET stopped_at_ms = ?1, stop_reason = ?2 WHERE scope_id = ?3",
-        )?
-        .execute(params![cx.now.to_string(), reason, scope_id])?;
+    cx.tx.exec(
+        "UPDATE limits_scopes SET stopped_at_ms = ?1, stop_reason = ?2 WHERE scope_id = ?3",
+        &vals![cx.now.to_string(), reason, scope_id],
+    )?;
     let ok = Verdict::new(Code::Ok, 0).scope(scope_id);
     cx.commit(
         ok,
@@ -1541,10 +1530,10 @@ fn adjust(cx: &mut Ctx<'_>, evidence: &dyn EvidenceCheck) -> Result<Verdict, Err
     }
     cx.check_time()?;
     let text = |a: Option<Amount>| a.map(|v| v.to_string());
-    cx.tx.execute(
+    cx.tx.exec(
         "UPDATE limits_scopes SET bound_cost = ?1, bound_handoff = ?2, bound_active_ms = ?3, bound_elapsed_ms = ?4, \
          bound_attempts = ?5 WHERE scope_id = ?6",
-        params![
+        &vals![
             text(bounds.cost),
             text(bounds.handoff),
             text(bounds.active_ms),
@@ -1555,9 +1544,9 @@ fn adjust(cx: &mut Ctx<'_>, evidence: &dyn EvidenceCheck) -> Result<Verdict, Err
     )?;
     let was_stopped = target.stopped_at.is_some();
     if *resume {
-        cx.tx.execute(
+        cx.tx.exec(
             "UPDATE limits_scopes SET stopped_at_ms = NULL, stop_reason = NULL WHERE scope_id = ?1",
-            [scope_id],
+            &vals![scope_id],
         )?;
     }
     let change_ref = cx.req.command.change_ref().map(|r| r.to_string());

@@ -20,7 +20,9 @@
 pub mod amount;
 pub mod codes;
 pub mod config;
+pub(crate) mod db;
 mod ledger;
+pub mod pg;
 pub mod report;
 pub mod schema;
 
@@ -28,6 +30,7 @@ pub use amount::{Amount, AmountError};
 pub use codes::{Code, Verdict};
 pub use config::{Bounds, Config, ConfigError, LimitKind, ScopeKind};
 pub use ledger::apply;
+pub use pg::PgLedger;
 pub use report::Report;
 
 use crate::encoding::hashref::HashRef;
@@ -59,6 +62,31 @@ pub enum Error {
     /// SQLite failed.
     #[error("limits: sqlite: {0}")]
     Sqlite(#[from] rusqlite::Error),
+    /// A `--ledger postgres://…` URL that does not parse.
+    #[error("limits: the ledger URL does not parse: {why}")]
+    BadLedgerUrl {
+        /// The parser's reason (never the URL itself: it may hold a password).
+        why: String,
+    },
+    /// PostgreSQL failed: connection refused, authentication, network loss, lock timeout, a
+    /// serialization failure after the retries. The transaction was rolled back.
+    #[error("limits: ledger {ledger}: {}", pg::message(source))]
+    Postgres {
+        /// The ledger, `postgres://user@host:port/db` (never the password).
+        ledger: String,
+        /// The client's error.
+        source: postgres::Error,
+    },
+    /// The PostgreSQL ledger schema is of another version than this build reads.
+    #[error("limits: ledger {ledger} has schema version {found}; this world reads version {want}")]
+    SchemaVersion {
+        /// The ledger name.
+        ledger: String,
+        /// The version found (`none` when the version table is missing).
+        found: String,
+        /// The version this build reads.
+        want: i64,
+    },
 }
 
 impl Error {
@@ -415,16 +443,27 @@ pub struct Request {
     pub expected_revision: Option<u64>,
     /// The command.
     pub command: Command,
+    /// `now` is the system clock, not a clock the caller fixed (`--now`): the ledger then uses
+    /// `max(now, last recorded time)`, so concurrent clients (other hosts, clock skew) never
+    /// meet `time_regressed` (DEC-LIM-18). A fixed clock is checked as given.
+    pub system_clock: bool,
 }
 
 impl Request {
-    /// A request with no expected revision.
+    /// A request with no expected revision, at a fixed clock.
     pub fn new(request_id: impl Into<String>, command: Command) -> Request {
         Request {
             request_id: request_id.into(),
             expected_revision: None,
             command,
+            system_clock: false,
         }
+    }
+
+    /// Mark `now` as the system clock (see [`Request::system_clock`]).
+    pub fn on_system_clock(mut self, yes: bool) -> Request {
+        self.system_clock = yes;
+        self
     }
 
     /// Set `expectedRevision`.
@@ -513,6 +552,163 @@ impl<'c> Ledger<'c> {
     /// [`Error::Rejected`] with `ledger_not_initialized` or `scope_not_found`; SQLite errors.
     pub fn report(&self, now_ms: u128, scope: Option<&str>) -> Result<Report, Error> {
         report::report(self.connection(), now_ms, scope)
+    }
+
+    /// Run one command and roll it back whatever the result (the attended dry run).
+    ///
+    /// # Errors
+    /// As [`Ledger::execute`].
+    pub fn dry_run(
+        &self,
+        request: &Request,
+        actor: &ActorFacts,
+        now_ms: u128,
+        evidence: &dyn EvidenceCheck,
+    ) -> Result<Verdict, Error> {
+        let tx = rusqlite::Transaction::new_unchecked(
+            self.connection(),
+            TransactionBehavior::Immediate,
+        )?;
+        apply(&tx, request, actor, now_ms, evidence)
+    }
+}
+
+/// One ledger interface over its two backends (issue 18): a SQLite [`Ledger`] (the store
+/// file's tables or a standalone file) and a [`PgLedger`]. Each call is one transaction.
+pub trait LedgerStore {
+    /// The ledger for messages: a file path or `postgres://user@host:port/db` (no password).
+    fn describe(&self) -> String;
+    /// Apply one command at `now_ms` (Unix ms) in its own transaction (commits on success and
+    /// on `exposure_exceeded`).
+    ///
+    /// # Errors
+    /// [`Error::Rejected`] with the verdict; storage errors.
+    fn execute(
+        &self,
+        request: &Request,
+        actor: &ActorFacts,
+        now_ms: u128,
+        evidence: &dyn EvidenceCheck,
+    ) -> Result<Verdict, Error>;
+    /// Apply one command and roll it back whatever the result.
+    ///
+    /// # Errors
+    /// As [`LedgerStore::execute`].
+    fn dry_run(
+        &self,
+        request: &Request,
+        actor: &ActorFacts,
+        now_ms: u128,
+        evidence: &dyn EvidenceCheck,
+    ) -> Result<Verdict, Error>;
+    /// The report at `now_ms`, optionally limited to `scope`'s subtree (limits.md §8).
+    ///
+    /// # Errors
+    /// [`Error::Rejected`] with `ledger_not_initialized` or `scope_not_found`; storage errors.
+    fn report(&self, now_ms: u128, scope: Option<&str>) -> Result<Report, Error>;
+    /// The current revision (0 when not initialised or unreadable).
+    fn revision(&self) -> u128;
+}
+
+/// A standalone SQLite ledger file with its path.
+pub struct FileLedger {
+    ledger: Ledger<'static>,
+    path: PathBuf,
+}
+
+impl FileLedger {
+    /// The SQLite ledger.
+    pub fn ledger(&self) -> &Ledger<'static> {
+        &self.ledger
+    }
+}
+
+impl LedgerStore for FileLedger {
+    fn describe(&self) -> String {
+        self.path.display().to_string()
+    }
+    fn execute(
+        &self,
+        request: &Request,
+        actor: &ActorFacts,
+        now_ms: u128,
+        evidence: &dyn EvidenceCheck,
+    ) -> Result<Verdict, Error> {
+        self.ledger.execute(request, actor, now_ms, evidence)
+    }
+    fn dry_run(
+        &self,
+        request: &Request,
+        actor: &ActorFacts,
+        now_ms: u128,
+        evidence: &dyn EvidenceCheck,
+    ) -> Result<Verdict, Error> {
+        self.ledger.dry_run(request, actor, now_ms, evidence)
+    }
+    fn report(&self, now_ms: u128, scope: Option<&str>) -> Result<Report, Error> {
+        self.ledger.report(now_ms, scope)
+    }
+    fn revision(&self) -> u128 {
+        ledger::load_meta(self.ledger.connection())
+            .ok()
+            .flatten()
+            .map_or(0, |m| u128::from(m.revision))
+    }
+}
+
+impl LedgerStore for PgLedger {
+    fn describe(&self) -> String {
+        self.name().to_string()
+    }
+    fn execute(
+        &self,
+        request: &Request,
+        actor: &ActorFacts,
+        now_ms: u128,
+        evidence: &dyn EvidenceCheck,
+    ) -> Result<Verdict, Error> {
+        PgLedger::execute(self, request, actor, now_ms, evidence, false)
+    }
+    fn dry_run(
+        &self,
+        request: &Request,
+        actor: &ActorFacts,
+        now_ms: u128,
+        evidence: &dyn EvidenceCheck,
+    ) -> Result<Verdict, Error> {
+        PgLedger::execute(self, request, actor, now_ms, evidence, true)
+    }
+    fn report(&self, now_ms: u128, scope: Option<&str>) -> Result<Report, Error> {
+        PgLedger::report(self, now_ms, scope)
+    }
+    fn revision(&self) -> u128 {
+        PgLedger::revision(self)
+    }
+}
+
+/// Open a standalone ledger named by `--ledger` / `WORLD_LEDGER`: a `postgres://` (or
+/// `postgresql://`) URL, else a SQLite file path (created when missing, like
+/// [`Ledger::open_standalone`]).
+///
+/// # Errors
+/// [`Error::BadLedgerUrl`], [`Error::Postgres`], [`Error::NotALedger`], SQLite errors.
+pub fn open_standalone_ledger(location: &str) -> Result<Box<dyn LedgerStore>, Error> {
+    if pg::is_url(location) {
+        return Ok(Box::new(PgLedger::connect(location)?));
+    }
+    let path = PathBuf::from(location);
+    Ok(Box::new(FileLedger {
+        ledger: Ledger::open_standalone(&path)?,
+        path,
+    }))
+}
+
+/// A standalone ledger's name for messages (the file path, or the URL without its password).
+pub fn describe_location(location: &str) -> String {
+    if pg::is_url(location) {
+        pg::redact_url(location)
+    } else {
+        location.to_string()
     }
 }
 

@@ -3,12 +3,12 @@
 use super::amount::Amount;
 use super::codes::{Code, Verdict};
 use super::config::{Bounds, LimitKind, ScopeKind};
+use super::db::Db;
 use super::ledger::{
     attempt_from_raw, live_accrual, load_meta, num, raw_attempt, raw_scope, scope_from_raw,
     ScopeRow, State, ATTEMPT_COLS, SCOPE_COLS,
 };
 use super::{Error, Purpose};
-use rusqlite::Connection;
 use serde::Serialize;
 use std::collections::{HashMap, HashSet, VecDeque};
 
@@ -147,13 +147,15 @@ pub struct ViolationReport {
     pub at_ms: Amount,
 }
 
-pub(crate) fn load_scopes(conn: &Connection) -> Result<Vec<ScopeRow>, Error> {
-    let mut stmt = conn.prepare_cached(&format!(
-        "SELECT {SCOPE_COLS} FROM limits_scopes s ORDER BY s.ordinal"
-    ))?;
-    let raws = stmt
-        .query_map([], raw_scope)?
-        .collect::<rusqlite::Result<Vec<_>>>()?;
+pub(crate) fn load_scopes(conn: &dyn Db) -> Result<Vec<ScopeRow>, Error> {
+    let raws = conn
+        .query(
+            &format!("SELECT {SCOPE_COLS} FROM limits_scopes s ORDER BY s.ordinal"),
+            &[],
+        )?
+        .iter()
+        .map(raw_scope)
+        .collect::<Result<Vec<_>, _>>()?;
     raws.into_iter().map(scope_from_raw).collect()
 }
 
@@ -172,7 +174,7 @@ pub(crate) struct View {
 
 impl View {
     /// Load every scope and live attempt and evaluate blocked state at `now`.
-    pub(crate) fn load(conn: &Connection, now: u128) -> Result<View, Error> {
+    pub(crate) fn load(conn: &dyn Db, now: u128) -> Result<View, Error> {
         let scopes = load_scopes(conn)?;
         let n = scopes.len();
         let index: HashMap<String, usize> = scopes
@@ -258,18 +260,14 @@ impl View {
         }
         // Live accrual per subtree.
         let mut live = vec![0u128; n];
-        let mut stmt = conn.prepare_cached(
-            "SELECT scope_id, max_active_ms, dispatched_at_ms FROM limits_attempts WHERE state IN ('DISPATCHED', 'UNKNOWN')",
-        )?;
-        let rows = stmt
-            .query_map([], |r| {
-                Ok((
-                    r.get::<_, String>(0)?,
-                    r.get::<_, String>(1)?,
-                    r.get::<_, Option<String>>(2)?,
-                ))
-            })?
-            .collect::<rusqlite::Result<Vec<_>>>()?;
+        let rows = conn
+            .query(
+                "SELECT scope_id, max_active_ms, dispatched_at_ms FROM limits_attempts WHERE state IN ('DISPATCHED', 'UNKNOWN')",
+                &[],
+            )?
+            .iter()
+            .map(|r| Ok((r.text(0)?, r.text(1)?, r.opt_text(2)?)))
+            .collect::<Result<Vec<_>, Error>>()?;
         for (scope, max_active, dispatched) in rows {
             let i = lookup(&scope)?;
             let d = num(
@@ -446,7 +444,7 @@ impl View {
 /// # Errors
 /// [`Error::Rejected`] with `ledger_not_initialized` (no config) or `scope_not_found`;
 /// SQLite and corruption errors.
-pub fn report(conn: &Connection, now_ms: u128, scope: Option<&str>) -> Result<Report, Error> {
+pub(crate) fn report(conn: &dyn Db, now_ms: u128, scope: Option<&str>) -> Result<Report, Error> {
     let Some(meta) = load_meta(conn)? else {
         return Err(Verdict::new(Code::LedgerNotInitialized, 0).into());
     };
@@ -499,13 +497,17 @@ pub fn report(conn: &Connection, now_ms: u128, scope: Option<&str>) -> Result<Re
     }
     let mut outstanding = Vec::new();
     let mut unknown = Vec::new();
-    let mut stmt = conn.prepare_cached(&format!(
-        "SELECT {ATTEMPT_COLS} FROM limits_attempts WHERE state IN ('RESERVED', 'DISPATCHED', 'UNKNOWN') \
-         ORDER BY revision, attempt_id"
-    ))?;
-    let raws = stmt
-        .query_map([], raw_attempt)?
-        .collect::<rusqlite::Result<Vec<_>>>()?;
+    let raws = conn
+        .query(
+            &format!(
+                "SELECT {ATTEMPT_COLS} FROM limits_attempts WHERE state IN ('RESERVED', 'DISPATCHED', 'UNKNOWN') \
+                 ORDER BY revision, attempt_id"
+            ),
+            &[],
+        )?
+        .iter()
+        .map(raw_attempt)
+        .collect::<Result<Vec<_>, _>>()?;
     for raw in raws {
         let a = attempt_from_raw(raw)?;
         let Some(&si) = view.index.get(&a.scope_id) else {
@@ -542,23 +544,25 @@ pub fn report(conn: &Connection, now_ms: u128, scope: Option<&str>) -> Result<Re
         }
     }
     let mut violations = Vec::new();
-    let mut stmt = conn.prepare_cached(
-        "SELECT attempt_id, scope_id, admitted, claimed, actor_id, actor_kind, at_ms FROM limits_violations \
-         WHERE resolved_revision IS NULL ORDER BY id",
-    )?;
-    let rows = stmt
-        .query_map([], |r| {
+    let rows = conn
+        .query(
+            "SELECT attempt_id, scope_id, admitted, claimed, actor_id, actor_kind, at_ms FROM limits_violations \
+             WHERE resolved_revision IS NULL ORDER BY id",
+            &[],
+        )?
+        .iter()
+        .map(|r| {
             Ok((
-                r.get::<_, String>(0)?,
-                r.get::<_, String>(1)?,
-                r.get::<_, String>(2)?,
-                r.get::<_, String>(3)?,
-                r.get::<_, String>(4)?,
-                r.get::<_, String>(5)?,
-                r.get::<_, String>(6)?,
+                r.text(0)?,
+                r.text(1)?,
+                r.text(2)?,
+                r.text(3)?,
+                r.text(4)?,
+                r.text(5)?,
+                r.text(6)?,
             ))
-        })?
-        .collect::<rusqlite::Result<Vec<_>>>()?;
+        })
+        .collect::<Result<Vec<_>, Error>>()?;
     for (attempt_id, scope_id, admitted, claimed, actor_id, actor_kind, at) in rows {
         if view.index.get(&scope_id).is_some_and(|&i| !included(i)) {
             continue;

@@ -20,7 +20,7 @@
 
 mod report;
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use clap::{Args as ClapArgs, Subcommand};
 use rusqlite::{Connection, TransactionBehavior};
@@ -176,9 +176,10 @@ pub enum Cmd {
         /// The clock, Unix milliseconds (default: the system clock)
         #[arg(long, value_name = "MS", allow_hyphen_values = true)]
         now: Option<String>,
-        /// A standalone ledger file instead of the tables in the store file
-        #[arg(long, value_name = "FILE")]
-        ledger: Option<PathBuf>,
+        /// A standalone ledger (a file, or postgres://user@host/db) instead of the tables in
+        /// the store file
+        #[arg(long, value_name = "FILE|URL", env = "WORLD_LEDGER")]
+        ledger: Option<String>,
     },
 }
 
@@ -199,9 +200,10 @@ pub struct Common {
     /// ledger's last recorded time
     #[arg(long, value_name = "MS", allow_hyphen_values = true)]
     pub now: Option<String>,
-    /// A standalone ledger file instead of the tables in the store file
-    #[arg(long, value_name = "FILE")]
-    pub ledger: Option<PathBuf>,
+    /// A standalone ledger (a file, or postgres://user@host/db) instead of the tables in the
+    /// store file
+    #[arg(long, value_name = "FILE|URL", env = "WORLD_LEDGER")]
+    pub ledger: Option<String>,
 }
 
 /// `--evidence REF | --evidence-file F` (required by adjust and reconcile: evidence_required).
@@ -282,23 +284,37 @@ fn stop_fence(fence: &str, reason: &str) -> CliError {
 enum Place {
     /// Tables inside the World store file (writer lock held for writers).
     Store(Store),
-    /// A standalone `--ledger FILE`.
-    Standalone(limits::Ledger<'static>),
+    /// A standalone `--ledger FILE|URL` (a SQLite file or PostgreSQL).
+    Standalone(Box<dyn limits::LedgerStore>),
 }
 
 impl Place {
-    fn conn(&self) -> &Connection {
+    /// The current revision (0 when not initialised).
+    fn revision(&self) -> u128 {
         match self {
-            Place::Store(s) => s.conn(),
-            Place::Standalone(l) => l.connection(),
+            Place::Store(s) => current_revision(s.conn()),
+            Place::Standalone(l) => l.revision(),
         }
     }
 }
 
-fn ledger_err(what: &str, e: limits::Error) -> CliError {
+/// A ledger failure as a CLI error (exit codes in docs/LEDGER.md): a bad URL, a foreign file
+/// or another schema version 2; lock/busy 6; corrupt 3; unreachable, refused or failed 1.
+pub fn ledger_err(what: &str, e: limits::Error) -> CliError {
     match e {
         limits::Error::NotALedger { .. } => CliError::usage(what, e)
             .hint("--ledger names a standalone ledger file; to use the ledger inside the World store, drop --ledger"),
+        limits::Error::BadLedgerUrl { .. } => CliError::usage(what, e)
+            .hint("a PostgreSQL ledger is postgres://USER@HOST[:PORT]/DB (or ?host=/socket/dir); see docs/LEDGER.md"),
+        limits::Error::SchemaVersion { .. } => CliError::usage(what, e)
+            .hint("use the world release that created this ledger schema, or a fresh schema (docs/LEDGER.md)"),
+        limits::Error::Postgres { ref source, .. }
+            if source.code() == Some(&postgres::error::SqlState::LOCK_NOT_AVAILABLE) =>
+        {
+            CliError::new(Exit::LockHeld, what, e).hint("the ledger is busy; retry later")
+        }
+        limits::Error::Postgres { .. } => CliError::failed(what, e)
+            .hint("nothing was applied: the ledger transaction was rolled back (or never began)"),
         limits::Error::Corrupt(_) => CliError::new(Exit::Integrity, what, e),
         limits::Error::Sqlite(rusqlite::Error::SqliteFailure(f, _))
             if f.code == rusqlite::ErrorCode::DatabaseBusy =>
@@ -311,9 +327,9 @@ fn ledger_err(what: &str, e: limits::Error) -> CliError {
 }
 
 /// Open the ledger for a writing verb: the store file under its writer lock, or `--ledger`.
-fn open_place_write(ctx: &Context, ledger: Option<&Path>, what: &str) -> Result<Place, CliError> {
+fn open_place_write(ctx: &Context, ledger: Option<&str>, what: &str) -> Result<Place, CliError> {
     match ledger {
-        Some(p) => limits::Ledger::open_standalone(p)
+        Some(p) => limits::open_standalone_ledger(p)
             .map(Place::Standalone)
             .map_err(|e| ledger_err(what, e)),
         None => ctx.open_write(false).map(Place::Store),
@@ -351,12 +367,9 @@ fn current_revision(conn: &Connection) -> u128 {
 
 /// Parse a user amount; the error is the ledger's `amount_invalid` / `overflows_amount`
 /// verdict at the current revision.
-fn amount(conn: &Connection, text: &str) -> Result<Amount, Box<Verdict>> {
+fn amount(place: &Place, text: &str) -> Result<Amount, Box<Verdict>> {
     Amount::parse(text).map_err(|e: AmountError| {
-        Box::new(
-            Verdict::from_amount_error(&e, current_revision(conn))
-                .because(format!("{text:?}: {e}")),
-        )
+        Box::new(Verdict::from_amount_error(&e, place.revision()).because(format!("{text:?}: {e}")))
     })
 }
 
@@ -469,8 +482,8 @@ pub fn run(ctx: &Context, out: &mut Output, cmd: Cmd) -> Result<Exit, CliError> 
             common,
         } => {
             let place = open_place_write(ctx, common.ledger.as_deref(), "limits reserve")?;
-            let parsed = amount(place.conn(), &amount_text)
-                .and_then(|a| amount(place.conn(), &max_active_ms).map(|m| (a, m)));
+            let parsed = amount(&place, &amount_text)
+                .and_then(|a| amount(&place, &max_active_ms).map(|m| (a, m)));
             let (amount_v, max_ms) = match parsed {
                 Ok(p) => p,
                 Err(v) => return emit(out, &v),
@@ -504,7 +517,7 @@ pub fn run(ctx: &Context, out: &mut Output, cmd: Cmd) -> Result<Exit, CliError> 
             let place = open_place_write(ctx, common.ledger.as_deref(), "limits settle")?;
             let (outcome, actual_cost) = match actual {
                 None => (Outcome::Unknown, None),
-                Some(text) => match amount(place.conn(), &text) {
+                Some(text) => match amount(&place, &text) {
                     Ok(a) if failed => (Outcome::Failed, Some(a)),
                     Ok(a) => (Outcome::Succeeded, Some(a)),
                     Err(v) => return emit(out, &v),
@@ -547,7 +560,7 @@ pub fn run(ctx: &Context, out: &mut Output, cmd: Cmd) -> Result<Exit, CliError> 
             common,
         } => {
             let place = open_place_write(ctx, common.ledger.as_deref(), "limits reconcile")?;
-            let actual_cost = match amount(place.conn(), &actual) {
+            let actual_cost = match amount(&place, &actual) {
                 Ok(a) => a,
                 Err(v) => return emit(out, &v),
             };
@@ -579,7 +592,7 @@ pub fn run(ctx: &Context, out: &mut Output, cmd: Cmd) -> Result<Exit, CliError> 
                 ));
             }
             let place = open_place_write(ctx, common.ledger.as_deref(), "limits adjust")?;
-            let limits = match parse_patch(place.conn(), &set)? {
+            let limits = match parse_patch(&place, &set)? {
                 Ok(p) => p,
                 Err(v) => return emit(out, &v),
             };
@@ -623,7 +636,7 @@ fn operator(
 /// Parse `--set KIND=VALUE|null …`: an unknown kind, a missing `=` or a repeated kind is a
 /// usage error (outer `Err`); a bad amount is the ledger's verdict (inner `Err`).
 fn parse_patch(
-    conn: &Connection,
+    place: &Place,
     set: &[String],
 ) -> Result<Result<BoundsPatch, Box<Verdict>>, CliError> {
     let mut patch = BoundsPatch::default();
@@ -650,7 +663,7 @@ fn parse_patch(
         let value = if v == "null" {
             None
         } else {
-            match amount(conn, v) {
+            match amount(place, v) {
                 Ok(a) => Some(a),
                 Err(verdict) => return Ok(Err(verdict)),
             }
@@ -728,7 +741,11 @@ fn transact(
     evidence_object: Option<&Object>,
     dry_run: bool,
 ) -> Result<Verdict, limits::Error> {
-    let conn = place.conn();
+    let conn = match place {
+        Place::Store(s) => s.conn(),
+        Place::Standalone(l) if dry_run => return l.dry_run(request, actor, now_ms, evidence),
+        Place::Standalone(l) => return l.execute(request, actor, now_ms, evidence),
+    };
     let tx = rusqlite::Transaction::new_unchecked(conn, TransactionBehavior::Immediate)?;
     if let (Some(obj), Place::Store(_)) = (evidence_object, place) {
         store::put_object(&tx, obj).map_err(|e| limits::Error::Corrupt(e.to_string()))?;
@@ -835,6 +852,7 @@ fn execute(ctx: &Context, out: &mut Output, place: &Place, job: Job<'_>) -> Resu
         },
         expected_revision: job.common.expected_revision,
         command: job.command,
+        system_clock: job.common.now.is_none(),
     };
     let evidence_ref_given = job
         .evidence
@@ -852,11 +870,7 @@ fn execute(ctx: &Context, out: &mut Output, place: &Place, job: Job<'_>) -> Resu
         .map(|(_, bytes)| Object::new(EVIDENCE_SEMANTIC_ID, EVIDENCE_PROVENANCE, bytes.clone()));
     let ledger_name = match place {
         Place::Store(s) => s.path().display().to_string(),
-        Place::Standalone(_) => job
-            .common
-            .ledger
-            .as_ref()
-            .map_or_else(String::new, |p| p.display().to_string()),
+        Place::Standalone(l) => l.describe(),
     };
 
     let actor = if job.attendance == Attendance::Attended && job.common.session.is_none() {
@@ -944,9 +958,14 @@ mod tests {
 
     #[test]
     fn patch_parses_kinds_values_and_null() {
-        let conn = Connection::open_in_memory().unwrap_or_else(|e| panic!("{e}"));
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let file = dir.path().join("ledger.db");
+        let place = Place::Standalone(
+            limits::open_standalone_ledger(&file.display().to_string())
+                .unwrap_or_else(|e| panic!("{e}")),
+        );
         let set = vec!["cost=120".to_string(), "handoff=null".to_string()];
-        let p = parse_patch(&conn, &set)
+        let p = parse_patch(&place, &set)
             .ok()
             .and_then(Result::ok)
             .unwrap_or_default();
@@ -956,17 +975,17 @@ mod tests {
 
         let usage = |items: &[&str]| {
             let v: Vec<String> = items.iter().map(|s| s.to_string()).collect();
-            parse_patch(&conn, &v).err().map(|e| e.exit)
+            parse_patch(&place, &v).err().map(|e| e.exit)
         };
         assert_eq!(usage(&["cost"]), Some(Exit::Usage));
         assert_eq!(usage(&["speed=1"]), Some(Exit::Usage));
         assert_eq!(usage(&["cost=1", "cost=2"]), Some(Exit::Usage));
 
         let bad = vec!["cost=01".to_string()];
-        let v = parse_patch(&conn, &bad).ok().and_then(Result::err);
+        let v = parse_patch(&place, &bad).ok().and_then(Result::err);
         assert_eq!(v.map(|v| v.code), Some(Code::AmountInvalid));
         let huge = vec![format!("cost={}", u128::MAX).replace("455", "456")];
-        let v = parse_patch(&conn, &huge).ok().and_then(Result::err);
+        let v = parse_patch(&place, &huge).ok().and_then(Result::err);
         assert_eq!(v.map(|v| v.code), Some(Code::OverflowsAmount));
     }
 

@@ -4,7 +4,6 @@
 //! unknown attempts and the open control violations. `--json`: the §8 report object.
 
 use std::collections::HashMap;
-use std::path::Path;
 
 use super::{emit, ledger_err, parse_now};
 use crate::cli::output::{table, Output};
@@ -19,21 +18,21 @@ pub(super) fn run(
     out: &mut Output,
     scope: Option<&str>,
     now: Option<&str>,
-    ledger: Option<&Path>,
+    ledger: Option<&str>,
 ) -> Result<Exit, CliError> {
     let now_ms = parse_now(now)?;
     let result = match ledger {
         Some(p) => {
             // Never create a ledger file to report on it.
-            if !p.exists() {
+            if !limits::pg::is_url(p) && !std::path::Path::new(p).exists() {
                 return emit(
                     out,
                     &Verdict::new(Code::LedgerNotInitialized, 0)
-                        .because(format!("no ledger file at {}", p.display())),
+                        .because(format!("no ledger file at {p}")),
                 );
             }
             let l =
-                limits::Ledger::open_standalone(p).map_err(|e| ledger_err("limits report", e))?;
+                limits::open_standalone_ledger(p).map_err(|e| ledger_err("limits report", e))?;
             l.report(now_ms, scope)
         }
         None => {

@@ -1,0 +1,530 @@
+//! The limits ledger on PostgreSQL (`--ledger postgres://…`, issue 18, limits.md §7).
+//!
+//! The same commands, codes, report, hash-chained events and idempotency rules as the SQLite
+//! ledger: the command logic is shared through [`super::db::Db`]; only the storage differs.
+//!
+//! Concurrency (DEC-LIM-16): every writing command is one transaction at READ COMMITTED that
+//! first takes a transaction-scoped advisory lock keyed to the ledger's schema, so ledger
+//! writers run one after another — the serial order SERIALIZABLE would promise, without
+//! aborting every concurrent pair (each command writes the one revision row anyway). A
+//! transaction that still fails with `serialization_failure` (40001) or `deadlock_detected`
+//! (40P01) is retried, at most [`MAX_RETRIES`] times. A report reads one REPEATABLE READ, READ
+//! ONLY snapshot and takes no lock.
+//!
+//! Schema (DEC-LIM-17): the `limits_*` tables live in the connection's current schema (the
+//! `search_path`; one ledger per schema), created by `init` in its own transaction, with
+//! `limits_schema.version` = [`SCHEMA_VERSION`]. Every command checks the version first; any
+//! other version is refused before anything is read or written.
+
+use super::db::{Db, Row, Val};
+use super::{ActorFacts, EvidenceCheck, Report, Request, Verdict};
+use super::{Code, Error};
+use postgres::error::SqlState;
+use postgres::types::{to_sql_checked, IsNull, ToSql, Type};
+use postgres::{Client, IsolationLevel, NoTls, Statement};
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::time::Duration;
+
+/// The PostgreSQL schema version this build reads and writes (`limits_schema.version`).
+pub const SCHEMA_VERSION: i64 = 1;
+/// Retries of a transaction that failed with a serialization failure or a deadlock.
+pub const MAX_RETRIES: u32 = 8;
+/// How long a command waits for the ledger lock before failing `busy` (exit 6).
+pub const LOCK_TIMEOUT: Duration = Duration::from_secs(30);
+/// Connection timeout when the URL sets none.
+pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// `true` when `text` names a PostgreSQL ledger (`postgres://` or `postgresql://`).
+pub fn is_url(text: &str) -> bool {
+    text.starts_with("postgres://") || text.starts_with("postgresql://")
+}
+
+/// The PostgreSQL DDL (limits.md §7 tables; text compared byte-wise with `COLLATE "C"`).
+pub const DDL: &str = r#"
+CREATE TABLE IF NOT EXISTS limits_schema (
+  id      BIGINT PRIMARY KEY CHECK (id = 1),
+  version BIGINT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS limits_meta (
+  id              BIGINT PRIMARY KEY CHECK (id = 1),
+  profile         TEXT COLLATE "C" NOT NULL,
+  ledger_id       TEXT COLLATE "C" NOT NULL,
+  unit            TEXT COLLATE "C" NOT NULL,
+  config_ref      TEXT COLLATE "C" NOT NULL,
+  config_json     BYTEA NOT NULL,
+  revision        BIGINT NOT NULL,
+  last_now_ms     TEXT COLLATE "C" NOT NULL,
+  head_event_hash TEXT COLLATE "C" NOT NULL
+);
+CREATE TABLE IF NOT EXISTS limits_scopes (
+  scope_id         TEXT COLLATE "C" PRIMARY KEY,
+  ordinal          BIGINT NOT NULL UNIQUE,
+  kind             TEXT COLLATE "C" NOT NULL,
+  parent_id        TEXT COLLATE "C" REFERENCES limits_scopes(scope_id),
+  depends_on       TEXT COLLATE "C" NOT NULL,
+  bound_cost       TEXT COLLATE "C",
+  bound_handoff    TEXT COLLATE "C",
+  bound_active_ms  TEXT COLLATE "C",
+  bound_elapsed_ms TEXT COLLATE "C",
+  bound_attempts   TEXT COLLATE "C",
+  started_at_ms    TEXT COLLATE "C" NOT NULL,
+  stopped_at_ms    TEXT COLLATE "C",
+  stop_reason      TEXT COLLATE "C",
+  usage_ordinary   TEXT COLLATE "C" NOT NULL,
+  usage_handoff    TEXT COLLATE "C" NOT NULL,
+  active_static    TEXT COLLATE "C" NOT NULL,
+  attempts         TEXT COLLATE "C" NOT NULL
+);
+CREATE TABLE IF NOT EXISTS limits_closure (
+  scope_id    TEXT COLLATE "C" NOT NULL REFERENCES limits_scopes(scope_id),
+  ancestor_id TEXT COLLATE "C" NOT NULL REFERENCES limits_scopes(scope_id),
+  distance    BIGINT NOT NULL,
+  PRIMARY KEY (scope_id, ancestor_id)
+);
+CREATE INDEX IF NOT EXISTS limits_closure_by_ancestor ON limits_closure(ancestor_id, scope_id);
+CREATE TABLE IF NOT EXISTS limits_attempts (
+  attempt_id        TEXT COLLATE "C" PRIMARY KEY,
+  operation_id      TEXT COLLATE "C" NOT NULL,
+  scope_id          TEXT COLLATE "C" NOT NULL REFERENCES limits_scopes(scope_id),
+  run_id            TEXT COLLATE "C",
+  purpose           TEXT COLLATE "C" NOT NULL,
+  amount            TEXT COLLATE "C" NOT NULL,
+  max_active_ms     TEXT COLLATE "C" NOT NULL,
+  state             TEXT COLLATE "C" NOT NULL,
+  outcome           TEXT COLLATE "C",
+  actual_cost       TEXT COLLATE "C",
+  paired            BIGINT NOT NULL,
+  reserved_at_ms    TEXT COLLATE "C" NOT NULL,
+  dispatched_at_ms  TEXT COLLATE "C",
+  settled_at_ms     TEXT COLLATE "C",
+  settled_active_ms TEXT COLLATE "C",
+  actor_id          TEXT COLLATE "C" NOT NULL,
+  actor_kind        TEXT COLLATE "C" NOT NULL,
+  revision          BIGINT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS limits_attempts_by_state ON limits_attempts(state, scope_id);
+CREATE TABLE IF NOT EXISTS limits_requests (
+  request_id   TEXT COLLATE "C" PRIMARY KEY,
+  command_hash TEXT COLLATE "C" NOT NULL,
+  result       TEXT COLLATE "C" NOT NULL,
+  revision     BIGINT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS limits_events (
+  revision   BIGINT PRIMARY KEY,
+  prev_hash  TEXT COLLATE "C" NOT NULL UNIQUE,
+  event_hash TEXT COLLATE "C" NOT NULL UNIQUE,
+  event      BYTEA NOT NULL
+);
+CREATE OR REPLACE FUNCTION limits_events_append_only() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN RAISE EXCEPTION 'limits_events is append-only'; END; $$;
+DROP TRIGGER IF EXISTS limits_events_no_change ON limits_events;
+CREATE TRIGGER limits_events_no_change BEFORE UPDATE OR DELETE ON limits_events
+  FOR EACH ROW EXECUTE FUNCTION limits_events_append_only();
+CREATE TABLE IF NOT EXISTS limits_violations (
+  id                BIGSERIAL PRIMARY KEY,
+  attempt_id        TEXT COLLATE "C" NOT NULL REFERENCES limits_attempts(attempt_id),
+  scope_id          TEXT COLLATE "C" NOT NULL,
+  admitted          TEXT COLLATE "C" NOT NULL,
+  claimed           TEXT COLLATE "C" NOT NULL,
+  actor_id          TEXT COLLATE "C" NOT NULL,
+  actor_kind        TEXT COLLATE "C" NOT NULL,
+  at_ms             TEXT COLLATE "C" NOT NULL,
+  revision          BIGINT NOT NULL,
+  resolved_revision BIGINT
+);
+"#;
+
+/// A connection to a ledger on PostgreSQL. Not `Sync`: one command at a time.
+pub struct PgLedger {
+    client: RefCell<Client>,
+    name: String,
+    statements: RefCell<HashMap<String, Statement>>,
+}
+
+/// The ledger's name for messages: `postgres://user@host:port/db`, never the password.
+pub fn redacted(config: &postgres::Config) -> String {
+    let user = config.get_user().unwrap_or("");
+    let hosts: Vec<String> = config
+        .get_hosts()
+        .iter()
+        .map(|h| match h {
+            postgres::config::Host::Tcp(t) => t.clone(),
+            postgres::config::Host::Unix(p) => p.display().to_string(),
+        })
+        .collect();
+    let host = if hosts.is_empty() {
+        "localhost".to_string()
+    } else {
+        hosts.join(",")
+    };
+    let port = config
+        .get_ports()
+        .first()
+        .map_or(String::new(), |p| format!(":{p}"));
+    let db = config.get_dbname().unwrap_or(user);
+    let at = if user.is_empty() {
+        String::new()
+    } else {
+        format!("{user}@")
+    };
+    format!("postgres://{at}{host}{port}/{db}")
+}
+
+/// A URL's redacted name, or `postgres://…` when it does not parse.
+pub fn redact_url(url: &str) -> String {
+    url.parse::<postgres::Config>()
+        .map(|c| redacted(&c))
+        .unwrap_or_else(|_| "postgres://…".into())
+}
+
+/// A client error as one line: the server's `SEVERITY: message (detail)`, or the client's
+/// error with its causes (`error connecting to server: Connection refused`).
+pub fn message(e: &postgres::Error) -> String {
+    if let Some(db) = e.as_db_error() {
+        let mut m = format!("{}: {} [{}]", db.severity(), db.message(), db.code().code());
+        if let Some(d) = db.detail() {
+            m.push_str(&format!(" ({d})"));
+        }
+        return m;
+    }
+    let mut m = e.to_string();
+    let mut cause = std::error::Error::source(e);
+    while let Some(c) = cause {
+        let t = c.to_string();
+        if !m.contains(&t) {
+            m.push_str(&format!(": {t}"));
+        }
+        cause = c.source();
+    }
+    m
+}
+
+fn retryable(e: &postgres::Error) -> bool {
+    matches!(
+        e.code(),
+        Some(c) if *c == SqlState::T_R_SERIALIZATION_FAILURE || *c == SqlState::T_R_DEADLOCK_DETECTED
+    )
+}
+
+fn is_retryable(e: &Error) -> bool {
+    matches!(e, Error::Postgres { source, .. } if retryable(source))
+}
+
+impl PgLedger {
+    /// Connect to the ledger at `url` (a libpq-style `postgres://` URL). Nothing is read or
+    /// written yet.
+    ///
+    /// # Errors
+    /// [`Error::BadLedgerUrl`] when the URL does not parse; [`Error::Postgres`] when the server
+    /// refuses the connection or the credentials (the message names the ledger, never the
+    /// password).
+    pub fn connect(url: &str) -> Result<PgLedger, Error> {
+        let mut config: postgres::Config = url
+            .parse()
+            .map_err(|e: postgres::Error| Error::BadLedgerUrl { why: e.to_string() })?;
+        if config.get_connect_timeout().is_none() {
+            config.connect_timeout(CONNECT_TIMEOUT);
+        }
+        if config.get_application_name().is_none() {
+            config.application_name("world-limits");
+        }
+        let name = redacted(&config);
+        let mut client = config.connect(NoTls).map_err(|source| Error::Postgres {
+            ledger: name.clone(),
+            source,
+        })?;
+        client
+            .batch_execute(&format!(
+                "SET lock_timeout = '{}ms'; SET idle_in_transaction_session_timeout = '120s'; SET client_min_messages = warning",
+                LOCK_TIMEOUT.as_millis()
+            ))
+            .map_err(|source| Error::Postgres {
+                ledger: name.clone(),
+                source,
+            })?;
+        Ok(PgLedger {
+            client: RefCell::new(client),
+            name,
+            statements: RefCell::new(HashMap::new()),
+        })
+    }
+
+    /// `postgres://user@host:port/db` (no password).
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn pg(&self, source: postgres::Error) -> Error {
+        Error::Postgres {
+            ledger: self.name.clone(),
+            source,
+        }
+    }
+
+    /// Run one command in its own transaction at `now_ms` (Unix ms): the ledger lock first,
+    /// the schema version check, then the shared command logic; committed on success and on
+    /// `exposure_exceeded` (its violation row persists), rolled back otherwise. With `dry_run`
+    /// it is rolled back whatever the result (the attended dry run).
+    ///
+    /// # Errors
+    /// [`Error::Rejected`] with the verdict; [`Error::Postgres`] (connection, lock timeout, a
+    /// serialization failure after [`MAX_RETRIES`] retries); [`Error::SchemaVersion`].
+    pub fn execute(
+        &self,
+        request: &Request,
+        actor: &ActorFacts,
+        now_ms: u128,
+        evidence: &dyn EvidenceCheck,
+        dry_run: bool,
+    ) -> Result<Verdict, Error> {
+        let mut attempt = 0u32;
+        loop {
+            match self.execute_once(request, actor, now_ms, evidence, dry_run) {
+                Err(e) if is_retryable(&e) && attempt < MAX_RETRIES => {
+                    attempt += 1;
+                    let jitter = u64::from(std::process::id() % 7);
+                    std::thread::sleep(Duration::from_millis((5u64 << attempt.min(6)) + jitter));
+                }
+                other => return other,
+            }
+        }
+    }
+
+    fn execute_once(
+        &self,
+        request: &Request,
+        actor: &ActorFacts,
+        now_ms: u128,
+        evidence: &dyn EvidenceCheck,
+        dry_run: bool,
+    ) -> Result<Verdict, Error> {
+        let mut client = self.client.borrow_mut();
+        let mut tx = client
+            .build_transaction()
+            .isolation_level(IsolationLevel::ReadCommitted)
+            .start()
+            .map_err(|e| self.pg(e))?;
+        tx.execute(
+            "SELECT pg_advisory_xact_lock(hashtext(current_schema() || '.world-limits-ledger'))",
+            &[],
+        )
+        .map_err(|e| self.pg(e))?;
+        let result = {
+            let db = PgTx {
+                tx: RefCell::new(&mut tx),
+                ledger: self,
+            };
+            db.check_version()
+                .and_then(|()| super::ledger::apply_db(&db, request, actor, now_ms, evidence))
+        };
+        let keep = !dry_run
+            && match &result {
+                Ok(_) => true,
+                Err(Error::Rejected(v)) => v.code == Code::ExposureExceeded,
+                Err(_) => false,
+            };
+        if keep {
+            tx.commit().map_err(|e| self.pg(e))?;
+        } else {
+            tx.rollback().map_err(|e| self.pg(e))?;
+        }
+        result
+    }
+
+    /// The report at `now_ms` from one consistent snapshot (limits.md §8).
+    ///
+    /// # Errors
+    /// [`Error::Rejected`] with `ledger_not_initialized` or `scope_not_found`;
+    /// [`Error::Postgres`]; [`Error::SchemaVersion`].
+    pub fn report(&self, now_ms: u128, scope: Option<&str>) -> Result<Report, Error> {
+        let mut client = self.client.borrow_mut();
+        let mut tx = client
+            .build_transaction()
+            .isolation_level(IsolationLevel::RepeatableRead)
+            .read_only(true)
+            .start()
+            .map_err(|e| self.pg(e))?;
+        let result = {
+            let db = PgTx {
+                tx: RefCell::new(&mut tx),
+                ledger: self,
+            };
+            db.check_version()
+                .and_then(|()| super::report::report(&db, now_ms, scope))
+        };
+        tx.rollback().map_err(|e| self.pg(e))?;
+        result
+    }
+
+    /// The current revision (0 when not initialised), for CLI-side rejections.
+    pub fn revision(&self) -> u128 {
+        let mut client = self.client.borrow_mut();
+        let Ok(mut tx) = client.transaction() else {
+            return 0;
+        };
+        let db = PgTx {
+            tx: RefCell::new(&mut tx),
+            ledger: self,
+        };
+        super::ledger::load_meta(&db)
+            .ok()
+            .flatten()
+            .map_or(0, |m| u128::from(m.revision))
+    }
+}
+
+/// One open PostgreSQL transaction seen as a [`Db`].
+struct PgTx<'a, 't> {
+    tx: RefCell<&'a mut postgres::Transaction<'t>>,
+    ledger: &'a PgLedger,
+}
+
+/// `?N` placeholders (SQLite) to `$N` (PostgreSQL). The ledger's SQL has no `?` elsewhere.
+fn translate(sql: &str) -> String {
+    sql.replace('?', "$")
+}
+
+impl PgTx<'_, '_> {
+    fn statement(&self, sql: &str) -> Result<Statement, Error> {
+        if let Some(s) = self.ledger.statements.borrow().get(sql) {
+            return Ok(s.clone());
+        }
+        let stmt = self
+            .tx
+            .borrow_mut()
+            .prepare(&translate(sql))
+            .map_err(|e| self.ledger.pg(e))?;
+        self.ledger
+            .statements
+            .borrow_mut()
+            .insert(sql.to_string(), stmt.clone());
+        Ok(stmt)
+    }
+
+    fn check_version(&self) -> Result<(), Error> {
+        if !self.table_exists("limits_schema")? {
+            if self.table_exists("limits_meta")? {
+                return Err(Error::SchemaVersion {
+                    ledger: self.ledger.name.clone(),
+                    found: "none".into(),
+                    want: SCHEMA_VERSION,
+                });
+            }
+            return Ok(());
+        }
+        let rows = self.query("SELECT version FROM limits_schema WHERE id = 1", &[])?;
+        let found = rows.first().map(|r| r.int(0)).transpose()?;
+        if found != Some(SCHEMA_VERSION) {
+            return Err(Error::SchemaVersion {
+                ledger: self.ledger.name.clone(),
+                found: found.map_or("none".into(), |v| v.to_string()),
+                want: SCHEMA_VERSION,
+            });
+        }
+        Ok(())
+    }
+}
+
+impl Db for PgTx<'_, '_> {
+    fn exec(&self, sql: &str, params: &[Val]) -> Result<u64, Error> {
+        let stmt = self.statement(sql)?;
+        let refs: Vec<&(dyn ToSql + Sync)> = params.iter().map(|v| v as _).collect();
+        self.tx
+            .borrow_mut()
+            .execute(&stmt, &refs)
+            .map_err(|e| self.ledger.pg(e))
+    }
+
+    fn query(&self, sql: &str, params: &[Val]) -> Result<Vec<Row>, Error> {
+        let stmt = self.statement(sql)?;
+        let refs: Vec<&(dyn ToSql + Sync)> = params.iter().map(|v| v as _).collect();
+        let rows = self
+            .tx
+            .borrow_mut()
+            .query(&stmt, &refs)
+            .map_err(|e| self.ledger.pg(e))?;
+        rows.iter().map(|r| self.row(r)).collect()
+    }
+
+    fn table_exists(&self, name: &str) -> Result<bool, Error> {
+        let rows = self.query(
+            "SELECT count(*) FROM information_schema.tables WHERE table_schema = current_schema() AND table_name = ?1",
+            &[Val::Text(name.to_string())],
+        )?;
+        Ok(rows.first().map(|r| r.int(0)).transpose()?.unwrap_or(0) > 0)
+    }
+
+    fn create_schema(&self) -> Result<(), Error> {
+        self.tx
+            .borrow_mut()
+            .batch_execute(DDL)
+            .map_err(|e| self.ledger.pg(e))?;
+        self.tx
+            .borrow_mut()
+            .execute(
+                "INSERT INTO limits_schema (id, version) VALUES (1, $1) ON CONFLICT (id) DO NOTHING",
+                &[&SCHEMA_VERSION],
+            )
+            .map_err(|e| self.ledger.pg(e))?;
+        Ok(())
+    }
+}
+
+impl PgTx<'_, '_> {
+    fn row(&self, r: &postgres::Row) -> Result<Row, Error> {
+        let mut out = Vec::with_capacity(r.len());
+        for (i, col) in r.columns().iter().enumerate() {
+            let ty = col.type_();
+            let pg = |e: postgres::Error| self.ledger.pg(e);
+            let v = if *ty == Type::INT8 {
+                r.try_get::<_, Option<i64>>(i).map_err(pg)?.map(Val::Int)
+            } else if *ty == Type::INT4 {
+                r.try_get::<_, Option<i32>>(i)
+                    .map_err(pg)?
+                    .map(|v| Val::Int(i64::from(v)))
+            } else if *ty == Type::INT2 {
+                r.try_get::<_, Option<i16>>(i)
+                    .map_err(pg)?
+                    .map(|v| Val::Int(i64::from(v)))
+            } else if *ty == Type::BOOL {
+                r.try_get::<_, Option<bool>>(i)
+                    .map_err(pg)?
+                    .map(|v| Val::Int(i64::from(v)))
+            } else if *ty == Type::BYTEA {
+                r.try_get::<_, Option<Vec<u8>>>(i)
+                    .map_err(pg)?
+                    .map(Val::Blob)
+            } else {
+                r.try_get::<_, Option<String>>(i)
+                    .map_err(pg)?
+                    .map(Val::Text)
+            };
+            out.push(v.unwrap_or(Val::Null));
+        }
+        Ok(Row(out))
+    }
+}
+
+impl ToSql for Val {
+    fn to_sql(
+        &self,
+        ty: &Type,
+        out: &mut postgres::types::private::BytesMut,
+    ) -> Result<IsNull, Box<dyn std::error::Error + Sync + Send>> {
+        match self {
+            Val::Null => Ok(IsNull::Yes),
+            Val::Int(v) if *ty == Type::INT4 => i32::try_from(*v)?.to_sql(ty, out),
+            Val::Int(v) if *ty == Type::BOOL => (*v != 0).to_sql(ty, out),
+            Val::Int(v) => v.to_sql(ty, out),
+            Val::Text(s) => s.to_sql(ty, out),
+            Val::Blob(b) => b.to_sql(ty, out),
+        }
+    }
+
+    fn accepts(_ty: &Type) -> bool {
+        true
+    }
+
+    to_sql_checked!();
+}
