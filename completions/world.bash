@@ -2261,7 +2261,7 @@ _world() {
             return 0
             ;;
         world__subcmd__invoke)
-            opts="-q -h --session --args --args-file --invocation-id --workspace-root --tool-ailang-bin --run-allow-caps --run-net-allow --db --json --quiet --color --wait-lock --help"
+            opts="-q -h --session --args --args-file --invocation-id --workspace-root --tool-ailang-bin --run-allow-caps --run-net-allow --ledger --db --json --quiet --color --wait-lock --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2296,6 +2296,10 @@ _world() {
                     return 0
                     ;;
                 --run-net-allow)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --ledger)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -2661,7 +2665,7 @@ _world() {
             return 0
             ;;
         world__subcmd__limits__subcmd__reconcile)
-            opts="-q -h --attempt --actual --evidence --evidence-file --request-id --expected-revision --session --now --ledger --db --json --quiet --color --wait-lock --help"
+            opts="-q -h --attempt --actual --from-store --evidence --evidence-file --request-id --expected-revision --session --now --ledger --db --json --quiet --color --wait-lock --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -3127,7 +3131,7 @@ _world() {
             return 0
             ;;
         world__subcmd__mcp)
-            opts="-q -h --session --workspace-root --tool-ailang-bin --db --json --quiet --color --wait-lock --help"
+            opts="-q -h --session --workspace-root --tool-ailang-bin --ledger --db --json --quiet --color --wait-lock --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -3142,6 +3146,10 @@ _world() {
                     return 0
                     ;;
                 --tool-ailang-bin)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --ledger)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -3541,7 +3549,7 @@ _world() {
             return 0
             ;;
         world__subcmd__serve)
-            opts="-q -h --bind --interpreter --workspace-root --tool-ailang-bin --examples-dir --run-allow-caps --run-net-allow --run-net-allow-http --allow-origin --approve-on-tty --db --json --quiet --color --wait-lock --help"
+            opts="-q -h --bind --interpreter --workspace-root --tool-ailang-bin --examples-dir --run-allow-caps --run-net-allow --run-net-allow-http --allow-origin --approve-on-tty --ledger --db --json --quiet --color --wait-lock --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -3576,6 +3584,10 @@ _world() {
                     return 0
                     ;;
                 --allow-origin)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --ledger)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

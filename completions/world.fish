@@ -269,6 +269,7 @@ complete -c world -n "__fish_world_using_subcommand invoke" -l workspace-root -d
 complete -c world -n "__fish_world_using_subcommand invoke" -l tool-ailang-bin -d 'The pinned AILANG tool binary for the Ailang.* effects' -r -F
 complete -c world -n "__fish_world_using_subcommand invoke" -l run-allow-caps -d 'Capabilities ailang-run may use beyond IO and FS: Env, Net, Declassify' -r
 complete -c world -n "__fish_world_using_subcommand invoke" -l run-net-allow -d 'IP:PORT a Net run may reach (repeatable)' -r
+complete -c world -n "__fish_world_using_subcommand invoke" -l ledger -d 'Pair effects of episodes bound to a limits scope with this standalone ledger (a file, or postgres://user@host/db) instead of the store file\'s tables (docs/LEDGER.md)' -r
 complete -c world -n "__fish_world_using_subcommand invoke" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
 complete -c world -n "__fish_world_using_subcommand invoke" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
 always\t'Always colour'
@@ -638,6 +639,7 @@ complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subc
 always\t'Always colour'
 never\t'Never colour'"
 complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from reconcile" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
+complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from reconcile" -l from-store -d 'As the HOST, settle or release every outstanding attempt of this store (--db) in the standalone --ledger from the store\'s journal: never-dispatched reservations are released, journaled outcomes settled; DISPATCHED attempts without an outcome are kept for an attended reconcile (exit 5 while any remain). Takes the store\'s writer lock'
 complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from reconcile" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
 complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from reconcile" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
 complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from reconcile" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -719,6 +721,7 @@ complete -c world -n "__fish_world_using_subcommand serve" -l examples-dir -d 'C
 complete -c world -n "__fish_world_using_subcommand serve" -l run-allow-caps -d 'Capabilities ailang-run may use beyond IO and FS: Env, Net, Declassify' -r
 complete -c world -n "__fish_world_using_subcommand serve" -l run-net-allow -d 'Loopback IP:PORT a Net run may reach (repeatable)' -r
 complete -c world -n "__fish_world_using_subcommand serve" -l allow-origin -d 'An extra allowed Origin header value (repeatable; `null` is always refused)' -r
+complete -c world -n "__fish_world_using_subcommand serve" -l ledger -d 'Pair effects of episodes bound to a limits scope with this standalone ledger (a file, or postgres://user@host/db) instead of the store file\'s tables (docs/LEDGER.md)' -r
 complete -c world -n "__fish_world_using_subcommand serve" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
 complete -c world -n "__fish_world_using_subcommand serve" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
 always\t'Always colour'
@@ -732,6 +735,7 @@ complete -c world -n "__fish_world_using_subcommand serve" -s h -l help -d 'Prin
 complete -c world -n "__fish_world_using_subcommand mcp" -l session -d 'Session token file or token (else WORLD_SESSION)' -r
 complete -c world -n "__fish_world_using_subcommand mcp" -l workspace-root -d 'Override the episode\'s recorded workspace root (worktree = DIR/<episode>)' -r -F
 complete -c world -n "__fish_world_using_subcommand mcp" -l tool-ailang-bin -d 'The pinned AILANG tool binary for the Ailang.* effects' -r -F
+complete -c world -n "__fish_world_using_subcommand mcp" -l ledger -d 'Pair effects of episodes bound to a limits scope with this standalone ledger (a file, or postgres://user@host/db) instead of the store file\'s tables (docs/LEDGER.md)' -r
 complete -c world -n "__fish_world_using_subcommand mcp" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
 complete -c world -n "__fish_world_using_subcommand mcp" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
 always\t'Always colour'

@@ -142,6 +142,9 @@ pub struct LimitsPairing {
     pub now_ms: u128,
     /// The clock is fixed (tests): settle at `now_ms` instead of the wall clock.
     pub fixed_clock: bool,
+    /// A standalone ledger (file or PostgreSQL) instead of the tables in the store file: the
+    /// steps run as separate ledger transactions (`limits::pairing`, issue 18).
+    pub standalone: Option<std::rc::Rc<crate::limits::pairing::Standalone>>,
 }
 
 fn ledger_step(
@@ -423,7 +426,29 @@ impl Broker<'_> {
             journal::EFFECT_INTENT,
             intent.payload(),
         )?;
-        if let Some(p) = &self.limits {
+        if let Some(s) = self
+            .limits
+            .as_ref()
+            .and_then(|p| p.standalone.as_ref().map(|s| (p, s)))
+        {
+            // A standalone ledger: reserve and dispatch before the intent commits; a rejection
+            // or a ledger failure drops this transaction (no intent, no debit, nothing ran).
+            let (p, s) = s;
+            let max_active = deadline
+                .saturating_duration_since(Instant::now())
+                .as_millis();
+            s.reserve_and_dispatch(
+                &intent_id,
+                &p.scope,
+                req.cost.max(0) as u128,
+                max_active,
+                p.now_ms,
+            )
+            .map_err(|e| match e {
+                crate::limits::Error::Rejected(v) => BrokerError::LimitsRejected(v),
+                e => BrokerError::Limits(e.to_string()),
+            })?;
+        } else if let Some(p) = &self.limits {
             // Reserve and dispatch in the intent's transaction: a rejection rolls all of it back.
             let max_active = deadline
                 .saturating_duration_since(Instant::now())
@@ -583,7 +608,7 @@ impl Broker<'_> {
                 journal::EFFECT_OUTCOME,
                 journal::effect_outcome_payload(&intent_id, !failed, &rec.meta.hash, self.now),
             )?;
-            if let Some(p) = &self.limits {
+            if let Some(p) = self.limits.as_ref().filter(|p| p.standalone.is_none()) {
                 ledger_step(
                     &tx,
                     format!("{intent_id}:settle"),
@@ -633,6 +658,24 @@ impl Broker<'_> {
                 record: rec.meta.hash,
                 cause: e.to_string(),
             });
+        }
+        if let Some((p, s)) = self
+            .limits
+            .as_ref()
+            .and_then(|p| p.standalone.as_ref().map(|s| (p, s)))
+        {
+            // After the outcome is journaled. A failure keeps the exposure (DISPATCHED) until
+            // `world limits reconcile --from-store` settles it from this outcome.
+            let now = if p.fixed_clock {
+                p.now_ms
+            } else {
+                p.now_ms.max(wall_ms())
+            };
+            if let Err(e) = s.settle(&intent_id, failed, req.cost.max(0) as u128, now) {
+                eprintln!(
+                    "world: warning: the limits ledger did not record the settlement of {intent_id} ({e}); its exposure stays until `world limits reconcile --from-store`"
+                );
+            }
         }
         Ok(Executed {
             status: if failed { Status::Failed } else { Status::Ok },

@@ -46,6 +46,10 @@ pub struct Args {
     /// IP:PORT a Net run may reach (repeatable)
     #[arg(long, value_name = "IP:PORT")]
     run_net_allow: Vec<String>,
+    /// Pair effects of episodes bound to a limits scope with this standalone ledger (a file,
+    /// or postgres://user@host/db) instead of the store file's tables (docs/LEDGER.md)
+    #[arg(long, value_name = "FILE|URL", env = "WORLD_LEDGER")]
+    ledger: Option<String>,
 }
 
 /// Map an invocation failure to a CLI error and exit code.
@@ -58,6 +62,7 @@ pub fn invoke_err(e: InvokeError) -> CliError {
     let exit = match &e {
         InvokeError::Integrity(_) => Exit::Integrity,
         InvokeError::LimitsRejected(_) | InvokeError::MissionRejected(_) => Exit::LimitRejected,
+        InvokeError::LimitsUnavailable(_) => Exit::Failed,
         InvokeError::NotCommitted(_) | InvokeError::EffectsUnrecorded { .. } => Exit::Indeterminate,
         _ => Exit::Failed,
     };
@@ -147,7 +152,10 @@ pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError
             net_allow_http: false,
         },
         examples_dir: None,
-        services: Services::default(),
+        services: Services {
+            limits_ledger: args.ledger.clone(),
+            ..Services::default()
+        },
     };
     let call = Call {
         surface: Surface::Cli,

@@ -26,6 +26,10 @@ pub struct Args {
     /// The pinned AILANG tool binary for the Ailang.* effects
     #[arg(long, value_name = "PATH")]
     tool_ailang_bin: Option<PathBuf>,
+    /// Pair effects of episodes bound to a limits scope with this standalone ledger (a file,
+    /// or postgres://user@host/db) instead of the store file's tables (docs/LEDGER.md)
+    #[arg(long, value_name = "FILE|URL", env = "WORLD_LEDGER")]
+    ledger: Option<String>,
 }
 
 /// Run `world mcp`.
@@ -55,6 +59,7 @@ pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError
         workspace_root: args.workspace_root,
         tool,
         run_caps: RunCapsConfig::default(),
+        limits_ledger: args.ledger,
     };
     let stdin = std::io::stdin();
     let mut input = stdin.lock();

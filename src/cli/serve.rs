@@ -52,6 +52,10 @@ pub struct Args {
     /// pending, decided with `world approval decide` once the daemon is stopped)
     #[arg(long)]
     approve_on_tty: bool,
+    /// Pair effects of episodes bound to a limits scope with this standalone ledger (a file,
+    /// or postgres://user@host/db) instead of the store file's tables (docs/LEDGER.md)
+    #[arg(long, value_name = "FILE|URL", env = "WORLD_LEDGER")]
+    ledger: Option<String>,
 }
 
 /// Run `world serve` until a signal stops it.
@@ -78,6 +82,7 @@ pub fn run(ctx: &Context, _out: &mut Output, args: Args) -> Result<Exit, CliErro
             net_allow_http: args.run_net_allow_http,
         },
         allow_origins: args.allow_origin,
+        limits_ledger: args.ledger,
         approve_on_tty: args.approve_on_tty,
         http_read: serve::http_read_bound(),
     };

@@ -191,6 +191,10 @@ pub enum InvokeError {
     /// The paired mission refused the effect's admission; nothing ran, nothing was committed.
     #[error("{}", .0.human())]
     MissionRejected(Box<crate::mission::Rejection>),
+    /// The standalone limits ledger could not be reached or failed before the effect's intent
+    /// was journaled; nothing ran, nothing was committed (issue 18).
+    #[error("{0}")]
+    LimitsUnavailable(String),
     /// Store failure before anything durable happened.
     #[error(transparent)]
     Store(#[from] StoreError),
@@ -218,6 +222,7 @@ impl InvokeError {
             InvokeError::EffectsUnrecorded { .. } => "EffectsUnrecordedError",
             InvokeError::LimitsRejected(_) => "LimitsRejectedError",
             InvokeError::MissionRejected(_) => "MissionRejectedError",
+            InvokeError::LimitsUnavailable(_) => "LimitsUnavailableError",
             InvokeError::Store(_) => "StoreError",
         }
     }
@@ -547,7 +552,18 @@ pub fn invoke(store: &mut Store, call: &Call, host: &Host<'_>) -> Result<Committ
             scope,
             now_ms: ledger_now_ms(call.now),
             fixed_clock: std::env::var_os("WORLD_TEST_NOW").is_some(),
+            standalone: None,
         });
+    let limits = match (limits, &host.services.limits_ledger) {
+        (Some(mut p), Some(location)) => {
+            p.standalone = Some(std::rc::Rc::new(
+                crate::limits::pairing::Standalone::open(location, store, &invocation_id)
+                    .map_err(|e| InvokeError::LimitsUnavailable(e.to_string()))?,
+            ));
+            Some(p)
+        }
+        (p, _) => p,
+    };
     let b = Broker {
         episode: &sess.episode,
         grants: &sess.grants,
@@ -594,6 +610,8 @@ pub fn invoke(store: &mut Store, call: &Call, host: &Host<'_>) -> Result<Committ
             }
             Err(BrokerError::MissionRejected(r)) if records_written.is_empty() => {
                 return Err(InvokeError::MissionRejected(r))
+            Err(BrokerError::Limits(m)) if records_written.is_empty() => {
+                return Err(InvokeError::LimitsUnavailable(m))
             }
             Err(e) => {
                 return Err(InvokeError::EffectsUnrecorded {

@@ -221,11 +221,13 @@ pub(crate) struct AttemptRow {
     pub(crate) dispatched_at: Option<u128>,
     pub(crate) actor_id: String,
     pub(crate) actor_kind: String,
+    pub(crate) operation_id: String,
+    pub(crate) run_id: Option<String>,
 }
 
 pub(crate) const ATTEMPT_COLS: &str =
     "attempt_id, scope_id, purpose, amount, max_active_ms, state, \
-    actual_cost, paired, dispatched_at_ms, actor_id, actor_kind";
+    actual_cost, paired, dispatched_at_ms, actor_id, actor_kind, operation_id, run_id";
 
 type RawAttempt = (
     String,
@@ -239,6 +241,7 @@ type RawAttempt = (
     Option<String>,
     String,
     String,
+    (String, Option<String>),
 );
 
 pub(crate) fn raw_attempt(r: &Row) -> Result<RawAttempt, Error> {
@@ -254,12 +257,25 @@ pub(crate) fn raw_attempt(r: &Row) -> Result<RawAttempt, Error> {
         r.opt_text(8)?,
         r.text(9)?,
         r.text(10)?,
+        (r.text(11)?, r.opt_text(12)?),
     ))
 }
 
 pub(crate) fn attempt_from_raw(raw: RawAttempt) -> Result<AttemptRow, Error> {
-    let (id, scope_id, purpose, amount, max_active, state, actual, paired, dispatched, aid, akind) =
-        raw;
+    let (
+        id,
+        scope_id,
+        purpose,
+        amount,
+        max_active,
+        state,
+        actual,
+        paired,
+        dispatched,
+        aid,
+        akind,
+        (operation_id, run_id),
+    ) = raw;
     Ok(AttemptRow {
         purpose: Purpose::parse(&purpose)
             .ok_or_else(|| Error::Corrupt(format!("attempt {id}: purpose {purpose:?}")))?,
@@ -272,6 +288,8 @@ pub(crate) fn attempt_from_raw(raw: RawAttempt) -> Result<AttemptRow, Error> {
         dispatched_at: opt_num(dispatched, "dispatched_at_ms")?,
         actor_id: aid,
         actor_kind: akind,
+        operation_id,
+        run_id,
         scope_id,
         id,
     })
@@ -651,7 +669,10 @@ pub(crate) fn apply_db(
             evidence_ref.as_deref(),
             evidence,
         ),
-        Command::Release { attempt_id } => release(&mut cx, attempt_id),
+        Command::Release {
+            attempt_id,
+            never_dispatched,
+        } => release(&mut cx, attempt_id, *never_dispatched),
         Command::Stop {
             scope_id,
             reason,
@@ -687,7 +708,7 @@ fn check_shape(cmd: &Command) -> Result<(), String> {
             }
             Ok(())
         }
-        Command::Dispatch { attempt_id } | Command::Release { attempt_id } => {
+        Command::Dispatch { attempt_id } | Command::Release { attempt_id, .. } => {
             id_ok("attemptId", attempt_id)
         }
         Command::Reconcile { attempt_id, .. } => id_ok("attemptId", attempt_id),
@@ -1377,7 +1398,10 @@ fn reconcile(
     )
 }
 
-fn release(cx: &mut Ctx<'_>, attempt_id: &str) -> Result<Verdict, Error> {
+fn release(cx: &mut Ctx<'_>, attempt_id: &str, never_dispatched: bool) -> Result<Verdict, Error> {
+    if never_dispatched && cx.actor.actor_kind != ActorKind::Host {
+        return Err(cx.not_permitted("only the HOST releases a never-dispatched paired attempt"));
+    }
     let attempt = load_attempt(cx.tx, attempt_id)?;
     if let Some(a) = &attempt {
         if cx.actor.actor_kind == ActorKind::Agent && a.actor_id != cx.actor.actor_id {
@@ -1404,7 +1428,9 @@ fn release(cx: &mut Ctx<'_>, attempt_id: &str) -> Result<Verdict, Error> {
         State::Reserved => {}
     }
     cx.check_time()?;
-    if a.paired {
+    // A paired attempt is settled by the broker or a human; the one exception is the HOST
+    // giving back a standalone reservation whose effect never reached the store (pairing.rs).
+    if a.paired && !never_dispatched {
         return Err(at(Code::AttemptPairedToEffect));
     }
     let chain = load_chain(cx.tx, &a.scope_id)?

@@ -22,6 +22,7 @@ pub mod codes;
 pub mod config;
 pub(crate) mod db;
 mod ledger;
+pub mod pairing;
 pub mod pg;
 pub mod report;
 pub mod schema;
@@ -355,6 +356,11 @@ pub enum Command {
     Release {
         /// The attempt.
         attempt_id: String,
+        /// The HOST releasing a paired attempt that was never dispatched (a standalone ledger's
+        /// reservation whose effect intent never reached the store, [`pairing`]). Serialised
+        /// only when set, so other releases hash as before.
+        #[serde(skip_serializing_if = "std::ops::Not::not")]
+        never_dispatched: bool,
     },
     /// Host-verified stop of a scope's subtree.
     #[serde(rename_all = "camelCase")]

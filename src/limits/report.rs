@@ -107,6 +107,13 @@ pub struct OutstandingAttempt {
     pub amount: Amount,
     /// Reserved active milliseconds.
     pub max_active_ms: Amount,
+    /// For an attempt paired with a standalone ledger: the World store it belongs to
+    /// (`store-<16 hex of its genesis entry>`, limits::pairing).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub store: Option<String>,
+    /// For an attempt paired with a standalone ledger: the invocation (`cli:<ep>:<task>`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub invocation: Option<String>,
 }
 
 /// An attempt awaiting a human reconciliation.
@@ -523,6 +530,12 @@ pub(crate) fn report(conn: &dyn Db, now_ms: u128, scope: Option<&str>) -> Result
             purpose: a.purpose,
             amount: Amount(a.amount),
             max_active_ms: Amount(a.max_active_ms),
+            store: a.run_id.clone().filter(|_| a.paired),
+            invocation: a
+                .run_id
+                .as_ref()
+                .filter(|_| a.paired)
+                .map(|_| a.operation_id.clone()),
         });
         let awaiting = a.state == State::Unknown || (a.state == State::Dispatched && a.paired);
         if awaiting {

@@ -185,6 +185,7 @@ pub(crate) fn settle_unknown(attempt: &str) -> Command {
 
 pub(crate) fn release(attempt: &str) -> Command {
     Command::Release {
+        never_dispatched: false,
         attempt_id: attempt.into(),
     }
 }

@@ -110,6 +110,8 @@ pub struct StdioBackend {
     pub tool: Option<PinnedTool>,
     /// Run caps.
     pub run_caps: RunCapsConfig,
+    /// `--ledger`: the standalone limits ledger effects are paired with (issue 18).
+    pub limits_ledger: Option<String>,
 }
 
 impl Backend {
@@ -148,6 +150,7 @@ impl Backend {
                     // `world approval decide` (between calls the lock is free).
                     services: Services {
                         prompter: Some(Arc::new(NoTerminal)),
+                        limits_ledger: s.limits_ledger.clone(),
                         ..Services::default()
                     },
                 };

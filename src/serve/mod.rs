@@ -159,6 +159,8 @@ pub struct Config {
     pub approve_on_tty: bool,
     /// The request-body read bound ([`HTTP_READ`] unless a test shortens it).
     pub http_read: Duration,
+    /// `--ledger`: the standalone limits ledger effects are paired with (issue 18).
+    pub limits_ledger: Option<String>,
 }
 
 /// A checked bind address: the socket address to bind and the host text as given.
@@ -224,6 +226,8 @@ pub struct App {
     pub run_caps: RunCapsConfig,
     /// `--approve-on-tty`.
     pub approve_on_tty: bool,
+    /// `--ledger`.
+    pub limits_ledger: Option<String>,
     /// The request-body read bound (see [`HTTP_READ`]).
     pub http_read: Duration,
     queued: AtomicUsize,
@@ -445,6 +449,7 @@ impl App {
                     } else {
                         Arc::new(NoTerminal)
                     }),
+                    limits_ledger: app.limits_ledger.clone(),
                     ..Services::default()
                 },
             };
@@ -767,6 +772,7 @@ async fn serve(cfg: Config, prepared: Prepared) -> Result<(), StartupError> {
         examples_dir: cfg.examples_dir.clone(),
         run_caps: cfg.run_caps.clone(),
         approve_on_tty: cfg.approve_on_tty,
+        limits_ledger: cfg.limits_ledger.clone(),
         http_read: cfg.http_read,
         queued: AtomicUsize::new(0),
         agui_live: AtomicUsize::new(0),

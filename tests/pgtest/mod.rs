@@ -157,7 +157,7 @@ impl Server {
     pub fn start_again(&self) {
         let _g = STOP_LOCK.lock().unwrap_or_else(|e| e.into_inner());
         let opts = format!(
-            "-c listen_addresses='' -c unix_socket_directories='{}' -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200",
+            "-c listen_addresses='' -c unix_socket_directories='{}' -c fsync=off -c full_page_writes=off -c max_connections=200",
             self.dir.display()
         );
         let out = self

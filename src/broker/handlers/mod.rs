@@ -198,6 +198,9 @@ pub struct Services {
     pub prompter: Option<Arc<dyn approval::Prompter>>,
     /// The `Model.Infer` backend; without it the handler fails, saying how to configure one.
     pub model: Option<Arc<dyn model::ModelBackend>>,
+    /// A standalone limits ledger (a file path or a `postgres://` URL) that episodes bound to a
+    /// limits scope are paired with instead of the store file's tables (`--ledger`, issue 18).
+    pub limits_ledger: Option<String>,
 }
 
 /// The handlers one episode can use (R8: an effect missing here is refused before anything

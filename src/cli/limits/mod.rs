@@ -117,11 +117,22 @@ pub enum Cmd {
     /// Human settlement of an UNKNOWN attempt (attended; always needs the terminal)
     Reconcile {
         /// The attempt
-        #[arg(long, value_name = "A")]
-        attempt: String,
+        #[arg(long, value_name = "A", required_unless_present = "from_store")]
+        attempt: Option<String>,
         /// Actual cost attested by the evidence
-        #[arg(long, value_name = "X", allow_hyphen_values = true)]
-        actual: String,
+        #[arg(
+            long,
+            value_name = "X",
+            allow_hyphen_values = true,
+            required_unless_present = "from_store"
+        )]
+        actual: Option<String>,
+        /// As the HOST, settle or release every outstanding attempt of this store (--db) in the
+        /// standalone --ledger from the store's journal: never-dispatched reservations are
+        /// released, journaled outcomes settled; DISPATCHED attempts without an outcome are kept
+        /// for an attended reconcile (exit 5 while any remain). Takes the store's writer lock
+        #[arg(long, conflicts_with_all = ["attempt", "actual", "evidence", "evidence_file"])]
+        from_store: bool,
         #[command(flatten)]
         evidence: Evidence,
         #[command(flatten)]
@@ -535,6 +546,7 @@ pub fn run(ctx: &Context, out: &mut Output, cmd: Cmd) -> Result<Exit, CliError> 
             let place = open_place_write(ctx, common.ledger.as_deref(), "limits release")?;
             let command = Command::Release {
                 attempt_id: attempt,
+                never_dispatched: false,
             };
             operator(ctx, out, &place, "limits release", &common, command, None)
         }
@@ -554,11 +566,23 @@ pub fn run(ctx: &Context, out: &mut Output, cmd: Cmd) -> Result<Exit, CliError> 
             operator(ctx, out, &place, "limits stop", &common, command, Some(ev))
         }
         Cmd::Reconcile {
+            from_store: true,
+            common,
+            ..
+        } => from_store(ctx, out, &common),
+        Cmd::Reconcile {
             attempt,
             actual,
             evidence,
             common,
+            ..
         } => {
+            let (Some(attempt), Some(actual)) = (attempt, actual) else {
+                return Err(CliError::usage(
+                    "limits reconcile",
+                    "pass --attempt A --actual X, or --from-store",
+                ));
+            };
             let place = open_place_write(ctx, common.ledger.as_deref(), "limits reconcile")?;
             let actual_cost = match amount(&place, &actual) {
                 Ok(a) => a,
@@ -612,6 +636,56 @@ pub fn run(ctx: &Context, out: &mut Output, cmd: Cmd) -> Result<Exit, CliError> 
             execute(ctx, out, &place, job)
         }
     }
+}
+
+/// `world limits reconcile --from-store`: the HOST settles this store's outstanding attempts in
+/// the standalone ledger from the store's journal evidence (limits::pairing). One line per
+/// attempt (`--json`: one object per line); exit 0 when none is left, 5 while any needs a human.
+fn from_store(ctx: &Context, out: &mut Output, common: &Common) -> Result<Exit, CliError> {
+    let what = "limits reconcile --from-store";
+    let Some(location) = common.ledger.as_deref() else {
+        return Err(CliError::usage(
+            what,
+            "--from-store reconciles a standalone ledger: pass --ledger FILE|URL (or WORLD_LEDGER)",
+        ));
+    };
+    // The writer lock: no invocation of this store is in flight while its attempts are read.
+    let store = ctx.open_write(false)?;
+    let ledger = limits::open_standalone_ledger(location).map_err(|e| ledger_err(what, e))?;
+    let Some(id) = limits::pairing::store_id(store.conn())
+        .map_err(|e| CliError::store(what, crate::store::Error::from(e)))?
+    else {
+        out.warn("this store was never paired with a standalone ledger: nothing to reconcile");
+        return Ok(Exit::Success);
+    };
+    let now_ms = parse_now(common.now.as_deref())?;
+    let done = limits::pairing::reconcile_from_store(ledger.as_ref(), store.conn(), &id, now_ms)
+        .map_err(|e| ledger_err(what, e))?;
+    let mut kept = 0;
+    for r in &done {
+        if r.action == "kept" {
+            kept += 1;
+        }
+        if out.json {
+            out.json_line(r)?;
+        } else {
+            out.line(format!(
+                "{} {} {} ({}): {}",
+                r.action, r.attempt_id, r.state, r.invocation, r.why
+            ))?;
+        }
+    }
+    if done.is_empty() {
+        out.warn(format!(
+            "no outstanding attempts of {id} in {}",
+            ledger.describe()
+        ));
+    }
+    Ok(if kept > 0 {
+        Exit::Indeterminate
+    } else {
+        Exit::Success
+    })
 }
 
 fn operator(
@@ -796,7 +870,7 @@ fn phrase(command: &Command) -> Result<String, CliError> {
         Command::Reserve { attempt_id, .. }
         | Command::Dispatch { attempt_id }
         | Command::Settle { attempt_id, .. }
-        | Command::Release { attempt_id } => Ok(format!("{} {attempt_id}", command.name())),
+        | Command::Release { attempt_id, .. } => Ok(format!("{} {attempt_id}", command.name())),
         Command::Stop { scope_id, .. } => Ok(format!("stop {scope_id}")),
     }
 }

@@ -148,26 +148,34 @@ pub(super) fn render(r: &Report, color: bool) -> String {
         text.push_str("outstanding: none\n");
     } else {
         text.push_str("outstanding:\n");
-        let mut t = table(
-            &[
-                "ATTEMPT",
-                "SCOPE",
-                "STATE",
-                "PURPOSE",
-                "AMOUNT",
-                "MAX ACTIVE MS",
-            ],
-            color,
-        );
+        // Attempts paired with a standalone ledger also name their store and invocation.
+        let paired = r.outstanding.iter().any(|a| a.store.is_some());
+        let mut head = vec![
+            "ATTEMPT",
+            "SCOPE",
+            "STATE",
+            "PURPOSE",
+            "AMOUNT",
+            "MAX ACTIVE MS",
+        ];
+        if paired {
+            head.extend(["STORE", "INVOCATION"]);
+        }
+        let mut t = table(&head, color);
         for a in &r.outstanding {
-            t.add_row(vec![
+            let mut row = vec![
                 a.attempt_id.clone(),
                 a.scope_id.clone(),
                 a.state.to_string(),
                 a.purpose.as_str().to_string(),
                 a.amount.to_string(),
                 a.max_active_ms.to_string(),
-            ]);
+            ];
+            if paired {
+                row.push(a.store.clone().unwrap_or_default());
+                row.push(a.invocation.clone().unwrap_or_default());
+            }
+            t.add_row(row);
         }
         text.push_str(&crate::cli::output::render_table(&t));
         text.push('\n');

@@ -1,0 +1,335 @@
+//! Pairing World effects with a **standalone** ledger (a file or PostgreSQL), limits.md §9 and
+//! seed 002, issue 18 item 3.
+//!
+//! With the ledger in the store file the broker reserves in its intent's transaction. A
+//! standalone ledger shares no atomic commit with the store, so the steps run in this order,
+//! each its own ledger transaction (DEC-LIM-20):
+//!
+//! 1. inside the store transaction that decides the effect (before its intent is journaled):
+//!    `reserve` then `dispatch`; a rejection or a ledger failure rolls the store transaction
+//!    back — no intent, no debit, nothing ran;
+//! 2. the intent commits; the handler runs;
+//! 3. after the outcome is journaled: `settle` (the broker's effect-outcome settlement).
+//!
+//! A crash between the two databases keeps the exposure: a RESERVED attempt without an intent
+//! in the store never reached a handler and [`reconcile_from_store`] releases it; a DISPATCHED
+//! attempt whose outcome is in the store's journal is settled from it; a DISPATCHED attempt
+//! without an outcome is never refunded because a process restarted — a human reconciles it.
+//!
+//! Attempts are named `<storeId>/<effect intent id>` (unique across the stores sharing the
+//! ledger); `operationId` is the invocation id and `runId` the store id, so `world limits
+//! report` shows the store and invocation every outstanding attempt belongs to.
+
+use super::{
+    ActorFacts, ActorKind, Amount, Code, Command, Error, LedgerStore, NoEvidence, Outcome, Purpose,
+    Request, Verdict,
+};
+use rusqlite::Connection;
+
+/// The ledger side of one invocation's pairing with a standalone ledger.
+pub struct Standalone {
+    /// The ledger.
+    pub ledger: Box<dyn LedgerStore>,
+    /// The store's id ([`store_id`]).
+    pub store_id: String,
+    /// The invocation the effects belong to (`cli:<ep>:<task>`).
+    pub invocation_id: String,
+}
+
+impl std::fmt::Debug for Standalone {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Standalone")
+            .field("ledger", &self.ledger.describe())
+            .field("store_id", &self.store_id)
+            .field("invocation_id", &self.invocation_id)
+            .finish()
+    }
+}
+
+/// Semantic id of the object that names a store in shared ledgers.
+pub const STORE_ID_SEMANTIC_ID: &str = "world/limits-store-id/v1";
+
+/// The store's id in shared ledgers, `store-` + 16 hex of its store-id object
+/// ([`STORE_ID_SEMANTIC_ID`]: random bytes, written once by [`ensure_store_id`]); `None` when
+/// the store was never paired with a standalone ledger. *Why an object, not the genesis hash:*
+/// two stores created alike have the same genesis entry (DEC-LIM-20).
+///
+/// # Errors
+/// SQLite errors.
+pub fn store_id(conn: &Connection) -> Result<Option<String>, rusqlite::Error> {
+    let hash: Option<String> = conn.query_row(
+        "SELECT min(hash_ref) FROM objects WHERE semantic_id = ?1",
+        [STORE_ID_SEMANTIC_ID],
+        |r| r.get(0),
+    )?;
+    Ok(hash.map(|h| {
+        let hex = h.strip_prefix("sha256:").unwrap_or(&h);
+        format!("store-{}", hex.chars().take(16).collect::<String>())
+    }))
+}
+
+/// The store's id, writing its store-id object first if it has none (needs the writer lock).
+///
+/// # Errors
+/// Store errors.
+pub fn ensure_store_id(store: &mut crate::store::Store) -> Result<String, crate::store::Error> {
+    if let Some(id) = store_id(store.conn())? {
+        return Ok(id);
+    }
+    let mut b = [0u8; 16];
+    getrandom::getrandom(&mut b).map_err(|e| crate::store::Error::Corrupt {
+        what: "store id".into(),
+        detail: e.to_string(),
+    })?;
+    let payload = format!("{{\"storeNonce\":\"{}\"}}\n", hex::encode(b)).into_bytes();
+    let tx = store.immediate()?;
+    crate::store::put_object(
+        &tx,
+        &crate::store::Object::new(STORE_ID_SEMANTIC_ID, "world:limits", payload),
+    )?;
+    tx.commit()?;
+    store_id(store.conn())?.ok_or_else(|| crate::store::Error::Corrupt {
+        what: "store id".into(),
+        detail: "the store-id object was not stored".into(),
+    })
+}
+
+/// The attempt id of effect intent `intent_id` of store `store_id`.
+pub fn attempt_id(store_id: &str, intent_id: &str) -> String {
+    format!("{store_id}/{intent_id}")
+}
+
+fn host(now_ms: u128) -> ActorFacts {
+    ActorFacts::new(ActorKind::Host, "host:world", now_ms)
+}
+
+impl Standalone {
+    fn step(&self, request_id: String, command: Command, now_ms: u128) -> Result<Verdict, Error> {
+        let req = Request::new(request_id, command).on_system_clock(true);
+        self.ledger
+            .execute(&req, &host(now_ms), now_ms, &NoEvidence)
+    }
+
+    /// Reserve (ORDINARY, `cost`, `max_active_ms`) in `scope` and dispatch, for effect intent
+    /// `intent_id` — before the intent is journaled.
+    ///
+    /// # Errors
+    /// [`Error::Rejected`] (nothing dispatched; a RESERVED attempt is released again when the
+    /// rejection came from `dispatch`); storage errors (the attempt may be left RESERVED —
+    /// [`reconcile_from_store`] releases it: no intent reached the store).
+    pub fn reserve_and_dispatch(
+        &self,
+        intent_id: &str,
+        scope: &str,
+        cost: u128,
+        max_active_ms: u128,
+        now_ms: u128,
+    ) -> Result<(), Error> {
+        let attempt = attempt_id(&self.store_id, intent_id);
+        self.step(
+            format!("{attempt}:reserve"),
+            Command::Reserve {
+                attempt_id: attempt.clone(),
+                operation_id: self.invocation_id.clone(),
+                scope_id: scope.to_string(),
+                run_id: Some(self.store_id.clone()),
+                purpose: Purpose::Ordinary,
+                amount: Amount(cost),
+                max_active_ms: Amount(max_active_ms),
+                paired: true,
+            },
+            now_ms,
+        )?;
+        match self.step(
+            format!("{attempt}:dispatch"),
+            Command::Dispatch {
+                attempt_id: attempt.clone(),
+            },
+            now_ms,
+        ) {
+            Ok(_) => Ok(()),
+            Err(Error::Rejected(v)) => {
+                // Never dispatched: give the reservation back before reporting the refusal.
+                let _ = self.release(&attempt, now_ms);
+                Err(Error::Rejected(v))
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    fn release(&self, attempt: &str, now_ms: u128) -> Result<Verdict, Error> {
+        self.step(
+            format!("{attempt}:release"),
+            Command::Release {
+                attempt_id: attempt.to_string(),
+                never_dispatched: true,
+            },
+            now_ms,
+        )
+    }
+
+    /// Settle the attempt of `intent_id` after its outcome was journaled.
+    ///
+    /// # Errors
+    /// Storage errors and rejections; the attempt then stays DISPATCHED (exposure kept) until
+    /// [`reconcile_from_store`].
+    pub fn settle(
+        &self,
+        intent_id: &str,
+        failed: bool,
+        cost: u128,
+        now_ms: u128,
+    ) -> Result<(), Error> {
+        let attempt = attempt_id(&self.store_id, intent_id);
+        self.step(
+            format!("{attempt}:settle"),
+            settle_command(&attempt, failed, cost),
+            now_ms,
+        )
+        .map(|_| ())
+    }
+}
+
+fn settle_command(attempt: &str, failed: bool, cost: u128) -> Command {
+    Command::Settle {
+        attempt_id: attempt.to_string(),
+        outcome: if failed {
+            Outcome::Failed
+        } else {
+            Outcome::Succeeded
+        },
+        actual_cost: Some(Amount(cost)),
+        effect_outcome: true,
+    }
+}
+
+/// What [`reconcile_from_store`] did with one outstanding attempt of the store.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Reconciled {
+    /// The attempt.
+    pub attempt_id: String,
+    /// The invocation it belongs to.
+    pub invocation: String,
+    /// `released`, `settled` or `kept`.
+    pub action: &'static str,
+    /// The state the attempt is in now.
+    pub state: String,
+    /// Why, in words (and the journal evidence used).
+    pub why: String,
+}
+
+/// Settle or release every outstanding attempt of store `store_id` from the store's journal
+/// evidence, as the HOST (issue 18 item 3). The caller holds the store's writer lock, so no
+/// invocation of this store is in flight.
+///
+/// - RESERVED, no effect intent in the store: the handler never ran (dispatch precedes the
+///   intent) → `release`;
+/// - DISPATCHED, intent and outcome journaled → `settle` SUCCEEDED/FAILED at the reserved cost
+///   (what the broker would have settled), evidence: the outcome's effect record;
+/// - DISPATCHED or UNKNOWN without an outcome → kept: never refunded because a process
+///   restarted; an attended `world limits reconcile --attempt A --actual X --evidence …`.
+///
+/// # Errors
+/// Ledger and store errors (what was applied before stays applied: each step is idempotent).
+pub fn reconcile_from_store(
+    ledger: &dyn LedgerStore,
+    store: &Connection,
+    store_id: &str,
+    now_ms: u128,
+) -> Result<Vec<Reconciled>, Error> {
+    let report = ledger.report(now_ms, None)?;
+    let prefix = format!("{store_id}/");
+    let mut out = Vec::new();
+    for a in report.outstanding {
+        let Some(intent_id) = a.attempt_id.strip_prefix(&prefix) else {
+            continue;
+        };
+        let invocation = a.invocation.clone().unwrap_or_default();
+        let receipt = crate::store::journal::receipt(store, intent_id)
+            .map_err(|e| Error::Corrupt(format!("store journal for {intent_id}: {e}")))?;
+        use crate::store::journal::ReceiptState;
+        let run = |cmd: Command, rid: String| -> Result<Verdict, Error> {
+            let req = Request::new(rid, cmd).on_system_clock(true);
+            ledger.execute(&req, &host(now_ms), now_ms, &NoEvidence)
+        };
+        let done = |action, state: &str, why: String| Reconciled {
+            attempt_id: a.attempt_id.clone(),
+            invocation: invocation.clone(),
+            action,
+            state: state.to_string(),
+            why,
+        };
+        match (a.state, receipt.state) {
+            ("RESERVED", ReceiptState::NotStarted) => {
+                run(
+                    Command::Release {
+                        attempt_id: a.attempt_id.clone(),
+                        never_dispatched: true,
+                    },
+                    format!("{}:release", a.attempt_id),
+                )?;
+                out.push(done(
+                    "released",
+                    "RELEASED",
+                    format!("no effect intent {intent_id} in the store: the handler never ran"),
+                ));
+            }
+            ("DISPATCHED", ReceiptState::Resolved) => {
+                let failed = receipt.status.as_deref() == Some("failed");
+                let v = run(
+                    settle_command(&a.attempt_id, failed, a.amount.get()),
+                    format!("{}:settle", a.attempt_id),
+                );
+                match v {
+                    Ok(_) => out.push(done(
+                        "settled",
+                        "SETTLED",
+                        format!(
+                            "outcome {} in the store journal (record {})",
+                            receipt.status.as_deref().unwrap_or("?"),
+                            receipt.record_ref.as_deref().unwrap_or("?")
+                        ),
+                    )),
+                    Err(Error::Rejected(v)) if v.code == Code::Exists => {}
+                    Err(e) => return Err(e),
+                }
+            }
+            (state, r) => out.push(done(
+                "kept",
+                state,
+                match r {
+                    ReceiptState::Indeterminate => format!(
+                        "effect intent {intent_id} has no outcome: it may have happened; reconcile it attended with evidence"
+                    ),
+                    ReceiptState::NotStarted => format!(
+                        "no effect intent {intent_id} in the store, but the ledger recorded dispatch: reconcile it attended"
+                    ),
+                    ReceiptState::Resolved => format!(
+                        "effect {intent_id} is resolved in the store while the attempt is {state}: reconcile it attended"
+                    ),
+                },
+            )),
+        }
+    }
+    Ok(out)
+}
+
+impl Standalone {
+    /// Open the standalone ledger at `location` for invocation `invocation_id` of the store
+    /// on `store`.
+    ///
+    /// # Errors
+    /// The ledger's open errors; a store without a genesis entry.
+    pub fn open(
+        location: &str,
+        store: &mut crate::store::Store,
+        invocation_id: &str,
+    ) -> Result<Standalone, Error> {
+        Ok(Standalone {
+            ledger: super::open_standalone_ledger(location)?,
+            store_id: ensure_store_id(store).map_err(|e| Error::Corrupt(e.to_string()))?,
+            invocation_id: invocation_id.to_string(),
+        })
+    }
+}
