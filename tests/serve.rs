@@ -1644,6 +1644,8 @@ fn rest_commits_that_would_poison_the_store_are_refused_with_400() {
     assert_eq!(r.status, 200, "{}", r.body);
     assert!(s.stop().success());
     env.world(&["verify"]).success();
+}
+
 /// One dispatched Server-Sent Event (WHATWG EventSource rules): its data and the stream's
 /// last event id at dispatch.
 #[derive(Clone, Debug, PartialEq)]

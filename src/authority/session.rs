@@ -647,6 +647,7 @@ mod tests {
                     attended: false,
                     workspace_root: Some(PathBuf::from(format!("/root-{trial}-{k}"))),
                     limits_scope: Some(format!("scope-{trial}-{k}")),
+                    mission: None,
                 };
                 mint(&tx, &new_token().unwrap(), &req).unwrap();
                 tx.commit().unwrap();

@@ -610,6 +610,7 @@ pub fn invoke(store: &mut Store, call: &Call, host: &Host<'_>) -> Result<Committ
             }
             Err(BrokerError::MissionRejected(r)) if records_written.is_empty() => {
                 return Err(InvokeError::MissionRejected(r))
+            }
             Err(BrokerError::Limits(m)) if records_written.is_empty() => {
                 return Err(InvokeError::LimitsUnavailable(m))
             }
