@@ -1024,3 +1024,96 @@ fn a_human_adjusts_and_reconciles_at_the_terminal() {
     assert_eq!(v["code"], "evidence_unverified");
     env.world(&["verify"]).assert().success();
 }
+
+/// Issue 13 §3: `world verify` folds the ledger's event chain and compares it with every
+/// materialised `limits_*` table; each edit below is a named finding (exit 3).
+#[test]
+fn verify_folds_the_ledger_and_names_every_edit() {
+    let env = Env::new();
+    env.limits(
+        &["init", "--config", "finite.json", "--yes", "--now", "0"],
+        0,
+    );
+    let reserve = |id: &str, amount: &str, now: &str| {
+        env.limits(
+            &[
+                "reserve",
+                "--scope",
+                "mission",
+                "--attempt",
+                id,
+                "--purpose",
+                "ordinary",
+                "--amount",
+                amount,
+                "--max-active-ms",
+                "5",
+                "--now",
+                now,
+            ],
+            0,
+        );
+    };
+    reserve("a", "60", "10");
+    env.limits(&["dispatch", "--attempt", "a", "--now", "10"], 0);
+    env.limits(
+        &["settle", "--attempt", "a", "--actual", "50", "--now", "20"],
+        0,
+    );
+    reserve("c", "10", "20");
+    env.limits(&["dispatch", "--attempt", "c", "--now", "20"], 0);
+    env.limits(&["settle", "--attempt", "c", "--unknown", "--now", "30"], 0);
+    reserve("d", "10", "30");
+    env.limits(&["dispatch", "--attempt", "d", "--now", "30"], 0);
+    env.limits(
+        &["settle", "--attempt", "d", "--actual", "11", "--now", "40"],
+        4,
+    );
+    env.limits(
+        &[
+            "settle", "--attempt", "d", "--actual", "7", "--failed", "--now", "41",
+        ],
+        0,
+    );
+    reserve("open", "5", "41");
+    env.world(&["verify"]).assert().success();
+
+    let tampers: [(&str, &str, &str); 10] = [
+        ("zeroed usage", "ledger_state", "UPDATE limits_scopes SET usage_ordinary = '0'"),
+        ("edited attempt amount", "ledger_state", "UPDATE limits_attempts SET amount = '1' WHERE attempt_id = 'open'"),
+        ("deleted attempt", "ledger_state", "DELETE FROM limits_attempts WHERE attempt_id = 'open'"),
+        ("unknown settled by hand", "ledger_state", "UPDATE limits_attempts SET state = 'SETTLED', outcome = 'SUCCEEDED', actual_cost = '0' WHERE attempt_id = 'c'"),
+        ("deleted request row", "ledger_state", "DELETE FROM limits_requests WHERE revision = 2"),
+        ("meta revision rolled back", "ledger_state", "UPDATE limits_meta SET revision = revision - 1"),
+        ("closure row deleted", "ledger_state", "DELETE FROM limits_closure"),
+        ("violation resolved by hand", "ledger_state", "UPDATE limits_violations SET resolved_revision = 3"),
+        ("event edited after dropping the trigger", "ledger_chain", "DROP TRIGGER limits_events_no_update; UPDATE limits_events SET event = CAST(replace(CAST(event AS TEXT), '\"60\"', '\"6\"') AS BLOB) WHERE revision = 2"),
+        ("last event deleted after dropping the trigger", "ledger_state", "DROP TRIGGER limits_events_no_delete; DELETE FROM limits_events WHERE revision = (SELECT MAX(revision) FROM limits_events)"),
+    ];
+    let mut missed = Vec::new();
+    for (name, want, sql) in tampers {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("w.db");
+        std::fs::copy(env.db(), &db).unwrap();
+        rusqlite::Connection::open(&db)
+            .unwrap()
+            .execute_batch(sql)
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        let out = env
+            .world(&["--db", db.to_str().unwrap(), "verify", "--json"])
+            .output()
+            .unwrap();
+        let v: Value = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
+        let cats: Vec<&str> = v["failures"]
+            .as_array()
+            .map(|a| a.iter().filter_map(|f| f["category"].as_str()).collect())
+            .unwrap_or_default();
+        if out.status.code() != Some(3) || !cats.contains(&want) {
+            missed.push(format!(
+                "{name}: want {want}, exit {:?}, failures {cats:?}",
+                out.status.code()
+            ));
+        }
+    }
+    assert!(missed.is_empty(), "ledger tampers verify missed:\n{}", missed.join("\n"));
+}

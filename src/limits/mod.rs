@@ -22,6 +22,7 @@ pub mod codes;
 pub mod config;
 pub(crate) mod db;
 mod ledger;
+pub(crate) mod fold;
 pub mod pairing;
 pub mod pg;
 pub mod report;

@@ -26,7 +26,9 @@ pub struct Finding {
     /// `bundle_gap` — a warning in an episode bundle; `spend_tally` — a persisted spend tally the
     /// broker would use differs from the full fold; `spend_tally_stale` — a warning: one it
     /// would rebuild; issue 13: `journal_mismatch`, `journal_gap`, `effect_gap`,
-    /// `session_mismatch`, and the warning `marker_missing`).
+    /// `session_mismatch`, and the warning `marker_missing`; `ledger_chain` — the limits
+    /// ledger's event chain is broken; `ledger_state` — a `limits_*` table differs from the
+    /// fold of that chain).
     pub category: &'static str,
     /// Log index, when the finding is about an entry.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -461,6 +463,22 @@ impl Store {
         evidence::check_effect_journal(conn, rep)?;
         evidence::check_sessions(conn, rep)?;
         evidence::check_sources(conn, rep)?;
+        // The limits ledger in the store file: its event chain folded and compared with the
+        // materialised tables the broker reserves against (src/limits/fold.rs).
+        match crate::limits::fold::check(conn) {
+            Ok(problems) => {
+                for p in problems {
+                    let at = p.revision.map(|r| format!("limits revision {r}"));
+                    rep.fail(p.category, None, at, p.detail);
+                }
+            }
+            Err(e) => rep.fail(
+                "ledger_chain",
+                None,
+                None,
+                format!("the limits ledger could not be read: {e}"),
+            ),
+        }
 
         // 11. head
         match (&rep.head, max) {
