@@ -1071,7 +1071,14 @@ fn verify_folds_the_ledger_and_names_every_edit() {
     );
     env.limits(
         &[
-            "settle", "--attempt", "d", "--actual", "7", "--failed", "--now", "41",
+            "settle",
+            "--attempt",
+            "d",
+            "--actual",
+            "7",
+            "--failed",
+            "--now",
+            "41",
         ],
         0,
     );
@@ -1115,5 +1122,9 @@ fn verify_folds_the_ledger_and_names_every_edit() {
             ));
         }
     }
-    assert!(missed.is_empty(), "ledger tampers verify missed:\n{}", missed.join("\n"));
+    assert!(
+        missed.is_empty(),
+        "ledger tampers verify missed:\n{}",
+        missed.join("\n")
+    );
 }

@@ -305,7 +305,7 @@ fn a_crash_or_a_lost_ledger_keeps_the_exposure_until_reconciled() {
     // kill -9 inside the handler: the ledger says DISPATCHED, the store has an intent without
     // outcome; the exposure stays, named with its store and invocation.
     let mut child = spawn_child(&env, &tok, &url, "k1", 30_000);
-    wait_for(&mut child, || journal_has(&env, "effect:ep1:1", "intent"));
+    wait_for(&mut child, || journal_has(&env, "effect:ep1:0", "intent"));
     child.kill().unwrap();
     assert_eq!(child.wait().unwrap().signal(), Some(libc::SIGKILL));
     let r = report(&env, &url);
@@ -317,7 +317,7 @@ fn a_crash_or_a_lost_ledger_keeps_the_exposure_until_reconciled() {
     assert!(out["attemptId"]
         .as_str()
         .unwrap()
-        .ends_with("/effect:ep1:1"));
+        .ends_with("/effect:ep1:0"));
     // The restart never refunds it: reconcile --from-store keeps it (exit 5) for a human.
     let o = env.run(&["limits", "reconcile", "--from-store", "--ledger", &url]);
     invoke_support::assert_exit(&o, 5);
@@ -329,7 +329,7 @@ fn a_crash_or_a_lost_ledger_keeps_the_exposure_until_reconciled() {
     // The server stops while the next handler runs: the outcome is journaled, the settlement
     // is not; back up, reconcile --from-store settles it from the journal.
     let mut child = spawn_child(&env, &tok, &url, "k2", 1500);
-    wait_for(&mut child, || journal_has(&env, "effect:ep1:2", "intent"));
+    wait_for(&mut child, || journal_has(&env, "effect:ep1:1", "intent"));
     pg.stop();
     let status = child.wait().unwrap();
     pg.start_again();
@@ -337,7 +337,7 @@ fn a_crash_or_a_lost_ledger_keeps_the_exposure_until_reconciled() {
         status.success(),
         "the invocation commits without the ledger: {status:?}"
     );
-    assert!(journal_has(&env, "effect:ep1:2", "outcome"));
+    assert!(journal_has(&env, "effect:ep1:1", "outcome"));
     let r = report(&env, &url);
     assert_eq!(
         scope(&r, "wo")["usage"]["cost"],
@@ -359,7 +359,7 @@ fn a_crash_or_a_lost_ledger_keeps_the_exposure_until_reconciled() {
     assert!(settled[0]["attemptId"]
         .as_str()
         .unwrap()
-        .ends_with("/effect:ep1:2"));
+        .ends_with("/effect:ep1:1"));
     let r = report(&env, &url);
     assert_eq!(r["outstanding"].as_array().unwrap().len(), 1, "{r}");
     assert_eq!(scope(&r, "wo")["usage"]["cost"], "2", "settled at its cost");

@@ -231,7 +231,11 @@ fn a_mission_rejection_stops_the_invocation_and_commits_nothing() {
         before, after,
         "no entry, object, effect intent or mission journal row"
     );
-    assert_eq!(e.run(&["receipt", "cli:ep1:over"]).0, 1, "not-started exits 1 (DEC-CLI-18)");
+    assert_eq!(
+        e.run(&["receipt", "cli:ep1:over"]).0,
+        1,
+        "not-started exits 1 (DEC-CLI-18)"
+    );
     assert_eq!(e.run(&["verify", "-q"]).0, 0);
 }
 

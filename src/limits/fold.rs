@@ -199,11 +199,15 @@ struct Event {
 /// Check row `i` of the chain (revision `i + 1`, linked to `prev`) and decode it; its hash.
 fn walk_event(row: &Row, i: usize, prev: &str) -> Result<(String, Event), Problem> {
     let want = i as i64 + 1;
-    let revision = row.int(0).map_err(|e| Problem::chain(None, e.to_string()))?;
+    let revision = row
+        .int(0)
+        .map_err(|e| Problem::chain(None, e.to_string()))?;
     if revision != want {
         return Err(Problem::chain(
             Some(want),
-            format!("event revision {revision} where {want} was expected (a gap or a deleted event)"),
+            format!(
+                "event revision {revision} where {want} was expected (a gap or a deleted event)"
+            ),
         ));
     }
     let at = Some(revision);
@@ -229,7 +233,12 @@ fn walk_event(row: &Row, i: usize, prev: &str) -> Result<(String, Event), Proble
     }
     match trcjson::canonicalize(&bytes, trcjson::Bounds::UNBOUNDED) {
         Ok(c) if c == bytes => {}
-        _ => return Err(Problem::chain(at, "event bytes are not canonical TR-CJSON-1")),
+        _ => {
+            return Err(Problem::chain(
+                at,
+                "event bytes are not canonical TR-CJSON-1",
+            ))
+        }
     }
     let v: Value = serde_json::from_slice(&bytes)
         .map_err(|e| Problem::chain(at, format!("event is not JSON: {e}")))?;
@@ -238,10 +247,16 @@ fn walk_event(row: &Row, i: usize, prev: &str) -> Result<(String, Event), Proble
             .ok_or_else(|| Problem::chain(at, format!("event has no {k:?}")))
     };
     if field("revision")?.as_str() != Some(revision.to_string().as_str()) {
-        return Err(Problem::chain(at, "the event's own revision differs from its row"));
+        return Err(Problem::chain(
+            at,
+            "the event's own revision differs from its row",
+        ));
     }
     if field("prevHash")?.as_str() != Some(prev) {
-        return Err(Problem::chain(at, "the event's own prevHash differs from its row"));
+        return Err(Problem::chain(
+            at,
+            "the event's own prevHash differs from its row",
+        ));
     }
     let now_ms = field("nowMs")?
         .as_str()
@@ -271,7 +286,10 @@ fn walk_event(row: &Row, i: usize, prev: &str) -> Result<(String, Event), Proble
 /// Copy the violation rows recorded at ledger revision `revision` (after that event, before
 /// the next) into the replay, unresolved.
 fn copy_violations(replay: &dyn Db, rows: &[Row], revision: i64) -> Result<(), Error> {
-    for r in rows.iter().filter(|r| r.0.get(8) == Some(&Val::Int(revision))) {
+    for r in rows
+        .iter()
+        .filter(|r| r.0.get(8) == Some(&Val::Int(revision)))
+    {
         replay.exec(
             "INSERT INTO limits_violations (id, attempt_id, scope_id, admitted, claimed, actor_id, \
              actor_kind, at_ms, revision) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
@@ -308,17 +326,18 @@ fn first_difference(table: &str, stored: &[Row], folded: &[Row]) -> Option<Strin
 }
 
 fn show(r: &Row) -> String {
-    let cells: Vec<String> = r
-        .0
-        .iter()
-        .map(|v| match v {
-            Val::Null => "NULL".into(),
-            Val::Int(i) => i.to_string(),
-            Val::Text(t) if t.len() > 80 => format!("{:?}…", &t[..t.floor_char_boundary(80)]),
-            Val::Text(t) => format!("{t:?}"),
-            Val::Blob(b) => format!("<{} bytes>", b.len()),
-        })
-        .collect();
+    let cells: Vec<String> =
+        r.0.iter()
+            .map(|v| match v {
+                Val::Null => "NULL".into(),
+                Val::Int(i) => i.to_string(),
+                Val::Text(t) if t.chars().count() > 80 => {
+                    format!("{:?}…", t.chars().take(80).collect::<String>())
+                }
+                Val::Text(t) => format!("{t:?}"),
+                Val::Blob(b) => format!("<{} bytes>", b.len()),
+            })
+            .collect();
     format!("({})", cells.join(", "))
 }
 
@@ -444,7 +463,10 @@ fn command_of(v: &Value, config_json: &[u8]) -> Result<Command, String> {
                     Some(Value::Null) => patch.set(kind, None),
                     Some(Value::String(s)) => patch.set(
                         kind,
-                        Some(Amount::parse(s).map_err(|e| format!("limits.{}: {e}", kind.as_str()))?),
+                        Some(
+                            Amount::parse(s)
+                                .map_err(|e| format!("limits.{}: {e}", kind.as_str()))?,
+                        ),
                     ),
                     Some(other) => return Err(format!("limits.{} is {other}", kind.as_str())),
                 }

@@ -26,7 +26,7 @@ pub struct Finding {
     /// `bundle_gap` — a warning in an episode bundle; `spend_tally` — a persisted spend tally the
     /// broker would use differs from the full fold; `spend_tally_stale` — a warning: one it
     /// would rebuild; issue 13: `journal_mismatch`, `journal_gap`, `effect_gap`,
-    /// `session_mismatch`, and the warning `marker_missing`; `ledger_chain` — the limits
+    /// `session_mismatch`, `marker_missing`; `ledger_chain` — the limits
     /// ledger's event chain is broken; `ledger_state` — a `limits_*` table differs from the
     /// fold of that chain).
     pub category: &'static str,

@@ -169,8 +169,8 @@ pub fn check_journal_against_log(conn: &Connection, rep: &mut Report) -> Result<
 /// record has an effect outcome naming it, and that outcome its intent. An effect intent
 /// whose invocation never committed must be covered by a started marker of its episode.
 ///
-/// Findings: `effect_gap` (a missing ordinal or unjournaled record); warning
-/// `marker_missing` (an uncommitted effect no started marker covers).
+/// Findings: `effect_gap` (a missing ordinal or unjournaled record); `marker_missing` (an
+/// uncommitted effect no started marker covers).
 pub fn check_effect_journal(conn: &Connection, rep: &mut Report) -> Result<(), Error> {
     let rows = journal_rows(conn)?;
     let mut ordinals: BTreeMap<String, Vec<i64>> = BTreeMap::new();
@@ -265,8 +265,10 @@ pub fn check_effect_journal(conn: &Connection, rep: &mut Report) -> Result<(), E
     for (id, ep) in &intent_eps {
         let done = committed.contains(id) && owned.contains(id);
         if !done && !markers.contains(ep) {
-            // A warning: the broker may also be driven without the coordinator (no marker).
-            rep.warn(
+            // A failure: `world` writes the marker in the same transaction as every intent, so
+            // an uncovered intent was edited in (or its marker deleted), and the resend guard
+            // (DEC-COORD-3) would not hold for it (INT-7 in docs/DECISIONS.md).
+            rep.fail(
                 "marker_missing",
                 None,
                 Some(id.clone()),
