@@ -10,8 +10,14 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-cargo build --release --quiet
-W="$PWD/target/release/world"
+# WORLD_BIN names an already-built binary (tests/quickstart.rs runs this script with the test
+# build); by default the script builds the release binary itself.
+if [ -n "${WORLD_BIN:-}" ]; then
+  W="$WORLD_BIN"
+else
+  cargo build --release --quiet
+  W="$PWD/target/release/world"
+fi
 DIR="$(mktemp -d "${TMPDIR:-/tmp}/world-quickstart.XXXXXX")"
 export WORLD_DB="$DIR/world.db"
 trap 'rm -rf "$DIR"' EXIT
