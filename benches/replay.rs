@@ -117,7 +117,7 @@ fn main() {
                 transition: transition.into(),
                 args,
                 task: Some(format!("t{i}")),
-                now: world::cli::now_unix(),
+                clock: world::clock::Clock::System,
             };
             invoke(&mut store, &call, &host).expect("invoke");
         }

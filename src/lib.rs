@@ -17,6 +17,7 @@ pub mod ailang;
 pub mod authority;
 pub mod broker;
 pub mod cli;
+pub mod clock;
 pub mod coordinator;
 pub mod encoding;
 pub mod fileread;
@@ -24,6 +25,8 @@ pub mod genesis;
 pub mod interp;
 pub mod limits;
 pub mod mission;
+pub mod ops;
+pub mod plan;
 /// The one bounded child-process runner.
 pub mod process;
 pub mod replay;

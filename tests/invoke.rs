@@ -914,10 +914,7 @@ fn library_call(
         transition: id.into(),
         args,
         task: Some("moved".into()),
-        now: std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_secs() as i64)
-            .unwrap_or(0),
+        clock: world::clock::Clock::System,
     };
     let mut store = world::store::Store::open_write(&env.db, Default::default()).expect("open");
     invoke(&mut store, &call, &host)

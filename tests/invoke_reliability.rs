@@ -300,10 +300,7 @@ fn child_invoke() {
         transition: s("transition"),
         args: serde_json::from_str(&s("args")).expect("args"),
         task: Some(s("task")),
-        now: std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_secs() as i64)
-            .unwrap_or(0),
+        clock: world::clock::Clock::System,
     };
     let mut store =
         world::store::Store::open_write(&db, Default::default()).expect("open for writing");

@@ -249,10 +249,7 @@ fn child_invoke() {
         transition: "infer".into(),
         args: serde_json::from_str(INFER).unwrap(),
         task: Some(s("task")),
-        now: std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_secs() as i64)
-            .unwrap_or(0),
+        clock: world::clock::Clock::System,
     };
     let mut store = world::store::Store::open_write(&db, Default::default()).unwrap();
     let r = world::coordinator::invoke::invoke(&mut store, &call, &host);

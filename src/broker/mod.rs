@@ -72,22 +72,7 @@ pub struct Request {
     pub payload: Vec<u8>,
 }
 
-/// `world/effect-request/v1` bytes: `<len(effect)>:<effect><len(scope)>:<scope><cost>:<now>:<payload>`
-/// (byte lengths in decimal; `now` in Unix seconds; not JSON).
-pub fn request_bytes(effect: &str, scope: &str, cost: i64, now: i64, payload: &[u8]) -> Vec<u8> {
-    let mut out = format!(
-        "{}:{}{}:{}{}:{}:",
-        effect.len(),
-        effect,
-        scope.len(),
-        scope,
-        cost,
-        now
-    )
-    .into_bytes();
-    out.extend_from_slice(payload);
-    out
-}
+pub use crate::store::records::request_bytes;
 
 /// Errors of the broker itself (a denial or a failed handler is an outcome, not an error).
 #[derive(Debug, thiserror::Error)]
@@ -125,14 +110,6 @@ pub enum BrokerError {
     Store(#[from] StoreError),
 }
 
-/// The wall clock in Unix milliseconds (0 if the clock is before 1970).
-pub fn wall_ms() -> u128 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis())
-        .unwrap_or(0)
-}
-
 /// Pairing of an episode's effects with a limits-ledger scope in the store file (limits.md §9).
 #[derive(Clone, Debug)]
 pub struct LimitsPairing {
@@ -140,8 +117,9 @@ pub struct LimitsPairing {
     pub scope: String,
     /// The ledger clock at the start of the call, Unix milliseconds.
     pub now_ms: u128,
-    /// The clock is fixed (tests): settle at `now_ms` instead of the wall clock.
-    pub fixed_clock: bool,
+    /// The clock settlements read (never earlier than `now_ms`; a fixed clock answers
+    /// `now_ms` itself).
+    pub clock: crate::clock::Clock,
     /// A standalone ledger (file or PostgreSQL) instead of the tables in the store file: the
     /// steps run as separate ledger transactions (`limits::pairing`, issue 18).
     pub standalone: Option<std::rc::Rc<crate::limits::pairing::Standalone>>,
@@ -191,17 +169,14 @@ pub struct MissionPairing {
     pub subject: String,
     /// The mission clock at the start of the call, ms.
     pub now_ms: u128,
-    /// The clock is fixed (tests): settle at `now_ms` instead of the wall clock.
-    pub fixed_clock: bool,
+    /// The clock settlements read (never earlier than `now_ms`; a fixed clock answers
+    /// `now_ms` itself).
+    pub clock: crate::clock::Clock,
 }
 
 impl MissionPairing {
     fn settle_ms(&self) -> u128 {
-        if self.fixed_clock {
-            self.now_ms
-        } else {
-            self.now_ms.max(wall_ms())
-        }
+        self.now_ms.max(self.clock.now_ms())
     }
 }
 
@@ -622,11 +597,7 @@ impl Broker<'_> {
                         actual_cost: Some(crate::limits::Amount(req.cost.max(0) as u128)),
                         effect_outcome: true,
                     },
-                    if p.fixed_clock {
-                        p.now_ms
-                    } else {
-                        p.now_ms.max(wall_ms())
-                    },
+                    p.now_ms.max(p.clock.now_ms()),
                 )
                 .map_err(|e| StoreError::Corrupt {
                     what: "limits settlement".into(),
@@ -666,11 +637,7 @@ impl Broker<'_> {
         {
             // After the outcome is journaled. A failure keeps the exposure (DISPATCHED) until
             // `world limits reconcile --from-store` settles it from this outcome.
-            let now = if p.fixed_clock {
-                p.now_ms
-            } else {
-                p.now_ms.max(wall_ms())
-            };
+            let now = p.now_ms.max(p.clock.now_ms());
             if let Err(e) = s.settle(&intent_id, failed, req.cost.max(0) as u128, now) {
                 eprintln!(
                     "world: warning: the limits ledger did not record the settlement of {intent_id} ({e}); its exposure stays until `world limits reconcile --from-store`"

@@ -343,3 +343,16 @@ pub fn print_clap_error(e: clap::Error, json: bool) -> std::process::ExitCode {
         }
     }
 }
+
+/// Map an [`crate::ops::genesis::GenesisError`] by its cause: a second genesis exits 1, an
+/// interpreter or epoch failure as `world pin` maps it, a store failure by its kind.
+pub fn genesis_err(what: &str, e: crate::ops::genesis::GenesisError) -> CliError {
+    use crate::ops::genesis::GenesisError as G;
+    match e {
+        G::EmptySemanticId => CliError::usage(what, e),
+        G::HeadExists(_) => CliError::failed(what, e),
+        G::Provider(p) => super::pin::provider_err(what, p),
+        G::Epoch(x) => super::pin::epoch_err(what, x),
+        G::Store(s) => CliError::store(what, s),
+    }
+}

@@ -5,11 +5,8 @@ use std::path::PathBuf;
 
 use super::output::Output;
 use super::{read_input, CliError, Context, Exit};
-use crate::encoding::HashRef;
 use crate::genesis;
-use crate::interp;
-use crate::transitions::epoch;
-use crate::transitions::publish::resolve_interpreter;
+use crate::ops;
 
 /// Commit a genesis world; refuses when a head already exists.
 ///
@@ -42,68 +39,34 @@ pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError
             "--goal-semantic-id must not be empty",
         ));
     }
-    let choice = args
+    let interpreter = args
         .interpreter
         .as_deref()
         .map(super::pin::parse_choice)
         .transpose()?;
     let mut store = ctx.open_write(true)?;
-    if let Some(head) = store.head().map_err(|e| CliError::store("genesis", e))? {
-        return Err(CliError::failed(
-            "genesis",
-            format!("the store already has a selected head {head}; genesis happens once"),
-        ));
-    }
     let pins = super::pin::provider(ctx);
-    // With --interpreter: resolve (archiving a path) and bootstrap the epoch registry in the
-    // same transaction as the genesis commit. Without: record the only pinned interpreter,
-    // else the embedded identity, in the header only.
-    let (interpreter, release) = match &choice {
-        Some(c) => {
-            let i = resolve_interpreter(c, pins.as_ref())
-                .map_err(|e| super::pin::provider_err("genesis", e))?;
-            let r =
-                HashRef::parse(i.interpreter_ref()).map_err(|e| CliError::failed("genesis", e))?;
-            (r, Some(i.release()))
-        }
-        None => {
-            let archived = pins
-                .archived()
-                .map_err(|e| super::pin::provider_err("genesis", e))?;
-            (
-                if archived.len() == 1 {
-                    archived[0]
-                } else {
-                    interp::embedded_ref()
-                },
-                None,
-            )
-        }
+    let opts = ops::genesis::Options {
+        goal,
+        goal_semantic_id: args.goal_semantic_id,
+        interpreter,
+        now: ctx.now(),
     };
-    let commit = genesis::build(goal, &args.goal_semantic_id, &interpreter, 1);
-    let tx = store
-        .immediate()
-        .map_err(|e| CliError::store("genesis", e))?;
-    if let Some(release) = &release {
-        epoch::bootstrap(&tx, release).map_err(|e| super::pin::epoch_err("genesis", e))?;
-    }
-    let landed = crate::store::commit::apply(&tx, &commit, ctx.now(), true)
-        .map_err(|e| CliError::store("genesis", e))?;
-    tx.commit()
-        .map_err(|e| CliError::store("genesis", e.into()))?;
+    let done = ops::genesis::genesis(&mut store, pins.as_ref(), &opts)
+        .map_err(|e| super::error::genesis_err("genesis", e))?;
     if out.json {
         out.json_line(&serde_json::json!({
-            "selectedHead": landed.selected_head,
-            "entryIndex": landed.entry_index,
-            "entryHash": landed.entry_hash,
-            "goal": commit.objects[0].meta.hash,
-            "interpreter": commit.entry.header.interpreter,
+            "selectedHead": done.landed.selected_head,
+            "entryIndex": done.landed.entry_index,
+            "entryHash": done.landed.entry_hash,
+            "goal": done.goal,
+            "interpreter": done.interpreter,
         }))?;
     } else {
-        out.line(&landed.selected_head)?;
+        out.line(&done.landed.selected_head)?;
         out.status(format!(
             "genesis world committed at entry 0 (entry hash {}) in {}",
-            landed.entry_hash,
+            done.landed.entry_hash,
             ctx.db.display()
         ));
     }

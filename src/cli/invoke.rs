@@ -163,7 +163,7 @@ pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError
         transition: args.transition.clone(),
         args: value,
         task: args.invocation_id.clone(),
-        now: ctx.now(),
+        clock: ctx.clock,
     };
     let done = invoke::invoke(&mut store, &call, &host).map_err(invoke_err)?;
     if out.json {

@@ -65,6 +65,7 @@ pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError
     let mut input = stdin.lock();
     let stdout = std::io::stdout();
     let mut output = stdout.lock();
+    crate::serve::set_clock(ctx.clock);
     serve_stdio(backend, &token.token, &mut input, &mut output)
         .map_err(|e| CliError::failed("mcp", format!("stdio: {e}")))?;
     Ok(Exit::Success)

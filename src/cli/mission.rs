@@ -641,7 +641,7 @@ fn create(
         let mut tty =
             fence::open_tty().map_err(|_| stop_fence("tty", "no-controlling-terminal"))?;
         // Refuse a duplicate before asking anybody.
-        if let Ok(Some(_)) = mission_exists(st.conn(), &c.mission_id) {
+        if let Ok(Some(_)) = mstore::mission_exists(st.conn(), &c.mission_id) {
             return emit_rejection(
                 out,
                 &Rejection::new(
@@ -687,19 +687,6 @@ fn create(
         Err(mstore::Error::Rejected(r)) => emit_rejection(out, &r),
         Err(e) => Err(store_err(what, e)),
     }
-}
-
-fn mission_exists(conn: &Connection, id: &str) -> rusqlite::Result<Option<()>> {
-    if !mstore::tables_exist(conn)? {
-        return Ok(None);
-    }
-    use rusqlite::OptionalExtension;
-    conn.query_row(
-        "SELECT 1 FROM mission_missions WHERE mission_id = ?1",
-        [id],
-        |_| Ok(()),
-    )
-    .optional()
 }
 
 fn apply_lines(

@@ -170,6 +170,8 @@ pub struct Context {
     pub color: bool,
     /// `--wait-lock`
     pub wait_lock: Option<Duration>,
+    /// The clock every subcommand reads (`WORLD_TEST_NOW` fixes it; spec README "Clock").
+    pub clock: crate::clock::Clock,
 }
 
 impl Context {
@@ -208,6 +210,7 @@ impl Context {
             quiet: cli.quiet,
             color,
             wait_lock,
+            clock: crate::clock::Clock::from_env(),
         })
     }
 
@@ -237,24 +240,10 @@ impl Context {
         })
     }
 
-    /// Now, in Unix seconds. `WORLD_TEST_NOW` fixes it (a test-only hook; spec README "Clock").
+    /// Now, in Unix seconds, from [`Context::clock`].
     pub fn now(&self) -> i64 {
-        now_unix()
+        self.clock.now_unix()
     }
-}
-
-/// Now in Unix seconds, or `WORLD_TEST_NOW` when set (test-only hook).
-pub fn now_unix() -> i64 {
-    if let Some(v) = std::env::var("WORLD_TEST_NOW")
-        .ok()
-        .and_then(|v| v.parse().ok())
-    {
-        return v;
-    }
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs() as i64)
-        .unwrap_or(0)
 }
 
 /// Read a whole input file (`-` = stdin), refusing more than `max` bytes without reading

@@ -6,11 +6,9 @@
 
 use super::output::Output;
 use super::{CliError, Context, Exit};
-use crate::store;
-use crate::transitions::epoch::{self, Bootstrapped, EpochError};
-use crate::transitions::publish::{
-    resolve_interpreter, InterpreterChoice, InterpreterProvider, ProviderError,
-};
+use crate::ops;
+use crate::transitions::epoch::EpochError;
+use crate::transitions::publish::{InterpreterChoice, InterpreterProvider, ProviderError};
 
 /// Archive an interpreter next to the store and bootstrap the epoch registry from it.
 ///
@@ -57,12 +55,12 @@ pub(crate) fn epoch_err(what: &str, e: EpochError) -> CliError {
     }
 }
 
-/// Warn before bootstrapping an epoch registry the reference daemon cannot serve
+/// Warn when a bootstrapped epoch registry names a release the reference daemon cannot serve
 /// (ailang.md §6: a release that does not start with `AILANG v`).
 pub(crate) fn warn_foreign_release(out: &mut Output, release: &str) {
     if !release.starts_with("AILANG v") {
         out.warn(format!(
-            "the epoch registry will nominate {release:?}; the reference daemon cannot serve a store whose epoch registry names this release (fatal epoch divergence at its startup)"
+            "the epoch registry nominates {release:?}; the reference daemon cannot serve a store whose epoch registry names this release (fatal epoch divergence at its startup)"
         ));
     }
 }
@@ -72,40 +70,40 @@ pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError
     let choice = parse_choice(&args.interpreter)?;
     let mut store = ctx.open_write(true)?;
     let provider = provider(ctx);
-    let interp =
-        resolve_interpreter(&choice, provider.as_ref()).map_err(|e| provider_err("pin", e))?;
-    let release = interp.release();
-    if store
-        .registry_head(epoch::SEMANTIC_ID)
-        .map_err(|e| CliError::store("pin", e))?
-        .is_none()
-    {
-        warn_foreign_release(out, &release);
+    let pinned =
+        ops::pin::pin(&mut store, provider.as_ref(), &choice).map_err(|e| pin_err("pin", e))?;
+    let release = &pinned.release;
+    if pinned.created() {
+        warn_foreign_release(out, release);
     }
-    let tx = store.immediate().map_err(|e| CliError::store("pin", e))?;
-    let done = epoch::bootstrap(&tx, &release).map_err(|e| epoch_err("pin", e))?;
-    tx.commit()
-        .map_err(|e| CliError::store("pin", store::Error::from(e)))?;
-    let created = matches!(done, Bootstrapped::Created(_));
     if out.json {
         out.json_line(&serde_json::json!({
-            "interpreter": interp.interpreter_ref(),
+            "interpreter": pinned.interpreter_ref,
             "release": release,
-            "epochRegistry": done.head().to_string(),
-            "created": created,
+            "epochRegistry": pinned.epoch.head().to_string(),
+            "created": pinned.created(),
         }))?;
     } else {
-        out.line(interp.interpreter_ref())?;
+        out.line(&pinned.interpreter_ref)?;
         out.status(format!(
             "pinned interpreter {} (release {release:?}); epoch registry {} (head {})",
-            interp.interpreter_ref(),
-            if created {
+            pinned.interpreter_ref,
+            if pinned.created() {
                 "bootstrapped with epoch 1"
             } else {
                 "already nominates it; nothing written"
             },
-            done.head()
+            pinned.epoch.head()
         ));
     }
     Ok(Exit::Success)
+}
+
+/// Map an [`ops::pin::PinError`] by its cause.
+pub(crate) fn pin_err(what: &str, e: ops::pin::PinError) -> CliError {
+    match e {
+        ops::pin::PinError::Provider(p) => provider_err(what, p),
+        ops::pin::PinError::Epoch(x) => epoch_err(what, x),
+        ops::pin::PinError::Store(s) => CliError::store(what, s),
+    }
 }

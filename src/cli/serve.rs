@@ -85,6 +85,7 @@ pub fn run(ctx: &Context, _out: &mut Output, args: Args) -> Result<Exit, CliErro
         limits_ledger: args.ledger,
         approve_on_tty: args.approve_on_tty,
         http_read: serve::http_read_bound(),
+        clock: ctx.clock,
     };
     match serve::run(cfg) {
         Ok(()) => Ok(Exit::Success),

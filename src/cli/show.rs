@@ -118,13 +118,8 @@ pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError
             CliError::failed(what, format!("log entry not found: {index}")).with_code("not_found")
         })?;
     let world = store
-        .conn()
-        .query_row(
-            "SELECT world_ref FROM worlds WHERE log_head = ?1 LIMIT 1",
-            [&entry.entry_hash],
-            |r| r.get::<_, String>(0),
-        )
-        .ok();
+        .world_for_entry(&entry.entry_hash)
+        .map_err(read_err(what))?;
     let record = store
         .object(&entry.transition_ref)
         .map_err(read_err(what))?

@@ -25,10 +25,10 @@ use crate::store::{head_in, object_in, Error as StoreError, Header, LogEntry, Ob
 use crate::transitions::publish::{read_head, InterpreterProvider};
 use crate::transitions::registry::Descriptor;
 
-use super::plan::{self, PhaseResult, Triple, WorldEffect};
+use crate::plan::{self, PhaseResult, Triple, WorldEffect};
 
-/// Whole-invocation deadline (20 s).
-pub const INVOCATION: Duration = Duration::from_secs(20);
+/// Whole-invocation deadline (20 s); defined with the plan laws replay shares.
+pub use crate::plan::INVOCATION;
 /// Plan and finish phases (2 s each).
 pub const PHASE: Duration = Duration::from_secs(2);
 /// Post-effect tail, detached from the caller (4 s).
@@ -72,8 +72,9 @@ pub struct Call {
     pub args: serde_json::Value,
     /// The task id (`[A-Za-z0-9._-]{1,128}`); `None` draws a random one (no idempotency).
     pub task: Option<String>,
-    /// Now, Unix seconds (the logical time of the effects and the commit intent).
-    pub now: i64,
+    /// The clock: read once per call for the logical time of the effects and the commit
+    /// intent (Unix seconds), and for the ledger's and mission's millisecond clocks.
+    pub clock: crate::clock::Clock,
 }
 
 /// Host configuration for handlers and interpreters.
@@ -232,6 +233,7 @@ impl InvokeError {
 fn mission_pairing(
     conn: &rusqlite::Connection,
     binding: Option<&session::Binding>,
+    clock: crate::clock::Clock,
     now: i64,
 ) -> Result<Option<broker::MissionPairing>, InvokeError> {
     let Some(b) = binding.filter(|b| !b.mission_id.is_empty()) else {
@@ -250,18 +252,18 @@ fn mission_pairing(
         run_id: b.mission_run.clone(),
         grant_id: b.mission_grant.clone(),
         subject,
-        now_ms: ledger_now_ms(now),
-        fixed_clock: std::env::var_os("WORLD_TEST_NOW").is_some(),
+        now_ms: ledger_now_ms(clock, now),
+        clock,
     }))
 }
 
-/// The ledger clock for pairing: the wall clock in ms, or `now * 1000` when the store clock is
-/// fixed by the test hook (`WORLD_TEST_NOW`).
-fn ledger_now_ms(now: i64) -> u128 {
-    if std::env::var_os("WORLD_TEST_NOW").is_some() {
+/// The ledger clock for pairing: the wall clock in ms, or `now * 1000` (the call's own
+/// instant) when the clock is fixed.
+fn ledger_now_ms(clock: crate::clock::Clock, now: i64) -> u128 {
+    if clock.is_fixed() {
         (now.max(0) as u128) * 1000
     } else {
-        broker::wall_ms()
+        clock.now_ms()
     }
 }
 
@@ -405,6 +407,8 @@ fn validate_input(schema: &CValue, args: &serde_json::Value) -> Result<(), Invok
 pub fn invoke(store: &mut Store, call: &Call, host: &Host<'_>) -> Result<Committed, InvokeError> {
     let start = Instant::now();
     let deadline = start + INVOCATION;
+    // The call's one instant (Unix seconds): every step below reads this, never the clock.
+    let now = call.clock.now_unix();
     // 1. Validate the call.
     let task = match &call.task {
         Some(t) if !valid_task(t) => {
@@ -434,10 +438,10 @@ pub fn invoke(store: &mut Store, call: &Call, host: &Host<'_>) -> Result<Committ
         )));
     }
     // 2–3. Admit and bind.
-    let sess: Session = session::resolve(store.conn(), &call.token, call.now)?;
+    let sess: Session = session::resolve(store.conn(), &call.token, now)?;
     let registry = read_head(store.conn()).map_err(|e| InvokeError::Integrity(e.to_string()))?;
     let descriptors = registry.map(|h| h.revision.entries).unwrap_or_default();
-    let desc = visible(&descriptors, &sess.grants, call.now)
+    let desc = visible(&descriptors, &sess.grants, now)
         .into_iter()
         .find(|d| d.id == call.transition)
         .ok_or_else(|| InvokeError::NotAuthorized(call.transition.clone()))?;
@@ -514,7 +518,7 @@ pub fn invoke(store: &mut Store, call: &Call, host: &Host<'_>) -> Result<Committ
             &surface,
             vec![input_obj, output_obj],
             rec,
-            call.now,
+            now,
             Vec::new(),
         )
         .map_err(|e| match e {
@@ -544,14 +548,14 @@ pub fn invoke(store: &mut Store, call: &Call, host: &Host<'_>) -> Result<Committ
     let plan_obj = Object::new(records::EFFECT_PLAN, &surface, parsed.canonical.clone());
     // Execute.
     let binding = session::binding(store.conn(), &sess.episode)?;
-    let mission = mission_pairing(store.conn(), binding.as_ref(), call.now)?;
+    let mission = mission_pairing(store.conn(), binding.as_ref(), call.clock, now)?;
     let limits = binding
         .map(|b| b.limits_scope)
         .filter(|s| !s.is_empty())
         .map(|scope| broker::LimitsPairing {
             scope,
-            now_ms: ledger_now_ms(call.now),
-            fixed_clock: std::env::var_os("WORLD_TEST_NOW").is_some(),
+            now_ms: ledger_now_ms(call.clock, now),
+            clock: call.clock,
             standalone: None,
         });
     let limits = match (limits, &host.services.limits_ledger) {
@@ -567,7 +571,7 @@ pub fn invoke(store: &mut Store, call: &Call, host: &Host<'_>) -> Result<Committ
     let b = Broker {
         episode: &sess.episode,
         grants: &sess.grants,
-        now: call.now,
+        now,
         handlers: &handlers,
         ctx: &hctx,
         limits,
@@ -731,7 +735,7 @@ pub fn invoke(store: &mut Store, call: &Call, host: &Host<'_>) -> Result<Committ
         &surface,
         vec![input_obj, output_obj, plan_obj],
         rec,
-        call.now,
+        now,
         statuses,
     )
     .map_err(|e| match e {
@@ -770,12 +774,14 @@ fn commit_invocation(
         .immediate()
         .map_err(|e| CommitFailure::Other(e.into()))?;
     let observed = observed.to_string();
-    let world = tx
-        .query_row(
-            "SELECT revision, log_head FROM worlds WHERE world_ref = ?1",
-            [&observed],
-            |r| Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?)),
-        )
+    let world = crate::store::world_in(&tx, &observed)
+        .and_then(|w| {
+            w.map(|w| (w.revision, w.log_head))
+                .ok_or_else(|| StoreError::Corrupt {
+                    what: "world".into(),
+                    detail: "no such row".into(),
+                })
+        })
         .map_err(|e| {
             CommitFailure::Other(InvokeError::Integrity(format!(
                 "selected world {observed} is unreadable: {e}"

@@ -7,8 +7,8 @@
 //! by the interpreter and printed again, must denote the number the caller wrote. Anything
 //! else is refused before anything is written, naming the number and what it would become.
 
-use crate::ailang::stdlib::json::format_g;
 use crate::encoding::gojson::format_float;
+use crate::encoding::gojson::format_g;
 use crate::encoding::trcjson::{self, Bounds, CValue};
 
 /// The exact decimal value of JSON number text, normalised (TR-CJSON-1: plain decimal, no

@@ -121,6 +121,21 @@ pub fn create(conn: &Connection) -> rusqlite::Result<()> {
     conn.execute_batch(DDL)
 }
 
+/// The ledger's current revision in `conn`: 0 when it is not initialised or unreadable (the
+/// revision a rejection made before the ledger is read reports).
+pub fn current_revision(conn: &Connection) -> u128 {
+    match initialized(conn) {
+        Ok(true) => conn
+            .query_row("SELECT revision FROM limits_meta WHERE id = 1", [], |r| {
+                r.get::<_, i64>(0)
+            })
+            .ok()
+            .and_then(|r| u128::try_from(r).ok())
+            .unwrap_or(0),
+        _ => 0,
+    }
+}
+
 /// `true` when `limits_meta` exists and holds the config row (the ledger is initialised).
 ///
 /// # Errors

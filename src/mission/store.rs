@@ -288,6 +288,22 @@ impl<'c> SqliteMissions<'c> {
     }
 }
 
+/// `Some(())` when mission `id` exists in `conn` (`None` also when no mission table exists).
+///
+/// # Errors
+/// SQLite errors.
+pub fn mission_exists(conn: &Connection, id: &str) -> rusqlite::Result<Option<()>> {
+    if !tables_exist(conn)? {
+        return Ok(None);
+    }
+    conn.query_row(
+        "SELECT 1 FROM mission_missions WHERE mission_id = ?1",
+        [id],
+        |_| Ok(()),
+    )
+    .optional()
+}
+
 /// Whether the mission tables exist.
 ///
 /// # Errors

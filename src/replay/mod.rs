@@ -22,14 +22,14 @@ use rusqlite::{Connection, OptionalExtension};
 use serde::Serialize;
 
 use crate::authority::grants::{decide, Grant};
-use crate::broker::request_bytes;
-use crate::coordinator::plan::{self, PhaseResult, Triple, WorldEffect};
 use crate::encoding::trcjson::{self, Bounds, CValue};
 use crate::encoding::HashRef;
 use crate::interp::capsule::{self, CapsuleError};
 use crate::interp::{embedded_ref, Interpreter};
+use crate::plan::{self, PhaseResult, Triple, WorldEffect};
 use crate::store::entry::{entry_hash, world_ref};
 use crate::store::journal::{self, CommitIntent, Kind, ReceiptState};
+use crate::store::records::request_bytes;
 use crate::store::records::{
     EffectRecord, InvocationRecord, EFFECT_RECORD, INVOCATION_RECORD_V1, INVOCATION_RECORD_V2,
 };
@@ -69,7 +69,7 @@ impl Default for Options {
     fn default() -> Self {
         Options {
             keep_going: false,
-            phase_timeout: crate::coordinator::invoke::INVOCATION,
+            phase_timeout: crate::plan::INVOCATION,
         }
     }
 }
@@ -298,12 +298,7 @@ pub fn byte_diff(expected: &[u8], actual: &[u8]) -> String {
     )
 }
 
-/// The episode part of an invocation id `<surface>:<episode>:<task>` (the task has no `:`).
-pub fn episode_of(invocation_id: &str) -> Option<&str> {
-    let (_, rest) = invocation_id.split_once(':')?;
-    let (ep, _) = rest.rsplit_once(':')?;
-    Some(ep)
-}
+pub use crate::store::journal::episode_of;
 
 /// Is this entry written by the coordinator (`coordinator:<surface>`) and so replayable?
 pub fn is_replayable(written_by: &str) -> bool {

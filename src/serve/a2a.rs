@@ -336,7 +336,7 @@ async fn run(
         transition: p.skill,
         args: p.args,
         task: Some(p.task),
-        now: super::now(),
+        clock: super::clock(),
     };
     match app.invoke(call, deadline).await {
         Ok(c) => Ok(c),

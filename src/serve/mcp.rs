@@ -399,7 +399,7 @@ async fn call_tool(
         transition: id,
         args,
         task: Some(task),
-        now,
+        clock: super::clock(),
     };
     match backend.invoke(call, deadline).await {
         Ok(c) => {

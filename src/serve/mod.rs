@@ -32,9 +32,8 @@ use crate::broker::handlers::approval::{NoTerminal, TtyPrompter};
 use crate::broker::handlers::{RunCapsConfig, Services};
 use crate::coordinator::invoke::{self, Call, Committed, Host, InvokeError};
 use crate::store::{self, Store, WriteOptions};
-use crate::transitions::epoch;
 use crate::transitions::pins::StorePins;
-use crate::transitions::publish::{read_head, resolve_interpreter, InterpreterChoice};
+use crate::transitions::publish::{read_head, InterpreterChoice};
 use crate::transitions::registry::Descriptor;
 
 /// Default bind address (surfaces.md §1).
@@ -75,10 +74,7 @@ pub const A2A_BODY: usize = 1024 * 1024;
 /// Invocations allowed to wait for the writer at once; beyond it a call answers
 /// `host callback capacity exceeded` (docs/DECISIONS.md).
 pub const MAX_QUEUED: usize = 1024;
-/// Integrity scan bound: rows.
-pub const SCAN_ROWS: i64 = 20_000;
-/// Integrity scan bound: time.
-pub const SCAN_TIME: Duration = Duration::from_secs(2);
+pub use crate::store::scan::{integrity_scan, SCAN_ROWS, SCAN_TIME};
 
 /// A startup stage (surfaces.md §1); the name appears in the failure line.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -161,6 +157,8 @@ pub struct Config {
     pub http_read: Duration,
     /// `--ledger`: the standalone limits ledger effects are paired with (issue 18).
     pub limits_ledger: Option<String>,
+    /// The clock every request reads.
+    pub clock: crate::clock::Clock,
 }
 
 /// A checked bind address: the socket address to bind and the host text as given.
@@ -634,103 +632,19 @@ pub fn prepare(cfg: &mut Config, scan_out: &mut dyn Write) -> Result<Prepared, S
         .transpose()
         .map_err(|e| fail(Stage::Archive, "--tool-ailang-bin", e))?;
     let pins = StorePins::for_db(&cfg.db);
-    let interp = resolve_interpreter(&cfg.interpreter, &pins)
-        .map_err(|e| fail(Stage::Archive, "interpreter", e))?;
-    let release = interp.release();
-    let tx = store
-        .immediate()
-        .map_err(|e| fail(Stage::RegistryBootstrap, "epoch registry", e))?;
-    epoch::bootstrap(&tx, &release)
-        .map_err(|e| fail(Stage::RegistryBootstrap, "epoch registry", e))?;
-    tx.commit()
-        .map_err(|e| fail(Stage::RegistryBootstrap, "epoch registry", e))?;
+    let pinned =
+        crate::ops::pin::pin(&mut store, &pins, &cfg.interpreter).map_err(|e| match e {
+            crate::ops::pin::PinError::Provider(p) => fail(Stage::Archive, "interpreter", p),
+            other => fail(Stage::RegistryBootstrap, "epoch registry", other),
+        })?;
     integrity_scan(&store, scan_out);
     Ok(Prepared {
         store,
-        interpreter_ref: interp.interpreter_ref().to_string(),
-        interpreter_version: interp.version_text().to_string(),
+        interpreter_ref: pinned.interpreter_ref,
+        interpreter_version: pinned.version_text,
         bind,
         tool,
     })
-}
-
-/// The startup integrity scan: at most [`SCAN_ROWS`] log rows within [`SCAN_TIME`], newest
-/// first; each unreadable or inconsistent row prints `integrity_hole …`; a scan cut short
-/// prints `integrity_scan_incomplete …` with the resume cursor. History is never repaired.
-pub fn integrity_scan(store: &Store, out: &mut dyn Write) {
-    let start = Instant::now();
-    let mut rows = 0i64;
-    let mut next: Option<i64> = None;
-    let mut stmt = match store.conn().prepare(
-        "SELECT entry_index, semantics_epoch, transition_fn_ref, interpreter_ref, prev_entry_hash_ref, written_by, entry_hash_ref, transition_ref FROM log_entries ORDER BY entry_index DESC",
-    ) {
-        Ok(s) => s,
-        Err(e) => {
-            let _ = writeln!(out, "integrity_hole table=log_entries reason={:?}", e.to_string());
-            return;
-        }
-    };
-    let mut q = match stmt.query([]) {
-        Ok(q) => q,
-        Err(e) => {
-            let _ = writeln!(
-                out,
-                "integrity_hole table=log_entries reason={:?}",
-                e.to_string()
-            );
-            return;
-        }
-    };
-    loop {
-        if rows >= SCAN_ROWS || start.elapsed() > SCAN_TIME {
-            if let Some(n) = next {
-                let _ = writeln!(out, "integrity_scan_incomplete table=log_entries scanned={rows} resume_below_index={n}");
-            }
-            break;
-        }
-        let row = match q.next() {
-            Ok(Some(r)) => r,
-            Ok(None) => break,
-            Err(e) => {
-                let _ = writeln!(
-                    out,
-                    "integrity_hole table=log_entries after_index={next:?} reason={:?}",
-                    e.to_string()
-                );
-                break;
-            }
-        };
-        rows += 1;
-        let idx: i64 = row.get(0).unwrap_or(-1);
-        next = Some(idx);
-        let header = (|| -> rusqlite::Result<store::Header> {
-            Ok(store::Header {
-                entry_index: row.get(0)?,
-                semantics_epoch: row.get(1)?,
-                transition_fn: row.get(2)?,
-                interpreter: row.get(3)?,
-                prev_entry_hash: row.get(4)?,
-                written_by: row.get(5)?,
-            })
-        })();
-        let tail = (|| -> rusqlite::Result<(String, String)> { Ok((row.get(6)?, row.get(7)?)) })();
-        match (header, tail) {
-            (Ok(h), Ok((eh, tr))) => {
-                let computed = store::entry::entry_hash(&h, &tr).to_string();
-                if computed != eh {
-                    let _ = writeln!(out, "integrity_hole table=log_entries index={idx} reason=\"entry hash does not recompute\"");
-                }
-            }
-            (Err(e), _) | (_, Err(e)) => {
-                let _ = writeln!(
-                    out,
-                    "integrity_hole table=log_entries index={idx} reason={:?}",
-                    e.to_string()
-                );
-            }
-        }
-    }
-    let _ = out.flush();
 }
 
 /// Run the daemon: [`prepare`], bind, print `world listening on http://HOST:PORT` on
@@ -740,6 +654,7 @@ pub fn integrity_scan(store: &Store, out: &mut dyn Write) {
 /// # Errors
 /// [`StartupError`] (stage `listen` for a bind or runtime failure).
 pub fn run(mut cfg: Config) -> Result<(), StartupError> {
+    set_clock(cfg.clock);
     let mut stdout = std::io::stdout();
     let prepared = prepare(&mut cfg, &mut stdout)?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -869,9 +784,23 @@ async fn shutdown_signal() {
     }
 }
 
-/// Now in Unix seconds (the CLI clock, honouring the test hook).
+/// The daemon's clock, set once at startup by [`run`] (from [`Config::clock`]) or by the
+/// stdio MCP entry point ([`set_clock`]); the system clock until then.
+static CLOCK: std::sync::OnceLock<crate::clock::Clock> = std::sync::OnceLock::new();
+
+/// Set the daemon's clock (first call wins; later calls are ignored).
+pub fn set_clock(clock: crate::clock::Clock) {
+    let _ = CLOCK.set(clock);
+}
+
+/// The daemon's clock.
+pub fn clock() -> crate::clock::Clock {
+    CLOCK.get().copied().unwrap_or_default()
+}
+
+/// Now in Unix seconds, from [`clock`].
 pub fn now() -> i64 {
-    crate::cli::now_unix()
+    clock().now_unix()
 }
 
 #[cfg(test)]

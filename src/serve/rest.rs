@@ -337,16 +337,6 @@ pub async fn by_semantic_id_empty() -> ApiResult {
     Err(ApiError::bad("semantic id is empty"))
 }
 
-/// Is the semantic-id index present with its two columns? A failed query is a store failure
-/// (so an unreadable store is `StoreUnavailable`, not `LookupIndexUnavailable`).
-fn index_ok(conn: &rusqlite::Connection) -> Result<bool, ReadError> {
-    let cols: Vec<String> = conn
-        .prepare("SELECT name FROM pragma_index_info('objects_by_semantic_id') ORDER BY seqno")
-        .and_then(|mut s| s.query_map([], |r| r.get::<_, String>(0))?.collect())
-        .map_err(|e| ReadError::Store(e.to_string()))?;
-    Ok(matches!(cols.as_slice(), [a, b] if a == "semantic_id" && b == "hash_ref"))
-}
-
 /// `GET /v1/objects/by-semantic-id/{name...}?after=<ref>&limit=N`.
 pub async fn by_semantic_id(
     State(app): State<Arc<App>>,
@@ -363,7 +353,7 @@ pub async fn by_semantic_id(
     let limit = page_limit(&q)?;
     let items = app
         .read(move |s| {
-            if !index_ok(s.conn())? {
+            if !s.semantic_index_ok().map_err(store_err)? {
                 return Err(ReadError::IndexUnavailable);
             }
             s.objects_by_semantic_id(&name, after.as_deref(), limit)

@@ -317,3 +317,9 @@ pub fn pending(conn: &Connection) -> Result<Vec<(i64, String, String)>, Error> {
     let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
     Ok(rows.collect::<Result<_, _>>()?)
 }
+/// The episode part of an invocation id `<surface>:<episode>:<task>` (the task has no `:`).
+pub fn episode_of(invocation_id: &str) -> Option<&str> {
+    let (_, rest) = invocation_id.split_once(':')?;
+    let (ep, _) = rest.rsplit_once(':')?;
+    Some(ep)
+}

@@ -13,6 +13,7 @@ pub mod lock;
 pub mod logview;
 pub mod records;
 pub mod refs;
+pub mod scan;
 pub mod schema;
 pub mod verify;
 pub mod verify_objects;
@@ -597,21 +598,28 @@ impl Store {
 
     /// One world row by ref.
     pub fn world(&self, reference: &str) -> Result<Option<WorldRow>, Error> {
+        world_in(&self.conn, reference)
+    }
+
+    /// The ref of the world whose `logHead` is `entry_hash` (the world an entry produced),
+    /// through the `world_worlds_by_log_head` index.
+    pub fn world_for_entry(&self, entry_hash: &str) -> Result<Option<String>, Error> {
         Ok(self
             .conn
-            .query_row(
-                "SELECT world_ref, revision, state_root, log_head FROM worlds WHERE world_ref = ?1",
-                [reference],
-                |r| {
-                    Ok(WorldRow {
-                        reference: r.get(0)?,
-                        revision: r.get(1)?,
-                        state_root: r.get(2)?,
-                        log_head: r.get(3)?,
-                    })
-                },
-            )
+            .prepare_cached("SELECT world_ref FROM worlds WHERE log_head = ?1 LIMIT 1")?
+            .query_row([entry_hash], |r| r.get(0))
             .optional()?)
+    }
+
+    /// Is `objects_by_semantic_id` present with its two columns `(semantic_id, hash_ref)`,
+    /// as the semantic-id lookup needs (store-format.md §3)?
+    pub fn semantic_index_ok(&self) -> Result<bool, Error> {
+        let cols: Vec<String> = self
+            .conn
+            .prepare("SELECT name FROM pragma_index_info('objects_by_semantic_id') ORDER BY seqno")?
+            .query_map([], |r| r.get::<_, String>(0))?
+            .collect::<Result<_, _>>()?;
+        Ok(matches!(cols.as_slice(), [a, b] if a == "semantic_id" && b == "hash_ref"))
     }
 
     /// One object (with payload) by ref.
@@ -742,6 +750,23 @@ fn entry_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<LogEntry> {
         entry_hash: r.get(6)?,
         transition_ref: r.get(7)?,
     })
+}
+
+/// One world row by ref, on any connection or transaction.
+pub fn world_in(conn: &Connection, reference: &str) -> Result<Option<WorldRow>, Error> {
+    Ok(conn
+        .prepare_cached(
+            "SELECT world_ref, revision, state_root, log_head FROM worlds WHERE world_ref = ?1",
+        )?
+        .query_row([reference], |r| {
+            Ok(WorldRow {
+                reference: r.get(0)?,
+                revision: r.get(1)?,
+                state_root: r.get(2)?,
+                log_head: r.get(3)?,
+            })
+        })
+        .optional()?)
 }
 
 /// The selected head read on `conn` (inside a transaction, never from a cache).

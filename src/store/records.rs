@@ -199,6 +199,23 @@ impl EffectRecord {
     }
 }
 
+/// `world/effect-request/v1` bytes: `<len(effect)>:<effect><len(scope)>:<scope><cost>:<now>:<payload>`
+/// (byte lengths in decimal; `now` in Unix seconds; not JSON).
+pub fn request_bytes(effect: &str, scope: &str, cost: i64, now: i64, payload: &[u8]) -> Vec<u8> {
+    let mut out = format!(
+        "{}:{}{}:{}{}:{}:",
+        effect.len(),
+        effect,
+        scope.len(),
+        scope,
+        cost,
+        now
+    )
+    .into_bytes();
+    out.extend_from_slice(payload);
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -14,55 +14,7 @@ pub const MAX_JSON_DEPTH: usize = 10_000;
 
 // ------------------------------------------------------------------ number formatting
 
-/// Go `strconv.FormatFloat(f, 'g', -1, 64)`: shortest round-trip digits, exponent form when
-/// the decimal exponent is < -4 or >= 6, with at least two exponent digits (`1e+06`).
-pub fn format_g(f: f64) -> String {
-    if f.is_nan() {
-        return "NaN".to_string();
-    }
-    if f.is_infinite() {
-        return if f > 0.0 { "+Inf" } else { "-Inf" }.to_string();
-    }
-    if f == 0.0 {
-        return if f.is_sign_negative() { "-0" } else { "0" }.to_string();
-    }
-    // Rust's `{:e}` gives the shortest round-trip digits: `d.ddde±x`.
-    let sci = format!("{:e}", f.abs());
-    let (mant, exp) = sci.split_once('e').unwrap_or((sci.as_str(), "0"));
-    let exp: i32 = exp.parse().unwrap_or(0);
-    let digits: String = mant.chars().filter(|c| c.is_ascii_digit()).collect();
-    let mut out = String::new();
-    if f < 0.0 {
-        out.push('-');
-    }
-    if !(-4..6).contains(&exp) {
-        out.push_str(&digits[..1]);
-        if digits.len() > 1 {
-            out.push('.');
-            out.push_str(&digits[1..]);
-        }
-        let _ = write!(out, "e{}{:02}", if exp < 0 { '-' } else { '+' }, exp.abs());
-    } else if exp < 0 {
-        out.push_str("0.");
-        for _ in 0..(-exp - 1) {
-            out.push('0');
-        }
-        out.push_str(&digits);
-    } else {
-        let int_len = exp as usize + 1;
-        if digits.len() <= int_len {
-            out.push_str(&digits);
-            for _ in digits.len()..int_len {
-                out.push('0');
-            }
-        } else {
-            out.push_str(&digits[..int_len]);
-            out.push('.');
-            out.push_str(&digits[int_len..]);
-        }
-    }
-    out
-}
+pub use crate::encoding::gojson::format_g;
 
 // ------------------------------------------------------------------ encode
 

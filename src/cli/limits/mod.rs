@@ -303,7 +303,7 @@ impl Place {
     /// The current revision (0 when not initialised).
     fn revision(&self) -> u128 {
         match self {
-            Place::Store(s) => current_revision(s.conn()),
+            Place::Store(s) => limits::schema::current_revision(s.conn()),
             Place::Standalone(l) => l.revision(),
         }
     }
@@ -359,21 +359,6 @@ fn emit(out: &mut Output, v: &Verdict) -> Result<Exit, CliError> {
     } else {
         Exit::LimitRejected
     })
-}
-
-/// The ledger's current revision (0 when not initialised or unreadable): the revision a
-/// CLI-side amount rejection reports.
-fn current_revision(conn: &Connection) -> u128 {
-    match limits::schema::initialized(conn) {
-        Ok(true) => conn
-            .query_row("SELECT revision FROM limits_meta WHERE id = 1", [], |r| {
-                r.get::<_, i64>(0)
-            })
-            .ok()
-            .and_then(|r| u128::try_from(r).ok())
-            .unwrap_or(0),
-        _ => 0,
-    }
 }
 
 /// Parse a user amount; the error is the ledger's `amount_invalid` / `overflows_amount`

@@ -322,7 +322,7 @@ pub fn started_episodes(conn: &Connection) -> Result<HashSet<String>, Error> {
         if journal::row(conn, &id, journal::Kind::Outcome)?.is_some() {
             continue;
         }
-        if let Some(ep) = crate::replay::episode_of(&id) {
+        if let Some(ep) = journal::episode_of(&id) {
             out.insert(ep.to_string());
         }
     }

@@ -5,6 +5,10 @@ use serde::Serialize;
 use crate::encoding::gojson::{self, Obj};
 use crate::encoding::trcjson::{self, Bounds, CValue};
 
+/// Whole-invocation deadline (20 s): the live coordinator's bound and the phase timeout
+/// replay reports.
+pub const INVOCATION: std::time::Duration = std::time::Duration::from_secs(20);
+
 /// `world/effect-plan/v1`
 pub const PLAN_ID: &str = "world/effect-plan/v1";
 /// Largest invocation input and output, in bytes (`MaxInput`, `MaxOutput`).

@@ -1,0 +1,278 @@
+//! The module map is a rule, not a picture (issue 17 §6).
+//!
+//! `docs/ARCHITECTURE.md` lists, under "Layering", every top-level module of `src/` with the
+//! modules it may use, and a ratchet table of the debt that is still there (edges the map does
+//! not allow, SQL outside the store, transactions opened in `cli/` or `serve/`, library
+//! functions whose error is a bare `String`). This test reads both tables and the sources and
+//! fails on:
+//! - a module missing from the map, or an edge `crate::B` in module `A` the map does not allow
+//!   and the debt table does not list;
+//! - SQL in a file outside `store/`, `limits/` and `mission/` (the ledger's and the mission
+//!   store's own modules), or a transaction opened in `cli/` or `serve/`, beyond the debt row;
+//! - more `Result<_, String>` than the debt row;
+//! - a debt row that no longer matches the sources (paid off or shrunk): lower the number or
+//!   delete the row, so the table always tells the truth.
+//!
+//! Test code (`#[cfg(test)]` modules, `*tests.rs`, `testkit.rs`) and comments are not counted.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+const ROOT: &str = env!("CARGO_MANIFEST_DIR");
+
+/// Modules that may hold SQL: the store, and the ledger's and the mission store's own modules.
+const SQL_HOMES: [&str; 3] = ["store", "limits", "mission"];
+/// Modules that must not open a transaction themselves.
+const NO_TX: [&str; 2] = ["cli", "serve"];
+const SQL_WORDS: [&str; 11] = [
+    "SELECT", "INSERT", "UPDATE", "DELETE", "CREATE", "DROP", "PRAGMA", "BEGIN", "WITH", "REPLACE",
+    "ALTER",
+];
+const TX_CALLS: [&str; 4] = [
+    ".immediate(",
+    ".transaction(",
+    ".unchecked_transaction(",
+    ".transaction_with_behavior(",
+];
+
+struct Source {
+    /// Path relative to `src/`.
+    rel: String,
+    /// Top-level module (`cli` for `src/cli/x.rs`, `clock` for `src/clock.rs`).
+    module: String,
+    /// Non-test code with comment lines removed.
+    code: String,
+}
+
+fn sources() -> Vec<Source> {
+    fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
+        for e in std::fs::read_dir(dir).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                walk(&p, out);
+            } else if p.extension().is_some_and(|x| x == "rs") {
+                out.push(p);
+            }
+        }
+    }
+    let src = Path::new(ROOT).join("src");
+    let mut files = Vec::new();
+    walk(&src, &mut files);
+    files.sort();
+    let mut out = Vec::new();
+    for p in files {
+        let rel = p
+            .strip_prefix(&src)
+            .unwrap()
+            .to_string_lossy()
+            .replace('\\', "/");
+        let name = p.file_name().unwrap().to_string_lossy().into_owned();
+        if rel == "lib.rs" || rel == "main.rs" || name.ends_with("tests.rs") || name == "testkit.rs"
+        {
+            continue;
+        }
+        let module = rel
+            .split('/')
+            .next()
+            .unwrap()
+            .trim_end_matches(".rs")
+            .to_string();
+        let text = std::fs::read_to_string(&p).unwrap();
+        let mut code = String::new();
+        for line in text.lines() {
+            let t = line.trim_start();
+            if t.starts_with("#[cfg(test)]") {
+                break;
+            }
+            if t.starts_with("//") {
+                continue;
+            }
+            code.push_str(line);
+            code.push('\n');
+        }
+        out.push(Source { rel, module, code });
+    }
+    out
+}
+
+/// Modules named after `crate::` in `code`.
+fn crate_refs(code: &str) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    for (i, _) in code.match_indices("crate::") {
+        if code[..i].ends_with(|c: char| c.is_alphanumeric() || c == '_') {
+            continue; // `world_crate::`, not ours
+        }
+        let name: String = code[i + 7..]
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+            .collect();
+        if !name.is_empty() {
+            out.insert(name);
+        }
+    }
+    out
+}
+
+/// String literals that start with an SQL keyword.
+fn sql_count(code: &str) -> usize {
+    code.match_indices('"')
+        .filter(|(i, _)| {
+            let rest = code[i + 1..].trim_start();
+            SQL_WORDS
+                .iter()
+                .any(|w| rest.starts_with(w) && rest[w.len()..].starts_with([' ', '\n', '(']))
+        })
+        .count()
+}
+
+fn tx_count(code: &str) -> usize {
+    TX_CALLS.iter().map(|c| code.matches(c).count()).sum()
+}
+
+fn string_errors(code: &str) -> usize {
+    code.lines()
+        .filter(|l| l.contains("Result<"))
+        .map(|l| l.matches(", String>").count())
+        .sum()
+}
+
+/// The rows of the first Markdown table after `heading` in ARCHITECTURE.md: cells per row,
+/// header and rule rows dropped.
+fn table_after(doc: &str, heading: &str) -> Vec<Vec<String>> {
+    let start = doc
+        .find(heading)
+        .unwrap_or_else(|| panic!("docs/ARCHITECTURE.md has no {heading:?}"));
+    let mut rows = Vec::new();
+    let mut in_table = false;
+    for line in doc[start..].lines().skip(1) {
+        let t = line.trim();
+        if t.starts_with('|') {
+            in_table = true;
+            let cells: Vec<String> = t
+                .trim_matches('|')
+                .split('|')
+                .map(|c| c.trim().trim_matches('`').to_string())
+                .collect();
+            if cells
+                .iter()
+                .all(|c| c.chars().all(|ch| ch == '-' || ch == ':'))
+            {
+                continue;
+            }
+            rows.push(cells);
+        } else if in_table {
+            break;
+        }
+    }
+    assert!(rows.len() > 1, "no table after {heading:?}");
+    rows.remove(0); // header
+    rows
+}
+
+#[test]
+fn the_sources_keep_the_documented_layering() {
+    let doc = std::fs::read_to_string(Path::new(ROOT).join("docs/ARCHITECTURE.md")).unwrap();
+    let mut allowed: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for row in table_after(&doc, "### Allowed edges") {
+        let uses = row[1]
+            .split(',')
+            .map(|s| s.trim().trim_matches('`').to_string())
+            .filter(|s| !s.is_empty() && s != "—")
+            .collect();
+        allowed.insert(row[0].clone(), uses);
+    }
+    let mut debt: BTreeMap<String, usize> = BTreeMap::new();
+    for row in table_after(&doc, "### Debt") {
+        let n: usize = row[1]
+            .parse()
+            .unwrap_or_else(|_| panic!("debt row {row:?}: the count is not a number"));
+        debt.insert(row[0].clone(), n);
+    }
+
+    let srcs = sources();
+    let mut found: BTreeMap<String, usize> = BTreeMap::new();
+    let mut problems = Vec::new();
+    let modules: BTreeSet<&str> = srcs.iter().map(|s| s.module.as_str()).collect();
+    for m in &modules {
+        if !allowed.contains_key(*m) {
+            problems.push(format!(
+                "module {m} is not in the allowed-edges table of docs/ARCHITECTURE.md"
+            ));
+        }
+    }
+    let mut strings = 0;
+    for s in &srcs {
+        for target in crate_refs(&s.code) {
+            if target == s.module || !modules.contains(target.as_str()) {
+                continue;
+            }
+            if !allowed.get(&s.module).is_some_and(|a| a.contains(&target)) {
+                *found
+                    .entry(format!("edge {} -> {}", s.module, target))
+                    .or_default() += 1;
+            }
+        }
+        if !SQL_HOMES.contains(&s.module.as_str()) {
+            let n = sql_count(&s.code);
+            if n > 0 {
+                found.insert(format!("sql src/{}", s.rel), n);
+            }
+        }
+        if NO_TX.contains(&s.module.as_str()) {
+            let n = tx_count(&s.code);
+            if n > 0 {
+                found.insert(format!("tx src/{}", s.rel), n);
+            }
+        }
+        strings += string_errors(&s.code);
+    }
+    // Edges count once per file; the table lists each edge with the number of files.
+    for (key, n) in &found {
+        match debt.get(key) {
+            None if key.starts_with("edge") => problems.push(format!(
+                "{key} ({n} file(s)): not allowed by docs/ARCHITECTURE.md"
+            )),
+            None => problems.push(format!("{key}: {n} new (none allowed)")),
+            Some(d) if n > d => problems.push(format!("{key}: {n}, the debt table allows {d}")),
+            Some(d) if n < d => problems.push(format!(
+                "{key}: down to {n} from {d}: lower the debt row in docs/ARCHITECTURE.md"
+            )),
+            Some(_) => {}
+        }
+    }
+    for (key, d) in &debt {
+        if key == "string-errors" {
+            if strings > *d {
+                problems.push(format!(
+                    "Result<_, String> in the library: {strings}, the debt table allows {d}"
+                ));
+            } else if strings < *d {
+                problems.push(format!(
+                    "Result<_, String>: down to {strings} from {d}: lower the debt row"
+                ));
+            }
+        } else if !found.contains_key(key) {
+            problems.push(format!(
+                "{key}: paid off — delete its row from the debt table"
+            ));
+        }
+    }
+    assert!(
+        problems.is_empty(),
+        "layering (docs/ARCHITECTURE.md \"Layering\"):\n  {}",
+        problems.join("\n  ")
+    );
+}
+
+/// The checks themselves: each would catch what it is meant to catch.
+#[test]
+fn the_scanners_see_edges_sql_and_transactions() {
+    let code = "use crate::store::Store;\nlet x = my_crate::foo;\nconn.execute(\"INSERT INTO t VALUES (1)\", [])?;\nlet s = \"Delete me\";\nlet tx = store.immediate()?;\nfn f() -> Result<(), String> {}\n";
+    assert_eq!(
+        crate_refs(code).into_iter().collect::<Vec<_>>(),
+        vec!["store"]
+    );
+    assert_eq!(sql_count(code), 1);
+    assert_eq!(tx_count(code), 1);
+    assert_eq!(string_errors(code), 1);
+}
