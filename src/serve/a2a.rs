@@ -12,6 +12,7 @@ use axum::Json;
 use serde_json::{json, Value};
 
 use super::auth::{self, Bearer, Denial};
+use super::jsonrpc::{self, code, plain};
 use super::rest::{read_body, rpc_body_error, ApiError};
 use super::{one_line, App, HostFailure, ReadError, A2A_BODY, POST_DEADLINE};
 use crate::authority::session::Session;
@@ -102,25 +103,11 @@ pub async fn card_v1(
 }
 
 fn rpc(id: &Value, code: i64, message: &str) -> Value {
-    json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}})
+    jsonrpc::error(id, code, message, None)
 }
 
 fn ok(v: Value) -> Response {
-    (
-        StatusCode::OK,
-        [(header::CONTENT_TYPE, "application/json")],
-        v.to_string(),
-    )
-        .into_response()
-}
-
-fn plain(status: StatusCode, text: &str) -> Response {
-    (
-        status,
-        [(header::CONTENT_TYPE, "text/plain; charset=utf-8")],
-        text.to_string(),
-    )
-        .into_response()
+    jsonrpc::json_response(StatusCode::OK, &v)
 }
 
 /// Is this a v1.0 request (`A2A-Version: 1.0` or a PascalCase method)?
@@ -157,8 +144,10 @@ pub async fn post(State(app): State<Arc<App>>, req: Request) -> Response {
         Bearer::Malformed if v1 => {
             return plain(StatusCode::UNAUTHORIZED, Denial::Malformed.message())
         }
-        Bearer::Absent => return ok(rpc(&id, -32001, Denial::Absent.message())),
-        Bearer::Malformed => return ok(rpc(&id, -32600, Denial::Malformed.message())),
+        Bearer::Absent => return ok(rpc(&id, code::SESSION_DENIED, Denial::Absent.message())),
+        Bearer::Malformed => {
+            return ok(rpc(&id, code::INVALID_REQUEST, Denial::Malformed.message()))
+        }
         Bearer::Token(t) => t,
     };
     let session = match app.session(token.clone(), super::now()).await {
@@ -170,16 +159,16 @@ pub async fn post(State(app): State<Arc<App>>, req: Request) -> Response {
             return if v1 {
                 plain(d.plain_status(), d.message())
             } else {
-                ok(rpc(&id, -32001, d.message()))
+                ok(rpc(&id, code::SESSION_DENIED, d.message()))
             };
         }
     };
     let Some(msg) = parsed.filter(|v| v.get("jsonrpc").and_then(Value::as_str) == Some("2.0"))
     else {
-        return ok(rpc(&id, -32600, "invalid JSON-RPC request"));
+        return ok(rpc(&id, code::INVALID_REQUEST, "invalid JSON-RPC request"));
     };
     let Some(method) = msg.get("method").and_then(Value::as_str) else {
-        return ok(rpc(&id, -32600, "invalid JSON-RPC request"));
+        return ok(rpc(&id, code::INVALID_REQUEST, "invalid JSON-RPC request"));
     };
     let params = msg.get("params").cloned().unwrap_or(Value::Null);
     match method {
@@ -188,23 +177,25 @@ pub async fn post(State(app): State<Arc<App>>, req: Request) -> Response {
         "tasks/get" => get_task_v03(&app, &session, &id, &params).await,
         "tasks/cancel" => ok(rpc(
             &id,
-            -32002,
+            code::TASK_NOT_CANCELABLE,
             "task cannot be canceled: calls are synchronous",
         )),
         "SendMessage" => send_message(&app, &token, &session, &id, &params, deadline).await,
         "GetTask" => get_task(&app, &session, &id, &params).await,
         "CancelTask" => ok(rpc(
             &id,
-            -32002,
+            code::TASK_NOT_CANCELABLE,
             "task cannot be canceled: calls are synchronous",
         )),
-        "SendStreamingMessage" | "SubscribeToTask" | "ListTasks" | "GetExtendedAgentCard" => {
-            ok(rpc(&id, -32004, "unsupported operation"))
-        }
-        m if m.contains("PushNotificationConfig") => {
-            ok(rpc(&id, -32003, "push notifications are not supported"))
-        }
-        _ => ok(rpc(&id, -32601, "method not found")),
+        "SendStreamingMessage" | "SubscribeToTask" | "ListTasks" | "GetExtendedAgentCard" => ok(
+            rpc(&id, code::UNSUPPORTED_OPERATION, "unsupported operation"),
+        ),
+        m if m.contains("PushNotificationConfig") => ok(rpc(
+            &id,
+            code::PUSH_NOT_SUPPORTED,
+            "push notifications are not supported",
+        )),
+        _ => ok(rpc(&id, code::METHOD_NOT_FOUND, "method not found")),
     }
 }
 
@@ -312,19 +303,19 @@ async fn run(
 ) -> Result<Committed, Response> {
     let all = app.descriptors().await.map_err(|e| {
         eprintln!("world: serve: a2a: {}", one_line(&format!("{e:?}")));
-        ok(rpc(id, -32603, "internal store failure"))
+        ok(rpc(id, code::INTERNAL_ERROR, "internal store failure"))
     })?;
     let Some(desc) = visible(&all, &session.grants, super::now())
         .into_iter()
         .find(|d| d.id == p.skill)
     else {
-        return Err(ok(rpc(id, -32602, "not authorized")));
+        return Err(ok(rpc(id, code::INVALID_PARAMS, "not authorized")));
     };
     if let Some(tf) = &p.transition_fn {
         if *tf != desc.transition_fn.to_string() {
             return Err(ok(rpc(
                 id,
-                -32602,
+                code::INVALID_PARAMS,
                 "proposal does not match the registered transition",
             )));
         }
@@ -341,16 +332,20 @@ async fn run(
     match app.invoke(call, deadline).await {
         Ok(c) => Ok(c),
         Err(HostFailure::Invoke(InvokeError::NotAuthorized(_))) => {
-            Err(ok(rpc(id, -32602, "not authorized")))
+            Err(ok(rpc(id, code::INVALID_PARAMS, "not authorized")))
         }
-        Err(HostFailure::Invoke(InvokeError::InFlight(_))) => {
-            Err(ok(rpc(id, -32602, "task id already used in this session")))
-        }
-        Err(HostFailure::Invoke(InvokeError::InvalidCall(m))) => {
-            Err(ok(rpc(id, -32602, &format!("invalid params: {m}"))))
-        }
+        Err(HostFailure::Invoke(InvokeError::InFlight(_))) => Err(ok(rpc(
+            id,
+            code::INVALID_PARAMS,
+            "task id already used in this session",
+        ))),
+        Err(HostFailure::Invoke(InvokeError::InvalidCall(m))) => Err(ok(rpc(
+            id,
+            code::INVALID_PARAMS,
+            &format!("invalid params: {m}"),
+        ))),
         Err(HostFailure::Invoke(InvokeError::Session(e))) => {
-            Err(ok(rpc(id, -32001, &e.to_string())))
+            Err(ok(rpc(id, code::SESSION_DENIED, &e.to_string())))
         }
         Err(f) => {
             let data = f.data(&invocation_id);
@@ -366,7 +361,7 @@ async fn run(
                 "world: a2a refusal: {what} {invocation_id}: {:?}",
                 one_line(&format!("{} records [{}]", f.message(), recs.join(" ")))
             );
-            let mut e = rpc(id, -32603, &f.message());
+            let mut e = rpc(id, code::INTERNAL_ERROR, &f.message());
             e["error"]["data"] = data;
             let mut resp = ok(e);
             if matches!(f, HostFailure::TimedOut) {
@@ -394,7 +389,13 @@ async fn tasks_send(
 ) -> Response {
     let p = match parse_legacy(params) {
         Ok(p) => p,
-        Err(m) => return ok(rpc(id, -32602, &format!("invalid params: {m}"))),
+        Err(m) => {
+            return ok(rpc(
+                id,
+                code::INVALID_PARAMS,
+                &format!("invalid params: {m}"),
+            ))
+        }
     };
     let task = p.task.clone();
     match run(app, token, session, id, p, deadline, "tasks/send").await {
@@ -434,7 +435,13 @@ async fn send_message(
 ) -> Response {
     let p = match parse_v1(params) {
         Ok(p) => p,
-        Err(m) => return ok(rpc(id, -32602, &format!("invalid params: {m}"))),
+        Err(m) => {
+            return ok(rpc(
+                id,
+                code::INVALID_PARAMS,
+                &format!("invalid params: {m}"),
+            ))
+        }
     };
     match run(app, token, session, id, p, deadline, "SendMessage").await {
         Err(r) => r,
@@ -527,7 +534,13 @@ async fn message_send_v03(
 ) -> Response {
     let p = match parse_v03(params) {
         Ok(p) => p,
-        Err(m) => return ok(rpc(id, -32602, &format!("invalid params: {m}"))),
+        Err(m) => {
+            return ok(rpc(
+                id,
+                code::INVALID_PARAMS,
+                &format!("invalid params: {m}"),
+            ))
+        }
     };
     match run(app, token, session, id, p, deadline, "message/send").await {
         Err(r) => r,
@@ -541,7 +554,7 @@ async fn get_task_v03(app: &Arc<App>, session: &Session, id: &Value, params: &Va
     let r = get_task(app, session, id, params).await;
     let (parts, body) = r.into_parts();
     let Ok(bytes) = axum::body::to_bytes(body, usize::MAX).await else {
-        return ok(rpc(id, -32603, "internal store failure"));
+        return ok(rpc(id, code::INTERNAL_ERROR, "internal store failure"));
     };
     let mut v: Value = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
     if let Some(t) = v.get_mut("result") {
@@ -589,12 +602,12 @@ async fn get_task(app: &Arc<App>, session: &Session, id: &Value, params: &Value)
     let Some(task_id) = params.get("id").and_then(Value::as_str) else {
         return ok(rpc(
             id,
-            -32602,
+            code::INVALID_PARAMS,
             "invalid params: params.id must be a task id string",
         ));
     };
     let prefix = format!("a2a:{}:", session.episode);
-    let not_found = || ok(rpc(id, -32001, "task not found"));
+    let not_found = || ok(rpc(id, code::TASK_NOT_FOUND, "task not found"));
     match task_id.strip_prefix(&prefix) {
         Some(t) if valid_task(t) => {}
         _ => return not_found(),
@@ -626,7 +639,7 @@ async fn get_task(app: &Arc<App>, session: &Session, id: &Value, params: &Value)
         Ok(Some(task)) => ok(json!({"jsonrpc": "2.0", "id": id, "result": task})),
         Err(e) => {
             eprintln!("world: serve: a2a GetTask: {}", one_line(&format!("{e:?}")));
-            ok(rpc(id, -32603, "internal store failure"))
+            ok(rpc(id, code::INTERNAL_ERROR, "internal store failure"))
         }
     }
 }

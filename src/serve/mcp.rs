@@ -18,6 +18,7 @@ use axum::response::{IntoResponse, Response};
 use serde_json::{json, Map, Value};
 
 use super::auth::{self, Bearer, Denial};
+use super::jsonrpc::{self, code};
 use super::rest::{read_body, rpc_body_error};
 use super::{one_line, random_task, App, HostFailure, MCP_BODY, POST_DEADLINE};
 use crate::authority::session::Session;
@@ -191,23 +192,19 @@ fn err(code: i64, message: impl Into<String>) -> Reply {
 /// A JSON-RPC response object.
 pub fn response(id: &Value, reply: &Reply) -> Value {
     match reply {
-        Reply::Ok(v) => json!({"jsonrpc": "2.0", "id": id, "result": v}),
+        Reply::Ok(v) => jsonrpc::result(id, v.clone()),
         Reply::Err {
             code,
             message,
             data,
-        } => {
-            let mut e = json!({"code": code, "message": message});
-            if let Some(d) = data {
-                e["data"] = d.clone();
-            }
-            json!({"jsonrpc": "2.0", "id": id, "error": e})
-        }
-        Reply::Host(f, inv) => json!({"jsonrpc": "2.0", "id": id, "error": {
-            "code": -32603, "message": f.legacy_message(), "data": f.data(inv)}}),
-        Reply::Denied(d) => {
-            json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32001, "message": d.message()}})
-        }
+        } => jsonrpc::error(id, *code, message, data.clone()),
+        Reply::Host(f, inv) => jsonrpc::error(
+            id,
+            code::INTERNAL_ERROR,
+            f.legacy_message(),
+            Some(f.data(inv)),
+        ),
+        Reply::Denied(d) => jsonrpc::error(id, code::SESSION_DENIED, d.message(), None),
     }
 }
 
@@ -234,7 +231,7 @@ pub fn tool_json(d: &Descriptor) -> Value {
 fn surface_refused(all: &[Descriptor]) -> Option<Reply> {
     if all.iter().any(|d| d.mcp_name().len() > MCP_NAME_MAX_BYTES) {
         Some(err(
-            -32603,
+            code::INTERNAL_ERROR,
             "tool surface refused: a tool name exceeds 64 bytes",
         ))
     } else {
@@ -298,7 +295,10 @@ pub async fn dispatch(
             .and_then(Value::as_object);
         for k in META_REQUIRED {
             if meta.is_none_or(|m| !m.contains_key(k)) {
-                return err(-32602, format!("invalid params: _meta must carry {k:?}"));
+                return err(
+                    code::INVALID_PARAMS,
+                    format!("invalid params: _meta must carry {k:?}"),
+                );
             }
         }
     }
@@ -329,7 +329,7 @@ pub async fn dispatch(
                 Ok(a) => a,
                 Err(e) => {
                     eprintln!("world: serve: mcp tools/list: {}", one_line(&e));
-                    return err(-32603, "internal store failure");
+                    return err(code::INTERNAL_ERROR, "internal store failure");
                 }
             };
             if let Some(r) = surface_refused(&all) {
@@ -348,7 +348,10 @@ pub async fn dispatch(
             }
         }
         ("tools/call", _) => call_tool(backend, caller, modern, params, deadline, now).await,
-        _ => err(-32601, format!("method not found: {method:?}")),
+        _ => err(
+            code::METHOD_NOT_FOUND,
+            format!("method not found: {method:?}"),
+        ),
     }
 }
 
@@ -361,22 +364,33 @@ async fn call_tool(
     now: i64,
 ) -> Reply {
     let Some(p) = params.and_then(Value::as_object) else {
-        return err(-32602, "invalid params: params must be an object");
+        return err(
+            code::INVALID_PARAMS,
+            "invalid params: params must be an object",
+        );
     };
     let Some(name) = p.get("name").and_then(Value::as_str) else {
-        return err(-32602, "invalid params: name must be a string");
+        return err(
+            code::INVALID_PARAMS,
+            "invalid params: name must be a string",
+        );
     };
     let args = match p.get("arguments") {
         None | Some(Value::Null) => Value::Object(Map::new()),
         Some(v @ Value::Object(_)) => v.clone(),
-        Some(_) => return err(-32602, "invalid params: arguments must be a JSON object"),
+        Some(_) => {
+            return err(
+                code::INVALID_PARAMS,
+                "invalid params: arguments must be a JSON object",
+            )
+        }
     };
-    let unknown = || err(-32602, format!("unknown tool {name:?}"));
+    let unknown = || err(code::INVALID_PARAMS, format!("unknown tool {name:?}"));
     let all = match backend.descriptors().await {
         Ok(a) => a,
         Err(e) => {
             eprintln!("world: serve: mcp tools/call: {}", one_line(&e));
-            return err(-32603, "internal store failure");
+            return err(code::INTERNAL_ERROR, "internal store failure");
         }
     };
     if let Some(r) = surface_refused(&all) {
@@ -444,22 +458,10 @@ async fn call_tool(
     }
 }
 
-fn plain(status: StatusCode, text: &str) -> Response {
-    (
-        status,
-        [(header::CONTENT_TYPE, "text/plain; charset=utf-8")],
-        text.to_string(),
-    )
-        .into_response()
-}
+use super::jsonrpc::plain;
 
 fn json_resp(status: StatusCode, v: &Value) -> Response {
-    (
-        status,
-        [(header::CONTENT_TYPE, "application/json")],
-        v.to_string(),
-    )
-        .into_response()
+    jsonrpc::json_response(status, v)
 }
 
 fn sse(v: &Value) -> Response {
@@ -580,12 +582,20 @@ pub async fn post(State(app): State<Arc<App>>, req: Request) -> Response {
         .cloned()
         .unwrap_or(Value::Null);
     match era {
-        Era::Mismatch(m) => return rpc_error(StatusCode::BAD_REQUEST, &read_id, -32020, &m, None),
+        Era::Mismatch(m) => {
+            return rpc_error(
+                StatusCode::BAD_REQUEST,
+                &read_id,
+                code::HEADER_MISMATCH,
+                &m,
+                None,
+            )
+        }
         Era::Unsupported(v) => {
             return rpc_error(
                 StatusCode::BAD_REQUEST,
                 &read_id,
-                -32022,
+                code::UNSUPPORTED_VERSION,
                 &format!("unsupported protocol version {v:?}"),
                 Some(json!({"supported": [MODERN, LEGACY[0], LEGACY[1], LEGACY[2]]})),
             )
@@ -617,7 +627,7 @@ pub async fn post(State(app): State<Arc<App>>, req: Request) -> Response {
         _ => rpc_error(
             StatusCode::BAD_REQUEST,
             &Value::Null,
-            -32600,
+            code::INVALID_REQUEST,
             "invalid JSON-RPC request",
             None,
         ),
@@ -636,7 +646,7 @@ async fn legacy_post(
             return rpc_error(
                 StatusCode::BAD_REQUEST,
                 &Value::Null,
-                -32600,
+                code::INVALID_REQUEST,
                 &format!("JSON-RPC batches are not supported under {version}"),
                 None,
             );
@@ -645,7 +655,7 @@ async fn legacy_post(
             return rpc_error(
                 StatusCode::BAD_REQUEST,
                 &Value::Null,
-                -32600,
+                code::INVALID_REQUEST,
                 "invalid JSON-RPC request: empty batch",
                 None,
             );
@@ -663,9 +673,10 @@ async fn legacy_post(
             }
             match classify(item) {
                 Msg::Notification => {}
-                Msg::Invalid(id) => {
-                    out.push(response(&id, &err(-32600, "invalid JSON-RPC request")))
-                }
+                Msg::Invalid(id) => out.push(response(
+                    &id,
+                    &err(code::INVALID_REQUEST, "invalid JSON-RPC request"),
+                )),
                 Msg::Request { id, method, params } => {
                     match dispatch(backend, caller, false, method, params, deadline).await {
                         r @ Reply::Host(..) => {
@@ -684,7 +695,10 @@ async fn legacy_post(
     }
     match classify(body) {
         Msg::Notification => StatusCode::ACCEPTED.into_response(),
-        Msg::Invalid(id) => sse(&response(&id, &err(-32600, "invalid JSON-RPC request"))),
+        Msg::Invalid(id) => sse(&response(
+            &id,
+            &err(code::INVALID_REQUEST, "invalid JSON-RPC request"),
+        )),
         Msg::Request { id, method, params } => {
             match dispatch(backend, caller, false, method, params, deadline).await {
                 r @ Reply::Host(..) => json_resp(StatusCode::OK, &response(id, &r)),
@@ -706,7 +720,7 @@ async fn modern_post(
         return rpc_error(
             StatusCode::BAD_REQUEST,
             &Value::Null,
-            -32600,
+            code::INVALID_REQUEST,
             "JSON-RPC batches are not supported under 2026-07-28",
             None,
         );
@@ -718,7 +732,7 @@ async fn modern_post(
             return rpc_error(
                 StatusCode::BAD_REQUEST,
                 &id,
-                -32020,
+                code::HEADER_MISMATCH,
                 "Mcp-Method header does not match the body's method",
                 None,
             );
@@ -732,7 +746,7 @@ async fn modern_post(
                 return rpc_error(
                     StatusCode::BAD_REQUEST,
                     &id,
-                    -32020,
+                    code::HEADER_MISMATCH,
                     "Mcp-Name header does not match the tool name",
                     None,
                 );
@@ -744,16 +758,17 @@ async fn modern_post(
         Msg::Invalid(id) => rpc_error(
             StatusCode::BAD_REQUEST,
             &id,
-            -32600,
+            code::INVALID_REQUEST,
             "invalid JSON-RPC request",
             None,
         ),
         Msg::Request { id, method, params } => {
             match dispatch(backend, caller, true, method, params, deadline).await {
                 Reply::Denied(d) => plain(d.plain_status(), d.message()),
-                r @ Reply::Err { code: -32601, .. } => {
-                    json_resp(StatusCode::NOT_FOUND, &response(id, &r))
-                }
+                r @ Reply::Err {
+                    code: code::METHOD_NOT_FOUND,
+                    ..
+                } => json_resp(StatusCode::NOT_FOUND, &response(id, &r)),
                 r => json_resp(StatusCode::OK, &response(id, &r)),
             }
         }
@@ -800,7 +815,10 @@ pub fn serve_stdio(
             }
             let v = response(
                 &Value::Null,
-                &err(-32600, format!("message is over {STDIO_LINE} bytes")),
+                &err(
+                    code::INVALID_REQUEST,
+                    format!("message is over {STDIO_LINE} bytes"),
+                ),
             );
             writeln!(output, "{v}")?;
             output.flush()?;
@@ -832,12 +850,12 @@ async fn stdio_message(backend: &Backend, token: &str, line: &[u8]) -> Option<Va
     let modern = match select_era(None, &body) {
         Era::Modern => true,
         Era::Legacy(_) => false,
-        Era::Mismatch(m) => return Some(response(&read_id, &err(-32020, m))),
+        Era::Mismatch(m) => return Some(response(&read_id, &err(code::HEADER_MISMATCH, m))),
         Era::Unsupported(v) => {
             return Some(response(
                 &read_id,
                 &Reply::Err {
-                    code: -32022,
+                    code: code::UNSUPPORTED_VERSION,
                     message: format!("unsupported protocol version {v:?}"),
                     data: Some(json!({"supported": [MODERN, LEGACY[0], LEGACY[1], LEGACY[2]]})),
                 },
@@ -846,7 +864,12 @@ async fn stdio_message(backend: &Backend, token: &str, line: &[u8]) -> Option<Va
     };
     let (id, method, params) = match classify(&body) {
         Msg::Notification => return None,
-        Msg::Invalid(id) => return Some(response(&id, &err(-32600, "invalid JSON-RPC request"))),
+        Msg::Invalid(id) => {
+            return Some(response(
+                &id,
+                &err(code::INVALID_REQUEST, "invalid JSON-RPC request"),
+            ))
+        }
         Msg::Request { id, method, params } => (id, method, params),
     };
     let Backend::Stdio(s) = backend else {

@@ -10,6 +10,7 @@
 pub mod a2a;
 pub mod agui;
 pub mod auth;
+pub mod jsonrpc;
 pub mod mcp;
 pub mod origin;
 pub mod rest;

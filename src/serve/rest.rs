@@ -218,7 +218,12 @@ pub fn rpc_body_error(e: ReadBodyError, limit: usize, bound: Duration) -> Respon
             format!("request body could not be read: {c}"),
         ),
     };
-    let v = json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32600, "message": message}});
+    let v = super::jsonrpc::error(
+        &serde_json::Value::Null,
+        super::jsonrpc::code::INVALID_REQUEST,
+        &message,
+        None,
+    );
     let mut r = (
         status,
         [(header::CONTENT_TYPE, "application/json")],
