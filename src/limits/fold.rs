@@ -138,7 +138,7 @@ pub(crate) fn check(db: &dyn Db) -> Result<Vec<Problem>, Error> {
         let req = match request_of(ev, &config_json) {
             Ok(r) => r,
             Err(why) => {
-                problems.push(Problem::chain(Some(ev.revision), why));
+                problems.push(Problem::chain(Some(ev.revision), why.to_string()));
                 return Ok(problems);
             }
         };
@@ -267,7 +267,7 @@ fn walk_event(row: &Row, i: usize, prev: &str) -> Result<(String, Event), Proble
         .as_str()
         .ok_or_else(|| Problem::chain(at, "requestId is not a string"))?
         .to_string();
-    let actor = actor_of(field("actor")?).map_err(|why| Problem::chain(at, why))?;
+    let actor = actor_of(field("actor")?).map_err(|why| Problem::chain(at, why.to_string()))?;
     let result: Verdict = serde_json::from_value(field("result")?.clone())
         .map_err(|e| Problem::chain(at, format!("result: {e}")))?;
     Ok((
@@ -342,14 +342,13 @@ fn show(r: &Row) -> String {
 }
 
 /// The request an event records.
-fn request_of(ev: &Event, config_json: &[u8]) -> Result<Request, String> {
+fn request_of(ev: &Event, config_json: &[u8]) -> Result<Request, FieldError> {
     let command = command_of(&ev.command, config_json)?;
     Ok(Request::new(ev.request_id.clone(), command))
 }
 
-fn actor_of(v: &Value) -> Result<ActorFacts, String> {
-    let kind: ActorKind = serde_json::from_value(v.get("actorKind").cloned().unwrap_or_default())
-        .map_err(|e| format!("actor.actorKind: {e}"))?;
+fn actor_of(v: &Value) -> Result<ActorFacts, FieldError> {
+    let kind: ActorKind = enum_field(v, "actorKind")?;
     Ok(ActorFacts {
         allowed: v.get("allowed").and_then(Value::as_bool).unwrap_or(false),
         actor_id: str_field(v, "actorId")?,
@@ -360,59 +359,59 @@ fn actor_of(v: &Value) -> Result<ActorFacts, String> {
     })
 }
 
-fn str_field(v: &Value, k: &str) -> Result<String, String> {
+fn str_field(v: &Value, k: &str) -> Result<String, FieldError> {
     v.get(k)
         .and_then(Value::as_str)
         .map(str::to_string)
-        .ok_or_else(|| format!("{k} is missing or not a string"))
+        .ok_or_else(|| FieldError::Type(k.to_string(), "a string"))
 }
 
-fn opt_str(v: &Value, k: &str) -> Result<Option<String>, String> {
+fn opt_str(v: &Value, k: &str) -> Result<Option<String>, FieldError> {
     match v.get(k) {
         None | Some(Value::Null) => Ok(None),
         Some(Value::String(s)) => Ok(Some(s.clone())),
-        Some(other) => Err(format!("{k} is {other}, not a string")),
+        Some(_) => Err(FieldError::Type(k.to_string(), "a string or null")),
     }
 }
 
-fn amount(v: &Value, k: &str) -> Result<Amount, String> {
+fn amount(v: &Value, k: &str) -> Result<Amount, FieldError> {
     let text = str_field(v, k)?;
-    Amount::parse(&text).map_err(|e| format!("{k}: {e}"))
+    Amount::parse(&text).map_err(|e| FieldError::Amount(k.to_string(), e))
 }
 
-fn opt_amount(v: &Value, k: &str) -> Result<Option<Amount>, String> {
+fn opt_amount(v: &Value, k: &str) -> Result<Option<Amount>, FieldError> {
     match opt_str(v, k)? {
         None => Ok(None),
-        Some(t) => Amount::parse(&t).map(Some).map_err(|e| format!("{k}: {e}")),
+        Some(t) => Amount::parse(&t)
+            .map(Some)
+            .map_err(|e| FieldError::Amount(k.to_string(), e)),
     }
 }
 
-fn flag(v: &Value, k: &str) -> Result<bool, String> {
+fn flag(v: &Value, k: &str) -> Result<bool, FieldError> {
     match v.get(k) {
         None | Some(Value::Null) => Ok(false),
         Some(Value::Bool(b)) => Ok(*b),
-        Some(other) => Err(format!("{k} is {other}, not a boolean")),
+        Some(_) => Err(FieldError::Type(k.to_string(), "a boolean")),
     }
 }
 
-fn enum_field<T: serde::de::DeserializeOwned>(v: &Value, k: &str) -> Result<T, String> {
-    serde_json::from_value(v.get(k).cloned().unwrap_or_default()).map_err(|e| format!("{k}: {e}"))
+fn enum_field<T: serde::de::DeserializeOwned>(v: &Value, k: &str) -> Result<T, FieldError> {
+    serde_json::from_value(v.get(k).cloned().unwrap_or_default())
+        .map_err(|e| FieldError::Enum(k.to_string(), e))
 }
 
 /// The [`Command`] a recorded event's `command` object names (the inverse of its
 /// serialisation); `init` takes the config from `limits_meta`, which must hash to the event's
 /// `configRef`.
-fn command_of(v: &Value, config_json: &[u8]) -> Result<Command, String> {
+fn command_of(v: &Value, config_json: &[u8]) -> Result<Command, FieldError> {
     let ty = str_field(v, "type")?;
     Ok(match ty.as_str() {
         "init" => {
             let recorded = str_field(v, "configRef")?;
-            let stored = config::config_ref(config_json)
-                .map_err(|e| format!("limits_meta.config_json: {e}"))?;
+            let stored = config::config_ref(config_json).map_err(FieldError::Config)?;
             if stored.to_string() != recorded {
-                return Err(format!(
-                    "limits_meta.config_json hashes to {stored}, the init event names {recorded}"
-                ));
+                return Err(FieldError::ConfigRef { stored, recorded });
             }
             Command::Init {
                 config: config_json.to_vec(),
@@ -455,7 +454,7 @@ fn command_of(v: &Value, config_json: &[u8]) -> Result<Command, String> {
             let lim = v
                 .get("limits")
                 .filter(|l| l.is_object())
-                .ok_or("adjust.limits is missing or not an object")?;
+                .ok_or_else(|| FieldError::Type("limits".into(), "an object"))?;
             let mut patch = BoundsPatch::default();
             for kind in config::LimitKind::ALL {
                 match lim.get(kind.as_str()) {
@@ -463,12 +462,16 @@ fn command_of(v: &Value, config_json: &[u8]) -> Result<Command, String> {
                     Some(Value::Null) => patch.set(kind, None),
                     Some(Value::String(s)) => patch.set(
                         kind,
-                        Some(
-                            Amount::parse(s)
-                                .map_err(|e| format!("limits.{}: {e}", kind.as_str()))?,
-                        ),
+                        Some(Amount::parse(s).map_err(|e| {
+                            FieldError::Amount(format!("limits.{}", kind.as_str()), e)
+                        })?),
                     ),
-                    Some(other) => return Err(format!("limits.{} is {other}", kind.as_str())),
+                    Some(_) => {
+                        return Err(FieldError::Type(
+                            format!("limits.{}", kind.as_str()),
+                            "a decimal string or null",
+                        ))
+                    }
                 }
             }
             Command::Adjust {
@@ -478,6 +481,34 @@ fn command_of(v: &Value, config_json: &[u8]) -> Result<Command, String> {
                 evidence_ref: opt_str(v, "evidenceRef")?,
             }
         }
-        other => return Err(format!("unknown command type {other:?}")),
+        other => return Err(FieldError::UnknownCommand(other.to_string())),
     })
+}
+
+/// Why a recorded event's command or actor could not be decoded.
+#[derive(Debug, thiserror::Error)]
+enum FieldError {
+    /// A field is missing or of the wrong JSON type (field, what it must be).
+    #[error("{0} is missing or not {1}")]
+    Type(String, &'static str),
+    /// An amount field is not a canonical decimal.
+    #[error("{0}: {1}")]
+    Amount(String, #[source] super::AmountError),
+    /// An enumerated field (purpose, outcome, actor kind) has an unknown value.
+    #[error("{0}: {1}")]
+    Enum(String, #[source] serde_json::Error),
+    /// The stored config does not parse.
+    #[error("limits_meta.config_json: {0}")]
+    Config(#[source] config::ConfigError),
+    /// The stored config is not the one the init event names.
+    #[error("limits_meta.config_json hashes to {stored}, the init event names {recorded}")]
+    ConfigRef {
+        /// The stored config's ref.
+        stored: HashRef,
+        /// The ref the event records.
+        recorded: String,
+    },
+    /// The command type is not one the ledger knows.
+    #[error("unknown command type {0:?}")]
+    UnknownCommand(String),
 }
