@@ -40,13 +40,137 @@ use std::sync::Mutex;
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior};
 use serde::Serialize;
 
-use crate::broker::handlers::approval::{
-    check_summary, ApprovalState, ApprovalStore, ApprovalView, ALREADY_CONSUMED,
-};
 use crate::encoding::gojson::Obj;
 use crate::store::{
     cas_registry_head, object_in, put_object, registry_head_in, Error as StoreError, Object, Store,
 };
+
+/// Longest summary of an approval request, in bytes.
+pub const MAX_SUMMARY_BYTES: usize = 4096;
+
+/// The error name of a second claim on one approval (authority-and-broker.md §11).
+pub const ALREADY_CONSUMED: &str = "ErrApprovalAlreadyConsumed";
+
+/// Where an approval request stands.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ApprovalState {
+    /// No decision yet.
+    Pending,
+    /// Approved by the decision object `decision_ref`.
+    Approved {
+        /// The decision object's ref (`sha256:…`).
+        decision_ref: String,
+    },
+    /// Denied by the decision object `decision_ref`.
+    Denied {
+        /// The decision object's ref (`sha256:…`).
+        decision_ref: String,
+    },
+}
+
+impl ApprovalState {
+    /// `pending`, `approved` or `denied`.
+    pub fn name(&self) -> &'static str {
+        match self {
+            ApprovalState::Pending => "pending",
+            ApprovalState::Approved { .. } => "approved",
+            ApprovalState::Denied { .. } => "denied",
+        }
+    }
+
+    /// The decision object's ref, once decided.
+    pub fn decision_ref(&self) -> Option<&str> {
+        match self {
+            ApprovalState::Pending => None,
+            ApprovalState::Approved { decision_ref } | ApprovalState::Denied { decision_ref } => {
+                Some(decision_ref)
+            }
+        }
+    }
+}
+
+/// Serialized as the members `"state"` (its [`ApprovalState::name`]) and, once decided,
+/// `"decisionRef"`, so a containing struct can flatten it.
+impl serde::Serialize for ApprovalState {
+    fn serialize<S: serde::Serializer>(&self, ser: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let decision = self.decision_ref();
+        let mut map = ser.serialize_map(Some(1 + usize::from(decision.is_some())))?;
+        map.serialize_entry("state", self.name())?;
+        if let Some(d) = decision {
+            map.serialize_entry("decisionRef", d)?;
+        }
+        map.end()
+    }
+}
+
+/// One approval request as the handlers see it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ApprovalView {
+    /// The request object's ref (`sha256:…`).
+    pub request_ref: String,
+    /// The episode the request is bound to.
+    pub episode: String,
+    /// The text the approver is shown.
+    pub summary: String,
+    /// Pending, approved or denied.
+    pub state: ApprovalState,
+    /// The intent id that consumed the approval (`approval_claims.invocation_id`), if any.
+    pub claimed_by: Option<String>,
+}
+
+/// The store access the approval handlers need. Errors are the message recorded in the
+/// effect's failed result.
+pub trait ApprovalStore: Send + Sync {
+    /// Registers a new pending request for `episode`, made by the effect intent `origin`
+    /// (an effect of grant scope `scope` and cost `cost`) at logical time `now` (Unix
+    /// seconds); returns the request's ref.
+    fn open_request(
+        &self,
+        episode: &str,
+        summary: &str,
+        origin: &str,
+        scope: &str,
+        cost: i64,
+        now: i64,
+    ) -> Result<String, String>;
+    /// The request `request_ref` with its decision and claim, or `None` when no such request
+    /// exists.
+    fn view(&self, request_ref: &str) -> Result<Option<ApprovalView>, String>;
+    /// Records the (only) decision for a pending request and returns the decision's ref; with
+    /// `claim_for` and `approved`, the approval is claimed by that intent in the same
+    /// transaction. Fails when the request is unknown or already decided.
+    fn decide(
+        &self,
+        request_ref: &str,
+        approved: bool,
+        decided_by: &str,
+        claim_for: Option<&str>,
+        now: i64,
+    ) -> Result<String, String>;
+    /// Claims an approved request for the intent `intent_id` (single use). Fails with
+    /// [`ALREADY_CONSUMED`] when another intent holds it, or when it is not approved.
+    fn claim(&self, request_ref: &str, intent_id: &str) -> Result<(), String>;
+}
+
+/// Checks a request summary: non-empty, at most [`MAX_SUMMARY_BYTES`] bytes, no NUL.
+///
+/// Errors: the message naming what is wrong.
+pub fn check_summary(summary: &str) -> Result<(), String> {
+    if summary.trim().is_empty() {
+        return Err("the approval summary is empty".to_owned());
+    }
+    if summary.len() > MAX_SUMMARY_BYTES {
+        return Err(format!(
+            "the approval summary is {} bytes; at most {MAX_SUMMARY_BYTES}",
+            summary.len()
+        ));
+    }
+    if summary.contains('\0') {
+        return Err("the approval summary contains a NUL character".to_owned());
+    }
+    Ok(())
+}
 
 pub use crate::store::records::{APPROVAL_DECISION, APPROVAL_REQUEST};
 /// The approvals registry head name and its objects' semantic id (store-format.md §3.3).
