@@ -254,3 +254,38 @@ fn a_huge_recursion_limit_is_a_clear_error_not_a_crash() {
         .ok();
     assert_eq!(r.stdout, "20000\n");
 }
+
+#[test]
+fn the_eight_se_tools_transitions_pass_their_tests_clauses() {
+    // Their tests clauses pin the plan bytes and refusals the reference's current se-tools
+    // transitions pin in theirs (issue 14 §7).
+    let env = TestEnv::new();
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/transitions/se-tools");
+    let mut seen = 0;
+    for name in [
+        "ailang-check",
+        "ailang-cli",
+        "ailang-edit",
+        "ailang-read",
+        "ailang-run",
+        "ailang-write",
+        "builtins-search",
+        "examples-search",
+    ] {
+        let f = format!("{dir}/{name}.ail");
+        let r = env.run(&["ailang", "test", "--json", &f]).ok();
+        let v: serde_json::Value = serde_json::from_str(&r.stdout).expect("test --json");
+        assert_eq!(v["failed"], 0, "{name}: {}", r.stdout);
+        let main_cases = v["cases"]
+            .as_array()
+            .map(|cs| {
+                cs.iter()
+                    .filter(|c| c["name"].as_str().is_some_and(|n| n.starts_with("main #")))
+                    .count()
+            })
+            .unwrap_or(0);
+        assert!(main_cases >= 7, "{name}: only {main_cases} main cases");
+        seen += main_cases;
+    }
+    assert!(seen >= 110, "{seen} main cases in all");
+}
