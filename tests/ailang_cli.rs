@@ -149,3 +149,143 @@ fn publish_diagnostics_name_the_users_file() {
     assert!(msg.contains("(at tx/bad.ail:2:41)"), "{msg}");
     assert!(!msg.contains("host/capsule"), "{msg}");
 }
+
+#[test]
+fn check_and_run_diagnostics_name_the_users_file_line_and_column() {
+    let env = TestEnv::new();
+    std::fs::create_dir_all(env.path("tx")).expect("mkdir");
+    env.write(
+        "tx/bad.ail",
+        b"module tx/bad\nexport func main(i: string) -> string = nope\n",
+    );
+    let r = env.run(&["ailang", "check", "tx/bad.ail"]).code(1);
+    assert!(r.stderr.contains("(at tx/bad.ail:2:41)"), "{}", r.stderr);
+    let r = env
+        .run(&[
+            "ailang",
+            "run",
+            "--quiet",
+            "--args-json",
+            "\"x\"",
+            "tx/bad.ail",
+        ])
+        .code(1);
+    assert!(r.stderr.contains("(at tx/bad.ail:2:41)"), "{}", r.stderr);
+    // A runtime error, too.
+    env.write(
+        "tx/div.ail",
+        b"module tx/div\nexport func main(n: int) -> int =\n  10 / n\n",
+    );
+    let r = env
+        .run(&["ailang", "run", "--quiet", "--args-json", "0", "tx/div.ail"])
+        .code(1);
+    assert!(r.stderr.contains("tx/div.ail:3:"), "{}", r.stderr);
+    assert!(!r.stderr.contains("host/capsule"), "{}", r.stderr);
+}
+
+#[test]
+fn devices_and_fifos_are_refused_without_reading_them() {
+    let env = TestEnv::new();
+    for cmd in ["check", "run", "test"] {
+        let r = env.run(&["ailang", cmd, "/dev/zero"]).code(1);
+        assert!(r.stderr.contains("not a regular file"), "{}", r.stderr);
+    }
+    let fifo = env.path("pipe.ail");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .map(|s| s.success())
+        .unwrap_or(false);
+    if made {
+        // Nobody writes to the FIFO: a blocking open or read would hang here.
+        let r = env
+            .run(&["ailang", "check", &fifo.to_string_lossy()])
+            .code(1);
+        assert!(r.stderr.contains("(a FIFO)"), "{}", r.stderr);
+    }
+    // Over the 16 MiB source bound: refused while reading.
+    let big = env.write("big.ail", &vec![b' '; 16 * 1024 * 1024 + 1]);
+    let r = env
+        .run(&["ailang", "check", &big.to_string_lossy()])
+        .code(1);
+    assert!(
+        r.stderr.contains("over the 16777216-byte limit"),
+        "{}",
+        r.stderr
+    );
+}
+
+#[test]
+fn a_huge_recursion_limit_is_a_clear_error_not_a_crash() {
+    let env = TestEnv::new();
+    env.write(
+        "deep.ail",
+        b"module deep\nfunc f(n: int) -> int = if n == 0 then 0 else 1 + f(n - 1)\nexport func main(n: int) -> int = f(n)\n",
+    );
+    let r = env
+        .run(&[
+            "ailang",
+            "run",
+            "--quiet",
+            "--max-recursion-depth",
+            "200000",
+            "--args-json",
+            "190000",
+            "deep.ail",
+        ])
+        .code(1);
+    assert!(
+        r.stderr.contains("RT_REC_001") || r.stderr.contains("RT_STACK_001"),
+        "{}",
+        r.stderr
+    );
+    // Within the limit, the same program still answers.
+    let r = env
+        .run(&[
+            "ailang",
+            "run",
+            "--quiet",
+            "--max-recursion-depth",
+            "200000",
+            "--args-json",
+            "20000",
+            "deep.ail",
+        ])
+        .ok();
+    assert_eq!(r.stdout, "20000\n");
+}
+
+#[test]
+fn the_eight_se_tools_transitions_pass_their_tests_clauses() {
+    // Their tests clauses pin the plan bytes and refusals the reference's current se-tools
+    // transitions pin in theirs (issue 14 §7).
+    let env = TestEnv::new();
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/transitions/se-tools");
+    let mut seen = 0;
+    for name in [
+        "ailang-check",
+        "ailang-cli",
+        "ailang-edit",
+        "ailang-read",
+        "ailang-run",
+        "ailang-write",
+        "builtins-search",
+        "examples-search",
+    ] {
+        let f = format!("{dir}/{name}.ail");
+        let r = env.run(&["ailang", "test", "--json", &f]).ok();
+        let v: serde_json::Value = serde_json::from_str(&r.stdout).expect("test --json");
+        assert_eq!(v["failed"], 0, "{name}: {}", r.stdout);
+        let main_cases = v["cases"]
+            .as_array()
+            .map(|cs| {
+                cs.iter()
+                    .filter(|c| c["name"].as_str().is_some_and(|n| n.starts_with("main #")))
+                    .count()
+            })
+            .unwrap_or(0);
+        assert!(main_cases >= 7, "{name}: only {main_cases} main cases");
+        seen += main_cases;
+    }
+    assert!(seen >= 110, "{seen} main cases in all");
+}

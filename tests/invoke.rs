@@ -189,6 +189,27 @@ fn a_pure_output_that_is_not_json_commits_nothing() {
 }
 
 #[test]
+fn a_runtime_error_names_the_published_file_line_and_column() {
+    // Issue 14 §5: the capsule runs its copy at host/capsule/main.ail; the error names the
+    // manifest's transitionFnFile instead.
+    let env = Env::new();
+    let tok = session(&env);
+    let before = env.fingerprint();
+    let out = env.invoke(&tok, "pure", r#"{"case":"div","n":0}"#, &[]);
+    refused_without_trace(
+        &env,
+        &out,
+        1,
+        "division by zero (at fixtures/transitions/test/pure.ail:27:46)",
+    );
+    assert!(!stderr(&out).contains("host/capsule"), "{}", stderr(&out));
+    assert_eq!(env.fingerprint(), before);
+    let out = env.invoke(&tok, "pure", r#"{"case":"div","n":5}"#, &[]);
+    assert_exit(&out, 0);
+    assert_eq!(out.stdout, b"{\"q\":2}\n");
+}
+
+#[test]
 fn a_plan_phase_past_two_seconds_hits_its_deadline_and_commits_nothing() {
     let env = Env::new();
     let tok = session(&env);

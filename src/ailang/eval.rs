@@ -89,6 +89,8 @@ pub struct Machine {
     depth: usize,
     nesting: usize,
     steps: u64,
+    /// The stack guard's floor ([`super::stack_floor`]); 0 = unguarded thread.
+    stack_floor: usize,
     /// Program output (`println`).
     pub stdout: Vec<u8>,
 }
@@ -103,6 +105,7 @@ impl Machine {
             depth: 0,
             nesting: 0,
             steps: 0,
+            stack_floor: super::stack_floor(),
             stdout: Vec::new(),
         }
     }
@@ -314,9 +317,22 @@ impl Machine {
     pub fn eval(&mut self, e: &Expr, env: &Env) -> Result<Value, Fail> {
         self.nesting += 1;
         if self.nesting > MAX_EVAL_NESTING {
+            self.nesting -= 1;
             return Err(rt(
                 "RT_REC_001",
                 "expression evaluation nested too deeply",
+                e.span,
+            ));
+        }
+        if super::stack_exhausted(self.stack_floor) {
+            self.nesting -= 1;
+            return Err(rt(
+                "RT_STACK_001",
+                format!(
+                    "the evaluator's native stack ran out at call depth {} (--max-recursion-depth is {}); \
+                     the program recurses deeper than this machine can evaluate: lower the depth it needs",
+                    self.depth, self.limits.max_depth
+                ),
                 e.span,
             ));
         }
@@ -798,5 +814,27 @@ mod tests {
             ))
         });
         assert_eq!(r, Some(Ok((true, true, true))));
+    }
+
+    #[test]
+    fn the_stack_guard_stops_before_the_native_stack_runs_out() {
+        // 48 MiB of stack leaves 16 MiB above the margin: far less than 100 000 nested calls
+        // need, while the depth limit would allow them.
+        let src = "module m\nfunc f(n: int) -> int = if n == 0 then 0 else 1 + f(n - 1)\n";
+        let r = crate::ailang::on_stack(48 << 20, move || {
+            let m = crate::ailang::parser::parse_module(src).map_err(|d| d.code)?;
+            let l =
+                crate::ailang::loader::load(&m, "m.ail", false).map_err(|_| "load".to_string())?;
+            let limits = Limits {
+                max_depth: 1_000_000,
+                ..Limits::default()
+            };
+            let mut machine = Machine::new(Rc::new(l.program), limits);
+            match machine.call_named("f", vec![Value::Int(90_000)]) {
+                Err(Fail::Error(d)) => Ok(d.code),
+                other => Err(format!("{other:?}")),
+            }
+        });
+        assert_eq!(r, Some(Ok("RT_STACK_001".to_string())));
     }
 }

@@ -249,7 +249,11 @@ pub struct RunRequest {
 /// [`RunError::OutputLimit`] when a bound ended the run.
 pub fn run(req: RunRequest) -> Result<RunOutcome, RunError> {
     let cap = req.output_cap;
-    let r = super::on_big_stack(move || run_on_thread(req))
+    let depth = match req.options.max_recursion_depth {
+        0 => super::eval::MAX_RECURSION_DEPTH,
+        d => d,
+    };
+    let r = super::on_stack(super::stack_for_depth(depth), move || run_on_thread(req))
         .unwrap_or_else(|| Ok(internal_failure()))?;
     if r.stdout.len() > cap {
         return Err(RunError::OutputLimit {

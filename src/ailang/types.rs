@@ -1063,6 +1063,9 @@ impl<'a> Checker<'a> {
     fn infer_call(&mut self, f: &Expr, args: &[Expr], span: Span) -> Ty {
         let ft = self.infer(f);
         let ats: Vec<Ty> = args.iter().map(|a| self.infer(a)).collect();
+        if let Some(t) = self.legacy_join(f, args, &ats) {
+            return t;
+        }
         let fname = match &f.kind {
             ExprKind::Var(n) => format!("'{n}'"),
             ExprKind::Field(_, n) => format!("'{n}'"),
@@ -1119,6 +1122,48 @@ impl<'a> Checker<'a> {
                 }
             }
         }
+    }
+
+    /// `std/string.join` is `(delimiter: string, xs: [string]) -> string` in v0.41.0; dialect 1
+    /// also accepted `join(xs, delimiter)`, so a call whose first argument is already known to
+    /// be a list keeps that meaning (DEC-AIL-STD-2). `None`: not such a call.
+    fn legacy_join(&mut self, f: &Expr, args: &[Expr], ats: &[Ty]) -> Option<Ty> {
+        if ats.len() != 2 {
+            return None;
+        }
+        let (n, b) = match &f.kind {
+            ExprKind::Var(n) if self.lookup_local(n).is_none() && !self.funcs.contains_key(n) => {
+                (Rc::clone(n), self.prog.builtins.get(n).copied()?)
+            }
+            ExprKind::Field(base, n) => match &base.kind {
+                ExprKind::Var(a) if self.lookup_local(a).is_none() => {
+                    let path = self.prog.aliases.get(a)?;
+                    (Rc::clone(n), super::stdlib::lookup(path, n)?)
+                }
+                _ => return None,
+            },
+            _ => return None,
+        };
+        if b.module != "std/string" || b.name != "join" {
+            return None;
+        }
+        if !matches!(self.resolve(&ats[0]), Ty::Con(ref c, _) if &**c == "List") {
+            return None;
+        }
+        let fname = format!("'{n}'");
+        self.expect(
+            &ats[0],
+            &list(con("string")),
+            args[0].span,
+            &format!("argument 1 of {fname}"),
+        );
+        self.expect(
+            &ats[1],
+            &con("string"),
+            args[1].span,
+            &format!("argument 2 of {fname}"),
+        );
+        Some(con("string"))
     }
 
     fn check_pat(&mut self, p: &Pattern, t: &Ty, span: Span) {

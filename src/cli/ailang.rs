@@ -80,9 +80,12 @@ pub enum Cmd {
     },
 }
 
+/// Read the program file: a regular file only (a FIFO or `/dev/zero` is refused without
+/// blocking), at most [`ailang::loader::MAX_SOURCE_BYTES`] read (issue 13 §5's bounded reader);
+/// exit 1 otherwise.
 fn read(file: &PathBuf) -> Result<Vec<u8>, CliError> {
-    std::fs::read(file)
-        .map_err(|e| CliError::failed("ailang", format!("read {}: {e}", file.display())))
+    crate::fileread::read_regular(file, ailang::loader::MAX_SOURCE_BYTES)
+        .map_err(|e| CliError::failed("ailang", format!("read {e}")))
 }
 
 /// Run `world ailang …`; the program's stdout, stderr and exit code pass through unchanged.

@@ -471,6 +471,9 @@ pub fn invoke(store: &mut Store, call: &Call, host: &Host<'_>) -> Result<Committ
             desc.transition_fn
         )));
     }
+    // Messages name the file the source was published from, where publish recorded it.
+    let label = crate::transitions::labels::lookup(store.conn(), &desc.transition_fn.to_string());
+    let label = label.as_deref();
     // 6. World: the selected world read here is the commit's observedHead (§10), so a head
     // moved by another writer before the commit is a conflict (R14), never silently absorbed.
     let observed = head_in(store.conn())?.ok_or(InvokeError::WorldAbsent)?;
@@ -496,7 +499,7 @@ pub fn invoke(store: &mut Store, call: &Call, host: &Host<'_>) -> Result<Committ
     if desc.declared_effects.is_empty() {
         // Pure (v1): one run, bounded by the invocation deadline.
         let output = capsule::run_phase(interp.as_ref(), &source.payload, &input, deadline)
-            .map_err(|e| capsule_err(e, "pure"))?;
+            .map_err(|e| capsule_err(e.naming(label), "pure"))?;
         let output_obj = Object::new(records::INVOCATION_OUTPUT, &surface, output);
         let rec = InvocationRecord {
             invocation_id: invocation_id.clone(),
@@ -534,7 +537,7 @@ pub fn invoke(store: &mut Store, call: &Call, host: &Host<'_>) -> Result<Committ
         &plan::plan_input(&input),
         plan_deadline,
     )
-    .map_err(|e| capsule_err(e, "plan"))?;
+    .map_err(|e| capsule_err(e.naming(label), "plan"))?;
     let declared: Vec<Triple> = desc
         .declared_effects
         .iter()
@@ -688,7 +691,7 @@ pub fn invoke(store: &mut Store, call: &Call, host: &Host<'_>) -> Result<Committ
         )
         .map_err(|e| {
             unrecorded(
-                format!("finish phase: {}", capsule_err(e, "finish")),
+                format!("finish phase: {}", capsule_err(e.naming(label), "finish")),
                 &records_written,
             )
         })?;

@@ -83,6 +83,26 @@ pub enum CapsuleError {
     Io(#[source] std::io::Error),
 }
 
+impl CapsuleError {
+    /// The same error with the capsule's file path (`host/capsule/main.ail`) in quoted
+    /// interpreter stderr replaced by `label`, the file the source was published from
+    /// (issue 14 §5); unchanged when `label` is `None`.
+    pub fn naming(self, label: Option<&str>) -> Self {
+        let Some(label) = label else { return self };
+        let swap = |s: String| s.replace(super::external::SOURCE_PATH, label);
+        match self {
+            CapsuleError::Incompatible { stderr } => CapsuleError::Incompatible {
+                stderr: swap(stderr),
+            },
+            CapsuleError::Execution { exit_code, stderr } => CapsuleError::Execution {
+                exit_code,
+                stderr: swap(stderr),
+            },
+            other => other,
+        }
+    }
+}
+
 impl From<RunError> for CapsuleError {
     fn from(err: RunError) -> Self {
         match err {

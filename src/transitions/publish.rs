@@ -434,6 +434,9 @@ pub struct Plan {
     /// Source objects to store (`world/transition-source/v1`, provenance
     /// `cmd/world-publish`), one per distinct source, in manifest order.
     pub sources: Vec<Object>,
+    /// `(source ref, transitionFnFile)` for every file source, recorded in
+    /// [`super::labels`] so invoke diagnostics name the user's file.
+    pub source_labels: Vec<(String, String)>,
     /// The epoch-registry object to store and set as head (no epoch registry yet).
     pub epoch_bootstrap: Option<Object>,
     /// The epoch derived for entries that omitted it, with the interpreter release.
@@ -554,6 +557,7 @@ pub fn plan_publish(
 
     let base = read_head(conn)?;
     let mut sources: Vec<Object> = Vec::new();
+    let mut source_labels: Vec<(String, String)> = Vec::new();
     let mut checked: BTreeSet<HashRef> = BTreeSet::new();
     let mut derived_epoch = None;
     let mut drafted: Vec<Descriptor> = Vec::with_capacity(total);
@@ -569,6 +573,9 @@ pub fn plan_publish(
         }
         let (source_name, canonical) = load_source(conn, entry, &opts.base_dir)?;
         let fn_ref = HashRef::of(&canonical);
+        if matches!(entry.source, SourceSpec::File(_)) {
+            source_labels.push((fn_ref.to_string(), source_name.clone()));
+        }
         if !checked.contains(&fn_ref) {
             let now = Instant::now();
             if now >= deadline {
@@ -660,6 +667,7 @@ pub fn plan_publish(
         revision,
         revision_bytes,
         sources,
+        source_labels,
         epoch_bootstrap,
         derived_epoch,
         diff,
@@ -781,6 +789,9 @@ pub fn commit_publish(
     }
     for s in &plan.sources {
         store::put_object(&tx, s)?;
+    }
+    for (source, label) in &plan.source_labels {
+        super::labels::record(&tx, source, label).map_err(store::Error::from)?;
     }
     let obj = Object {
         meta: store::ObjectMeta {

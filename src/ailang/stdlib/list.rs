@@ -265,4 +265,96 @@ pub static EXPORTS: &[Builtin] = &[
     b!("std/list", "flatMap", "(a -> [b], [a]) -> [b]", flat_map),
     b!("std/list", "contains", "([a], a) -> bool", contains),
     b!("std/list", "member", "(a, [a]) -> bool", member),
+    b!("std/list", "dedup", "([a]) -> [a]", dedup),
+    b!(
+        "std/list",
+        "maximumInt",
+        "([int]) -> Option[int]",
+        extreme_max
+    ),
+    b!(
+        "std/list",
+        "minimumInt",
+        "([int]) -> Option[int]",
+        extreme_min
+    ),
+    b!(
+        "std/list",
+        "maximumFloat",
+        "([float]) -> Option[float]",
+        extreme_max
+    ),
+    b!(
+        "std/list",
+        "minimumFloat",
+        "([float]) -> Option[float]",
+        extreme_min
+    ),
+    b!(
+        "std/list",
+        "maximumString",
+        "([string]) -> Option[string]",
+        extreme_max
+    ),
+    b!(
+        "std/list",
+        "minimumString",
+        "([string]) -> Option[string]",
+        extreme_min
+    ),
+    // The effect-polymorphic combinators: with a pure function they are map/filter/foldl/
+    // flatMap; an effectful one is checked where the lambda is written.
+    b!("std/list", "mapE", "(a -> b, [a]) -> [b]", map),
+    b!("std/list", "filterE", "(a -> bool, [a]) -> [a]", filter),
+    b!("std/list", "foldlE", "((b, a) -> b, b, [a]) -> b", foldl),
+    b!("std/list", "flatMapE", "(a -> [b], [a]) -> [b]", flat_map),
+    b!("std/list", "forEachE", "(a -> (), [a]) -> ()", for_each),
 ];
+
+/// `dedup(xs)`: the first occurrence of each element, in order.
+fn dedup(_: &mut Machine, a: Vec<Value>, sp: Span) -> Result<Value, Fail> {
+    let mut out: Vec<Value> = Vec::new();
+    for x in arg_list(&a[0], sp)?.iter() {
+        if !out.iter().any(|y| values_equal(x, y)) {
+            out.push(x.clone());
+        }
+    }
+    ret_list(out)
+}
+
+/// The release's recursion `max(x :: rest) = if x > m then x else m` with `m` the maximum
+/// of `rest`: folded from the right.
+fn extreme(a: &[Value], sp: Span, want_greater: bool) -> Result<Value, Fail> {
+    let items = arg_list(&a[0], sp)?.to_vec();
+    let mut it = items.into_iter().rev();
+    let Some(mut m) = it.next() else {
+        return Ok(Value::none());
+    };
+    for x in it {
+        let op = if want_greater {
+            crate::ailang::ast::BinOp::Gt
+        } else {
+            crate::ailang::ast::BinOp::Lt
+        };
+        if let Value::Bool(true) = crate::ailang::eval::binop(op, x.clone(), m.clone(), sp)? {
+            m = x;
+        }
+    }
+    Ok(Value::some(m))
+}
+
+fn extreme_max(_: &mut Machine, a: Vec<Value>, sp: Span) -> Result<Value, Fail> {
+    extreme(&a, sp, true)
+}
+
+fn extreme_min(_: &mut Machine, a: Vec<Value>, sp: Span) -> Result<Value, Fail> {
+    extreme(&a, sp, false)
+}
+
+/// `forEachE(f, xs)`: `f` on each element left to right; `()`.
+fn for_each(m: &mut Machine, a: Vec<Value>, sp: Span) -> Result<Value, Fail> {
+    for x in arg_list(&a[1], sp)?.iter() {
+        m.apply(a[0].clone(), vec![x.clone()], sp)?;
+    }
+    Ok(Value::Unit)
+}

@@ -242,6 +242,52 @@ fn round_b(_: &mut Machine, a: Vec<Value>, sp: Span) -> Result<Value, Fail> {
 fn sqrt_b(_: &mut Machine, a: Vec<Value>, sp: Span) -> Result<Value, Fail> {
     f1(&a, sp, f64::sqrt)
 }
+fn sin_b(_: &mut Machine, a: Vec<Value>, sp: Span) -> Result<Value, Fail> {
+    f1(&a, sp, f64::sin)
+}
+fn cos_b(_: &mut Machine, a: Vec<Value>, sp: Span) -> Result<Value, Fail> {
+    f1(&a, sp, f64::cos)
+}
+fn tan_b(_: &mut Machine, a: Vec<Value>, sp: Span) -> Result<Value, Fail> {
+    f1(&a, sp, f64::tan)
+}
+fn asin_b(_: &mut Machine, a: Vec<Value>, sp: Span) -> Result<Value, Fail> {
+    f1(&a, sp, f64::asin)
+}
+fn acos_b(_: &mut Machine, a: Vec<Value>, sp: Span) -> Result<Value, Fail> {
+    f1(&a, sp, f64::acos)
+}
+fn atan_b(_: &mut Machine, a: Vec<Value>, sp: Span) -> Result<Value, Fail> {
+    f1(&a, sp, f64::atan)
+}
+/// `atan2(y, x)`.
+fn atan2_b(_: &mut Machine, a: Vec<Value>, sp: Span) -> Result<Value, Fail> {
+    Ok(Value::Float(
+        arg_float(&a[0], sp)?.atan2(arg_float(&a[1], sp)?),
+    ))
+}
+fn exp_b(_: &mut Machine, a: Vec<Value>, sp: Span) -> Result<Value, Fail> {
+    f1(&a, sp, f64::exp)
+}
+fn log_b(_: &mut Machine, a: Vec<Value>, sp: Span) -> Result<Value, Fail> {
+    f1(&a, sp, f64::ln)
+}
+fn log10_b(_: &mut Machine, a: Vec<Value>, sp: Span) -> Result<Value, Fail> {
+    f1(&a, sp, f64::log10)
+}
+fn abs_float_b(_: &mut Machine, a: Vec<Value>, sp: Span) -> Result<Value, Fail> {
+    f1(&a, sp, f64::abs)
+}
+/// `abs_Int`: wraps at `i64::MIN` like Go's `-x`.
+fn abs_int_b(_: &mut Machine, a: Vec<Value>, sp: Span) -> Result<Value, Fail> {
+    Ok(Value::Int(arg_int(&a[0], sp)?.wrapping_abs()))
+}
+fn pi_b(_: &mut Machine, _: Vec<Value>, _: Span) -> Result<Value, Fail> {
+    Ok(Value::Float(std::f64::consts::PI))
+}
+fn e_b(_: &mut Machine, _: Vec<Value>, _: Span) -> Result<Value, Fail> {
+    Ok(Value::Float(std::f64::consts::E))
+}
 fn pow_b(_: &mut Machine, a: Vec<Value>, sp: Span) -> Result<Value, Fail> {
     Ok(Value::Float(
         arg_float(&a[0], sp)?.powf(arg_float(&a[1], sp)?),
@@ -297,6 +343,20 @@ pub static MATH: &[Builtin] = &[
     b!("std/math", "round", "(float) -> float", round_b),
     b!("std/math", "sqrt", "(float) -> float", sqrt_b),
     b!("std/math", "pow", "(float, float) -> float", pow_b),
+    b!("std/math", "sin", "(float) -> float", sin_b),
+    b!("std/math", "cos", "(float) -> float", cos_b),
+    b!("std/math", "tan", "(float) -> float", tan_b),
+    b!("std/math", "asin", "(float) -> float", asin_b),
+    b!("std/math", "acos", "(float) -> float", acos_b),
+    b!("std/math", "atan", "(float) -> float", atan_b),
+    b!("std/math", "atan2", "(float, float) -> float", atan2_b),
+    b!("std/math", "exp", "(float) -> float", exp_b),
+    b!("std/math", "log", "(float) -> float", log_b),
+    b!("std/math", "log10", "(float) -> float", log10_b),
+    b!("std/math", "abs_Float", "(float) -> float", abs_float_b),
+    b!("std/math", "abs_Int", "(int) -> int", abs_int_b),
+    b!("std/math", "PI", "() -> float", pi_b),
+    b!("std/math", "E", "() -> float", e_b),
 ];
 
 #[cfg(test)]

@@ -58,9 +58,12 @@ fn split(_: &mut Machine, a: Vec<Value>, sp: Span) -> Result<Value, Fail> {
 }
 
 /// `join(xs, sep)`.
+/// `join(delimiter, xs)` (v0.41.0); `join(xs, delimiter)`, the dialect-1 order, still runs.
 fn join(_: &mut Machine, a: Vec<Value>, sp: Span) -> Result<Value, Fail> {
-    let xs = arg_list(&a[0], sp)?;
-    let sep = arg_str(&a[1], sp)?;
+    let (sep, xs) = match (&a[0], &a[1]) {
+        (Value::List(_), _) => (arg_str(&a[1], sp)?, arg_list(&a[0], sp)?),
+        _ => (arg_str(&a[0], sp)?, arg_list(&a[1], sp)?),
+    };
     let mut out = String::new();
     for (i, x) in xs.iter().enumerate() {
         if i > 0 {
@@ -196,7 +199,7 @@ pub static EXPORTS: &[Builtin] = &[
     b!("std/string", "toLower", "(string) -> string", to_lower),
     b!("std/string", "trim", "(string) -> string", trim),
     b!("std/string", "split", "(string, string) -> [string]", split),
-    b!("std/string", "join", "([string], string) -> string", join),
+    b!("std/string", "join", "(string, [string]) -> string", join),
     b!("std/string", "chars", "(string) -> [string]", chars),
     b!(
         "std/string",
