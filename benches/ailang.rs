@@ -104,7 +104,10 @@ fn main() {
     let doc_args = serde_json::to_string(&doc_text).unwrap_or_default();
     let json_s = mean(20, || {
         let o = e.run(roundtrip, doc_args.as_bytes(), limits());
-        assert!(matches!(o, Ok(ref o) if o.exit_code == 0 && o.stdout.len() > 40_000), "{o:?}");
+        assert!(
+            matches!(o, Ok(ref o) if o.exit_code == 0 && o.stdout.len() > 40_000),
+            "{o:?}"
+        );
     });
     let fib_s = mean(3, || {
         let o = e.run(fib, b"\"{}\"", limits());

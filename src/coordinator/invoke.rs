@@ -472,7 +472,7 @@ pub fn invoke(store: &mut Store, call: &Call, host: &Host<'_>) -> Result<Committ
         )));
     }
     // Messages name the file the source was published from, where publish recorded it.
-    let label = crate::transitions::labels::lookup(store.conn(), &desc.transition_fn.to_string());
+    let label = crate::store::labels::lookup(store.conn(), &desc.transition_fn.to_string());
     let label = label.as_deref();
     // 6. World: the selected world read here is the commit's observedHead (§10), so a head
     // moved by another writer before the commit is a conflict (R14), never silently absorbed.

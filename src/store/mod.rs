@@ -9,6 +9,7 @@ pub mod client;
 pub mod commit;
 pub mod entry;
 pub mod journal;
+pub mod labels;
 pub mod lock;
 pub mod logview;
 pub mod records;

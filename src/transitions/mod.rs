@@ -9,7 +9,6 @@
 //!   `commit_publish` (one `BEGIN IMMEDIATE` transaction with a registry-head CAS).
 
 pub mod epoch;
-pub mod labels;
 pub mod manifest;
 pub mod pins;
 pub mod publish;

@@ -791,7 +791,7 @@ pub fn commit_publish(
         store::put_object(&tx, s)?;
     }
     for (source, label) in &plan.source_labels {
-        super::labels::record(&tx, source, label).map_err(store::Error::from)?;
+        store::labels::record(&tx, source, label).map_err(store::Error::from)?;
     }
     let obj = Object {
         meta: store::ObjectMeta {

@@ -33,8 +33,7 @@ use super::{check_keys, payload_object, required_str, Handler, HandlerContext, H
 use super::{Intent, HUMAN_APPROVE, HUMAN_POLL_APPROVAL};
 
 pub use crate::authority::approvals::{
-    check_summary, ApprovalState, ApprovalStore, ApprovalView, ALREADY_CONSUMED,
-    MAX_SUMMARY_BYTES,
+    check_summary, ApprovalState, ApprovalStore, ApprovalView, ALREADY_CONSUMED, MAX_SUMMARY_BYTES,
 };
 
 /// A yes/no question to a person.
@@ -108,7 +107,6 @@ pub fn prompt_text(episode: &str, request_ref: &str, summary: &str, question: &s
 pub fn is_yes(answer: &str) -> bool {
     matches!(answer.trim().to_ascii_lowercase().as_str(), "y" | "yes")
 }
-
 
 /// Never asks: every pending approval stays pending (`world serve` without
 /// `--approve-on-tty`, `world mcp`), to be decided with `world approval decide`.

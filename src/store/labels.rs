@@ -66,18 +66,12 @@ pub fn lookup(conn: &Connection, source: &str) -> Option<String> {
     .flatten()
 }
 
-/// `text` with the capsule's file path replaced by `label` (both interpreters print the path
-/// they were given: `host/capsule/main.ail`).
-pub fn relabel(text: &str, label: &str) -> String {
-    text.replace(crate::interp::external::SOURCE_PATH, label)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn record_lookup_and_relabel() {
+    fn record_and_lookup() {
         let conn = Connection::open_in_memory().expect("memory db");
         assert_eq!(lookup(&conn, "sha256:aa"), None);
         record(&conn, "sha256:aa", "tx/a.ail").expect("record");
@@ -86,12 +80,5 @@ mod tests {
         assert_eq!(lookup(&conn, "sha256:aa").as_deref(), Some("tx/b.ail"));
         record(&conn, "sha256:bb", "bad\nname").expect("skipped");
         assert_eq!(lookup(&conn, "sha256:bb"), None);
-        assert_eq!(
-            relabel(
-                "Error: RT_DIV_001: x (at host/capsule/main.ail:3:5)",
-                "tx/b.ail"
-            ),
-            "Error: RT_DIV_001: x (at tx/b.ail:3:5)"
-        );
     }
 }
