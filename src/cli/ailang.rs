@@ -83,7 +83,7 @@ pub enum Cmd {
 /// Read the program file: a regular file only (a FIFO or `/dev/zero` is refused without
 /// blocking), at most [`ailang::loader::MAX_SOURCE_BYTES`] read (issue 13 §5's bounded reader);
 /// exit 1 otherwise.
-fn read(file: &PathBuf) -> Result<Vec<u8>, CliError> {
+fn read(file: &std::path::Path) -> Result<Vec<u8>, CliError> {
     crate::fileread::read_regular(file, ailang::loader::MAX_SOURCE_BYTES)
         .map_err(|e| CliError::failed("ailang", format!("read {e}")))
 }
