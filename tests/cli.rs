@@ -24,6 +24,8 @@ mod reads;
 mod receipts;
 #[path = "cli/reliability.rs"]
 mod reliability;
+#[path = "cli/sessions.rs"]
+mod sessions;
 #[path = "cli/small_faults.rs"]
 mod small_faults;
 #[path = "cli/verify.rs"]

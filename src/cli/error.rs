@@ -225,6 +225,7 @@ impl From<store::Error> for CliError {
     fn from(err: store::Error) -> Self {
         use store::Error as E;
         let (exit, hint): (Exit, Option<String>) = match &err {
+            E::WriterAlreadyActive { holder: Some(pid), .. } => (Exit::LockHeld, Some(format!("process {pid} is writing (`ps -p {pid}` shows it); retry later, or pass --wait-lock SECONDS"))),
             E::WriterAlreadyActive { .. } => (Exit::LockHeld, Some("another world command or `world serve` is writing; retry later, or pass --wait-lock SECONDS".into())),
             E::Conflict { selected, .. } => (
                 Exit::Failed,

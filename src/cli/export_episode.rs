@@ -46,7 +46,7 @@ pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError
     if out.json {
         out.json_line(&done)?;
     } else {
-        out.line(format!(
+        out.summary(format!(
             "exported episode {} ({} entries: {}) to {}; {} objects, {} journal rows; marker {}",
             done.episode,
             done.entries.len(),
@@ -61,7 +61,7 @@ pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError
             done.marker
         ))?;
         for r in &done.interpreters {
-            out.line(match &done.artifacts {
+            out.summary(match &done.artifacts {
                 Some(a) => format!("interpreter {r} copied to {}", a.display()),
                 None => format!("interpreter {r} embedded in the bundle"),
             })?;
