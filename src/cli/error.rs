@@ -178,6 +178,15 @@ impl CliError {
         serde_json::json!({ "error": e })
     }
 
+    /// The message without the `world: ` prefix (the envelope's `message`).
+    pub fn message_line(&self) -> String {
+        match &self.verbatim {
+            Some(v) => v.clone(),
+            None if self.what.is_empty() => self.why.clone(),
+            None => format!("{}: {}", self.what, self.why),
+        }
+    }
+
     /// Bad input (exit 1).
     pub fn failed(what: impl Into<String>, why: impl fmt::Display) -> Self {
         Self::new(Exit::Failed, what, why)

@@ -19,6 +19,7 @@ pub mod mission;
 pub mod object;
 pub mod output;
 pub mod pin;
+pub mod progress;
 pub mod publish;
 pub mod receipt;
 pub mod refs;
