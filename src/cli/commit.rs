@@ -18,7 +18,6 @@ use crate::store::{Header, LogEntry, Object, Store};
 /// `observedHead`) may create the store. With `--put FILE --semantic-id ID` the body is built
 /// from the current head (store-format.md §8.4a) instead of written by hand.
 #[derive(clap::Args, Debug)]
-#[command(after_help = EXAMPLES)]
 pub struct Args {
     /// Commit body as JSON; `-` reads stdin
     #[arg(
@@ -50,13 +49,6 @@ pub struct Args {
     #[arg(long, value_name = "rest:ID", requires = "put")]
     invocation_id: Option<String>,
 }
-
-const EXAMPLES: &str = "\
-Examples:
-  world commit --put notes.json --semantic-id demo/note/v1      # extend the head with one object
-  world commit --put a.json --put b.json --semantic-id demo/doc/v1 --writer client:ci
-  world commit body.json                                          # a hand-built POST /v1/commit body
-  world commit --batch bodies.jsonl --keep-going                  # many bodies, a summary at the end";
 
 fn validate(body: &[u8], n: Option<usize>) -> Result<Commit, CliError> {
     let what = match n {

@@ -292,6 +292,50 @@ fn pick<'a>(
     }
 }
 
+/// Everything a mint confirmation shows.
+struct MintPrompt<'a> {
+    db: &'a std::path::Path,
+    episode: &'a str,
+    grants: &'a [Grant],
+    expires_at: i64,
+    ttl: i64,
+    workspace_root: Option<&'a std::path::Path>,
+    limits_scope: Option<&'a str>,
+    mission: Option<&'a str>,
+}
+
+/// The mint confirmation: the store, episode, every grant with its budget, the expiry time
+/// (RFC 3339 and the TTL), and the bindings, then `[y/N]`.
+fn mint_prompt(p: &MintPrompt<'_>) -> String {
+    let mut s = format!(
+        "Mint a session credential for episode {} in {}:\n",
+        p.episode,
+        p.db.display()
+    );
+    for g in p.grants {
+        s.push_str(&format!(
+            "  grant  {} on scope {}, budget {}\n",
+            g.effect, g.scope, g.budget
+        ));
+    }
+    s.push_str(&format!(
+        "  expires {} (in {} s; every grant expires with it)\n",
+        super::output::rfc3339(p.expires_at),
+        p.ttl
+    ));
+    if let Some(r) = p.workspace_root {
+        s.push_str(&format!("  worktree {}/{}\n", r.display(), p.episode));
+    }
+    if let Some(l) = p.limits_scope {
+        s.push_str(&format!("  limits scope {l}\n"));
+    }
+    if let Some(m) = p.mission {
+        s.push_str(&format!("  mission {m}\n"));
+    }
+    s.push_str("Mint it? [y/N] ");
+    s
+}
+
 /// Run `world session …`.
 pub fn run(ctx: &Context, out: &mut Output, cmd: Cmd) -> Result<Exit, CliError> {
     match cmd {
@@ -361,10 +405,18 @@ pub fn run(ctx: &Context, out: &mut Output, cmd: Cmd) -> Result<Exit, CliError> 
             if !yes {
                 let mut tty = fence::attended(what, "minting a session credential")?;
                 let answer = tty
-                    .ask(&format!("Confirm mint for episode {episode} ({} grant(s), expiry +{ttl}s) with a session credential? [y/N] ", grants.len()))
+                    .ask(&mint_prompt(&MintPrompt {
+                        db: &ctx.db,
+                        episode: &episode,
+                        grants: &grants,
+                        expires_at: ctx.now().saturating_add(ttl),
+                        ttl,
+                        workspace_root: workspace_root.as_deref(),
+                        limits_scope: limits_scope.as_deref(),
+                        mission: mission.as_deref(),
+                    }))
                     .map_err(|e| CliError::new(Exit::Integrity, what, format!("terminal: {e}")))?;
-                let a = answer.unwrap_or_default().trim().to_ascii_lowercase();
-                if a != "y" && a != "yes" {
+                if !fence::is_yes(answer.as_deref()) {
                     let mut err = CliError::new(Exit::Integrity, what, "");
                     err.verbatim = Some("aborted (not confirmed)".into());
                     return Err(err);

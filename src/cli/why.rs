@@ -112,7 +112,11 @@ pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError
         for l in &why.links {
             out.line(format!(
                 "{} {:<7} {}{}",
-                if l.ok { "✓" } else { "✗" },
+                if l.ok {
+                    super::output::paint("✓", 32, out.color)
+                } else {
+                    super::output::paint("✗", 31, out.color)
+                },
                 l.name,
                 l.reference
                     .as_deref()
