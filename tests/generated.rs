@@ -228,7 +228,20 @@ fn help_of(path: &[String]) -> String {
     let cmd = world::cli::command().term_width(100);
     match cmd.try_get_matches_from(&argv) {
         Ok(_) => panic!("{argv:?} did not print help"),
-        Err(e) => e.render().to_string(),
+        // The value of an env var the developer has set would make the snapshot personal.
+        Err(e) => e
+            .render()
+            .to_string()
+            .lines()
+            .map(|l| match (l.find("[env: "), l.rfind(']')) {
+                (Some(a), Some(b)) if b > a => match l[a..b].find('=') {
+                    Some(eq) => format!("{}]{}", &l[..a + eq], &l[b + 1..]),
+                    None => l.to_string(),
+                },
+                _ => l.to_string(),
+            })
+            .collect::<Vec<_>>()
+            .join("\n"),
     }
 }
 

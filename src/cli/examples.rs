@@ -183,7 +183,7 @@ pub fn for_path(path: &str) -> Option<&'static [&'static str]> {
         ],
         "world mission create" => &["world mission create --contract contract.json --yes"],
         "world mission apply" => &["world mission apply m1 --command cmd.json", "world mission apply m1 --commands cmds.jsonl"],
-        "world mission approve" => &["world mission approve m1 --operation op1"],
+        "world mission approve" => &["world mission approve m1 --operation op1 --evidence 9a8da2ba8089"],
         "world mission admit" => &[
             "world mission admit m1 --run r1 --operation op1 --attempt a1 --grant g1 --subject agent --capability write --resource repo --amount 5",
         ],
@@ -194,7 +194,7 @@ pub fn for_path(path: &str) -> Option<&'static [&'static str]> {
         ],
         "world mission list" => &["world mission list --json"],
         "world mission log" => &["world mission log m1"],
-        "world mission reconcile" => &["world mission reconcile m1 --attempt a1 --actual 4"],
+        "world mission reconcile" => &["world mission reconcile m1 --attempt a1 --actual 4 --evidence 9a8da2ba8089"],
         "world mission release" => &["world mission release m1 --attempt a1"],
         "world mission report" => &["world mission report m1 --json"],
         "world mission revoke" => &["world mission revoke m1 --grant g1"],

@@ -189,7 +189,12 @@ pub enum Cmd {
         now: Option<String>,
         /// A standalone ledger (a file, or postgres://user@host/db) instead of the tables in
         /// the store file
-        #[arg(long, value_name = "FILE|URL", env = "WORLD_LEDGER")]
+        #[arg(
+            long,
+            value_name = "FILE|URL",
+            env = "WORLD_LEDGER",
+            hide_env_values = true
+        )]
         ledger: Option<String>,
     },
 }
@@ -213,7 +218,12 @@ pub struct Common {
     pub now: Option<String>,
     /// A standalone ledger (a file, or postgres://user@host/db) instead of the tables in the
     /// store file
-    #[arg(long, value_name = "FILE|URL", env = "WORLD_LEDGER")]
+    #[arg(
+        long,
+        value_name = "FILE|URL",
+        env = "WORLD_LEDGER",
+        hide_env_values = true
+    )]
     pub ledger: Option<String>,
 }
 
