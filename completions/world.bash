@@ -771,7 +771,7 @@ _world() {
             return 0
             ;;
         world__subcmd__ailang__subcmd__check)
-            opts="-h --json --quiet --strict-modules --db --color --wait-lock --help"
+            opts="-q -h --strict-modules --db --json --quiet --color --wait-lock --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -881,7 +881,7 @@ _world() {
             return 0
             ;;
         world__subcmd__ailang__subcmd__run)
-            opts="-h --entry --args-json --strict-modules --max-recursion-depth --timeout --quiet --db --json --color --wait-lock --help"
+            opts="-q -h --entry --args-json --strict-modules --max-recursion-depth --timeout --db --json --quiet --color --wait-lock --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -923,7 +923,7 @@ _world() {
             return 0
             ;;
         world__subcmd__ailang__subcmd__test)
-            opts="-q -h --json --timeout --db --quiet --color --wait-lock --help"
+            opts="-q -h --timeout --db --json --quiet --color --wait-lock --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

@@ -333,9 +333,9 @@ complete -c world -n "__fish_world_using_subcommand ailang; and __fish_seen_subc
 always\t'Always colour'
 never\t'Never colour'"
 complete -c world -n "__fish_world_using_subcommand ailang; and __fish_seen_subcommand_from check" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
-complete -c world -n "__fish_world_using_subcommand ailang; and __fish_seen_subcommand_from check" -l json -d 'Structured JSON report on stdout'
-complete -c world -n "__fish_world_using_subcommand ailang; and __fish_seen_subcommand_from check" -l quiet -d 'No progress or success line on stdout (errors still on stderr)'
 complete -c world -n "__fish_world_using_subcommand ailang; and __fish_seen_subcommand_from check" -l strict-modules -d 'Enforce MOD010 (module header must match the file path)'
+complete -c world -n "__fish_world_using_subcommand ailang; and __fish_seen_subcommand_from check" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
+complete -c world -n "__fish_world_using_subcommand ailang; and __fish_seen_subcommand_from check" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
 complete -c world -n "__fish_world_using_subcommand ailang; and __fish_seen_subcommand_from check" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c world -n "__fish_world_using_subcommand ailang; and __fish_seen_subcommand_from test" -l timeout -d 'Wall-clock limit for the whole run, seconds' -r
 complete -c world -n "__fish_world_using_subcommand ailang; and __fish_seen_subcommand_from test" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
@@ -343,7 +343,7 @@ complete -c world -n "__fish_world_using_subcommand ailang; and __fish_seen_subc
 always\t'Always colour'
 never\t'Never colour'"
 complete -c world -n "__fish_world_using_subcommand ailang; and __fish_seen_subcommand_from test" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
-complete -c world -n "__fish_world_using_subcommand ailang; and __fish_seen_subcommand_from test" -l json -d 'One JSON report on stdout'
+complete -c world -n "__fish_world_using_subcommand ailang; and __fish_seen_subcommand_from test" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
 complete -c world -n "__fish_world_using_subcommand ailang; and __fish_seen_subcommand_from test" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
 complete -c world -n "__fish_world_using_subcommand ailang; and __fish_seen_subcommand_from test" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c world -n "__fish_world_using_subcommand ailang; and __fish_seen_subcommand_from run" -l entry -d 'Entry function' -r
@@ -356,8 +356,8 @@ always\t'Always colour'
 never\t'Never colour'"
 complete -c world -n "__fish_world_using_subcommand ailang; and __fish_seen_subcommand_from run" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
 complete -c world -n "__fish_world_using_subcommand ailang; and __fish_seen_subcommand_from run" -l strict-modules -d 'Enforce MOD010'
-complete -c world -n "__fish_world_using_subcommand ailang; and __fish_seen_subcommand_from run" -l quiet -d 'Suppress the three banners on stdout (`world` itself always passes it)'
 complete -c world -n "__fish_world_using_subcommand ailang; and __fish_seen_subcommand_from run" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
+complete -c world -n "__fish_world_using_subcommand ailang; and __fish_seen_subcommand_from run" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
 complete -c world -n "__fish_world_using_subcommand ailang; and __fish_seen_subcommand_from run" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c world -n "__fish_world_using_subcommand ailang; and __fish_seen_subcommand_from help" -f -a "version" -d 'Print the embedded interpreter\'s version text'
 complete -c world -n "__fish_world_using_subcommand ailang; and __fish_seen_subcommand_from help" -f -a "check" -d 'Parse, resolve and type-check FILE (exit 0 pass, 1 errors); MOD010 relaxed by default'

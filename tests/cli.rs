@@ -10,6 +10,8 @@ mod bad_input;
 mod chain_rules;
 #[path = "cli/commit.rs"]
 mod commit;
+#[path = "cli/contract.rs"]
+mod contract;
 #[path = "cli/genesis.rs"]
 mod genesis;
 #[path = "cli/leftovers.rs"]
