@@ -551,7 +551,7 @@ complete -c world -n "__fish_world_using_subcommand verify" -l full -d 'Run SQLi
 complete -c world -n "__fish_world_using_subcommand verify" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
 complete -c world -n "__fish_world_using_subcommand verify" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
 complete -c world -n "__fish_world_using_subcommand verify" -s h -l help -d 'Print help (see more with \'--help\')'
-complete -c world -n "__fish_world_using_subcommand why" -l result -d 'A result file (an invoke --json-out result; one trailing LF is ignored)' -r -F
+complete -c world -n "__fish_world_using_subcommand why" -l result -d 'A result file: the output an invoke printed, or its `invoke --json` object (walked by its invocationId); one trailing LF is ignored' -r -F
 complete -c world -n "__fish_world_using_subcommand why" -l scan -d 'How many entries back from the head to search for non-index targets (1..5000)' -r
 complete -c world -n "__fish_world_using_subcommand why" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
 complete -c world -n "__fish_world_using_subcommand why" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'

@@ -553,6 +553,30 @@ fn every_json_output_matches_its_schema() {
     );
     assert!(v["result"].is_object(), "{v}");
     assert!(v["record"]["denial"].is_null(), "{v}");
+    // `invoke --json | why -` walks the invocation the object names (issue 16: docs and binary
+    // agree).
+    let tok = env.path("tok");
+    let inv = env
+        .run(&[
+            "invoke",
+            "counter",
+            "--session",
+            tok.to_str().unwrap(),
+            "--args",
+            "{}",
+            "--json",
+        ])
+        .ok();
+    let w = env
+        .run_stdin(&["why", "-", "--json"], inv.stdout.as_bytes())
+        .ok()
+        .json();
+    assert_eq!(w["ok"], true, "{w}");
+    assert_eq!(
+        w["entry"]["header"]["entryIndex"],
+        inv.json()["entryIndex"],
+        "{w}"
+    );
 }
 
 /// Colour under `--color always` for ✓, FAIL, DIVERGED and errors; none with `NO_COLOR` under
