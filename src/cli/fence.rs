@@ -67,11 +67,6 @@ impl Tty {
                 .to_string(),
         ))
     }
-
-    /// The open terminal file (for a caller that draws its own text first).
-    pub fn file(&self) -> &File {
-        &self.file
-    }
 }
 
 /// Whether stdin is a terminal other than this process's controlling terminal.
