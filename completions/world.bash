@@ -403,6 +403,9 @@ _world() {
             world__subcmd__help__subcmd__session,revoke)
                 cmd="world__subcmd__help__subcmd__session__subcmd__revoke"
                 ;;
+            world__subcmd__help__subcmd__session,show)
+                cmd="world__subcmd__help__subcmd__session__subcmd__show"
+                ;;
             world__subcmd__help__subcmd__tools,list)
                 cmd="world__subcmd__help__subcmd__tools__subcmd__list"
                 ;;
@@ -631,6 +634,9 @@ _world() {
             world__subcmd__session,revoke)
                 cmd="world__subcmd__session__subcmd__revoke"
                 ;;
+            world__subcmd__session,show)
+                cmd="world__subcmd__session__subcmd__show"
+                ;;
             world__subcmd__session__subcmd__help,help)
                 cmd="world__subcmd__session__subcmd__help__subcmd__help"
                 ;;
@@ -642,6 +648,9 @@ _world() {
                 ;;
             world__subcmd__session__subcmd__help,revoke)
                 cmd="world__subcmd__session__subcmd__help__subcmd__revoke"
+                ;;
+            world__subcmd__session__subcmd__help,show)
+                cmd="world__subcmd__session__subcmd__help__subcmd__show"
                 ;;
             world__subcmd__tools,help)
                 cmd="world__subcmd__tools__subcmd__help"
@@ -762,7 +771,7 @@ _world() {
             return 0
             ;;
         world__subcmd__ailang__subcmd__check)
-            opts="-h --json --quiet --strict-modules --db --color --wait-lock --help"
+            opts="-q -h --strict-modules --db --json --quiet --color --wait-lock --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -872,7 +881,7 @@ _world() {
             return 0
             ;;
         world__subcmd__ailang__subcmd__run)
-            opts="-h --entry --args-json --strict-modules --max-recursion-depth --timeout --quiet --db --json --color --wait-lock --help"
+            opts="-q -h --entry --args-json --strict-modules --max-recursion-depth --timeout --db --json --quiet --color --wait-lock --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -914,7 +923,7 @@ _world() {
             return 0
             ;;
         world__subcmd__ailang__subcmd__test)
-            opts="-q -h --json --timeout --db --quiet --color --wait-lock --help"
+            opts="-q -h --timeout --db --json --quiet --color --wait-lock --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1306,13 +1315,33 @@ _world() {
             return 0
             ;;
         world__subcmd__commit)
-            opts="-q -h --batch --db --json --quiet --color --wait-lock --help"
+            opts="-q -h --batch --keep-going --put --semantic-id --provenance --writer --invocation-id --db --json --quiet --color --wait-lock --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --batch)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --put)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --semantic-id)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --provenance)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --writer)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --invocation-id)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -2380,7 +2409,7 @@ _world() {
             return 0
             ;;
         world__subcmd__help__subcmd__session)
-            opts="mint list revoke"
+            opts="mint list show revoke"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2422,6 +2451,20 @@ _world() {
             return 0
             ;;
         world__subcmd__help__subcmd__session__subcmd__revoke)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        world__subcmd__help__subcmd__session__subcmd__show)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -4936,7 +4979,7 @@ _world() {
             return 0
             ;;
         world__subcmd__session)
-            opts="-q -h --db --json --quiet --color --wait-lock --help mint list revoke help"
+            opts="-q -h --db --json --quiet --color --wait-lock --help mint list show revoke help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -4962,7 +5005,7 @@ _world() {
             return 0
             ;;
         world__subcmd__session__subcmd__help)
-            opts="mint list revoke help"
+            opts="mint list show revoke help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -5018,6 +5061,20 @@ _world() {
             return 0
             ;;
         world__subcmd__session__subcmd__help__subcmd__revoke)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        world__subcmd__session__subcmd__help__subcmd__show)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -5134,6 +5191,32 @@ _world() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --db)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                --wait-lock)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        world__subcmd__session__subcmd__show)
+            opts="-q -h --db --json --quiet --color --wait-lock --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
                 --db)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0

@@ -75,11 +75,17 @@ complete -c world -n "__fish_world_using_subcommand genesis" -l json -d 'Print J
 complete -c world -n "__fish_world_using_subcommand genesis" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
 complete -c world -n "__fish_world_using_subcommand genesis" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c world -n "__fish_world_using_subcommand commit" -l batch -d 'JSON Lines file, one commit body per line, each committed in its own transaction' -r -F
+complete -c world -n "__fish_world_using_subcommand commit" -l put -d 'Store FILE\'s bytes as an object of the next world (repeatable; the first is the state root); the entry extends the current head' -r -F
+complete -c world -n "__fish_world_using_subcommand commit" -l semantic-id -d 'Semantic id of the --put objects: once for all, or once per --put in order' -r
+complete -c world -n "__fish_world_using_subcommand commit" -l provenance -d 'Provenance text of the --put objects' -r
+complete -c world -n "__fish_world_using_subcommand commit" -l writer -d '`writtenBy` of the --put entry (not `coordinator:` or `world:`, which world writes)' -r
+complete -c world -n "__fish_world_using_subcommand commit" -l invocation-id -d 'With --put: a `rest:<id>` invocation id, so `world receipt` can answer for it' -r
 complete -c world -n "__fish_world_using_subcommand commit" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
 complete -c world -n "__fish_world_using_subcommand commit" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
 always\t'Always colour'
 never\t'Never colour'"
 complete -c world -n "__fish_world_using_subcommand commit" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
+complete -c world -n "__fish_world_using_subcommand commit" -l keep-going -d 'With --batch: commit the remaining bodies after a refusal, and report every refusal'
 complete -c world -n "__fish_world_using_subcommand commit" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
 complete -c world -n "__fish_world_using_subcommand commit" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
 complete -c world -n "__fish_world_using_subcommand commit" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -327,9 +333,9 @@ complete -c world -n "__fish_world_using_subcommand ailang; and __fish_seen_subc
 always\t'Always colour'
 never\t'Never colour'"
 complete -c world -n "__fish_world_using_subcommand ailang; and __fish_seen_subcommand_from check" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
-complete -c world -n "__fish_world_using_subcommand ailang; and __fish_seen_subcommand_from check" -l json -d 'Structured JSON report on stdout'
-complete -c world -n "__fish_world_using_subcommand ailang; and __fish_seen_subcommand_from check" -l quiet -d 'No progress or success line on stdout (errors still on stderr)'
 complete -c world -n "__fish_world_using_subcommand ailang; and __fish_seen_subcommand_from check" -l strict-modules -d 'Enforce MOD010 (module header must match the file path)'
+complete -c world -n "__fish_world_using_subcommand ailang; and __fish_seen_subcommand_from check" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
+complete -c world -n "__fish_world_using_subcommand ailang; and __fish_seen_subcommand_from check" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
 complete -c world -n "__fish_world_using_subcommand ailang; and __fish_seen_subcommand_from check" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c world -n "__fish_world_using_subcommand ailang; and __fish_seen_subcommand_from test" -l timeout -d 'Wall-clock limit for the whole run, seconds' -r
 complete -c world -n "__fish_world_using_subcommand ailang; and __fish_seen_subcommand_from test" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
@@ -337,7 +343,7 @@ complete -c world -n "__fish_world_using_subcommand ailang; and __fish_seen_subc
 always\t'Always colour'
 never\t'Never colour'"
 complete -c world -n "__fish_world_using_subcommand ailang; and __fish_seen_subcommand_from test" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
-complete -c world -n "__fish_world_using_subcommand ailang; and __fish_seen_subcommand_from test" -l json -d 'One JSON report on stdout'
+complete -c world -n "__fish_world_using_subcommand ailang; and __fish_seen_subcommand_from test" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
 complete -c world -n "__fish_world_using_subcommand ailang; and __fish_seen_subcommand_from test" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
 complete -c world -n "__fish_world_using_subcommand ailang; and __fish_seen_subcommand_from test" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c world -n "__fish_world_using_subcommand ailang; and __fish_seen_subcommand_from run" -l entry -d 'Entry function' -r
@@ -350,8 +356,8 @@ always\t'Always colour'
 never\t'Never colour'"
 complete -c world -n "__fish_world_using_subcommand ailang; and __fish_seen_subcommand_from run" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
 complete -c world -n "__fish_world_using_subcommand ailang; and __fish_seen_subcommand_from run" -l strict-modules -d 'Enforce MOD010'
-complete -c world -n "__fish_world_using_subcommand ailang; and __fish_seen_subcommand_from run" -l quiet -d 'Suppress the three banners on stdout (`world` itself always passes it)'
 complete -c world -n "__fish_world_using_subcommand ailang; and __fish_seen_subcommand_from run" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
+complete -c world -n "__fish_world_using_subcommand ailang; and __fish_seen_subcommand_from run" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
 complete -c world -n "__fish_world_using_subcommand ailang; and __fish_seen_subcommand_from run" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c world -n "__fish_world_using_subcommand ailang; and __fish_seen_subcommand_from help" -f -a "version" -d 'Print the embedded interpreter\'s version text'
 complete -c world -n "__fish_world_using_subcommand ailang; and __fish_seen_subcommand_from help" -f -a "check" -d 'Parse, resolve and type-check FILE (exit 0 pass, 1 errors); MOD010 relaxed by default'
@@ -366,18 +372,19 @@ complete -c world -n "__fish_world_using_subcommand receipt" -l wait-lock -d 'Wr
 complete -c world -n "__fish_world_using_subcommand receipt" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
 complete -c world -n "__fish_world_using_subcommand receipt" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
 complete -c world -n "__fish_world_using_subcommand receipt" -s h -l help -d 'Print help (see more with \'--help\')'
-complete -c world -n "__fish_world_using_subcommand session; and not __fish_seen_subcommand_from mint list revoke help" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
-complete -c world -n "__fish_world_using_subcommand session; and not __fish_seen_subcommand_from mint list revoke help" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
+complete -c world -n "__fish_world_using_subcommand session; and not __fish_seen_subcommand_from mint list show revoke help" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
+complete -c world -n "__fish_world_using_subcommand session; and not __fish_seen_subcommand_from mint list show revoke help" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
 always\t'Always colour'
 never\t'Never colour'"
-complete -c world -n "__fish_world_using_subcommand session; and not __fish_seen_subcommand_from mint list revoke help" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
-complete -c world -n "__fish_world_using_subcommand session; and not __fish_seen_subcommand_from mint list revoke help" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
-complete -c world -n "__fish_world_using_subcommand session; and not __fish_seen_subcommand_from mint list revoke help" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
-complete -c world -n "__fish_world_using_subcommand session; and not __fish_seen_subcommand_from mint list revoke help" -s h -l help -d 'Print help (see more with \'--help\')'
-complete -c world -n "__fish_world_using_subcommand session; and not __fish_seen_subcommand_from mint list revoke help" -f -a "mint" -d 'Mint a session credential for an episode (attended: a human confirms at the terminal)'
-complete -c world -n "__fish_world_using_subcommand session; and not __fish_seen_subcommand_from mint list revoke help" -f -a "list" -d 'List session credentials: live or expired, grants, attended, expiry'
-complete -c world -n "__fish_world_using_subcommand session; and not __fish_seen_subcommand_from mint list revoke help" -f -a "revoke" -d 'Revoke one credential by id, or every credential of an episode'
-complete -c world -n "__fish_world_using_subcommand session; and not __fish_seen_subcommand_from mint list revoke help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c world -n "__fish_world_using_subcommand session; and not __fish_seen_subcommand_from mint list show revoke help" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
+complete -c world -n "__fish_world_using_subcommand session; and not __fish_seen_subcommand_from mint list show revoke help" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
+complete -c world -n "__fish_world_using_subcommand session; and not __fish_seen_subcommand_from mint list show revoke help" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
+complete -c world -n "__fish_world_using_subcommand session; and not __fish_seen_subcommand_from mint list show revoke help" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c world -n "__fish_world_using_subcommand session; and not __fish_seen_subcommand_from mint list show revoke help" -f -a "mint" -d 'Mint a session credential for an episode (attended: a human confirms at the terminal)'
+complete -c world -n "__fish_world_using_subcommand session; and not __fish_seen_subcommand_from mint list show revoke help" -f -a "list" -d 'List live session credentials: attended, expiry, and each grant\'s remaining budget'
+complete -c world -n "__fish_world_using_subcommand session; and not __fish_seen_subcommand_from mint list show revoke help" -f -a "show" -d 'Show one credential: state, expiry, and per grant the budget, what the episode spent and what remains (as the broker would seed it)'
+complete -c world -n "__fish_world_using_subcommand session; and not __fish_seen_subcommand_from mint list show revoke help" -f -a "revoke" -d 'Revoke one credential by id, or every credential of an episode'
+complete -c world -n "__fish_world_using_subcommand session; and not __fish_seen_subcommand_from mint list show revoke help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c world -n "__fish_world_using_subcommand session; and __fish_seen_subcommand_from mint" -l episode -d 'The episode: [a-z0-9][a-z0-9-]{0,63}' -r
 complete -c world -n "__fish_world_using_subcommand session; and __fish_seen_subcommand_from mint" -l grant -d 'EFFECT=SCOPE:BUDGET, repeatable (e.g. Workspace.Read=worktree:50)' -r
 complete -c world -n "__fish_world_using_subcommand session; and __fish_seen_subcommand_from mint" -l ttl -d 'Lifetime in seconds for the session and every grant' -r
@@ -402,10 +409,18 @@ complete -c world -n "__fish_world_using_subcommand session; and __fish_seen_sub
 always\t'Always colour'
 never\t'Never colour'"
 complete -c world -n "__fish_world_using_subcommand session; and __fish_seen_subcommand_from list" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
-complete -c world -n "__fish_world_using_subcommand session; and __fish_seen_subcommand_from list" -l all -d 'Also list revoked credentials (state `revoked`)'
+complete -c world -n "__fish_world_using_subcommand session; and __fish_seen_subcommand_from list" -l all -d 'Also list expired and revoked credentials (state `expired`, `revoked`)'
 complete -c world -n "__fish_world_using_subcommand session; and __fish_seen_subcommand_from list" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
 complete -c world -n "__fish_world_using_subcommand session; and __fish_seen_subcommand_from list" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
 complete -c world -n "__fish_world_using_subcommand session; and __fish_seen_subcommand_from list" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c world -n "__fish_world_using_subcommand session; and __fish_seen_subcommand_from show" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
+complete -c world -n "__fish_world_using_subcommand session; and __fish_seen_subcommand_from show" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
+always\t'Always colour'
+never\t'Never colour'"
+complete -c world -n "__fish_world_using_subcommand session; and __fish_seen_subcommand_from show" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
+complete -c world -n "__fish_world_using_subcommand session; and __fish_seen_subcommand_from show" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
+complete -c world -n "__fish_world_using_subcommand session; and __fish_seen_subcommand_from show" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
+complete -c world -n "__fish_world_using_subcommand session; and __fish_seen_subcommand_from show" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c world -n "__fish_world_using_subcommand session; and __fish_seen_subcommand_from revoke" -l episode -d 'Revoke every credential of this episode' -r
 complete -c world -n "__fish_world_using_subcommand session; and __fish_seen_subcommand_from revoke" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
 complete -c world -n "__fish_world_using_subcommand session; and __fish_seen_subcommand_from revoke" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
@@ -416,7 +431,8 @@ complete -c world -n "__fish_world_using_subcommand session; and __fish_seen_sub
 complete -c world -n "__fish_world_using_subcommand session; and __fish_seen_subcommand_from revoke" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
 complete -c world -n "__fish_world_using_subcommand session; and __fish_seen_subcommand_from revoke" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c world -n "__fish_world_using_subcommand session; and __fish_seen_subcommand_from help" -f -a "mint" -d 'Mint a session credential for an episode (attended: a human confirms at the terminal)'
-complete -c world -n "__fish_world_using_subcommand session; and __fish_seen_subcommand_from help" -f -a "list" -d 'List session credentials: live or expired, grants, attended, expiry'
+complete -c world -n "__fish_world_using_subcommand session; and __fish_seen_subcommand_from help" -f -a "list" -d 'List live session credentials: attended, expiry, and each grant\'s remaining budget'
+complete -c world -n "__fish_world_using_subcommand session; and __fish_seen_subcommand_from help" -f -a "show" -d 'Show one credential: state, expiry, and per grant the budget, what the episode spent and what remains (as the broker would seed it)'
 complete -c world -n "__fish_world_using_subcommand session; and __fish_seen_subcommand_from help" -f -a "revoke" -d 'Revoke one credential by id, or every credential of an episode'
 complete -c world -n "__fish_world_using_subcommand session; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c world -n "__fish_world_using_subcommand effects; and not __fish_seen_subcommand_from show help" -l episode -d 'Only this episode' -r
@@ -535,7 +551,7 @@ complete -c world -n "__fish_world_using_subcommand verify" -l full -d 'Run SQLi
 complete -c world -n "__fish_world_using_subcommand verify" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
 complete -c world -n "__fish_world_using_subcommand verify" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
 complete -c world -n "__fish_world_using_subcommand verify" -s h -l help -d 'Print help (see more with \'--help\')'
-complete -c world -n "__fish_world_using_subcommand why" -l result -d 'A result file (an invoke --json-out result; one trailing LF is ignored)' -r -F
+complete -c world -n "__fish_world_using_subcommand why" -l result -d 'A result file: the output an invoke printed, or its `invoke --json` object (walked by its invocationId); one trailing LF is ignored' -r -F
 complete -c world -n "__fish_world_using_subcommand why" -l scan -d 'How many entries back from the head to search for non-index targets (1..5000)' -r
 complete -c world -n "__fish_world_using_subcommand why" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
 complete -c world -n "__fish_world_using_subcommand why" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
@@ -1090,7 +1106,8 @@ complete -c world -n "__fish_world_using_subcommand help; and __fish_seen_subcom
 complete -c world -n "__fish_world_using_subcommand help; and __fish_seen_subcommand_from ailang" -f -a "test" -d 'Run FILE\'s inline `tests [...]` pairs and `test "…" { }` blocks; each pass/fail with FILE:LINE:COL, then `N passed, M failed` (exit 0 all pass, 1 otherwise)'
 complete -c world -n "__fish_world_using_subcommand help; and __fish_seen_subcommand_from ailang" -f -a "run" -d 'Run FILE\'s entry function with one JSON argument; prints the result (strings raw)'
 complete -c world -n "__fish_world_using_subcommand help; and __fish_seen_subcommand_from session" -f -a "mint" -d 'Mint a session credential for an episode (attended: a human confirms at the terminal)'
-complete -c world -n "__fish_world_using_subcommand help; and __fish_seen_subcommand_from session" -f -a "list" -d 'List session credentials: live or expired, grants, attended, expiry'
+complete -c world -n "__fish_world_using_subcommand help; and __fish_seen_subcommand_from session" -f -a "list" -d 'List live session credentials: attended, expiry, and each grant\'s remaining budget'
+complete -c world -n "__fish_world_using_subcommand help; and __fish_seen_subcommand_from session" -f -a "show" -d 'Show one credential: state, expiry, and per grant the budget, what the episode spent and what remains (as the broker would seed it)'
 complete -c world -n "__fish_world_using_subcommand help; and __fish_seen_subcommand_from session" -f -a "revoke" -d 'Revoke one credential by id, or every credential of an episode'
 complete -c world -n "__fish_world_using_subcommand help; and __fish_seen_subcommand_from effects" -f -a "show" -d 'Resolve one effect record down to its request and result'
 complete -c world -n "__fish_world_using_subcommand help; and __fish_seen_subcommand_from approval" -f -a "request" -d 'Open a pending approval request for an episode and print its ref'

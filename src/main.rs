@@ -2,8 +2,7 @@
 
 use std::process::ExitCode;
 
-use clap::Parser;
-use world::cli::{self, Cli, Exit};
+use world::cli::{self, Exit};
 
 fn main() -> ExitCode {
     let json = cli::argv_wants_json(std::env::args_os());
@@ -12,7 +11,7 @@ fn main() -> ExitCode {
         cli::print_error(&err, json);
         return ExitCode::from(Exit::Usage.code());
     }
-    let cli = match Cli::try_parse() {
+    let cli = match cli::parse_from(std::env::args_os()) {
         Ok(cli) => cli,
         Err(e) => return cli::print_clap_error(e, json),
     };

@@ -428,6 +428,11 @@ fn attended_approve_asks_on_the_terminal_and_claims() {
         shown.contains("ship it \\u{1b}[2J now"),
         "the escape is shown escaped: {shown:?}"
     );
+    // The prompt says it times out (issue 16 §10).
+    assert!(
+        shown.contains("times out in") && shown.contains("leaves the request pending"),
+        "terminal showed {shown:?}"
+    );
     let o = output_of(&yes);
     assert_eq!(o["approved"], true, "{o}");
     assert_eq!(claims(&env).len(), 1);

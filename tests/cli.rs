@@ -10,6 +10,8 @@ mod bad_input;
 mod chain_rules;
 #[path = "cli/commit.rs"]
 mod commit;
+#[path = "cli/contract.rs"]
+mod contract;
 #[path = "cli/genesis.rs"]
 mod genesis;
 #[path = "cli/leftovers.rs"]
@@ -24,6 +26,8 @@ mod reads;
 mod receipts;
 #[path = "cli/reliability.rs"]
 mod reliability;
+#[path = "cli/sessions.rs"]
+mod sessions;
 #[path = "cli/small_faults.rs"]
 mod small_faults;
 #[path = "cli/verify.rs"]

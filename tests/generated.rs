@@ -124,3 +124,133 @@ fn every_command_line_in_the_readme_parses() {
         bad.join("\n")
     );
 }
+
+/// Every command path (`world`, `world session show`, …), depth first.
+fn command_paths() -> Vec<Vec<String>> {
+    fn walk(cmd: &clap::Command, path: Vec<String>, out: &mut Vec<Vec<String>>) {
+        out.push(path.clone());
+        for sub in cmd.get_subcommands() {
+            if sub.get_name() == "help" {
+                continue;
+            }
+            let mut p = path.clone();
+            p.push(sub.get_name().to_string());
+            walk(sub, p, out);
+        }
+    }
+    let mut out = Vec::new();
+    walk(&world::cli::command(), vec!["world".into()], &mut out);
+    out
+}
+
+/// Every command has an EXAMPLES section (help and man page), and every example parses with
+/// the real clap definition: each `world …` segment of a pipeline, without redirections.
+#[test]
+fn every_command_has_examples_that_parse() {
+    let mut missing = Vec::new();
+    let mut bad = Vec::new();
+    let mut checked = 0;
+    for path in command_paths() {
+        let key = path.join(" ");
+        let Some(examples) = world::cli::examples::for_path(&key) else {
+            missing.push(key);
+            continue;
+        };
+        for line in examples {
+            let words = shell_words(line);
+            for segment in words.split(|w| w == "|") {
+                let mut argv = Vec::new();
+                let mut skip = false;
+                for w in segment {
+                    if skip {
+                        skip = false;
+                    } else if w == ">" {
+                        skip = true;
+                    } else {
+                        argv.push(w.clone());
+                    }
+                }
+                if argv.first().map(String::as_str) != Some("world") {
+                    continue;
+                }
+                checked += 1;
+                if let Err(e) = world::cli::parse_from(&argv) {
+                    bad.push(format!(
+                        "{line}\n    {}",
+                        e.to_string().lines().next().unwrap_or("")
+                    ));
+                }
+            }
+        }
+        let help = help_of(&path);
+        assert!(
+            help.contains("Examples:"),
+            "{key} --help lacks Examples:\n{help}"
+        );
+    }
+    assert!(missing.is_empty(), "commands without examples: {missing:?}");
+    assert!(
+        bad.is_empty(),
+        "examples that do not parse:\n{}",
+        bad.join("\n")
+    );
+    assert!(checked > 80, "only {checked} examples checked");
+    // The man pages carry them, and world(1) ENVIRONMENT and EXIT STATUS.
+    let pages = world::cli::util::man_pages().expect("render man pages");
+    let page = |name: &str| {
+        String::from_utf8(pages.iter().find(|(n, _)| n == name).expect(name).1.clone()).unwrap()
+    };
+    let top = page("world.1");
+    for section in [
+        ".SH EXAMPLES",
+        ".SH ENVIRONMENT",
+        ".SH \"EXIT STATUS\"",
+        "WORLD_DB",
+        "NO_COLOR",
+    ] {
+        assert!(top.contains(section), "world.1 lacks {section}");
+    }
+    assert!(
+        !top.contains("world\\-help"),
+        "world.1 lists a help page that does not exist"
+    );
+    let show = page("world-session-show.1");
+    assert!(
+        show.contains(".SH EXAMPLES") && show.contains("\\fI<PATH>\\fR"),
+        "{show}"
+    );
+}
+
+/// `world … --help` as the binary prints it, at a fixed width of 100 columns.
+fn help_of(path: &[String]) -> String {
+    let mut argv: Vec<String> = path.to_vec();
+    argv.push("--help".into());
+    let cmd = world::cli::command().term_width(100);
+    match cmd.try_get_matches_from(&argv) {
+        Ok(_) => panic!("{argv:?} did not print help"),
+        // The value of an env var the developer has set would make the snapshot personal.
+        Err(e) => e
+            .render()
+            .to_string()
+            .lines()
+            .map(|l| match (l.find("[env: "), l.rfind(']')) {
+                (Some(a), Some(b)) if b > a => match l[a..b].find('=') {
+                    Some(eq) => format!("{}]{}", &l[..a + eq], &l[b + 1..]),
+                    None => l.to_string(),
+                },
+                _ => l.to_string(),
+            })
+            .collect::<Vec<_>>()
+            .join("\n"),
+    }
+}
+
+/// insta snapshots of every `--help` (tests/snapshots/); review changes with
+/// `cargo insta review` or regenerate with `INSTA_UPDATE=always cargo test --test generated`.
+#[test]
+fn every_help_matches_its_snapshot() {
+    for path in command_paths() {
+        let name = format!("help__{}", path.join("-"));
+        insta::assert_snapshot!(name, help_of(&path));
+    }
+}

@@ -732,7 +732,8 @@ fn handler_attack(env: &Env, tok: &std::path::Path, effect: &str, payload: Value
             rec["failed"].clone(),
             rec["resultRef"].clone()
         ),
-        (json!(true), json!(true), json!(""))
+        // No result: `null` in the JSON contract (DEC-CLI-25).
+        (json!(true), json!(true), Value::Null)
     );
     assert_eq!(env.intents("effect:ep1:"), intents + 1, "the unit is spent");
     rec["ref"].as_str().unwrap_or_default().to_string()

@@ -345,10 +345,14 @@ pub struct Listed {
     pub grants: Vec<String>,
     /// `Some(false)` for `--yes` mints; `None` when minted elsewhere (no record).
     pub attended: Option<bool>,
+    /// The grants as minted (for budget seeding; not serialised).
+    #[serde(skip)]
+    pub minted: Vec<Grant>,
 }
 
-/// List up to 500 sessions (optionally one episode), newest first: live and expired rows,
-/// and with `all` also revoked credentials (mint records whose row is gone).
+/// List up to 500 sessions (optionally one episode), newest first: live rows, and with
+/// `all` also expired rows and revoked credentials (mint records whose row is gone;
+/// DEC-CLI-21).
 pub fn list(
     conn: &Connection,
     episode: Option<&str>,
@@ -374,15 +378,19 @@ pub fn list(
     }
     let mut stmt = conn.prepare(
         "SELECT credential_id, episode_id, grants_json, created_at, expires_at FROM session_credentials
-         WHERE (?1 IS NULL OR episode_id = ?1) ORDER BY created_at DESC, credential_id LIMIT 500",
+         WHERE (?1 IS NULL OR episode_id = ?1) AND (?2 OR expires_at > ?3)
+         ORDER BY created_at DESC, credential_id LIMIT 500",
     )?;
-    let rows = stmt.query_map([episode], session_row)?;
+    let rows = stmt.query_map(rusqlite::params![episode, all, now], session_row)?;
     let mut out = Vec::new();
     for row in rows {
         let (id, ep, gj, created, expires) = row?;
-        let grants = match serde_json::from_str::<Vec<Grant>>(&gj) {
-            Ok(gs) => gs.iter().map(Grant::spec).collect(),
-            Err(_) => vec!["(undecodable grants_json: fails closed)".to_string()],
+        let (grants, minted) = match serde_json::from_str::<Vec<Grant>>(&gj) {
+            Ok(gs) => (gs.iter().map(Grant::spec).collect(), gs),
+            Err(_) => (
+                vec!["(undecodable grants_json: fails closed)".to_string()],
+                Vec::new(),
+            ),
         };
         out.push(Listed {
             attended: attended.get(&id).copied(),
@@ -393,6 +401,7 @@ pub fn list(
             created_at: created,
             expires_at: expires,
             grants,
+            minted,
         });
     }
     if all {
@@ -410,11 +419,11 @@ pub fn list(
             {
                 continue;
             }
-            let grants = v
+            let minted = v
                 .get("grants")
                 .and_then(|g| serde_json::from_value::<Vec<Grant>>(g.clone()).ok())
-                .map(|gs| gs.iter().map(Grant::spec).collect())
                 .unwrap_or_default();
+            let grants = minted.iter().map(Grant::spec).collect();
             out.push(Listed {
                 attended: v.get("attended").and_then(|x| x.as_bool()),
                 credential_id: id,
@@ -424,6 +433,7 @@ pub fn list(
                 created_at: v.get("mintedAt").and_then(|x| x.as_i64()).unwrap_or(0),
                 expires_at: v.get("expiresAt").and_then(|x| x.as_i64()).unwrap_or(0),
                 grants,
+                minted,
             });
         }
         out.sort_by(|a, b| {

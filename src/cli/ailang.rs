@@ -30,13 +30,11 @@ pub enum Cmd {
     /// Print the embedded interpreter's version text
     Version,
     /// Parse, resolve and type-check FILE (exit 0 pass, 1 errors); MOD010 relaxed by default
+    ///
+    /// `--json` (the global flag) prints the `ailang check --json` report (one indented
+    /// object, the `ailang` CLI contract's shape); `-q`/`--quiet` prints no progress or
+    /// success line (errors still on stderr).
     Check {
-        /// Structured JSON report on stdout
-        #[arg(long)]
-        json: bool,
-        /// No progress or success line on stdout (errors still on stderr)
-        #[arg(long)]
-        quiet: bool,
         /// Enforce MOD010 (module header must match the file path)
         #[arg(long)]
         strict_modules: bool,
@@ -45,10 +43,9 @@ pub enum Cmd {
     },
     /// Run FILE's inline `tests [...]` pairs and `test "…" { }` blocks; each pass/fail with
     /// FILE:LINE:COL, then `N passed, M failed` (exit 0 all pass, 1 otherwise)
+    ///
+    /// `--json` (the global flag) prints one JSON report.
     Test {
-        /// One JSON report on stdout
-        #[arg(long)]
-        json: bool,
         /// Wall-clock limit for the whole run, seconds
         #[arg(long, default_value_t = 60.0)]
         timeout: f64,
@@ -56,6 +53,9 @@ pub enum Cmd {
         file: PathBuf,
     },
     /// Run FILE's entry function with one JSON argument; prints the result (strings raw)
+    ///
+    /// `-q`/`--quiet` (the global flag) suppresses the three banners on stdout (`world`
+    /// itself always passes it to an external `ailang`).
     Run {
         /// Entry function
         #[arg(long, default_value = "main")]
@@ -72,9 +72,6 @@ pub enum Cmd {
         /// Wall-clock limit in seconds
         #[arg(long, default_value_t = 60.0)]
         timeout: f64,
-        /// Suppress the three banners on stdout (`world` itself always passes it)
-        #[arg(long)]
-        quiet: bool,
         /// The module file
         file: PathBuf,
     },
@@ -102,15 +99,19 @@ pub fn run(_ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliErro
     };
     let outcome = match cmd {
         Cmd::Version => {
+            if out.json {
+                let text = ailang::cli_version();
+                out.json_line(&serde_json::json!({"version": text.trim_end()}))?;
+                return Ok(Exit::Success);
+            }
             out.bytes(ailang::cli_version().as_bytes())?;
             return Ok(Exit::Success);
         }
         Cmd::Check {
-            json,
-            quiet,
             strict_modules,
             file,
         } => {
+            let (json, quiet) = (out.json, out.quiet);
             let bytes = read(&file)?;
             let opts = Options {
                 quiet,
@@ -124,11 +125,8 @@ pub fn run(_ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliErro
                 ailang::cli_check(&label, &bytes, &opts)
             }
         }
-        Cmd::Test {
-            json,
-            timeout,
-            file,
-        } => {
+        Cmd::Test { timeout, file } => {
+            let json = out.json;
             if !(0.0..=86_400.0).contains(&timeout) {
                 return Err(CliError::usage(
                     "ailang test",
@@ -145,9 +143,10 @@ pub fn run(_ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliErro
             strict_modules,
             max_recursion_depth,
             timeout,
-            quiet,
             file,
         } => {
+            // The banners are not data: `-q` and `--json` both drop them.
+            let quiet = out.quiet || out.json;
             let bytes = read(&file)?;
             let args = match args_json.as_deref() {
                 Some("-") => {

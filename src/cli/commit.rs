@@ -6,26 +6,48 @@ use std::path::PathBuf;
 use super::output::Output;
 use super::{read_input, CliError, Context, Exit};
 use crate::store::commit::{parse_body, Commit, ValidateError, MAX_BODY};
+use crate::store::entry::{entry_hash, world_row};
 use crate::store::Error as StoreError;
+use crate::store::{Header, LogEntry, Object, Store};
 
 /// Append a world to the log if the head is still the one you observed.
 ///
 /// The body is the `POST /v1/commit` JSON (payloads base64). No session is needed: holding
 /// the writer lock on a local file is the authority (DEC-CLI-2). An `"invocationId":"rest:<id>"`
 /// makes the commit idempotent and answerable by `world receipt`. A genesis body (empty
-/// `observedHead`) may create the store.
+/// `observedHead`) may create the store. With `--put FILE --semantic-id ID` the body is built
+/// from the current head (store-format.md §8.4a) instead of written by hand.
 #[derive(clap::Args, Debug)]
 pub struct Args {
     /// Commit body as JSON; `-` reads stdin
     #[arg(
         value_name = "FILE",
-        required_unless_present = "batch",
-        conflicts_with = "batch"
+        required_unless_present_any = ["batch", "put"],
+        conflicts_with_all = ["batch", "put"]
     )]
     file: Option<PathBuf>,
     /// JSON Lines file, one commit body per line, each committed in its own transaction
-    #[arg(long, value_name = "FILE.jsonl")]
+    #[arg(long, value_name = "FILE.jsonl", conflicts_with = "put")]
     batch: Option<PathBuf>,
+    /// With --batch: commit the remaining bodies after a refusal, and report every refusal
+    #[arg(long, requires = "batch")]
+    keep_going: bool,
+    /// Store FILE's bytes as an object of the next world (repeatable; the first is the state
+    /// root); the entry extends the current head
+    #[arg(long, value_name = "FILE", requires = "semantic_id")]
+    put: Vec<PathBuf>,
+    /// Semantic id of the --put objects: once for all, or once per --put in order
+    #[arg(long, value_name = "ID", requires = "put")]
+    semantic_id: Vec<String>,
+    /// Provenance text of the --put objects
+    #[arg(long, value_name = "P", default_value = "client:cli", requires = "put")]
+    provenance: String,
+    /// `writtenBy` of the --put entry (not `coordinator:` or `world:`, which world writes)
+    #[arg(long, value_name = "W", default_value = "client:cli", requires = "put")]
+    writer: String,
+    /// With --put: a `rest:<id>` invocation id, so `world receipt` can answer for it
+    #[arg(long, value_name = "rest:ID", requires = "put")]
+    invocation_id: Option<String>,
 }
 
 fn validate(body: &[u8], n: Option<usize>) -> Result<Commit, CliError> {
@@ -40,106 +62,345 @@ fn validate(body: &[u8], n: Option<usize>) -> Result<Commit, CliError> {
     })
 }
 
+/// Build the `--put` commit on top of the selected head, inside the writer lock: objects from
+/// the files, `entryIndex` = head revision + 1, `prevEntryHash` = the head's `logHead`,
+/// `semanticsEpoch` and `interpreter` from the head's entry, `transitionFn` = `transitionRef`
+/// = `stateRoot` = the first object's hash, the entry hash and world ref by the §8.2/§8.3
+/// formulas (DEC-CLI-23).
+fn build_put(store: &Store, args: &Args, files: Vec<Vec<u8>>) -> Result<Commit, CliError> {
+    let what = "commit --put";
+    let head = store
+        .head()
+        .map_err(|e| CliError::store(what, e))?
+        .ok_or_else(|| {
+            CliError::failed(what, "the store has no selected head yet")
+                .hint("create one with `world genesis`")
+        })?;
+    let world = store
+        .world(&head)
+        .map_err(|e| CliError::store(what, e))?
+        .ok_or_else(|| {
+            CliError::failed(what, format!("the selected head {head} names no world row"))
+                .hint("`world verify` reports what is wrong")
+        })?;
+    let prev = store
+        .log_entry(world.revision)
+        .map_err(|e| CliError::store(what, e))?
+        .filter(|e| e.entry_hash == world.log_head);
+    let (epoch, interpreter) = match &prev {
+        Some(e) => (e.header.semantics_epoch, e.header.interpreter.clone()),
+        None => (1, crate::interp::embedded_ref().to_string()),
+    };
+    let objects: Vec<Object> = files
+        .into_iter()
+        .enumerate()
+        .map(|(i, bytes)| {
+            let sid = args
+                .semantic_id
+                .get(i)
+                .or(args.semantic_id.first())
+                .map(String::as_str)
+                .unwrap_or_default();
+            Object::new(sid, &args.provenance, bytes)
+        })
+        .collect();
+    let root = objects[0].meta.hash.clone();
+    let index = world.revision + 1;
+    let header = Header {
+        entry_index: index,
+        semantics_epoch: epoch,
+        transition_fn: root.clone(),
+        interpreter,
+        prev_entry_hash: world.log_head.clone(),
+        written_by: args.writer.clone(),
+    };
+    let eh = entry_hash(&header, &root).to_string();
+    let next_world = world_row(index, &root, &eh);
+    let c = Commit {
+        invocation_id: args.invocation_id.clone(),
+        observed_head: head,
+        objects,
+        next_world,
+        entry: LogEntry {
+            header,
+            entry_hash: eh,
+            transition_ref: root,
+        },
+    };
+    c.check().map_err(|e| CliError::store(what, e))?;
+    Ok(c)
+}
+
+/// Check the `--put` arguments and read the files (before the lock is taken).
+fn read_puts(args: &Args) -> Result<Vec<Vec<u8>>, CliError> {
+    let what = "commit --put";
+    let n = args.semantic_id.len();
+    if n != 1 && n != args.put.len() {
+        return Err(CliError::usage(
+            what,
+            format!(
+                "give --semantic-id once for all {} --put files, or once per --put (got {n})",
+                args.put.len()
+            ),
+        ));
+    }
+    if let Some(s) = args.semantic_id.iter().find(|s| s.is_empty()) {
+        return Err(CliError::usage(
+            what,
+            format!("--semantic-id {s:?} must not be empty"),
+        ));
+    }
+    if args.writer.is_empty() {
+        return Err(CliError::usage(what, "--writer must not be empty"));
+    }
+    if let Some(id) = &args.invocation_id {
+        if !id.starts_with("rest:") || id.len() == 5 {
+            return Err(CliError::usage(
+                what,
+                format!("--invocation-id {id:?} must be rest:<id>"),
+            ));
+        }
+    }
+    let mut total = 0usize;
+    let mut files = Vec::new();
+    for p in &args.put {
+        let bytes = read_input(p, MAX_BODY, what)?;
+        total += bytes.len();
+        if total > MAX_BODY {
+            return Err(CliError::failed(
+                what,
+                format!("the --put files add up to over {MAX_BODY} bytes (the commit body bound)"),
+            ));
+        }
+        files.push(bytes);
+    }
+    Ok(files)
+}
+
+/// One refused body of a `--keep-going` batch.
+#[derive(serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Refusal {
+    line: usize,
+    code: &'static str,
+    message: String,
+}
+
 /// Run `world commit`.
 pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError> {
-    let commits: Vec<Commit> = match (&args.file, &args.batch) {
-        (Some(file), _) => vec![validate(&read_input(file, MAX_BODY, "commit")?, None)?],
-        (None, Some(batch)) => {
-            let f = crate::fileread::open_regular(batch)
-                .map_err(|e| CliError::failed("commit --batch", e))?;
-            let mut commits = Vec::new();
-            let mut reader = std::io::BufReader::new(f);
-            let mut line = Vec::new();
-            let mut n = 0;
-            loop {
-                line.clear();
-                let read = (&mut reader)
-                    .take(MAX_BODY as u64 + 2)
-                    .read_until(b'\n', &mut line)?;
-                if read == 0 {
-                    break;
-                }
-                n += 1;
-                if line.len() > MAX_BODY + 1 && !line.ends_with(b"\n") {
-                    return Err(CliError::failed(
-                        format!("commit (line {n})"),
-                        format!("line is over {MAX_BODY} bytes"),
-                    ));
-                }
-                if line.iter().all(u8::is_ascii_whitespace) {
-                    continue;
-                }
-                commits.push(validate(&line, Some(n))?);
-            }
-            if commits.is_empty() {
-                return Err(CliError::failed(
-                    "commit --batch",
-                    format!("{} holds no commit bodies", batch.display()),
-                ));
-            }
-            commits
+    if !args.put.is_empty() {
+        let files = read_puts(&args)?;
+        let mut store = ctx.open_write(false)?;
+        let c = build_put(&store, &args, files)?;
+        let landed = store
+            .commit(&c, ctx.now())
+            .map_err(|e| CliError::store("commit --put", e))?;
+        if out.json {
+            out.json_line(&serde_json::json!({
+                "selectedHead": landed.selected_head,
+                "entryIndex": landed.entry_index,
+                "entryHash": landed.entry_hash,
+                "replayed": landed.replayed,
+                "objects": c.objects.iter().map(|o| &o.meta.hash).collect::<Vec<_>>(),
+            }))?;
+        } else {
+            out.line(&landed.selected_head)?;
+            out.status(format!(
+                "committed entry {} ({} object(s), state root {})",
+                landed.entry_index,
+                c.objects.len(),
+                c.next_world.state_root
+            ));
         }
-        (None, None) => {
-            return Err(CliError::usage(
-                "commit",
-                "give FILE, - or --batch FILE.jsonl",
-            ))
-        }
+        return Ok(Exit::Success);
+    }
+    if let Some(batch) = &args.batch {
+        return run_batch(ctx, out, batch, args.keep_going);
+    }
+    let Some(file) = &args.file else {
+        return Err(CliError::usage(
+            "commit",
+            "give FILE, -, --put FILE or --batch FILE.jsonl",
+        ));
     };
-    let create = commits.first().is_some_and(|c| c.observed_head.is_empty());
+    let c = validate(&read_input(file, MAX_BODY, "commit")?, None)?;
+    let create = c.observed_head.is_empty();
+    let mut store = ctx.open_write(create)?;
+    match store.commit(&c, ctx.now()) {
+        Ok(l) => {
+            print_landed(out, &l)?;
+            Ok(Exit::Success)
+        }
+        Err(e) => Err(conflict_error(out, "commit".into(), e)?),
+    }
+}
+
+fn print_landed(out: &mut Output, l: &crate::store::commit::Landed) -> Result<(), CliError> {
+    if out.json {
+        out.json_line(l)?;
+    } else {
+        out.line(&l.selected_head)?;
+        if l.replayed {
+            out.status(format!(
+                "entry {} was already committed under this invocation id; nothing written",
+                l.entry_index
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The CLI error for a refused commit; a head conflict prints both heads on stdout (text) or
+/// keeps them in the envelope (JSON).
+fn conflict_error(out: &mut Output, what: String, e: StoreError) -> Result<CliError, CliError> {
+    let mut details = None;
+    if let StoreError::Conflict { observed, selected } = &e {
+        details = Some((observed.clone(), selected.to_string()));
+        if !out.json {
+            let q = |h: &str| {
+                if h.is_empty() {
+                    "\"\"".to_string()
+                } else {
+                    h.to_string()
+                }
+            };
+            out.line(format!("observed head: {}", q(observed)))?;
+            out.line(format!("selected head: {}", q(selected)))?;
+        }
+    }
+    let err = CliError::store(what, e);
+    if let Some((observed, selected)) = details {
+        // The envelope keeps the REST error's `class` beside the CLI `code`.
+        return Ok(err
+            .detail("class", "HeadConflict")
+            .detail("observedHead", observed)
+            .detail("selectedHead", selected));
+    }
+    Ok(err)
+}
+
+/// `commit --batch`: validate every line before the lock, then commit each body in its own
+/// transaction with a progress bar on a terminal; stop at the first refusal, or with
+/// `keep_going` report each and go on. Ends with a summary (stderr; `--json`: a last line
+/// `{"summary":{…}}`, docs/json/commit-batch-summary.schema.json).
+fn run_batch(
+    ctx: &Context,
+    out: &mut Output,
+    batch: &std::path::Path,
+    keep_going: bool,
+) -> Result<Exit, CliError> {
+    let f =
+        crate::fileread::open_regular(batch).map_err(|e| CliError::failed("commit --batch", e))?;
+    let mut commits: Vec<(usize, Commit)> = Vec::new();
+    let mut reader = std::io::BufReader::new(f);
+    let mut line = Vec::new();
+    let mut n = 0;
+    loop {
+        line.clear();
+        let read = (&mut reader)
+            .take(MAX_BODY as u64 + 2)
+            .read_until(b'\n', &mut line)?;
+        if read == 0 {
+            break;
+        }
+        n += 1;
+        if line.len() > MAX_BODY + 1 && !line.ends_with(b"\n") {
+            return Err(CliError::failed(
+                format!("commit (line {n})"),
+                format!("line is over {MAX_BODY} bytes"),
+            ));
+        }
+        if line.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        commits.push((n, validate(&line, Some(n))?));
+    }
+    if commits.is_empty() {
+        return Err(CliError::failed(
+            "commit --batch",
+            format!("{} holds no commit bodies", batch.display()),
+        ));
+    }
+    let create = commits
+        .first()
+        .is_some_and(|(_, c)| c.observed_head.is_empty());
     let mut store = ctx.open_write(create)?;
     let now = ctx.now();
     let total = commits.len();
-    let (landed, failure) = store.commit_many(commits, now);
-    for l in &landed {
-        if out.json {
-            out.json_line(l)?;
-        } else {
-            out.line(&l.selected_head)?;
-            if l.replayed {
-                out.status(format!(
-                    "entry {} was already committed under this invocation id; nothing written",
-                    l.entry_index
-                ));
-            }
-        }
-    }
-    match failure {
-        None => Ok(Exit::Success),
-        Some(e) => {
-            let what = if total > 1 {
-                format!(
-                    "commit (body {} of {total}; {} landed before it)",
-                    landed.len() + 1,
-                    landed.len()
-                )
-            } else {
-                "commit".into()
-            };
-            let mut details = None;
-            if let StoreError::Conflict { observed, selected } = &e {
-                details = Some((observed.clone(), selected.to_string()));
-                if !out.json {
-                    let q = |h: &str| {
-                        if h.is_empty() {
-                            "\"\"".to_string()
-                        } else {
-                            h.to_string()
-                        }
-                    };
-                    out.line(format!("observed head: {}", q(observed)))?;
-                    out.line(format!("selected head: {}", q(selected)))?;
+    let started = std::time::Instant::now();
+    let pb = super::progress::bar(out, total as u64, "committing");
+    let (mut committed, mut replayed) = (0usize, 0usize);
+    let mut refusals: Vec<Refusal> = Vec::new();
+    let mut stopped: Option<(usize, usize, StoreError)> = None;
+    for (pos, (line_no, c)) in commits.into_iter().enumerate() {
+        match store.commit(&c, now) {
+            Ok(l) => {
+                if l.replayed {
+                    replayed += 1;
+                } else {
+                    committed += 1;
                 }
+                pb.suspend(|| print_landed(out, &l))?;
             }
-            let err = CliError::store(what, e);
-            if let Some((observed, selected)) = details {
-                // The envelope keeps the REST error's `class` beside the CLI `code`.
-                return Err(err
-                    .detail("class", "HeadConflict")
-                    .detail("observedHead", observed)
-                    .detail("selectedHead", selected));
+            Err(e) if keep_going => {
+                let err = CliError::store(format!("commit (line {line_no})"), e);
+                pb.suspend(|| {
+                    let _ = out.flush();
+                    eprintln!("refused: line {line_no}: {}", err.message_line());
+                });
+                refusals.push(Refusal {
+                    line: line_no,
+                    code: err.code(),
+                    message: err.message_line(),
+                });
             }
-            Err(err)
+            Err(e) => {
+                stopped = Some((pos, line_no, e));
+                break;
+            }
         }
+        pb.inc(1);
+    }
+    pb.finish_and_clear();
+    let failed = refusals.len() + usize::from(stopped.is_some());
+    let summary = serde_json::json!({"summary": {
+        "bodies": total,
+        "committed": committed,
+        "alreadyCommitted": replayed,
+        "failed": failed,
+        "notAttempted": stopped.as_ref().map_or(0, |(pos, _, _)| total - pos - 1),
+        "refusals": refusals,
+        "seconds": (started.elapsed().as_secs_f64() * 1000.0).round() / 1000.0,
+        "ok": failed == 0,
+    }});
+    if out.json {
+        out.json_line(&summary)?;
+    }
+    if let Some((pos, line_no, e)) = stopped {
+        let what = if total > 1 {
+            format!(
+                "commit (body {} of {total}; {pos} landed before it; line {line_no})",
+                pos + 1
+            )
+        } else {
+            "commit".into()
+        };
+        return Err(conflict_error(out, what, e)?
+            .hint("--keep-going commits the remaining bodies and reports every refusal"));
+    }
+    let text = format!(
+        "{committed} of {total} bodies committed, {replayed} already committed, {} refused in {:.1} s",
+        refusals.len(),
+        started.elapsed().as_secs_f64()
+    );
+    if refusals.is_empty() {
+        out.status(text);
+        Ok(Exit::Success)
+    } else {
+        let lines: Vec<String> = refusals.iter().map(|r| r.line.to_string()).collect();
+        Err(CliError::failed(
+            "commit --batch",
+            format!("{text} (lines {})", lines.join(", ")),
+        ))
     }
 }

@@ -71,12 +71,14 @@ pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError
             }
         }
         if out.json {
+            let mut record = serde_json::to_value(&rec).unwrap_or_default();
+            empty_as_null(&mut record);
             out.json_line(&serde_json::json!({
                 "ref": reference,
-                "record": rec,
+                "record": record,
                 "consistent": law.is_ok(),
-                "request": String::from_utf8_lossy(&request.payload),
-                "result": result.as_ref().map(|r| String::from_utf8_lossy(&r.payload).into_owned()),
+                "request": decode_request(&request.payload),
+                "result": result.as_ref().map(|r| json_or_text(&r.payload)),
                 "failure": failure,
             }))?;
         } else {
@@ -175,7 +177,9 @@ pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError
     let rows = listing::list(store.conn(), &filter).map_err(read_err("effects"))?;
     if out.json {
         for r in &rows {
-            out.json_line(r)?;
+            let mut v = serde_json::to_value(r).unwrap_or_default();
+            empty_as_null(&mut v);
+            out.json_line(&v)?;
         }
         return Ok(Exit::Success);
     }
@@ -269,4 +273,56 @@ fn record_ref(conn: &rusqlite::Connection, text: &str) -> Result<String, CliErro
     crate::store::refs::resolve(conn, &[space], text)
         .map(|c| c.reference)
         .map_err(|e| super::refs::usage_ref_err(what, e))
+}
+
+/// The JSON contract's "absent is null" (DEC-CLI-25): a record's empty `denial` (allowed) and
+/// empty `resultRef` (no result) print as `null`, like `intentId`.
+fn empty_as_null(v: &mut serde_json::Value) {
+    for k in ["denial", "resultRef"] {
+        if v.get(k).and_then(|x| x.as_str()) == Some("") {
+            v[k] = serde_json::Value::Null;
+        }
+    }
+}
+
+/// A payload as JSON when it is JSON, else as text (nested JSON stays JSON, DEC-CLI-25).
+fn json_or_text(bytes: &[u8]) -> serde_json::Value {
+    serde_json::from_slice(bytes)
+        .unwrap_or_else(|_| serde_json::Value::String(String::from_utf8_lossy(bytes).into_owned()))
+}
+
+/// A `world/effect-request/v1` payload (`<len>:<effect><len>:<scope><cost>:<now>:<payload>`,
+/// [`crate::broker::request_bytes`]) as `{effect, scope, cost, now, nowText, payload}`, the
+/// payload as JSON; the raw text when it does not decode.
+fn decode_request(bytes: &[u8]) -> serde_json::Value {
+    fn field<'a>(rest: &mut &'a [u8]) -> Option<&'a [u8]> {
+        let colon = rest.iter().position(|b| *b == b':')?;
+        let n: usize = std::str::from_utf8(&rest[..colon]).ok()?.parse().ok()?;
+        let body = rest.get(colon + 1..colon + 1 + n)?;
+        *rest = &rest[colon + 1 + n..];
+        Some(body)
+    }
+    fn number(rest: &mut &[u8]) -> Option<i64> {
+        let colon = rest.iter().position(|b| *b == b':')?;
+        let n = std::str::from_utf8(&rest[..colon]).ok()?.parse().ok()?;
+        *rest = &rest[colon + 1..];
+        Some(n)
+    }
+    let decoded = (|| {
+        let mut rest = bytes;
+        let effect = std::str::from_utf8(field(&mut rest)?).ok()?;
+        let scope = std::str::from_utf8(field(&mut rest)?).ok()?;
+        let cost = number(&mut rest)?;
+        let now = number(&mut rest)?;
+        let payload: serde_json::Value = serde_json::from_slice(rest).ok()?;
+        Some(serde_json::json!({
+            "effect": effect,
+            "scope": scope,
+            "cost": cost,
+            "now": now,
+            "nowText": super::output::rfc3339(now),
+            "payload": payload,
+        }))
+    })();
+    decoded.unwrap_or_else(|| json_or_text(bytes))
 }

@@ -178,6 +178,15 @@ impl CliError {
         serde_json::json!({ "error": e })
     }
 
+    /// The message without the `world: ` prefix (the envelope's `message`).
+    pub fn message_line(&self) -> String {
+        match &self.verbatim {
+            Some(v) => v.clone(),
+            None if self.what.is_empty() => self.why.clone(),
+            None => format!("{}: {}", self.what, self.why),
+        }
+    }
+
     /// Bad input (exit 1).
     pub fn failed(what: impl Into<String>, why: impl fmt::Display) -> Self {
         Self::new(Exit::Failed, what, why)
@@ -225,6 +234,7 @@ impl From<store::Error> for CliError {
     fn from(err: store::Error) -> Self {
         use store::Error as E;
         let (exit, hint): (Exit, Option<String>) = match &err {
+            E::WriterAlreadyActive { holder: Some(pid), .. } => (Exit::LockHeld, Some(format!("process {pid} is writing (`ps -p {pid}` shows it); retry later, or pass --wait-lock SECONDS"))),
             E::WriterAlreadyActive { .. } => (Exit::LockHeld, Some("another world command or `world serve` is writing; retry later, or pass --wait-lock SECONDS".into())),
             E::Conflict { selected, .. } => (
                 Exit::Failed,

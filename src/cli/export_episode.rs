@@ -31,22 +31,27 @@ pub struct Args {
 /// Run `world export-episode`.
 pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError> {
     let src = ctx.open_read()?;
+    let bar = super::progress::bar(out, 0, "exporting objects");
+    let mut progress = |done: u64, total: u64| {
+        bar.set_length(total);
+        bar.set_position(done);
+    };
     let done =
-        bundle::export_episode(&src, &args.episode, &args.out, args.embed).map_err(
-            |e| match e {
-                ExportError::Store(s) | ExportError::Select(ReplayError::Store(s)) => {
-                    CliError::store("export-episode", s)
-                }
-                ExportError::Interpreter {
-                    integrity: true, ..
-                } => CliError::new(Exit::Integrity, "export-episode", e),
-                other => CliError::failed("export-episode", other),
-            },
-        )?;
+        bundle::export_episode_with(&src, &args.episode, &args.out, args.embed, &mut progress);
+    bar.finish_and_clear();
+    let done = done.map_err(|e| match e {
+        ExportError::Store(s) | ExportError::Select(ReplayError::Store(s)) => {
+            CliError::store("export-episode", s)
+        }
+        ExportError::Interpreter {
+            integrity: true, ..
+        } => CliError::new(Exit::Integrity, "export-episode", e),
+        other => CliError::failed("export-episode", other),
+    })?;
     if out.json {
         out.json_line(&done)?;
     } else {
-        out.line(format!(
+        out.summary(format!(
             "exported episode {} ({} entries: {}) to {}; {} objects, {} journal rows; marker {}",
             done.episode,
             done.entries.len(),
@@ -61,7 +66,7 @@ pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError
             done.marker
         ))?;
         for r in &done.interpreters {
-            out.line(match &done.artifacts {
+            out.summary(match &done.artifacts {
                 Some(a) => format!("interpreter {r} copied to {}", a.display()),
                 None => format!("interpreter {r} embedded in the bundle"),
             })?;

@@ -28,7 +28,12 @@ pub struct Args {
     tool_ailang_bin: Option<PathBuf>,
     /// Pair effects of episodes bound to a limits scope with this standalone ledger (a file,
     /// or postgres://user@host/db) instead of the store file's tables (docs/LEDGER.md)
-    #[arg(long, value_name = "FILE|URL", env = "WORLD_LEDGER")]
+    #[arg(
+        long,
+        value_name = "FILE|URL",
+        env = "WORLD_LEDGER",
+        hide_env_values = true
+    )]
     ledger: Option<String>,
 }
 

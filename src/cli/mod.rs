@@ -7,6 +7,7 @@ pub mod broker;
 pub mod commit;
 pub mod effects;
 pub mod error;
+pub mod examples;
 pub mod export_episode;
 pub mod fence;
 pub mod genesis;
@@ -19,6 +20,7 @@ pub mod mission;
 pub mod object;
 pub mod output;
 pub mod pin;
+pub mod progress;
 pub mod publish;
 pub mod receipt;
 pub mod refs;
@@ -47,7 +49,7 @@ use crate::store::{self, Store, WriteOptions};
 
 /// World: a git-like toolkit for AILANG World stores (one SQLite file, schema v4).
 #[derive(Parser, Debug)]
-#[command(name = "world", version, about, long_about = None, after_help = error::EXIT_CODES, after_long_help = error::EXIT_CODES)]
+#[command(name = "world", version, about, long_about = None)]
 pub struct Cli {
     /// The store file (default ~/.ailang/world/world.db)
     #[arg(long, global = true, env = "WORLD_DB", value_name = "PATH")]
@@ -153,6 +155,28 @@ pub enum Command {
     /// Generate shell completions and man pages
     #[command(subcommand)]
     Util(util::Cmd),
+}
+
+/// The full command definition: the derived [`Cli`] plus every command's EXAMPLES and the
+/// exit codes on `world --help` ([`examples::attach`]). Help, completions and man pages all
+/// come from this.
+pub fn command() -> clap::Command {
+    use clap::CommandFactory;
+    examples::attach(Cli::command(), "world")
+}
+
+/// Parse `args` (the program name first) with [`command`].
+///
+/// # Errors
+/// clap's error (usage, help, version), printed by [`print_clap_error`].
+pub fn parse_from<I, T>(args: I) -> Result<Cli, clap::Error>
+where
+    I: IntoIterator<Item = T>,
+    T: Into<std::ffi::OsString> + Clone,
+{
+    use clap::FromArgMatches;
+    let matches = command().try_get_matches_from(args)?;
+    Cli::from_arg_matches(&matches)
 }
 
 /// Parsed global options every command uses.

@@ -88,46 +88,20 @@ fn tty_fence() -> Result<File, CliError> {
     Ok(tty)
 }
 
-/// Prompt theme printing the prompt verbatim (`> `), no colon.
-struct PhraseTheme;
-
-impl dialoguer::theme::Theme for PhraseTheme {
-    fn format_input_prompt(
-        &self,
-        f: &mut dyn std::fmt::Write,
-        prompt: &str,
-        _default: Option<&str>,
-    ) -> std::fmt::Result {
-        write!(f, "{prompt}")
-    }
-    fn format_input_prompt_selection(
-        &self,
-        f: &mut dyn std::fmt::Write,
-        prompt: &str,
-        sel: &str,
-    ) -> std::fmt::Result {
-        write!(f, "{prompt}{sel}")
-    }
-}
-
-/// The `confirmation` fence: show the prompt and phrase on the terminal, read one line with
-/// dialoguer (keys come from stdin, which the tty fence proved is the controlling terminal).
+/// The `confirmation` fence: show the prompt and phrase on the terminal and read one edited
+/// line ([`super::fence::read_line_on`]: keys come from stdin, which the tty fence proved is
+/// the controlling terminal; Ctrl-D answers no).
 fn confirmation_fence(tty: File, n: usize, manifest: &str, db: &str) -> Result<(), CliError> {
     let phrase = format!("publish {n} transitions to {db}");
-    let mut w = tty.try_clone().map_err(|_| stop("confirmation", "eof"))?;
-    writeln!(
-        w,
-        "Type exactly, to write a LOCAL transition-registry revision ({n} descriptor(s) from {manifest}):\n  {phrase}"
-    )
-    .map_err(|_| stop("confirmation", "eof"))?;
     let reader = tty.try_clone().map_err(|_| stop("confirmation", "eof"))?;
     let term = dialoguer::console::Term::read_write_pair(reader, tty);
-    let typed: String = dialoguer::Input::with_theme(&PhraseTheme)
-        .with_prompt("> ")
-        .allow_empty(true)
-        .report(false)
-        .interact_text_on(&term)
-        .map_err(|_| stop("confirmation", "eof"))?;
+    let prompt = format!(
+        "Type exactly, to write a LOCAL transition-registry revision ({n} descriptor(s) from {manifest}):\n  {phrase}\n> "
+    );
+    let typed = super::fence::read_line_on(&term, &prompt)
+        .ok()
+        .flatten()
+        .ok_or_else(|| stop("confirmation", "eof"))?;
     if typed != phrase {
         return Err(stop("confirmation", "mismatch"));
     }

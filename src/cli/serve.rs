@@ -54,7 +54,12 @@ pub struct Args {
     approve_on_tty: bool,
     /// Pair effects of episodes bound to a limits scope with this standalone ledger (a file,
     /// or postgres://user@host/db) instead of the store file's tables (docs/LEDGER.md)
-    #[arg(long, value_name = "FILE|URL", env = "WORLD_LEDGER")]
+    #[arg(
+        long,
+        value_name = "FILE|URL",
+        env = "WORLD_LEDGER",
+        hide_env_values = true
+    )]
     ledger: Option<String>,
 }
 

@@ -51,14 +51,22 @@ pub enum Cmd {
         #[arg(long)]
         yes: bool,
     },
-    /// List session credentials: live or expired, grants, attended, expiry
+    /// List live session credentials: attended, expiry, and each grant's remaining budget
     List {
         /// Only this episode
         #[arg(long)]
         episode: Option<String>,
-        /// Also list revoked credentials (state `revoked`)
+        /// Also list expired and revoked credentials (state `expired`, `revoked`)
         #[arg(long)]
         all: bool,
+    },
+    /// Show one credential: state, expiry, and per grant the budget, what the episode spent
+    /// and what remains (as the broker would seed it)
+    Show {
+        /// The credential_id: 64 hex, or a unique prefix (≥ 6 hex) as `session list` prints it;
+        /// live, expired or revoked
+        #[arg(value_name = "CREDENTIAL_ID")]
+        id: String,
     },
     /// Revoke one credential by id, or every credential of an episode
     Revoke {
@@ -159,6 +167,175 @@ fn stage_token(out: &std::path::Path, token: &str) -> Result<PathBuf, String> {
     Ok(tmp)
 }
 
+/// One grant's budget as the broker would seed it now (authority-and-broker.md §8): the
+/// minted `budget`, what the episode `spent` on `(effect, scope)`, and `remaining` =
+/// `max(budget − spent, 0)`. Units: the effect's cost units; `expiresAt` Unix seconds.
+#[derive(Clone, Debug, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct GrantBudget {
+    /// Effect name.
+    pub effect: String,
+    /// Scope.
+    pub scope: String,
+    /// The minted budget.
+    pub budget: i64,
+    /// Σ cost of the episode's intents on this effect and scope (clamped to int64).
+    pub spent: i64,
+    /// What the broker would seed: `max(budget − spent, 0)`.
+    pub remaining: i64,
+    /// The grant's expiry (Unix seconds).
+    pub expires_at: i64,
+}
+
+/// Spend per episode, read once per episode.
+#[derive(Default)]
+struct SpendCache(
+    std::collections::HashMap<String, std::collections::HashMap<(String, String), i64>>,
+);
+
+impl SpendCache {
+    fn budgets(
+        &mut self,
+        conn: &rusqlite::Connection,
+        r: &session::Listed,
+    ) -> Result<Vec<GrantBudget>, CliError> {
+        if !self.0.contains_key(&r.episode) {
+            let spend =
+                crate::broker::spend(conn, &r.episode).map_err(read_err("session budgets"))?;
+            self.0.insert(r.episode.clone(), spend);
+        }
+        let spend = &self.0[&r.episode];
+        let seeded = crate::broker::seed(&r.minted, spend);
+        Ok(r.minted
+            .iter()
+            .zip(seeded)
+            .map(|(g, s)| GrantBudget {
+                effect: g.effect.clone(),
+                scope: g.scope.clone(),
+                budget: g.budget,
+                spent: spend
+                    .get(&(g.effect.clone(), g.scope.clone()))
+                    .copied()
+                    .unwrap_or(0),
+                remaining: s.budget,
+                expires_at: g.expires_at,
+            })
+            .collect())
+    }
+}
+
+/// A `session list`/`show` row as JSON: the listed fields plus `budgets`.
+fn listed_json(r: &session::Listed, budgets: &[GrantBudget]) -> serde_json::Value {
+    let mut v = serde_json::to_value(r).unwrap_or_default();
+    v["budgets"] = serde_json::to_value(budgets).unwrap_or_default();
+    v
+}
+
+fn attended_text(a: Option<bool>) -> &'static str {
+    match a {
+        Some(true) => "attended",
+        Some(false) => "unattended",
+        None => "unknown",
+    }
+}
+
+/// A credential id as tables print it: 12 hex, a prefix every id argument takes.
+fn short_id(id: &str) -> String {
+    id.get(..12).unwrap_or(id).to_string()
+}
+
+/// The one row `text` (a full id or a unique prefix of ≥ 6 hex, as tables print it) names.
+fn pick<'a>(
+    rows: &'a [session::Listed],
+    text: &str,
+    what: &str,
+) -> Result<&'a session::Listed, CliError> {
+    let t = text.trim().trim_end_matches('…').to_ascii_lowercase();
+    if t.len() < 6 || t.len() > 64 || !t.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return Err(CliError::failed(
+            what,
+            format!("{text:?} is not a credential_id: give 64 hex or a unique prefix of at least 6 hex digits"),
+        )
+        .with_code("bad_ref"));
+    }
+    let hits: Vec<&session::Listed> = rows
+        .iter()
+        .filter(|r| r.credential_id.starts_with(&t))
+        .collect();
+    match hits.as_slice() {
+        [one] => Ok(one),
+        [] => Err(CliError::failed(
+            what,
+            format!(
+                "no session credential matches {text} in this store (live, expired or revoked)"
+            ),
+        )
+        .with_code("not_found")
+        .hint("`world session list --all` lists them")),
+        many => {
+            let mut err = CliError::failed(
+                what,
+                format!(
+                    "{text} is ambiguous: {} session credentials match",
+                    many.len()
+                ),
+            )
+            .with_code("ambiguous_ref");
+            for r in many.iter().take(10) {
+                err = err.hint(format!(
+                    "{} (episode {}, {})",
+                    r.credential_id, r.episode, r.state
+                ));
+            }
+            Err(err.hint("give more hex digits"))
+        }
+    }
+}
+
+/// Everything a mint confirmation shows.
+struct MintPrompt<'a> {
+    db: &'a std::path::Path,
+    episode: &'a str,
+    grants: &'a [Grant],
+    expires_at: i64,
+    ttl: i64,
+    workspace_root: Option<&'a std::path::Path>,
+    limits_scope: Option<&'a str>,
+    mission: Option<&'a str>,
+}
+
+/// The mint confirmation: the store, episode, every grant with its budget, the expiry time
+/// (RFC 3339 and the TTL), and the bindings, then `[y/N]`.
+fn mint_prompt(p: &MintPrompt<'_>) -> String {
+    let mut s = format!(
+        "Mint a session credential for episode {} in {}:\n",
+        p.episode,
+        p.db.display()
+    );
+    for g in p.grants {
+        s.push_str(&format!(
+            "  grant  {} on scope {}, budget {}\n",
+            g.effect, g.scope, g.budget
+        ));
+    }
+    s.push_str(&format!(
+        "  expires {} (in {} s; every grant expires with it)\n",
+        super::output::rfc3339(p.expires_at),
+        p.ttl
+    ));
+    if let Some(r) = p.workspace_root {
+        s.push_str(&format!("  worktree {}/{}\n", r.display(), p.episode));
+    }
+    if let Some(l) = p.limits_scope {
+        s.push_str(&format!("  limits scope {l}\n"));
+    }
+    if let Some(m) = p.mission {
+        s.push_str(&format!("  mission {m}\n"));
+    }
+    s.push_str("Mint it? [y/N] ");
+    s
+}
+
 /// Run `world session …`.
 pub fn run(ctx: &Context, out: &mut Output, cmd: Cmd) -> Result<Exit, CliError> {
     match cmd {
@@ -228,10 +405,18 @@ pub fn run(ctx: &Context, out: &mut Output, cmd: Cmd) -> Result<Exit, CliError> 
             if !yes {
                 let mut tty = fence::attended(what, "minting a session credential")?;
                 let answer = tty
-                    .ask(&format!("Confirm mint for episode {episode} ({} grant(s), expiry +{ttl}s) with a session credential? [y/N] ", grants.len()))
+                    .ask(&mint_prompt(&MintPrompt {
+                        db: &ctx.db,
+                        episode: &episode,
+                        grants: &grants,
+                        expires_at: ctx.now().saturating_add(ttl),
+                        ttl,
+                        workspace_root: workspace_root.as_deref(),
+                        limits_scope: limits_scope.as_deref(),
+                        mission: mission.as_deref(),
+                    }))
                     .map_err(|e| CliError::new(Exit::Integrity, what, format!("terminal: {e}")))?;
-                let a = answer.unwrap_or_default().trim().to_ascii_lowercase();
-                if a != "y" && a != "yes" {
+                if !fence::is_yes(answer.as_deref()) {
                     let mut err = CliError::new(Exit::Integrity, what, "");
                     err.verbatim = Some("aborted (not confirmed)".into());
                     return Err(err);
@@ -321,9 +506,11 @@ pub fn run(ctx: &Context, out: &mut Output, cmd: Cmd) -> Result<Exit, CliError> 
             let store = ctx.open_read()?;
             let rows = session::list(store.conn(), episode.as_deref(), ctx.now(), all)
                 .map_err(read_err("session list"))?;
+            let mut spends = SpendCache::default();
             if out.json {
                 for r in &rows {
-                    out.json_line(r)?;
+                    let budgets = spends.budgets(store.conn(), r)?;
+                    out.json_line(&listed_json(r, &budgets))?;
                 }
             } else {
                 let mut t = table(
@@ -333,29 +520,82 @@ pub fn run(ctx: &Context, out: &mut Output, cmd: Cmd) -> Result<Exit, CliError> 
                         "state",
                         "attended",
                         "expires",
-                        "grants",
+                        "remaining budget",
                     ],
                     out.color,
                 );
                 for r in &rows {
+                    let budgets = spends.budgets(store.conn(), r)?;
                     t.add_row(vec![
-                        r.credential_id.clone(),
+                        short_id(&r.credential_id),
                         r.episode.clone(),
                         r.state.to_string(),
-                        match r.attended {
-                            Some(true) => "attended".to_string(),
-                            Some(false) => "unattended".to_string(),
-                            None => "unknown".to_string(),
-                        },
-                        format!("expires {}", session::rfc3339(r.expires_at)),
-                        r.grants.join(" "),
+                        attended_text(r.attended).to_string(),
+                        super::output::rfc3339(r.expires_at),
+                        budgets
+                            .iter()
+                            .map(|b| {
+                                format!("{}={}:{}/{}", b.effect, b.scope, b.remaining, b.budget)
+                            })
+                            .collect::<Vec<_>>()
+                            .join(" "),
                     ]);
                 }
                 if !rows.is_empty() {
                     out.table(&t)?;
                 }
-                out.status(format!("{} session credential(s)", rows.len()));
+                out.status(format!(
+                    "{} session credential(s){}",
+                    rows.len(),
+                    if all {
+                        ""
+                    } else {
+                        " live (--all adds expired and revoked)"
+                    }
+                ));
             }
+            Ok(Exit::Success)
+        }
+        Cmd::Show { id } => {
+            let what = "session show";
+            let store = ctx.open_read()?;
+            let rows =
+                session::list(store.conn(), None, ctx.now(), true).map_err(read_err(what))?;
+            let r = pick(&rows, &id, what)?;
+            let budgets = SpendCache::default().budgets(store.conn(), r)?;
+            if out.json {
+                out.json_line(&listed_json(r, &budgets))?;
+                return Ok(Exit::Success);
+            }
+            out.line(format!("credential  {}", r.credential_id))?;
+            out.line(format!("episode     {}", r.episode))?;
+            out.line(format!("state       {}", r.state))?;
+            out.line(format!("attended    {}", attended_text(r.attended)))?;
+            out.line(format!(
+                "created     {}",
+                super::output::rfc3339(r.created_at)
+            ))?;
+            out.line(format!(
+                "expires     {}",
+                super::output::rfc3339(r.expires_at)
+            ))?;
+            out.line("")?;
+            let mut t = table(
+                &["effect", "scope", "budget", "spent", "remaining", "expires"],
+                out.color,
+            );
+            for b in &budgets {
+                t.add_row(vec![
+                    b.effect.clone(),
+                    b.scope.clone(),
+                    b.budget.to_string(),
+                    b.spent.to_string(),
+                    b.remaining.to_string(),
+                    super::output::rfc3339(b.expires_at),
+                ]);
+            }
+            out.table(&t)?;
+            out.status("remaining = budget − what the episode spent on that effect and scope (every intent counts, whatever its outcome); a new session for the same episode does not refill it");
             Ok(Exit::Success)
         }
         Cmd::Revoke { id, episode } => {

@@ -16,7 +16,8 @@ pub struct Args {
     /// prefix ≥ 6 hex), an invocation id (cli:/a2a:/mcp:/rest:), or `-` for a result on stdin
     #[arg(value_name = "TARGET", required_unless_present = "result")]
     target: Option<String>,
-    /// A result file (an invoke --json-out result; one trailing LF is ignored)
+    /// A result file: the output an invoke printed, or its `invoke --json` object (walked by
+    /// its invocationId); one trailing LF is ignored
     #[arg(long, value_name = "FILE", conflicts_with = "target")]
     result: Option<PathBuf>,
     /// How many entries back from the head to search for non-index targets (1..5000)
@@ -31,11 +32,24 @@ fn strip_lf(mut b: Vec<u8>) -> Vec<u8> {
     b
 }
 
+/// What `why -` / `--result` walks: an `invoke --json` object (one line naming
+/// `invocationId` and `outputRef`) by its invocation id, anything else as result bytes.
+fn result_target(bytes: Vec<u8>) -> Target {
+    let id = serde_json::from_slice::<serde_json::Value>(&bytes)
+        .ok()
+        .filter(|v| v.get("outputRef").is_some_and(|o| o.is_string()))
+        .and_then(|v| v.get("invocationId")?.as_str().map(str::to_string));
+    match id {
+        Some(id) => Target::Invocation(id),
+        None => Target::Result(bytes),
+    }
+}
+
 /// Run `world why`.
 pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError> {
     let target = match (&args.target, &args.result) {
-        (_, Some(file)) => Target::Result(strip_lf(read_input(file, 8 * 1024 * 1024, "why")?)),
-        (Some(t), None) if t == "-" => Target::Result(strip_lf(read_input(
+        (_, Some(file)) => result_target(strip_lf(read_input(file, 8 * 1024 * 1024, "why")?)),
+        (Some(t), None) if t == "-" => result_target(strip_lf(read_input(
             std::path::Path::new("-"),
             8 * 1024 * 1024,
             "why",
@@ -112,7 +126,11 @@ pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError
         for l in &why.links {
             out.line(format!(
                 "{} {:<7} {}{}",
-                if l.ok { "✓" } else { "✗" },
+                if l.ok {
+                    super::output::paint("✓", 32, out.color)
+                } else {
+                    super::output::paint("✗", 31, out.color)
+                },
                 l.name,
                 l.reference
                     .as_deref()

@@ -207,6 +207,21 @@ pub fn export_episode(
     out: &Path,
     embed: bool,
 ) -> Result<Exported, ExportError> {
+    export_episode_with(src, episode, out, embed, &mut |_, _| {})
+}
+
+/// [`export_episode`], calling `progress(objects_copied, objects_total)` while objects are
+/// copied into the bundle (for a progress bar; the counts are objects, not bytes).
+///
+/// # Errors
+/// As [`export_episode`].
+pub fn export_episode_with(
+    src: &Store,
+    episode: &str,
+    out: &Path,
+    embed: bool,
+    progress: &mut dyn FnMut(u64, u64),
+) -> Result<Exported, ExportError> {
     if out.symlink_metadata().is_ok() {
         return Err(ExportError::Exists(out.to_path_buf()));
     }
@@ -362,7 +377,9 @@ pub fn export_episode(
             let mut read = conn.prepare(
                 "SELECT hash_ref, interface_hash_ref, semantic_id, provenance, payload FROM objects WHERE hash_ref = ?1",
             )?;
-            for o in &objects {
+            let total = objects.len() as u64;
+            for (n, o) in objects.iter().enumerate() {
+                progress(n as u64, total);
                 let row = read
                     .query_row([o], |r| {
                         Ok((

@@ -112,16 +112,20 @@ pub fn acquire_writer(db: &Path, wait: Option<Duration>) -> Result<WriterLock, E
     loop {
         match FileExt::try_lock_exclusive(&file) {
             Ok(true) => {
+                // Name this process as the holder (the file's content is ours to use: the
+                // spec fixes only its path, mode and flock; DEC-CLI-21).
+                let _ = write_pid(&file);
                 return Ok(WriterLock {
                     _file: Some(file),
                     path: lock_path,
-                })
+                });
             }
             Ok(false) => match wait {
                 Some(d) if start.elapsed() < d => std::thread::sleep(Duration::from_millis(50)),
                 _ => {
                     return Err(Error::WriterAlreadyActive {
                         db: canonical,
+                        holder: read_holder(&file),
                         lock: lock_path,
                     });
                 }
@@ -132,6 +136,38 @@ pub fn acquire_writer(db: &Path, wait: Option<Duration>) -> Result<WriterLock, E
                     source: e,
                 });
             }
+        }
+    }
+}
+
+fn write_pid(mut file: &File) -> std::io::Result<()> {
+    use std::io::{Seek, Write};
+    file.set_len(0)?;
+    file.seek(std::io::SeekFrom::Start(0))?;
+    file.write_all(format!("{}\n", std::process::id()).as_bytes())
+}
+
+/// The PID the lock file names, when it is one decimal line naming a live process; `None`
+/// for an empty file (the reference, or a holder that has not written yet) or a dead PID.
+fn read_holder(mut file: &File) -> Option<u32> {
+    use std::io::{Read, Seek};
+    let mut text = String::new();
+    file.seek(std::io::SeekFrom::Start(0)).ok()?;
+    file.take(32).read_to_string(&mut text).ok()?;
+    let pid: u32 = text.trim().parse().ok()?;
+    let raw = i32::try_from(pid).ok().filter(|p| *p > 0)?;
+    // SAFETY: signal 0 only checks that the process exists.
+    let alive = unsafe { libc::kill(raw, 0) } == 0
+        || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM);
+    alive.then_some(pid)
+}
+
+impl Drop for WriterLock {
+    /// Clear the PID before the lock is released (best effort; a crash leaves it, and the next
+    /// holder overwrites it, while a reader checks the PID is alive).
+    fn drop(&mut self) {
+        if let Some(f) = &self._file {
+            let _ = f.set_len(0);
         }
     }
 }

@@ -111,12 +111,15 @@ pub enum Error {
         reason: String,
     },
     /// Another process holds the writer lock (store-format.md §11; exit 6).
-    #[error("another process already holds writer authority for this database (single-writer is enforced, not conventional): store {db}, lock {lock}")]
+    #[error("another process already holds writer authority for this database (single-writer is enforced, not conventional): store {db}, lock {lock}{}", holder_text(*.holder))]
     WriterAlreadyActive {
         /// Canonical store path.
         db: PathBuf,
         /// The lock file.
         lock: PathBuf,
+        /// The holder's PID when the lock file names a live process (`world` writes its PID
+        /// there while it holds the lock; the reference daemon writes nothing).
+        holder: Option<u32>,
     },
     /// A ref field does not parse (`InvalidRefError{Op, Field, Text}`).
     #[error("{op}: field {field} is not a valid ref: {text:?} ({reason})")]
@@ -873,4 +876,11 @@ pub fn cas_registry_head(
         });
     }
     set_registry_head(conn, name, next)
+}
+
+fn holder_text(holder: Option<u32>) -> String {
+    match holder {
+        Some(pid) => format!(", held by pid {pid}"),
+        None => String::new(),
+    }
 }

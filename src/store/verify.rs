@@ -229,7 +229,22 @@ impl Store {
 
         // 4–8. the log. An episode bundle (`world export-episode`) holds a subset of a log:
         // its index gaps and links to absent entries are warnings (`bundle_gap`).
-        let bundle = super::registry_head_in(conn, "world/episode-bundle/v1")?.is_some();
+        let marker = super::registry_head_in(conn, "world/episode-bundle/v1")?;
+        let bundle = marker.is_some();
+        // The marker lists the entries the export wrote; gaps outside that list are the
+        // bundle's design, not findings (a fresh bundle verifies clean, issue 16 §11).
+        let mut declared: Option<std::collections::BTreeSet<i64>> = match &marker {
+            Some(m) => super::object_in(conn, m)?
+                .and_then(|o| serde_json::from_slice::<serde_json::Value>(&o.payload).ok())
+                .and_then(|v| {
+                    v.get("entries")?
+                        .as_array()?
+                        .iter()
+                        .map(|x| x.as_i64())
+                        .collect::<Option<_>>()
+                }),
+            None => None,
+        };
         let (count, max) = self.log_bounds()?;
         rep.entries = count;
         rep.head = self.head()?;
@@ -239,7 +254,12 @@ impl Store {
         self.for_each_log_with_world(|e, world| {
             let idx = e.header.entry_index;
             first.get_or_insert(idx);
-            if idx != expected && bundle {
+            let by_design = declared
+                .as_ref()
+                .is_some_and(|d| d.contains(&idx) && (expected..idx).all(|i| !d.contains(&i)));
+            if idx != expected && bundle && by_design {
+                // The export left these entries out on purpose.
+            } else if idx != expected && bundle {
                 rep.warn(
                     "bundle_gap",
                     Some(idx),
@@ -255,10 +275,25 @@ impl Store {
                 );
             }
             expected = idx + 1;
-            self.check_entry(rep, &e, world.as_ref(), prev.as_ref(), bundle)?;
+            let pred_omitted = declared
+                .as_ref()
+                .is_some_and(|d| d.contains(&idx) && !d.contains(&(idx - 1)));
+            if let Some(d) = declared.as_mut() {
+                d.remove(&idx);
+            }
+            self.check_entry(rep, &e, world.as_ref(), prev.as_ref(), bundle, pred_omitted)?;
             prev = Some(e);
             Ok(())
         })?;
+        // Entries the marker lists but the bundle lacks.
+        for i in declared.iter().flatten() {
+            rep.warn(
+                "bundle_gap",
+                Some(*i),
+                None,
+                "the bundle marker lists this entry but the bundle does not hold it",
+            );
+        }
         if let (Some(f), Some(m)) = (first, max) {
             rep.range = Some((f, m));
         }
@@ -583,6 +618,7 @@ impl Store {
         world: Option<&WorldRow>,
         prev: Option<&LogEntry>,
         bundle: bool,
+        pred_omitted: bool,
     ) -> Result<(), Error> {
         let idx = e.header.entry_index;
         let h = &e.header;
@@ -657,6 +693,8 @@ impl Store {
                         }
                     }
                 }
+                // The export left the predecessor out on purpose (the marker's list).
+                _ if pred_omitted => {}
                 _ => rep.warn(
                     if bundle {
                         "bundle_gap"

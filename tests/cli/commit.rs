@@ -179,3 +179,203 @@ fn batch_of_an_empty_file_is_refused() {
     let r = env.run(&["commit", "--batch", f.to_str().unwrap()]).code(1);
     r.one_line_error();
 }
+
+/// `commit --put` builds a chain-extending body from the current head (§8.4a): the entry
+/// recomputes by the coordinator formulas, repeated `--put`s land as objects, and the chain
+/// rules still refuse a reserved writer.
+#[test]
+fn put_extends_the_head_without_a_hand_built_body() {
+    let env = TestEnv::new();
+    let g = env.genesis();
+    let a = env.write("a.json", br#"{"note":"a"}"#);
+    let b = env.write("b.json", br#"{"note":"b"}"#);
+    let r = env
+        .run(&[
+            "commit",
+            "--put",
+            a.to_str().unwrap(),
+            "--semantic-id",
+            "demo/note/v1",
+        ])
+        .ok();
+    let head1 = r.stdout.trim().to_string();
+    assert_eq!(env.run(&["head"]).ok().stdout.trim(), head1);
+    let v = env
+        .run(&[
+            "commit",
+            "--put",
+            a.to_str().unwrap(),
+            "--put",
+            b.to_str().unwrap(),
+            "--semantic-id",
+            "demo/note/v1",
+            "--semantic-id",
+            "demo/other/v1",
+            "--writer",
+            "client:ci",
+            "--provenance",
+            "ci-run-7",
+            "--invocation-id",
+            "rest:put-2",
+            "--json",
+        ])
+        .ok()
+        .json();
+    crate::output::assert_schema("commit", &v);
+    assert_eq!(v["entryIndex"], 2);
+    assert_eq!(
+        v["objects"][0],
+        crate::common::sha(br#"{"note":"a"}"#).as_str()
+    );
+    let obj = env
+        .run(&["object", "get", v["objects"][1].as_str().unwrap(), "--json"])
+        .ok()
+        .json();
+    assert_eq!(
+        (obj["semanticId"].as_str(), obj["provenance"].as_str()),
+        (Some("demo/other/v1"), Some("ci-run-7"))
+    );
+    // The entry chains to the previous one and its hash recomputes by §8.2.
+    let e = env.run(&["log", "get", "2", "--json"]).ok().json();
+    let prev = env.run(&["log", "get", "1", "--json"]).ok().json();
+    assert_eq!(e["header"]["prevEntryHash"], prev["entryHash"]);
+    assert_eq!(e["header"]["writtenBy"], "client:ci");
+    let h = &e["header"];
+    let wire = format!(
+        r#"{{"entryIndex":{},"semanticsEpoch":{},"transitionFn":{},"interpreter":{},"prevEntryHash":{},"writtenBy":{},"transitionRef":{}}}"#,
+        h["entryIndex"],
+        h["semanticsEpoch"],
+        h["transitionFn"],
+        h["interpreter"],
+        h["prevEntryHash"],
+        h["writtenBy"],
+        e["transitionRef"]
+    );
+    assert_eq!(e["entryHash"], crate::common::sha(wire.as_bytes()).as_str());
+    assert_ne!(g.head, head1);
+    env.run(&["receipt", "rest:put-2"]).ok();
+    env.verify_ok();
+    // A writer in a namespace world writes itself is refused; nothing changes.
+    let before = env.snapshot();
+    let r = env
+        .run(&[
+            "commit",
+            "--put",
+            a.to_str().unwrap(),
+            "--semantic-id",
+            "x",
+            "--writer",
+            "world:me",
+        ])
+        .code(1);
+    assert!(r.one_line_error().contains("namespace"), "{r:#?}");
+    // Mismatched --semantic-id counts are usage errors.
+    let r = env
+        .run(&[
+            "commit",
+            "--put",
+            a.to_str().unwrap(),
+            "--semantic-id",
+            "x",
+            "--semantic-id",
+            "y",
+            "--semantic-id",
+            "z",
+        ])
+        .code(2);
+    r.one_line_error();
+    assert_eq!(env.snapshot(), before);
+    // Without a head there is nothing to extend.
+    let empty = TestEnv::new();
+    empty.run(&["genesis"]).ok();
+    std::fs::remove_file(&empty.db).unwrap();
+    let r = empty
+        .run(&["commit", "--put", a.to_str().unwrap(), "--semantic-id", "x"])
+        .code(1);
+    r.one_line_error();
+}
+
+/// `--keep-going` commits past a refusal, reports each refused line and ends with a summary;
+/// `--json` ends with a `{"summary":…}` line that matches its schema.
+#[test]
+fn batch_keep_going_reports_every_refusal_and_a_summary() {
+    let env = TestEnv::new();
+    let g = env.genesis();
+    let b1 = g.next("ok1");
+    let stale = g.next("stale");
+    let b3 = b1.tip().next("ok3");
+    let mut jsonl = Vec::new();
+    for b in [&b1, &stale, &b3] {
+        jsonl.extend_from_slice(&b.bytes());
+        jsonl.push(b'\n');
+    }
+    let f = env.write("batch.jsonl", &jsonl);
+    let r = env
+        .run(&[
+            "commit",
+            "--batch",
+            f.to_str().unwrap(),
+            "--keep-going",
+            "--json",
+        ])
+        .code(1);
+    let lines = r.json_lines();
+    assert_eq!(
+        lines.len(),
+        4,
+        "two heads, the summary, the envelope: {r:#?}"
+    );
+    let s = &lines[2];
+    crate::output::assert_schema("commit-batch-summary", s);
+    assert_eq!(
+        (
+            &s["summary"]["committed"],
+            &s["summary"]["failed"],
+            &s["summary"]["refusals"][0]["line"]
+        ),
+        (
+            &serde_json::json!(2),
+            &serde_json::json!(1),
+            &serde_json::json!(2)
+        ),
+        "{s}"
+    );
+    crate::output::assert_schema("error", &lines[3]);
+    assert!(r.stderr.contains("refused: line 2:"), "{r:#?}");
+    assert_eq!(env.tip(), b3.tip());
+    // Without --keep-going the summary says what was not attempted.
+    let env = TestEnv::new();
+    env.genesis();
+    let f = env.write("batch.jsonl", &jsonl);
+    let r = env
+        .run(&["commit", "--batch", f.to_str().unwrap(), "--json"])
+        .code(1);
+    let lines = r.json_lines();
+    assert_eq!(lines[1]["summary"]["notAttempted"], 1, "{r:#?}");
+    // A clean batch prints its summary on stderr, nothing extra on stdout.
+    let env = TestEnv::new();
+    let g = env.genesis();
+    let a = g.next("a");
+    let b = a.tip().next("b");
+    let mut jsonl = a.bytes();
+    jsonl.push(b'\n');
+    jsonl.extend_from_slice(&b.bytes());
+    let f = env.write("ok.jsonl", &jsonl);
+    let r = env.run(&["commit", "--batch", f.to_str().unwrap()]).ok();
+    assert_eq!(r.stdout.lines().count(), 2);
+    assert!(
+        r.stderr
+            .contains("2 of 2 bodies committed, 0 already committed, 0 refused"),
+        "{r:#?}"
+    );
+    let c = b.tip().next("c");
+    let f = env.write("more.jsonl", &c.bytes());
+    let r = env
+        .run(&["commit", "--batch", f.to_str().unwrap(), "-q"])
+        .ok();
+    assert_eq!(
+        (r.stdout.trim(), r.stderr.as_str()),
+        (c.world_ref.as_str(), ""),
+        "{r:#?}"
+    );
+}

@@ -42,6 +42,10 @@ fn second_writer_refused_readers_work_and_lock_freed_by_kill() {
         "{line}"
     );
     assert!(r.stderr.contains("hint: "), "a retry hint is given: {r:#?}");
+    // The message names the holder's PID (world writes it into the lock file; issue 16 §11).
+    let pid = first.id();
+    assert!(line.contains(&format!("held by pid {pid}")), "{line}");
+    assert!(r.stderr.contains(&format!("ps -p {pid}")), "{r:#?}");
     assert!(elapsed < Duration::from_secs(2), "refusal took {elapsed:?}");
     let r = env.run(&["genesis"]).code(6);
     r.one_line_error();

@@ -47,7 +47,7 @@ pub struct Run {
 }
 
 impl Run {
-    fn from_output(o: Output) -> Self {
+    pub fn from_output(o: Output) -> Self {
         Run {
             code: o.status.code().unwrap_or(-1),
             stdout: String::from_utf8_lossy(&o.stdout).into_owned(),

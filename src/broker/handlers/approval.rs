@@ -134,7 +134,14 @@ impl Prompter for TtyPrompter {
                     "no controlling terminal to ask ({e}); decide it with `world approval decide`"
                 )
             })?;
-        write!(tty, "{question} [y/N] ")
+        let secs = deadline
+            .saturating_duration_since(Instant::now())
+            .as_secs_f64()
+            .ceil();
+        write!(
+            tty,
+            "{question}\n(times out in {secs:.0} s: no answer leaves the request pending; Ctrl-D answers no) [y/N] "
+        )
             .and_then(|_| tty.flush())
             .map_err(|e| format!("writing to the terminal: {e}"))?;
         let mut answer = Vec::new();
@@ -162,13 +169,22 @@ impl Prompter for TtyPrompter {
             if rc == 0 {
                 continue;
             }
-            let mut byte = [0u8; 1];
-            match tty.read(&mut byte) {
-                Ok(0) => break,
-                Ok(_) if byte[0] == b'\n' => break,
-                Ok(_) => {
+            // Canonical mode: a read returns a whole line, or what was typed when Ctrl-D was
+            // pressed (no newline) — which answers no, as does end of input.
+            let mut buf = [0u8; 256];
+            match tty.read(&mut buf) {
+                Ok(0) => return Ok(false),
+                Ok(n) if buf[n - 1] == b'\n' => {
+                    answer.extend_from_slice(&buf[..n - 1]);
+                    break;
+                }
+                Ok(n) if n < buf.len() => {
+                    let _ = writeln!(tty);
+                    return Ok(false);
+                }
+                Ok(n) => {
                     if answer.len() < 64 {
-                        answer.push(byte[0]);
+                        answer.extend_from_slice(&buf[..n]);
                     }
                 }
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,

@@ -189,7 +189,12 @@ pub enum Cmd {
         now: Option<String>,
         /// A standalone ledger (a file, or postgres://user@host/db) instead of the tables in
         /// the store file
-        #[arg(long, value_name = "FILE|URL", env = "WORLD_LEDGER")]
+        #[arg(
+            long,
+            value_name = "FILE|URL",
+            env = "WORLD_LEDGER",
+            hide_env_values = true
+        )]
         ledger: Option<String>,
     },
 }
@@ -213,7 +218,12 @@ pub struct Common {
     pub now: Option<String>,
     /// A standalone ledger (a file, or postgres://user@host/db) instead of the tables in the
     /// store file
-    #[arg(long, value_name = "FILE|URL", env = "WORLD_LEDGER")]
+    #[arg(
+        long,
+        value_name = "FILE|URL",
+        env = "WORLD_LEDGER",
+        hide_env_values = true
+    )]
     pub ledger: Option<String>,
 }
 
@@ -269,11 +279,38 @@ pub const MAX_NOW_AHEAD_MS: u128 = 86_400_000;
 
 /// The login for `human:<login>` and `host:<login>`: `USER`, else `LOGNAME`, else `unknown`.
 pub fn login() -> String {
+    let ok = |v: &String| !v.is_empty() && !v.chars().any(|c| c.is_whitespace() || c.is_control());
     ["USER", "LOGNAME"]
         .iter()
         .filter_map(|v| std::env::var(v).ok())
-        .find(|v| !v.is_empty() && !v.chars().any(|c| c.is_whitespace() || c.is_control()))
+        .find(ok)
+        .or_else(|| passwd_name().filter(ok))
         .unwrap_or_else(|| "unknown".to_string())
+}
+
+/// The login name of the real uid from the password database (`getpwuid_r`), when it has one.
+fn passwd_name() -> Option<String> {
+    let mut buf = vec![0 as libc::c_char; 4096];
+    // SAFETY: getpwuid_r writes one passwd into `pw`, its strings into `buf` (whose length we
+    // pass), and `result` points at `pw` or is null; nothing is kept past this call.
+    unsafe {
+        let mut pw: libc::passwd = std::mem::zeroed();
+        let mut result: *mut libc::passwd = std::ptr::null_mut();
+        let rc = libc::getpwuid_r(
+            libc::getuid(),
+            &mut pw,
+            buf.as_mut_ptr(),
+            buf.len(),
+            &mut result,
+        );
+        if rc != 0 || result.is_null() || pw.pw_name.is_null() {
+            return None;
+        }
+        std::ffi::CStr::from_ptr(pw.pw_name)
+            .to_str()
+            .ok()
+            .map(str::to_string)
+    }
 }
 
 /// A fresh request id (`cli-` + 32 hex): no two invocations share it, so no idempotency.
@@ -863,7 +900,43 @@ fn phrase(command: &Command) -> Result<String, CliError> {
 /// What the human is asked to confirm, shown above the phrase.
 fn describe(command: &Command, ledger: &str) -> String {
     match command {
-        Command::Init { .. } => format!("load this config into the limits ledger in {ledger}"),
+        Command::Init { config } => match config::Config::parse(config) {
+            Ok(c) => {
+                let mut text = format!(
+                    "load config {} (ledger {}, unit {}) into the limits ledger in {ledger}, with {} scope(s):",
+                    c.config_ref,
+                    c.ledger_id,
+                    c.unit,
+                    c.scopes.len()
+                );
+                for sc in &c.scopes {
+                    let bounds: Vec<String> = LimitKind::ALL
+                        .iter()
+                        .map(|k| match sc.limits.get(*k) {
+                            Some(a) => format!("{}≤{a}", k.as_str()),
+                            None => format!("{} unbounded", k.as_str()),
+                        })
+                        .collect();
+                    text.push_str(&format!(
+                        "\n  {} {}{}: {}{}",
+                        sc.kind.as_str(),
+                        sc.scope_id,
+                        sc.parent_id
+                            .as_deref()
+                            .map(|p| format!(" (under {p})"))
+                            .unwrap_or_default(),
+                        bounds.join(", "),
+                        if sc.depends_on.is_empty() {
+                            String::new()
+                        } else {
+                            format!("; waits for {}", sc.depends_on.join(", "))
+                        }
+                    ));
+                }
+                text
+            }
+            Err(_) => format!("load this config into the limits ledger in {ledger}"),
+        },
         Command::Adjust {
             scope_id,
             limits,

@@ -1,0 +1,47 @@
+//! Progress bars on stderr for long work (`commit --batch`, `verify`, `replay`,
+//! `export-episode`): drawn only when stderr is a terminal and neither `-q` nor `--json` is
+//! given, so pipes, CI logs and captured stderr never see them (DEC-CLI-22).
+
+use std::io::IsTerminal;
+
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+
+use super::output::Output;
+
+/// Whether a bar would be drawn for `out`: stderr is a terminal, no `-q`, no `--json`.
+pub fn wanted(out: &Output) -> bool {
+    !out.quiet && !out.json && std::io::stderr().is_terminal()
+}
+
+/// A bar over `len` units labelled `what` (`committing`, `verifying`, …), or a hidden bar
+/// that draws nothing when [`wanted`] is false. Coloured only under `--color`.
+pub fn bar(out: &Output, len: u64, what: &str) -> ProgressBar {
+    if !wanted(out) {
+        return ProgressBar::hidden();
+    }
+    let pb = ProgressBar::with_draw_target(Some(len), ProgressDrawTarget::stderr());
+    let template = if out.color {
+        "{prefix} {bar:30.green/white} {pos}/{len} ({per_sec}, eta {eta}) {msg}"
+    } else {
+        "{prefix} [{bar:30}] {pos}/{len} ({per_sec}, eta {eta}) {msg}"
+    };
+    if let Ok(style) = ProgressStyle::with_template(template) {
+        pb.set_style(style.progress_chars("=> "));
+    }
+    pb.set_prefix(what.to_string());
+    pb
+}
+
+/// A spinner for work of unknown length, hidden like [`bar`].
+pub fn spinner(out: &Output, what: &str) -> ProgressBar {
+    if !wanted(out) {
+        return ProgressBar::hidden();
+    }
+    let pb = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
+    if let Ok(style) = ProgressStyle::with_template("{prefix} {spinner} {pos} {msg}") {
+        pb.set_style(style);
+    }
+    pb.set_prefix(what.to_string());
+    pb.enable_steady_tick(std::time::Duration::from_millis(120));
+    pb
+}

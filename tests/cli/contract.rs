@@ -1,0 +1,615 @@
+//! Issue 16 §1 and §2 over every command: under `-q` stdout carries only the data asked for
+//! and stderr nothing; under `--json` every line is JSON, and every output shape matches its
+//! JSON Schema in docs/json/ (DEC-CLI-16, DEC-CLI-25).
+
+use std::path::{Path, PathBuf};
+
+use crate::common::{Run, TestEnv};
+use crate::output::assert_schema;
+
+fn repo() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        let dest = to.join(e.file_name());
+        if e.file_type().unwrap().is_dir() {
+            copy_dir(&e.path(), &dest);
+        } else {
+            std::fs::copy(e.path(), dest).unwrap();
+        }
+    }
+}
+
+/// A store with a genesis, a published registry, a session token at `tok`, an invocation
+/// with an effect, an approval request and a limits ledger.
+fn fixture() -> TestEnv {
+    let env = TestEnv::new();
+    copy_dir(
+        &repo().join("fixtures/transitions"),
+        &env.path("fixtures/transitions"),
+    );
+    std::fs::create_dir_all(env.path("ws/ep1")).unwrap();
+    std::fs::write(env.path("note.json"), br#"{"note":1}"#).unwrap();
+    let ws = env.path("ws");
+    let tok = env.path("tok");
+    let cfg = repo().join("fixtures/limits/example.json");
+    for args in [
+        vec!["genesis"],
+        vec![
+            "publish",
+            "--manifest",
+            "fixtures/transitions/manifest.json",
+            "--yes",
+        ],
+        vec![
+            "session",
+            "mint",
+            "--episode",
+            "ep1",
+            "--grant",
+            "world.apply=world:10",
+            "--grant",
+            "Workspace.Write=worktree:5",
+            "--workspace-root",
+            ws.to_str().unwrap(),
+            "--yes",
+            "--out",
+            tok.to_str().unwrap(),
+        ],
+        vec![
+            "invoke",
+            "ailang-write",
+            "--session",
+            tok.to_str().unwrap(),
+            "--args",
+            r#"{"path":"a.txt","content":"x"}"#,
+            "--invocation-id",
+            "w1",
+        ],
+        vec![
+            "approval",
+            "request",
+            "--episode",
+            "ep1",
+            "--summary",
+            "ship it",
+        ],
+        vec!["limits", "init", "--config", cfg.to_str().unwrap(), "--yes"],
+    ] {
+        env.run(&args).ok();
+    }
+    env
+}
+
+/// What a case prints on stdout under `--json`: the schema of every line, or of the last.
+enum Shape {
+    /// One object.
+    One(&'static str),
+    /// JSON lines, each of this schema (possibly none).
+    Lines(&'static str),
+    /// JSON lines of the first schema, then one summary line of the second.
+    LinesThen(&'static str, &'static str),
+    /// JSON, no schema of ours (the limits shapes are limits.md's, the ailang ones the
+    /// `ailang` CLI contract's).
+    Foreign,
+}
+
+struct Case {
+    args: Vec<String>,
+    shape: Shape,
+    code: i32,
+}
+
+fn case(args: &[&str], shape: Shape) -> Case {
+    Case {
+        args: args.iter().map(|s| s.to_string()).collect(),
+        shape,
+        code: 0,
+    }
+}
+
+/// First lines of `--json` output of `args` (for refs).
+fn first(env: &TestEnv, args: &[&str], key: &str) -> String {
+    let r = env.run(&[args, &["--json"]].concat()).ok();
+    r.json_lines()[0][key].as_str().unwrap().to_string()
+}
+
+/// Every command, run in this order against the fixture (writers included).
+fn cases(env: &TestEnv, n: usize) -> Vec<Case> {
+    let tok = env.path("tok");
+    let tok = tok.to_str().unwrap();
+    let head = env.run(&["head"]).ok().stdout.trim().to_string();
+    let effect = first(env, &["effects"], "ref");
+    let approval = first(env, &["approval", "list"], "requestRef");
+    let session = first(env, &["session", "list"], "credentialId");
+    let obj = first(env, &["object", "find", "world/genesis-goal/v1"], "hash");
+    let note = env.path("note.json");
+    let mint_out: PathBuf = env.path(&format!("tok{n}"));
+    let bundle: PathBuf = env.path(&format!("bundle{n}.db"));
+    let body = {
+        // A hand-built body on top of whatever the head is when this case runs is not
+        // possible here (cases are built first), so commit FILE reads a body built now and
+        // runs before any other commit.
+        let tip = crate::common::tip_of(&env.db);
+        let b = tip.next(&format!("contract{n}"));
+        env.write(&format!("body{n}.json"), &b.bytes())
+    };
+    let contract = repo().join("fixtures/mission/seed/contract.json");
+    let man = env.path(&format!("man{n}"));
+    let comp = env.path(&format!("comp{n}"));
+    let ail = repo().join("fixtures/transitions/echo.ail");
+    let ail = ail.to_str().unwrap();
+    let s = |p: &Path| p.to_str().unwrap().to_string();
+    let (note, mint_out, bundle, body, contract, man, comp) = (
+        s(&note),
+        s(&mint_out),
+        s(&bundle),
+        s(&body),
+        s(&contract),
+        s(&man),
+        s(&comp),
+    );
+    let attempt = format!("a{n}");
+    vec![
+        case(&["commit", &body], Shape::One("commit")),
+        case(
+            &["commit", "--put", &note, "--semantic-id", "demo/note/v1"],
+            Shape::One("commit"),
+        ),
+        case(&["head"], Shape::One("head")),
+        case(&["world", "get", &head], Shape::One("world")),
+        case(&["object", "get", &obj], Shape::One("object")),
+        case(&["object", "find", "demo/note/v1"], Shape::Lines("object")),
+        case(&["log"], Shape::Lines("log-entry")),
+        case(&["log", "get", "1"], Shape::One("log-entry")),
+        case(&["show", "head"], Shape::One("show")),
+        case(&["show", "cli:ep1:w1"], Shape::One("show")),
+        case(&["status"], Shape::One("status")),
+        case(
+            &["registry", "get", "world/transition-registry/v1"],
+            Shape::Foreign,
+        ),
+        case(&["transitions", "list"], Shape::Foreign),
+        case(&["transitions", "show", "counter"], Shape::Foreign),
+        case(&["tools", "list", "--session", tok], Shape::Foreign),
+        case(
+            &["invoke", "counter", "--session", tok, "--args", "{}"],
+            Shape::Foreign,
+        ),
+        case(&["receipt", "cli:ep1:w1"], Shape::One("receipt")),
+        case(&["session", "list", "--all"], Shape::Lines("session")),
+        case(&["session", "show", &session], Shape::One("session")),
+        case(
+            &[
+                "session",
+                "mint",
+                "--episode",
+                "ep2",
+                "--grant",
+                "world.apply=world:1",
+                "--yes",
+                "--out",
+                &mint_out,
+            ],
+            Shape::One("session-mint"),
+        ),
+        case(&["session", "revoke", "--episode", "ep2"], Shape::Foreign),
+        case(&["effects"], Shape::Lines("effect")),
+        case(&["effects", "show", &effect], Shape::One("effect-show")),
+        case(&["approval", "list"], Shape::Lines("approval")),
+        case(&["approval", "show", &approval], Shape::One("approval")),
+        case(
+            &[
+                "approval",
+                "request",
+                "--episode",
+                "ep1",
+                "--summary",
+                "more",
+            ],
+            Shape::Foreign,
+        ),
+        case(
+            &[
+                "broker",
+                "check",
+                "--session",
+                tok,
+                "Workspace.Write",
+                "worktree",
+                "1",
+            ],
+            Shape::One("broker-check"),
+        ),
+        case(&["verify"], Shape::One("verify")),
+        case(&["why", "head"], Shape::One("why")),
+        case(&["why", "cli:ep1:w1"], Shape::One("why")),
+        case(
+            &["replay", "--all"],
+            Shape::LinesThen("replay-entry", "replay-summary"),
+        ),
+        case(
+            &["export-episode", "ep1", "--out", &bundle],
+            Shape::One("export-episode"),
+        ),
+        case(&["ailang", "version"], Shape::One("ailang-version")),
+        case(&["ailang", "check", ail], Shape::Foreign),
+        case(
+            &["ailang", "run", ail, "--args-json", r#""{}""#],
+            Shape::Foreign,
+        ),
+        case(&["ailang", "test", ail], Shape::Foreign),
+        case(
+            &[
+                "limits",
+                "reserve",
+                "--scope",
+                "run",
+                "--attempt",
+                &attempt,
+                "--purpose",
+                "ordinary",
+                "--amount",
+                "5",
+                "--max-active-ms",
+                "1000",
+            ],
+            Shape::Foreign,
+        ),
+        case(
+            &["limits", "dispatch", "--attempt", &attempt],
+            Shape::Foreign,
+        ),
+        case(
+            &["limits", "settle", "--attempt", &attempt, "--actual", "3"],
+            Shape::Foreign,
+        ),
+        case(
+            &[
+                "limits",
+                "reserve",
+                "--scope",
+                "run",
+                "--attempt",
+                &format!("{attempt}r"),
+                "--purpose",
+                "ordinary",
+                "--amount",
+                "5",
+                "--max-active-ms",
+                "1000",
+            ],
+            Shape::Foreign,
+        ),
+        case(
+            &["limits", "release", "--attempt", &format!("{attempt}r")],
+            Shape::Foreign,
+        ),
+        case(&["limits", "report"], Shape::Foreign),
+        case(
+            &["limits", "stop", "--scope", "run", "--reason", "enough"],
+            Shape::Foreign,
+        ),
+        case(
+            &[
+                "mission",
+                "create",
+                "--contract",
+                &contract,
+                "--yes",
+                "--now",
+                "0",
+            ],
+            Shape::Foreign,
+        ),
+        case(&["mission", "list"], Shape::Foreign),
+        case(&["mission", "report", "m"], Shape::Foreign),
+        case(&["mission", "log", "m"], Shape::Foreign),
+        case(&["pin", "--interpreter", "embedded"], Shape::Foreign),
+        case(&["util", "man", "--out", &man], Shape::Lines("none")),
+        case(
+            &["util", "completions", "--out", &comp],
+            Shape::Lines("none"),
+        ),
+    ]
+}
+
+/// Commands not run here, each with the reason.
+const NOT_RUN: &[(&str, &str)] = &[
+    (
+        "world genesis",
+        "run by the fixture (a store has one genesis); tests/cli/genesis.rs",
+    ),
+    ("world publish", "run by the fixture"),
+    ("world serve", "a daemon: tests/serve.rs"),
+    ("world mcp", "a stdio server: tests/mcp_stdio.rs"),
+    (
+        "world approval decide",
+        "decides the fixture's request once; tests/approvals.rs",
+    ),
+    ("world limits init", "run by the fixture"),
+    (
+        "world limits adjust",
+        "always attended (no --yes): tests/limits_cli.rs on a pty",
+    ),
+    (
+        "world limits reconcile",
+        "always attended (no --yes): tests/limits_cli.rs on a pty",
+    ),
+    (
+        "world mission apply",
+        "needs a scripted mission: tests/mission_cli.rs",
+    ),
+    (
+        "world mission approve",
+        "needs a scripted mission: tests/mission_cli.rs",
+    ),
+    (
+        "world mission admit",
+        "needs a scripted mission: tests/mission_cli.rs",
+    ),
+    (
+        "world mission complete-run",
+        "needs a scripted mission: tests/mission_cli.rs",
+    ),
+    (
+        "world mission dispatch",
+        "needs a scripted mission: tests/mission_cli.rs",
+    ),
+    (
+        "world mission grant",
+        "needs a scripted mission: tests/mission_cli.rs",
+    ),
+    (
+        "world mission reconcile",
+        "needs a scripted mission: tests/mission_cli.rs",
+    ),
+    (
+        "world mission release",
+        "needs a scripted mission: tests/mission_cli.rs",
+    ),
+    (
+        "world mission revoke",
+        "needs a scripted mission: tests/mission_cli.rs",
+    ),
+    (
+        "world mission settle",
+        "needs a scripted mission: tests/mission_cli.rs",
+    ),
+    (
+        "world mission start-run",
+        "needs a scripted mission: tests/mission_cli.rs",
+    ),
+];
+
+/// Every leaf command is either run by [`cases`] or listed in [`NOT_RUN`].
+#[test]
+fn every_command_is_covered() {
+    let env = fixture();
+    let run: Vec<String> = cases(&env, 0)
+        .iter()
+        .map(|c| {
+            let mut p = vec!["world".to_string()];
+            let mut cmd = world::cli::command();
+            for a in &c.args {
+                match cmd.find_subcommand(a) {
+                    Some(s) => {
+                        p.push(a.clone());
+                        cmd = s.clone();
+                    }
+                    None => break,
+                }
+            }
+            p.join(" ")
+        })
+        .collect();
+    fn leaves(cmd: &clap::Command, path: String, out: &mut Vec<String>) {
+        let subs: Vec<_> = cmd
+            .get_subcommands()
+            .filter(|s| s.get_name() != "help")
+            .collect();
+        if subs.is_empty() {
+            out.push(path.clone());
+        }
+        for s in subs {
+            leaves(s, format!("{path} {}", s.get_name()), out);
+        }
+    }
+    let mut all = Vec::new();
+    leaves(&world::cli::command(), "world".into(), &mut all);
+    let missing: Vec<&String> = all
+        .iter()
+        .filter(|p| !run.contains(p) && !NOT_RUN.iter().any(|(n, _)| n == p))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "commands neither run nor listed in NOT_RUN: {missing:?}"
+    );
+}
+
+fn run_case(env: &TestEnv, c: &Case, extra: &[&str]) -> Run {
+    let mut a: Vec<&str> = c.args.iter().map(String::as_str).collect();
+    a.extend_from_slice(extra);
+    let out = env.cmd().args(&a).output().expect("run world");
+    Run::from_output(out)
+}
+
+/// Under `-q` every command leaves stderr empty; under `-q --json` stdout is JSON lines only.
+#[test]
+fn quiet_leaves_only_data_for_every_command() {
+    for (n, json) in [(0usize, false), (1, true)] {
+        let env = fixture();
+        for c in cases(&env, n) {
+            let extra: &[&str] = if json { &["-q", "--json"] } else { &["-q"] };
+            let r = run_case(&env, &c, extra);
+            assert_eq!(r.code, c.code, "{:?} {extra:?}: {r:#?}", c.args);
+            assert_eq!(
+                r.stderr, "",
+                "{:?} {extra:?} wrote to stderr: {r:#?}",
+                c.args
+            );
+            // JSON lines; `world ailang check` keeps the `ailang` CLI contract's one indented
+            // object (DEC-CLI-25).
+            if json && serde_json::from_str::<serde_json::Value>(&r.stdout).is_err() {
+                for l in r.stdout.lines() {
+                    serde_json::from_str::<serde_json::Value>(l).unwrap_or_else(|e| {
+                        panic!("{:?}: stdout line {l:?} is not JSON: {e}", c.args)
+                    });
+                }
+            }
+        }
+    }
+    // A writer's summary line is dropped by -q; its data (a head) stays.
+    let env = fixture();
+    let note = env.path("note.json");
+    let r = env
+        .run(&[
+            "commit",
+            "--put",
+            note.to_str().unwrap(),
+            "--semantic-id",
+            "x",
+            "-q",
+        ])
+        .ok();
+    assert_eq!(r.stdout.trim(), env.run(&["head"]).ok().stdout.trim());
+    let r = env
+        .run(&[
+            "export-episode",
+            "ep1",
+            "--out",
+            env.path("b.db").to_str().unwrap(),
+            "-q",
+        ])
+        .ok();
+    assert_eq!((r.stdout.as_str(), r.stderr.as_str()), ("", ""));
+}
+
+/// Every `--json` output matches its schema, and every schema in docs/json/ is exercised.
+#[test]
+fn every_json_output_matches_its_schema() {
+    let env = fixture();
+    let mut used: Vec<&str> = vec!["error"];
+    for c in cases(&env, 0) {
+        let r = run_case(&env, &c, &["--json"]);
+        assert_eq!(r.code, c.code, "{:?}: {r:#?}", c.args);
+        if matches!(c.shape, Shape::Foreign) {
+            if serde_json::from_str::<serde_json::Value>(&r.stdout).is_err() {
+                r.json_lines();
+            }
+            continue;
+        }
+        let lines = r.json_lines();
+        match c.shape {
+            Shape::One(s) => {
+                assert_eq!(lines.len(), 1, "{:?}: {r:#?}", c.args);
+                assert_schema(s, &lines[0]);
+                used.push(s);
+            }
+            Shape::Lines("none") => {}
+            Shape::Lines(s) => {
+                for l in &lines {
+                    assert_schema(s, l);
+                }
+                assert!(
+                    !lines.is_empty(),
+                    "{:?} printed nothing to validate",
+                    c.args
+                );
+                used.push(s);
+            }
+            Shape::LinesThen(s, last) => {
+                let (tail, head) = lines.split_last().expect("a summary line");
+                for l in head {
+                    assert_schema(s, l);
+                }
+                assert_schema(last, tail);
+                used.push(s);
+                used.push(last);
+            }
+            Shape::Foreign => {}
+        }
+    }
+    used.push("commit-batch-summary"); // tests/cli/commit.rs
+    let mut unused = Vec::new();
+    for e in std::fs::read_dir(repo().join("docs/json")).unwrap() {
+        let name = e.unwrap().file_name().to_string_lossy().into_owned();
+        let stem = name.trim_end_matches(".schema.json");
+        if !used.contains(&stem) {
+            unused.push(name);
+        }
+    }
+    assert!(unused.is_empty(), "schemas no test validates: {unused:?}");
+    // Numbers are numbers and nested JSON is JSON.
+    let e = first(&env, &["effects"], "ref");
+    let v = env.run(&["effects", "show", &e, "--json"]).ok().json();
+    assert!(
+        v["record"]["cost"].is_i64() && v["request"]["payload"].is_object(),
+        "{v}"
+    );
+    assert!(v["result"].is_object(), "{v}");
+    assert!(v["record"]["denial"].is_null(), "{v}");
+    // `invoke --json | why -` walks the invocation the object names (issue 16: docs and binary
+    // agree).
+    let tok = env.path("tok");
+    let inv = env
+        .run(&[
+            "invoke",
+            "counter",
+            "--session",
+            tok.to_str().unwrap(),
+            "--args",
+            "{}",
+            "--json",
+        ])
+        .ok();
+    let w = env
+        .run_stdin(&["why", "-", "--json"], inv.stdout.as_bytes())
+        .ok()
+        .json();
+    assert_eq!(w["ok"], true, "{w}");
+    assert_eq!(
+        w["entry"]["header"]["entryIndex"],
+        inv.json()["entryIndex"],
+        "{w}"
+    );
+}
+
+/// Colour under `--color always` for ✓, FAIL, DIVERGED and errors; none with `NO_COLOR` under
+/// `auto`, and none on a pipe (issue 16 §9).
+#[test]
+fn colour_only_when_asked() {
+    let env = fixture();
+    let r = env.run(&["verify", "--color", "always"]).ok();
+    assert!(r.stdout.contains("\x1b[32m✓\x1b[0m"), "{r:#?}");
+    let r = env.run(&["why", "head", "--color", "always"]).ok();
+    assert!(r.stdout.contains("\x1b[32m✓\x1b[0m"), "{r:#?}");
+    let r = env.run(&["log", "get", "99", "--color", "always"]).code(1);
+    assert!(r.stderr.starts_with("\x1b[31mworld:\x1b[0m"), "{r:#?}");
+    // The test environment sets NO_COLOR; auto then colours nothing, nor does never.
+    for when in ["auto", "never"] {
+        let r = env.run(&["verify", "--color", when]).ok();
+        assert!(!r.stdout.contains('\x1b'), "{when}: {r:#?}");
+        let r = env.run(&["log", "get", "99", "--color", when]).code(1);
+        assert!(!r.stderr.contains('\x1b'), "{when}: {r:#?}");
+    }
+    // A tampered output object: DIVERGED and FAIL in red.
+    let conn = rusqlite::Connection::open(&env.db).unwrap();
+    let out_ref: String = {
+        let v = env.run(&["show", "cli:ep1:w1", "--json"]).ok().json();
+        v["invocation"]["outputRef"].as_str().unwrap().to_string()
+    };
+    conn.execute(
+        "UPDATE objects SET payload = CAST('{}' AS BLOB) WHERE hash_ref = ?1",
+        [&out_ref],
+    )
+    .unwrap();
+    let r = env.run(&["replay", "--all", "--color", "always"]).code(3);
+    assert!(r.stdout.contains("\x1b[31mDIVERGED\x1b[0m"), "{r:#?}");
+    let r = env.run(&["verify", "--color", "always"]).code(3);
+    assert!(r.stdout.contains("\x1b[31mFAIL\x1b[0m"), "{r:#?}");
+}

@@ -1,0 +1,242 @@
+//! Issue 16 §10 and §9 on a pseudo-terminal: every attended prompt shows what is being
+//! approved, the line editor works (Backspace, Ctrl-U, Ctrl-W, arrows), Ctrl-D answers no,
+//! and progress bars appear on a terminal only.
+
+#[path = "common/mod.rs"]
+mod common;
+#[path = "terminal/mod.rs"]
+mod terminal;
+
+use std::io::{Read, Write};
+use std::process::{Command, Output, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use common::TestEnv;
+
+/// Run `c` in a new session whose controlling terminal is a fresh pty; for each step wait
+/// until the terminal has shown `wait_for`, then type its keys one at a time (each arrives
+/// while the prompt is reading). Returns the output and everything the terminal showed.
+fn drive(mut c: Command, steps: &[(&str, &[&[u8]])]) -> (Output, String) {
+    let (master, slave) = terminal::pty();
+    c.stdout(Stdio::piped()).stderr(Stdio::piped());
+    terminal::with_terminal(&mut c, &slave);
+    let child = c.spawn().expect("spawn world");
+    // The command holds nothing of the pty, but drop it and the slave so the master reads
+    // end-of-file once the child exits.
+    drop(c);
+    drop(slave);
+    let shown = Arc::new(Mutex::new(Vec::<u8>::new()));
+    let mut reader = master.try_clone().expect("clone pty");
+    let sink = Arc::clone(&shown);
+    let pump = std::thread::spawn(move || {
+        let mut buf = [0u8; 4096];
+        while let Ok(n) = reader.read(&mut buf) {
+            if n == 0 {
+                break;
+            }
+            sink.lock().unwrap().extend_from_slice(&buf[..n]);
+        }
+    });
+    let mut writer = master;
+    for (wait_for, keys) in steps {
+        let start = Instant::now();
+        while !String::from_utf8_lossy(&shown.lock().unwrap()).contains(wait_for) {
+            assert!(
+                start.elapsed() < Duration::from_secs(30),
+                "the terminal never showed {wait_for:?}: {:?}",
+                String::from_utf8_lossy(&shown.lock().unwrap())
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        for k in keys.iter() {
+            std::thread::sleep(Duration::from_millis(60));
+            writer.write_all(k).expect("type");
+        }
+    }
+    let out = child.wait_with_output().expect("wait");
+    drop(writer);
+    let _ = pump.join();
+    let text = String::from_utf8_lossy(&shown.lock().unwrap()).into_owned();
+    (out, text)
+}
+
+fn keys(text: &str) -> Vec<&[u8]> {
+    text.as_bytes().chunks(1).collect()
+}
+
+fn mint_cmd(env: &TestEnv, out: &str) -> Command {
+    let mut c = env.std_cmd();
+    c.args([
+        "session",
+        "mint",
+        "--episode",
+        "ep1",
+        "--grant",
+        "world.apply=world:10",
+        "--grant",
+        "Workspace.Read=worktree:2",
+        "--ttl",
+        "3600",
+        "--out",
+        env.path(out).to_str().unwrap(),
+    ]);
+    c
+}
+
+#[test]
+fn mint_shows_the_grants_and_expiry_and_the_line_editor_works() {
+    let env = TestEnv::new();
+    env.genesis();
+    // Type "no", erase it with Ctrl-U, type "yx", erase x with Backspace, then Enter.
+    let mut typed: Vec<&[u8]> = keys("no");
+    typed.push(b"\x15");
+    typed.extend(keys("yx"));
+    typed.push(b"\x7f");
+    typed.push(b"\r");
+    let (out, shown) = drive(mint_cmd(&env, "tok"), &[("Mint it? [y/N] ", &typed)]);
+    assert_eq!(out.status.code(), Some(0), "{shown}\n{out:?}");
+    for want in [
+        "Mint a session credential for episode ep1",
+        "grant  world.apply on scope world, budget 10",
+        "grant  Workspace.Read on scope worktree, budget 2",
+        // WORLD_TEST_NOW + 3600 s.
+        "expires 2023-11-14T23:13:20Z (in 3600 s",
+    ] {
+        assert!(shown.contains(want), "prompt lacks {want:?}: {shown:?}");
+    }
+    assert!(env.path("tok").exists());
+    let rows = env.run(&["session", "list", "--json"]).ok().json_lines();
+    assert_eq!(rows[0]["attended"], true);
+}
+
+#[test]
+fn ctrl_d_answers_no_even_after_typing_yes() {
+    let env = TestEnv::new();
+    env.genesis();
+    let before = env.snapshot();
+    let mut typed = keys("y");
+    typed.push(b"\x04");
+    let (out, shown) = drive(mint_cmd(&env, "tok"), &[("Mint it? [y/N] ", &typed)]);
+    assert_eq!(out.status.code(), Some(3), "{shown}\n{out:?}");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("aborted (not confirmed)"));
+    assert_eq!(env.snapshot(), before, "nothing minted");
+    assert!(!env.path("tok").exists());
+}
+
+#[test]
+fn approval_decide_edits_with_arrows_and_ctrl_w() {
+    let env = TestEnv::new();
+    env.genesis();
+    let r = env
+        .run(&[
+            "approval",
+            "request",
+            "--episode",
+            "ep1",
+            "--summary",
+            "ship v2",
+        ])
+        .ok()
+        .stdout
+        .trim()
+        .to_string();
+    let mut c = env.std_cmd();
+    c.args(["approval", "decide", &r, "--approve"]);
+    // "maybe yes" → Ctrl-W deletes "yes" → Ctrl-W deletes "maybe " → "es", ←←, "y", → …
+    // ends as "yes".
+    let mut typed = keys("maybe yes");
+    typed.push(b"\x17");
+    typed.push(b"\x17");
+    typed.extend(keys("es"));
+    typed.push(b"\x1b[D");
+    typed.push(b"\x1b[D");
+    typed.push(b"y");
+    typed.push(b"\r");
+    let (out, shown) = drive(c, &[("[y/N] ", &typed)]);
+    assert_eq!(out.status.code(), Some(0), "{shown}\n{out:?}");
+    assert!(shown.contains("ship v2"), "{shown:?}");
+    let v = env.run(&["approval", "show", &r, "--json"]).ok().json();
+    assert_eq!(v["state"], "approved", "{v}");
+}
+
+#[test]
+fn limits_init_shows_scopes_and_bounds_and_names_the_human() {
+    let env = TestEnv::new();
+    env.genesis();
+    let config =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/limits/example.json");
+    let mut c = env.std_cmd();
+    c.env("USER", "alice")
+        .args(["limits", "init", "--config", config.to_str().unwrap()]);
+    // Read the phrase from the prompt, then type it.
+    let (out, shown) = drive(c, &[("> ", &[b"\x04"])]);
+    assert_eq!(
+        out.status.code(),
+        Some(3),
+        "Ctrl-D answers no: {shown}\n{out:?}"
+    );
+    for want in [
+        "ledger guide",
+        "WORK_ORDER wo: cost≤100, handoff≤10",
+        "RUN run (under wo): cost unbounded",
+        "confirm as human:alice",
+    ] {
+        assert!(shown.contains(want), "prompt lacks {want:?}: {shown:?}");
+    }
+    assert!(!shown.contains("human:unknown"), "{shown:?}");
+}
+
+#[test]
+fn progress_bars_draw_on_a_terminal_only() {
+    let env = TestEnv::new();
+    let tip = env.genesis();
+    let (file, _) = common::write_batch(&env, &tip, 300, "bar", "bar.jsonl");
+    // stderr on the terminal: the bar draws there; stdout (piped) holds only the heads.
+    let mut c = env.std_cmd();
+    c.args(["commit", "--batch", file.to_str().unwrap()]);
+    let (master, slave) = terminal::pty();
+    c.stdout(Stdio::piped())
+        .stderr(Stdio::from(slave.try_clone().unwrap()));
+    terminal::with_terminal(&mut c, &slave);
+    let child = c.spawn().unwrap();
+    drop(c); // it holds a copy of the slave as the child's stderr
+    drop(slave);
+    let mut reader = master.try_clone().unwrap();
+    let pump = std::thread::spawn(move || {
+        let mut all = Vec::new();
+        let mut buf = [0u8; 4096];
+        while let Ok(n) = reader.read(&mut buf) {
+            if n == 0 {
+                break;
+            }
+            all.extend_from_slice(&buf[..n]);
+        }
+        all
+    });
+    let out = child.wait_with_output().unwrap();
+    drop(master);
+    let shown = String::from_utf8_lossy(&pump.join().unwrap()).into_owned();
+    assert_eq!(out.status.code(), Some(0), "{shown}");
+    assert!(
+        shown.contains("committing"),
+        "no bar on the terminal: {shown:?}"
+    );
+    assert!(shown.contains("/300"), "{shown:?}");
+    assert!(shown.contains("300 of 300 bodies committed"), "{shown:?}");
+    assert_eq!(String::from_utf8_lossy(&out.stdout).lines().count(), 300);
+    // With stderr piped there is no bar, only the summary.
+    let more = common::tip_of(&env.db);
+    let (file, _) = common::write_batch(&env, &more, 5, "pipe", "pipe.jsonl");
+    let r = env.run(&["commit", "--batch", file.to_str().unwrap()]).ok();
+    assert!(!r.stderr.contains("committing"), "{r:#?}");
+    assert!(!r.stderr.contains('\x1b'), "{r:#?}");
+    // verify, replay and export-episode draw only on a terminal too.
+    for args in [vec!["verify"], vec!["replay", "--all", "--allow-empty"]] {
+        let r = env.run(&args);
+        assert!(
+            !r.stderr.contains('\x1b') && !r.stderr.contains('\r'),
+            "{args:?}: {r:#?}"
+        );
+    }
+}
