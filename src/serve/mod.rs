@@ -159,6 +159,12 @@ pub struct Config {
     pub limits_ledger: Option<String>,
     /// The clock every request reads.
     pub clock: crate::clock::Clock,
+    /// `--exec-profile` files (exec-and-agui.md §1.2).
+    pub exec_profiles: Vec<PathBuf>,
+    /// `--exec-episode-project EP=PROJECT`.
+    pub exec_episode_projects: Vec<String>,
+    /// `--exec-max-output-bytes`.
+    pub exec_max_output_bytes: Option<u64>,
 }
 
 /// A checked bind address: the socket address to bind and the host text as given.
@@ -226,6 +232,8 @@ pub struct App {
     pub approve_on_tty: bool,
     /// `--ledger`.
     pub limits_ledger: Option<String>,
+    /// `Workspace.Exec` configuration (a usable sandbox whenever present).
+    pub exec: Option<Arc<crate::broker::handlers::exec::ExecConfig>>,
     /// The request-body read bound (see [`HTTP_READ`]).
     pub http_read: Duration,
     queued: AtomicUsize,
@@ -450,6 +458,7 @@ impl App {
                     limits_ledger: app.limits_ledger.clone(),
                     ..Services::default()
                 },
+                exec: app.exec.clone(),
             };
             invoke::invoke(&mut guard, &call, &host).map_err(HostFailure::Invoke)
         });
@@ -548,6 +557,8 @@ pub struct Prepared {
     pub bind: BindAddr,
     /// The pinned `--tool-ailang-bin`, if any.
     pub tool: Option<PinnedTool>,
+    /// The `Workspace.Exec` configuration, with a usable sandbox (DEC-EXEC-4).
+    pub exec: Option<Arc<crate::broker::handlers::exec::ExecConfig>>,
 }
 
 fn check_workspace_root(root: &Path, db: &Path) -> Result<PathBuf, String> {
@@ -612,6 +623,23 @@ pub fn prepare(cfg: &mut Config, scan_out: &mut dyn Write) -> Result<Prepared, S
     }
     crate::broker::handlers::policy::validate_run_caps_config(&cfg.run_caps)
         .map_err(|e| fail(Stage::Config, "--run-allow-caps", e))?;
+    // DEC-EXEC-4: a profile with no usable sandbox stops the daemon here.
+    let exec = crate::broker::handlers::exec::ExecConfig::from_flags(
+        &cfg.exec_profiles,
+        &cfg.exec_episode_projects,
+        cfg.exec_max_output_bytes,
+        &cfg.db,
+        cfg.workspace_root.as_deref(),
+    )
+    .map_err(|e| fail(Stage::Config, "the exec configuration is refused", e))?
+    .map(Arc::new);
+    if let Some(Err(why)) = exec.as_ref().map(|c| c.sandbox.as_ref().map(|_| ())) {
+        return Err(fail(
+            Stage::Config,
+            "the exec configuration is refused",
+            format!("no usable sandbox: {why}"),
+        ));
+    }
     let mut store = Store::open_write(
         &cfg.db,
         WriteOptions {
@@ -644,6 +672,7 @@ pub fn prepare(cfg: &mut Config, scan_out: &mut dyn Write) -> Result<Prepared, S
         interpreter_version: pinned.version_text,
         bind,
         tool,
+        exec,
     })
 }
 
@@ -688,6 +717,7 @@ async fn serve(cfg: Config, prepared: Prepared) -> Result<(), StartupError> {
         run_caps: cfg.run_caps.clone(),
         approve_on_tty: cfg.approve_on_tty,
         limits_ledger: cfg.limits_ledger.clone(),
+        exec: prepared.exec,
         http_read: cfg.http_read,
         queued: AtomicUsize::new(0),
         agui_live: AtomicUsize::new(0),
