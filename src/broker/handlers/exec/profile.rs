@@ -563,7 +563,7 @@ fn parse_command(id: &str, raw: &Value, path: &[String]) -> Result<Command, Prof
         Some(v) => want_str(&format!("{field}.passthrough"), v)?,
         None => String::new(),
     };
-    if (g.positional.as_deref() == Some(args::POS_TESTFILE)) != !g.suffixes.is_empty() {
+    if (g.positional.as_deref() == Some(args::POS_TESTFILE)) == g.suffixes.is_empty() {
         return Err(perr(
             format!("{field}.suffixes"),
             "are required with, and only with, positional testfile",

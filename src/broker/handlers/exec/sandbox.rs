@@ -45,8 +45,16 @@ pub struct Bwrap {
     pub sha256: String,
 }
 
-/// Where `bwrap` is looked for: `/usr/bin/bwrap`, then each directory of `PATH`.
+/// The environment variable naming the `bwrap` binary to use instead of the search.
+pub const BWRAP_ENV: &str = "WORLD_EXEC_BWRAP";
+
+/// Where `bwrap` is looked for: `$WORLD_EXEC_BWRAP` when set (and only there), else
+/// `/usr/bin/bwrap`, then each directory of `PATH`.
 pub fn locate() -> Option<PathBuf> {
+    if let Some(p) = std::env::var_os(BWRAP_ENV).filter(|p| !p.is_empty()) {
+        let p = PathBuf::from(p);
+        return p.is_file().then_some(p);
+    }
     let fixed = PathBuf::from("/usr/bin/bwrap");
     if fixed.is_file() {
         return Some(fixed);
@@ -71,9 +79,13 @@ impl Bwrap {
     /// Why there is no usable sandbox (`bwrap` missing, too old, or unable to create its
     /// namespaces on this host), for the operator.
     pub fn detect() -> Result<Bwrap, String> {
-        let path = locate().ok_or_else(|| {
-            "bubblewrap (bwrap) is not installed: install the Debian package `bubblewrap` (>= 0.8)"
-                .to_string()
+        let path = locate().ok_or_else(|| match std::env::var_os(BWRAP_ENV) {
+            Some(p) if !p.is_empty() => format!(
+                "{BWRAP_ENV}={} is not a file",
+                Path::new(&p).display()
+            ),
+            _ => "bubblewrap (bwrap) is not installed: install the Debian package `bubblewrap` (>= 0.8)"
+                .to_string(),
         })?;
         let deadline = Instant::now() + Duration::from_secs(5);
         let out = process::run(
@@ -116,6 +128,8 @@ impl Bwrap {
             "--unshare-all",
             "--die-with-parent",
             "--new-session",
+            "--cap-drop",
+            "ALL",
             "--ro-bind",
             "/",
             "/",
@@ -123,6 +137,8 @@ impl Bwrap {
             "/dev",
             "--proc",
             "/proc",
+            "--perms",
+            "0555",
             "--tmpfs",
             "/run",
             "--seccomp",
@@ -336,8 +352,9 @@ impl Layout {
         text
     }
 
-    /// The `bwrap` arguments before `--` (DEC-EXEC-2): every namespace, the host read-only,
-    /// HOME / state / workspace root / `/run` hidden under empty tmpfs (ancestors first), the
+    /// The `bwrap` arguments before `--` (DEC-EXEC-2): every namespace, no capabilities, the
+    /// host read-only, HOME / state / workspace root / `/run` hidden under empty read-only
+    /// (0555) tmpfs (ancestors first, DEC-EXEC-8), the
     /// read roots read-only, the worktree and cache writable, each existing deny name
     /// read-only, the seccomp program on `seccomp_fd`, the cwd `cwd`.
     pub fn bwrap_args(&self, seccomp_fd: RawFd, cwd: &Path) -> Vec<OsString> {
@@ -351,6 +368,8 @@ impl Layout {
             &"--unshare-all",
             &"--die-with-parent",
             &"--new-session",
+            &"--cap-drop",
+            &"ALL",
             &"--ro-bind",
             &"/",
             &"/",
@@ -362,9 +381,9 @@ impl Layout {
         let mut hidden: Vec<&Path> = vec![&self.home, &self.state, &self.workspace_root];
         hidden.sort_by_key(|p| p.components().count());
         for h in hidden {
-            push(&[&"--tmpfs", &h]);
+            push(&[&"--perms", &"0555", &"--tmpfs", &h]);
         }
-        push(&[&"--tmpfs", &"/run"]);
+        push(&[&"--perms", &"0555", &"--tmpfs", &"/run"]);
         for r in &self.read_roots {
             push(&[&"--ro-bind", r, r]);
         }
@@ -416,7 +435,7 @@ mod tests {
             .map(|a| a.to_string_lossy().into_owned())
             .collect();
         let line = args.join(" ");
-        assert!(line.starts_with("--unshare-all --die-with-parent --new-session --ro-bind / / --dev /dev --proc /proc --tmpfs /W --tmpfs /Users/op --tmpfs /W/workspace --tmpfs /run"), "{line}");
+        assert!(line.starts_with("--unshare-all --die-with-parent --new-session --cap-drop ALL --ro-bind / / --dev /dev --proc /proc --perms 0555 --tmpfs /W --perms 0555 --tmpfs /Users/op --perms 0555 --tmpfs /W/workspace --perms 0555 --tmpfs /run"), "{line}");
         assert!(
             line.contains("--bind /W/workspace/ep1 /W/workspace/ep1"),
             "{line}"
