@@ -640,3 +640,51 @@ fn exec_replay_returns_the_record_and_never_runs_the_command() {
     assert!(!x.env.ws.exists());
     assert_eq!(x.env.effects(&[]).len(), 1);
 }
+
+#[test]
+fn exec_over_world_mcp_with_the_profile_flag() {
+    use std::io::{BufRead, BufReader, Write};
+    if sandbox().is_none() {
+        return;
+    }
+    let x = Exec::new(10, &default_profile(5000));
+    let mut child = x
+        .env
+        .std_cmd(&[
+            "mcp",
+            "--session",
+            &x.tok.to_string_lossy(),
+            "--exec-profile",
+            &x.profile.to_string_lossy(),
+        ])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut out = BufReader::new(child.stdout.take().unwrap());
+    let mut ask = |v: Value| -> Value {
+        writeln!(stdin, "{v}").unwrap();
+        stdin.flush().unwrap();
+        let mut line = String::new();
+        out.read_line(&mut line).unwrap();
+        serde_json::from_str(&line).unwrap()
+    };
+    ask(serde_json::json!({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25"}}));
+    let list = ask(serde_json::json!({"jsonrpc":"2.0","id":2,"method":"tools/list"}));
+    let names: Vec<&str> = list["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|t| t["name"].as_str())
+        .collect();
+    assert_eq!(names, ["workspace-exec"]);
+    let r = ask(serde_json::json!({"jsonrpc":"2.0","id":3,"method":"tools/call",
+        "params":{"name":"workspace-exec","arguments":{"command":"sh","args":["echo via-mcp"]}}}));
+    assert_eq!(r["result"]["structuredContent"]["stdout"], "via-mcp\n", "{r}");
+    assert_eq!(r["result"]["structuredContent"]["exit_code"], 0);
+    drop(stdin);
+    let _ = child.wait();
+    assert_eq!(x.env.effects(&[]).last().unwrap()["budgetAfter"], 9);
+}

@@ -2048,3 +2048,48 @@ fn agui_refuses_bad_requests_before_the_stream_and_bounds_live_runs() {
     let status = s.stop();
     assert!(status.success(), "{status:?}");
 }
+
+#[test]
+fn serve_runs_workspace_exec_under_its_profile() {
+    if let Err(why) = world::broker::handlers::exec::sandbox::Bwrap::detect() {
+        assert_ne!(
+            std::env::var("CI").as_deref(),
+            Ok("true"),
+            "CI=true and no usable bubblewrap sandbox: {why}"
+        );
+        eprintln!("skipped: no usable bubblewrap sandbox here: {why}");
+        return;
+    }
+    let env = Env::new();
+    let tok = env.mint("exec-tok", &["Workspace.Exec=worktree:5"], "3600");
+    let profile = env.dir.path().join("profile.json");
+    std::fs::write(
+        &profile,
+        r#"{"profile":"world/exec-profile/v1","project":"demo","path":["/usr/bin","/bin"],"timeout_ms":5000,
+            "commands":{"cat":{"argv":["cat"],"positional":"relpath","max_args":1}}}"#,
+    )
+    .unwrap();
+    let s = Server::start(&env, &["--exec-profile", profile.to_str().unwrap()]);
+    let r = call(&s, &tok, "workspace-exec", json!({"command":"cat","args":["notes.txt"]}));
+    let out = &r["result"]["structuredContent"];
+    assert_eq!(out["stdout"], "hello world\nsecond line\n", "{r}");
+    assert_eq!(out["exit_code"], 0);
+    assert_eq!(out["sandbox"]["runtime"], "bubblewrap");
+    let r = call(&s, &tok, "workspace-exec", json!({"command":"cat","args":["/etc/passwd"]}));
+    assert_eq!(
+        r["result"]["structuredContent"]["refused"],
+        "command \"cat\": argument 0 \"/etc/passwd\" refused: not a positional of the command's class",
+        "{r}"
+    );
+    assert!(s.stop().success());
+    // A bad profile stops the daemon at startup (exit 2), before the store is opened.
+    std::fs::write(&profile, r#"{"profile":"world/exec-profile/v1"}"#).unwrap();
+    let out = env
+        .world(&["serve", "--bind", "127.0.0.1:0", "--exec-profile", profile.to_str().unwrap()])
+        .get_output()
+        .clone();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains(
+        "daemon startup failed at config: the exec configuration is refused: exec profile: project: is required"
+    ), "{}", String::from_utf8_lossy(&out.stderr));
+}
