@@ -671,7 +671,9 @@ fn exec_over_world_mcp_with_the_profile_flag() {
         out.read_line(&mut line).unwrap();
         serde_json::from_str(&line).unwrap()
     };
-    ask(serde_json::json!({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25"}}));
+    ask(
+        serde_json::json!({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25"}}),
+    );
     let list = ask(serde_json::json!({"jsonrpc":"2.0","id":2,"method":"tools/list"}));
     let names: Vec<&str> = list["result"]["tools"]
         .as_array()
@@ -680,9 +682,14 @@ fn exec_over_world_mcp_with_the_profile_flag() {
         .filter_map(|t| t["name"].as_str())
         .collect();
     assert_eq!(names, ["workspace-exec"]);
-    let r = ask(serde_json::json!({"jsonrpc":"2.0","id":3,"method":"tools/call",
-        "params":{"name":"workspace-exec","arguments":{"command":"sh","args":["echo via-mcp"]}}}));
-    assert_eq!(r["result"]["structuredContent"]["stdout"], "via-mcp\n", "{r}");
+    let r = ask(
+        serde_json::json!({"jsonrpc":"2.0","id":3,"method":"tools/call",
+        "params":{"name":"workspace-exec","arguments":{"command":"sh","args":["echo via-mcp"]}}}),
+    );
+    assert_eq!(
+        r["result"]["structuredContent"]["stdout"], "via-mcp\n",
+        "{r}"
+    );
     assert_eq!(r["result"]["structuredContent"]["exit_code"], 0);
     drop(stdin);
     let _ = child.wait();

@@ -2070,22 +2070,89 @@ fn serve_runs_workspace_exec_under_its_profile() {
     )
     .unwrap();
     let s = Server::start(&env, &["--exec-profile", profile.to_str().unwrap()]);
-    let r = call(&s, &tok, "workspace-exec", json!({"command":"cat","args":["notes.txt"]}));
+    let r = call(
+        &s,
+        &tok,
+        "workspace-exec",
+        json!({"command":"cat","args":["notes.txt"]}),
+    );
     let out = &r["result"]["structuredContent"];
     assert_eq!(out["stdout"], "hello world\nsecond line\n", "{r}");
     assert_eq!(out["exit_code"], 0);
     assert_eq!(out["sandbox"]["runtime"], "bubblewrap");
-    let r = call(&s, &tok, "workspace-exec", json!({"command":"cat","args":["/etc/passwd"]}));
+    let r = call(
+        &s,
+        &tok,
+        "workspace-exec",
+        json!({"command":"cat","args":["/etc/passwd"]}),
+    );
     assert_eq!(
         r["result"]["structuredContent"]["refused"],
         "command \"cat\": argument 0 \"/etc/passwd\" refused: not a positional of the command's class",
         "{r}"
     );
     assert!(s.stop().success());
+    // The startup probe: a toolchain that does not answer refuses the profile by arm, and
+    // nothing the probe planted is left behind (scratch episodes, decoys, cache, settings).
+    let before: Vec<_> = std::fs::read_dir(env.dir.path().join("ws"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    std::fs::write(
+        &profile,
+        r#"{"profile":"world/exec-profile/v1","project":"demo","path":["/usr/bin","/bin"],"timeout_ms":5000,
+            "probe":["false"],"commands":{"cat":{"argv":["cat"]}}}"#,
+    )
+    .unwrap();
+    let out = env
+        .world(&[
+            "serve",
+            "--bind",
+            "127.0.0.1:0",
+            "--workspace-root",
+            env.dir.path().join("ws").to_str().unwrap(),
+            "--exec-profile",
+            profile.to_str().unwrap(),
+        ])
+        .get_output()
+        .clone();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(err.contains(
+        "daemon startup failed at config: the exec configuration is refused: exec startup probe failed for profile \"demo\" (1 of 7 arms): arm7-toolchain: probe [\"false\"]: exit Some(1)"
+    ), "{err}");
+    let after: Vec<_> = std::fs::read_dir(env.dir.path().join("ws"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(after, before);
+    let leftovers: Vec<_> = std::fs::read_dir(env.dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.contains("probe"))
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+    assert!(
+        std::fs::read_dir(env.dir.path().join("exec-cache")).map_or(true, |d| d
+            .filter(|e| e
+                .as_ref()
+                .unwrap()
+                .file_name()
+                .to_string_lossy()
+                .starts_with("wep-"))
+            .count()
+            == 0)
+    );
     // A bad profile stops the daemon at startup (exit 2), before the store is opened.
     std::fs::write(&profile, r#"{"profile":"world/exec-profile/v1"}"#).unwrap();
     let out = env
-        .world(&["serve", "--bind", "127.0.0.1:0", "--exec-profile", profile.to_str().unwrap()])
+        .world(&[
+            "serve",
+            "--bind",
+            "127.0.0.1:0",
+            "--exec-profile",
+            profile.to_str().unwrap(),
+        ])
         .get_output()
         .clone();
     assert_eq!(out.status.code(), Some(2));

@@ -22,6 +22,12 @@ pub enum Cmd {
         #[arg(long, default_value = "man")]
         out: PathBuf,
     },
+    /// The Workspace.Exec startup probe's client, run inside the sandbox (internal)
+    #[command(hide = true)]
+    ExecProbe {
+        /// OP ARG pairs: write PATH, read PATH, connect PORT
+        ops: Vec<String>,
+    },
 }
 
 /// Render every completion file: (file name, bytes).
@@ -58,7 +64,7 @@ pub fn man_pages() -> Result<Vec<(String, Vec<u8>)>, std::io::Error> {
         clap_mangen::Man::new(cmd.clone().name(name.clone())).render(&mut buf)?;
         files.push((format!("{name}.1"), buf));
         for sub in cmd.get_subcommands() {
-            if sub.get_name() == "help" {
+            if sub.get_name() == "help" || sub.is_hide_set() {
                 continue;
             }
             walk(sub, &name, files)?;
@@ -72,6 +78,10 @@ pub fn man_pages() -> Result<Vec<(String, Vec<u8>)>, std::io::Error> {
 /// Run `world util …`.
 pub fn run(_ctx: &Context, out: &mut Output, cmd: Cmd) -> Result<Exit, CliError> {
     let (dir, files) = match cmd {
+        Cmd::ExecProbe { ops } => {
+            out.bytes(crate::broker::handlers::exec::probe::client(&ops).as_bytes())?;
+            return Ok(Exit::Success);
+        }
         Cmd::Completions { out } => (out, completions()),
         Cmd::Man { out } => (out, man_pages()?),
     };

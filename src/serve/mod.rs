@@ -633,12 +633,23 @@ pub fn prepare(cfg: &mut Config, scan_out: &mut dyn Write) -> Result<Prepared, S
     )
     .map_err(|e| fail(Stage::Config, "the exec configuration is refused", e))?
     .map(Arc::new);
-    if let Some(Err(why)) = exec.as_ref().map(|c| c.sandbox.as_ref().map(|_| ())) {
-        return Err(fail(
-            Stage::Config,
-            "the exec configuration is refused",
-            format!("no usable sandbox: {why}"),
-        ));
+    if let Some(cfg_exec) = &exec {
+        match &cfg_exec.sandbox {
+            Err(why) => {
+                return Err(fail(
+                    Stage::Config,
+                    "the exec configuration is refused",
+                    format!("no usable sandbox: {why}"),
+                ))
+            }
+            Ok(bwrap) => crate::broker::handlers::exec::probe::probe_all(
+                cfg_exec,
+                bwrap,
+                &cfg.db,
+                cfg.workspace_root.as_deref(),
+            )
+            .map_err(|e| fail(Stage::Config, "the exec configuration is refused", e))?,
+        }
     }
     let mut store = Store::open_write(
         &cfg.db,

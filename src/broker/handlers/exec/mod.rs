@@ -14,6 +14,7 @@
 //! are **failures**. A run that starts always answers the result object of §1.7.
 
 pub mod args;
+pub mod probe;
 pub mod profile;
 pub mod sandbox;
 
@@ -604,18 +605,38 @@ impl ExecHandler {
         // Step 4.
         let cwd = self.project_dir()?;
         self.prepare_cache(&layout.cache, deadline)?;
-        let now = Instant::now();
         let budget = Duration::from_millis(self.profile.timeout_ms)
-            .min(deadline.saturating_duration_since(now));
+            .min(deadline.saturating_duration_since(Instant::now()));
         if budget.is_zero() {
             return Err(format!(
                 "broker: exec handler: the call's budget is spent before {} could start",
                 go_quote(id)
             ));
         }
+        let mut command: Vec<OsString> = vec![cmd.argv0.clone().into_os_string()];
+        command.extend(cmd.argv.iter().skip(1).map(OsString::from));
+        command.extend(emitted.iter().map(OsString::from));
+        let (cap, duration_ms) = self.spawn(&layout, &cwd, command, &[], budget)?;
+        let mut full_argv = cmd.argv.clone();
+        full_argv.extend(emitted.iter().cloned());
+        Ok(self.result(&cap, duration_ms, &full_argv, cmd, id, &settings.digest))
+    }
+
+    /// Runs `command` (an absolute argv[0] and its arguments) in the sandbox of `layout`
+    /// (DEC-EXEC-2) through the trampoline with the child environment, for at most `budget`;
+    /// `extra_ro` are bound read-only too (the probe's client). Returns the capture and the
+    /// milliseconds from spawn to return.
+    fn spawn(
+        &self,
+        layout: &Layout,
+        cwd: &Path,
+        command: Vec<OsString>,
+        extra_ro: &[PathBuf],
+        budget: Duration,
+    ) -> Result<(process::Captured, i64), String> {
         let filter =
             SeccompFd::new().map_err(|e| format!("broker: exec handler: seccomp program: {e}"))?;
-        let mut argv: Vec<OsString> = layout.bwrap_args(filter.raw(), &cwd);
+        let mut argv: Vec<OsString> = layout.bwrap_args(filter.raw(), cwd, extra_ro);
         argv.extend(
             ["--", "/bin/sh", "-c", sandbox::TRAMPOLINE, "world-exec"]
                 .iter()
@@ -626,12 +647,10 @@ impl ExecHandler {
                 .into_iter()
                 .map(OsString::from),
         );
-        argv.push(cmd.argv0.clone().into_os_string());
-        argv.extend(cmd.argv.iter().skip(1).map(OsString::from));
-        argv.extend(emitted.iter().map(OsString::from));
-        let mut spec = process::Spec::new(&self.bwrap.path, 0, now + budget)
+        argv.extend(command);
+        let mut spec = process::Spec::new(&self.bwrap.path, 0, Instant::now() + budget)
             .args(argv)
-            .cwd(&cwd)
+            .cwd(cwd)
             .env("PATH", "/usr/bin:/bin");
         spec.keep_fds = vec![filter.raw()];
         let started = Instant::now();
@@ -646,9 +665,7 @@ impl ExecHandler {
         .map_err(|e| format!("broker: exec handler: {e}"))?;
         let duration_ms = i64::try_from(started.elapsed().as_millis()).unwrap_or(i64::MAX);
         drop(filter);
-        let mut full_argv = cmd.argv.clone();
-        full_argv.extend(emitted.iter().cloned());
-        Ok(self.result(&cap, duration_ms, &full_argv, cmd, id, &settings.digest))
+        Ok((cap, duration_ms))
     }
 
     /// The result object (§1.7), Go-json, members in the reference's order.

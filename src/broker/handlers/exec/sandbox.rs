@@ -356,8 +356,9 @@ impl Layout {
     /// host read-only, HOME / state / workspace root / `/run` hidden under empty read-only
     /// (0555) tmpfs (ancestors first, DEC-EXEC-8), the
     /// read roots read-only, the worktree and cache writable, each existing deny name
-    /// read-only, the seccomp program on `seccomp_fd`, the cwd `cwd`.
-    pub fn bwrap_args(&self, seccomp_fd: RawFd, cwd: &Path) -> Vec<OsString> {
+    /// read-only, each of `extra_ro` read-only (the startup probe's client), the seccomp
+    /// program on `seccomp_fd`, the cwd `cwd`.
+    pub fn bwrap_args(&self, seccomp_fd: RawFd, cwd: &Path, extra_ro: &[PathBuf]) -> Vec<OsString> {
         let mut a: Vec<OsString> = Vec::new();
         let mut push = |xs: &[&dyn AsRef<std::ffi::OsStr>]| {
             for x in xs {
@@ -395,6 +396,9 @@ impl Layout {
                 push(&[&"--ro-bind", &p, &p]);
             }
         }
+        for p in extra_ro {
+            push(&[&"--ro-bind", p, p]);
+        }
         let fd = seccomp_fd.to_string();
         push(&[&"--seccomp", &fd, &"--chdir", &cwd]);
         a
@@ -430,7 +434,7 @@ mod tests {
         let mut l = layout();
         l.state = "/W".into();
         let args: Vec<String> = l
-            .bwrap_args(7, Path::new("/W/workspace/ep1"))
+            .bwrap_args(7, Path::new("/W/workspace/ep1"), &[])
             .into_iter()
             .map(|a| a.to_string_lossy().into_owned())
             .collect();
