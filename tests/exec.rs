@@ -38,6 +38,8 @@ struct Exec {
     env: Env,
     tok: PathBuf,
     profile: PathBuf,
+    /// Holds the profile, outside the state dir and the workspace root.
+    _profiles: tempfile::TempDir,
 }
 
 fn default_profile(timeout_ms: u64) -> Value {
@@ -69,12 +71,14 @@ impl Exec {
         ]);
         let grant = format!("Workspace.Exec=worktree:{budget}");
         let tok = env.mint("ep1", &[&grant]);
-        let path = env.root.join("profile.json");
+        let profiles = tempfile::tempdir().unwrap();
+        let path = profiles.path().join("profile.json");
         std::fs::write(&path, serde_json::to_vec_pretty(profile).unwrap()).unwrap();
         Exec {
             env,
             tok,
             profile: path,
+            _profiles: profiles,
         }
     }
 
@@ -536,6 +540,23 @@ fn exec_profile_load_errors_leave_the_store_unchanged() {
     assert!(stderr(&out).contains(
         "--exec-episode-project: needs --exec-profile (it configures workspace-exec, which is off without a profile)"
     ));
+    // A profile an agent could edit (inside the workspace root) is refused.
+    let inside = x.worktree().join("profile.json");
+    std::fs::write(&inside, serde_json::to_vec(&default_profile(5000)).unwrap()).unwrap();
+    let out = x.env.invoke(
+        &x.tok,
+        "workspace-exec",
+        r#"{"command":"true"}"#,
+        &[
+            "--exec-profile",
+            &inside.to_string_lossy(),
+            "--workspace-root",
+            &x.env.ws.to_string_lossy(),
+        ],
+    );
+    assert_exit(&out, 1);
+    assert!(stderr(&out).contains("lies inside the"), "{}", stderr(&out));
+    std::fs::remove_file(&inside).unwrap();
     let out = x.call(r#"{"command":"true"}"#, &["--exec-max-output-bytes", "0"]);
     assert_exit(&out, 2);
     assert!(stderr(&out).contains("\"0\" is not a positive byte count"));

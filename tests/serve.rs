@@ -2062,7 +2062,8 @@ fn serve_runs_workspace_exec_under_its_profile() {
     }
     let env = Env::new();
     let tok = env.mint("exec-tok", &["Workspace.Exec=worktree:5"], "3600");
-    let profile = env.dir.path().join("profile.json");
+    let profiles = tempfile::tempdir().unwrap();
+    let profile = profiles.path().join("profile.json");
     std::fs::write(
         &profile,
         r#"{"profile":"world/exec-profile/v1","project":"demo","path":["/usr/bin","/bin"],"timeout_ms":5000,
@@ -2159,4 +2160,101 @@ fn serve_runs_workspace_exec_under_its_profile() {
     assert!(String::from_utf8_lossy(&out.stderr).contains(
         "daemon startup failed at config: the exec configuration is refused: exec profile: project: is required"
     ), "{}", String::from_utf8_lossy(&out.stderr));
+}
+
+/// Under a long-lived daemon the confinement stack is re-verified before every call: a
+/// changed executable or a settings file that is not World's fails the call (failed record,
+/// debited), with nothing run (exec-and-agui.md §1.5 step 3).
+#[test]
+fn serve_exec_fails_a_call_when_the_stack_drifted() {
+    if world::broker::handlers::exec::sandbox::Bwrap::detect().is_err() {
+        eprintln!("skipped: no usable bubblewrap sandbox here");
+        assert_ne!(std::env::var("CI").as_deref(), Ok("true"));
+        return;
+    }
+    let env = Env::new();
+    let tok = env.mint("exec-tok", &["Workspace.Exec=worktree:5"], "3600");
+    let tools = tempfile::tempdir().unwrap();
+    let tool = tools.path().join("tool");
+    std::fs::copy("/bin/echo", &tool).unwrap();
+    let profile = tools.path().join("profile.json");
+    std::fs::write(
+        &profile,
+        format!(
+            r#"{{"profile":"world/exec-profile/v1","project":"demo","path":["/usr/bin","/bin"],"timeout_ms":5000,
+                "probe":["true"],"commands":{{"tool":{{"argv":["{}","drifted?"]}}}}}}"#,
+            tool.display()
+        ),
+    )
+    .unwrap();
+    let s = Server::start(&env, &["--exec-profile", profile.to_str().unwrap()]);
+    let r = call(&s, &tok, "workspace-exec", json!({"command":"tool"}));
+    assert_eq!(
+        r["result"]["structuredContent"]["stdout"], "drifted?\n",
+        "{r}"
+    );
+    let old = sha256_hex(&std::fs::read(&tool).unwrap());
+    std::fs::copy("/bin/true", &tool).unwrap();
+    let new = sha256_hex(&std::fs::read(&tool).unwrap());
+    let r = call(&s, &tok, "workspace-exec", json!({"command":"tool"}));
+    let drifted = r["result"]["structuredContent"]["world"]["effects"][0]["record"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    std::fs::copy("/bin/echo", &tool).unwrap();
+    // The settings file: World's bytes only.
+    let settings = env.dir.path().join("exec/ep1.demo.srt.json");
+    let mut bytes = std::fs::read(&settings).unwrap();
+    bytes.push(b' ');
+    std::fs::write(&settings, bytes).unwrap();
+    let r = call(&s, &tok, "workspace-exec", json!({"command":"tool"}));
+    let tampered = r["result"]["structuredContent"]["world"]["effects"][0]["record"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(s.stop().success());
+    let failure = |rec: &str| -> String {
+        let out = env
+            .world(&["effects", "show", rec, "--json"])
+            .get_output()
+            .stdout
+            .clone();
+        let v: Value = serde_json::from_slice(&out).unwrap();
+        v["failure"].as_str().unwrap_or_default().to_string()
+    };
+    assert_eq!(
+        failure(&drifted),
+        format!(
+            "broker: exec confinement stack drifted: {}: sha256 {new}, verified as {old}",
+            tool.display()
+        )
+    );
+    assert_eq!(
+        failure(&tampered),
+        format!(
+            "broker: exec settings {} is not World's rendering: its bytes differ from the canonical rendering",
+            settings.display()
+        )
+    );
+    let effects: Vec<Value> = String::from_utf8(
+        env.world(&["effects", "--json"])
+            .get_output()
+            .stdout
+            .clone(),
+    )
+    .unwrap()
+    .lines()
+    .map(|l| serde_json::from_str(l).unwrap())
+    .collect();
+    let failed: Vec<bool> = effects
+        .iter()
+        .map(|e| e["failed"].as_bool().unwrap())
+        .collect();
+    assert_eq!(failed, [false, true, true]);
+    assert_eq!(effects[2]["budgetAfter"], 2);
+}
+
+fn sha256_hex(bytes: &[u8]) -> String {
+    use sha2::Digest;
+    hex::encode(sha2::Sha256::digest(bytes))
 }

@@ -62,7 +62,13 @@ pub struct ExecConfig {
     pub max_output_bytes: u64,
     /// The sandbox, or why none is usable (DEC-EXEC-4).
     pub sandbox: Result<Arc<Bwrap>, String>,
+    /// The settings files this process rendered, by path: written on the first call of an
+    /// episode × project, re-verified on every later one.
+    rendered: Rendered,
 }
+
+/// Settings files rendered by this process, by path.
+type Rendered = Arc<Mutex<BTreeMap<PathBuf, Arc<Settings>>>>;
 
 /// `--exec-max-output-bytes` as clap parses it: a positive byte count.
 ///
@@ -112,8 +118,26 @@ impl ExecConfig {
         let state = state_dir(db_path)?;
         let home = operator_home()?;
         let mut loaded: BTreeMap<String, Arc<Profile>> = BTreeMap::new();
+        let ws = workspace_root.and_then(|w| std::fs::canonicalize(w).ok());
         for file in profiles {
             let p = Profile::load(file)?;
+            // Placement: a profile an agent could edit (the workspace) or one inside World's
+            // own state is refused.
+            if let Ok(real) = std::fs::canonicalize(file) {
+                let inside = if real.starts_with(&state) {
+                    Some(format!("the state dir {}", state.display()))
+                } else {
+                    ws.as_ref()
+                        .filter(|w| real.starts_with(w))
+                        .map(|w| format!("the workspace root {}", w.display()))
+                };
+                if let Some(where_) = inside {
+                    return Err(format!(
+                        "exec profile {}: lies inside {where_}; keep profiles where agents and World's state cannot reach them",
+                        file.display()
+                    ));
+                }
+            }
             if loaded.contains_key(&p.project) {
                 return Err(format!(
                     "exec profile {}: project {} is configured twice",
@@ -164,6 +188,7 @@ impl ExecConfig {
             episode_projects,
             max_output_bytes: max_output.unwrap_or(DEFAULT_MAX_OUTPUT_BYTES),
             sandbox: Bwrap::detect().map(Arc::new),
+            rendered: Rendered::default(),
         }))
     }
 
@@ -380,6 +405,7 @@ pub fn parse_payload(payload: &Value) -> Result<(String, Vec<String>), String> {
 }
 
 /// The settings file of one episode × project, rendered once and verified before each call.
+#[derive(Debug)]
 struct Settings {
     path: PathBuf,
     bytes: Vec<u8>,
@@ -393,18 +419,20 @@ pub struct ExecHandler {
     episode: String,
     worktree: PathBuf,
     max_output: u64,
-    /// Rendered and written on the first call ([`ExecHandler::settings`]).
-    settings: Mutex<Option<Arc<Settings>>>,
+    /// Settings rendered by this process ([`ExecHandler::settings`]).
+    rendered: Rendered,
 }
 
 impl ExecHandler {
-    /// A handler for `episode` working in the canonical `worktree`.
-    pub fn new(
+    /// A handler for `episode` working in the canonical `worktree`, sharing `rendered` (the
+    /// settings files this process wrote) with the other handlers of its configuration.
+    fn new(
         profile: Arc<Profile>,
         bwrap: Arc<Bwrap>,
         episode: &str,
         worktree: PathBuf,
         max_output: u64,
+        rendered: Rendered,
     ) -> ExecHandler {
         ExecHandler {
             profile,
@@ -412,7 +440,7 @@ impl ExecHandler {
             episode: episode.to_string(),
             worktree,
             max_output,
-            settings: Mutex::new(None),
+            rendered,
         }
     }
 
@@ -465,13 +493,13 @@ impl ExecHandler {
     /// Writes the settings file once (0600, atomically), then re-verifies it on every call:
     /// a regular 0600 file holding exactly World's rendering.
     fn settings(&self, layout: &Layout) -> Result<Arc<Settings>, String> {
-        let mut slot = self.settings.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(s) = slot.as_ref() {
+        let path = self.settings_path(layout);
+        let mut done = self.rendered.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(s) = done.get(&path) {
             verify_settings(&s.path, &s.bytes)?;
             return Ok(s.clone());
         }
         let bytes = layout.settings();
-        let path = self.settings_path(layout);
         write_settings(&path, &bytes)?;
         verify_settings(&path, &bytes)?;
         let s = Arc::new(Settings {
@@ -479,7 +507,7 @@ impl ExecHandler {
             path,
             bytes,
         });
-        *slot = Some(s.clone());
+        done.insert(s.path.clone(), s.clone());
         Ok(s)
     }
 
@@ -837,6 +865,7 @@ pub fn bind(ctx: &HandlerContext, worktree: Option<&Path>) -> Result<Box<dyn Han
         &ctx.episode,
         worktree.to_path_buf(),
         cfg.max_output_bytes,
+        cfg.rendered.clone(),
     )))
 }
 

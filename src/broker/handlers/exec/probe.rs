@@ -195,7 +195,14 @@ fn probe_profile(
             .join("exec")
             .join(format!("{id}.{}.srt.json", p.project)),
     );
-    let h = ExecHandler::new(p.clone(), bwrap.clone(), &id, worktree.clone(), max_output);
+    let h = ExecHandler::new(
+        p.clone(),
+        bwrap.clone(),
+        &id,
+        worktree.clone(),
+        max_output,
+        Default::default(),
+    );
     let ctx = HandlerContext {
         episode: id.clone(),
         db_path: db_path.to_path_buf(),
