@@ -716,3 +716,33 @@ fn exec_over_world_mcp_with_the_profile_flag() {
     let _ = child.wait();
     assert_eq!(x.env.effects(&[]).last().unwrap()["budgetAfter"], 9);
 }
+
+#[test]
+fn exec_cut_multibyte_character_becomes_replacement() {
+    if sandbox().is_none() {
+        return;
+    }
+    let x = Exec::new(10, &default_profile(5000));
+    // 8191 'a', then "é" (C3 A9) split by the 8192-byte head, then 70000 'b'.
+    let script = "head -c 8191 /dev/zero | tr '\\000' a; printf '\\303\\251'; head -c 70000 /dev/zero | tr '\\000' b";
+    let args = serde_json::json!({"command": "sh", "args": [script]}).to_string();
+    assert_exit(&x.call(&args, &[]), 0);
+    let (_, text) = x.result();
+    let total = 8191 + 2 + 70000;
+    let want_head = format!(
+        "{}\\ufffd\\n[... {} bytes omitted ...]\\n",
+        "a".repeat(8191),
+        total - 65536
+    );
+    assert!(
+        text.contains(&format!("\"stdout\":\"{want_head}{}\"", "b".repeat(57344))),
+        "{}",
+        &text[..200]
+    );
+    let v: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(v["stdout_bytes"], total);
+    let mut whole = vec![b'a'; 8191];
+    whole.extend_from_slice("é".as_bytes());
+    whole.extend(std::iter::repeat_n(b'b', 70000));
+    assert_eq!(v["stdout_sha256"], sha_hex(&whole));
+}
