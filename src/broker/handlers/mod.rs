@@ -282,7 +282,7 @@ impl HandlerRegistry {
         }
         match exec::bind(ctx, sandbox.as_ref().map(confine::Sandbox::root)) {
             Ok(handler) => registry.add(handler),
-            Err(why) => registry.warnings.push(why),
+            Err(why) => registry.warnings.push(why.to_string()),
         }
         registry.add(Box::new(fs::FsHandler::new(FS_READ)));
         registry.add(Box::new(fs::FsHandler::new(FS_WRITE)));

@@ -35,6 +35,33 @@ use super::{Handler, HandlerContext, HandlerOutcome, WORKSPACE_EXEC, WORKTREE_SC
 use crate::encoding::gojson::{self, Obj};
 use crate::process;
 
+/// Why an exec configuration, the sandbox or one call could not proceed. Each variant holds
+/// the exact text the operator, the record or the refusal shows.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ExecError {
+    /// Flags, a profile or a placement rule refused (exit 1 / `serve` exit 2).
+    #[error("{0}")]
+    Config(String),
+    /// No usable sandbox, or its binaries drifted.
+    #[error("{0}")]
+    Sandbox(String),
+    /// A call failed (§1.5 failures: recorded `failed`, debited).
+    #[error("{0}")]
+    Call(String),
+    /// A call was refused (§1.5 refusals: `{"ok":false,"refused":…}`, debited, nothing run).
+    #[error("{0}")]
+    Refused(String),
+    /// The startup probe refused a profile or could not be set up.
+    #[error("{0}")]
+    Probe(String),
+}
+
+impl From<profile::ProfileError> for ExecError {
+    fn from(e: profile::ProfileError) -> ExecError {
+        ExecError::Config(e.to_string())
+    }
+}
+
 /// The answer when no profile is configured (DEC-EXEC-6).
 pub const NO_PROFILE_REFUSAL: &str =
     "no exec profile configured: start world serve with --exec-profile FILE";
@@ -61,7 +88,7 @@ pub struct ExecConfig {
     /// The per-stream hard cap in bytes.
     pub max_output_bytes: u64,
     /// The sandbox, or why none is usable (DEC-EXEC-4).
-    pub sandbox: Result<Arc<Bwrap>, String>,
+    pub sandbox: Result<Arc<Bwrap>, ExecError>,
     /// The settings files this process rendered, by path: written on the first call of an
     /// episode × project, re-verified on every later one.
     rendered: Rendered,
@@ -74,10 +101,13 @@ type Rendered = Arc<Mutex<BTreeMap<PathBuf, Arc<Settings>>>>;
 ///
 /// # Errors
 /// `"<v>" is not a positive byte count`.
-pub fn parse_max_output(v: &str) -> Result<u64, String> {
+pub fn parse_max_output(v: &str) -> Result<u64, ExecError> {
     match v.parse::<i64>() {
         Ok(n) if n > 0 => Ok(n as u64),
-        _ => Err(format!("{} is not a positive byte count", go_quote(v))),
+        _ => Err(ExecError::Config(format!(
+            "{} is not a positive byte count",
+            go_quote(v)
+        ))),
     }
 }
 
@@ -105,13 +135,13 @@ impl ExecConfig {
         max_output: Option<u64>,
         db_path: &Path,
         workspace_root: Option<&Path>,
-    ) -> Result<Option<ExecConfig>, String> {
+    ) -> Result<Option<ExecConfig>, ExecError> {
         if profiles.is_empty() {
             if !mappings.is_empty() {
-                return Err(needs_profile("--exec-episode-project"));
+                return Err(ExecError::Config(needs_profile("--exec-episode-project")));
             }
             if max_output.is_some() {
-                return Err(needs_profile("--exec-max-output-bytes"));
+                return Err(ExecError::Config(needs_profile("--exec-max-output-bytes")));
             }
             return Ok(None);
         }
@@ -132,18 +162,18 @@ impl ExecConfig {
                         .map(|w| format!("the workspace root {}", w.display()))
                 };
                 if let Some(where_) = inside {
-                    return Err(format!(
+                    return Err(ExecError::Config(format!(
                         "exec profile {}: lies inside {where_}; keep profiles where agents and World's state cannot reach them",
                         file.display()
-                    ));
+                    )));
                 }
             }
             if loaded.contains_key(&p.project) {
-                return Err(format!(
+                return Err(ExecError::Config(format!(
                     "exec profile {}: project {} is configured twice",
                     file.display(),
                     go_quote(&p.project)
-                ));
+                )));
             }
             check_placement(&p, &home, &state, workspace_root)?;
             loaded.insert(p.project.clone(), Arc::new(p));
@@ -151,36 +181,36 @@ impl ExecConfig {
         let mut episode_projects = BTreeMap::new();
         for m in mappings {
             let Some((ep, project)) = m.split_once('=') else {
-                return Err(format!(
+                return Err(ExecError::Config(format!(
                     "--exec-episode-project {} is not EP=PROJECT",
                     go_quote(m)
-                ));
+                )));
             };
             if !is_episode(ep) {
-                return Err(format!(
+                return Err(ExecError::Config(format!(
                     "--exec-episode-project {}: episode {} is outside the episode grammar",
                     go_quote(m),
                     go_quote(ep)
-                ));
+                )));
             }
             if !loaded.contains_key(project) {
                 let names: Vec<&str> = loaded.keys().map(String::as_str).collect();
-                return Err(format!(
+                return Err(ExecError::Config(format!(
                     "--exec-episode-project {}: {} names no configured profile (projects: {})",
                     go_quote(m),
                     go_quote(project),
                     names.join(", ")
-                ));
+                )));
             }
             if episode_projects
                 .insert(ep.to_string(), project.to_string())
                 .is_some()
             {
-                return Err(format!(
+                return Err(ExecError::Config(format!(
                     "--exec-episode-project {}: maps episode {} a second time",
                     go_quote(m),
                     go_quote(ep)
-                ));
+                )));
             }
         }
         Ok(Some(ExecConfig {
@@ -207,23 +237,27 @@ fn needs_profile(flag: &str) -> String {
 }
 
 /// `<state>`: the store file's canonical directory.
-fn state_dir(db_path: &Path) -> Result<PathBuf, String> {
+fn state_dir(db_path: &Path) -> Result<PathBuf, ExecError> {
     let dir = match db_path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
         _ => PathBuf::from("."),
     };
-    std::fs::canonicalize(&dir).map_err(|e| format!("state dir {}: {e}", dir.display()))
+    std::fs::canonicalize(&dir)
+        .map_err(|e| ExecError::Config(format!("state dir {}: {e}", dir.display())))
 }
 
 /// The operator's canonical HOME (hidden from every command).
-fn operator_home() -> Result<PathBuf, String> {
+fn operator_home() -> Result<PathBuf, ExecError> {
     let home = std::env::var_os("HOME")
         .filter(|h| !h.is_empty())
-        .ok_or_else(|| "operator HOME is not set".to_string())?;
-    let home = std::fs::canonicalize(&home)
-        .map_err(|e| format!("operator HOME {}: {e}", Path::new(&home).display()))?;
+        .ok_or_else(|| ExecError::Config("operator HOME is not set".to_string()))?;
+    let home = std::fs::canonicalize(&home).map_err(|e| {
+        ExecError::Config(format!("operator HOME {}: {e}", Path::new(&home).display()))
+    })?;
     if home == Path::new("/") {
-        return Err("operator HOME is /; the sandbox cannot hide it".into());
+        return Err(ExecError::Config(
+            "operator HOME is /; the sandbox cannot hide it".into(),
+        ));
     }
     Ok(home)
 }
@@ -234,11 +268,12 @@ fn check_placement(
     home: &Path,
     state: &Path,
     workspace_root: Option<&Path>,
-) -> Result<(), String> {
+) -> Result<(), ExecError> {
     let ws = workspace_root.and_then(|w| std::fs::canonicalize(w).ok());
     for r in &p.read_roots {
-        let real = std::fs::canonicalize(r)
-            .map_err(|e| format!("exec profile: read_roots: {}: {e}", go_quote(r)))?;
+        let real = std::fs::canonicalize(r).map_err(|e| {
+            ExecError::Config(format!("exec profile: read_roots: {}: {e}", go_quote(r)))
+        })?;
         for cand in [Path::new(r), real.as_path()] {
             let why = if cand == Path::new("/") {
                 Some("is /".to_string())
@@ -260,23 +295,27 @@ fn check_placement(
                     })
             };
             if let Some(why) = why {
-                return Err(format!(
+                return Err(ExecError::Config(format!(
                     "exec profile: read_roots: {} {why}",
                     go_quote(&cand.to_string_lossy())
-                ));
+                )));
             }
         }
     }
     for (name, seed) in &p.caches {
         let Some(seed) = seed else { continue };
-        let real = std::fs::canonicalize(seed)
-            .map_err(|e| format!("exec profile: caches.{name}.seed: {}: {e}", go_quote(seed)))?;
+        let real = std::fs::canonicalize(seed).map_err(|e| {
+            ExecError::Config(format!(
+                "exec profile: caches.{name}.seed: {}: {e}",
+                go_quote(seed)
+            ))
+        })?;
         let inside_ws = ws.as_ref().is_some_and(|w| real.starts_with(w));
         if real.starts_with(state) || inside_ws {
-            return Err(format!(
+            return Err(ExecError::Config(format!(
                 "exec profile: caches.{name}.seed: {} lies inside the state dir or the workspace root",
                 go_quote(seed)
-            ));
+            )));
         }
     }
     Ok(())
@@ -287,13 +326,13 @@ fn refusal(why: &str) -> HandlerOutcome {
     HandlerOutcome::Succeeded(Obj::new().bool("ok", false).str("refused", why).finish())
 }
 
-fn check_effect(scope: &str) -> Result<(), String> {
+fn check_effect(scope: &str) -> Result<(), ExecError> {
     if scope != WORKTREE_SCOPE {
-        return Err(format!(
+        return Err(ExecError::Call(format!(
             "broker: exec handler: scope {} is not {}",
             go_quote(scope),
             go_quote(WORKTREE_SCOPE)
-        ));
+        )));
     }
     Ok(())
 }
@@ -301,7 +340,7 @@ fn check_effect(scope: &str) -> Result<(), String> {
 /// `Workspace.Exec` with a fixed answer: the unconfigured refusal, an unmapped episode's
 /// refusal, or a failure that every call reports.
 pub struct FixedExecHandler {
-    answer: Result<String, String>,
+    answer: Result<String, ExecError>,
 }
 
 impl FixedExecHandler {
@@ -315,7 +354,7 @@ impl FixedExecHandler {
     /// Every call fails with `why`.
     pub fn failing(why: impl Into<String>) -> FixedExecHandler {
         FixedExecHandler {
-            answer: Err(why.into()),
+            answer: Err(ExecError::Call(why.into())),
         }
     }
 }
@@ -333,20 +372,20 @@ impl Handler for FixedExecHandler {
         _deadline: Instant,
     ) -> HandlerOutcome {
         if let Err(e) = check_effect(scope) {
-            return HandlerOutcome::Failed(e);
+            return HandlerOutcome::Failed(e.to_string());
         }
         match &self.answer {
             Ok(why) => refusal(why),
-            Err(why) => HandlerOutcome::Failed(why.clone()),
+            Err(why) => HandlerOutcome::Failed(why.to_string()),
         }
     }
 }
 
 /// The payload checks (defence in depth, §1.5 step 1): `Ok((command, args))` or the refusal
 /// text. Keys are visited in byte order (the payload is canonical).
-pub fn parse_payload(payload: &Value) -> Result<(String, Vec<String>), String> {
+pub fn parse_payload(payload: &Value) -> Result<(String, Vec<String>), ExecError> {
     let Some(obj) = payload.as_object() else {
-        return Err("payload is not a JSON object".into());
+        return Err(ExecError::Refused("payload is not a JSON object".into()));
     };
     let mut keys: Vec<&String> = obj.keys().collect();
     keys.sort();
@@ -357,49 +396,64 @@ pub fn parse_payload(payload: &Value) -> Result<(String, Vec<String>), String> {
         match key.as_str() {
             "command" => match value.as_str() {
                 Some(c) if profile::is_command_id(c) => command = c.to_string(),
-                _ => return Err("command must be a string matching ^[a-z][a-z0-9-]{0,31}$".into()),
+                _ => {
+                    return Err(ExecError::Refused(
+                        "command must be a string matching ^[a-z][a-z0-9-]{0,31}$".into(),
+                    ))
+                }
             },
             "args" => {
                 let Some(list) = value.as_array() else {
-                    return Err("args must be an array of strings".into());
+                    return Err(ExecError::Refused(
+                        "args must be an array of strings".into(),
+                    ));
                 };
                 let mut strs = Vec::with_capacity(list.len());
                 for a in list {
                     match a.as_str() {
                         Some(s) => strs.push(s.to_string()),
-                        None => return Err("args must be an array of strings".into()),
+                        None => {
+                            return Err(ExecError::Refused(
+                                "args must be an array of strings".into(),
+                            ))
+                        }
                     }
                 }
                 if strs.len() > MAX_PAYLOAD_ARGS {
-                    return Err(format!(
+                    return Err(ExecError::Refused(format!(
                         "args has {} items; the limit is {MAX_PAYLOAD_ARGS}",
                         strs.len()
-                    ));
+                    )));
                 }
                 if strs
                     .iter()
                     .any(|a| a.is_empty() || a.len() > 512 || a.contains('\0'))
                 {
-                    return Err("every arg must be 1–512 bytes with no NUL".into());
+                    return Err(ExecError::Refused(
+                        "every arg must be 1–512 bytes with no NUL".into(),
+                    ));
                 }
                 items = strs;
             }
             other => {
                 for name in ["command", "args"] {
                     if other.eq_ignore_ascii_case(name) {
-                        return Err(format!(
+                        return Err(ExecError::Refused(format!(
                             "key {} aliases {}",
                             go_quote(other),
                             go_quote(name)
-                        ));
+                        )));
                     }
                 }
-                return Err(format!("unknown payload key {}", go_quote(other)));
+                return Err(ExecError::Refused(format!(
+                    "unknown payload key {}",
+                    go_quote(other)
+                )));
             }
         }
     }
     if command.is_empty() {
-        return Err("command is required".into());
+        return Err(ExecError::Refused("command is required".into()));
     }
     Ok((command, items))
 }
@@ -444,16 +498,16 @@ impl ExecHandler {
         }
     }
 
-    fn layout(&self, ctx: &HandlerContext) -> Result<Layout, String> {
-        let fail = |e: String| format!("broker: exec handler: {e}");
+    fn layout(&self, ctx: &HandlerContext) -> Result<Layout, ExecError> {
+        let fail = |e: String| ExecError::Call(format!("broker: exec handler: {e}"));
         if !is_episode(&self.episode) {
             return Err(fail(format!(
                 "episode id {} is outside the grammar",
                 go_quote(&self.episode)
             )));
         }
-        let state = state_dir(&ctx.db_path).map_err(fail)?;
-        let home = operator_home().map_err(fail)?;
+        let state = state_dir(&ctx.db_path).map_err(|e| fail(e.to_string()))?;
+        let home = operator_home().map_err(|e| fail(e.to_string()))?;
         let workspace_root = self
             .worktree
             .parent()
@@ -492,7 +546,7 @@ impl ExecHandler {
 
     /// Writes the settings file once (0600, atomically), then re-verifies it on every call:
     /// a regular 0600 file holding exactly World's rendering.
-    fn settings(&self, layout: &Layout) -> Result<Arc<Settings>, String> {
+    fn settings(&self, layout: &Layout) -> Result<Arc<Settings>, ExecError> {
         let path = self.settings_path(layout);
         let mut done = self.rendered.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(s) = done.get(&path) {
@@ -512,7 +566,7 @@ impl ExecHandler {
     }
 
     /// `<worktree>/<root>`: an existing directory reached without a symlink.
-    fn project_dir(&self) -> Result<PathBuf, String> {
+    fn project_dir(&self) -> Result<PathBuf, ExecError> {
         let want = if self.profile.root == "." {
             self.worktree.clone()
         } else {
@@ -520,26 +574,31 @@ impl ExecHandler {
         };
         match std::fs::canonicalize(&want) {
             Ok(got) if got == want && got.is_dir() => Ok(got),
-            Ok(_) => Err(format!(
+            Ok(_) => Err(ExecError::Call(format!(
                 "broker: exec handler: project root {} is not a directory inside the worktree",
                 go_quote(&want.to_string_lossy())
-            )),
-            Err(e) => Err(format!(
+            ))),
+            Err(e) => Err(ExecError::Call(format!(
                 "broker: exec handler: project root {} is not a directory inside the worktree ({e})",
                 go_quote(&want.to_string_lossy())
-            )),
+            ))),
         }
     }
 
     /// The episode's cache dirs (0700): World's own four, then each `caches` entry, seeded on
     /// first use by `cp -a --reflink=auto` of the operator's seed (through the one runner).
-    fn prepare_cache(&self, cache: &Path, deadline: Instant) -> Result<(), String> {
+    fn prepare_cache(&self, cache: &Path, deadline: Instant) -> Result<(), ExecError> {
         let mkdir = |d: &Path| {
             std::fs::DirBuilder::new()
                 .recursive(true)
                 .mode(0o700)
                 .create(d)
-                .map_err(|e| format!("broker: exec handler: cache dir {}: {e}", d.display()))
+                .map_err(|e| {
+                    ExecError::Call(format!(
+                        "broker: exec handler: cache dir {}: {e}",
+                        d.display()
+                    ))
+                })
         };
         for d in ["home", "tmp", "pycache", "npm"] {
             mkdir(&cache.join(d))?;
@@ -562,9 +621,9 @@ impl ExecHandler {
             let ok = matches!(process::run(&spec), Ok(o) if o.exit_code == 0);
             if !ok {
                 let _ = std::fs::remove_dir_all(&dst);
-                return Err(format!(
+                return Err(ExecError::Call(format!(
                     "broker: exec handler: seed cache {name} from {seed} failed"
-                ));
+                )));
             }
         }
         Ok(())
@@ -597,7 +656,7 @@ impl ExecHandler {
     fn run(&self, ctx: &HandlerContext, payload: &Value, deadline: Instant) -> HandlerOutcome {
         let (id, agent_args) = match parse_payload(payload) {
             Ok(v) => v,
-            Err(why) => return refusal(&why),
+            Err(why) => return refusal(&why.to_string()),
         };
         let Some(cmd) = self.profile.commands.get(&id) else {
             return refusal(&format!(
@@ -613,7 +672,7 @@ impl ExecHandler {
         let emitted = args::emit_args(&cmd.grammar, &normalized);
         match self.launch(ctx, cmd, &id, &emitted, deadline) {
             Ok(bytes) => HandlerOutcome::Succeeded(bytes),
-            Err(why) => HandlerOutcome::Failed(why),
+            Err(why) => HandlerOutcome::Failed(why.to_string()),
         }
     }
 
@@ -624,7 +683,7 @@ impl ExecHandler {
         id: &str,
         emitted: &[String],
         deadline: Instant,
-    ) -> Result<Vec<u8>, String> {
+    ) -> Result<Vec<u8>, ExecError> {
         // §1.5 step 3: the stack is re-verified before every call.
         self.bwrap.verify()?;
         sandbox::verify_file(&cmd.argv0, &cmd.argv0_sha256)?;
@@ -636,10 +695,10 @@ impl ExecHandler {
         let budget = Duration::from_millis(self.profile.timeout_ms)
             .min(deadline.saturating_duration_since(Instant::now()));
         if budget.is_zero() {
-            return Err(format!(
+            return Err(ExecError::Call(format!(
                 "broker: exec handler: the call's budget is spent before {} could start",
                 go_quote(id)
-            ));
+            )));
         }
         let mut command: Vec<OsString> = vec![cmd.argv0.clone().into_os_string()];
         command.extend(cmd.argv.iter().skip(1).map(OsString::from));
@@ -661,9 +720,9 @@ impl ExecHandler {
         command: Vec<OsString>,
         extra_ro: &[PathBuf],
         budget: Duration,
-    ) -> Result<(process::Captured, i64), String> {
-        let filter =
-            SeccompFd::new().map_err(|e| format!("broker: exec handler: seccomp program: {e}"))?;
+    ) -> Result<(process::Captured, i64), ExecError> {
+        let filter = SeccompFd::new()
+            .map_err(|e| ExecError::Call(format!("broker: exec handler: seccomp program: {e}")))?;
         let mut argv: Vec<OsString> = layout.bwrap_args(filter.raw(), cwd, extra_ro);
         argv.extend(
             ["--", "/bin/sh", "-c", sandbox::TRAMPOLINE, "world-exec"]
@@ -690,7 +749,7 @@ impl ExecHandler {
                 hard_cap: self.max_output,
             },
         )
-        .map_err(|e| format!("broker: exec handler: {e}"))?;
+        .map_err(|e| ExecError::Call(format!("broker: exec handler: {e}")))?;
         let duration_ms = i64::try_from(started.elapsed().as_millis()).unwrap_or(i64::MAX);
         drop(filter);
         Ok((cap, duration_ms))
@@ -759,12 +818,12 @@ fn stream_text(s: &process::StreamCapture) -> Vec<u8> {
     t
 }
 
-fn write_settings(path: &Path, bytes: &[u8]) -> Result<(), String> {
+fn write_settings(path: &Path, bytes: &[u8]) -> Result<(), ExecError> {
     use std::io::Write;
-    let fail = |e: std::io::Error| format!("broker: write exec settings: {e}");
+    let fail = |e: std::io::Error| ExecError::Call(format!("broker: write exec settings: {e}"));
     let dir = path
         .parent()
-        .ok_or_else(|| "broker: write exec settings: no directory".to_string())?;
+        .ok_or_else(|| ExecError::Call("broker: write exec settings: no directory".to_string()))?;
     std::fs::DirBuilder::new()
         .recursive(true)
         .mode(0o700)
@@ -791,12 +850,12 @@ fn write_settings(path: &Path, bytes: &[u8]) -> Result<(), String> {
     std::fs::rename(&tmp, path).map_err(fail)
 }
 
-fn verify_settings(path: &Path, canonical: &[u8]) -> Result<(), String> {
+fn verify_settings(path: &Path, canonical: &[u8]) -> Result<(), ExecError> {
     let bad = |why: String| {
-        format!(
+        ExecError::Call(format!(
             "broker: exec settings {} is not World's rendering: {why}",
             path.display()
-        )
+        ))
     };
     let meta = std::fs::symlink_metadata(path).map_err(|e| bad(e.to_string()))?;
     let mode = meta.permissions().mode() & 0o777;
@@ -823,7 +882,7 @@ impl Handler for ExecHandler {
         deadline: Instant,
     ) -> HandlerOutcome {
         if let Err(e) = check_effect(scope) {
-            return HandlerOutcome::Failed(e);
+            return HandlerOutcome::Failed(e.to_string());
         }
         self.run(ctx, payload, deadline)
     }
@@ -832,23 +891,23 @@ impl Handler for ExecHandler {
 /// Binds `Workspace.Exec` for one episode (the table in the module docs). `worktree` is the
 /// episode's canonical worktree when it has one. Returns the handler, or `None` with the
 /// warning explaining why the effect stays unbound (R8).
-pub fn bind(ctx: &HandlerContext, worktree: Option<&Path>) -> Result<Box<dyn Handler>, String> {
+pub fn bind(ctx: &HandlerContext, worktree: Option<&Path>) -> Result<Box<dyn Handler>, ExecError> {
     let Some(cfg) = &ctx.exec else {
         return Ok(Box::new(FixedExecHandler::refusing(NO_PROFILE_REFUSAL)));
     };
     let bwrap = match &cfg.sandbox {
         Ok(b) => b.clone(),
         Err(why) => {
-            return Err(format!(
+            return Err(ExecError::Sandbox(format!(
                 "world: Workspace.Exec unavailable: no usable sandbox: {why}"
-            ))
+            )))
         }
     };
     let Some(worktree) = worktree else {
-        return Err(format!(
+        return Err(ExecError::Config(format!(
             "world: Workspace.Exec needs the episode worktree of {:?}",
             ctx.episode
-        ));
+        )));
     };
     let Some(profile) = cfg.profile_for(&ctx.episode) else {
         let names: Vec<&str> = cfg.profiles.keys().map(String::as_str).collect();
@@ -876,7 +935,7 @@ mod tests {
 
     #[test]
     fn payload_refusals_in_order() {
-        let p = |v: Value| parse_payload(&v).expect_err("refused");
+        let p = |v: Value| parse_payload(&v).expect_err("refused").to_string();
         assert_eq!(
             p(json!({"command": "Go"})),
             "command must be a string matching ^[a-z][a-z0-9-]{0,31}$"
@@ -924,7 +983,9 @@ mod tests {
         assert_eq!(parse_max_output("1"), Ok(1));
         assert_eq!(
             parse_max_output("0"),
-            Err("\"0\" is not a positive byte count".into())
+            Err(ExecError::Config(
+                "\"0\" is not a positive byte count".into()
+            ))
         );
         assert!(parse_max_output("-5").is_err() && parse_max_output("x").is_err());
     }

@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 use super::args::go_quote;
 use super::profile::Profile;
 use super::sandbox::Bwrap;
-use super::{operator_home, state_dir, ExecConfig, ExecHandler};
+use super::{operator_home, state_dir, ExecConfig, ExecError, ExecHandler};
 use crate::broker::handlers::HandlerContext;
 
 /// The seven arms, in order.
@@ -108,7 +108,7 @@ pub fn probe_all(
     bwrap: &std::sync::Arc<Bwrap>,
     db_path: &Path,
     workspace_root: Option<&Path>,
-) -> Result<(), String> {
+) -> Result<(), ExecError> {
     let mut errs = Vec::new();
     for p in cfg.profiles.values() {
         if let Err(e) = probe_profile(p, bwrap, cfg.max_output_bytes, db_path, workspace_root) {
@@ -118,16 +118,17 @@ pub fn probe_all(
     if errs.is_empty() {
         Ok(())
     } else {
-        Err(errs.join("; "))
+        let texts: Vec<String> = errs.iter().map(ToString::to_string).collect();
+        Err(ExecError::Probe(texts.join("; ")))
     }
 }
 
-fn mkdir(d: &Path) -> Result<(), String> {
+fn mkdir(d: &Path) -> Result<(), ExecError> {
     std::fs::DirBuilder::new()
         .recursive(true)
         .mode(0o700)
         .create(d)
-        .map_err(|e| format!("exec probe: mkdir {}: {e}", d.display()))
+        .map_err(|e| ExecError::Probe(format!("exec probe: mkdir {}: {e}", d.display())))
 }
 
 /// Removes what one profile's probe planted.
@@ -166,10 +167,15 @@ fn probe_profile(
     max_output: u64,
     db_path: &Path,
     workspace_root: Option<&Path>,
-) -> Result<(), String> {
-    let setup = |e: String| format!("exec probe for profile {}: {e}", go_quote(&p.project));
-    let state = state_dir(db_path).map_err(setup)?;
-    let home = operator_home().map_err(setup)?;
+) -> Result<(), ExecError> {
+    let setup = |e: String| {
+        ExecError::Probe(format!(
+            "exec probe for profile {}: {e}",
+            go_quote(&p.project)
+        ))
+    };
+    let state = state_dir(db_path).map_err(|e| setup(e.to_string()))?;
+    let home = operator_home().map_err(|e| setup(e.to_string()))?;
     let mut rnd = [0u8; 8];
     getrandom::getrandom(&mut rnd).map_err(|e| setup(e.to_string()))?;
     let id = format!("wep-{}", hex::encode(rnd));
@@ -178,7 +184,7 @@ fn probe_profile(
         Some(w) => std::fs::canonicalize(w).map_err(|e| setup(e.to_string()))?,
         None => {
             let w = state.join("exec-probe").join(&id);
-            mkdir(&w).map_err(setup)?;
+            mkdir(&w).map_err(|e| setup(e.to_string()))?;
             scratch.paths.push(w.clone());
             w
         }
@@ -186,7 +192,7 @@ fn probe_profile(
     let worktree = ws_root.join(&id);
     let sibling = ws_root.join(format!("{id}-sib"));
     for d in [&worktree, &sibling] {
-        mkdir(d).map_err(setup)?;
+        mkdir(d).map_err(|e| setup(e.to_string()))?;
         scratch.paths.push(d.clone());
     }
     scratch.paths.push(state.join("exec-cache").join(&id));
@@ -208,20 +214,20 @@ fn probe_profile(
         db_path: db_path.to_path_buf(),
         ..HandlerContext::default()
     };
-    let layout = h.layout(&ctx).map_err(setup)?;
-    h.settings(&layout).map_err(setup)?;
+    let layout = h.layout(&ctx).map_err(|e| setup(e.to_string()))?;
+    h.settings(&layout).map_err(|e| setup(e.to_string()))?;
     let cwd = if p.root == "." {
         worktree.clone()
     } else {
         worktree.join(&p.root)
     };
-    mkdir(&cwd).map_err(setup)?;
+    mkdir(&cwd).map_err(|e| setup(e.to_string()))?;
     for d in ["home", "tmp", "pycache", "npm"]
         .into_iter()
         .map(String::from)
         .chain(p.caches.keys().cloned())
     {
-        mkdir(&layout.cache.join(d)).map_err(setup)?;
+        mkdir(&layout.cache.join(d)).map_err(|e| setup(e.to_string()))?;
     }
     // Decoys in HOME, the state dir and the workspace root (arm 3), each read back first.
     let decoys: Vec<PathBuf> = [&home, &state, &ws_root]
@@ -299,7 +305,7 @@ fn probe_profile(
     ) {
         Err(e) => {
             for arm in [0, 1, 2, 3, 5] {
-                fail(arm, e.clone());
+                fail(arm, e.to_string());
             }
         }
         Ok((a, _)) => {
@@ -383,7 +389,7 @@ fn probe_profile(
             4,
             format!("a SIGTERM death: {} (want exit 143)", describe(&b)),
         ),
-        Err(e) => fail(4, e),
+        Err(e) => fail(4, e.to_string()),
     }
     // Arm 7: the toolchain answers under the sandbox.
     let mut toolchain: Vec<std::ffi::OsString> = vec![p.probe.argv0.clone().into()];
@@ -401,7 +407,7 @@ fn probe_profile(
                 started.elapsed().as_millis()
             ),
         ),
-        Err(e) => fail(6, e),
+        Err(e) => fail(6, e.to_string()),
     }
     drop(scratch);
     // Only when empty: another daemon's probe may be running there.
@@ -414,10 +420,10 @@ fn probe_profile(
         .iter()
         .map(|(a, why)| format!("{}: {why}", ARMS[*a]))
         .collect();
-    Err(format!(
+    Err(ExecError::Probe(format!(
         "exec startup probe failed for profile {} ({} of 7 arms): {}",
         go_quote(&p.project),
         failed.len(),
         parts.join("; ")
-    ))
+    )))
 }

@@ -408,7 +408,7 @@ impl Profile {
                 argv
             }
         };
-        let (argv0, sum) = resolve_argv0(&probe_argv[0], &path).map_err(|e| perr("probe", e))?;
+        let (argv0, sum) = resolve_argv0("probe", &probe_argv[0], &path)?;
         let probe = Command {
             id: String::new(),
             argv: probe_argv,
@@ -434,10 +434,11 @@ impl Profile {
     ///
     /// # Errors
     /// `exec profile <file>: <io error>` or the [`ProfileError`] text.
-    pub fn load(file: &Path) -> Result<Profile, String> {
-        let data =
-            std::fs::read(file).map_err(|e| format!("exec profile {}: {e}", file.display()))?;
-        Profile::parse(&data).map_err(|e| e.to_string())
+    pub fn load(file: &Path) -> Result<Profile, super::ExecError> {
+        let data = std::fs::read(file).map_err(|e| {
+            super::ExecError::Config(format!("exec profile {}: {e}", file.display()))
+        })?;
+        Ok(Profile::parse(&data)?)
     }
 }
 
@@ -586,8 +587,7 @@ fn parse_command(id: &str, raw: &Value, path: &[String]) -> Result<Command, Prof
         ));
     }
     g.passthrough = passthrough == args::PASSTHROUGH;
-    let (argv0, argv0_sha256) =
-        resolve_argv0(&argv[0], path).map_err(|e| perr(format!("{field}.argv"), e))?;
+    let (argv0, argv0_sha256) = resolve_argv0(&format!("{field}.argv"), &argv[0], path)?;
     Ok(Command {
         id: id.to_string(),
         argv,
@@ -675,14 +675,21 @@ pub fn sha256_file(p: &Path) -> std::io::Result<String> {
 
 /// Resolves `argv[0]` once: an absolute path as given (cleaned), a bare name on `path`, to a
 /// regular file with an exec bit and no `=` in its path; returns it with its sha256.
-fn resolve_argv0(name: &str, path: &[String]) -> Result<(PathBuf, String), String> {
+fn resolve_argv0(
+    field: &str,
+    name: &str,
+    path: &[String],
+) -> Result<(PathBuf, String), ProfileError> {
     use std::os::unix::fs::PermissionsExt;
     let candidates: Vec<PathBuf> = if name.starts_with('/') {
         vec![PathBuf::from(clean(name))]
     } else if name.contains('/') {
-        return Err(format!(
-            "argv[0] {} is neither a bare name nor an absolute path",
-            go_quote(name)
+        return Err(perr(
+            field,
+            format!(
+                "argv[0] {} is neither a bare name nor an absolute path",
+                go_quote(name)
+            ),
         ));
     } else {
         path.iter().map(|d| Path::new(d).join(name)).collect()
@@ -696,18 +703,21 @@ fn resolve_argv0(name: &str, path: &[String]) -> Result<(PathBuf, String), Strin
         }
         let shown = c.to_string_lossy().into_owned();
         if shown.contains('=') {
-            return Err(format!(
-                "argv[0] resolves to {}, which holds '='",
-                go_quote(&shown)
+            return Err(perr(
+                field,
+                format!("argv[0] resolves to {}, which holds '='", go_quote(&shown)),
             ));
         }
-        let sum = sha256_file(&c).map_err(|e| format!("{shown}: {e}"))?;
+        let sum = sha256_file(&c).map_err(|e| perr(field, format!("{shown}: {e}")))?;
         return Ok((c, sum));
     }
-    Err(format!(
-        "argv[0] {} does not resolve on path [{}] to an executable",
-        go_quote(name),
-        path.join(" ")
+    Err(perr(
+        field,
+        format!(
+            "argv[0] {} does not resolve on path [{}] to an executable",
+            go_quote(name),
+            path.join(" ")
+        ),
     ))
 }
 

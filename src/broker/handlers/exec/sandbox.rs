@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 use crate::process;
 
 use super::profile::sha256_file;
+use super::ExecError;
 
 /// The runtime name in the result's `sandbox` block.
 pub const RUNTIME: &str = "bubblewrap";
@@ -78,14 +79,15 @@ impl Bwrap {
     /// # Errors
     /// Why there is no usable sandbox (`bwrap` missing, too old, or unable to create its
     /// namespaces on this host), for the operator.
-    pub fn detect() -> Result<Bwrap, String> {
-        let path = locate().ok_or_else(|| match std::env::var_os(BWRAP_ENV) {
-            Some(p) if !p.is_empty() => format!(
-                "{BWRAP_ENV}={} is not a file",
-                Path::new(&p).display()
-            ),
-            _ => "bubblewrap (bwrap) is not installed: install the Debian package `bubblewrap` (>= 0.8)"
-                .to_string(),
+    pub fn detect() -> Result<Bwrap, ExecError> {
+        let path = locate().ok_or_else(|| {
+            ExecError::Sandbox(match std::env::var_os(BWRAP_ENV) {
+                Some(p) if !p.is_empty() => {
+                    format!("{BWRAP_ENV}={} is not a file", Path::new(&p).display())
+                }
+                _ => "bubblewrap (bwrap) is not installed: install the Debian package `bubblewrap` (>= 0.8)"
+                    .to_string(),
+            })
         })?;
         let deadline = Instant::now() + Duration::from_secs(5);
         let out = process::run(
@@ -93,24 +95,25 @@ impl Bwrap {
                 .arg("--version")
                 .env("PATH", "/usr/bin:/bin"),
         )
-        .map_err(|e| format!("{}: --version: {e}", path.display()))?;
+        .map_err(|e| ExecError::Sandbox(format!("{}: --version: {e}", path.display())))?;
         let text = String::from_utf8_lossy(&out.stdout).into_owned();
         let (version, (major, minor)) = parse_version(&text).ok_or_else(|| {
-            format!(
+            ExecError::Sandbox(format!(
                 "{}: --version printed {:?}, not \"bubblewrap X.Y.Z\"",
                 path.display(),
                 text.trim()
-            )
+            ))
         })?;
         if (major, minor) < MIN_VERSION {
-            return Err(format!(
+            return Err(ExecError::Sandbox(format!(
                 "{} is bubblewrap {version}; Workspace.Exec needs >= {}.{}",
                 path.display(),
                 MIN_VERSION.0,
                 MIN_VERSION.1
-            ));
+            )));
         }
-        let sha256 = sha256_file(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let sha256 = sha256_file(&path)
+            .map_err(|e| ExecError::Sandbox(format!("{}: {e}", path.display())))?;
         let bwrap = Bwrap {
             path,
             version,
@@ -121,8 +124,9 @@ impl Bwrap {
     }
 
     /// One sandboxed `/bin/true` with the handler's namespaces, mounts and seccomp program.
-    fn trial(&self) -> Result<(), String> {
-        let filter = SeccompFd::new().map_err(|e| format!("seccomp program: {e}"))?;
+    fn trial(&self) -> Result<(), ExecError> {
+        let filter =
+            SeccompFd::new().map_err(|e| ExecError::Sandbox(format!("seccomp program: {e}")))?;
         let fd = filter.raw().to_string();
         let args: Vec<OsString> = [
             "--unshare-all",
@@ -157,13 +161,14 @@ impl Bwrap {
         .args(args)
         .env("PATH", "/usr/bin:/bin");
         spec.keep_fds = vec![filter.raw()];
-        let out = process::run(&spec).map_err(|e| format!("bwrap trial run: {e}"))?;
+        let out =
+            process::run(&spec).map_err(|e| ExecError::Sandbox(format!("bwrap trial run: {e}")))?;
         if out.exit_code != 0 {
-            return Err(format!(
+            return Err(ExecError::Sandbox(format!(
                 "bwrap cannot build a sandbox on this host (exit {}): {}",
                 out.exit_code,
                 String::from_utf8_lossy(&out.stderr).trim()
-            ));
+            )));
         }
         Ok(())
     }
@@ -172,7 +177,7 @@ impl Bwrap {
     ///
     /// # Errors
     /// `broker: exec confinement stack drifted: <path>: <why>`.
-    pub fn verify(&self) -> Result<(), String> {
+    pub fn verify(&self) -> Result<(), ExecError> {
         verify_file(&self.path, &self.sha256)
     }
 }
@@ -182,17 +187,17 @@ impl Bwrap {
 /// # Errors
 /// `broker: exec confinement stack drifted: <path>: sha256 <x>, verified as <y>` (or the I/O
 /// error when it is gone).
-pub fn verify_file(path: &Path, want: &str) -> Result<(), String> {
+pub fn verify_file(path: &Path, want: &str) -> Result<(), ExecError> {
     match sha256_file(path) {
         Ok(got) if got == want => Ok(()),
-        Ok(got) => Err(format!(
+        Ok(got) => Err(ExecError::Sandbox(format!(
             "broker: exec confinement stack drifted: {}: sha256 {got}, verified as {want}",
             path.display()
-        )),
-        Err(e) => Err(format!(
+        ))),
+        Err(e) => Err(ExecError::Sandbox(format!(
             "broker: exec confinement stack drifted: {}: {e}",
             path.display()
-        )),
+        ))),
     }
 }
 
