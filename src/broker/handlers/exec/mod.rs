@@ -337,25 +337,15 @@ fn check_effect(scope: &str) -> Result<(), ExecError> {
     Ok(())
 }
 
-/// `Workspace.Exec` with a fixed answer: the unconfigured refusal, an unmapped episode's
-/// refusal, or a failure that every call reports.
+/// `Workspace.Exec` with a fixed refusal: the unconfigured one, or an unmapped episode's.
 pub struct FixedExecHandler {
-    answer: Result<String, ExecError>,
+    why: String,
 }
 
 impl FixedExecHandler {
     /// Every call is refused with `why` (a handler success, debited).
     pub fn refusing(why: impl Into<String>) -> FixedExecHandler {
-        FixedExecHandler {
-            answer: Ok(why.into()),
-        }
-    }
-
-    /// Every call fails with `why`.
-    pub fn failing(why: impl Into<String>) -> FixedExecHandler {
-        FixedExecHandler {
-            answer: Err(ExecError::Call(why.into())),
-        }
+        FixedExecHandler { why: why.into() }
     }
 }
 
@@ -374,10 +364,7 @@ impl Handler for FixedExecHandler {
         if let Err(e) = check_effect(scope) {
             return HandlerOutcome::Failed(e.to_string());
         }
-        match &self.answer {
-            Ok(why) => refusal(why),
-            Err(why) => HandlerOutcome::Failed(why.to_string()),
-        }
+        refusal(&self.why)
     }
 }
 
