@@ -104,6 +104,7 @@ fn main() {
             run_caps: RunCapsConfig::default(),
             examples_dir: None,
             services: Services::default(),
+            exec: None,
         };
         for i in 0..n {
             let (transition, args) = if i % 2 == 0 {

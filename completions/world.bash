@@ -418,6 +418,9 @@ _world() {
             world__subcmd__help__subcmd__util,completions)
                 cmd="world__subcmd__help__subcmd__util__subcmd__completions"
                 ;;
+            world__subcmd__help__subcmd__util,exec-probe)
+                cmd="world__subcmd__help__subcmd__util__subcmd__exec__subcmd__probe"
+                ;;
             world__subcmd__help__subcmd__util,man)
                 cmd="world__subcmd__help__subcmd__util__subcmd__man"
                 ;;
@@ -685,6 +688,9 @@ _world() {
             world__subcmd__util,completions)
                 cmd="world__subcmd__util__subcmd__completions"
                 ;;
+            world__subcmd__util,exec-probe)
+                cmd="world__subcmd__util__subcmd__exec__subcmd__probe"
+                ;;
             world__subcmd__util,help)
                 cmd="world__subcmd__util__subcmd__help"
                 ;;
@@ -693,6 +699,9 @@ _world() {
                 ;;
             world__subcmd__util__subcmd__help,completions)
                 cmd="world__subcmd__util__subcmd__help__subcmd__completions"
+                ;;
+            world__subcmd__util__subcmd__help,exec-probe)
+                cmd="world__subcmd__util__subcmd__help__subcmd__exec__subcmd__probe"
                 ;;
             world__subcmd__util__subcmd__help,help)
                 cmd="world__subcmd__util__subcmd__help__subcmd__help"
@@ -2577,7 +2586,7 @@ _world() {
             return 0
             ;;
         world__subcmd__help__subcmd__util)
-            opts="completions man"
+            opts="completions man exec-probe"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2591,6 +2600,20 @@ _world() {
             return 0
             ;;
         world__subcmd__help__subcmd__util__subcmd__completions)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        world__subcmd__help__subcmd__util__subcmd__exec__subcmd__probe)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -2675,7 +2698,7 @@ _world() {
             return 0
             ;;
         world__subcmd__invoke)
-            opts="-q -h --session --args --args-file --invocation-id --workspace-root --tool-ailang-bin --run-allow-caps --run-net-allow --ledger --db --json --quiet --color --wait-lock --help"
+            opts="-q -h --session --args --args-file --invocation-id --workspace-root --tool-ailang-bin --run-allow-caps --run-net-allow --ledger --exec-profile --exec-episode-project --exec-max-output-bytes --db --json --quiet --color --wait-lock --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2714,6 +2737,18 @@ _world() {
                     return 0
                     ;;
                 --ledger)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --exec-profile)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --exec-episode-project)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --exec-max-output-bytes)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -3545,7 +3580,7 @@ _world() {
             return 0
             ;;
         world__subcmd__mcp)
-            opts="-q -h --session --workspace-root --tool-ailang-bin --ledger --db --json --quiet --color --wait-lock --help"
+            opts="-q -h --session --workspace-root --tool-ailang-bin --ledger --exec-profile --exec-episode-project --exec-max-output-bytes --db --json --quiet --color --wait-lock --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -3564,6 +3599,18 @@ _world() {
                     return 0
                     ;;
                 --ledger)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --exec-profile)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --exec-episode-project)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --exec-max-output-bytes)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -4917,7 +4964,7 @@ _world() {
             return 0
             ;;
         world__subcmd__serve)
-            opts="-q -h --bind --interpreter --workspace-root --tool-ailang-bin --examples-dir --run-allow-caps --run-net-allow --run-net-allow-http --allow-origin --approve-on-tty --ledger --db --json --quiet --color --wait-lock --help"
+            opts="-q -h --bind --interpreter --workspace-root --tool-ailang-bin --examples-dir --run-allow-caps --run-net-allow --run-net-allow-http --allow-origin --approve-on-tty --ledger --exec-profile --exec-episode-project --exec-max-output-bytes --db --json --quiet --color --wait-lock --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -4956,6 +5003,18 @@ _world() {
                     return 0
                     ;;
                 --ledger)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --exec-profile)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --exec-episode-project)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --exec-max-output-bytes)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -5521,7 +5580,7 @@ _world() {
             return 0
             ;;
         world__subcmd__util)
-            opts="-q -h --db --json --quiet --color --wait-lock --help completions man help"
+            opts="-q -h --db --json --quiet --color --wait-lock --help completions man exec-probe help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -5576,8 +5635,34 @@ _world() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        world__subcmd__util__subcmd__exec__subcmd__probe)
+            opts="-q -h --db --json --quiet --color --wait-lock --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --db)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                --wait-lock)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         world__subcmd__util__subcmd__help)
-            opts="completions man help"
+            opts="completions man exec-probe help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -5591,6 +5676,20 @@ _world() {
             return 0
             ;;
         world__subcmd__util__subcmd__help__subcmd__completions)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        world__subcmd__util__subcmd__help__subcmd__exec__subcmd__probe)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )

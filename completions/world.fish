@@ -277,6 +277,9 @@ complete -c world -n "__fish_world_using_subcommand invoke" -l tool-ailang-bin -
 complete -c world -n "__fish_world_using_subcommand invoke" -l run-allow-caps -d 'Capabilities ailang-run may use beyond IO and FS: Env, Net, Declassify' -r
 complete -c world -n "__fish_world_using_subcommand invoke" -l run-net-allow -d 'IP:PORT a Net run may reach (repeatable)' -r
 complete -c world -n "__fish_world_using_subcommand invoke" -l ledger -d 'Pair effects of episodes bound to a limits scope with this standalone ledger (a file, or postgres://user@host/db) instead of the store file\'s tables (docs/LEDGER.md)' -r
+complete -c world -n "__fish_world_using_subcommand invoke" -l exec-profile -d 'An exec profile (world/exec-profile/v1) that enables Workspace.Exec; repeatable, one per project. Commands run in a bubblewrap sandbox (bwrap >= 0.8) or not at all' -r -F
+complete -c world -n "__fish_world_using_subcommand invoke" -l exec-episode-project -d 'Serve episode EP with the profile of PROJECT (repeatable; else the only profile serves every episode)' -r
+complete -c world -n "__fish_world_using_subcommand invoke" -l exec-max-output-bytes -d 'Kill a command whose stdout or stderr passes N bytes (default 67108864)' -r
 complete -c world -n "__fish_world_using_subcommand invoke" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
 complete -c world -n "__fish_world_using_subcommand invoke" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
 always\t'Always colour'
@@ -983,6 +986,9 @@ complete -c world -n "__fish_world_using_subcommand serve" -l run-allow-caps -d 
 complete -c world -n "__fish_world_using_subcommand serve" -l run-net-allow -d 'Loopback IP:PORT a Net run may reach (repeatable)' -r
 complete -c world -n "__fish_world_using_subcommand serve" -l allow-origin -d 'An extra allowed Origin header value (repeatable; `null` is always refused)' -r
 complete -c world -n "__fish_world_using_subcommand serve" -l ledger -d 'Pair effects of episodes bound to a limits scope with this standalone ledger (a file, or postgres://user@host/db) instead of the store file\'s tables (docs/LEDGER.md)' -r
+complete -c world -n "__fish_world_using_subcommand serve" -l exec-profile -d 'An exec profile (world/exec-profile/v1) that enables Workspace.Exec; repeatable, one per project. Commands run in a bubblewrap sandbox (bwrap >= 0.8) or not at all' -r -F
+complete -c world -n "__fish_world_using_subcommand serve" -l exec-episode-project -d 'Serve episode EP with the profile of PROJECT (repeatable; else the only profile serves every episode)' -r
+complete -c world -n "__fish_world_using_subcommand serve" -l exec-max-output-bytes -d 'Kill a command whose stdout or stderr passes N bytes (default 67108864)' -r
 complete -c world -n "__fish_world_using_subcommand serve" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
 complete -c world -n "__fish_world_using_subcommand serve" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
 always\t'Always colour'
@@ -997,6 +1003,9 @@ complete -c world -n "__fish_world_using_subcommand mcp" -l session -d 'Session 
 complete -c world -n "__fish_world_using_subcommand mcp" -l workspace-root -d 'Override the episode\'s recorded workspace root (worktree = DIR/<episode>)' -r -F
 complete -c world -n "__fish_world_using_subcommand mcp" -l tool-ailang-bin -d 'The pinned AILANG tool binary for the Ailang.* effects' -r -F
 complete -c world -n "__fish_world_using_subcommand mcp" -l ledger -d 'Pair effects of episodes bound to a limits scope with this standalone ledger (a file, or postgres://user@host/db) instead of the store file\'s tables (docs/LEDGER.md)' -r
+complete -c world -n "__fish_world_using_subcommand mcp" -l exec-profile -d 'An exec profile (world/exec-profile/v1) that enables Workspace.Exec; repeatable, one per project. Commands run in a bubblewrap sandbox (bwrap >= 0.8) or not at all' -r -F
+complete -c world -n "__fish_world_using_subcommand mcp" -l exec-episode-project -d 'Serve episode EP with the profile of PROJECT (repeatable; else the only profile serves every episode)' -r
+complete -c world -n "__fish_world_using_subcommand mcp" -l exec-max-output-bytes -d 'Kill a command whose stdout or stderr passes N bytes (default 67108864)' -r
 complete -c world -n "__fish_world_using_subcommand mcp" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
 complete -c world -n "__fish_world_using_subcommand mcp" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
 always\t'Always colour'
@@ -1031,17 +1040,18 @@ complete -c world -n "__fish_world_using_subcommand export-episode" -l embed -d 
 complete -c world -n "__fish_world_using_subcommand export-episode" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
 complete -c world -n "__fish_world_using_subcommand export-episode" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
 complete -c world -n "__fish_world_using_subcommand export-episode" -s h -l help -d 'Print help (see more with \'--help\')'
-complete -c world -n "__fish_world_using_subcommand util; and not __fish_seen_subcommand_from completions man help" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
-complete -c world -n "__fish_world_using_subcommand util; and not __fish_seen_subcommand_from completions man help" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
+complete -c world -n "__fish_world_using_subcommand util; and not __fish_seen_subcommand_from completions man exec-probe help" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
+complete -c world -n "__fish_world_using_subcommand util; and not __fish_seen_subcommand_from completions man exec-probe help" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
 always\t'Always colour'
 never\t'Never colour'"
-complete -c world -n "__fish_world_using_subcommand util; and not __fish_seen_subcommand_from completions man help" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
-complete -c world -n "__fish_world_using_subcommand util; and not __fish_seen_subcommand_from completions man help" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
-complete -c world -n "__fish_world_using_subcommand util; and not __fish_seen_subcommand_from completions man help" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
-complete -c world -n "__fish_world_using_subcommand util; and not __fish_seen_subcommand_from completions man help" -s h -l help -d 'Print help (see more with \'--help\')'
-complete -c world -n "__fish_world_using_subcommand util; and not __fish_seen_subcommand_from completions man help" -f -a "completions" -d 'Write bash, zsh and fish completions into DIR (default: completions/)'
-complete -c world -n "__fish_world_using_subcommand util; and not __fish_seen_subcommand_from completions man help" -f -a "man" -d 'Write man pages (one per command) into DIR (default: man/)'
-complete -c world -n "__fish_world_using_subcommand util; and not __fish_seen_subcommand_from completions man help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c world -n "__fish_world_using_subcommand util; and not __fish_seen_subcommand_from completions man exec-probe help" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
+complete -c world -n "__fish_world_using_subcommand util; and not __fish_seen_subcommand_from completions man exec-probe help" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
+complete -c world -n "__fish_world_using_subcommand util; and not __fish_seen_subcommand_from completions man exec-probe help" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
+complete -c world -n "__fish_world_using_subcommand util; and not __fish_seen_subcommand_from completions man exec-probe help" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c world -n "__fish_world_using_subcommand util; and not __fish_seen_subcommand_from completions man exec-probe help" -f -a "completions" -d 'Write bash, zsh and fish completions into DIR (default: completions/)'
+complete -c world -n "__fish_world_using_subcommand util; and not __fish_seen_subcommand_from completions man exec-probe help" -f -a "man" -d 'Write man pages (one per command) into DIR (default: man/)'
+complete -c world -n "__fish_world_using_subcommand util; and not __fish_seen_subcommand_from completions man exec-probe help" -f -a "exec-probe" -d 'The Workspace.Exec startup probe\'s client, run inside the sandbox (internal)'
+complete -c world -n "__fish_world_using_subcommand util; and not __fish_seen_subcommand_from completions man exec-probe help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c world -n "__fish_world_using_subcommand util; and __fish_seen_subcommand_from completions" -l out -d 'Output directory' -r -F
 complete -c world -n "__fish_world_using_subcommand util; and __fish_seen_subcommand_from completions" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
 complete -c world -n "__fish_world_using_subcommand util; and __fish_seen_subcommand_from completions" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
@@ -1060,8 +1070,17 @@ complete -c world -n "__fish_world_using_subcommand util; and __fish_seen_subcom
 complete -c world -n "__fish_world_using_subcommand util; and __fish_seen_subcommand_from man" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
 complete -c world -n "__fish_world_using_subcommand util; and __fish_seen_subcommand_from man" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
 complete -c world -n "__fish_world_using_subcommand util; and __fish_seen_subcommand_from man" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c world -n "__fish_world_using_subcommand util; and __fish_seen_subcommand_from exec-probe" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
+complete -c world -n "__fish_world_using_subcommand util; and __fish_seen_subcommand_from exec-probe" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
+always\t'Always colour'
+never\t'Never colour'"
+complete -c world -n "__fish_world_using_subcommand util; and __fish_seen_subcommand_from exec-probe" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
+complete -c world -n "__fish_world_using_subcommand util; and __fish_seen_subcommand_from exec-probe" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
+complete -c world -n "__fish_world_using_subcommand util; and __fish_seen_subcommand_from exec-probe" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
+complete -c world -n "__fish_world_using_subcommand util; and __fish_seen_subcommand_from exec-probe" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c world -n "__fish_world_using_subcommand util; and __fish_seen_subcommand_from help" -f -a "completions" -d 'Write bash, zsh and fish completions into DIR (default: completions/)'
 complete -c world -n "__fish_world_using_subcommand util; and __fish_seen_subcommand_from help" -f -a "man" -d 'Write man pages (one per command) into DIR (default: man/)'
+complete -c world -n "__fish_world_using_subcommand util; and __fish_seen_subcommand_from help" -f -a "exec-probe" -d 'The Workspace.Exec startup probe\'s client, run inside the sandbox (internal)'
 complete -c world -n "__fish_world_using_subcommand util; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c world -n "__fish_world_using_subcommand help; and not __fish_seen_subcommand_from genesis commit head world object log show status registry publish pin transitions invoke tools ailang receipt session effects approval broker verify why limits mission serve mcp replay export-episode util help" -f -a "genesis" -d 'Create the store if needed and commit a genesis world'
 complete -c world -n "__fish_world_using_subcommand help; and not __fish_seen_subcommand_from genesis commit head world object log show status registry publish pin transitions invoke tools ailang receipt session effects approval broker verify why limits mission serve mcp replay export-episode util help" -f -a "commit" -d 'Compare-and-append a world from a commit body (the POST /v1/commit JSON)'
@@ -1141,3 +1160,4 @@ complete -c world -n "__fish_world_using_subcommand help; and __fish_seen_subcom
 complete -c world -n "__fish_world_using_subcommand help; and __fish_seen_subcommand_from mission" -f -a "log" -d 'The mission\'s hash-chained command journal'
 complete -c world -n "__fish_world_using_subcommand help; and __fish_seen_subcommand_from util" -f -a "completions" -d 'Write bash, zsh and fish completions into DIR (default: completions/)'
 complete -c world -n "__fish_world_using_subcommand help; and __fish_seen_subcommand_from util" -f -a "man" -d 'Write man pages (one per command) into DIR (default: man/)'
+complete -c world -n "__fish_world_using_subcommand help; and __fish_seen_subcommand_from util" -f -a "exec-probe" -d 'The Workspace.Exec startup probe\'s client, run inside the sandbox (internal)'

@@ -9,8 +9,12 @@
 //! - stdin is `/dev/null`, or the bytes of [`Spec::stdin`] written on a thread and then closed;
 //! - the child leads a new process group; at the deadline, when a stream passes its cap, and
 //!   after the leader exits, the whole group gets `SIGKILL`;
-//! - stdout and stderr are drained on two threads, each capped at [`Spec::output_cap`] bytes;
-//!   pipes held open by a process outside the group are abandoned [`PIPE_GRACE`] later;
+//! - stdout and stderr are drained on two threads, each capped at [`Spec::output_cap`] bytes
+//!   ([`run`]), or kept as head + tail with a count and a sha256 of the whole stream under a
+//!   hard cap ([`run_captured`], `Workspace.Exec`); pipes held open by a process outside the
+//!   group are abandoned [`PIPE_GRACE`] later;
+//! - descriptors named in [`Spec::keep_fds`] (e.g. a seccomp program for `bwrap --seccomp`)
+//!   are inherited by the child; every other descriptor is close-on-exec;
 //! - at most [`MAX_CONCURRENT_CHILDREN`] children run at once in one process; waiting for a
 //!   slot counts against the deadline.
 //!
@@ -18,7 +22,7 @@
 
 use std::ffi::OsString;
 use std::io::{self, Read, Write};
-use std::os::fd::AsRawFd;
+use std::os::fd::{AsRawFd, RawFd};
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
@@ -26,6 +30,8 @@ use std::sync::mpsc;
 use std::sync::{Arc, Condvar, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
+
+use sha2::{Digest, Sha256};
 
 /// At most this many children run at once in one process (transitions.md §6).
 pub const MAX_CONCURRENT_CHILDREN: usize = 8;
@@ -50,6 +56,9 @@ pub struct Spec {
     pub output_cap: usize,
     /// Absolute deadline: past it the whole process group is killed.
     pub deadline: Instant,
+    /// Open descriptors the child inherits under the same numbers (their close-on-exec flag
+    /// is cleared in the child only). Empty for every child but the exec sandbox.
+    pub keep_fds: Vec<RawFd>,
 }
 
 impl Spec {
@@ -64,6 +73,7 @@ impl Spec {
             stdin: Vec::new(),
             output_cap,
             deadline,
+            keep_fds: Vec::new(),
         }
     }
 
@@ -152,6 +162,62 @@ pub enum RunError {
     },
 }
 
+/// How [`run_captured`] keeps one stream: the first `head` bytes, the last `tail` bytes, the
+/// count of every byte and the sha256 of the whole stream. A stream whose count passes
+/// `hard_cap` kills the process group at once.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct HeadTail {
+    /// Bytes kept from the start of each stream.
+    pub head: usize,
+    /// Bytes kept from the end of each stream.
+    pub tail: usize,
+    /// More than this many bytes on one stream kills the group (`limit:"output"`).
+    pub hard_cap: u64,
+}
+
+/// One stream as [`run_captured`] kept it.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct StreamCapture {
+    /// The first [`HeadTail::head`] bytes.
+    pub head: Vec<u8>,
+    /// The last [`HeadTail::tail`] bytes, or fewer: the bytes after `head` when the stream
+    /// was no longer than `head + tail`.
+    pub tail: Vec<u8>,
+    /// Every byte read from the stream.
+    pub total: u64,
+    /// sha256 of every byte read, bare lowercase hex.
+    pub sha256: String,
+}
+
+impl StreamCapture {
+    /// True when bytes between the head and the tail were dropped.
+    pub fn truncated(&self) -> bool {
+        self.total > (self.head.len() + self.tail.len()) as u64
+    }
+
+    /// The bytes dropped between the head and the tail.
+    pub fn omitted(&self) -> u64 {
+        self.total
+            .saturating_sub((self.head.len() + self.tail.len()) as u64)
+    }
+}
+
+/// What [`run_captured`] observed. Never an error for how the child ended.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Captured {
+    /// The exit code (`128 + N` for a death by signal N); `None` when the deadline or the
+    /// hard cap ended the run (the group was killed).
+    pub exit_code: Option<i32>,
+    /// The deadline passed (or pipes stayed open past [`PIPE_GRACE`]).
+    pub timed_out: bool,
+    /// A stream passed [`HeadTail::hard_cap`]. Wins over a timeout.
+    pub over_cap: bool,
+    /// stdout.
+    pub stdout: StreamCapture,
+    /// stderr.
+    pub stderr: StreamCapture,
+}
+
 /// Run `spec` to completion under the rules of the module docs.
 ///
 /// # Errors
@@ -161,14 +227,114 @@ pub enum RunError {
 pub fn run(spec: &Spec) -> Result<Output, RunError> {
     let program = spec.program.display().to_string();
     let started = Instant::now();
-    let deadline = spec.deadline;
+    let cap = spec.output_cap;
+    let fin = launch(spec, || Sink::Capped {
+        bytes: Vec::new(),
+        cap,
+    })?;
     let deadline_err = |partial: Output| RunError::Deadline {
         program: program.clone(),
         after_ms: started.elapsed().as_millis(),
         partial,
     };
-    let Some(_slot) = Slot::acquire(deadline) else {
+    let Some(fin) = fin else {
         return Err(deadline_err(Output::default()));
+    };
+    for d in [&fin.out, &fin.err] {
+        if d.end == DrainEnd::Overflow {
+            return Err(RunError::OutputLimit {
+                program,
+                stream: d.stream,
+                cap,
+            });
+        }
+    }
+    if let Some(e) = fin.failure() {
+        return Err(RunError::Io {
+            program,
+            source: io::Error::other(e),
+        });
+    }
+    let abandoned = fin.abandoned();
+    let timed_out = fin.timed_out;
+    let output = Output {
+        exit_code: fin.exit_code,
+        stdout: fin.out.sink.into_bytes(),
+        stderr: fin.err.sink.into_bytes(),
+    };
+    if timed_out || abandoned {
+        return Err(deadline_err(output));
+    }
+    Ok(output)
+}
+
+/// Run `spec` keeping each stream as head + tail with a count and a digest ([`HeadTail`];
+/// `spec.output_cap` is not used). A deadline, an abandoned pipe or a stream over the hard
+/// cap ends the run with the group killed and is reported in [`Captured`], with everything
+/// read so far.
+///
+/// # Errors
+/// [`RunError::Spawn`] when the program cannot be executed, [`RunError::Io`] for wait and
+/// pipe failures.
+pub fn run_captured(spec: &Spec, keep: HeadTail) -> Result<Captured, RunError> {
+    let program = spec.program.display().to_string();
+    let fin = launch(spec, || Sink::HeadTail(HeadTailSink::new(keep)))?;
+    let Some(fin) = fin else {
+        return Ok(Captured {
+            timed_out: true,
+            stdout: HeadTailSink::new(keep).snapshot(),
+            stderr: HeadTailSink::new(keep).snapshot(),
+            ..Captured::default()
+        });
+    };
+    if let Some(e) = fin.failure() {
+        return Err(RunError::Io {
+            program,
+            source: io::Error::other(e),
+        });
+    }
+    let over_cap = fin.out.end == DrainEnd::Overflow || fin.err.end == DrainEnd::Overflow;
+    let timed_out = !over_cap && (fin.timed_out || fin.abandoned());
+    Ok(Captured {
+        exit_code: (!over_cap && !timed_out).then_some(fin.exit_code),
+        timed_out,
+        over_cap,
+        stdout: fin.out.sink.snapshot(),
+        stderr: fin.err.sink.snapshot(),
+    })
+}
+
+/// How one run ended, before it is mapped to [`run`]'s or [`run_captured`]'s answer.
+struct Finished {
+    exit_code: i32,
+    timed_out: bool,
+    out: Drained,
+    err: Drained,
+}
+
+impl Finished {
+    fn failure(&self) -> Option<String> {
+        [&self.out, &self.err]
+            .into_iter()
+            .find_map(|d| match &d.end {
+                DrainEnd::Failed(msg) => Some(msg.clone()),
+                _ => None,
+            })
+    }
+
+    fn abandoned(&self) -> bool {
+        self.out.end == DrainEnd::Abandoned || self.err.end == DrainEnd::Abandoned
+    }
+}
+
+/// Start `spec`, drain both streams into sinks made by `sink`, wait for the exit, the first
+/// overflow or the deadline, kill the group and reap. `Ok(None)`: the deadline passed while
+/// waiting for a child slot (nothing was started).
+fn launch(spec: &Spec, sink: impl Fn() -> Sink) -> Result<Option<Finished>, RunError> {
+    let program = spec.program.display().to_string();
+    let deadline = spec.deadline;
+    let Some(_slot) = Slot::acquire(deadline) else {
+        return Ok(None);
     };
     let mut cmd = Command::new(&spec.program);
     cmd.args(&spec.args)
@@ -184,6 +350,22 @@ pub fn run(spec: &Spec) -> Result<Output, RunError> {
         .process_group(0);
     if let Some(dir) = &spec.cwd {
         cmd.current_dir(dir);
+    }
+    if !spec.keep_fds.is_empty() {
+        let fds = spec.keep_fds.clone();
+        // SAFETY: runs in the forked child before exec; fcntl is async-signal-safe and only
+        // touches the listed descriptors, which the parent keeps open for the whole spawn.
+        unsafe {
+            cmd.pre_exec(move || {
+                for &fd in &fds {
+                    let flags = libc::fcntl(fd, libc::F_GETFD);
+                    if flags < 0 || libc::fcntl(fd, libc::F_SETFD, flags & !libc::FD_CLOEXEC) < 0 {
+                        return Err(io::Error::last_os_error());
+                    }
+                }
+                Ok(())
+            });
+        }
     }
     let mut child = spawn_retrying(&mut cmd).map_err(|source| RunError::Spawn {
         program: program.clone(),
@@ -204,16 +386,15 @@ pub fn run(spec: &Spec) -> Result<Output, RunError> {
             let _ = pipe.write_all(&data);
         })
     });
-    let cap = spec.output_cap;
     let (tx, rx) = mpsc::channel::<Event>();
     let stop_at = Arc::new(Mutex::new(deadline.max(Instant::now()) + PIPE_GRACE));
     let drain_out = child.stdout.take().map(|p| {
-        let (tx, stop) = (tx.clone(), Arc::clone(&stop_at));
-        thread::spawn(move || drain(p, cap, "stdout", &stop, &tx))
+        let (tx, stop, s) = (tx.clone(), Arc::clone(&stop_at), sink());
+        thread::spawn(move || drain(p, s, "stdout", &stop, &tx))
     });
     let drain_err = child.stderr.take().map(|p| {
-        let (tx, stop) = (tx.clone(), Arc::clone(&stop_at));
-        thread::spawn(move || drain(p, cap, "stderr", &stop, &tx))
+        let (tx, stop, s) = (tx.clone(), Arc::clone(&stop_at), sink());
+        thread::spawn(move || drain(p, s, "stderr", &stop, &tx))
     });
     let waiter = {
         let tx = tx.clone();
@@ -246,40 +427,18 @@ pub fn run(spec: &Spec) -> Result<Output, RunError> {
     if let Ok(mut s) = stop_at.lock() {
         *s = (*s).min(Instant::now() + PIPE_GRACE);
     }
-    let out = join_drain(drain_out);
-    let err = join_drain(drain_err);
-    for d in [&out, &err] {
-        if d.end == DrainEnd::Overflow {
-            return Err(RunError::OutputLimit {
-                program,
-                stream: d.stream,
-                cap,
-            });
-        }
-    }
-    if let Some(e) = [&out, &err].into_iter().find_map(|d| match &d.end {
-        DrainEnd::Failed(msg) => Some(msg.clone()),
-        _ => None,
-    }) {
-        return Err(RunError::Io {
-            program,
-            source: io::Error::other(e),
-        });
-    }
+    let out = join_drain(drain_out, &sink);
+    let err = join_drain(drain_err, &sink);
     let exit_code = status
         .code()
         .or_else(|| status.signal().map(|s| 128 + s))
         .unwrap_or(-1);
-    let abandoned = out.end == DrainEnd::Abandoned || err.end == DrainEnd::Abandoned;
-    let output = Output {
+    Ok(Some(Finished {
         exit_code,
-        stdout: out.bytes,
-        stderr: err.bytes,
-    };
-    if timed_out || abandoned {
-        return Err(deadline_err(output));
-    }
-    Ok(output)
+        timed_out,
+        out,
+        err,
+    }))
 }
 
 enum Event {
@@ -295,38 +454,146 @@ enum DrainEnd {
     Failed(String),
 }
 
+/// Where a drained stream goes.
+enum Sink {
+    /// Keep at most `cap` bytes; more is an overflow.
+    Capped { bytes: Vec<u8>, cap: usize },
+    /// Head + tail, count and digest; past the hard cap is an overflow.
+    HeadTail(HeadTailSink),
+}
+
+impl Sink {
+    /// Take `data`; true when the stream just went over its cap.
+    fn push(&mut self, data: &[u8]) -> bool {
+        match self {
+            Sink::Capped { bytes, cap } => {
+                let room = cap.saturating_sub(bytes.len());
+                if data.len() > room {
+                    bytes.extend_from_slice(data.get(..room).unwrap_or_default());
+                    return true;
+                }
+                bytes.extend_from_slice(data);
+                false
+            }
+            Sink::HeadTail(s) => s.push(data),
+        }
+    }
+
+    fn into_bytes(self) -> Vec<u8> {
+        match self {
+            Sink::Capped { bytes, .. } => bytes,
+            Sink::HeadTail(s) => s.snapshot().head,
+        }
+    }
+
+    fn snapshot(&self) -> StreamCapture {
+        match self {
+            Sink::Capped { bytes, .. } => {
+                let mut h = HeadTailSink::new(HeadTail {
+                    head: bytes.len(),
+                    tail: 0,
+                    hard_cap: u64::MAX,
+                });
+                h.push(bytes);
+                h.snapshot()
+            }
+            Sink::HeadTail(s) => s.snapshot(),
+        }
+    }
+}
+
+/// One stream's head, rolling tail, count and running sha256.
+struct HeadTailSink {
+    keep: HeadTail,
+    head: Vec<u8>,
+    /// The last ≤ 2 × tail bytes; read as the last `tail`.
+    tail: Vec<u8>,
+    total: u64,
+    hash: Sha256,
+}
+
+impl HeadTailSink {
+    fn new(keep: HeadTail) -> HeadTailSink {
+        HeadTailSink {
+            keep,
+            head: Vec::new(),
+            tail: Vec::new(),
+            total: 0,
+            hash: Sha256::new(),
+        }
+    }
+
+    fn push(&mut self, data: &[u8]) -> bool {
+        self.hash.update(data);
+        self.total = self.total.saturating_add(data.len() as u64);
+        let room = self.keep.head.saturating_sub(self.head.len());
+        if room > 0 {
+            self.head
+                .extend_from_slice(data.get(..room.min(data.len())).unwrap_or_default());
+        }
+        let keep_from = data.len().saturating_sub(self.keep.tail);
+        self.tail
+            .extend_from_slice(data.get(keep_from..).unwrap_or_default());
+        if self.tail.len() > 2 * self.keep.tail {
+            let cut = self.tail.len() - self.keep.tail;
+            self.tail.drain(..cut);
+        }
+        self.total > self.keep.hard_cap
+    }
+
+    fn snapshot(&self) -> StreamCapture {
+        let tail_start = self.tail.len().saturating_sub(self.keep.tail);
+        let mut tail = self.tail.get(tail_start..).unwrap_or_default();
+        let kept = (self.head.len() + self.keep.tail) as u64;
+        if self.total <= kept {
+            // Whole: the head plus the bytes after it, which the tail holds.
+            let rest = usize::try_from(self.total)
+                .unwrap_or(usize::MAX)
+                .saturating_sub(self.head.len());
+            tail = tail
+                .get(tail.len().saturating_sub(rest)..)
+                .unwrap_or_default();
+        }
+        StreamCapture {
+            head: self.head.clone(),
+            tail: tail.to_vec(),
+            total: self.total,
+            sha256: hex::encode(self.hash.clone().finalize()),
+        }
+    }
+}
+
 struct Drained {
     stream: &'static str,
-    bytes: Vec<u8>,
+    sink: Sink,
     end: DrainEnd,
 }
 
-fn join_drain(handle: Option<thread::JoinHandle<Drained>>) -> Drained {
+fn join_drain(handle: Option<thread::JoinHandle<Drained>>, sink: &impl Fn() -> Sink) -> Drained {
     match handle.map(|h| h.join()) {
         Some(Ok(d)) => d,
         Some(Err(_)) => Drained {
             stream: "pipe",
-            bytes: Vec::new(),
+            sink: sink(),
             end: DrainEnd::Failed("drain thread panicked".into()),
         },
         None => Drained {
             stream: "pipe",
-            bytes: Vec::new(),
+            sink: sink(),
             end: DrainEnd::Eof,
         },
     }
 }
 
-/// Read `pipe` to EOF, keeping at most `cap` bytes; report overflow at once on `tx`.
+/// Read `pipe` to EOF into `sink`; report overflow at once on `tx`.
 /// Polls in slices of at most 50 ms so a moved `stop_at` is noticed.
 fn drain<R: Read + AsRawFd>(
     mut pipe: R,
-    cap: usize,
+    mut sink: Sink,
     stream: &'static str,
     stop_at: &Mutex<Instant>,
     tx: &mpsc::Sender<Event>,
 ) -> Drained {
-    let mut bytes = Vec::new();
     let mut buf = vec![0u8; 64 * 1024];
     let fd = pipe.as_raw_fd();
     let end = loop {
@@ -362,13 +629,10 @@ fn drain<R: Read + AsRawFd>(
         match pipe.read(&mut buf) {
             Ok(0) => break DrainEnd::Eof,
             Ok(n) => {
-                let room = cap.saturating_sub(bytes.len());
-                if n > room {
-                    bytes.extend_from_slice(buf.get(..room).unwrap_or_default());
+                if sink.push(buf.get(..n).unwrap_or_default()) {
                     let _ = tx.send(Event::Overflow);
                     break DrainEnd::Overflow;
                 }
-                bytes.extend_from_slice(buf.get(..n).unwrap_or_default());
             }
             Err(e)
                 if e.kind() == io::ErrorKind::Interrupted
@@ -376,7 +640,7 @@ fn drain<R: Read + AsRawFd>(
             Err(e) => break DrainEnd::Failed(format!("{stream}: read: {e}")),
         }
     };
-    Drained { stream, bytes, end }
+    Drained { stream, sink, end }
 }
 
 /// Block until `pid` has exited without reaping it (`waitid(WEXITED | WNOWAIT)`).
@@ -528,5 +792,90 @@ mod tests {
         ))
         .expect_err("spawn");
         assert!(matches!(err, RunError::Spawn { .. }), "{err}");
+    }
+
+    fn keep(head: usize, tail: usize, hard_cap: u64) -> HeadTail {
+        HeadTail {
+            head,
+            tail,
+            hard_cap,
+        }
+    }
+
+    #[test]
+    fn head_tail_keeps_both_ends_counts_and_hashes_the_whole_stream() {
+        // 100000 bytes: "0123456789" repeated.
+        let cap = run_captured(
+            &sh(
+                "i=0; while [ $i -lt 10000 ]; do printf 0123456789; i=$((i+1)); done",
+                20,
+            ),
+            keep(16, 24, 1 << 20),
+        )
+        .expect("run");
+        assert_eq!(cap.exit_code, Some(0));
+        assert!(!cap.timed_out && !cap.over_cap);
+        let whole: Vec<u8> = b"0123456789".repeat(10_000);
+        assert_eq!(cap.stdout.total, 100_000);
+        assert_eq!(cap.stdout.head, whole[..16]);
+        assert_eq!(cap.stdout.tail, whole[100_000 - 24..]);
+        assert!(cap.stdout.truncated());
+        assert_eq!(cap.stdout.omitted(), 100_000 - 40);
+        assert_eq!(cap.stdout.sha256, hex::encode(Sha256::digest(&whole)));
+        assert_eq!(cap.stderr.total, 0);
+        assert_eq!(cap.stderr.sha256, hex::encode(Sha256::digest(b"")));
+    }
+
+    #[test]
+    fn head_tail_short_stream_is_whole() {
+        let cap = run_captured(
+            &sh("printf abcdefgh; printf e >&2; exit 4", 5),
+            keep(3, 100, 1000),
+        )
+        .expect("run");
+        assert_eq!(cap.exit_code, Some(4));
+        assert_eq!(cap.stdout.head, b"abc");
+        assert_eq!(cap.stdout.tail, b"defgh");
+        assert!(!cap.stdout.truncated());
+        assert_eq!(cap.stderr.head, b"e");
+        assert!(cap.stderr.tail.is_empty());
+    }
+
+    #[test]
+    fn head_tail_over_the_hard_cap_kills_the_group() {
+        let started = Instant::now();
+        let cap = run_captured(&sh("yes; sleep 30", 20), keep(4, 4, 100_000)).expect("run");
+        assert!(started.elapsed() < Duration::from_secs(10));
+        assert!(cap.over_cap && !cap.timed_out);
+        assert_eq!(cap.exit_code, None);
+        assert!(cap.stdout.total > 100_000);
+        assert_eq!(cap.stdout.head, b"y\ny\n");
+    }
+
+    #[test]
+    fn head_tail_deadline_is_reported_with_partial_output() {
+        let cap = run_captured(
+            &Spec {
+                deadline: Instant::now() + Duration::from_millis(300),
+                ..sh("echo early; sleep 30", 0)
+            },
+            keep(100, 100, 1000),
+        )
+        .expect("run");
+        assert!(cap.timed_out && !cap.over_cap);
+        assert_eq!(cap.exit_code, None);
+        assert_eq!(cap.stdout.head, b"early\n");
+    }
+
+    #[test]
+    fn kept_descriptors_are_inherited_and_others_are_not() {
+        use std::os::fd::AsRawFd;
+        let kept = tempfile::tempfile().expect("tempfile");
+        let other = tempfile::tempfile().expect("tempfile");
+        let (k, o) = (kept.as_raw_fd(), other.as_raw_fd());
+        let mut spec = sh(&format!("[ -e /proc/self/fd/{k} ] && echo kept; [ -e /proc/self/fd/{o} ] && echo leaked; true"), 5);
+        spec.keep_fds = vec![k];
+        let out = run(&spec).expect("run");
+        assert_eq!(out.stdout, b"kept\n");
     }
 }

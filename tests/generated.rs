@@ -125,12 +125,13 @@ fn every_command_line_in_the_readme_parses() {
     );
 }
 
-/// Every command path (`world`, `world session show`, …), depth first.
+/// Every visible command path (`world`, `world session show`, …), depth first; hidden
+/// internal commands (`world util exec-probe`) have no help page to check.
 fn command_paths() -> Vec<Vec<String>> {
     fn walk(cmd: &clap::Command, path: Vec<String>, out: &mut Vec<Vec<String>>) {
         out.push(path.clone());
         for sub in cmd.get_subcommands() {
-            if sub.get_name() == "help" {
+            if sub.get_name() == "help" || sub.is_hide_set() {
                 continue;
             }
             let mut p = path.clone();

@@ -926,6 +926,7 @@ fn library_call(
         run_caps: Default::default(),
         examples_dir: None,
         services: Default::default(),
+        exec: None,
     };
     let call = Call {
         surface: Surface::Cli,

@@ -290,6 +290,7 @@ fn child_invoke() {
             model: Some(Arc::new(Blocking)),
             ..Default::default()
         },
+        exec: None,
     };
     let call = world::coordinator::invoke::Call {
         surface: world::coordinator::invoke::Surface::Cli,

@@ -239,6 +239,7 @@ fn child_invoke() {
             limits_ledger: Some(s("ledger")),
             ..Default::default()
         },
+        exec: None,
     };
     let call = world::coordinator::invoke::Call {
         surface: world::coordinator::invoke::Surface::Cli,

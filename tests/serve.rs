@@ -2048,3 +2048,213 @@ fn agui_refuses_bad_requests_before_the_stream_and_bounds_live_runs() {
     let status = s.stop();
     assert!(status.success(), "{status:?}");
 }
+
+#[test]
+fn serve_runs_workspace_exec_under_its_profile() {
+    if let Err(why) = world::broker::handlers::exec::sandbox::Bwrap::detect() {
+        assert_ne!(
+            std::env::var("CI").as_deref(),
+            Ok("true"),
+            "CI=true and no usable bubblewrap sandbox: {why}"
+        );
+        eprintln!("skipped: no usable bubblewrap sandbox here: {why}");
+        return;
+    }
+    let env = Env::new();
+    let tok = env.mint("exec-tok", &["Workspace.Exec=worktree:5"], "3600");
+    let profiles = tempfile::tempdir().unwrap();
+    let profile = profiles.path().join("profile.json");
+    std::fs::write(
+        &profile,
+        r#"{"profile":"world/exec-profile/v1","project":"demo","path":["/usr/bin","/bin"],"timeout_ms":5000,
+            "commands":{"cat":{"argv":["cat"],"positional":"relpath","max_args":1}}}"#,
+    )
+    .unwrap();
+    let s = Server::start(&env, &["--exec-profile", profile.to_str().unwrap()]);
+    let r = call(
+        &s,
+        &tok,
+        "workspace-exec",
+        json!({"command":"cat","args":["notes.txt"]}),
+    );
+    let out = &r["result"]["structuredContent"];
+    assert_eq!(out["stdout"], "hello world\nsecond line\n", "{r}");
+    assert_eq!(out["exit_code"], 0);
+    assert_eq!(out["sandbox"]["runtime"], "bubblewrap");
+    let r = call(
+        &s,
+        &tok,
+        "workspace-exec",
+        json!({"command":"cat","args":["/etc/passwd"]}),
+    );
+    assert_eq!(
+        r["result"]["structuredContent"]["refused"],
+        "command \"cat\": argument 0 \"/etc/passwd\" refused: not a positional of the command's class",
+        "{r}"
+    );
+    assert!(s.stop().success());
+    // The startup probe: a toolchain that does not answer refuses the profile by arm, and
+    // nothing the probe planted is left behind (scratch episodes, decoys, cache, settings).
+    let before: Vec<_> = std::fs::read_dir(env.dir.path().join("ws"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    std::fs::write(
+        &profile,
+        r#"{"profile":"world/exec-profile/v1","project":"demo","path":["/usr/bin","/bin"],"timeout_ms":5000,
+            "probe":["false"],"commands":{"cat":{"argv":["cat"]}}}"#,
+    )
+    .unwrap();
+    let out = env
+        .world(&[
+            "serve",
+            "--bind",
+            "127.0.0.1:0",
+            "--workspace-root",
+            env.dir.path().join("ws").to_str().unwrap(),
+            "--exec-profile",
+            profile.to_str().unwrap(),
+        ])
+        .get_output()
+        .clone();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(err.contains(
+        "daemon startup failed at config: the exec configuration is refused: exec startup probe failed for profile \"demo\" (1 of 7 arms): arm7-toolchain: probe [\"false\"]: exit Some(1)"
+    ), "{err}");
+    let after: Vec<_> = std::fs::read_dir(env.dir.path().join("ws"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(after, before);
+    let leftovers: Vec<_> = std::fs::read_dir(env.dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.contains("probe"))
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+    assert!(
+        std::fs::read_dir(env.dir.path().join("exec-cache")).map_or(true, |d| d
+            .filter(|e| e
+                .as_ref()
+                .unwrap()
+                .file_name()
+                .to_string_lossy()
+                .starts_with("wep-"))
+            .count()
+            == 0)
+    );
+    // A bad profile stops the daemon at startup (exit 2), before the store is opened.
+    std::fs::write(&profile, r#"{"profile":"world/exec-profile/v1"}"#).unwrap();
+    let out = env
+        .world(&[
+            "serve",
+            "--bind",
+            "127.0.0.1:0",
+            "--exec-profile",
+            profile.to_str().unwrap(),
+        ])
+        .get_output()
+        .clone();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains(
+        "daemon startup failed at config: the exec configuration is refused: exec profile: project: is required"
+    ), "{}", String::from_utf8_lossy(&out.stderr));
+}
+
+/// Under a long-lived daemon the confinement stack is re-verified before every call: a
+/// changed executable or a settings file that is not World's fails the call (failed record,
+/// debited), with nothing run (exec-and-agui.md §1.5 step 3).
+#[test]
+fn serve_exec_fails_a_call_when_the_stack_drifted() {
+    if world::broker::handlers::exec::sandbox::Bwrap::detect().is_err() {
+        eprintln!("skipped: no usable bubblewrap sandbox here");
+        assert_ne!(std::env::var("CI").as_deref(), Ok("true"));
+        return;
+    }
+    let env = Env::new();
+    let tok = env.mint("exec-tok", &["Workspace.Exec=worktree:5"], "3600");
+    let tools = tempfile::tempdir().unwrap();
+    let tool = tools.path().join("tool");
+    std::fs::copy("/bin/echo", &tool).unwrap();
+    let profile = tools.path().join("profile.json");
+    std::fs::write(
+        &profile,
+        format!(
+            r#"{{"profile":"world/exec-profile/v1","project":"demo","path":["/usr/bin","/bin"],"timeout_ms":5000,
+                "probe":["true"],"commands":{{"tool":{{"argv":["{}","drifted?"]}}}}}}"#,
+            tool.display()
+        ),
+    )
+    .unwrap();
+    let s = Server::start(&env, &["--exec-profile", profile.to_str().unwrap()]);
+    let r = call(&s, &tok, "workspace-exec", json!({"command":"tool"}));
+    assert_eq!(
+        r["result"]["structuredContent"]["stdout"], "drifted?\n",
+        "{r}"
+    );
+    let old = sha256_hex(&std::fs::read(&tool).unwrap());
+    std::fs::copy("/bin/true", &tool).unwrap();
+    let new = sha256_hex(&std::fs::read(&tool).unwrap());
+    let r = call(&s, &tok, "workspace-exec", json!({"command":"tool"}));
+    let drifted = r["result"]["structuredContent"]["world"]["effects"][0]["record"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    std::fs::copy("/bin/echo", &tool).unwrap();
+    // The settings file: World's bytes only.
+    let settings = env.dir.path().join("exec/ep1.demo.srt.json");
+    let mut bytes = std::fs::read(&settings).unwrap();
+    bytes.push(b' ');
+    std::fs::write(&settings, bytes).unwrap();
+    let r = call(&s, &tok, "workspace-exec", json!({"command":"tool"}));
+    let tampered = r["result"]["structuredContent"]["world"]["effects"][0]["record"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(s.stop().success());
+    let failure = |rec: &str| -> String {
+        let out = env
+            .world(&["effects", "show", rec, "--json"])
+            .get_output()
+            .stdout
+            .clone();
+        let v: Value = serde_json::from_slice(&out).unwrap();
+        v["failure"].as_str().unwrap_or_default().to_string()
+    };
+    assert_eq!(
+        failure(&drifted),
+        format!(
+            "broker: exec confinement stack drifted: {}: sha256 {new}, verified as {old}",
+            tool.display()
+        )
+    );
+    assert_eq!(
+        failure(&tampered),
+        format!(
+            "broker: exec settings {} is not World's rendering: its bytes differ from the canonical rendering",
+            settings.display()
+        )
+    );
+    let effects: Vec<Value> = String::from_utf8(
+        env.world(&["effects", "--json"])
+            .get_output()
+            .stdout
+            .clone(),
+    )
+    .unwrap()
+    .lines()
+    .map(|l| serde_json::from_str(l).unwrap())
+    .collect();
+    let failed: Vec<bool> = effects
+        .iter()
+        .map(|e| e["failed"].as_bool().unwrap())
+        .collect();
+    assert_eq!(failed, [false, true, true]);
+    assert_eq!(effects[2]["budgetAfter"], 2);
+}
+
+fn sha256_hex(bytes: &[u8]) -> String {
+    use sha2::Digest;
+    hex::encode(sha2::Sha256::digest(bytes))
+}

@@ -55,6 +55,8 @@ pub struct Args {
         hide_env_values = true
     )]
     ledger: Option<String>,
+    #[command(flatten)]
+    exec: super::ExecFlags,
 }
 
 /// Map an invocation failure to a CLI error and exit code.
@@ -143,6 +145,9 @@ pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError
     if let Some(w) = &token.warning {
         out.warn(w);
     }
+    let exec = args
+        .exec
+        .config(ctx, args.workspace_root.as_deref(), "invoke")?;
     let mut store = ctx.open_write(false)?;
     // Pinned under the writer lock: archived next to the store, re-hashed before every exec.
     let tool = super::pin_tool(ctx, args.tool_ailang_bin.as_deref(), "invoke")?;
@@ -161,6 +166,7 @@ pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError
             limits_ledger: args.ledger.clone(),
             ..Services::default()
         },
+        exec,
     };
     let call = Call {
         surface: Surface::Cli,

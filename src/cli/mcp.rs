@@ -35,6 +35,8 @@ pub struct Args {
         hide_env_values = true
     )]
     ledger: Option<String>,
+    #[command(flatten)]
+    exec: super::ExecFlags,
 }
 
 /// Run `world mcp`.
@@ -57,6 +59,14 @@ pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError
     }
     // Fail fast on a store that cannot be read; the session itself is checked per request.
     ctx.open_read()?;
+    let exec = args
+        .exec
+        .config(ctx, args.workspace_root.as_deref(), "mcp")?;
+    if let Some(Err(why)) = exec.as_ref().map(|c| c.sandbox.as_ref().map(|_| ())) {
+        out.warn(format!(
+            "Workspace.Exec unavailable: no usable sandbox: {why}; workspace-exec calls are refused (R8)"
+        ));
+    }
     let tool = super::pin_tool(ctx, args.tool_ailang_bin.as_deref(), "mcp")?;
     let backend = StdioBackend {
         db: ctx.db.clone(),
@@ -65,6 +75,7 @@ pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError
         tool,
         run_caps: RunCapsConfig::default(),
         limits_ledger: args.ledger,
+        exec,
     };
     let stdin = std::io::stdin();
     let mut input = stdin.lock();

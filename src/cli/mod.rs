@@ -358,6 +358,44 @@ pub(crate) fn pin_tool(
         .map_err(|e| CliError::failed(what, format!("--tool-ailang-bin: {e}")))
 }
 
+/// The `Workspace.Exec` flags shared by `invoke`, `serve` and `mcp` (exec-and-agui.md §1.2).
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct ExecFlags {
+    /// An exec profile (world/exec-profile/v1) that enables Workspace.Exec; repeatable, one
+    /// per project. Commands run in a bubblewrap sandbox (bwrap >= 0.8) or not at all
+    #[arg(long = "exec-profile", value_name = "FILE")]
+    pub exec_profile: Vec<PathBuf>,
+    /// Serve episode EP with the profile of PROJECT (repeatable; else the only profile serves
+    /// every episode)
+    #[arg(long = "exec-episode-project", value_name = "EP=PROJECT")]
+    pub exec_episode_project: Vec<String>,
+    /// Kill a command whose stdout or stderr passes N bytes (default 67108864)
+    #[arg(long = "exec-max-output-bytes", value_name = "N",
+          value_parser = crate::broker::handlers::exec::parse_max_output)]
+    pub exec_max_output_bytes: Option<u64>,
+}
+
+impl ExecFlags {
+    /// The exec configuration these flags give (`None` without `--exec-profile`), for a
+    /// one-shot command: a missing sandbox is kept in the config (the effect stays unbound).
+    pub(crate) fn config(
+        &self,
+        ctx: &Context,
+        workspace_root: Option<&Path>,
+        what: &str,
+    ) -> Result<Option<std::sync::Arc<crate::broker::handlers::exec::ExecConfig>>, CliError> {
+        crate::broker::handlers::exec::ExecConfig::from_flags(
+            &self.exec_profile,
+            &self.exec_episode_project,
+            self.exec_max_output_bytes,
+            &ctx.db,
+            workspace_root,
+        )
+        .map(|c| c.map(std::sync::Arc::new))
+        .map_err(|e| CliError::failed(what, e))
+    }
+}
+
 /// Resolve `--session VALUE` (else `WORLD_SESSION`) to a live session at `now`, printing the
 /// reference's warnings (a token on argv, a group-readable file) on stderr.
 pub(crate) fn resolve_session(

@@ -61,6 +61,8 @@ pub struct Args {
         hide_env_values = true
     )]
     ledger: Option<String>,
+    #[command(flatten)]
+    exec: super::ExecFlags,
 }
 
 /// Run `world serve` until a signal stops it.
@@ -91,6 +93,9 @@ pub fn run(ctx: &Context, _out: &mut Output, args: Args) -> Result<Exit, CliErro
         approve_on_tty: args.approve_on_tty,
         http_read: serve::http_read_bound(),
         clock: ctx.clock,
+        exec_profiles: args.exec.exec_profile,
+        exec_episode_projects: args.exec.exec_episode_project,
+        exec_max_output_bytes: args.exec.exec_max_output_bytes,
     };
     match serve::run(cfg) {
         Ok(()) => Ok(Exit::Success),

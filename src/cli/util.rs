@@ -22,6 +22,12 @@ pub enum Cmd {
         #[arg(long, default_value = "man")]
         out: PathBuf,
     },
+    /// The Workspace.Exec startup probe's client, run inside the sandbox (internal)
+    #[command(hide = true)]
+    ExecProbe {
+        /// OP ARG pairs: write PATH, read PATH, connect PORT
+        ops: Vec<String>,
+    },
 }
 
 /// Render every completion file: (file name, bytes).
@@ -60,7 +66,7 @@ pub fn man_pages() -> Result<Vec<(String, Vec<u8>)>, std::io::Error> {
         };
         files.push((format!("{name}.1"), man_page(cmd, &name, path)?));
         for sub in cmd.get_subcommands() {
-            if sub.get_name() == "help" {
+            if sub.get_name() == "help" || sub.is_hide_set() {
                 continue;
             }
             walk(sub, &name, &format!("{path} {}", sub.get_name()), files)?;
@@ -197,6 +203,10 @@ fn man_page(cmd: &clap::Command, name: &str, path: &str) -> Result<Vec<u8>, std:
 /// Run `world util …`.
 pub fn run(_ctx: &Context, out: &mut Output, cmd: Cmd) -> Result<Exit, CliError> {
     let (dir, files) = match cmd {
+        Cmd::ExecProbe { ops } => {
+            out.bytes(crate::broker::handlers::exec::probe::client(&ops).as_bytes())?;
+            return Ok(Exit::Success);
+        }
         Cmd::Completions { out } => (out, completions()),
         Cmd::Man { out } => (out, man_pages()?),
     };

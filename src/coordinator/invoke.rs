@@ -91,6 +91,8 @@ pub struct Host<'a> {
     pub examples_dir: Option<PathBuf>,
     /// Handler services (approvals, model backend).
     pub services: Services,
+    /// `--exec-profile` and friends (`Workspace.Exec`, exec-and-agui.md §1).
+    pub exec: Option<Arc<crate::broker::handlers::exec::ExecConfig>>,
 }
 
 /// What a committed invocation returns.
@@ -338,6 +340,7 @@ pub fn episode_handlers(
             "git",
             std::env::var_os("PATH").as_deref(),
         ),
+        exec: host.exec.clone(),
     };
     let mut services = host.services.clone();
     if services.approvals.is_none() && store.is_writer() {

@@ -113,6 +113,8 @@ pub struct StdioBackend {
     pub run_caps: RunCapsConfig,
     /// `--ledger`: the standalone limits ledger effects are paired with (issue 18).
     pub limits_ledger: Option<String>,
+    /// `--exec-profile` and friends.
+    pub exec: Option<std::sync::Arc<crate::broker::handlers::exec::ExecConfig>>,
 }
 
 impl Backend {
@@ -154,6 +156,7 @@ impl Backend {
                         limits_ledger: s.limits_ledger.clone(),
                         ..Services::default()
                     },
+                    exec: s.exec.clone(),
                 };
                 invoke::invoke(&mut store, &call, &host).map_err(HostFailure::Invoke)
             }

@@ -160,6 +160,12 @@ pub struct Config {
     pub limits_ledger: Option<String>,
     /// The clock every request reads.
     pub clock: crate::clock::Clock,
+    /// `--exec-profile` files (exec-and-agui.md §1.2).
+    pub exec_profiles: Vec<PathBuf>,
+    /// `--exec-episode-project EP=PROJECT`.
+    pub exec_episode_projects: Vec<String>,
+    /// `--exec-max-output-bytes`.
+    pub exec_max_output_bytes: Option<u64>,
 }
 
 /// A checked bind address: the socket address to bind and the host text as given.
@@ -227,6 +233,8 @@ pub struct App {
     pub approve_on_tty: bool,
     /// `--ledger`.
     pub limits_ledger: Option<String>,
+    /// `Workspace.Exec` configuration (a usable sandbox whenever present).
+    pub exec: Option<Arc<crate::broker::handlers::exec::ExecConfig>>,
     /// The request-body read bound (see [`HTTP_READ`]).
     pub http_read: Duration,
     queued: AtomicUsize,
@@ -451,6 +459,7 @@ impl App {
                     limits_ledger: app.limits_ledger.clone(),
                     ..Services::default()
                 },
+                exec: app.exec.clone(),
             };
             invoke::invoke(&mut guard, &call, &host).map_err(HostFailure::Invoke)
         });
@@ -549,6 +558,8 @@ pub struct Prepared {
     pub bind: BindAddr,
     /// The pinned `--tool-ailang-bin`, if any.
     pub tool: Option<PinnedTool>,
+    /// The `Workspace.Exec` configuration, with a usable sandbox (DEC-EXEC-4).
+    pub exec: Option<Arc<crate::broker::handlers::exec::ExecConfig>>,
 }
 
 fn check_workspace_root(root: &Path, db: &Path) -> Result<PathBuf, String> {
@@ -613,6 +624,34 @@ pub fn prepare(cfg: &mut Config, scan_out: &mut dyn Write) -> Result<Prepared, S
     }
     crate::broker::handlers::policy::validate_run_caps_config(&cfg.run_caps)
         .map_err(|e| fail(Stage::Config, "--run-allow-caps", e))?;
+    // DEC-EXEC-4: a profile with no usable sandbox stops the daemon here.
+    let exec = crate::broker::handlers::exec::ExecConfig::from_flags(
+        &cfg.exec_profiles,
+        &cfg.exec_episode_projects,
+        cfg.exec_max_output_bytes,
+        &cfg.db,
+        cfg.workspace_root.as_deref(),
+    )
+    .map_err(|e| fail(Stage::Config, "the exec configuration is refused", e))?
+    .map(Arc::new);
+    if let Some(cfg_exec) = &exec {
+        match &cfg_exec.sandbox {
+            Err(why) => {
+                return Err(fail(
+                    Stage::Config,
+                    "the exec configuration is refused",
+                    format!("no usable sandbox: {why}"),
+                ))
+            }
+            Ok(bwrap) => crate::broker::handlers::exec::probe::probe_all(
+                cfg_exec,
+                bwrap,
+                &cfg.db,
+                cfg.workspace_root.as_deref(),
+            )
+            .map_err(|e| fail(Stage::Config, "the exec configuration is refused", e))?,
+        }
+    }
     let mut store = Store::open_write(
         &cfg.db,
         WriteOptions {
@@ -645,6 +684,7 @@ pub fn prepare(cfg: &mut Config, scan_out: &mut dyn Write) -> Result<Prepared, S
         interpreter_version: pinned.version_text,
         bind,
         tool,
+        exec,
     })
 }
 
@@ -689,6 +729,7 @@ async fn serve(cfg: Config, prepared: Prepared) -> Result<(), StartupError> {
         run_caps: cfg.run_caps.clone(),
         approve_on_tty: cfg.approve_on_tty,
         limits_ledger: cfg.limits_ledger.clone(),
+        exec: prepared.exec,
         http_read: cfg.http_read,
         queued: AtomicUsize::new(0),
         agui_live: AtomicUsize::new(0),

@@ -16,10 +16,12 @@
 //! | `Model.Infer` | pluggable backend, none by default | [`model`] |
 //! | `Human.Approve`, `Human.PollApproval` | approval store + controlling terminal | [`approval`] |
 //! | `Ailang.*` | the pinned tool binary under a rendered policy | [`ailang`] |
+//! | `Workspace.Exec` | one profile command in a bubblewrap sandbox (exec-and-agui.md §1) | [`exec`] |
 
 pub mod ailang;
 pub mod approval;
 pub mod confine;
+pub mod exec;
 pub mod fs;
 pub mod git;
 pub mod model;
@@ -38,6 +40,8 @@ use serde_json::{Map, Value};
 pub const WORKSPACE_READ: &str = "Workspace.Read";
 /// `Workspace.Write` (§12.1: ops `write`, `edit`).
 pub const WORKSPACE_WRITE: &str = "Workspace.Write";
+/// `Workspace.Exec` (exec-and-agui.md §1: one command of the operator's exec profile).
+pub const WORKSPACE_EXEC: &str = "Workspace.Exec";
 /// `FS.Read` (§12: scope = one canonical absolute file path).
 pub const FS_READ: &str = "FS.Read";
 /// `FS.Write` (§12: scope = one canonical absolute file path).
@@ -123,6 +127,9 @@ pub struct HandlerContext {
     pub examples_dir: Option<PathBuf>,
     /// The `git` executable for `Git.Commit`, absolute (see [`process::find_in_path`]).
     pub git_bin: Option<PathBuf>,
+    /// `--exec-profile` and friends ([`exec::ExecConfig`]); `None` binds `Workspace.Exec` to
+    /// the unconfigured refusal.
+    pub exec: Option<Arc<exec::ExecConfig>>,
 }
 
 impl HandlerContext {
@@ -221,7 +228,9 @@ impl HandlerRegistry {
     ///   is configured (set up lazily, [`HandlerRegistry::prepare_tools`]);
     /// - a tool binary without a worktree serves nothing and warns
     ///   `world: workspace tools disabled: --tool-ailang-bin needs --workspace-root`;
-    /// - always `FS.Read`, `FS.Write`, `Model.Infer`; `Human.*` when an approval store is given.
+    /// - always `FS.Read`, `FS.Write`, `Model.Infer`; `Human.*` when an approval store is given;
+    /// - `Workspace.Exec` as [`exec::bind`] decides: the unconfigured refusal without a
+    ///   profile; unbound (with a warning) when a profile has no usable sandbox or no worktree.
     pub fn for_episode(ctx: &HandlerContext, services: Services) -> HandlerRegistry {
         let mut registry = HandlerRegistry {
             handlers: BTreeMap::new(),
@@ -270,6 +279,10 @@ impl HandlerRegistry {
                     .to_owned(),
             ),
             (None, None) => {}
+        }
+        match exec::bind(ctx, sandbox.as_ref().map(confine::Sandbox::root)) {
+            Ok(handler) => registry.add(handler),
+            Err(why) => registry.warnings.push(why.to_string()),
         }
         registry.add(Box::new(fs::FsHandler::new(FS_READ)));
         registry.add(Box::new(fs::FsHandler::new(FS_WRITE)));
@@ -398,7 +411,10 @@ mod tests {
         assert!(reg.handler_for(AILANG_RUN).is_none());
         assert!(reg.handler_for(GIT_COMMIT).is_none());
         assert!(reg.handler_for(HUMAN_APPROVE).is_none());
-        assert_eq!(reg.effects(), vec![FS_READ, FS_WRITE, MODEL_INFER]);
+        assert_eq!(
+            reg.effects(),
+            vec![FS_READ, FS_WRITE, MODEL_INFER, WORKSPACE_EXEC]
+        );
         assert!(reg.warnings().is_empty());
     }
 

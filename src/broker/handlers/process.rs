@@ -108,6 +108,7 @@ pub fn run_child(spec: &ChildSpec, deadline: Instant) -> Result<ChildOutput, Chi
         stdin: spec.stdin.clone(),
         output_cap: spec.output_cap,
         deadline,
+        keep_fds: Vec::new(),
     };
     process::run(&runner).map_err(|e| match e {
         process::RunError::Spawn { program, source } => ChildError::Spawn { program, source },
