@@ -84,7 +84,8 @@ fn allowed_failed_and_denied_effects_are_recorded_and_spend_survives() {
         ctx: &ctx,
         limits: None,
         mission: None,
-        with_intent: None,
+        // As the coordinator drives it: every intent travels with its started marker.
+        with_intent: Some(world::coordinator::invoke::started_marker("cli:ep1:t")),
     };
     let deadline = Instant::now() + Duration::from_secs(5);
 
@@ -184,7 +185,8 @@ fn allowed_failed_and_denied_effects_are_recorded_and_spend_survives() {
         ctx: &ctx,
         limits: None,
         mission: None,
-        with_intent: None,
+        // As the coordinator drives it: every intent travels with its started marker.
+        with_intent: Some(world::coordinator::invoke::started_marker("cli:ep1:t")),
     };
     let again = broker2
         .execute(
@@ -235,7 +237,8 @@ fn an_effect_without_a_handler_writes_nothing() {
         ctx: &ctx,
         limits: None,
         mission: None,
-        with_intent: None,
+        // As the coordinator drives it: every intent travels with its started marker.
+        with_intent: Some(world::coordinator::invoke::started_marker("cli:ep1:t")),
     };
     let before: i64 = store
         .conn()

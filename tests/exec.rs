@@ -108,9 +108,15 @@ impl Exec {
         (rec, shown)
     }
 
+    /// The last effect's result bytes exactly as stored (`object get REF --payload`);
+    /// `effects show --json` nests JSON results as JSON, which would lose the byte layout.
     fn result(&self) -> (Value, String) {
         let (rec, shown) = self.last_effect();
-        let text = shown["result"].as_str().expect("a result").to_string();
+        let result_ref = shown["record"]["resultRef"]
+            .as_str()
+            .expect("a result ref")
+            .to_string();
+        let text = self.env.ok(&["object", "get", &result_ref, "--payload"]);
         assert_eq!(rec["allowed"], true);
         assert_eq!(rec["failed"], false);
         (rec, text)
@@ -154,7 +160,9 @@ fn exec_true_result_bytes_record_and_budget() {
         (Some(10), Some(9))
     );
     let (_, shown) = x.last_effect();
-    let req = shown["request"].as_str().unwrap();
+    let request_ref = shown["record"]["requestRef"].as_str().unwrap().to_string();
+    let req = x.env.ok(&["object", "get", &request_ref, "--payload"]);
+    let req = req.as_str();
     assert!(
         req.starts_with("14:Workspace.Exec8:worktree1:") && req.ends_with(r#":{"command":"true"}"#),
         "{req}"

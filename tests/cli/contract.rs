@@ -326,6 +326,10 @@ const NOT_RUN: &[(&str, &str)] = &[
     ),
     ("world publish", "run by the fixture"),
     ("world serve", "a daemon: tests/serve.rs"),
+    (
+        "world util exec-probe",
+        "hidden: the Workspace.Exec probe client runs inside the sandbox; tests/exec.rs",
+    ),
     ("world mcp", "a stdio server: tests/mcp_stdio.rs"),
     (
         "world approval decide",
