@@ -312,3 +312,39 @@ fn the_broker_and_receipt_refuse_tampered_inputs() {
         "{out:?}"
     );
 }
+
+/// Effect records are content-addressed and carry no episode: the same write with the same
+/// budget in two episodes is one record that two effect outcomes name. Such a store is not
+/// tampered, so `verify` must pass (it used to keep one outcome per record and report the
+/// other episode's effect as `marker_missing`).
+#[test]
+fn identical_effects_in_two_episodes_share_a_record_and_verify_clean() {
+    let env = invoke_support::Env::new();
+    for ep in ["e1", "e2", "e3"] {
+        let tok = env.mint(ep, &["Workspace.Write=worktree:5"]);
+        let out = env.invoke(
+            &tok,
+            "ailang-write",
+            r#"{"path":"same.txt","content":"x"}"#,
+            &[],
+        );
+        assert!(
+            out.status.success(),
+            "{ep}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let c = env.conn();
+    let records = one(
+        &c,
+        "SELECT CAST(COUNT(*) AS TEXT) FROM objects WHERE semantic_id = 'world/effect-record/v1'",
+    );
+    assert_eq!(records, "1", "the three effects share one record object");
+    let out = world(&env.db, &["verify", "--json"]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+}

@@ -227,15 +227,10 @@ pub fn check_effect_journal(conn: &Connection, rep: &mut Report) -> Result<(), E
             }
         }
     }
-    // Allowed effect records ↔ outcomes.
-    let mut by_record: HashMap<String, String> = HashMap::new();
-    for ((id, kind), payload) in &rows {
-        if kind == "outcome" && id.starts_with("effect:") {
-            if let Some(v) = payload.as_deref().and_then(json) {
-                by_record.insert(text(&v, "recordRef"), id.clone());
-            }
-        }
-    }
+    // Allowed effect records ↔ outcomes. Records are content-addressed and carry no episode,
+    // so the same effect with the same budget in two episodes is one record named by several
+    // outcomes.
+    let by_record = outcomes_by_record(&rows);
     let mut stmt = conn.prepare("SELECT hash_ref, payload FROM objects WHERE semantic_id = ?1")?;
     let recs: Vec<(String, Vec<u8>)> = stmt
         .query_map([EFFECT_RECORD], |r| Ok((r.get(0)?, r.get(1)?)))?
@@ -247,19 +242,18 @@ pub fn check_effect_journal(conn: &Connection, rep: &mut Report) -> Result<(), E
         if !r.allowed {
             continue;
         }
-        match by_record.get(&hash) {
-            None => rep.fail(
+        // (An outcome without its intent is reported by orphan_outcome.)
+        if !by_record.contains_key(&hash) {
+            rep.fail(
                 "effect_gap",
                 None,
                 Some(hash.clone()),
                 "an allowed effect record has no effect outcome naming it (its intent and outcome were removed)",
-            ),
-            Some(id) if !intent_eps.contains_key(id) => {} // orphan_outcome reports it
-            Some(_) => {}
+            );
         }
     }
     // Effect intents whose invocation never committed need their episode's started marker.
-    let committed: HashSet<String> = by_record.values().cloned().collect();
+    let committed: HashSet<String> = by_record.values().flatten().cloned().collect();
     let owned = owned_effects(conn)?;
     let markers = started_episodes(conn)?;
     for (id, ep) in &intent_eps {
@@ -283,14 +277,7 @@ pub fn check_effect_journal(conn: &Connection, rep: &mut Report) -> Result<(), E
 fn owned_effects(conn: &Connection) -> Result<HashSet<String>, Error> {
     let mut owned = HashSet::new();
     let rows = journal_rows(conn)?;
-    let mut by_record: HashMap<String, String> = HashMap::new();
-    for ((id, kind), payload) in &rows {
-        if kind == "outcome" && id.starts_with("effect:") {
-            if let Some(v) = payload.as_deref().and_then(json) {
-                by_record.insert(text(&v, "recordRef"), id.clone());
-            }
-        }
-    }
+    let by_record = outcomes_by_record(&rows);
     let mut stmt = conn.prepare(
         "SELECT o.payload FROM log_entries l JOIN objects o ON o.hash_ref = l.transition_ref WHERE o.semantic_id = 'world/invocation-record/v2'",
     )?;
@@ -299,14 +286,36 @@ fn owned_effects(conn: &Connection) -> Result<HashSet<String>, Error> {
         .collect::<Result<_, _>>()?;
     for p in recs {
         if let Ok(r) = InvocationRecord::decode("world/invocation-record/v2", &p) {
+            // A record shared by several episodes belongs to this invocation only through the
+            // effect ids of its own episode.
+            let prefix = format!("effect:{}:", r.episode_id);
             for e in r.effects.unwrap_or_default() {
-                if let Some(id) = by_record.get(&e) {
-                    owned.insert(id.clone());
+                for id in by_record.get(&e).into_iter().flatten() {
+                    if id.starts_with(&prefix) {
+                        owned.insert(id.clone());
+                    }
                 }
             }
         }
     }
     Ok(owned)
+}
+
+/// Effect outcome ids by the effect record they name (several when identical effects in
+/// different episodes produced one content-addressed record).
+fn outcomes_by_record(rows: &JournalRows) -> HashMap<String, Vec<String>> {
+    let mut by_record: HashMap<String, Vec<String>> = HashMap::new();
+    for ((id, kind), payload) in rows {
+        if kind == "outcome" && id.starts_with("effect:") {
+            if let Some(v) = payload.as_deref().and_then(json) {
+                by_record
+                    .entry(text(&v, "recordRef"))
+                    .or_default()
+                    .push(id.clone());
+            }
+        }
+    }
+    by_record
 }
 
 /// Episodes with at least one started marker of an invocation that did not commit.
