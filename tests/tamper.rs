@@ -311,6 +311,65 @@ fn the_broker_and_receipt_refuse_tampered_inputs() {
         String::from_utf8_lossy(&out.stderr).contains("does not hash"),
         "{out:?}"
     );
+    // `why` answers through the same receipt: no "all links verified" over an edited outcome.
+    let out = world(&db, &["why", &b.echo_id]);
+    assert_eq!(
+        out.status.code(),
+        Some(3),
+        "why over an edited outcome: {out:?}"
+    );
+    // An effect record edited in place: `effects`, `effects show` refuse to answer from it.
+    let (_d, db) = copy(&b);
+    Connection::open(&db)
+        .unwrap()
+        .execute_batch(
+            "UPDATE objects SET payload = CAST(replace(CAST(payload AS TEXT), 'worktree', 'elsewhere') AS BLOB)
+             WHERE semantic_id = 'world/effect-record/v1'",
+        )
+        .unwrap();
+    for args in [vec!["effects"], vec!["effects", "show", "effect:ep1:0"]] {
+        let out = world(&db, &args);
+        assert_eq!(out.status.code(), Some(3), "{args:?}: {out:?}");
+    }
+    // An effect intent edited in place (cost 1 → 0) with the spend tally rebuilt: the broker
+    // re-hashes every intent it counts and refuses, instead of refunding the budget.
+    let (_d, db) = copy(&b);
+    Connection::open(&db)
+        .unwrap()
+        .execute_batch(
+            "DELETE FROM world_spend_tally;
+             UPDATE objects SET payload = CAST(replace(CAST(payload AS TEXT), '\"cost\":1', '\"cost\":0') AS BLOB)
+             WHERE hash_ref = (SELECT object_ref FROM journal WHERE kind = 'intent' AND invocation_id LIKE 'effect:%' ORDER BY seq DESC LIMIT 1)",
+        )
+        .unwrap();
+    for args in [
+        vec![
+            "broker",
+            "check",
+            "--session",
+            &tok,
+            "Workspace.Read",
+            "worktree",
+            "1",
+        ],
+        vec![
+            "invoke",
+            "ailang-read",
+            "--session",
+            &tok,
+            "--args",
+            r#"{"path":"a.txt"}"#,
+            "--workspace-root",
+            &ws,
+        ],
+    ] {
+        let out = world(&db, &args);
+        assert_eq!(out.status.code(), Some(3), "{args:?}: {out:?}");
+        assert!(
+            String::from_utf8_lossy(&out.stderr).contains("re-hashes"),
+            "{args:?}: {out:?}"
+        );
+    }
 }
 
 /// Effect records are content-addressed and carry no episode: the same write with the same

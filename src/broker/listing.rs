@@ -92,6 +92,13 @@ pub fn list(conn: &Connection, f: &Filter) -> Result<Vec<Listed>, StoreError> {
         .collect::<Result<_, _>>()?;
     let mut out = Vec::new();
     for (reference, payload) in all {
+        // Every read that answers from an object re-hashes it (issue 13 §3).
+        if crate::encoding::HashRef::of(&payload).to_string() != reference {
+            return Err(StoreError::Corrupt {
+                what: "effect record".into(),
+                detail: format!("{reference} does not re-hash (edited)"),
+            });
+        }
         let Ok(record) = EffectRecord::decode(&payload) else {
             continue;
         };

@@ -105,6 +105,10 @@ pub enum BrokerError {
     /// The paired mission store failed (not a rejection).
     #[error("{0}")]
     Mission(String),
+    /// The episode's spend could not be counted from its journal (an intent payload that does
+    /// not decode or re-hash: issue 13 §3); nothing was written and no handler ran.
+    #[error("the episode's spend cannot be counted: {0}")]
+    SpendUnreadable(#[source] StoreError),
     /// Store failure (nothing of this step was committed).
     #[error(transparent)]
     Store(#[from] StoreError),
@@ -344,7 +348,8 @@ impl Broker<'_> {
         // The transaction has not written yet: what it sees is committed, so the tally may be
         // cached. The journal cannot change until this transaction appends the intent below.
         let tally = spend::tally_at_transaction_start(&tx, self.episode)?;
-        let seeded = seed(self.grants, &tally.spend_map()?);
+        let spent = tally.spend_map().map_err(BrokerError::SpendUnreadable)?;
+        let seeded = seed(self.grants, &spent);
         let decision = decide(&seeded, &req.effect, &req.scope, req.cost, self.now);
         if let Some(denial) = decision.denial {
             put_object(&tx, &request)?;
@@ -668,6 +673,12 @@ pub fn resolve_record(
         return Err(StoreError::Corrupt {
             what: "effect record".into(),
             detail: format!("{record_ref} is a {}", obj.meta.semantic_id),
+        });
+    }
+    if !obj.verifies() {
+        return Err(StoreError::Corrupt {
+            what: "effect record".into(),
+            detail: format!("{record_ref} does not re-hash (edited)"),
         });
     }
     let rec = EffectRecord::decode(&obj.payload).map_err(|e| StoreError::Corrupt {

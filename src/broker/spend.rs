@@ -217,9 +217,29 @@ fn fold_payload(
     Ok(())
 }
 
-/// One in-range intent row: seq, invocation id, and `(semantic_id, payload)` of its object if
-/// the object exists.
-type ScanRow = (i64, String, Option<(String, Vec<u8>)>);
+/// One in-range intent row: seq, invocation id, and `(object_ref, semantic_id, payload)` of its
+/// object if the object exists.
+type ScanRow = (i64, String, Option<(String, String, Vec<u8>)>);
+
+/// Fold an intent object into `tally` only if its payload re-hashes to the ref the journal row
+/// names (issue 13 §3: budget is never counted from an edited intent); otherwise the tally is
+/// corrupt and the broker refuses to decide on it.
+fn fold_verified(tally: &mut Tally, episode: &str, id: &str, object: (String, String, Vec<u8>)) {
+    let (reference, semantic, payload) = object;
+    if semantic != journal::EFFECT_INTENT {
+        return;
+    }
+    let computed = crate::encoding::HashRef::of(&payload).to_string();
+    if computed != reference {
+        if tally.corrupt.is_none() {
+            tally.corrupt = Some(format!(
+                "effect intent {id}: object {reference} re-hashes to {computed} (edited)"
+            ));
+        }
+        return;
+    }
+    tally.fold(episode, &payload);
+}
 
 /// Fold one scanned row into `entry`.
 fn fold_row(entry: &mut Entry, episode: &str, lo: &str, row: ScanRow) {
@@ -230,11 +250,7 @@ fn fold_row(entry: &mut Entry, episode: &str, lo: &str, row: ScanRow) {
     }
     match object {
         None => entry.pending.push(seq),
-        Some((semantic, payload)) => {
-            if semantic == journal::EFFECT_INTENT {
-                entry.tally.fold(episode, &payload);
-            }
-        }
+        Some(object) => fold_verified(&mut entry.tally, episode, &id, object),
     }
 }
 
@@ -267,12 +283,12 @@ fn scan(
     // path: the rowid range walks only the new rows, the (invocation_id, kind) index walks only
     // the episode's ids (a cold start, or a long gap of other episodes' rows).
     let sql = if rowid_plan {
-        "SELECT j.seq, j.invocation_id, o.semantic_id, o.payload
+        "SELECT j.seq, j.invocation_id, o.semantic_id, o.payload, j.object_ref
          FROM journal j LEFT JOIN objects o ON o.hash_ref = j.object_ref
          WHERE j.seq > ?1 AND j.seq <= ?2 AND j.kind = 'intent'
            AND +j.invocation_id >= ?3 AND +j.invocation_id < ?4"
     } else {
-        "SELECT j.seq, j.invocation_id, o.semantic_id, o.payload
+        "SELECT j.seq, j.invocation_id, o.semantic_id, o.payload, j.object_ref
          FROM journal j LEFT JOIN objects o ON o.hash_ref = j.object_ref
          WHERE j.kind = 'intent' AND j.invocation_id >= ?3 AND j.invocation_id < ?4
            AND +j.seq > ?1 AND +j.seq <= ?2"
@@ -284,8 +300,9 @@ fn scan(
         let id: String = r.get(1)?;
         let semantic: Option<String> = r.get(2)?;
         let payload: Option<Vec<u8>> = r.get(3)?;
+        let reference: String = r.get(4)?;
         let object = match (semantic, payload) {
-            (Some(s), Some(p)) => Some((s, p)),
+            (Some(s), Some(p)) => Some((reference, s, p)),
             _ => None,
         };
         fold_row(entry, episode, &lo, (seq, id, object));
@@ -299,21 +316,19 @@ fn recheck_pending(conn: &Connection, entry: &mut Entry, episode: &str) -> Resul
         return Ok(());
     }
     let mut stmt = conn.prepare_cached(
-        "SELECT o.semantic_id, o.payload FROM journal j JOIN objects o ON o.hash_ref = j.object_ref
-         WHERE j.seq = ?1",
+        "SELECT j.object_ref, o.semantic_id, o.payload, j.invocation_id
+         FROM journal j JOIN objects o ON o.hash_ref = j.object_ref WHERE j.seq = ?1",
     )?;
     let mut still = Vec::new();
     for seq in std::mem::take(&mut entry.pending) {
-        let found: Option<(String, Vec<u8>)> = stmt
-            .query_row([seq], |r| Ok((r.get(0)?, r.get(1)?)))
+        let found: Option<((String, String, Vec<u8>), String)> = stmt
+            .query_row([seq], |r| {
+                Ok(((r.get(0)?, r.get(1)?, r.get(2)?), r.get(3)?))
+            })
             .optional()?;
         match found {
             None => still.push(seq),
-            Some((semantic, payload)) => {
-                if semantic == journal::EFFECT_INTENT {
-                    entry.tally.fold(episode, &payload);
-                }
-            }
+            Some((object, id)) => fold_verified(&mut entry.tally, episode, &id, object),
         }
     }
     entry.pending = still;
@@ -441,16 +456,23 @@ pub fn spend_full_scan(
 ) -> Result<HashMap<(String, String), i64>, StoreError> {
     let (lo, hi) = id_range(episode);
     let mut stmt = conn.prepare(
-        "SELECT o.payload FROM journal j JOIN objects o ON o.hash_ref = j.object_ref
+        "SELECT o.payload, j.object_ref FROM journal j JOIN objects o ON o.hash_ref = j.object_ref
          WHERE j.kind = 'intent' AND j.invocation_id >= ?1 AND j.invocation_id < ?2 AND o.semantic_id = ?3",
     )?;
     let rows = stmt.query_map(rusqlite::params![lo, hi, journal::EFFECT_INTENT], |r| {
-        r.get::<_, Vec<u8>>(0)
+        Ok((r.get::<_, Vec<u8>>(0)?, r.get::<_, String>(1)?))
     })?;
     let mut out: HashMap<(String, String), i64> = HashMap::new();
-    for p in rows {
+    for row in rows {
+        let (p, reference) = row?;
+        let computed = crate::encoding::HashRef::of(&p).to_string();
+        if computed != reference {
+            return Err(corrupt(format!(
+                "effect intent object {reference} re-hashes to {computed} (edited)"
+            )));
+        }
         let mut one = HashMap::new();
-        fold_payload(&mut one, episode, &p?).map_err(corrupt)?;
+        fold_payload(&mut one, episode, &p).map_err(corrupt)?;
         for (k, v) in one {
             let e = out.entry(k).or_insert(0);
             *e = e.saturating_add(clamp_i64(v));

@@ -621,6 +621,11 @@ pub fn invoke(store: &mut Store, call: &Call, host: &Host<'_>) -> Result<Committ
             Err(BrokerError::MissionRejected(r)) if records_written.is_empty() => {
                 return Err(InvokeError::MissionRejected(r))
             }
+            Err(e @ BrokerError::SpendUnreadable(_)) if records_written.is_empty() => {
+                // The spend fold found an edited intent before this effect was journaled:
+                // nothing ran; an integrity failure, not an indeterminate call.
+                return Err(InvokeError::Integrity(e.to_string()));
+            }
             Err(BrokerError::Limits(m)) if records_written.is_empty() => {
                 return Err(InvokeError::LimitsUnavailable(m))
             }

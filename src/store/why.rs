@@ -212,8 +212,11 @@ impl Store {
                         ))
                     })
             }
-            Target::Invocation(id) => self
-                .scan_back(scan, |s, e| {
+            Target::Invocation(id) => {
+                // The receipt re-hashes the invocation's journal outcome: an edited outcome is
+                // an integrity error here too, never "all links verified" (issue 13 §3).
+                journal::receipt(self.conn(), id)?;
+                self.scan_back(scan, |s, e| {
                     Ok(s.object(&e.transition_ref)?
                         .and_then(|o| {
                             InvocationRecord::decode(&o.meta.semantic_id, &o.payload).ok()
@@ -221,7 +224,8 @@ impl Store {
                         .is_some_and(|rec| &rec.invocation_id == id))
                 })?
                 .map(|e| (e, "invocation".into()))
-                .ok_or_else(|| miss(id)),
+                .ok_or_else(|| miss(id))
+            }
             Target::Result(bytes) => {
                 let out_ref = HashRef::of(bytes).to_string();
                 if let Some(e) = self.scan_back(scan, |s, e| {
