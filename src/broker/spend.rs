@@ -219,12 +219,15 @@ fn fold_payload(
 
 /// One in-range intent row: seq, invocation id, and `(object_ref, semantic_id, payload)` of its
 /// object if the object exists.
-type ScanRow = (i64, String, Option<(String, String, Vec<u8>)>);
+type ScanRow = (i64, String, Option<IntentObject>);
+
+/// An intent row's object: `(object_ref, semantic_id, payload)`.
+type IntentObject = (String, String, Vec<u8>);
 
 /// Fold an intent object into `tally` only if its payload re-hashes to the ref the journal row
 /// names (issue 13 §3: budget is never counted from an edited intent); otherwise the tally is
 /// corrupt and the broker refuses to decide on it.
-fn fold_verified(tally: &mut Tally, episode: &str, id: &str, object: (String, String, Vec<u8>)) {
+fn fold_verified(tally: &mut Tally, episode: &str, id: &str, object: IntentObject) {
     let (reference, semantic, payload) = object;
     if semantic != journal::EFFECT_INTENT {
         return;
@@ -321,7 +324,7 @@ fn recheck_pending(conn: &Connection, entry: &mut Entry, episode: &str) -> Resul
     )?;
     let mut still = Vec::new();
     for seq in std::mem::take(&mut entry.pending) {
-        let found: Option<((String, String, Vec<u8>), String)> = stmt
+        let found: Option<(IntentObject, String)> = stmt
             .query_row([seq], |r| {
                 Ok(((r.get(0)?, r.get(1)?, r.get(2)?), r.get(3)?))
             })
