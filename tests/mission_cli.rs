@@ -795,3 +795,60 @@ fn kill_9_during_admit_and_settle_leaves_journal_state_and_outbox_consistent() {
     }
     let _ = seen_partial; // timing-dependent; the consistency checks above are what matter
 }
+
+/// A store missing one mission table is damaged, not new (issue 13 §3): `verify` names it as a
+/// finding (exit 3, in `--json`), and every mission writer refuses the store instead of
+/// re-creating the table empty (which would lose every grant).
+#[test]
+fn a_missing_mission_table_is_a_finding_and_writers_refuse() {
+    let env = Env::new();
+    env.create_seed();
+    env.mission(&["apply", "m", "--command", &step(1), "--now", "10"], 0);
+    rusqlite::Connection::open(env.db())
+        .unwrap()
+        .execute_batch("DROP TABLE mission_grants")
+        .unwrap();
+    let out = env.world(&["verify", "--json"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(3), "{out:?}");
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(
+        v["failures"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|f| f["category"] == "mission_schema"),
+        "{v}"
+    );
+    let before = env.dump();
+    let other = env.write(
+        "other.json",
+        &serde_json::from_str::<Value>(
+            &std::fs::read_to_string(format!("{SEED}/contract.json"))
+                .unwrap()
+                .replace("\"m\"", "\"m2\""),
+        )
+        .unwrap(),
+    );
+    for args in [
+        vec![
+            "create",
+            "--contract",
+            other.as_str(),
+            "--yes",
+            "--now",
+            "20",
+        ],
+        vec!["apply", "m", "--command", &step(2), "--now", "20"],
+    ] {
+        let mut full = vec!["mission"];
+        full.extend_from_slice(&args);
+        let out = env.world(&full).output().unwrap();
+        assert_ne!(out.status.code(), Some(0), "{args:?} was accepted");
+        assert!(
+            String::from_utf8_lossy(&out.stderr).contains("mission_grants"),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    assert_eq!(env.dump(), before, "nothing written, nothing re-created");
+}

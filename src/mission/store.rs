@@ -304,6 +304,47 @@ pub fn mission_exists(conn: &Connection, id: &str) -> rusqlite::Result<Option<()
     .optional()
 }
 
+/// The mission tables absent from `conn` once any of them exists (empty when all or none
+/// exist): a store with some missing is damaged, not new — writers refuse it and nothing
+/// re-creates the missing ones (their rows cannot be re-derived; issue 13 §3).
+///
+/// # Errors
+/// SQLite errors.
+pub fn missing_tables(conn: &Connection) -> rusqlite::Result<Vec<&'static str>> {
+    let mut present = Vec::new();
+    let mut missing = Vec::new();
+    for t in TABLES {
+        let n: i64 = conn.query_row(
+            "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?1",
+            [t],
+            |r| r.get(0),
+        )?;
+        if n > 0 {
+            present.push(t);
+        } else {
+            missing.push(t);
+        }
+    }
+    Ok(if present.is_empty() {
+        Vec::new()
+    } else {
+        missing
+    })
+}
+
+/// Refuse a store whose mission tables are only partly there.
+fn refuse_partial(conn: &Connection) -> Result<(), Error> {
+    let missing = missing_tables(conn)?;
+    if missing.is_empty() {
+        Ok(())
+    } else {
+        Err(Error::Corrupt(format!(
+            "the store is missing table(s) {}; refusing to recreate them empty (their rows cannot be re-derived); run `world verify`",
+            missing.join(", ")
+        )))
+    }
+}
+
 /// Whether the mission tables exist.
 ///
 /// # Errors
@@ -423,6 +464,7 @@ pub fn create_in(
     attended: bool,
     now: Amount,
 ) -> Result<State, Error> {
+    refuse_partial(conn)?;
     conn.execute_batch(DDL)?;
     let exists: Option<i64> = conn
         .query_row(
@@ -946,6 +988,7 @@ pub fn apply_in(
     actor: &Actor,
     now: Amount,
 ) -> Result<Applied, Error> {
+    refuse_partial(conn)?;
     let h = head(conn, mission_id)?;
     let command_ref = request.command.command_ref().to_string();
     let key = request.key();
@@ -1095,7 +1138,8 @@ pub fn apply_in(
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Problem {
     /// `mission_chain` (journal hash chain / sequence), `mission_journal` (an entry that does not
-    /// decode or replays differently), or `mission_state` (materialised state ≠ the fold).
+    /// decode or replays differently), `mission_state` (materialised state ≠ the fold, or rows
+    /// that cannot be read), or `mission_schema` (some mission tables are missing).
     pub category: &'static str,
     /// The mission.
     pub mission_id: String,
@@ -1112,15 +1156,47 @@ pub struct Problem {
 /// SQLite errors (a corrupt row is a [`Problem`], not an error).
 pub fn check_all(conn: &Connection) -> rusqlite::Result<Vec<Problem>> {
     let mut out = Vec::new();
+    let missing = missing_tables(conn)?;
+    if !missing.is_empty() {
+        out.push(Problem {
+            category: "mission_schema",
+            mission_id: String::new(),
+            seq: None,
+            reason: format!(
+                "mission table(s) missing: {}; their rows cannot be re-derived",
+                missing.join(", ")
+            ),
+        });
+        return Ok(out);
+    }
     if !tables_exist(conn)? {
         return Ok(out);
     }
-    let ids: Vec<String> = conn
-        .prepare("SELECT mission_id FROM mission_missions ORDER BY mission_id")?
-        .query_map([], |r| r.get(0))?
-        .collect::<Result<_, _>>()?;
+    let ids: Vec<String> = match conn
+        .prepare("SELECT mission_id FROM mission_missions ORDER BY mission_id")
+        .and_then(|mut st| st.query_map([], |r| r.get(0))?.collect())
+    {
+        Ok(ids) => ids,
+        Err(e) => {
+            out.push(Problem {
+                category: "mission_state",
+                mission_id: String::new(),
+                seq: None,
+                reason: format!("mission_missions is unreadable: {e}"),
+            });
+            return Ok(out);
+        }
+    };
     for id in ids {
-        check_one(conn, &id, &mut out)?;
+        // A row of the wrong type (an edited column) is a finding, not a failed verify.
+        if let Err(e) = check_one(conn, &id, &mut out) {
+            out.push(Problem {
+                category: "mission_state",
+                mission_id: id.clone(),
+                seq: None,
+                reason: format!("the mission's rows are unreadable: {e}"),
+            });
+        }
     }
     Ok(out)
 }
