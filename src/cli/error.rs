@@ -114,6 +114,9 @@ pub struct Extra {
     pub code: Option<&'static str>,
     /// Extra members of the envelope's `error` object (camelCase keys), in order.
     pub details: Vec<(String, serde_json::Value)>,
+    /// The error's `source()` chain, outermost first, each printed as a `caused by:` line
+    /// (causes whose text the message above already shows are left out).
+    pub causes: Vec<String>,
 }
 
 impl CliError {
@@ -197,6 +200,30 @@ impl CliError {
         Self::new(Exit::Usage, what, why)
     }
 
+    /// An error from a typed library error: its text is the `why`, and its `source()` chain
+    /// becomes the `caused by:` lines (jj's `command_error.rs` shape).
+    pub fn caused(
+        exit: Exit,
+        what: impl Into<String>,
+        err: &(dyn std::error::Error + 'static),
+    ) -> Self {
+        let mut e = Self::new(exit, what, err);
+        e.set_causes(cause_chain(err));
+        e
+    }
+
+    /// Record the `caused by:` chain (nothing is stored for an empty one).
+    pub fn set_causes(&mut self, causes: Vec<String>) {
+        if !causes.is_empty() {
+            self.extra.get_or_insert_with(Default::default).causes = causes;
+        }
+    }
+
+    /// The `caused by:` chain.
+    pub fn causes(&self) -> &[String] {
+        self.extra.as_ref().map_or(&[], |x| x.causes.as_slice())
+    }
+
     /// Add a hint line.
     pub fn hint(mut self, hint: impl Into<String>) -> Self {
         self.hints.push(hint.into());
@@ -215,6 +242,10 @@ impl CliError {
             Some(v) => v.clone(),
             None => format!("world: {}: {}", self.what, self.why.replace('\n', "\\n")),
         };
+        for c in self.causes() {
+            out.push_str("\ncaused by: ");
+            out.push_str(&c.replace('\n', "\\n"));
+        }
         for h in &self.hints {
             out.push_str("\nhint: ");
             out.push_str(h);
@@ -228,6 +259,28 @@ impl CliError {
         e.what = what.into();
         e
     }
+}
+
+/// The `source()` chain of `err`, outermost first, without causes an earlier message already
+/// says (many errors print their source inline as well): a cause is left out when its last
+/// four words, compared case-insensitively, already appear above it.
+pub fn cause_chain(err: &(dyn std::error::Error + 'static)) -> Vec<String> {
+    let mut seen = err.to_string().to_lowercase();
+    let mut out = Vec::new();
+    let mut next = err.source();
+    while let Some(e) = next {
+        let text = e.to_string();
+        let lower = text.to_lowercase();
+        let words: Vec<&str> = lower.split_whitespace().collect();
+        let tail = words[words.len().saturating_sub(4)..].join(" ");
+        if !tail.is_empty() && !seen.contains(&tail) {
+            seen.push('\n');
+            seen.push_str(&lower);
+            out.push(text);
+        }
+        next = e.source();
+    }
+    out
 }
 
 impl From<store::Error> for CliError {
@@ -268,12 +321,16 @@ impl From<store::Error> for CliError {
             why: err.to_string(),
             hints: hint.into_iter().collect(),
             verbatim: None,
-            extra: code.map(|c| {
-                Box::new(Extra {
-                    code: Some(c),
-                    details: Vec::new(),
+            extra: {
+                let causes = cause_chain(&err);
+                (code.is_some() || !causes.is_empty()).then(|| {
+                    Box::new(Extra {
+                        code,
+                        details: Vec::new(),
+                        causes,
+                    })
                 })
-            }),
+            },
         }
     }
 }
@@ -364,5 +421,29 @@ pub fn genesis_err(what: &str, e: crate::ops::genesis::GenesisError) -> CliError
         G::Provider(p) => super::pin::provider_err(what, p),
         G::Epoch(x) => super::pin::epoch_err(what, x),
         G::Store(s) => CliError::store(what, s),
+    }
+}
+
+#[cfg(test)]
+mod cause_tests {
+    use super::*;
+
+    #[derive(Debug, thiserror::Error)]
+    #[error("outer failed")]
+    struct Outer(#[source] Middle);
+    #[derive(Debug, thiserror::Error)]
+    #[error("middle: {0}")]
+    struct Middle(#[source] std::io::Error);
+
+    #[test]
+    fn the_cause_chain_is_printed_once_per_new_cause() {
+        let err = Outer(Middle(std::io::Error::other("disk on fire")));
+        let e = CliError::caused(Exit::Failed, "commit", &err);
+        // "middle: disk on fire" already shows the io error, so it is not repeated.
+        assert_eq!(e.causes(), ["middle: disk on fire".to_string()]);
+        assert_eq!(
+            e.render(),
+            "world: commit: outer failed\ncaused by: middle: disk on fire"
+        );
     }
 }
