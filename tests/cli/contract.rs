@@ -412,9 +412,10 @@ fn every_command_is_covered() {
         })
         .collect();
     fn leaves(cmd: &clap::Command, path: String, out: &mut Vec<String>) {
+        // Hidden commands (internal probes) are not part of the user-facing surface.
         let subs: Vec<_> = cmd
             .get_subcommands()
-            .filter(|s| s.get_name() != "help")
+            .filter(|s| s.get_name() != "help" && !s.is_hide_set())
             .collect();
         if subs.is_empty() {
             out.push(path.clone());
