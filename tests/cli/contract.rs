@@ -197,6 +197,18 @@ fn cases(env: &TestEnv, n: usize) -> Vec<Case> {
             ],
             Shape::One("session-mint"),
         ),
+        case(
+            &[
+                "session",
+                "mint",
+                "--episode",
+                "ep3",
+                "--grant",
+                "world.apply=world:1",
+                "--yes",
+            ],
+            Shape::One("session-mint"),
+        ),
         case(&["session", "revoke", "--episode", "ep2"], Shape::Foreign),
         case(&["effects"], Shape::Lines("effect")),
         case(&["effects", "show", &effect], Shape::One("effect-show")),
