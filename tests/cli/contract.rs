@@ -162,6 +162,7 @@ fn cases(env: &TestEnv, n: usize) -> Vec<Case> {
         ),
         case(&["head"], Shape::One("head")),
         case(&["world", "get", &head], Shape::One("world")),
+        case(&["world", "get", "head"], Shape::One("world")),
         case(&["object", "get", &obj], Shape::One("object")),
         case(&["object", "find", "demo/note/v1"], Shape::Lines("object")),
         case(&["log"], Shape::Lines("log-entry")),
