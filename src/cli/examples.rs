@@ -56,7 +56,9 @@ pub fn for_path(path: &str) -> Option<&'static [&'static str]> {
             "world commit --batch bodies.jsonl --keep-going",
         ],
         "world head" => &["world head", "world head --json"],
-        "world world" | "world world get" => &["world world get 33831a602c51"],
+        "world world" | "world world get" => {
+            &["world world get 33831a602c51", "world world get head --json"]
+        }
         "world object" => &[
             "world object find demo/note/v1",
             "world object get 00773cb5caab --payload",

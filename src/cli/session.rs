@@ -497,6 +497,8 @@ pub fn run(ctx: &Context, out: &mut Output, cmd: Cmd) -> Result<Exit, CliError> 
                         out.summary(format!("minted session credential for episode {episode}: {n} grant(s), expires {}, written to {}", super::output::rfc3339(minted.expires_at), p.display()))?;
                     }
                 }
+                // Without --out the token is printed once; under --json inside the object.
+                None if out.json => out.json_line(&serde_json::json!({"credentialId": minted.credential_id, "episode": episode, "expiresAt": minted.expires_at, "attended": !yes, "token": token}))?,
                 None => out.line(&token)?,
             }
             out.status(format!("world session mint: credential_id={} (episode {episode}, {n} grant(s), expires {}){}", minted.credential_id, super::output::rfc3339(minted.expires_at), if yes { " [unattended]" } else { "" }));

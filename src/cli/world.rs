@@ -11,7 +11,7 @@ use crate::store::refs::Space;
 pub enum Cmd {
     /// Print one world row `{ref, revision, stateRoot, logHead}` (GET /v1/worlds/{ref})
     Get {
-        /// The world ref: sha256:<hex>, the bare hex, or a unique prefix (≥ 6 hex)
+        /// The world ref: sha256:<hex>, the bare hex, a unique prefix (≥ 6 hex), or `head`
         #[arg(value_name = "REF")]
         reference: String,
     },
@@ -21,8 +21,18 @@ pub enum Cmd {
 pub fn run(ctx: &Context, out: &mut Output, cmd: Cmd) -> Result<Exit, CliError> {
     let Cmd::Get { reference } = cmd;
     let store = ctx.open_read()?;
-    let reference =
-        super::refs::resolve(&store, &[Space::World], &reference, "world get")?.reference;
+    let reference = if reference == "head" {
+        store
+            .head()
+            .map_err(read_err("world get"))?
+            .ok_or_else(|| {
+                CliError::failed("world get", "the store has no selected head yet")
+                    .with_code("not_found")
+                    .hint("create one with `world genesis`")
+            })?
+    } else {
+        super::refs::resolve(&store, &[Space::World], &reference, "world get")?.reference
+    };
     let Some(w) = store.world(&reference).map_err(read_err("world get"))? else {
         return Err(CliError::failed(
             "world get",

@@ -162,6 +162,7 @@ fn cases(env: &TestEnv, n: usize) -> Vec<Case> {
         ),
         case(&["head"], Shape::One("head")),
         case(&["world", "get", &head], Shape::One("world")),
+        case(&["world", "get", "head"], Shape::One("world")),
         case(&["object", "get", &obj], Shape::One("object")),
         case(&["object", "find", "demo/note/v1"], Shape::Lines("object")),
         case(&["log"], Shape::Lines("log-entry")),
@@ -194,6 +195,18 @@ fn cases(env: &TestEnv, n: usize) -> Vec<Case> {
                 "--yes",
                 "--out",
                 &mint_out,
+            ],
+            Shape::One("session-mint"),
+        ),
+        case(
+            &[
+                "session",
+                "mint",
+                "--episode",
+                "ep3",
+                "--grant",
+                "world.apply=world:1",
+                "--yes",
             ],
             Shape::One("session-mint"),
         ),
@@ -412,9 +425,10 @@ fn every_command_is_covered() {
         })
         .collect();
     fn leaves(cmd: &clap::Command, path: String, out: &mut Vec<String>) {
+        // Hidden commands (internal probes) are not part of the user-facing surface.
         let subs: Vec<_> = cmd
             .get_subcommands()
-            .filter(|s| s.get_name() != "help")
+            .filter(|s| s.get_name() != "help" && !s.is_hide_set())
             .collect();
         if subs.is_empty() {
             out.push(path.clone());
