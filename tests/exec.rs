@@ -754,3 +754,39 @@ fn exec_cut_multibyte_character_becomes_replacement() {
     whole.extend(std::iter::repeat_n(b'b', 70000));
     assert_eq!(v["stdout_sha256"], sha_hex(&whole));
 }
+
+#[test]
+fn exec_caches_are_seeded_once_and_the_seed_stays_untouched() {
+    if sandbox().is_none() {
+        return;
+    }
+    let seed = tempfile::tempdir().unwrap();
+    std::fs::write(seed.path().join("seed.txt"), "from the seed\n").unwrap();
+    let mut p = default_profile(5000);
+    p["caches"] = serde_json::json!({"MYCACHE": {"seed": seed.path().to_string_lossy()}});
+    let x = Exec::new(10, &p);
+    let args =
+        r#"{"command":"sh","args":["cat $MYCACHE/seed.txt; echo more >> $MYCACHE/seed.txt"]}"#;
+    assert_exit(&x.call(args, &[]), 0);
+    let (_, text) = x.result();
+    assert_eq!(
+        serde_json::from_str::<Value>(&text).unwrap()["stdout"],
+        "from the seed\n"
+    );
+    // The second call sees the episode's copy (seeded once), never the seed.
+    assert_exit(&x.call(args, &[]), 0);
+    let (_, text) = x.result();
+    assert_eq!(
+        serde_json::from_str::<Value>(&text).unwrap()["stdout"],
+        "from the seed\nmore\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(seed.path().join("seed.txt")).unwrap(),
+        "from the seed\n"
+    );
+    let copy = x.env.root.join("exec-cache/ep1/demo/MYCACHE/seed.txt");
+    assert_eq!(
+        std::fs::read_to_string(copy).unwrap(),
+        "from the seed\nmore\nmore\n"
+    );
+}

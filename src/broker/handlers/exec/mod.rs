@@ -876,8 +876,11 @@ impl Handler for ExecHandler {
 }
 
 /// Binds `Workspace.Exec` for one episode (the table in the module docs). `worktree` is the
-/// episode's canonical worktree when it has one. Returns the handler, or `None` with the
-/// warning explaining why the effect stays unbound (R8).
+/// episode's canonical worktree when it has one.
+///
+/// # Errors
+/// Why the effect stays unbound (R8): no usable sandbox ([`ExecError::Sandbox`]) or no
+/// worktree ([`ExecError::Config`]); the registry logs it as a warning.
 pub fn bind(ctx: &HandlerContext, worktree: Option<&Path>) -> Result<Box<dyn Handler>, ExecError> {
     let Some(cfg) = &ctx.exec else {
         return Ok(Box::new(FixedExecHandler::refusing(NO_PROFILE_REFUSAL)));
