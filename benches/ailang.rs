@@ -4,7 +4,9 @@
 //! of a 64 KiB document, and fib(25) in calls per second, each compared with the process start
 //! of a trivial program (`world --version`, the floor any external interpreter pays per call)
 //! measured in the same run. Issue 14's target: a se-tools plan call costs at most 1 ms of
-//! interpreter time.
+//! interpreter time. Repeated calls are warm (the front-end cache of the persistent worker
+//! thread, as in `serve`/`mcp` or a finish phase after its plan); the cold rows make every call
+//! pay for parsing and checking, as a one-shot `world invoke` does for its plan.
 //!
 //! Run with `cargo bench --bench ailang`.
 
@@ -97,18 +99,30 @@ fn main() {
             "{o:?}"
         );
     });
-    let doc: Vec<serde_json::Value> = (0..600)
+    let doc: Vec<serde_json::Value> = (0..1200)
         .map(|i| serde_json::json!({"id": i, "name": format!("item {i}"), "tags": ["a", "b"], "ok": i % 2 == 0, "w": 0.5}))
         .collect();
     let doc_text = serde_json::Value::Array(doc).to_string();
     let doc_args = serde_json::to_string(&doc_text).unwrap_or_default();
     let json_s = mean(20, || {
         let o = e.run(roundtrip, doc_args.as_bytes(), limits());
-        assert!(
-            matches!(o, Ok(ref o) if o.exit_code == 0 && o.stdout.len() > 40_000),
-            "{o:?}"
-        );
+        let n = o.as_ref().map(|o| (o.exit_code, o.stdout.len())).ok();
+        assert_eq!(n, Some((0, doc_text.len() + 1)), "JSON round trip");
     });
+    // A cold call: the same source with a comment that changes each time defeats the cache.
+    let mut salt = 0u64;
+    let mut cold = |src: &[u8], args: &[u8]| {
+        salt += 1;
+        let mut s = src.to_vec();
+        s.extend_from_slice(format!("\n-- cold {salt}\n").as_bytes());
+        let o = e.run(&s, args, limits());
+        assert!(
+            matches!(o, Ok(ref o) if o.exit_code == 0),
+            "cold run failed"
+        );
+    };
+    let read_cold_s = mean(100, || cold(&read, read_args.as_bytes()));
+    let run_cold_s = mean(100, || cold(&run_tool, run_args.as_bytes()));
     let fib_s = mean(3, || {
         let o = e.run(fib, b"\"{}\"", limits());
         assert!(matches!(o, Ok(ref o) if o.stdout == b"75025\n"), "{o:?}");
@@ -149,11 +163,24 @@ fn main() {
         doc_text.len() as f64 / json_s / 1e6,
         json_s / floor
     );
-    let worst_plan = read_s.max(run_s);
     println!(
-        "se-tools plan target (<= 1 ms of interpreter time): {} (slowest plan {:.3} ms)",
-        if worst_plan <= 1e-3 { "met" } else { "NOT met" },
-        worst_plan * 1e3
+        "se-tools read plan, cold:        {:>10.3} ms  ({:.3}x process start)",
+        read_cold_s * 1e3,
+        read_cold_s / floor
+    );
+    println!(
+        "se-tools ailang-run plan, cold:  {:>10.3} ms  ({:.3}x process start)",
+        run_cold_s * 1e3,
+        run_cold_s / floor
+    );
+    let warm = read_s.max(run_s);
+    let cold_worst = read_cold_s.max(run_cold_s);
+    println!(
+        "se-tools plan target (<= 1 ms of interpreter time): warm {} ({:.3} ms), cold {} ({:.3} ms)",
+        if warm <= 1e-3 { "met" } else { "NOT met" },
+        warm * 1e3,
+        if cold_worst <= 1e-3 { "met" } else { "NOT met" },
+        cold_worst * 1e3
     );
     println!(
         "fib(25), embedded:               {:>10.3} ms  ({:.0} calls/s, {:.1}x process start)",

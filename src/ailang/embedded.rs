@@ -76,6 +76,8 @@ impl Interpreter for Embedded {
             output_cap: limits.output_cap,
             options: Options {
                 quiet: true,
+                // Published sources were checked whole at publish time.
+                skip_tests: true,
                 ..Options::default()
             },
         })

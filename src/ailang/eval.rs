@@ -91,8 +91,16 @@ pub struct Machine {
     steps: u64,
     /// The stack guard's floor ([`super::stack_floor`]); 0 = unguarded thread.
     stack_floor: usize,
+    /// The deepest frame address seen, reported to [`super::note_stack_low`] on drop.
+    stack_low: usize,
     /// Program output (`println`).
     pub stdout: Vec<u8>,
+}
+
+impl Drop for Machine {
+    fn drop(&mut self) {
+        super::note_stack_low(self.stack_low);
+    }
 }
 
 impl Machine {
@@ -106,6 +114,7 @@ impl Machine {
             nesting: 0,
             steps: 0,
             stack_floor: super::stack_floor(),
+            stack_low: usize::MAX,
             stdout: Vec::new(),
         }
     }
@@ -324,7 +333,11 @@ impl Machine {
                 e.span,
             ));
         }
-        if super::stack_exhausted(self.stack_floor) {
+        let here = super::stack_mark();
+        if here < self.stack_low {
+            self.stack_low = here;
+        }
+        if here < self.stack_floor {
             self.nesting -= 1;
             return Err(rt(
                 "RT_STACK_001",

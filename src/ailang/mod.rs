@@ -55,27 +55,131 @@ pub fn stack_exhausted(floor: usize) -> bool {
     stack_here() < floor
 }
 
-/// Run `f` on a fresh thread with `bytes` of stack (falling back to [`EVAL_STACK_BYTES`] when
-/// the system refuses that reservation), with the stack guard armed; `None` if no thread could
-/// be spawned or it panicked.
+type Job = Box<dyn FnOnce() + Send>;
+
+/// The persistent evaluation thread ([`EVAL_STACK_BYTES`] of stack): reused while idle, so a
+/// run does not pay for a thread and fresh stack pages, and so the front-end cache
+/// (`run::FRONT_CACHE`) lives across calls. `None` until first used or after it retired.
+static WORKER: std::sync::Mutex<Option<std::sync::mpsc::Sender<Job>>> = std::sync::Mutex::new(None);
+/// True while a job runs on [`WORKER`]; other callers get a fresh thread meanwhile.
+static WORKER_BUSY: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// The worker retires (its stack is unmapped) after a job that used more stack than this, so a
+/// deep recursion does not stay resident in a long-lived process (bytes).
+pub const WORKER_RETIRE_STACK: usize = 16 << 20;
+
+thread_local! {
+    static STACK_TOP: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+    static STACK_LOW: std::cell::Cell<usize> = const { std::cell::Cell::new(usize::MAX) };
+}
+
+/// Record that this thread's stack reached `addr` (the evaluator reports its deepest frame).
+pub fn note_stack_low(addr: usize) {
+    STACK_LOW.with(|l| {
+        if addr < l.get() {
+            l.set(addr);
+        }
+    });
+}
+
+/// The lowest frame address a running [`eval::Machine`] has seen ([`note_stack_low`]).
+#[inline(always)]
+pub fn stack_mark() -> usize {
+    stack_here()
+}
+
+fn arm_guard(size: usize) {
+    let top = stack_here();
+    STACK_TOP.with(|c| c.set(top));
+    // Stacks grow down on every supported target.
+    STACK_FLOOR.with(|c| c.set(top.saturating_sub(size.saturating_sub(STACK_MARGIN))));
+}
+
+fn worker() -> Option<std::sync::mpsc::Sender<Job>> {
+    let mut slot = WORKER.lock().ok()?;
+    if slot.is_none() {
+        let (tx, rx) = std::sync::mpsc::channel::<Job>();
+        std::thread::Builder::new()
+            .name("ailang-worker".to_string())
+            .stack_size(EVAL_STACK_BYTES)
+            .spawn(move || {
+                arm_guard(EVAL_STACK_BYTES);
+                while let Ok(job) = rx.recv() {
+                    job();
+                    let top = STACK_TOP.with(std::cell::Cell::get);
+                    let low = STACK_LOW.with(std::cell::Cell::get);
+                    if top.saturating_sub(low) > WORKER_RETIRE_STACK {
+                        if let Ok(mut w) = WORKER.lock() {
+                            *w = None;
+                        }
+                        return;
+                    }
+                }
+            })
+            .ok()?;
+        *slot = Some(tx);
+    }
+    slot.clone()
+}
+
+/// Run `f` with `bytes` of stack and the stack guard armed: on the persistent worker thread
+/// when `bytes` is its stack size and it is idle, else on a fresh thread (falling back to
+/// [`EVAL_STACK_BYTES`] when the system refuses the reservation). `None` if no thread could run
+/// it or it panicked (a panicking worker is replaced on the next call).
 pub fn on_stack<T: Send + 'static>(
     bytes: usize,
     f: impl FnOnce() -> T + Send + 'static,
 ) -> Option<T> {
-    let f = std::sync::Arc::new(std::sync::Mutex::new(Some(f)));
+    use std::sync::atomic::Ordering;
+    let (rtx, rrx) = std::sync::mpsc::sync_channel::<T>(1);
+    let mut job: Job = Box::new(move || {
+        let _ = rtx.send(f());
+    });
+    if bytes == EVAL_STACK_BYTES
+        && WORKER_BUSY
+            .compare_exchange(false, true, Ordering::AcqRel, Ordering::Acquire)
+            .is_ok()
+    {
+        struct Idle;
+        impl Drop for Idle {
+            fn drop(&mut self) {
+                WORKER_BUSY.store(false, Ordering::Release);
+            }
+        }
+        let inner = job;
+        let on_worker: Job = Box::new(move || {
+            let _idle = Idle;
+            inner();
+        });
+        match worker() {
+            Some(tx) => match tx.send(on_worker) {
+                Ok(()) => return rrx.recv().ok(),
+                Err(std::sync::mpsc::SendError(back)) => {
+                    // The worker is gone (it panicked or retired): run on a fresh thread.
+                    if let Ok(mut w) = WORKER.lock() {
+                        *w = None;
+                    }
+                    job = back;
+                }
+            },
+            None => job = on_worker,
+        }
+    }
+    let job = std::sync::Arc::new(std::sync::Mutex::new(Some(job)));
     for size in [bytes, EVAL_STACK_BYTES] {
-        let g = std::sync::Arc::clone(&f);
+        let j = std::sync::Arc::clone(&job);
         let spawned = std::thread::Builder::new()
             .name("ailang-eval".to_string())
             .stack_size(size)
             .spawn(move || {
-                let f = g.lock().ok()?.take()?;
-                // Stacks grow down on every supported target.
-                STACK_FLOOR.with(|c| c.set(stack_here().saturating_sub(size - STACK_MARGIN)));
-                Some(f())
+                arm_guard(size);
+                if let Some(job) = j.lock().ok().and_then(|mut g| g.take()) {
+                    job();
+                }
             });
         if let Ok(handle) = spawned {
-            return handle.join().ok().flatten();
+            let _ = handle.join();
+            return rrx.recv().ok();
         }
     }
     None

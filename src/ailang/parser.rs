@@ -24,6 +24,24 @@ pub fn parse_module(src: &str) -> Result<Module, Diag> {
         toks,
         pos: 0,
         depth: 0,
+        skip_tests: false,
+    };
+    p.module()
+}
+
+/// Parse a module for running only: `tests [...]` clauses and `test "…" { }` blocks are
+/// skipped (still lexed, their brackets balanced) and left out of the module, so a run pays
+/// nothing for them. Used by the capsule, whose sources were fully checked when published.
+///
+/// # Errors
+/// As [`parse_module`], except for errors inside the skipped tests.
+pub fn parse_module_for_run(src: &str) -> Result<Module, Diag> {
+    let toks = lex(src)?;
+    let mut p = Parser {
+        toks,
+        pos: 0,
+        depth: 0,
+        skip_tests: true,
     };
     p.module()
 }
@@ -35,6 +53,7 @@ pub fn parse_expr(src: &str) -> Result<Expr, Diag> {
         toks,
         pos: 0,
         depth: 0,
+        skip_tests: false,
     };
     let e = p.expr()?;
     p.expect_eof()?;
@@ -48,6 +67,7 @@ pub fn parse_type(src: &str) -> Result<TypeExpr, Diag> {
         toks,
         pos: 0,
         depth: 0,
+        skip_tests: false,
     };
     let t = p.ty()?;
     p.expect_eof()?;
@@ -58,6 +78,8 @@ struct Parser {
     toks: Vec<Token>,
     pos: usize,
     depth: usize,
+    /// Skip `tests [...]` clauses and `test "…" { }` blocks unparsed ([`parse_module_for_run`]).
+    skip_tests: bool,
 }
 
 type PResult<T> = Result<T, Diag>;
@@ -229,8 +251,14 @@ impl Parser {
                 Tok::Eof => return Ok(m),
                 Tok::Sym("@") => annotations.push(self.annotation()?),
                 Tok::Ident(k) if k == "test" && matches!(self.peek_at(1), Tok::Str(_)) => {
-                    let t = self.test_decl()?;
-                    m.tests.push(t);
+                    if self.skip_tests {
+                        self.advance();
+                        self.advance();
+                        self.skip_balanced("{")?;
+                    } else {
+                        let t = self.test_decl()?;
+                        m.tests.push(t);
+                    }
                 }
                 Tok::Ident(k) if k == "let" || k == "letrec" => {
                     return Err(Diag::error(
@@ -328,6 +356,28 @@ impl Parser {
     }
 
     /// `test "name" { stmt (; | newline) … }`, each statement `e` or `assert e`.
+    /// Skip from the opening `open` (`[` or `{`) to its matching close, counting `(`/`)`,
+    /// `[`/`]` and `{`/`}` together.
+    fn skip_balanced(&mut self, open: &'static str) -> PResult<()> {
+        if !self.is_sym(open) {
+            return self.err(if open == "[" { "'['" } else { "'{'" });
+        }
+        let mut depth = 0usize;
+        while let Some(t) = self.toks.get(self.pos) {
+            match t.tok {
+                Tok::Sym("(" | "[" | "{") => depth += 1,
+                Tok::Sym(")" | "]" | "}") => depth = depth.saturating_sub(1),
+                Tok::Eof => break,
+                _ => {}
+            }
+            self.pos += 1;
+            if depth == 0 {
+                return Ok(());
+            }
+        }
+        self.err("the end of the tests")
+    }
+
     fn test_decl(&mut self) -> PResult<TestDecl> {
         let span = self.span();
         self.expect_kw("test")?;
@@ -561,7 +611,11 @@ impl Parser {
                 if !self.is_sym("[") {
                     return self.err("'[' after tests");
                 }
-                tests = Some(self.expr()?);
+                if self.skip_tests {
+                    self.skip_balanced("[")?;
+                } else {
+                    tests = Some(self.expr()?);
+                }
             } else {
                 break;
             }
@@ -1007,6 +1061,7 @@ impl Parser {
                         toks,
                         pos: 0,
                         depth: self.depth,
+                        skip_tests: self.skip_tests,
                     };
                     if matches!(sub.peek(), Tok::Eof) {
                         return Err(Diag::error("PAR001", "empty ${} in a string", Some(pspan)));

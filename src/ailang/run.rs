@@ -28,6 +28,10 @@ pub struct Options {
     pub max_recursion_depth: usize,
     /// Memory cap in bytes; 0 means [`super::value::DEFAULT_MEMORY_CAP`].
     pub memory_cap: usize,
+    /// `run` only: leave `tests [...]` clauses and `test` blocks unparsed and unchecked
+    /// ([`super::parser::parse_module_for_run`]). The capsule sets it: its sources were fully
+    /// checked when published. `world ailang run` leaves it off, like the external `ailang`.
+    pub skip_tests: bool,
 }
 
 /// The front end's result: a loaded module, or the diagnostics that stopped it.
@@ -42,6 +46,17 @@ pub struct Front {
 
 /// Parse, load and check `source`. Errors are labelled with `label`.
 pub fn front(label: &str, source: &[u8], strict_modules: bool) -> Result<Front, Vec<Diag>> {
+    front_with(label, source, strict_modules, false)
+}
+
+/// [`front`], skipping tests clauses and `test` blocks when `skip_tests` (see
+/// [`Options::skip_tests`]).
+pub fn front_with(
+    label: &str,
+    source: &[u8],
+    strict_modules: bool,
+    skip_tests: bool,
+) -> Result<Front, Vec<Diag>> {
     if source.len() > MAX_SOURCE_BYTES {
         return Err(vec![Diag::error(
             "PAR_SIZE_001",
@@ -67,7 +82,12 @@ pub fn front(label: &str, source: &[u8], strict_modules: bool) -> Result<Front, 
             .in_file(label)])
         }
     };
-    let module = parse_module(text).map_err(|d| vec![d.in_file(label)])?;
+    let parsed = if skip_tests {
+        super::parser::parse_module_for_run(text)
+    } else {
+        parse_module(text)
+    };
+    let module = parsed.map_err(|d| vec![d.in_file(label)])?;
     let loaded = load(&module, label, strict_modules)
         .map_err(|ds| ds.into_iter().map(|d| d.in_file(label)).collect::<Vec<_>>())?;
     let mut warnings: Vec<Diag> = loaded
@@ -90,6 +110,76 @@ pub fn front(label: &str, source: &[u8], strict_modules: bool) -> Result<Front, 
         program: loaded.program,
         warnings,
     })
+}
+
+/// A front-end result kept for reuse by later runs on the same thread (the persistent worker,
+/// [`super::on_stack`]): keyed by the exact source bytes, label and front-end options.
+pub struct CachedFront {
+    label: String,
+    strict: bool,
+    skip_tests: bool,
+    source: Vec<u8>,
+    /// The parsed module.
+    pub module: Module,
+    /// The loaded program, shared by every run.
+    pub program: Rc<super::eval::Program>,
+    /// Warnings to print on every run.
+    pub warnings: Vec<Diag>,
+}
+
+/// Entries kept by the front-end cache, most recent last.
+pub const FRONT_CACHE_ENTRIES: usize = 8;
+/// Sources larger than this (bytes) are not cached.
+pub const FRONT_CACHE_MAX_SOURCE: usize = 1 << 20;
+
+thread_local! {
+    static FRONT_CACHE: std::cell::RefCell<Vec<Rc<CachedFront>>> =
+        const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// [`front_with`], reusing this thread's earlier result for identical input: parsing and
+/// checking are pure functions of (label, source bytes, options), so a warm run (the finish
+/// phase after the plan, every call in `serve`/`mcp`) skips them. Failures are not cached.
+pub fn cached_front(
+    label: &str,
+    source: &[u8],
+    strict: bool,
+    skip_tests: bool,
+) -> Result<Rc<CachedFront>, Vec<Diag>> {
+    let hit = FRONT_CACHE.with(|c| {
+        c.borrow()
+            .iter()
+            .find(|e| {
+                e.strict == strict
+                    && e.skip_tests == skip_tests
+                    && e.label == label
+                    && e.source == source
+            })
+            .cloned()
+    });
+    if let Some(e) = hit {
+        return Ok(e);
+    }
+    let f = front_with(label, source, strict, skip_tests)?;
+    let entry = Rc::new(CachedFront {
+        label: label.to_string(),
+        strict,
+        skip_tests,
+        source: source.to_vec(),
+        module: f.module,
+        program: Rc::new(f.program),
+        warnings: f.warnings,
+    });
+    if source.len() <= FRONT_CACHE_MAX_SOURCE {
+        FRONT_CACHE.with(|c| {
+            let mut c = c.borrow_mut();
+            if c.len() >= FRONT_CACHE_ENTRIES {
+                c.remove(0);
+            }
+            c.push(Rc::clone(&entry));
+        });
+    }
+    Ok(entry)
 }
 
 fn render_all(ds: &[Diag]) -> String {
@@ -292,7 +382,12 @@ fn run_on_thread(req: RunRequest) -> Result<RunOutcome, RunError> {
             Err(e) => return fail(out, 2, &e),
         },
     };
-    let front = match front(&req.label, &req.source, opts.strict_modules) {
+    let front = match cached_front(
+        &req.label,
+        &req.source,
+        opts.strict_modules,
+        opts.skip_tests,
+    ) {
         Ok(f) => f,
         Err(ds) => {
             out.stderr.extend_from_slice(render_all(&ds).as_bytes());
@@ -380,7 +475,7 @@ fn run_on_thread(req: RunRequest) -> Result<RunOutcome, RunError> {
         caps: opts.caps.iter().cloned().collect::<HashSet<_>>(),
         ..Limits::default()
     };
-    let mut m = Machine::new(Rc::new(front.program), limits);
+    let mut m = Machine::new(Rc::clone(&front.program), limits);
     let result = m.apply(Value::Func(Rc::clone(&entry)), args, entry.span);
     out.stdout.append(&mut m.stdout);
     match result {
@@ -708,5 +803,85 @@ mod tests {
             String::from_utf8_lossy(&out.stdout),
             "→ Type checking m.ail...\n→ Effect checking...\n✓ No errors found!\n"
         );
+    }
+
+    #[test]
+    fn the_front_end_cache_reuses_identical_input_only() {
+        let r = crate::ailang::on_big_stack(|| {
+            let src = b"module m\nexport func main(i: string) -> string = i\n";
+            let a = cached_front("m.ail", src, false, false).ok()?;
+            let b = cached_front("m.ail", src, false, false).ok()?;
+            let other_label = cached_front("n.ail", src, false, false).ok()?;
+            let other_src = cached_front(
+                "m.ail",
+                b"module m\nexport func main(i: string) -> string = i ++ i\n",
+                false,
+                false,
+            )
+            .ok()?;
+            let bad = cached_front(
+                "m.ail",
+                b"module m\nexport func main(i: string) -> int = i\n",
+                false,
+                false,
+            );
+            Some((
+                Rc::ptr_eq(&a, &b),
+                Rc::ptr_eq(&a, &other_label),
+                Rc::ptr_eq(&a, &other_src),
+                bad.is_err(),
+            ))
+        });
+        assert_eq!(r, Some(Some((true, false, false, true))));
+    }
+
+    #[test]
+    fn warm_runs_answer_like_cold_ones() {
+        let run_once = |src: &[u8], arg: &str| {
+            run(RunRequest {
+                label: "m.ail".into(),
+                source: src.to_vec(),
+                entry: "main".into(),
+                args: Some(arg.as_bytes().to_vec()),
+                deadline: None,
+                output_cap: 1 << 20,
+                options: Options {
+                    quiet: true,
+                    ..Options::default()
+                },
+            })
+            .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
+            .unwrap_or_default()
+        };
+        let src = b"module m\nexport func main(n: int) -> int = n * 3\n";
+        assert_eq!(run_once(src, "2"), "6\n");
+        assert_eq!(run_once(src, "5"), "15\n");
+        let changed = b"module m\nexport func main(n: int) -> int = n * 4\n";
+        assert_eq!(run_once(changed, "5"), "20\n");
+    }
+
+    #[test]
+    fn the_capsule_run_leaves_tests_clauses_unchecked_but_check_does_not() {
+        // An ill-typed tests clause: `check` (and so publish) refuses the module; a capsule
+        // run of an already-published source never looks at it.
+        let src = b"module m\nexport func main(i: string) -> string\ntests [(1, true)] = i\ntest \"t\" { 1 }\n";
+        let checked = check_outcome("m.ail", src, &Options::default());
+        assert_eq!(checked.exit_code, 1);
+        let out = run(RunRequest {
+            label: "m.ail".into(),
+            source: src.to_vec(),
+            entry: "main".into(),
+            args: Some(b"\"hi\"".to_vec()),
+            deadline: None,
+            output_cap: 1 << 20,
+            options: Options {
+                quiet: true,
+                skip_tests: true,
+                ..Options::default()
+            },
+        })
+        .unwrap_or_default();
+        assert_eq!(out.exit_code, 0, "{}", String::from_utf8_lossy(&out.stderr));
+        assert_eq!(out.stdout, b"hi\n");
     }
 }
