@@ -255,7 +255,7 @@ impl Standalone {
     ) -> Result<(), Error> {
         self.step(
             format!("{attempt}:settle"),
-            settle_command(&attempt, failed, cost),
+            settle_command(attempt, failed, cost),
             now_ms,
         )
         .map(|_| ())
