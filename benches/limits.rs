@@ -41,7 +41,7 @@ fn run(ledger: &Ledger<'_>, id: String, cmd: Command, now: u128) {
 
 fn ledger_cycles(depth: usize, cycles: usize) -> Duration {
     let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("tempdir: {e}"));
-    let ledger = Ledger::open_standalone(&dir.path().join("ledger.db"))
+    let ledger = Ledger::create_standalone(&dir.path().join("ledger.db"))
         .unwrap_or_else(|e| panic!("open: {e}"));
     run(
         &ledger,
@@ -202,7 +202,7 @@ fn main() {
 
     let n = 10_000;
     let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("tempdir: {e}"));
-    let ledger = Ledger::open_standalone(&dir.path().join("wide.db"))
+    let ledger = Ledger::create_standalone(&dir.path().join("wide.db"))
         .unwrap_or_else(|e| panic!("open: {e}"));
     let t0 = Instant::now();
     run(

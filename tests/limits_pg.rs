@@ -488,12 +488,26 @@ fn bad_urls_refused_connections_wrong_passwords_and_foreign_schemas_fail_cleanly
     let o = world(dir.path(), &right, &["report", "--json"]);
     assert_eq!(o.status.code(), Some(4), "{}", text(&o.stderr));
     assert!(text(&o.stdout).contains("ledger_not_initialized"));
+    // … naming the ledger (never the password) and how to initialise it (on stderr: the
+    // §5 JSON has no reason).
+    let out = text(&o.stderr);
+    assert!(out.contains("ledger postgres://pwuser@"), "{out}");
+    assert!(out.contains("world limits init"), "{out}");
+    assert!(
+        !out.contains(pgtest::PW_PASSWORD),
+        "the password leaked: {out}"
+    );
 
     // A database without the schema: every verb answers ledger_not_initialized (exit 4) and
     // creates nothing.
     let o = world(dir.path(), &url, &reserve);
     assert_eq!(o.status.code(), Some(4), "{}", text(&o.stderr));
     assert!(text(&o.stdout).contains("ledger_not_initialized"));
+    let out = text(&o.stdout);
+    assert!(
+        out.contains("ledger postgres://") && out.contains("world limits init"),
+        "names the ledger and the fix: {out}"
+    );
     assert!(
         pg_dump(&url).is_empty(),
         "a rejected command created tables"

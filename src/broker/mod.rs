@@ -406,6 +406,7 @@ impl Broker<'_> {
             journal::EFFECT_INTENT,
             intent.payload(),
         )?;
+        let mut standalone_attempt = None;
         if let Some(s) = self
             .limits
             .as_ref()
@@ -413,21 +414,31 @@ impl Broker<'_> {
         {
             // A standalone ledger: reserve and dispatch before the intent commits; a rejection
             // or a ledger failure drops this transaction (no intent, no debit, nothing ran).
+            // The attempt id is new per attempt (DEC-LIM-22): a crash before this transaction
+            // commits leaves the ordinal free for the next effect, which must not meet this
+            // attempt's request ids. The marker ties the attempt to its intent for reconcile.
             let (p, s) = s;
             let max_active = deadline
                 .saturating_duration_since(Instant::now())
                 .as_millis();
+            let to_broker = |e| match e {
+                crate::limits::Error::Rejected(v) => BrokerError::LimitsRejected(v),
+                e => BrokerError::Limits(e.to_string()),
+            };
+            let attempt = s.new_attempt(&intent_id).map_err(to_broker)?;
             s.reserve_and_dispatch(
-                &intent_id,
+                &attempt,
                 &p.scope,
                 req.cost.max(0) as u128,
                 max_active,
                 p.now_ms,
             )
-            .map_err(|e| match e {
-                crate::limits::Error::Rejected(v) => BrokerError::LimitsRejected(v),
-                e => BrokerError::Limits(e.to_string()),
-            })?;
+            .map_err(to_broker)?;
+            put_object(
+                &tx,
+                &crate::limits::pairing::attempt_marker(&attempt, &intent_id),
+            )?;
+            standalone_attempt = Some(attempt);
         } else if let Some(p) = &self.limits {
             // Reserve and dispatch in the intent's transaction: a rejection rolls all of it back.
             let max_active = deadline
@@ -635,17 +646,18 @@ impl Broker<'_> {
                 cause: e.to_string(),
             });
         }
-        if let Some((p, s)) = self
-            .limits
-            .as_ref()
-            .and_then(|p| p.standalone.as_ref().map(|s| (p, s)))
-        {
+        if let (Some((p, s)), Some(attempt)) = (
+            self.limits
+                .as_ref()
+                .and_then(|p| p.standalone.as_ref().map(|s| (p, s))),
+            &standalone_attempt,
+        ) {
             // After the outcome is journaled. A failure keeps the exposure (DISPATCHED) until
             // `world limits reconcile --from-store` settles it from this outcome.
             let now = p.now_ms.max(p.clock.now_ms());
-            if let Err(e) = s.settle(&intent_id, failed, req.cost.max(0) as u128, now) {
+            if let Err(e) = s.settle(attempt, failed, req.cost.max(0) as u128, now) {
                 eprintln!(
-                    "world: warning: the limits ledger did not record the settlement of {intent_id} ({e}); its exposure stays until `world limits reconcile --from-store`"
+                    "world: warning: the limits ledger did not record the settlement of {attempt} ({e}); its exposure stays until `world limits reconcile --from-store`"
                 );
             }
         }

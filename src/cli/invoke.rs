@@ -128,6 +128,7 @@ pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError
         return Err(CliError::failed("invoke", "--args must be a JSON object"));
     }
     check_args_text(&raw)?;
+    super::limits::check_ledger_flag("invoke", args.ledger.as_deref())?;
     let (token_value, from_argv) = match &args.session {
         Some(v) => (v.clone(), true),
         None => match std::env::var("WORLD_SESSION") {

@@ -41,6 +41,7 @@ pub struct Args {
 
 /// Run `world mcp`.
 pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError> {
+    super::limits::check_ledger_flag("mcp", args.ledger.as_deref())?;
     let (value, from_argv) = match &args.session {
         Some(v) => (v.clone(), true),
         None => match std::env::var("WORLD_SESSION") {

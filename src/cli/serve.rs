@@ -67,6 +67,7 @@ pub struct Args {
 
 /// Run `world serve` until a signal stops it.
 pub fn run(ctx: &Context, _out: &mut Output, args: Args) -> Result<Exit, CliError> {
+    super::limits::check_ledger_flag("serve", args.ledger.as_deref())?;
     let interpreter = match &args.interpreter {
         Some(t) => parse_choice(t)?,
         None => InterpreterChoice::Default,

@@ -567,8 +567,12 @@ pub fn invoke(store: &mut Store, call: &Call, host: &Host<'_>) -> Result<Committ
     let limits = match (limits, &host.services.limits_ledger) {
         (Some(mut p), Some(location)) => {
             p.standalone = Some(std::rc::Rc::new(
-                crate::limits::pairing::Standalone::open(location, store, &invocation_id)
-                    .map_err(|e| InvokeError::LimitsUnavailable(e.to_string()))?,
+                crate::limits::pairing::Standalone::open(location, store, &invocation_id).map_err(
+                    |e| match e {
+                        crate::limits::Error::Rejected(v) => InvokeError::LimitsRejected(v),
+                        e => InvokeError::LimitsUnavailable(e.to_string()),
+                    },
+                )?,
             ));
             Some(p)
         }

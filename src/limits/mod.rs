@@ -630,6 +630,25 @@ impl FileLedger {
     }
 }
 
+/// `ledger_not_initialized` from a standalone ledger, with a reason naming the ledger
+/// (`ledger`: a path, or a URL without its password) and the command that initialises it.
+pub fn not_initialized(ledger: &str, why: &str) -> Verdict {
+    let target = if pg::is_url(ledger) { "URL" } else { ledger };
+    Verdict::new(Code::LedgerNotInitialized, 0).because(format!(
+        "ledger {ledger} {why}; initialise it with `world limits init --config FILE --ledger {target}`"
+    ))
+}
+
+/// Give a bare `ledger_not_initialized` rejection of ledger `name` its reason.
+fn name_uninitialized<T>(r: Result<T, Error>, name: &str) -> Result<T, Error> {
+    match r {
+        Err(Error::Rejected(v)) if v.code == Code::LedgerNotInitialized && v.reason.is_none() => {
+            Err(not_initialized(name, "is not initialised (no limits config)").into())
+        }
+        other => other,
+    }
+}
+
 impl LedgerStore for FileLedger {
     fn describe(&self) -> String {
         self.path.display().to_string()
@@ -641,7 +660,10 @@ impl LedgerStore for FileLedger {
         now_ms: u128,
         evidence: &dyn EvidenceCheck,
     ) -> Result<Verdict, Error> {
-        self.ledger.execute(request, actor, now_ms, evidence)
+        name_uninitialized(
+            self.ledger.execute(request, actor, now_ms, evidence),
+            &self.describe(),
+        )
     }
     fn dry_run(
         &self,
@@ -650,10 +672,13 @@ impl LedgerStore for FileLedger {
         now_ms: u128,
         evidence: &dyn EvidenceCheck,
     ) -> Result<Verdict, Error> {
-        self.ledger.dry_run(request, actor, now_ms, evidence)
+        name_uninitialized(
+            self.ledger.dry_run(request, actor, now_ms, evidence),
+            &self.describe(),
+        )
     }
     fn report(&self, now_ms: u128, scope: Option<&str>) -> Result<Report, Error> {
-        self.ledger.report(now_ms, scope)
+        name_uninitialized(self.ledger.report(now_ms, scope), &self.describe())
     }
     fn revision(&self) -> u128 {
         ledger::load_meta(self.ledger.connection())
@@ -674,7 +699,10 @@ impl LedgerStore for PgLedger {
         now_ms: u128,
         evidence: &dyn EvidenceCheck,
     ) -> Result<Verdict, Error> {
-        PgLedger::execute(self, request, actor, now_ms, evidence, false)
+        name_uninitialized(
+            PgLedger::execute(self, request, actor, now_ms, evidence, false),
+            self.name(),
+        )
     }
     fn dry_run(
         &self,
@@ -683,31 +711,83 @@ impl LedgerStore for PgLedger {
         now_ms: u128,
         evidence: &dyn EvidenceCheck,
     ) -> Result<Verdict, Error> {
-        PgLedger::execute(self, request, actor, now_ms, evidence, true)
+        name_uninitialized(
+            PgLedger::execute(self, request, actor, now_ms, evidence, true),
+            self.name(),
+        )
     }
     fn report(&self, now_ms: u128, scope: Option<&str>) -> Result<Report, Error> {
-        PgLedger::report(self, now_ms, scope)
+        name_uninitialized(PgLedger::report(self, now_ms, scope), self.name())
     }
     fn revision(&self) -> u128 {
         PgLedger::revision(self)
     }
 }
 
-/// Open a standalone ledger named by `--ledger` / `WORLD_LEDGER`: a `postgres://` (or
-/// `postgresql://`) URL, else a SQLite file path (created when missing, like
-/// [`Ledger::open_standalone`]).
+/// Open an existing standalone ledger named by `--ledger` / `WORLD_LEDGER`: a `postgres://`
+/// (or `postgresql://`) URL, else a SQLite file path that must hold a ledger
+/// ([`Ledger::open_standalone`]: nothing is created). Only `world limits init` creates one
+/// ([`create_standalone_ledger`]).
 ///
 /// # Errors
+/// [`Error::Rejected`] `ledger_not_initialized` naming the path for a missing or empty file;
 /// [`Error::BadLedgerUrl`], [`Error::Postgres`], [`Error::NotALedger`], SQLite errors.
 pub fn open_standalone_ledger(location: &str) -> Result<Box<dyn LedgerStore>, Error> {
+    open_location(location, false)
+}
+
+/// Open the standalone ledger `location` for `world limits init`: like
+/// [`open_standalone_ledger`], but a missing or empty file is created as a ledger file
+/// ([`Ledger::create_standalone`]).
+///
+/// # Errors
+/// As [`open_standalone_ledger`], less the missing-file refusal.
+pub fn create_standalone_ledger(location: &str) -> Result<Box<dyn LedgerStore>, Error> {
+    open_location(location, true)
+}
+
+fn open_location(location: &str, create: bool) -> Result<Box<dyn LedgerStore>, Error> {
     if pg::is_url(location) {
         return Ok(Box::new(PgLedger::connect(location)?));
     }
     let path = PathBuf::from(location);
-    Ok(Box::new(FileLedger {
-        ledger: Ledger::open_standalone(&path)?,
-        path,
-    }))
+    let ledger = if create {
+        Ledger::create_standalone(&path)?
+    } else {
+        Ledger::open_standalone(&path)?
+    };
+    Ok(Box::new(FileLedger { ledger, path }))
+}
+
+/// Refuse a `--ledger` location that names no ledger file (missing, or 0 bytes) without opening
+/// or creating anything; URLs pass (they are checked on connect). `invoke`, `serve` and `mcp`
+/// call it before they start.
+///
+/// # Errors
+/// [`Error::Rejected`] `ledger_not_initialized` whose reason names the path and
+/// `world limits init --ledger PATH`.
+pub fn check_ledger_location(location: &str) -> Result<(), Error> {
+    if pg::is_url(location) {
+        return Ok(());
+    }
+    match no_ledger_file(Path::new(location)) {
+        Some(why) => Err(not_initialized(location, why).into()),
+        None => Ok(()),
+    }
+}
+
+/// Why `path` holds no ledger file yet (missing, or 0 bytes with no WAL beside it), if so.
+fn no_ledger_file(path: &Path) -> Option<&'static str> {
+    match std::fs::metadata(path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Some("does not exist"),
+        Ok(m) if m.is_file() && m.len() == 0 => {
+            let mut wal = path.as_os_str().to_owned();
+            wal.push("-wal");
+            let wal_empty = std::fs::metadata(PathBuf::from(wal)).map_or(true, |w| w.len() == 0);
+            wal_empty.then_some("is an empty file")
+        }
+        _ => None,
+    }
 }
 
 /// A standalone ledger's name for messages (the file path, or the URL without its password).
@@ -720,20 +800,41 @@ pub fn describe_location(location: &str) -> String {
 }
 
 impl Ledger<'static> {
-    /// Open (creating if missing) a standalone ledger file for `--ledger FILE` (limits.md §7):
-    /// `journal_mode=WAL`, `synchronous=FULL`, `foreign_keys=ON`, `busy_timeout` 5000 ms,
-    /// `application_id` = [`schema::APPLICATION_ID`], `user_version` = 1, tables created.
+    /// Open an existing standalone ledger file for `--ledger FILE` (limits.md §7), as
+    /// [`Ledger::create_standalone`] but never creating or initialising one: a missing or
+    /// 0-byte file, or a SQLite file without the ledger's tables, is refused and left as it was.
+    ///
+    /// # Errors
+    /// [`Error::Rejected`] `ledger_not_initialized` naming the path (and `world limits init`);
+    /// the errors of [`Ledger::create_standalone`].
+    pub fn open_standalone(path: &Path) -> Result<Ledger<'static>, Error> {
+        Self::open_file(path, false)
+    }
+
+    /// Open (creating if missing, or initialising a 0-byte file) a standalone ledger file for
+    /// `world limits init --ledger FILE` (limits.md §7): `journal_mode=WAL`,
+    /// `synchronous=FULL`, `foreign_keys=ON`, `busy_timeout` 5000 ms, `application_id` =
+    /// [`schema::APPLICATION_ID`], `user_version` = 1, tables created.
     ///
     /// # Errors
     /// [`Error::NotALedger`] when the file has another application id or user version, or holds
     /// non-ledger tables (a World store passed as `--ledger`); SQLite errors.
-    pub fn open_standalone(path: &Path) -> Result<Ledger<'static>, Error> {
-        let conn = Connection::open_with_flags(
-            path,
-            OpenFlags::SQLITE_OPEN_READ_WRITE
-                | OpenFlags::SQLITE_OPEN_CREATE
-                | OpenFlags::SQLITE_OPEN_NO_MUTEX,
-        )?;
+    pub fn create_standalone(path: &Path) -> Result<Ledger<'static>, Error> {
+        Self::open_file(path, true)
+    }
+
+    fn open_file(path: &Path, create: bool) -> Result<Ledger<'static>, Error> {
+        let name = path.display().to_string();
+        if !create {
+            if let Some(why) = no_ledger_file(path) {
+                return Err(not_initialized(&name, why).into());
+            }
+        }
+        let mut flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        if create {
+            flags |= OpenFlags::SQLITE_OPEN_CREATE;
+        }
+        let conn = Connection::open_with_flags(path, flags)?;
         conn.busy_timeout(std::time::Duration::from_millis(5000))?;
         let not = |why: String| Error::NotALedger {
             path: path.to_path_buf(),
@@ -760,6 +861,16 @@ impl Ledger<'static> {
                 return Err(not(format!(
                     "it holds {foreign} other schema objects and user_version {ver}"
                 )));
+            }
+            if !create {
+                let tables: i64 = conn.query_row(
+                    "SELECT count(*) FROM sqlite_master WHERE name LIKE 'limits\\_%' ESCAPE '\\'",
+                    [],
+                    |r| r.get(0),
+                )?;
+                if tables == 0 {
+                    return Err(not_initialized(&name, "holds no ledger tables").into());
+                }
             }
         }
         conn.query_row("PRAGMA journal_mode=WAL", [], |_| Ok(()))?;

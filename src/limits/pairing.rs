@@ -16,9 +16,15 @@
 //! attempt whose outcome is in the store's journal is settled from it; a DISPATCHED attempt
 //! without an outcome is never refunded because a process restarted — a human reconciles it.
 //!
-//! Attempts are named `<storeId>/<effect intent id>` (unique across the stores sharing the
-//! ledger); `operationId` is the invocation id and `runId` the store id, so `world limits
-//! report` shows the store and invocation every outstanding attempt belongs to.
+//! Attempts are named `<storeId>/<effect intent id>/<16 hex>` — unique per **attempt**, not per
+//! effect ordinal (DEC-LIM-22): a crash after the ledger reserve but before the store commits
+//! its intent leaves that ordinal free, and the next effect of the episode reuses it with a new
+//! attempt id. The intent's transaction also stores an attempt marker object
+//! ([`ATTEMPT_SEMANTIC_ID`]) naming the attempt and its intent, so [`reconcile_from_store`]
+//! tells an attempt whose intent reached the store from one whose ordinal was reused by a later
+//! attempt. Attempt ids of stores paired before (`<storeId>/<effect intent id>`) stay readable.
+//! `operationId` is the invocation id and `runId` the store id, so `world limits report` shows
+//! the store and invocation every outstanding attempt belongs to.
 
 use super::{
     ActorFacts, ActorKind, Amount, Code, Command, Error, LedgerStore, NoEvidence, Outcome, Purpose,
@@ -94,9 +100,68 @@ pub fn ensure_store_id(store: &mut crate::store::Store) -> Result<String, crate:
     })
 }
 
-/// The attempt id of effect intent `intent_id` of store `store_id`.
-pub fn attempt_id(store_id: &str, intent_id: &str) -> String {
-    format!("{store_id}/{intent_id}")
+/// Semantic id of the object the intent's transaction stores for each paired attempt
+/// (payload `{"attemptId":"…","intentId":"…"}` + newline): its presence proves the attempt's
+/// intent reached the store.
+pub const ATTEMPT_SEMANTIC_ID: &str = "world/limits-attempt/v1";
+
+/// A new attempt id for effect intent `intent_id` of store `store_id`:
+/// `<storeId>/<intentId>/<16 hex random>` (DEC-LIM-22). Intent ids never contain `/` (the
+/// episode grammar), so [`parse_attempt_id`] splits it back.
+///
+/// # Errors
+/// [`Error::Corrupt`] when the system has no randomness to give.
+pub fn new_attempt_id(store_id: &str, intent_id: &str) -> Result<String, Error> {
+    let mut b = [0u8; 8];
+    getrandom::getrandom(&mut b).map_err(|e| Error::Corrupt(format!("attempt id: {e}")))?;
+    Ok(format!("{store_id}/{intent_id}/{}", hex::encode(b)))
+}
+
+/// The effect intent an attempt of store `store_id` was made for, and whether the id is of
+/// the per-attempt form (`true`: `<storeId>/<intentId>/<hex>`) or of the form stores paired
+/// before DEC-LIM-22 wrote (`false`: `<storeId>/<intentId>`). `None`: another store's attempt.
+pub fn parse_attempt_id<'a>(store_id: &str, attempt_id: &'a str) -> Option<(&'a str, bool)> {
+    let rest = attempt_id.strip_prefix(store_id)?.strip_prefix('/')?;
+    match rest.split_once('/') {
+        Some((intent, nonce)) if !nonce.is_empty() => Some((intent, true)),
+        Some(_) => None,
+        None => Some((rest, false)),
+    }
+}
+
+/// The attempt marker object of `attempt_id` for effect intent `intent_id`
+/// ([`ATTEMPT_SEMANTIC_ID`]); written in the intent's transaction.
+pub fn attempt_marker(attempt_id: &str, intent_id: &str) -> crate::store::Object {
+    let payload = crate::encoding::gojson::Obj::new()
+        .str("attemptId", attempt_id)
+        .str("intentId", intent_id)
+        .finish();
+    crate::store::Object::new(ATTEMPT_SEMANTIC_ID, "world:limits", payload)
+}
+
+/// Does the store hold the marker of `attempt_id` for `intent_id` (its intent committed)?
+fn marker_present(store: &Connection, attempt_id: &str, intent_id: &str) -> Result<bool, Error> {
+    let hash = attempt_marker(attempt_id, intent_id).meta.hash;
+    let n: i64 = store.query_row(
+        "SELECT count(*) FROM objects WHERE hash_ref = ?1 AND semantic_id = ?2",
+        [hash.as_str(), ATTEMPT_SEMANTIC_ID],
+        |r| r.get(0),
+    )?;
+    Ok(n > 0)
+}
+
+/// Is there an attempt marker for `intent_id` (then that intent belongs to a per-attempt id,
+/// never to an attempt id of the old form)?
+fn intent_has_marker(store: &Connection, intent_id: &str) -> Result<bool, Error> {
+    let mut stmt = store.prepare("SELECT payload FROM objects WHERE semantic_id = ?1")?;
+    let rows = stmt.query_map([ATTEMPT_SEMANTIC_ID], |r| r.get::<_, Vec<u8>>(0))?;
+    for p in rows {
+        let v: serde_json::Value = serde_json::from_slice(&p?).unwrap_or_default();
+        if v.get("intentId").and_then(|x| x.as_str()) == Some(intent_id) {
+            return Ok(true);
+        }
+    }
+    Ok(false)
 }
 
 fn host(now_ms: u128) -> ActorFacts {
@@ -110,8 +175,16 @@ impl Standalone {
             .execute(&req, &host(now_ms), now_ms, &NoEvidence)
     }
 
-    /// Reserve (ORDINARY, `cost`, `max_active_ms`) in `scope` and dispatch, for effect intent
-    /// `intent_id` — before the intent is journaled.
+    /// A new attempt id for effect intent `intent_id` of this store ([`new_attempt_id`]).
+    ///
+    /// # Errors
+    /// As [`new_attempt_id`].
+    pub fn new_attempt(&self, intent_id: &str) -> Result<String, Error> {
+        new_attempt_id(&self.store_id, intent_id)
+    }
+
+    /// Reserve (ORDINARY, `cost`, `max_active_ms`) in `scope` and dispatch attempt `attempt`
+    /// ([`Standalone::new_attempt`]) — before its intent (and [`attempt_marker`]) is journaled.
     ///
     /// # Errors
     /// [`Error::Rejected`] (nothing dispatched; a RESERVED attempt is released again when the
@@ -119,13 +192,13 @@ impl Standalone {
     /// [`reconcile_from_store`] releases it: no intent reached the store).
     pub fn reserve_and_dispatch(
         &self,
-        intent_id: &str,
+        attempt: &str,
         scope: &str,
         cost: u128,
         max_active_ms: u128,
         now_ms: u128,
     ) -> Result<(), Error> {
-        let attempt = attempt_id(&self.store_id, intent_id);
+        let attempt = attempt.to_string();
         self.step(
             format!("{attempt}:reserve"),
             Command::Reserve {
@@ -168,22 +241,21 @@ impl Standalone {
         )
     }
 
-    /// Settle the attempt of `intent_id` after its outcome was journaled.
+    /// Settle `attempt` after its intent's outcome was journaled.
     ///
     /// # Errors
     /// Storage errors and rejections; the attempt then stays DISPATCHED (exposure kept) until
     /// [`reconcile_from_store`].
     pub fn settle(
         &self,
-        intent_id: &str,
+        attempt: &str,
         failed: bool,
         cost: u128,
         now_ms: u128,
     ) -> Result<(), Error> {
-        let attempt = attempt_id(&self.store_id, intent_id);
         self.step(
             format!("{attempt}:settle"),
-            settle_command(&attempt, failed, cost),
+            settle_command(attempt, failed, cost),
             now_ms,
         )
         .map(|_| ())
@@ -223,6 +295,10 @@ pub struct Reconciled {
 /// evidence, as the HOST (issue 18 item 3). The caller holds the store's writer lock, so no
 /// invocation of this store is in flight.
 ///
+/// "The attempt's intent" is the one its marker ([`attempt_marker`]) names; an attempt without
+/// a marker never reached the store, even when a later attempt reused its effect ordinal (an
+/// attempt id of the old form owns a journaled intent no marker claims).
+///
 /// - RESERVED, no effect intent in the store: the handler never ran (dispatch precedes the
 ///   intent) → `release`;
 /// - DISPATCHED, intent and outcome journaled → `settle` SUCCEEDED/FAILED at the reserved cost
@@ -239,16 +315,26 @@ pub fn reconcile_from_store(
     now_ms: u128,
 ) -> Result<Vec<Reconciled>, Error> {
     let report = ledger.report(now_ms, None)?;
-    let prefix = format!("{store_id}/");
     let mut out = Vec::new();
     for a in report.outstanding {
-        let Some(intent_id) = a.attempt_id.strip_prefix(&prefix) else {
+        let Some((intent_id, per_attempt)) = parse_attempt_id(store_id, &a.attempt_id) else {
             continue;
         };
         let invocation = a.invocation.clone().unwrap_or_default();
-        let receipt = crate::store::journal::receipt(store, intent_id)
-            .map_err(|e| Error::Corrupt(format!("store journal for {intent_id}: {e}")))?;
         use crate::store::journal::ReceiptState;
+        // Did this attempt's intent reach the store? A per-attempt id: its marker says so. An
+        // id of the old form: the intent is journaled and no per-attempt marker claims it (a
+        // later attempt may have reused the ordinal after a crash).
+        let reached = if per_attempt {
+            marker_present(store, &a.attempt_id, intent_id)?
+        } else {
+            !intent_has_marker(store, intent_id)?
+        };
+        let mut receipt = crate::store::journal::receipt(store, intent_id)
+            .map_err(|e| Error::Corrupt(format!("store journal for {intent_id}: {e}")))?;
+        if !reached {
+            receipt.state = ReceiptState::NotStarted;
+        }
         let run = |cmd: Command, rid: String| -> Result<Verdict, Error> {
             let req = Request::new(rid, cmd).on_system_clock(true);
             ledger.execute(&req, &host(now_ms), now_ms, &NoEvidence)
@@ -272,7 +358,7 @@ pub fn reconcile_from_store(
                 out.push(done(
                     "released",
                     "RELEASED",
-                    format!("no effect intent {intent_id} in the store: the handler never ran"),
+                    format!("the effect intent {intent_id} of this attempt never reached the store: the handler never ran"),
                 ));
             }
             ("DISPATCHED", ReceiptState::Resolved) => {
@@ -303,7 +389,7 @@ pub fn reconcile_from_store(
                         "effect intent {intent_id} has no outcome: it may have happened; reconcile it attended with evidence"
                     ),
                     ReceiptState::NotStarted => format!(
-                        "no effect intent {intent_id} in the store, but the ledger recorded dispatch: reconcile it attended"
+                        "the effect intent {intent_id} of this attempt never reached the store (the process stopped before it committed), but the ledger recorded dispatch: reconcile it attended"
                     ),
                     ReceiptState::Resolved => format!(
                         "effect {intent_id} is resolved in the store while the attempt is {state}: reconcile it attended"

@@ -835,7 +835,7 @@ fn standalone_ledger_files_get_their_settings_and_refuse_strangers() {
     let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
     let path = dir.path().join("ledger.db");
     {
-        let l = Ledger::open_standalone(&path).unwrap_or_else(|e| panic!("{e}"));
+        let l = Ledger::create_standalone(&path).unwrap_or_else(|e| panic!("{e}"));
         let c = l.connection();
         let q = |sql: &str| -> String {
             c.query_row(sql, [], |r| r.get::<_, rusqlite::types::Value>(0))
@@ -879,4 +879,43 @@ fn standalone_ledger_files_get_their_settings_and_refuse_strangers() {
         Ledger::open_standalone(&store),
         Err(Error::NotALedger { .. })
     ));
+}
+
+#[test]
+fn only_create_makes_a_ledger_file() {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let code = |r: Result<Ledger<'static>, Error>| match r {
+        Err(Error::Rejected(v)) => Some((v.code, v.reason.unwrap_or_default())),
+        _ => None,
+    };
+    // A missing file: refused, naming the path and `world limits init`; nothing created.
+    let typo = dir.path().join("typo.db");
+    let (c, why) = code(Ledger::open_standalone(&typo)).unwrap_or_else(|| panic!("opened"));
+    assert_eq!(c, Code::LedgerNotInitialized);
+    assert!(why.contains(&typo.display().to_string()), "{why}");
+    assert!(why.contains("world limits init"), "{why}");
+    assert!(!typo.exists(), "a ledger file was created");
+    // A 0-byte file: refused and left empty.
+    let empty = dir.path().join("empty.db");
+    std::fs::write(&empty, b"").unwrap_or_else(|e| panic!("{e}"));
+    let (c, why) = code(Ledger::open_standalone(&empty)).unwrap_or_else(|| panic!("opened"));
+    assert_eq!(c, Code::LedgerNotInitialized);
+    assert!(why.contains("empty"), "{why}");
+    assert_eq!(std::fs::metadata(&empty).map(|m| m.len()).ok(), Some(0));
+    assert!(
+        !dir.path().join("empty.db-wal").exists(),
+        "no WAL was started beside it"
+    );
+    // A SQLite file without tables: refused, not given the schema.
+    let bare = dir.path().join("bare.db");
+    Connection::open(&bare)
+        .and_then(|c| c.execute_batch("VACUUM"))
+        .unwrap_or_else(|e| panic!("{e}"));
+    let (c, _) = code(Ledger::open_standalone(&bare)).unwrap_or_else(|| panic!("opened"));
+    assert_eq!(c, Code::LedgerNotInitialized);
+    // create_standalone initialises the empty file; then open_standalone accepts it.
+    assert!(Ledger::create_standalone(&empty).is_ok());
+    assert!(Ledger::open_standalone(&empty).is_ok());
+    assert!(crate::limits::check_ledger_location(&typo.display().to_string()).is_err());
+    assert!(crate::limits::check_ledger_location(&empty.display().to_string()).is_ok());
 }

@@ -374,20 +374,57 @@ pub fn ledger_err(what: &str, e: limits::Error) -> CliError {
     }
 }
 
-/// Open the ledger for a writing verb: the store file under its writer lock, or `--ledger`.
-fn open_place_write(ctx: &Context, ledger: Option<&str>, what: &str) -> Result<Place, CliError> {
-    match ledger {
-        Some(p) => limits::open_standalone_ledger(p)
-            .map(Place::Standalone)
-            .map_err(|e| ledger_err(what, e)),
-        None => ctx.open_write(false).map(Place::Store),
+/// `invoke`, `serve` and `mcp --ledger`: refuse, before anything starts, a ledger file that is
+/// missing or empty (exit 4, `ledger_not_initialized` naming the path; nothing created).
+///
+/// # Errors
+/// The refusal as a [`CliError`] with [`Exit::LimitRejected`].
+pub fn check_ledger_flag(what: &str, ledger: Option<&str>) -> Result<(), CliError> {
+    match ledger.map(limits::check_ledger_location) {
+        Some(Err(limits::Error::Rejected(v))) => {
+            Err(CliError::new(Exit::LimitRejected, what, v.human()))
+        }
+        Some(Err(e)) => Err(ledger_err(what, e)),
+        _ => Ok(()),
     }
 }
 
-/// The verdict on stdout (`--json`: the §5 JSON) and its exit code.
+/// Open the ledger for a writing verb: the store file under its writer lock, or `--ledger`.
+/// Only `init` (`create`) may create a ledger file; for the others a missing or empty file is
+/// the inner `ledger_not_initialized` verdict naming the path (exit 4, nothing created).
+fn open_place_write(
+    ctx: &Context,
+    ledger: Option<&str>,
+    what: &str,
+    create: bool,
+) -> Result<Result<Place, Box<Verdict>>, CliError> {
+    match ledger {
+        Some(p) => {
+            let opened = if create {
+                limits::create_standalone_ledger(p)
+            } else {
+                limits::open_standalone_ledger(p)
+            };
+            match opened {
+                Ok(l) => Ok(Ok(Place::Standalone(l))),
+                Err(limits::Error::Rejected(v)) => Ok(Err(v)),
+                Err(e) => Err(ledger_err(what, e)),
+            }
+        }
+        None => ctx.open_write(false).map(|s| Ok(Place::Store(s))),
+    }
+}
+
+/// The verdict on stdout (`--json`: the §5 JSON) and its exit code. The §5 JSON carries no
+/// reason, so under `--json` the reason of `ledger_not_initialized` (which ledger, and how to
+/// initialise it) goes to stderr.
 fn emit(out: &mut Output, v: &Verdict) -> Result<Exit, CliError> {
     if out.json {
         out.json_line(v)?;
+        if let (Code::LedgerNotInitialized, Some(why)) = (v.code, &v.reason) {
+            out.flush()?;
+            eprintln!("world: {}: {why}", v.code);
+        }
     } else {
         out.line(v.human())?;
     }
@@ -488,7 +525,11 @@ pub fn run(ctx: &Context, out: &mut Output, cmd: Cmd) -> Result<Exit, CliError> 
             yes,
             common,
         } => {
-            let place = open_place_write(ctx, common.ledger.as_deref(), "limits init")?;
+            let place = match open_place_write(ctx, common.ledger.as_deref(), "limits init", true)?
+            {
+                Ok(p) => p,
+                Err(v) => return emit(out, &v),
+            };
             let raw = read_input(&config, MAX_CONFIG_BYTES, "limits init")?;
             let attendance = if yes {
                 Attendance::Unattended
@@ -514,7 +555,11 @@ pub fn run(ctx: &Context, out: &mut Output, cmd: Cmd) -> Result<Exit, CliError> 
             max_active_ms,
             common,
         } => {
-            let place = open_place_write(ctx, common.ledger.as_deref(), "limits reserve")?;
+            let place =
+                match open_place_write(ctx, common.ledger.as_deref(), "limits reserve", false)? {
+                    Ok(p) => p,
+                    Err(v) => return emit(out, &v),
+                };
             let parsed = amount(&place, &amount_text)
                 .and_then(|a| amount(&place, &max_active_ms).map(|m| (a, m)));
             let (amount_v, max_ms) = match parsed {
@@ -534,7 +579,11 @@ pub fn run(ctx: &Context, out: &mut Output, cmd: Cmd) -> Result<Exit, CliError> 
             operator(ctx, out, &place, "limits reserve", &common, command, None)
         }
         Cmd::Dispatch { attempt, common } => {
-            let place = open_place_write(ctx, common.ledger.as_deref(), "limits dispatch")?;
+            let place =
+                match open_place_write(ctx, common.ledger.as_deref(), "limits dispatch", false)? {
+                    Ok(p) => p,
+                    Err(v) => return emit(out, &v),
+                };
             let command = Command::Dispatch {
                 attempt_id: attempt,
             };
@@ -547,7 +596,11 @@ pub fn run(ctx: &Context, out: &mut Output, cmd: Cmd) -> Result<Exit, CliError> 
             unknown: _,
             common,
         } => {
-            let place = open_place_write(ctx, common.ledger.as_deref(), "limits settle")?;
+            let place =
+                match open_place_write(ctx, common.ledger.as_deref(), "limits settle", false)? {
+                    Ok(p) => p,
+                    Err(v) => return emit(out, &v),
+                };
             let (outcome, actual_cost) = match actual {
                 None => (Outcome::Unknown, None),
                 Some(text) => match amount(&place, &text) {
@@ -565,7 +618,11 @@ pub fn run(ctx: &Context, out: &mut Output, cmd: Cmd) -> Result<Exit, CliError> 
             operator(ctx, out, &place, "limits settle", &common, command, None)
         }
         Cmd::Release { attempt, common } => {
-            let place = open_place_write(ctx, common.ledger.as_deref(), "limits release")?;
+            let place =
+                match open_place_write(ctx, common.ledger.as_deref(), "limits release", false)? {
+                    Ok(p) => p,
+                    Err(v) => return emit(out, &v),
+                };
             let command = Command::Release {
                 attempt_id: attempt,
                 never_dispatched: false,
@@ -578,7 +635,11 @@ pub fn run(ctx: &Context, out: &mut Output, cmd: Cmd) -> Result<Exit, CliError> 
             evidence,
             common,
         } => {
-            let place = open_place_write(ctx, common.ledger.as_deref(), "limits stop")?;
+            let place = match open_place_write(ctx, common.ledger.as_deref(), "limits stop", false)?
+            {
+                Ok(p) => p,
+                Err(v) => return emit(out, &v),
+            };
             let ev = EvidenceInput::read(&evidence, "limits stop")?;
             let command = Command::Stop {
                 scope_id: scope,
@@ -605,7 +666,11 @@ pub fn run(ctx: &Context, out: &mut Output, cmd: Cmd) -> Result<Exit, CliError> 
                     "pass --attempt A --actual X, or --from-store",
                 ));
             };
-            let place = open_place_write(ctx, common.ledger.as_deref(), "limits reconcile")?;
+            let place =
+                match open_place_write(ctx, common.ledger.as_deref(), "limits reconcile", false)? {
+                    Ok(p) => p,
+                    Err(v) => return emit(out, &v),
+                };
             let actual_cost = match amount(&place, &actual) {
                 Ok(a) => a,
                 Err(v) => return emit(out, &v),
@@ -637,7 +702,11 @@ pub fn run(ctx: &Context, out: &mut Output, cmd: Cmd) -> Result<Exit, CliError> 
                     "nothing to change: pass --set KIND=VALUE|null and/or --resume",
                 ));
             }
-            let place = open_place_write(ctx, common.ledger.as_deref(), "limits adjust")?;
+            let place =
+                match open_place_write(ctx, common.ledger.as_deref(), "limits adjust", false)? {
+                    Ok(p) => p,
+                    Err(v) => return emit(out, &v),
+                };
             let limits = match parse_patch(&place, &set)? {
                 Ok(p) => p,
                 Err(v) => return emit(out, &v),
@@ -673,7 +742,11 @@ fn from_store(ctx: &Context, out: &mut Output, common: &Common) -> Result<Exit, 
     };
     // The writer lock: no invocation of this store is in flight while its attempts are read.
     let store = ctx.open_write(false)?;
-    let ledger = limits::open_standalone_ledger(location).map_err(|e| ledger_err(what, e))?;
+    let ledger = match limits::open_standalone_ledger(location) {
+        Ok(l) => l,
+        Err(limits::Error::Rejected(v)) => return emit(out, &v),
+        Err(e) => return Err(ledger_err(what, e)),
+    };
     let Some(id) = limits::pairing::store_id(store.conn())
         .map_err(|e| CliError::store(what, crate::store::Error::from(e)))?
     else {
@@ -1093,7 +1166,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
         let file = dir.path().join("ledger.db");
         let place = Place::Standalone(
-            limits::open_standalone_ledger(&file.display().to_string())
+            limits::create_standalone_ledger(&file.display().to_string())
                 .unwrap_or_else(|e| panic!("{e}")),
         );
         let set = vec!["cost=120".to_string(), "handoff=null".to_string()];

@@ -8,9 +8,9 @@ use std::collections::HashMap;
 use super::{emit, ledger_err, parse_now};
 use crate::cli::output::{table, Output};
 use crate::cli::{CliError, Context, Exit};
+use crate::limits;
 use crate::limits::config::LimitKind;
 use crate::limits::report::{Report, ScopeReport};
-use crate::limits::{self, Code, Verdict};
 
 /// Run the report.
 pub(super) fn run(
@@ -22,19 +22,8 @@ pub(super) fn run(
 ) -> Result<Exit, CliError> {
     let now_ms = parse_now(now)?;
     let result = match ledger {
-        Some(p) => {
-            // Never create a ledger file to report on it.
-            if !limits::pg::is_url(p) && !std::path::Path::new(p).exists() {
-                return emit(
-                    out,
-                    &Verdict::new(Code::LedgerNotInitialized, 0)
-                        .because(format!("no ledger file at {p}")),
-                );
-            }
-            let l =
-                limits::open_standalone_ledger(p).map_err(|e| ledger_err("limits report", e))?;
-            l.report(now_ms, scope)
-        }
+        // Never creates a ledger file: a missing one is `ledger_not_initialized`.
+        Some(p) => limits::open_standalone_ledger(p).and_then(|l| l.report(now_ms, scope)),
         None => {
             let store = ctx.open_read()?;
             limits::Ledger::open_in(store.conn()).report(now_ms, scope)
