@@ -527,6 +527,86 @@ fn bench_log(dir: &Path) {
         "world log table / --json over {n} entries: ratio {:.2} (target <= 2)",
         best[2].0 / best[1].0
     );
+    // The table's reads alone, in this process: the log-order walks (DEC-PERF-5) against the
+    // SQL join they replaced (one primary-key lookup per object, json_extract per column).
+    let conn =
+        Connection::open_with_flags(&db, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY).expect("open");
+    let q = world::store::logview::Query::default();
+    let mut t = [f64::INFINITY; 2];
+    for _ in 0..2 {
+        let s = Instant::now();
+        world::store::logview::for_each(&conn, &q, |_| Ok(())).expect("walk");
+        t[0] = t[0].min(s.elapsed().as_secs_f64());
+        let s = Instant::now();
+        world::store::logview::for_each_joined(&conn, &q, |_| Ok(())).expect("join");
+        t[1] = t[1].min(s.elapsed().as_secs_f64());
+    }
+    println!(
+        "log view reads over {n} entries (in process, best of 2): walk {:.2} s, join {:.2} s, walk / join {:.2}",
+        t[0],
+        t[1],
+        t[0] / t[1]
+    );
+}
+
+/// Per-call lookups on a small and a large store (issue 19 item 2): the same commands on the
+/// same target entry, one process per call, the two stores interleaved; prints each median and
+/// the ratio large / small (target ≤ 1.3).
+fn bench_lookup(dir: &Path) {
+    let small: i64 = env_size("LOOKUP_SMALL", 10_000);
+    let large: i64 = env_size("LOOKUP_BENCH_N", if quick() { 20_000 } else { 100_000 });
+    let runs = env_size("LOOKUP_RUNS", 15) as usize;
+    let dbs: Vec<PathBuf> = [("lookup-small.db", small), ("lookup-large.db", large)]
+        .iter()
+        .map(|(name, n)| {
+            let db = genesis_store(dir, name);
+            filler::append(&db, n - 1);
+            db
+        })
+        .collect();
+    // Filler entry k = 5000 (index 5001) is in both stores: episode filler0, effectful.
+    let k = 5000;
+    let inv = format!("cli:filler{}:f{k}", k % 1000);
+    let index = (k + 1).to_string();
+    let cases: Vec<(&str, Vec<&str>)> = vec![
+        ("receipt", vec!["receipt", &inv]),
+        ("show INVOCATION", vec!["show", &inv]),
+        ("show INDEX", vec!["show", &index]),
+        ("why INDEX", vec!["why", &index]),
+        ("log get", vec!["log", "get", &index]),
+        (
+            "object find",
+            vec![
+                "object",
+                "find",
+                "world/invocation-record/v2",
+                "--limit",
+                "10",
+            ],
+        ),
+        (
+            "effects --episode",
+            vec!["effects", "--episode", "filler0", "--json"],
+        ),
+    ];
+    println!("lookups: {small} vs {large} entries, median of {runs} one-process calls each");
+    for (name, args) in cases {
+        let mut t: [Vec<Duration>; 2] = [Vec::new(), Vec::new()];
+        for _ in 0..runs {
+            for (i, db) in dbs.iter().enumerate() {
+                let mut c = world(db);
+                c.args(&args);
+                let s = Instant::now();
+                run_ok(c);
+                t[i].push(s.elapsed());
+            }
+        }
+        let [a, b] = t.map(|v| median(v).as_secs_f64() * 1e3);
+        println!(
+            "  {name:<18} {small}: {a:7.2} ms  {large}: {b:7.2} ms  ratio {:.2} (target <= 1.3)",
+            b / a
+        );
+    }
 }
 
 fn main() {
@@ -567,6 +647,9 @@ fn main() {
     }
     if want("parallel") {
         bench_verify_parallel(tmp.path());
+    }
+    if want("lookup") {
+        bench_lookup(tmp.path());
     }
     if keep {
         let _ = tmp.keep();

@@ -509,6 +509,52 @@ pub fn for_each(
     Ok(())
 }
 
+/// The first entry (lowest index) whose transition ref is `reference`, through the
+/// `log_entries_by_transition_ref` index.
+///
+/// # Errors
+/// [`Error::Sqlite`].
+pub fn entry_of_transition(conn: &Connection, reference: &str) -> Result<Option<i64>, Error> {
+    Ok(conn.query_row(
+        "SELECT min(entry_index) FROM log_entries WHERE transition_ref = ?1",
+        [reference],
+        |r| r.get(0),
+    )?)
+}
+
+/// The first entry whose invocation record names `invocation_id`, found through the journal
+/// (its commit intent's `transitionRef` is the record) and the `log_entries_by_transition_ref`
+/// index instead of a scan: the row [`for_each`] gives for `Query { invocation, limit: 1 }`
+/// for every invocation committed through the journal (store-format.md §10). `None` when the
+/// journal has no commit intent for it.
+///
+/// # Errors
+/// [`Error::Sqlite`].
+pub fn entry_of_invocation(conn: &Connection, invocation_id: &str) -> Result<Option<i64>, Error> {
+    let Some(intent) = super::journal::row(conn, invocation_id, super::journal::Kind::Intent)?
+    else {
+        return Ok(None);
+    };
+    let payload: Option<Vec<u8>> = conn
+        .query_row(
+            "SELECT payload FROM objects WHERE hash_ref = ?1",
+            [&intent],
+            |r| r.get(0),
+        )
+        .optional()?;
+    let Some(record) = payload.and_then(|p| {
+        let v: serde_json::Value = serde_json::from_slice(&p).ok()?;
+        v.get("transitionRef")?.as_str().map(str::to_string)
+    }) else {
+        return Ok(None);
+    };
+    let mut reads = Reads::new(conn, false);
+    if reads.decode(&record)?.invocation.as_deref() != Some(invocation_id) {
+        return Ok(None);
+    }
+    entry_of_transition(conn, &record)
+}
+
 /// The same rows as [`for_each`] from one SQL join (`json_extract` per column, one primary-key
 /// lookup per object): the reference the walk is tested against.
 pub fn for_each_joined(
@@ -608,9 +654,7 @@ mod tests {
                     };
                     if let Some(t) = time {
                         if !missing_intent.get(i).copied().unwrap_or(false) {
-                            let body = format!(
-                                "{{\"invocationId\":\"{inv}\",\"logicalTime\":{t},\"n\":{i}}}"
-                            );
+                            let body = format!("{{\"invocationId\":\"{inv}\",\"transitionRef\":\"{rec_ref}\",\"logicalTime\":{t},\"n\":{i}}}");
                             let r = sha(body.as_bytes());
                             objects.push((
                                 r.clone(),
@@ -754,6 +798,20 @@ mod tests {
             let plain = Query { reverse, ..Query::default() };
             prop_assert_eq!(rows(&c, &plain, walked), rows(&c, &plain, joined));
             prop_assert_eq!(rows(&c, &q, walked), rows(&c, &q, joined));
+            // `world show <invocation>` and `world show <object>`: the indexed lookups give the
+            // scan's first row (for an invocation the journal has a commit intent for).
+            if let Some(inv) = &q.invocation {
+                let one = Query { invocation: Some(inv.clone()), limit: Some(1), ..Query::default() };
+                let scanned = rows(&c, &one, joined).first().map(|r| r.index);
+                let intent = crate::store::journal::row(&c, inv, crate::store::journal::Kind::Intent).expect("journal");
+                let indexed = entry_of_invocation(&c, inv).expect("lookup");
+                prop_assert_eq!(indexed, if intent.is_some() { scanned } else { None });
+            }
+            let forward = rows(&c, &Query::default(), joined);
+            for r in &forward {
+                let first = forward.iter().find(|x| x.transition_ref == r.transition_ref).map(|x| x.index);
+                prop_assert_eq!(entry_of_transition(&c, &r.transition_ref).expect("lookup"), first);
+            }
         }
     }
 }
