@@ -293,6 +293,9 @@ const OBJECTS_BACKWARD: &str = object_select!(
 );
 const OBJECT_PROBE: &str = object_select!("WHERE hash_ref = ?1");
 
+/// An object's semantic id and payload.
+type Loaded = (Rc<str>, Rc<[u8]>);
+
 /// The reads of one scan: the objects and commit intents the rows name.
 struct Reads<'c> {
     objects: Walk<'c, ObjectValue>,
@@ -384,7 +387,7 @@ impl<'c> Reads<'c> {
     }
 
     /// The semantic id and payload of object `hash`, if it exists.
-    fn object(&mut self, hash: &str) -> Result<Option<(Rc<str>, Rc<[u8]>)>, Error> {
+    fn object(&mut self, hash: &str) -> Result<Option<Loaded>, Error> {
         let Some((semantic, payload)) = self.objects.get(hash)? else {
             return Ok(None);
         };
@@ -723,11 +726,10 @@ mod tests {
         c
     }
 
-    fn rows(
-        c: &Connection,
-        q: &Query,
-        how: fn(&Connection, &Query, &mut dyn FnMut(Row) -> Result<(), Error>) -> Result<(), Error>,
-    ) -> Vec<Row> {
+    type Scan =
+        fn(&Connection, &Query, &mut dyn FnMut(Row) -> Result<(), Error>) -> Result<(), Error>;
+
+    fn rows(c: &Connection, q: &Query, how: Scan) -> Vec<Row> {
         let mut out = Vec::new();
         how(c, q, &mut |r| {
             out.push(r);
