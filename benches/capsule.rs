@@ -1,7 +1,7 @@
 //! Capsule overhead (issue 3, "Performance"): `world`'s capsule run of `fake-ailang` (the
 //! TEST DOUBLE for the `ailang` CLI) against exec'ing the same archived binary directly,
 //! with the same argv, cwd and environment, N times each in this process. Prints both means
-//! and the ratio; the target is ≤ 1.3.
+//! and the ratio; the target is ≤ 1.5 (issue 19 item 4).
 //!
 //! `cargo bench --bench capsule` (N from env `CAPSULE_BENCH_N`, default 200).
 
@@ -27,6 +27,9 @@ fn main() {
     let fake = PathBuf::from(env!("CARGO_BIN_EXE_fake-ailang"));
     let (archived, _) = archive.archive(&fake).expect("archive the fake");
     let interp = External::resolve(&archive, &archived.hash_ref).expect("resolve");
+    // The verified-digest cache (DEC-PERF-6) holds only files older than RACY, as an archived
+    // interpreter is in use.
+    std::thread::sleep(world::interp::archive::RACY);
 
     // The direct baseline runs in one pre-staged root, exactly as the capsule stages it.
     let root = tempfile::Builder::new()
@@ -113,10 +116,15 @@ fn main() {
     );
     println!("direct exec : {d:.3} ms/run over {runs} runs");
     println!("capsule run : {c:.3} ms/run over {runs} runs");
-    println!("re-hash     : {h:.3} ms/run (mandatory, transitions.md §5; grows with binary size)");
     println!(
-        "ratio       : {ratio:.3} (target <= 1.3: {})",
-        if ratio <= 1.3 { "met" } else { "NOT met" }
+        "full re-hash: {h:.3} ms (what a run costs without the verified-digest cache, DEC-PERF-6)"
     );
-    println!("ratio without the re-hash share: {:.3}", (c - h) / d);
+    println!(
+        "ratio       : {ratio:.3} (target <= 1.5: {})",
+        if ratio <= 1.5 { "met" } else { "NOT met" }
+    );
+    println!(
+        "ratio with a full re-hash per run (before DEC-PERF-6): {:.3}",
+        (c + h) / d
+    );
 }

@@ -7,9 +7,12 @@
 //! 2. `world commit --batch FILE.jsonl` commits/second vs a raw rusqlite loop doing the same
 //!    inserts, one transaction per commit (target ratio ≥ 0.5).
 //! 3. `world verify` MB/s vs `sha256sum` over the same payload bytes (target ratio ≥ 0.7).
-//! 4. `world log --json` over 1,000,000 entries: wall time and peak RSS (target < 64 MiB).
+//! 4. `world log --json` and the table over `LOG_BENCH_N` coordinator-shaped entries (default
+//!    100,000; 1,000,000 for the recorded figure): wall time, peak RSS (target < 64 MiB) and
+//!    the ratio table / `--json` (target ≤ 2).
 //!
-//! Environment: `BENCH_QUICK=1` shrinks every size (a smoke run, not for recording).
+//! Environment: `BENCH_QUICK=1` shrinks every size (a smoke run, not for recording);
+//! `BENCH_KEEP=1` keeps the stores (for profiling).
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -20,10 +23,21 @@ use rusqlite::Connection;
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 
+#[path = "common/filler.rs"]
+mod filler;
+
 const WORLD: &str = env!("CARGO_BIN_EXE_world");
 
 fn sha(bytes: &[u8]) -> String {
     format!("sha256:{}", hex::encode(Sha256::digest(bytes)))
+}
+
+/// A size from the environment, or `default`.
+fn env_size(var: &str, default: i64) -> i64 {
+    std::env::var(var)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
 }
 
 fn quick() -> bool {
@@ -480,62 +494,131 @@ fn measure(db: &Path, args: &[&str], scratch: &Path) -> (Duration, i64, i32) {
 }
 
 fn bench_log(dir: &Path) {
-    let n: i64 = if quick() { 100_000 } else { 1_000_000 };
+    let n: i64 = env_size("LOG_BENCH_N", if quick() { 10_000 } else { 100_000 });
     let db = genesis_store(dir, "log.db");
-    {
-        let mut conn = Connection::open(&db).expect("open");
-        let tx = conn.transaction().expect("begin");
-        {
-            let mut log = tx
-                .prepare(
-                    "INSERT INTO log_entries VALUES (?1, ?2, 1, ?3, ?4, ?5, 'client:bench', ?6)",
-                )
-                .expect("prepare");
-            let mut w = tx
-                .prepare("INSERT INTO worlds VALUES (?1, ?2, ?3, ?4)")
-                .expect("prepare");
-            let (f, ip, root) = (sha(b"fn"), sha(b"interp"), sha(b"{}"));
-            let mut prev = tip_of(&db).prev;
-            let mut head = String::new();
-            for i in 1..n {
-                let e = sha(format!("log-entry:{i}").as_bytes());
-                head = sha(format!("log-world:{i}").as_bytes());
-                log.execute(rusqlite::params![i, e, f, ip, prev, root])
-                    .expect("log");
-                w.execute(rusqlite::params![head, i, root, e])
-                    .expect("world");
-                prev = e;
-            }
-            tx.execute(
-                "UPDATE store_heads SET world_ref = ?1 WHERE head_key = 'selected_world_head'",
-                [head],
-            )
-            .expect("head");
-        }
-        tx.commit().expect("commit");
-    }
+    // Coordinator-shaped history (benches/common/filler.rs): what the table decodes per entry.
+    filler::append(&db, n - 1);
     let size = std::fs::metadata(&db).expect("stat").len();
-    let mut secs = Vec::new();
-    for args in [
-        vec!["log", "--json", "--limit", "1"],
-        vec!["log", "--json"],
-        vec!["log"],
-    ] {
-        let (t, rss, code) = measure(&db, &args, dir);
-        secs.push(t.as_secs_f64());
-        assert_eq!(code, 0, "world {args:?}");
+    // Two alternating rounds (best of each), so drift on the shared machine hits both forms.
+    let forms: [&[&str]; 3] = [
+        &["log", "--json", "--limit", "1"],
+        &["log", "--json"],
+        &["log"],
+    ];
+    let mut best = [(f64::INFINITY, 0i64); 3];
+    for _ in 0..2 {
+        for (i, args) in forms.iter().enumerate() {
+            let (t, rss, code) = measure(&db, args, dir);
+            assert_eq!(code, 0, "world {args:?}");
+            if t.as_secs_f64() < best[i].0 {
+                best[i] = (t.as_secs_f64(), rss);
+            }
+        }
+    }
+    for (args, (t, rss)) in forms.iter().zip(best) {
         println!(
-            "world {} over {n} entries ({:.0} MB store, output to /dev/null): {:.2} s, peak RSS {:.1} MiB (target < 64 MiB)",
+            "world {} over {n} entries ({:.0} MB store, output to /dev/null, best of 2): {t:.2} s, peak RSS {:.1} MiB (target < 64 MiB)",
             args.join(" "),
             size as f64 / 1e6,
-            t.as_secs_f64(),
             rss as f64 / 1024.0
         );
     }
     println!(
         "world log table / --json over {n} entries: ratio {:.2} (target <= 2)",
-        secs[2] / secs[1]
+        best[2].0 / best[1].0
     );
+    // The table's reads alone, in this process: the log-order walks (DEC-PERF-5) against the
+    // SQL join they replaced (one primary-key lookup per object, json_extract per column).
+    let conn =
+        Connection::open_with_flags(&db, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY).expect("open");
+    let q = world::store::logview::Query::default();
+    let mut t = [f64::INFINITY; 2];
+    for _ in 0..2 {
+        let s = Instant::now();
+        world::store::logview::for_each(&conn, &q, |_| Ok(())).expect("walk");
+        t[0] = t[0].min(s.elapsed().as_secs_f64());
+        let s = Instant::now();
+        world::store::logview::for_each_joined(&conn, &q, |_| Ok(())).expect("join");
+        t[1] = t[1].min(s.elapsed().as_secs_f64());
+    }
+    println!(
+        "log view reads over {n} entries (in process, best of 2): walk {:.2} s, join {:.2} s, walk / join {:.2}",
+        t[0],
+        t[1],
+        t[0] / t[1]
+    );
+}
+
+/// Per-call lookups on a small and a large store (issue 19 item 2): the same commands on the
+/// same target entry, one process per call, the two stores interleaved; prints each median and
+/// the ratio large / small (target ≤ 1.3).
+fn bench_lookup(dir: &Path) {
+    let small: i64 = env_size("LOOKUP_SMALL", 10_000);
+    let large: i64 = env_size("LOOKUP_BENCH_N", if quick() { 20_000 } else { 100_000 });
+    let runs = env_size("LOOKUP_RUNS", 31) as usize;
+    let dbs: Vec<PathBuf> = [("lookup-small.db", small), ("lookup-large.db", large)]
+        .iter()
+        .map(|(name, n)| {
+            let db = genesis_store(dir, name);
+            filler::append(&db, n - 1);
+            db
+        })
+        .collect();
+    // Filler entry k = 5000 (index 5001) is in both stores: episode filler0, effectful.
+    let k = 5000;
+    let inv = format!("cli:filler{}:f{k}", k % 1000);
+    let index = (k + 1).to_string();
+    let cases: Vec<(&str, Vec<&str>)> = vec![
+        ("receipt", vec!["receipt", &inv]),
+        ("show INVOCATION", vec!["show", &inv]),
+        ("show INDEX", vec!["show", &index]),
+        ("why INDEX", vec!["why", &index]),
+        ("log get", vec!["log", "get", &index]),
+        (
+            "object find",
+            vec![
+                "object",
+                "find",
+                "world/invocation-record/v2",
+                "--limit",
+                "10",
+            ],
+        ),
+        (
+            "effects --episode",
+            vec!["effects", "--episode", "filler0", "--json"],
+        ),
+    ];
+    println!("lookups: {small} vs {large} entries, median of {runs} one-process calls each");
+    for (name, args) in cases {
+        let mut t: [Vec<Duration>; 2] = [Vec::new(), Vec::new()];
+        for _ in 0..runs {
+            for (i, db) in dbs.iter().enumerate() {
+                let mut c = world(db);
+                c.args(&args).stderr(Stdio::null());
+                let s = Instant::now();
+                let code = c.status().expect("spawn").code();
+                t[i].push(s.elapsed());
+                // Filler entry hashes are not recomputable, so `why` reports a broken link
+                // (exit 3) after the same lookups; every other command must succeed.
+                let allowed: &[i32] = if name.starts_with("why") {
+                    &[0, 3]
+                } else {
+                    &[0]
+                };
+                assert!(
+                    code.is_some_and(|c| allowed.contains(&c)),
+                    "world {args:?} on {} exited {code:?}",
+                    db.display()
+                );
+            }
+        }
+        let [a, b] = t.map(|v| median(v).as_secs_f64() * 1e3);
+        println!(
+            "  {name:<18} {small}: {a:7.2} ms  {large}: {b:7.2} ms  ratio {:.2} (target <= 1.3)",
+            b / a
+        );
+    }
 }
 
 fn main() {
@@ -546,6 +629,11 @@ fn main() {
         .collect();
     let want = |name: &str| filter.is_empty() || filter.iter().any(|f| name.contains(f.as_str()));
     let tmp = tempfile::tempdir().expect("tempdir");
+    // BENCH_KEEP=1 keeps the stores for profiling (the path is printed).
+    let keep = std::env::var_os("BENCH_KEEP").is_some();
+    if keep {
+        eprintln!("stores kept in {}", tmp.path().display());
+    }
     println!(
         "world store benchmarks ({} cores, {})",
         std::thread::available_parallelism()
@@ -571,5 +659,11 @@ fn main() {
     }
     if want("parallel") {
         bench_verify_parallel(tmp.path());
+    }
+    if want("lookup") {
+        bench_lookup(tmp.path());
+    }
+    if keep {
+        let _ = tmp.keep();
     }
 }

@@ -217,6 +217,89 @@ fn a_modified_archived_binary_is_refused_before_exec() {
     assert_eq!(resolved.kind(), "hash_mismatch");
 }
 
+/// Overwrite one byte in the middle of `bin` in place: same inode, same size, same mode
+/// (0555) and the old mtime put back; only the bytes and the ctime change.
+fn edit_in_place(bin: &Path) {
+    let before = fs::metadata(bin).unwrap();
+    let mut bytes = fs::read(bin).unwrap();
+    let mid = bytes.len() / 2;
+    bytes[mid] ^= 0xff;
+    let open = || fs::OpenOptions::new().write(true).open(bin);
+    let f = match open() {
+        Ok(f) => f,
+        Err(_) => {
+            fs::set_permissions(bin, fs::Permissions::from_mode(0o755)).unwrap();
+            let f = open().unwrap();
+            fs::set_permissions(bin, fs::Permissions::from_mode(0o555)).unwrap();
+            f
+        }
+    };
+    use std::os::unix::fs::FileExt;
+    f.write_all_at(&bytes[mid..=mid], mid as u64).unwrap();
+    f.set_modified(before.modified().unwrap()).unwrap();
+    drop(f);
+    let after = fs::metadata(bin).unwrap();
+    assert_eq!(after.len(), before.len());
+    assert_eq!(after.modified().unwrap(), before.modified().unwrap());
+    assert_eq!(after.permissions().mode() & 0o7777, 0o555);
+}
+
+#[test]
+fn the_verified_digest_cache_still_refuses_a_swapped_or_edited_binary() {
+    use world::interp::archive::{cached, RACY};
+    let (a, b, c) = (store(), store(), store());
+    let (ia, ib, ic) = (pinned(&a), pinned(&b), pinned(&c));
+    let ok = |i: &External| {
+        assert_eq!(
+            run(i, "output {\"ok\":true}", "{}", secs(10)).unwrap(),
+            b"{\"ok\":true}"
+        );
+    };
+    let refused = |i: &External| {
+        let err = run(i, "output {\"ok\":true}", "{}", secs(10)).unwrap_err();
+        assert!(matches!(err, CapsuleError::Integrity { .. }), "{err:?}");
+    };
+    // Freshly written files are never cached (their times are within RACY of now).
+    ok(&ia);
+    assert!(!cached(ia.binary()), "a file younger than RACY was cached");
+    std::thread::sleep(RACY + Duration::from_millis(300));
+    for i in [&ia, &ib, &ic] {
+        ok(i);
+        assert!(cached(i.binary()), "the verified digest was not cached");
+    }
+
+    // a: swapped: other bytes renamed over the archived path (a new inode), mode 0555, the
+    // old mtime.
+    let bin = ia.binary().to_path_buf();
+    let old = fs::metadata(&bin).unwrap();
+    let swap = bin.with_file_name(".swap");
+    fs::copy(variant(a.dir.path(), "swapped"), &swap).unwrap();
+    fs::File::options()
+        .write(true)
+        .open(&swap)
+        .unwrap()
+        .set_modified(old.modified().unwrap())
+        .unwrap();
+    fs::set_permissions(&swap, fs::Permissions::from_mode(0o555)).unwrap();
+    fs::rename(&swap, &bin).unwrap();
+    // b and c: edited in place: same inode, size, mode and mtime; only the ctime tells.
+    edit_in_place(ib.binary());
+    edit_in_place(ic.binary());
+    // c is run at once (its ctime is within RACY: re-hashed, not looked up).
+    refused(&ic);
+    // a and b are run only once the change is older than RACY: their cached keys are still
+    // there and differ from the files' (the inode; the ctime).
+    std::thread::sleep(RACY + Duration::from_millis(300));
+    for i in [&ia, &ib] {
+        assert!(!cached(i.binary()));
+        refused(i);
+    }
+    assert!(matches!(
+        ib.check(&src(""), RunLimits::until(secs(10))),
+        Err(RunError::HashMismatch { .. })
+    ));
+}
+
 #[test]
 fn a_run_returns_the_output_without_its_newline() {
     let s = store();

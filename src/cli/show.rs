@@ -40,17 +40,9 @@ pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError
         .iter()
         .any(|p| t.starts_with(p))
     {
-        let q = crate::store::logview::Query {
-            invocation: Some(t.to_string()),
-            limit: Some(1),
-            ..Default::default()
-        };
-        let mut found = None;
-        crate::store::logview::for_each(store.conn(), &q, |r| {
-            found = Some(r.index);
-            Ok(())
-        })
-        .map_err(read_err(what))?;
+        // Through the journal and an index, not a scan of the log (issue 19 item 2).
+        let found =
+            crate::store::logview::entry_of_invocation(store.conn(), t).map_err(read_err(what))?;
         match found {
             Some(i) => i,
             None => {
@@ -89,15 +81,8 @@ pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError
                     .revision
             }
             _ => {
-                let q = crate::store::logview::Query::default();
-                let mut found = None;
-                crate::store::logview::for_each(store.conn(), &q, |r| {
-                    if found.is_none() && r.transition_ref == c.reference {
-                        found = Some(r.index);
-                    }
-                    Ok(())
-                })
-                .map_err(read_err(what))?;
+                let found = crate::store::logview::entry_of_transition(store.conn(), &c.reference)
+                    .map_err(read_err(what))?;
                 found.ok_or_else(|| {
                     CliError::failed(
                         what,

@@ -9,9 +9,11 @@
 //! interpreters/sha256/<hex>/manifest.json      the sidecar (Go indented JSON + LF)
 //! ```
 //!
-//! An interpreter is resolved by its ref only, and the file is re-hashed before **every**
-//! run: a binary modified after archiving is refused before it is executed
-//! ([`ResolveError::HashMismatch`], which the capsule reports as an integrity failure).
+//! An interpreter is resolved by its ref only, and the file is checked before **every** run: a
+//! binary modified after archiving is refused before it is executed
+//! ([`ResolveError::HashMismatch`], which the capsule reports as an integrity failure). The
+//! check re-hashes the file unless this process hashed the same unchanged file before
+//! ([`verify`], DEC-PERF-6).
 
 use std::ffi::OsString;
 use std::fs::{self, File};
@@ -476,22 +478,111 @@ impl Archive {
     }
 }
 
-/// Re-hash `binary` and compare with `hash_ref` (done before every run).
+/// Check that `binary` still holds the bytes of `hash_ref` (done before every run).
+///
+/// The file is re-hashed unless this process already hashed it to `hash_ref` and its
+/// [`StatKey`] (device, inode, size, mode, mtime and ctime to the nanosecond) is unchanged
+/// since: the verified-digest cache of DEC-PERF-6. Only a regular file of mode 0555 whose
+/// times are at least [`RACY`] old is cached, so a replacement (a new inode, or a reused one
+/// with a new ctime), an in-place write (new mtime and ctime; a write needs a chmod or root,
+/// and both set ctime) and a write inside the timestamp granularity are all re-hashed. The
+/// cache lives in this process's memory only, never in a file an attacker could write.
 ///
 /// Errors: [`ResolveError::HashMismatch`], [`ResolveError::Io`].
 pub fn verify(hash_ref: &str, binary: &Path) -> Result<(), ResolveError> {
+    let before = StatKey::of(binary);
+    if let Some(key) = &before {
+        if verified().lock().ok().and_then(|m| m.get(binary).cloned())
+            == Some((key.clone(), hash_ref.to_string()))
+        {
+            return Ok(());
+        }
+    }
     let actual = hash_file(binary).map_err(|source| ResolveError::Io {
         hash_ref: hash_ref.to_string(),
         path: binary.to_path_buf(),
         source,
     })?;
     if actual != hash_ref {
+        if let Ok(mut m) = verified().lock() {
+            m.remove(binary);
+        }
         return Err(ResolveError::HashMismatch {
             expected: hash_ref.to_string(),
             actual,
         });
     }
+    // Cache only when nothing changed while the bytes were read.
+    if let Some(key) = before.filter(|k| StatKey::of(binary).as_ref() == Some(k)) {
+        if let Ok(mut m) = verified().lock() {
+            m.insert(binary.to_path_buf(), (key, actual));
+        }
+    }
     Ok(())
+}
+
+/// A file's times must be at least this old before its digest is cached: a write within the
+/// file system's timestamp granularity (a few ms; coarse clocks) could otherwise leave mtime
+/// and ctime unchanged.
+pub const RACY: Duration = Duration::from_secs(2);
+
+/// What identifies an archived binary's bytes without reading them (DEC-PERF-6).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StatKey {
+    dev: u64,
+    ino: u64,
+    size: u64,
+    mode: u32,
+    mtime: (i64, i64),
+    ctime: (i64, i64),
+}
+
+impl StatKey {
+    /// The key of `path`, or `None` when its digest may not be cached: not a regular file
+    /// (symlinks are not followed), not mode 0555, or modified less than [`RACY`] ago.
+    pub fn of(path: &Path) -> Option<StatKey> {
+        let m = fs::symlink_metadata(path).ok()?;
+        if !m.file_type().is_file() || m.mode() & 0o7777 != 0o555 {
+            return None;
+        }
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .ok()?
+            .as_secs() as i64;
+        let racy = RACY.as_secs() as i64;
+        if m.mtime() > now - racy || m.ctime() > now - racy {
+            return None;
+        }
+        Some(StatKey {
+            dev: m.dev(),
+            ino: m.ino(),
+            size: m.size(),
+            mode: m.mode(),
+            mtime: (m.mtime(), m.mtime_nsec()),
+            ctime: (m.ctime(), m.ctime_nsec()),
+        })
+    }
+}
+
+/// Whether this process holds a verified digest for `binary` that its current [`StatKey`]
+/// still matches, so the next [`verify`] will not re-hash it.
+pub fn cached(binary: &Path) -> bool {
+    let Some(key) = StatKey::of(binary) else {
+        return false;
+    };
+    verified()
+        .lock()
+        .ok()
+        .and_then(|m| m.get(binary).map(|(k, _)| k == &key))
+        .unwrap_or(false)
+}
+
+type Verified = std::sync::Mutex<std::collections::HashMap<PathBuf, (StatKey, String)>>;
+
+/// This process's verified digests: path → (key when hashed, digest).
+fn verified() -> &'static Verified {
+    static CACHE: std::sync::OnceLock<Verified> = std::sync::OnceLock::new();
+    CACHE.get_or_init(Default::default)
 }
 
 /// `sha256:<hex>` of a file's bytes, streamed.

@@ -1,8 +1,21 @@
 //! What happened at each log entry, for `world log`'s table: the coordinator's invocation
-//! record decoded in SQL (`json_extract`), joined with the output's `ok` and the commit
-//! intent's `logicalTime`, streamed in constant memory (issue 16 item 6).
+//! record, the output's `ok` and the commit intent's `logicalTime`, streamed in constant memory
+//! (issue 16 item 6).
+//!
+//! [`for_each`] scans `log_entries` and reads the objects and journal intents each entry names
+//! from walks of `objects` and `journal` in rowid order next to the scan (DEC-PERF-5), not one
+//! random primary-key lookup each: an entry's record, output and intent are written in the
+//! entry's own transactions, so their rows sit next to each other in every store either
+//! implementation writes. A row the walk does not reach within [`AHEAD`] rows (an object an
+//! earlier entry stored first, rows written out of order) is looked up by key, so the answers
+//! are those of the join (`for_each_joined`, kept as the reference the tests compare with).
 
-use rusqlite::Connection;
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+use std::rc::Rc;
+
+use rusqlite::{Connection, OptionalExtension};
+use serde_json::value::RawValue;
 
 use super::records::{INVOCATION_RECORD_V1, INVOCATION_RECORD_V2};
 use super::Error;
@@ -89,12 +102,465 @@ WHERE (?6 IS NULL OR ep = ?6)
 ORDER BY idx {DIR}
 LIMIT ?10";
 
+/// Rows read past the last row a lookup hit before a missing key is looked up directly.
+#[cfg(not(test))]
+const AHEAD: i64 = 1024;
+/// Rows read per walk step.
+#[cfg(not(test))]
+const BATCH: i64 = 256;
+/// Rows kept from a walk (up to twice this many; the farthest from the scan position are
+/// dropped first). Bounds the memory of a scan.
+#[cfg(not(test))]
+const KEEP: usize = 4096;
+// Small walks in tests, so small stores cross every boundary.
+#[cfg(test)]
+const AHEAD: i64 = 7;
+#[cfg(test)]
+const BATCH: i64 = 3;
+#[cfg(test)]
+const KEEP: usize = 11;
+
+/// A fast hash for the walks' keys (hash refs, invocation ids): FxHash's multiply-rotate over
+/// 8-byte words, finished with murmur3's mixer. Not collision-resistant; a walk keeps at most [`KEEP`] keys, so crafted
+/// collisions can only slow a scan down, never grow its memory.
+#[derive(Default)]
+struct KeyHasher(u64);
+
+impl Hasher for KeyHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        let mut chunks = bytes.chunks_exact(8);
+        for c in &mut chunks {
+            let w = u64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]);
+            self.0 = (self.0.rotate_left(5) ^ w).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+        }
+        for &b in chunks.remainder() {
+            self.0 = (self.0.rotate_left(5) ^ u64::from(b)).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+        }
+    }
+
+    fn finish(&self) -> u64 {
+        // murmur3's fmix64: hashbrown takes the bucket from the low bits and the tag from the
+        // top 7, and a multiply alone leaves the low bits depending on the last bytes only.
+        let mut h = self.0;
+        h ^= h >> 33;
+        h = h.wrapping_mul(0xff51_afd7_ed55_8ccd);
+        h ^= h >> 33;
+        h = h.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
+        h ^ (h >> 33)
+    }
+}
+
+/// One walk of a table by rowid next to the log scan: key → value of the rows near the scan
+/// position, with a direct lookup for keys not found there.
+struct Walk<'c, V: Clone> {
+    conn: &'c Connection,
+    /// `SELECT rowid, key, …` of rows after (before, when reversed) `?1`, in walk order,
+    /// `LIMIT ?2`.
+    walk_sql: &'static str,
+    /// `SELECT rowid, key, …` of the row whose key is `?1`.
+    probe_sql: &'static str,
+    read: fn(&rusqlite::Row<'_>) -> rusqlite::Result<(i64, String, V)>,
+    reverse: bool,
+    near: HashMap<String, (i64, V), BuildHasherDefault<KeyHasher>>,
+    /// The last rowid read by the walk; `None` before the first lookup placed it.
+    cursor: Option<i64>,
+    /// The rowid of the last row found ahead of the walk's previous position.
+    pos: i64,
+    /// No rows are left in the walk's direction.
+    done: bool,
+}
+
+impl<'c, V: Clone> Walk<'c, V> {
+    fn ahead(&self, a: i64, b: i64) -> i64 {
+        if self.reverse {
+            a.saturating_sub(b)
+        } else {
+            b.saturating_sub(a)
+        }
+    }
+
+    fn keep(&mut self, rowid: i64, key: String, value: V) {
+        self.near.insert(key, (rowid, value));
+        // Amortised: once twice over, keep the rows nearest the scan position.
+        if self.near.len() > 2 * KEEP {
+            let pos = self.pos;
+            let mut dist: Vec<i64> = self.near.values().map(|(r, _)| (r - pos).abs()).collect();
+            let cut = *dist.select_nth_unstable(KEEP - 1).1;
+            self.near.retain(|_, (r, _)| (*r - pos).abs() <= cut);
+        }
+    }
+
+    fn step(&mut self, from: i64) -> Result<(), Error> {
+        let mut stmt = self.conn.prepare_cached(self.walk_sql)?;
+        let mut rows = stmt.query(rusqlite::params![from, BATCH])?;
+        let mut n = 0;
+        let mut last = from;
+        let mut got = Vec::new();
+        while let Some(r) = rows.next()? {
+            let (rowid, key, value) = (self.read)(r)?;
+            last = rowid;
+            got.push((rowid, key, value));
+            n += 1;
+        }
+        for (rowid, key, value) in got {
+            self.keep(rowid, key, value);
+        }
+        self.cursor = Some(last);
+        self.done = n < BATCH;
+        Ok(())
+    }
+
+    /// The value of the row with `key`, if any (the first by rowid when the key repeats, as
+    /// the probe returns).
+    fn get(&mut self, key: &str) -> Result<Option<V>, Error> {
+        if let Some((rowid, v)) = self.near.get(key) {
+            if self.ahead(self.pos, *rowid) > 0 {
+                self.pos = *rowid;
+            }
+            return Ok(Some(v.clone()));
+        }
+        if let Some(mut cursor) = self.cursor {
+            while !self.done && self.ahead(self.pos, cursor) < AHEAD {
+                self.step(cursor)?;
+                cursor = self.cursor.unwrap_or(cursor);
+                if let Some((rowid, v)) = self.near.get(key) {
+                    self.pos = *rowid;
+                    return Ok(Some(v.clone()));
+                }
+            }
+        }
+        let found = self
+            .conn
+            .prepare_cached(self.probe_sql)?
+            .query_row([key], self.read)
+            .optional()?;
+        let Some((rowid, k, v)) = found else {
+            return Ok(None);
+        };
+        // Past the walk (or its first placement): continue the walk from this row.
+        if self.cursor.is_none_or(|c| self.ahead(c, rowid) > 0) {
+            self.near.clear();
+            self.cursor = Some(rowid);
+            self.pos = rowid;
+            self.done = false;
+        }
+        self.keep(rowid, k, v.clone());
+        Ok(Some(v))
+    }
+}
+
+/// An object as the walk keeps it: its semantic id and, for the kinds the view decodes, its
+/// payload (`None`: not kept, read on demand).
+type ObjectValue = (Rc<str>, Option<Rc<[u8]>>);
+
+fn object_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<(i64, String, ObjectValue)> {
+    let semantic: String = r.get(2)?;
+    let payload: Option<Vec<u8>> = r.get(3)?;
+    Ok((
+        r.get(0)?,
+        r.get(1)?,
+        (Rc::from(semantic), payload.map(Rc::from)),
+    ))
+}
+
+fn intent_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<(i64, String, Rc<str>)> {
+    let object: String = r.get(2)?;
+    Ok((r.get(0)?, r.get(1)?, Rc::from(object)))
+}
+
+// The walks read only the kinds the view decodes (records, outputs, commit intents), so they
+// never read the pages of state objects; an object of another kind is looked up by key, and a
+// payload over 64 KiB is read on demand.
+macro_rules! object_select {
+    ($tail:literal) => {
+        concat!(
+            "SELECT rowid, hash_ref, semantic_id,
+               CASE WHEN length(payload) <= 65536 THEN payload END FROM objects ",
+            $tail
+        )
+    };
+}
+
+const OBJECTS_FORWARD: &str = object_select!(
+    "WHERE rowid > ?1 AND +semantic_id IN ('world/invocation-record/v1',
+       'world/invocation-record/v2', 'world/invocation-output/v1', 'world/journal-intent/v1')
+     ORDER BY rowid ASC LIMIT ?2"
+);
+const OBJECTS_BACKWARD: &str = object_select!(
+    "WHERE rowid < ?1 AND +semantic_id IN ('world/invocation-record/v1',
+       'world/invocation-record/v2', 'world/invocation-output/v1', 'world/journal-intent/v1')
+     ORDER BY rowid DESC LIMIT ?2"
+);
+const OBJECT_PROBE: &str = object_select!("WHERE hash_ref = ?1");
+
+/// An object's semantic id and payload.
+type Loaded = (Rc<str>, Rc<[u8]>);
+
+/// The reads of one scan: the objects and commit intents the rows name.
+struct Reads<'c> {
+    objects: Walk<'c, ObjectValue>,
+    intents: Walk<'c, Rc<str>>,
+}
+
+/// The members of a payload the view reads, each kept raw; other members are skipped
+/// unparsed. `None` for a payload that is not a JSON object.
+#[derive(serde::Deserialize, Default)]
+struct Fields<'a> {
+    #[serde(rename = "invocationId", borrow, default)]
+    invocation_id: Option<&'a RawValue>,
+    #[serde(rename = "episodeId", borrow, default)]
+    episode_id: Option<&'a RawValue>,
+    #[serde(rename = "skillId", borrow, default)]
+    skill_id: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    output: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    ok: Option<&'a RawValue>,
+    #[serde(rename = "logicalTime", borrow, default)]
+    logical_time: Option<&'a RawValue>,
+}
+
+fn fields(payload: &[u8]) -> Option<Fields<'_>> {
+    serde_json::from_slice(payload).ok()
+}
+
+/// A member as `json_extract` returns it to a text column read: a string's value, else none.
+fn text(v: Option<&RawValue>) -> Option<String> {
+    let v = v?.get();
+    if v.starts_with('"') {
+        serde_json::from_str(v).ok()
+    } else {
+        None
+    }
+}
+
+/// A member as `json_extract` returns it to an integer column read: `true`/`false` as 1/0, an
+/// integer that fits i64; anything else none.
+fn integer(v: Option<&RawValue>) -> Option<i64> {
+    match v?.get() {
+        "true" => Some(1),
+        "false" => Some(0),
+        n => n.parse().ok(),
+    }
+}
+
+impl<'c> Reads<'c> {
+    fn new(conn: &'c Connection, reverse: bool) -> Reads<'c> {
+        let (objects_walk, intents_walk) = if reverse {
+            (
+                OBJECTS_BACKWARD,
+                "SELECT seq, invocation_id, object_ref FROM journal
+                 WHERE seq < ?1 AND kind = 'intent' ORDER BY seq DESC LIMIT ?2",
+            )
+        } else {
+            (
+                OBJECTS_FORWARD,
+                "SELECT seq, invocation_id, object_ref FROM journal
+                 WHERE seq > ?1 AND kind = 'intent' ORDER BY seq ASC LIMIT ?2",
+            )
+        };
+        Reads {
+            objects: Walk {
+                conn,
+                walk_sql: objects_walk,
+                probe_sql: OBJECT_PROBE,
+                read: object_row,
+                reverse,
+                near: HashMap::default(),
+                cursor: None,
+                pos: 0,
+                done: false,
+            },
+            intents: Walk {
+                conn,
+                walk_sql: intents_walk,
+                probe_sql: "SELECT seq, invocation_id, object_ref FROM journal
+                            WHERE invocation_id = ?1 AND kind = 'intent'",
+                read: intent_row,
+                reverse,
+                near: HashMap::default(),
+                cursor: None,
+                pos: 0,
+                done: false,
+            },
+        }
+    }
+
+    /// The semantic id and payload of object `hash`, if it exists.
+    fn object(&mut self, hash: &str) -> Result<Option<Loaded>, Error> {
+        let Some((semantic, payload)) = self.objects.get(hash)? else {
+            return Ok(None);
+        };
+        let payload = match payload {
+            Some(p) => p,
+            None => {
+                let p: Vec<u8> = self.objects.conn.query_row(
+                    "SELECT payload FROM objects WHERE hash_ref = ?1",
+                    [hash],
+                    |r| r.get(0),
+                )?;
+                Rc::from(p)
+            }
+        };
+        Ok(Some((semantic, payload)))
+    }
+
+    /// The decoded columns of the entry whose transition ref is `transition_ref`:
+    /// `(invocation, episode, skill, ok, logical time)`, each `None` where the join's
+    /// `json_extract` would give no value of that type.
+    fn decode(&mut self, transition_ref: &str) -> Result<Decoded, Error> {
+        let mut d = Decoded::default();
+        let Some((semantic, payload)) = self.object(transition_ref)? else {
+            return Ok(d);
+        };
+        if &*semantic != INVOCATION_RECORD_V1 && &*semantic != INVOCATION_RECORD_V2 {
+            return Ok(d);
+        }
+        let Some(record) = fields(&payload) else {
+            return Ok(d);
+        };
+        d.invocation = text(record.invocation_id);
+        d.episode = text(record.episode_id);
+        d.skill = text(record.skill_id);
+        if let Some(output) = text(record.output) {
+            if let Some((_, p)) = self.object(&output)? {
+                d.ok = fields(&p).and_then(|f| integer(f.ok)).map(|n| n != 0);
+            }
+        }
+        if let Some(inv) = &d.invocation {
+            if let Some(intent) = self.intents.get(inv)? {
+                if let Some((_, p)) = self.object(&intent)? {
+                    d.time = fields(&p).and_then(|f| integer(f.logical_time));
+                }
+            }
+        }
+        Ok(d)
+    }
+}
+
+#[derive(Default)]
+struct Decoded {
+    invocation: Option<String>,
+    episode: Option<String>,
+    skill: Option<String>,
+    ok: Option<bool>,
+    time: Option<i64>,
+}
+
+/// Whether `written_by` matches the `--writer` filter `w`: exactly, or as its prefix before `:`.
+fn writer_matches(written_by: &str, w: &str) -> bool {
+    written_by == w
+        || written_by
+            .strip_prefix(w)
+            .is_some_and(|rest| rest.starts_with(':'))
+}
+
 /// Stream the rows of `q` in index order (descending with `reverse`), calling `f` per row.
-/// Memory is constant in the log length; each row costs a few primary-key probes.
+/// Memory is constant in the log length (at most [`KEEP`] rows of each walk); the reads follow
+/// the log's own order (module docs, DEC-PERF-5).
 ///
 /// # Errors
 /// [`Error::Sqlite`] on a failed read; whatever `f` returns.
 pub fn for_each(
+    conn: &Connection,
+    q: &Query,
+    mut f: impl FnMut(Row) -> Result<(), Error>,
+) -> Result<(), Error> {
+    let start = q.from.unwrap_or(if q.reverse { i64::MAX } else { 0 });
+    let sql = if q.reverse {
+        "SELECT entry_index, entry_hash_ref, written_by, transition_ref FROM log_entries
+         WHERE entry_index <= ?1 ORDER BY entry_index DESC"
+    } else {
+        "SELECT entry_index, entry_hash_ref, written_by, transition_ref FROM log_entries
+         WHERE entry_index >= ?1 ORDER BY entry_index ASC"
+    };
+    let mut reads = Reads::new(conn, q.reverse);
+    let mut left = q.limit.unwrap_or(u64::MAX);
+    let mut stmt = conn.prepare_cached(sql)?;
+    let mut rows = stmt.query([start])?;
+    while left > 0 {
+        let Some(r) = rows.next()? else { break };
+        let written_by: String = r.get(2)?;
+        if q.writer
+            .as_deref()
+            .is_some_and(|w| !writer_matches(&written_by, w))
+        {
+            continue;
+        }
+        let transition_ref: String = r.get(3)?;
+        let d = reads.decode(&transition_ref)?;
+        if q.episode.is_some() && d.episode != q.episode
+            || q.transition.is_some() && d.skill != q.transition
+            || q.invocation.is_some() && d.invocation != q.invocation
+            || q.since.is_some_and(|s| d.time.is_none_or(|t| t < s))
+        {
+            continue;
+        }
+        left -= 1;
+        f(Row {
+            index: r.get(0)?,
+            entry_hash: r.get(1)?,
+            written_by,
+            transition_ref,
+            invocation_id: d.invocation,
+            episode_id: d.episode,
+            transition: d.skill,
+            ok: d.ok,
+            logical_time: d.time,
+        })?;
+    }
+    Ok(())
+}
+
+/// The first entry (lowest index) whose transition ref is `reference`, through the
+/// `log_entries_by_transition_ref` index.
+///
+/// # Errors
+/// [`Error::Sqlite`].
+pub fn entry_of_transition(conn: &Connection, reference: &str) -> Result<Option<i64>, Error> {
+    Ok(conn.query_row(
+        "SELECT min(entry_index) FROM log_entries WHERE transition_ref = ?1",
+        [reference],
+        |r| r.get(0),
+    )?)
+}
+
+/// The first entry whose invocation record names `invocation_id`, found through the journal
+/// (its commit intent's `transitionRef` is the record) and the `log_entries_by_transition_ref`
+/// index instead of a scan: the row [`for_each`] gives for `Query { invocation, limit: 1 }`
+/// for every invocation committed through the journal (store-format.md §10). `None` when the
+/// journal has no commit intent for it.
+///
+/// # Errors
+/// [`Error::Sqlite`].
+pub fn entry_of_invocation(conn: &Connection, invocation_id: &str) -> Result<Option<i64>, Error> {
+    let Some(intent) = super::journal::row(conn, invocation_id, super::journal::Kind::Intent)?
+    else {
+        return Ok(None);
+    };
+    let payload: Option<Vec<u8>> = conn
+        .query_row(
+            "SELECT payload FROM objects WHERE hash_ref = ?1",
+            [&intent],
+            |r| r.get(0),
+        )
+        .optional()?;
+    let Some(record) = payload.and_then(|p| {
+        let v: serde_json::Value = serde_json::from_slice(&p).ok()?;
+        v.get("transitionRef")?.as_str().map(str::to_string)
+    }) else {
+        return Ok(None);
+    };
+    let mut reads = Reads::new(conn, false);
+    if reads.decode(&record)?.invocation.as_deref() != Some(invocation_id) {
+        return Ok(None);
+    }
+    entry_of_transition(conn, &record)
+}
+
+/// The same rows as [`for_each`] from one SQL join (`json_extract` per column, one primary-key
+/// lookup per object): the reference the walk is tested against.
+pub fn for_each_joined(
     conn: &Connection,
     q: &Query,
     mut f: impl FnMut(Row) -> Result<(), Error>,
@@ -136,4 +602,218 @@ pub fn for_each(
         })?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::schema::{self, Mode};
+    use proptest::prelude::*;
+
+    /// One generated entry: `(kind, episode, skill, ok, time)`; kind 0 = coordinator v1,
+    /// 1 = coordinator v2, 2 = client commit whose transition object exists, 3 = client commit
+    /// naming no object.
+    type Spec = (u8, u8, u8, Option<bool>, Option<i64>);
+
+    fn sha(b: &[u8]) -> String {
+        crate::encoding::HashRef::of(b).to_string()
+    }
+
+    /// A store with `entries`; objects and intents are inserted per entry, then `moves`
+    /// relocate some rows (rowid order ≠ log order), and outputs repeat across entries.
+    fn store(entries: &[Spec], moves: &[(usize, usize)], missing_intent: &[bool]) -> Connection {
+        let c = Connection::open_in_memory().expect("memory");
+        schema::open(&c, ":memory:", Mode::Writable).expect("schema");
+        let mut objects: Vec<(String, String, Vec<u8>)> = Vec::new();
+        let mut intents: Vec<(String, String)> = Vec::new();
+        let mut log = Vec::new();
+        for (i, &(kind, ep, skill, ok, time)) in entries.iter().enumerate() {
+            let inv = format!("cli:ep{ep}:t{i}");
+            let transition_ref = match kind {
+                0 | 1 => {
+                    let out = match ok {
+                        Some(b) => format!("{{\"ok\":{b}}}"),
+                        None => "{\"value\":1}".to_string(),
+                    };
+                    let out_ref = sha(out.as_bytes());
+                    objects.push((
+                        out_ref.clone(),
+                        "world/invocation-output/v1".into(),
+                        out.into_bytes(),
+                    ));
+                    let plan = if kind == 1 {
+                        ",\"plan\":\"p\",\"effects\":[]"
+                    } else {
+                        ""
+                    };
+                    let rec = format!(
+                        "{{\"invocationId\":\"{inv}\",\"episodeId\":\"ep{ep}\",\"skillId\":\"tools.s{skill}\",\"output\":\"{out_ref}\"{plan}}}"
+                    );
+                    let rec_ref = sha(rec.as_bytes());
+                    let sem = if kind == 1 {
+                        INVOCATION_RECORD_V2
+                    } else {
+                        INVOCATION_RECORD_V1
+                    };
+                    if let Some(t) = time {
+                        if !missing_intent.get(i).copied().unwrap_or(false) {
+                            let body = format!("{{\"invocationId\":\"{inv}\",\"transitionRef\":\"{rec_ref}\",\"logicalTime\":{t},\"n\":{i}}}");
+                            let r = sha(body.as_bytes());
+                            objects.push((
+                                r.clone(),
+                                "world/journal-intent/v1".into(),
+                                body.into_bytes(),
+                            ));
+                            intents.push((inv.clone(), r));
+                        }
+                    }
+                    objects.push((rec_ref.clone(), sem.into(), rec.into_bytes()));
+                    rec_ref
+                }
+                2 => {
+                    let body = format!("{{\"state\":{i}}}");
+                    let r = sha(body.as_bytes());
+                    objects.push((r.clone(), "bench/state/v1".into(), body.into_bytes()));
+                    r
+                }
+                _ => sha(format!("nothing{i}").as_bytes()),
+            };
+            let writer = if kind <= 1 {
+                "coordinator:cli"
+            } else {
+                "client:test"
+            };
+            log.push((
+                i as i64,
+                sha(format!("entry{i}").as_bytes()),
+                writer,
+                transition_ref,
+            ));
+        }
+        for &(a, b) in moves {
+            if !objects.is_empty() {
+                let (a, b) = (a % objects.len(), b % objects.len());
+                let o = objects.remove(a);
+                objects.insert(b, o);
+            }
+            if !intents.is_empty() {
+                let (a, b) = (a % intents.len(), b % intents.len());
+                let o = intents.remove(a);
+                intents.insert(b, o);
+            }
+        }
+        for (h, sem, payload) in &objects {
+            c.execute(
+                "INSERT OR IGNORE INTO objects VALUES (?1, 'sha256:00', ?2, 'test', ?3)",
+                rusqlite::params![h, sem, payload],
+            )
+            .expect("object");
+        }
+        for (inv, r) in &intents {
+            c.execute(
+                "INSERT INTO journal (kind, invocation_id, object_ref) VALUES ('intent', ?1, ?2)",
+                [inv, r],
+            )
+            .expect("intent");
+        }
+        for (i, e, w, t) in &log {
+            c.execute(
+                "INSERT INTO log_entries VALUES (?1, ?2, 1, 'f', 'i', 'p', ?3, ?4)",
+                rusqlite::params![i, e, w, t],
+            )
+            .expect("entry");
+        }
+        c
+    }
+
+    type Scan =
+        fn(&Connection, &Query, &mut dyn FnMut(Row) -> Result<(), Error>) -> Result<(), Error>;
+
+    fn rows(c: &Connection, q: &Query, how: Scan) -> Vec<Row> {
+        let mut out = Vec::new();
+        how(c, q, &mut |r| {
+            out.push(r);
+            Ok(())
+        })
+        .expect("scan");
+        out
+    }
+
+    fn walked(
+        c: &Connection,
+        q: &Query,
+        f: &mut dyn FnMut(Row) -> Result<(), Error>,
+    ) -> Result<(), Error> {
+        for_each(c, q, f)
+    }
+
+    fn joined(
+        c: &Connection,
+        q: &Query,
+        f: &mut dyn FnMut(Row) -> Result<(), Error>,
+    ) -> Result<(), Error> {
+        for_each_joined(c, q, f)
+    }
+
+    fn spec() -> impl Strategy<Value = Spec> {
+        (
+            0u8..4,
+            0u8..3,
+            0u8..3,
+            proptest::option::of(any::<bool>()),
+            proptest::option::of(0i64..50),
+        )
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(96))]
+
+        /// The walk answers every query exactly as the join does, in the same order.
+        #[test]
+        fn walk_equals_the_join(
+            entries in proptest::collection::vec(spec(), 0..70),
+            moves in proptest::collection::vec((0usize..300, 0usize..300), 0..12),
+            missing_intent in proptest::collection::vec(any::<bool>(), 0..70),
+            reverse in any::<bool>(),
+            from in proptest::option::of(0i64..80),
+            limit in proptest::option::of(0u64..30),
+            episode in proptest::option::of(0u8..3),
+            writer in proptest::option::of(prop_oneof![Just("coordinator"), Just("client"), Just("client:test"), Just("coord")]),
+            transition in proptest::option::of(0u8..3),
+            invocation in proptest::option::of(0usize..70),
+            since in proptest::option::of(0i64..50),
+        ) {
+            let c = store(&entries, &moves, &missing_intent);
+            let q = Query {
+                from,
+                limit,
+                reverse,
+                episode: episode.map(|e| format!("ep{e}")),
+                transition: transition.map(|t| format!("tools.s{t}")),
+                writer: writer.map(str::to_string),
+                invocation: invocation.map(|i| {
+                    let ep = entries.get(i).map_or(0, |e| e.1);
+                    format!("cli:ep{ep}:t{i}")
+                }),
+                since,
+            };
+            let plain = Query { reverse, ..Query::default() };
+            prop_assert_eq!(rows(&c, &plain, walked), rows(&c, &plain, joined));
+            prop_assert_eq!(rows(&c, &q, walked), rows(&c, &q, joined));
+            // `world show <invocation>` and `world show <object>`: the indexed lookups give the
+            // scan's first row (for an invocation the journal has a commit intent for).
+            if let Some(inv) = &q.invocation {
+                let one = Query { invocation: Some(inv.clone()), limit: Some(1), ..Query::default() };
+                let scanned = rows(&c, &one, joined).first().map(|r| r.index);
+                let intent = crate::store::journal::row(&c, inv, crate::store::journal::Kind::Intent).expect("journal");
+                let indexed = entry_of_invocation(&c, inv).expect("lookup");
+                prop_assert_eq!(indexed, if intent.is_some() { scanned } else { None });
+            }
+            let forward = rows(&c, &Query::default(), joined);
+            for r in &forward {
+                let first = forward.iter().find(|x| x.transition_ref == r.transition_ref).map(|x| x.index);
+                prop_assert_eq!(entry_of_transition(&c, &r.transition_ref).expect("lookup"), first);
+            }
+        }
+    }
 }
