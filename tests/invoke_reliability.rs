@@ -229,6 +229,31 @@ fn kill_during_the_finish_phase_after_the_handler() {
     assert_eq!(env.receipt("cli:ep1:k3").0["state"], "indeterminate");
     assert!(env.effects(&["--pending"]).is_empty());
     resend_is_refused(&env, &tok, "probe", args, "k3");
+    // Issue 13 §3: with the started marker deleted, the intent still counts as started: the
+    // resend is refused (exit 3) and no handler runs again; verify names the removal.
+    rusqlite::Connection::open(&env.db)
+        .expect("open")
+        .execute(
+            "DELETE FROM objects WHERE semantic_id = 'world/invocation-started/v1'",
+            [],
+        )
+        .expect("delete the marker");
+    let intents = env.intents("effect:ep1:");
+    let out = env.invoke(&tok, "probe", args, &["--invocation-id", "k3"]);
+    assert_exit(&out, 3);
+    assert!(
+        stderr(&out).contains("no started marker covers"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(
+        env.intents("effect:ep1:"),
+        intents,
+        "no handler may run twice"
+    );
+    let v = env.run(&["verify", "--json"]);
+    assert_exit(&v, 3);
+    assert!(String::from_utf8_lossy(&v.stdout).contains("marker_missing"));
 }
 
 /// A model backend that blocks (the child is killed while it waits).

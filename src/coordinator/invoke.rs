@@ -465,6 +465,23 @@ pub fn invoke(store: &mut Store, call: &Call, host: &Host<'_>) -> Result<Committ
             }
         }
     }
+    // 4b. Started without a marker (INT-7): when the episode's latest effect belongs to no
+    // committed invocation and no started marker covers it, this call may be the resend of the
+    // one that made it; refuse rather than run a write twice.
+    if !desc.declared_effects.is_empty() {
+        if let Some(max) = crate::broker::next_ordinal(store.conn(), &sess.episode)?
+            .and_then(|n| n.checked_sub(1))
+            .filter(|m| *m >= 0)
+        {
+            if let Some(intent) = journal::uncovered_tail_intent(store.conn(), &sess.episode, max)?
+            {
+                return Err(InvokeError::Integrity(format!(
+                    "episode {} has effect {intent} that no committed invocation owns and no started marker covers (the marker was removed?); a resend could repeat it, so nothing runs in this episode until `world verify` is clean",
+                    sess.episode
+                )));
+            }
+        }
+    }
     // 5. Source.
     let source = object_in(store.conn(), &desc.transition_fn.to_string())?
         .ok_or_else(|| InvokeError::Source(format!("{} is absent", desc.transition_fn)))?;

@@ -323,3 +323,56 @@ pub fn episode_of(invocation_id: &str) -> Option<&str> {
     let (ep, _) = rest.rsplit_once(':')?;
     Some(ep)
 }
+/// The episode's latest effect intent, `effect:<episode>:<max_ordinal>`, when no committed
+/// invocation can own it and no started marker of an uncommitted invocation of the episode
+/// covers it (issue 13 §3, INT-7): the marker of the call that made it was removed, so a resend
+/// of that call cannot be recognised. `None` when the intent is followed by a commit outcome of
+/// the episode, is covered by a marker, or does not exist.
+///
+/// Cost: one index lookup and a read of the journal rows after the intent; the markers are
+/// read only when nothing committed after it (the rare, suspicious case).
+///
+/// # Errors
+/// SQLite errors.
+pub fn uncovered_tail_intent(
+    conn: &Connection,
+    episode: &str,
+    max_ordinal: i64,
+) -> Result<Option<String>, Error> {
+    let id = format!("effect:{episode}:{max_ordinal}");
+    let seq: Option<i64> = conn
+        .prepare_cached("SELECT seq FROM journal WHERE invocation_id = ?1 AND kind = 'intent'")?
+        .query_row([&id], |r| r.get(0))
+        .optional()?;
+    let Some(seq) = seq else {
+        return Ok(None);
+    };
+    let mut later = conn
+        .prepare_cached("SELECT invocation_id FROM journal WHERE seq > ?1 AND kind = 'outcome'")?;
+    let committed_after = later
+        .query_map([seq], |r| r.get::<_, String>(0))?
+        .filter_map(Result::ok)
+        .any(|inv| !inv.starts_with("effect:") && episode_of(&inv) == Some(episode));
+    if committed_after {
+        return Ok(None);
+    }
+    let mut markers = conn.prepare_cached("SELECT payload FROM objects WHERE semantic_id = ?1")?;
+    let payloads: Vec<Vec<u8>> = markers
+        .query_map([STARTED_MARKER], |r| r.get(0))?
+        .collect::<Result<_, _>>()?;
+    for p in payloads {
+        let Ok(v) = serde_json::from_slice::<serde_json::Value>(&p) else {
+            continue;
+        };
+        let Some(inv) = v.get("invocationId").and_then(|x| x.as_str()) else {
+            continue;
+        };
+        if episode_of(inv) == Some(episode) && row(conn, inv, Kind::Outcome)?.is_none() {
+            return Ok(None);
+        }
+    }
+    Ok(Some(id))
+}
+
+/// `world/invocation-started/v1`: the coordinator's started marker (DEC-COORD-3).
+pub const STARTED_MARKER: &str = "world/invocation-started/v1";
