@@ -165,6 +165,7 @@ fn corpus(ids: &[String]) -> Vec<(String, &'static str, Tamper)> {
         ("sessions: move to another episode".into(), "session_mismatch", sql("UPDATE session_credentials SET episode_id = 'ep2'")),
         ("schema: drop approval_claims".into(), "schema", sql("DROP TABLE approval_claims")),
         ("schema: drop session_credentials".into(), "schema", sql("DROP TABLE session_credentials")),
+        ("schema: drop commit_objects (the store no longer opens)".into(), "schema", sql("DROP TABLE commit_objects")),
         ("schema: drop an index".into(), "schema", sql("DROP INDEX objects_by_semantic_id")),
         ("registry: head names a missing object".into(), "dangling_ref", sql("UPDATE epoch_registry_heads SET object_ref = 'sha256:' || lower(hex(randomblob(32))) WHERE registry_name = 'world/transition-registry/v1'")),
         ("commit_objects: a row naming a missing entry".into(), "dangling_ref", sql("INSERT INTO commit_objects (object_ref, entry_index) SELECT object_ref, 99 FROM commit_objects LIMIT 1")),

@@ -16,7 +16,20 @@ pub struct Args {
 
 /// Run `world verify`.
 pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError> {
-    let store = ctx.open_read()?;
+    // A v4 store with a table missing cannot be opened, but that is verify's own finding
+    // (issue 13 §3: a `schema` failure, exit 3, in `--json` too), not an open error.
+    let store = match ctx.open_read() {
+        Ok(s) => s,
+        Err(e) => {
+            if let Err(damaged @ crate::store::Error::SchemaIntegrity { .. }) =
+                crate::store::Store::open_read(&ctx.db)
+            {
+                let report = crate::store::verify::Report::unopenable(damaged.to_string());
+                return print_report(out, &report);
+            }
+            return Err(e);
+        }
+    };
     let start = Instant::now();
     let mut bar: Option<indicatif::ProgressBar> = None;
     let show = !out.quiet && std::io::IsTerminal::is_terminal(&std::io::stderr());
@@ -46,8 +59,13 @@ pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError
     if let Some(b) = bar {
         b.finish_and_clear();
     }
+    print_report(out, &report)
+}
+
+/// Print `report` (text or `--json`); exit 0 when clean, 3 on any failure.
+fn print_report(out: &mut Output, report: &crate::store::verify::Report) -> Result<Exit, CliError> {
     if out.json {
-        let mut v = serde_json::to_value(&report).map_err(|e| CliError::failed("verify", e))?;
+        let mut v = serde_json::to_value(report).map_err(|e| CliError::failed("verify", e))?;
         v["ok"] = report.ok().into();
         out.json_line(&v)?;
     } else {

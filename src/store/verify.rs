@@ -71,6 +71,15 @@ pub struct Report {
 }
 
 impl Report {
+    /// The report for a store that cannot even be opened for checking because its v4 schema is
+    /// damaged (`SchemaIntegrityError`, e.g. `commit_objects` missing): one `schema` failure
+    /// naming it, so `verify` answers with a finding (exit 3) rather than an open error.
+    pub fn unopenable(reason: impl Into<String>) -> Report {
+        let mut r = Report::default();
+        r.fail("schema", None, None, reason.into());
+        r
+    }
+
     /// True when no failure was found.
     pub fn ok(&self) -> bool {
         self.failures.is_empty()
