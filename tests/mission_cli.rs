@@ -852,3 +852,35 @@ fn a_missing_mission_table_is_a_finding_and_writers_refuse() {
     }
     assert_eq!(env.dump(), before, "nothing written, nothing re-created");
 }
+
+/// `complete-run --criterion NAME=REF` refuses a ref that names no stored object, as
+/// `approve` and `reconcile` refuse such an `--evidence`; nothing is written.
+#[test]
+fn complete_run_criteria_must_name_stored_evidence() {
+    let env = Env::new();
+    env.create_seed();
+    env.mission(&["apply", "m", "--command", &step(1), "--now", "10"], 0);
+    let before = env.dump();
+    let missing = format!("sha256:{}", "0".repeat(64));
+    let out = env
+        .world(&[
+            "mission",
+            "complete-run",
+            "m",
+            "--run",
+            "r",
+            "--criterion",
+            &format!("review={missing}"),
+            "--now",
+            "11",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("names no object"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(env.dump(), before);
+}

@@ -1252,6 +1252,27 @@ pub fn run(ctx: &Context, out: &mut Output, cmd: Cmd) -> Result<Exit, CliError> 
                 };
                 m.insert(k.to_string(), r.into());
             }
+            // As for --evidence: each criterion's evidence must be content the store holds and
+            // re-hashes (approve and reconcile refuse the same refs).
+            if !m.is_empty() {
+                let store = ctx.open_read()?;
+                for (k, r) in &m {
+                    let r = r.as_str().unwrap_or_default();
+                    mission::check_evidence(r)
+                        .map_err(|e| CliError::usage("--criterion", format!("{k}: {e}")))?;
+                    match store::object_in(store.conn(), r) {
+                        Ok(Some(o)) if o.verifies() => {}
+                        Ok(_) => {
+                            return Err(CliError::failed(
+                                "mission complete-run",
+                                format!("--criterion {k}={r} names no object in the store that re-hashes to it"),
+                            )
+                            .hint("store the evidence first (e.g. `world mission approve … --evidence-file FILE` or `world commit --put FILE`)"))
+                        }
+                        Err(e) => return Err(CliError::store("mission complete-run", e)),
+                    }
+                }
+            }
             write(
                 ctx,
                 out,
