@@ -90,6 +90,28 @@ impl Env {
         let text = self.limits(&full, code);
         serde_json::from_str(text.trim()).unwrap_or_else(|e| panic!("{e}: {text}"))
     }
+    /// `limits reserve` of `amount` in scope `mission` (ordinary, 5 ms) at `now`; asserts the
+    /// exit code and returns the JSON verdict.
+    fn reserve(&self, id: &str, amount: &str, now: &str, code: i32) -> Value {
+        self.limits_json(
+            &[
+                "reserve",
+                "--scope",
+                "mission",
+                "--attempt",
+                id,
+                "--purpose",
+                "ordinary",
+                "--amount",
+                amount,
+                "--max-active-ms",
+                "5",
+                "--now",
+                now,
+            ],
+            code,
+        )
+    }
     fn report(&self, now: &str) -> Value {
         self.limits_json(&["report", "--now", now], 0)
     }
@@ -300,26 +322,7 @@ fn finite_v1_numbers_unknown_and_exposure_exceeded() {
         &["init", "--config", "finite.json", "--yes", "--now", "0"],
         0,
     );
-    let reserve = |id: &str, amount: &str, now: &str, code: i32| {
-        env.limits_json(
-            &[
-                "reserve",
-                "--scope",
-                "mission",
-                "--attempt",
-                id,
-                "--purpose",
-                "ordinary",
-                "--amount",
-                amount,
-                "--max-active-ms",
-                "5",
-                "--now",
-                now,
-            ],
-            code,
-        )
-    };
+    let reserve = |id: &str, amount: &str, now: &str, code: i32| env.reserve(id, amount, now, code);
     assert_eq!(reserve("a", "80", "10", 0)["code"], "ok");
     let v = reserve("b", "30", "10", 4);
     assert_eq!(v["code"], "cost_exhausted");
@@ -1035,24 +1038,7 @@ fn verify_folds_the_ledger_and_names_every_edit() {
         0,
     );
     let reserve = |id: &str, amount: &str, now: &str| {
-        env.limits(
-            &[
-                "reserve",
-                "--scope",
-                "mission",
-                "--attempt",
-                id,
-                "--purpose",
-                "ordinary",
-                "--amount",
-                amount,
-                "--max-active-ms",
-                "5",
-                "--now",
-                now,
-            ],
-            0,
-        );
+        env.reserve(id, amount, now, 0);
     };
     reserve("a", "60", "10");
     env.limits(&["dispatch", "--attempt", "a", "--now", "10"], 0);
