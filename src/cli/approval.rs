@@ -165,9 +165,8 @@ pub fn run(ctx: &Context, out: &mut Output, cmd: Cmd) -> Result<Exit, CliError> 
                 .map_err(|e| CliError::usage(what, e))?;
             approvals::check_name("--requester", &requester).map_err(|e| approval_err(what, e))?;
             let mut store = ctx.open_write(false)?;
-            let tx = store.immediate().map_err(|e| CliError::store(what, e))?;
-            let r = approvals::open_request(&tx, &req).map_err(|e| approval_err(what, e))?;
-            tx.commit().map_err(|e| CliError::store(what, e.into()))?;
+            let r = crate::ops::approval::request(&mut store, &req)
+                .map_err(|e| approval_err(what, e))?;
             if out.json {
                 out.json_line(
                     &serde_json::json!({"requestRef": r, "episode": episode, "state": "pending"}),
@@ -287,9 +286,8 @@ pub fn run(ctx: &Context, out: &mut Output, cmd: Cmd) -> Result<Exit, CliError> 
                 }
             }
             let mut store = ctx.open_write(false)?;
-            let tx = store.immediate().map_err(|e| CliError::store(what, e))?;
-            let d = approvals::decide(
-                &tx,
+            let d = crate::ops::approval::decide(
+                &mut store,
                 &reference,
                 &NewDecision {
                     approved,
@@ -297,10 +295,8 @@ pub fn run(ctx: &Context, out: &mut Output, cmd: Cmd) -> Result<Exit, CliError> 
                     attended: !yes,
                     now: ctx.now(),
                 },
-                None,
             )
             .map_err(|e| approval_err(what, e))?;
-            tx.commit().map_err(|e| CliError::store(what, e.into()))?;
             let state = if approved { "approved" } else { "denied" };
             if out.json {
                 out.json_line(&serde_json::json!({"requestRef": reference, "state": state, "decisionRef": d, "attended": !yes}))?;

@@ -457,22 +457,18 @@ pub fn run(ctx: &Context, out: &mut Output, cmd: Cmd) -> Result<Exit, CliError> 
                 Some(p) => Some(stage_token(p, &token).map_err(|e| CliError::failed(what, e))?),
                 None => None,
             };
-            let tx = store.immediate().map_err(|e| CliError::store(what, e))?;
-            let minted = match session::mint(&tx, &token, &req) {
+            let minted = match crate::ops::session::mint(&mut store, &token, &req) {
                 Ok(m) => m,
                 Err(e) => {
                     if let Some(t) = &tmp {
                         let _ = std::fs::remove_file(t);
                     }
-                    return Err(CliError::failed(what, e));
+                    return Err(match e {
+                        session::SessionError::Store(s) => CliError::store(what, s),
+                        other => CliError::failed(what, other),
+                    });
                 }
             };
-            if let Err(e) = tx.commit() {
-                if let Some(t) = &tmp {
-                    let _ = std::fs::remove_file(t);
-                }
-                return Err(CliError::store(what, e.into()));
-            }
             if let (Some(t), Some(p)) = (&tmp, &out_file) {
                 let placed = std::fs::hard_link(t, p);
                 let _ = std::fs::remove_file(t);
@@ -614,25 +610,9 @@ pub fn run(ctx: &Context, out: &mut Output, cmd: Cmd) -> Result<Exit, CliError> 
             };
             let mut store = ctx.open_write(false)?;
             let db = ctx.db.display().to_string();
-            let tx = store.immediate().map_err(|e| CliError::store(what, e))?;
-            let revoked = match (&id, &episode) {
-                (Some(id), _) => {
-                    if !session::revoke(&tx, id).map_err(|e| CliError::store(what, e))? {
-                        return Err(CliError::failed(what, format!("refusing: no session credential {id} in {db} (already revoked, or minted in another store); nothing was revoked")));
-                    }
-                    vec![id.clone()]
-                }
-                (None, Some(ep)) => {
-                    let ids =
-                        session::revoke_episode(&tx, ep).map_err(|e| CliError::store(what, e))?;
-                    if ids.is_empty() {
-                        return Err(CliError::failed(
-                            what,
-                            format!("refusing: episode {ep} has no session credential in {db}"),
-                        ));
-                    }
-                    ids
-                }
+            let target = match (&id, &episode) {
+                (Some(id), _) => crate::ops::session::Revoke::Credential(id.clone()),
+                (None, Some(ep)) => crate::ops::session::Revoke::Episode(ep.clone()),
                 (None, None) => {
                     return Err(CliError::usage(
                         what,
@@ -640,7 +620,15 @@ pub fn run(ctx: &Context, out: &mut Output, cmd: Cmd) -> Result<Exit, CliError> 
                     ))
                 }
             };
-            tx.commit().map_err(|e| CliError::store(what, e.into()))?;
+            let revoked =
+                crate::ops::session::revoke(&mut store, &target).map_err(|e| match e {
+                    crate::ops::session::RevokeError::Store(s) => CliError::store(what, s),
+                    crate::ops::session::RevokeError::NoCredential(id) => CliError::failed(what, format!("refusing: no session credential {id} in {db} (already revoked, or minted in another store); nothing was revoked")),
+                    crate::ops::session::RevokeError::NoEpisodeCredential(ep) => CliError::failed(
+                        what,
+                        format!("refusing: episode {ep} has no session credential in {db}"),
+                    ),
+                })?;
             for id in revoked {
                 if out.json {
                     out.json_line(&serde_json::json!({"revoked": id}))?;

@@ -11,5 +11,7 @@
 //! here are the others, moved out of `cli/` one at a time (docs/ARCHITECTURE.md lists what is
 //! still to move in its debt table).
 
+pub mod approval;
 pub mod genesis;
 pub mod pin;
+pub mod session;
