@@ -339,11 +339,22 @@ fn store_missing_commit_objects_is_refused_with_the_reference_text_and_not_recre
     );
     let line = env.run(&["head"]).code(2).one_line_error();
     assert!(line.contains(&want), "{line:?} should contain {want:?}");
-    refuse_store(
-        &env,
-        2,
-        "is missing table commit_objects; refusing to recreate it empty",
-    );
+    let needle = "is missing table commit_objects; refusing to recreate it empty";
+    let body = crate::common::Tip::empty().next("onto-bad").bytes();
+    let file = env.write("bad.json", &body);
+    for args in [
+        vec!["head"],
+        vec!["log", "--json"],
+        vec!["commit", file.to_str().unwrap()],
+        vec!["genesis"],
+    ] {
+        let line = env.run(&args).code(2).one_line_error();
+        assert!(line.contains(needle), "`world {args:?}`: {line:?}");
+    }
+    // For `verify` the damage is its own finding (issue 13 §3): `schema`, exit 3, in --json.
+    let v = env.run(&["verify", "--json"]).code(3);
+    assert!(v.stdout.contains("\"category\":\"schema\""), "{v:?}");
+    assert!(v.stdout.contains(needle), "{v:?}");
     assert_eq!(env.snapshot(), before);
     let c = rusqlite::Connection::open(&env.db).unwrap();
     let n: i64 = c
