@@ -407,4 +407,22 @@ fn identical_effects_in_two_episodes_share_a_record_and_verify_clean() {
         "{}",
         String::from_utf8_lossy(&out.stdout)
     );
+    // `world effects` lists the shared record once per effect, each under its own episode
+    // and intent; `--episode` finds every one of them.
+    let all = world(&env.db, &["effects", "--json"]);
+    let rows: Vec<Value> = String::from_utf8_lossy(&all.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(rows.len(), 3, "{rows:?}");
+    for ep in ["e1", "e2", "e3"] {
+        let out = world(&env.db, &["effects", "--episode", ep, "--json"]);
+        let rows: Vec<Value> = String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        assert_eq!(rows.len(), 1, "{ep}: {rows:?}");
+        assert_eq!(rows[0]["episodeId"], ep, "{rows:?}");
+        assert_eq!(rows[0]["intentId"], format!("effect:{ep}:0"), "{rows:?}");
+    }
 }

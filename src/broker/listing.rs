@@ -46,7 +46,10 @@ pub struct Filter {
 /// Every effect record in the store with its context, filtered; order: by invocation/intent
 /// discovery, then the remaining records by ref.
 pub fn list(conn: &Connection, f: &Filter) -> Result<Vec<Listed>, StoreError> {
-    let mut context: HashMap<String, Context> = HashMap::new();
+    // Records are content-addressed and carry no episode, so one record can stand for effects
+    // of several invocations (the same write with the same budget in two episodes): each
+    // record keeps every context it was found in, and is listed once per context.
+    let mut context: HashMap<String, Vec<Context>> = HashMap::new();
     // Committed invocations name their records in order.
     let mut stmt = conn.prepare("SELECT payload FROM objects WHERE semantic_id = ?1")?;
     let recs: Vec<Vec<u8>> = stmt
@@ -55,33 +58,46 @@ pub fn list(conn: &Connection, f: &Filter) -> Result<Vec<Listed>, StoreError> {
     for p in recs {
         if let Ok(r) = InvocationRecord::decode(INVOCATION_RECORD_V2, &p) {
             for e in r.effects.unwrap_or_default() {
-                let c = context.entry(e).or_default();
-                c.0 = Some(r.invocation_id.clone());
-                c.1 = Some(r.episode_id.clone());
+                context.entry(e).or_default().push((
+                    Some(r.invocation_id.clone()),
+                    Some(r.episode_id.clone()),
+                    None,
+                ));
             }
         }
     }
     // Effect outcomes name their records; intents name the episode.
     let mut stmt = conn.prepare(
         "SELECT j.invocation_id, o.payload FROM journal j JOIN objects o ON o.hash_ref = j.object_ref
-         WHERE j.kind = 'outcome' AND o.semantic_id = ?1",
+         WHERE j.kind = 'outcome' AND o.semantic_id = ?1 ORDER BY j.seq",
     )?;
     let outs: Vec<(String, Vec<u8>)> = stmt
         .query_map([journal::EFFECT_OUTCOME], |r| Ok((r.get(0)?, r.get(1)?)))?
         .collect::<Result<_, _>>()?;
     for (id, p) in outs {
-        if let Ok(v) = serde_json::from_slice::<serde_json::Value>(&p) {
-            if let Some(rec) = v.get("recordRef").and_then(|x| x.as_str()) {
-                let ep = id
-                    .strip_prefix("effect:")
-                    .and_then(|r| r.rsplit_once(':'))
-                    .map(|(ep, _)| ep.to_string());
-                let c = context.entry(rec.to_string()).or_default();
+        let Ok(v) = serde_json::from_slice::<serde_json::Value>(&p) else {
+            continue;
+        };
+        let Some(rec) = v.get("recordRef").and_then(|x| x.as_str()) else {
+            continue;
+        };
+        let ep = id
+            .strip_prefix("effect:")
+            .and_then(|r| r.rsplit_once(':'))
+            .map(|(ep, _)| ep.to_string());
+        let slots = context.entry(rec.to_string()).or_default();
+        // The intent belongs to the first context of its episode that has none yet.
+        match slots
+            .iter_mut()
+            .find(|c| c.2.is_none() && (c.1.is_none() || c.1 == ep))
+        {
+            Some(c) => {
                 c.2 = Some(id.clone());
                 if c.1.is_none() {
                     c.1 = ep;
                 }
             }
+            None => slots.push((None, ep, Some(id.clone()))),
         }
     }
     let mut stmt = conn.prepare(
@@ -102,33 +118,39 @@ pub fn list(conn: &Connection, f: &Filter) -> Result<Vec<Listed>, StoreError> {
         let Ok(record) = EffectRecord::decode(&payload) else {
             continue;
         };
-        let (invocation_id, episode_id, intent_id) =
-            context.get(&reference).cloned().unwrap_or_default();
-        if f.episode
-            .as_ref()
-            .is_some_and(|e| episode_id.as_ref() != Some(e))
-        {
-            continue;
+        let contexts = context.remove(&reference).unwrap_or_default();
+        let contexts = if contexts.is_empty() {
+            vec![Context::default()]
+        } else {
+            contexts
+        };
+        for (invocation_id, episode_id, intent_id) in contexts {
+            if f.episode
+                .as_ref()
+                .is_some_and(|e| episode_id.as_ref() != Some(e))
+            {
+                continue;
+            }
+            if f.invocation
+                .as_ref()
+                .is_some_and(|i| invocation_id.as_ref() != Some(i))
+            {
+                continue;
+            }
+            if f.denied && record.allowed {
+                continue;
+            }
+            if f.effect.as_ref().is_some_and(|e| &record.effect != e) {
+                continue;
+            }
+            out.push(Listed {
+                reference: reference.clone(),
+                record: record.clone(),
+                invocation_id,
+                episode_id,
+                intent_id,
+            });
         }
-        if f.invocation
-            .as_ref()
-            .is_some_and(|i| invocation_id.as_ref() != Some(i))
-        {
-            continue;
-        }
-        if f.denied && record.allowed {
-            continue;
-        }
-        if f.effect.as_ref().is_some_and(|e| &record.effect != e) {
-            continue;
-        }
-        out.push(Listed {
-            reference,
-            record,
-            invocation_id,
-            episode_id,
-            intent_id,
-        });
     }
     out.sort_by(|a, b| {
         let key = |l: &Listed| {
