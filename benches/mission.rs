@@ -5,8 +5,12 @@
 //! of row writes (counted with `total_changes` on the mission side) in the same number of
 //! `BEGIN IMMEDIATE` transactions, in the same process.
 //!
-//! Every side uses WAL + synchronous=FULL in a temp dir. Run: `cargo bench --bench mission`
-//! (`MISSION_BENCH_CYCLES=N`, default 300; `MISSION_BENCH_SETTLED=N`, default 100000).
+//! Each baseline runs in the journal mode of the file it is compared with, both with
+//! `synchronous=FULL`: the library side writes a WAL file (as a standalone `--ledger` file is),
+//! the CLI side writes a World store, which `world` never switches out of SQLite's default
+//! rollback journal (store-format.md DEC-STORE-1) — a commit there costs more fsyncs than in
+//! WAL, and a WAL baseline would charge that to the mission code. Run: `cargo bench --bench
+//! mission` (`MISSION_BENCH_CYCLES=N`, default 300; `MISSION_BENCH_SETTLED=N`, default 100000).
 
 use std::path::Path;
 use std::process::Command as Proc;
@@ -20,10 +24,25 @@ use world::mission::{Actor, Command, Contract};
 
 const WORLD: &str = env!("CARGO_BIN_EXE_world");
 
+/// The journal mode a side writes in.
+#[derive(Clone, Copy)]
+enum Mode {
+    /// WAL, as a standalone ledger file.
+    Wal,
+    /// SQLite's default rollback journal, as a World store.
+    Rollback,
+}
+
 fn open(path: &Path) -> Connection {
+    open_in(path, Mode::Wal)
+}
+
+fn open_in(path: &Path, mode: Mode) -> Connection {
     let conn = Connection::open(path).unwrap_or_else(|e| panic!("{e}"));
-    conn.query_row("PRAGMA journal_mode=WAL", [], |_| Ok(()))
-        .unwrap_or_else(|e| panic!("{e}"));
+    if let Mode::Wal = mode {
+        conn.query_row("PRAGMA journal_mode=WAL", [], |_| Ok(()))
+            .unwrap_or_else(|e| panic!("{e}"));
+    }
     conn.execute_batch("PRAGMA synchronous=FULL;")
         .unwrap_or_else(|e| panic!("{e}"));
     conn
@@ -137,9 +156,10 @@ fn library(conn: &Connection, depth: usize, cycles: usize) -> (Duration, u64) {
     (t, (conn.total_changes() - before) / cycles as u64)
 }
 
-/// `writes` row writes per cycle in 3 IMMEDIATE transactions, no reads, checks or hashing.
-fn bare(path: &Path, writes: u64, cycles: usize) -> Duration {
-    let conn = open(path);
+/// `writes` row writes per cycle in 3 IMMEDIATE transactions, no reads, checks or hashing,
+/// in journal mode `mode`.
+fn bare(path: &Path, writes: u64, cycles: usize, mode: Mode) -> Duration {
+    let conn = open_in(path, mode);
     conn.execute_batch("CREATE TABLE rows (id INTEGER PRIMARY KEY, body TEXT NOT NULL);")
         .unwrap_or_else(|e| panic!("{e}"));
     let per = [writes / 3 + writes % 3, writes / 3, writes / 3];
@@ -241,7 +261,7 @@ fn main() {
         let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
         let conn = prepared(&dir.path().join("lib.db"), depth, 0);
         let (t, writes) = library(&conn, depth, cycles);
-        let b = bare(&dir.path().join("bare.db"), writes, cycles);
+        let b = bare(&dir.path().join("bare.db"), writes, cycles, Mode::Wal);
         let (mr, br) = (
             cycles as f64 / t.as_secs_f64(),
             cycles as f64 / b.as_secs_f64(),
@@ -249,18 +269,18 @@ fn main() {
         fresh_rate[k] = mr;
         println!(
             "{:<34} {depth:>5} {writes:>10} {mr:>12.1} {br:>12.1} {:>7.2}",
-            "library (fresh mission)",
+            "library, WAL (fresh mission)",
             mr / br
         );
         let t = cli(dir.path(), depth, cycles);
-        let b = bare(&dir.path().join("bare2.db"), writes, cycles);
+        let b = bare(&dir.path().join("bare2.db"), writes, cycles, Mode::Rollback);
         let (mr, br) = (
             cycles as f64 / t.as_secs_f64(),
             cycles as f64 / b.as_secs_f64(),
         );
         println!(
             "{:<34} {depth:>5} {writes:>10} {mr:>12.1} {br:>12.1} {:>7.2}",
-            "cli apply --commands (fresh)",
+            "cli apply --commands, store (fresh)",
             mr / br
         );
     }
@@ -273,14 +293,14 @@ fn main() {
             build.elapsed().as_secs_f64()
         );
         let (t, writes) = library(&conn, depth, cycles);
-        let b = bare(&dir.path().join("bare.db"), writes, cycles);
+        let b = bare(&dir.path().join("bare.db"), writes, cycles, Mode::Wal);
         let (mr, br) = (
             cycles as f64 / t.as_secs_f64(),
             cycles as f64 / b.as_secs_f64(),
         );
         println!(
             "{:<34} {depth:>5} {writes:>10} {mr:>12.1} {br:>12.1} {:>7.2}   (vs fresh: {:.2})",
-            format!("library ({settled} settled)"),
+            format!("library, WAL ({settled} settled)"),
             mr / br,
             mr / fresh_rate[k]
         );

@@ -382,12 +382,21 @@ fn identical_effects_in_two_episodes_share_a_record_and_verify_clean() {
     let env = invoke_support::Env::new();
     for ep in ["e1", "e2", "e3"] {
         let tok = env.mint(ep, &["Workspace.Write=worktree:5"]);
-        let out = env.invoke(
-            &tok,
-            "ailang-write",
-            r#"{"path":"same.txt","content":"x"}"#,
-            &[],
-        );
+        // The effect request carries the call's time (unix seconds): one fixed instant, so
+        // the three requests — and so the records — are byte-identical.
+        let tok = tok.to_string_lossy().into_owned();
+        let out = env
+            .cmd(&[
+                "invoke",
+                "ailang-write",
+                "--session",
+                &tok,
+                "--args",
+                r#"{"path":"same.txt","content":"x"}"#,
+            ])
+            .env("WORLD_TEST_NOW", "1796181636")
+            .output()
+            .expect("run world");
         assert!(
             out.status.success(),
             "{ep}: {}",
