@@ -251,7 +251,7 @@ fn main() {
     };
     let cycles = env("MISSION_BENCH_CYCLES", 300);
     let settled = env("MISSION_BENCH_SETTLED", 100_000);
-    println!("missions: admit+dispatch+settle cycles (3 IMMEDIATE transactions each), {cycles} cycles, WAL + synchronous=FULL");
+    println!("missions: admit+dispatch+settle cycles (3 IMMEDIATE transactions each), {cycles} cycles, synchronous=FULL; each baseline in its side's journal mode");
     println!(
         "{:<34} {:>5} {:>10} {:>12} {:>12} {:>7}",
         "path", "depth", "rows/cyc", "mission c/s", "bare c/s", "ratio"
