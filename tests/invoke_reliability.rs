@@ -414,3 +414,77 @@ fn kill_before_the_commit_after_finish() {
     assert!(env.effects(&["--pending"]).is_empty());
     resend_is_refused(&env, &tok, "probe", args, "k4");
 }
+
+/// A mission-paired effect killed inside its handler (issue 15 §4, missions.md §7): the attempt
+/// was admitted in the intent's transaction and dispatched before the handler ran, so after
+/// the kill it stays DISPATCHED with its exposure reserved. Neither the crash nor a resend
+/// refunds it; the journal, the materialised state and the outbox still fold clean (`verify`).
+#[test]
+fn kill_inside_a_mission_paired_handler_keeps_the_attempt_dispatched() {
+    let env = Env::new();
+    let now = "1700000000000";
+    let far = "4102444800000";
+    let contract = json!({"id": "c", "missionId": "m", "aiwsEdition": "0.4", "profile": "finite-v1",
+        "budget": "5", "deadline": far, "criteria": ["review"], "actions": ["Model.Infer"],
+        "resources": ["model"], "requiresApproval": false, "maxAttempts": "1",
+        "maxAuthorizationAgeMs": "60000", "features": []});
+    let c = env.root.join("contract.json");
+    std::fs::write(&c, contract.to_string()).expect("contract");
+    let c = c.to_string_lossy().into_owned();
+    env.ok(&["mission", "create", "--contract", &c, "--yes", "--now", now]);
+    env.ok(&["mission", "start-run", "m", "--run", "r", "--now", now]);
+    env.ok(&[
+        "mission",
+        "grant",
+        "m",
+        "--id",
+        "g",
+        "--subject",
+        "agent",
+        "--action",
+        "Model.Infer",
+        "--resource",
+        "model",
+        "--expires-at",
+        far,
+        "--limit",
+        "5",
+        "--now",
+        now,
+    ]);
+    let tok = env.mint_with(
+        "ep1",
+        &["Model.Infer=model:5"],
+        &[
+            "--mission",
+            "m",
+            "--mission-run",
+            "r",
+            "--mission-grant",
+            "g",
+        ],
+    );
+    let report = || -> Value {
+        serde_json::from_str(&env.ok(&["--json", "mission", "report", "m"])).expect("report")
+    };
+    let args =
+        r#"{"case":"effect","effect":"Model.Infer","scope":"model","payload":{"prompt":"hi"}}"#;
+    let mut child = spawn_child(&env, &tok, "infer", args, "k5", "block");
+    kill_when(&mut child, || journal_has(&env, "effect:ep1:0", "intent"));
+    let r = report();
+    assert_eq!(
+        (r["reserved"].as_str(), r["settled"].as_str()),
+        (Some("1"), Some("0")),
+        "the exposure stays reserved: {r}"
+    );
+    let out = &r["outstanding"];
+    assert_eq!(out.as_array().map(Vec::len), Some(1), "{r}");
+    assert_eq!(out[0]["attemptId"], "effect:ep1:0", "{r}");
+    assert_eq!(out[0]["status"], "DISPATCHED", "{r}");
+    // The resend runs nothing and refunds nothing; the books still fold clean.
+    resend_is_refused(&env, &tok, "infer", args, "k5");
+    let after = report();
+    assert_eq!(after["reserved"], r["reserved"], "{after}");
+    assert_eq!(after["outstanding"], r["outstanding"], "{after}");
+    assert_eq!(after["revision"], r["revision"], "{after}");
+}

@@ -85,7 +85,7 @@ fn setup(budget: &str, ledger: Option<&str>) -> Env {
         "-q",
     ]);
     let contract = json!({"id": "c", "missionId": "m", "aiwsEdition": "0.4", "profile": "finite-v1",
-        "budget": budget, "deadline": "1800000000000", "criteria": ["review"],
+        "budget": budget, "deadline": "4102444800000", "criteria": ["review"],
         "actions": ["Workspace.Read"], "resources": ["worktree"], "requiresApproval": false,
         "maxAttempts": "1", "maxAuthorizationAgeMs": "60000", "features": []});
     let c = e.dir.path().join("contract.json");
@@ -113,7 +113,7 @@ fn setup(budget: &str, ledger: Option<&str>) -> Env {
         "--resource",
         "worktree",
         "--expires-at",
-        "1800000000000",
+        "4102444800000",
         "--limit",
         budget,
         "--now",
