@@ -192,7 +192,7 @@ pub fn for_path(path: &str) -> Option<&'static [&'static str]> {
         "world mission complete-run" => &["world mission complete-run m1 --run r1"],
         "world mission dispatch" => &["world mission dispatch m1 --attempt a1"],
         "world mission grant" => &[
-            "world mission grant m1 --id g1 --subject agent --action write --resource repo --expires-at 1796176069000 --limit 100",
+            "world mission grant m1 --id g1 --subject agent --action write --resource repo --expires-at 4102444800000 --limit 100",
         ],
         "world mission list" => &["world mission list --json"],
         "world mission log" => &["world mission log m1"],
