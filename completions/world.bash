@@ -385,6 +385,9 @@ _world() {
             world__subcmd__help__subcmd__mission,start-run)
                 cmd="world__subcmd__help__subcmd__mission__subcmd__start__subcmd__run"
                 ;;
+            world__subcmd__help__subcmd__mission,verify)
+                cmd="world__subcmd__help__subcmd__mission__subcmd__verify"
+                ;;
             world__subcmd__help__subcmd__object,find)
                 cmd="world__subcmd__help__subcmd__object__subcmd__find"
                 ;;
@@ -547,6 +550,9 @@ _world() {
             world__subcmd__mission,start-run)
                 cmd="world__subcmd__mission__subcmd__start__subcmd__run"
                 ;;
+            world__subcmd__mission,verify)
+                cmd="world__subcmd__mission__subcmd__verify"
+                ;;
             world__subcmd__mission__subcmd__help,admit)
                 cmd="world__subcmd__mission__subcmd__help__subcmd__admit"
                 ;;
@@ -594,6 +600,9 @@ _world() {
                 ;;
             world__subcmd__mission__subcmd__help,start-run)
                 cmd="world__subcmd__mission__subcmd__help__subcmd__start__subcmd__run"
+                ;;
+            world__subcmd__mission__subcmd__help,verify)
+                cmd="world__subcmd__mission__subcmd__help__subcmd__verify"
                 ;;
             world__subcmd__object,find)
                 cmd="world__subcmd__object__subcmd__find"
@@ -2054,7 +2063,7 @@ _world() {
             return 0
             ;;
         world__subcmd__help__subcmd__mission)
-            opts="create apply start-run grant admit dispatch settle release reconcile approve revoke complete-run report list log"
+            opts="create apply start-run grant admit dispatch settle release reconcile approve revoke complete-run report list log verify"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2264,6 +2273,20 @@ _world() {
             return 0
             ;;
         world__subcmd__help__subcmd__mission__subcmd__start__subcmd__run)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        world__subcmd__help__subcmd__mission__subcmd__verify)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -3634,12 +3657,16 @@ _world() {
             return 0
             ;;
         world__subcmd__mission)
-            opts="-q -h --db --json --quiet --color --wait-lock --help create apply start-run grant admit dispatch settle release reconcile approve revoke complete-run report list log help"
+            opts="-q -h --ledger --db --json --quiet --color --wait-lock --help create apply start-run grant admit dispatch settle release reconcile approve revoke complete-run report list log verify help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                --ledger)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --db)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -3660,7 +3687,7 @@ _world() {
             return 0
             ;;
         world__subcmd__mission__subcmd__admit)
-            opts="-q -h --run --operation --attempt --grant --subject --capability --resource --amount --payload --preconditions --authorization-checked-at --policy --mandatory-checks-failed --depends-on --now --request-id --session --db --json --quiet --color --wait-lock --help"
+            opts="-q -h --run --operation --attempt --grant --subject --capability --resource --amount --payload --preconditions --authorization-checked-at --policy --mandatory-checks-failed --depends-on --now --request-id --session --ledger --db --json --quiet --color --wait-lock --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -3730,6 +3757,10 @@ _world() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --ledger)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --db)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -3750,7 +3781,7 @@ _world() {
             return 0
             ;;
         world__subcmd__mission__subcmd__apply)
-            opts="-q -h --command --commands --now --request-id --session --db --json --quiet --color --wait-lock --help"
+            opts="-q -h --command --commands --now --request-id --session --ledger --db --json --quiet --color --wait-lock --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -3776,6 +3807,10 @@ _world() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --ledger)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --db)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -3796,7 +3831,7 @@ _world() {
             return 0
             ;;
         world__subcmd__mission__subcmd__approve)
-            opts="-q -h --operation --evidence --evidence-file --now --request-id --session --db --json --quiet --color --wait-lock --help"
+            opts="-q -h --operation --evidence --evidence-file --now --request-id --session --ledger --db --json --quiet --color --wait-lock --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -3826,6 +3861,10 @@ _world() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --ledger)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --db)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -3846,7 +3885,7 @@ _world() {
             return 0
             ;;
         world__subcmd__mission__subcmd__complete__subcmd__run)
-            opts="-q -h --run --criterion --now --request-id --session --db --json --quiet --color --wait-lock --help"
+            opts="-q -h --run --criterion --now --request-id --session --ledger --db --json --quiet --color --wait-lock --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -3872,6 +3911,10 @@ _world() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --ledger)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --db)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -3892,7 +3935,7 @@ _world() {
             return 0
             ;;
         world__subcmd__mission__subcmd__create)
-            opts="-q -h --contract --yes --now --db --json --quiet --color --wait-lock --help"
+            opts="-q -h --contract --yes --now --ledger --db --json --quiet --color --wait-lock --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -3903,6 +3946,10 @@ _world() {
                     return 0
                     ;;
                 --now)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --ledger)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -3926,7 +3973,7 @@ _world() {
             return 0
             ;;
         world__subcmd__mission__subcmd__dispatch)
-            opts="-q -h --attempt --now --request-id --session --db --json --quiet --color --wait-lock --help"
+            opts="-q -h --attempt --now --request-id --session --ledger --db --json --quiet --color --wait-lock --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -3945,6 +3992,10 @@ _world() {
                     return 0
                     ;;
                 --session)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --ledger)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -3968,7 +4019,7 @@ _world() {
             return 0
             ;;
         world__subcmd__mission__subcmd__grant)
-            opts="-q -h --id --parent --subject --action --resource --not-before --expires-at --limit --can-delegate --depth --now --request-id --session --db --json --quiet --color --wait-lock --help"
+            opts="-q -h --id --parent --subject --action --resource --not-before --expires-at --limit --can-delegate --depth --now --request-id --session --ledger --db --json --quiet --color --wait-lock --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -4022,6 +4073,10 @@ _world() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --ledger)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --db)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -4042,7 +4097,7 @@ _world() {
             return 0
             ;;
         world__subcmd__mission__subcmd__help)
-            opts="create apply start-run grant admit dispatch settle release reconcile approve revoke complete-run report list log help"
+            opts="create apply start-run grant admit dispatch settle release reconcile approve revoke complete-run report list log verify help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -4279,13 +4334,31 @@ _world() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        world__subcmd__mission__subcmd__help__subcmd__verify)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         world__subcmd__mission__subcmd__list)
-            opts="-q -h --db --json --quiet --color --wait-lock --help"
+            opts="-q -h --ledger --db --json --quiet --color --wait-lock --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                --ledger)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --db)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -4306,12 +4379,16 @@ _world() {
             return 0
             ;;
         world__subcmd__mission__subcmd__log)
-            opts="-q -h --db --json --quiet --color --wait-lock --help"
+            opts="-q -h --ledger --db --json --quiet --color --wait-lock --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                --ledger)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --db)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -4332,7 +4409,7 @@ _world() {
             return 0
             ;;
         world__subcmd__mission__subcmd__reconcile)
-            opts="-q -h --attempt --actual --failed --evidence --evidence-file --now --request-id --session --db --json --quiet --color --wait-lock --help"
+            opts="-q -h --attempt --actual --failed --evidence --evidence-file --now --request-id --session --ledger --db --json --quiet --color --wait-lock --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -4366,6 +4443,10 @@ _world() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --ledger)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --db)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -4386,7 +4467,7 @@ _world() {
             return 0
             ;;
         world__subcmd__mission__subcmd__release)
-            opts="-q -h --attempt --now --request-id --session --db --json --quiet --color --wait-lock --help"
+            opts="-q -h --attempt --now --request-id --session --ledger --db --json --quiet --color --wait-lock --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -4405,6 +4486,10 @@ _world() {
                     return 0
                     ;;
                 --session)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --ledger)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -4428,13 +4513,17 @@ _world() {
             return 0
             ;;
         world__subcmd__mission__subcmd__report)
-            opts="-q -h --now --db --json --quiet --color --wait-lock --help"
+            opts="-q -h --now --ledger --db --json --quiet --color --wait-lock --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --now)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --ledger)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -4458,7 +4547,7 @@ _world() {
             return 0
             ;;
         world__subcmd__mission__subcmd__revoke)
-            opts="-q -h --grant --now --request-id --session --db --json --quiet --color --wait-lock --help"
+            opts="-q -h --grant --now --request-id --session --ledger --db --json --quiet --color --wait-lock --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -4477,6 +4566,10 @@ _world() {
                     return 0
                     ;;
                 --session)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --ledger)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -4500,7 +4593,7 @@ _world() {
             return 0
             ;;
         world__subcmd__mission__subcmd__settle)
-            opts="-q -h --attempt --actual --failed --unknown --now --request-id --session --db --json --quiet --color --wait-lock --help"
+            opts="-q -h --attempt --actual --failed --unknown --now --request-id --session --ledger --db --json --quiet --color --wait-lock --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -4526,6 +4619,10 @@ _world() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --ledger)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --db)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -4546,7 +4643,7 @@ _world() {
             return 0
             ;;
         world__subcmd__mission__subcmd__start__subcmd__run)
-            opts="-q -h --run --now --request-id --session --db --json --quiet --color --wait-lock --help"
+            opts="-q -h --run --now --request-id --session --ledger --db --json --quiet --color --wait-lock --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -4565,6 +4662,40 @@ _world() {
                     return 0
                     ;;
                 --session)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --ledger)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --db)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                --wait-lock)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        world__subcmd__mission__subcmd__verify)
+            opts="-q -h --ledger --db --json --quiet --color --wait-lock --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --ledger)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

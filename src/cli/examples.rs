@@ -182,6 +182,7 @@ pub fn for_path(path: &str) -> Option<&'static [&'static str]> {
             "world mission create --contract contract.json",
             "world mission list",
             "world mission report m1",
+            "world mission report m1 --ledger postgres://world@db.example/ledgers",
         ],
         "world mission create" => &["world mission create --contract contract.json --yes"],
         "world mission apply" => &["world mission apply m1 --command cmd.json", "world mission apply m1 --commands cmds.jsonl"],
@@ -202,6 +203,7 @@ pub fn for_path(path: &str) -> Option<&'static [&'static str]> {
         "world mission revoke" => &["world mission revoke m1 --grant g1"],
         "world mission settle" => &["world mission settle m1 --attempt a1 --actual 4", "world mission settle m1 --attempt a1 --unknown"],
         "world mission start-run" => &["world mission start-run m1 --run r1"],
+        "world mission verify" => &["world mission verify", "world mission verify --ledger ledger.db --json"],
         "world serve" => &[
             "world serve",
             "world serve --bind 127.0.0.1:7700 --workspace-root /srv/ws --approve-on-tty",

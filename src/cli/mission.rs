@@ -2,8 +2,13 @@
 //! revoke|complete-run|report|list|log`: finite-v1 missions from the command line (missions.md
 //! §6, issue 15 part 3).
 //!
-//! Writers take the store's writer lock and run each command in one `BEGIN IMMEDIATE`
-//! transaction (journal, state rows and outbox intent commit or roll back together). The flag
+//! Where the missions live: by default in the World store file (writers take the store's writer
+//! lock and run each command in one `BEGIN IMMEDIATE` transaction); with `--ledger FILE|URL`
+//! (or `WORLD_LEDGER`) in a standalone ledger made by `world limits init` — a SQLite ledger
+//! file or PostgreSQL (issue 18 §2, `crate::mission::ledger`) — with no store lock; the store
+//! is then opened read-only, and only when `--session`, `--evidence REF` or `--criterion` needs
+//! it. Either way the journal row, the state rows and the outbox intent of one command commit
+//! or roll back together. The flag
 //! forms build the seed's command JSON and parse it with the same [`Command::parse`] as
 //! `apply`, so both paths produce exactly the same command objects.
 //!
@@ -33,6 +38,7 @@ use crate::mission::store::{self as mstore, MissionStore, Request, SqliteMission
 use crate::mission::{
     self, Actor, AttemptStatus, Code, Command, Contract, Rejection, State, MAX_JSON_BYTES,
 };
+use crate::store::Store;
 use crate::store::{self, Object};
 
 /// Semantic id of an evidence file stored by `--evidence-file`.
@@ -45,6 +51,24 @@ pub const MAX_EVIDENCE_BYTES: usize = 16 * 1024 * 1024;
 pub const MAX_COMMANDS_BYTES: usize = 64 * 1024 * 1024;
 /// How far ahead of the system clock `--now` may be, ms (missions.md §4.2 "Clock").
 pub const MAX_NOW_AHEAD_MS: u128 = 24 * 3600 * 1000;
+
+/// `world mission [--ledger FILE|URL] VERB …`.
+#[derive(ClapArgs, Debug)]
+pub struct Args {
+    /// A standalone ledger holding the missions (a file made by `world limits init`, or
+    /// postgres://user@host/db) instead of the store file
+    #[arg(
+        long,
+        value_name = "FILE|URL",
+        env = "WORLD_LEDGER",
+        hide_env_values = true,
+        global = true
+    )]
+    pub ledger: Option<String>,
+    /// The verb
+    #[command(subcommand)]
+    pub cmd: Cmd,
+}
 
 /// The mission verbs.
 #[derive(Subcommand, Debug)]
@@ -298,6 +322,8 @@ pub enum Cmd {
         /// The mission id
         mission: String,
     },
+    /// Re-fold every mission's journal and compare it with the stored state, outbox and hash chain (read-only; exit 3 on a finding)
+    Verify,
 }
 
 /// Flags every writing verb takes.
@@ -400,6 +426,14 @@ fn emit_rejection(out: &mut Output, r: &Rejection) -> Result<Exit, CliError> {
 
 fn store_err(what: &str, e: mstore::Error) -> CliError {
     match e {
+        mstore::Error::Ledger(l) => match *l {
+            crate::limits::Error::Rejected(v) => {
+                CliError::new(Exit::LimitRejected, what, v.human())
+            }
+            other => super::limits::ledger_err(what, other),
+        },
+        mstore::Error::SchemaVersion { .. } => CliError::usage(what, e)
+            .hint("use the world release that created this ledger's mission tables, or a fresh schema (docs/LEDGER.md)"),
         mstore::Error::Corrupt(_) => {
             CliError::new(Exit::Integrity, what, e).hint("run `world verify`")
         }
@@ -414,6 +448,92 @@ fn store_err(what: &str, e: mstore::Error) -> CliError {
             .hint("retry later")
         }
         e => CliError::failed(what, e),
+    }
+}
+
+/// Where a verb's missions live: the store file (held under its writer lock for a writer), or
+/// a standalone ledger (`--ledger`).
+enum Target {
+    Store(Store),
+    Ledger(Box<dyn MissionStore>),
+}
+
+impl Target {
+    /// Open for writing: the ledger, or the store under its writer lock.
+    fn write(ctx: &Context, ledger: Option<&str>, what: &str) -> Result<Target, CliError> {
+        match ledger {
+            Some(l) => Self::ledger(l, what),
+            None => Ok(Target::Store(ctx.open_write(false)?)),
+        }
+    }
+
+    /// Open for reading: the ledger, or the store read-only.
+    fn read(ctx: &Context, ledger: Option<&str>, what: &str) -> Result<Target, CliError> {
+        match ledger {
+            Some(l) => Self::ledger(l, what),
+            None => Ok(Target::Store(ctx.open_read()?)),
+        }
+    }
+
+    fn ledger(location: &str, what: &str) -> Result<Target, CliError> {
+        crate::mission::ledger::open(location)
+            .map(Target::Ledger)
+            .map_err(|e| store_err(what, e))
+    }
+
+    /// Run `f` on the mission store of this target.
+    fn with<T>(&self, f: impl FnOnce(&dyn MissionStore) -> T) -> T {
+        match self {
+            Target::Store(s) => f(&SqliteMissions::new(s.conn())),
+            Target::Ledger(l) => f(l.as_ref()),
+        }
+    }
+
+    /// What the prompt and messages call it.
+    fn describe(&self) -> String {
+        match self {
+            Target::Store(s) => s.path().display().to_string(),
+            Target::Ledger(l) => l.describe(),
+        }
+    }
+
+    /// The World store connection for `--session` and `--evidence REF`: the open store, or
+    /// (with a ledger) a read-only open of `--db` kept in `aux`.
+    fn store_conn<'a>(
+        &'a self,
+        ctx: &Context,
+        aux: &'a mut Option<Store>,
+    ) -> Result<&'a Connection, CliError> {
+        match self {
+            Target::Store(s) => Ok(s.conn()),
+            Target::Ledger(_) => {
+                if aux.is_none() {
+                    *aux = Some(ctx.open_read()?);
+                }
+                Ok(aux
+                    .as_ref()
+                    .map(Store::conn)
+                    .ok_or_else(|| CliError::failed("mission", "the World store did not open"))?)
+            }
+        }
+    }
+
+    /// Apply (or dry-run) one command; in the store file the evidence object is stored in the
+    /// same transaction.
+    fn apply(
+        &self,
+        mission_id: &str,
+        req: &Request,
+        actor: &Actor,
+        now: Amount,
+        obj: Option<&Object>,
+        dry_run: bool,
+    ) -> Result<mstore::Applied, mstore::Error> {
+        match self {
+            Target::Store(s) => transact(s.conn(), mission_id, req, actor, now, obj, dry_run),
+            Target::Ledger(l) if dry_run => l.dry_run(mission_id, req, actor, now),
+            Target::Ledger(l) => l.apply(mission_id, req, actor, now),
+        }
     }
 }
 
@@ -443,6 +563,7 @@ fn agent_actor(
     ctx: &Context,
     out: &mut Output,
     conn: &Connection,
+    missions: &dyn MissionStore,
     value: &str,
     mission_id: &str,
 ) -> Result<Actor, CliError> {
@@ -462,7 +583,7 @@ fn agent_actor(
         )
         .hint("mint the session with --mission M --mission-run R --mission-grant G"));
     }
-    let st = mstore::load_full(conn, mission_id).map_err(|e| match e {
+    let st = missions.state(mission_id).map_err(|e| match e {
         mstore::Error::Rejected(r) => CliError::failed("session", r),
         e => store_err("session", e),
     })?;
@@ -478,9 +599,13 @@ fn agent_actor(
     Ok(Actor::agent(&s.credential_id, &g.subject))
 }
 
-/// Evidence of an attended act: a ref resolved in the store, or a file stored now.
+/// Evidence of an attended act: a ref resolved in the store, or a file stored now (with a
+/// ledger: hashed, its ref recorded; the file itself stays with the operator, as for
+/// `world limits --ledger`).
 fn evidence(
-    conn: &Connection,
+    ctx: &Context,
+    target: &Target,
+    aux: &mut Option<Store>,
     ev: &Evidence,
     what: &str,
 ) -> Result<(String, Option<Object>), CliError> {
@@ -498,6 +623,7 @@ fn evidence(
     }
     let r = ev.evidence.clone().unwrap_or_default();
     mission::check_evidence(&r).map_err(|e| CliError::failed(what, format!("--evidence: {e}")))?;
+    let conn = target.store_conn(ctx, aux)?;
     match store::object_in(conn, &r) {
         Ok(Some(o)) if o.verifies() => Ok((r, None)),
         Ok(_) => Err(CliError::failed(
@@ -543,6 +669,7 @@ fn transact(
 /// A writing verb once its command is built.
 struct Job<'a> {
     what: &'static str,
+    ledger: Option<&'a str>,
     mission: &'a str,
     common: &'a Common,
     command: Result<Command, Rejection>,
@@ -556,12 +683,14 @@ fn write(ctx: &Context, out: &mut Output, job: Job<'_>) -> Result<Exit, CliError
         Ok(c) => c,
         Err(r) => return emit_rejection(out, &r),
     };
-    let st = ctx.open_write(false)?;
-    let conn = st.conn();
+    let target = Target::write(ctx, job.ledger, job.what)?;
+    let mut aux = None;
     let mut obj = None;
     if let Some(ev) = job.evidence {
-        let (r, o) = evidence(conn, ev, job.what)?;
-        obj = o;
+        let (r, o) = evidence(ctx, &target, &mut aux, ev, job.what)?;
+        if matches!(target, Target::Store(_)) {
+            obj = o;
+        }
         match &mut command {
             Command::Reconcile { evidence_ref, .. } | Command::Approve { evidence_ref, .. } => {
                 *evidence_ref = r
@@ -577,7 +706,7 @@ fn write(ctx: &Context, out: &mut Output, job: Job<'_>) -> Result<Exit, CliError
         let mut tty =
             fence::open_tty().map_err(|_| stop_fence("tty", "no-controlling-terminal"))?;
         let human = Actor::human(&format!("human:{}", super::limits::login()));
-        match transact(conn, job.mission, &req, &human, now, obj.as_ref(), true) {
+        match target.apply(job.mission, &req, &human, now, obj.as_ref(), true) {
             Ok(a) if a.replayed => return emit_applied(out, job.mission, &a),
             Ok(_) => {}
             Err(mstore::Error::Rejected(r)) => return emit_rejection(out, &r),
@@ -589,7 +718,7 @@ fn write(ctx: &Context, out: &mut Output, job: Job<'_>) -> Result<Exit, CliError
             "About to {} in mission {} in {}.\nType exactly, to confirm as {}:\n  {words}\n> ",
             req.command.name(),
             job.mission,
-            st.path().display(),
+            target.describe(),
             human.id
         );
         match tty.ask(&prompt) {
@@ -599,24 +728,31 @@ fn write(ctx: &Context, out: &mut Output, job: Job<'_>) -> Result<Exit, CliError
         }
         human
     } else if let Some(s) = &job.common.session {
-        agent_actor(ctx, out, conn, s, job.mission)?
+        let conn = target.store_conn(ctx, &mut aux)?;
+        target.with(|m| agent_actor(ctx, out, conn, m, s, job.mission))?
     } else {
-        Actor {
-            kind: ActorKind::Host,
-            id: format!("host:{}", super::limits::login()),
-            subject: None,
-        }
+        host()
     };
-    match transact(conn, job.mission, &req, &actor, now, obj.as_ref(), false) {
+    match target.apply(job.mission, &req, &actor, now, obj.as_ref(), false) {
         Ok(a) => emit_applied(out, job.mission, &a),
         Err(mstore::Error::Rejected(r)) => emit_rejection(out, &r),
         Err(e) => Err(store_err(job.what, e)),
     }
 }
 
+/// The HOST actor (the operator).
+fn host() -> Actor {
+    Actor {
+        kind: ActorKind::Host,
+        id: format!("host:{}", super::limits::login()),
+        subject: None,
+    }
+}
+
 fn create(
     ctx: &Context,
     out: &mut Output,
+    ledger: Option<&str>,
     contract: &Path,
     yes: bool,
     now: Option<&str>,
@@ -628,20 +764,19 @@ fn create(
         Ok(c) => c,
         Err(r) => return emit_rejection(out, &r),
     };
-    let st = ctx.open_write(false)?;
+    let target = Target::write(ctx, ledger, what)?;
     let r = c.contract_ref().to_string();
     let hex12 = &r[7..19];
     let actor = if yes {
-        Actor {
-            kind: ActorKind::Host,
-            id: format!("host:{}", super::limits::login()),
-            subject: None,
-        }
+        host()
     } else {
         let mut tty =
             fence::open_tty().map_err(|_| stop_fence("tty", "no-controlling-terminal"))?;
         // Refuse a duplicate before asking anybody.
-        if let Ok(Some(_)) = mstore::mission_exists(st.conn(), &c.mission_id) {
+        let exists = target
+            .with(|m| crate::mission::ledger::exists(m, &c.mission_id))
+            .map_err(|e| store_err(what, e))?;
+        if exists {
             return emit_rejection(
                 out,
                 &Rejection::new(
@@ -658,7 +793,7 @@ fn create(
             c.mission_id,
             c.budget,
             c.deadline,
-            st.path().display(),
+            target.describe(),
             super::limits::login()
         );
         match tty.ask(&prompt) {
@@ -668,8 +803,7 @@ fn create(
         }
         Actor::human(&format!("human:{}", super::limits::login()))
     };
-    let m = SqliteMissions::new(st.conn());
-    match m.create(&c, &actor, !yes, now) {
+    match target.with(|m| m.create(&c, &actor, !yes, now)) {
         Ok(s) => {
             if out.json {
                 out.json_line(&json!({"code": "OK", "missionId": s.mission_id, "contractRef": s.contract_ref, "attended": !yes}))?;
@@ -692,6 +826,7 @@ fn create(
 fn apply_lines(
     ctx: &Context,
     out: &mut Output,
+    ledger: Option<&str>,
     mission: &str,
     path: &Path,
     common: &Common,
@@ -724,14 +859,14 @@ fn apply_lines(
             "--request-id names one command; --commands applies several",
         ));
     }
-    let st = ctx.open_write(false)?;
+    let target = Target::write(ctx, ledger, what)?;
+    let mut aux = None;
     let actor = match &common.session {
-        Some(s) => agent_actor(ctx, out, st.conn(), s, mission)?,
-        None => Actor {
-            kind: ActorKind::Host,
-            id: format!("host:{}", super::limits::login()),
-            subject: None,
-        },
+        Some(s) => {
+            let conn = target.store_conn(ctx, &mut aux)?;
+            target.with(|m| agent_actor(ctx, out, conn, m, s, mission))?
+        }
+        None => host(),
     };
     let total = cmds.len();
     for (i, c) in cmds.into_iter().enumerate() {
@@ -739,7 +874,7 @@ fn apply_lines(
             command: c,
             request_id: common.request_id.clone(),
         };
-        let exit = match transact(st.conn(), mission, &req, &actor, now, None, false) {
+        let exit = match target.apply(mission, &req, &actor, now, None, false) {
             Ok(a) => emit_applied(out, mission, &a)?,
             Err(mstore::Error::Rejected(r)) => emit_rejection(out, &r)?,
             Err(e) => return Err(store_err(what, e)),
@@ -755,13 +890,12 @@ fn apply_lines(
     Ok(Exit::Success)
 }
 
-fn read_state(ctx: &Context, mission: &str) -> Result<(crate::store::Store, State), CliError> {
-    let st = ctx.open_read()?;
-    let s = mstore::load_full(st.conn(), mission).map_err(|e| match e {
+fn read_state(ctx: &Context, ledger: Option<&str>, mission: &str) -> Result<State, CliError> {
+    let target = Target::read(ctx, ledger, "mission report")?;
+    target.with(|m| m.state(mission)).map_err(|e| match e {
         mstore::Error::Rejected(r) => CliError::failed("mission", r),
         e => store_err("mission", e),
-    })?;
-    Ok((st, s))
+    })
 }
 
 /// The report object (`world mission report --json`).
@@ -808,11 +942,12 @@ pub fn report_value(s: &State, now: Amount) -> Value {
 fn report(
     ctx: &Context,
     out: &mut Output,
+    ledger: Option<&str>,
     mission: &str,
     now: Option<&str>,
 ) -> Result<Exit, CliError> {
     let now = parse_now(now)?;
-    let (_st, s) = read_state(ctx, mission)?;
+    let s = read_state(ctx, ledger, mission)?;
     let v = report_value(&s, now);
     if out.json {
         out.json_line(&v)?;
@@ -897,10 +1032,10 @@ fn report(
     Ok(Exit::Success)
 }
 
-fn list(ctx: &Context, out: &mut Output) -> Result<Exit, CliError> {
-    let st = ctx.open_read()?;
-    let rows = SqliteMissions::new(st.conn())
-        .list()
+fn list(ctx: &Context, out: &mut Output, ledger: Option<&str>) -> Result<Exit, CliError> {
+    let target = Target::read(ctx, ledger, "mission list")?;
+    let rows = target
+        .with(|m| m.list())
         .map_err(|e| store_err("mission list", e))?;
     if out.json {
         for r in &rows {
@@ -909,7 +1044,7 @@ fn list(ctx: &Context, out: &mut Output) -> Result<Exit, CliError> {
         return Ok(Exit::Success);
     }
     if rows.is_empty() {
-        out.status("no missions in the store");
+        out.status(format!("no missions in {}", target.describe()));
         return Ok(Exit::Success);
     }
     let mut t = super::output::table(
@@ -933,9 +1068,14 @@ fn list(ctx: &Context, out: &mut Output) -> Result<Exit, CliError> {
     Ok(Exit::Success)
 }
 
-fn log(ctx: &Context, out: &mut Output, mission: &str) -> Result<Exit, CliError> {
-    let st = ctx.open_read()?;
-    let entries = mstore::journal(st.conn(), mission).map_err(|e| match e {
+fn log(
+    ctx: &Context,
+    out: &mut Output,
+    ledger: Option<&str>,
+    mission: &str,
+) -> Result<Exit, CliError> {
+    let target = Target::read(ctx, ledger, "mission log")?;
+    let entries = target.with(|m| m.journal(mission)).map_err(|e| match e {
         mstore::Error::Rejected(r) => CliError::failed("mission log", r),
         e => store_err("mission log", e),
     })?;
@@ -977,6 +1117,40 @@ fn log(ctx: &Context, out: &mut Output, mission: &str) -> Result<Exit, CliError>
     Ok(Exit::Success)
 }
 
+/// `world mission verify`: every mission's journal re-folded and compared with the stored
+/// state, outbox and hash chain (the mission part of `world verify`, for a ledger too). One
+/// line per finding (`--json`: one object each); exit 0 when clean, 3 on any finding.
+fn verify(ctx: &Context, out: &mut Output, ledger: Option<&str>) -> Result<Exit, CliError> {
+    let what = "mission verify";
+    let target = Target::read(ctx, ledger, what)?;
+    let problems = target
+        .with(|m| m.verify())
+        .map_err(|e| store_err(what, e))?;
+    for p in &problems {
+        if out.json {
+            out.json_line(&json!({"category": p.category, "missionId": p.mission_id, "seq": p.seq, "reason": p.reason}))?;
+        } else {
+            out.line(format!(
+                "{} mission={}{}: {}",
+                p.category,
+                p.mission_id,
+                p.seq.map(|s| format!(" seq={s}")).unwrap_or_default(),
+                p.reason
+            ))?;
+        }
+    }
+    if problems.is_empty() {
+        out.status(format!(
+            "ok: every mission journal in {} folds to its stored state",
+            target.describe()
+        ));
+        Ok(Exit::Success)
+    } else {
+        out.status(format!("{} finding(s)", problems.len()));
+        Ok(Exit::Integrity)
+    }
+}
+
 /// Check a `session mint --mission M --mission-run R --mission-grant G` binding: the mission,
 /// the run and the grant exist (missions.md §7).
 ///
@@ -1000,9 +1174,12 @@ pub fn check_binding(conn: &Connection, m: &session::MissionBinding) -> Result<(
 }
 
 /// Run `world mission …`.
-pub fn run(ctx: &Context, out: &mut Output, cmd: Cmd) -> Result<Exit, CliError> {
+pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError> {
+    let ledger = args.ledger.as_deref();
+    let cmd = args.cmd;
     let job = |what, mission, common, command, attended, evidence| Job {
         what,
+        ledger,
         mission,
         common,
         command,
@@ -1010,7 +1187,9 @@ pub fn run(ctx: &Context, out: &mut Output, cmd: Cmd) -> Result<Exit, CliError> 
         evidence,
     };
     match &cmd {
-        Cmd::Create { contract, yes, now } => create(ctx, out, contract, *yes, now.as_deref()),
+        Cmd::Create { contract, yes, now } => {
+            create(ctx, out, ledger, contract, *yes, now.as_deref())
+        }
         Cmd::Apply {
             mission,
             command: Some(f),
@@ -1036,7 +1215,7 @@ pub fn run(ctx: &Context, out: &mut Output, cmd: Cmd) -> Result<Exit, CliError> 
             commands: Some(f),
             common,
             ..
-        } => apply_lines(ctx, out, mission, f, common),
+        } => apply_lines(ctx, out, ledger, mission, f, common),
         Cmd::Apply { .. } => Err(CliError::usage(
             "mission apply",
             "pass --command FILE or --commands FILE.jsonl",
@@ -1286,9 +1465,10 @@ pub fn run(ctx: &Context, out: &mut Output, cmd: Cmd) -> Result<Exit, CliError> 
                 ),
             )
         }
-        Cmd::Report { mission, now } => report(ctx, out, mission, now.as_deref()),
-        Cmd::List => list(ctx, out),
-        Cmd::Log { mission } => log(ctx, out, mission),
+        Cmd::Report { mission, now } => report(ctx, out, ledger, mission, now.as_deref()),
+        Cmd::List => list(ctx, out, ledger),
+        Cmd::Log { mission } => log(ctx, out, ledger, mission),
+        Cmd::Verify => verify(ctx, out, ledger),
     }
 }
 

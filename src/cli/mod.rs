@@ -142,8 +142,7 @@ pub enum Command {
     #[command(subcommand)]
     Limits(limits::Cmd),
     /// finite-v1 missions: contracts, runs, grant chains, admission and settlement
-    #[command(subcommand)]
-    Mission(mission::Cmd),
+    Mission(mission::Args),
     /// Serve the store over HTTP /v1, MCP and A2A on loopback (holds the writer lock)
     Serve(serve::Args),
     /// Serve MCP on stdin/stdout for a local agent client
@@ -330,7 +329,7 @@ pub fn run(cli: Cli) -> Result<Exit, CliError> {
         Command::Verify(a) => verify::run(&ctx, &mut out, a),
         Command::Why(a) => why::run(&ctx, &mut out, a),
         Command::Limits(c) => limits::run(&ctx, &mut out, c),
-        Command::Mission(c) => mission::run(&ctx, &mut out, c),
+        Command::Mission(a) => mission::run(&ctx, &mut out, a),
         Command::Serve(a) => serve::run(&ctx, &mut out, a),
         Command::Mcp(a) => mcp::run(&ctx, &mut out, a),
         Command::Replay(a) => replay::run(&ctx, &mut out, a),

@@ -44,6 +44,11 @@ impl IntoVal for i64 {
         Val::Int(*self)
     }
 }
+impl IntoVal for [u8] {
+    fn val(&self) -> Val {
+        Val::Blob(self.to_vec())
+    }
+}
 impl IntoVal for bool {
     fn val(&self) -> Val {
         Val::Int(i64::from(*self))
@@ -108,6 +113,16 @@ impl Row {
             Val::Int(v) => Ok(*v),
             other => Err(Error::Corrupt(format!(
                 "column {i}: expected integer, got {other:?}"
+            ))),
+        }
+    }
+
+    /// A BLOB / BYTEA column that must not be NULL.
+    pub(crate) fn blob(&self, i: usize) -> Result<Vec<u8>, Error> {
+        match self.at(i)? {
+            Val::Blob(b) => Ok(b.clone()),
+            other => Err(Error::Corrupt(format!(
+                "column {i}: expected a blob, got {other:?}"
             ))),
         }
     }

@@ -207,7 +207,9 @@ fn retryable(e: &postgres::Error) -> bool {
     )
 }
 
-fn is_retryable(e: &Error) -> bool {
+/// `true` for a serialization failure (40001) or a deadlock (40P01): the transaction may be
+/// retried.
+pub(crate) fn is_retryable(e: &Error) -> bool {
     matches!(e, Error::Postgres { source, .. } if retryable(source))
 }
 
@@ -262,6 +264,82 @@ impl PgLedger {
         }
     }
 
+    /// Run `body` in one transaction and commit it when `keep` says so (roll it back
+    /// otherwise), retrying the whole transaction on a serialization failure or a deadlock at
+    /// most [`MAX_RETRIES`] times. A writing transaction ([`Access::Write`]) is READ COMMITTED
+    /// and first takes its advisory lock (DEC-LIM-16); a reading one is one REPEATABLE READ,
+    /// READ ONLY snapshot without a lock. The ledger and the missions it holds
+    /// (`crate::mission::store`) share this machinery.
+    ///
+    /// # Errors
+    /// `body`'s errors; [`Error::Postgres`] from the connection (converted into `E`).
+    pub(crate) fn transaction<T, E: From<Error>>(
+        &self,
+        access: Access<'_>,
+        mut body: impl FnMut(&PgTx<'_, '_>) -> Result<T, E>,
+        keep: impl Fn(&Result<T, E>) -> bool,
+        retryable: impl Fn(&E) -> bool,
+    ) -> Result<T, E> {
+        let mut attempt = 0u32;
+        loop {
+            match self.transaction_once(&access, &mut body, &keep) {
+                Err(e) if retryable(&e) && attempt < MAX_RETRIES => {
+                    attempt += 1;
+                    let jitter = u64::from(std::process::id() % 7);
+                    std::thread::sleep(Duration::from_millis((5u64 << attempt.min(6)) + jitter));
+                }
+                other => return other,
+            }
+        }
+    }
+
+    fn transaction_once<T, E: From<Error>>(
+        &self,
+        access: &Access<'_>,
+        body: &mut impl FnMut(&PgTx<'_, '_>) -> Result<T, E>,
+        keep: &impl Fn(&Result<T, E>) -> bool,
+    ) -> Result<T, E> {
+        let mut client = self.client.borrow_mut();
+        let builder = client.build_transaction();
+        let builder = match access {
+            Access::Write(_) => builder.isolation_level(IsolationLevel::ReadCommitted),
+            Access::Read => builder
+                .isolation_level(IsolationLevel::RepeatableRead)
+                .read_only(true),
+        };
+        let mut tx = builder.start().map_err(|e| self.pg(e))?;
+        match access {
+            Access::Write(Lock::Ledger) => {
+                tx.execute(
+                    "SELECT pg_advisory_xact_lock(hashtext(current_schema() || '.world-limits-ledger'))",
+                    &[],
+                )
+                .map_err(|e| self.pg(e))?;
+            }
+            Access::Write(Lock::Mission(id)) => {
+                tx.execute(
+                    "SELECT pg_advisory_xact_lock(hashtext(current_schema() || '.world-mission'), hashtext($1))",
+                    &[id],
+                )
+                .map_err(|e| self.pg(e))?;
+            }
+            Access::Read => {}
+        }
+        let result = {
+            let db = PgTx {
+                tx: RefCell::new(&mut tx),
+                ledger: self,
+            };
+            body(&db)
+        };
+        if matches!(access, Access::Write(_)) && keep(&result) {
+            tx.commit().map_err(|e| self.pg(e))?;
+        } else {
+            tx.rollback().map_err(|e| self.pg(e))?;
+        }
+        result
+    }
+
     /// Run one command in its own transaction at `now_ms` (Unix ms): the ledger lock first,
     /// the schema version check, then the shared command logic; committed on success and on
     /// `exposure_exceeded` (its violation row persists), rolled back otherwise. With `dry_run`
@@ -278,58 +356,22 @@ impl PgLedger {
         evidence: &dyn EvidenceCheck,
         dry_run: bool,
     ) -> Result<Verdict, Error> {
-        let mut attempt = 0u32;
-        loop {
-            match self.execute_once(request, actor, now_ms, evidence, dry_run) {
-                Err(e) if is_retryable(&e) && attempt < MAX_RETRIES => {
-                    attempt += 1;
-                    let jitter = u64::from(std::process::id() % 7);
-                    std::thread::sleep(Duration::from_millis((5u64 << attempt.min(6)) + jitter));
-                }
-                other => return other,
-            }
-        }
-    }
-
-    fn execute_once(
-        &self,
-        request: &Request,
-        actor: &ActorFacts,
-        now_ms: u128,
-        evidence: &dyn EvidenceCheck,
-        dry_run: bool,
-    ) -> Result<Verdict, Error> {
-        let mut client = self.client.borrow_mut();
-        let mut tx = client
-            .build_transaction()
-            .isolation_level(IsolationLevel::ReadCommitted)
-            .start()
-            .map_err(|e| self.pg(e))?;
-        tx.execute(
-            "SELECT pg_advisory_xact_lock(hashtext(current_schema() || '.world-limits-ledger'))",
-            &[],
+        self.transaction(
+            Access::Write(Lock::Ledger),
+            |db| {
+                db.check_version()
+                    .and_then(|()| super::ledger::apply_db(db, request, actor, now_ms, evidence))
+            },
+            |result| {
+                !dry_run
+                    && match result {
+                        Ok(_) => true,
+                        Err(Error::Rejected(v)) => v.code == Code::ExposureExceeded,
+                        Err(_) => false,
+                    }
+            },
+            is_retryable,
         )
-        .map_err(|e| self.pg(e))?;
-        let result = {
-            let db = PgTx {
-                tx: RefCell::new(&mut tx),
-                ledger: self,
-            };
-            db.check_version()
-                .and_then(|()| super::ledger::apply_db(&db, request, actor, now_ms, evidence))
-        };
-        let keep = !dry_run
-            && match &result {
-                Ok(_) => true,
-                Err(Error::Rejected(v)) => v.code == Code::ExposureExceeded,
-                Err(_) => false,
-            };
-        if keep {
-            tx.commit().map_err(|e| self.pg(e))?;
-        } else {
-            tx.rollback().map_err(|e| self.pg(e))?;
-        }
-        result
     }
 
     /// The report at `now_ms` from one consistent snapshot (limits.md §8).
@@ -338,23 +380,15 @@ impl PgLedger {
     /// [`Error::Rejected`] with `ledger_not_initialized` or `scope_not_found`;
     /// [`Error::Postgres`]; [`Error::SchemaVersion`].
     pub fn report(&self, now_ms: u128, scope: Option<&str>) -> Result<Report, Error> {
-        let mut client = self.client.borrow_mut();
-        let mut tx = client
-            .build_transaction()
-            .isolation_level(IsolationLevel::RepeatableRead)
-            .read_only(true)
-            .start()
-            .map_err(|e| self.pg(e))?;
-        let result = {
-            let db = PgTx {
-                tx: RefCell::new(&mut tx),
-                ledger: self,
-            };
-            db.check_version()
-                .and_then(|()| super::report::report(&db, now_ms, scope))
-        };
-        tx.rollback().map_err(|e| self.pg(e))?;
-        result
+        self.transaction(
+            Access::Read,
+            |db| {
+                db.check_version()
+                    .and_then(|()| super::report::report(db, now_ms, scope))
+            },
+            |_| false,
+            |_| false,
+        )
     }
 
     /// The current revision (0 when not initialised), for CLI-side rejections.
@@ -374,8 +408,24 @@ impl PgLedger {
     }
 }
 
+/// What a [`PgLedger::transaction`] locks and reads.
+pub(crate) enum Access<'k> {
+    /// READ COMMITTED, after the advisory lock.
+    Write(Lock<'k>),
+    /// One REPEATABLE READ, READ ONLY snapshot; no lock; always rolled back.
+    Read,
+}
+
+/// The transaction-scoped advisory lock a writer takes first.
+pub(crate) enum Lock<'k> {
+    /// The ledger's one lock (every limits command).
+    Ledger,
+    /// One mission's lock (its commands serialise; other missions proceed).
+    Mission(&'k str),
+}
+
 /// One open PostgreSQL transaction seen as a [`Db`].
-struct PgTx<'a, 't> {
+pub(crate) struct PgTx<'a, 't> {
     tx: RefCell<&'a mut postgres::Transaction<'t>>,
     ledger: &'a PgLedger,
 }
@@ -402,7 +452,27 @@ impl PgTx<'_, '_> {
         Ok(stmt)
     }
 
-    fn check_version(&self) -> Result<(), Error> {
+    /// The ledger's name (`postgres://user@host:port/db`, no password).
+    pub(crate) fn ledger_name(&self) -> &str {
+        &self.ledger.name
+    }
+
+    /// Run several statements (DDL) in this transaction, unprepared.
+    ///
+    /// # Errors
+    /// [`Error::Postgres`].
+    pub(crate) fn batch(&self, sql: &str) -> Result<(), Error> {
+        self.tx
+            .borrow_mut()
+            .batch_execute(sql)
+            .map_err(|e| self.ledger.pg(e))
+    }
+
+    /// Refuse a limits schema of another version (`Ok` also when the ledger has no schema).
+    ///
+    /// # Errors
+    /// [`Error::SchemaVersion`]; [`Error::Postgres`].
+    pub(crate) fn check_version(&self) -> Result<(), Error> {
         if !self.table_exists("limits_schema")? {
             if self.table_exists("limits_meta")? {
                 return Err(Error::SchemaVersion {
@@ -448,11 +518,17 @@ impl Db for PgTx<'_, '_> {
     }
 
     fn table_exists(&self, name: &str) -> Result<bool, Error> {
+        // A catalog lookup, not `information_schema.tables` (a view with privilege checks that
+        // cost more than the rest of a command; benches/ledger_pg.rs).
         let rows = self.query(
-            "SELECT count(*) FROM information_schema.tables WHERE table_schema = current_schema() AND table_name = ?1",
+            "SELECT to_regclass(quote_ident(current_schema()) || '.' || quote_ident(?1)) IS NOT NULL",
             &[Val::Text(name.to_string())],
         )?;
-        Ok(rows.first().map(|r| r.int(0)).transpose()?.unwrap_or(0) > 0)
+        Ok(rows
+            .first()
+            .map(|r| r.flag(0))
+            .transpose()?
+            .unwrap_or(false))
     }
 
     fn create_schema(&self) -> Result<(), Error> {

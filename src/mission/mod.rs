@@ -7,7 +7,9 @@
 //! - [`state`]: [`State`] (`createMission` is [`Mission::create`]) and its parts;
 //! - [`reduce`](mod@reduce): the pure `reduce(state, command, now) -> state | rejection`;
 //! - [`codes`]: [`Code`] and [`Rejection`];
-//! - [`store`]: durable missions in the World store file (§6) behind [`store::MissionStore`].
+//! - [`store`]: durable missions in the World store file (§6) behind [`store::MissionStore`];
+//! - [`ledger`]: the same missions in a standalone ledger, a SQLite file or PostgreSQL
+//!   (`--ledger`, issue 18 §2).
 //!
 //! Amounts and times are [`crate::limits::Amount`] (canonical unsigned decimals, checked
 //! arithmetic), shared with the limits ledger; canonical bytes are TR-CJSON-1
@@ -16,6 +18,7 @@
 pub mod codes;
 pub mod command;
 pub mod contract;
+pub mod ledger;
 mod parse;
 pub mod reduce;
 pub mod state;

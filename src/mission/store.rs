@@ -1,4 +1,5 @@
-//! Durable missions in the World store file (missions.md §6).
+//! Durable missions in the World store file or a standalone ledger (missions.md §6, issue 18
+//! §2).
 //!
 //! Tables `mission_*` beside the store's v4 schema (the reference ignores them, as it ignores
 //! `limits_*`): the contract (`mission_missions`, with the materialised scalars), an append-only
@@ -15,6 +16,11 @@
 //! settled attempts. [`apply_in`] does the same inside a transaction the caller owns (the
 //! broker pairs admission with its effect intent this way, §7).
 //!
+//! The command logic is written once against [`crate::limits::db::Db`] (the SQL surface the
+//! limits ledger shares between SQLite and PostgreSQL); [`SqliteMissions`] runs it on a SQLite
+//! connection (the store file, or a standalone ledger file) and [`super::ledger`] on a
+//! PostgreSQL ledger.
+//!
 //! Journal entry (TR-CJSON-1, hashed with sha256 into `entry_hash`): `{"missionId", "seq",
 //! "prevHash", "command", "now", "actor", "requestId", "result"}`; `seq` counts from 1,
 //! `prevHash` of entry 1 is the `contractRef`. Accepted commands and `EXPOSURE_EXCEEDED`
@@ -24,11 +30,12 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
+use rusqlite::{Connection, TransactionBehavior};
 use serde::Serialize;
 
 use crate::encoding::trcjson::{self, CValue};
 use crate::encoding::HashRef;
+use crate::limits::db::{query_opt, vals, Db};
 use crate::limits::Amount;
 
 use super::codes::{Code, Rejection};
@@ -139,6 +146,33 @@ pub enum Error {
     /// SQLite failed.
     #[error("mission: sqlite: {0}")]
     Sqlite(#[from] rusqlite::Error),
+    /// The standalone ledger holding the missions refused or failed: not initialised
+    /// (`ledger_not_initialized`, naming the ledger and `world limits init`), not a ledger, a
+    /// URL that does not parse, PostgreSQL errors (connection, authentication, network loss,
+    /// lock timeout, serialization failure after the retries; the transaction was rolled back),
+    /// a limits schema of another version. Messages name the ledger, never a password.
+    #[error("mission: {0}")]
+    Ledger(Box<crate::limits::Error>),
+    /// The ledger's mission tables are of another version than this build reads.
+    #[error("mission: ledger {ledger} has mission schema version {found}; this world reads version {want}")]
+    SchemaVersion {
+        /// The ledger (`postgres://user@host:port/db`, never the password).
+        ledger: String,
+        /// The version found.
+        found: String,
+        /// The version this build reads.
+        want: i64,
+    },
+}
+
+impl From<crate::limits::Error> for Error {
+    fn from(e: crate::limits::Error) -> Self {
+        match e {
+            crate::limits::Error::Sqlite(s) => Error::Sqlite(s),
+            crate::limits::Error::Corrupt(c) => Error::Corrupt(c),
+            other => Error::Ledger(Box::new(other)),
+        }
+    }
 }
 
 impl From<Rejection> for Error {
@@ -233,9 +267,13 @@ pub struct Summary {
     pub unattended: bool,
 }
 
-/// The persistence boundary for missions. [`SqliteMissions`] keeps them in the World store
-/// file; a PostgreSQL backend can implement the same operations.
+/// The persistence boundary for missions: [`SqliteMissions`] keeps them in a SQLite database
+/// (the World store file, or a standalone ledger file); `super::ledger::PgMissions` in a
+/// PostgreSQL ledger. Each call is one transaction.
 pub trait MissionStore {
+    /// Where the missions live, for messages: the store or ledger file, or
+    /// `postgres://user@host:port/db` (never a password).
+    fn describe(&self) -> String;
     /// Store a new mission from `contract` (one transaction).
     ///
     /// # Errors
@@ -247,12 +285,25 @@ pub trait MissionStore {
         attended: bool,
         now: Amount,
     ) -> Result<State, Error>;
-    /// Apply one command in one `BEGIN IMMEDIATE` transaction.
+    /// Apply one command in one transaction (SQLite `BEGIN IMMEDIATE`; PostgreSQL READ
+    /// COMMITTED under the mission's advisory lock): the journal row, the state rows and the
+    /// outbox intent commit or roll back together.
     ///
     /// # Errors
     /// The rejection (`MISSION_NOT_FOUND`, `REQUEST_ID_REUSED`, or a `reduce` code);
     /// storage errors.
     fn apply(
+        &self,
+        mission_id: &str,
+        request: &Request,
+        actor: &Actor,
+        now: Amount,
+    ) -> Result<Applied, Error>;
+    /// Apply one command and roll it back whatever the result (an attended act's dry run).
+    ///
+    /// # Errors
+    /// As [`MissionStore::apply`].
+    fn dry_run(
         &self,
         mission_id: &str,
         request: &Request,
@@ -274,17 +325,26 @@ pub trait MissionStore {
     /// # Errors
     /// `MISSION_NOT_FOUND`; storage errors.
     fn journal(&self, mission_id: &str) -> Result<Vec<JournalEntry>, Error>;
+    /// Fold every mission's journal through `reduce` and compare it with the materialised
+    /// state, the outbox and the hash chain (what `world verify` does for the store file).
+    /// Read-only.
+    ///
+    /// # Errors
+    /// Storage errors (a corrupt row is a [`Problem`], not an error).
+    fn verify(&self) -> Result<Vec<Problem>, Error>;
 }
 
-/// Missions in a SQLite connection (the World store file).
+/// Missions in a SQLite connection (the World store file, or a standalone ledger file).
 pub struct SqliteMissions<'c> {
     conn: &'c Connection,
+    name: String,
 }
 
 impl<'c> SqliteMissions<'c> {
     /// Use the `mission_*` tables of `conn` (created by the first `create`).
     pub fn new(conn: &'c Connection) -> SqliteMissions<'c> {
-        SqliteMissions { conn }
+        let name = conn.path().unwrap_or("").to_string();
+        SqliteMissions { conn, name }
     }
 }
 
@@ -296,12 +356,12 @@ pub fn mission_exists(conn: &Connection, id: &str) -> rusqlite::Result<Option<()
     if !tables_exist(conn)? {
         return Ok(None);
     }
-    conn.query_row(
-        "SELECT 1 FROM mission_missions WHERE mission_id = ?1",
+    let n: i64 = conn.query_row(
+        "SELECT count(*) FROM mission_missions WHERE mission_id = ?1",
         [id],
-        |_| Ok(()),
-    )
-    .optional()
+        |r| r.get(0),
+    )?;
+    Ok((n > 0).then_some(()))
 }
 
 /// The mission tables absent from `conn` once any of them exists (empty when all or none
@@ -358,7 +418,7 @@ pub fn tables_exist(conn: &Connection) -> rusqlite::Result<bool> {
     Ok(n > 0)
 }
 
-fn not_found(mission_id: &str) -> Error {
+pub(crate) fn not_found(mission_id: &str) -> Error {
     Rejection::new(
         Code::MissionNotFound,
         "no mission with that id in the store",
@@ -367,7 +427,27 @@ fn not_found(mission_id: &str) -> Error {
     .into()
 }
 
+/// Commit `tx` when `r` is a success or `EXPOSURE_EXCEEDED` (whose journalled violation is the
+/// one trace a rejection leaves); otherwise drop it (roll back).
+fn finish(tx: rusqlite::Transaction<'_>, r: Result<Applied, Error>) -> Result<Applied, Error> {
+    match r {
+        Ok(a) => {
+            tx.commit()?;
+            Ok(a)
+        }
+        Err(Error::Rejected(r)) if r.code == Code::ExposureExceeded => {
+            tx.commit()?;
+            Err(Error::Rejected(r))
+        }
+        Err(e) => Err(e), // dropping `tx` rolls back journal, state and outbox together
+    }
+}
+
 impl MissionStore for SqliteMissions<'_> {
+    fn describe(&self) -> String {
+        self.name.clone()
+    }
+
     fn create(
         &self,
         contract: &Contract,
@@ -389,17 +469,19 @@ impl MissionStore for SqliteMissions<'_> {
         now: Amount,
     ) -> Result<Applied, Error> {
         let tx = rusqlite::Transaction::new_unchecked(self.conn, TransactionBehavior::Immediate)?;
-        match apply_in(&tx, mission_id, request, actor, now) {
-            Ok(a) => {
-                tx.commit()?;
-                Ok(a)
-            }
-            Err(Error::Rejected(r)) if r.code == Code::ExposureExceeded => {
-                tx.commit()?; // the violation record is the one trace a rejection leaves
-                Err(Error::Rejected(r))
-            }
-            Err(e) => Err(e), // dropping `tx` rolls back journal, state and outbox together
-        }
+        let r = apply_in(&tx, mission_id, request, actor, now);
+        finish(tx, r)
+    }
+
+    fn dry_run(
+        &self,
+        mission_id: &str,
+        request: &Request,
+        actor: &Actor,
+        now: Amount,
+    ) -> Result<Applied, Error> {
+        let tx = rusqlite::Transaction::new_unchecked(self.conn, TransactionBehavior::Immediate)?;
+        apply_in(&tx, mission_id, request, actor, now) // dropping `tx` rolls back
     }
 
     fn state(&self, mission_id: &str) -> Result<State, Error> {
@@ -410,43 +492,39 @@ impl MissionStore for SqliteMissions<'_> {
         if !tables_exist(self.conn)? {
             return Ok(Vec::new());
         }
-        let mut stmt = self.conn.prepare(
-            "SELECT mission_id, contract_ref, contract, revision, reserved, settled, journal_seq, attended FROM mission_missions ORDER BY mission_id",
-        )?;
-        let rows = stmt.query_map([], |r| {
-            Ok((
-                r.get::<_, String>(0)?,
-                r.get::<_, String>(1)?,
-                r.get::<_, Vec<u8>>(2)?,
-                r.get::<_, i64>(3)?,
-                r.get::<_, String>(4)?,
-                r.get::<_, String>(5)?,
-                r.get::<_, i64>(6)?,
-                r.get::<_, i64>(7)?,
-            ))
-        })?;
-        let mut out = Vec::new();
-        for row in rows {
-            let (mission_id, contract_ref, contract, revision, reserved, settled, seq, attended) =
-                row?;
-            let c = Contract::parse(&contract).map_err(corrupt)?;
-            out.push(Summary {
-                mission_id,
-                contract_ref,
-                revision: Amount(revision as u128),
-                budget: c.budget,
-                reserved: amount(&reserved)?,
-                settled: amount(&settled)?,
-                journal: seq as u64,
-                unattended: attended == 0,
-            });
-        }
-        Ok(out)
+        list_db(self.conn)
     }
 
     fn journal(&self, mission_id: &str) -> Result<Vec<JournalEntry>, Error> {
         journal(self.conn, mission_id)
     }
+
+    fn verify(&self) -> Result<Vec<Problem>, Error> {
+        Ok(check_all(self.conn)?)
+    }
+}
+
+/// Every mission's summary (the tables exist).
+pub(crate) fn list_db(db: &dyn Db) -> Result<Vec<Summary>, Error> {
+    let rows = db.query(
+        "SELECT mission_id, contract_ref, contract, revision, reserved, settled, journal_seq, attended FROM mission_missions ORDER BY mission_id",
+        &[],
+    )?;
+    let mut out = Vec::new();
+    for r in rows {
+        let c = Contract::parse(&r.blob(2)?).map_err(corrupt)?;
+        out.push(Summary {
+            mission_id: r.text(0)?,
+            contract_ref: r.text(1)?,
+            revision: Amount(r.int(3)? as u128),
+            budget: c.budget,
+            reserved: amount(&r.text(4)?)?,
+            settled: amount(&r.text(5)?)?,
+            journal: r.int(6)? as u64,
+            unattended: r.int(7)? == 0,
+        });
+    }
+    Ok(out)
 }
 
 fn amount(text: &str) -> Result<Amount, Error> {
@@ -466,13 +544,22 @@ pub fn create_in(
 ) -> Result<State, Error> {
     refuse_partial(conn)?;
     conn.execute_batch(DDL)?;
-    let exists: Option<i64> = conn
-        .query_row(
-            "SELECT 1 FROM mission_missions WHERE mission_id = ?1",
-            [&contract.mission_id],
-            |r| r.get(0),
-        )
-        .optional()?;
+    create_db(conn, contract, actor, attended, now)
+}
+
+/// Create a mission in a transaction whose mission tables exist.
+pub(crate) fn create_db(
+    db: &dyn Db,
+    contract: &Contract,
+    actor: &Actor,
+    attended: bool,
+    now: Amount,
+) -> Result<State, Error> {
+    let exists = query_opt(
+        db,
+        "SELECT 1 FROM mission_missions WHERE mission_id = ?1",
+        &vals![contract.mission_id],
+    )?;
     if exists.is_some() {
         return Err(Rejection::new(
             Code::MissionExists,
@@ -482,14 +569,14 @@ pub fn create_in(
         .into());
     }
     let state = State::create(contract);
-    conn.execute(
+    db.exec(
         "INSERT INTO mission_missions (mission_id, contract_ref, contract, created_by, attended, created_at_ms, revision, reserved, settled, last_now, journal_seq, head_hash, violations) VALUES (?1, ?2, ?3, ?4, ?5, ?6, 0, '0', '0', '0', 0, ?2, 0)",
-        params![
+        &vals![
             contract.mission_id,
             state.contract_ref,
-            contract.canonical,
+            contract.canonical.clone(),
             serde_json::to_string(actor).unwrap_or_default(),
-            i64::from(attended),
+            attended,
             now.to_string(),
         ],
     )?;
@@ -509,47 +596,32 @@ struct Head {
     violations: u64,
 }
 
-fn head(conn: &Connection, mission_id: &str) -> Result<Head, Error> {
-    if !tables_exist(conn)? {
-        return Err(not_found(mission_id));
-    }
-    let row = conn
-        .query_row(
-            "SELECT contract, contract_ref, revision, reserved, settled, last_now, journal_seq, head_hash, violations FROM mission_missions WHERE mission_id = ?1",
-            [mission_id],
-            |r| {
-                Ok((
-                    r.get::<_, Vec<u8>>(0)?,
-                    r.get::<_, String>(1)?,
-                    r.get::<_, i64>(2)?,
-                    r.get::<_, String>(3)?,
-                    r.get::<_, String>(4)?,
-                    r.get::<_, String>(5)?,
-                    r.get::<_, i64>(6)?,
-                    r.get::<_, String>(7)?,
-                    r.get::<_, i64>(8)?,
-                ))
-            },
-        )
-        .optional()?
-        .ok_or_else(|| not_found(mission_id))?;
-    let contract =
-        Contract::parse(&row.0).map_err(|e| corrupt(format!("contract of {mission_id}: {e}")))?;
-    if contract.contract_ref().to_string() != row.1 {
+/// The mission row (the tables exist).
+fn head(db: &dyn Db, mission_id: &str) -> Result<Head, Error> {
+    let row = query_opt(
+        db,
+        "SELECT contract, contract_ref, revision, reserved, settled, last_now, journal_seq, head_hash, violations FROM mission_missions WHERE mission_id = ?1",
+        &vals![mission_id],
+    )?
+    .ok_or_else(|| not_found(mission_id))?;
+    let contract = Contract::parse(&row.blob(0)?)
+        .map_err(|e| corrupt(format!("contract of {mission_id}: {e}")))?;
+    let contract_ref = row.text(1)?;
+    if contract.contract_ref().to_string() != contract_ref {
         return Err(corrupt(format!(
             "contract of {mission_id} does not hash to its contractRef"
         )));
     }
     Ok(Head {
         contract: Arc::new(contract),
-        contract_ref: row.1,
-        revision: row.2 as u64,
-        reserved: amount(&row.3)?,
-        settled: amount(&row.4)?,
-        last_now: amount(&row.5)?,
-        seq: row.6 as u64,
-        head_hash: row.7,
-        violations: row.8 as u64,
+        contract_ref,
+        revision: row.int(2)? as u64,
+        reserved: amount(&row.text(3)?)?,
+        settled: amount(&row.text(4)?)?,
+        last_now: amount(&row.text(5)?)?,
+        seq: row.int(6)? as u64,
+        head_hash: row.text(7)?,
+        violations: row.int(8)? as u64,
     })
 }
 
@@ -573,26 +645,23 @@ fn empty_state(mission_id: &str, h: &Head) -> State {
 }
 
 fn get_row<T: serde::de::DeserializeOwned>(
-    conn: &Connection,
+    db: &dyn Db,
     table: &str,
     key_col: &str,
     mission_id: &str,
     key: &str,
 ) -> Result<Option<T>, Error> {
     let sql = format!("SELECT body FROM {table} WHERE mission_id = ?1 AND {key_col} = ?2");
-    let body: Option<String> = conn
-        .query_row(&sql, [mission_id, key], |r| r.get(0))
-        .optional()?;
-    body.map(|b| serde_json::from_str(&b).map_err(|e| corrupt(format!("{table} {key}: {e}"))))
-        .transpose()
+    let Some(row) = query_opt(db, &sql, &vals![mission_id, key])? else {
+        return Ok(None);
+    };
+    let body = row.text(0)?;
+    serde_json::from_str(&body)
+        .map(Some)
+        .map_err(|e| corrupt(format!("{table} {key}: {e}")))
 }
 
-fn load_chain(
-    conn: &Connection,
-    mission_id: &str,
-    s: &mut State,
-    grant_id: &str,
-) -> Result<(), Error> {
+fn load_chain(db: &dyn Db, mission_id: &str, s: &mut State, grant_id: &str) -> Result<(), Error> {
     let mut next = Some(grant_id.to_string());
     let mut hops = 0;
     while let Some(id) = next.take() {
@@ -600,7 +669,7 @@ fn load_chain(
             break;
         }
         hops += 1;
-        if let Some(g) = get_row::<Grant>(conn, "mission_grants", "grant_id", mission_id, &id)? {
+        if let Some(g) = get_row::<Grant>(db, "mission_grants", "grant_id", mission_id, &id)? {
             next = g.parent_id.clone();
             s.grants.insert(id, g);
         }
@@ -609,117 +678,102 @@ fn load_chain(
 }
 
 fn load_attempt(
-    conn: &Connection,
+    db: &dyn Db,
     mission_id: &str,
     s: &mut State,
     attempt_id: &str,
 ) -> Result<(), Error> {
-    if let Some(a) = get_row::<Attempt>(
-        conn,
-        "mission_attempts",
-        "attempt_id",
-        mission_id,
-        attempt_id,
-    )? {
-        load_chain(conn, mission_id, s, &a.grant_id)?;
-        load_op(conn, mission_id, s, &a.operation_id)?;
+    if let Some(a) =
+        get_row::<Attempt>(db, "mission_attempts", "attempt_id", mission_id, attempt_id)?
+    {
+        load_chain(db, mission_id, s, &a.grant_id)?;
+        load_op(db, mission_id, s, &a.operation_id)?;
         s.attempts.insert(attempt_id.to_string(), a);
     }
     Ok(())
 }
 
-fn load_op(conn: &Connection, mission_id: &str, s: &mut State, op: &str) -> Result<(), Error> {
-    if let Some(o) =
-        get_row::<Operation>(conn, "mission_operations", "operation_id", mission_id, op)?
+fn load_op(db: &dyn Db, mission_id: &str, s: &mut State, op: &str) -> Result<(), Error> {
+    if let Some(o) = get_row::<Operation>(db, "mission_operations", "operation_id", mission_id, op)?
     {
         s.operations.insert(op.to_string(), o);
     }
     Ok(())
 }
 
-fn load_run(conn: &Connection, mission_id: &str, s: &mut State, run: &str) -> Result<(), Error> {
-    if let Some(r) = get_row::<Run>(conn, "mission_runs", "run_id", mission_id, run)? {
+fn load_run(db: &dyn Db, mission_id: &str, s: &mut State, run: &str) -> Result<(), Error> {
+    if let Some(r) = get_row::<Run>(db, "mission_runs", "run_id", mission_id, run)? {
         s.runs.insert(run.to_string(), r);
+    }
+    Ok(())
+}
+
+fn load_approval(db: &dyn Db, mission_id: &str, s: &mut State, op: &str) -> Result<(), Error> {
+    if let Some(ap) = get_row::<Approval>(db, "mission_approvals", "operation_id", mission_id, op)?
+    {
+        s.approvals.insert(op.to_string(), ap);
     }
     Ok(())
 }
 
 /// The partial state holding exactly what `command` reads (its working set).
 fn load_working(
-    conn: &Connection,
+    db: &dyn Db,
     mission_id: &str,
     h: &Head,
     command: &Command,
 ) -> Result<State, Error> {
     let mut s = empty_state(mission_id, h);
     match command {
-        Command::StartRun { run_id } => load_run(conn, mission_id, &mut s, run_id)?,
+        Command::StartRun { run_id } => load_run(db, mission_id, &mut s, run_id)?,
         Command::Grant { grant, parent_id } => {
             if let Some(g) =
-                get_row::<Grant>(conn, "mission_grants", "grant_id", mission_id, &grant.id)?
+                get_row::<Grant>(db, "mission_grants", "grant_id", mission_id, &grant.id)?
             {
                 s.grants.insert(grant.id.clone(), g);
             }
             if let Some(p) = parent_id {
-                load_chain(conn, mission_id, &mut s, p)?;
+                load_chain(db, mission_id, &mut s, p)?;
             }
         }
         Command::Admit(a) => {
-            load_run(conn, mission_id, &mut s, &a.run_id)?;
-            load_attempt(conn, mission_id, &mut s, &a.attempt_id)?;
-            load_chain(conn, mission_id, &mut s, &a.grant_id)?;
-            load_op(conn, mission_id, &mut s, &a.operation_id)?;
-            if let Some(ap) = get_row::<Approval>(
-                conn,
-                "mission_approvals",
-                "operation_id",
-                mission_id,
-                &a.operation_id,
-            )? {
-                s.approvals.insert(a.operation_id.clone(), ap);
-            }
+            load_run(db, mission_id, &mut s, &a.run_id)?;
+            load_attempt(db, mission_id, &mut s, &a.attempt_id)?;
+            load_chain(db, mission_id, &mut s, &a.grant_id)?;
+            load_op(db, mission_id, &mut s, &a.operation_id)?;
+            load_approval(db, mission_id, &mut s, &a.operation_id)?;
             for d in a.depends_on.iter().flatten() {
-                load_op(conn, mission_id, &mut s, d)?;
+                load_op(db, mission_id, &mut s, d)?;
             }
         }
         Command::Dispatch { attempt_id }
         | Command::Settle { attempt_id, .. }
         | Command::Release { attempt_id }
         | Command::Reconcile { attempt_id, .. } => {
-            load_attempt(conn, mission_id, &mut s, attempt_id)?
+            load_attempt(db, mission_id, &mut s, attempt_id)?
         }
         Command::Approve { operation_id, .. } => {
-            if let Some(ap) = get_row::<Approval>(
-                conn,
-                "mission_approvals",
-                "operation_id",
-                mission_id,
-                operation_id,
-            )? {
-                s.approvals.insert(operation_id.clone(), ap);
-            }
+            load_approval(db, mission_id, &mut s, operation_id)?
         }
         Command::Revoke { grant_id } => {
             if let Some(g) =
-                get_row::<Grant>(conn, "mission_grants", "grant_id", mission_id, grant_id)?
+                get_row::<Grant>(db, "mission_grants", "grant_id", mission_id, grant_id)?
             {
                 if let Some(p) = &g.parent_id {
-                    load_chain(conn, mission_id, &mut s, p)?;
+                    load_chain(db, mission_id, &mut s, p)?;
                 }
                 s.grants.insert(grant_id.clone(), g);
             }
         }
         Command::CompleteRun { run_id, .. } => {
-            load_run(conn, mission_id, &mut s, run_id)?;
-            let mut stmt = conn.prepare_cached(
+            load_run(db, mission_id, &mut s, run_id)?;
+            let rows = db.query(
                 "SELECT attempt_id, body FROM mission_attempts WHERE mission_id = ?1 AND status IN ('ADMITTED','DISPATCHED','UNKNOWN') AND run_id = ?2",
+                &vals![mission_id, run_id],
             )?;
-            let rows = stmt.query_map([mission_id, run_id.as_str()], |r| {
-                Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?))
-            })?;
             for row in rows {
-                let (id, body) = row?;
-                let a: Attempt = serde_json::from_str(&body)
+                let id = row.text(0)?;
+                let a: Attempt = serde_json::from_str(&row.text(1)?)
                     .map_err(|e| corrupt(format!("attempt {id}: {e}")))?;
                 s.attempts.insert(id, a);
             }
@@ -733,40 +787,47 @@ fn load_working(
 /// # Errors
 /// `MISSION_NOT_FOUND`; storage and corruption errors.
 pub fn load_full(conn: &Connection, mission_id: &str) -> Result<State, Error> {
-    let h = head(conn, mission_id)?;
+    if !tables_exist(conn)? {
+        return Err(not_found(mission_id));
+    }
+    load_full_db(conn, mission_id)
+}
+
+/// [`load_full`] on any backend (the tables exist).
+pub(crate) fn load_full_db(db: &dyn Db, mission_id: &str) -> Result<State, Error> {
+    let h = head(db, mission_id)?;
     let mut s = empty_state(mission_id, &h);
     fn all<T: serde::de::DeserializeOwned>(
-        conn: &Connection,
+        db: &dyn Db,
         table: &str,
         key_col: &str,
         mission_id: &str,
     ) -> Result<BTreeMap<String, T>, Error> {
-        let mut stmt = conn.prepare(&format!(
-            "SELECT {key_col}, body FROM {table} WHERE mission_id = ?1"
-        ))?;
-        let rows = stmt.query_map([mission_id], |r| {
-            Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?))
-        })?;
+        let rows = db.query(
+            &format!("SELECT {key_col}, body FROM {table} WHERE mission_id = ?1"),
+            &vals![mission_id],
+        )?;
         let mut out = BTreeMap::new();
         for row in rows {
-            let (k, body) = row?;
-            let v =
-                serde_json::from_str(&body).map_err(|e| corrupt(format!("{table} {k}: {e}")))?;
+            let k = row.text(0)?;
+            let v = serde_json::from_str(&row.text(1)?)
+                .map_err(|e| corrupt(format!("{table} {k}: {e}")))?;
             out.insert(k, v);
         }
         Ok(out)
     }
-    s.runs = all(conn, "mission_runs", "run_id", mission_id)?;
-    s.grants = all(conn, "mission_grants", "grant_id", mission_id)?;
-    s.operations = all(conn, "mission_operations", "operation_id", mission_id)?;
-    s.attempts = all(conn, "mission_attempts", "attempt_id", mission_id)?;
-    s.approvals = all(conn, "mission_approvals", "operation_id", mission_id)?;
-    let mut stmt =
-        conn.prepare("SELECT body FROM mission_violations WHERE mission_id = ?1 ORDER BY ord")?;
-    let rows = stmt.query_map([mission_id], |r| r.get::<_, String>(0))?;
+    s.runs = all(db, "mission_runs", "run_id", mission_id)?;
+    s.grants = all(db, "mission_grants", "grant_id", mission_id)?;
+    s.operations = all(db, "mission_operations", "operation_id", mission_id)?;
+    s.attempts = all(db, "mission_attempts", "attempt_id", mission_id)?;
+    s.approvals = all(db, "mission_approvals", "operation_id", mission_id)?;
+    let rows = db.query(
+        "SELECT body FROM mission_violations WHERE mission_id = ?1 ORDER BY ord",
+        &vals![mission_id],
+    )?;
     for row in rows {
         let v: Violation =
-            serde_json::from_str(&row?).map_err(|e| corrupt(format!("violation: {e}")))?;
+            serde_json::from_str(&row.text(0)?).map_err(|e| corrupt(format!("violation: {e}")))?;
         s.violations.push(v);
     }
     if s.violations.len() as u64 != h.violations {
@@ -784,17 +845,29 @@ pub fn load_full(conn: &Connection, mission_id: &str) -> Result<State, Error> {
 /// # Errors
 /// `MISSION_NOT_FOUND`; storage errors.
 pub fn journal(conn: &Connection, mission_id: &str) -> Result<Vec<JournalEntry>, Error> {
-    head(conn, mission_id)?;
-    let mut stmt = conn.prepare("SELECT seq, prev_hash, entry_hash, entry FROM mission_journal WHERE mission_id = ?1 ORDER BY seq")?;
-    let rows = stmt.query_map([mission_id], |r| {
-        Ok(JournalEntry {
-            seq: r.get::<_, i64>(0)? as u64,
-            prev_hash: r.get(1)?,
-            entry_hash: r.get(2)?,
-            entry: r.get(3)?,
+    if !tables_exist(conn)? {
+        return Err(not_found(mission_id));
+    }
+    journal_db(conn, mission_id)
+}
+
+/// [`journal`] on any backend (the tables exist).
+pub(crate) fn journal_db(db: &dyn Db, mission_id: &str) -> Result<Vec<JournalEntry>, Error> {
+    head(db, mission_id)?;
+    let rows = db.query(
+        "SELECT seq, prev_hash, entry_hash, entry FROM mission_journal WHERE mission_id = ?1 ORDER BY seq",
+        &vals![mission_id],
+    )?;
+    rows.iter()
+        .map(|r| {
+            Ok(JournalEntry {
+                seq: r.int(0)? as u64,
+                prev_hash: r.text(1)?,
+                entry_hash: r.text(2)?,
+                entry: r.blob(3)?,
+            })
         })
-    })?;
-    Ok(rows.collect::<Result<_, _>>()?)
+        .collect()
 }
 
 /// The canonical journal entry object.
@@ -892,14 +965,9 @@ pub fn decode_entry(bytes: &[u8]) -> Result<Decoded, String> {
 }
 
 /// Upsert the rows of `after` that differ from `before` (only keys `after` holds).
-fn write_back(
-    conn: &Connection,
-    mission_id: &str,
-    before: &State,
-    after: &State,
-) -> Result<(), Error> {
+fn write_back(db: &dyn Db, mission_id: &str, before: &State, after: &State) -> Result<(), Error> {
     fn put<T: Serialize + PartialEq>(
-        conn: &Connection,
+        db: &dyn Db,
         table: &str,
         key_col: &str,
         mission_id: &str,
@@ -909,14 +977,16 @@ fn write_back(
         for (k, v) in after {
             if before.get(k) != Some(v) {
                 let body = serde_json::to_string(v).map_err(corrupt)?;
-                conn.prepare_cached(&format!("INSERT OR REPLACE INTO {table} (mission_id, {key_col}, body) VALUES (?1, ?2, ?3)"))?
-                    .execute(params![mission_id, k, body])?;
+                db.exec(
+                    &format!("INSERT INTO {table} (mission_id, {key_col}, body) VALUES (?1, ?2, ?3) ON CONFLICT (mission_id, {key_col}) DO UPDATE SET body = excluded.body"),
+                    &vals![mission_id, k, body],
+                )?;
             }
         }
         Ok(())
     }
     put(
-        conn,
+        db,
         "mission_runs",
         "run_id",
         mission_id,
@@ -924,7 +994,7 @@ fn write_back(
         &after.runs,
     )?;
     put(
-        conn,
+        db,
         "mission_grants",
         "grant_id",
         mission_id,
@@ -932,7 +1002,7 @@ fn write_back(
         &after.grants,
     )?;
     put(
-        conn,
+        db,
         "mission_operations",
         "operation_id",
         mission_id,
@@ -940,7 +1010,7 @@ fn write_back(
         &after.operations,
     )?;
     put(
-        conn,
+        db,
         "mission_approvals",
         "operation_id",
         mission_id,
@@ -950,8 +1020,10 @@ fn write_back(
     for (k, a) in &after.attempts {
         if before.attempts.get(k) != Some(a) {
             let body = serde_json::to_string(a).map_err(corrupt)?;
-            conn.prepare_cached("INSERT OR REPLACE INTO mission_attempts (mission_id, attempt_id, run_id, status, body) VALUES (?1, ?2, ?3, ?4, ?5)")?
-                .execute(params![mission_id, k, a.run_id, a.status.as_str(), body])?;
+            db.exec(
+                "INSERT INTO mission_attempts (mission_id, attempt_id, run_id, status, body) VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT (mission_id, attempt_id) DO UPDATE SET run_id = excluded.run_id, status = excluded.status, body = excluded.body",
+                &vals![mission_id, k, a.run_id, a.status.as_str(), body],
+            )?;
         }
     }
     Ok(())
@@ -989,21 +1061,42 @@ pub fn apply_in(
     now: Amount,
 ) -> Result<Applied, Error> {
     refuse_partial(conn)?;
-    let h = head(conn, mission_id)?;
+    if !tables_exist(conn)? {
+        return Err(not_found(mission_id));
+    }
+    apply_db(conn, mission_id, request, actor, now)
+}
+
+/// [`apply_in`] on any backend, inside a transaction the caller owns (the tables exist).
+pub(crate) fn apply_db(
+    db: &dyn Db,
+    mission_id: &str,
+    request: &Request,
+    actor: &Actor,
+    now: Amount,
+) -> Result<Applied, Error> {
+    let h = head(db, mission_id)?;
     let command_ref = request.command.command_ref().to_string();
     let key = request.key();
     if let Some(k) = &key {
-        let found: Option<(String, i64)> = conn
-            .prepare_cached("SELECT command_ref, seq FROM mission_requests WHERE mission_id = ?1 AND request_id = ?2")?
-            .query_row([mission_id, k.as_str()], |r| Ok((r.get(0)?, r.get(1)?)))
-            .optional()?;
+        let found = query_opt(
+            db,
+            "SELECT command_ref, seq FROM mission_requests WHERE mission_id = ?1 AND request_id = ?2",
+            &vals![mission_id, k],
+        )?;
+        let found = match found {
+            Some(r) => Some((r.text(0)?, r.int(1)?)),
+            None => None,
+        };
         match found {
             Some((c, seq)) if c == command_ref => {
-                let entry: Vec<u8> = conn.query_row(
+                let entry = query_opt(
+                    db,
                     "SELECT entry FROM mission_journal WHERE mission_id = ?1 AND seq = ?2",
-                    params![mission_id, seq],
-                    |r| r.get(0),
-                )?;
+                    &vals![mission_id, seq],
+                )?
+                .ok_or_else(|| corrupt(format!("request {k} names missing journal entry {seq}")))?
+                .blob(0)?;
                 let d = decode_entry(&entry).map_err(corrupt)?;
                 let code = d
                     .result
@@ -1036,7 +1129,7 @@ pub fn apply_in(
             _ => {}
         }
     }
-    let before = load_working(conn, mission_id, &h, &request.command)?;
+    let before = load_working(db, mission_id, &h, &request.command)?;
     let mut after = before.clone();
     let outcome = super::reduce::apply(&mut after, &request.command, now, actor);
     let (result, violation) = match &outcome {
@@ -1065,41 +1158,39 @@ pub fn apply_in(
         &result,
     );
     let entry_hash = HashRef::of(&entry).to_string();
-    conn.prepare_cached("INSERT INTO mission_journal (mission_id, seq, prev_hash, entry_hash, entry) VALUES (?1, ?2, ?3, ?4, ?5)")?
-        .execute(params![mission_id, seq as i64, h.head_hash, entry_hash, entry])?;
+    db.exec(
+        "INSERT INTO mission_journal (mission_id, seq, prev_hash, entry_hash, entry) VALUES (?1, ?2, ?3, ?4, ?5)",
+        &vals![mission_id, seq as i64, h.head_hash, entry_hash, entry],
+    )?;
     if let Some(k) = &key {
-        conn.prepare_cached("INSERT OR REPLACE INTO mission_requests (mission_id, request_id, command_ref, seq) VALUES (?1, ?2, ?3, ?4)")?
-            .execute(params![mission_id, k, command_ref, seq as i64])?;
+        db.exec(
+            "INSERT INTO mission_requests (mission_id, request_id, command_ref, seq) VALUES (?1, ?2, ?3, ?4) ON CONFLICT (mission_id, request_id) DO UPDATE SET command_ref = excluded.command_ref, seq = excluded.seq",
+            &vals![mission_id, k, command_ref, seq as i64],
+        )?;
     }
     let mut violations = h.violations;
-    if let Some(v) = violation {
-        conn.prepare_cached(
+    let insert_violation = |ord: u64, body: String| -> Result<(), Error> {
+        db.exec(
             "INSERT INTO mission_violations (mission_id, ord, body) VALUES (?1, ?2, ?3)",
-        )?
-        .execute(params![
-            mission_id,
-            violations as i64,
-            serde_json::to_string(&*v).map_err(corrupt)?
-        ])?;
+            &vals![mission_id, ord as i64, body],
+        )?;
+        Ok(())
+    };
+    if let Some(v) = violation {
+        insert_violation(violations, serde_json::to_string(&*v).map_err(corrupt)?)?;
         violations += 1;
     } else {
         for v in &after.violations {
-            conn.prepare_cached(
-                "INSERT INTO mission_violations (mission_id, ord, body) VALUES (?1, ?2, ?3)",
-            )?
-            .execute(params![
-                mission_id,
-                violations as i64,
-                serde_json::to_string(v).map_err(corrupt)?
-            ])?;
+            insert_violation(violations, serde_json::to_string(v).map_err(corrupt)?)?;
             violations += 1;
         }
-        write_back(conn, mission_id, &before, &after)?;
+        write_back(db, mission_id, &before, &after)?;
         if let Command::Admit(a) = &request.command {
             if let Some(at) = after.attempts.get(&a.attempt_id) {
                 let intent = super::reduce::intent_bytes(mission_id, &a.attempt_id, at);
-                conn.prepare_cached("INSERT INTO mission_outbox (mission_id, attempt_id, seq, intent_ref, intent, payload, preconditions) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)")?
-                    .execute(params![
+                db.exec(
+                    "INSERT INTO mission_outbox (mission_id, attempt_id, seq, intent_ref, intent, payload, preconditions) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                    &vals![
                         mission_id,
                         a.attempt_id,
                         seq as i64,
@@ -1107,12 +1198,14 @@ pub fn apply_in(
                         intent,
                         trcjson::encode(&a.action.payload),
                         trcjson::encode(&a.action.preconditions),
-                    ])?;
+                    ],
+                )?;
             }
         }
     }
-    conn.prepare_cached("UPDATE mission_missions SET revision = ?2, reserved = ?3, settled = ?4, last_now = ?5, journal_seq = ?6, head_hash = ?7, violations = ?8 WHERE mission_id = ?1")?
-        .execute(params![
+    db.exec(
+        "UPDATE mission_missions SET revision = ?2, reserved = ?3, settled = ?4, last_now = ?5, journal_seq = ?6, head_hash = ?7, violations = ?8 WHERE mission_id = ?1",
+        &vals![
             mission_id,
             after.revision.0 as i64,
             after.reserved.to_string(),
@@ -1121,7 +1214,8 @@ pub fn apply_in(
             seq as i64,
             entry_hash,
             violations as i64,
-        ])?;
+        ],
+    )?;
     match outcome {
         Ok(()) => Ok(Applied {
             code: Code::Ok,
@@ -1172,11 +1266,33 @@ pub fn check_all(conn: &Connection) -> rusqlite::Result<Vec<Problem>> {
     if !tables_exist(conn)? {
         return Ok(out);
     }
-    let ids: Vec<String> = match conn
-        .prepare("SELECT mission_id FROM mission_missions ORDER BY mission_id")
-        .and_then(|mut st| st.query_map([], |r| r.get(0))?.collect())
+    match check_db(conn) {
+        Ok(p) => Ok(p),
+        Err(Error::Sqlite(e)) => Err(e),
+        Err(e) => Ok(vec![Problem {
+            category: "mission_state",
+            mission_id: String::new(),
+            seq: None,
+            reason: e.to_string(),
+        }]),
+    }
+}
+
+/// [`check_all`] on any backend (the tables exist): every mission, one by one. Storage errors
+/// reading the mission list are errors; a mission whose rows cannot be read is a [`Problem`].
+pub(crate) fn check_db(db: &dyn Db) -> Result<Vec<Problem>, Error> {
+    let mut out = Vec::new();
+    let ids: Vec<String> = match db
+        .query(
+            "SELECT mission_id FROM mission_missions ORDER BY mission_id",
+            &[],
+        )
+        .and_then(|rows| rows.iter().map(|r| r.text(0)).collect())
     {
         Ok(ids) => ids,
+        Err(e @ (crate::limits::Error::Sqlite(_) | crate::limits::Error::Postgres { .. })) => {
+            return Err(e.into())
+        }
         Err(e) => {
             out.push(Problem {
                 category: "mission_state",
@@ -1189,7 +1305,10 @@ pub fn check_all(conn: &Connection) -> rusqlite::Result<Vec<Problem>> {
     };
     for id in ids {
         // A row of the wrong type (an edited column) is a finding, not a failed verify.
-        if let Err(e) = check_one(conn, &id, &mut out) {
+        if let Err(e) = check_one(db, &id, &mut out) {
+            if matches!(&e, Error::Ledger(_)) {
+                return Err(e); // the connection failed: no finding can be trusted
+            }
             out.push(Problem {
                 category: "mission_state",
                 mission_id: id.clone(),
@@ -1201,7 +1320,7 @@ pub fn check_all(conn: &Connection) -> rusqlite::Result<Vec<Problem>> {
     Ok(out)
 }
 
-fn check_one(conn: &Connection, mission_id: &str, out: &mut Vec<Problem>) -> rusqlite::Result<()> {
+fn check_one(db: &dyn Db, mission_id: &str, out: &mut Vec<Problem>) -> Result<(), Error> {
     let mut problem = |category: &'static str, seq: Option<u64>, reason: String| {
         out.push(Problem {
             category,
@@ -1210,17 +1329,17 @@ fn check_one(conn: &Connection, mission_id: &str, out: &mut Vec<Problem>) -> rus
             reason,
         });
     };
-    let h = match head(conn, mission_id) {
+    let h = match head(db, mission_id) {
         Ok(h) => h,
-        Err(Error::Sqlite(e)) => return Err(e),
+        Err(e @ (Error::Sqlite(_) | Error::Ledger(_))) => return Err(e),
         Err(e) => {
             problem("mission_state", None, e.to_string());
             return Ok(());
         }
     };
-    let entries = match journal(conn, mission_id) {
+    let entries = match journal_db(db, mission_id) {
         Ok(e) => e,
-        Err(Error::Sqlite(e)) => return Err(e),
+        Err(e @ (Error::Sqlite(_) | Error::Ledger(_))) => return Err(e),
         Err(e) => {
             problem("mission_journal", None, e.to_string());
             return Ok(());
@@ -1309,22 +1428,24 @@ fn check_one(conn: &Connection, mission_id: &str, out: &mut Vec<Problem>) -> rus
             ),
         );
     }
-    match load_full(conn, mission_id) {
+    match load_full_db(db, mission_id) {
         Ok(stored) => {
             if stored != state {
                 problem("mission_state", None, describe_diff(&stored, &state));
             }
         }
-        Err(Error::Sqlite(e)) => return Err(e),
+        Err(e @ (Error::Sqlite(_) | Error::Ledger(_))) => return Err(e),
         Err(e) => problem("mission_state", None, e.to_string()),
     }
     // The outbox holds exactly the admitted attempts' intents.
-    let mut stmt = conn.prepare(
-        "SELECT attempt_id, intent_ref, intent FROM mission_outbox WHERE mission_id = ?1",
-    )?;
-    let rows: Vec<(String, String, Vec<u8>)> = stmt
-        .query_map([mission_id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
-        .collect::<Result<_, _>>()?;
+    let rows: Vec<(String, String, Vec<u8>)> = db
+        .query(
+            "SELECT attempt_id, intent_ref, intent FROM mission_outbox WHERE mission_id = ?1",
+            &vals![mission_id],
+        )?
+        .iter()
+        .map(|r| Ok((r.text(0)?, r.text(1)?, r.blob(2)?)))
+        .collect::<Result<_, Error>>()?;
     if rows.len() != state.attempts.len() {
         problem(
             "mission_state",

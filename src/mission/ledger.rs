@@ -1,0 +1,426 @@
+//! Missions in a standalone ledger (`world mission … --ledger FILE|URL`, issue 18 §2).
+//!
+//! The same `mission_*` tables, hash-chained journal, materialised state, outbox and
+//! idempotency rules as in the World store file ([`super::store`]), with the command logic
+//! shared through [`crate::limits::db::Db`]:
+//!
+//! - `--ledger FILE`: a standalone SQLite ledger file created by `world limits init`
+//!   ([`FileMissions`]); each command is one `BEGIN IMMEDIATE` transaction, as in the store.
+//! - `--ledger postgres://…`: a PostgreSQL ledger ([`PgMissions`]), on the limits ledger's
+//!   connection and retry machinery ([`crate::limits::pg`]). Each command is one READ
+//!   COMMITTED transaction that first takes the mission's advisory lock, so the commands of one
+//!   mission run one after another and other missions proceed (DEC-MIS-10); a serialization
+//!   failure or deadlock is retried at most [`crate::limits::pg::MAX_RETRIES`] times.
+//!
+//! Neither creates a ledger: only `world limits init` does (DEC-LIM-23). The mission tables
+//! are added to an existing ledger by the first `world mission create` on it, in that
+//! command's transaction (on PostgreSQL under the ledger's lock as well, with
+//! `mission_schema.version` = [`SCHEMA_VERSION`]); every later command checks that version
+//! first and refuses any other before reading or writing anything.
+
+use std::path::{Path, PathBuf};
+
+use super::contract::Contract;
+use super::state::{Actor, State};
+use super::store::{
+    self, Applied, Error, JournalEntry, MissionStore, Problem, Request, SqliteMissions, Summary,
+};
+use crate::limits::db::{query_one, Db};
+use crate::limits::pg::{self, Access, Lock, PgLedger, PgTx};
+use crate::limits::{Amount, Ledger};
+
+/// The PostgreSQL mission schema version this build reads and writes
+/// (`mission_schema.version`).
+pub const SCHEMA_VERSION: i64 = 1;
+
+/// The PostgreSQL DDL of the mission tables (missions.md §6; text compared byte-wise with
+/// `COLLATE "C"`, as the limits tables). The journal is append-only (a trigger raises).
+pub const PG_DDL: &str = r#"
+CREATE TABLE IF NOT EXISTS mission_schema (
+  id      BIGINT PRIMARY KEY CHECK (id = 1),
+  version BIGINT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS mission_missions (
+  mission_id    TEXT COLLATE "C" PRIMARY KEY,
+  contract_ref  TEXT COLLATE "C" NOT NULL,
+  contract      BYTEA NOT NULL,
+  created_by    TEXT COLLATE "C" NOT NULL,
+  attended      BIGINT NOT NULL,
+  created_at_ms TEXT COLLATE "C" NOT NULL,
+  revision      BIGINT NOT NULL,
+  reserved      TEXT COLLATE "C" NOT NULL,
+  settled       TEXT COLLATE "C" NOT NULL,
+  last_now      TEXT COLLATE "C" NOT NULL,
+  journal_seq   BIGINT NOT NULL,
+  head_hash     TEXT COLLATE "C" NOT NULL,
+  violations    BIGINT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS mission_journal (
+  mission_id TEXT COLLATE "C" NOT NULL REFERENCES mission_missions(mission_id),
+  seq        BIGINT NOT NULL,
+  prev_hash  TEXT COLLATE "C" NOT NULL,
+  entry_hash TEXT COLLATE "C" NOT NULL UNIQUE,
+  entry      BYTEA NOT NULL,
+  PRIMARY KEY (mission_id, seq)
+);
+CREATE OR REPLACE FUNCTION mission_journal_append_only() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN RAISE EXCEPTION 'mission_journal is append-only'; END; $$;
+DROP TRIGGER IF EXISTS mission_journal_no_change ON mission_journal;
+CREATE TRIGGER mission_journal_no_change BEFORE UPDATE OR DELETE ON mission_journal
+  FOR EACH ROW EXECUTE FUNCTION mission_journal_append_only();
+CREATE TABLE IF NOT EXISTS mission_requests (
+  mission_id  TEXT COLLATE "C" NOT NULL,
+  request_id  TEXT COLLATE "C" NOT NULL,
+  command_ref TEXT COLLATE "C" NOT NULL,
+  seq         BIGINT NOT NULL,
+  PRIMARY KEY (mission_id, request_id)
+);
+CREATE TABLE IF NOT EXISTS mission_runs (
+  mission_id TEXT COLLATE "C" NOT NULL, run_id TEXT COLLATE "C" NOT NULL, body TEXT COLLATE "C" NOT NULL,
+  PRIMARY KEY (mission_id, run_id)
+);
+CREATE TABLE IF NOT EXISTS mission_grants (
+  mission_id TEXT COLLATE "C" NOT NULL, grant_id TEXT COLLATE "C" NOT NULL, body TEXT COLLATE "C" NOT NULL,
+  PRIMARY KEY (mission_id, grant_id)
+);
+CREATE TABLE IF NOT EXISTS mission_operations (
+  mission_id TEXT COLLATE "C" NOT NULL, operation_id TEXT COLLATE "C" NOT NULL, body TEXT COLLATE "C" NOT NULL,
+  PRIMARY KEY (mission_id, operation_id)
+);
+CREATE TABLE IF NOT EXISTS mission_approvals (
+  mission_id TEXT COLLATE "C" NOT NULL, operation_id TEXT COLLATE "C" NOT NULL, body TEXT COLLATE "C" NOT NULL,
+  PRIMARY KEY (mission_id, operation_id)
+);
+CREATE TABLE IF NOT EXISTS mission_attempts (
+  mission_id TEXT COLLATE "C" NOT NULL, attempt_id TEXT COLLATE "C" NOT NULL, run_id TEXT COLLATE "C" NOT NULL,
+  status TEXT COLLATE "C" NOT NULL, body TEXT COLLATE "C" NOT NULL,
+  PRIMARY KEY (mission_id, attempt_id)
+);
+CREATE INDEX IF NOT EXISTS mission_attempts_by_status ON mission_attempts(mission_id, status, run_id);
+CREATE TABLE IF NOT EXISTS mission_violations (
+  mission_id TEXT COLLATE "C" NOT NULL, ord BIGINT NOT NULL, body TEXT COLLATE "C" NOT NULL,
+  PRIMARY KEY (mission_id, ord)
+);
+CREATE TABLE IF NOT EXISTS mission_outbox (
+  mission_id    TEXT COLLATE "C" NOT NULL,
+  attempt_id    TEXT COLLATE "C" NOT NULL,
+  seq           BIGINT NOT NULL,
+  intent_ref    TEXT COLLATE "C" NOT NULL,
+  intent        BYTEA NOT NULL,
+  payload       BYTEA NOT NULL,
+  preconditions BYTEA NOT NULL,
+  PRIMARY KEY (mission_id, attempt_id)
+);
+"#;
+
+/// Open the missions of the standalone ledger named by `--ledger` / `WORLD_LEDGER`: a
+/// `postgres://` (or `postgresql://`) URL, else a SQLite ledger file. Nothing is created.
+///
+/// # Errors
+/// [`Error::Ledger`] with `ledger_not_initialized` naming a missing or empty file (and
+/// `world limits init`), `NotALedger`, `BadLedgerUrl`, or a PostgreSQL connection error
+/// (naming the ledger, never the password); SQLite errors.
+pub fn open(location: &str) -> Result<Box<dyn MissionStore>, Error> {
+    if pg::is_url(location) {
+        return Ok(Box::new(PgMissions::connect(location)?));
+    }
+    Ok(Box::new(FileMissions::open(Path::new(location))?))
+}
+
+/// Missions in a standalone SQLite ledger file (`--ledger FILE`).
+pub struct FileMissions {
+    ledger: Ledger<'static>,
+    path: PathBuf,
+}
+
+impl FileMissions {
+    /// Open an existing ledger file (`world limits init` made it); nothing is created.
+    ///
+    /// # Errors
+    /// As [`Ledger::open_standalone`], as [`Error::Ledger`].
+    pub fn open(path: &Path) -> Result<FileMissions, Error> {
+        Ok(FileMissions {
+            ledger: Ledger::open_standalone(path)?,
+            path: path.to_path_buf(),
+        })
+    }
+
+    fn inner(&self) -> SqliteMissions<'_> {
+        SqliteMissions::new(self.ledger.connection())
+    }
+}
+
+impl MissionStore for FileMissions {
+    fn describe(&self) -> String {
+        self.path.display().to_string()
+    }
+    fn create(
+        &self,
+        contract: &Contract,
+        actor: &Actor,
+        attended: bool,
+        now: Amount,
+    ) -> Result<State, Error> {
+        self.inner().create(contract, actor, attended, now)
+    }
+    fn apply(
+        &self,
+        mission_id: &str,
+        request: &Request,
+        actor: &Actor,
+        now: Amount,
+    ) -> Result<Applied, Error> {
+        self.inner().apply(mission_id, request, actor, now)
+    }
+    fn dry_run(
+        &self,
+        mission_id: &str,
+        request: &Request,
+        actor: &Actor,
+        now: Amount,
+    ) -> Result<Applied, Error> {
+        self.inner().dry_run(mission_id, request, actor, now)
+    }
+    fn state(&self, mission_id: &str) -> Result<State, Error> {
+        self.inner().state(mission_id)
+    }
+    fn list(&self) -> Result<Vec<Summary>, Error> {
+        self.inner().list()
+    }
+    fn journal(&self, mission_id: &str) -> Result<Vec<JournalEntry>, Error> {
+        self.inner().journal(mission_id)
+    }
+    fn verify(&self) -> Result<Vec<Problem>, Error> {
+        self.inner().verify()
+    }
+}
+
+/// Missions in a PostgreSQL ledger (`--ledger postgres://…`). Not `Sync`: one command at a
+/// time per connection.
+pub struct PgMissions {
+    ledger: PgLedger,
+}
+
+fn retryable(e: &Error) -> bool {
+    matches!(e, Error::Ledger(l) if pg::is_retryable(l))
+}
+
+/// Commit a command's transaction on success and on `EXPOSURE_EXCEEDED` (its journalled
+/// violation must persist).
+fn keep_applied(r: &Result<Applied, Error>) -> bool {
+    match r {
+        Ok(_) => true,
+        Err(Error::Rejected(rej)) => rej.code == super::Code::ExposureExceeded,
+        Err(_) => false,
+    }
+}
+
+/// `true` when the mission tables exist; refuses a ledger without the limits schema
+/// (`ledger_not_initialized`) and a limits or mission schema of another version.
+fn prologue(db: &PgTx<'_, '_>) -> Result<bool, Error> {
+    let present = query_one(
+        db,
+        "SELECT to_regclass(quote_ident(current_schema()) || '.limits_schema') IS NOT NULL, \
+                to_regclass(quote_ident(current_schema()) || '.mission_schema') IS NOT NULL",
+        &[],
+    )?;
+    let name = db.ledger_name().to_string();
+    if !present.flag(0)? {
+        return Err(crate::limits::Error::from(crate::limits::not_initialized(
+            &name,
+            "is not initialised (no limits schema)",
+        ))
+        .into());
+    }
+    let missions = present.flag(1)?;
+    let versions = if missions {
+        "SELECT (SELECT version FROM limits_schema WHERE id = 1), (SELECT version FROM mission_schema WHERE id = 1)"
+    } else {
+        "SELECT (SELECT version FROM limits_schema WHERE id = 1), NULL::BIGINT"
+    };
+    let v = query_one(db, versions, &[])?;
+    let limits_v = v.0.first().and_then(as_int);
+    if limits_v != Some(pg::SCHEMA_VERSION) {
+        return Err(crate::limits::Error::SchemaVersion {
+            ledger: name,
+            found: limits_v.map_or("none".into(), |v| v.to_string()),
+            want: pg::SCHEMA_VERSION,
+        }
+        .into());
+    }
+    if missions {
+        let mission_v = v.0.get(1).and_then(as_int);
+        if mission_v != Some(SCHEMA_VERSION) {
+            return Err(Error::SchemaVersion {
+                ledger: name,
+                found: mission_v.map_or("none".into(), |v| v.to_string()),
+                want: SCHEMA_VERSION,
+            });
+        }
+    }
+    Ok(missions)
+}
+
+fn as_int(v: &crate::limits::db::Val) -> Option<i64> {
+    match v {
+        crate::limits::db::Val::Int(i) => Some(*i),
+        _ => None,
+    }
+}
+
+impl PgMissions {
+    /// Connect to the PostgreSQL ledger at `url`; nothing is read or written yet.
+    ///
+    /// # Errors
+    /// [`Error::Ledger`] with `BadLedgerUrl` or a connection / authentication error naming the
+    /// ledger (never the password).
+    pub fn connect(url: &str) -> Result<PgMissions, Error> {
+        Ok(PgMissions {
+            ledger: PgLedger::connect(url)?,
+        })
+    }
+
+    /// A mission command's transaction: READ COMMITTED under the mission's advisory lock.
+    fn write<T>(
+        &self,
+        mission_id: &str,
+        body: impl FnMut(&PgTx<'_, '_>) -> Result<T, Error>,
+        keep: impl Fn(&Result<T, Error>) -> bool,
+    ) -> Result<T, Error> {
+        self.ledger.transaction(
+            Access::Write(Lock::Mission(mission_id)),
+            body,
+            keep,
+            retryable,
+        )
+    }
+
+    /// One REPEATABLE READ, READ ONLY snapshot.
+    fn read<T>(&self, body: impl FnMut(&PgTx<'_, '_>) -> Result<T, Error>) -> Result<T, Error> {
+        self.ledger
+            .transaction(Access::Read, body, |_| false, retryable)
+    }
+}
+
+impl MissionStore for PgMissions {
+    fn describe(&self) -> String {
+        self.ledger.name().to_string()
+    }
+
+    fn create(
+        &self,
+        contract: &Contract,
+        actor: &Actor,
+        attended: bool,
+        now: Amount,
+    ) -> Result<State, Error> {
+        self.write(
+            &contract.mission_id,
+            |db| {
+                if !prologue(db)? {
+                    // The first mission of this ledger: add the tables, under the ledger's
+                    // lock so two first creates do not race on the DDL.
+                    db.batch(
+                        "SELECT pg_advisory_xact_lock(hashtext(current_schema() || '.world-limits-ledger'))",
+                    )?;
+                    if !prologue(db)? {
+                        db.batch(PG_DDL)?;
+                        db.exec(
+                            "INSERT INTO mission_schema (id, version) VALUES (1, ?1)",
+                            &crate::limits::db::vals![SCHEMA_VERSION],
+                        )?;
+                    }
+                }
+                store::create_db(db, contract, actor, attended, now)
+            },
+            Result::is_ok,
+        )
+    }
+
+    fn apply(
+        &self,
+        mission_id: &str,
+        request: &Request,
+        actor: &Actor,
+        now: Amount,
+    ) -> Result<Applied, Error> {
+        self.write(
+            mission_id,
+            |db| {
+                if !prologue(db)? {
+                    return Err(store::not_found(mission_id));
+                }
+                store::apply_db(db, mission_id, request, actor, now)
+            },
+            keep_applied,
+        )
+    }
+
+    fn dry_run(
+        &self,
+        mission_id: &str,
+        request: &Request,
+        actor: &Actor,
+        now: Amount,
+    ) -> Result<Applied, Error> {
+        self.write(
+            mission_id,
+            |db| {
+                if !prologue(db)? {
+                    return Err(store::not_found(mission_id));
+                }
+                store::apply_db(db, mission_id, request, actor, now)
+            },
+            |_| false,
+        )
+    }
+
+    fn state(&self, mission_id: &str) -> Result<State, Error> {
+        self.read(|db| {
+            if !prologue(db)? {
+                return Err(store::not_found(mission_id));
+            }
+            store::load_full_db(db, mission_id)
+        })
+    }
+
+    fn list(&self) -> Result<Vec<Summary>, Error> {
+        self.read(|db| {
+            if !prologue(db)? {
+                return Ok(Vec::new());
+            }
+            store::list_db(db)
+        })
+    }
+
+    fn journal(&self, mission_id: &str) -> Result<Vec<JournalEntry>, Error> {
+        self.read(|db| {
+            if !prologue(db)? {
+                return Err(store::not_found(mission_id));
+            }
+            store::journal_db(db, mission_id)
+        })
+    }
+
+    fn verify(&self) -> Result<Vec<Problem>, Error> {
+        self.read(|db| {
+            if !prologue(db)? {
+                return Ok(Vec::new());
+            }
+            store::check_db(db)
+        })
+    }
+}
+
+/// `true` when mission `mission_id` exists in the ledger (for refusing a duplicate `create`
+/// before asking anybody).
+///
+/// # Errors
+/// As [`MissionStore::state`], less `MISSION_NOT_FOUND`.
+pub fn exists(m: &dyn MissionStore, mission_id: &str) -> Result<bool, Error> {
+    match m.state(mission_id) {
+        Ok(_) => Ok(true),
+        Err(Error::Rejected(r)) if r.code == super::Code::MissionNotFound => Ok(false),
+        Err(e) => Err(e),
+    }
+}

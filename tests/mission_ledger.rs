@@ -1,0 +1,610 @@
+//! `world mission … --ledger FILE|URL` through the binary (issue 18 §2): missions in a
+//! standalone SQLite ledger file and in PostgreSQL, with the store file's guarantees — the
+//! seed's example byte for byte (the same output on both backends), a rejection that leaves
+//! the ledger unchanged, idempotent resends, 8 processes racing for one mission budget on
+//! PostgreSQL never admitting past it, and bad URLs, wrong passwords, missing or foreign
+//! schemas failing clearly without partial state.
+//!
+//! The PostgreSQL server is the throwaway one of `tests/pgtest` (skipped with a message when
+//! PostgreSQL is not installed, a failure under `CI=true`).
+
+mod pgtest;
+
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+
+use assert_cmd::prelude::*;
+use serde_json::{json, Value};
+
+const SEED: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/mission/seed");
+const LIMITS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/limits/example.json");
+
+const MISSION_TABLES: [&str; 11] = [
+    "mission_schema",
+    "mission_missions",
+    "mission_journal",
+    "mission_requests",
+    "mission_runs",
+    "mission_grants",
+    "mission_operations",
+    "mission_approvals",
+    "mission_attempts",
+    "mission_violations",
+    "mission_outbox",
+];
+
+/// `world ARGS` with `WORLD_LEDGER=ledger` and a store path that does not exist (a ledger
+/// needs no World store).
+fn world(dir: &Path, ledger: &str, args: &[&str]) -> Output {
+    Command::cargo_bin("world")
+        .unwrap()
+        .current_dir(dir)
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("USER", "ann")
+        .env("WORLD_DB", dir.join("no-store.db"))
+        .env("WORLD_LEDGER", ledger)
+        .env("NO_COLOR", "1")
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap()
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+/// `world mission ARGS`, asserting the exit code; stdout.
+fn mission(dir: &Path, ledger: &str, args: &[&str], code: i32) -> String {
+    let mut full = vec!["mission"];
+    full.extend_from_slice(args);
+    let o = world(dir, ledger, &full);
+    assert_eq!(
+        o.status.code(),
+        Some(code),
+        "world {full:?}\nstdout: {}\nstderr: {}",
+        text(&o.stdout),
+        text(&o.stderr)
+    );
+    text(&o.stdout)
+}
+
+fn step(n: u8) -> String {
+    format!("{SEED}/step{n}.json")
+}
+
+/// Every mission row of a ledger (file or PostgreSQL), for "unchanged" checks.
+fn dump(ledger: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    if ledger.starts_with("postgres") {
+        let mut c = pgtest::Server::client(ledger);
+        for t in MISSION_TABLES {
+            let exists: bool = c
+                .query_one("SELECT to_regclass($1) IS NOT NULL", &[&t])
+                .unwrap()
+                .get(0);
+            if !exists {
+                continue;
+            }
+            for r in c
+                .query(&format!("SELECT t::text FROM {t} t ORDER BY 1"), &[])
+                .unwrap()
+            {
+                out.push(format!("{t}: {}", r.get::<_, String>(0)));
+            }
+        }
+    } else {
+        let conn = rusqlite::Connection::open(ledger).unwrap();
+        for t in MISSION_TABLES {
+            let Ok(mut stmt) = conn.prepare(&format!("SELECT * FROM {t} ORDER BY 1, 2")) else {
+                continue;
+            };
+            let n = stmt.column_count();
+            let rows: Vec<String> = stmt
+                .query_map([], |r| {
+                    let mut s = t.to_string();
+                    for i in 0..n {
+                        s.push_str(&format!("|{:?}", r.get_ref(i)?));
+                    }
+                    Ok(s)
+                })
+                .unwrap()
+                .map(Result::unwrap)
+                .collect();
+            out.extend(rows);
+        }
+    }
+    out
+}
+
+/// The journal entry bytes of mission `m`, in order.
+fn entries(ledger: &str) -> Vec<Vec<u8>> {
+    if ledger.starts_with("postgres") {
+        let mut c = pgtest::Server::client(ledger);
+        c.query(
+            "SELECT entry FROM mission_journal WHERE mission_id = 'm' ORDER BY seq",
+            &[],
+        )
+        .unwrap()
+        .iter()
+        .map(|r| r.get::<_, Vec<u8>>(0))
+        .collect()
+    } else {
+        let conn = rusqlite::Connection::open(ledger).unwrap();
+        let mut stmt = conn
+            .prepare("SELECT entry FROM mission_journal WHERE mission_id = 'm' ORDER BY seq")
+            .unwrap();
+        stmt.query_map([], |r| r.get::<_, Vec<u8>>(0))
+            .unwrap()
+            .map(Result::unwrap)
+            .collect()
+    }
+}
+
+/// The seed's example (missions.md §5) on `ledger`, and the idempotency rules; the transcript
+/// of every stdout, for comparing backends.
+fn seed_session(dir: &Path, ledger: &str) -> Vec<String> {
+    let mut t = Vec::new();
+    let o = world(
+        dir,
+        ledger,
+        &["limits", "init", "--config", LIMITS, "--yes", "--now", "0"],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    // No missions yet: an empty list, a missing mission.
+    t.push(mission(dir, ledger, &["list", "--json"], 0));
+    let o = world(dir, ledger, &["mission", "report", "m", "--now", "10"]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o.stderr));
+    assert!(
+        text(&o.stderr).contains("MISSION_NOT_FOUND"),
+        "{}",
+        text(&o.stderr)
+    );
+    t.push(mission(
+        dir,
+        ledger,
+        &[
+            "create",
+            "--contract",
+            &format!("{SEED}/contract.json"),
+            "--yes",
+            "--now",
+            "0",
+        ],
+        0,
+    ));
+    assert!(
+        t[1].starts_with("OK mission=m contractRef=sha256:"),
+        "{}",
+        t[1]
+    );
+    // A second create of the same mission: MISSION_EXISTS, nothing written.
+    let before = dump(ledger);
+    t.push(mission(
+        dir,
+        ledger,
+        &[
+            "create",
+            "--contract",
+            &format!("{SEED}/contract.json"),
+            "--yes",
+            "--now",
+            "0",
+        ],
+        4,
+    ));
+    assert!(t[2].starts_with("MISSION_EXISTS"), "{}", t[2]);
+    assert_eq!(dump(ledger), before);
+    for n in 1..=3 {
+        let out = mission(
+            dir,
+            ledger,
+            &["apply", "m", "--command", &step(n), "--now", "10"],
+            0,
+        );
+        assert!(
+            out.starts_with(&format!("OK revision={n} seq={n}")),
+            "{out}"
+        );
+        t.push(out);
+    }
+    // The seed's step 4: BUDGET_EXHAUSTED, the ledger unchanged.
+    let before = dump(ledger);
+    let out = mission(
+        dir,
+        ledger,
+        &["apply", "m", "--command", &step(4), "--now", "10"],
+        4,
+    );
+    assert_eq!(out.trim(), "BUDGET_EXHAUSTED budget=100 reserved=80 settled=0 requested=30: the mission budget would be exceeded");
+    t.push(out);
+    let j: Value = serde_json::from_str(
+        mission(
+            dir,
+            ledger,
+            &["--json", "apply", "m", "--command", &step(4), "--now", "10"],
+            4,
+        )
+        .trim(),
+    )
+    .unwrap();
+    assert_eq!(
+        (
+            j["code"].as_str(),
+            j["reserved"].as_str(),
+            j["requested"].as_str()
+        ),
+        (Some("BUDGET_EXHAUSTED"), Some("80"), Some("30"))
+    );
+    assert_eq!(dump(ledger), before, "journal, state and outbox unchanged");
+    // An identical resend answers the recorded result and writes nothing.
+    let out = mission(
+        dir,
+        ledger,
+        &["apply", "m", "--command", &step(3), "--now", "10"],
+        0,
+    );
+    assert!(
+        out.starts_with("OK revision=3 seq=3") && out.contains("(resend: the recorded result)"),
+        "{out}"
+    );
+    t.push(out);
+    assert_eq!(dump(ledger), before, "a resend writes nothing");
+    // An explicit request id reused for another command: REQUEST_ID_REUSED.
+    t.push(mission(
+        dir,
+        ledger,
+        &[
+            "start-run",
+            "m",
+            "--run",
+            "r2",
+            "--request-id",
+            "q",
+            "--now",
+            "10",
+        ],
+        0,
+    ));
+    let before = dump(ledger);
+    let out = mission(
+        dir,
+        ledger,
+        &[
+            "start-run",
+            "m",
+            "--run",
+            "r3",
+            "--request-id",
+            "q",
+            "--now",
+            "10",
+        ],
+        4,
+    );
+    assert!(out.starts_with("REQUEST_ID_REUSED"), "{out}");
+    t.push(out);
+    assert_eq!(dump(ledger), before);
+    // The journal holds the seed's command, canonicalised, byte for byte.
+    let e = entries(ledger);
+    assert_eq!(e.len(), 4);
+    let v: Value = serde_json::from_slice(&e[2]).unwrap();
+    let seed: Value = serde_json::from_slice(&std::fs::read(step(3)).unwrap()).unwrap();
+    assert_eq!(v["command"], seed);
+    let r: Value = serde_json::from_str(
+        mission(dir, ledger, &["--json", "report", "m", "--now", "10"], 0).trim(),
+    )
+    .unwrap();
+    assert_eq!(r["reserved"], json!("80"));
+    assert_eq!(r["remaining"], json!("20"));
+    assert_eq!(r["outstanding"][0]["attemptId"], json!("a"));
+    t.push(r.to_string());
+    let log = mission(dir, ledger, &["log", "m"], 0);
+    assert_eq!(log.lines().count(), 4);
+    t.push(mission(dir, ledger, &["--json", "log", "m"], 0));
+    t.push(mission(dir, ledger, &["--json", "list"], 0));
+    let o = world(dir, ledger, &["mission", "verify"]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}{}",
+        text(&o.stdout),
+        text(&o.stderr)
+    );
+    assert!(
+        !dir.join("no-store.db").exists(),
+        "a ledger-held mission needs no World store, and none was created"
+    );
+    t
+}
+
+#[test]
+fn the_seeds_example_on_a_ledger_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let ledger = dir.path().join("ledger.db").display().to_string();
+    seed_session(dir.path(), &ledger);
+}
+
+#[test]
+fn a_missing_or_foreign_ledger_file_is_refused_and_nothing_is_created() {
+    let dir = tempfile::tempdir().unwrap();
+    let ledger = dir.path().join("typo.db");
+    let l = ledger.display().to_string();
+    let create = [
+        "mission",
+        "create",
+        "--contract",
+        &format!("{SEED}/contract.json"),
+        "--yes",
+    ];
+    let o = world(dir.path(), &l, &create);
+    assert_eq!(o.status.code(), Some(4), "{}", text(&o.stderr));
+    let err = text(&o.stderr);
+    assert!(
+        err.contains("ledger_not_initialized") && err.contains("world limits init"),
+        "{err}"
+    );
+    assert!(
+        !ledger.exists(),
+        "only `world limits init` creates a ledger"
+    );
+    // A World store passed as the ledger: not a ledger (exit 2), untouched.
+    let store = dir.path().join("w.db");
+    let o = Command::cargo_bin("world")
+        .unwrap()
+        .env("WORLD_DB", &store)
+        .arg("genesis")
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let before = std::fs::read(&store).unwrap();
+    let o = world(dir.path(), &store.display().to_string(), &create);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o.stderr));
+    assert!(text(&o.stderr).contains("is not a world limits ledger"));
+    assert_eq!(std::fs::read(&store).unwrap(), before);
+}
+
+#[test]
+fn the_seeds_example_on_postgres_answers_as_on_the_ledger_file() {
+    let Some(pg) = pgtest::server("the_seeds_example_on_postgres_answers_as_on_the_ledger_file")
+    else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("ledger.db").display().to_string();
+    let on_file = seed_session(dir.path(), &file);
+    let url = pg.fresh_db();
+    let on_pg = seed_session(dir.path(), &url);
+    assert_eq!(on_pg, on_file, "the same answers, byte for byte");
+    assert_eq!(entries(&url), entries(&file), "the same journal entries");
+    // The journal is append-only on PostgreSQL too.
+    let mut c = pgtest::Server::client(&url);
+    let e = c
+        .execute("UPDATE mission_journal SET prev_hash = 'x'", &[])
+        .unwrap_err();
+    assert!(e.to_string().contains("append-only") || format!("{e:?}").contains("append-only"));
+    // A tampered state row is a finding of `world mission verify` (exit 3).
+    c.batch_execute("UPDATE mission_missions SET reserved = '1'")
+        .unwrap();
+    let o = world(dir.path(), &url, &["mission", "verify"]);
+    assert_eq!(
+        o.status.code(),
+        Some(3),
+        "{}{}",
+        text(&o.stdout),
+        text(&o.stderr)
+    );
+    assert!(
+        text(&o.stdout).contains("mission_state mission=m"),
+        "{}",
+        text(&o.stdout)
+    );
+}
+
+#[test]
+fn eight_processes_admitting_against_one_budget_on_postgres_never_admit_past_it() {
+    let Some(pg) = pgtest::server(
+        "eight_processes_admitting_against_one_budget_on_postgres_never_admit_past_it",
+    ) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let url = pg.fresh_db();
+    let o = world(
+        dir.path(),
+        &url,
+        &["limits", "init", "--config", LIMITS, "--yes"],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let d = dir.path();
+    mission(
+        d,
+        &url,
+        &[
+            "create",
+            "--contract",
+            &format!("{SEED}/contract.json"),
+            "--yes",
+            "--now",
+            "0",
+        ],
+        0,
+    );
+    mission(d, &url, &["start-run", "m", "--run", "r", "--now", "10"], 0);
+    mission(
+        d,
+        &url,
+        &[
+            "grant",
+            "m",
+            "--id",
+            "g",
+            "--subject",
+            "agent",
+            "--action",
+            "write",
+            "--resource",
+            "doc",
+            "--expires-at",
+            "10000",
+            "--limit",
+            "100",
+            "--now",
+            "10",
+        ],
+        0,
+    );
+    let children: Vec<_> = (0..8)
+        .map(|i| {
+            let a = format!("a{i}");
+            let o = format!("o{i}");
+            Command::cargo_bin("world")
+                .unwrap()
+                .current_dir(d)
+                .env_clear()
+                .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+                .env("USER", "ann")
+                .env("WORLD_DB", d.join("no-store.db"))
+                .args([
+                    "--json",
+                    "mission",
+                    "admit",
+                    "m",
+                    "--ledger",
+                    &url,
+                    "--run",
+                    "r",
+                    "--operation",
+                    &o,
+                    "--attempt",
+                    &a,
+                    "--grant",
+                    "g",
+                    "--subject",
+                    "agent",
+                    "--capability",
+                    "write",
+                    "--resource",
+                    "doc",
+                    "--amount",
+                    "30",
+                    "--authorization-checked-at",
+                    "10",
+                    "--now",
+                    "10",
+                ])
+                .stdin(Stdio::null())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    let mut admitted = 0;
+    let mut refused = 0;
+    for c in children {
+        let out = c.wait_with_output().unwrap();
+        let v: Value = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
+        match (out.status.code(), v["code"].as_str()) {
+            (Some(0), Some("OK")) => admitted += 1,
+            (Some(4), Some("BUDGET_EXHAUSTED")) => refused += 1,
+            other => panic!("{other:?}: {}", text(&out.stderr)),
+        }
+    }
+    assert_eq!((admitted, refused), (3, 5), "100 / 30 = 3 admissions");
+    let r: Value =
+        serde_json::from_str(mission(d, &url, &["--json", "report", "m", "--now", "10"], 0).trim())
+            .unwrap();
+    assert_eq!(r["reserved"], json!("90"));
+    assert_eq!(r["outstanding"].as_array().map(Vec::len), Some(3));
+    let o = world(d, &url, &["mission", "verify"]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}{}",
+        text(&o.stdout),
+        text(&o.stderr)
+    );
+}
+
+#[test]
+fn bad_urls_wrong_passwords_and_missing_or_foreign_schemas_fail_cleanly() {
+    let Some(pg) =
+        pgtest::server("bad_urls_wrong_passwords_and_missing_or_foreign_schemas_fail_cleanly")
+    else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let contract = format!("{SEED}/contract.json");
+    let create = ["mission", "create", "--contract", &contract, "--yes"];
+    // A URL that does not parse: usage error, exit 2.
+    let o = world(d, "postgres://ann@host:notaport/db", &create);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o.stderr));
+    assert!(text(&o.stderr).contains("ledger URL does not parse"));
+    // A refused connection: exit 1, the ledger named.
+    let empty = tempfile::tempdir().unwrap();
+    let nowhere = format!(
+        "postgres://ann@{}/db",
+        empty.path().display().to_string().replace('/', "%2F")
+    );
+    let o = world(d, &nowhere, &["mission", "list"]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o.stderr));
+    assert!(text(&o.stderr).contains("ledger postgres://ann@"));
+    // A wrong password: exit 1, never printed.
+    let url = pg.fresh_db();
+    let db = url.rsplit('/').next().unwrap().to_string();
+    let sock = pg.socket_dir().display().to_string().replace('/', "%2F");
+    let wrong = format!("postgres://pwuser:{}@{sock}/{db}", "wrong-secret-pw");
+    let o = world(d, &wrong, &create);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o.stderr));
+    let err = text(&o.stderr);
+    assert!(err.contains("password authentication failed"), "{err}");
+    assert!(!err.contains("wrong-secret-pw") && !text(&o.stdout).contains("wrong-secret-pw"));
+    // A database without the ledger schema: ledger_not_initialized (exit 4) naming the ledger
+    // (never the password) and `world limits init`; nothing created.
+    let right = format!("postgres://pwuser:{}@{sock}/{db}", pgtest::PW_PASSWORD);
+    let o = world(d, &right, &create);
+    assert_eq!(o.status.code(), Some(4), "{}", text(&o.stderr));
+    let err = text(&o.stderr);
+    assert!(
+        err.contains("ledger_not_initialized")
+            && err.contains("ledger postgres://pwuser@")
+            && err.contains("world limits init"),
+        "{err}"
+    );
+    assert!(
+        !err.contains(pgtest::PW_PASSWORD),
+        "the password leaked: {err}"
+    );
+    assert!(dump(&url).is_empty(), "a refused command created tables");
+    // A mission schema of another version: refused before anything is read or written (2).
+    let o = world(d, &url, &["limits", "init", "--config", LIMITS, "--yes"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    mission(
+        d,
+        &url,
+        &["create", "--contract", &contract, "--yes", "--now", "0"],
+        0,
+    );
+    pg.sql(&db, "UPDATE mission_schema SET version = 2");
+    let before = dump(&url);
+    for args in [
+        &["mission", "start-run", "m", "--run", "r", "--now", "10"][..],
+        &["mission", "report", "m"][..],
+        &["mission", "list"][..],
+    ] {
+        let o = world(d, &url, args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", text(&o.stderr));
+        assert!(
+            text(&o.stderr).contains("mission schema version 2; this world reads version 1"),
+            "{}",
+            text(&o.stderr)
+        );
+    }
+    assert_eq!(dump(&url), before, "a refused command changed the ledger");
+    // Back at the version this build reads, the same command applies.
+    pg.sql(&db, "UPDATE mission_schema SET version = 1");
+    mission(d, &url, &["start-run", "m", "--run", "r", "--now", "10"], 0);
+}
