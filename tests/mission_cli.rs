@@ -900,7 +900,7 @@ fn relabelling_a_missions_creation_facts_is_a_verify_finding() {
         env.mission(&["apply", "m", "--command", &step(1), "--now", "10"], 0);
         env.verify_ok();
         let list: Value =
-            serde_json::from_str(&env.mission(&["list", "--json"], 0).lines().next().unwrap())
+            serde_json::from_str(env.mission(&["list", "--json"], 0).lines().next().unwrap())
                 .unwrap();
         assert_eq!(list["unattended"], true, "{list}");
         rusqlite::Connection::open(env.db())
