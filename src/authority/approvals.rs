@@ -37,12 +37,14 @@
 use std::collections::HashMap;
 use std::sync::Mutex;
 
-use rusqlite::{Connection, OptionalExtension, TransactionBehavior};
+use rusqlite::{Connection, TransactionBehavior};
 use serde::Serialize;
 
 use crate::encoding::gojson::Obj;
+use crate::store::approvals::{self as claim_rows, ClaimRow};
 use crate::store::{
-    cas_registry_head, object_in, put_object, registry_head_in, Error as StoreError, Object, Store,
+    cas_registry_head, object_in, payloads_by_semantic_id, put_object, registry_head_in,
+    Error as StoreError, Object, Store,
 };
 
 /// Longest summary of an approval request, in bytes.
@@ -510,11 +512,7 @@ fn by_semantic_id(
     conn: &Connection,
     semantic: &str,
 ) -> Result<Vec<(String, Vec<u8>)>, ApprovalError> {
-    let mut stmt = conn.prepare("SELECT hash_ref, payload FROM objects WHERE semantic_id = ?1")?;
-    let rows = stmt.query_map([semantic], |r| {
-        Ok((r.get::<_, String>(0)?, r.get::<_, Vec<u8>>(1)?))
-    })?;
-    Ok(rows.collect::<Result<_, _>>()?)
+    Ok(payloads_by_semantic_id(conn, semantic)?)
 }
 
 /// Decodes a request of either layout. A reference-shaped request without a `world` detail
@@ -629,14 +627,7 @@ fn decisions(conn: &Connection) -> Result<HashMap<String, Decision>, ApprovalErr
 }
 
 fn claims(conn: &Connection) -> Result<HashMap<String, String>, ApprovalError> {
-    let mut stmt = conn.prepare("SELECT request_ref, invocation_id FROM approval_claims")?;
-    let rows = stmt.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))?;
-    let mut out = HashMap::new();
-    for row in rows {
-        let (request, by) = row?;
-        out.insert(request, by);
-    }
-    Ok(out)
+    Ok(claim_rows::claimants(conn)?.into_iter().collect())
 }
 
 fn assemble(
@@ -681,13 +672,7 @@ pub fn get(conn: &Connection, request_ref: &str) -> Result<Option<Approval>, App
     }
     let req = decode_request(request_ref, &obj.payload, &request_details(conn)?)?;
     let decisions = decisions(conn)?;
-    let claimed_by: Option<String> = conn
-        .query_row(
-            "SELECT invocation_id FROM approval_claims WHERE request_ref = ?1",
-            [request_ref],
-            |r| r.get(0),
-        )
-        .optional()?;
+    let claimed_by = claim_rows::claimant_of(conn, request_ref)?;
     Ok(Some(assemble(
         request_ref,
         req,
@@ -854,19 +839,17 @@ fn insert_claim(
     request_ref: &str,
     intent: &str,
 ) -> Result<(), ApprovalError> {
-    let held: Option<String> = conn
-        .query_row(
-            "SELECT request_ref FROM approval_claims WHERE invocation_id = ?1",
-            [intent],
-            |r| r.get(0),
-        )
-        .optional()?;
+    let held = claim_rows::claimed_by_intent(conn, intent)?;
     if held.is_some_and(|r| r != request_ref) {
         return Err(ApprovalError::IntentHasClaim(intent.to_owned()));
     }
-    conn.execute(
-        "INSERT INTO approval_claims (approval_ref, request_ref, invocation_id) VALUES (?1, ?2, ?3)",
-        [decision_ref, request_ref, intent],
+    claim_rows::insert_claim(
+        conn,
+        &ClaimRow {
+            approval_ref: decision_ref.to_owned(),
+            request_ref: request_ref.to_owned(),
+            invocation_id: intent.to_owned(),
+        },
     )?;
     Ok(())
 }

@@ -5,6 +5,7 @@
 //! Writers hold the [`lock::WriterLock`] (taken before SQLite opens) and write in one
 //! `BEGIN IMMEDIATE` transaction each; readers open `mode=ro`, take no lock and write nothing.
 
+pub mod approvals;
 pub mod client;
 pub mod commit;
 pub mod entry;
@@ -16,6 +17,7 @@ pub mod records;
 pub mod refs;
 pub mod scan;
 pub mod schema;
+pub mod sessions;
 pub mod verify;
 pub mod verify_objects;
 pub mod why;
@@ -793,6 +795,22 @@ pub fn object_in(conn: &Connection, reference: &str) -> Result<Option<Object>, E
             |r| Ok(Object { meta: meta_row(r)?, payload: r.get(4)? }),
         )
         .optional()?)
+}
+
+/// Every object of `semantic_id` on `conn` as `(hash_ref, payload)`, ascending hash (through
+/// `objects_by_semantic_id`; cached statement). Payloads are returned as stored, unverified.
+///
+/// # Errors
+/// [`Error::Sqlite`].
+pub fn payloads_by_semantic_id(
+    conn: &Connection,
+    semantic_id: &str,
+) -> Result<Vec<(String, Vec<u8>)>, Error> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT hash_ref, payload FROM objects WHERE semantic_id = ?1 ORDER BY hash_ref",
+    )?;
+    let rows = stmt.query_map([semantic_id], |r| Ok((r.get(0)?, r.get(1)?)))?;
+    Ok(rows.collect::<Result<_, _>>()?)
 }
 
 /// One log entry on `conn`.
