@@ -6,6 +6,7 @@
 //! `BEGIN IMMEDIATE` transaction each; readers open `mode=ro`, take no lock and write nothing.
 
 pub mod approvals;
+pub mod bundle;
 pub mod client;
 pub mod commit;
 pub mod entry;
@@ -15,6 +16,7 @@ pub mod lock;
 pub mod logview;
 pub mod records;
 pub mod refs;
+pub mod rows;
 pub mod scan;
 pub mod schema;
 pub mod sessions;
@@ -789,11 +791,15 @@ pub fn head_in(conn: &Connection) -> Result<Option<String>, Error> {
 /// One object with payload on `conn`.
 pub fn object_in(conn: &Connection, reference: &str) -> Result<Option<Object>, Error> {
     Ok(conn
-        .query_row(
+        .prepare_cached(
             "SELECT hash_ref, interface_hash_ref, semantic_id, provenance, payload FROM objects WHERE hash_ref = ?1",
-            [reference],
-            |r| Ok(Object { meta: meta_row(r)?, payload: r.get(4)? }),
-        )
+        )?
+        .query_row([reference], |r| {
+            Ok(Object {
+                meta: meta_row(r)?,
+                payload: r.get(4)?,
+            })
+        })
         .optional()?)
 }
 
