@@ -695,7 +695,7 @@ pub fn resolve_record(
     }
     let rec = EffectRecord::decode(&obj.payload).map_err(|e| StoreError::Corrupt {
         what: "effect record".into(),
-        detail: e,
+        detail: e.to_string(),
     })?;
     let request = object_in(conn, &rec.request_ref)?.ok_or_else(|| StoreError::Corrupt {
         what: "effect record".into(),
