@@ -334,9 +334,10 @@ impl HandlerRegistry {
     /// instead of on the first tool call, so R8 can see a failure before a plan runs. `Ok` when
     /// there are no tools to prepare.
     ///
-    /// Errors: `world: workspace tools unavailable for episode "<ep>": …`; afterwards the
-    /// `Ailang.*` effects have no handler.
-    pub fn prepare_tools(&self, deadline: Instant) -> Result<(), String> {
+    /// # Errors
+    /// [`ailang::ToolError::Unavailable`] (`world: workspace tools unavailable for episode
+    /// "<ep>": …`); afterwards the `Ailang.*` effects have no handler.
+    pub fn prepare_tools(&self, deadline: Instant) -> Result<(), ailang::ToolError> {
         match &self.tools {
             Some(lane) => lane.prepare(deadline),
             None => Ok(()),
