@@ -25,7 +25,9 @@ pub struct Finding {
     /// `record_inconsistent`, `orphan_outcome`, `head_mismatch`, `indeterminate`, `not_recomputed`,
     /// `bundle_gap` — a warning in an episode bundle; `spend_tally` — a persisted spend tally the
     /// broker would use differs from the full fold; `spend_tally_stale` — a warning: one it
-    /// would rebuild; issue 13: `journal_mismatch`, `journal_gap`, `effect_gap`,
+    /// would rebuild; `episode_index` — the derived episode index of effectful records
+    /// (`world_records_by_episode`) readers would use differs from its recomputation;
+    /// `episode_index_stale` — a warning: one the next commit rebuilds; issue 13: `journal_mismatch`, `journal_gap`, `effect_gap`,
     /// `session_mismatch`, `marker_missing`; `ledger_chain` — the limits
     /// ledger's event chain is broken; `ledger_state` — a `limits_*` table differs from the
     /// fold of that chain).
@@ -254,15 +256,18 @@ impl Store {
                 }),
             None => None,
         };
-        let (count, max) = self.log_bounds()?;
-        rep.entries = count;
         rep.head = self.head()?;
+        // Counted during the walk below (which reads every entry anyway), not by `count(*)`.
+        rep.entries = 0;
+        let mut max: Option<i64> = None;
         let mut prev: Option<LogEntry> = None;
         let mut expected = 0i64;
         let mut first = None;
         self.for_each_log_with_world(|e, world| {
             let idx = e.header.entry_index;
             first.get_or_insert(idx);
+            rep.entries += 1;
+            max = max.max(Some(idx));
             let by_design = declared
                 .as_ref()
                 .is_some_and(|d| d.contains(&idx) && (expected..idx).all(|i| !d.contains(&i)));
@@ -499,6 +504,26 @@ impl Store {
                 rep.fail(category, None, reference, p.reason);
             } else {
                 rep.warn(category, None, reference, p.reason);
+            }
+        }
+
+        // derived state: the episode index of effectful records must equal its recomputation
+        // up to its rowid (DEC-PERF-8).
+        for p in super::episodes::check(conn)? {
+            if p.trusted {
+                rep.fail(
+                    "episode_index",
+                    None,
+                    Some(super::episodes::TABLE.into()),
+                    p.reason,
+                );
+            } else {
+                rep.warn(
+                    "episode_index_stale",
+                    None,
+                    Some(super::episodes::TABLE.into()),
+                    p.reason,
+                );
             }
         }
 
