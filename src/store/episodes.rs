@@ -69,8 +69,16 @@ fn present(conn: &Connection) -> Result<bool, Error> {
     Ok(n == 2)
 }
 
-/// Why the state row is not used, or `Ok(rowid)` when it is.
-fn trusted_state(conn: &Connection) -> Result<Result<i64, String>, Error> {
+/// Whether readers use the state row.
+enum Trust {
+    /// Valid up to this `objects` rowid.
+    Valid(i64),
+    /// Not used, and why.
+    Invalid(String),
+}
+
+/// Whether the state row is used, and up to which rowid.
+fn trusted_state(conn: &Connection) -> Result<Trust, Error> {
     let row: Option<(i64, String, String)> = conn
         .query_row(
             "SELECT valid_to_rowid, anchor_ref, checksum FROM world_records_by_episode_state
@@ -80,10 +88,12 @@ fn trusted_state(conn: &Connection) -> Result<Result<i64, String>, Error> {
         )
         .optional()?;
     let Some((rowid, anchor, sum)) = row else {
-        return Ok(Err("no state row".into()));
+        return Ok(Trust::Invalid("no state row".into()));
     };
     if checksum(rowid, &anchor) != sum {
-        return Ok(Err("the state row's checksum does not hold (edited)".into()));
+        return Ok(Trust::Invalid(
+            "the state row's checksum does not hold (edited)".into(),
+        ));
     }
     let at: Option<String> = conn
         .query_row(
@@ -93,11 +103,11 @@ fn trusted_state(conn: &Connection) -> Result<Result<i64, String>, Error> {
         )
         .optional()?;
     if at.as_deref() != Some(anchor.as_str()) {
-        return Ok(Err(format!(
+        return Ok(Trust::Invalid(format!(
             "the anchor {anchor} is no longer the object at rowid {rowid} (a replaced or rewritten objects table)"
         )));
     }
-    Ok(Ok(rowid))
+    Ok(Trust::Valid(rowid))
 }
 
 /// The episode of a v2 record payload when it decodes strictly and names an effect record.
@@ -149,8 +159,8 @@ pub fn catch_up(tx: &Connection) -> Result<(), Error> {
         return Ok(());
     }
     let from = match trusted_state(tx)? {
-        Ok(rowid) => rowid,
-        Err(_) => {
+        Trust::Valid(rowid) => rowid,
+        Trust::Invalid(_) => {
             tx.execute("DELETE FROM world_records_by_episode", [])?;
             0
         }
@@ -211,10 +221,12 @@ pub fn records_of(
             }
         }
     };
-    let from = if present(conn)? {
-        trusted_state(conn)?.ok()
-    } else {
-        None
+    let from = match present(conn)? {
+        true => match trusted_state(conn)? {
+            Trust::Valid(rowid) => Some(rowid),
+            Trust::Invalid(_) => None,
+        },
+        false => None,
     };
     let Some(from) = from else {
         let mut stmt = conn.prepare_cached(
@@ -281,15 +293,15 @@ pub fn check(conn: &Connection) -> Result<Vec<Problem>, Error> {
         )
         .map(|n| n > 0)?;
     let upto = match trusted_state(conn)? {
-        Ok(rowid) => rowid,
-        Err(reason) if has_state => {
+        Trust::Valid(rowid) => rowid,
+        Trust::Invalid(reason) if has_state => {
             return Ok(vec![Problem {
                 trusted: false,
                 reason: format!("{TABLE}: {reason}; it is rebuilt by the next commit"),
             }])
         }
         // No state row: nothing was indexed yet (readers scan); rows without it are unused.
-        Err(_) => return Ok(Vec::new()),
+        Trust::Invalid(_) => return Ok(Vec::new()),
     };
     let mut want = std::collections::BTreeSet::new();
     v2_after(conn, 0, |rowid, hash, payload| {
