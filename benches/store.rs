@@ -556,11 +556,45 @@ fn bench_lookup(dir: &Path) {
     let small: i64 = env_size("LOOKUP_SMALL", 10_000);
     let large: i64 = env_size("LOOKUP_BENCH_N", if quick() { 20_000 } else { 100_000 });
     let runs = env_size("LOOKUP_RUNS", 31) as usize;
+    let ws = dir.join("lookup-ws");
+    std::fs::create_dir_all(ws.join("lookup")).expect("workspace");
+    std::fs::write(ws.join("lookup/notes.txt"), "one two\nthree\n").expect("notes");
     let dbs: Vec<PathBuf> = [("lookup-small.db", small), ("lookup-large.db", large)]
         .iter()
         .map(|(name, n)| {
             let db = genesis_store(dir, name);
             filler::append(&db, n - 1);
+            // The fixture transitions and a session for `world invoke` on top of the history.
+            let mut c = world(&db);
+            c.args([
+                "publish",
+                "--manifest",
+                "fixtures/transitions/manifest.json",
+                "--yes",
+            ]);
+            run_ok(c);
+            let mut c = world(&db);
+            c.args(["session", "mint", "--episode", "lookup"])
+                .args(["--grant", "world.apply=world:1000000"])
+                .args(["--grant", "Workspace.Read=worktree:1000000000"])
+                .arg("--workspace-root")
+                .arg(&ws)
+                .args(["--ttl", "86400", "--yes", "--out"])
+                .arg(db.with_extension("tok"));
+            run_ok(c);
+            // One untimed invoke: its commit folds the filler into the derived tables
+            // (`world_records_by_episode`, DEC-PERF-8), as any first commit after another
+            // writer's history does once.
+            let mut c = world(&db);
+            c.args(["invoke", "readcount", "--session"])
+                .arg(db.with_extension("tok"))
+                .args(["--args", r#"{"path":"notes.txt"}"#]);
+            let t = Instant::now();
+            run_ok(c);
+            println!(
+                "  first invoke on {n} entries (folds them into the episode index): {:.0} ms",
+                t.elapsed().as_secs_f64() * 1e3
+            );
             db
         })
         .collect();
@@ -569,6 +603,19 @@ fn bench_lookup(dir: &Path) {
     let inv = format!("cli:filler{}:f{k}", k % 1000);
     let index = (k + 1).to_string();
     let cases: Vec<(&str, Vec<&str>)> = vec![
+        // An effectful invoke in its own episode: the session, the registry, the spend tally,
+        // the head, the commit (DEC-PERF-1); `{tok}` is each store's session token.
+        (
+            "invoke readcount",
+            vec![
+                "invoke",
+                "readcount",
+                "--session",
+                "{tok}",
+                "--args",
+                r#"{"path":"notes.txt"}"#,
+            ],
+        ),
         ("receipt", vec!["receipt", &inv]),
         ("show INVOCATION", vec!["show", &inv]),
         ("show INDEX", vec!["show", &index]),
@@ -586,7 +633,7 @@ fn bench_lookup(dir: &Path) {
         ),
         (
             "effects --episode",
-            vec!["effects", "--episode", "filler0", "--json"],
+            vec!["effects", "--episode", "lookup", "--json"],
         ),
     ];
     println!("lookups: {small} vs {large} entries, median of {runs} one-process calls each");
@@ -595,7 +642,15 @@ fn bench_lookup(dir: &Path) {
         for _ in 0..runs {
             for (i, db) in dbs.iter().enumerate() {
                 let mut c = world(db);
-                c.args(&args).stderr(Stdio::null());
+                let tok = db.with_extension("tok");
+                c.args(args.iter().map(|a| {
+                    if *a == "{tok}" {
+                        tok.as_os_str()
+                    } else {
+                        std::ffi::OsStr::new(a)
+                    }
+                }))
+                .stderr(Stdio::null());
                 let s = Instant::now();
                 let code = c.status().expect("spawn").code();
                 t[i].push(s.elapsed());

@@ -168,6 +168,8 @@ fn corpus(ids: &[String]) -> Vec<(String, &'static str, Tamper)> {
         ("schema: drop commit_objects (the store no longer opens)".into(), "schema", sql("DROP TABLE commit_objects")),
         ("schema: drop an index".into(), "schema", sql("DROP INDEX objects_by_semantic_id")),
         ("registry: head names a missing object".into(), "dangling_ref", sql("UPDATE epoch_registry_heads SET object_ref = 'sha256:' || lower(hex(randomblob(32))) WHERE registry_name = 'world/transition-registry/v1'")),
+        ("derived: delete the episode index rows".into(), "episode_index", sql("DELETE FROM world_records_by_episode")),
+        ("derived: move an indexed record to another episode".into(), "episode_index", sql("UPDATE world_records_by_episode SET episode_id = 'ep2'")),
         ("commit_objects: a row naming a missing entry".into(), "dangling_ref", sql("INSERT INTO commit_objects (object_ref, entry_index) SELECT object_ref, 99 FROM commit_objects LIMIT 1")),
         ("forgery: a re-hashed output behind a client relabel".into(), "entry_hash_mismatch", Box::new(|c, _| {
             let rec = one(c, "SELECT transition_ref FROM log_entries WHERE entry_index = 1");
@@ -434,4 +436,121 @@ fn identical_effects_in_two_episodes_share_a_record_and_verify_clean() {
         assert_eq!(rows[0]["episodeId"], ep, "{rows:?}");
         assert_eq!(rows[0]["intentId"], format!("effect:{ep}:0"), "{rows:?}");
     }
+}
+
+fn effects_of(db: &Path, ep: &str) -> (Option<i32>, String) {
+    let out = world(db, &["effects", "--episode", ep, "--json"]);
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+    )
+}
+
+fn verify_categories(db: &Path) -> (Option<i32>, Vec<String>, Vec<String>) {
+    let out = world(db, &["verify", "--json"]);
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
+    let cats = |k: &str| -> Vec<String> {
+        v[k].as_array()
+            .map(|a| {
+                a.iter()
+                    .map(|f| f["category"].as_str().unwrap_or("").to_string())
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    (out.status.code(), cats("failures"), cats("warnings"))
+}
+
+/// The episode index behind `world effects --episode` (DEC-PERF-8) is derived state: an edited
+/// state row is not used (the listing falls back to reading every record, same answer) and is
+/// rebuilt by the next commit; rows that differ from the records are a `verify` failure; a row
+/// naming a record under the wrong episode never lists it there.
+#[test]
+fn the_episode_index_is_checked_and_never_trusted() {
+    let b = base();
+    let (code, want) = effects_of(&b.env.db, "ep1");
+    assert_eq!(code, Some(0));
+    assert_eq!(want.lines().count(), 2, "{want}");
+    let rows = one(
+        &b.env.conn(),
+        "SELECT CAST(count(*) AS TEXT) FROM world_records_by_episode WHERE episode_id = 'ep1'",
+    );
+    assert_eq!(rows, "2", "the two effectful invocations are indexed");
+
+    // An edited state row (rowid moved back, checksum not recomputed): not trusted.
+    let (_d, db) = copy(&b);
+    Connection::open(&db)
+        .unwrap()
+        .execute_batch(
+            "DELETE FROM world_records_by_episode;
+             UPDATE world_records_by_episode_state SET valid_to_rowid = 1",
+        )
+        .unwrap();
+    assert_eq!(effects_of(&db, "ep1"), (Some(0), want.clone()));
+    let (code, fails, warns) = verify_categories(&db);
+    assert_eq!(code, Some(0), "{fails:?}");
+    assert!(
+        warns.iter().any(|w| w == "episode_index_stale"),
+        "{warns:?}"
+    );
+    // The next commit rebuilds it; verify is clean again.
+    let tok = b.tok.to_string_lossy().into_owned();
+    let ws = b.env.ws.to_string_lossy().into_owned();
+    let out = world(
+        &db,
+        &[
+            "invoke",
+            "echo",
+            "--session",
+            &tok,
+            "--args",
+            "{}",
+            "--workspace-root",
+            &ws,
+        ],
+    );
+    assert!(out.status.success(), "{out:?}");
+    let (code, fails, warns) = verify_categories(&db);
+    assert_eq!(code, Some(0), "{fails:?}");
+    assert!(
+        !warns.iter().any(|w| w.starts_with("episode_index")),
+        "{warns:?}"
+    );
+    assert_eq!(
+        one(
+            &Connection::open(&db).unwrap(),
+            "SELECT CAST(count(*) AS TEXT) FROM world_records_by_episode WHERE episode_id = 'ep1'"
+        ),
+        "2"
+    );
+    assert_eq!(effects_of(&db, "ep1"), (Some(0), want.clone()));
+
+    // Rows moved to another episode under a valid state: ep2 lists none of ep1's records
+    // (each row is re-read and must decode to a record of that episode); verify fails.
+    let (_d, db) = copy(&b);
+    Connection::open(&db)
+        .unwrap()
+        .execute_batch("UPDATE world_records_by_episode SET episode_id = 'ep2'")
+        .unwrap();
+    let (code, out) = effects_of(&db, "ep2");
+    assert_eq!(code, Some(0));
+    assert!(
+        out.trim().is_empty(),
+        "ep1's records listed under ep2: {out}"
+    );
+    let (code, fails, _) = verify_categories(&db);
+    assert_eq!(code, Some(3));
+    assert!(fails.iter().any(|f| f == "episode_index"), "{fails:?}");
+
+    // A dropped table loses nothing: the listing reads every record instead.
+    let (_d, db) = copy(&b);
+    Connection::open(&db)
+        .unwrap()
+        .execute_batch(
+            "DROP TABLE world_records_by_episode; DROP TABLE world_records_by_episode_state",
+        )
+        .unwrap();
+    assert_eq!(effects_of(&db, "ep1"), (Some(0), want));
+    let (code, fails, _) = verify_categories(&db);
+    assert_eq!(code, Some(0), "{fails:?}");
 }

@@ -1262,35 +1262,33 @@ pub fn recorded_triples(plan_bytes: &[u8]) -> Result<Vec<Triple>, String> {
 
 fn world_by_ref(conn: &Connection, reference: &str) -> Result<Option<WorldRow>, StoreError> {
     Ok(conn
-        .query_row(
+        .prepare_cached(
             "SELECT world_ref, revision, state_root, log_head FROM worlds WHERE world_ref = ?1",
-            [reference],
-            |r| {
-                Ok(WorldRow {
-                    reference: r.get(0)?,
-                    revision: r.get(1)?,
-                    state_root: r.get(2)?,
-                    log_head: r.get(3)?,
-                })
-            },
-        )
+        )?
+        .query_row([reference], |r| {
+            Ok(WorldRow {
+                reference: r.get(0)?,
+                revision: r.get(1)?,
+                state_root: r.get(2)?,
+                log_head: r.get(3)?,
+            })
+        })
         .optional()?)
 }
 
 fn world_for(conn: &Connection, entry_hash: &str) -> Result<Option<WorldRow>, StoreError> {
     Ok(conn
-        .query_row(
+        .prepare_cached(
             "SELECT world_ref, revision, state_root, log_head FROM worlds WHERE log_head = ?1",
-            [entry_hash],
-            |r| {
-                Ok(WorldRow {
-                    reference: r.get(0)?,
-                    revision: r.get(1)?,
-                    state_root: r.get(2)?,
-                    log_head: r.get(3)?,
-                })
-            },
-        )
+        )?
+        .query_row([entry_hash], |r| {
+            Ok(WorldRow {
+                reference: r.get(0)?,
+                revision: r.get(1)?,
+                state_root: r.get(2)?,
+                log_head: r.get(3)?,
+            })
+        })
         .optional()?)
 }
 

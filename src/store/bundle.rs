@@ -96,6 +96,9 @@ pub fn write(
     if let Some(w) = &last_world {
         rows::set_selected_head(tx, w)?;
     }
+    // The derived episode index follows every write of records (DEC-PERF-8); a bundle file
+    // without its tables is left alone.
+    super::episodes::catch_up(tx)?;
     Ok(Written {
         objects: copied,
         selected_head: last_world,

@@ -358,6 +358,8 @@ pub fn apply_with(
             intent.outcome_payload(),
         )?;
     }
+    // The episode index follows every commit, in its transaction (DEC-PERF-8).
+    super::episodes::catch_up(tx)?;
     Ok(Landed {
         selected_head: w.reference.clone(),
         entry_index: h.entry_index,

@@ -212,11 +212,8 @@ pub fn append(
 /// The object ref of the journal row (`invocation_id`, `kind`), if present.
 pub fn row(conn: &Connection, invocation_id: &str, kind: Kind) -> Result<Option<String>, Error> {
     Ok(conn
-        .query_row(
-            "SELECT object_ref FROM journal WHERE invocation_id = ?1 AND kind = ?2",
-            [invocation_id, kind.as_str()],
-            |r| r.get(0),
-        )
+        .prepare_cached("SELECT object_ref FROM journal WHERE invocation_id = ?1 AND kind = ?2")?
+        .query_row([invocation_id, kind.as_str()], |r| r.get(0))
         .optional()?)
 }
 

@@ -10,6 +10,7 @@ pub mod bundle;
 pub mod client;
 pub mod commit;
 pub mod entry;
+pub mod episodes;
 pub mod journal;
 pub mod labels;
 pub mod lock;
@@ -405,6 +406,9 @@ fn check_path(path: &Path) -> Result<bool, Error> {
 
 fn configure(conn: &Connection, writer: bool) -> Result<(), Error> {
     conn.execute_batch("PRAGMA foreign_keys = ON")?;
+    // The per-object and per-row lookups (`object_in`, `journal::row`, …) are prepared once
+    // per connection; a replay or an invoke cycles through a few dozen of them (issue 19).
+    conn.set_prepared_statement_cache_capacity(64);
     if writer {
         conn.busy_timeout(Duration::from_millis(2000))?;
         conn.execute_batch("PRAGMA synchronous = FULL")?;
@@ -658,10 +662,14 @@ impl Store {
         log_entry_in(&self.conn, index)
     }
 
-    /// The number of log entries and the highest index (`None` for an empty log).
-    pub fn log_bounds(&self) -> Result<(i64, Option<i64>), Error> {
+    /// The lowest and the highest log index (both `None` for an empty log).
+    ///
+    /// Two lookups at the ends of the `entry_index` primary key (the table's rowid): the cost
+    /// does not grow with the log, unlike `count(*)`, which walks every row (issue 19).
+    pub fn log_bounds(&self) -> Result<(Option<i64>, Option<i64>), Error> {
         Ok(self.conn.query_row(
-            "SELECT count(*), max(entry_index) FROM log_entries",
+            "SELECT (SELECT min(entry_index) FROM log_entries),
+                    (SELECT max(entry_index) FROM log_entries)",
             [],
             |r| Ok((r.get(0)?, r.get(1)?)),
         )?)
@@ -780,11 +788,8 @@ pub fn world_in(conn: &Connection, reference: &str) -> Result<Option<WorldRow>, 
 /// The selected head read on `conn` (inside a transaction, never from a cache).
 pub fn head_in(conn: &Connection) -> Result<Option<String>, Error> {
     Ok(conn
-        .query_row(
-            "SELECT world_ref FROM store_heads WHERE head_key = ?1",
-            [SELECTED_HEAD],
-            |r| r.get(0),
-        )
+        .prepare_cached("SELECT world_ref FROM store_heads WHERE head_key = ?1")?
+        .query_row([SELECTED_HEAD], |r| r.get(0))
         .optional()?)
 }
 
@@ -822,9 +827,11 @@ pub fn payloads_by_semantic_id(
 /// One log entry on `conn`.
 pub fn log_entry_in(conn: &Connection, index: i64) -> Result<Option<LogEntry>, Error> {
     Ok(conn
-        .query_row(
+        .prepare_cached(
             "SELECT entry_index, semantics_epoch, transition_fn_ref, interpreter_ref, prev_entry_hash_ref, written_by, entry_hash_ref, transition_ref
              FROM log_entries WHERE entry_index = ?1",
+        )?
+        .query_row(
             [index],
             entry_row,
         )
@@ -834,11 +841,8 @@ pub fn log_entry_in(conn: &Connection, index: i64) -> Result<Option<LogEntry>, E
 /// A registry head on `conn`.
 pub fn registry_head_in(conn: &Connection, name: &str) -> Result<Option<String>, Error> {
     Ok(conn
-        .query_row(
-            "SELECT object_ref FROM epoch_registry_heads WHERE registry_name = ?1",
-            [name],
-            |r| r.get(0),
-        )
+        .prepare_cached("SELECT object_ref FROM epoch_registry_heads WHERE registry_name = ?1")?
+        .query_row([name], |r| r.get(0))
         .optional()?)
 }
 
@@ -906,5 +910,34 @@ fn holder_text(holder: Option<u32>) -> String {
     match holder {
         Some(pid) => format!(", held by pid {pid}"),
         None => String::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn log_bounds_are_the_lowest_and_highest_index() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let store = Store::open_write(
+            &dir.path().join("w.db"),
+            WriteOptions {
+                create: true,
+                wait_lock: None,
+            },
+        )
+        .expect("store");
+        assert_eq!(store.log_bounds().expect("empty"), (None, None));
+        for i in [7i64, 3, 5] {
+            store
+                .conn()
+                .execute(
+                    "INSERT INTO log_entries VALUES (?1, ?2, 1, 'f', 'i', 'p', 'client:x', 't')",
+                    rusqlite::params![i, format!("e{i}")],
+                )
+                .expect("entry");
+        }
+        assert_eq!(store.log_bounds().expect("bounds"), (Some(3), Some(7)));
     }
 }

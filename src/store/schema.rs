@@ -334,7 +334,7 @@ fn application_objects(conn: &Connection) -> Result<i64, Error> {
 }
 
 /// Run the idempotent `CREATE … IF NOT EXISTS` statements: the 10 tables, the 5 indexes, then
-/// `world`'s own [`WORLD_INDEXES`].
+/// `world`'s own [`WORLD_INDEXES`] and derived tables (`store::episodes`).
 fn apply_ddl(conn: &Connection) -> Result<(), Error> {
     for (_, ddl) in TABLES {
         conn.execute_batch(ddl)?;
@@ -350,6 +350,8 @@ fn apply_ddl(conn: &Connection) -> Result<(), Error> {
             "CREATE INDEX IF NOT EXISTS {name} ON {table}({col})"
         ))?;
     }
+    // Derived tables kept up to date by every commit (DEC-PERF-8).
+    conn.execute_batch(super::episodes::DDL)?;
     Ok(())
 }
 

@@ -25,7 +25,9 @@ pub struct Finding {
     /// `record_inconsistent`, `orphan_outcome`, `head_mismatch`, `indeterminate`, `not_recomputed`,
     /// `bundle_gap` — a warning in an episode bundle; `spend_tally` — a persisted spend tally the
     /// broker would use differs from the full fold; `spend_tally_stale` — a warning: one it
-    /// would rebuild; issue 13: `journal_mismatch`, `journal_gap`, `effect_gap`,
+    /// would rebuild; `episode_index` — the derived episode index of effectful records
+    /// (`world_records_by_episode`) readers would use differs from its recomputation;
+    /// `episode_index_stale` — a warning: one the next commit rebuilds; issue 13: `journal_mismatch`, `journal_gap`, `effect_gap`,
     /// `session_mismatch`, `marker_missing`; `ledger_chain` — the limits
     /// ledger's event chain is broken; `ledger_state` — a `limits_*` table differs from the
     /// fold of that chain).
@@ -101,6 +103,24 @@ impl Report {
                 reference,
                 reason: reason.into(),
             });
+        }
+    }
+
+    /// [`Report::fail`] for a finding that belongs before every other (the storage check,
+    /// which runs next to the others).
+    fn fail_first(&mut self, category: &'static str, reason: impl Into<String>) {
+        let n = self.failure_counts.entry(category).or_insert(0);
+        *n += 1;
+        if *n == 1 {
+            self.failures.insert(
+                0,
+                Finding {
+                    category,
+                    index: None,
+                    reference: None,
+                    reason: reason.into(),
+                },
+            );
         }
     }
 
@@ -183,22 +203,54 @@ impl Store {
     }
 
     fn verify_into(&self, rep: &mut Report, progress: Progress<'_>) -> Result<(), Error> {
-        let full = rep.full;
         let conn = self.conn();
-
-        // 1. storage
-        let pragma = if full {
+        // 1. storage: SQLite's own check reads every page, overflow pages included (a whole
+        // pass over the payloads). On a file it runs on its own read-only connection in a
+        // second thread, next to the checks below and the object pass (which re-reads the
+        // payloads on every core), instead of before them (issue 19 item 5). Its finding is
+        // still reported first, and its error still ends the run.
+        let pragma = if rep.full {
             "PRAGMA integrity_check"
         } else {
             "PRAGMA quick_check"
         };
-        let mut stmt = conn.prepare(pragma)?;
-        let lines: Vec<String> = stmt
-            .query_map([], |r| r.get(0))?
-            .collect::<Result<_, _>>()?;
-        if lines != ["ok"] {
-            rep.fail("storage", None, None, lines.join("; "));
-        }
+        let storage = |c: &rusqlite::Connection| -> Result<Vec<String>, Error> {
+            let mut stmt = c.prepare(pragma)?;
+            let lines = stmt
+                .query_map([], |r| r.get(0))?
+                .collect::<Result<_, _>>()?;
+            Ok(lines)
+        };
+        let path = conn
+            .path()
+            .filter(|p| !p.is_empty())
+            .map(std::path::PathBuf::from);
+        let Some(path) = path else {
+            let lines = storage(conn)?;
+            if lines != ["ok"] {
+                rep.fail("storage", None, None, lines.join("; "));
+            }
+            return self.verify_rest(rep, progress);
+        };
+        std::thread::scope(|s| {
+            let bg = s.spawn(|| storage(&super::verify_objects::open_reader(&path)?));
+            let rest = self.verify_rest(rep, progress);
+            let lines = bg.join().unwrap_or_else(|_| {
+                Err(Error::Corrupt {
+                    what: "verify".into(),
+                    detail: "the storage check stopped without a result".into(),
+                })
+            })?;
+            if lines != ["ok"] {
+                rep.fail_first("storage", lines.join("; "));
+            }
+            rest
+        })
+    }
+
+    /// Every check after the storage check (store-format.md §13.1 #2 onwards).
+    fn verify_rest(&self, rep: &mut Report, progress: Progress<'_>) -> Result<(), Error> {
+        let conn = self.conn();
         // 2. schema
         for p in schema::problems(conn)? {
             rep.fail("schema", None, None, p);
@@ -254,15 +306,18 @@ impl Store {
                 }),
             None => None,
         };
-        let (count, max) = self.log_bounds()?;
-        rep.entries = count;
         rep.head = self.head()?;
+        // Counted during the walk below (which reads every entry anyway), not by `count(*)`.
+        rep.entries = 0;
+        let mut max: Option<i64> = None;
         let mut prev: Option<LogEntry> = None;
         let mut expected = 0i64;
         let mut first = None;
         self.for_each_log_with_world(|e, world| {
             let idx = e.header.entry_index;
             first.get_or_insert(idx);
+            rep.entries += 1;
+            max = max.max(Some(idx));
             let by_design = declared
                 .as_ref()
                 .is_some_and(|d| d.contains(&idx) && (expected..idx).all(|i| !d.contains(&i)));
@@ -499,6 +554,26 @@ impl Store {
                 rep.fail(category, None, reference, p.reason);
             } else {
                 rep.warn(category, None, reference, p.reason);
+            }
+        }
+
+        // derived state: the episode index of effectful records must equal its recomputation
+        // up to its rowid (DEC-PERF-8).
+        for p in super::episodes::check(conn)? {
+            if p.trusted {
+                rep.fail(
+                    "episode_index",
+                    None,
+                    Some(super::episodes::TABLE.into()),
+                    p.reason,
+                );
+            } else {
+                rep.warn(
+                    "episode_index_stale",
+                    None,
+                    Some(super::episodes::TABLE.into()),
+                    p.reason,
+                );
             }
         }
 

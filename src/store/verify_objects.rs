@@ -101,7 +101,7 @@ fn hash_range(
     Ok(pass)
 }
 
-fn open_reader(path: &Path) -> Result<Connection, Error> {
+pub(super) fn open_reader(path: &Path) -> Result<Connection, Error> {
     let conn = Connection::open_with_flags(
         path,
         OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
