@@ -1191,39 +1191,49 @@ fn verify(ctx: &Context, out: &mut Output, ledger: Option<&str>) -> Result<Exit,
 /// A sentence naming what is missing.
 pub fn check_binding(conn: &Connection, m: &session::MissionBinding) -> Result<(), String> {
     let s = mstore::load_full(conn, &m.mission_id).map_err(|e| e.to_string())?;
-    check_bound_state(&s, m)
+    match binding_problem(&s, m) {
+        Some(p) => Err(p),
+        None => Ok(()),
+    }
 }
 
 /// [`check_binding`] for a mission in a standalone ledger: the mission, run and grant exist
 /// in `missions` (issue 18, DEC-MIS-13).
 ///
 /// # Errors
-/// A sentence naming what is missing, or the ledger's error.
+/// Exit 1 naming what is missing (and the ledger), or the ledger's error.
 pub fn check_binding_in(
+    what: &str,
     missions: &dyn MissionStore,
     m: &session::MissionBinding,
-) -> Result<(), String> {
+) -> Result<(), CliError> {
     let s = missions.state(&m.mission_id).map_err(|e| match e {
-        mstore::Error::Rejected(r) => format!("{r} (in ledger {})", missions.describe()),
-        e => e.to_string(),
+        mstore::Error::Rejected(r) => {
+            CliError::failed(what, format!("{r} (in ledger {})", missions.describe()))
+        }
+        e => store_err(what, e),
     })?;
-    check_bound_state(&s, m)
+    match binding_problem(&s, m) {
+        Some(p) => Err(CliError::failed(what, p)),
+        None => Ok(()),
+    }
 }
 
-fn check_bound_state(s: &State, m: &session::MissionBinding) -> Result<(), String> {
+/// What is missing from mission state `s` for binding `m`, if anything.
+fn binding_problem(s: &State, m: &session::MissionBinding) -> Option<String> {
     if !s.runs.contains_key(&m.run_id) {
-        return Err(format!(
+        return Some(format!(
             "--mission-run {}: no such run in mission {}",
             m.run_id, m.mission_id
         ));
     }
     if !s.grants.contains_key(&m.grant_id) {
-        return Err(format!(
+        return Some(format!(
             "--mission-grant {}: no such grant in mission {}",
             m.grant_id, m.mission_id
         ));
     }
-    Ok(())
+    None
 }
 
 /// `world mission reconcile M --from-store --ledger L`: the HOST settles the attempts this

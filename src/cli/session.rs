@@ -413,6 +413,12 @@ pub fn run(ctx: &Context, out: &mut Output, cmd: Cmd) -> Result<Exit, CliError> 
                 ));
             }
             warn_unmatched_grants(ctx, out, &grants);
+            // The prompt names the ledger a mission is held in (the binding records it).
+            let mission_line = mission.as_ref().map(|m| match &ledger {
+                Some(l) if !l.contains("://") => format!("{m} (ledger {l})"),
+                Some(_) => format!("{m} (PostgreSQL ledger)"),
+                None => m.clone(),
+            });
             if !yes {
                 let mut tty = fence::attended(what, "minting a session credential")?;
                 let answer = tty
@@ -424,7 +430,7 @@ pub fn run(ctx: &Context, out: &mut Output, cmd: Cmd) -> Result<Exit, CliError> 
                         ttl,
                         workspace_root: workspace_root.as_deref(),
                         limits_scope: limits_scope.as_deref(),
-                        mission: mission.as_deref(),
+                        mission: mission_line.as_deref(),
                     }))
                     .map_err(|e| CliError::new(Exit::Integrity, what, format!("terminal: {e}")))?;
                 if !fence::is_yes(answer.as_deref()) {
@@ -465,8 +471,7 @@ pub fn run(ctx: &Context, out: &mut Output, cmd: Cmd) -> Result<Exit, CliError> 
                     Some(location) => {
                         let missions = crate::mission::ledger::open_canonical(location)
                             .map_err(|e| CliError::failed(what, e))?;
-                        super::mission::check_binding_in(missions.as_ref(), m)
-                            .map_err(|e| CliError::failed(what, e))?;
+                        super::mission::check_binding_in(what, missions.as_ref(), m)?;
                         m.ledger = missions.describe();
                     }
                     None => super::mission::check_binding(store.conn(), m)
