@@ -322,6 +322,7 @@ fn cases(env: &TestEnv, n: usize) -> Vec<Case> {
         case(&["mission", "list"], Shape::Foreign),
         case(&["mission", "report", "m"], Shape::Foreign),
         case(&["mission", "log", "m"], Shape::Foreign),
+        case(&["mission", "verify"], Shape::Foreign),
         case(&["pin", "--interpreter", "embedded"], Shape::Foreign),
         case(&["util", "man", "--out", &man], Shape::Lines("none")),
         case(
