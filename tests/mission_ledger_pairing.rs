@@ -26,6 +26,11 @@ const FAR: &str = "4102444800000";
 /// mission `m` of budget `budget` in it (run r, grant g for Workspace.Read on worktree); a
 /// session of episode ep1 bound to it through `--ledger`.
 fn setup(led: &str, budget: &str) -> (Env, PathBuf) {
+    setup_with(led, budget, &[])
+}
+
+/// [`setup`] with extra `session mint` arguments (e.g. `--limits-scope wo`).
+fn setup_with(led: &str, budget: &str, mint_extra: &[&str]) -> (Env, PathBuf) {
     let env = Env::new();
     std::fs::write(env.ws.join("ep1/x"), "x\n").unwrap();
     let cfg = env.root.join("limits.json");
@@ -69,20 +74,18 @@ fn setup(led: &str, budget: &str) -> (Env, PathBuf) {
         "--now",
         NOW,
     ]);
-    let tok = env.mint_with(
-        "ep1",
-        &["Workspace.Read=worktree:100"],
-        &[
-            "--mission",
-            "m",
-            "--mission-run",
-            "r",
-            "--mission-grant",
-            "g",
-            "--ledger",
-            led,
-        ],
-    );
+    let mut extra = vec![
+        "--mission",
+        "m",
+        "--mission-run",
+        "r",
+        "--mission-grant",
+        "g",
+        "--ledger",
+        led,
+    ];
+    extra.extend(mint_extra);
+    let tok = env.mint_with("ep1", &["Workspace.Read=worktree:100"], &extra);
     (env, tok)
 }
 
@@ -364,4 +367,40 @@ fn from_store_needs_a_ledger_and_excludes_the_human_form() {
         "a",
     ]);
     assert_exit(&o, 2);
+}
+
+/// A limits scope and a mission in the same ledger file: the ledger reserves first, then the
+/// mission admits; a mission refusal releases the never-dispatched reservation, so nothing is
+/// left outstanding in either.
+#[test]
+fn with_a_limits_scope_in_the_same_ledger_a_mission_refusal_releases_the_reservation() {
+    let dir = tempfile::tempdir().unwrap();
+    let led = dir.path().join("led.db").display().to_string();
+    let (env, tok) = setup_with(&led, "1", &["--limits-scope", "wo"]);
+    assert_exit(&invoke(&env, &tok, &led, "t0"), 0);
+    let limits = |env: &Env| -> Value {
+        serde_json::from_str(&env.ok(&["limits", "report", "--json", "--ledger", &led])).unwrap()
+    };
+    let wo = |r: &Value| r["scopes"][0]["usage"]["cost"].clone();
+    let l0 = limits(&env);
+    assert_eq!(wo(&l0), "1", "the paired effect was charged");
+    let before = env.fingerprint();
+    let o = invoke(&env, &tok, &led, "over");
+    assert_exit(&o, 4);
+    assert!(stderr(&o).contains("BUDGET_EXHAUSTED"), "{}", stderr(&o));
+    assert_eq!(env.fingerprint(), before, "nothing written in the store");
+    let r = limits(&env);
+    assert_eq!(
+        r["outstanding"],
+        json!([]),
+        "the reservation was released: {r}"
+    );
+    assert_eq!(wo(&r), "1", "{r}");
+    assert_ne!(
+        r["revision"], l0["revision"],
+        "the ledger reserved (and released) before the mission refused: {r}"
+    );
+    let m = report(&env, &led);
+    assert_eq!(m["outstanding"], json!([]), "{m}");
+    assert_eq!(m["settled"], "1", "{m}");
 }
