@@ -345,7 +345,7 @@ fn bad_binaries_leave_the_episode_without_tools() {
         ("badsummary", "not an ok summary"),
     ] {
         let l = lane(mode, RunCapsConfig::default());
-        let err = l.registry.prepare_tools(soon()).unwrap_err();
+        let err = l.registry.prepare_tools(soon()).unwrap_err().to_string();
         assert!(
             err.starts_with("world: workspace tools unavailable for episode \"ep1\": "),
             "{err}"
@@ -360,7 +360,9 @@ fn bad_binaries_leave_the_episode_without_tools() {
     // Pinning refuses the wrong version before anything is archived for the lane.
     let old = lane("old", RunCapsConfig::default());
     let bin = double_wrapper(&old.base, "old");
-    let err = PinnedTool::pin(&old.base.join("other.db"), &bin).unwrap_err();
+    let err = PinnedTool::pin(&old.base.join("other.db"), &bin)
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("only \"AILANG v0.52.1\" is measured"), "{err}");
     let l = lane("reserved", RunCapsConfig::default());
     assert!(failed(call(&l, AILANG_CLI, json!({"op":"version"}))).contains("reserved key"));

@@ -504,7 +504,7 @@ fn kill_inside_a_mission_paired_handler_keeps_the_attempt_dispatched() {
     assert_eq!(after["revision"], r["revision"], "{after}");
 }
 
-/// The same kill with the mission held in a standalone ledger file (issue 18, DEC-MIS-13): the
+/// The same kill with the mission held in a standalone ledger file (issue 18, DEC-MIS-14): the
 /// ledger dispatched the attempt before the intent committed, the process died inside the
 /// handler, so the store has the intent and no outcome. The exposure stays held in the
 /// ledger, `mission report` names the store and effect it belongs to, and `mission reconcile

@@ -367,7 +367,7 @@ fn a_crash_or_a_lost_ledger_keeps_the_exposure_until_reconciled() {
     assert_eq!(report(&env, &url)["revision"], r["revision"]);
 }
 
-/// A mission held in the PostgreSQL ledger (DEC-MIS-13): the server stops while the paired
+/// A mission held in the PostgreSQL ledger (DEC-MIS-14): the server stops while the paired
 /// handler runs, so the outcome is journaled in the store and the mission's settlement is not;
 /// the attempt stays DISPATCHED with its exposure, named with its store and effect, and
 /// `world mission reconcile m --from-store` settles it from the journaled outcome.

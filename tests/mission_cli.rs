@@ -884,3 +884,39 @@ fn complete_run_criteria_must_name_stored_evidence() {
     );
     assert_eq!(env.dump(), before);
 }
+
+/// A mission created with `--yes` is recorded unattended; relabelling it attended (or editing
+/// who created it, or when) is a `mission_chain` finding of `world verify` (issue 13 §3,
+/// DEC-MIS-13), and `mission list` shows the recorded fact until then.
+#[test]
+fn relabelling_a_missions_creation_facts_is_a_verify_finding() {
+    for edit in [
+        "UPDATE mission_missions SET attended = 1",
+        "UPDATE mission_missions SET created_by = replace(created_by, 'host:ann', 'human:ann')",
+        "UPDATE mission_missions SET created_at_ms = '1'",
+    ] {
+        let env = Env::new();
+        env.create_seed();
+        env.mission(&["apply", "m", "--command", &step(1), "--now", "10"], 0);
+        env.verify_ok();
+        let list: Value =
+            serde_json::from_str(env.mission(&["list", "--json"], 0).lines().next().unwrap())
+                .unwrap();
+        assert_eq!(list["unattended"], true, "{list}");
+        rusqlite::Connection::open(env.db())
+            .unwrap()
+            .execute_batch(edit)
+            .unwrap();
+        let out = env.world(&["verify", "--json"]).output().unwrap();
+        assert_eq!(out.status.code(), Some(3), "{edit}: {out:?}");
+        let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert!(
+            v["failures"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|f| f["category"] == "mission_chain"),
+            "{edit}: {v}"
+        );
+    }
+}

@@ -1,4 +1,4 @@
-//! World effects paired with a mission held in a **standalone** ledger (issue 18, DEC-MIS-13):
+//! World effects paired with a mission held in a **standalone** ledger (issue 18, DEC-MIS-14):
 //! `session mint --mission M … --ledger L` records the ledger in the binding; `invoke --ledger
 //! L` admits and dispatches each effect in the ledger before its intent is journaled and
 //! settles it after the outcome; a rejection stops the invocation with nothing written in the

@@ -339,8 +339,8 @@ pub struct Module {
     pub imports: Vec<Import>,
     /// Type declarations.
     pub types: Vec<TypeDecl>,
-    /// Functions.
-    pub funcs: Vec<FuncDecl>,
+    /// Functions (shared with the loaded program, which indexes them by name).
+    pub funcs: Vec<Rc<FuncDecl>>,
     /// `test "…" { }` blocks.
     pub tests: Vec<TestDecl>,
 }

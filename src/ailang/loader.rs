@@ -141,10 +141,7 @@ pub fn load(m: &Module, label: &str, strict_modules: bool) -> Result<Loaded, Vec
         }
     }
     for f in &m.funcs {
-        if p.funcs
-            .insert(Rc::clone(&f.name), Rc::new(f.clone()))
-            .is_some()
-        {
+        if p.funcs.insert(Rc::clone(&f.name), Rc::clone(f)).is_some() {
             errors.push(Diag::error(
                 "TC_DUP_001",
                 format!("function '{}' is defined twice", f.name),

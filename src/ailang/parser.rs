@@ -30,13 +30,14 @@ pub fn parse_module(src: &str) -> Result<Module, Diag> {
 }
 
 /// Parse a module for running only: `tests [...]` clauses and `test "…" { }` blocks are
-/// skipped (still lexed, their brackets balanced) and left out of the module, so a run pays
+/// skipped (a clause's body is not even tokenised, [`super::lexer::lex_for_run`]; a block's
+/// brackets are balanced over its tokens) and left out of the module, so a run pays almost
 /// nothing for them. Used by the capsule, whose sources were fully checked when published.
 ///
 /// # Errors
 /// As [`parse_module`], except for errors inside the skipped tests.
 pub fn parse_module_for_run(src: &str) -> Result<Module, Diag> {
-    let toks = lex(src)?;
+    let toks = super::lexer::lex_for_run(src)?;
     let mut p = Parser {
         toks,
         pos: 0,
@@ -119,12 +120,20 @@ impl Parser {
             .unwrap_or_default()
     }
 
+    /// Consume the current token and return it. Tokens are moved out (the parser never
+    /// looks back), so a string token's parts are not copied; at the end the `Eof` stays.
     fn advance(&mut self) -> Tok {
-        let t = self.peek().clone();
-        if self.pos < self.toks.len() {
-            self.pos += 1;
+        match self.toks.get_mut(self.pos) {
+            Some(t) if !matches!(t.tok, Tok::Eof) => {
+                self.pos += 1;
+                std::mem::replace(&mut t.tok, Tok::Eof)
+            }
+            Some(_) => {
+                self.pos += 1;
+                Tok::Eof
+            }
+            None => Tok::Eof,
         }
-        t
     }
 
     fn is_sym(&self, s: &str) -> bool {
@@ -132,7 +141,7 @@ impl Parser {
     }
 
     fn is_kw(&self, s: &str) -> bool {
-        matches!(self.peek(), Tok::Ident(x) if x == s)
+        matches!(self.peek(), Tok::Ident(x) if &**x == s)
     }
 
     fn eat_sym(&mut self, s: &str) -> bool {
@@ -187,9 +196,9 @@ impl Parser {
 
     fn ident(&mut self, what: &str) -> PResult<Name> {
         match self.peek().clone() {
-            Tok::Ident(s) if !KEYWORDS.contains(&s.as_str()) => {
+            Tok::Ident(s) if !KEYWORDS.contains(&&*s) => {
                 self.advance();
-                Ok(Rc::from(s.as_str()))
+                Ok(s)
             }
             _ => self.err(what),
         }
@@ -200,7 +209,7 @@ impl Parser {
         match self.peek().clone() {
             Tok::Ident(s) => {
                 self.advance();
-                Ok(Rc::from(s.as_str()))
+                Ok(s)
             }
             _ => self.err("a field name"),
         }
@@ -235,7 +244,7 @@ impl Parser {
         let mut annotations: Vec<Annotation> = Vec::new();
         loop {
             if !annotations.is_empty()
-                && !matches!(self.peek(), Tok::Ident(k) if k == "export" || k == "pure" || k == "func")
+                && !matches!(self.peek(), Tok::Ident(k) if &**k == "export" || &**k == "pure" || &**k == "func")
                 && !self.is_sym("@")
             {
                 return Err(Diag::error(
@@ -250,7 +259,7 @@ impl Parser {
             match self.peek().clone() {
                 Tok::Eof => return Ok(m),
                 Tok::Sym("@") => annotations.push(self.annotation()?),
-                Tok::Ident(k) if k == "test" && matches!(self.peek_at(1), Tok::Str(_)) => {
+                Tok::Ident(k) if &*k == "test" && matches!(self.peek_at(1), Tok::Str(_)) => {
                     if self.skip_tests {
                         self.advance();
                         self.advance();
@@ -260,7 +269,7 @@ impl Parser {
                         m.tests.push(t);
                     }
                 }
-                Tok::Ident(k) if k == "let" || k == "letrec" => {
+                Tok::Ident(k) if &*k == "let" || &*k == "letrec" => {
                     return Err(Diag::error(
                         "PAR_UNSUPPORTED_TOPLEVEL_LET",
                         format!(
@@ -270,11 +279,11 @@ impl Parser {
                         Some(self.span()),
                     ))
                 }
-                Tok::Ident(k) if k == "import" => {
+                Tok::Ident(k) if &*k == "import" => {
                     let imp = self.import()?;
                     m.imports.push(imp);
                 }
-                Tok::Ident(k) if k == "export" || k == "pure" || k == "func" || k == "type" => {
+                Tok::Ident(k) if &*k == "export" || &*k == "pure" || &*k == "func" || &*k == "type" => {
                     let span = self.span();
                     let mut export = false;
                     let mut pure = false;
@@ -303,12 +312,12 @@ impl Parser {
                     } else if self.eat_kw("func") {
                         let mut f = self.func(export, pure, span)?;
                         f.annotations = std::mem::take(&mut annotations);
-                        m.funcs.push(f);
+                        m.funcs.push(Rc::new(f));
                     } else {
                         return self.err("'func' or 'type'");
                     }
                 }
-                Tok::Ident(k) if k == "module" => {
+                Tok::Ident(k) if &*k == "module" => {
                     return Err(Diag::error(
                         "PAR001",
                         "the module header must be the first item",
@@ -325,7 +334,7 @@ impl Parser {
         let span = self.span();
         self.expect_sym("@")?;
         let name = match self.advance() {
-            Tok::Ident(s) => Rc::<str>::from(s.as_str()),
+            Tok::Ident(s) => s,
             other => {
                 return Err(Diag::error(
                     "PAR_ANNOTATION_001",
@@ -445,7 +454,7 @@ impl Parser {
             while !self.is_sym(")") {
                 let ispan = self.span();
                 let name = match self.advance() {
-                    Tok::Ident(s) => Rc::from(s.as_str()),
+                    Tok::Ident(s) => s,
                     _ => {
                         return Err(Diag::error(
                             "PAR001",
@@ -499,7 +508,7 @@ impl Parser {
         } else {
             let single_upper = matches!(self.peek(), Tok::Ident(s) if is_upper(s));
             let next_continues = matches!(self.peek_at(1), Tok::Sym("(" | "|"));
-            let alias_name = matches!(self.peek(), Tok::Ident(s) if ["Json", "Option", "Result", "List"].contains(&s.as_str()))
+            let alias_name = matches!(self.peek(), Tok::Ident(s) if ["Json", "Option", "Result", "List"].contains(&&**s))
                 || matches!(self.peek_at(1), Tok::Sym("["));
             if self.is_sym("|") || (single_upper && (next_continues || !alias_name)) {
                 self.eat_sym("|");
@@ -741,10 +750,10 @@ impl Parser {
                     }
                     self.expect_sym("]")?;
                 }
-                match (name.as_str(), args.len()) {
+                match (&*name, args.len()) {
                     ("list" | "List", 1) => TypeExpr::List(Box::new(args.remove(0))),
                     ("unit", 0) => TypeExpr::Tuple(Vec::new()),
-                    _ => TypeExpr::Named(Rc::from(name.as_str()), args, span),
+                    _ => TypeExpr::Named(name, args, span),
                 }
             }
             _ => return self.err("a type"),
@@ -789,13 +798,13 @@ impl Parser {
     fn pattern_atom(&mut self) -> PResult<Pattern> {
         let span = self.span();
         match self.peek().clone() {
-            Tok::Ident(s) if s == "_" => {
+            Tok::Ident(s) if &*s == "_" => {
                 self.advance();
                 Ok(Pattern::Wild)
             }
-            Tok::Ident(s) if s == "true" || s == "false" => {
+            Tok::Ident(s) if &*s == "true" || &*s == "false" => {
                 self.advance();
-                Ok(Pattern::Bool(s == "true"))
+                Ok(Pattern::Bool(&*s == "true"))
             }
             Tok::Ident(s) if is_upper(&s) => {
                 self.advance();
@@ -804,7 +813,7 @@ impl Parser {
                 } else {
                     Vec::new()
                 };
-                Ok(Pattern::Ctor(Rc::from(s.as_str()), args, span))
+                Ok(Pattern::Ctor(s, args, span))
             }
             Tok::Ident(_) => Ok(Pattern::Var(self.ident("a pattern")?)),
             Tok::Int(i) => {
@@ -1014,7 +1023,7 @@ impl Parser {
             } else if self.is_sym(".") && matches!(self.peek_at(1), Tok::Ident(_)) {
                 self.advance();
                 let f = match self.advance() {
-                    Tok::Ident(f) => Rc::from(f.as_str()),
+                    Tok::Ident(f) => f,
                     _ => break self.err("a field name"),
                 };
                 e = Expr {
@@ -1045,10 +1054,13 @@ impl Parser {
         Ok(es)
     }
 
-    fn string_expr(&mut self, parts: Vec<LexPart>, span: Span) -> PResult<Expr> {
-        if let [LexPart::Lit(s)] = parts.as_slice() {
+    /// A string token's parts as an expression. The token was moved out of the stream, so
+    /// normally this is its only holder and the parts are taken, not copied.
+    fn string_expr(&mut self, parts: Rc<Vec<LexPart>>, span: Span) -> PResult<Expr> {
+        let mut parts = Rc::try_unwrap(parts).unwrap_or_else(|shared| (*shared).clone());
+        if let [LexPart::Lit(s)] = parts.as_mut_slice() {
             return Ok(Expr {
-                kind: ExprKind::Str(s.clone()),
+                kind: ExprKind::Str(std::mem::take(s)),
                 span,
             });
         }
@@ -1094,10 +1106,10 @@ impl Parser {
                 self.advance();
                 self.string_expr(parts, span)
             }
-            Tok::Ident(k) => match k.as_str() {
+            Tok::Ident(k) => match &*k {
                 "true" | "false" => {
                     self.advance();
-                    mk(ExprKind::Bool(k == "true"))
+                    mk(ExprKind::Bool(&*k == "true"))
                 }
                 "if" => {
                     self.advance();
@@ -1169,7 +1181,7 @@ impl Parser {
                 let mut params = Vec::new();
                 while !self.is_sym(".") {
                     match self.peek().clone() {
-                        Tok::Ident(s) if s == "_" => {
+                        Tok::Ident(s) if &*s == "_" => {
                             self.advance();
                             params.push(Rc::from("_"));
                         }

@@ -410,7 +410,7 @@ fn run_on_thread(req: RunRequest) -> Result<RunOutcome, RunError> {
                 .filter(|f| f.export && f.params.is_empty())
                 .collect();
             match (req.entry.as_str(), zero.as_slice()) {
-                ("main", [only]) => Rc::new((*only).clone()),
+                ("main", [only]) => Rc::clone(only),
                 _ => {
                     return fail(
                         out,

@@ -14,27 +14,55 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fmt::Write as _;
 use std::rc::Rc;
 
-/// A type during inference.
+/// A type during inference. The parts are shared (`Rc`), so copying a type — which
+/// resolution, instantiation and unification do constantly — costs a reference count, not
+/// a deep copy.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Ty {
     /// Unification variable.
     Var(u32),
     /// `int`, `Json`, `List[T]`, `Option[T]`, a declared type …
-    Con(Rc<str>, Vec<Ty>),
+    Con(Rc<str>, Rc<[Ty]>),
     /// Function of several parameters.
-    Fn(Vec<Ty>, Box<Ty>),
+    Fn(Rc<[Ty]>, Rc<Ty>),
     /// Tuple; `()` is the empty tuple.
-    Tuple(Vec<Ty>),
+    Tuple(Rc<[Ty]>),
     /// Record with its fields; `true` when open (`{f: T, ...}`).
-    Record(BTreeMap<Rc<str>, Ty>, bool),
+    Record(Rc<BTreeMap<Rc<str>, Ty>>, bool),
+}
+
+thread_local! {
+    /// The type names the checker writes itself, and the empty argument list: shared so that
+    /// `int` or `()` does not allocate each time it is written.
+    static COMMON: (Rc<[Ty]>, [Rc<str>; 8]) = (
+        Rc::from(Vec::new()),
+        ["int", "float", "string", "bool", "Json", "bytes", "List", "Option"].map(Rc::from),
+    );
+}
+
+/// No type arguments (shared).
+fn no_args() -> Rc<[Ty]> {
+    COMMON.with(|c| Rc::clone(&c.0))
+}
+
+/// The name `n`, shared when it is one of [`COMMON`]'s.
+fn type_name(n: &str) -> Rc<str> {
+    COMMON.with(|c| match c.1.iter().find(|k| &***k == n) {
+        Some(k) => Rc::clone(k),
+        None => Rc::from(n),
+    })
 }
 
 fn con(n: &str) -> Ty {
-    Ty::Con(Rc::from(n), Vec::new())
+    Ty::Con(type_name(n), no_args())
 }
 
 fn list(t: Ty) -> Ty {
-    Ty::Con(Rc::from("List"), vec![t])
+    Ty::Con(type_name("List"), Rc::from([t]))
+}
+
+fn func(ps: Vec<Ty>, r: Ty) -> Ty {
+    Ty::Fn(Rc::from(ps), Rc::new(r))
 }
 
 /// A declared type: parameters and body.
@@ -51,6 +79,19 @@ struct CtorDef {
     params: Vec<Name>,
     args: Vec<TypeExpr>,
     result: Name,
+}
+
+/// How a diagnostic names the function of a call: `'name'` for a name or field, else
+/// "the function" (rendered only when a diagnostic is written).
+struct Callee<'e>(&'e Expr);
+
+impl std::fmt::Display for Callee<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.0.kind {
+            ExprKind::Var(n) | ExprKind::Field(_, n) => write!(f, "'{n}'"),
+            _ => f.write_str("the function"),
+        }
+    }
 }
 
 /// Check `m` (already loaded into `prog`). Returns errors and warnings.
@@ -72,6 +113,14 @@ struct Checker<'a> {
     fields_deferred: Vec<(Ty, Name, Ty, Span)>,
     /// `++` whose operand type was unknown when seen: (operand type, left span, right span).
     concat_deferred: Vec<(Ty, Span, Span)>,
+    /// Builtin signatures already parsed in this check, by signature text: a builtin used
+    /// many times is parsed once (`None` for a signature that does not parse).
+    /// Builtin signatures already converted in this check, by signature text, with whether
+    /// they have type variables: a builtin used many times is parsed and converted once and
+    /// instantiated per use (`None` for a signature that does not parse).
+    sigs: HashMap<&'static str, Option<(Ty, bool)>>,
+    /// Constructor types already converted in this check (as `Fn(args, result)` schemes).
+    ctor_schemes: HashMap<Name, Ty>,
 }
 
 const EFFECTS: [&str; 10] = [
@@ -100,6 +149,8 @@ impl<'a> Checker<'a> {
             used_effects: Vec::new(),
             fields_deferred: Vec::new(),
             concat_deferred: Vec::new(),
+            sigs: HashMap::new(),
+            ctor_schemes: HashMap::new(),
         };
         let std_ctors: [(&str, &str, &[&str], &str); 10] = [
             ("Some", "Option", &["a"], "a"),
@@ -170,10 +221,14 @@ impl<'a> Checker<'a> {
     }
 
     fn resolve(&self, t: &Ty) -> Ty {
-        let mut t = t.clone();
+        self.resolve_ref(t).clone()
+    }
+
+    /// `t` with bound variables followed, borrowed.
+    fn resolve_ref<'t>(&'t self, mut t: &'t Ty) -> &'t Ty {
         while let Ty::Var(v) = t {
-            match self.subst.get(v as usize).and_then(|x| x.as_ref()) {
-                Some(next) => t = next.clone(),
+            match self.subst.get(*v as usize).and_then(|x| x.as_ref()) {
+                Some(next) => t = next,
                 None => return t,
             }
         }
@@ -188,13 +243,15 @@ impl<'a> Checker<'a> {
             Ty::Con(n, args) => Ty::Con(n, args.iter().map(|a| self.zonk(a, depth + 1)).collect()),
             Ty::Fn(ps, r) => Ty::Fn(
                 ps.iter().map(|a| self.zonk(a, depth + 1)).collect(),
-                Box::new(self.zonk(&r, depth + 1)),
+                Rc::new(self.zonk(&r, depth + 1)),
             ),
             Ty::Tuple(ts) => Ty::Tuple(ts.iter().map(|a| self.zonk(a, depth + 1)).collect()),
             Ty::Record(fs, open) => Ty::Record(
-                fs.iter()
-                    .map(|(k, v)| (Rc::clone(k), self.zonk(v, depth + 1)))
-                    .collect(),
+                Rc::new(
+                    fs.iter()
+                        .map(|(k, v)| (Rc::clone(k), self.zonk(v, depth + 1)))
+                        .collect(),
+                ),
                 open,
             ),
             v => v,
@@ -308,7 +365,14 @@ impl<'a> Checker<'a> {
         if depth > 200 {
             return Ok(());
         }
-        let (a, b) = (self.resolve(a), self.resolve(b));
+        let (ra, rb) = (self.resolve_ref(a), self.resolve_ref(b));
+        // The common case — the same type name with no arguments — needs no copy.
+        if let (Ty::Con(n, xs), Ty::Con(m, ys)) = (ra, rb) {
+            if xs.is_empty() && ys.is_empty() && n == m {
+                return Ok(());
+            }
+        }
+        let (a, b) = (ra.clone(), rb.clone());
         match (&a, &b) {
             (Ty::Var(x), Ty::Var(y)) if x == y => Ok(()),
             (Ty::Var(x), t) | (t, Ty::Var(x)) => {
@@ -335,7 +399,7 @@ impl<'a> Checker<'a> {
                 } else {
                     b.clone()
                 };
-                self.unify_d(&Ty::Record(fs, false), &other, depth + 1)
+                self.unify_d(&Ty::Record(Rc::new(fs), false), &other, depth + 1)
             }
             (Ty::Fn(ps, r), Ty::Fn(qs, s)) => {
                 if ps.len() == qs.len() {
@@ -356,7 +420,7 @@ impl<'a> Checker<'a> {
                 for (x, y) in long.iter().zip(short.iter()) {
                     self.unify_d(x, y, depth + 1)?;
                 }
-                let rest = Ty::Fn(long[short.len()..].to_vec(), lr.clone());
+                let rest = Ty::Fn(Rc::from(&long[short.len()..]), Rc::clone(lr));
                 self.unify_d(&rest, sr, depth + 1)
             }
             (Ty::Tuple(xs), Ty::Tuple(ys)) if xs.len() == ys.len() => {
@@ -366,7 +430,7 @@ impl<'a> Checker<'a> {
                 Ok(())
             }
             (Ty::Record(fs, o1), Ty::Record(gs, o2)) => {
-                for (k, t) in fs {
+                for (k, t) in fs.iter() {
                     match gs.get(k) {
                         Some(u) => self.unify_d(t, u, depth + 1)?,
                         None if !*o2 => return Err(()),
@@ -382,7 +446,9 @@ impl<'a> Checker<'a> {
         }
     }
 
-    fn expect(&mut self, got: &Ty, want: &Ty, span: Span, what: &str) {
+    /// Unify `got` with `want`; on failure report `TC_TYPE_001` as "`what`: expected …, got …".
+    /// `what` is rendered only then (a call checks every argument; most agree).
+    fn expect(&mut self, got: &Ty, want: &Ty, span: Span, what: impl std::fmt::Display) {
         if self.unify(want, got).is_err() {
             let msg = format!(
                 "{what}: expected {}, got {}",
@@ -416,16 +482,18 @@ impl<'a> Checker<'a> {
                     .collect(),
             ),
             TypeExpr::Record(fs, open) => Ty::Record(
-                fs.iter()
-                    .map(|(k, x)| (Rc::clone(k), self.convert_d(x, vars, report, depth + 1)))
-                    .collect(),
+                Rc::new(
+                    fs.iter()
+                        .map(|(k, x)| (Rc::clone(k), self.convert_d(x, vars, report, depth + 1)))
+                        .collect(),
+                ),
                 *open,
             ),
             TypeExpr::Func(ps, r) => Ty::Fn(
                 ps.iter()
                     .map(|x| self.convert_d(x, vars, report, depth + 1))
                     .collect(),
-                Box::new(self.convert_d(r, vars, report, depth + 1)),
+                Rc::new(self.convert_d(r, vars, report, depth + 1)),
             ),
             TypeExpr::Named(n, args, span) => {
                 let targs: Vec<Ty> = args
@@ -439,8 +507,8 @@ impl<'a> Checker<'a> {
                     "Int" | "Float" | "String" | "Bool" if targs.is_empty() => {
                         con(&n.to_lowercase())
                     }
-                    "Option" if targs.len() == 1 => Ty::Con(Rc::clone(n), targs),
-                    "Result" if targs.len() == 2 => Ty::Con(Rc::clone(n), targs),
+                    "Option" if targs.len() == 1 => Ty::Con(Rc::clone(n), Rc::from(targs)),
+                    "Result" if targs.len() == 2 => Ty::Con(Rc::clone(n), Rc::from(targs)),
                     _ => {
                         if let Some(v) = vars.get(n) {
                             return v.clone();
@@ -462,7 +530,7 @@ impl<'a> Checker<'a> {
                                     def.params.iter().cloned().zip(targs).collect();
                                 return self.convert_d(&a, &mut inner, report, depth + 1);
                             }
-                            return Ty::Con(Rc::clone(n), targs);
+                            return Ty::Con(Rc::clone(n), Rc::from(targs));
                         }
                         if n.chars().next().is_some_and(|c| c.is_lowercase()) && targs.is_empty() {
                             let v = self.fresh();
@@ -480,12 +548,24 @@ impl<'a> Checker<'a> {
     }
 
     fn builtin_ty(&mut self, b: &Builtin) -> Ty {
-        match parse_type(b.sig) {
-            Ok(t) => {
-                let mut vars = HashMap::new();
-                self.convert(&t, &mut vars, false)
+        let scheme = match self.sigs.get(b.sig) {
+            Some(s) => s.clone(),
+            None => {
+                let s = parse_type(b.sig).ok().map(|t| {
+                    let mut vars = HashMap::new();
+                    let before = self.subst.len();
+                    let ty = self.convert(&t, &mut vars, false);
+                    (ty, self.subst.len() > before)
+                });
+                self.sigs.insert(b.sig, s.clone());
+                s
             }
-            Err(_) => self.fresh(),
+        };
+        match scheme {
+            // Variables of the scheme are never unified: each use gets fresh ones.
+            Some((t, true)) => self.instantiate(&t),
+            Some((t, false)) => t,
+            None => self.fresh(),
         }
     }
 
@@ -507,33 +587,47 @@ impl<'a> Checker<'a> {
             Ty::Con(n, args) => Ty::Con(n, args.iter().map(|a| self.inst(a, map)).collect()),
             Ty::Fn(ps, r) => Ty::Fn(
                 ps.iter().map(|a| self.inst(a, map)).collect(),
-                Box::new(self.inst(&r, map)),
+                Rc::new(self.inst(&r, map)),
             ),
             Ty::Tuple(ts) => Ty::Tuple(ts.iter().map(|a| self.inst(a, map)).collect()),
             Ty::Record(fs, o) => Ty::Record(
-                fs.iter()
-                    .map(|(k, v)| (Rc::clone(k), self.inst(v, map)))
-                    .collect(),
+                Rc::new(
+                    fs.iter()
+                        .map(|(k, v)| (Rc::clone(k), self.inst(v, map)))
+                        .collect(),
+                ),
                 o,
             ),
         }
     }
 
+    /// A constructor's argument types and result type, with fresh type variables.
     fn ctor_ty(&mut self, name: &str) -> Option<(Vec<Ty>, Ty)> {
-        let def = self.ctors.get(name)?.clone();
-        let mut vars: HashMap<Name, Ty> = HashMap::new();
-        let mut targs = Vec::new();
-        for p in &def.params {
-            let v = self.fresh();
-            vars.insert(Rc::clone(p), v.clone());
-            targs.push(v);
+        let scheme = match self.ctor_schemes.get(name) {
+            Some(s) => s.clone(),
+            None => {
+                let def = self.ctors.get(name)?.clone();
+                let mut vars: HashMap<Name, Ty> = HashMap::new();
+                let mut targs = Vec::new();
+                for p in &def.params {
+                    let v = self.fresh();
+                    vars.insert(Rc::clone(p), v.clone());
+                    targs.push(v);
+                }
+                let args = def
+                    .args
+                    .iter()
+                    .map(|a| self.convert(a, &mut vars, false))
+                    .collect();
+                let s = func(args, Ty::Con(Rc::clone(&def.result), Rc::from(targs)));
+                self.ctor_schemes.insert(Rc::from(name), s.clone());
+                s
+            }
+        };
+        match self.instantiate(&scheme) {
+            Ty::Fn(args, res) => Some((args.to_vec(), Ty::clone(&res))),
+            _ => None,
         }
-        let args = def
-            .args
-            .iter()
-            .map(|a| self.convert(a, &mut vars, false))
-            .collect();
-        Some((args, Ty::Con(Rc::clone(&def.result), targs)))
     }
 
     // ---------------------------------------------------------------- module
@@ -593,7 +687,7 @@ impl<'a> Checker<'a> {
                 }
                 effs.push(e.to_string());
             }
-            let fty = Ty::Fn(ps.clone(), Box::new(r.clone()));
+            let fty = func(ps.clone(), r.clone());
             self.funcs.insert(Rc::clone(&f.name), (fty, effs));
             sigs.push((ps, r));
         }
@@ -624,7 +718,7 @@ impl<'a> Checker<'a> {
                     &ty,
                     &con("bool"),
                     st.expr.span,
-                    &format!("statement of test \"{}\"", t.name),
+                    format_args!("statement of test \"{}\"", t.name),
                 );
             }
         }
@@ -649,7 +743,7 @@ impl<'a> Checker<'a> {
         let deferred = std::mem::take(&mut self.fields_deferred);
         for (base, field, t, span) in deferred {
             if let Some(ft) = self.field_of(&base, &field, span, false) {
-                self.expect(&t, &ft, span, &format!("field '{field}'"));
+                self.expect(&t, &ft, span, format_args!("field '{field}'"));
             }
         }
     }
@@ -732,7 +826,7 @@ impl<'a> Checker<'a> {
             return if args.is_empty() {
                 res
             } else {
-                Ty::Fn(args, Box::new(res))
+                func(args, res)
             };
         }
         self.err("TC_UNBOUND_001", format!("unbound name '{n}'"), span);
@@ -808,7 +902,7 @@ impl<'a> Checker<'a> {
             ExprKind::Float(_) => con("float"),
             ExprKind::Str(_) => con("string"),
             ExprKind::Bool(_) => con("bool"),
-            ExprKind::Unit => Ty::Tuple(Vec::new()),
+            ExprKind::Unit => Ty::Tuple(no_args()),
             ExprKind::Interp(parts) => {
                 for p in parts {
                     if let StrPart::Expr(x) = p {
@@ -840,14 +934,14 @@ impl<'a> Checker<'a> {
                     let t = self.infer(x);
                     fs.insert(Rc::clone(k), t);
                 }
-                Ty::Record(fs, false)
+                Ty::Record(Rc::new(fs), false)
             }
             ExprKind::Update(base, fields) => {
                 let bt = self.infer(base);
                 for (k, x) in fields {
                     let t = self.infer(x);
                     if let Some(ft) = self.field_of(&bt, k, x.span, true) {
-                        self.expect(&t, &ft, x.span, &format!("field '{k}'"));
+                        self.expect(&t, &ft, x.span, format_args!("field '{k}'"));
                     }
                 }
                 bt
@@ -897,9 +991,7 @@ impl<'a> Checker<'a> {
                 }
                 let r = self.infer(body);
                 self.locals.truncate(mark);
-                pts.into_iter()
-                    .rev()
-                    .fold(r, |acc, p| Ty::Fn(vec![p], Box::new(acc)))
+                pts.into_iter().rev().fold(r, |acc, p| func(vec![p], acc))
             }
             ExprKind::LetIn(pat, ty, v, body) => {
                 let mark = self.locals.len();
@@ -978,22 +1070,22 @@ impl<'a> Checker<'a> {
                             &lt,
                             &con("bool"),
                             l.span,
-                            &format!("left operand of '{sym}'"),
+                            format_args!("left operand of '{sym}'"),
                         );
                         self.expect(
                             &rt,
                             &con("bool"),
                             r.span,
-                            &format!("right operand of '{sym}'"),
+                            format_args!("right operand of '{sym}'"),
                         );
                         con("bool")
                     }
                     BinOp::Eq | BinOp::Ne => {
-                        self.expect(&rt, &lt, r.span, &format!("right operand of '{sym}'"));
+                        self.expect(&rt, &lt, r.span, format_args!("right operand of '{sym}'"));
                         con("bool")
                     }
                     BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge => {
-                        self.expect(&rt, &lt, r.span, &format!("right operand of '{sym}'"));
+                        self.expect(&rt, &lt, r.span, format_args!("right operand of '{sym}'"));
                         match self.resolve(&lt) {
                             Ty::Var(_) => {}
                             Ty::Con(n, _) if ["int", "float", "string", "bool"].contains(&&*n) => {}
@@ -1034,7 +1126,7 @@ impl<'a> Checker<'a> {
                         list(el)
                     }
                     _ => {
-                        self.expect(&rt, &lt, r.span, &format!("right operand of '{sym}'"));
+                        self.expect(&rt, &lt, r.span, format_args!("right operand of '{sym}'"));
                         self.numeric(&lt, sym, span);
                         lt
                     }
@@ -1057,7 +1149,7 @@ impl<'a> Checker<'a> {
         let t = self.fresh();
         self.locals.push((Rc::clone(name), t.clone()));
         let vt = self.infer(v);
-        self.expect(&vt, &t, v.span, &format!("letrec '{name}'"));
+        self.expect(&vt, &t, v.span, format_args!("letrec '{name}'"));
     }
 
     fn infer_call(&mut self, f: &Expr, args: &[Expr], span: Span) -> Ty {
@@ -1066,11 +1158,7 @@ impl<'a> Checker<'a> {
         if let Some(t) = self.legacy_join(f, args, &ats) {
             return t;
         }
-        let fname = match &f.kind {
-            ExprKind::Var(n) => format!("'{n}'"),
-            ExprKind::Field(_, n) => format!("'{n}'"),
-            _ => "the function".to_string(),
-        };
+        let fname = Callee(f);
         let mut cur = ft;
         let mut i = 0usize;
         loop {
@@ -1082,7 +1170,7 @@ impl<'a> Checker<'a> {
                         && remaining == 1
                         && matches!(self.resolve(&ats[i]), Ty::Tuple(ref t) if t.is_empty())
                     {
-                        return *r;
+                        return Ty::clone(&r);
                     }
                     if remaining < ps.len() || (ps.is_empty() && remaining > 0) {
                         self.err(
@@ -1094,17 +1182,22 @@ impl<'a> Checker<'a> {
                     }
                     for (k, p) in ps.iter().enumerate() {
                         let (a, at) = (&args[i + k], &ats[i + k]);
-                        self.expect(at, p, a.span, &format!("argument {} of {fname}", i + k + 1));
+                        self.expect(
+                            at,
+                            p,
+                            a.span,
+                            format_args!("argument {} of {fname}", i + k + 1),
+                        );
                     }
                     i += ps.len();
                     if i == ats.len() {
-                        return *r;
+                        return Ty::clone(&r);
                     }
-                    cur = *r;
+                    cur = Ty::clone(&r);
                 }
                 Ty::Var(_) => {
                     let r = self.fresh();
-                    let _ = self.unify(&cur, &Ty::Fn(ats[i..].to_vec(), Box::new(r.clone())));
+                    let _ = self.unify(&cur, &func(ats[i..].to_vec(), r.clone()));
                     return r;
                 }
                 _ if i > 0 => {
@@ -1151,17 +1244,18 @@ impl<'a> Checker<'a> {
             return None;
         }
         let fname = format!("'{n}'");
+        let fname = fname.as_str();
         self.expect(
             &ats[0],
             &list(con("string")),
             args[0].span,
-            &format!("argument 1 of {fname}"),
+            format_args!("argument 1 of {fname}"),
         );
         self.expect(
             &ats[1],
             &con("string"),
             args[1].span,
-            &format!("argument 2 of {fname}"),
+            format_args!("argument 2 of {fname}"),
         );
         Some(con("string"))
     }
@@ -1174,7 +1268,7 @@ impl<'a> Checker<'a> {
             Pattern::Float(_) => self.expect(t, &con("float"), span, "pattern"),
             Pattern::Str(_) => self.expect(t, &con("string"), span, "pattern"),
             Pattern::Bool(_) => self.expect(t, &con("bool"), span, "pattern"),
-            Pattern::Unit => self.expect(t, &Ty::Tuple(Vec::new()), span, "pattern"),
+            Pattern::Unit => self.expect(t, &Ty::Tuple(no_args()), span, "pattern"),
             Pattern::Ctor(n, ps, cspan) => match self.ctor_ty(n) {
                 Some((args, res)) => {
                     if self.unify(t, &res).is_err() {
@@ -1222,7 +1316,7 @@ impl<'a> Checker<'a> {
             }
             Pattern::Tuple(ps) => {
                 let ts: Vec<Ty> = ps.iter().map(|_| self.fresh()).collect();
-                self.expect(t, &Ty::Tuple(ts.clone()), span, "tuple pattern");
+                self.expect(t, &Ty::Tuple(Rc::from(ts.clone())), span, "tuple pattern");
                 for (sub, st) in ps.iter().zip(ts) {
                     self.check_pat(sub, &st, span);
                 }

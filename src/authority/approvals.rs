@@ -37,12 +37,14 @@
 use std::collections::HashMap;
 use std::sync::Mutex;
 
-use rusqlite::{Connection, OptionalExtension, TransactionBehavior};
+use rusqlite::{Connection, TransactionBehavior};
 use serde::Serialize;
 
 use crate::encoding::gojson::Obj;
+use crate::store::approvals::{self as claim_rows, ClaimRow};
 use crate::store::{
-    cas_registry_head, object_in, put_object, registry_head_in, Error as StoreError, Object, Store,
+    cas_registry_head, object_in, payloads_by_semantic_id, put_object, registry_head_in,
+    Error as StoreError, Object, Store,
 };
 
 /// Longest summary of an approval request, in bytes.
@@ -119,8 +121,8 @@ pub struct ApprovalView {
     pub claimed_by: Option<String>,
 }
 
-/// The store access the approval handlers need. Errors are the message recorded in the
-/// effect's failed result.
+/// The store access the approval handlers need. An error's text is the message recorded in
+/// the effect's failed result.
 pub trait ApprovalStore: Send + Sync {
     /// Registers a new pending request for `episode`, made by the effect intent `origin`
     /// (an effect of grant scope `scope` and cost `cost`) at logical time `now` (Unix
@@ -133,10 +135,10 @@ pub trait ApprovalStore: Send + Sync {
         scope: &str,
         cost: i64,
         now: i64,
-    ) -> Result<String, String>;
+    ) -> Result<String, ApprovalError>;
     /// The request `request_ref` with its decision and claim, or `None` when no such request
     /// exists.
-    fn view(&self, request_ref: &str) -> Result<Option<ApprovalView>, String>;
+    fn view(&self, request_ref: &str) -> Result<Option<ApprovalView>, ApprovalError>;
     /// Records the (only) decision for a pending request and returns the decision's ref; with
     /// `claim_for` and `approved`, the approval is claimed by that intent in the same
     /// transaction. Fails when the request is unknown or already decided.
@@ -147,27 +149,29 @@ pub trait ApprovalStore: Send + Sync {
         decided_by: &str,
         claim_for: Option<&str>,
         now: i64,
-    ) -> Result<String, String>;
+    ) -> Result<String, ApprovalError>;
     /// Claims an approved request for the intent `intent_id` (single use). Fails with
     /// [`ALREADY_CONSUMED`] when another intent holds it, or when it is not approved.
-    fn claim(&self, request_ref: &str, intent_id: &str) -> Result<(), String>;
+    fn claim(&self, request_ref: &str, intent_id: &str) -> Result<(), ApprovalError>;
 }
 
 /// Checks a request summary: non-empty, at most [`MAX_SUMMARY_BYTES`] bytes, no NUL.
 ///
-/// Errors: the message naming what is wrong.
-pub fn check_summary(summary: &str) -> Result<(), String> {
+/// # Errors
+/// [`ApprovalError::Invalid`] naming what is wrong.
+pub fn check_summary(summary: &str) -> Result<(), ApprovalError> {
+    let invalid = |why: String| Err(ApprovalError::Invalid(why));
     if summary.trim().is_empty() {
-        return Err("the approval summary is empty".to_owned());
+        return invalid("the approval summary is empty".to_owned());
     }
     if summary.len() > MAX_SUMMARY_BYTES {
-        return Err(format!(
+        return invalid(format!(
             "the approval summary is {} bytes; at most {MAX_SUMMARY_BYTES}",
             summary.len()
         ));
     }
     if summary.contains('\0') {
-        return Err("the approval summary contains a NUL character".to_owned());
+        return invalid("the approval summary contains a NUL character".to_owned());
     }
     Ok(())
 }
@@ -237,6 +241,12 @@ pub enum ApprovalError {
         /// Why.
         detail: String,
     },
+    /// A previous call on the handlers' approval connection panicked (its lock is poisoned).
+    #[error("approval store: a previous call panicked")]
+    Poisoned,
+    /// Beginning or committing the handlers' approval transaction failed.
+    #[error("approval store: {0}")]
+    Transaction(#[source] rusqlite::Error),
     /// Store failure.
     #[error(transparent)]
     Store(#[from] StoreError),
@@ -510,11 +520,7 @@ fn by_semantic_id(
     conn: &Connection,
     semantic: &str,
 ) -> Result<Vec<(String, Vec<u8>)>, ApprovalError> {
-    let mut stmt = conn.prepare("SELECT hash_ref, payload FROM objects WHERE semantic_id = ?1")?;
-    let rows = stmt.query_map([semantic], |r| {
-        Ok((r.get::<_, String>(0)?, r.get::<_, Vec<u8>>(1)?))
-    })?;
-    Ok(rows.collect::<Result<_, _>>()?)
+    Ok(payloads_by_semantic_id(conn, semantic)?)
 }
 
 /// Decodes a request of either layout. A reference-shaped request without a `world` detail
@@ -628,15 +634,11 @@ fn decisions(conn: &Connection) -> Result<HashMap<String, Decision>, ApprovalErr
     Ok(out)
 }
 
-fn claims(conn: &Connection) -> Result<HashMap<String, String>, ApprovalError> {
-    let mut stmt = conn.prepare("SELECT request_ref, invocation_id FROM approval_claims")?;
-    let rows = stmt.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))?;
-    let mut out = HashMap::new();
-    for row in rows {
-        let (request, by) = row?;
-        out.insert(request, by);
-    }
-    Ok(out)
+/// Request ref → the intent id that claimed it.
+type ClaimIndex = HashMap<String, String>;
+
+fn claims(conn: &Connection) -> Result<ClaimIndex, ApprovalError> {
+    Ok(claim_rows::claimants(conn)?.into_iter().collect())
 }
 
 fn assemble(
@@ -681,13 +683,7 @@ pub fn get(conn: &Connection, request_ref: &str) -> Result<Option<Approval>, App
     }
     let req = decode_request(request_ref, &obj.payload, &request_details(conn)?)?;
     let decisions = decisions(conn)?;
-    let claimed_by: Option<String> = conn
-        .query_row(
-            "SELECT invocation_id FROM approval_claims WHERE request_ref = ?1",
-            [request_ref],
-            |r| r.get(0),
-        )
-        .optional()?;
+    let claimed_by = claim_rows::claimant_of(conn, request_ref)?;
     Ok(Some(assemble(
         request_ref,
         req,
@@ -755,7 +751,7 @@ fn append_registry(
 pub fn open_request(conn: &Connection, req: &NewRequest<'_>) -> Result<String, ApprovalError> {
     crate::authority::session::check_episode(req.episode)
         .map_err(|e| ApprovalError::Invalid(e.to_string()))?;
-    check_summary(req.summary).map_err(ApprovalError::Invalid)?;
+    check_summary(req.summary)?;
     check_name("requester", req.requester)?;
     if req.origin.is_empty() || req.origin.len() > 256 {
         return Err(ApprovalError::Invalid(format!(
@@ -854,19 +850,17 @@ fn insert_claim(
     request_ref: &str,
     intent: &str,
 ) -> Result<(), ApprovalError> {
-    let held: Option<String> = conn
-        .query_row(
-            "SELECT request_ref FROM approval_claims WHERE invocation_id = ?1",
-            [intent],
-            |r| r.get(0),
-        )
-        .optional()?;
+    let held = claim_rows::claimed_by_intent(conn, intent)?;
     if held.is_some_and(|r| r != request_ref) {
         return Err(ApprovalError::IntentHasClaim(intent.to_owned()));
     }
-    conn.execute(
-        "INSERT INTO approval_claims (approval_ref, request_ref, invocation_id) VALUES (?1, ?2, ?3)",
-        [decision_ref, request_ref, intent],
+    claim_rows::insert_claim(
+        conn,
+        &ClaimRow {
+            approval_ref: decision_ref.to_owned(),
+            request_ref: request_ref.to_owned(),
+            invocation_id: intent.to_owned(),
+        },
     )?;
     Ok(())
 }
@@ -919,16 +913,13 @@ impl StoreApprovals {
     fn with_tx<T>(
         &self,
         f: impl FnOnce(&Connection) -> Result<T, ApprovalError>,
-    ) -> Result<T, String> {
-        let mut conn = self
-            .conn
-            .lock()
-            .map_err(|_| "approval store: a previous call panicked".to_owned())?;
+    ) -> Result<T, ApprovalError> {
+        let mut conn = self.conn.lock().map_err(|_| ApprovalError::Poisoned)?;
         let tx = conn
             .transaction_with_behavior(TransactionBehavior::Immediate)
-            .map_err(|e| format!("approval store: {e}"))?;
-        let value = f(&tx).map_err(|e| e.to_string())?;
-        tx.commit().map_err(|e| format!("approval store: {e}"))?;
+            .map_err(ApprovalError::Transaction)?;
+        let value = f(&tx)?;
+        tx.commit().map_err(ApprovalError::Transaction)?;
         Ok(value)
     }
 }
@@ -942,7 +933,7 @@ impl ApprovalStore for StoreApprovals {
         scope: &str,
         cost: i64,
         now: i64,
-    ) -> Result<String, String> {
+    ) -> Result<String, ApprovalError> {
         let requester = format!("episode:{episode}");
         self.with_tx(|tx| {
             open_request(
@@ -960,7 +951,7 @@ impl ApprovalStore for StoreApprovals {
         })
     }
 
-    fn view(&self, request_ref: &str) -> Result<Option<ApprovalView>, String> {
+    fn view(&self, request_ref: &str) -> Result<Option<ApprovalView>, ApprovalError> {
         self.with_tx(|tx| Ok(get(tx, request_ref)?.map(|a| a.view())))
     }
 
@@ -971,7 +962,7 @@ impl ApprovalStore for StoreApprovals {
         decided_by: &str,
         claim_for: Option<&str>,
         now: i64,
-    ) -> Result<String, String> {
+    ) -> Result<String, ApprovalError> {
         self.with_tx(|tx| {
             decide(
                 tx,
@@ -987,7 +978,7 @@ impl ApprovalStore for StoreApprovals {
         })
     }
 
-    fn claim(&self, request_ref: &str, intent_id: &str) -> Result<(), String> {
+    fn claim(&self, request_ref: &str, intent_id: &str) -> Result<(), ApprovalError> {
         self.with_tx(|tx| claim(tx, request_ref, intent_id))
     }
 }

@@ -3,12 +3,13 @@
 
 use std::path::{Path, PathBuf};
 
-use rusqlite::{Connection, OptionalExtension};
+use rusqlite::Connection;
 use serde::Serialize;
 
 use crate::encoding::gojson::{self, Obj};
 use crate::encoding::HashRef;
-use crate::store::{object_in, put_object, Error as StoreError, Object};
+use crate::store::sessions::{self, CredentialRow};
+use crate::store::{payloads_by_semantic_id, put_object, Error as StoreError, Object};
 
 use super::grants::{grants_json, Grant};
 
@@ -116,7 +117,7 @@ pub struct MissionBinding {
     pub grant_id: String,
     /// The standalone ledger holding the mission, as `world session mint --ledger` named it
     /// (a canonical file path, or `postgres://user@host:port/db`, never a password); `""`:
-    /// the mission is in the store file (issue 18, DEC-MIS-13).
+    /// the mission is in the store file (issue 18, DEC-MIS-14).
     pub ledger: String,
 }
 
@@ -147,11 +148,16 @@ pub fn mint(tx: &Connection, token: &str, req: &MintRequest) -> Result<Minted, S
         .collect();
     let id = credential_id(token);
     let gj = grants_json(&grants);
-    tx.execute(
-        "INSERT INTO session_credentials (credential_id, episode_id, grants_json, expires_at, created_at) VALUES (?1, ?2, ?3, ?4, ?5)",
-        rusqlite::params![id, req.episode, String::from_utf8_lossy(&gj), expires_at, req.now],
-    )
-    .map_err(StoreError::from)?;
+    sessions::insert(
+        tx,
+        &CredentialRow {
+            credential_id: id.clone(),
+            episode: req.episode.clone(),
+            grants_json: String::from_utf8_lossy(&gj).into_owned(),
+            created_at: req.now,
+            expires_at,
+        },
+    )?;
     let record = Obj::new()
         .str("credentialId", &id)
         .str("episodeId", &req.episode)
@@ -231,13 +237,8 @@ fn binding_entry(
     conn: &Connection,
     episode: &str,
 ) -> Result<Option<(BindingKey, Binding)>, StoreError> {
-    let mut stmt = conn.prepare("SELECT hash_ref, payload FROM objects WHERE semantic_id = ?1")?;
-    let rows = stmt.query_map([EPISODE_BINDING], |r| {
-        Ok((r.get::<_, String>(0)?, r.get::<_, Vec<u8>>(1)?))
-    })?;
     let mut best: Option<(BindingKey, Binding)> = None;
-    for row in rows {
-        let (hash, payload) = row?;
+    for (hash, payload) in payloads_by_semantic_id(conn, EPISODE_BINDING)? {
         let Ok(v) = serde_json::from_slice::<serde_json::Value>(&payload) else {
             continue;
         };
@@ -290,10 +291,6 @@ pub struct Session {
     pub expires_at: i64,
 }
 
-fn session_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<(String, String, String, i64, i64)> {
-    Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?))
-}
-
 /// Resolve a token at `now`: unknown (including undecodable grants, fail closed), revoked
 /// (no row, but this store's mint record names it), expired (`now > expires_at`), or the
 /// session.
@@ -302,37 +299,30 @@ pub fn resolve(conn: &Connection, token: &str, now: i64) -> Result<Session, Sess
         return Err(SessionError::Malformed);
     }
     let id = credential_id(token);
-    let row = conn
-        .query_row(
-            "SELECT credential_id, episode_id, grants_json, created_at, expires_at FROM session_credentials WHERE credential_id = ?1",
-            [&id],
-            session_row,
-        )
-        .optional()
-        .map_err(StoreError::from)?;
-    let Some(row) = row else {
+    let Some(row) = sessions::get(conn, &id)? else {
         return Err(if mint_record(conn, &id)?.is_some() {
             SessionError::Revoked
         } else {
             SessionError::Unknown
         });
     };
-    let grants: Vec<Grant> = serde_json::from_str(&row.2).map_err(|_| SessionError::Unknown)?;
+    let grants: Vec<Grant> =
+        serde_json::from_str(&row.grants_json).map_err(|_| SessionError::Unknown)?;
     // Fail closed: a row edited after minting (a raised budget, a later expiry) is refused.
     if let Some(record) = mint_record(conn, &id)? {
-        if let Some(reason) = row_differs(&record, &row.1, &row.2, row.4) {
+        if let Some(reason) = row_differs(&record, &row.episode, &row.grants_json, row.expires_at) {
             return Err(SessionError::Tampered(reason));
         }
     }
-    if now > row.4 {
+    if now > row.expires_at {
         return Err(SessionError::Expired);
     }
     Ok(Session {
-        credential_id: row.0,
-        episode: row.1,
+        credential_id: row.credential_id,
+        episode: row.episode,
         grants,
-        created_at: row.3,
-        expires_at: row.4,
+        created_at: row.created_at,
+        expires_at: row.expires_at,
     })
 }
 
@@ -373,10 +363,8 @@ pub fn list(
     let mut attended = std::collections::HashMap::new();
     let mut records = Vec::new();
     {
-        let mut stmt = conn.prepare("SELECT payload FROM objects WHERE semantic_id = ?1")?;
-        let rows = stmt.query_map([SESSION_MINT], |r| r.get::<_, Vec<u8>>(0))?;
-        for p in rows {
-            if let Ok(v) = serde_json::from_slice::<serde_json::Value>(&p?) {
+        for (_, p) in payloads_by_semantic_id(conn, SESSION_MINT)? {
+            if let Ok(v) = serde_json::from_slice::<serde_json::Value>(&p) {
                 if let (Some(id), Some(a)) = (
                     v.get("credentialId").and_then(|x| x.as_str()),
                     v.get("attended").and_then(|x| x.as_bool()),
@@ -387,15 +375,15 @@ pub fn list(
             }
         }
     }
-    let mut stmt = conn.prepare(
-        "SELECT credential_id, episode_id, grants_json, created_at, expires_at FROM session_credentials
-         WHERE (?1 IS NULL OR episode_id = ?1) AND (?2 OR expires_at > ?3)
-         ORDER BY created_at DESC, credential_id LIMIT 500",
-    )?;
-    let rows = stmt.query_map(rusqlite::params![episode, all, now], session_row)?;
     let mut out = Vec::new();
-    for row in rows {
-        let (id, ep, gj, created, expires) = row?;
+    for row in sessions::list(conn, episode, now, all, 500)? {
+        let CredentialRow {
+            credential_id: id,
+            episode: ep,
+            grants_json: gj,
+            created_at: created,
+            expires_at: expires,
+        } = row;
         let (grants, minted) = match serde_json::from_str::<Vec<Grant>>(&gj) {
             Ok(gs) => (gs.iter().map(Grant::spec).collect(), gs),
             Err(_) => (
@@ -418,15 +406,13 @@ pub fn list(
     if all {
         let present: std::collections::HashSet<String> =
             out.iter().map(|l| l.credential_id.clone()).collect();
-        let mut stmt =
-            conn.prepare("SELECT 1 FROM session_credentials WHERE credential_id = ?1")?;
         for v in records {
             let s = |k: &str| v.get(k).and_then(|x| x.as_str()).unwrap_or("").to_string();
             let (id, ep) = (s("credentialId"), s("episodeId"));
             if id.is_empty()
                 || present.contains(&id)
                 || episode.is_some_and(|e| e != ep)
-                || stmt.exists([&id])?
+                || sessions::exists(conn, &id)?
             {
                 continue;
             }
@@ -459,26 +445,12 @@ pub fn list(
 
 /// Delete one credential; returns whether a row existed.
 pub fn revoke(tx: &Connection, credential_id: &str) -> Result<bool, StoreError> {
-    Ok(tx.execute(
-        "DELETE FROM session_credentials WHERE credential_id = ?1",
-        [credential_id],
-    )? > 0)
+    sessions::delete(tx, credential_id)
 }
 
 /// Delete every credential of an episode; returns the revoked ids.
 pub fn revoke_episode(tx: &Connection, episode: &str) -> Result<Vec<String>, StoreError> {
-    let ids: Vec<String> = {
-        let mut stmt = tx.prepare("SELECT credential_id FROM session_credentials WHERE episode_id = ?1 ORDER BY credential_id")?;
-        let v = stmt
-            .query_map([episode], |r| r.get(0))?
-            .collect::<Result<_, _>>()?;
-        v
-    };
-    tx.execute(
-        "DELETE FROM session_credentials WHERE episode_id = ?1",
-        [episode],
-    )?;
-    Ok(ids)
+    sessions::delete_episode(tx, episode)
 }
 
 /// Where a token came from, and any warning to print (never the token itself).
@@ -575,16 +547,10 @@ pub fn mint_record(
     conn: &Connection,
     credential_id: &str,
 ) -> Result<Option<serde_json::Value>, StoreError> {
-    let mut stmt = conn.prepare("SELECT hash_ref FROM objects WHERE semantic_id = ?1")?;
-    let refs: Vec<String> = stmt
-        .query_map([SESSION_MINT], |r| r.get(0))?
-        .collect::<Result<_, _>>()?;
-    for r in refs {
-        if let Some(o) = object_in(conn, &r)? {
-            if let Ok(v) = serde_json::from_slice::<serde_json::Value>(&o.payload) {
-                if v.get("credentialId").and_then(|x| x.as_str()) == Some(credential_id) {
-                    return Ok(Some(v));
-                }
+    for (_, payload) in payloads_by_semantic_id(conn, SESSION_MINT)? {
+        if let Ok(v) = serde_json::from_slice::<serde_json::Value>(&payload) {
+            if v.get("credentialId").and_then(|x| x.as_str()) == Some(credential_id) {
+                return Ok(Some(v));
             }
         }
     }

@@ -44,14 +44,11 @@ pub const EFFECT_FAILURE: &str = "world/effect-failure/v1";
 /// # Errors
 /// Store errors; an undecodable failure object is [`StoreError::Corrupt`].
 pub fn failure_message(conn: &Connection, record_ref: &str) -> Result<Option<String>, StoreError> {
-    let mut stmt = conn.prepare("SELECT payload FROM objects WHERE semantic_id = ?1")?;
-    let rows = stmt.query_map([EFFECT_FAILURE], |r| r.get::<_, Vec<u8>>(0))?;
-    for p in rows {
-        let v: serde_json::Value =
-            serde_json::from_slice(&p?).map_err(|e| StoreError::Corrupt {
-                what: "effect failure".into(),
-                detail: e.to_string(),
-            })?;
+    for (_, p) in crate::store::payloads_by_semantic_id(conn, EFFECT_FAILURE)? {
+        let v: serde_json::Value = serde_json::from_slice(&p).map_err(|e| StoreError::Corrupt {
+            what: "effect failure".into(),
+            detail: e.to_string(),
+        })?;
         if v.get("recordRef").and_then(|x| x.as_str()) == Some(record_ref) {
             return Ok(v.get("message").and_then(|x| x.as_str()).map(str::to_owned));
         }
@@ -796,7 +793,7 @@ pub fn resolve_record(
     }
     let rec = EffectRecord::decode(&obj.payload).map_err(|e| StoreError::Corrupt {
         what: "effect record".into(),
-        detail: e,
+        detail: e.to_string(),
     })?;
     let request = object_in(conn, &rec.request_ref)?.ok_or_else(|| StoreError::Corrupt {
         what: "effect record".into(),

@@ -1198,7 +1198,7 @@ pub fn check_binding(conn: &Connection, m: &session::MissionBinding) -> Result<(
 }
 
 /// [`check_binding`] for a mission in a standalone ledger: the mission, run and grant exist
-/// in `missions` (issue 18, DEC-MIS-13).
+/// in `missions` (issue 18, DEC-MIS-14).
 ///
 /// # Errors
 /// Exit 1 naming what is missing (and the ledger), or the ledger's error.
@@ -1240,7 +1240,7 @@ fn binding_problem(s: &State, m: &session::MissionBinding) -> Option<String> {
 /// store paired with mission `M` in the standalone ledger from the store's journal evidence
 /// (`mission::pairing::reconcile_from_store`), as `world limits reconcile --from-store` does
 /// for limits (unattended: it acts only on the journal's evidence and never refunds a
-/// dispatched attempt; DEC-MIS-13). One line per attempt (`--json`: one object per line);
+/// dispatched attempt; DEC-MIS-14). One line per attempt (`--json`: one object per line);
 /// exit 0 when nothing is left outstanding, 5 when an attempt was settled UNKNOWN and awaits
 /// an attended `world mission reconcile`.
 fn reconcile_from_store(

@@ -200,7 +200,7 @@ pub enum InvokeError {
     LimitsUnavailable(String),
     /// The standalone ledger holding the episode's mission is not named by `--ledger`, could
     /// not be reached, or failed before the effect's intent was journaled; nothing ran,
-    /// nothing was committed (issue 18, DEC-MIS-13).
+    /// nothing was committed (issue 18, DEC-MIS-14).
     #[error("{0}")]
     MissionUnavailable(String),
     /// Store failure before anything durable happened.
@@ -239,7 +239,7 @@ impl InvokeError {
 
 /// The mission pairing of an episode's binding (missions.md §7), with the bound grant's subject.
 /// A binding that names a standalone ledger (`session mint --ledger`) needs the invocation's
-/// `--ledger` to name the same ledger (DEC-MIS-13); the mission is then read there.
+/// `--ledger` to name the same ledger (DEC-MIS-14); the mission is then read there.
 fn mission_pairing(
     store: &mut Store,
     binding: Option<&session::Binding>,

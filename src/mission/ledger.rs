@@ -130,7 +130,7 @@ pub fn open(location: &str) -> Result<Box<dyn MissionStore>, Error> {
 /// [`open`], naming a ledger file by its canonical path, so that the ledger a binding records
 /// (`world session mint --ledger`) and the one an invocation opens (`world invoke --ledger`)
 /// compare by [`MissionStore::describe`] whatever relative path either was given
-/// (DEC-MIS-13).
+/// (DEC-MIS-14).
 ///
 /// # Errors
 /// As [`open`].

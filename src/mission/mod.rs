@@ -29,7 +29,7 @@ pub mod store;
 pub use codes::{Code, Rejection};
 pub use command::{Action, Admit, Command, GrantSpec, Outcome};
 pub use contract::Contract;
-pub use parse::{check_evidence, check_id, MAX_JSON_BYTES};
+pub use parse::{check_evidence, check_id, GrammarError, MAX_JSON_BYTES};
 pub use reduce::{apply, intent_bytes, reduce, reduce_as};
 pub use state::{Actor, Attempt, AttemptStatus, Grant, Run, RunStatus, State, Violation};
 

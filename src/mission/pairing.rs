@@ -3,7 +3,7 @@
 //! (DEC-LIM-20, DEC-LIM-22) applied to a mission.
 //!
 //! A standalone ledger shares no atomic commit with the store, so each step is its own ledger
-//! transaction, in this order (DEC-MIS-13):
+//! transaction, in this order (DEC-MIS-14):
 //!
 //! 1. inside the store transaction that decides the effect, before its intent commits:
 //!    `admit` then `dispatch` ([`Standalone::admit_and_dispatch`]; after the limits ledger's

@@ -151,7 +151,7 @@ impl<'v> Fields<'v> {
         name: &str,
         v: &CValue,
         nonempty: bool,
-        check: fn(&str) -> Result<(), String>,
+        check: fn(&str) -> Result<(), GrammarError>,
     ) -> Result<Vec<String>, Rejection> {
         let CValue::Array(items) = v else {
             return Err(self.err(
@@ -216,34 +216,55 @@ pub(crate) fn kind(v: &CValue) -> &'static str {
     }
 }
 
+/// A text that breaks one of the mission grammars (missions.md); the text is quoted in the
+/// message.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum GrammarError {
+    /// Not an id: 1–128 chars of `[A-Za-z0-9._:-]`.
+    #[error("{0:?} must be 1-128 characters of [A-Za-z0-9._:-]")]
+    Id(String),
+    /// Not a name: 1–256 bytes, no whitespace or control characters.
+    #[error("{0:?} must be 1-256 bytes without whitespace or control characters")]
+    Name(String),
+    /// Not an evidence ref: `sha256:` and 64 lowercase hex digits.
+    #[error("{0:?} is not a sha256:<64 lowercase hex> ref")]
+    Evidence(String),
+}
+
 /// Check the id grammar: 1–128 chars of `[A-Za-z0-9._:-]`.
-pub fn check_id(s: &str) -> Result<(), String> {
-    if s.is_empty() || s.len() > 128 {
-        return Err(format!("{s:?} must be 1-128 characters of [A-Za-z0-9._:-]"));
+///
+/// # Errors
+/// [`GrammarError::Id`].
+pub fn check_id(s: &str) -> Result<(), GrammarError> {
+    let ok = !s.is_empty()
+        && s.len() <= 128
+        && s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b':' | b'-'));
+    if ok {
+        Ok(())
+    } else {
+        Err(GrammarError::Id(s.to_string()))
     }
-    if !s
-        .bytes()
-        .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b':' | b'-'))
-    {
-        return Err(format!("{s:?} must be 1-128 characters of [A-Za-z0-9._:-]"));
-    }
-    Ok(())
 }
 
 /// Check the name grammar: 1–256 bytes, no whitespace or control characters.
-pub fn check_name(s: &str) -> Result<(), String> {
+///
+/// # Errors
+/// [`GrammarError::Name`].
+pub fn check_name(s: &str) -> Result<(), GrammarError> {
     if s.is_empty() || s.len() > 256 || s.chars().any(|c| c.is_whitespace() || c.is_control()) {
-        return Err(format!(
-            "{s:?} must be 1-256 bytes without whitespace or control characters"
-        ));
+        return Err(GrammarError::Name(s.to_string()));
     }
     Ok(())
 }
 
 /// Check an evidence ref: `sha256:` and 64 lowercase hex digits.
-pub fn check_evidence(s: &str) -> Result<(), String> {
+///
+/// # Errors
+/// [`GrammarError::Evidence`].
+pub fn check_evidence(s: &str) -> Result<(), GrammarError> {
     match HashRef::parse(s) {
         Ok(r) if r.to_string() == s => Ok(()),
-        _ => Err(format!("{s:?} is not a sha256:<64 lowercase hex> ref")),
+        _ => Err(GrammarError::Evidence(s.to_string())),
     }
 }

@@ -569,18 +569,72 @@ pub(crate) fn create_db(
         .into());
     }
     let state = State::create(contract);
+    let created_by = serde_json::to_string(actor).unwrap_or_default();
+    let created_at = now.to_string();
+    let root = chain_root(
+        &contract.mission_id,
+        &state.contract_ref,
+        &created_by,
+        attended,
+        &created_at,
+    );
     db.exec(
-        "INSERT INTO mission_missions (mission_id, contract_ref, contract, created_by, attended, created_at_ms, revision, reserved, settled, last_now, journal_seq, head_hash, violations) VALUES (?1, ?2, ?3, ?4, ?5, ?6, 0, '0', '0', '0', 0, ?2, 0)",
+        "INSERT INTO mission_missions (mission_id, contract_ref, contract, created_by, attended, created_at_ms, revision, reserved, settled, last_now, journal_seq, head_hash, violations) VALUES (?1, ?2, ?3, ?4, ?5, ?6, 0, '0', '0', '0', 0, ?7, 0)",
         &vals![
             contract.mission_id,
             state.contract_ref,
             contract.canonical.clone(),
-            serde_json::to_string(actor).unwrap_or_default(),
+            created_by,
             attended,
-            now.to_string(),
+            created_at,
+            root,
         ],
     )?;
     Ok(state)
+}
+
+/// The hash a mission's journal chain starts from (DEC-MIS-13): `sha256:<hex>` of the
+/// TR-CJSON-1 creation record `{attended, contractRef, createdAtMs, createdBy, missionId}` —
+/// `createdBy` the creating actor's JSON object, `createdAtMs` the creation time in
+/// milliseconds as a decimal string. Entry 1's `prevHash` (and an empty mission's
+/// `head_hash`) is this value, so the creation facts `world mission list` and `report` show —
+/// who created the mission, attended or `--yes`, when — are bound into the chain like every
+/// command: an edited fact is a `mission_chain` finding.
+pub fn chain_root(
+    mission_id: &str,
+    contract_ref: &str,
+    created_by: &str,
+    attended: bool,
+    created_at_ms: &str,
+) -> String {
+    let s = |v: &str| CValue::String(v.to_string());
+    let actor = trcjson::parse(created_by.as_bytes(), trcjson::Bounds::UNBOUNDED)
+        .unwrap_or_else(|_| s(created_by));
+    HashRef::of(&trcjson::encode(&CValue::object(vec![
+        ("attended".into(), CValue::Bool(attended)),
+        ("contractRef".into(), s(contract_ref)),
+        ("createdAtMs".into(), s(created_at_ms)),
+        ("createdBy".into(), actor),
+        ("missionId".into(), s(mission_id)),
+    ])))
+    .to_string()
+}
+
+/// The chain root recomputed from a mission's stored creation facts.
+fn stored_root(db: &dyn Db, mission_id: &str, contract_ref: &str) -> Result<String, Error> {
+    let row = query_opt(
+        db,
+        "SELECT created_by, attended, created_at_ms FROM mission_missions WHERE mission_id = ?1",
+        &vals![mission_id],
+    )?
+    .ok_or_else(|| not_found(mission_id))?;
+    Ok(chain_root(
+        mission_id,
+        contract_ref,
+        &row.text(0)?,
+        row.int(1)? != 0,
+        &row.text(2)?,
+    ))
 }
 
 /// The scalar row of a mission.
@@ -1346,7 +1400,14 @@ fn check_one(db: &dyn Db, mission_id: &str, out: &mut Vec<Problem>) -> Result<()
         }
     };
     let mut state = State::create(&h.contract);
-    let mut prev = h.contract_ref.clone();
+    let mut prev = match stored_root(db, mission_id, &h.contract_ref) {
+        Ok(r) => r,
+        Err(e @ (Error::Sqlite(_) | Error::Ledger(_))) => return Err(e),
+        Err(e) => {
+            problem("mission_state", None, e.to_string());
+            return Ok(());
+        }
+    };
     for (expected, e) in (1u64..).zip(entries.iter()) {
         if e.seq != expected {
             problem(
@@ -1366,14 +1427,18 @@ fn check_one(db: &dyn Db, mission_id: &str, out: &mut Vec<Problem>) -> Result<()
             return Ok(());
         }
         if e.prev_hash != prev {
-            problem(
-                "mission_chain",
-                Some(e.seq),
+            let reason = if expected == 1 {
+                format!(
+                    "prevHash {} is not {prev}, the hash of the mission's creation record (createdBy, attended, createdAtMs, contractRef)",
+                    e.prev_hash
+                )
+            } else {
                 format!(
                     "prevHash {} does not name the previous entry {prev}",
                     e.prev_hash
-                ),
-            );
+                )
+            };
+            problem("mission_chain", Some(e.seq), reason);
             return Ok(());
         }
         let d = match decode_entry(&e.entry) {

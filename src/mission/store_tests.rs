@@ -265,6 +265,55 @@ fn verify_reports_a_broken_chain_and_a_drifted_state() {
     );
 }
 
+/// The creation facts (`created_by`, `attended`, `created_at_ms`) are not commands, so no
+/// journal entry carries them; they are bound into the chain root instead (DEC-MIS-13). Each
+/// edit — on a mission with entries and on one without — is a `mission_chain` finding.
+#[test]
+fn edited_creation_facts_break_the_chain() {
+    for entries in [false, true] {
+        for (edit, undo) in [
+            (
+                "UPDATE mission_missions SET attended = 1",
+                "UPDATE mission_missions SET attended = 0",
+            ),
+            (
+                "UPDATE mission_missions SET created_by = replace(created_by, 'host', 'human')",
+                "UPDATE mission_missions SET created_by = replace(created_by, 'human', 'host')",
+            ),
+            (
+                "UPDATE mission_missions SET created_at_ms = '5'",
+                "UPDATE mission_missions SET created_at_ms = '0'",
+            ),
+        ] {
+            let conn = setup();
+            if entries {
+                SqliteMissions::new(&conn)
+                    .apply(
+                        "m",
+                        &req(json!({"type": "startRun", "runId": "r"})),
+                        &Actor::host(),
+                        Amount(10),
+                    )
+                    .unwrap_or_else(|e| panic!("{e}"));
+            }
+            assert_eq!(store::check_all(&conn).unwrap_or_default(), vec![]);
+            conn.execute(edit, []).unwrap_or_else(|e| panic!("{e}"));
+            let p = store::check_all(&conn).unwrap_or_default();
+            assert_eq!(
+                p.first().map(|p| p.category),
+                Some("mission_chain"),
+                "{edit} (entries: {entries}): {p:?}"
+            );
+            conn.execute(undo, []).unwrap_or_else(|e| panic!("{e}"));
+            assert_eq!(
+                store::check_all(&conn).unwrap_or_default(),
+                vec![],
+                "{undo}"
+            );
+        }
+    }
+}
+
 #[test]
 fn the_journal_refuses_update_and_delete() {
     let conn = setup();

@@ -26,7 +26,7 @@ use std::fs;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
-use rusqlite::{Connection, OptionalExtension};
+use rusqlite::Connection;
 use serde::{Deserialize, Serialize};
 
 use crate::ailang::Embedded;
@@ -35,7 +35,10 @@ use crate::encoding::HashRef;
 use crate::interp::archive::{Archive, ResolveError};
 use crate::interp::external::External;
 use crate::interp::{embedded_ref, Interpreter};
+use crate::store::bundle::{self as bundle_rows, Contents};
+use crate::store::journal::{self, JournalRow};
 use crate::store::records::{EffectRecord, InvocationRecord};
+use crate::store::rows::commit_objects_of;
 use crate::store::{
     object_in, registry_head_in, set_registry_head, Error as StoreError, Object, Store,
     WriteOptions,
@@ -163,12 +166,6 @@ pub enum ExportError {
     },
 }
 
-impl From<rusqlite::Error> for ExportError {
-    fn from(e: rusqlite::Error) -> Self {
-        ExportError::Store(e.into())
-    }
-}
-
 /// What an export wrote.
 #[derive(Clone, Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -264,46 +261,22 @@ pub fn export_episode_with(
     }
     let indexes: Vec<i64> = selected.iter().map(|(e, _)| e.header.entry_index).collect();
     // Journal rows: commit intents/outcomes of these invocations, effect rows of the episode.
-    let mut journal_rows: Vec<(i64, String, String, String)> = Vec::new();
-    {
-        let mut by_id = conn.prepare(
-            "SELECT seq, kind, invocation_id, object_ref FROM journal WHERE invocation_id = ?1",
-        )?;
-        for id in &ids {
-            let rows =
-                by_id.query_map([id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))?;
-            for row in rows {
-                journal_rows.push(row?);
-            }
-        }
-        let mut effects = conn.prepare(
-            "SELECT seq, kind, invocation_id, object_ref FROM journal WHERE invocation_id >= ?1 AND invocation_id < ?2",
-        )?;
-        let rows = effects.query_map(
-            [format!("effect:{episode}:"), format!("effect:{episode};")],
-            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
-        )?;
-        for row in rows {
-            journal_rows.push(row?);
-        }
+    let mut journal_rows: Vec<JournalRow> = Vec::new();
+    for id in &ids {
+        journal_rows.extend(journal::rows_of(conn, id)?);
     }
+    journal_rows.extend(journal::effect_rows_of_episode(conn, episode)?);
     journal_rows.sort();
     journal_rows.dedup();
-    for (_, _, _, o) in &journal_rows {
-        objects.insert(o.clone());
+    for row in &journal_rows {
+        objects.insert(row.object_ref.clone());
     }
     // Commit-object membership rows of the exported entries.
     let mut members: Vec<(String, i64)> = Vec::new();
-    {
-        let mut stmt =
-            conn.prepare("SELECT object_ref FROM commit_objects WHERE entry_index = ?1")?;
-        for i in &indexes {
-            let rows = stmt.query_map([i], |r| r.get::<_, String>(0))?;
-            for row in rows {
-                let o = row?;
-                objects.insert(o.clone());
-                members.push((o, *i));
-            }
+    for i in &indexes {
+        for o in commit_objects_of(conn, *i)? {
+            objects.insert(o.clone());
+            members.push((o, *i));
         }
     }
     // External interpreters: resolved (re-hashed) now, before anything is written.
@@ -368,86 +341,20 @@ pub fn export_episode_with(
         let marker_obj = Object::new(BUNDLE, PROVENANCE, m.encode());
         extra.push(marker_obj.clone());
 
+        let entries: Vec<_> = selected.iter().map(|(e, _)| e.clone()).collect();
         let tx = store.immediate()?;
-        let mut copied = 0u64;
-        {
-            let mut ins = tx.prepare(
-                "INSERT OR IGNORE INTO objects (hash_ref, interface_hash_ref, semantic_id, provenance, payload) VALUES (?1, ?2, ?3, ?4, ?5)",
-            )?;
-            let mut read = conn.prepare(
-                "SELECT hash_ref, interface_hash_ref, semantic_id, provenance, payload FROM objects WHERE hash_ref = ?1",
-            )?;
-            let total = objects.len() as u64;
-            for (n, o) in objects.iter().enumerate() {
-                progress(n as u64, total);
-                let row = read
-                    .query_row([o], |r| {
-                        Ok((
-                            r.get::<_, String>(0)?,
-                            r.get::<_, String>(1)?,
-                            r.get::<_, String>(2)?,
-                            r.get::<_, String>(3)?,
-                            r.get::<_, Vec<u8>>(4)?,
-                        ))
-                    })
-                    .optional()?;
-                if let Some((h, i, s, p, payload)) = row {
-                    copied += ins.execute(rusqlite::params![h, i, s, p, payload])? as u64;
-                }
-            }
-            for o in &extra {
-                copied += ins.execute(rusqlite::params![
-                    o.meta.hash,
-                    o.meta.interface_hash,
-                    o.meta.semantic_id,
-                    o.meta.provenance,
-                    o.payload
-                ])? as u64;
-            }
-        }
-        let mut last_world = None;
-        for (e, _) in &selected {
-            let h = &e.header;
-            tx.execute(
-                "INSERT INTO log_entries (entry_index, entry_hash_ref, semantics_epoch, transition_fn_ref, interpreter_ref, prev_entry_hash_ref, written_by, transition_ref) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-                rusqlite::params![h.entry_index, e.entry_hash, h.semantics_epoch, h.transition_fn, h.interpreter, h.prev_entry_hash, h.written_by, e.transition_ref],
-            )?;
-            let worlds: Vec<(String, i64, String, String)> = {
-                let mut stmt = conn.prepare(
-                    "SELECT world_ref, revision, state_root, log_head FROM worlds WHERE log_head = ?1",
-                )?;
-                let rows = stmt.query_map([&e.entry_hash], |r| {
-                    Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
-                })?;
-                rows.collect::<Result<_, _>>()?
-            };
-            for w in worlds {
-                tx.execute(
-                    "INSERT OR IGNORE INTO worlds (world_ref, revision, state_root, log_head) VALUES (?1, ?2, ?3, ?4)",
-                    rusqlite::params![w.0, w.1, w.2, w.3],
-                )?;
-                last_world = Some(w.0);
-            }
-        }
-        for (o, i) in &members {
-            tx.execute(
-                "INSERT OR IGNORE INTO commit_objects (object_ref, entry_index) SELECT ?1, ?2 WHERE EXISTS (SELECT 1 FROM objects WHERE hash_ref = ?1)",
-                rusqlite::params![o, i],
-            )?;
-        }
-        for (seq, kind, id, o) in &journal_rows {
-            tx.execute(
-                "INSERT INTO journal (seq, kind, invocation_id, object_ref) VALUES (?1, ?2, ?3, ?4)",
-                rusqlite::params![seq, kind, id, o],
-            )?;
-        }
-        if let Some(w) = &last_world {
-            tx.execute(
-                "INSERT INTO store_heads (head_key, world_ref) VALUES (?1, ?2)
-                 ON CONFLICT(head_key) DO UPDATE SET world_ref = excluded.world_ref",
-                [crate::store::SELECTED_HEAD, w.as_str()],
-            )?;
-        }
+        let written = bundle_rows::write(
+            &tx,
+            conn,
+            &Contents {
+                objects: &objects,
+                new_objects: &extra,
+                entries: &entries,
+                members: &members,
+                journal: &journal_rows,
+            },
+            progress,
+        )?;
         set_registry_head(&tx, BUNDLE, &marker_obj.meta.hash)?;
         tx.commit().map_err(StoreError::from)?;
 
@@ -481,7 +388,7 @@ pub fn export_episode_with(
             out: out.to_path_buf(),
             episode: episode.to_string(),
             entries: indexes.clone(),
-            objects: copied,
+            objects: written.objects,
             journal_rows: journal_rows.len() as u64,
             interpreters: bundled.iter().map(|a| a.hash_ref.clone()).collect(),
             artifacts: artifacts_dir,

@@ -440,6 +440,7 @@ impl App {
             // (transitions.md §5: re-hash before every run; R-SE-8: only the measured binary).
             // The lane re-hashes it again before each exec; this refuses the whole call early.
             if let Some(Err(why)) = app.tool.as_ref().map(PinnedTool::verify) {
+                let why = why.to_string();
                 eprintln!("world: serve: tool binary: {}", one_line(&why));
                 return Err(HostFailure::ToolChanged(why));
             }

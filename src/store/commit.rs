@@ -8,8 +8,7 @@ use crate::encoding::HashRef;
 
 use super::journal::{self, CommitIntent, Kind};
 use super::{
-    head_in, put_object, Error, Header, LogEntry, Object, ObjectMeta, Store, WorldRow,
-    SELECTED_HEAD,
+    head_in, put_object, rows, Error, Header, LogEntry, Object, ObjectMeta, Store, WorldRow,
 };
 
 /// Largest commit body accepted, in bytes (the `/v1/commit` bound; surfaces.md §4).
@@ -343,36 +342,13 @@ pub fn apply_with(
         put_object(tx, o)?;
     }
     let w = &c.next_world;
-    tx.execute(
-        "INSERT OR IGNORE INTO worlds (world_ref, revision, state_root, log_head) VALUES (?1, ?2, ?3, ?4)",
-        rusqlite::params![w.reference, w.revision, w.state_root, w.log_head],
-    )?;
+    rows::insert_world(tx, w)?;
     let h: &Header = &c.entry.header;
-    let inserted = tx.execute(
-        "INSERT INTO log_entries (entry_index, entry_hash_ref, semantics_epoch, transition_fn_ref, interpreter_ref, prev_entry_hash_ref, written_by, transition_ref)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-        rusqlite::params![h.entry_index, c.entry.entry_hash, h.semantics_epoch, h.transition_fn, h.interpreter, h.prev_entry_hash, h.written_by, c.entry.transition_ref],
-    );
-    if let Err(rusqlite::Error::SqliteFailure(f, _)) = &inserted {
-        if f.code == rusqlite::ErrorCode::ConstraintViolation {
-            return Err(Error::DuplicateEntry {
-                index: h.entry_index,
-                entry_hash: c.entry.entry_hash.clone(),
-            });
-        }
-    }
-    inserted?;
+    rows::insert_log_entry(tx, &c.entry)?;
     for o in &c.objects {
-        tx.execute(
-            "INSERT OR IGNORE INTO commit_objects (object_ref, entry_index) VALUES (?1, ?2)",
-            rusqlite::params![o.meta.hash, h.entry_index],
-        )?;
+        rows::add_commit_object(tx, &o.meta.hash, h.entry_index)?;
     }
-    tx.execute(
-        "INSERT INTO store_heads (head_key, world_ref) VALUES (?1, ?2)
-         ON CONFLICT(head_key) DO UPDATE SET world_ref = excluded.world_ref",
-        [SELECTED_HEAD, &w.reference],
-    )?;
+    rows::set_selected_head(tx, &w.reference)?;
     if let (Some(id), Some(intent)) = (&c.invocation_id, intent_for_outcome) {
         journal::append(
             tx,

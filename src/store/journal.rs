@@ -220,6 +220,75 @@ pub fn row(conn: &Connection, invocation_id: &str, kind: Kind) -> Result<Option<
         .optional()?)
 }
 
+/// One `journal` row, verbatim (`kind` as stored: `intent` or `outcome`).
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct JournalRow {
+    /// `seq`: the row's position in the journal.
+    pub seq: i64,
+    /// `kind`.
+    pub kind: String,
+    /// `invocation_id`.
+    pub invocation_id: String,
+    /// `object_ref`: the payload object.
+    pub object_ref: String,
+}
+
+fn journal_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<JournalRow> {
+    Ok(JournalRow {
+        seq: r.get(0)?,
+        kind: r.get(1)?,
+        invocation_id: r.get(2)?,
+        object_ref: r.get(3)?,
+    })
+}
+
+/// Every journal row of `invocation_id` (its intent and outcome), in index order.
+///
+/// # Errors
+/// [`Error::Sqlite`].
+pub fn rows_of(conn: &Connection, invocation_id: &str) -> Result<Vec<JournalRow>, Error> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT seq, kind, invocation_id, object_ref FROM journal WHERE invocation_id = ?1",
+    )?;
+    let rows = stmt.query_map([invocation_id], journal_row)?;
+    Ok(rows.collect::<Result<_, _>>()?)
+}
+
+/// Every journal row of the episode's effects (`effect:<episode>:*`): one range of the
+/// `(invocation_id, kind)` index, in index order.
+///
+/// # Errors
+/// [`Error::Sqlite`].
+pub fn effect_rows_of_episode(conn: &Connection, episode: &str) -> Result<Vec<JournalRow>, Error> {
+    // `;` is the character after `:`, so the range holds exactly the ids with the prefix.
+    let mut stmt = conn.prepare_cached(
+        "SELECT seq, kind, invocation_id, object_ref FROM journal WHERE invocation_id >= ?1 AND invocation_id < ?2",
+    )?;
+    let rows = stmt.query_map(
+        [format!("effect:{episode}:"), format!("effect:{episode};")],
+        journal_row,
+    )?;
+    Ok(rows.collect::<Result<_, _>>()?)
+}
+
+/// Insert one journal row verbatim, its `seq` included (an episode bundle copies its source's
+/// rows; new rows go through [`append`]).
+///
+/// # Errors
+/// [`Error::Sqlite`], e.g. a constraint failure for a `seq` or `(invocation_id, kind)` taken.
+pub fn insert_verbatim(conn: &Connection, row: &JournalRow) -> Result<(), Error> {
+    conn.prepare_cached(
+        "INSERT INTO journal (seq, kind, invocation_id, object_ref) VALUES (?1, ?2, ?3, ?4)",
+    )?
+    .execute(rusqlite::params![
+        row.seq,
+        row.kind,
+        row.invocation_id,
+        row.object_ref
+    ])?;
+    Ok(())
+}
+
 /// Receipt states (authority-and-broker.md §10).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
@@ -376,3 +445,69 @@ pub fn uncovered_tail_intent(
 
 /// `world/invocation-started/v1`: the coordinator's started marker (DEC-COORD-3).
 pub const STARTED_MARKER: &str = "world/invocation-started/v1";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::{Store, WriteOptions};
+
+    /// A bundle copies exactly one episode's effect rows, verbatim, `seq` included.
+    #[test]
+    fn effect_rows_of_an_episode_and_verbatim_copy() {
+        let dir = tempfile::tempdir().unwrap();
+        let open = |name: &str| {
+            Store::open_write(
+                &dir.path().join(name),
+                WriteOptions {
+                    create: true,
+                    wait_lock: None,
+                },
+            )
+            .unwrap()
+        };
+        let src = open("a.db");
+        let c = src.conn();
+        for id in [
+            "effect:ep:1",
+            "effect:ep-2:1",
+            "effect:e:1",
+            "cli:ep:t",
+            "effect:ep:2",
+        ] {
+            append(c, Kind::Intent, id, EFFECT_INTENT, id.as_bytes().to_vec()).unwrap();
+        }
+        append(
+            c,
+            Kind::Outcome,
+            "effect:ep:1",
+            EFFECT_OUTCOME,
+            b"o".to_vec(),
+        )
+        .unwrap();
+        let rows = effect_rows_of_episode(c, "ep").unwrap();
+        let ids: Vec<(&str, &str)> = rows
+            .iter()
+            .map(|r| (r.invocation_id.as_str(), r.kind.as_str()))
+            .collect();
+        assert_eq!(
+            ids,
+            [
+                ("effect:ep:1", "intent"),
+                ("effect:ep:1", "outcome"),
+                ("effect:ep:2", "intent")
+            ]
+        );
+        assert_eq!(rows_of(c, "cli:ep:t").unwrap()[0].seq, 4);
+        let dst = open("b.db");
+        for r in &rows {
+            let o = crate::store::object_in(c, &r.object_ref).unwrap().unwrap();
+            put_object(dst.conn(), &o).unwrap();
+            insert_verbatim(dst.conn(), r).unwrap();
+        }
+        assert_eq!(effect_rows_of_episode(dst.conn(), "ep").unwrap(), rows);
+        assert!(
+            insert_verbatim(dst.conn(), &rows[0]).is_err(),
+            "a seq is written once"
+        );
+    }
+}

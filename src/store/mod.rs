@@ -5,6 +5,8 @@
 //! Writers hold the [`lock::WriterLock`] (taken before SQLite opens) and write in one
 //! `BEGIN IMMEDIATE` transaction each; readers open `mode=ro`, take no lock and write nothing.
 
+pub mod approvals;
+pub mod bundle;
 pub mod client;
 pub mod commit;
 pub mod entry;
@@ -14,8 +16,10 @@ pub mod lock;
 pub mod logview;
 pub mod records;
 pub mod refs;
+pub mod rows;
 pub mod scan;
 pub mod schema;
+pub mod sessions;
 pub mod verify;
 pub mod verify_objects;
 pub mod why;
@@ -787,12 +791,32 @@ pub fn head_in(conn: &Connection) -> Result<Option<String>, Error> {
 /// One object with payload on `conn`.
 pub fn object_in(conn: &Connection, reference: &str) -> Result<Option<Object>, Error> {
     Ok(conn
-        .query_row(
+        .prepare_cached(
             "SELECT hash_ref, interface_hash_ref, semantic_id, provenance, payload FROM objects WHERE hash_ref = ?1",
-            [reference],
-            |r| Ok(Object { meta: meta_row(r)?, payload: r.get(4)? }),
-        )
+        )?
+        .query_row([reference], |r| {
+            Ok(Object {
+                meta: meta_row(r)?,
+                payload: r.get(4)?,
+            })
+        })
         .optional()?)
+}
+
+/// Every object of `semantic_id` on `conn` as `(hash_ref, payload)`, ascending hash (through
+/// `objects_by_semantic_id`; cached statement). Payloads are returned as stored, unverified.
+///
+/// # Errors
+/// [`Error::Sqlite`].
+pub fn payloads_by_semantic_id(
+    conn: &Connection,
+    semantic_id: &str,
+) -> Result<Vec<(String, Vec<u8>)>, Error> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT hash_ref, payload FROM objects WHERE semantic_id = ?1 ORDER BY hash_ref",
+    )?;
+    let rows = stmt.query_map([semantic_id], |r| Ok((r.get(0)?, r.get(1)?)))?;
+    Ok(rows.collect::<Result<_, _>>()?)
 }
 
 /// One log entry on `conn`.

@@ -5,7 +5,78 @@
 use serde::{Deserialize, Serialize};
 
 use crate::encoding::gojson::Obj;
+use crate::encoding::hashref::HashRefError;
 use crate::encoding::HashRef;
+
+/// Why a stored record payload does not decode strictly.
+#[derive(Debug, thiserror::Error)]
+pub enum RecordError {
+    /// Not the record's JSON shape (unknown or missing members, wrong types).
+    #[error("{0}")]
+    Json(#[source] serde_json::Error),
+    /// An invocation record whose `plan`/`effects` members do not match its semantic id.
+    #[error("record fields do not match {0}")]
+    WrongVersion(String),
+    /// An invocation record whose bytes are not its canonical encoding.
+    #[error("record does not re-encode to its stored bytes")]
+    NotCanonical,
+    /// An effect record's `requestRef` is not a ref.
+    #[error("requestRef: {0}")]
+    RequestRef(#[source] HashRefError),
+    /// An effect record's `resultRef` is neither `""` nor a ref.
+    #[error("resultRef: {0}")]
+    ResultRef(#[source] HashRefError),
+    /// An effect record whose bytes are not its canonical encoding.
+    #[error("effect record does not re-encode to its stored bytes")]
+    EffectNotCanonical,
+}
+
+/// The rule of the effect-record consistency law a record breaks (authority-and-broker.md
+/// §7.3).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum LawViolation {
+    /// An allowed record (succeeded or failed) with a denial label.
+    #[error("{} record carries a denial", if *failed { "failed" } else { "allowed" })]
+    DenialOnAllowed {
+        /// Whether the record is the failed arm.
+        failed: bool,
+    },
+    /// An allowed record whose `budgetAfter` is not `budgetBefore − cost`.
+    #[error("budgetAfter is not budgetBefore − cost")]
+    BudgetArithmetic,
+    /// A successful record without a `resultRef`.
+    #[error("successful record has no resultRef")]
+    NoResult,
+    /// A failed or denied record with a `resultRef`.
+    #[error("{} record has a resultRef", if *failed { "failed" } else { "denied" })]
+    ResultOnUnsuccessful {
+        /// Whether the record is the failed arm (else denied).
+        failed: bool,
+    },
+    /// A denied record without a denial label.
+    #[error("denied record has no denial label")]
+    NoDenialLabel,
+    /// A denied record whose budget moved.
+    #[error("denied record changed the budget")]
+    DeniedChangedBudget,
+    /// `allowed=false` with `failed=true`.
+    #[error("allowed=false with failed=true is illegal")]
+    DeniedAndFailed,
+}
+
+/// Callers that collect findings as text take a record error as its message.
+impl From<RecordError> for String {
+    fn from(e: RecordError) -> String {
+        e.to_string()
+    }
+}
+
+/// Callers that collect findings as text take a law violation as its message.
+impl From<LawViolation> for String {
+    fn from(e: LawViolation) -> String {
+        e.to_string()
+    }
+}
 
 /// `world/invocation-record/v1`
 pub const INVOCATION_RECORD_V1: &str = "world/invocation-record/v1";
@@ -87,14 +158,17 @@ impl InvocationRecord {
     }
 
     /// Strictly decode a stored record of either version; it must re-encode byte-identically.
-    pub fn decode(semantic_id: &str, bytes: &[u8]) -> Result<Self, String> {
-        let r: InvocationRecord = serde_json::from_slice(bytes).map_err(|e| e.to_string())?;
+    ///
+    /// # Errors
+    /// [`RecordError::Json`], [`RecordError::WrongVersion`], [`RecordError::NotCanonical`].
+    pub fn decode(semantic_id: &str, bytes: &[u8]) -> Result<Self, RecordError> {
+        let r: InvocationRecord = serde_json::from_slice(bytes).map_err(RecordError::Json)?;
         match (semantic_id, r.plan.is_some(), r.effects.is_some()) {
             (INVOCATION_RECORD_V1, false, false) | (INVOCATION_RECORD_V2, true, true) => {}
-            _ => return Err(format!("record fields do not match {semantic_id}")),
+            _ => return Err(RecordError::WrongVersion(semantic_id.to_string())),
         }
         if r.encode() != bytes {
-            return Err("record does not re-encode to its stored bytes".into());
+            return Err(RecordError::NotCanonical);
         }
         Ok(r)
     }
@@ -145,55 +219,55 @@ impl EffectRecord {
 
     /// Strict decode: unknown members refused, `requestRef` must parse, `resultRef` is `""`
     /// or a ref, and the bytes must re-encode identically.
-    pub fn decode(bytes: &[u8]) -> Result<Self, String> {
-        let r: EffectRecord = serde_json::from_slice(bytes).map_err(|e| e.to_string())?;
-        HashRef::parse(&r.request_ref).map_err(|e| format!("requestRef: {e}"))?;
-        HashRef::parse_optional(&r.result_ref).map_err(|e| format!("resultRef: {e}"))?;
+    ///
+    /// # Errors
+    /// [`RecordError::Json`], [`RecordError::RequestRef`], [`RecordError::ResultRef`],
+    /// [`RecordError::EffectNotCanonical`].
+    pub fn decode(bytes: &[u8]) -> Result<Self, RecordError> {
+        let r: EffectRecord = serde_json::from_slice(bytes).map_err(RecordError::Json)?;
+        HashRef::parse(&r.request_ref).map_err(RecordError::RequestRef)?;
+        HashRef::parse_optional(&r.result_ref).map_err(RecordError::ResultRef)?;
         if r.encode() != bytes {
-            return Err("effect record does not re-encode to its stored bytes".into());
+            return Err(RecordError::EffectNotCanonical);
         }
         Ok(r)
     }
 
     /// The consistency law: success, failed and denied arms; `allowed=false, failed=true` is
-    /// illegal. Returns the violated rule.
-    pub fn check_law(&self) -> Result<(), String> {
+    /// illegal.
+    ///
+    /// # Errors
+    /// The first [`LawViolation`] found.
+    pub fn check_law(&self) -> Result<(), LawViolation> {
+        use LawViolation as L;
         let after = self.budget_before.checked_sub(self.cost);
         match (self.allowed, self.failed) {
-            (true, false) => {
+            (true, failed) => {
                 if !self.denial.is_empty() {
-                    return Err("allowed record carries a denial".into());
+                    return Err(L::DenialOnAllowed { failed });
                 }
                 if Some(self.budget_after) != after {
-                    return Err("budgetAfter is not budgetBefore − cost".into());
+                    return Err(L::BudgetArithmetic);
                 }
-                if self.result_ref.is_empty() {
-                    return Err("successful record has no resultRef".into());
+                if !failed && self.result_ref.is_empty() {
+                    return Err(L::NoResult);
                 }
-            }
-            (true, true) => {
-                if !self.denial.is_empty() {
-                    return Err("failed record carries a denial".into());
-                }
-                if Some(self.budget_after) != after {
-                    return Err("budgetAfter is not budgetBefore − cost".into());
-                }
-                if !self.result_ref.is_empty() {
-                    return Err("failed record has a resultRef".into());
+                if failed && !self.result_ref.is_empty() {
+                    return Err(L::ResultOnUnsuccessful { failed });
                 }
             }
             (false, false) => {
                 if self.denial.is_empty() {
-                    return Err("denied record has no denial label".into());
+                    return Err(L::NoDenialLabel);
                 }
                 if self.budget_after != self.budget_before {
-                    return Err("denied record changed the budget".into());
+                    return Err(L::DeniedChangedBudget);
                 }
                 if !self.result_ref.is_empty() {
-                    return Err("denied record has a resultRef".into());
+                    return Err(L::ResultOnUnsuccessful { failed: false });
                 }
             }
-            (false, true) => return Err("allowed=false with failed=true is illegal".into()),
+            (false, true) => return Err(L::DeniedAndFailed),
         }
         Ok(())
     }
@@ -289,5 +363,132 @@ mod tests {
             ..denied
         };
         assert!(spent_on_denial.check_law().is_err());
+    }
+
+    /// Each broken rule is named with the text verify, why, replay and `effects show` print.
+    #[test]
+    fn law_violations_and_decode_errors_keep_their_texts() {
+        let ok = EffectRecord {
+            effect: "FS.Read".into(),
+            scope: "s".into(),
+            cost: 1,
+            budget_before: 2,
+            budget_after: 1,
+            allowed: true,
+            failed: false,
+            denial: String::new(),
+            request_ref: HashRef::of(b"r").to_string(),
+            result_ref: HashRef::of(b"o").to_string(),
+        };
+        let failed = EffectRecord {
+            failed: true,
+            result_ref: String::new(),
+            ..ok.clone()
+        };
+        let denied = EffectRecord {
+            allowed: false,
+            budget_after: 2,
+            denial: "denied:budget".into(),
+            result_ref: String::new(),
+            ..ok.clone()
+        };
+        let text = |r: EffectRecord| r.check_law().map_err(String::from).unwrap_err();
+        let cases = [
+            (
+                EffectRecord {
+                    denial: "x".into(),
+                    ..ok.clone()
+                },
+                "allowed record carries a denial",
+            ),
+            (
+                EffectRecord {
+                    budget_after: 0,
+                    ..ok.clone()
+                },
+                "budgetAfter is not budgetBefore − cost",
+            ),
+            (
+                EffectRecord {
+                    result_ref: String::new(),
+                    ..ok.clone()
+                },
+                "successful record has no resultRef",
+            ),
+            (
+                EffectRecord {
+                    denial: "x".into(),
+                    ..failed.clone()
+                },
+                "failed record carries a denial",
+            ),
+            (
+                EffectRecord {
+                    budget_after: 2,
+                    ..failed.clone()
+                },
+                "budgetAfter is not budgetBefore − cost",
+            ),
+            (
+                EffectRecord {
+                    result_ref: ok.result_ref.clone(),
+                    ..failed
+                },
+                "failed record has a resultRef",
+            ),
+            (
+                EffectRecord {
+                    denial: String::new(),
+                    ..denied.clone()
+                },
+                "denied record has no denial label",
+            ),
+            (
+                EffectRecord {
+                    budget_after: 1,
+                    ..denied.clone()
+                },
+                "denied record changed the budget",
+            ),
+            (
+                EffectRecord {
+                    result_ref: ok.result_ref.clone(),
+                    ..denied.clone()
+                },
+                "denied record has a resultRef",
+            ),
+            (
+                EffectRecord {
+                    failed: true,
+                    ..denied
+                },
+                "allowed=false with failed=true is illegal",
+            ),
+        ];
+        for (r, want) in cases {
+            assert_eq!(text(r), want);
+        }
+        let mut bytes = ok.encode();
+        bytes.push(b' ');
+        assert_eq!(
+            EffectRecord::decode(&bytes).unwrap_err().to_string(),
+            "effect record does not re-encode to its stored bytes"
+        );
+        let bad_ref = EffectRecord {
+            request_ref: "nope".into(),
+            ..ok
+        };
+        assert!(EffectRecord::decode(&bad_ref.encode())
+            .unwrap_err()
+            .to_string()
+            .starts_with("requestRef: "));
+        assert_eq!(
+            InvocationRecord::decode(INVOCATION_RECORD_V2, b"{}")
+                .unwrap_err()
+                .to_string(),
+            serde_json::from_slice::<InvocationRecord>(b"{}")
+                .unwrap_err()
+                .to_string()
+        );
     }
 }

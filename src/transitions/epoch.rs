@@ -97,6 +97,20 @@ pub struct Epoch {
     pub candidates: Vec<String>,
 }
 
+/// Why a stored epoch-registry payload does not decode.
+#[derive(Debug, thiserror::Error)]
+pub enum RegistryDecodeError {
+    /// Over [`MAX_PAYLOAD`] bytes (the size is given).
+    #[error("payload is {0} bytes; limit is {MAX_PAYLOAD}")]
+    TooLarge(usize),
+    /// Not the registry's JSON shape.
+    #[error("{0}")]
+    Json(#[source] serde_json::Error),
+    /// Another `semantic_id` (the one found is given).
+    #[error("semantic_id is {0:?}; expected {SEMANTIC_ID:?}")]
+    SemanticId(String),
+}
+
 /// A decoded epoch registry.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct EpochRegistry {
@@ -175,20 +189,14 @@ impl EpochRegistry {
     /// [`MAX_PAYLOAD`] bytes.
     ///
     /// # Errors
-    /// A text naming what is wrong.
-    pub fn decode(bytes: &[u8]) -> Result<Self, String> {
+    /// [`RegistryDecodeError`] naming what is wrong.
+    pub fn decode(bytes: &[u8]) -> Result<Self, RegistryDecodeError> {
         if bytes.len() > MAX_PAYLOAD {
-            return Err(format!(
-                "payload is {} bytes; limit is {MAX_PAYLOAD}",
-                bytes.len()
-            ));
+            return Err(RegistryDecodeError::TooLarge(bytes.len()));
         }
-        let wire: Wire = serde_json::from_slice(bytes).map_err(|e| e.to_string())?;
+        let wire: Wire = serde_json::from_slice(bytes).map_err(RegistryDecodeError::Json)?;
         if wire.semantic_id != SEMANTIC_ID {
-            return Err(format!(
-                "semantic_id is {:?}; expected {SEMANTIC_ID:?}",
-                wire.semantic_id
-            ));
+            return Err(RegistryDecodeError::SemanticId(wire.semantic_id));
         }
         Ok(EpochRegistry {
             epochs: wire.epochs,
@@ -295,7 +303,7 @@ pub fn read(conn: &Connection) -> Result<Option<(HashRef, EpochRegistry)>, Epoch
             HashRef::of(&obj.payload)
         )));
     }
-    let reg = EpochRegistry::decode(&obj.payload).map_err(corrupt)?;
+    let reg = EpochRegistry::decode(&obj.payload).map_err(|e| corrupt(e.to_string()))?;
     Ok(Some((head_ref, reg)))
 }
 

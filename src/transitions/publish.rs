@@ -44,14 +44,26 @@ pub enum InterpreterChoice {
     Default,
 }
 
+/// Why an `--interpreter` value names no interpreter.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ChoiceError {
+    /// The value is empty.
+    #[error("--interpreter is empty")]
+    Empty,
+    /// A `sha256:`-prefixed value that is not a ref.
+    #[error("{0}")]
+    BadRef(#[source] crate::encoding::hashref::HashRefError),
+}
+
 impl InterpreterChoice {
     /// Parse an `--interpreter` value: `embedded`, a `sha256:` ref, or a path.
     ///
     /// # Errors
-    /// A text saying why a `sha256:`-prefixed value is not a ref, or that the value is empty.
-    pub fn parse(text: &str) -> Result<Self, String> {
+    /// [`ChoiceError::Empty`]; [`ChoiceError::BadRef`] for a `sha256:`-prefixed value that is
+    /// not a ref.
+    pub fn parse(text: &str) -> Result<Self, ChoiceError> {
         if text.is_empty() {
-            return Err("--interpreter is empty".into());
+            return Err(ChoiceError::Empty);
         }
         if text == "embedded" {
             return Ok(InterpreterChoice::Embedded);
@@ -59,7 +71,7 @@ impl InterpreterChoice {
         if text.starts_with("sha256:") {
             return HashRef::parse(text)
                 .map(InterpreterChoice::Ref)
-                .map_err(|e| e.to_string());
+                .map_err(ChoiceError::BadRef);
         }
         Ok(InterpreterChoice::Path(PathBuf::from(text)))
     }

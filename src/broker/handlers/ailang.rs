@@ -128,10 +128,137 @@ pub fn run_effect_for(caps: &[String]) -> &'static str {
     }
 }
 
+/// Why the tool binary cannot be pinned, run or set up for an episode (§12.2). The text is what
+/// the operator sees (startup) or what a tool effect's failed result records.
+#[derive(Debug, thiserror::Error)]
+pub enum ToolError {
+    /// `--version` reports another version.
+    #[error("tool binary is {found:?}; only {TOOL_VERSION:?} is measured for the workspace tools")]
+    Version {
+        /// The first non-blank line of its output.
+        found: String,
+    },
+    /// `<bin> --version` could not be run.
+    #[error("run {bin} --version: {source}")]
+    Probe {
+        /// The binary as given.
+        bin: String,
+        /// Why it did not run.
+        #[source]
+        source: crate::process::RunError,
+    },
+    /// Archiving the binary failed.
+    #[error("{0}")]
+    Archive(#[source] crate::interp::archive::ArchiveError),
+    /// The archived copy is altered, absent or cannot run.
+    #[error("the pinned tool binary {reference} cannot be run ({}): {source}; nothing ran", source.kind())]
+    Unrunnable {
+        /// The pinned ref.
+        reference: String,
+        /// Why it cannot run.
+        #[source]
+        source: crate::interp::archive::ResolveError,
+    },
+    /// The episode id cannot name a policy file.
+    #[error("episode {0:?} cannot name a policy file")]
+    BadEpisode(String),
+    /// The policy or cache directory cannot be resolved.
+    #[error("resolve {path}: {source}")]
+    Resolve {
+        /// The directory.
+        path: String,
+        /// The OS error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The policy or cache directory lies inside the worktree.
+    #[error("{path} resolves inside the worktree {root}; policy and cache must live outside it")]
+    InsideWorktree {
+        /// The directory.
+        path: String,
+        /// The worktree.
+        root: String,
+    },
+    /// A file-system step of the setup failed (`create <dir>`, `write policy`, …).
+    #[error("{what}: {source}")]
+    Io {
+        /// The step.
+        what: String,
+        /// The OS error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// `<tool> --version` did not finish.
+    #[error("{program} --version: {source}")]
+    VersionRun {
+        /// The archived tool path.
+        program: String,
+        /// Why.
+        #[source]
+        source: ChildError,
+    },
+    /// `<tool> --version` exited non-zero.
+    #[error("{program} --version exited {code}")]
+    VersionExit {
+        /// The archived tool path.
+        program: String,
+        /// The exit code.
+        code: i32,
+    },
+    /// The worktree path is not UTF-8 (a policy names it as text).
+    #[error("the worktree path is not UTF-8")]
+    NonUtf8Root,
+    /// The policy for a cap set cannot be made.
+    #[error("{0}")]
+    Policy(#[source] super::policy::PolicyError),
+    /// `policy-tool` did not finish.
+    #[error("{0}")]
+    PolicyToolRun(#[source] ChildError),
+    /// `policy-tool` exited non-zero.
+    #[error("policy-tool exited {code} (stderr {stderr:?})")]
+    PolicyToolExit {
+        /// The exit code.
+        code: i32,
+        /// Its stderr, trimmed.
+        stderr: String,
+    },
+    /// `policy-tool` answered something other than one JSON object.
+    #[error("policy-tool answered no JSON object: {0:?}")]
+    PolicyToolAnswer(String),
+    /// The summary `policy-tool` gave is not an ok summary.
+    #[error("policy-tool summary of {0} is not an ok summary")]
+    NotOkSummary(String),
+    /// The summary disagrees with the rendered policy.
+    #[error("policy {path} is not verified by policy-tool summary: {why}")]
+    Unverified {
+        /// The policy file.
+        path: String,
+        /// The first disagreement.
+        why: String,
+    },
+    /// A previous setup panicked while holding the lane's lock.
+    #[error("tool lane lock poisoned")]
+    LanePoisoned,
+    /// A previous render panicked while holding the variants' lock.
+    #[error("variant lock poisoned")]
+    VariantPoisoned,
+    /// The episode's setup failed: every tool effect of the episode fails with this.
+    #[error("world: workspace tools unavailable for episode {episode:?}: {cause}")]
+    Unavailable {
+        /// The episode.
+        episode: String,
+        /// The setup failure (shared: the first result is returned ever after).
+        #[source]
+        cause: Arc<ToolError>,
+    },
+}
+
 /// Checks the first non-blank line of `ailang --version` output against [`TOOL_VERSION`].
 ///
-/// Errors: `tool binary is "<line>"; only "AILANG v0.52.1" is measured for the workspace tools`.
-pub fn check_version_output(stdout: &[u8]) -> Result<(), String> {
+/// # Errors
+/// [`ToolError::Version`]: `tool binary is "<line>"; only "AILANG v0.52.1" is measured for
+/// the workspace tools`.
+pub fn check_version_output(stdout: &[u8]) -> Result<(), ToolError> {
     let text = String::from_utf8_lossy(stdout);
     let first = text
         .lines()
@@ -141,9 +268,9 @@ pub fn check_version_output(stdout: &[u8]) -> Result<(), String> {
     if first == TOOL_VERSION {
         Ok(())
     } else {
-        Err(format!(
-            "tool binary is {first:?}; only {TOOL_VERSION:?} is measured for the workspace tools"
-        ))
+        Err(ToolError::Version {
+            found: first.to_string(),
+        })
     }
 }
 
@@ -185,7 +312,7 @@ impl PinnedTool {
     /// # Errors
     /// `run <bin> --version: …`, the archive failure, or `tool binary is "…"; only
     /// "AILANG v0.52.1" is measured …`.
-    pub fn pin(db: &Path, bin: &Path) -> Result<PinnedTool, String> {
+    pub fn pin(db: &Path, bin: &Path) -> Result<PinnedTool, ToolError> {
         // Bounded like every other child: a hanging or flooding tool binary cannot hang the
         // caller, and it sees none of our environment.
         // The same bounds as the interpreter's version probe (10 s, 64 KiB per stream).
@@ -197,13 +324,15 @@ impl PinnedTool {
             std::time::Instant::now() + VERSION_PROBE_TIMEOUT,
         )
         .arg("--version");
-        let out = crate::process::run(&spec)
-            .map_err(|e| format!("run {} --version: {e}", bin.display()))?;
+        let out = crate::process::run(&spec).map_err(|source| ToolError::Probe {
+            bin: bin.display().to_string(),
+            source,
+        })?;
         check_version_output(&out.stdout)?;
         let root = Self::root_for(db);
         let (archived, _) = crate::interp::archive::Archive::at_root(root.clone())
             .archive(bin)
-            .map_err(|e| e.to_string())?;
+            .map_err(ToolError::Archive)?;
         check_version_output(archived.manifest.version.as_bytes())?;
         Ok(PinnedTool {
             hash_ref: archived.hash_ref,
@@ -216,16 +345,13 @@ impl PinnedTool {
     /// # Errors
     /// `the pinned tool binary <ref> cannot be run (<kind>): <cause>; nothing ran`, where kind
     /// is `hash_mismatch`, `absent_artifact`, `unsupported_platform` or `exec_failure`.
-    pub fn verify(&self) -> Result<PathBuf, String> {
+    pub fn verify(&self) -> Result<PathBuf, ToolError> {
         crate::interp::archive::Archive::at_root(self.root.clone())
             .resolve(&self.hash_ref)
             .map(|a| a.binary)
-            .map_err(|e| {
-                format!(
-                    "the pinned tool binary {} cannot be run ({}): {e}; nothing ran",
-                    self.hash_ref,
-                    e.kind()
-                )
+            .map_err(|source| ToolError::Unrunnable {
+                reference: self.hash_ref.clone(),
+                source,
             })
     }
 }
@@ -246,7 +372,7 @@ pub struct ToolLane {
     cache_dir: PathBuf,
     examples_dir: Option<PathBuf>,
     run_caps: RunCapsConfig,
-    state: Mutex<Option<Result<Arc<Ready>, String>>>,
+    state: Mutex<Option<Result<Arc<Ready>, Arc<ToolError>>>>,
     variants: Mutex<BTreeMap<String, Variant>>,
 }
 
@@ -295,7 +421,7 @@ impl ToolLane {
     /// The child to run: the archived tool binary, re-hashed now (before every exec).
     ///
     /// Errors: the [`PinnedTool::verify`] message.
-    fn spec(&self, args: Vec<OsString>, stdin: Vec<u8>) -> Result<ChildSpec, String> {
+    fn spec(&self, args: Vec<OsString>, stdin: Vec<u8>) -> Result<ChildSpec, ToolError> {
         Ok(ChildSpec {
             program: self.tool.verify()?,
             args,
@@ -309,46 +435,48 @@ impl ToolLane {
     /// Runs the per-episode setup now (once; later calls return the first result).
     ///
     /// Errors: `world: workspace tools unavailable for episode "<ep>": …`.
-    pub fn prepare(&self, deadline: Instant) -> Result<(), String> {
+    ///
+    /// # Errors
+    /// [`ToolError::Unavailable`] (`world: workspace tools unavailable for episode "<ep>": …`).
+    pub fn prepare(&self, deadline: Instant) -> Result<(), ToolError> {
         self.ready(deadline).map(|_| ())
     }
 
     /// Runs the setup once and returns its result ever after.
-    fn ready(&self, deadline: Instant) -> Result<Arc<Ready>, String> {
-        let mut state = self
-            .state
-            .lock()
-            .map_err(|_| "tool lane lock poisoned".to_owned())?;
-        if let Some(done) = state.as_ref() {
-            return done.clone();
-        }
-        let result = self.setup(deadline).map(Arc::new).map_err(|why| {
-            format!(
-                "world: workspace tools unavailable for episode {:?}: {why}",
-                self.episode
-            )
-        });
-        *state = Some(result.clone());
-        result
+    fn ready(&self, deadline: Instant) -> Result<Arc<Ready>, ToolError> {
+        let mut state = self.state.lock().map_err(|_| ToolError::LanePoisoned)?;
+        let done = match state.as_ref() {
+            Some(done) => done.clone(),
+            None => {
+                let result = self.setup(deadline).map(Arc::new).map_err(Arc::new);
+                *state = Some(result.clone());
+                result
+            }
+        };
+        done.map_err(|cause| ToolError::Unavailable {
+            episode: self.episode.clone(),
+            cause,
+        })
     }
 
-    fn outside_root(&self, path: &Path) -> Result<(), String> {
-        let resolved =
-            resolve_physical(path).map_err(|e| format!("resolve {}: {e}", path.display()))?;
+    fn outside_root(&self, path: &Path) -> Result<(), ToolError> {
+        let resolved = resolve_physical(path).map_err(|source| ToolError::Resolve {
+            path: path.display().to_string(),
+            source,
+        })?;
         if resolved.starts_with(self.sandbox.root()) {
-            return Err(format!(
-                "{} resolves inside the worktree {}; policy and cache must live outside it",
-                path.display(),
-                self.sandbox.root().display()
-            ));
+            return Err(ToolError::InsideWorktree {
+                path: path.display().to_string(),
+                root: self.sandbox.root().display().to_string(),
+            });
         }
         Ok(())
     }
 
-    fn setup(&self, deadline: Instant) -> Result<Ready, String> {
+    fn setup(&self, deadline: Instant) -> Result<Ready, ToolError> {
         let ep = &self.episode;
         if ep.is_empty() || ep.starts_with('.') || ep.contains(['/', '\0']) {
-            return Err(format!("episode {ep:?} cannot name a policy file"));
+            return Err(ToolError::BadEpisode(ep.clone()));
         }
         for dir in [&self.policy_dir, &self.cache_dir] {
             self.outside_root(dir)?;
@@ -356,17 +484,21 @@ impl ToolLane {
                 .recursive(true)
                 .mode(0o700)
                 .create(dir)
-                .map_err(|e| format!("create {}: {e}", dir.display()))?;
+                .map_err(|source| ToolError::Io {
+                    what: format!("create {}", dir.display()),
+                    source,
+                })?;
         }
         let spec = self.spec(vec!["--version".into()], Vec::new())?;
-        let version = run_child(&spec, deadline)
-            .map_err(|e| format!("{} --version: {e}", spec.program.display()))?;
+        let version = run_child(&spec, deadline).map_err(|source| ToolError::VersionRun {
+            program: spec.program.display().to_string(),
+            source,
+        })?;
         if version.exit_code != 0 {
-            return Err(format!(
-                "{} --version exited {}",
-                spec.program.display(),
-                version.exit_code
-            ));
+            return Err(ToolError::VersionExit {
+                program: spec.program.display().to_string(),
+                code: version.exit_code,
+            });
         }
         check_version_output(&version.stdout)?;
         let tool_ref = self.tool.hash_ref.clone();
@@ -382,34 +514,28 @@ impl ToolLane {
         path: &Path,
         spec: &PolicySpec,
         deadline: Instant,
-    ) -> Result<Variant, String> {
-        let root = self
-            .sandbox
-            .root()
-            .to_str()
-            .ok_or("the worktree path is not UTF-8")?;
-        let bytes = render_policy(root, spec).map_err(|e| e.to_string())?;
+    ) -> Result<Variant, ToolError> {
+        let io = |what: String| move |source| ToolError::Io { what, source };
+        let root = self.sandbox.root().to_str().ok_or(ToolError::NonUtf8Root)?;
+        let bytes = render_policy(root, spec).map_err(ToolError::Policy)?;
         self.outside_root(path)?;
-        let mut tmp = tempfile::NamedTempFile::new_in(&self.policy_dir)
-            .map_err(|e| format!("create a policy file in {}: {e}", self.policy_dir.display()))?;
+        let mut tmp = tempfile::NamedTempFile::new_in(&self.policy_dir).map_err(io(format!(
+            "create a policy file in {}",
+            self.policy_dir.display()
+        )))?;
         tmp.write_all(&bytes)
             .and_then(|_| tmp.as_file().sync_all())
-            .map_err(|e| format!("write policy: {e}"))?;
+            .map_err(io("write policy".into()))?;
         let mode = <std::fs::Permissions as std::os::unix::fs::PermissionsExt>::from_mode(0o600);
-        std::fs::set_permissions(tmp.path(), mode).map_err(|e| format!("chmod policy: {e}"))?;
+        std::fs::set_permissions(tmp.path(), mode).map_err(io("chmod policy".into()))?;
         tmp.persist(path)
-            .map_err(|e| format!("write {}: {}", path.display(), e.error))?;
+            .map_err(|e| io(format!("write {}", path.display()))(e.error))?;
         let answer = self.policy_tool(path, br#"{"op":"summary"}"#.to_vec(), deadline)?;
         let summary = answer
             .get("summary")
             .filter(|_| answer.get("ok") == Some(&Value::Bool(true)))
             .and_then(Value::as_object)
-            .ok_or_else(|| {
-                format!(
-                    "policy-tool summary of {} is not an ok summary",
-                    path.display()
-                )
-            })?;
+            .ok_or_else(|| ToolError::NotOkSummary(path.display().to_string()))?;
         let text = |k: &str| {
             summary
                 .get(k)
@@ -458,10 +584,10 @@ impl ToolLane {
             None
         };
         match why {
-            Some(why) => Err(format!(
-                "policy {} is not verified by policy-tool summary: {why}",
-                path.display()
-            )),
+            Some(why) => Err(ToolError::Unverified {
+                path: path.display().to_string(),
+                why,
+            }),
             None => Ok(Variant {
                 path: path.to_path_buf(),
                 digest,
@@ -479,25 +605,24 @@ impl ToolLane {
         policy: &Path,
         request: Vec<u8>,
         deadline: Instant,
-    ) -> Result<Map<String, Value>, String> {
+    ) -> Result<Map<String, Value>, ToolError> {
         let args = vec![
             OsString::from("policy-tool"),
             "--policy".into(),
             policy.as_os_str().to_owned(),
         ];
-        let out = run_child(&self.spec(args, request)?, deadline).map_err(|e| e.to_string())?;
+        let out =
+            run_child(&self.spec(args, request)?, deadline).map_err(ToolError::PolicyToolRun)?;
         if out.exit_code != 0 {
-            return Err(format!(
-                "policy-tool exited {} (stderr {:?})",
-                out.exit_code,
-                String::from_utf8_lossy(&out.stderr).trim()
-            ));
+            return Err(ToolError::PolicyToolExit {
+                code: out.exit_code,
+                stderr: String::from_utf8_lossy(&out.stderr).trim().to_string(),
+            });
         }
         match serde_json::from_slice::<Value>(&out.stdout) {
             Ok(Value::Object(map)) => Ok(map),
-            _ => Err(format!(
-                "policy-tool answered no JSON object: {:?}",
-                String::from_utf8_lossy(&out.stdout)
+            _ => Err(ToolError::PolicyToolAnswer(
+                String::from_utf8_lossy(&out.stdout).into_owned(),
             )),
         }
     }
@@ -509,7 +634,7 @@ impl ToolLane {
         ready: &Ready,
         caps: &[String],
         deadline: Instant,
-    ) -> Result<Variant, String> {
+    ) -> Result<Variant, ToolError> {
         if caps.iter().map(String::as_str).eq(BASE_CAPS) {
             return Ok(ready.base.clone());
         }
@@ -517,11 +642,11 @@ impl ToolLane {
         let mut variants = self
             .variants
             .lock()
-            .map_err(|_| "variant lock poisoned".to_owned())?;
+            .map_err(|_| ToolError::VariantPoisoned)?;
         if let Some(v) = variants.get(&key) {
             return Ok(v.clone());
         }
-        let spec = PolicySpec::for_caps(caps, &self.run_caps).map_err(|e| e.to_string())?;
+        let spec = PolicySpec::for_caps(caps, &self.run_caps).map_err(ToolError::Policy)?;
         let path = self
             .policy_dir
             .join(format!("{}.run-{key}.toml", self.episode));
@@ -944,7 +1069,7 @@ impl Handler for AilangHandler {
         };
         let ready = match self.lane.ready(deadline) {
             Ok(ready) => ready,
-            Err(msg) => return HandlerOutcome::Failed(msg),
+            Err(e) => return HandlerOutcome::Failed(e.to_string()),
         };
         match self.effect {
             AILANG_RUN | AILANG_RUN_ENV | AILANG_RUN_NET => self.run(ctx, &ready, obj, deadline),
@@ -970,7 +1095,9 @@ mod tests {
         let dir = tempfile::tempdir().expect("tempdir");
         let bin = script(dir.path(), "sleep 60 & sleep 60");
         let started = std::time::Instant::now();
-        let err = PinnedTool::pin(&dir.path().join("w.db"), &bin).expect_err("hang");
+        let err = PinnedTool::pin(&dir.path().join("w.db"), &bin)
+            .expect_err("hang")
+            .to_string();
         assert!(err.contains("deadline"), "{err}");
         assert!(
             started.elapsed() < std::time::Duration::from_secs(20),
@@ -1073,7 +1200,9 @@ mod tests {
     #[test]
     fn version_and_effect_choice() {
         assert!(check_version_output(b"\nAILANG v0.52.1\nCommit: c68ded4\n").is_ok());
-        let err = check_version_output(b"AILANG v0.41.0\n").unwrap_err();
+        let err = check_version_output(b"AILANG v0.41.0\n")
+            .unwrap_err()
+            .to_string();
         assert_eq!(
             err,
             r#"tool binary is "AILANG v0.41.0"; only "AILANG v0.52.1" is measured for the workspace tools"#

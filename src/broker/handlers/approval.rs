@@ -30,19 +30,96 @@ use std::time::Instant;
 use serde_json::{json, Map, Value};
 
 use super::{check_keys, payload_object, required_str, Handler, HandlerContext, HandlerOutcome};
-use super::{Intent, HUMAN_APPROVE, HUMAN_POLL_APPROVAL};
+use super::{Intent, PayloadError, HUMAN_APPROVE, HUMAN_POLL_APPROVAL};
 
 pub use crate::authority::approvals::{
-    check_summary, ApprovalState, ApprovalStore, ApprovalView, ALREADY_CONSUMED, MAX_SUMMARY_BYTES,
+    check_summary, ApprovalError, ApprovalState, ApprovalStore, ApprovalView, ALREADY_CONSUMED,
+    MAX_SUMMARY_BYTES,
 };
+
+/// Why a person was not asked, or gave no answer: the request stays pending, and the text is
+/// the `note` of `Human.Approve`'s answer.
+#[derive(Debug, thiserror::Error)]
+pub enum PromptError {
+    /// The surface asks no terminal ([`NoTerminal`]).
+    #[error("this surface asks no terminal; decide it with `world approval decide`")]
+    NoTerminal,
+    /// `/dev/tty` cannot be opened.
+    #[error("no controlling terminal to ask ({0}); decide it with `world approval decide`")]
+    NoTty(#[source] std::io::Error),
+    /// Writing the question failed.
+    #[error("writing to the terminal: {0}")]
+    Write(#[source] std::io::Error),
+    /// Reading the answer failed.
+    #[error("reading the terminal: {0}")]
+    Read(#[source] std::io::Error),
+    /// No answer before the handler deadline.
+    #[error(
+        "no answer on the terminal before the deadline; decide it with `world approval decide`"
+    )]
+    Timeout,
+}
+
+/// Why `Human.Approve` or `Human.PollApproval` failed; the text is the message recorded in the
+/// effect's failed result.
+#[derive(Debug, thiserror::Error)]
+pub enum ApprovalEffectError {
+    /// The payload's shape (not an object, unknown or missing keys).
+    #[error(transparent)]
+    Payload(#[from] PayloadError),
+    /// An `op` the effect does not serve.
+    #[error("{effect} refuses op {got:?}: it admits only {op}")]
+    WrongOp {
+        /// The effect.
+        effect: &'static str,
+        /// The op given.
+        got: String,
+        /// The op the effect serves.
+        op: &'static str,
+    },
+    /// `approval_ref` is empty, over 256 bytes or holds control characters.
+    #[error("{effect} refused: approval_ref {reference:?} is not a ref")]
+    BadRef {
+        /// The effect.
+        effect: &'static str,
+        /// The text given.
+        reference: String,
+    },
+    /// No such approval request.
+    #[error("{effect} refused: no approval request {reference}")]
+    NoRequest {
+        /// The effect.
+        effect: &'static str,
+        /// The request ref.
+        reference: String,
+    },
+    /// The request is bound to another episode.
+    #[error("{effect} refused: approval request {reference} belongs to another episode")]
+    OtherEpisode {
+        /// The effect.
+        effect: &'static str,
+        /// The request ref.
+        reference: String,
+    },
+    /// Neither or both of `approval_ref` and `summary`.
+    #[error("{HUMAN_APPROVE} refused: give exactly one of approval_ref (an existing request) or summary (a new one)")]
+    RefOrSummary,
+    /// The summary of a new request is refused ([`check_summary`]).
+    #[error("{HUMAN_APPROVE} refused: {0}")]
+    BadSummary(#[source] ApprovalError),
+    /// The approval store refused or failed (already consumed, already decided, …).
+    #[error(transparent)]
+    Store(#[from] ApprovalError),
+}
 
 /// A yes/no question to a person.
 pub trait Prompter: Send + Sync {
     /// Asks `question` and answers `true` only for an explicit yes, before `deadline`.
     ///
-    /// Errors (the request stays pending): no terminal, an I/O error, or no answer before
-    /// the deadline.
-    fn confirm(&self, question: &str, deadline: Instant) -> Result<bool, String>;
+    /// # Errors
+    /// [`PromptError`] (the request stays pending): no terminal, an I/O error, or no answer
+    /// before the deadline.
+    fn confirm(&self, question: &str, deadline: Instant) -> Result<bool, PromptError>;
 }
 
 /// Unicode format characters that reorder or hide text on a terminal (bidi embeddings,
@@ -114,8 +191,8 @@ pub fn is_yes(answer: &str) -> bool {
 pub struct NoTerminal;
 
 impl Prompter for NoTerminal {
-    fn confirm(&self, _question: &str, _deadline: Instant) -> Result<bool, String> {
-        Err("this surface asks no terminal; decide it with `world approval decide`".to_owned())
+    fn confirm(&self, _question: &str, _deadline: Instant) -> Result<bool, PromptError> {
+        Err(PromptError::NoTerminal)
     }
 }
 
@@ -124,16 +201,12 @@ impl Prompter for NoTerminal {
 pub struct TtyPrompter;
 
 impl Prompter for TtyPrompter {
-    fn confirm(&self, question: &str, deadline: Instant) -> Result<bool, String> {
+    fn confirm(&self, question: &str, deadline: Instant) -> Result<bool, PromptError> {
         let mut tty = std::fs::OpenOptions::new()
             .read(true)
             .write(true)
             .open("/dev/tty")
-            .map_err(|e| {
-                format!(
-                    "no controlling terminal to ask ({e}); decide it with `world approval decide`"
-                )
-            })?;
+            .map_err(PromptError::NoTty)?;
         let secs = deadline
             .saturating_duration_since(Instant::now())
             .as_secs_f64()
@@ -143,13 +216,13 @@ impl Prompter for TtyPrompter {
             "{question}\n(times out in {secs:.0} s: no answer leaves the request pending; Ctrl-D answers no) [y/N] "
         )
             .and_then(|_| tty.flush())
-            .map_err(|e| format!("writing to the terminal: {e}"))?;
+            .map_err(PromptError::Write)?;
         let mut answer = Vec::new();
         loop {
             let left = deadline.saturating_duration_since(Instant::now());
             if left.is_zero() {
                 let _ = writeln!(tty);
-                return Err("no answer on the terminal before the deadline; decide it with `world approval decide`".to_owned());
+                return Err(PromptError::Timeout);
             }
             let mut fds = libc::pollfd {
                 fd: tty.as_raw_fd(),
@@ -164,7 +237,7 @@ impl Prompter for TtyPrompter {
                 if err.kind() == std::io::ErrorKind::Interrupted {
                     continue;
                 }
-                return Err(format!("reading the terminal: {err}"));
+                return Err(PromptError::Read(err));
             }
             if rc == 0 {
                 continue;
@@ -188,31 +261,38 @@ impl Prompter for TtyPrompter {
                     }
                 }
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-                Err(e) => return Err(format!("reading the terminal: {e}")),
+                Err(e) => return Err(PromptError::Read(e)),
             }
         }
         Ok(is_yes(&String::from_utf8_lossy(&answer)))
     }
 }
 
-fn check_ref(effect: &str, r: &str) -> Result<(), String> {
+fn check_ref(effect: &'static str, r: &str) -> Result<(), ApprovalEffectError> {
     if r.is_empty() || r.len() > 256 || r.chars().any(char::is_control) {
-        return Err(format!("{effect} refused: approval_ref {r:?} is not a ref"));
+        return Err(ApprovalEffectError::BadRef {
+            effect,
+            reference: r.to_owned(),
+        });
     }
     Ok(())
 }
 
 fn op_object<'a>(
     payload: &'a Value,
-    effect: &str,
-    op: &str,
+    effect: &'static str,
+    op: &'static str,
     keys: &[&str],
-) -> Result<&'a Map<String, Value>, String> {
+) -> Result<&'a Map<String, Value>, ApprovalEffectError> {
     let obj = payload_object(payload)?;
     check_keys(obj, keys, effect)?;
     let got = required_str(obj, "op", effect)?;
     if got != op {
-        return Err(format!("{effect} refuses op {got:?}: it admits only {op}"));
+        return Err(ApprovalEffectError::WrongOp {
+            effect,
+            got: got.to_owned(),
+            op,
+        });
     }
     Ok(obj)
 }
@@ -220,17 +300,21 @@ fn op_object<'a>(
 /// The request `r`, which must exist and belong to `episode`.
 fn bound_view(
     store: &dyn ApprovalStore,
-    effect: &str,
+    effect: &'static str,
     r: &str,
     episode: &str,
-) -> Result<ApprovalView, String> {
+) -> Result<ApprovalView, ApprovalEffectError> {
     let view = store
         .view(r)?
-        .ok_or_else(|| format!("{effect} refused: no approval request {r}"))?;
+        .ok_or_else(|| ApprovalEffectError::NoRequest {
+            effect,
+            reference: r.to_owned(),
+        })?;
     if view.episode != episode {
-        return Err(format!(
-            "{effect} refused: approval request {r} belongs to another episode"
-        ));
+        return Err(ApprovalEffectError::OtherEpisode {
+            effect,
+            reference: r.to_owned(),
+        });
     }
     Ok(view)
 }
@@ -268,7 +352,7 @@ impl ApproveHandler {
         scope: &str,
         payload: &Value,
         deadline: Instant,
-    ) -> Result<Value, String> {
+    ) -> Result<Value, ApprovalEffectError> {
         let obj = op_object(
             payload,
             HUMAN_APPROVE,
@@ -283,15 +367,17 @@ impl ApproveHandler {
             }
             (None, Some(_)) => {
                 let summary = required_str(obj, "summary", HUMAN_APPROVE)?;
-                check_summary(summary).map_err(|e| format!("{HUMAN_APPROVE} refused: {e}"))?;
-                self.store
-                    .open_request(&ctx.episode, summary, intent.id, scope, intent.cost, intent.now)?
+                check_summary(summary).map_err(ApprovalEffectError::BadSummary)?;
+                self.store.open_request(
+                    &ctx.episode,
+                    summary,
+                    intent.id,
+                    scope,
+                    intent.cost,
+                    intent.now,
+                )?
             }
-            _ => {
-                return Err(format!(
-                    "{HUMAN_APPROVE} refused: give exactly one of approval_ref (an existing request) or summary (a new one)"
-                ))
-            }
+            _ => return Err(ApprovalEffectError::RefOrSummary),
         };
         let view = bound_view(self.store.as_ref(), HUMAN_APPROVE, &r, &ctx.episode)?;
         match &view.state {
@@ -316,16 +402,18 @@ impl ApproveHandler {
                     Err(why) => {
                         let mut out = state_output(&r, &view.state, None);
                         if let Some(map) = out.as_object_mut() {
-                            map.insert("note".into(), json!(why));
+                            map.insert("note".into(), json!(why.to_string()));
                         }
                         Ok(out)
                     }
                 }
             }
             ApprovalState::Approved { .. } => match view.claimed_by.as_deref() {
-                Some(by) if by != intent.id => Err(format!(
-                    "{ALREADY_CONSUMED}: approval request {r} was already consumed by {by}; an approval is single use"
-                )),
+                Some(by) if by != intent.id => Err(ApprovalError::AlreadyConsumed {
+                    request: r.clone(),
+                    by: by.to_owned(),
+                }
+                .into()),
                 Some(_) => Ok(state_output(&r, &view.state, Some(intent.id))),
                 None => {
                     self.store.claim(&r, intent.id)?;
@@ -365,7 +453,7 @@ impl Handler for ApproveHandler {
     ) -> HandlerOutcome {
         match self.run(ctx, intent, scope, payload, deadline) {
             Ok(out) => HandlerOutcome::json(&out),
-            Err(msg) => HandlerOutcome::Failed(msg),
+            Err(e) => HandlerOutcome::Failed(e.to_string()),
         }
     }
 }
@@ -394,7 +482,7 @@ impl Handler for PollApprovalHandler {
         payload: &Value,
         _deadline: Instant,
     ) -> HandlerOutcome {
-        let run = || -> Result<Value, String> {
+        let run = || -> Result<Value, ApprovalEffectError> {
             let obj = op_object(
                 payload,
                 HUMAN_POLL_APPROVAL,
@@ -408,7 +496,7 @@ impl Handler for PollApprovalHandler {
         };
         match run() {
             Ok(out) => HandlerOutcome::json(&out),
-            Err(msg) => HandlerOutcome::Failed(msg),
+            Err(e) => HandlerOutcome::Failed(e.to_string()),
         }
     }
 }
@@ -451,21 +539,26 @@ mod tests {
             _scope: &str,
             _cost: i64,
             _n: i64,
-        ) -> Result<String, String> {
-            let mut n = self.next.lock().map_err(|e| e.to_string())?;
+        ) -> Result<String, ApprovalError> {
+            let mut n = self.next.lock().map_err(|_| ApprovalError::Poisoned)?;
             *n += 1;
             let r = format!("req-{n}");
             self.add(&r, ep);
-            if let Some(v) = self.views.lock().map_err(|e| e.to_string())?.get_mut(&r) {
+            if let Some(v) = self
+                .views
+                .lock()
+                .map_err(|_| ApprovalError::Poisoned)?
+                .get_mut(&r)
+            {
                 v.summary = summary.into();
             }
             Ok(r)
         }
-        fn view(&self, r: &str) -> Result<Option<ApprovalView>, String> {
+        fn view(&self, r: &str) -> Result<Option<ApprovalView>, ApprovalError> {
             Ok(self
                 .views
                 .lock()
-                .map_err(|e| e.to_string())?
+                .map_err(|_| ApprovalError::Poisoned)?
                 .get(r)
                 .cloned())
         }
@@ -476,11 +569,17 @@ mod tests {
             by: &str,
             claim_for: Option<&str>,
             _now: i64,
-        ) -> Result<String, String> {
-            let mut views = self.views.lock().map_err(|e| e.to_string())?;
-            let v = views.get_mut(r).ok_or("unknown")?;
-            if v.state != ApprovalState::Pending {
-                return Err(format!("approval {r} is already decided"));
+        ) -> Result<String, ApprovalError> {
+            let mut views = self.views.lock().map_err(|_| ApprovalError::Poisoned)?;
+            let v = views
+                .get_mut(r)
+                .ok_or_else(|| ApprovalError::NotFound(r.into()))?;
+            if let Some(d) = v.state.decision_ref() {
+                return Err(ApprovalError::AlreadyDecided {
+                    request: r.into(),
+                    state: v.state.name(),
+                    decision: d.into(),
+                });
             }
             let decision_ref = format!("decision-of-{r}-by-{by}");
             v.state = if approved {
@@ -495,26 +594,35 @@ mod tests {
             };
             Ok(decision_ref)
         }
-        fn claim(&self, r: &str, intent: &str) -> Result<(), String> {
-            let mut views = self.views.lock().map_err(|e| e.to_string())?;
-            let v = views.get_mut(r).ok_or("unknown")?;
+        fn claim(&self, r: &str, intent: &str) -> Result<(), ApprovalError> {
+            let mut views = self.views.lock().map_err(|_| ApprovalError::Poisoned)?;
+            let v = views
+                .get_mut(r)
+                .ok_or_else(|| ApprovalError::NotFound(r.into()))?;
             match (&v.state, &v.claimed_by) {
                 (ApprovalState::Approved { .. }, None) => {
                     v.claimed_by = Some(intent.into());
                     Ok(())
                 }
-                _ => Err(format!("{ALREADY_CONSUMED}: {r}")),
+                (ApprovalState::Approved { .. }, Some(by)) => Err(ApprovalError::AlreadyConsumed {
+                    request: r.into(),
+                    by: by.clone(),
+                }),
+                (other, _) => Err(ApprovalError::NotApproved {
+                    request: r.into(),
+                    state: other.name(),
+                }),
             }
         }
     }
 
-    struct Scripted(Result<bool, String>, Mutex<Vec<String>>);
+    struct Scripted(bool, Mutex<Vec<String>>);
     impl Prompter for Scripted {
-        fn confirm(&self, q: &str, _d: Instant) -> Result<bool, String> {
+        fn confirm(&self, q: &str, _d: Instant) -> Result<bool, PromptError> {
             if let Ok(mut asked) = self.1.lock() {
                 asked.push(q.to_owned());
             }
-            self.0.clone()
+            Ok(self.0)
         }
     }
 
@@ -551,7 +659,7 @@ mod tests {
     fn approve_claims_for_the_intent_then_poll_reads_it() {
         let store = Arc::new(MemoryStore::default());
         store.add("sha256:aa", "ep1");
-        let prompter = Arc::new(Scripted(Ok(true), Mutex::new(Vec::new())));
+        let prompter = Arc::new(Scripted(true, Mutex::new(Vec::new())));
         let approve = ApproveHandler::new(store.clone(), prompter.clone());
         let poll = PollApprovalHandler::new(store.clone());
         let d = Instant::now() + Duration::from_secs(1);
@@ -638,7 +746,7 @@ mod tests {
         let d = Instant::now();
         let no = ApproveHandler::new(
             store.clone(),
-            Arc::new(Scripted(Ok(false), Mutex::new(Vec::new()))),
+            Arc::new(Scripted(false, Mutex::new(Vec::new()))),
         );
         let a = out(no.execute_intent(
             &ctx("ep1"),
@@ -681,6 +789,55 @@ mod tests {
             &json!({"op":"approve","approval_ref":"r1"}),
             d,
         ));
+    }
+
+    /// The typed errors print the texts recorded in failed results before they were typed.
+    #[test]
+    fn failure_texts_are_the_recorded_messages() {
+        let store = Arc::new(MemoryStore::default());
+        store.add("r1", "ep1");
+        let no = ApproveHandler::new(store.clone(), Arc::new(NoTerminal));
+        let d = Instant::now();
+        let fail = |payload: Value| {
+            failed(no.execute_intent(&ctx("ep2"), &intent("effect:ep2:1"), "s", &payload, d))
+        };
+        assert_eq!(fail(json!(1)), "payload is not a JSON object");
+        assert_eq!(
+            fail(json!({"op":"approve","x":1})),
+            "Human.Approve refused: unknown payload key \"x\"; it admits only: op, approval_ref, summary"
+        );
+        assert_eq!(
+            fail(json!({"op":1})),
+            "Human.Approve refused: payload key \"op\" must be a string"
+        );
+        assert_eq!(
+            fail(json!({"op":"poll"})),
+            "Human.Approve refuses op \"poll\": it admits only approve"
+        );
+        assert_eq!(
+            fail(json!({"op":"approve","summary":" "})),
+            "Human.Approve refused: the approval summary is empty"
+        );
+        assert_eq!(
+            fail(json!({"op":"approve"})),
+            "Human.Approve refused: give exactly one of approval_ref (an existing request) or summary (a new one)"
+        );
+        assert_eq!(
+            fail(json!({"op":"approve","approval_ref":""})),
+            "Human.Approve refused: approval_ref \"\" is not a ref"
+        );
+        assert_eq!(
+            fail(json!({"op":"approve","approval_ref":"r9"})),
+            "Human.Approve refused: no approval request r9"
+        );
+        assert_eq!(
+            fail(json!({"op":"approve","approval_ref":"r1"})),
+            "Human.Approve refused: approval request r1 belongs to another episode"
+        );
+        assert_eq!(
+            PromptError::Timeout.to_string(),
+            "no answer on the terminal before the deadline; decide it with `world approval decide`"
+        );
     }
 
     #[test]

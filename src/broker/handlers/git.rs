@@ -94,16 +94,18 @@ impl GitCommitHandler {
                 "{GIT_COMMIT} refused: scope {scope:?} is not {WORKTREE_SCOPE:?}"
             ));
         }
-        let message = match payload_object(payload).and_then(|obj| {
-            check_keys(obj, &["op", "message"], GIT_COMMIT)?;
-            let op = required_str(obj, "op", GIT_COMMIT)?;
-            if op != "commit" {
-                return Err(format!(
-                    "{GIT_COMMIT} refuses op {op:?}: it admits only commit"
-                ));
-            }
-            required_str(obj, "message", GIT_COMMIT)
-        }) {
+        let message = match payload_object(payload)
+            .map_err(String::from)
+            .and_then(|obj| {
+                check_keys(obj, &["op", "message"], GIT_COMMIT)?;
+                let op = required_str(obj, "op", GIT_COMMIT)?;
+                if op != "commit" {
+                    return Err(format!(
+                        "{GIT_COMMIT} refuses op {op:?}: it admits only commit"
+                    ));
+                }
+                Ok(required_str(obj, "message", GIT_COMMIT)?)
+            }) {
             Ok(message) => message,
             Err(msg) => return HandlerOutcome::Failed(msg),
         };

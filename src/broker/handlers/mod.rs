@@ -334,9 +334,10 @@ impl HandlerRegistry {
     /// instead of on the first tool call, so R8 can see a failure before a plan runs. `Ok` when
     /// there are no tools to prepare.
     ///
-    /// Errors: `world: workspace tools unavailable for episode "<ep>": …`; afterwards the
-    /// `Ailang.*` effects have no handler.
-    pub fn prepare_tools(&self, deadline: Instant) -> Result<(), String> {
+    /// # Errors
+    /// [`ailang::ToolError::Unavailable`] (`world: workspace tools unavailable for episode
+    /// "<ep>": …`); afterwards the `Ailang.*` effects have no handler.
+    pub fn prepare_tools(&self, deadline: Instant) -> Result<(), ailang::ToolError> {
         match &self.tools {
             Some(lane) => lane.prepare(deadline),
             None => Ok(()),
@@ -344,44 +345,96 @@ impl HandlerRegistry {
     }
 }
 
+/// Why an effect payload does not have the shape its handler admits. The text is the message
+/// recorded in the effect's failed result.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PayloadError {
+    /// The payload is not a JSON object.
+    #[error("payload is not a JSON object")]
+    NotAnObject,
+    /// A key the effect does not admit.
+    #[error("{effect} refused: unknown payload key {key:?}; it admits only: {allowed}")]
+    UnknownKey {
+        /// The effect.
+        effect: String,
+        /// The first unknown key.
+        key: String,
+        /// The admitted keys, `, `-joined.
+        allowed: String,
+    },
+    /// A key whose value is not a string.
+    #[error("{effect} refused: payload key {key:?} must be a string")]
+    NotAString {
+        /// The effect.
+        effect: String,
+        /// The key.
+        key: String,
+    },
+    /// A required key is absent.
+    #[error("{effect} refused: payload key {key:?} is missing")]
+    Missing {
+        /// The effect.
+        effect: String,
+        /// The key.
+        key: String,
+    },
+}
+
+/// Handlers that still build their failure text by hand take a payload error as its text.
+impl From<PayloadError> for String {
+    fn from(e: PayloadError) -> String {
+        e.to_string()
+    }
+}
+
 /// The payload as a JSON object.
 ///
-/// Errors: `payload is not a JSON object`.
-pub(crate) fn payload_object(payload: &Value) -> Result<&Map<String, Value>, String> {
-    payload
-        .as_object()
-        .ok_or_else(|| "payload is not a JSON object".to_owned())
+/// # Errors
+/// [`PayloadError::NotAnObject`].
+pub(crate) fn payload_object(payload: &Value) -> Result<&Map<String, Value>, PayloadError> {
+    payload.as_object().ok_or(PayloadError::NotAnObject)
 }
 
 /// Refuses keys outside `allowed` (naming the first, in sorted order of the allowed list).
+///
+/// # Errors
+/// [`PayloadError::UnknownKey`].
 pub(crate) fn check_keys(
     obj: &Map<String, Value>,
     allowed: &[&str],
     effect: &str,
-) -> Result<(), String> {
+) -> Result<(), PayloadError> {
     for key in obj.keys() {
         if !allowed.contains(&key.as_str()) {
-            return Err(format!(
-                "{effect} refused: unknown payload key {key:?}; it admits only: {}",
-                allowed.join(", ")
-            ));
+            return Err(PayloadError::UnknownKey {
+                effect: effect.to_owned(),
+                key: key.clone(),
+                allowed: allowed.join(", "),
+            });
         }
     }
     Ok(())
 }
 
 /// A required string field.
+///
+/// # Errors
+/// [`PayloadError::NotAString`], [`PayloadError::Missing`].
 pub(crate) fn required_str<'a>(
     obj: &'a Map<String, Value>,
     key: &str,
     effect: &str,
-) -> Result<&'a str, String> {
+) -> Result<&'a str, PayloadError> {
     match obj.get(key) {
         Some(Value::String(s)) => Ok(s),
-        Some(_) => Err(format!(
-            "{effect} refused: payload key {key:?} must be a string"
-        )),
-        None => Err(format!("{effect} refused: payload key {key:?} is missing")),
+        Some(_) => Err(PayloadError::NotAString {
+            effect: effect.to_owned(),
+            key: key.to_owned(),
+        }),
+        None => Err(PayloadError::Missing {
+            effect: effect.to_owned(),
+            key: key.to_owned(),
+        }),
     }
 }
 
