@@ -4409,7 +4409,7 @@ _world() {
             return 0
             ;;
         world__subcmd__mission__subcmd__reconcile)
-            opts="-q -h --attempt --actual --failed --evidence --evidence-file --now --request-id --session --ledger --db --json --quiet --color --wait-lock --help"
+            opts="-q -h --attempt --actual --failed --from-store --evidence --evidence-file --now --request-id --session --ledger --db --json --quiet --color --wait-lock --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -5309,7 +5309,7 @@ _world() {
             return 0
             ;;
         world__subcmd__session__subcmd__mint)
-            opts="-q -h --episode --grant --ttl --workspace-root --limits-scope --mission --mission-run --mission-grant --out --yes --db --json --quiet --color --wait-lock --help"
+            opts="-q -h --episode --grant --ttl --workspace-root --limits-scope --mission --mission-run --mission-grant --ledger --out --yes --db --json --quiet --color --wait-lock --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -5344,6 +5344,10 @@ _world() {
                     return 0
                     ;;
                 --mission-grant)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --ledger)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

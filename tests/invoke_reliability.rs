@@ -313,6 +313,7 @@ fn child_invoke() {
         examples_dir: None,
         services: world::broker::handlers::Services {
             model: Some(Arc::new(Blocking)),
+            limits_ledger: spec["ledger"].as_str().map(str::to_string),
             ..Default::default()
         },
         exec: None,
@@ -342,8 +343,22 @@ fn spawn_child(
     task: &str,
     mode: &str,
 ) -> Child {
+    spawn_child_on(env, tok, transition, args, task, mode, None)
+}
+
+/// [`spawn_child`] with `--ledger` (a standalone ledger) when `ledger` is given.
+fn spawn_child_on(
+    env: &Env,
+    tok: &Path,
+    transition: &str,
+    args: &str,
+    task: &str,
+    mode: &str,
+    ledger: Option<&str>,
+) -> Child {
     let spec = json!({
         "db": env.db, "token": tok, "transition": transition, "args": args, "task": task, "mode": mode,
+        "ledger": ledger,
     });
     std::process::Command::new(std::env::current_exe().expect("test binary"))
         .args([
@@ -487,4 +502,132 @@ fn kill_inside_a_mission_paired_handler_keeps_the_attempt_dispatched() {
     assert_eq!(after["reserved"], r["reserved"], "{after}");
     assert_eq!(after["outstanding"], r["outstanding"], "{after}");
     assert_eq!(after["revision"], r["revision"], "{after}");
+}
+
+/// The same kill with the mission held in a standalone ledger file (issue 18, DEC-MIS-14): the
+/// ledger dispatched the attempt before the intent committed, the process died inside the
+/// handler, so the store has the intent and no outcome. The exposure stays held in the
+/// ledger, `mission report` names the store and effect it belongs to, and `mission reconcile
+/// --from-store` settles it UNKNOWN (the reservation kept for a HUMAN reconcile), never
+/// refunding it.
+#[test]
+fn kill_inside_a_handler_paired_with_a_ledger_mission_keeps_the_exposure() {
+    let env = Env::new();
+    let now = "1700000000000";
+    let far = "4102444800000";
+    let led = env.root.join("led.db").to_string_lossy().into_owned();
+    let cfg = env.root.join("limits.json");
+    std::fs::write(
+        &cfg,
+        r#"{"profile":"aiws-limits/1","ledgerId":"l","unit":"calls","scopes":[
+        {"scopeId":"wo","kind":"WORK_ORDER","parentId":null,"limits":{"cost":"100"}}]}"#,
+    )
+    .expect("config");
+    let cfg = cfg.to_string_lossy().into_owned();
+    env.ok(&[
+        "limits", "init", "--config", &cfg, "--yes", "--ledger", &led,
+    ]);
+    let contract = json!({"id": "c", "missionId": "m", "aiwsEdition": "0.4", "profile": "finite-v1",
+        "budget": "5", "deadline": far, "criteria": ["review"], "actions": ["Model.Infer"],
+        "resources": ["model"], "requiresApproval": false, "maxAttempts": "1",
+        "maxAuthorizationAgeMs": "60000", "features": []});
+    let c = env.root.join("contract.json");
+    std::fs::write(&c, contract.to_string()).expect("contract");
+    let c = c.to_string_lossy().into_owned();
+    let m = |args: &[&str]| {
+        let mut a = vec!["mission", "--ledger", led.as_str()];
+        a.extend(args);
+        env.ok(&a)
+    };
+    m(&["create", "--contract", &c, "--yes", "--now", now]);
+    m(&["start-run", "m", "--run", "r", "--now", now]);
+    m(&[
+        "grant",
+        "m",
+        "--id",
+        "g",
+        "--subject",
+        "agent",
+        "--action",
+        "Model.Infer",
+        "--resource",
+        "model",
+        "--expires-at",
+        far,
+        "--limit",
+        "5",
+        "--now",
+        now,
+    ]);
+    let tok = env.mint_with(
+        "ep1",
+        &["Model.Infer=model:5"],
+        &[
+            "--mission",
+            "m",
+            "--mission-run",
+            "r",
+            "--mission-grant",
+            "g",
+            "--ledger",
+            &led,
+        ],
+    );
+    let report =
+        || -> Value { serde_json::from_str(&m(&["report", "m", "--json"])).expect("report") };
+    let args =
+        r#"{"case":"effect","effect":"Model.Infer","scope":"model","payload":{"prompt":"hi"}}"#;
+    let mut child = spawn_child_on(&env, &tok, "infer", args, "k6", "block", Some(&led));
+    kill_when(&mut child, || journal_has(&env, "effect:ep1:0", "intent"));
+    assert!(!journal_has(&env, "effect:ep1:0", "outcome"));
+    let sid = world::limits::pairing::store_id(&env.conn())
+        .expect("store id")
+        .expect("the store was paired");
+    let r = report();
+    assert_eq!(
+        (r["reserved"].as_str(), r["settled"].as_str()),
+        (Some("1"), Some("0")),
+        "the exposure stays reserved: {r}"
+    );
+    let out = &r["outstanding"];
+    assert_eq!(out.as_array().map(Vec::len), Some(1), "{r}");
+    assert_eq!(out[0]["status"], "DISPATCHED", "{r}");
+    assert_eq!(out[0]["store"], sid.as_str(), "{r}");
+    assert_eq!(out[0]["intentId"], "effect:ep1:0", "{r}");
+    // A resend runs nothing and refunds nothing.
+    resend_is_refused(&env, &tok, "infer", args, "k6");
+    assert_eq!(report()["reserved"], "1");
+    // The store proves no outcome: settled UNKNOWN, the reservation kept (exit 5).
+    let o = env.run(&[
+        "mission",
+        "--ledger",
+        &led,
+        "reconcile",
+        "m",
+        "--from-store",
+        "--json",
+    ]);
+    assert_exit(&o, 5);
+    let line: Value =
+        serde_json::from_str(String::from_utf8_lossy(&o.stdout).trim()).expect("one line");
+    assert_eq!(
+        (line["action"].as_str(), line["status"].as_str()),
+        (Some("unknown"), Some("UNKNOWN")),
+        "{line}"
+    );
+    assert!(
+        line["why"]
+            .as_str()
+            .unwrap_or("")
+            .contains("has no outcome"),
+        "{line}"
+    );
+    let after = report();
+    assert_eq!(after["reserved"], "1", "never refunded: {after}");
+    assert_eq!(
+        after["unknown"].as_array().map(Vec::len),
+        Some(1),
+        "{after}"
+    );
+    assert_exit(&env.run(&["mission", "--ledger", &led, "verify"]), 0);
 }

@@ -366,3 +366,121 @@ fn a_crash_or_a_lost_ledger_keeps_the_exposure_until_reconciled() {
     invoke_support::assert_exit(&o, 5);
     assert_eq!(report(&env, &url)["revision"], r["revision"]);
 }
+
+/// A mission held in the PostgreSQL ledger (DEC-MIS-14): the server stops while the paired
+/// handler runs, so the outcome is journaled in the store and the mission's settlement is not;
+/// the attempt stays DISPATCHED with its exposure, named with its store and effect, and
+/// `world mission reconcile m --from-store` settles it from the journaled outcome.
+#[test]
+fn a_lost_ledger_keeps_a_mission_attempt_until_settled_from_the_store() {
+    let _one = serial();
+    let Some(pg) =
+        pgtest::server("a_lost_ledger_keeps_a_mission_attempt_until_settled_from_the_store")
+    else {
+        return;
+    };
+    let url = pg.fresh_db();
+    let env = Env::new();
+    let cfg = config(&env.root, 10, &[]);
+    init(&env, &url, &cfg);
+    let (now, far) = ("1700000000000", "4102444800000");
+    let contract = json!({"id": "c", "missionId": "m", "aiwsEdition": "0.4", "profile": "finite-v1",
+        "budget": "5", "deadline": far, "criteria": ["review"], "actions": ["Model.Infer"],
+        "resources": ["model"], "requiresApproval": false, "maxAttempts": "1",
+        "maxAuthorizationAgeMs": "60000", "features": []});
+    let c = env.root.join("contract.json");
+    std::fs::write(&c, contract.to_string()).unwrap();
+    let c = c.display().to_string();
+    let m = |args: &[&str]| {
+        let mut a = vec!["mission", "--ledger", url.as_str()];
+        a.extend(args);
+        env.ok(&a)
+    };
+    m(&["create", "--contract", &c, "--yes", "--now", now]);
+    m(&["start-run", "m", "--run", "r", "--now", now]);
+    m(&[
+        "grant",
+        "m",
+        "--id",
+        "g",
+        "--subject",
+        "agent",
+        "--action",
+        "Model.Infer",
+        "--resource",
+        "model",
+        "--expires-at",
+        far,
+        "--limit",
+        "5",
+        "--now",
+        now,
+    ]);
+    let tok = env.mint_with(
+        "ep1",
+        &["Model.Infer=model:5"],
+        &[
+            "--mission",
+            "m",
+            "--mission-run",
+            "r",
+            "--mission-grant",
+            "g",
+            "--ledger",
+            &url,
+        ],
+    );
+    let report = || -> Value { serde_json::from_str(&m(&["report", "m", "--json"])).unwrap() };
+
+    let mut child = spawn_child(&env, &tok, &url, "k1", 1500);
+    wait_for(&mut child, || journal_has(&env, "effect:ep1:0", "intent"));
+    pg.stop();
+    let status = child.wait().unwrap();
+    pg.start_again();
+    assert!(
+        status.success(),
+        "the invocation commits without the ledger: {status:?}"
+    );
+    assert!(journal_has(&env, "effect:ep1:0", "outcome"));
+    let r = report();
+    assert_eq!(r["reserved"], "1", "the exposure is kept: {r}");
+    let out = &r["outstanding"][0];
+    assert_eq!(out["status"], "DISPATCHED", "{r}");
+    assert!(out["store"].as_str().unwrap().starts_with("store-"), "{r}");
+    assert_eq!(out["intentId"], "effect:ep1:0", "{r}");
+
+    let o = env.run(&[
+        "mission",
+        "--ledger",
+        &url,
+        "reconcile",
+        "m",
+        "--from-store",
+        "--json",
+    ]);
+    invoke_support::assert_exit(&o, 0);
+    let lines = invoke_support::json_lines(&String::from_utf8_lossy(&o.stdout));
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    assert_eq!(lines[0]["action"], "settled", "{lines:?}");
+    let r = report();
+    assert_eq!(
+        (r["reserved"].as_str(), r["settled"].as_str()),
+        (Some("0"), Some("1")),
+        "settled at its cost from the journal: {r}"
+    );
+    assert_eq!(r["outstanding"], json!([]), "{r}");
+    // A second run changes nothing.
+    invoke_support::assert_exit(
+        &env.run(&[
+            "mission",
+            "--ledger",
+            &url,
+            "reconcile",
+            "m",
+            "--from-store",
+        ]),
+        0,
+    );
+    assert_eq!(report()["revision"], r["revision"]);
+    invoke_support::assert_exit(&env.run(&["mission", "--ledger", &url, "verify"]), 0);
+}

@@ -115,6 +115,10 @@ pub struct MissionBinding {
     pub run_id: String,
     /// The grant effects are admitted under.
     pub grant_id: String,
+    /// The standalone ledger holding the mission, as `world session mint --ledger` named it
+    /// (a canonical file path, or `postgres://user@host:port/db`, never a password); `""`:
+    /// the mission is in the store file (issue 18, DEC-MIS-14).
+    pub ledger: String,
 }
 
 /// The result of a mint.
@@ -182,6 +186,9 @@ pub fn mint(tx: &Connection, token: &str, req: &MintRequest) -> Result<Minted, S
                 .str("missionId", &m.mission_id)
                 .str("missionRun", &m.run_id)
                 .str("missionGrant", &m.grant_id);
+            if !m.ledger.is_empty() {
+                binding = binding.str("missionLedger", &m.ledger);
+            }
         }
         let binding = binding
             .int("boundAt", req.now)
@@ -211,6 +218,9 @@ pub struct Binding {
     pub mission_run: String,
     /// Paired mission grant (`""` when none).
     pub mission_grant: String,
+    /// The standalone ledger holding the paired mission (`""`: the store file).
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub mission_ledger: String,
     /// Unix seconds.
     pub bound_at: i64,
 }
@@ -250,6 +260,7 @@ fn binding_entry(
             mission_id: text("missionId"),
             mission_run: text("missionRun"),
             mission_grant: text("missionGrant"),
+            mission_ledger: text("missionLedger"),
             bound_at: v.get("boundAt").and_then(|x| x.as_i64()).unwrap_or(0),
         };
         let key = (

@@ -173,6 +173,10 @@ pub struct MissionPairing {
     /// The clock settlements read (never earlier than `now_ms`; a fixed clock answers
     /// `now_ms` itself).
     pub clock: crate::clock::Clock,
+    /// The mission is in a standalone ledger (file or PostgreSQL), not the store file: admit
+    /// and dispatch run as ledger transactions before the intent commits, settle after the
+    /// outcome is journaled (`mission::pairing`, issue 18).
+    pub standalone: Option<std::rc::Rc<crate::mission::pairing::Standalone>>,
 }
 
 impl MissionPairing {
@@ -210,6 +214,37 @@ fn mission_settle(
         outcome,
         actual_cost: (outcome != crate::mission::Outcome::Unknown)
             .then_some(crate::limits::Amount(cost.max(0) as u128)),
+    }
+}
+
+/// The `admit` of one effect in mission pairing `m` (missions.md §7): capability = effect,
+/// resource = scope, amount = cost, payload = the request payload.
+fn mission_admit(
+    m: &MissionPairing,
+    req: &Request,
+    operation_id: String,
+    attempt_id: String,
+) -> crate::mission::Admit {
+    use crate::encoding::trcjson;
+    let payload =
+        trcjson::parse(&req.payload, trcjson::Bounds::UNBOUNDED).unwrap_or(trcjson::CValue::Null);
+    crate::mission::Admit {
+        run_id: m.run_id.clone(),
+        operation_id,
+        attempt_id,
+        grant_id: m.grant_id.clone(),
+        subject: m.subject.clone(),
+        action: crate::mission::Action {
+            capability: req.effect.clone(),
+            resource: req.scope.clone(),
+            payload,
+            preconditions: trcjson::CValue::Object(Vec::new()),
+        },
+        amount: crate::limits::Amount(req.cost.max(0) as u128),
+        authorization_checked_at: crate::limits::Amount(m.now_ms),
+        policy: "ALLOW".into(),
+        mandatory_checks_ok: true,
+        depends_on: None,
     }
 }
 
@@ -328,6 +363,26 @@ pub struct Broker<'a> {
 }
 
 impl Broker<'_> {
+    /// Admit and dispatch one effect in a mission held in a standalone ledger, before its
+    /// intent commits; returns the attempt id (`mission::pairing`).
+    fn standalone_admit(
+        &self,
+        m: &MissionPairing,
+        ms: &crate::mission::pairing::Standalone,
+        req: &Request,
+        intent_id: &str,
+    ) -> Result<String, BrokerError> {
+        let to_broker = |e| match e {
+            crate::mission::store::Error::Rejected(r) => BrokerError::MissionRejected(r),
+            e => BrokerError::Mission(e.to_string()),
+        };
+        let attempt = ms.new_attempt(intent_id).map_err(to_broker)?;
+        let op = crate::mission::pairing::operation_id(&ms.store_id, intent_id);
+        ms.admit_and_dispatch(mission_admit(m, req, op, attempt.clone()), m.now_ms)
+            .map_err(to_broker)?;
+        Ok(attempt)
+    }
+
     /// Execute one request through the live pipeline (module docs). `deadline` bounds the handler.
     pub fn execute(
         &self,
@@ -404,6 +459,7 @@ impl Broker<'_> {
             intent.payload(),
         )?;
         let mut standalone_attempt = None;
+        let mut mission_attempt: Option<String> = None;
         if let Some(s) = self
             .limits
             .as_ref()
@@ -423,7 +479,7 @@ impl Broker<'_> {
                 e => BrokerError::Limits(e.to_string()),
             };
             let attempt = s.new_attempt(&intent_id).map_err(to_broker)?;
-            s.reserve_and_dispatch(
+            s.reserve(
                 &attempt,
                 &p.scope,
                 req.cost.max(0) as u128,
@@ -431,6 +487,24 @@ impl Broker<'_> {
                 p.now_ms,
             )
             .map_err(to_broker)?;
+            // The seed's order: the ledger reserves first, then the mission admits. A mission
+            // in the same standalone ledger admits (and dispatches) between the reserve and
+            // the dispatch, so its refusal leaves a RESERVED attempt, released at once.
+            if let Some((m, ms)) = self
+                .mission
+                .as_ref()
+                .and_then(|m| m.standalone.as_ref().map(|ms| (m, ms)))
+            {
+                match self.standalone_admit(m, ms, req, &intent_id) {
+                    Ok(a) => mission_attempt = Some(a),
+                    Err(e) => {
+                        let _ = s.release(&attempt, p.now_ms);
+                        return Err(e);
+                    }
+                }
+            }
+            s.dispatch_or_release(&attempt, p.now_ms)
+                .map_err(to_broker)?;
             put_object(
                 &tx,
                 &crate::limits::pairing::attempt_marker(&attempt, &intent_id),
@@ -465,30 +539,26 @@ impl Broker<'_> {
                 p.now_ms,
             )?;
         }
-        if let Some(m) = &self.mission {
+        if let Some((m, ms)) = self
+            .mission
+            .as_ref()
+            .and_then(|m| m.standalone.as_ref().map(|ms| (m, ms)))
+        {
+            // A mission in a standalone ledger, not admitted above (no standalone limits
+            // ledger): admit and dispatch now, still before the intent commits.
+            if mission_attempt.is_none() {
+                mission_attempt = Some(self.standalone_admit(m, ms, req, &intent_id)?);
+            }
+            if let Some(a) = &mission_attempt {
+                put_object(
+                    &tx,
+                    &crate::mission::pairing::attempt_marker(&ms.mission_id, a, &intent_id),
+                )?;
+            }
+        } else if let Some(m) = &self.mission {
             // The seed's order: the ledger reserves first, then the mission admits and
             // dispatches, all in the intent's transaction; a rejection rolls all of it back.
-            use crate::encoding::trcjson;
-            let payload = trcjson::parse(&req.payload, trcjson::Bounds::UNBOUNDED)
-                .unwrap_or(trcjson::CValue::Null);
-            let admit = crate::mission::Admit {
-                run_id: m.run_id.clone(),
-                operation_id: intent_id.clone(),
-                attempt_id: intent_id.clone(),
-                grant_id: m.grant_id.clone(),
-                subject: m.subject.clone(),
-                action: crate::mission::Action {
-                    capability: req.effect.clone(),
-                    resource: req.scope.clone(),
-                    payload,
-                    preconditions: trcjson::CValue::Object(Vec::new()),
-                },
-                amount: crate::limits::Amount(req.cost.max(0) as u128),
-                authorization_checked_at: crate::limits::Amount(m.now_ms),
-                policy: "ALLOW".into(),
-                mandatory_checks_ok: true,
-                depends_on: None,
-            };
+            let admit = mission_admit(m, req, intent_id.clone(), intent_id.clone());
             mission_step(
                 &tx,
                 &m.mission_id,
@@ -527,6 +597,8 @@ impl Broker<'_> {
                         .str("message", &msg)
                         .finish();
                     let settled = match &self.mission {
+                        // A standalone ledger: settled below, after this transaction.
+                        Some(m) if m.standalone.is_some() => true,
                         // Indeterminate settles UNKNOWN: the full reservation stays held.
                         Some(m) => mission_step(
                             &tx,
@@ -542,6 +614,18 @@ impl Broker<'_> {
                             .is_ok()
                     {
                         let _ = tx.commit();
+                    }
+                }
+                if let (Some(m), Some(a)) = (&self.mission, &mission_attempt) {
+                    if let Some(ms) = &m.standalone {
+                        if let Err(e) =
+                            ms.settle(a, crate::mission::Outcome::Unknown, 0, m.settle_ms())
+                        {
+                            eprintln!(
+                                "world: warning: the mission ledger did not record {a} as UNKNOWN ({e}); it stays DISPATCHED until `world mission reconcile {} --from-store`",
+                                ms.mission_id
+                            );
+                        }
                     }
                 }
                 return Ok(Executed {
@@ -617,7 +701,7 @@ impl Broker<'_> {
                     detail: e.to_string(),
                 })?;
             }
-            if let Some(m) = &self.mission {
+            if let Some(m) = self.mission.as_ref().filter(|m| m.standalone.is_none()) {
                 let outcome = if failed {
                     crate::mission::Outcome::Failed
                 } else {
@@ -656,6 +740,23 @@ impl Broker<'_> {
                 eprintln!(
                     "world: warning: the limits ledger did not record the settlement of {attempt} ({e}); its exposure stays until `world limits reconcile --from-store`"
                 );
+            }
+        }
+        if let (Some(m), Some(a)) = (&self.mission, &mission_attempt) {
+            if let Some(ms) = &m.standalone {
+                // After the outcome is journaled. A failure keeps the exposure (DISPATCHED)
+                // until `world mission reconcile M --from-store` settles it from this outcome.
+                let outcome = if failed {
+                    crate::mission::Outcome::Failed
+                } else {
+                    crate::mission::Outcome::Succeeded
+                };
+                if let Err(e) = ms.settle(a, outcome, req.cost.max(0) as u128, m.settle_ms()) {
+                    eprintln!(
+                        "world: warning: the mission ledger did not record the settlement of {a} ({e}); its exposure stays until `world mission reconcile {} --from-store`",
+                        ms.mission_id
+                    );
+                }
             }
         }
         Ok(Executed {

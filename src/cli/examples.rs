@@ -125,6 +125,7 @@ pub fn for_path(path: &str) -> Option<&'static [&'static str]> {
         "world session mint" => &[
             "world session mint --episode ep1 --grant world.apply=world:10 --out tok",
             "world session mint --episode ep1 --grant Workspace.Write=worktree:1 --workspace-root /srv/ws --ttl 600 --yes --out tok",
+            "world session mint --episode ep1 --grant Workspace.Read=worktree:5 --mission m1 --mission-run r1 --mission-grant g1 --ledger /srv/ledger.db --out tok",
         ],
         "world session list" => &["world session list", "world session list --all --json"],
         "world session show" => &["world session show 3c070cc7845a", "world session show 3c070cc7845a --json"],
@@ -197,7 +198,10 @@ pub fn for_path(path: &str) -> Option<&'static [&'static str]> {
         ],
         "world mission list" => &["world mission list --json"],
         "world mission log" => &["world mission log m1"],
-        "world mission reconcile" => &["world mission reconcile m1 --attempt a1 --actual 4 --evidence 9a8da2ba8089"],
+        "world mission reconcile" => &[
+            "world mission reconcile m1 --attempt a1 --actual 4 --evidence 9a8da2ba8089",
+            "world mission reconcile m1 --from-store --ledger /srv/ledger.db",
+        ],
         "world mission release" => &["world mission release m1 --attempt a1"],
         "world mission report" => &["world mission report m1 --json"],
         "world mission revoke" => &["world mission revoke m1 --grant g1"],

@@ -69,7 +69,7 @@ pub fn invoke_err(e: InvokeError) -> CliError {
     let exit = match &e {
         InvokeError::Integrity(_) => Exit::Integrity,
         InvokeError::LimitsRejected(_) | InvokeError::MissionRejected(_) => Exit::LimitRejected,
-        InvokeError::LimitsUnavailable(_) => Exit::Failed,
+        InvokeError::LimitsUnavailable(_) | InvokeError::MissionUnavailable(_) => Exit::Failed,
         InvokeError::NotCommitted(_) | InvokeError::EffectsUnrecorded { .. } => Exit::Indeterminate,
         _ => Exit::Failed,
     };

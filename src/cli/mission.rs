@@ -254,21 +254,41 @@ pub enum Cmd {
         #[command(flatten)]
         common: Common,
     },
-    /// reconcile: a HUMAN resolves an UNKNOWN attempt (always attended)
+    /// reconcile: a HUMAN resolves an UNKNOWN attempt (always attended); or, with --from-store
+    /// and --ledger, the HOST settles this store's paired attempts from its journal
     Reconcile {
         /// The mission id
         mission: String,
         /// The attempt
-        #[arg(long, value_name = "A")]
-        attempt: String,
+        #[arg(long, value_name = "A", required_unless_present = "from_store")]
+        attempt: Option<String>,
         /// Actual cost attested by the evidence
-        #[arg(long, value_name = "X", allow_hyphen_values = true)]
-        actual: String,
+        #[arg(
+            long,
+            value_name = "X",
+            allow_hyphen_values = true,
+            required_unless_present = "from_store"
+        )]
+        actual: Option<String>,
         /// The effect failed
         #[arg(long)]
         failed: bool,
-        #[command(flatten)]
-        evidence: Evidence,
+        /// Settle the attempts this store paired with the mission in the standalone --ledger
+        /// from the store's journal (HOST, unattended; a dispatched attempt without an outcome
+        /// is settled UNKNOWN, never refunded)
+        #[arg(long, conflicts_with_all = ["attempt", "actual", "failed", "evidence", "evidence_file"])]
+        from_store: bool,
+        /// A sha256: ref of an object in the store (re-hashed before use)
+        #[arg(
+            long,
+            value_name = "REF",
+            conflicts_with = "evidence_file",
+            required_unless_present_any = ["evidence_file", "from_store"]
+        )]
+        evidence: Option<String>,
+        /// A file hashed on the spot and stored as a world/mission-evidence/v1 object
+        #[arg(long, value_name = "F")]
+        evidence_file: Option<PathBuf>,
         #[command(flatten)]
         common: Common,
     },
@@ -914,8 +934,17 @@ pub fn report_value(s: &State, now: Amount) -> Value {
         s.attempts
             .iter()
             .filter(|(_, a)| want.contains(&a.status))
-            .map(|(id, a)| json!({"attemptId": id, "operationId": a.operation_id, "runId": a.run_id, "grantId": a.grant_id,
-                "status": a.status.as_str(), "amount": a.amount.to_string(), "capability": a.capability, "resource": a.resource}))
+            .map(|(id, a)| {
+                let mut v = json!({"attemptId": id, "operationId": a.operation_id, "runId": a.run_id, "grantId": a.grant_id,
+                    "status": a.status.as_str(), "amount": a.amount.to_string(), "capability": a.capability, "resource": a.resource});
+                // An attempt a World store paired through a standalone ledger: which store and
+                // which effect intent (episode, ordinal) it belongs to (issue 18).
+                if let Some((store, intent)) = mission::pairing::parse_attempt_id(id) {
+                    v["store"] = store.into();
+                    v["intentId"] = intent.into();
+                }
+                v
+            })
             .collect()
     };
     let counts = |st: AttemptStatus| s.attempts.values().filter(|a| a.status == st).count();
@@ -1012,8 +1041,12 @@ fn report(
         let list = v[key].as_array().cloned().unwrap_or_default();
         out.line(format!("{key}: {}", list.len()))?;
         for a in list {
+            let paired = match (a["store"].as_str(), a["intentId"].as_str()) {
+                (Some(s), Some(i)) => format!(", store {s}, effect {i}"),
+                _ => String::new(),
+            };
             out.line(format!(
-                "  {} {} amount {} (operation {}, grant {})",
+                "  {} {} amount {} (operation {}, grant {}{paired})",
                 a["attemptId"].as_str().unwrap_or(""),
                 a["status"].as_str().unwrap_or(""),
                 a["amount"].as_str().unwrap_or(""),
@@ -1158,19 +1191,118 @@ fn verify(ctx: &Context, out: &mut Output, ledger: Option<&str>) -> Result<Exit,
 /// A sentence naming what is missing.
 pub fn check_binding(conn: &Connection, m: &session::MissionBinding) -> Result<(), String> {
     let s = mstore::load_full(conn, &m.mission_id).map_err(|e| e.to_string())?;
+    match binding_problem(&s, m) {
+        Some(p) => Err(p),
+        None => Ok(()),
+    }
+}
+
+/// [`check_binding`] for a mission in a standalone ledger: the mission, run and grant exist
+/// in `missions` (issue 18, DEC-MIS-14).
+///
+/// # Errors
+/// Exit 1 naming what is missing (and the ledger), or the ledger's error.
+pub fn check_binding_in(
+    what: &str,
+    missions: &dyn MissionStore,
+    m: &session::MissionBinding,
+) -> Result<(), CliError> {
+    let s = missions.state(&m.mission_id).map_err(|e| match e {
+        mstore::Error::Rejected(r) => {
+            CliError::failed(what, format!("{r} (in ledger {})", missions.describe()))
+        }
+        e => store_err(what, e),
+    })?;
+    match binding_problem(&s, m) {
+        Some(p) => Err(CliError::failed(what, p)),
+        None => Ok(()),
+    }
+}
+
+/// What is missing from mission state `s` for binding `m`, if anything.
+fn binding_problem(s: &State, m: &session::MissionBinding) -> Option<String> {
     if !s.runs.contains_key(&m.run_id) {
-        return Err(format!(
+        return Some(format!(
             "--mission-run {}: no such run in mission {}",
             m.run_id, m.mission_id
         ));
     }
     if !s.grants.contains_key(&m.grant_id) {
-        return Err(format!(
+        return Some(format!(
             "--mission-grant {}: no such grant in mission {}",
             m.grant_id, m.mission_id
         ));
     }
-    Ok(())
+    None
+}
+
+/// `world mission reconcile M --from-store --ledger L`: the HOST settles the attempts this
+/// store paired with mission `M` in the standalone ledger from the store's journal evidence
+/// (`mission::pairing::reconcile_from_store`), as `world limits reconcile --from-store` does
+/// for limits (unattended: it acts only on the journal's evidence and never refunds a
+/// dispatched attempt; DEC-MIS-14). One line per attempt (`--json`: one object per line);
+/// exit 0 when nothing is left outstanding, 5 when an attempt was settled UNKNOWN and awaits
+/// an attended `world mission reconcile`.
+fn reconcile_from_store(
+    ctx: &Context,
+    out: &mut Output,
+    ledger: Option<&str>,
+    mission: &str,
+    common: &Common,
+) -> Result<Exit, CliError> {
+    let what = "mission reconcile --from-store";
+    let Some(location) = ledger else {
+        return Err(CliError::usage(
+            what,
+            "--from-store reconciles a mission in a standalone ledger: pass --ledger FILE|URL (or WORLD_LEDGER)",
+        ));
+    };
+    let now = parse_now(common.now.as_deref())?;
+    // The writer lock: no invocation of this store is in flight while its attempts are read.
+    let store = ctx.open_write(false)?;
+    let missions = crate::mission::ledger::open(location).map_err(|e| store_err(what, e))?;
+    let Some(id) = crate::limits::pairing::store_id(store.conn())
+        .map_err(|e| CliError::store(what, crate::store::Error::from(e)))?
+    else {
+        out.warn("this store was never paired with a standalone ledger: nothing to reconcile");
+        return Ok(Exit::Success);
+    };
+    let done = match crate::mission::pairing::reconcile_from_store(
+        missions.as_ref(),
+        mission,
+        store.conn(),
+        &id,
+        now.get(),
+    ) {
+        Ok(d) => d,
+        Err(mstore::Error::Rejected(r)) => return emit_rejection(out, &r),
+        Err(e) => return Err(store_err(what, e)),
+    };
+    let mut unknown = 0;
+    for r in &done {
+        if r.action == "unknown" {
+            unknown += 1;
+        }
+        if out.json {
+            out.json_line(r)?;
+        } else {
+            out.line(format!(
+                "{} {} {} ({}): {}",
+                r.action, r.attempt_id, r.status, r.intent_id, r.why
+            ))?;
+        }
+    }
+    if done.is_empty() {
+        out.warn(format!(
+            "no outstanding attempts of {id} in mission {mission} of {}",
+            missions.describe()
+        ));
+    }
+    Ok(if unknown > 0 {
+        Exit::Indeterminate
+    } else {
+        Exit::Success
+    })
 }
 
 /// Run `world mission …`.
@@ -1357,12 +1489,24 @@ pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError
         ),
         Cmd::Reconcile {
             mission,
+            from_store: true,
+            common,
+            ..
+        } => reconcile_from_store(ctx, out, ledger, mission, common),
+        Cmd::Reconcile {
+            mission,
             attempt,
             actual,
             failed,
             evidence,
+            evidence_file,
             common,
+            ..
         } => {
+            let evidence = &Evidence {
+                evidence: evidence.clone(),
+                evidence_file: evidence_file.clone(),
+            };
             // The evidence ref is filled in once resolved; a placeholder keeps parsing strict.
             let v = json!({"type": "reconcile", "attemptId": attempt, "actualCost": actual,
                 "outcome": if *failed { "FAILED" } else { "SUCCEEDED" }, "evidenceRef": HashRef::of(b"").to_string()});

@@ -44,6 +44,16 @@ pub enum Cmd {
         /// The mission grant effects are admitted under
         #[arg(long, value_name = "G", requires = "mission")]
         mission_grant: Option<String>,
+        /// The standalone ledger holding --mission (a file made by `world limits init`, or
+        /// postgres://user@host/db); recorded in the binding, and `invoke`/`serve`/`mcp` must
+        /// name the same ledger with --ledger. Without it the mission is in the store file
+        #[arg(
+            long,
+            value_name = "FILE|URL",
+            env = "WORLD_LEDGER",
+            hide_env_values = true
+        )]
+        ledger: Option<String>,
         /// Write the token to this new file (mode 0600) instead of stdout
         #[arg(long, value_name = "FILE")]
         out: Option<PathBuf>,
@@ -348,6 +358,7 @@ pub fn run(ctx: &Context, out: &mut Output, cmd: Cmd) -> Result<Exit, CliError> 
             mission,
             mission_run,
             mission_grant,
+            ledger,
             out: out_file,
             yes,
         } => {
@@ -402,6 +413,12 @@ pub fn run(ctx: &Context, out: &mut Output, cmd: Cmd) -> Result<Exit, CliError> 
                 ));
             }
             warn_unmatched_grants(ctx, out, &grants);
+            // The prompt names the ledger a mission is held in (the binding records it).
+            let mission_line = mission.as_ref().map(|m| match &ledger {
+                Some(l) if !l.contains("://") => format!("{m} (ledger {l})"),
+                Some(_) => format!("{m} (PostgreSQL ledger)"),
+                None => m.clone(),
+            });
             if !yes {
                 let mut tty = fence::attended(what, "minting a session credential")?;
                 let answer = tty
@@ -413,7 +430,7 @@ pub fn run(ctx: &Context, out: &mut Output, cmd: Cmd) -> Result<Exit, CliError> 
                         ttl,
                         workspace_root: workspace_root.as_deref(),
                         limits_scope: limits_scope.as_deref(),
-                        mission: mission.as_deref(),
+                        mission: mission_line.as_deref(),
                     }))
                     .map_err(|e| CliError::new(Exit::Integrity, what, format!("terminal: {e}")))?;
                 if !fence::is_yes(answer.as_deref()) {
@@ -432,7 +449,7 @@ pub fn run(ctx: &Context, out: &mut Output, cmd: Cmd) -> Result<Exit, CliError> 
                     e
                 }
             })?;
-            let req = MintRequest {
+            let mut req = MintRequest {
                 episode: episode.clone(),
                 grants,
                 ttl,
@@ -444,11 +461,22 @@ pub fn run(ctx: &Context, out: &mut Output, cmd: Cmd) -> Result<Exit, CliError> 
                     mission_id: m,
                     run_id: mission_run.unwrap_or_default(),
                     grant_id: mission_grant.unwrap_or_default(),
+                    ledger: String::new(),
                 }),
             };
-            if let Some(m) = &req.mission {
-                super::mission::check_binding(store.conn(), m)
-                    .map_err(|e| CliError::failed(what, e))?;
+            if let Some(m) = &mut req.mission {
+                match ledger.as_deref() {
+                    // A mission in a standalone ledger (issue 18): checked there, and the
+                    // binding names the ledger (canonical path, or URL without password).
+                    Some(location) => {
+                        let missions = crate::mission::ledger::open_canonical(location)
+                            .map_err(|e| CliError::failed(what, e))?;
+                        super::mission::check_binding_in(what, missions.as_ref(), m)?;
+                        m.ledger = missions.describe();
+                    }
+                    None => super::mission::check_binding(store.conn(), m)
+                        .map_err(|e| CliError::failed(what, e))?,
+                }
             }
             // The token goes to a hidden temp file next to --out first; after the commit it is
             // hard-linked into place (never overwriting) and the temp removed. A kill leaves no

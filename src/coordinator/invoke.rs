@@ -198,6 +198,11 @@ pub enum InvokeError {
     /// was journaled; nothing ran, nothing was committed (issue 18).
     #[error("{0}")]
     LimitsUnavailable(String),
+    /// The standalone ledger holding the episode's mission is not named by `--ledger`, could
+    /// not be reached, or failed before the effect's intent was journaled; nothing ran,
+    /// nothing was committed (issue 18, DEC-MIS-14).
+    #[error("{0}")]
+    MissionUnavailable(String),
     /// Store failure before anything durable happened.
     #[error(transparent)]
     Store(#[from] StoreError),
@@ -226,37 +231,79 @@ impl InvokeError {
             InvokeError::LimitsRejected(_) => "LimitsRejectedError",
             InvokeError::MissionRejected(_) => "MissionRejectedError",
             InvokeError::LimitsUnavailable(_) => "LimitsUnavailableError",
+            InvokeError::MissionUnavailable(_) => "MissionUnavailableError",
             InvokeError::Store(_) => "StoreError",
         }
     }
 }
 
 /// The mission pairing of an episode's binding (missions.md §7), with the bound grant's subject.
+/// A binding that names a standalone ledger (`session mint --ledger`) needs the invocation's
+/// `--ledger` to name the same ledger (DEC-MIS-14); the mission is then read there.
 fn mission_pairing(
-    conn: &rusqlite::Connection,
+    store: &mut Store,
     binding: Option<&session::Binding>,
+    ledger: Option<&str>,
     clock: crate::clock::Clock,
     now: i64,
 ) -> Result<Option<broker::MissionPairing>, InvokeError> {
     let Some(b) = binding.filter(|b| !b.mission_id.is_empty()) else {
         return Ok(None);
     };
-    let subject = crate::mission::store::grant_subject(conn, &b.mission_id, &b.mission_grant)
-        .map_err(|e| {
-            InvokeError::Store(StoreError::Corrupt {
-                what: "mission binding".into(),
-                detail: e.to_string(),
-            })
-        })?
-        .unwrap_or_default();
-    Ok(Some(broker::MissionPairing {
+    let mut pairing = broker::MissionPairing {
         mission_id: b.mission_id.clone(),
         run_id: b.mission_run.clone(),
         grant_id: b.mission_grant.clone(),
-        subject,
+        subject: String::new(),
         now_ms: ledger_now_ms(clock, now),
         clock,
-    }))
+        standalone: None,
+    };
+    if b.mission_ledger.is_empty() {
+        pairing.subject =
+            crate::mission::store::grant_subject(store.conn(), &b.mission_id, &b.mission_grant)
+                .map_err(|e| {
+                    InvokeError::Store(StoreError::Corrupt {
+                        what: "mission binding".into(),
+                        detail: e.to_string(),
+                    })
+                })?
+                .unwrap_or_default();
+        return Ok(Some(pairing));
+    }
+    let unavailable = |why: String| InvokeError::MissionUnavailable(why);
+    let Some(location) = ledger else {
+        return Err(unavailable(format!(
+            "the episode's mission {} is in the ledger {}: pass --ledger naming it (or WORLD_LEDGER)",
+            b.mission_id, b.mission_ledger
+        )));
+    };
+    let missions =
+        crate::mission::ledger::open_canonical(location).map_err(|e| unavailable(e.to_string()))?;
+    if missions.describe() != b.mission_ledger {
+        return Err(unavailable(format!(
+            "the episode's mission {} is in the ledger {}, not in --ledger {}",
+            b.mission_id,
+            b.mission_ledger,
+            missions.describe()
+        )));
+    }
+    let state = missions.state(&b.mission_id).map_err(|e| match e {
+        crate::mission::store::Error::Rejected(r) => InvokeError::MissionRejected(r),
+        e => unavailable(e.to_string()),
+    })?;
+    pairing.subject = state
+        .grants
+        .get(&b.mission_grant)
+        .map(|g| g.subject.clone())
+        .unwrap_or_default();
+    let store_id = crate::limits::pairing::ensure_store_id(store)?;
+    pairing.standalone = Some(std::rc::Rc::new(crate::mission::pairing::Standalone {
+        missions,
+        mission_id: b.mission_id.clone(),
+        store_id,
+    }));
+    Ok(Some(pairing))
 }
 
 /// The ledger clock for pairing: the wall clock in ms, or `now * 1000` (the call's own
@@ -571,7 +618,13 @@ pub fn invoke(store: &mut Store, call: &Call, host: &Host<'_>) -> Result<Committ
     let plan_obj = Object::new(records::EFFECT_PLAN, &surface, parsed.canonical.clone());
     // Execute.
     let binding = session::binding(store.conn(), &sess.episode)?;
-    let mission = mission_pairing(store.conn(), binding.as_ref(), call.clock, now)?;
+    let mission = mission_pairing(
+        store,
+        binding.as_ref(),
+        host.services.limits_ledger.as_deref(),
+        call.clock,
+        now,
+    )?;
     let limits = binding
         .map(|b| b.limits_scope)
         .filter(|s| !s.is_empty())
@@ -649,6 +702,9 @@ pub fn invoke(store: &mut Store, call: &Call, host: &Host<'_>) -> Result<Committ
             }
             Err(BrokerError::Limits(m)) if records_written.is_empty() => {
                 return Err(InvokeError::LimitsUnavailable(m))
+            }
+            Err(BrokerError::Mission(m)) if records_written.is_empty() => {
+                return Err(InvokeError::MissionUnavailable(m))
             }
             Err(e) => {
                 return Err(InvokeError::EffectsUnrecorded {

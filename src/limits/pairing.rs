@@ -198,6 +198,24 @@ impl Standalone {
         max_active_ms: u128,
         now_ms: u128,
     ) -> Result<(), Error> {
+        self.reserve(attempt, scope, cost, max_active_ms, now_ms)?;
+        self.dispatch_or_release(attempt, now_ms)
+    }
+
+    /// Reserve (ORDINARY, `cost`, `max_active_ms`) in `scope` for attempt `attempt`, not yet
+    /// dispatched: a paired mission admits between this and [`Standalone::dispatch_or_release`]
+    /// (the seed's order: the ledger reserves first, then the mission admits).
+    ///
+    /// # Errors
+    /// [`Error::Rejected`] (nothing reserved); storage errors.
+    pub fn reserve(
+        &self,
+        attempt: &str,
+        scope: &str,
+        cost: u128,
+        max_active_ms: u128,
+        now_ms: u128,
+    ) -> Result<(), Error> {
         let attempt = attempt.to_string();
         self.step(
             format!("{attempt}:reserve"),
@@ -213,6 +231,15 @@ impl Standalone {
             },
             now_ms,
         )?;
+        Ok(())
+    }
+
+    /// Dispatch the RESERVED attempt `attempt`; a rejection releases it (never dispatched).
+    ///
+    /// # Errors
+    /// [`Error::Rejected`] (released again); storage errors.
+    pub fn dispatch_or_release(&self, attempt: &str, now_ms: u128) -> Result<(), Error> {
+        let attempt = attempt.to_string();
         match self.step(
             format!("{attempt}:dispatch"),
             Command::Dispatch {
@@ -230,7 +257,12 @@ impl Standalone {
         }
     }
 
-    fn release(&self, attempt: &str, now_ms: u128) -> Result<Verdict, Error> {
+    /// Release the RESERVED, never dispatched attempt `attempt` (a paired mission refused it).
+    ///
+    /// # Errors
+    /// Rejections and storage errors (the attempt then stays RESERVED until
+    /// [`reconcile_from_store`] releases it: its intent never reached the store).
+    pub fn release(&self, attempt: &str, now_ms: u128) -> Result<Verdict, Error> {
         self.step(
             format!("{attempt}:release"),
             Command::Release {

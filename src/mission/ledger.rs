@@ -127,6 +127,23 @@ pub fn open(location: &str) -> Result<Box<dyn MissionStore>, Error> {
     Ok(Box::new(FileMissions::open(Path::new(location))?))
 }
 
+/// [`open`], naming a ledger file by its canonical path, so that the ledger a binding records
+/// (`world session mint --ledger`) and the one an invocation opens (`world invoke --ledger`)
+/// compare by [`MissionStore::describe`] whatever relative path either was given
+/// (DEC-MIS-14).
+///
+/// # Errors
+/// As [`open`].
+pub fn open_canonical(location: &str) -> Result<Box<dyn MissionStore>, Error> {
+    if pg::is_url(location) {
+        return open(location);
+    }
+    match std::fs::canonicalize(location) {
+        Ok(p) => Ok(Box::new(FileMissions::open(&p)?)),
+        Err(_) => open(location),
+    }
+}
+
 /// Missions in a standalone SQLite ledger file (`--ledger FILE`).
 pub struct FileMissions {
     ledger: Ledger<'static>,

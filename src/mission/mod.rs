@@ -9,7 +9,8 @@
 //! - [`codes`]: [`Code`] and [`Rejection`];
 //! - [`store`]: durable missions in the World store file (§6) behind [`store::MissionStore`];
 //! - [`ledger`]: the same missions in a standalone ledger, a SQLite file or PostgreSQL
-//!   (`--ledger`, issue 18 §2).
+//!   (`--ledger`, issue 18 §2);
+//! - [`pairing`]: World effects paired with a mission in a standalone ledger (issue 18).
 //!
 //! Amounts and times are [`crate::limits::Amount`] (canonical unsigned decimals, checked
 //! arithmetic), shared with the limits ledger; canonical bytes are TR-CJSON-1
@@ -19,6 +20,7 @@ pub mod codes;
 pub mod command;
 pub mod contract;
 pub mod ledger;
+pub mod pairing;
 mod parse;
 pub mod reduce;
 pub mod state;

@@ -1,0 +1,340 @@
+//! Pairing World effects with a mission held in a **standalone** ledger (a file or
+//! PostgreSQL), missions.md §7 and issue 18: the mechanism of [`crate::limits::pairing`]
+//! (DEC-LIM-20, DEC-LIM-22) applied to a mission.
+//!
+//! A standalone ledger shares no atomic commit with the store, so each step is its own ledger
+//! transaction, in this order (DEC-MIS-14):
+//!
+//! 1. inside the store transaction that decides the effect, before its intent commits:
+//!    `admit` then `dispatch` ([`Standalone::admit_and_dispatch`]; after the limits ledger's
+//!    reserve when a limits scope is bound too); a rejection or a ledger failure rolls the
+//!    store transaction back — no intent, nothing ran;
+//! 2. the intent commits together with an attempt marker ([`attempt_marker`]); the handler runs;
+//! 3. after the outcome is journaled: `settle` SUCCEEDED/FAILED at the effect's cost, or
+//!    UNKNOWN for an indeterminate effect.
+//!
+//! A crash between the two databases keeps the exposure: [`reconcile_from_store`] releases an
+//! ADMITTED attempt whose intent never reached the store (no handler ran), settles a DISPATCHED
+//! attempt from the outcome journaled in the store, and settles every other DISPATCHED attempt
+//! UNKNOWN — the full reservation stays held until a HUMAN `world mission reconcile`s it with
+//! evidence: never a refund because a process restarted.
+//!
+//! Ids (missions.md §2 grammar `[A-Za-z0-9._:-]{1,128}`): attempt `<storeId>:<intentId>:<8
+//! hex>` — unique per attempt, as DEC-LIM-22 — and operation `<storeId>:<intentId>` (an
+//! effect retried after a crash is another attempt of the same operation). The store id is
+//! the limits pairing's ([`crate::limits::pairing::store_id`]), so `world mission report`
+//! names the store and the effect intent (episode and ordinal) of each outstanding attempt.
+
+use rusqlite::Connection;
+
+use super::store::{Error, MissionStore, Request};
+use super::{Actor, Admit, AttemptStatus, Command, Outcome};
+use crate::limits::Amount;
+
+/// Semantic id of the object the intent's transaction stores for each attempt admitted in a
+/// standalone ledger (payload `{"attemptId":…,"intentId":…,"missionId":…}` + newline): its
+/// presence proves the attempt's intent reached the store.
+pub const ATTEMPT_SEMANTIC_ID: &str = "world/mission-attempt/v1";
+
+/// The mission side of one invocation's pairing with a mission in a standalone ledger.
+pub struct Standalone {
+    /// The ledger's missions.
+    pub missions: Box<dyn MissionStore>,
+    /// The mission.
+    pub mission_id: String,
+    /// The store's id ([`crate::limits::pairing::store_id`]).
+    pub store_id: String,
+}
+
+impl std::fmt::Debug for Standalone {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Standalone")
+            .field("missions", &self.missions.describe())
+            .field("mission_id", &self.mission_id)
+            .field("store_id", &self.store_id)
+            .finish()
+    }
+}
+
+/// The operation id of effect intent `intent_id` of store `store_id`: `<storeId>:<intentId>`.
+pub fn operation_id(store_id: &str, intent_id: &str) -> String {
+    format!("{store_id}:{intent_id}")
+}
+
+/// A new attempt id for effect intent `intent_id` of store `store_id`:
+/// `<storeId>:<intentId>:<8 hex random>` (≤ 123 bytes for the longest episode and ordinal).
+///
+/// # Errors
+/// [`Error::Corrupt`] when the system has no randomness to give.
+pub fn new_attempt_id(store_id: &str, intent_id: &str) -> Result<String, Error> {
+    let mut b = [0u8; 4];
+    getrandom::getrandom(&mut b).map_err(|e| Error::Corrupt(format!("attempt id: {e}")))?;
+    Ok(format!("{store_id}:{intent_id}:{}", hex::encode(b)))
+}
+
+/// Split an attempt id made by [`new_attempt_id`] into `(storeId, intentId)`; `None` for any
+/// other attempt (one admitted by hand, or paired in the store file).
+pub fn parse_attempt_id(attempt_id: &str) -> Option<(&str, &str)> {
+    let (store, rest) = attempt_id.split_once(':')?;
+    let (intent, nonce) = rest.rsplit_once(':')?;
+    let hex16 = |s: &str, n: usize| s.len() == n && s.bytes().all(|b| b.is_ascii_hexdigit());
+    let store_ok = store.strip_prefix("store-").is_some_and(|h| hex16(h, 16));
+    (store_ok && hex16(nonce, 8) && intent.starts_with("effect:")).then_some((store, intent))
+}
+
+/// The attempt marker object of `attempt_id` (mission `mission_id`) for effect intent
+/// `intent_id` ([`ATTEMPT_SEMANTIC_ID`]); written in the intent's transaction.
+pub fn attempt_marker(mission_id: &str, attempt_id: &str, intent_id: &str) -> crate::store::Object {
+    let payload = crate::encoding::gojson::Obj::new()
+        .str("attemptId", attempt_id)
+        .str("intentId", intent_id)
+        .str("missionId", mission_id)
+        .finish();
+    crate::store::Object::new(ATTEMPT_SEMANTIC_ID, "world:mission", payload)
+}
+
+fn marker_present(
+    store: &Connection,
+    mission_id: &str,
+    attempt_id: &str,
+    intent_id: &str,
+) -> Result<bool, Error> {
+    let hash = attempt_marker(mission_id, attempt_id, intent_id).meta.hash;
+    let n: i64 = store.query_row(
+        "SELECT count(*) FROM objects WHERE hash_ref = ?1 AND semantic_id = ?2",
+        [hash.as_str(), ATTEMPT_SEMANTIC_ID],
+        |r| r.get(0),
+    )?;
+    Ok(n > 0)
+}
+
+fn settle_command(attempt_id: &str, outcome: Outcome, cost: Amount) -> Command {
+    Command::Settle {
+        attempt_id: attempt_id.to_string(),
+        outcome,
+        actual_cost: (outcome != Outcome::Unknown).then_some(cost),
+    }
+}
+
+fn host_step(
+    missions: &dyn MissionStore,
+    mission_id: &str,
+    command: Command,
+    now_ms: u128,
+) -> Result<(), Error> {
+    let req = Request {
+        command,
+        request_id: None,
+    };
+    missions
+        .apply(mission_id, &req, &Actor::host(), Amount(now_ms))
+        .map(|_| ())
+}
+
+impl Standalone {
+    fn step(&self, command: Command, now_ms: u128) -> Result<(), Error> {
+        host_step(self.missions.as_ref(), &self.mission_id, command, now_ms)
+    }
+
+    /// A new attempt id for effect intent `intent_id` of this store ([`new_attempt_id`]).
+    ///
+    /// # Errors
+    /// As [`new_attempt_id`].
+    pub fn new_attempt(&self, intent_id: &str) -> Result<String, Error> {
+        new_attempt_id(&self.store_id, intent_id)
+    }
+
+    /// Admit `admit` (its attempt from [`Standalone::new_attempt`]) and dispatch it — before
+    /// its intent (and [`attempt_marker`]) is journaled.
+    ///
+    /// # Errors
+    /// [`Error::Rejected`] (nothing admitted, or the admitted attempt released again when the
+    /// rejection came from `dispatch`); storage errors (the attempt may be left ADMITTED —
+    /// [`reconcile_from_store`] releases it: no intent reached the store).
+    pub fn admit_and_dispatch(&self, admit: Admit, now_ms: u128) -> Result<(), Error> {
+        let attempt = admit.attempt_id.clone();
+        self.step(Command::Admit(Box::new(admit)), now_ms)?;
+        match self.step(
+            Command::Dispatch {
+                attempt_id: attempt.clone(),
+            },
+            now_ms,
+        ) {
+            Err(Error::Rejected(r)) => {
+                let _ = self.release(&attempt, now_ms);
+                Err(Error::Rejected(r))
+            }
+            other => other,
+        }
+    }
+
+    /// Release the ADMITTED, never dispatched attempt `attempt`.
+    ///
+    /// # Errors
+    /// Rejections and storage errors.
+    pub fn release(&self, attempt: &str, now_ms: u128) -> Result<(), Error> {
+        self.step(
+            Command::Release {
+                attempt_id: attempt.to_string(),
+            },
+            now_ms,
+        )
+    }
+
+    /// Settle `attempt` after its intent's outcome was journaled (UNKNOWN: indeterminate,
+    /// the full reservation stays held).
+    ///
+    /// # Errors
+    /// Storage errors and rejections; the attempt then stays DISPATCHED (exposure kept) until
+    /// [`reconcile_from_store`].
+    pub fn settle(
+        &self,
+        attempt: &str,
+        outcome: Outcome,
+        cost: u128,
+        now_ms: u128,
+    ) -> Result<(), Error> {
+        self.step(settle_command(attempt, outcome, Amount(cost)), now_ms)
+    }
+}
+
+/// What [`reconcile_from_store`] did with one outstanding attempt of the store.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Reconciled {
+    /// The attempt.
+    pub attempt_id: String,
+    /// The effect intent it was admitted for (`effect:<episode>:<ordinal>`).
+    pub intent_id: String,
+    /// `released`, `settled` or `unknown` (settled UNKNOWN: kept for a HUMAN reconcile).
+    pub action: &'static str,
+    /// The attempt's status now.
+    pub status: String,
+    /// Why, in words (and the journal evidence used).
+    pub why: String,
+}
+
+/// Release or settle every outstanding (ADMITTED or DISPATCHED) attempt that store
+/// `store_id` paired with mission `mission_id`, from the store's journal evidence, as the HOST.
+/// The caller holds the store's writer lock, so no invocation of this store is in flight.
+///
+/// - ADMITTED, the attempt's marker not in the store: dispatch precedes the intent, so no
+///   handler ran → `release`;
+/// - DISPATCHED, marker present and the intent's outcome journaled → `settle`
+///   SUCCEEDED/FAILED at the admitted amount (what the broker would have settled);
+/// - any other DISPATCHED attempt (no outcome; or no marker: the process stopped between the
+///   ledger's dispatch and the store's commit) → `settle` UNKNOWN: the full reservation stays
+///   held until a HUMAN `world mission reconcile` (missions.md §4; DEC-MIS-5).
+///
+/// # Errors
+/// Ledger and store errors (what was applied before stays applied).
+pub fn reconcile_from_store(
+    missions: &dyn MissionStore,
+    mission_id: &str,
+    store: &Connection,
+    store_id: &str,
+    now_ms: u128,
+) -> Result<Vec<Reconciled>, Error> {
+    use crate::store::journal::ReceiptState;
+    let state = missions.state(mission_id)?;
+    let step = |command, now| host_step(missions, mission_id, command, now);
+    let mut out = Vec::new();
+    for (attempt_id, a) in &state.attempts {
+        if !matches!(
+            a.status,
+            AttemptStatus::Admitted | AttemptStatus::Dispatched
+        ) {
+            continue;
+        }
+        let Some((sid, intent_id)) = parse_attempt_id(attempt_id) else {
+            continue;
+        };
+        if sid != store_id {
+            continue;
+        }
+        let reached = marker_present(store, mission_id, attempt_id, intent_id)?;
+        let receipt = crate::store::journal::receipt(store, intent_id)
+            .map_err(|e| Error::Corrupt(format!("store journal for {intent_id}: {e}")))?;
+        let done = |action, status: &str, why: String| Reconciled {
+            attempt_id: attempt_id.clone(),
+            intent_id: intent_id.to_string(),
+            action,
+            status: status.to_string(),
+            why,
+        };
+        if a.status == AttemptStatus::Admitted {
+            if reached {
+                // The intent committed only after dispatch succeeded: not reachable by the
+                // broker; leave it to a human.
+                continue;
+            }
+            step(
+                Command::Release {
+                    attempt_id: attempt_id.clone(),
+                },
+                now_ms,
+            )?;
+            out.push(done(
+                "released",
+                "RELEASED",
+                format!("the effect intent {intent_id} of this attempt never reached the store: the handler never ran"),
+            ));
+            continue;
+        }
+        match (reached, receipt.state) {
+            (true, ReceiptState::Resolved) => {
+                let failed = receipt.status.as_deref() == Some("failed");
+                let outcome = if failed {
+                    Outcome::Failed
+                } else {
+                    Outcome::Succeeded
+                };
+                step(settle_command(attempt_id, outcome, a.amount), now_ms)?;
+                out.push(done(
+                    "settled",
+                    "SETTLED",
+                    format!(
+                        "outcome {} in the store journal (record {})",
+                        receipt.status.as_deref().unwrap_or("?"),
+                        receipt.record_ref.as_deref().unwrap_or("?")
+                    ),
+                ));
+            }
+            (reached, _) => {
+                step(
+                    settle_command(attempt_id, Outcome::Unknown, Amount(0)),
+                    now_ms,
+                )?;
+                out.push(done(
+                    "unknown",
+                    "UNKNOWN",
+                    if reached {
+                        format!("effect intent {intent_id} has no outcome: it may have happened; the reservation stays held until `world mission reconcile` (attended, with evidence)")
+                    } else {
+                        format!("the ledger recorded dispatch but the effect intent {intent_id} never reached the store; the reservation stays held until `world mission reconcile` (attended, with evidence)")
+                    },
+                ));
+            }
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn attempt_ids_round_trip_and_fit_the_id_grammar() {
+        let store = "store-0123456789abcdef";
+        let intent = format!("effect:{}:{}", "a".repeat(64), u64::MAX);
+        let id = new_attempt_id(store, &intent).unwrap();
+        assert!(id.len() <= 128, "{} bytes", id.len());
+        crate::mission::check_id(&id).unwrap();
+        crate::mission::check_id(&operation_id(store, &intent)).unwrap();
+        assert_eq!(parse_attempt_id(&id), Some((store, intent.as_str())));
+        assert_eq!(parse_attempt_id("effect:ep:0"), None);
+        assert_eq!(parse_attempt_id("store-0123456789abcdef:effect:ep:0"), None);
+        assert_eq!(parse_attempt_id("a1"), None);
+    }
+}
