@@ -437,48 +437,8 @@ fn kill_before_the_commit_after_finish() {
 #[test]
 fn kill_inside_a_mission_paired_handler_keeps_the_attempt_dispatched() {
     let env = Env::new();
-    let now = "1700000000000";
-    let far = "4102444800000";
-    let contract = json!({"id": "c", "missionId": "m", "aiwsEdition": "0.4", "profile": "finite-v1",
-        "budget": "5", "deadline": far, "criteria": ["review"], "actions": ["Model.Infer"],
-        "resources": ["model"], "requiresApproval": false, "maxAttempts": "1",
-        "maxAuthorizationAgeMs": "60000", "features": []});
-    let c = env.root.join("contract.json");
-    std::fs::write(&c, contract.to_string()).expect("contract");
-    let c = c.to_string_lossy().into_owned();
-    env.ok(&["mission", "create", "--contract", &c, "--yes", "--now", now]);
-    env.ok(&["mission", "start-run", "m", "--run", "r", "--now", now]);
-    env.ok(&[
-        "mission",
-        "grant",
-        "m",
-        "--id",
-        "g",
-        "--subject",
-        "agent",
-        "--action",
-        "Model.Infer",
-        "--resource",
-        "model",
-        "--expires-at",
-        far,
-        "--limit",
-        "5",
-        "--now",
-        now,
-    ]);
-    let tok = env.mint_with(
-        "ep1",
-        &["Model.Infer=model:5"],
-        &[
-            "--mission",
-            "m",
-            "--mission-run",
-            "r",
-            "--mission-grant",
-            "g",
-        ],
-    );
+    env.create_mission(None, "Model.Infer", "model", "5", "1");
+    let tok = env.mint_for_mission("ep1", &["Model.Infer=model:5"], None, &[]);
     let report = || -> Value {
         serde_json::from_str(&env.ok(&["--json", "mission", "report", "m"])).expect("report")
     };
@@ -513,8 +473,6 @@ fn kill_inside_a_mission_paired_handler_keeps_the_attempt_dispatched() {
 #[test]
 fn kill_inside_a_handler_paired_with_a_ledger_mission_keeps_the_exposure() {
     let env = Env::new();
-    let now = "1700000000000";
-    let far = "4102444800000";
     let led = env.root.join("led.db").to_string_lossy().into_owned();
     let cfg = env.root.join("limits.json");
     std::fs::write(
@@ -527,54 +485,12 @@ fn kill_inside_a_handler_paired_with_a_ledger_mission_keeps_the_exposure() {
     env.ok(&[
         "limits", "init", "--config", &cfg, "--yes", "--ledger", &led,
     ]);
-    let contract = json!({"id": "c", "missionId": "m", "aiwsEdition": "0.4", "profile": "finite-v1",
-        "budget": "5", "deadline": far, "criteria": ["review"], "actions": ["Model.Infer"],
-        "resources": ["model"], "requiresApproval": false, "maxAttempts": "1",
-        "maxAuthorizationAgeMs": "60000", "features": []});
-    let c = env.root.join("contract.json");
-    std::fs::write(&c, contract.to_string()).expect("contract");
-    let c = c.to_string_lossy().into_owned();
-    let m = |args: &[&str]| {
-        let mut a = vec!["mission", "--ledger", led.as_str()];
-        a.extend(args);
-        env.ok(&a)
+    env.create_mission(Some(&led), "Model.Infer", "model", "5", "1");
+    let tok = env.mint_for_mission("ep1", &["Model.Infer=model:5"], Some(&led), &[]);
+    let report = || -> Value {
+        serde_json::from_str(&env.ok(&["mission", "--ledger", &led, "report", "m", "--json"]))
+            .expect("report")
     };
-    m(&["create", "--contract", &c, "--yes", "--now", now]);
-    m(&["start-run", "m", "--run", "r", "--now", now]);
-    m(&[
-        "grant",
-        "m",
-        "--id",
-        "g",
-        "--subject",
-        "agent",
-        "--action",
-        "Model.Infer",
-        "--resource",
-        "model",
-        "--expires-at",
-        far,
-        "--limit",
-        "5",
-        "--now",
-        now,
-    ]);
-    let tok = env.mint_with(
-        "ep1",
-        &["Model.Infer=model:5"],
-        &[
-            "--mission",
-            "m",
-            "--mission-run",
-            "r",
-            "--mission-grant",
-            "g",
-            "--ledger",
-            &led,
-        ],
-    );
-    let report =
-        || -> Value { serde_json::from_str(&m(&["report", "m", "--json"])).expect("report") };
     let args =
         r#"{"case":"effect","effect":"Model.Infer","scope":"model","payload":{"prompt":"hi"}}"#;
     let mut child = spawn_child_on(&env, &tok, "infer", args, "k6", "block", Some(&led));

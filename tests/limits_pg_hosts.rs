@@ -383,53 +383,13 @@ fn a_lost_ledger_keeps_a_mission_attempt_until_settled_from_the_store() {
     let env = Env::new();
     let cfg = config(&env.root, 10, &[]);
     init(&env, &url, &cfg);
-    let (now, far) = ("1700000000000", "4102444800000");
-    let contract = json!({"id": "c", "missionId": "m", "aiwsEdition": "0.4", "profile": "finite-v1",
-        "budget": "5", "deadline": far, "criteria": ["review"], "actions": ["Model.Infer"],
-        "resources": ["model"], "requiresApproval": false, "maxAttempts": "1",
-        "maxAuthorizationAgeMs": "60000", "features": []});
-    let c = env.root.join("contract.json");
-    std::fs::write(&c, contract.to_string()).unwrap();
-    let c = c.display().to_string();
+    env.create_mission(Some(&url), "Model.Infer", "model", "5", "1");
+    let tok = env.mint_for_mission("ep1", &["Model.Infer=model:5"], Some(&url), &[]);
     let m = |args: &[&str]| {
         let mut a = vec!["mission", "--ledger", url.as_str()];
         a.extend(args);
         env.ok(&a)
     };
-    m(&["create", "--contract", &c, "--yes", "--now", now]);
-    m(&["start-run", "m", "--run", "r", "--now", now]);
-    m(&[
-        "grant",
-        "m",
-        "--id",
-        "g",
-        "--subject",
-        "agent",
-        "--action",
-        "Model.Infer",
-        "--resource",
-        "model",
-        "--expires-at",
-        far,
-        "--limit",
-        "5",
-        "--now",
-        now,
-    ]);
-    let tok = env.mint_with(
-        "ep1",
-        &["Model.Infer=model:5"],
-        &[
-            "--mission",
-            "m",
-            "--mission-run",
-            "r",
-            "--mission-grant",
-            "g",
-            "--ledger",
-            &url,
-        ],
-    );
     let report = || -> Value { serde_json::from_str(&m(&["report", "m", "--json"])).unwrap() };
 
     let mut child = spawn_child(&env, &tok, &url, "k1", 1500);

@@ -19,8 +19,6 @@ use invoke_support::{assert_exit, json_lines, stderr, Env};
 use serde_json::{json, Value};
 
 const READ: &str = r#"{"case":"effect","payload":{"op":"read","path":"x"}}"#;
-const NOW: &str = "1700000000000";
-const FAR: &str = "4102444800000";
 
 /// A store with the test transitions; the ledger `led` initialised by `world limits init`;
 /// mission `m` of budget `budget` in it (run r, grant g for Workspace.Read on worktree); a
@@ -42,50 +40,13 @@ fn setup_with(led: &str, budget: &str, mint_extra: &[&str]) -> (Env, PathBuf) {
     .unwrap();
     let cfg = cfg.display().to_string();
     env.ok(&["limits", "init", "--config", &cfg, "--yes", "--ledger", led]);
-    let contract = json!({"id": "c", "missionId": "m", "aiwsEdition": "0.4", "profile": "finite-v1",
-        "budget": budget, "deadline": FAR, "criteria": ["review"],
-        "actions": ["Workspace.Read"], "resources": ["worktree"], "requiresApproval": false,
-        "maxAttempts": "3", "maxAuthorizationAgeMs": "60000", "features": []});
-    let c = env.root.join("contract.json");
-    std::fs::write(&c, contract.to_string()).unwrap();
-    let c = c.display().to_string();
-    let m = |args: &[&str]| {
-        let mut a = vec!["mission", "--ledger", led];
-        a.extend(args);
-        env.ok(&a)
-    };
-    m(&["create", "--contract", &c, "--yes", "--now", NOW]);
-    m(&["start-run", "m", "--run", "r", "--now", NOW]);
-    m(&[
-        "grant",
-        "m",
-        "--id",
-        "g",
-        "--subject",
-        "agent",
-        "--action",
-        "Workspace.Read",
-        "--resource",
-        "worktree",
-        "--expires-at",
-        FAR,
-        "--limit",
-        budget,
-        "--now",
-        NOW,
-    ]);
-    let mut extra = vec![
-        "--mission",
-        "m",
-        "--mission-run",
-        "r",
-        "--mission-grant",
-        "g",
-        "--ledger",
-        led,
-    ];
-    extra.extend(mint_extra);
-    let tok = env.mint_with("ep1", &["Workspace.Read=worktree:100"], &extra);
+    env.create_mission(Some(led), "Workspace.Read", "worktree", budget, "3");
+    let tok = env.mint_for_mission(
+        "ep1",
+        &["Workspace.Read=worktree:100"],
+        Some(led),
+        mint_extra,
+    );
     (env, tok)
 }
 

@@ -9,6 +9,11 @@ use std::process::Output;
 use assert_cmd::Command;
 use serde_json::Value;
 
+/// When the pairing tests' missions are created and their commands run (ms).
+pub const MISSION_NOW: &str = "1700000000000";
+/// The pairing tests' mission deadline and grant expiry (2100-01-01, ms).
+pub const MISSION_FAR: &str = "4102444800000";
+
 /// The repository root (transitionFnFile paths in the manifests are relative to it).
 pub fn repo() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -123,6 +128,80 @@ impl Env {
         self.ok(&args);
         std::fs::create_dir_all(self.ws.join(episode)).expect("mkdir worktree");
         tok
+    }
+
+    /// Mission `m` for the pairing tests (missions.md §7): `budget`, run `r`, grant `g`
+    /// (subject `agent`, limit `budget`) for `effect` on `scope`, at most `max_attempts` per
+    /// operation, deadline and grant expiry in 2100, created at [`MISSION_NOW`] (ms) — in the
+    /// store file, or in the standalone ledger `ledger` (which `limits init` created).
+    pub fn create_mission(
+        &self,
+        ledger: Option<&str>,
+        effect: &str,
+        scope: &str,
+        budget: &str,
+        max_attempts: &str,
+    ) {
+        let contract = serde_json::json!({"id": "c", "missionId": "m", "aiwsEdition": "0.4",
+            "profile": "finite-v1", "budget": budget, "deadline": MISSION_FAR,
+            "criteria": ["review"], "actions": [effect], "resources": [scope],
+            "requiresApproval": false, "maxAttempts": max_attempts,
+            "maxAuthorizationAgeMs": "60000", "features": []});
+        let c = self.root.join("contract.json");
+        std::fs::write(&c, contract.to_string()).expect("write the contract");
+        let c = c.to_string_lossy().into_owned();
+        let m = |args: &[&str]| {
+            let mut a = vec!["mission"];
+            if let Some(l) = ledger {
+                a.extend(["--ledger", l]);
+            }
+            a.extend(args);
+            self.ok(&a)
+        };
+        m(&["create", "--contract", &c, "--yes", "--now", MISSION_NOW]);
+        m(&["start-run", "m", "--run", "r", "--now", MISSION_NOW]);
+        m(&[
+            "grant",
+            "m",
+            "--id",
+            "g",
+            "--subject",
+            "agent",
+            "--action",
+            effect,
+            "--resource",
+            scope,
+            "--expires-at",
+            MISSION_FAR,
+            "--limit",
+            budget,
+            "--now",
+            MISSION_NOW,
+        ]);
+    }
+
+    /// A session for `episode` with `grants`, bound to mission `m` run `r` grant `g` (of
+    /// [`Env::create_mission`]), in the store file or in `ledger`; `extra` more mint arguments.
+    pub fn mint_for_mission(
+        &self,
+        episode: &str,
+        grants: &[&str],
+        ledger: Option<&str>,
+        extra: &[&str],
+    ) -> PathBuf {
+        let mut args = vec![
+            "--mission",
+            "m",
+            "--mission-run",
+            "r",
+            "--mission-grant",
+            "g",
+        ];
+        if let Some(l) = ledger {
+            args.extend(["--ledger", l]);
+        }
+        args.extend(extra);
+        self.mint_with(episode, grants, &args)
     }
 
     /// `world invoke ID --session TOK --args ARGS [EXTRA…]`.
