@@ -10,26 +10,16 @@
 mod pgtest;
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::Output;
 
-use assert_cmd::prelude::*;
 use serde_json::Value;
 
 const EXAMPLE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/limits/example.json");
 
 fn world(dir: &Path, ledger: &str, args: &[&str]) -> Output {
-    Command::cargo_bin("world")
-        .unwrap()
-        .current_dir(dir)
-        .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("USER", "ann")
-        .env("WORLD_DB", dir.join("w.db"))
-        .env("WORLD_LEDGER", ledger)
-        .env("NO_COLOR", "1")
-        .args(["limits"])
+    pgtest::ledger_world(dir, &dir.join("w.db"), ledger)
+        .arg("limits")
         .args(args)
-        .stdin(Stdio::null())
         .output()
         .unwrap()
 }

@@ -36,17 +36,8 @@ const MISSION_TABLES: [&str; 11] = [
 /// `world ARGS` with `WORLD_LEDGER=ledger` and a store path that does not exist (a ledger
 /// needs no World store).
 fn world(dir: &Path, ledger: &str, args: &[&str]) -> Output {
-    Command::cargo_bin("world")
-        .unwrap()
-        .current_dir(dir)
-        .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("USER", "ann")
-        .env("WORLD_DB", dir.join("no-store.db"))
-        .env("WORLD_LEDGER", ledger)
-        .env("NO_COLOR", "1")
+    pgtest::ledger_world(dir, &dir.join("no-store.db"), ledger)
         .args(args)
-        .stdin(Stdio::null())
         .output()
         .unwrap()
 }
@@ -459,13 +450,7 @@ fn eight_processes_admitting_against_one_budget_on_postgres_never_admit_past_it(
         .map(|i| {
             let a = format!("a{i}");
             let o = format!("o{i}");
-            Command::cargo_bin("world")
-                .unwrap()
-                .current_dir(d)
-                .env_clear()
-                .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-                .env("USER", "ann")
-                .env("WORLD_DB", d.join("no-store.db"))
+            pgtest::ledger_world(d, &d.join("no-store.db"), &url)
                 .args([
                     "--json",
                     "mission",
@@ -494,7 +479,6 @@ fn eight_processes_admitting_against_one_budget_on_postgres_never_admit_past_it(
                     "--now",
                     "10",
                 ])
-                .stdin(Stdio::null())
                 .stdout(Stdio::piped())
                 .stderr(Stdio::piped())
                 .spawn()

@@ -214,3 +214,19 @@ impl Server {
         postgres::Client::connect(url, postgres::NoTls).expect("connect")
     }
 }
+
+/// `world` against a standalone ledger, as the ledger tests run it: an empty environment but
+/// `PATH`, `USER=ann`, `WORLD_DB=store` (which need not exist: a ledger needs no World store),
+/// `WORLD_LEDGER=ledger`, `NO_COLOR=1`, stdin closed, in `dir`. The caller adds the arguments.
+pub fn ledger_world(dir: &Path, store: &Path, ledger: &str) -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_world"));
+    c.current_dir(dir)
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("USER", "ann")
+        .env("WORLD_DB", store)
+        .env("WORLD_LEDGER", ledger)
+        .env("NO_COLOR", "1")
+        .stdin(std::process::Stdio::null());
+    c
+}
