@@ -454,12 +454,120 @@ fn validate_input(schema: &CValue, args: &serde_json::Value) -> Result<(), Invok
 }
 
 /// Run one invocation to a commit (or a typed failure) on a store opened for writing.
+///
+/// The steps of transitions.md §9–§11, each its own function below: [`validate_call`] (1),
+/// [`admit`] (2–3), [`precheck`] (4, 4b), [`load_source`] (5), the observed head (6),
+/// [`check_handlers`] and the schema (7), then [`run_pure`] (v1) or [`run_effectful`] (v2:
+/// plan, [`execute_effects`], [`finish_body`], compose, commit).
 pub fn invoke(store: &mut Store, call: &Call, host: &Host<'_>) -> Result<Committed, InvokeError> {
-    let start = Instant::now();
-    let deadline = start + INVOCATION;
+    let deadline = Instant::now() + INVOCATION;
     // The call's one instant (Unix seconds): every step below reads this, never the clock.
     let now = call.clock.now_unix();
-    // 1. Validate the call.
+    let (task, input) = validate_call(call)?;
+    let (sess, desc) = admit(store, call, now)?;
+    let invocation_id = format!("{}:{}:{}", call.surface.name(), sess.episode, task);
+    let surface = format!("coordinator:{}", call.surface.name());
+    let input_obj = Object::new(records::INVOCATION_INPUT, &surface, input.clone());
+    if let Some(done) = precheck(store, &invocation_id, &desc, &input_obj, &sess.episode)? {
+        return Ok(done);
+    }
+    let (source, label) = load_source(store, &desc)?;
+    // 6. World: the selected world read here is the commit's observedHead (§10), so a head
+    // moved by another writer before the commit is a conflict (R14), never silently absorbed.
+    let observed = head_in(store.conn())?.ok_or(InvokeError::WorldAbsent)?;
+    // 7. Handlers for every declared effect, the arguments, the pinned interpreter.
+    let (hctx, handlers) = episode_handlers(store, &sess.episode, host)?;
+    check_handlers(&desc, &hctx, &handlers)?;
+    validate_input(&desc.input_schema, &call.args)?;
+    let interp = host.interpreters.resolve(&desc.interpreter).map_err(|e| {
+        if e.integrity {
+            InvokeError::Integrity(e.message)
+        } else {
+            InvokeError::Execution(e.message)
+        }
+    })?;
+    let run = Prepared {
+        sess,
+        desc,
+        invocation_id,
+        surface,
+        input,
+        input_obj,
+        source: source.payload,
+        label,
+        observed,
+        interp,
+        now,
+        deadline,
+    };
+    if run.desc.declared_effects.is_empty() {
+        run_pure(store, run)
+    } else {
+        run_effectful(store, run, call, host, &hctx, &handlers)
+    }
+}
+
+/// Everything an admitted call has gathered before it runs.
+struct Prepared {
+    sess: Session,
+    desc: Descriptor,
+    /// `<surface>:<episode>:<task>`.
+    invocation_id: String,
+    /// `coordinator:<surface>`, the `writtenBy` of every object the call writes.
+    surface: String,
+    /// The Go-encoded arguments.
+    input: Vec<u8>,
+    input_obj: Object,
+    /// The re-hashed transition source.
+    source: Vec<u8>,
+    /// The file the source was published from, where publish recorded it (for messages).
+    label: Option<String>,
+    /// The selected world ref read before running: the commit's `observedHead`.
+    observed: String,
+    interp: Box<dyn crate::interp::Interpreter>,
+    /// The call's instant, Unix seconds.
+    now: i64,
+    /// The whole-invocation deadline.
+    deadline: Instant,
+}
+
+impl Prepared {
+    /// [`InvokeError::EffectsUnrecorded`] for a failure after `records` were written.
+    fn unrecorded(&self, records: &[String], cause: String) -> InvokeError {
+        InvokeError::EffectsUnrecorded {
+            invocation_id: self.invocation_id.clone(),
+            records: records.to_vec(),
+            intents: vec![],
+            cause,
+        }
+    }
+
+    /// The invocation record of this call, given its output and (v2) plan and effect records.
+    fn record(
+        &self,
+        output: &Object,
+        plan: Option<String>,
+        effects: Option<Vec<String>>,
+    ) -> InvocationRecord {
+        InvocationRecord {
+            invocation_id: self.invocation_id.clone(),
+            episode_id: self.sess.episode.clone(),
+            skill_id: self.desc.id.clone(),
+            transition_fn: self.desc.transition_fn.to_string(),
+            interpreter: self.desc.interpreter.to_string(),
+            semantics_epoch: self.desc.semantics_epoch,
+            input: self.input_obj.meta.hash.clone(),
+            output: output.meta.hash.clone(),
+            plan,
+            effects,
+        }
+    }
+}
+
+/// Step 1: the task id (drawn when absent), the arguments an exact JSON object within
+/// [`plan::MAX_IO`] bytes once Go-encoded. Returns `(task, input bytes)`; errors are
+/// [`InvokeError::InvalidCall`].
+fn validate_call(call: &Call) -> Result<(String, Vec<u8>), InvokeError> {
     let task = match &call.task {
         Some(t) if !valid_task(t) => {
             return Err(InvokeError::InvalidCall(format!(
@@ -487,7 +595,13 @@ pub fn invoke(store: &mut Store, call: &Call, host: &Host<'_>) -> Result<Committ
             plan::MAX_IO
         )));
     }
-    // 2–3. Admit and bind.
+    Ok((task, input))
+}
+
+/// Steps 2–3: resolve the session (fail closed) and bind the transition from a fresh registry
+/// snapshot; a transition the session's live grants cannot see is
+/// [`InvokeError::NotAuthorized`], the same answer as for an id that does not exist.
+fn admit(store: &Store, call: &Call, now: i64) -> Result<(Session, Descriptor), InvokeError> {
     let sess: Session = session::resolve(store.conn(), &call.token, now)?;
     let registry = read_head(store.conn()).map_err(|e| InvokeError::Integrity(e.to_string()))?;
     let descriptors = registry.map(|h| h.revision.entries).unwrap_or_default();
@@ -495,41 +609,53 @@ pub fn invoke(store: &mut Store, call: &Call, host: &Host<'_>) -> Result<Committ
         .into_iter()
         .find(|d| d.id == call.transition)
         .ok_or_else(|| InvokeError::NotAuthorized(call.transition.clone()))?;
-    let invocation_id = format!("{}:{}:{}", call.surface.name(), sess.episode, task);
-    let input_obj = Object::new(
-        records::INVOCATION_INPUT,
-        &format!("coordinator:{}", call.surface.name()),
-        input.clone(),
-    );
-    // 4. Receipt pre-check.
-    let receipt = journal::receipt(store.conn(), &invocation_id)?;
+    Ok((sess, desc))
+}
+
+/// Step 4: the receipt pre-check. `Some` is the recorded answer of a resolved id; an
+/// indeterminate or started id is [`InvokeError::NotCommitted`]. Step 4b (INT-7): when the
+/// episode's latest effect belongs to no committed invocation and no started marker covers
+/// it, this call may be the resend of the one that made it, so it is refused
+/// ([`InvokeError::Integrity`]) rather than run a write twice.
+fn precheck(
+    store: &Store,
+    invocation_id: &str,
+    desc: &Descriptor,
+    input_obj: &Object,
+    episode: &str,
+) -> Result<Option<Committed>, InvokeError> {
+    let receipt = journal::receipt(store.conn(), invocation_id)?;
     match receipt.state {
-        ReceiptState::Resolved => return recorded(store, &invocation_id, &desc, &input_obj),
-        ReceiptState::Indeterminate => return Err(InvokeError::NotCommitted(invocation_id)),
+        ReceiptState::Resolved => return recorded(store, invocation_id, desc, input_obj).map(Some),
+        ReceiptState::Indeterminate => {
+            return Err(InvokeError::NotCommitted(invocation_id.to_string()))
+        }
         ReceiptState::NotStarted => {
-            if object_in(store.conn(), &started_marker(&invocation_id).meta.hash)?.is_some() {
-                return Err(InvokeError::NotCommitted(invocation_id));
+            if object_in(store.conn(), &started_marker(invocation_id).meta.hash)?.is_some() {
+                return Err(InvokeError::NotCommitted(invocation_id.to_string()));
             }
         }
     }
-    // 4b. Started without a marker (INT-7): when the episode's latest effect belongs to no
-    // committed invocation and no started marker covers it, this call may be the resend of the
-    // one that made it; refuse rather than run a write twice.
-    if !desc.declared_effects.is_empty() {
-        if let Some(max) = crate::broker::next_ordinal(store.conn(), &sess.episode)?
-            .and_then(|n| n.checked_sub(1))
-            .filter(|m| *m >= 0)
-        {
-            if let Some(intent) = journal::uncovered_tail_intent(store.conn(), &sess.episode, max)?
-            {
-                return Err(InvokeError::Integrity(format!(
-                    "episode {} has effect {intent} that no committed invocation owns and no started marker covers (the marker was removed?); a resend could repeat it, so nothing runs in this episode until `world verify` is clean",
-                    sess.episode
-                )));
-            }
-        }
+    if desc.declared_effects.is_empty() {
+        return Ok(None);
     }
-    // 5. Source.
+    let Some(max) = crate::broker::next_ordinal(store.conn(), episode)?
+        .and_then(|n| n.checked_sub(1))
+        .filter(|m| *m >= 0)
+    else {
+        return Ok(None);
+    };
+    if let Some(intent) = journal::uncovered_tail_intent(store.conn(), episode, max)? {
+        return Err(InvokeError::Integrity(format!(
+            "episode {episode} has effect {intent} that no committed invocation owns and no started marker covers (the marker was removed?); a resend could repeat it, so nothing runs in this episode until `world verify` is clean"
+        )));
+    }
+    Ok(None)
+}
+
+/// Step 5: the transition's source object, re-hashed ([`InvokeError::Source`] when absent or
+/// corrupt), with the file label publish recorded for it.
+fn load_source(store: &Store, desc: &Descriptor) -> Result<(Object, Option<String>), InvokeError> {
     let source = object_in(store.conn(), &desc.transition_fn.to_string())?
         .ok_or_else(|| InvokeError::Source(format!("{} is absent", desc.transition_fn)))?;
     if !source.verifies() {
@@ -540,72 +666,73 @@ pub fn invoke(store: &mut Store, call: &Call, host: &Host<'_>) -> Result<Committ
     }
     // Messages name the file the source was published from, where publish recorded it.
     let label = crate::store::labels::lookup(store.conn(), &desc.transition_fn.to_string());
-    let label = label.as_deref();
-    // 6. World: the selected world read here is the commit's observedHead (§10), so a head
-    // moved by another writer before the commit is a conflict (R14), never silently absorbed.
-    let observed = head_in(store.conn())?.ok_or(InvokeError::WorldAbsent)?;
-    // 7. Handlers for every declared effect.
-    let (hctx, handlers) = episode_handlers(store, &sess.episode, host)?;
+    Ok((source, label))
+}
+
+/// Step 7 (R8): every declared effect needs a handler, else
+/// [`InvokeError::EffectsUnsupported`] with the reasons none serves it.
+fn check_handlers(
+    desc: &Descriptor,
+    hctx: &HandlerContext,
+    handlers: &HandlerRegistry,
+) -> Result<(), InvokeError> {
     for e in &desc.declared_effects {
         if handlers.handler_for(&e.effect).is_none() {
             return Err(InvokeError::EffectsUnsupported(
                 e.effect.clone(),
-                unserved_reasons(&e.effect, &hctx, &handlers),
+                unserved_reasons(&e.effect, hctx, handlers),
             ));
         }
     }
-    validate_input(&desc.input_schema, &call.args)?;
-    let interp = host.interpreters.resolve(&desc.interpreter).map_err(|e| {
-        if e.integrity {
-            InvokeError::Integrity(e.message)
-        } else {
-            InvokeError::Execution(e.message)
-        }
-    })?;
-    let surface = format!("coordinator:{}", call.surface.name());
-    if desc.declared_effects.is_empty() {
-        // Pure (v1): one run, bounded by the invocation deadline.
-        let output = capsule::run_phase(interp.as_ref(), &source.payload, &input, deadline)
-            .map_err(|e| capsule_err(e.naming(label), "pure"))?;
-        let output_obj = Object::new(records::INVOCATION_OUTPUT, &surface, output);
-        let rec = InvocationRecord {
-            invocation_id: invocation_id.clone(),
-            episode_id: sess.episode.clone(),
-            skill_id: desc.id.clone(),
-            transition_fn: desc.transition_fn.to_string(),
-            interpreter: desc.interpreter.to_string(),
-            semantics_epoch: desc.semantics_epoch,
-            input: input_obj.meta.hash.clone(),
-            output: output_obj.meta.hash.clone(),
-            plan: None,
-            effects: None,
-        };
-        return commit_invocation(
-            store,
-            &observed,
-            &desc,
-            &invocation_id,
-            &surface,
-            vec![input_obj, output_obj],
-            rec,
-            now,
-            Vec::new(),
-        )
-        .map_err(|e| match e {
-            CommitFailure::Conflict(m) => InvokeError::Conflict(m),
-            CommitFailure::Other(e) => e,
-        });
-    }
-    // Effectful (v2): plan.
-    let plan_deadline = (Instant::now() + PHASE).min(deadline);
+    Ok(())
+}
+
+/// A pure (v1) call: one capsule run bounded by the invocation deadline, then the commit.
+fn run_pure(store: &mut Store, run: Prepared) -> Result<Committed, InvokeError> {
+    let output = capsule::run_phase(run.interp.as_ref(), &run.source, &run.input, run.deadline)
+        .map_err(|e| capsule_err(e.naming(run.label.as_deref()), "pure"))?;
+    let output_obj = Object::new(records::INVOCATION_OUTPUT, &run.surface, output);
+    let rec = run.record(&output_obj, None, None);
+    commit_invocation(
+        store,
+        &run.observed,
+        &run.desc,
+        &run.invocation_id,
+        &run.surface,
+        vec![run.input_obj.clone(), output_obj],
+        rec,
+        run.now,
+        Vec::new(),
+    )
+    .map_err(|e| match e {
+        CommitFailure::Conflict(m) => InvokeError::Conflict(m),
+        CommitFailure::Other(e) => e,
+    })
+}
+
+/// An effectful (v2) call: the plan phase (2 s), the limits and mission pairings, each effect
+/// through the broker ([`execute_effects`]), the finish body on the 4 s tail budget,
+/// composition and the commit. Any failure after an effect ran is
+/// [`InvokeError::EffectsUnrecorded`] naming the records written.
+fn run_effectful(
+    store: &mut Store,
+    run: Prepared,
+    call: &Call,
+    host: &Host<'_>,
+    hctx: &HandlerContext,
+    handlers: &HandlerRegistry,
+) -> Result<Committed, InvokeError> {
+    let label = run.label.as_deref();
+    let plan_deadline = (Instant::now() + PHASE).min(run.deadline);
     let raw_plan = capsule::run_phase(
-        interp.as_ref(),
-        &source.payload,
-        &plan::plan_input(&input),
+        run.interp.as_ref(),
+        &run.source,
+        &plan::plan_input(&run.input),
         plan_deadline,
     )
     .map_err(|e| capsule_err(e.naming(label), "plan"))?;
-    let declared: Vec<Triple> = desc
+    let declared: Vec<Triple> = run
+        .desc
         .declared_effects
         .iter()
         .map(|e| Triple {
@@ -615,56 +742,138 @@ pub fn invoke(store: &mut Store, call: &Call, host: &Host<'_>) -> Result<Committ
         })
         .collect();
     let parsed = plan::parse_plan(&raw_plan, &declared)?;
-    let plan_obj = Object::new(records::EFFECT_PLAN, &surface, parsed.canonical.clone());
-    // Execute.
-    let binding = session::binding(store.conn(), &sess.episode)?;
+    let plan_obj = Object::new(records::EFFECT_PLAN, &run.surface, parsed.canonical.clone());
+    let (limits, mission) = pairings(store, &run, call, host)?;
+    let b = Broker {
+        episode: &run.sess.episode,
+        grants: &run.sess.grants,
+        now: run.now,
+        handlers,
+        ctx: hctx,
+        limits,
+        mission,
+        with_intent: Some(started_marker(&run.invocation_id)),
+    };
+    let done = execute_effects(store, &b, &parsed.effects, &run, hctx, handlers)?;
+    // Everything after the effect runs on its own tail budget.
+    let tail_deadline = Instant::now() + TAIL;
+    let records_written = &done.records;
+    let unrecorded = |cause: String| run.unrecorded(records_written, cause);
+    let body = finish_body(&run, &parsed, &done, tail_deadline)?;
+    let output = plan::compose(body, &plan_obj.meta.hash, &done.world_effects)
+        .map_err(|e| unrecorded(e.to_string()))?;
+    let output_obj = Object::new(records::INVOCATION_OUTPUT, &run.surface, output);
+    let rec = run.record(
+        &output_obj,
+        Some(plan_obj.meta.hash.clone()),
+        Some(records_written.clone()),
+    );
+    if Instant::now() > tail_deadline {
+        return Err(unrecorded(
+            "the post-effect tail exceeded its 4 s budget".into(),
+        ));
+    }
+    commit_invocation(
+        store,
+        &run.observed,
+        &run.desc,
+        &run.invocation_id,
+        &run.surface,
+        vec![run.input_obj.clone(), output_obj, plan_obj],
+        rec,
+        run.now,
+        done.statuses.clone(),
+    )
+    .map_err(|e| match e {
+        CommitFailure::Conflict(m) if records_written.is_empty() => InvokeError::Conflict(m),
+        CommitFailure::Conflict(m) => unrecorded(format!("commit: {m}")),
+        CommitFailure::Other(e) if records_written.is_empty() => e,
+        CommitFailure::Other(e) => unrecorded(format!("commit: {e}")),
+    })
+}
+
+/// The episode's limits pairing (its binding's scope, on the store's ledger or the
+/// `--ledger` one) and mission pairing (DEC-LIM-20, DEC-MIS-14), both `None` when unbound.
+fn pairings(
+    store: &mut Store,
+    run: &Prepared,
+    call: &Call,
+    host: &Host<'_>,
+) -> Result<
+    (
+        Option<broker::LimitsPairing>,
+        Option<broker::MissionPairing>,
+    ),
+    InvokeError,
+> {
+    let binding = session::binding(store.conn(), &run.sess.episode)?;
     let mission = mission_pairing(
         store,
         binding.as_ref(),
         host.services.limits_ledger.as_deref(),
         call.clock,
-        now,
+        run.now,
     )?;
     let limits = binding
         .map(|b| b.limits_scope)
         .filter(|s| !s.is_empty())
         .map(|scope| broker::LimitsPairing {
             scope,
-            now_ms: ledger_now_ms(call.clock, now),
+            now_ms: ledger_now_ms(call.clock, run.now),
             clock: call.clock,
             standalone: None,
         });
     let limits = match (limits, &host.services.limits_ledger) {
         (Some(mut p), Some(location)) => {
             p.standalone = Some(std::rc::Rc::new(
-                crate::limits::pairing::Standalone::open(location, store, &invocation_id).map_err(
-                    |e| match e {
+                crate::limits::pairing::Standalone::open(location, store, &run.invocation_id)
+                    .map_err(|e| match e {
                         crate::limits::Error::Rejected(v) => InvokeError::LimitsRejected(v),
                         e => InvokeError::LimitsUnavailable(e.to_string()),
-                    },
-                )?,
+                    })?,
             ));
             Some(p)
         }
         (p, _) => p,
     };
-    let b = Broker {
-        episode: &sess.episode,
-        grants: &sess.grants,
-        now,
-        handlers: &handlers,
-        ctx: &hctx,
-        limits,
-        mission,
-        with_intent: Some(started_marker(&invocation_id)),
+    Ok((limits, mission))
+}
+
+/// What the effects of one plan left behind, in plan order.
+struct Executed {
+    /// The finish phase's `results`.
+    results: Vec<PhaseResult>,
+    /// The composed output's `effects`.
+    world_effects: Vec<WorldEffect>,
+    /// The effect records written (refs).
+    records: Vec<String>,
+    /// Each effect's status and record, for the commit's outcome.
+    statuses: Vec<(Status, Option<String>)>,
+    /// The last handler's output (the body of a single-effect plan without finish).
+    handler_output: Option<CValue>,
+}
+
+/// Run each planned effect through the broker, each handler bounded by what is left of the
+/// deadline less the 6 s the tail needs (at most 10 s). A refusal before any record was
+/// written keeps its own error (limits, mission, spend, no handler); anything after is
+/// [`InvokeError::EffectsUnrecorded`]; an indeterminate handler stops the call there.
+fn execute_effects(
+    store: &mut Store,
+    b: &Broker<'_>,
+    effects: &[plan::PlannedEffect],
+    run: &Prepared,
+    hctx: &HandlerContext,
+    handlers: &HandlerRegistry,
+) -> Result<Executed, InvokeError> {
+    let mut done = Executed {
+        results: Vec::new(),
+        world_effects: Vec::new(),
+        records: Vec::new(),
+        statuses: Vec::new(),
+        handler_output: None,
     };
-    let mut results = Vec::new();
-    let mut world_effects = Vec::new();
-    let mut records_written = Vec::new();
-    let mut statuses = Vec::new();
-    let mut handler_output: Option<CValue> = None;
-    for pe in &parsed.effects {
-        let remaining = deadline.saturating_duration_since(Instant::now());
+    for pe in effects {
+        let remaining = run.deadline.saturating_duration_since(Instant::now());
         let handler_deadline = Instant::now()
             + remaining
                 .saturating_sub(Duration::from_secs(6))
@@ -675,41 +884,42 @@ pub fn invoke(store: &mut Store, call: &Call, host: &Host<'_>) -> Result<Committ
             cost: pe.cost,
             payload: pe.payload.clone(),
         };
+        let nothing_written = done.records.is_empty();
         let ex = match b.execute(store, &req, handler_deadline) {
             Ok(ex) => ex,
             Err(BrokerError::OutcomeWrite { record, cause }) => {
                 return Err(InvokeError::EffectsUnrecorded {
-                    invocation_id,
+                    invocation_id: run.invocation_id.clone(),
                     records: vec![record],
                     intents: vec![],
                     cause,
                 })
             }
             Err(BrokerError::NoHandler(e)) => {
-                let why = unserved_reasons(&e, &hctx, &handlers);
+                let why = unserved_reasons(&e, hctx, handlers);
                 return Err(InvokeError::EffectsUnsupported(e, why));
             }
-            Err(BrokerError::LimitsRejected(v)) if records_written.is_empty() => {
+            Err(BrokerError::LimitsRejected(v)) if nothing_written => {
                 return Err(InvokeError::LimitsRejected(v))
             }
-            Err(BrokerError::MissionRejected(r)) if records_written.is_empty() => {
+            Err(BrokerError::MissionRejected(r)) if nothing_written => {
                 return Err(InvokeError::MissionRejected(r))
             }
-            Err(e @ BrokerError::SpendUnreadable(_)) if records_written.is_empty() => {
+            Err(e @ BrokerError::SpendUnreadable(_)) if nothing_written => {
                 // The spend fold found an edited intent before this effect was journaled:
                 // nothing ran; an integrity failure, not an indeterminate call.
                 return Err(InvokeError::Integrity(e.to_string()));
             }
-            Err(BrokerError::Limits(m)) if records_written.is_empty() => {
+            Err(BrokerError::Limits(m)) if nothing_written => {
                 return Err(InvokeError::LimitsUnavailable(m))
             }
-            Err(BrokerError::Mission(m)) if records_written.is_empty() => {
+            Err(BrokerError::Mission(m)) if nothing_written => {
                 return Err(InvokeError::MissionUnavailable(m))
             }
             Err(e) => {
                 return Err(InvokeError::EffectsUnrecorded {
-                    invocation_id,
-                    records: records_written,
+                    invocation_id: run.invocation_id.clone(),
+                    records: done.records,
                     intents: vec![],
                     cause: e.to_string(),
                 })
@@ -717,8 +927,8 @@ pub fn invoke(store: &mut Store, call: &Call, host: &Host<'_>) -> Result<Committ
         };
         if ex.status == Status::Indeterminate {
             return Err(InvokeError::EffectsUnrecorded {
-                invocation_id,
-                records: records_written,
+                invocation_id: run.invocation_id.clone(),
+                records: done.records,
                 intents: ex.intent_id.into_iter().collect(),
                 cause: format!(
                     "the {} handler could not tell whether its effect happened: {}",
@@ -738,100 +948,62 @@ pub fn invoke(store: &mut Store, call: &Call, host: &Host<'_>) -> Result<Committ
         };
         if ex.status == Status::Ok && output.is_none() {
             // A handler output that is not canonical JSON cannot feed the finish phase.
-            statuses.push((Status::Failed, ex.record.clone()));
+            done.statuses.push((Status::Failed, ex.record.clone()));
         } else {
-            statuses.push((ex.status.clone(), ex.record.clone()));
+            done.statuses.push((ex.status.clone(), ex.record.clone()));
         }
-        handler_output = output.clone();
-        results.push(PhaseResult {
+        done.handler_output = output.clone();
+        done.results.push(PhaseResult {
             id: pe.id.clone(),
             effect: pe.effect.clone(),
             status,
             record: ex.record.clone(),
             output,
         });
-        world_effects.push(WorldEffect {
+        done.world_effects.push(WorldEffect {
             id: pe.id.clone(),
             status,
             record: ex.record.clone(),
         });
-        records_written.extend(ex.record);
+        done.records.extend(ex.record);
     }
-    // Everything after the effect runs on its own tail budget.
-    let tail_deadline = Instant::now() + TAIL;
-    let unrecorded = |cause: String, records: &Vec<String>| InvokeError::EffectsUnrecorded {
-        invocation_id: invocation_id.clone(),
-        records: records.clone(),
-        intents: vec![],
-        cause,
-    };
-    let body: CValue = if parsed.effects.is_empty() {
-        parsed.result.clone().unwrap_or(CValue::Object(vec![]))
-    } else if parsed.finish {
+    Ok(done)
+}
+
+/// The output body before composition: the plan's own `result` when it planned no effect,
+/// the finish phase's output when the plan asked for one (2 s, within the tail), else the
+/// single handler's object output (an empty object when it did not succeed). Errors are
+/// [`InvokeError::EffectsUnrecorded`]: the effects already ran.
+fn finish_body(
+    run: &Prepared,
+    parsed: &plan::Plan,
+    done: &Executed,
+    tail_deadline: Instant,
+) -> Result<CValue, InvokeError> {
+    let unrecorded = |cause: String| run.unrecorded(&done.records, cause);
+    if parsed.effects.is_empty() {
+        return Ok(parsed.result.clone().unwrap_or(CValue::Object(vec![])));
+    }
+    if parsed.finish {
         let raw = capsule::run_phase(
-            interp.as_ref(),
-            &source.payload,
-            &plan::finish_input(&input, &results),
+            run.interp.as_ref(),
+            &run.source,
+            &plan::finish_input(&run.input, &done.results),
             (Instant::now() + PHASE).min(tail_deadline),
         )
         .map_err(|e| {
-            unrecorded(
-                format!("finish phase: {}", capsule_err(e.naming(label), "finish")),
-                &records_written,
-            )
+            unrecorded(format!(
+                "finish phase: {}",
+                capsule_err(e.naming(run.label.as_deref()), "finish")
+            ))
         })?;
-        plan::parse_finish(&raw)
-            .map_err(|e| unrecorded(format!("finish output: {e}"), &records_written))?
-    } else {
-        match (results.first().map(|r| r.status), handler_output) {
-            (Some("ok"), Some(v @ CValue::Object(_))) => v,
-            (Some("ok"), _) => {
-                return Err(unrecorded(
-                    "the handler output is not a JSON object".into(),
-                    &records_written,
-                ))
-            }
-            _ => CValue::Object(vec![]),
-        }
-    };
-    let output = plan::compose(body, &plan_obj.meta.hash, &world_effects)
-        .map_err(|e| unrecorded(e.to_string(), &records_written))?;
-    let output_obj = Object::new(records::INVOCATION_OUTPUT, &surface, output);
-    let rec = InvocationRecord {
-        invocation_id: invocation_id.clone(),
-        episode_id: sess.episode.clone(),
-        skill_id: desc.id.clone(),
-        transition_fn: desc.transition_fn.to_string(),
-        interpreter: desc.interpreter.to_string(),
-        semantics_epoch: desc.semantics_epoch,
-        input: input_obj.meta.hash.clone(),
-        output: output_obj.meta.hash.clone(),
-        plan: Some(plan_obj.meta.hash.clone()),
-        effects: Some(records_written.clone()),
-    };
-    if Instant::now() > tail_deadline {
-        return Err(unrecorded(
-            "the post-effect tail exceeded its 4 s budget".into(),
-            &records_written,
-        ));
+        return plan::parse_finish(&raw).map_err(|e| unrecorded(format!("finish output: {e}")));
     }
-    commit_invocation(
-        store,
-        &observed,
-        &desc,
-        &invocation_id,
-        &surface,
-        vec![input_obj, output_obj, plan_obj],
-        rec,
-        now,
-        statuses,
-    )
-    .map_err(|e| match e {
-        CommitFailure::Conflict(m) if records_written.is_empty() => InvokeError::Conflict(m),
-        CommitFailure::Conflict(m) => unrecorded(format!("commit: {m}"), &records_written),
-        CommitFailure::Other(e) if records_written.is_empty() => e,
-        CommitFailure::Other(e) => unrecorded(format!("commit: {e}"), &records_written),
-    })
+    match (done.results.first().map(|r| r.status), &done.handler_output) {
+        (Some("ok"), Some(v @ CValue::Object(_))) => Ok(v.clone()),
+        (Some("ok"), _) => Err(unrecorded("the handler output is not a JSON object".into())),
+        _ => Ok(CValue::Object(vec![])),
+    }
 }
 
 enum CommitFailure {
