@@ -6,7 +6,6 @@ use std::path::PathBuf;
 use super::output::Output;
 use super::pin::provider;
 use super::{read_input, CliError, Context, Exit};
-use crate::authority::session;
 use crate::broker::handlers::{RunCapsConfig, Services};
 use crate::broker::Status;
 use crate::coordinator::invoke::{self, Call, Host, InvokeError, Surface};
@@ -129,23 +128,7 @@ pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError
     }
     check_args_text(&raw)?;
     super::limits::check_ledger_flag("invoke", args.ledger.as_deref())?;
-    let (token_value, from_argv) = match &args.session {
-        Some(v) => (v.clone(), true),
-        None => match std::env::var("WORLD_SESSION") {
-            Ok(v) if !v.is_empty() => (v, false),
-            _ => {
-                return Err(CliError::failed(
-                    "invoke",
-                    "no session: pass --session FILE or set WORLD_SESSION",
-                ))
-            }
-        },
-    };
-    let token =
-        session::read_token(&token_value, from_argv).map_err(|e| CliError::failed("invoke", e))?;
-    if let Some(w) = &token.warning {
-        out.warn(w);
-    }
+    let token = super::session_token("invoke", out, args.session.as_deref())?;
     let exec = args
         .exec
         .config(ctx, args.workspace_root.as_deref(), "invoke")?;
@@ -171,7 +154,7 @@ pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError
     };
     let call = Call {
         surface: Surface::Cli,
-        token: token.token,
+        token,
         transition: args.transition.clone(),
         args: value,
         task: args.invocation_id.clone(),

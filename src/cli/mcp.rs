@@ -5,7 +5,6 @@ use std::path::PathBuf;
 
 use super::output::Output;
 use super::{CliError, Context, Exit};
-use crate::authority::session;
 use crate::broker::handlers::RunCapsConfig;
 use crate::serve::mcp::{serve_stdio, StdioBackend};
 
@@ -42,22 +41,7 @@ pub struct Args {
 /// Run `world mcp`.
 pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError> {
     super::limits::check_ledger_flag("mcp", args.ledger.as_deref())?;
-    let (value, from_argv) = match &args.session {
-        Some(v) => (v.clone(), true),
-        None => match std::env::var("WORLD_SESSION") {
-            Ok(v) if !v.is_empty() => (v, false),
-            _ => {
-                return Err(CliError::failed(
-                    "mcp",
-                    "no session: pass --session FILE or set WORLD_SESSION",
-                ))
-            }
-        },
-    };
-    let token = session::read_token(&value, from_argv).map_err(|e| CliError::failed("mcp", e))?;
-    if let Some(w) = &token.warning {
-        out.warn(w);
-    }
+    let token = super::session_token("mcp", out, args.session.as_deref())?;
     // Fail fast on a store that cannot be read; the session itself is checked per request.
     ctx.open_read()?;
     let exec = args
@@ -83,7 +67,7 @@ pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError
     let stdout = std::io::stdout();
     let mut output = stdout.lock();
     crate::serve::set_clock(ctx.clock);
-    serve_stdio(backend, &token.token, &mut input, &mut output)
+    serve_stdio(backend, &token, &mut input, &mut output)
         .map_err(|e| CliError::failed("mcp", format!("stdio: {e}")))?;
     Ok(Exit::Success)
 }

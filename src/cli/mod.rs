@@ -395,6 +395,35 @@ impl ExecFlags {
     }
 }
 
+/// The session token of a command: `--session VALUE` (`arg`) or else `WORLD_SESSION`, read by
+/// `authority::session::read_token` (a 64-hex value is the token, anything else a file of at
+/// most 256 bytes); its warning (a token on argv, a group-readable file) goes to stderr.
+/// Errors name `what` (the command): no session given, or an unreadable token.
+pub(crate) fn session_token(
+    what: &'static str,
+    out: &mut output::Output,
+    arg: Option<&str>,
+) -> Result<String, CliError> {
+    let (value, from_argv) = match arg {
+        Some(v) => (v.to_string(), true),
+        None => match std::env::var("WORLD_SESSION") {
+            Ok(v) if !v.is_empty() => (v, false),
+            _ => {
+                return Err(CliError::failed(
+                    what,
+                    "no session: pass --session FILE or set WORLD_SESSION",
+                ))
+            }
+        },
+    };
+    let input = crate::authority::session::read_token(&value, from_argv)
+        .map_err(|e| CliError::failed(what, e))?;
+    if let Some(w) = &input.warning {
+        out.warn(w);
+    }
+    Ok(input.token)
+}
+
 /// Resolve `--session VALUE` (else `WORLD_SESSION`) to a live session at `now`, printing the
 /// reference's warnings (a token on argv, a group-readable file) on stderr.
 pub(crate) fn resolve_session(
@@ -405,22 +434,6 @@ pub(crate) fn resolve_session(
     now: i64,
 ) -> Result<crate::authority::session::Session, CliError> {
     use crate::authority::session;
-    let (value, from_argv) = match arg {
-        Some(v) => (v.to_string(), true),
-        None => match std::env::var("WORLD_SESSION") {
-            Ok(v) if !v.is_empty() => (v, false),
-            _ => {
-                return Err(CliError::failed(
-                    "session",
-                    "no session: pass --session FILE or set WORLD_SESSION",
-                ))
-            }
-        },
-    };
-    let input =
-        session::read_token(&value, from_argv).map_err(|e| CliError::failed("session", e))?;
-    if let Some(w) = &input.warning {
-        out.warn(w);
-    }
-    session::resolve(conn, &input.token, now).map_err(|e| CliError::failed("session", e))
+    let token = session_token("session", out, arg)?;
+    session::resolve(conn, &token, now).map_err(|e| CliError::failed("session", e))
 }
