@@ -977,29 +977,55 @@ pub struct Decoded {
     pub mission_id: String,
 }
 
+/// Why a journal entry does not decode (the text `world mission log` and verify print).
+#[derive(Debug, thiserror::Error)]
+pub enum EntryError {
+    /// Not canonical JSON.
+    #[error(transparent)]
+    Json(#[from] trcjson::Error),
+    /// A member is missing.
+    #[error("entry has no {0}")]
+    Missing(&'static str),
+    /// A member has the wrong shape (`problem`: "is not a string", …).
+    #[error("entry {field} {problem}")]
+    BadField {
+        /// The member.
+        field: &'static str,
+        /// What is wrong with it.
+        problem: &'static str,
+    },
+    /// The command does not parse.
+    #[error(transparent)]
+    Command(#[from] Rejection),
+    /// The actor does not parse.
+    #[error("entry actor: {0}")]
+    Actor(#[source] serde_json::Error),
+}
+
 /// Decode a canonical journal entry.
 ///
 /// # Errors
-/// A description of what does not decode.
-pub fn decode_entry(bytes: &[u8]) -> Result<Decoded, String> {
-    let v = trcjson::parse(bytes, trcjson::Bounds::UNBOUNDED).map_err(|e| e.to_string())?;
-    let get = |k: &str| v.get(k).ok_or_else(|| format!("entry has no {k}"));
-    let command = Command::from_value(get("command")?).map_err(|e| e.to_string())?;
+/// [`EntryError`]: what does not decode.
+pub fn decode_entry(bytes: &[u8]) -> Result<Decoded, EntryError> {
+    let bad = |field, problem| EntryError::BadField { field, problem };
+    let v = trcjson::parse(bytes, trcjson::Bounds::UNBOUNDED)?;
+    let get = |k: &'static str| v.get(k).ok_or(EntryError::Missing(k));
+    let command = Command::from_value(get("command")?)?;
     let now = get("now")?
         .as_str()
         .and_then(|t| Amount::parse(t).ok())
-        .ok_or("entry now is not an amount")?;
+        .ok_or_else(|| bad("now", "is not an amount"))?;
     let actor: Actor =
-        serde_json::from_value(get("actor")?.to_json()).map_err(|e| format!("entry actor: {e}"))?;
+        serde_json::from_value(get("actor")?.to_json()).map_err(EntryError::Actor)?;
     let request_id = match get("requestId")? {
         CValue::Null => None,
         CValue::String(s) => Some(s.clone()),
-        _ => return Err("entry requestId is neither null nor a string".into()),
+        _ => return Err(bad("requestId", "is neither null nor a string")),
     };
     let seq = get("seq")?
         .as_i64()
         .filter(|n| *n > 0)
-        .ok_or("entry seq is not a positive integer")? as u64;
+        .ok_or_else(|| bad("seq", "is not a positive integer"))? as u64;
     Ok(Decoded {
         command,
         now,
@@ -1009,11 +1035,11 @@ pub fn decode_entry(bytes: &[u8]) -> Result<Decoded, String> {
         seq,
         prev_hash: get("prevHash")?
             .as_str()
-            .ok_or("entry prevHash is not a string")?
+            .ok_or_else(|| bad("prevHash", "is not a string"))?
             .to_string(),
         mission_id: get("missionId")?
             .as_str()
-            .ok_or("entry missionId is not a string")?
+            .ok_or_else(|| bad("missionId", "is not a string"))?
             .to_string(),
     })
 }
