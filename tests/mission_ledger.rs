@@ -751,7 +751,10 @@ fn edits_are_findings_and_not_trusted(d: &Path, ledger: &str) {
     if ledger.starts_with("postgres") {
         sql(ledger, "ALTER TABLE mission_journal DROP CONSTRAINT mission_journal_mission_id_fkey; DELETE FROM mission_missions");
     } else {
-        sql(ledger, "DELETE FROM mission_missions");
+        sql(
+            ledger,
+            "PRAGMA foreign_keys = OFF; DELETE FROM mission_missions",
+        );
     }
     verify_finds("no mission_missions row");
     let contract = format!("{SEED}/contract.json");

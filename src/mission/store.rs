@@ -1693,6 +1693,26 @@ fn check_one(db: &dyn Db, mission_id: &str, out: &mut Vec<Problem>) -> Result<()
             }
         }
     }
+    // Violation rows are numbered 0..n-1 (`ord` is where the next one goes: a gap would
+    // make a later EXPOSURE_EXCEEDED collide with a row instead of recording its violation).
+    let ords: Vec<i64> = db
+        .query(
+            "SELECT ord FROM mission_violations WHERE mission_id = ?1 ORDER BY ord",
+            &vals![mission_id],
+        )?
+        .iter()
+        .map(|r| r.int(0))
+        .collect::<Result<_, _>>()?;
+    if ords.iter().zip(0i64..).any(|(o, i)| *o != i) {
+        problem(
+            "mission_state",
+            None,
+            format!(
+                "violation rows are numbered {ords:?}, not 0..{}",
+                ords.len()
+            ),
+        );
+    }
     // Each idempotency row names the journal entry that used its key, with that entry's
     // command; each key in the journal has its row (F5: else a resend answers another
     // command's result, or applies the command again).

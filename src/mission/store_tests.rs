@@ -579,8 +579,11 @@ fn verify_reads_one_snapshot_of_a_ledger_file() {
     .unwrap_or_else(|e| panic!("{e}"));
     // The reader opens its snapshot (as check_all's transaction does) ...
     let b = Connection::open(&path).unwrap_or_else(|e| panic!("{e}"));
-    b.execute_batch("BEGIN; SELECT count(*) FROM mission_missions;")
+    b.execute_batch("BEGIN").unwrap_or_else(|e| panic!("{e}"));
+    let n: i64 = b
+        .query_row("SELECT count(*) FROM mission_missions", [], |r| r.get(0))
         .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(n, 1);
     // ... a writer commits a command in between ...
     m.apply(
         "m",
