@@ -538,7 +538,8 @@ fn a_deleted_mission_row_is_a_finding_and_blocks_re_creation() {
         m.apply("m", &req(v), &Actor::host(), Amount(10))
             .unwrap_or_else(|e| panic!("{e}"));
     }
-    conn.execute("DELETE FROM mission_missions", [])
+    // As `sqlite3` does it (no foreign-key enforcement there by default).
+    conn.execute_batch("PRAGMA foreign_keys = OFF; DELETE FROM mission_missions")
         .unwrap_or_else(|e| panic!("{e}"));
     let p = store::check_all(&conn).unwrap_or_default();
     assert!(
