@@ -364,10 +364,8 @@ pub struct Common {
 /// `--request-id`: the id grammar of every other mission id (missions.md §2, 1–128 chars of
 /// `[A-Za-z0-9._:-]`), so a key stays bounded and printable in the journal (usage error, exit
 /// 2, otherwise).
-fn parse_request_id(s: &str) -> Result<String, String> {
-    crate::mission::check_id(s)
-        .map(|()| s.to_string())
-        .map_err(|e| e.to_string())
+fn parse_request_id(s: &str) -> Result<String, crate::mission::GrammarError> {
+    crate::mission::check_id(s).map(|()| s.to_string())
 }
 
 /// `--evidence REF | --evidence-file F`.

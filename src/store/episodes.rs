@@ -145,8 +145,8 @@ fn episode_rows(conn: &Connection, episode: &str) -> Result<(Vec<String>, bool),
     for r in &refs {
         fold_ref(&mut digest, r);
     }
-    let agree = stored_sums(conn, episode)?
-        .is_some_and(|(n, d)| n == refs.len() as i64 && d == digest);
+    let agree =
+        stored_sums(conn, episode)?.is_some_and(|(n, d)| n == refs.len() as i64 && d == digest);
     Ok((refs, agree))
 }
 
