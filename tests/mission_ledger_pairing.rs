@@ -365,3 +365,153 @@ fn with_a_limits_scope_in_the_same_ledger_a_mission_refusal_releases_the_reserva
     assert_eq!(m["outstanding"], json!([]), "{m}");
     assert_eq!(m["settled"], "1", "{m}");
 }
+
+/// F3, L11 (DEC-MIS-15): the binding names the ledger by server, database **and schema**, so
+/// a session bound to mission `m` of schema `public` is refused by `--ledger` naming another
+/// schema's ledger of the same database (which holds its own mission `m`) before anything is
+/// written — while other spellings of the bound ledger (`?host=DIR`, `user=` in the query)
+/// are the same ledger.
+#[test]
+fn the_binding_names_the_postgres_schema_and_any_spelling_of_its_ledger_works() {
+    let Some(pg) = pgtest::server(
+        "the_binding_names_the_postgres_schema_and_any_spelling_of_its_ledger_works",
+    ) else {
+        return;
+    };
+    let url = pg.fresh_db();
+    let db = url.rsplit('/').next().unwrap().to_string();
+    let (env, tok) = setup(&url, "5");
+    pg.sql(&db, "CREATE SCHEMA other");
+    let other = format!("{url}?options=-csearch_path%3Dother");
+    let cfg = env.root.join("limits.json").display().to_string();
+    env.ok(&[
+        "limits", "init", "--config", &cfg, "--yes", "--ledger", &other,
+    ]);
+    env.create_mission(Some(&other), "Workspace.Read", "worktree", "5", "3");
+    let before = env.fingerprint();
+    let o = invoke(&env, &tok, &other, "wrong-schema");
+    assert_exit(&o, 1);
+    let err = stderr(&o);
+    assert!(
+        err.contains("MissionUnavailable") || err.contains("not in --ledger"),
+        "{err}"
+    );
+    assert!(err.contains("#public") && err.contains("#other"), "{err}");
+    assert_eq!(env.fingerprint(), before, "nothing written in the store");
+    for led in [&url, &other] {
+        let r = report(&env, led);
+        assert_eq!(
+            (r["reserved"].as_str(), r["settled"].as_str()),
+            (Some("0"), Some("0")),
+            "{led}: {r}"
+        );
+    }
+    // The same ledger spelled with ?host= (no port) and with the user in the query.
+    let sock = pg.socket_dir().display().to_string();
+    for (i, led) in [
+        format!("postgres://postgres@/{db}?host={sock}"),
+        format!("postgres:///{db}?host={sock}/&user=postgres"),
+    ]
+    .iter()
+    .enumerate()
+    {
+        assert_exit(&invoke(&env, &tok, led, &format!("spelling{i}")), 0);
+    }
+    assert_eq!(report(&env, &url)["settled"].as_str(), Some("2"));
+    assert_eq!(report(&env, &other)["settled"].as_str(), Some("0"));
+}
+
+/// L14 and the mission's identity (DEC-MIS-15): `world mission --session` acts as the AGENT
+/// only in the ledger (or store) the session was bound to, and a mission re-created under
+/// the bound id in a ledger re-initialised at the bound path is not taken for the bound one.
+#[test]
+fn a_session_acts_only_on_the_ledger_and_mission_it_was_bound_to() {
+    let dir = tempfile::tempdir().unwrap();
+    let led = dir.path().join("led.db").display().to_string();
+    let led2 = dir.path().join("led2.db").display().to_string();
+    let (env, tok) = setup(&led, "5");
+    let cfg = env.root.join("limits.json").display().to_string();
+    env.ok(&[
+        "limits", "init", "--config", &cfg, "--yes", "--ledger", &led2,
+    ]);
+    env.create_mission(Some(&led2), "Workspace.Read", "worktree", "100", "3");
+    let t = tok.display().to_string();
+    let admit = |ledger: Option<&str>, attempt: &str| {
+        let mut a = vec!["mission"];
+        if let Some(l) = ledger {
+            a.extend(["--ledger", l]);
+        }
+        a.extend([
+            "admit",
+            "m",
+            "--run",
+            "r",
+            "--operation",
+            attempt,
+            "--attempt",
+            attempt,
+            "--grant",
+            "g",
+            "--subject",
+            "agent",
+            "--capability",
+            "Workspace.Read",
+            "--resource",
+            "worktree",
+            "--amount",
+            "1",
+            "--session",
+            &t,
+        ]);
+        env.run(&a)
+    };
+    // Another ledger file holding a mission m: refused, nothing journaled there.
+    let n2 = json_lines(&env.ok(&["--json", "mission", "--ledger", &led2, "log", "m"])).len();
+    let o = admit(Some(&led2), "ax");
+    assert_exit(&o, 1);
+    assert!(stderr(&o).contains("not in --ledger"), "{}", stderr(&o));
+    assert_eq!(
+        json_lines(&env.ok(&["--json", "mission", "--ledger", &led2, "log", "m"])).len(),
+        n2
+    );
+    // The store file (no ledger): refused, naming the ledger.
+    let o = admit(None, "ay");
+    assert_exit(&o, 1);
+    assert!(stderr(&o).contains("is in the ledger"), "{}", stderr(&o));
+    // The bound ledger: accepted as the AGENT.
+    assert_exit(&admit(Some(&led), "az"), 0);
+    // The bound ledger re-initialised at the same path with a mission m created anew (another
+    // creation time): invoke and `mission --session` refuse it.
+    for suffix in ["", "-wal", "-shm"] {
+        let _ = std::fs::remove_file(format!("{led}{suffix}"));
+    }
+    env.ok(&[
+        "limits", "init", "--config", &cfg, "--yes", "--ledger", &led,
+    ]);
+    let contract = env.root.join("contract.json").display().to_string();
+    env.ok(&[
+        "mission",
+        "--ledger",
+        &led,
+        "create",
+        "--contract",
+        &contract,
+        "--yes",
+        "--now",
+        "5",
+    ]);
+    let o = invoke(&env, &tok, &led, "recreated");
+    assert_exit(&o, 1);
+    assert!(
+        stderr(&o).contains("is not the mission the episode was bound to"),
+        "{}",
+        stderr(&o)
+    );
+    let o = admit(Some(&led), "aw");
+    assert_exit(&o, 1);
+    assert!(
+        stderr(&o).contains("is not the mission the episode was bound to"),
+        "{}",
+        stderr(&o)
+    );
+}

@@ -355,11 +355,18 @@ pub struct Common {
     pub now: Option<String>,
     /// Idempotency key: the same command again answers the recorded result (admit: default
     /// admit:<attemptId>)
-    #[arg(long, value_name = "R")]
+    #[arg(long, value_name = "R", value_parser = parse_request_id)]
     pub request_id: Option<String>,
     /// Act as the AGENT of this session (minted with --mission); default: the HOST
     #[arg(long, value_name = "FILE")]
     pub session: Option<String>,
+}
+
+/// `--request-id`: the id grammar of every other mission id (missions.md §2, 1–128 chars of
+/// `[A-Za-z0-9._:-]`), so a key stays bounded and printable in the journal (usage error, exit
+/// 2, otherwise).
+fn parse_request_id(s: &str) -> Result<String, crate::mission::GrammarError> {
+    crate::mission::check_id(s).map(|()| s.to_string())
 }
 
 /// `--evidence REF | --evidence-file F`.
@@ -445,7 +452,12 @@ fn emit_rejection(out: &mut Output, r: &Rejection) -> Result<Exit, CliError> {
     Ok(Exit::LimitRejected)
 }
 
-fn store_err(what: &str, e: mstore::Error) -> CliError {
+/// The hint of a corrupt mission row in the store file; [`run`] names the ledger's verifier
+/// instead when the missions are in a ledger (`world verify` covers the store file only).
+const VERIFY_HINT: &str = "run `world verify`";
+
+/// A mission store error as the CLI reports it (exit codes of docs/LEDGER.md).
+pub(crate) fn store_err(what: &str, e: mstore::Error) -> CliError {
     match e {
         mstore::Error::Ledger(l) => match *l {
             crate::limits::Error::Rejected(v) => {
@@ -455,9 +467,7 @@ fn store_err(what: &str, e: mstore::Error) -> CliError {
         },
         mstore::Error::SchemaVersion { .. } => CliError::usage(what, e)
             .hint("use the world release that created this ledger's mission tables, or a fresh schema (docs/LEDGER.md)"),
-        mstore::Error::Corrupt(_) => {
-            CliError::new(Exit::Integrity, what, e).hint("run `world verify`")
-        }
+        mstore::Error::Corrupt(_) => CliError::new(Exit::Integrity, what, e).hint(VERIFY_HINT),
         mstore::Error::Sqlite(rusqlite::Error::SqliteFailure(f, _))
             if f.code == rusqlite::ErrorCode::DatabaseBusy =>
         {
@@ -558,8 +568,9 @@ fn stop_fence(fence: &str, reason: &str) -> CliError {
     e
 }
 
-/// The AGENT actor of `--session`: the session must be live and bound to `mission_id`; its
-/// subject is the bound grant's subject.
+/// The AGENT actor of `--session`: the session must be live and bound to `mission_id` in
+/// this very place — the store file when the binding names no ledger, else the ledger and the
+/// mission the binding names (DEC-MIS-15); its subject is the bound grant's subject.
 fn agent_actor(
     ctx: &Context,
     out: &mut Output,
@@ -567,6 +578,7 @@ fn agent_actor(
     missions: &dyn MissionStore,
     value: &str,
     mission_id: &str,
+    in_ledger: bool,
 ) -> Result<Actor, CliError> {
     let input = session::read_token(value, true).map_err(|e| CliError::failed("session", e))?;
     if let Some(w) = &input.warning {
@@ -583,6 +595,32 @@ fn agent_actor(
             format!("episode {} is not bound to mission {mission_id}", s.episode),
         )
         .hint("mint the session with --mission M --mission-run R --mission-grant G"));
+    }
+    let elsewhere = match (in_ledger, b.mission_ledger.is_empty()) {
+        (false, true) => None,
+        (false, false) => Some(format!(
+            "episode {}'s mission {mission_id} is in the ledger {}, not in this store",
+            s.episode, b.mission_ledger
+        )),
+        (true, true) => Some(format!(
+            "episode {}'s mission {mission_id} is in the store file, not in --ledger {}",
+            s.episode,
+            missions.describe()
+        )),
+        (true, false) => crate::mission::ledger::check_bound(
+            missions,
+            mission_id,
+            &b.mission_ledger,
+            &b.mission_root,
+        )
+        .map_err(|e| match e {
+            mstore::Error::Rejected(r) => CliError::failed("session", r),
+            e => store_err("session", e),
+        })?,
+    };
+    if let Some(why) = elsewhere {
+        return Err(CliError::failed("session", why)
+            .hint("name the ledger (or the store) the session was minted for, or mint a session for this one"));
     }
     let st = missions.state(mission_id).map_err(|e| match e {
         mstore::Error::Rejected(r) => CliError::failed("session", r),
@@ -699,7 +737,7 @@ fn write(ctx: &Context, out: &mut Output, job: Job<'_>) -> Result<Exit, CliError
         human
     } else if let Some(s) = &job.common.session {
         let conn = store_conn(&target, ctx, &mut aux)?;
-        target.with(|m| agent_actor(ctx, out, conn, m, s, job.mission))?
+        target.with(|m| agent_actor(ctx, out, conn, m, s, job.mission, matches!(target, Target::Ledger(_))))?
     } else {
         host()
     };
@@ -834,7 +872,7 @@ fn apply_lines(
     let actor = match &common.session {
         Some(s) => {
             let conn = store_conn(&target, ctx, &mut aux)?;
-            target.with(|m| agent_actor(ctx, out, conn, m, s, mission))?
+            target.with(|m| agent_actor(ctx, out, conn, m, s, mission, matches!(target, Target::Ledger(_))))?
         }
         None => host(),
     };
@@ -1102,7 +1140,8 @@ fn log(
 
 /// `world mission verify`: every mission's journal re-folded and compared with the stored
 /// state, outbox and hash chain (the mission part of `world verify`, for a ledger too). One
-/// line per finding (`--json`: one object each); exit 0 when clean, 3 on any finding.
+/// line per finding (`--json`: one object each; when clean, one `{"ok":true,"findings":0,
+/// "place":…}` object); exit 0 when clean, 3 on any finding.
 fn verify(ctx: &Context, out: &mut Output, ledger: Option<&str>) -> Result<Exit, CliError> {
     let what = "mission verify";
     let target = open_read(ctx, ledger, what)?;
@@ -1123,6 +1162,11 @@ fn verify(ctx: &Context, out: &mut Output, ledger: Option<&str>) -> Result<Exit,
         }
     }
     if problems.is_empty() {
+        if out.json {
+            // A clean result is data too (as `world --json verify`'s `"ok":true`): a script
+            // reading stdout tells "clean" from "did not run".
+            out.json_line(&json!({"ok": true, "findings": 0, "place": target.describe()}))?;
+        }
         out.status(format!(
             "ok: every mission journal in {} folds to its stored state",
             target.describe()
@@ -1259,6 +1303,22 @@ fn reconcile_from_store(
 
 /// Run `world mission …`.
 pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError> {
+    let ledger = args.ledger.clone();
+    let mut r = run_verb(ctx, out, args);
+    if let (Err(e), Some(l)) = (&mut r, ledger.as_deref()) {
+        for h in &mut e.hints {
+            if h == VERIFY_HINT {
+                *h = format!(
+                    "run `world mission verify --ledger {}`",
+                    crate::limits::describe_location(l)
+                );
+            }
+        }
+    }
+    r
+}
+
+fn run_verb(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError> {
     let ledger = args.ledger.as_deref();
     let cmd = args.cmd;
     let job = |what, mission, common, command, attended, evidence| Job {

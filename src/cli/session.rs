@@ -488,6 +488,7 @@ pub fn run(ctx: &Context, out: &mut Output, cmd: Cmd) -> Result<Exit, CliError> 
                     run_id: mission_run.unwrap_or_default(),
                     grant_id: mission_grant.unwrap_or_default(),
                     ledger: String::new(),
+                    root: String::new(),
                 }),
             };
             if let Some(m) = &mut req.mission {
@@ -496,9 +497,14 @@ pub fn run(ctx: &Context, out: &mut Output, cmd: Cmd) -> Result<Exit, CliError> 
                     // binding names the ledger (canonical path, or URL without password).
                     Some(location) => {
                         let missions = crate::mission::ledger::open_canonical(location)
-                            .map_err(|e| CliError::failed(what, e))?;
+                            .map_err(|e| super::mission::store_err(what, e))?;
                         super::mission::check_binding_in(what, missions.as_ref(), m)?;
-                        m.ledger = missions.describe();
+                        m.ledger = missions
+                            .identity()
+                            .map_err(|e| super::mission::store_err(what, e))?;
+                        m.root = missions
+                            .root(&m.mission_id)
+                            .map_err(|e| super::mission::store_err(what, e))?;
                     }
                     None => super::mission::check_binding(what, store.conn(), m)?,
                 }

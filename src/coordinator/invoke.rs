@@ -280,13 +280,19 @@ fn mission_pairing(
     };
     let missions =
         crate::mission::ledger::open_canonical(location).map_err(|e| unavailable(e.to_string()))?;
-    if missions.describe() != b.mission_ledger {
-        return Err(unavailable(format!(
-            "the episode's mission {} is in the ledger {}, not in --ledger {}",
-            b.mission_id,
-            b.mission_ledger,
-            missions.describe()
-        )));
+    // The same ledger and the same mission the binding names (DEC-MIS-15).
+    let mismatch = crate::mission::ledger::check_bound(
+        missions.as_ref(),
+        &b.mission_id,
+        &b.mission_ledger,
+        &b.mission_root,
+    )
+    .map_err(|e| match e {
+        crate::mission::store::Error::Rejected(r) => InvokeError::MissionRejected(r),
+        e => unavailable(e.to_string()),
+    })?;
+    if let Some(why) = mismatch {
+        return Err(unavailable(why));
     }
     let state = missions.state(&b.mission_id).map_err(|e| match e {
         crate::mission::store::Error::Rejected(r) => InvokeError::MissionRejected(r),

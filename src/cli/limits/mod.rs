@@ -341,6 +341,8 @@ pub fn ledger_err(what: &str, e: limits::Error) -> CliError {
             .hint("--ledger names a standalone ledger file; to use the ledger inside the World store, drop --ledger"),
         limits::Error::BadLedgerUrl { .. } => CliError::usage(what, e)
             .hint("a PostgreSQL ledger is postgres://USER@HOST[:PORT]/DB (or ?host=/socket/dir); see docs/LEDGER.md"),
+        limits::Error::BadLedgerLocation { .. } => CliError::usage(what, e)
+            .hint("--ledger names a ledger file (made by `world limits init`) or a postgres:// URL; see docs/LEDGER.md"),
         limits::Error::SchemaVersion { .. } => CliError::usage(what, e)
             .hint("use the world release that created this ledger schema, or a fresh schema (docs/LEDGER.md)"),
         limits::Error::Postgres { ref source, .. }
