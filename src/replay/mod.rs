@@ -18,7 +18,7 @@ use std::collections::HashMap;
 use std::fmt;
 use std::time::{Duration, Instant};
 
-use rusqlite::{Connection, OptionalExtension};
+use rusqlite::Connection;
 use serde::Serialize;
 
 use crate::authority::grants::{decide, Grant};
@@ -28,12 +28,15 @@ use crate::interp::capsule::{self, CapsuleError};
 use crate::interp::{embedded_ref, Interpreter};
 use crate::plan::{self, PhaseResult, Triple, WorldEffect};
 use crate::store::entry::{entry_hash, world_ref};
-use crate::store::journal::{self, CommitIntent, Kind, ReceiptState};
+use crate::store::journal::{self, Kind, ReceiptState};
 use crate::store::records::request_bytes;
 use crate::store::records::{
     EffectRecord, InvocationRecord, EFFECT_RECORD, INVOCATION_RECORD_V1, INVOCATION_RECORD_V2,
 };
-use crate::store::{object_in, Error as StoreError, LogEntry, Object, Store, WorldRow};
+use crate::store::{
+    object_in, widen_page_cache, world_by_log_head_in, world_in, Error as StoreError, LogEntry,
+    Object, ReadSpan, Store,
+};
 use crate::transitions::publish::InterpreterProvider;
 
 /// Which log entries to replay (transitions.md §12 "Selection").
@@ -305,28 +308,6 @@ pub fn is_replayable(written_by: &str) -> bool {
     written_by.starts_with("coordinator:")
 }
 
-/// Map entry hash → invocation id from every commit intent of the journal.
-pub fn commit_intents(conn: &Connection) -> Result<HashMap<String, String>, StoreError> {
-    let mut stmt = conn.prepare(
-        "SELECT j.invocation_id, o.payload FROM journal j JOIN objects o ON o.hash_ref = j.object_ref
-         WHERE j.kind = 'intent' AND o.semantic_id = ?1",
-    )?;
-    let rows = stmt.query_map([journal::COMMIT_INTENT], |r| {
-        Ok((r.get::<_, String>(0)?, r.get::<_, Vec<u8>>(1)?))
-    })?;
-    let mut out = HashMap::new();
-    for row in rows {
-        let (id, payload) = row?;
-        // An undecodable intent names no entry; the receipt stage reports the gap.
-        if let Ok(i) = CommitIntent::decode(&payload) {
-            if i.invocation_id == id {
-                out.insert(i.entry_hash, id);
-            }
-        }
-    }
-    Ok(out)
-}
-
 /// The log entries a selection names, in log order, each with its invocation id (commit
 /// intent first, else the record's `invocationId`).
 ///
@@ -337,7 +318,7 @@ pub fn select(
     store: &Store,
     selection: &Selection,
 ) -> Result<Vec<(LogEntry, Option<String>)>, ReplayError> {
-    let intents = commit_intents(store.conn())?;
+    let intents = journal::commit_intents_by_entry(store.conn())?;
     let (from, limit) = match selection {
         Selection::Range { from, to } if to < from => {
             return Err(ReplayError::EmptyRange {
@@ -350,7 +331,7 @@ pub fn select(
     };
     let mut out = Vec::new();
     store.for_each_log(from, limit, false, |e| {
-        let mut id = intents.get(&e.entry_hash).cloned();
+        let mut id = intents.get(&e.entry_hash).map(str::to_string);
         if id.is_none() && is_replayable(&e.header.written_by) {
             id = record_invocation_id(store.conn(), &e.transition_ref);
         }
@@ -405,11 +386,9 @@ pub fn replay(
     opts: &Options,
     on_entry: &mut dyn FnMut(&EntryResult, usize, usize),
 ) -> Result<Report, ReplayError> {
-    // A larger page cache for this connection only (not persistent, nothing written): replay
-    // touches every object of every entry once, and the default 2 MiB cache thrashes on long logs.
-    let _ = store.conn().execute_batch("PRAGMA cache_size = -65536");
+    widen_page_cache(store.conn(), REPLAY_PAGE_CACHE_KIB);
     // One read transaction per span of entries instead of one per statement (DEC-PERF-3).
-    let mut span = ReadSpan::begin(store.conn());
+    let mut span = ReadSpan::begin(store.conn(), READ_SPAN);
     let selected = select(store, selection)?;
     let total = selected.len();
     let mut engine = Engine {
@@ -459,42 +438,9 @@ pub fn replay(
 /// waiting to commit (busy timeout 2 s, store-format.md §4) is never refused because of it.
 const READ_SPAN: Duration = Duration::from_millis(100);
 
-/// A deferred read transaction renewed every [`READ_SPAN`] (DEC-PERF-3). Without it every
-/// SQLite statement takes and drops the shared lock and re-checks for a hot journal
-/// (`fcntl`, `newfstatat` per statement). Ended on drop. Nothing is written through it.
-struct ReadSpan<'c> {
-    conn: &'c Connection,
-    since: Instant,
-    open: bool,
-}
-
-impl<'c> ReadSpan<'c> {
-    fn begin(conn: &'c Connection) -> ReadSpan<'c> {
-        let open = conn.is_autocommit() && conn.execute_batch("BEGIN DEFERRED").is_ok();
-        ReadSpan {
-            conn,
-            since: Instant::now(),
-            open,
-        }
-    }
-
-    /// End the transaction and begin the next one once [`READ_SPAN`] has passed.
-    fn renew(&mut self) {
-        if self.open && self.since.elapsed() >= READ_SPAN {
-            let _ = self.conn.execute_batch("COMMIT");
-            self.open = self.conn.execute_batch("BEGIN DEFERRED").is_ok();
-            self.since = Instant::now();
-        }
-    }
-}
-
-impl Drop for ReadSpan<'_> {
-    fn drop(&mut self) {
-        if self.open {
-            let _ = self.conn.execute_batch("COMMIT");
-        }
-    }
-}
+/// The page cache replay gives its connections (KiB): replay touches every object of every
+/// entry once, and the default 2 MiB cache thrashes on long logs.
+const REPLAY_PAGE_CACHE_KIB: u32 = 65_536;
 
 enum Stop {
     Diverged(Divergence),
@@ -637,22 +583,9 @@ impl Engine<'_> {
 
     fn intents_for(&mut self, episode: &str) -> Result<&HashMap<String, Vec<IntentInfo>>, Stop> {
         if !self.effect_intents.contains_key(episode) {
-            let lo = format!("effect:{episode}:");
-            let hi = format!("effect:{episode};");
-            // `+o.semantic_id`: keep SQLite from driving the join from every effect-intent
-            // object of the store (objects_by_semantic_id) into the episode's journal range,
-            // which is quadratic in the episode length; the journal range drives it instead.
-            let mut stmt = self.conn.prepare(
-                "SELECT j.invocation_id, o.payload FROM journal j JOIN objects o ON o.hash_ref = j.object_ref
-                 WHERE j.kind = 'intent' AND j.invocation_id >= ?1 AND j.invocation_id < ?2 AND +o.semantic_id = ?3
-                 ORDER BY j.seq",
-            )?;
-            let rows = stmt.query_map(rusqlite::params![lo, hi, journal::EFFECT_INTENT], |r| {
-                Ok((r.get::<_, String>(0)?, r.get::<_, Vec<u8>>(1)?))
-            })?;
+            let rows = journal::episode_effect_rows(self.conn, episode, Kind::Intent)?;
             let mut map: HashMap<String, Vec<IntentInfo>> = HashMap::new();
-            for row in rows {
-                let (id, payload) = row?;
+            for (id, payload) in rows {
                 let Ok(v) = serde_json::from_slice::<serde_json::Value>(&payload) else {
                     continue;
                 };
@@ -678,17 +611,9 @@ impl Engine<'_> {
     /// effect outcomes (cached).
     fn outcome_owner(&mut self, episode: &str, record_ref: &str) -> Result<Option<String>, Stop> {
         if !self.outcome_owners.contains_key(episode) {
-            let mut stmt = self.conn.prepare(
-                "SELECT j.invocation_id, o.payload FROM journal j JOIN objects o ON o.hash_ref = j.object_ref
-                 WHERE j.kind = 'outcome' AND j.invocation_id >= ?1 AND j.invocation_id < ?2",
-            )?;
-            let rows = stmt.query_map(
-                [format!("effect:{episode}:"), format!("effect:{episode};")],
-                |r| Ok((r.get::<_, String>(0)?, r.get::<_, Vec<u8>>(1)?)),
-            )?;
+            let rows = journal::episode_effect_rows(self.conn, episode, Kind::Outcome)?;
             let mut map = HashMap::new();
-            for row in rows {
-                let (id, payload) = row?;
+            for (id, payload) in rows {
                 if let Some(r) = serde_json::from_slice::<serde_json::Value>(&payload)
                     .ok()
                     .and_then(|v| {
@@ -757,12 +682,12 @@ impl Engine<'_> {
         // The receipt's world by primary key (worlds has no log_head index); the scan by
         // logHead runs only when that world is not this entry's, to name the mismatch.
         let by_receipt = match receipt.result_ref.as_deref() {
-            Some(r) => world_by_ref(self.conn, r)?.filter(|w| w.log_head == e.entry_hash),
+            Some(r) => world_in(self.conn, r)?.filter(|w| w.log_head == e.entry_hash),
             None => None,
         };
         let world = match by_receipt {
             Some(w) => Some(w),
-            None => world_for(self.conn, &e.entry_hash)?,
+            None => world_by_log_head_in(self.conn, &e.entry_hash)?,
         }
         .ok_or_else(|| {
             div(
@@ -1234,12 +1159,31 @@ fn altered_output(output: &Object, replayed: &[u8]) -> Divergence {
     .bytes(replayed, &output.payload)
 }
 
+/// Why a recorded plan's effect triples cannot be read ([`recorded_triples`]); printed after
+/// `recorded plan <ref> is malformed: `.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RecordedPlanError {
+    /// The plan bytes are not TR-CJSON-1 (the parser's own text).
+    #[error(transparent)]
+    Json(#[from] trcjson::Error),
+    /// `effects` is absent or not an array.
+    #[error("effects is not an array")]
+    EffectsNotArray,
+    /// An element of `effects` lacks a string `effect`, a string `scope` or an integer `cost`.
+    #[error("an effect lacks effect, scope or cost")]
+    IncompleteEffect,
+}
+
 /// The `(effect, scope, cost)` triples of a recorded plan's effects (the requirements
 /// `parsePlan` is checked against on replay, transitions.md §12 step 5).
-pub fn recorded_triples(plan_bytes: &[u8]) -> Result<Vec<Triple>, String> {
-    let v = trcjson::parse(plan_bytes, Bounds::PLAN).map_err(|e| e.to_string())?;
+///
+/// # Errors
+/// [`RecordedPlanError`]: the bytes are not TR-CJSON-1, `effects` is not an array, or an
+/// effect lacks one of the three.
+pub fn recorded_triples(plan_bytes: &[u8]) -> Result<Vec<Triple>, RecordedPlanError> {
+    let v = trcjson::parse(plan_bytes, Bounds::PLAN)?;
     let Some(CValue::Array(effects)) = v.get("effects") else {
-        return Err("effects is not an array".into());
+        return Err(RecordedPlanError::EffectsNotArray);
     };
     effects
         .iter()
@@ -1254,42 +1198,10 @@ pub fn recorded_triples(plan_bytes: &[u8]) -> Result<Vec<Triple>, String> {
                     scope: scope.to_string(),
                     cost,
                 }),
-                _ => Err("an effect lacks effect, scope or cost".to_string()),
+                _ => Err(RecordedPlanError::IncompleteEffect),
             }
         })
         .collect()
-}
-
-fn world_by_ref(conn: &Connection, reference: &str) -> Result<Option<WorldRow>, StoreError> {
-    Ok(conn
-        .prepare_cached(
-            "SELECT world_ref, revision, state_root, log_head FROM worlds WHERE world_ref = ?1",
-        )?
-        .query_row([reference], |r| {
-            Ok(WorldRow {
-                reference: r.get(0)?,
-                revision: r.get(1)?,
-                state_root: r.get(2)?,
-                log_head: r.get(3)?,
-            })
-        })
-        .optional()?)
-}
-
-fn world_for(conn: &Connection, entry_hash: &str) -> Result<Option<WorldRow>, StoreError> {
-    Ok(conn
-        .prepare_cached(
-            "SELECT world_ref, revision, state_root, log_head FROM worlds WHERE log_head = ?1",
-        )?
-        .query_row([entry_hash], |r| {
-            Ok(WorldRow {
-                reference: r.get(0)?,
-                revision: r.get(1)?,
-                state_root: r.get(2)?,
-                log_head: r.get(3)?,
-            })
-        })
-        .optional()?)
 }
 
 #[cfg(test)]
