@@ -1,4 +1,5 @@
-//! Shared test environment for the `world` CLI integration tests (tests/cli.rs).
+//! The test harness of tests/runner.rs (the one integration-test binary): the test environment
+//! every module shares.
 //!
 //! [`TestEnv`] gives every test its own temporary directory with `WORLD_DB` inside it, a
 //! cleared environment (only `WORLD_DB`, `HOME`, `NO_COLOR=1` and the test-only clock hook
@@ -30,7 +31,39 @@ pub fn sha(bytes: &[u8]) -> String {
 
 /// The path of the `world` binary cargo built for these tests.
 pub fn world_bin() -> PathBuf {
-    assert_cmd::cargo::cargo_bin("world")
+    PathBuf::from(env!("CARGO_BIN_EXE_world"))
+}
+
+/// The repository root (`CARGO_MANIFEST_DIR`): fixtures, manifests and docs are named relative
+/// to it, and `cargo test` runs the test binary there.
+pub fn repo() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// The name `cargo test` lists for test `name` of the module whose `module_path!()` is
+/// `module`: the module path without the crate (`runner::invoke_reliability` and
+/// `child_invoke` give `invoke_reliability::child_invoke`).
+pub fn test_name(module: &str, name: &str) -> String {
+    match module.split_once("::") {
+        Some((_crate, path)) => format!("{path}::{name}"),
+        None => name.to_string(),
+    }
+}
+
+/// This test binary re-run for exactly one `#[ignore]`d test (`test_name(module, name)`), one
+/// thread, output not captured: the child process of the kill -9 tests. The caller adds its
+/// environment, cwd and stdio.
+pub fn child_test(module: &str, name: &str) -> StdCommand {
+    let mut c = StdCommand::new(std::env::current_exe().expect("test binary"));
+    c.args([
+        "--exact",
+        &test_name(module, name),
+        "--ignored",
+        "--nocapture",
+        "--test-threads",
+        "1",
+    ]);
+    c
 }
 
 /// One finished `world` run.
