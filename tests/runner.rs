@@ -45,6 +45,7 @@ mod mission_ledger;
 mod mission_ledger_pairing;
 mod mission_pairing;
 mod number_exactness;
+mod outputs;
 mod prompts;
 mod publish;
 mod quickstart;
