@@ -40,6 +40,24 @@ pub fn repo() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
 }
 
+/// The hermetic environment of a `world` run on store `db`: everything cleared, then only
+/// `WORLD_DB=db`, `NO_COLOR=1` and the fixed clock `WORLD_TEST_NOW=TEST_NOW`. The caller sets
+/// the cwd (and `HOME` if the command needs one).
+pub fn scrub<'c>(c: &'c mut StdCommand, db: &Path) -> &'c mut StdCommand {
+    c.env_clear()
+        .env("WORLD_DB", db)
+        .env("NO_COLOR", "1")
+        .env("WORLD_TEST_NOW", TEST_NOW.to_string())
+}
+
+/// `world` on store `db` with the hermetic environment ([`scrub`]), run from the repository
+/// root (manifests name their transition files relative to it).
+pub fn world_in_repo(db: &Path) -> Command {
+    let mut c = StdCommand::new(world_bin());
+    scrub(&mut c, db).current_dir(repo());
+    Command::from_std(c)
+}
+
 /// The name `cargo test` lists for test `name` of the module whose `module_path!()` is
 /// `module`: the module path without the crate (`runner::invoke_reliability` and
 /// `child_invoke` give `invoke_reliability::child_invoke`).
@@ -184,11 +202,8 @@ impl TestEnv {
     }
 
     fn apply_env(&self, c: &mut StdCommand) {
-        c.env_clear()
-            .env("WORLD_DB", &self.db)
+        scrub(c, &self.db)
             .env("HOME", self.dir.path())
-            .env("NO_COLOR", "1")
-            .env("WORLD_TEST_NOW", TEST_NOW.to_string())
             .current_dir(self.dir.path());
     }
 
