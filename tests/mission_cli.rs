@@ -4,7 +4,7 @@
 //! the tty fence); the HUMAN acts are driven on a pseudo-terminal that becomes the child's
 //! controlling terminal.
 
-mod terminal;
+use crate::terminal;
 use terminal::pty;
 
 use std::path::PathBuf;

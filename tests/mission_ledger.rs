@@ -8,7 +8,7 @@
 //! The PostgreSQL server is the throwaway one of `tests/pgtest` (skipped with a message when
 //! PostgreSQL is not installed, a failure under `CI=true`).
 
-mod pgtest;
+use crate::pgtest;
 
 use std::path::Path;
 use std::process::{Command, Output, Stdio};

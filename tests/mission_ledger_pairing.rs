@@ -10,8 +10,8 @@
 //! Ledger file and PostgreSQL (the throwaway server of `tests/pgtest`: skipped with a message
 //! when PostgreSQL is not installed, a failure under `CI=true`).
 
-mod invoke_support;
-mod pgtest;
+use crate::invoke_support;
+use crate::pgtest;
 
 use std::path::PathBuf;
 

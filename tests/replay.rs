@@ -13,7 +13,7 @@ use world::encoding::HashRef;
 use world::store::records::InvocationRecord;
 
 fn repo() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+    crate::common::repo().to_path_buf()
 }
 
 struct Env {

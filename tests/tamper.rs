@@ -3,8 +3,7 @@
 //! way an attacker with file access would, and `world verify --json` must fail (exit 3) with a
 //! named finding. The broker and `world receipt` must refuse to act on what they read.
 
-#[path = "invoke_support/mod.rs"]
-mod invoke_support;
+use crate::invoke_support;
 
 use std::path::{Path, PathBuf};
 
