@@ -15,3 +15,4 @@ pub mod approval;
 pub mod genesis;
 pub mod pin;
 pub mod session;
+pub mod verify;
