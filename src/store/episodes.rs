@@ -347,7 +347,9 @@ pub fn effect_outcomes(conn: &Connection) -> Result<Vec<(String, Vec<u8>)>, Erro
          WHERE j.kind = 'outcome' AND o.semantic_id = ?1 ORDER BY j.seq",
     )?;
     let rows = stmt
-        .query_map([super::journal::EFFECT_OUTCOME], |r| Ok((r.get(0)?, r.get(1)?)))?
+        .query_map([super::journal::EFFECT_OUTCOME], |r| {
+            Ok((r.get(0)?, r.get(1)?))
+        })?
         .collect::<Result<_, _>>()?;
     Ok(rows)
 }
