@@ -470,9 +470,9 @@ pub fn next_ordinal_full_scan(conn: &Connection, episode: &str) -> Result<Option
 #[cfg(test)]
 mod tests {
     use super::*;
-    use rusqlite::OptionalExtension;
     use crate::store::{put_object, Object, Store, WriteOptions};
     use proptest::prelude::*;
+    use rusqlite::OptionalExtension;
 
     const EPISODES: [&str; 4] = ["ep1", "ep10", "ep1:x", "ep"];
 

@@ -7,6 +7,9 @@
 //! and print; they open no transaction themselves, and `cli/error.rs` alone turns these errors
 //! into exit codes and hints.
 //!
+//! [`verify`] is the read-only whole-store check: the store's own format checks with the
+//! other modules' cross-checks between them (DEC-ARCH-9).
+//!
 //! The invocation pipeline is the coordinator's ([`crate::coordinator::invoke`]); the workflows
 //! here are the others, moved out of `cli/` one at a time (docs/ARCHITECTURE.md lists what is
 //! still to move in its debt table).

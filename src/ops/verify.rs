@@ -12,7 +12,7 @@
 //! - `limits`: the ledger's event chain folds to its materialised tables;
 //! - `mission`: every mission journal replays to its state (missions.md §6).
 //!
-//! DEC-ARCH-7 records the split.
+//! DEC-ARCH-9 records the split.
 
 use crate::store::verify::{Checks, Progress, Report};
 use crate::store::{Error, Store};

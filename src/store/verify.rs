@@ -179,7 +179,7 @@ pub struct ClaimCheck {
 
 impl ClaimCheck {
     /// Whether the decision is in `world`'s own format (`world/approval-decision/v1`); foreign
-    /// decision formats (the reference's, [U]) are only checked for existence.
+    /// decision formats (the reference's, marked \[U\] in the spec) are only checked for existence.
     pub fn is_world_decision(&self) -> bool {
         self.semantic.as_deref() == Some(APPROVAL_DECISION)
     }
