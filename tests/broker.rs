@@ -199,7 +199,7 @@ fn allowed_failed_and_denied_effects_are_recorded_and_spend_survives() {
 
     drop(store);
     let ro = Store::open_read(&e.db).unwrap();
-    let report = ro.verify(false, &mut |_, _| {}).unwrap();
+    let report = world::ops::verify::verify(&ro, false, &mut |_, _| {}).unwrap();
     assert!(report.ok(), "{:?}", report.failures);
 }
 

@@ -5,7 +5,6 @@ use std::collections::HashMap;
 use rusqlite::Connection;
 use serde::Serialize;
 
-use crate::store::journal;
 use crate::store::records::{EffectRecord, InvocationRecord, EFFECT_RECORD, INVOCATION_RECORD_V2};
 use crate::store::Error as StoreError;
 
@@ -73,33 +72,16 @@ pub fn list(conn: &Connection, f: &Filter) -> Result<Vec<Listed>, StoreError> {
         return finish(context, all, f);
     }
     // Committed invocations name their records in order.
-    let mut stmt =
-        conn.prepare("SELECT payload FROM objects WHERE semantic_id = ?1 ORDER BY hash_ref")?;
-    let recs: Vec<Vec<u8>> = stmt
-        .query_map([INVOCATION_RECORD_V2], |r| r.get(0))?
-        .collect::<Result<_, _>>()?;
-    for p in recs {
+    for (_, p) in crate::store::payloads_by_semantic_id(conn, INVOCATION_RECORD_V2)? {
         if let Ok(r) = InvocationRecord::decode(INVOCATION_RECORD_V2, &p) {
             add_record(&mut context, r);
         }
     }
     // Effect outcomes name their records; intents name the episode.
-    let mut stmt = conn.prepare(
-        "SELECT j.invocation_id, o.payload FROM journal j JOIN objects o ON o.hash_ref = j.object_ref
-         WHERE j.kind = 'outcome' AND o.semantic_id = ?1 ORDER BY j.seq",
-    )?;
-    let outs: Vec<(String, Vec<u8>)> = stmt
-        .query_map([journal::EFFECT_OUTCOME], |r| Ok((r.get(0)?, r.get(1)?)))?
-        .collect::<Result<_, _>>()?;
-    for (id, p) in outs {
+    for (id, p) in crate::store::episodes::effect_outcomes(conn)? {
         add_outcome(&mut context, id, &p);
     }
-    let mut stmt = conn.prepare(
-        "SELECT hash_ref, payload FROM objects WHERE semantic_id = ?1 ORDER BY hash_ref",
-    )?;
-    let all: Vec<(String, Vec<u8>)> = stmt
-        .query_map([EFFECT_RECORD], |r| Ok((r.get(0)?, r.get(1)?)))?
-        .collect::<Result<_, _>>()?;
+    let all = crate::store::payloads_by_semantic_id(conn, EFFECT_RECORD)?;
     finish(context, all, f)
 }
 

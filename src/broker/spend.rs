@@ -29,9 +29,10 @@
 use std::collections::HashMap;
 use std::sync::{LazyLock, Mutex};
 
-use rusqlite::{Connection, OptionalExtension};
+use rusqlite::Connection;
 
 use crate::store::journal;
+use crate::store::spend::{self as rows, ScanPlan};
 use crate::store::Error as StoreError;
 
 mod table;
@@ -84,8 +85,8 @@ impl Tally {
         if self.corrupt.is_some() {
             return;
         }
-        if let Err(detail) = fold_payload(&mut self.spend, episode, payload) {
-            self.corrupt = Some(detail);
+        if let Err(e) = fold_payload(&mut self.spend, episode, payload) {
+            self.corrupt = Some(e.to_string());
         }
     }
 }
@@ -99,7 +100,7 @@ fn clamp_i64(v: i128) -> i64 {
 }
 
 /// The identity of one journal row: `(kind, invocation_id, object_ref)`.
-type RowId = (String, String, String);
+type RowId = rows::JournalRowId;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 struct Entry {
@@ -192,15 +193,27 @@ fn ordinal_of(id: &str, lo: &str) -> Option<i64> {
     suffix.parse::<i64>().ok()
 }
 
+/// Why an effect intent payload cannot be folded into the spend (§8); the text is the detail of
+/// the tally's corruption and of [`StoreError::Corrupt`].
+#[derive(Debug, thiserror::Error)]
+pub enum PayloadError {
+    /// The payload is not JSON (serde's text).
+    #[error("{0}")]
+    Json(#[source] serde_json::Error),
+    /// An intent of the episode without a string `effect`, a string `scope` or an int64 `cost`.
+    #[error("missing effect, scope or cost")]
+    Missing,
+}
+
 /// Fold one `world/effect-intent/v1` payload into `spend` (§8): intents of other episodes that
 /// share the id prefix are skipped; an undecodable payload or one missing effect, scope or an
-/// int64 cost is an error (its detail).
+/// int64 cost is an error.
 fn fold_payload(
     spend: &mut HashMap<(String, String), i128>,
     episode: &str,
     payload: &[u8],
-) -> Result<(), String> {
-    let v: serde_json::Value = serde_json::from_slice(payload).map_err(|e| e.to_string())?;
+) -> Result<(), PayloadError> {
+    let v: serde_json::Value = serde_json::from_slice(payload).map_err(PayloadError::Json)?;
     if v.get("episodeId").and_then(|x| x.as_str()) != Some(episode) {
         return Ok(());
     }
@@ -209,7 +222,7 @@ fn fold_payload(
         v.get("scope").and_then(|x| x.as_str()),
         v.get("cost").and_then(|x| x.as_i64()),
     ) else {
-        return Err("missing effect, scope or cost".into());
+        return Err(PayloadError::Missing);
     };
     *spend
         .entry((effect.to_string(), scope.to_string()))
@@ -219,10 +232,10 @@ fn fold_payload(
 
 /// One in-range intent row: seq, invocation id, and `(object_ref, semantic_id, payload)` of its
 /// object if the object exists.
-type ScanRow = (i64, String, Option<IntentObject>);
+type ScanRow = rows::IntentRow;
 
 /// An intent row's object: `(object_ref, semantic_id, payload)`.
-type IntentObject = (String, String, Vec<u8>);
+type IntentObject = rows::IntentObject;
 
 /// Fold an intent object into `tally` only if its payload re-hashes to the ref the journal row
 /// names (issue 13 §3: budget is never counted from an edited intent); otherwise the tally is
@@ -282,35 +295,17 @@ fn scan(
                 .rows_in_range
                 .saturating_mul(ROWID_PLAN_FACTOR)
                 .saturating_add(ROWID_PLAN_SLACK);
-    // Both plans select the same rows; the unary `+` keeps the planner off the other access
-    // path: the rowid range walks only the new rows, the (invocation_id, kind) index walks only
-    // the episode's ids (a cold start, or a long gap of other episodes' rows).
-    let sql = if rowid_plan {
-        "SELECT j.seq, j.invocation_id, o.semantic_id, o.payload, j.object_ref
-         FROM journal j LEFT JOIN objects o ON o.hash_ref = j.object_ref
-         WHERE j.seq > ?1 AND j.seq <= ?2 AND j.kind = 'intent'
-           AND +j.invocation_id >= ?3 AND +j.invocation_id < ?4"
+    // Both plans select the same rows: the rowid range walks only the new rows, the
+    // (invocation_id, kind) index walks only the episode's ids (a cold start, or a long gap of
+    // other episodes' rows).
+    let plan = if rowid_plan {
+        ScanPlan::RowidRange
     } else {
-        "SELECT j.seq, j.invocation_id, o.semantic_id, o.payload, j.object_ref
-         FROM journal j LEFT JOIN objects o ON o.hash_ref = j.object_ref
-         WHERE j.kind = 'intent' AND j.invocation_id >= ?3 AND j.invocation_id < ?4
-           AND +j.seq > ?1 AND +j.seq <= ?2"
+        ScanPlan::IdIndex
     };
-    let mut stmt = conn.prepare_cached(sql)?;
-    let mut rows = stmt.query(rusqlite::params![from, to, lo, hi])?;
-    while let Some(r) = rows.next()? {
-        let seq: i64 = r.get(0)?;
-        let id: String = r.get(1)?;
-        let semantic: Option<String> = r.get(2)?;
-        let payload: Option<Vec<u8>> = r.get(3)?;
-        let reference: String = r.get(4)?;
-        let object = match (semantic, payload) {
-            (Some(s), Some(p)) => Some((reference, s, p)),
-            _ => None,
-        };
-        fold_row(entry, episode, &lo, (seq, id, object));
-    }
-    Ok(())
+    rows::scan_intents(conn, (from, to), (&lo, &hi), plan, |row| {
+        fold_row(entry, episode, &lo, row);
+    })
 }
 
 /// Re-check the rows whose payload object was missing; fold those whose object now exists.
@@ -318,17 +313,9 @@ fn recheck_pending(conn: &Connection, entry: &mut Entry, episode: &str) -> Resul
     if entry.pending.is_empty() {
         return Ok(());
     }
-    let mut stmt = conn.prepare_cached(
-        "SELECT j.object_ref, o.semantic_id, o.payload, j.invocation_id
-         FROM journal j JOIN objects o ON o.hash_ref = j.object_ref WHERE j.seq = ?1",
-    )?;
     let mut still = Vec::new();
     for seq in std::mem::take(&mut entry.pending) {
-        let found: Option<(IntentObject, String)> = stmt
-            .query_row([seq], |r| {
-                Ok(((r.get(0)?, r.get(1)?, r.get(2)?), r.get(3)?))
-            })
-            .optional()?;
+        let found = rows::object_at(conn, seq)?;
         match found {
             None => still.push(seq),
             Some((object, id)) => fold_verified(&mut entry.tally, episode, &id, object),
@@ -339,14 +326,7 @@ fn recheck_pending(conn: &Connection, entry: &mut Entry, episode: &str) -> Resul
 }
 
 fn row_at(conn: &Connection, seq: i64) -> Result<Option<RowId>, StoreError> {
-    if seq <= 0 {
-        return Ok(None);
-    }
-    let mut stmt =
-        conn.prepare_cached("SELECT kind, invocation_id, object_ref FROM journal WHERE seq = ?1")?;
-    Ok(stmt
-        .query_row([seq], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
-        .optional()?)
+    rows::row_at(conn, seq)
 }
 
 /// Whether this connection's view may be cached: the file has a path and the view holds
@@ -377,9 +357,7 @@ enum Keep {
 
 fn compute(conn: &Connection, episode: &str, keep: Keep) -> Result<Tally, StoreError> {
     let key = cache_key(conn, episode);
-    let top: i64 = conn
-        .prepare_cached("SELECT COALESCE(MAX(seq), 0) FROM journal")?
-        .query_row([], |r| r.get(0))?;
+    let top = rows::journal_top(conn)?;
     let mut best = Entry::empty();
     if let Some(e) = key.as_ref().and_then(cache_get) {
         if still_valid(conn, &e, top)? {
@@ -458,16 +436,8 @@ pub fn spend_full_scan(
     episode: &str,
 ) -> Result<HashMap<(String, String), i64>, StoreError> {
     let (lo, hi) = id_range(episode);
-    let mut stmt = conn.prepare(
-        "SELECT o.payload, j.object_ref FROM journal j JOIN objects o ON o.hash_ref = j.object_ref
-         WHERE j.kind = 'intent' AND j.invocation_id >= ?1 AND j.invocation_id < ?2 AND o.semantic_id = ?3",
-    )?;
-    let rows = stmt.query_map(rusqlite::params![lo, hi, journal::EFFECT_INTENT], |r| {
-        Ok((r.get::<_, Vec<u8>>(0)?, r.get::<_, String>(1)?))
-    })?;
     let mut out: HashMap<(String, String), i64> = HashMap::new();
-    for row in rows {
-        let (p, reference) = row?;
+    rows::for_each_intent_payload(conn, (&lo, &hi), journal::EFFECT_INTENT, |p, reference| {
         let computed = crate::encoding::HashRef::of(&p).to_string();
         if computed != reference {
             return Err(corrupt(format!(
@@ -475,12 +445,13 @@ pub fn spend_full_scan(
             )));
         }
         let mut one = HashMap::new();
-        fold_payload(&mut one, episode, &p).map_err(corrupt)?;
+        fold_payload(&mut one, episode, &p).map_err(|e| corrupt(e.to_string()))?;
         for (k, v) in one {
             let e = out.entry(k).or_insert(0);
             *e = e.saturating_add(clamp_i64(v));
         }
-    }
+        Ok(())
+    })?;
     Ok(out)
 }
 
@@ -491,12 +462,7 @@ pub fn spend_full_scan(
 /// Store errors.
 pub fn next_ordinal_full_scan(conn: &Connection, episode: &str) -> Result<Option<i64>, StoreError> {
     let (lo, hi) = id_range(episode);
-    let mut stmt = conn.prepare(
-        "SELECT invocation_id FROM journal WHERE kind = 'intent' AND invocation_id >= ?1 AND invocation_id < ?2",
-    )?;
-    let ids: Vec<String> = stmt
-        .query_map([&lo, &hi], |r| r.get(0))?
-        .collect::<Result<_, _>>()?;
+    let ids = rows::intent_ids(conn, (&lo, &hi))?;
     let max = ids.iter().filter_map(|id| ordinal_of(id, &lo)).max();
     Ok(ordinal_after(max))
 }
@@ -506,6 +472,7 @@ mod tests {
     use super::*;
     use crate::store::{put_object, Object, Store, WriteOptions};
     use proptest::prelude::*;
+    use rusqlite::OptionalExtension;
 
     const EPISODES: [&str; 4] = ["ep1", "ep10", "ep1:x", "ep"];
 

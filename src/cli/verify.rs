@@ -53,9 +53,8 @@ pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError
             b.set_position(done);
         }
     };
-    let report = store
-        .verify(args.full, &mut progress)
-        .map_err(read_err("verify"))?;
+    let report =
+        crate::ops::verify::verify(&store, args.full, &mut progress).map_err(read_err("verify"))?;
     if let Some(b) = bar {
         b.finish_and_clear();
     }

@@ -7,6 +7,9 @@
 //! and print; they open no transaction themselves, and `cli/error.rs` alone turns these errors
 //! into exit codes and hints.
 //!
+//! [`verify`] is the read-only whole-store check: the store's own format checks with the
+//! other modules' cross-checks between them (DEC-ARCH-9).
+//!
 //! The invocation pipeline is the coordinator's ([`crate::coordinator::invoke`]); the workflows
 //! here are the others: [`genesis`], [`commit`] (a body, or `--put` files on the head),
 //! [`pin`], [`publish`] (plan, then commit), [`session`] mint/revoke, [`approval`]
@@ -24,3 +27,4 @@ pub mod pin;
 pub mod publish;
 pub mod replay;
 pub mod session;
+pub mod verify;

@@ -501,6 +501,25 @@ pub fn check(conn: &Connection) -> Result<Vec<Problem>, Error> {
     Ok(out)
 }
 
+/// Every effect outcome of the journal as `(invocation_id, payload)`, in journal order: the
+/// rows of kind `outcome` whose object is a `world/effect-outcome/v1` (the full pass of
+/// `world effects`; [`effect_outcomes_of`] is one episode's share).
+///
+/// # Errors
+/// SQLite errors.
+pub fn effect_outcomes(conn: &Connection) -> Result<Vec<(String, Vec<u8>)>, Error> {
+    let mut stmt = conn.prepare(
+        "SELECT j.invocation_id, o.payload FROM journal j JOIN objects o ON o.hash_ref = j.object_ref
+         WHERE j.kind = 'outcome' AND o.semantic_id = ?1 ORDER BY j.seq",
+    )?;
+    let rows = stmt
+        .query_map([super::journal::EFFECT_OUTCOME], |r| {
+            Ok((r.get(0)?, r.get(1)?))
+        })?
+        .collect::<Result<_, _>>()?;
+    Ok(rows)
+}
+
 /// The effect outcomes of `episode` in journal order: `(invocation id, outcome payload)`.
 ///
 /// An effect's journal id is `effect:<episode>:<ordinal>` (the ordinal holds no `:`), so the

@@ -21,6 +21,7 @@ pub mod rows;
 pub mod scan;
 pub mod schema;
 pub mod sessions;
+pub mod spend;
 pub mod verify;
 pub mod verify_objects;
 pub mod why;

@@ -87,7 +87,9 @@ impl Report {
         self.failures.is_empty()
     }
 
-    fn fail(
+    /// Count a failure of `category`; the first of each category is kept with where it was
+    /// found (`index`, `reference`) and why. Any failure makes the exit code 3.
+    pub fn fail(
         &mut self,
         category: &'static str,
         index: Option<i64>,
@@ -124,7 +126,9 @@ impl Report {
         }
     }
 
-    fn warn(
+    /// Count a warning of `category` (the first of each kept, as [`Report::fail`]); warnings
+    /// never change the exit code.
+    pub fn warn(
         &mut self,
         category: &'static str,
         index: Option<i64>,
@@ -144,42 +148,89 @@ impl Report {
     }
 }
 
-/// missions.md §6: fold every mission journal through `reduce`; a broken chain, an entry that
-/// replays differently or a materialised state that differs from the fold is a failure
-/// (`mission_chain`, `mission_journal`, `mission_state`).
-fn check_missions(conn: &rusqlite::Connection, rep: &mut Report) -> Result<(), Error> {
-    for p in crate::mission::store::check_all(conn)? {
-        rep.fail(
-            p.category,
-            None,
-            Some(format!("mission:{}", p.mission_id)),
-            match p.seq {
-                Some(seq) => format!("journal entry {seq}: {}", p.reason),
-                None => p.reason,
-            },
-        );
-    }
-    Ok(())
-}
-
 /// Progress callback: `(bytes_done, bytes_total)` while objects are re-hashed.
 pub type Progress<'a> = &'a mut dyn FnMut(u64, u64);
 
+/// What the log walk ([`Checks::log`]) learnt that a later check needs.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct LogWalk {
+    /// The highest log index seen (`None` for an empty log).
+    pub max: Option<i64>,
+}
+
+/// One `approval_claims` row with what `verify` needs to judge it (authority-and-broker.md
+/// §11): the claimed decision's object (`None` when it is missing) and whether the request
+/// object and the claimant's effect intent exist.
+#[derive(Clone, Debug)]
+pub struct ClaimCheck {
+    /// `approval_ref`: the decision the claim consumes.
+    pub decision: String,
+    /// `request_ref`: the approval request.
+    pub request: String,
+    /// `invocation_id`: the effect that claimed it.
+    pub intent: String,
+    /// The decision object's semantic id, when the object exists.
+    pub semantic: Option<String>,
+    /// The decision object's payload, when the object exists.
+    pub payload: Option<Vec<u8>>,
+    has_request: bool,
+    has_intent: bool,
+}
+
+impl ClaimCheck {
+    /// Whether the decision is in `world`'s own format (`world/approval-decision/v1`); foreign
+    /// decision formats (the reference's, marked \[U\] in the spec) are only checked for existence.
+    pub fn is_world_decision(&self) -> bool {
+        self.semantic.as_deref() == Some(APPROVAL_DECISION)
+    }
+}
+
+/// One `session_credentials` row that has a `world/session-mint/v1` record, for the
+/// authority's comparison (issue 13 §3).
+#[derive(Clone, Debug)]
+pub struct SessionCheck {
+    /// `credential_id`.
+    pub credential_id: String,
+    /// The mint record's JSON.
+    pub record: serde_json::Value,
+    /// The row's `episode_id`.
+    pub episode: String,
+    /// The row's `grants_json`.
+    pub grants_json: String,
+    /// The row's `expires_at` (Unix seconds).
+    pub expires_at: i64,
+}
+
+/// The store's own checks of store-format.md §13.1, one phase at a time, over a read-only
+/// store. `ops::verify` runs them in the order of §13.1 with the other modules' cross-checks
+/// (sessions, approvals, the spend tally, the limits ledger, missions, published sources)
+/// between them, all adding to one [`Report`]. Obtained inside [`Store::verify_with`].
+pub struct Checks<'s> {
+    store: &'s Store,
+}
+
 impl Store {
-    /// Run every check of store-format.md §13.1 on this (read-only) store.
+    /// Run SQLite's own storage check (`quick_check`, or `integrity_check` when `full`) beside
+    /// `rest`, which runs every other check through [`Checks`] (store-format.md §13.1).
     ///
     /// A damaged SQLite image (pages SQLite itself cannot read) ends the checks early: the
     /// report then carries a `storage` failure naming SQLite's error instead of this
-    /// returning an error, so `verify` still exits 3 with a report.
+    /// returning an error, so `verify` still exits 3 with a report. The storage finding, when
+    /// there is one, is always the first failure.
     ///
     /// # Errors
-    /// SQLite errors other than corruption, and undecodable rows ([`Error::Corrupt`]).
-    pub fn verify(&self, full: bool, progress: Progress<'_>) -> Result<Report, Error> {
+    /// SQLite errors other than corruption, and undecodable rows ([`Error::Corrupt`]), from the
+    /// storage check or from `rest`.
+    pub fn verify_with(
+        &self,
+        full: bool,
+        rest: impl FnOnce(&Checks<'_>, &mut Report) -> Result<(), Error>,
+    ) -> Result<Report, Error> {
         let mut rep = Report {
             full,
             ..Report::default()
         };
-        match self.verify_into(&mut rep, progress) {
+        match self.verify_into(&mut rep, rest) {
             Ok(()) => Ok(rep),
             Err(Error::Sqlite(rusqlite::Error::SqliteFailure(f, msg)))
                 if matches!(
@@ -202,8 +253,13 @@ impl Store {
         }
     }
 
-    fn verify_into(&self, rep: &mut Report, progress: Progress<'_>) -> Result<(), Error> {
+    fn verify_into(
+        &self,
+        rep: &mut Report,
+        rest: impl FnOnce(&Checks<'_>, &mut Report) -> Result<(), Error>,
+    ) -> Result<(), Error> {
         let conn = self.conn();
+        let checks = Checks { store: self };
         // 1. storage: SQLite's own check reads every page, overflow pages included (a whole
         // pass over the payloads). On a file it runs on its own read-only connection in a
         // second thread, next to the checks below and the object pass (which re-reads the
@@ -230,11 +286,11 @@ impl Store {
             if lines != ["ok"] {
                 rep.fail("storage", None, None, lines.join("; "));
             }
-            return self.verify_rest(rep, progress);
+            return rest(&checks, rep);
         };
         std::thread::scope(|s| {
             let bg = s.spawn(|| storage(&super::verify_objects::open_reader(&path)?));
-            let rest = self.verify_rest(rep, progress);
+            let rest = rest(&checks, rep);
             let lines = bg.join().unwrap_or_else(|_| {
                 Err(Error::Corrupt {
                     what: "verify".into(),
@@ -247,11 +303,17 @@ impl Store {
             rest
         })
     }
+}
 
-    /// Every check after the storage check (store-format.md §13.1 #2 onwards).
-    fn verify_rest(&self, rep: &mut Report, progress: Progress<'_>) -> Result<(), Error> {
-        let conn = self.conn();
-        // 2. schema
+impl Checks<'_> {
+    /// Check 2, schema: the v4 tables and their shapes (`schema`). Returns false when a table is
+    /// missing: the remaining checks read every table, so they must not run (the report says
+    /// so).
+    ///
+    /// # Errors
+    /// SQLite errors.
+    pub fn schema(&self, rep: &mut Report) -> Result<bool, Error> {
+        let conn = self.store.conn();
         for p in schema::problems(conn)? {
             rep.fail("schema", None, None, p);
         }
@@ -263,10 +325,17 @@ impl Store {
                 None,
                 "checks stopped: a v4 table is missing, so the log, journal and records were not read",
             );
-            return Ok(());
+            return Ok(false);
         }
+        Ok(true)
+    }
 
-        // 3. objects, hashed on every core (verify_objects.rs)
+    /// Check 3, objects, re-hashed on every core (`object_hash_mismatch`, `bad_ref`).
+    ///
+    /// # Errors
+    /// SQLite errors.
+    pub fn objects(&self, rep: &mut Report, progress: Progress<'_>) -> Result<(), Error> {
+        let conn = self.store.conn();
         let pass =
             super::verify_objects::hash_objects(conn, super::verify_objects::workers(), progress)?;
         rep.objects = pass.objects;
@@ -287,7 +356,18 @@ impl Store {
                 format!("interfaceHash {iface:?} does not parse"),
             );
         }
+        Ok(())
+    }
 
+    /// 4–8. the log: indexes, entry hashes, links and world rows of every entry (a bundle's
+    /// gaps are warnings), then the world rows' log heads, `commit_objects` membership and
+    /// registry heads (`log_gap`, `bundle_gap`, `entry_hash_mismatch`, `prev_mismatch`,
+    /// `world_mismatch`, `dangling_ref`, `record_inconsistent`, `not_recomputed`).
+    ///
+    /// # Errors
+    /// SQLite errors, undecodable rows.
+    pub fn log(&self, rep: &mut Report) -> Result<LogWalk, Error> {
+        let (s, conn) = (self.store, self.store.conn());
         // 4–8. the log. An episode bundle (`world export-episode`) holds a subset of a log:
         // its index gaps and links to absent entries are warnings (`bundle_gap`).
         let marker = super::registry_head_in(conn, "world/episode-bundle/v1")?;
@@ -306,14 +386,14 @@ impl Store {
                 }),
             None => None,
         };
-        rep.head = self.head()?;
+        rep.head = s.head()?;
         // Counted during the walk below (which reads every entry anyway), not by `count(*)`.
         rep.entries = 0;
         let mut max: Option<i64> = None;
         let mut prev: Option<LogEntry> = None;
         let mut expected = 0i64;
         let mut first = None;
-        self.for_each_log_with_world(|e, world| {
+        s.for_each_log_with_world(|e, world| {
             let idx = e.header.entry_index;
             first.get_or_insert(idx);
             rep.entries += 1;
@@ -345,7 +425,7 @@ impl Store {
             if let Some(d) = declared.as_mut() {
                 d.remove(&idx);
             }
-            self.check_entry(rep, &e, world.as_ref(), prev.as_ref(), bundle, pred_omitted)?;
+            s.check_entry(rep, &e, world.as_ref(), prev.as_ref(), bundle, pred_omitted)?;
             prev = Some(e);
             Ok(())
         })?;
@@ -411,7 +491,16 @@ impl Store {
                 format!("registry head {name} names a missing object"),
             );
         }
+        Ok(LogWalk { max })
+    }
 
+    /// Check 9, effect records: decode, the record law, lost approval claims, links
+    /// (`record_inconsistent`, `dangling_ref`).
+    ///
+    /// # Errors
+    /// SQLite errors.
+    pub fn effect_records(&self, rep: &mut Report) -> Result<(), Error> {
+        let (s, conn) = (self.store, self.store.conn());
         // 9. effect records
         let mut stmt =
             conn.prepare("SELECT hash_ref, payload FROM objects WHERE semantic_id = ?1")?;
@@ -425,7 +514,7 @@ impl Store {
                     if let Err(e) = r.check_law() {
                         rep.fail("record_inconsistent", None, Some(hash.clone()), e);
                     }
-                    if let Some(reason) = self.lost_claim(&r)? {
+                    if let Some(reason) = s.lost_claim(&r)? {
                         rep.fail("record_inconsistent", None, Some(hash.clone()), reason);
                     }
                     for link in [
@@ -435,7 +524,7 @@ impl Store {
                     .into_iter()
                     .flatten()
                     {
-                        if !self.has_object(link)? {
+                        if !s.has_object(link)? {
                             rep.fail(
                                 "dangling_ref",
                                 None,
@@ -447,11 +536,16 @@ impl Store {
                 }
             }
         }
+        Ok(())
+    }
 
-        // approval claims (authority-and-broker.md §11): every claim names an existing
-        // decision, request and effect intent; a decision in `world`'s own format must be an
-        // approval of that request. Foreign decision formats (the reference's, [U]) are only
-        // checked for existence.
+    /// Every `approval_claims` row with its decision object and whether its request and
+    /// intent exist, in the table's order (authority-and-broker.md §11).
+    ///
+    /// # Errors
+    /// SQLite errors.
+    pub fn approval_claims(&self) -> Result<Vec<ClaimCheck>, Error> {
+        let conn = self.store.conn();
         let mut stmt = conn.prepare(
             "SELECT c.approval_ref, c.request_ref, c.invocation_id, d.semantic_id, d.payload,
                     EXISTS (SELECT 1 FROM objects r WHERE r.hash_ref = c.request_ref),
@@ -480,34 +574,58 @@ impl Store {
                 ))
             })?
             .collect::<Result<_, _>>()?;
-        for (decision, request, intent, semantic, payload, has_request, has_intent) in claims {
-            let missing = match (&payload, has_request, has_intent) {
-                (None, _, _) => Some(format!("approval claim names missing decision {decision}")),
-                (_, false, _) => Some(format!("approval claim names missing request {request}")),
-                (_, _, false) => Some(format!(
-                    "approval claim names {intent}, which has no effect intent"
-                )),
-                _ => None,
-            };
-            if let Some(reason) = missing {
-                rep.fail("dangling_ref", None, Some(decision), reason);
-                continue;
-            }
-            if semantic.as_deref() == Some(APPROVAL_DECISION) {
-                let approves = payload
-                    .as_deref()
-                    .is_some_and(|p| crate::authority::approvals::decision_approves(p, &request));
-                if !approves {
-                    rep.fail(
-                        "record_inconsistent",
-                        None,
-                        Some(decision),
-                        format!("approval claim by {intent}: the decision is not an approval of request {request}"),
-                    );
-                }
-            }
-        }
+        Ok(claims
+            .into_iter()
+            .map(
+                |(decision, request, intent, semantic, payload, has_request, has_intent)| {
+                    ClaimCheck {
+                        decision,
+                        request,
+                        intent,
+                        semantic,
+                        payload,
+                        has_request,
+                        has_intent,
+                    }
+                },
+            )
+            .collect())
+    }
 
+    /// A claim must name an existing decision, request and effect intent: records a
+    /// `dangling_ref` failure and returns false when it does not.
+    pub fn claim_links(&self, rep: &mut Report, c: &ClaimCheck) -> bool {
+        let missing = match (&c.payload, c.has_request, c.has_intent) {
+            (None, _, _) => Some(format!(
+                "approval claim names missing decision {}",
+                c.decision
+            )),
+            (_, false, _) => Some(format!(
+                "approval claim names missing request {}",
+                c.request
+            )),
+            (_, _, false) => Some(format!(
+                "approval claim names {}, which has no effect intent",
+                c.intent
+            )),
+            _ => None,
+        };
+        match missing {
+            Some(reason) => {
+                rep.fail("dangling_ref", None, Some(c.decision.clone()), reason);
+                false
+            }
+            None => true,
+        }
+    }
+
+    /// Check 10, journal: outcomes without intents, indeterminate intents (warnings), rows naming
+    /// missing objects (`orphan_outcome`, `indeterminate`, `dangling_ref`).
+    ///
+    /// # Errors
+    /// SQLite errors.
+    pub fn journal(&self, rep: &mut Report) -> Result<(), Error> {
+        let conn = self.store.conn();
         // 10. journal
         let mut stmt = conn.prepare(
             "SELECT o.invocation_id FROM journal o WHERE o.kind = 'outcome' AND NOT EXISTS
@@ -539,24 +657,16 @@ impl Store {
                 format!("journal row for {id} names a missing object"),
             );
         }
+        Ok(())
+    }
 
-        // derived state: the persisted spend tally must equal the full fold (DEC-PERF-1).
-        for p in crate::broker::spend::check_table(conn)? {
-            let (category, reference) = (
-                if p.trusted {
-                    "spend_tally"
-                } else {
-                    "spend_tally_stale"
-                },
-                Some(p.episode),
-            );
-            if p.trusted {
-                rep.fail(category, None, reference, p.reason);
-            } else {
-                rep.warn(category, None, reference, p.reason);
-            }
-        }
-
+    /// Derived state: the episode index of effectful records must equal its recomputation up
+    /// to its rowid (DEC-PERF-8; `episode_index`, `episode_index_stale`).
+    ///
+    /// # Errors
+    /// SQLite errors.
+    pub fn episode_index(&self, rep: &mut Report) -> Result<(), Error> {
+        let conn = self.store.conn();
         // derived state: the episode index of effectful records must equal its recomputation
         // up to its rowid (DEC-PERF-8).
         for p in super::episodes::check(conn)? {
@@ -576,29 +686,56 @@ impl Store {
                 );
             }
         }
+        Ok(())
+    }
 
-        // Issue 13 §3: what the broker, receipts and replay act on (src/store/verify/evidence.rs).
-        evidence::check_journal_against_log(conn, rep)?;
-        evidence::check_effect_journal(conn, rep)?;
-        evidence::check_sessions(conn, rep)?;
-        evidence::check_sources(conn, rep)?;
-        // The limits ledger in the store file: its event chain folded and compared with the
-        // materialised tables the broker reserves against (src/limits/fold.rs).
-        match crate::limits::fold::check(conn) {
-            Ok(problems) => {
-                for p in problems {
-                    let at = p.revision.map(|r| format!("limits revision {r}"));
-                    rep.fail(p.category, None, at, p.detail);
-                }
-            }
-            Err(e) => rep.fail(
-                "ledger_chain",
-                None,
-                None,
-                format!("the limits ledger could not be read: {e}"),
-            ),
-        }
+    /// Issue 13 §3: every invocation-record entry is the commit its journal names
+    /// (`journal_mismatch`, `journal_gap`; src/store/verify/evidence.rs).
+    ///
+    /// # Errors
+    /// SQLite errors.
+    pub fn journal_against_log(&self, rep: &mut Report) -> Result<(), Error> {
+        evidence::check_journal_against_log(self.store.conn(), rep)
+    }
 
+    /// Issue 13 §3: effect ordinals, effect journaling and started markers
+    /// (src/store/verify/evidence.rs).
+    ///
+    /// # Errors
+    /// SQLite errors.
+    pub fn effect_journal(&self, rep: &mut Report) -> Result<(), Error> {
+        evidence::check_effect_journal(self.store.conn(), rep)
+    }
+
+    /// Every `session_credentials` row that has a mint record, with the record, in the
+    /// table's order (the authority compares them: `session_mismatch`).
+    ///
+    /// # Errors
+    /// SQLite errors.
+    pub fn sessions(&self) -> Result<Vec<SessionCheck>, Error> {
+        evidence::sessions(self.store.conn())
+    }
+
+    /// Published transitions: each `(id, source ref)` of the transition registry head must
+    /// name a stored source object (`dangling_ref`).
+    ///
+    /// # Errors
+    /// SQLite errors.
+    pub fn published_sources(
+        &self,
+        rep: &mut Report,
+        sources: &[(String, String)],
+    ) -> Result<(), Error> {
+        evidence::check_sources(self.store.conn(), rep, sources)
+    }
+
+    /// Check 11, head: the selected head names a world row whose revision is the highest log index
+    /// (`head_mismatch`; a warning when that entry is a client's).
+    ///
+    /// # Errors
+    /// SQLite errors.
+    pub fn head(&self, rep: &mut Report, walk: LogWalk) -> Result<(), Error> {
+        let (s, conn, max) = (self.store, self.store.conn(), walk.max);
         // 11. head
         match (&rep.head, max) {
             (None, None) => {}
@@ -608,7 +745,7 @@ impl Store {
                 None,
                 "log has entries but no head is selected",
             ),
-            (Some(h), _) => match self.world(h)? {
+            (Some(h), _) => match s.world(h)? {
                 None => rep.fail(
                     "head_mismatch",
                     None,
@@ -637,10 +774,11 @@ impl Store {
                 }
             },
         }
-        check_missions(conn, rep)?;
         Ok(())
     }
+}
 
+impl Store {
     /// A successful `Human.Approve` record whose result says the approval was claimed must
     /// have its `approval_claims` row (a deleted claim would make the approval reusable).
     fn lost_claim(&self, r: &EffectRecord) -> Result<Option<String>, Error> {

@@ -21,24 +21,16 @@
 
 use std::collections::HashMap;
 
-use rusqlite::{Connection, OptionalExtension};
+use rusqlite::Connection;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use super::{ordinal_after, Entry, Tally};
+use crate::store::spend::{self as rows, TallyRow as Row};
 use crate::store::Error as StoreError;
 
-/// The table's name.
-pub const TABLE: &str = "world_spend_tally";
-
-const DDL: &str = "CREATE TABLE IF NOT EXISTS world_spend_tally (
-  episode_id TEXT PRIMARY KEY,
-  valid_to_seq INTEGER NOT NULL,
-  next_ordinal INTEGER,
-  spend_json TEXT NOT NULL,
-  state_json TEXT NOT NULL,
-  checksum TEXT NOT NULL
-)";
+/// The table's name (its rows are read and written by [`crate::store::spend`]).
+pub use crate::store::spend::TABLE;
 
 #[derive(Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -50,13 +42,28 @@ struct State {
     corrupt: Option<String>,
 }
 
-/// One row as stored.
-struct Row {
-    valid_to_seq: i64,
-    next_ordinal: Option<i64>,
-    spend_json: String,
-    state_json: String,
-    checksum: String,
+/// Why a persisted row cannot be trusted (the text `world verify` shows after "spend tally not
+/// used (rebuilt on next use): ").
+#[derive(Debug, thiserror::Error)]
+pub enum RowError {
+    /// The checksum does not cover the columns as stored.
+    #[error("its checksum does not match its columns (edited)")]
+    Checksum,
+    /// `spend_json` does not decode.
+    #[error("spend_json: {0}")]
+    SpendJson(#[source] serde_json::Error),
+    /// `state_json` does not decode.
+    #[error("state_json: {0}")]
+    StateJson(#[source] serde_json::Error),
+    /// A sum in `spend_json` is not an integer.
+    #[error("spend_json: sum {0:?} is not an integer")]
+    Sum(String),
+    /// `valid_to_seq` is negative, or an anchor row is present exactly when it is 0.
+    #[error("valid_to_seq and the anchor row disagree")]
+    Anchor,
+    /// `next_ordinal` is not the one after the largest ordinal.
+    #[error("next_ordinal disagrees with the largest ordinal")]
+    Ordinal,
 }
 
 /// Hex sha256 over the row's columns, each length-prefixed, under a domain tag.
@@ -105,7 +112,7 @@ fn encode(episode: &str, e: &Entry) -> Row {
 }
 
 /// Decode a row; `Err` names why it cannot be trusted.
-fn decode(episode: &str, row: &Row) -> Result<Entry, String> {
+fn decode(episode: &str, row: &Row) -> Result<Entry, RowError> {
     let want = checksum(
         episode,
         row.valid_to_seq,
@@ -114,24 +121,24 @@ fn decode(episode: &str, row: &Row) -> Result<Entry, String> {
         &row.state_json,
     );
     if want != row.checksum {
-        return Err("its checksum does not match its columns (edited)".into());
+        return Err(RowError::Checksum);
     }
     let spend: Vec<(String, String, String)> =
-        serde_json::from_str(&row.spend_json).map_err(|e| format!("spend_json: {e}"))?;
-    let state: State =
-        serde_json::from_str(&row.state_json).map_err(|e| format!("state_json: {e}"))?;
+        serde_json::from_str(&row.spend_json).map_err(RowError::SpendJson)?;
+    let state: State = serde_json::from_str(&row.state_json).map_err(RowError::StateJson)?;
     let mut map = HashMap::new();
     for (effect, scope, sum) in spend {
-        let v: i128 = sum
-            .parse()
-            .map_err(|_| format!("spend_json: sum {sum:?} is not an integer"))?;
+        let v: i128 = match sum.parse() {
+            Ok(v) => v,
+            Err(_) => return Err(RowError::Sum(sum)),
+        };
         map.insert((effect, scope), v);
     }
     if row.valid_to_seq < 0 || state.anchor.is_some() != (row.valid_to_seq > 0) {
-        return Err("valid_to_seq and the anchor row disagree".into());
+        return Err(RowError::Anchor);
     }
     if ordinal_after(state.max_ordinal) != row.next_ordinal {
-        return Err("next_ordinal disagrees with the largest ordinal".into());
+        return Err(RowError::Ordinal);
     }
     Ok(Entry {
         seq: row.valid_to_seq,
@@ -146,32 +153,6 @@ fn decode(episode: &str, row: &Row) -> Result<Entry, String> {
     })
 }
 
-fn exists(conn: &Connection) -> Result<bool, StoreError> {
-    Ok(conn
-        .prepare_cached("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?1")?
-        .query_row([TABLE], |_| Ok(()))
-        .optional()?
-        .is_some())
-}
-
-fn read_row(conn: &Connection, episode: &str) -> Result<Option<Row>, StoreError> {
-    Ok(conn
-        .prepare_cached(
-            "SELECT valid_to_seq, next_ordinal, spend_json, state_json, checksum
-             FROM world_spend_tally WHERE episode_id = ?1",
-        )?
-        .query_row([episode], |r| {
-            Ok(Row {
-                valid_to_seq: r.get(0)?,
-                next_ordinal: r.get(1)?,
-                spend_json: r.get(2)?,
-                state_json: r.get(3)?,
-                checksum: r.get(4)?,
-            })
-        })
-        .optional()?)
-}
-
 /// The episode's persisted entry if the table has a row whose checksum holds (the anchor is
 /// checked by the caller against the journal). A row that fails to decode is treated as
 /// absent: it is rebuilt, never used.
@@ -179,10 +160,10 @@ fn read_row(conn: &Connection, episode: &str) -> Result<Option<Row>, StoreError>
 /// # Errors
 /// SQLite errors other than a missing table; a row of the wrong column types.
 pub(super) fn load(conn: &Connection, episode: &str) -> Result<Option<Entry>, StoreError> {
-    if !exists(conn)? {
+    if !rows::table_exists(conn)? {
         return Ok(None);
     }
-    let Some(row) = read_row(conn, episode)? else {
+    let Some(row) = rows::read_row(conn, episode)? else {
         return Ok(None);
     };
     Ok(decode(episode, &row).ok())
@@ -194,27 +175,7 @@ pub(super) fn load(conn: &Connection, episode: &str) -> Result<Option<Entry>, St
 /// # Errors
 /// SQLite errors.
 pub(super) fn store(conn: &Connection, episode: &str, e: &Entry) -> Result<(), StoreError> {
-    if !exists(conn)? {
-        conn.execute_batch(DDL)?;
-    }
-    let row = encode(episode, e);
-    conn.prepare_cached(
-        "INSERT INTO world_spend_tally
-           (episode_id, valid_to_seq, next_ordinal, spend_json, state_json, checksum)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6)
-         ON CONFLICT (episode_id) DO UPDATE SET valid_to_seq = excluded.valid_to_seq,
-           next_ordinal = excluded.next_ordinal, spend_json = excluded.spend_json,
-           state_json = excluded.state_json, checksum = excluded.checksum",
-    )?
-    .execute(rusqlite::params![
-        episode,
-        row.valid_to_seq,
-        row.next_ordinal,
-        row.spend_json,
-        row.state_json,
-        row.checksum
-    ])?;
-    Ok(())
+    rows::write_row(conn, episode, &encode(episode, e))
 }
 
 /// What `world verify` found wrong with one persisted tally row.
@@ -236,19 +197,14 @@ pub struct Problem {
 /// # Errors
 /// SQLite errors.
 pub fn check(conn: &Connection) -> Result<Vec<Problem>, StoreError> {
-    if !exists(conn)? {
+    if !rows::table_exists(conn)? {
         return Ok(Vec::new());
     }
-    let episodes: Vec<String> = conn
-        .prepare("SELECT episode_id FROM world_spend_tally ORDER BY episode_id")?
-        .query_map([], |r| r.get(0))?
-        .collect::<Result<_, _>>()?;
-    let top: i64 = conn.query_row("SELECT COALESCE(MAX(seq), 0) FROM journal", [], |r| {
-        r.get(0)
-    })?;
+    let episodes = rows::episodes(conn)?;
+    let top = rows::journal_top(conn)?;
     let mut out = Vec::new();
     for episode in episodes {
-        let Some(row) = read_row(conn, &episode)? else {
+        let Some(row) = rows::read_row(conn, &episode)? else {
             continue;
         };
         let problem = |trusted: bool, reason: String| Problem {

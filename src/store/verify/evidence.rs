@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 
 use rusqlite::Connection;
 
-use super::Report;
+use super::{Report, SessionCheck};
 use crate::store::journal::{self, CommitIntent};
 use crate::store::records::{EffectRecord, InvocationRecord, EFFECT_RECORD};
 use crate::store::Error;
@@ -338,13 +338,13 @@ pub fn started_episodes(conn: &Connection) -> Result<HashSet<String>, Error> {
     Ok(out)
 }
 
-/// Session rows against their mint records: a `session_credentials` row whose
-/// `world/session-mint/v1` record exists must carry the record's episode, grants and expiry
-/// (a raised budget in `grants_json` is honoured by nothing: the broker fails closed).
-/// Rows without a record (minted by another tool) are not compared.
-///
-/// Finding: `session_mismatch`.
-pub fn check_sessions(conn: &Connection, rep: &mut Report) -> Result<(), Error> {
+/// Session rows against their mint records: every `session_credentials` row whose
+/// `world/session-mint/v1` record exists, with that record, in the table's order. The
+/// authority compares them (`authority::session::row_differs`): the row must carry the
+/// record's episode, grants and expiry (a raised budget in `grants_json` is honoured by
+/// nothing: the broker fails closed). Rows without a record (minted by another tool) are not
+/// returned.
+pub fn sessions(conn: &Connection) -> Result<Vec<SessionCheck>, Error> {
     let records = mint_records(conn)?;
     let mut stmt = conn.prepare(
         "SELECT credential_id, episode_id, grants_json, expires_at FROM session_credentials",
@@ -352,15 +352,20 @@ pub fn check_sessions(conn: &Connection, rep: &mut Report) -> Result<(), Error> 
     let rows: Vec<(String, String, String, i64)> = stmt
         .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))?
         .collect::<Result<_, _>>()?;
-    for (id, ep, gj, exp) in rows {
+    let mut out = Vec::new();
+    for (id, episode, grants_json, expires_at) in rows {
         let Some(rec) = records.get(&id) else {
             continue;
         };
-        if let Some(reason) = crate::authority::session::row_differs(rec, &ep, &gj, exp) {
-            rep.fail("session_mismatch", None, Some(id), reason);
-        }
+        out.push(SessionCheck {
+            record: rec.clone(),
+            credential_id: id,
+            episode,
+            grants_json,
+            expires_at,
+        });
     }
-    Ok(())
+    Ok(out)
 }
 
 /// Every mint record by credential id.
@@ -376,28 +381,25 @@ pub fn mint_records(conn: &Connection) -> Result<HashMap<String, serde_json::Val
         .collect())
 }
 
-/// Published transitions: every descriptor of the transition registry head names a source
-/// object (`transitionFn`) that is stored. Finding: `dangling_ref`.
-pub fn check_sources(conn: &Connection, rep: &mut Report) -> Result<(), Error> {
-    let Ok(Some(head)) = crate::transitions::publish::read_head(conn) else {
-        return Ok(());
-    };
-    for d in head.revision.entries {
-        let r = d.transition_fn.to_string();
+/// Published transitions: every `(id, source ref)` of the transition registry head (read by
+/// `transitions`) names a source object that is stored. Finding: `dangling_ref`.
+pub fn check_sources(
+    conn: &Connection,
+    rep: &mut Report,
+    sources: &[(String, String)],
+) -> Result<(), Error> {
+    for (id, r) in sources {
         let present: bool = conn.query_row(
             "SELECT EXISTS (SELECT 1 FROM objects WHERE hash_ref = ?1)",
-            [&r],
+            [r],
             |x| x.get(0),
         )?;
         if !present {
             rep.fail(
                 "dangling_ref",
                 None,
-                Some(r),
-                format!(
-                    "published transition {} names a missing source object",
-                    d.id
-                ),
+                Some(r.clone()),
+                format!("published transition {id} names a missing source object"),
             );
         }
     }

@@ -1,0 +1,168 @@
+//! `world verify`: the whole-store check (store-format.md §13.1) as one use case.
+//!
+//! The store checks its own format ([`crate::store::verify::Checks`]: storage, schema,
+//! objects, the log, effect records, the journal, the derived episode index, journal evidence,
+//! the head). The cross-checks belong to the modules whose rules they are, asked here through
+//! typed APIs, in the same order as always so the report (its first finding per category,
+//! counts, texts, JSON and exit code) is unchanged:
+//! - `authority`: an approval claim's decision approves its request; a session row agrees with
+//!   its mint record;
+//! - `broker`: the persisted spend tally equals the full fold (DEC-PERF-1);
+//! - `transitions`: every published transition names a stored source;
+//! - `limits`: the ledger's event chain folds to its materialised tables;
+//! - `mission`: every mission journal replays to its state (missions.md §6).
+//!
+//! DEC-ARCH-9 records the split.
+
+use crate::store::verify::{Checks, Progress, Report};
+use crate::store::{Error, Store};
+
+/// Run every check of store-format.md §13.1 on this (read-only) store.
+///
+/// A damaged SQLite image ends the checks early with a `storage` failure in the report (exit
+/// 3), not an error; a store whose v4 tables are incomplete gets its `schema` finding and
+/// nothing else.
+///
+/// # Errors
+/// SQLite errors other than corruption, and undecodable rows ([`Error::Corrupt`]).
+pub fn verify(store: &Store, full: bool, progress: Progress<'_>) -> Result<Report, Error> {
+    store.verify_with(full, |checks, rep| run(store, checks, rep, progress))
+}
+
+fn run(
+    store: &Store,
+    checks: &Checks<'_>,
+    rep: &mut Report,
+    progress: Progress<'_>,
+) -> Result<(), Error> {
+    let conn = store.conn();
+    if !checks.schema(rep)? {
+        return Ok(());
+    }
+    checks.objects(rep, progress)?;
+    let walk = checks.log(rep)?;
+    checks.effect_records(rep)?;
+    approval_claims(checks, rep)?;
+    checks.journal(rep)?;
+    spend_tally(store, rep)?;
+    checks.episode_index(rep)?;
+    checks.journal_against_log(rep)?;
+    checks.effect_journal(rep)?;
+    sessions(checks, rep)?;
+    published_sources(store, checks, rep)?;
+    limits_ledger(store, rep);
+    checks.head(rep, walk)?;
+    missions(conn, rep)?;
+    Ok(())
+}
+
+/// Approval claims (authority-and-broker.md §11): every claim names an existing decision,
+/// request and effect intent (the store's check); a decision in `world`'s own format must be
+/// an approval of that request (the authority's rule). Foreign decision formats (the
+/// reference's, [U]) are only checked for existence.
+fn approval_claims(checks: &Checks<'_>, rep: &mut Report) -> Result<(), Error> {
+    for c in checks.approval_claims()? {
+        if !checks.claim_links(rep, &c) || !c.is_world_decision() {
+            continue;
+        }
+        let approves = c
+            .payload
+            .as_deref()
+            .is_some_and(|p| crate::authority::approvals::decision_approves(p, &c.request));
+        if !approves {
+            rep.fail(
+                "record_inconsistent",
+                None,
+                Some(c.decision.clone()),
+                format!(
+                    "approval claim by {}: the decision is not an approval of request {}",
+                    c.intent, c.request
+                ),
+            );
+        }
+    }
+    Ok(())
+}
+
+/// Derived state: the persisted spend tally must equal the full fold (DEC-PERF-1). A row the
+/// broker would use is a failure (`spend_tally`); one it would rebuild a warning
+/// (`spend_tally_stale`).
+fn spend_tally(store: &Store, rep: &mut Report) -> Result<(), Error> {
+    for p in crate::broker::spend::check_table(store.conn())? {
+        if p.trusted {
+            rep.fail("spend_tally", None, Some(p.episode), p.reason);
+        } else {
+            rep.warn("spend_tally_stale", None, Some(p.episode), p.reason);
+        }
+    }
+    Ok(())
+}
+
+/// Session rows against their mint records (issue 13 §3; `session_mismatch`).
+fn sessions(checks: &Checks<'_>, rep: &mut Report) -> Result<(), Error> {
+    for s in checks.sessions()? {
+        if let Some(reason) = crate::authority::session::row_differs(
+            &s.record,
+            &s.episode,
+            &s.grants_json,
+            s.expires_at,
+        ) {
+            rep.fail("session_mismatch", None, Some(s.credential_id), reason);
+        }
+    }
+    Ok(())
+}
+
+/// Published transitions: each descriptor of the transition registry head names a stored
+/// source. A head that cannot be read is not this check's finding (the registry head's own
+/// checks report it).
+fn published_sources(store: &Store, checks: &Checks<'_>, rep: &mut Report) -> Result<(), Error> {
+    let Ok(Some(head)) = crate::transitions::publish::read_head(store.conn()) else {
+        return Ok(());
+    };
+    let sources: Vec<(String, String)> = head
+        .revision
+        .entries
+        .iter()
+        .map(|d| (d.id.to_string(), d.transition_fn.to_string()))
+        .collect();
+    checks.published_sources(rep, &sources)
+}
+
+/// The limits ledger in the store file: its event chain folded and compared with the
+/// materialised tables the broker reserves against (`ledger_chain`, `ledger_state`). A ledger
+/// that cannot be read is a `ledger_chain` failure.
+fn limits_ledger(store: &Store, rep: &mut Report) {
+    match crate::limits::fold::check(store.conn()) {
+        Ok(problems) => {
+            for p in problems {
+                let at = p.revision.map(|r| format!("limits revision {r}"));
+                rep.fail(p.category, None, at, p.detail);
+            }
+        }
+        Err(e) => rep.fail(
+            "ledger_chain",
+            None,
+            None,
+            format!("the limits ledger could not be read: {e}"),
+        ),
+    }
+}
+
+/// missions.md §6: fold every mission journal through `reduce`; a broken chain, an entry that
+/// replays differently or a materialised state that differs from the fold is a failure
+/// (`mission_chain`, `mission_journal`, `mission_state`, `mission_schema`).
+fn missions(conn: &rusqlite::Connection, rep: &mut Report) -> Result<(), Error> {
+    for p in crate::mission::store::check_all(conn)? {
+        rep.fail(
+            p.category,
+            None,
+            Some(format!("mission:{}", p.mission_id)),
+            match p.seq {
+                Some(seq) => format!("journal entry {seq}: {}", p.reason),
+                None => p.reason,
+            },
+        );
+    }
+    Ok(())
+}
