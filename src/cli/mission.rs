@@ -737,7 +737,17 @@ fn write(ctx: &Context, out: &mut Output, job: Job<'_>) -> Result<Exit, CliError
         human
     } else if let Some(s) = &job.common.session {
         let conn = store_conn(&target, ctx, &mut aux)?;
-        target.with(|m| agent_actor(ctx, out, conn, m, s, job.mission, matches!(target, Target::Ledger(_))))?
+        target.with(|m| {
+            agent_actor(
+                ctx,
+                out,
+                conn,
+                m,
+                s,
+                job.mission,
+                matches!(target, Target::Ledger(_)),
+            )
+        })?
     } else {
         host()
     };
@@ -872,7 +882,17 @@ fn apply_lines(
     let actor = match &common.session {
         Some(s) => {
             let conn = store_conn(&target, ctx, &mut aux)?;
-            target.with(|m| agent_actor(ctx, out, conn, m, s, mission, matches!(target, Target::Ledger(_))))?
+            target.with(|m| {
+                agent_actor(
+                    ctx,
+                    out,
+                    conn,
+                    m,
+                    s,
+                    mission,
+                    matches!(target, Target::Ledger(_)),
+                )
+            })?
         }
         None => host(),
     };
