@@ -86,6 +86,7 @@ fn allowed_failed_and_denied_effects_are_recorded_and_spend_survives() {
         mission: None,
         // As the coordinator drives it: every intent travels with its started marker.
         with_intent: Some(world::coordinator::invoke::started_marker("cli:ep1:t")),
+        store_id_object: None,
     };
     let deadline = Instant::now() + Duration::from_secs(5);
 
@@ -187,6 +188,7 @@ fn allowed_failed_and_denied_effects_are_recorded_and_spend_survives() {
         mission: None,
         // As the coordinator drives it: every intent travels with its started marker.
         with_intent: Some(world::coordinator::invoke::started_marker("cli:ep1:t")),
+        store_id_object: None,
     };
     let again = broker2
         .execute(
@@ -239,6 +241,7 @@ fn an_effect_without_a_handler_writes_nothing() {
         mission: None,
         // As the coordinator drives it: every intent travels with its started marker.
         with_intent: Some(world::coordinator::invoke::started_marker("cli:ep1:t")),
+        store_id_object: None,
     };
     let before: i64 = store
         .conn()

@@ -102,6 +102,10 @@ pub enum BrokerError {
     /// The paired mission store failed (not a rejection).
     #[error("{0}")]
     Mission(String),
+    /// A standalone ledger stayed locked by another process for the whole lock wait; nothing
+    /// of this effect was applied there (exit 6).
+    #[error("{0}")]
+    LedgerBusy(String),
     /// The episode's spend could not be counted from its journal (an intent payload that does
     /// not decode or re-hash: issue 13 §3); nothing was written and no handler ran.
     #[error("the episode's spend cannot be counted: {0}")]
@@ -187,15 +191,15 @@ impl MissionPairing {
 
 fn mission_step(
     tx: &rusqlite::Transaction<'_>,
-    mission_id: &str,
+    m: &MissionPairing,
     command: crate::mission::Command,
     now_ms: u128,
 ) -> Result<(), BrokerError> {
     use crate::mission::store::{apply_in, Error as MissionError, Request as MissionRequest};
-    let req = MissionRequest {
-        command,
-        request_id: None,
-    };
+    let mission_id = m.mission_id.as_str();
+    // The system clock was read before the store's lock: the mission takes
+    // max(now, lastNow) under it (DEC-MIS-16); a fixed clock is checked as given.
+    let req = MissionRequest::new(command).on_implicit_clock(!m.clock.is_fixed());
     let host = crate::mission::Actor::host();
     match apply_in(tx, mission_id, &req, &host, crate::limits::Amount(now_ms)) {
         Ok(_) => Ok(()),
@@ -360,6 +364,10 @@ pub struct Broker<'a> {
     /// An object written in the same transaction as each allowed effect's intent (the
     /// coordinator's started marker, so a resent invocation id never runs a handler twice).
     pub with_intent: Option<Object>,
+    /// The store-id object of a store paired with a standalone ledger for the first time
+    /// (`limits::pairing::pending_store_id`): written with the first effect intent, so a call
+    /// the ledger refuses leaves the store unchanged (DEC-MIS-18).
+    pub store_id_object: Option<Object>,
 }
 
 impl Broker<'_> {
@@ -372,15 +380,79 @@ impl Broker<'_> {
         req: &Request,
         intent_id: &str,
     ) -> Result<String, BrokerError> {
-        let to_broker = |e| match e {
+        let to_broker = |e: crate::mission::store::Error| {
+            match e {
             crate::mission::store::Error::Rejected(r) => BrokerError::MissionRejected(r),
+            e if e.is_busy() => BrokerError::LedgerBusy(format!(
+                "mission {}: ledger {} is busy: another process held its write lock for the whole wait; nothing ran and nothing was written in the store",
+                ms.mission_id,
+                ms.missions.describe()
+            )),
             e => BrokerError::Mission(e.to_string()),
+        }
         };
         let attempt = ms.new_attempt(intent_id).map_err(to_broker)?;
-        let op = crate::mission::pairing::operation_id(&ms.store_id, intent_id);
+        let op = crate::mission::pairing::operation_id(&attempt);
         ms.admit_and_dispatch(mission_admit(m, req, op, attempt.clone()), m.now_ms)
             .map_err(to_broker)?;
         Ok(attempt)
+    }
+
+    /// Write the pending store-id object in the intent's transaction `tx` (DEC-MIS-18); refuse
+    /// the effect when another process paired the store under another id meanwhile (nothing
+    /// was sent to a ledger yet).
+    fn write_store_id(&self, tx: &Connection) -> Result<(), BrokerError> {
+        let Some(obj) = &self.store_id_object else {
+            return Ok(());
+        };
+        if let Err(other) = crate::limits::pairing::write_store_id_in(tx, obj)? {
+            let why = format!("another process paired this store with a ledger at the same moment (store id {other}); nothing was sent to the ledger and nothing written: make the call again");
+            return Err(
+                if self
+                    .mission
+                    .as_ref()
+                    .is_some_and(|m| m.standalone.is_some())
+                {
+                    BrokerError::Mission(why)
+                } else {
+                    BrokerError::Limits(why)
+                },
+            );
+        }
+        Ok(())
+    }
+
+    /// After the intent's transaction was dropped with `e`: a ledger may hold an attempt
+    /// naming the store's new id (a storage failure mid-step, a release that failed), so the
+    /// store-id object is written on its own for `reconcile --from-store` to find it. A clean
+    /// refusal leaves the store unchanged.
+    fn keep_store_id_after(&self, store: &mut Store, e: &BrokerError) {
+        let Some(obj) = &self.store_id_object else {
+            return;
+        };
+        let release_failed = self
+            .limits
+            .as_ref()
+            .and_then(|p| p.standalone.as_ref())
+            .is_some_and(|s| s.release_failed.get());
+        let clean = match e {
+            BrokerError::MissionRejected(r) => r.detail("unreleasedAttempt").is_none(),
+            BrokerError::LimitsRejected(_) => true,
+            _ => false,
+        };
+        if clean && !release_failed {
+            return;
+        }
+        let kept = (|| -> Result<(), StoreError> {
+            let tx = store.immediate()?;
+            if crate::limits::pairing::write_store_id_in(&tx, obj)?.is_ok() {
+                tx.commit()?;
+            }
+            Ok(())
+        })();
+        if let Err(e) = kept {
+            eprintln!("world: warning: the store's pairing id was not recorded ({e}); `reconcile --from-store` cannot find attempts this call may have left in the ledger");
+        }
     }
 
     /// Execute one request through the live pipeline (module docs). `deadline` bounds the handler.
@@ -458,122 +530,141 @@ impl Broker<'_> {
             journal::EFFECT_INTENT,
             intent.payload(),
         )?;
-        let mut standalone_attempt = None;
-        let mut mission_attempt: Option<String> = None;
-        if let Some(s) = self
-            .limits
-            .as_ref()
-            .and_then(|p| p.standalone.as_ref().map(|s| (p, s)))
-        {
-            // A standalone ledger: reserve and dispatch before the intent commits; a rejection
-            // or a ledger failure drops this transaction (no intent, no debit, nothing ran).
-            // The attempt id is new per attempt (DEC-LIM-22): a crash before this transaction
-            // commits leaves the ordinal free for the next effect, which must not meet this
-            // attempt's request ids. The marker ties the attempt to its intent for reconcile.
-            let (p, s) = s;
-            let max_active = deadline
-                .saturating_duration_since(Instant::now())
-                .as_millis();
-            let to_broker = |e| match e {
-                crate::limits::Error::Rejected(v) => BrokerError::LimitsRejected(v),
-                e => BrokerError::Limits(e.to_string()),
-            };
-            let attempt = s.new_attempt(&intent_id).map_err(to_broker)?;
-            s.reserve(
-                &attempt,
-                &p.scope,
-                req.cost.max(0) as u128,
-                max_active,
-                p.now_ms,
-            )
-            .map_err(to_broker)?;
-            // The seed's order: the ledger reserves first, then the mission admits. A mission
-            // in the same standalone ledger admits (and dispatches) between the reserve and
-            // the dispatch, so its refusal leaves a RESERVED attempt, released at once.
+        // The ledger steps, before the intent commits (a failure drops the transaction).
+        let paired = (|| -> Result<(Option<String>, Option<String>), BrokerError> {
+            let mut standalone_attempt = None;
+            let mut mission_attempt: Option<String> = None;
+            self.write_store_id(&tx)?;
+            if let Some(s) = self
+                .limits
+                .as_ref()
+                .and_then(|p| p.standalone.as_ref().map(|s| (p, s)))
+            {
+                // A standalone ledger: reserve and dispatch before the intent commits; a rejection
+                // or a ledger failure drops this transaction (no intent, no debit, nothing ran).
+                // The attempt id is new per attempt (DEC-LIM-22): a crash before this transaction
+                // commits leaves the ordinal free for the next effect, which must not meet this
+                // attempt's request ids. The marker ties the attempt to its intent for reconcile.
+                let (p, s) = s;
+                let max_active = deadline
+                    .saturating_duration_since(Instant::now())
+                    .as_millis();
+                let to_broker = |e: crate::limits::Error| {
+                    match e {
+                    crate::limits::Error::Rejected(v) => BrokerError::LimitsRejected(v),
+                    e if e.is_busy() => BrokerError::LedgerBusy(format!(
+                        "limits: ledger {} is busy: another process held its write lock for the whole wait; nothing ran and nothing was written in the store",
+                        s.ledger.describe()
+                    )),
+                    e => BrokerError::Limits(e.to_string()),
+                }
+                };
+                let attempt = s.new_attempt(&intent_id).map_err(to_broker)?;
+                s.reserve(
+                    &attempt,
+                    &p.scope,
+                    req.cost.max(0) as u128,
+                    max_active,
+                    p.now_ms,
+                )
+                .map_err(to_broker)?;
+                // The seed's order: the ledger reserves first, then the mission admits. A mission
+                // in the same standalone ledger admits (and dispatches) between the reserve and
+                // the dispatch, so its refusal leaves a RESERVED attempt, released at once.
+                if let Some((m, ms)) = self
+                    .mission
+                    .as_ref()
+                    .and_then(|m| m.standalone.as_ref().map(|ms| (m, ms)))
+                {
+                    match self.standalone_admit(m, ms, req, &intent_id) {
+                        Ok(a) => mission_attempt = Some(a),
+                        Err(e) => {
+                            s.release_or_warn(&attempt, p.now_ms);
+                            return Err(e);
+                        }
+                    }
+                }
+                s.dispatch_or_release(&attempt, p.now_ms)
+                    .map_err(to_broker)?;
+                put_object(
+                    &tx,
+                    &crate::limits::pairing::attempt_marker(&attempt, &intent_id),
+                )?;
+                standalone_attempt = Some(attempt);
+            } else if let Some(p) = &self.limits {
+                // Reserve and dispatch in the intent's transaction: a rejection rolls all of it back.
+                let max_active = deadline
+                    .saturating_duration_since(Instant::now())
+                    .as_millis();
+                ledger_step(
+                    &tx,
+                    format!("{intent_id}:reserve"),
+                    crate::limits::Command::Reserve {
+                        attempt_id: intent_id.clone(),
+                        operation_id: intent_id.clone(),
+                        scope_id: p.scope.clone(),
+                        run_id: None,
+                        purpose: crate::limits::Purpose::Ordinary,
+                        amount: crate::limits::Amount(req.cost.max(0) as u128),
+                        max_active_ms: crate::limits::Amount(max_active),
+                        paired: true,
+                    },
+                    p.now_ms,
+                )?;
+                ledger_step(
+                    &tx,
+                    format!("{intent_id}:dispatch"),
+                    crate::limits::Command::Dispatch {
+                        attempt_id: intent_id.clone(),
+                    },
+                    p.now_ms,
+                )?;
+            }
             if let Some((m, ms)) = self
                 .mission
                 .as_ref()
                 .and_then(|m| m.standalone.as_ref().map(|ms| (m, ms)))
             {
-                match self.standalone_admit(m, ms, req, &intent_id) {
-                    Ok(a) => mission_attempt = Some(a),
-                    Err(e) => {
-                        let _ = s.release(&attempt, p.now_ms);
-                        return Err(e);
-                    }
+                // A mission in a standalone ledger, not admitted above (no standalone limits
+                // ledger): admit and dispatch now, still before the intent commits.
+                if mission_attempt.is_none() {
+                    mission_attempt = Some(self.standalone_admit(m, ms, req, &intent_id)?);
                 }
-            }
-            s.dispatch_or_release(&attempt, p.now_ms)
-                .map_err(to_broker)?;
-            put_object(
-                &tx,
-                &crate::limits::pairing::attempt_marker(&attempt, &intent_id),
-            )?;
-            standalone_attempt = Some(attempt);
-        } else if let Some(p) = &self.limits {
-            // Reserve and dispatch in the intent's transaction: a rejection rolls all of it back.
-            let max_active = deadline
-                .saturating_duration_since(Instant::now())
-                .as_millis();
-            ledger_step(
-                &tx,
-                format!("{intent_id}:reserve"),
-                crate::limits::Command::Reserve {
-                    attempt_id: intent_id.clone(),
-                    operation_id: intent_id.clone(),
-                    scope_id: p.scope.clone(),
-                    run_id: None,
-                    purpose: crate::limits::Purpose::Ordinary,
-                    amount: crate::limits::Amount(req.cost.max(0) as u128),
-                    max_active_ms: crate::limits::Amount(max_active),
-                    paired: true,
-                },
-                p.now_ms,
-            )?;
-            ledger_step(
-                &tx,
-                format!("{intent_id}:dispatch"),
-                crate::limits::Command::Dispatch {
-                    attempt_id: intent_id.clone(),
-                },
-                p.now_ms,
-            )?;
-        }
-        if let Some((m, ms)) = self
-            .mission
-            .as_ref()
-            .and_then(|m| m.standalone.as_ref().map(|ms| (m, ms)))
-        {
-            // A mission in a standalone ledger, not admitted above (no standalone limits
-            // ledger): admit and dispatch now, still before the intent commits.
-            if mission_attempt.is_none() {
-                mission_attempt = Some(self.standalone_admit(m, ms, req, &intent_id)?);
-            }
-            if let Some(a) = &mission_attempt {
-                put_object(
+                if let Some(a) = &mission_attempt {
+                    put_object(
+                        &tx,
+                        &crate::mission::pairing::attempt_marker(&ms.mission_id, a, &intent_id),
+                    )?;
+                }
+            } else if let Some(m) = &self.mission {
+                // The seed's order: the ledger reserves first, then the mission admits and
+                // dispatches, all in the intent's transaction; a rejection rolls all of it back.
+                let admit = mission_admit(m, req, intent_id.clone(), intent_id.clone());
+                mission_step(
                     &tx,
-                    &crate::mission::pairing::attempt_marker(&ms.mission_id, a, &intent_id),
+                    m,
+                    crate::mission::Command::Admit(Box::new(admit)),
+                    m.now_ms,
+                )?;
+                mission_step(
+                    &tx,
+                    m,
+                    crate::mission::Command::Dispatch {
+                        attempt_id: intent_id.clone(),
+                    },
+                    m.now_ms,
                 )?;
             }
-        } else if let Some(m) = &self.mission {
-            // The seed's order: the ledger reserves first, then the mission admits and
-            // dispatches, all in the intent's transaction; a rejection rolls all of it back.
-            let admit = mission_admit(m, req, intent_id.clone(), intent_id.clone());
-            mission_step(
-                &tx,
-                &m.mission_id,
-                crate::mission::Command::Admit(Box::new(admit)),
-                m.now_ms,
-            )?;
-            mission_step(
-                &tx,
-                &m.mission_id,
-                crate::mission::Command::Dispatch {
-                    attempt_id: intent_id.clone(),
-                },
-                m.now_ms,
-            )?;
-        }
+            Ok((standalone_attempt, mission_attempt))
+        })();
+        let (standalone_attempt, mission_attempt) = match paired {
+            Ok(a) => a,
+            Err(e) => {
+                drop(tx);
+                self.keep_store_id_after(store, &e);
+                return Err(e);
+            }
+        };
         tx.commit().map_err(StoreError::from)?;
 
         // The handler runs with the unit already spent.
@@ -602,7 +693,7 @@ impl Broker<'_> {
                         // Indeterminate settles UNKNOWN: the full reservation stays held.
                         Some(m) => mission_step(
                             &tx,
-                            &m.mission_id,
+                            m,
                             mission_settle(&intent_id, crate::mission::Outcome::Unknown, req.cost),
                             m.settle_ms(),
                         )
@@ -709,7 +800,7 @@ impl Broker<'_> {
                 };
                 mission_step(
                     &tx,
-                    &m.mission_id,
+                    m,
                     mission_settle(&intent_id, outcome, req.cost),
                     m.settle_ms(),
                 )

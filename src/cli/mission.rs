@@ -695,10 +695,16 @@ struct Job<'a> {
     command: Result<Command, Rejection>,
     attended: bool,
     evidence: Option<&'a Evidence>,
+    /// `now` already read for the command (an admit's default `authorizationCheckedAt` is the
+    /// same reading, so an implicit clock moves both, DEC-MIS-16); `None`: read it here.
+    now: Option<Amount>,
 }
 
 fn write(ctx: &Context, out: &mut Output, job: Job<'_>) -> Result<Exit, CliError> {
-    let now = parse_now(job.common.now.as_deref())?;
+    let now = match job.now {
+        Some(n) => n,
+        None => parse_now(job.common.now.as_deref())?,
+    };
     let mut command = match job.command {
         Ok(c) => c,
         Err(r) => return emit_rejection(out, &r),
@@ -721,6 +727,7 @@ fn write(ctx: &Context, out: &mut Output, job: Job<'_>) -> Result<Exit, CliError
     let req = Request {
         command,
         request_id: job.common.request_id.clone(),
+        implicit_now: job.common.now.is_none(),
     };
     let actor = if job.attended {
         let mut tty =
@@ -893,6 +900,7 @@ fn apply_lines(
         let req = Request {
             command: c,
             request_id: common.request_id.clone(),
+            implicit_now: common.now.is_none(),
         };
         let exit = match target.apply(mission, &req, &actor, now, None, false) {
             Ok(a) => emit_applied(out, mission, &a)?,
@@ -1273,6 +1281,7 @@ fn reconcile_from_store(
         store.conn(),
         &id,
         now.get(),
+        common.now.is_none(),
     ) {
         Ok(d) => d,
         Err(mstore::Error::Rejected(r)) => return emit_rejection(out, &r),
@@ -1280,7 +1289,7 @@ fn reconcile_from_store(
     };
     let mut unknown = 0;
     for r in &done {
-        if r.action == "unknown" {
+        if matches!(r.action, "unknown" | "held") {
             unknown += 1;
         }
         if out.json {
@@ -1298,11 +1307,14 @@ fn reconcile_from_store(
             missions.describe()
         ));
     }
-    Ok(if unknown > 0 {
-        Exit::Indeterminate
-    } else {
-        Exit::Success
-    })
+    if unknown > 0 {
+        out.status(format!(
+            "{unknown} attempt(s) of {id} stay held until a person reconciles each with `world mission reconcile {mission} --attempt A --evidence-file F --ledger {}` (attended)",
+            missions.describe()
+        ));
+        return Ok(Exit::Indeterminate);
+    }
+    Ok(Exit::Success)
 }
 
 /// Run `world mission …`.
@@ -1317,6 +1329,7 @@ pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError
         command,
         attended,
         evidence,
+        now: None,
     };
     match &cmd {
         Cmd::Create { contract, yes, now } => {
@@ -1416,9 +1429,10 @@ pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError
                 serde_json::from_str(text)
                     .map_err(|e| CliError::usage(name, format!("not JSON: {e}")))
             };
+            let now = parse_now(common.now.as_deref())?;
             let checked = match authorization_checked_at {
                 Some(t) => t.clone(),
-                None => parse_now(common.now.as_deref())?.to_string(),
+                None => now.to_string(),
             };
             let mut v = json!({"type": "admit", "runId": run, "operationId": operation, "attemptId": attempt,
                 "grantId": grant, "subject": subject,
@@ -1432,7 +1446,10 @@ pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError
             write(
                 ctx,
                 out,
-                job("mission admit", mission, common, build(&v), false, None),
+                Job {
+                    now: Some(now),
+                    ..job("mission admit", mission, common, build(&v), false, None)
+                },
             )
         }
         Cmd::Dispatch {

@@ -40,6 +40,9 @@ pub struct Standalone {
     pub store_id: String,
     /// The invocation the effects belong to (`cli:<ep>:<task>`).
     pub invocation_id: String,
+    /// Set when a release after a refusal failed: a RESERVED attempt was left (reported on
+    /// stderr with `world limits reconcile --from-store`; the store id must then persist).
+    pub release_failed: std::cell::Cell<bool>,
 }
 
 impl std::fmt::Debug for Standalone {
@@ -68,10 +71,63 @@ pub fn store_id(conn: &Connection) -> Result<Option<String>, rusqlite::Error> {
         [STORE_ID_SEMANTIC_ID],
         |r| r.get(0),
     )?;
-    Ok(hash.map(|h| {
-        let hex = h.strip_prefix("sha256:").unwrap_or(&h);
-        format!("store-{}", hex.chars().take(16).collect::<String>())
-    }))
+    Ok(hash.map(|h| id_of_hash(&h)))
+}
+
+fn id_of_hash(h: &str) -> String {
+    let hex = h.strip_prefix("sha256:").unwrap_or(h);
+    format!("store-{}", hex.chars().take(16).collect::<String>())
+}
+
+/// The store's id, and — for a store never paired before — the store-id object to write in the
+/// transaction of its first effect intent (not now: a refused call leaves the store unchanged,
+/// DEC-MIS-18). Reads only.
+///
+/// # Errors
+/// SQLite errors; [`crate::store::Error::Corrupt`] when the system has no randomness.
+pub fn pending_store_id(
+    conn: &Connection,
+) -> Result<(String, Option<crate::store::Object>), crate::store::Error> {
+    if let Some(id) = store_id(conn)? {
+        return Ok((id, None));
+    }
+    let obj = new_store_id_object()?;
+    Ok((id_of_hash(&obj.meta.hash), Some(obj)))
+}
+
+fn new_store_id_object() -> Result<crate::store::Object, crate::store::Error> {
+    let mut b = [0u8; 16];
+    getrandom::getrandom(&mut b).map_err(|e| crate::store::Error::Corrupt {
+        what: "store id".into(),
+        detail: e.to_string(),
+    })?;
+    let payload = format!("{{\"storeNonce\":\"{}\"}}\n", hex::encode(b)).into_bytes();
+    Ok(crate::store::Object::new(
+        STORE_ID_SEMANTIC_ID,
+        "world:limits",
+        payload,
+    ))
+}
+
+/// Inside the transaction of an effect intent: write the pending store-id object `obj` of
+/// [`pending_store_id`] unless the store already has an id. `Err(existing)` when another
+/// process paired the store with a different id since `obj` was made (nothing was sent to
+/// a ledger yet: the call can simply be made again).
+///
+/// # Errors
+/// Store errors; `Ok(Err(existing id))` as above.
+pub fn write_store_id_in(
+    tx: &Connection,
+    obj: &crate::store::Object,
+) -> Result<Result<(), String>, crate::store::Error> {
+    match store_id(tx)? {
+        Some(id) if id == id_of_hash(&obj.meta.hash) => Ok(Ok(())),
+        Some(id) => Ok(Err(id)),
+        None => {
+            crate::store::put_object(tx, obj)?;
+            Ok(Ok(()))
+        }
+    }
 }
 
 /// The store's id, writing its store-id object first if it has none (needs the writer lock).
@@ -82,17 +138,9 @@ pub fn ensure_store_id(store: &mut crate::store::Store) -> Result<String, crate:
     if let Some(id) = store_id(store.conn())? {
         return Ok(id);
     }
-    let mut b = [0u8; 16];
-    getrandom::getrandom(&mut b).map_err(|e| crate::store::Error::Corrupt {
-        what: "store id".into(),
-        detail: e.to_string(),
-    })?;
-    let payload = format!("{{\"storeNonce\":\"{}\"}}\n", hex::encode(b)).into_bytes();
+    let obj = new_store_id_object()?;
     let tx = store.immediate()?;
-    crate::store::put_object(
-        &tx,
-        &crate::store::Object::new(STORE_ID_SEMANTIC_ID, "world:limits", payload),
-    )?;
+    crate::store::put_object(&tx, &obj)?;
     tx.commit()?;
     store_id(store.conn())?.ok_or_else(|| crate::store::Error::Corrupt {
         what: "store id".into(),
@@ -250,10 +298,23 @@ impl Standalone {
             Ok(_) => Ok(()),
             Err(Error::Rejected(v)) => {
                 // Never dispatched: give the reservation back before reporting the refusal.
-                let _ = self.release(&attempt, now_ms);
+                self.release_or_warn(&attempt, now_ms);
                 Err(Error::Rejected(v))
             }
             Err(e) => Err(e),
+        }
+    }
+
+    /// [`Standalone::release`] after a refusal; a failure is never silent: a warning names the
+    /// RESERVED attempt left and `world limits reconcile --from-store`, and
+    /// [`Standalone::release_failed`] is set.
+    pub fn release_or_warn(&self, attempt: &str, now_ms: u128) {
+        if let Err(e) = self.release(attempt, now_ms) {
+            self.release_failed.set(true);
+            eprintln!(
+                "world: warning: the limits ledger did not release {attempt} ({e}): no handler ran and nothing was written in the store, but its reservation is held until `world limits reconcile --from-store --ledger {}`",
+                self.ledger.describe()
+            );
         }
     }
 
@@ -444,10 +505,25 @@ impl Standalone {
         store: &mut crate::store::Store,
         invocation_id: &str,
     ) -> Result<Standalone, Error> {
+        let store_id = ensure_store_id(store).map_err(|e| Error::Corrupt(e.to_string()))?;
+        Standalone::open_for(location, store_id, invocation_id)
+    }
+
+    /// Open the standalone ledger at `location` for invocation `invocation_id` of the store
+    /// whose id is `store_id` (from [`pending_store_id`]: its object may not be written yet).
+    ///
+    /// # Errors
+    /// The ledger's open errors.
+    pub fn open_for(
+        location: &str,
+        store_id: String,
+        invocation_id: &str,
+    ) -> Result<Standalone, Error> {
         Ok(Standalone {
             ledger: super::open_standalone_ledger(location)?,
-            store_id: ensure_store_id(store).map_err(|e| Error::Corrupt(e.to_string()))?,
+            store_id,
             invocation_id: invocation_id.to_string(),
+            release_failed: std::cell::Cell::new(false),
         })
     }
 }
