@@ -364,10 +364,14 @@ pub struct Broker<'a> {
     /// An object written in the same transaction as each allowed effect's intent (the
     /// coordinator's started marker, so a resent invocation id never runs a handler twice).
     pub with_intent: Option<Object>,
-    /// The store-id object of a store paired with a standalone ledger for the first time
-    /// (`limits::pairing::pending_store_id`): written with the first effect intent, so a call
-    /// the ledger refuses leaves the store unchanged (DEC-MIS-18).
-    pub store_id_object: Option<Object>,
+    /// The store-id object this invocation wrote because the store was never paired with a
+    /// standalone ledger (`limits::pairing::ensure_store_id_new`, before any ledger step, so a
+    /// crash never strands an attempt under an id the store lacks): removed again when the
+    /// ledger cleanly refuses the invocation's first effect, so a refusal leaves the store
+    /// unchanged (DEC-MIS-18).
+    pub new_store_id: Option<Object>,
+    /// Set once an effect intent of this invocation committed (the store id is then in use).
+    pub intent_committed: std::cell::Cell<bool>,
 }
 
 impl Broker<'_> {
@@ -398,60 +402,40 @@ impl Broker<'_> {
         Ok(attempt)
     }
 
-    /// Write the pending store-id object in the intent's transaction `tx` (DEC-MIS-18); refuse
-    /// the effect when another process paired the store under another id meanwhile (nothing
-    /// was sent to a ledger yet).
-    fn write_store_id(&self, tx: &Connection) -> Result<(), BrokerError> {
-        let Some(obj) = &self.store_id_object else {
-            return Ok(());
-        };
-        if let Err(other) = crate::limits::pairing::write_store_id_in(tx, obj)? {
-            let why = format!("another process paired this store with a ledger at the same moment (store id {other}); nothing was sent to the ledger and nothing written: make the call again");
-            return Err(
-                if self
-                    .mission
-                    .as_ref()
-                    .is_some_and(|m| m.standalone.is_some())
-                {
-                    BrokerError::Mission(why)
-                } else {
-                    BrokerError::Limits(why)
-                },
-            );
-        }
-        Ok(())
-    }
-
-    /// After the intent's transaction was dropped with `e`: a ledger may hold an attempt
-    /// naming the store's new id (a storage failure mid-step, a release that failed), so the
-    /// store-id object is written on its own for `reconcile --from-store` to find it. A clean
-    /// refusal leaves the store unchanged.
-    fn keep_store_id_after(&self, store: &mut Store, e: &BrokerError) {
-        let Some(obj) = &self.store_id_object else {
+    /// After the intent's transaction was dropped with `e`: when the ledger cleanly refused
+    /// the first effect of an invocation that wrote the store's id, remove the id again (no
+    /// ledger and no intent names it). Anything else — a ledger failure mid-step, a release
+    /// that failed — keeps it: a ledger may hold an attempt naming it, for `reconcile
+    /// --from-store` to find.
+    fn forget_store_id_after(&self, store: &mut Store, e: &BrokerError) {
+        let Some(obj) = &self.new_store_id else {
             return;
         };
+        if self.intent_committed.get() {
+            return;
+        }
         let release_failed = self
             .limits
             .as_ref()
             .and_then(|p| p.standalone.as_ref())
-            .is_some_and(|s| s.release_failed.get());
+            .is_some_and(|s| s.release_failed.get())
+            || self
+                .mission
+                .as_ref()
+                .and_then(|m| m.standalone.as_ref())
+                .is_some_and(|s| s.release_failed.get());
+        // A refusal, or a lock wait that timed out (nothing applied; a later step's attempt was
+        // released again): no ledger names the id unless a release failed.
         let clean = match e {
             BrokerError::MissionRejected(r) => r.detail("unreleasedAttempt").is_none(),
-            BrokerError::LimitsRejected(_) => true,
+            BrokerError::LimitsRejected(_) | BrokerError::LedgerBusy(_) => true,
             _ => false,
         };
-        if clean && !release_failed {
+        if !clean || release_failed {
             return;
         }
-        let kept = (|| -> Result<(), StoreError> {
-            let tx = store.immediate()?;
-            if crate::limits::pairing::write_store_id_in(&tx, obj)?.is_ok() {
-                tx.commit()?;
-            }
-            Ok(())
-        })();
-        if let Err(e) = kept {
-            eprintln!("world: warning: the store's pairing id was not recorded ({e}); `reconcile --from-store` cannot find attempts this call may have left in the ledger");
+        if let Err(e) = crate::limits::pairing::forget_store_id(store, obj) {
+            eprintln!("world: warning: the store-id object {} written for this refused call was not removed ({e}); it is harmless", obj.meta.hash);
         }
     }
 
@@ -531,10 +515,12 @@ impl Broker<'_> {
             intent.payload(),
         )?;
         // The ledger steps, before the intent commits (a failure drops the transaction).
+        // A mission attempt dispatched in a standalone ledger names the store's id, whatever
+        // happens to this transaction after it.
+        let mission_dispatched = std::cell::Cell::new(false);
         let paired = (|| -> Result<(Option<String>, Option<String>), BrokerError> {
             let mut standalone_attempt = None;
             let mut mission_attempt: Option<String> = None;
-            self.write_store_id(&tx)?;
             if let Some(s) = self
                 .limits
                 .as_ref()
@@ -577,7 +563,10 @@ impl Broker<'_> {
                     .and_then(|m| m.standalone.as_ref().map(|ms| (m, ms)))
                 {
                     match self.standalone_admit(m, ms, req, &intent_id) {
-                        Ok(a) => mission_attempt = Some(a),
+                        Ok(a) => {
+                            mission_dispatched.set(true);
+                            mission_attempt = Some(a)
+                        }
                         Err(e) => {
                             s.release_or_warn(&attempt, p.now_ms);
                             return Err(e);
@@ -661,11 +650,14 @@ impl Broker<'_> {
             Ok(a) => a,
             Err(e) => {
                 drop(tx);
-                self.keep_store_id_after(store, &e);
+                if !mission_dispatched.get() {
+                    self.forget_store_id_after(store, &e);
+                }
                 return Err(e);
             }
         };
         tx.commit().map_err(StoreError::from)?;
+        self.intent_committed.set(true);
 
         // The handler runs with the unit already spent.
         let payload: serde_json::Value =

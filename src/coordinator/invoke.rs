@@ -309,27 +309,29 @@ fn mission_pairing(
         mission_id: b.mission_id.clone(),
         store_id: store_id.get(store)?,
         implicit_clock: !clock.is_fixed(),
+        release_failed: std::cell::Cell::new(false),
     }));
     Ok(Some(pairing))
 }
 
-/// The store's id for standalone pairings, read (or made, not yet written) once per call: the
-/// limits and the mission pairing of one invocation must name the store alike, and a new id's
-/// object is written only with the first effect intent (DEC-MIS-18).
+/// The store's id for standalone pairings, read (or written, for a store never paired) once
+/// per call: the limits and the mission pairing of one invocation name the store alike, and an
+/// id this call wrote is removed again when the ledger cleanly refuses its first effect
+/// (DEC-MIS-18).
 #[derive(Default)]
 struct StoreId {
     id: Option<String>,
-    pending: Option<Object>,
+    created: Option<Object>,
 }
 
 impl StoreId {
-    fn get(&mut self, store: &Store) -> Result<String, InvokeError> {
+    fn get(&mut self, store: &mut Store) -> Result<String, InvokeError> {
         if let Some(id) = &self.id {
             return Ok(id.clone());
         }
-        let (id, pending) = crate::limits::pairing::pending_store_id(store.conn())?;
+        let (id, created) = crate::limits::pairing::ensure_store_id_new(store)?;
         self.id = Some(id.clone());
-        self.pending = pending;
+        self.created = created;
         Ok(id)
     }
 }
@@ -771,9 +773,10 @@ fn run_effectful(
         .collect();
     let parsed = plan::parse_plan(&raw_plan, &declared)?;
     let plan_obj = Object::new(records::EFFECT_PLAN, &run.surface, parsed.canonical.clone());
-    let (limits, mission, store_id_object) = pairings(store, &run, call, host)?;
+    let (limits, mission, new_store_id) = pairings(store, &run, call, host)?;
     let b = Broker {
-        store_id_object,
+        new_store_id,
+        intent_committed: std::cell::Cell::new(false),
         episode: &run.sess.episode,
         grants: &run.sess.grants,
         now: run.now,
@@ -821,21 +824,22 @@ fn run_effectful(
     })
 }
 
+/// An invocation's limits pairing, mission pairing, and the store-id object it wrote.
+type Pairings = (
+    Option<broker::LimitsPairing>,
+    Option<broker::MissionPairing>,
+    Option<Object>,
+);
+
 /// The episode's limits pairing (its binding's scope, on the store's ledger or the
-/// `--ledger` one) and mission pairing (DEC-LIM-20, DEC-MIS-14), both `None` when unbound.
+/// `--ledger` one) and mission pairing (DEC-LIM-20, DEC-MIS-14), both `None` when unbound,
+/// and the store-id object this call wrote for a store never paired (DEC-MIS-18).
 fn pairings(
     store: &mut Store,
     run: &Prepared,
     call: &Call,
     host: &Host<'_>,
-) -> Result<
-    (
-        Option<broker::LimitsPairing>,
-        Option<broker::MissionPairing>,
-        Option<Object>,
-    ),
-    InvokeError,
-> {
+) -> Result<Pairings, InvokeError> {
     let binding = session::binding(store.conn(), &run.sess.episode)?;
     let mut store_id = StoreId::default();
     let mission = mission_pairing(
@@ -869,7 +873,7 @@ fn pairings(
         }
         (p, _) => p,
     };
-    Ok((limits, mission, store_id.pending))
+    Ok((limits, mission, store_id.created))
 }
 
 /// What the effects of one plan left behind, in plan order.

@@ -79,22 +79,6 @@ fn id_of_hash(h: &str) -> String {
     format!("store-{}", hex.chars().take(16).collect::<String>())
 }
 
-/// The store's id, and — for a store never paired before — the store-id object to write in the
-/// transaction of its first effect intent (not now: a refused call leaves the store unchanged,
-/// DEC-MIS-18). Reads only.
-///
-/// # Errors
-/// SQLite errors; [`crate::store::Error::Corrupt`] when the system has no randomness.
-pub fn pending_store_id(
-    conn: &Connection,
-) -> Result<(String, Option<crate::store::Object>), crate::store::Error> {
-    if let Some(id) = store_id(conn)? {
-        return Ok((id, None));
-    }
-    let obj = new_store_id_object()?;
-    Ok((id_of_hash(&obj.meta.hash), Some(obj)))
-}
-
 fn new_store_id_object() -> Result<crate::store::Object, crate::store::Error> {
     let mut b = [0u8; 16];
     getrandom::getrandom(&mut b).map_err(|e| crate::store::Error::Corrupt {
@@ -109,25 +93,48 @@ fn new_store_id_object() -> Result<crate::store::Object, crate::store::Error> {
     ))
 }
 
-/// Inside the transaction of an effect intent: write the pending store-id object `obj` of
-/// [`pending_store_id`] unless the store already has an id. `Err(existing)` when another
-/// process paired the store with a different id since `obj` was made (nothing was sent to
-/// a ledger yet: the call can simply be made again).
+/// [`ensure_store_id`], also returning the store-id object when this call wrote it (the store
+/// was never paired): written before any ledger step, so an attempt a crash strands in the
+/// ledger always names an id the store holds; an invocation whose first effect the ledger
+/// then refuses removes it again with [`forget_store_id`] (DEC-MIS-18).
 ///
 /// # Errors
-/// Store errors; `Ok(Err(existing id))` as above.
-pub fn write_store_id_in(
-    tx: &Connection,
-    obj: &crate::store::Object,
-) -> Result<Result<(), String>, crate::store::Error> {
-    match store_id(tx)? {
-        Some(id) if id == id_of_hash(&obj.meta.hash) => Ok(Ok(())),
-        Some(id) => Ok(Err(id)),
-        None => {
-            crate::store::put_object(tx, obj)?;
-            Ok(Ok(()))
-        }
+/// Store errors.
+pub fn ensure_store_id_new(
+    store: &mut crate::store::Store,
+) -> Result<(String, Option<crate::store::Object>), crate::store::Error> {
+    if let Some(id) = store_id(store.conn())? {
+        return Ok((id, None));
     }
+    let obj = new_store_id_object()?;
+    let tx = store.immediate()?;
+    crate::store::put_object(&tx, &obj)?;
+    tx.commit()?;
+    let id = store_id(store.conn())?.ok_or_else(|| crate::store::Error::Corrupt {
+        what: "store id".into(),
+        detail: "the store-id object was not stored".into(),
+    })?;
+    Ok((id, Some(obj)))
+}
+
+/// Remove the store-id object `obj` that [`ensure_store_id_new`] wrote for this invocation,
+/// after the ledger cleanly refused its first effect (nothing in any ledger names the id, no
+/// intent of the store does): the refused call leaves the store as it found it. One
+/// transaction; the caller holds the store's writer lock.
+///
+/// # Errors
+/// Store errors.
+pub fn forget_store_id(
+    store: &mut crate::store::Store,
+    obj: &crate::store::Object,
+) -> Result<(), crate::store::Error> {
+    let tx = store.immediate()?;
+    tx.execute(
+        "DELETE FROM objects WHERE hash_ref = ?1 AND semantic_id = ?2",
+        [obj.meta.hash.as_str(), STORE_ID_SEMANTIC_ID],
+    )?;
+    tx.commit()?;
+    Ok(())
 }
 
 /// The store's id, writing its store-id object first if it has none (needs the writer lock).
@@ -135,17 +142,7 @@ pub fn write_store_id_in(
 /// # Errors
 /// Store errors.
 pub fn ensure_store_id(store: &mut crate::store::Store) -> Result<String, crate::store::Error> {
-    if let Some(id) = store_id(store.conn())? {
-        return Ok(id);
-    }
-    let obj = new_store_id_object()?;
-    let tx = store.immediate()?;
-    crate::store::put_object(&tx, &obj)?;
-    tx.commit()?;
-    store_id(store.conn())?.ok_or_else(|| crate::store::Error::Corrupt {
-        what: "store id".into(),
-        detail: "the store-id object was not stored".into(),
-    })
+    ensure_store_id_new(store).map(|(id, _)| id)
 }
 
 /// Semantic id of the object the intent's transaction stores for each paired attempt
@@ -282,7 +279,8 @@ impl Standalone {
         Ok(())
     }
 
-    /// Dispatch the RESERVED attempt `attempt`; a rejection releases it (never dispatched).
+    /// Dispatch the RESERVED attempt `attempt`; a rejection or a failed dispatch releases it
+    /// (never dispatched; a release that fails is reported, [`Standalone::release_or_warn`]).
     ///
     /// # Errors
     /// [`Error::Rejected`] (released again); storage errors.
@@ -301,7 +299,11 @@ impl Standalone {
                 self.release_or_warn(&attempt, now_ms);
                 Err(Error::Rejected(v))
             }
-            Err(e) => Err(e),
+            Err(e) => {
+                // The dispatch failed (a busy or lost ledger): never dispatched either.
+                self.release_or_warn(&attempt, now_ms);
+                Err(e)
+            }
         }
     }
 
@@ -510,7 +512,7 @@ impl Standalone {
     }
 
     /// Open the standalone ledger at `location` for invocation `invocation_id` of the store
-    /// whose id is `store_id` (from [`pending_store_id`]: its object may not be written yet).
+    /// whose id is `store_id` (from [`ensure_store_id_new`]).
     ///
     /// # Errors
     /// The ledger's open errors.

@@ -54,6 +54,10 @@ pub struct Standalone {
     /// `now` is the system clock (not `WORLD_TEST_NOW`): every step is sent as an implicit
     /// clock, `max(now, lastNow)` under the mission's lock (DEC-MIS-16).
     pub implicit_clock: bool,
+    /// Set when the release of an attempt whose dispatch failed failed too: an ADMITTED
+    /// attempt was left (reported; the store's id must then persist for `reconcile
+    /// --from-store`).
+    pub release_failed: std::cell::Cell<bool>,
 }
 
 impl std::fmt::Debug for Standalone {
@@ -63,6 +67,7 @@ impl std::fmt::Debug for Standalone {
             .field("mission_id", &self.mission_id)
             .field("store_id", &self.store_id)
             .field("implicit_clock", &self.implicit_clock)
+            .field("release_failed", &self.release_failed.get())
             .finish()
     }
 }
@@ -177,8 +182,8 @@ impl Standalone {
     /// [`Error::Rejected`] (nothing admitted, or the admitted attempt released again when the
     /// rejection came from `dispatch`; when that release fails too, the rejection carries
     /// `unreleasedAttempt` and says how to release it — never a silent leak); storage errors
-    /// (the attempt may be left ADMITTED — [`reconcile_from_store`] releases it: no intent
-    /// reached the store).
+    /// (a failed dispatch is released again; when that fails a warning names the ADMITTED
+    /// attempt left — [`reconcile_from_store`] releases it: no intent reached the store).
     pub fn admit_and_dispatch(&self, admit: Admit, now_ms: u128) -> Result<(), Error> {
         let attempt = admit.attempt_id.clone();
         let amount = admit.amount;
@@ -191,15 +196,30 @@ impl Standalone {
         ) {
             Err(Error::Rejected(r)) => match self.release(&attempt, now_ms) {
                 Ok(()) => Err(Error::Rejected(r)),
-                Err(e) => Err(Error::Rejected(Box::new(unreleased(
-                    *r,
-                    &attempt,
-                    amount,
-                    &e,
-                    &self.reconcile_hint(),
-                )))),
+                Err(e) => {
+                    self.release_failed.set(true);
+                    Err(Error::Rejected(Box::new(unreleased(
+                        *r,
+                        &attempt,
+                        amount,
+                        &e,
+                        &self.reconcile_hint(),
+                    ))))
+                }
             },
-            other => other,
+            Err(e) => {
+                // The dispatch failed (a busy or lost ledger): never dispatched, so give the
+                // reservation back; if that fails too, say what is left.
+                if let Err(re) = self.release(&attempt, now_ms) {
+                    self.release_failed.set(true);
+                    eprintln!(
+                        "world: warning: the admitted attempt {attempt} (holding {amount}) was neither dispatched nor released ({re}): no handler ran and nothing was written in the store, but the mission holds it until `{}`",
+                        self.reconcile_hint()
+                    );
+                }
+                Err(e)
+            }
+            Ok(()) => Ok(()),
         }
     }
 
