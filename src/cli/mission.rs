@@ -1309,7 +1309,7 @@ fn reconcile_from_store(
     }
     if unknown > 0 {
         out.status(format!(
-            "{unknown} attempt(s) of {id} stay held until a person reconciles each with `world mission reconcile {mission} --attempt A --evidence-file F --ledger {}` (attended)",
+            "{unknown} attempt(s) of {id} stay held until a person reconciles each with `world mission reconcile {mission} --attempt A --actual X --evidence-file F --ledger {}` (attended)",
             missions.describe()
         ));
         return Ok(Exit::Indeterminate);

@@ -320,7 +320,7 @@ pub fn reconcile_from_store(
     let step = |command, now| host_step(missions, mission_id, command, now, implicit_clock);
     let mut out = Vec::new();
     let attended = |attempt_id: &str| {
-        format!("awaits `world mission reconcile {mission_id} --attempt {attempt_id} --evidence-file F` (attended)")
+        format!("awaits `world mission reconcile {mission_id} --attempt {attempt_id} --actual X --evidence-file F` (attended)")
     };
     for (attempt_id, a) in &state.attempts {
         if !matches!(
