@@ -2,8 +2,7 @@
 //! for the arguments `world` passes (ailang.md §1–§3), `world ailang test`, and diagnostics that
 //! name the user's file.
 
-#[path = "common/mod.rs"]
-mod common;
+use crate::common;
 
 use common::TestEnv;
 

@@ -5,10 +5,10 @@
 //!
 //! Transition: fixtures/transitions/approval.ail (published from fixtures/transitions/manifest.json).
 
-mod terminal;
+use crate::terminal;
 use terminal::pty;
 
-mod invoke_support;
+use crate::invoke_support;
 
 use std::path::{Path, PathBuf};
 use std::process::{Output, Stdio};

@@ -1,8 +1,5 @@
-//! The `world` CLI integration tests: one test binary (one link step), one module per area
+//! The `world` CLI integration tests: one module of tests/runner.rs, one submodule per area
 //! under tests/cli/, shared helpers in tests/common/.
-
-#[path = "common/mod.rs"]
-mod common;
 
 #[path = "cli/bad_input.rs"]
 mod bad_input;

@@ -5,7 +5,7 @@
 //! Needs a usable `bwrap` (Debian `bubblewrap`, installed by .ci/run). Without one each test
 //! prints `skipped: …` and why, except under `CI=true`, where it fails.
 
-mod invoke_support;
+use crate::invoke_support;
 
 use std::path::{Path, PathBuf};
 

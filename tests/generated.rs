@@ -246,12 +246,15 @@ fn help_of(path: &[String]) -> String {
     }
 }
 
-/// insta snapshots of every `--help` (tests/snapshots/); review changes with
-/// `cargo insta review` or regenerate with `INSTA_UPDATE=always cargo test --test generated`.
+/// insta snapshots of every `--help` (tests/snapshots/generated__help__*.snap, named without
+/// the runner's module path); review changes with `cargo insta review` or regenerate with
+/// `INSTA_UPDATE=always cargo test --test runner generated::`.
 #[test]
 fn every_help_matches_its_snapshot() {
     for path in command_paths() {
-        let name = format!("help__{}", path.join("-"));
-        insta::assert_snapshot!(name, help_of(&path));
+        let name = format!("generated__help__{}", path.join("-"));
+        insta::with_settings!({ prepend_module_to_snapshot => false }, {
+            insta::assert_snapshot!(name, help_of(&path));
+        });
     }
 }

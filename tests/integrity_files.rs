@@ -1,8 +1,7 @@
 //! Issue 13 §6: a `Workspace.Write` temp left by a writer killed with -9 is swept by the next
 //! write into that directory; temps of live processes are left alone.
 
-#[path = "invoke_support/mod.rs"]
-mod invoke_support;
+use crate::invoke_support;
 
 #[test]
 fn stale_write_temps_are_swept_by_the_next_write() {

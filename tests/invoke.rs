@@ -6,7 +6,7 @@
 //!
 //! Test transitions: fixtures/transitions/test/ (embedded AILANG; manifest.json there).
 
-mod invoke_support;
+use crate::invoke_support;
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -15,7 +15,7 @@
 //! The window between the started marker and the intent has no slow step and no external call,
 //! so no kill can be aimed at it from outside.
 
-mod invoke_support;
+use crate::invoke_support;
 
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
@@ -360,15 +360,7 @@ fn spawn_child_on(
         "db": env.db, "token": tok, "transition": transition, "args": args, "task": task, "mode": mode,
         "ledger": ledger,
     });
-    std::process::Command::new(std::env::current_exe().expect("test binary"))
-        .args([
-            "--exact",
-            "child_invoke",
-            "--ignored",
-            "--nocapture",
-            "--test-threads",
-            "1",
-        ])
+    crate::common::child_test(module_path!(), "child_invoke")
         .env(CHILD_ENV, spec.to_string())
         .current_dir(invoke_support::repo())
         .stdout(Stdio::null())

@@ -28,11 +28,12 @@ const SQL_WORDS: [&str; 11] = [
     "SELECT", "INSERT", "UPDATE", "DELETE", "CREATE", "DROP", "PRAGMA", "BEGIN", "WITH", "REPLACE",
     "ALTER",
 ];
-const TX_CALLS: [&str; 4] = [
+const TX_CALLS: [&str; 5] = [
     ".immediate(",
     ".transaction(",
     ".unchecked_transaction(",
     ".transaction_with_behavior(",
+    "Transaction::new_unchecked(",
 ];
 
 struct Source {
@@ -275,4 +276,10 @@ fn the_scanners_see_edges_sql_and_transactions() {
     assert_eq!(sql_count(code), 1);
     assert_eq!(tx_count(code), 1);
     assert_eq!(string_errors(code), 1);
+    assert_eq!(
+        tx_count(
+            "let tx = rusqlite::Transaction::new_unchecked(conn, TransactionBehavior::Immediate)?;"
+        ),
+        1
+    );
 }

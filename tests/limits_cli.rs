@@ -4,7 +4,7 @@
 //! meet the tty fence), with `WORLD_DB` naming a store in a temp dir. The attended HUMAN acts
 //! themselves are driven on a pseudo-terminal that becomes the child's controlling terminal.
 
-mod terminal;
+use crate::terminal;
 use terminal::pty;
 
 use std::path::{Path, PathBuf};

@@ -10,7 +10,7 @@
 //!   command, and `invoke/serve/mcp --ledger`, refuse a missing or empty file (exit 4,
 //!   `ledger_not_initialized` naming the path and `world limits init`), creating nothing.
 
-mod invoke_support;
+use crate::invoke_support;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;

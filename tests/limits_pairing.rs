@@ -15,13 +15,7 @@ impl Env {
         self.dir.path().join("w.db")
     }
     fn world(&self) -> Command {
-        let mut c = Command::cargo_bin("world").unwrap();
-        c.env_clear()
-            .env("WORLD_DB", self.db())
-            .env("WORLD_TEST_NOW", "1700000000")
-            .env("NO_COLOR", "1")
-            .current_dir(env!("CARGO_MANIFEST_DIR"));
-        c
+        crate::common::world_in_repo(&self.db())
     }
     fn run(&self, args: &[&str]) -> (i32, String, String) {
         let o = self.world().args(args).output().unwrap();

@@ -7,7 +7,7 @@
 //! The server is the throwaway one of `tests/pgtest` (skipped with a message when PostgreSQL
 //! is not installed, a failure under `CI=true`).
 
-mod pgtest;
+use crate::pgtest;
 
 use std::path::{Path, PathBuf};
 use std::process::Output;

@@ -13,8 +13,8 @@
 //! The server is `tests/pgtest`'s (skipped with a message without PostgreSQL, a failure under
 //! `CI=true`).
 
-mod invoke_support;
-mod pgtest;
+use crate::invoke_support;
+use crate::pgtest;
 
 use std::os::unix::process::ExitStatusExt;
 use std::path::Path;
@@ -261,15 +261,7 @@ fn spawn_child(env: &Env, tok: &Path, url: &str, task: &str, sleep_ms: u64) -> C
     let spec = json!({
         "db": env.db, "token": tok, "ledger": url, "task": task, "sleepMs": sleep_ms,
     });
-    std::process::Command::new(std::env::current_exe().unwrap())
-        .args([
-            "--exact",
-            "child_invoke",
-            "--ignored",
-            "--nocapture",
-            "--test-threads",
-            "1",
-        ])
+    crate::common::child_test(module_path!(), "child_invoke")
         .env(CHILD_ENV, spec.to_string())
         .current_dir(invoke_support::repo())
         .stdout(Stdio::null())
@@ -290,7 +282,8 @@ fn wait_for(child: &mut Child, mut cond: impl FnMut() -> bool) {
 #[test]
 fn a_crash_or_a_lost_ledger_keeps_the_exposure_until_reconciled() {
     let _one = serial();
-    let Some(pg) = pgtest::server("a_crash_or_a_lost_ledger_keeps_the_exposure_until_reconciled")
+    let Some(pg) =
+        pgtest::server_exclusive("a_crash_or_a_lost_ledger_keeps_the_exposure_until_reconciled")
     else {
         return;
     };
@@ -374,9 +367,9 @@ fn a_crash_or_a_lost_ledger_keeps_the_exposure_until_reconciled() {
 #[test]
 fn a_lost_ledger_keeps_a_mission_attempt_until_settled_from_the_store() {
     let _one = serial();
-    let Some(pg) =
-        pgtest::server("a_lost_ledger_keeps_a_mission_attempt_until_settled_from_the_store")
-    else {
+    let Some(pg) = pgtest::server_exclusive(
+        "a_lost_ledger_keeps_a_mission_attempt_until_settled_from_the_store",
+    ) else {
         return;
     };
     let url = pg.fresh_db();

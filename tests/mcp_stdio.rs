@@ -3,14 +3,11 @@
 //! coexistence with other CLI writers between requests.
 
 use std::io::{BufRead, BufReader, Write};
-use std::path::PathBuf;
 use std::process::{Command, Stdio};
 
 use serde_json::{json, Value};
 
-fn bin() -> PathBuf {
-    PathBuf::from(env!("CARGO_BIN_EXE_world"))
-}
+use crate::common::world_bin as bin;
 
 fn world(db: &std::path::Path, args: &[&str]) -> assert_cmd::assert::Assert {
     assert_cmd::Command::new(bin())

@@ -4,7 +4,7 @@
 //! the tty fence); the HUMAN acts are driven on a pseudo-terminal that becomes the child's
 //! controlling terminal.
 
-mod terminal;
+use crate::terminal;
 use terminal::pty;
 
 use std::path::PathBuf;
@@ -921,7 +921,7 @@ fn relabelling_a_missions_creation_facts_is_a_verify_finding() {
     }
 }
 
-/// F1 (DEC-MIS-16): a command without `--now` takes `max(system clock, the mission's lastNow)`
+/// F1 (DEC-MIS-17): a command without `--now` takes `max(system clock, the mission's lastNow)`
 /// inside its transaction — an operator's `--now` an hour ahead does not freeze the mission for
 /// an hour (an admit's default authorization check moves with it); a given `--now` is still
 /// checked as given.

@@ -8,7 +8,7 @@
 //! The PostgreSQL server is the throwaway one of `tests/pgtest` (skipped with a message when
 //! PostgreSQL is not installed, a failure under `CI=true`).
 
-mod pgtest;
+use crate::pgtest;
 
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
@@ -591,6 +591,412 @@ fn bad_urls_wrong_passwords_and_missing_or_foreign_schemas_fail_cleanly() {
     // Back at the version this build reads, the same command applies.
     pg.sql(&db, "UPDATE mission_schema SET version = 1");
     mission(d, &url, &["start-run", "m", "--run", "r", "--now", "10"], 0);
+}
+
+/// A ledger with mission m of the seed (run r, grant g, attempt a admitted then settled
+/// UNKNOWN, a start-run sent with --request-id req1).
+fn tampering_setup(d: &Path, ledger: &str) {
+    let o = world(
+        d,
+        ledger,
+        &["limits", "init", "--config", LIMITS, "--yes", "--now", "0"],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let contract = format!("{SEED}/contract.json");
+    mission(
+        d,
+        ledger,
+        &["create", "--contract", &contract, "--yes", "--now", "0"],
+        0,
+    );
+    mission(
+        d,
+        ledger,
+        &["apply", "m", "--command", &step(1), "--now", "10"],
+        0,
+    );
+    mission(
+        d,
+        ledger,
+        &["apply", "m", "--command", &step(2), "--now", "10"],
+        0,
+    );
+    mission(
+        d,
+        ledger,
+        &["apply", "m", "--command", &step(3), "--now", "10"],
+        0,
+    );
+    let a = serde_json::from_slice::<Value>(&std::fs::read(step(3)).unwrap()).unwrap();
+    let attempt = a["attemptId"].as_str().unwrap().to_string();
+    mission(
+        d,
+        ledger,
+        &["dispatch", "m", "--attempt", &attempt, "--now", "11"],
+        0,
+    );
+    mission(
+        d,
+        ledger,
+        &[
+            "settle",
+            "m",
+            "--attempt",
+            &attempt,
+            "--unknown",
+            "--now",
+            "12",
+        ],
+        0,
+    );
+    mission(
+        d,
+        ledger,
+        &[
+            "start-run",
+            "m",
+            "--run",
+            "r2",
+            "--request-id",
+            "req1",
+            "--now",
+            "13",
+        ],
+        0,
+    );
+    mission(d, ledger, &["verify"], 0);
+}
+
+fn sql(ledger: &str, statement: &str) {
+    if ledger.starts_with("postgres") {
+        pgtest::Server::client(ledger)
+            .batch_execute(statement)
+            .unwrap();
+    } else {
+        rusqlite::Connection::open(ledger)
+            .unwrap()
+            .execute_batch(statement)
+            .unwrap();
+    }
+}
+
+/// F4, F5, F9 on `ledger`: edited index columns, idempotency rows and outbox bytes, and a
+/// deleted mission row are `mission verify` findings (exit 3) and the commands that used to
+/// trust them refuse with an integrity error (exit 3) naming `world mission verify --ledger`.
+fn edits_are_findings_and_not_trusted(d: &Path, ledger: &str) {
+    tampering_setup(d, ledger);
+    let a = serde_json::from_slice::<Value>(&std::fs::read(step(3)).unwrap()).unwrap();
+    let attempt = a["attemptId"].as_str().unwrap().to_string();
+    let verify_finds = |what: &str| {
+        let out = mission(d, ledger, &["verify"], 3);
+        assert!(out.contains(what), "expected {what:?} in: {out}");
+    };
+    // F4: the status column says SETTLED, the body UNKNOWN (complete-run's refusal: the
+    // library test `edited_attempt_index_columns_are_findings_and_never_trusted`).
+    sql(
+        ledger,
+        &format!("UPDATE mission_attempts SET status = 'SETTLED' WHERE attempt_id = '{attempt}'"),
+    );
+    verify_finds("the status column says SETTLED");
+    sql(
+        ledger,
+        &format!("UPDATE mission_attempts SET status = 'UNKNOWN' WHERE attempt_id = '{attempt}'"),
+    );
+    mission(d, ledger, &["verify"], 0);
+    // F5: the idempotency row points at the grant's entry.
+    sql(
+        ledger,
+        "UPDATE mission_requests SET seq = 2 WHERE request_id = 'req1'",
+    );
+    verify_finds("request req1 names entry 2");
+    let o = world(
+        d,
+        ledger,
+        &[
+            "mission",
+            "start-run",
+            "m",
+            "--run",
+            "r2",
+            "--request-id",
+            "req1",
+            "--now",
+            "14",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(3), "{}", text(&o.stderr));
+    assert!(!text(&o.stdout).contains("replayed"), "{}", text(&o.stdout));
+    // L1: the hint names the ledger's verifier, not `world verify`.
+    assert!(
+        text(&o.stderr).contains("world mission verify --ledger"),
+        "{}",
+        text(&o.stderr)
+    );
+    sql(
+        ledger,
+        "UPDATE mission_requests SET seq = 6 WHERE request_id = 'req1'",
+    );
+    mission(d, ledger, &["verify"], 0);
+    // F5: the outbox payload swapped.
+    let payload = if ledger.starts_with("postgres") {
+        "UPDATE mission_outbox SET payload = convert_to('{\"path\":\"/etc/shadow\"}', 'UTF8')"
+    } else {
+        "UPDATE mission_outbox SET payload = CAST('{\"path\":\"/etc/shadow\"}' AS BLOB)"
+    };
+    let keep = dump(ledger);
+    sql(ledger, payload);
+    verify_finds("payloadRef");
+    assert_ne!(dump(ledger), keep);
+    // F9: the mission row deleted: its journal is reported, `create` refuses the id.
+    if ledger.starts_with("postgres") {
+        sql(ledger, "ALTER TABLE mission_journal DROP CONSTRAINT mission_journal_mission_id_fkey; DELETE FROM mission_missions");
+    } else {
+        sql(
+            ledger,
+            "PRAGMA foreign_keys = OFF; DELETE FROM mission_missions",
+        );
+    }
+    verify_finds("no mission_missions row");
+    let contract = format!("{SEED}/contract.json");
+    let o = world(
+        d,
+        ledger,
+        &[
+            "mission",
+            "create",
+            "--contract",
+            &contract,
+            "--yes",
+            "--now",
+            "20",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(3), "{}", text(&o.stderr));
+    assert!(
+        text(&o.stderr).contains("refusing to create it again"),
+        "{}",
+        text(&o.stderr)
+    );
+    // L1: a missing mission in a ledger is not said to be missing "in the store".
+    let o = world(d, ledger, &["mission", "report", "m"]);
+    assert!(
+        !text(&o.stderr).contains("in the store"),
+        "{}",
+        text(&o.stderr)
+    );
+}
+
+#[test]
+fn edited_columns_requests_outbox_and_deleted_missions_in_a_ledger_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let led = dir.path().join("led.db").display().to_string();
+    edits_are_findings_and_not_trusted(dir.path(), &led);
+}
+
+#[test]
+fn edited_columns_requests_outbox_and_deleted_missions_on_postgres() {
+    let Some(pg) =
+        pgtest::server("edited_columns_requests_outbox_and_deleted_missions_on_postgres")
+    else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    edits_are_findings_and_not_trusted(dir.path(), &pg.fresh_db());
+}
+
+/// L2, L3, L7, L8: a bad `--ledger` is a usage error (exit 2) on every command, before
+/// anything is created; `--request-id` follows the id grammar; a clean `--json mission
+/// verify` prints its result on stdout.
+#[test]
+fn bad_ledger_values_and_request_ids_are_usage_errors_and_clean_verify_prints_json() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    for bad in ["", "mysql://x/y", "postgres://", "postgres://a:b@[::1"] {
+        for args in [
+            &["mission", "list"][..],
+            &["limits", "report"][..],
+            &["invoke", "probe", "--args", "{}"][..],
+            &["serve"][..],
+        ] {
+            let mut c = pgtest::ledger_world(d, &d.join("no-store.db"), "");
+            c.args(args)
+                .args(["--ledger", bad])
+                .stdout(Stdio::null())
+                .stderr(Stdio::piped());
+            // `serve` would listen forever if it took the value: stop it after 20 s.
+            let mut child = c.spawn().unwrap();
+            let start = std::time::Instant::now();
+            let code = loop {
+                if let Some(st) = child.try_wait().unwrap() {
+                    break st.code();
+                }
+                if start.elapsed() > std::time::Duration::from_secs(20) {
+                    let _ = child.kill();
+                    let _ = child.wait();
+                    break None;
+                }
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            };
+            assert_eq!(code, Some(2), "{args:?} --ledger {bad:?}");
+        }
+    }
+    assert!(!d.join("mysql:").exists(), "nothing created");
+    let led = d.join("led.db").display().to_string();
+    tampering_setup(d, &led);
+    for rid in ["", "has space", &"q".repeat(129)] {
+        let o = world(
+            d,
+            &led,
+            &[
+                "mission",
+                "start-run",
+                "m",
+                "--run",
+                "r9",
+                "--request-id",
+                rid,
+            ],
+        );
+        assert_eq!(o.status.code(), Some(2), "{rid:?}: {}", text(&o.stderr));
+    }
+    let out = mission(d, &led, &["--json", "verify"], 0);
+    let v: Value = serde_json::from_str(out.trim()).unwrap();
+    assert_eq!(v["ok"], json!(true), "{out}");
+    // A session minted against a missing ledger file: ledger_not_initialized, exit 4 (as
+    // every other command answers it).
+    let o = world(d, &led, &["genesis", "-q"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let missing = d.join("missing.db").display().to_string();
+    let o = world(
+        d,
+        &missing,
+        &[
+            "session",
+            "mint",
+            "--episode",
+            "e",
+            "--grant",
+            "Workspace.Read=w:1",
+            "--yes",
+            "--mission",
+            "m",
+            "--mission-run",
+            "r",
+            "--mission-grant",
+            "g",
+            "--ledger",
+            &missing,
+        ],
+    );
+    assert_eq!(o.status.code(), Some(4), "{}", text(&o.stderr));
+    assert!(!d.join("missing.db").exists(), "nothing created");
+}
+
+/// F12: `world mission verify` on a ledger file reads one snapshot, so admits committed by
+/// another process while it runs are never findings.
+#[test]
+fn mission_verify_during_concurrent_admits_reports_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().to_path_buf();
+    let led = d.join("led.db").display().to_string();
+    tampering_setup(&d, &led);
+    let writer = {
+        let (d, led) = (d.clone(), led.clone());
+        std::thread::spawn(move || {
+            for k in 0..40 {
+                let (op, at) = (format!("o{k}"), format!("a{k}"));
+                let o = world(
+                    &d,
+                    &led,
+                    &[
+                        "mission",
+                        "admit",
+                        "m",
+                        "--run",
+                        "r2",
+                        "--operation",
+                        &op,
+                        "--attempt",
+                        &at,
+                        "--grant",
+                        "g",
+                        "--subject",
+                        "agent",
+                        "--capability",
+                        "write",
+                        "--resource",
+                        "doc",
+                        "--amount",
+                        "1",
+                        "--now",
+                        "20",
+                    ],
+                );
+                let _ = o;
+            }
+        })
+    };
+    let mut bad = Vec::new();
+    for _ in 0..30 {
+        let o = world(&d, &led, &["mission", "verify"]);
+        if o.status.code() != Some(0) {
+            bad.push(format!("{}{}", text(&o.stdout), text(&o.stderr)));
+        }
+    }
+    writer.join().unwrap();
+    assert!(
+        bad.is_empty(),
+        "false findings under a concurrent writer: {bad:?}"
+    );
+    mission(&d, &led, &["verify"], 0);
+}
+
+/// L13: on PostgreSQL the append-only tables refuse TRUNCATE too, and a ledger made without
+/// the guards (an older build) gets them from the next `mission create`.
+#[test]
+fn postgres_append_only_tables_refuse_truncate_and_old_ledgers_are_upgraded() {
+    let Some(pg) =
+        pgtest::server("postgres_append_only_tables_refuse_truncate_and_old_ledgers_are_upgraded")
+    else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let url = pg.fresh_db();
+    tampering_setup(d, &url);
+    let mut c = pgtest::Server::client(&url);
+    for t in ["mission_journal", "limits_events"] {
+        let e = c.batch_execute(&format!("TRUNCATE {t}"));
+        assert!(e.is_err(), "TRUNCATE {t} succeeded");
+    }
+    // As an older build left it: no TRUNCATE triggers.
+    c.batch_execute(
+        "DROP TRIGGER mission_journal_no_truncate ON mission_journal; DROP TRIGGER limits_events_no_truncate ON limits_events",
+    )
+    .unwrap();
+    let contract = std::fs::read_to_string(format!("{SEED}/contract.json"))
+        .unwrap()
+        .replace("\"m\"", "\"m2\"");
+    let c2 = d.join("c2.json");
+    std::fs::write(&c2, contract).unwrap();
+    mission(
+        d,
+        &url,
+        &[
+            "create",
+            "--contract",
+            &c2.display().to_string(),
+            "--yes",
+            "--now",
+            "0",
+        ],
+        0,
+    );
+    for t in ["mission_journal", "limits_events"] {
+        let e = c.batch_execute(&format!("TRUNCATE {t}"));
+        assert!(e.is_err(), "TRUNCATE {t} succeeded after the upgrade");
+    }
+    mission(d, &url, &["verify"], 0);
 }
 
 /// F6: six first `mission create`s racing on a fresh PostgreSQL ledger all succeed — the DDL

@@ -10,8 +10,8 @@
 //! Ledger file and PostgreSQL (the throwaway server of `tests/pgtest`: skipped with a message
 //! when PostgreSQL is not installed, a failure under `CI=true`).
 
-mod invoke_support;
-mod pgtest;
+use crate::invoke_support;
+use crate::pgtest;
 
 use std::path::PathBuf;
 
@@ -120,7 +120,7 @@ fn paired_invoke_and_rejection(led: &str) {
         attempt.starts_with(&format!("{sid}:effect:ep1:0:")),
         "{admit}"
     );
-    // Each paired attempt is its own operation (DEC-MIS-17).
+    // Each paired attempt is its own operation (DEC-MIS-18).
     assert_eq!(admit["operationId"], attempt);
     assert_eq!(admit["action"]["capability"], "Workspace.Read");
     // The intent's transaction stored the attempt marker.
@@ -389,7 +389,7 @@ fn system_ms() -> u128 {
         .as_millis()
 }
 
-/// F1 (DEC-MIS-16): the mission's `now` of a call on the system clock is `max(clock,
+/// F1 (DEC-MIS-17): the mission's `now` of a call on the system clock is `max(clock,
 /// lastNow)`, read under the mission's lock — an operator's `--now` an hour ahead does not
 /// freeze paired invokes or `world mission` commands without `--now`, and six stores invoking
 /// at once against one mission are never refused `TIME_REGRESSED`. A given `--now` is still
@@ -603,6 +603,12 @@ impl world::mission::store::MissionStore for RefusingDispatch {
     fn verify(&self) -> Result<Vec<world::mission::store::Problem>, world::mission::store::Error> {
         self.inner.verify()
     }
+    fn identity(&self) -> Result<String, world::mission::store::Error> {
+        self.inner.identity()
+    }
+    fn root(&self, mission_id: &str) -> Result<String, world::mission::store::Error> {
+        self.inner.root(mission_id)
+    }
 }
 
 /// F2: after a refused dispatch the attempt is released — with the implicit clock even when
@@ -666,7 +672,7 @@ fn a_refused_dispatch_releases_its_attempt_or_says_what_is_left() {
     assert_eq!(rep["reserved"], "1", "{rep}");
 }
 
-/// F7 (DEC-MIS-17): attempts stranded at one effect ordinal by crashes before the store
+/// F7 (DEC-MIS-18): attempts stranded at one effect ordinal by crashes before the store
 /// committed the intent (more than the contract's maxAttempts of 3) do not block the episode:
 /// each paired attempt is its own operation.
 #[test]
@@ -715,7 +721,7 @@ fn stranded_attempts_at_one_ordinal_do_not_exhaust_the_episode() {
     assert_eq!(r["settled"], "3", "{r}");
 }
 
-/// F11 (DEC-MIS-18): a paired invoke the mission refuses leaves a never-paired store
+/// F11 (DEC-MIS-19): a paired invoke the mission refuses leaves a never-paired store
 /// unchanged — the store-id object is written with the first effect intent, not before.
 #[test]
 fn a_refused_first_paired_invoke_leaves_the_store_unchanged() {
@@ -758,4 +764,154 @@ fn a_busy_ledger_file_is_named_and_exits_6() {
     assert!(!e.contains("the store is busy"), "{e}");
     holder.execute_batch("ROLLBACK").unwrap();
     assert_exit(&invoke(&env, &tok, &led, "t1"), 0);
+}
+
+/// F3, L11 (DEC-MIS-15): the binding names the ledger by server, database **and schema**, so
+/// a session bound to mission `m` of schema `public` is refused by `--ledger` naming another
+/// schema's ledger of the same database (which holds its own mission `m`) before anything is
+/// written — while other spellings of the bound ledger (`?host=DIR`, `user=` in the query)
+/// are the same ledger.
+#[test]
+fn the_binding_names_the_postgres_schema_and_any_spelling_of_its_ledger_works() {
+    let Some(pg) = pgtest::server(
+        "the_binding_names_the_postgres_schema_and_any_spelling_of_its_ledger_works",
+    ) else {
+        return;
+    };
+    let url = pg.fresh_db();
+    let db = url.rsplit('/').next().unwrap().to_string();
+    let (env, tok) = setup(&url, "5");
+    pg.sql(&db, "CREATE SCHEMA other");
+    let other = format!("{url}?options=-csearch_path%3Dother");
+    let cfg = env.root.join("limits.json").display().to_string();
+    env.ok(&[
+        "limits", "init", "--config", &cfg, "--yes", "--ledger", &other,
+    ]);
+    env.create_mission(Some(&other), "Workspace.Read", "worktree", "5", "3");
+    let before = env.fingerprint();
+    let o = invoke(&env, &tok, &other, "wrong-schema");
+    assert_exit(&o, 1);
+    let err = stderr(&o);
+    assert!(
+        err.contains("MissionUnavailable") || err.contains("not in --ledger"),
+        "{err}"
+    );
+    assert!(err.contains("#public") && err.contains("#other"), "{err}");
+    assert_eq!(env.fingerprint(), before, "nothing written in the store");
+    for led in [&url, &other] {
+        let r = report(&env, led);
+        assert_eq!(
+            (r["reserved"].as_str(), r["settled"].as_str()),
+            (Some("0"), Some("0")),
+            "{led}: {r}"
+        );
+    }
+    // The same ledger spelled with ?host= (no port) and with the user in the query.
+    let sock = pg.socket_dir().display().to_string();
+    for (i, led) in [
+        format!("postgres://postgres@/{db}?host={sock}"),
+        format!("postgres:///{db}?host={sock}/&user=postgres"),
+    ]
+    .iter()
+    .enumerate()
+    {
+        assert_exit(&invoke(&env, &tok, led, &format!("spelling{i}")), 0);
+    }
+    assert_eq!(report(&env, &url)["settled"].as_str(), Some("2"));
+    assert_eq!(report(&env, &other)["settled"].as_str(), Some("0"));
+}
+
+/// L14 and the mission's identity (DEC-MIS-15): `world mission --session` acts as the AGENT
+/// only in the ledger (or store) the session was bound to, and a mission re-created under
+/// the bound id in a ledger re-initialised at the bound path is not taken for the bound one.
+#[test]
+fn a_session_acts_only_on_the_ledger_and_mission_it_was_bound_to() {
+    let dir = tempfile::tempdir().unwrap();
+    let led = dir.path().join("led.db").display().to_string();
+    let led2 = dir.path().join("led2.db").display().to_string();
+    let (env, tok) = setup(&led, "5");
+    let cfg = env.root.join("limits.json").display().to_string();
+    env.ok(&[
+        "limits", "init", "--config", &cfg, "--yes", "--ledger", &led2,
+    ]);
+    env.create_mission(Some(&led2), "Workspace.Read", "worktree", "100", "3");
+    let t = tok.display().to_string();
+    let admit = |ledger: Option<&str>, attempt: &str| {
+        let mut a = vec!["mission"];
+        if let Some(l) = ledger {
+            a.extend(["--ledger", l]);
+        }
+        a.extend([
+            "admit",
+            "m",
+            "--run",
+            "r",
+            "--operation",
+            attempt,
+            "--attempt",
+            attempt,
+            "--grant",
+            "g",
+            "--subject",
+            "agent",
+            "--capability",
+            "Workspace.Read",
+            "--resource",
+            "worktree",
+            "--amount",
+            "1",
+            "--session",
+            &t,
+        ]);
+        env.run(&a)
+    };
+    // Another ledger file holding a mission m: refused, nothing journaled there.
+    let n2 = json_lines(&env.ok(&["--json", "mission", "--ledger", &led2, "log", "m"])).len();
+    let o = admit(Some(&led2), "ax");
+    assert_exit(&o, 1);
+    assert!(stderr(&o).contains("not in --ledger"), "{}", stderr(&o));
+    assert_eq!(
+        json_lines(&env.ok(&["--json", "mission", "--ledger", &led2, "log", "m"])).len(),
+        n2
+    );
+    // The store file (no ledger): refused, naming the ledger.
+    let o = admit(None, "ay");
+    assert_exit(&o, 1);
+    assert!(stderr(&o).contains("is in the ledger"), "{}", stderr(&o));
+    // The bound ledger: accepted as the AGENT.
+    assert_exit(&admit(Some(&led), "az"), 0);
+    // The bound ledger re-initialised at the same path with a mission m created anew (another
+    // creation time): invoke and `mission --session` refuse it.
+    for suffix in ["", "-wal", "-shm"] {
+        let _ = std::fs::remove_file(format!("{led}{suffix}"));
+    }
+    env.ok(&[
+        "limits", "init", "--config", &cfg, "--yes", "--ledger", &led,
+    ]);
+    let contract = env.root.join("contract.json").display().to_string();
+    env.ok(&[
+        "mission",
+        "--ledger",
+        &led,
+        "create",
+        "--contract",
+        &contract,
+        "--yes",
+        "--now",
+        "5",
+    ]);
+    let o = invoke(&env, &tok, &led, "recreated");
+    assert_exit(&o, 1);
+    assert!(
+        stderr(&o).contains("is not the mission the episode was bound to"),
+        "{}",
+        stderr(&o)
+    );
+    let o = admit(Some(&led), "aw");
+    assert_exit(&o, 1);
+    assert!(
+        stderr(&o).contains("is not the mission the episode was bound to"),
+        "{}",
+        stderr(&o)
+    );
 }

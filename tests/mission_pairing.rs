@@ -6,7 +6,6 @@
 
 use std::path::PathBuf;
 
-use assert_cmd::Command;
 use serde_json::{json, Value};
 
 const NOW_MS: &str = "1700000000000";
@@ -20,13 +19,7 @@ impl Env {
         self.dir.path().join("w.db")
     }
     fn run(&self, args: &[&str]) -> (i32, String, String) {
-        let o = Command::cargo_bin("world")
-            .unwrap()
-            .env_clear()
-            .env("WORLD_DB", self.db())
-            .env("WORLD_TEST_NOW", "1700000000")
-            .env("NO_COLOR", "1")
-            .current_dir(env!("CARGO_MANIFEST_DIR"))
+        let o = crate::common::world_in_repo(&self.db())
             .args(args)
             .output()
             .unwrap();

@@ -85,8 +85,7 @@ fn the_reported_numbers_are_refused_and_exact_ones_cross() {
     }
 }
 
-#[path = "invoke_support/mod.rs"]
-mod invoke_support;
+use crate::invoke_support;
 
 /// Through the binary: the issue's `--args` are refused with exit 1 naming the number, the
 /// store unchanged; duplicate keys are refused; an exact big number commits unchanged.

@@ -2,10 +2,8 @@
 //! approved, the line editor works (Backspace, Ctrl-U, Ctrl-W, arrows), Ctrl-D answers no,
 //! and progress bars appear on a terminal only.
 
-#[path = "common/mod.rs"]
-mod common;
-#[path = "terminal/mod.rs"]
-mod terminal;
+use crate::common;
+use crate::terminal;
 
 use std::io::{Read, Write};
 use std::process::{Command, Output, Stdio};

@@ -5,7 +5,7 @@
 //! interpreter are merged separately), so the registry these read commands show is written
 //! through the library with `CheckDouble`, a test double standing in for the interpreter.
 
-mod terminal;
+use crate::terminal;
 use terminal::pty;
 
 use std::path::{Path, PathBuf};

@@ -13,7 +13,7 @@ use world::encoding::HashRef;
 use world::store::records::InvocationRecord;
 
 fn repo() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+    crate::common::repo().to_path_buf()
 }
 
 struct Env {
@@ -557,4 +557,84 @@ fn a_bundle_carries_its_archived_interpreter() {
         let o = env.world_at(&b, &["verify"]);
         assert_eq!(o.status.code(), Some(0), "embed={embed}: {}", text(&o));
     }
+}
+
+/// DEC-PERF-10: the prefetch thread is a pure cache. A replay that reads ahead on a second
+/// connection and one that cannot (the caller's connection is inside a transaction, so the
+/// engine reads everything itself) report exactly the same entries over a store tampered at
+/// several stages: an altered output, an altered effect request, an altered input.
+#[test]
+fn reading_ahead_reports_the_same_divergences_as_reading_inline() {
+    let env = mixed();
+    let (_, rec2) = record_at(&env, 2);
+    let (_, rec3) = record_at(&env, 3);
+    let (_, rec7) = record_at(&env, 7);
+    let conn = env.conn();
+    conn.execute(
+        "UPDATE objects SET payload = CAST(replace(CAST(payload AS TEXT), '\"lines\":3', '\"lines\":4') AS BLOB) WHERE hash_ref = ?1",
+        [&rec2.output],
+    )
+    .unwrap();
+    let er_ref = rec3.effects.clone().unwrap().remove(0);
+    let er_payload: Vec<u8> = conn
+        .query_row(
+            "SELECT payload FROM objects WHERE hash_ref = ?1",
+            [&er_ref],
+            |r| r.get(0),
+        )
+        .unwrap();
+    let er = world::store::records::EffectRecord::decode(&er_payload).unwrap();
+    conn.execute(
+        "UPDATE objects SET payload = CAST(CAST(payload AS TEXT) || ' ' AS BLOB) WHERE hash_ref = ?1",
+        [&er.request_ref],
+    )
+    .unwrap();
+    conn.execute(
+        "UPDATE objects SET payload = CAST('{\"a\":2}' AS BLOB) WHERE hash_ref = ?1",
+        [&rec7.input],
+    )
+    .unwrap();
+    drop(conn);
+
+    let run = |inline: bool| {
+        let store = world::store::Store::open_read(&env.db()).unwrap();
+        if inline {
+            store.conn().execute_batch("BEGIN").unwrap();
+        }
+        let pins = world::replay::bundle::ReadOnlyPins::for_db(&env.db());
+        let opts = world::replay::Options {
+            keep_going: true,
+            ..Default::default()
+        };
+        world::replay::replay(
+            &store,
+            &world::replay::Selection::All,
+            &pins,
+            &opts,
+            &mut |_, _, _| {},
+        )
+        .unwrap()
+    };
+    let ahead = run(false);
+    let inline = run(true);
+    assert_eq!(ahead.entries, inline.entries);
+    let stages: Vec<(i64, String)> = ahead
+        .entries
+        .iter()
+        .filter_map(|e| match &e.outcome {
+            world::replay::Outcome::Diverged(d) => Some((e.entry_index, d.stage.to_string())),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        stages,
+        vec![
+            (2, "output".to_string()),
+            (3, "effects".to_string()),
+            (7, "input".to_string())
+        ],
+        "{:?}",
+        ahead.entries
+    );
+    assert_eq!(ahead.diverged, 3);
 }

@@ -17,12 +17,10 @@ use serde_json::{json, Value};
 const MCP_VERSION: &str = "2.3.0";
 const A2A_VERSION: &str = "1.3.0";
 
-fn bin() -> PathBuf {
-    PathBuf::from(env!("CARGO_BIN_EXE_world"))
-}
+use crate::common::world_bin as bin;
 
 fn repo() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+    crate::common::repo().to_path_buf()
 }
 
 /// The venv's python with both SDKs at the tested versions, or why not.

@@ -11,9 +11,7 @@ use std::time::Duration;
 use base64::Engine;
 use serde_json::{json, Value};
 
-fn bin() -> PathBuf {
-    PathBuf::from(env!("CARGO_BIN_EXE_world"))
-}
+use crate::common::world_bin as bin;
 
 /// A store with a published manifest and an episode `ep1` (worktree with notes.txt).
 struct Env {

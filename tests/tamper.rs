@@ -3,8 +3,7 @@
 //! way an attacker with file access would, and `world verify --json` must fail (exit 3) with a
 //! named finding. The broker and `world receipt` must refuse to act on what they read.
 
-#[path = "invoke_support/mod.rs"]
-mod invoke_support;
+use crate::invoke_support;
 
 use std::path::{Path, PathBuf};
 
@@ -541,6 +540,64 @@ fn the_episode_index_is_checked_and_never_trusted() {
     let (code, fails, _) = verify_categories(&db);
     assert_eq!(code, Some(3));
     assert!(fails.iter().any(|f| f == "episode_index"), "{fails:?}");
+
+    // One row deleted under a valid state (the tester's F10: the denied effect's invocation
+    // vanished from the listing): the episode's rows no longer agree with its sums row, so
+    // the listing reads every record instead — same answer; verify fails.
+    let (_d, db) = copy(&b);
+    let victim = one(
+        &Connection::open(&db).unwrap(),
+        "SELECT record_ref FROM world_records_by_episode WHERE episode_id = 'ep1' LIMIT 1",
+    );
+    Connection::open(&db)
+        .unwrap()
+        .execute(
+            "DELETE FROM world_records_by_episode WHERE record_ref = ?1",
+            [&victim],
+        )
+        .unwrap();
+    assert_eq!(effects_of(&db, "ep1"), (Some(0), want.clone()));
+    let (code, fails, _) = verify_categories(&db);
+    assert_eq!(code, Some(3));
+    assert!(fails.iter().any(|f| f == "episode_index"), "{fails:?}");
+    // A forged row added to the episode (naming another record) is not trusted either.
+    let (_d, db) = copy(&b);
+    Connection::open(&db)
+        .unwrap()
+        .execute_batch(
+            "INSERT INTO world_records_by_episode (episode_id, record_ref)
+             SELECT 'ep1', hash_ref FROM objects WHERE semantic_id = 'world/invocation-input/v1' LIMIT 1",
+        )
+        .unwrap();
+    assert_eq!(effects_of(&db, "ep1"), (Some(0), want.clone()));
+    // An edited sums row: readers of the episode fall back; verify fails; the next commit
+    // that indexes a record of the episode recomputes it, and verify is clean again.
+    let (_d, db) = copy(&b);
+    Connection::open(&db)
+        .unwrap()
+        .execute_batch("UPDATE world_records_by_episode_sums SET n = n + 5")
+        .unwrap();
+    assert_eq!(effects_of(&db, "ep1"), (Some(0), want.clone()));
+    let (code, fails, _) = verify_categories(&db);
+    assert_eq!(code, Some(3));
+    assert!(fails.iter().any(|f| f == "episode_index"), "{fails:?}");
+    let out = world(
+        &db,
+        &[
+            "invoke",
+            "ailang-read",
+            "--session",
+            &tok,
+            "--args",
+            r#"{"path":"a.txt"}"#,
+            "--workspace-root",
+            &ws,
+        ],
+    );
+    assert!(out.status.success(), "{out:?}");
+    let (code, fails, _) = verify_categories(&db);
+    assert_eq!(code, Some(0), "{fails:?}");
+    assert_eq!(effects_of(&db, "ep1").1.lines().count(), 3);
 
     // A dropped table loses nothing: the listing reads every record instead.
     let (_d, db) = copy(&b);

@@ -7,7 +7,7 @@ use super::diag::{Diag, Severity, Span};
 use super::eval::{Fail, Limits, Machine};
 use super::loader::{load, MAX_SOURCE_BYTES};
 use super::parser::parse_module;
-use super::stdlib::json::{decode_prefix, to_value, J};
+use super::stdlib::json::{decode_prefix, to_value, DecodeError, J};
 use super::types::check as typecheck;
 use super::value::{display, List, Value};
 use crate::interp::{RunError, RunOutcome};
@@ -236,20 +236,49 @@ fn internal_failure() -> RunOutcome {
     }
 }
 
+/// Why the program argument was refused (exit 2, `Error: <message>` on stderr).
+#[derive(Debug, thiserror::Error)]
+enum ArgsError {
+    /// Nothing but a BOM and whitespace.
+    #[error("the program argument is empty")]
+    Empty,
+    /// Not JSON.
+    #[error("the program argument is not valid JSON: {0}")]
+    NotJson(#[source] DecodeError),
+    /// Text after the value.
+    #[error("the program argument holds text after its JSON value")]
+    TrailingText,
+}
+
 /// What an args-file or `--args-json` text holds, after BOM stripping and trimming.
-fn resolve_args(raw: &[u8]) -> Result<J, String> {
+fn resolve_args(raw: &[u8]) -> Result<J, ArgsError> {
     let raw = raw.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(raw);
     let text = raw.trim_ascii();
     if text.is_empty() {
-        return Err("the program argument is empty".to_string());
+        return Err(ArgsError::Empty);
     }
-    let (d, end) =
-        decode_prefix(text).map_err(|e| format!("the program argument is not valid JSON: {e}"))?;
+    let (d, end) = decode_prefix(text).map_err(ArgsError::NotJson)?;
     // A streaming decoder would ignore text after the value; the CLI argument must be one value.
     if !text[end..].trim_ascii().is_empty() {
-        return Err("the program argument holds text after its JSON value".to_string());
+        return Err(ArgsError::TrailingText);
     }
     Ok(d)
+}
+
+/// Why an argument does not decode against the entry's parameter type (exit 1).
+#[derive(Debug, thiserror::Error)]
+enum ArgDecodeError {
+    /// The JSON kind does not fit the type.
+    #[error("ARG_DECODE_MISMATCH: expected {expected}, got {got}")]
+    Mismatch {
+        /// The declared type's name.
+        expected: String,
+        /// The JSON kind given.
+        got: &'static str,
+    },
+    /// Building the value failed (a runtime limit).
+    #[error("{}", .0.message)]
+    Value(Diag),
 }
 
 fn json_kind(j: &J) -> &'static str {
@@ -275,17 +304,14 @@ fn type_name(t: &TypeExpr) -> String {
 }
 
 /// Decode a JSON argument against the entry's declared parameter type (ailang.md §3).
-fn decode_arg(t: &TypeExpr, j: &J) -> Result<Value, String> {
-    let mismatch = || {
-        format!(
-            "ARG_DECODE_MISMATCH: expected {}, got {}",
-            type_name(t),
-            json_kind(j)
-        )
+fn decode_arg(t: &TypeExpr, j: &J) -> Result<Value, ArgDecodeError> {
+    let mismatch = || ArgDecodeError::Mismatch {
+        expected: type_name(t),
+        got: json_kind(j),
     };
     let v = match (t, j) {
         (TypeExpr::Named(n, _, _), J::Str(s)) if &**n == "string" => {
-            Value::str(s.clone()).map_err(|d| d.message)?
+            Value::str(s.clone()).map_err(ArgDecodeError::Value)?
         }
         (TypeExpr::Named(n, _, _), J::Num(f)) if &**n == "float" => Value::Float(*f),
         (TypeExpr::Named(n, _, _), J::Num(f)) if &**n == "int" && f.fract() == 0.0 => {
@@ -299,7 +325,7 @@ fn decode_arg(t: &TypeExpr, j: &J) -> Result<Value, String> {
             for x in items {
                 vs.push(decode_arg(el, x)?);
             }
-            Value::List(List::from_vec(vs).map_err(|d| d.message)?)
+            Value::List(List::from_vec(vs).map_err(ArgDecodeError::Value)?)
         }
         (TypeExpr::Record(fs, _), J::Obj(ms)) => {
             let mut out = Vec::new();
@@ -379,7 +405,7 @@ fn run_on_thread(req: RunRequest) -> Result<RunOutcome, RunError> {
         None => J::Null,
         Some(raw) => match resolve_args(raw) {
             Ok(j) => j,
-            Err(e) => return fail(out, 2, &e),
+            Err(e) => return fail(out, 2, &e.to_string()),
         },
     };
     let front = match cached_front(
@@ -440,7 +466,7 @@ fn run_on_thread(req: RunRequest) -> Result<RunOutcome, RunError> {
             ));
             match decode_arg(&t, &arg) {
                 Ok(v) => vec![v],
-                Err(e) => return fail(out, 1, &e),
+                Err(e) => return fail(out, 1, &e.to_string()),
             }
         }
         more => {

@@ -115,10 +115,13 @@ pub struct MissionBinding {
     pub run_id: String,
     /// The grant effects are admitted under.
     pub grant_id: String,
-    /// The standalone ledger holding the mission, as `world session mint --ledger` named it
-    /// (a canonical file path, or `postgres://user@host:port/db`, never a password); `""`:
-    /// the mission is in the store file (issue 18, DEC-MIS-14).
+    /// The standalone ledger holding the mission, by its identity (DEC-MIS-15: a canonical
+    /// file path, or `postgres://host:port/db#schema`, never a user or password); `""`: the
+    /// mission is in the store file (issue 18, DEC-MIS-14).
     pub ledger: String,
+    /// The mission's chain root in that ledger (DEC-MIS-13/15), `""` with no ledger: tells
+    /// the bound mission apart from one re-created under its id.
+    pub root: String,
 }
 
 /// The result of a mint.
@@ -189,6 +192,9 @@ pub fn mint(tx: &Connection, token: &str, req: &MintRequest) -> Result<Minted, S
             if !m.ledger.is_empty() {
                 binding = binding.str("missionLedger", &m.ledger);
             }
+            if !m.root.is_empty() {
+                binding = binding.str("missionRoot", &m.root);
+            }
         }
         let binding = binding
             .int("boundAt", req.now)
@@ -221,6 +227,9 @@ pub struct Binding {
     /// The standalone ledger holding the paired mission (`""`: the store file).
     #[serde(skip_serializing_if = "String::is_empty")]
     pub mission_ledger: String,
+    /// The bound mission's chain root in that ledger (`""`: not recorded).
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub mission_root: String,
     /// Unix seconds.
     pub bound_at: i64,
 }
@@ -261,6 +270,7 @@ fn binding_entry(
             mission_run: text("missionRun"),
             mission_grant: text("missionGrant"),
             mission_ledger: text("missionLedger"),
+            mission_root: text("missionRoot"),
             bound_at: v.get("boundAt").and_then(|x| x.as_i64()).unwrap_or(0),
         };
         let key = (

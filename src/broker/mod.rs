@@ -198,7 +198,7 @@ fn mission_step(
     use crate::mission::store::{apply_in, Error as MissionError, Request as MissionRequest};
     let mission_id = m.mission_id.as_str();
     // The system clock was read before the store's lock: the mission takes
-    // max(now, lastNow) under it (DEC-MIS-16); a fixed clock is checked as given.
+    // max(now, lastNow) under it (DEC-MIS-17); a fixed clock is checked as given.
     let req = MissionRequest::new(command).on_implicit_clock(!m.clock.is_fixed());
     let host = crate::mission::Actor::host();
     match apply_in(tx, mission_id, &req, &host, crate::limits::Amount(now_ms)) {
@@ -368,7 +368,7 @@ pub struct Broker<'a> {
     /// standalone ledger (`limits::pairing::ensure_store_id_new`, before any ledger step, so a
     /// crash never strands an attempt under an id the store lacks): removed again when the
     /// ledger cleanly refuses the invocation's first effect, so a refusal leaves the store
-    /// unchanged (DEC-MIS-18).
+    /// unchanged (DEC-MIS-19).
     pub new_store_id: Option<Object>,
     /// Set once an effect intent of this invocation committed (the store id is then in use).
     pub intent_committed: std::cell::Cell<bool>,

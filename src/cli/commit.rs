@@ -5,10 +5,12 @@ use std::path::PathBuf;
 
 use super::output::Output;
 use super::{read_input, CliError, Context, Exit};
+use crate::ops::{
+    self,
+    commit::{Committed, PutError},
+};
 use crate::store::commit::{parse_body, Commit, ValidateError, MAX_BODY};
-use crate::store::entry::{entry_hash, world_row};
 use crate::store::Error as StoreError;
-use crate::store::{Header, LogEntry, Object, Store};
 
 /// Append a world to the log if the head is still the one you observed.
 ///
@@ -62,73 +64,17 @@ fn validate(body: &[u8], n: Option<usize>) -> Result<Commit, CliError> {
     })
 }
 
-/// Build the `--put` commit on top of the selected head, inside the writer lock: objects from
-/// the files, `entryIndex` = head revision + 1, `prevEntryHash` = the head's `logHead`,
-/// `semanticsEpoch` and `interpreter` from the head's entry, `transitionFn` = `transitionRef`
-/// = `stateRoot` = the first object's hash, the entry hash and world ref by the §8.2/§8.3
-/// formulas (DEC-CLI-23).
-fn build_put(store: &Store, args: &Args, files: Vec<Vec<u8>>) -> Result<Commit, CliError> {
+/// A refused `--put` as a CLI error.
+fn put_err(e: PutError) -> CliError {
     let what = "commit --put";
-    let head = store
-        .head()
-        .map_err(|e| CliError::store(what, e))?
-        .ok_or_else(|| {
-            CliError::failed(what, "the store has no selected head yet")
-                .hint("create one with `world genesis`")
-        })?;
-    let world = store
-        .world(&head)
-        .map_err(|e| CliError::store(what, e))?
-        .ok_or_else(|| {
-            CliError::failed(what, format!("the selected head {head} names no world row"))
-                .hint("`world verify` reports what is wrong")
-        })?;
-    let prev = store
-        .log_entry(world.revision)
-        .map_err(|e| CliError::store(what, e))?
-        .filter(|e| e.entry_hash == world.log_head);
-    let (epoch, interpreter) = match &prev {
-        Some(e) => (e.header.semantics_epoch, e.header.interpreter.clone()),
-        None => (1, crate::interp::embedded_ref().to_string()),
-    };
-    let objects: Vec<Object> = files
-        .into_iter()
-        .enumerate()
-        .map(|(i, bytes)| {
-            let sid = args
-                .semantic_id
-                .get(i)
-                .or(args.semantic_id.first())
-                .map(String::as_str)
-                .unwrap_or_default();
-            Object::new(sid, &args.provenance, bytes)
-        })
-        .collect();
-    let root = objects[0].meta.hash.clone();
-    let index = world.revision + 1;
-    let header = Header {
-        entry_index: index,
-        semantics_epoch: epoch,
-        transition_fn: root.clone(),
-        interpreter,
-        prev_entry_hash: world.log_head.clone(),
-        written_by: args.writer.clone(),
-    };
-    let eh = entry_hash(&header, &root).to_string();
-    let next_world = world_row(index, &root, &eh);
-    let c = Commit {
-        invocation_id: args.invocation_id.clone(),
-        observed_head: head,
-        objects,
-        next_world,
-        entry: LogEntry {
-            header,
-            entry_hash: eh,
-            transition_ref: root,
-        },
-    };
-    c.check().map_err(|e| CliError::store(what, e))?;
-    Ok(c)
+    match e {
+        PutError::Store(s) => CliError::store(what, s),
+        e @ PutError::NoHead => CliError::failed(what, e).hint("create one with `world genesis`"),
+        e @ PutError::NoWorldRow(_) => {
+            CliError::failed(what, e).hint("`world verify` reports what is wrong")
+        }
+        e @ PutError::NoFiles => CliError::usage(what, e),
+    }
 }
 
 /// Check the `--put` arguments and read the files (before the lock is taken).
@@ -191,10 +137,15 @@ pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError
     if !args.put.is_empty() {
         let files = read_puts(&args)?;
         let mut store = ctx.open_write(false)?;
-        let c = build_put(&store, &args, files)?;
-        let landed = store
-            .commit(&c, ctx.now())
-            .map_err(|e| CliError::store("commit --put", e))?;
+        let put = ops::commit::Put {
+            files,
+            semantic_ids: args.semantic_id,
+            provenance: args.provenance,
+            writer: args.writer,
+            invocation_id: args.invocation_id,
+        };
+        let Committed { commit: c, landed } =
+            ops::commit::put(&mut store, &put, ctx.now()).map_err(put_err)?;
         if out.json {
             out.json_line(&serde_json::json!({
                 "selectedHead": landed.selected_head,
@@ -226,7 +177,7 @@ pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError
     let c = validate(&read_input(file, MAX_BODY, "commit")?, None)?;
     let create = c.observed_head.is_empty();
     let mut store = ctx.open_write(create)?;
-    match store.commit(&c, ctx.now()) {
+    match ops::commit::commit(&mut store, &c, ctx.now()) {
         Ok(l) => {
             print_landed(out, &l)?;
             Ok(Exit::Success)
@@ -333,7 +284,7 @@ fn run_batch(
     let mut refusals: Vec<Refusal> = Vec::new();
     let mut stopped: Option<(usize, usize, StoreError)> = None;
     for (pos, (line_no, c)) in commits.into_iter().enumerate() {
-        match store.commit(&c, now) {
+        match ops::commit::commit(&mut store, &c, now) {
             Ok(l) => {
                 if l.replayed {
                     replayed += 1;

@@ -6,7 +6,8 @@ use std::path::PathBuf;
 
 use super::output::Output;
 use super::{CliError, Context, Exit};
-use crate::replay::bundle::{self, ExportError};
+use crate::ops;
+use crate::replay::bundle::ExportError;
 use crate::replay::ReplayError;
 
 /// Export what replaying one episode needs into a new store FILE (never overwritten).
@@ -36,8 +37,12 @@ pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError
         bar.set_length(total);
         bar.set_position(done);
     };
-    let done =
-        bundle::export_episode_with(&src, &args.episode, &args.out, args.embed, &mut progress);
+    let opts = ops::export::Options {
+        episode: args.episode,
+        out: args.out,
+        embed: args.embed,
+    };
+    let done = ops::export::export_episode(&src, &opts, &mut progress);
     bar.finish_and_clear();
     let done = done.map_err(|e| match e {
         ExportError::Store(s) | ExportError::Select(ReplayError::Store(s)) => {

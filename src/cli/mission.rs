@@ -26,7 +26,7 @@
 use std::path::{Path, PathBuf};
 
 use clap::{Args as ClapArgs, Subcommand};
-use rusqlite::{Connection, TransactionBehavior};
+use rusqlite::Connection;
 use serde_json::{json, Value};
 
 use super::output::Output;
@@ -34,10 +34,11 @@ use super::{fence, read_input, CliError, Context, Exit};
 use crate::authority::session;
 use crate::encoding::HashRef;
 use crate::limits::{ActorKind, Amount};
-use crate::mission::store::{self as mstore, MissionStore, Request, SqliteMissions};
+use crate::mission::store::{self as mstore, MissionStore, Request};
 use crate::mission::{
     self, Actor, AttemptStatus, Code, Command, Contract, Rejection, State, MAX_JSON_BYTES,
 };
+use crate::ops::{self, mission::Place as Target};
 use crate::store::Store;
 use crate::store::{self, Object};
 
@@ -354,11 +355,18 @@ pub struct Common {
     pub now: Option<String>,
     /// Idempotency key: the same command again answers the recorded result (admit: default
     /// admit:<attemptId>)
-    #[arg(long, value_name = "R")]
+    #[arg(long, value_name = "R", value_parser = parse_request_id)]
     pub request_id: Option<String>,
     /// Act as the AGENT of this session (minted with --mission); default: the HOST
     #[arg(long, value_name = "FILE")]
     pub session: Option<String>,
+}
+
+/// `--request-id`: the id grammar of every other mission id (missions.md §2, 1–128 chars of
+/// `[A-Za-z0-9._:-]`), so a key stays bounded and printable in the journal (usage error, exit
+/// 2, otherwise).
+fn parse_request_id(s: &str) -> Result<String, crate::mission::GrammarError> {
+    crate::mission::check_id(s).map(|()| s.to_string())
 }
 
 /// `--evidence REF | --evidence-file F`.
@@ -444,7 +452,12 @@ fn emit_rejection(out: &mut Output, r: &Rejection) -> Result<Exit, CliError> {
     Ok(Exit::LimitRejected)
 }
 
-fn store_err(what: &str, e: mstore::Error) -> CliError {
+/// The hint of a corrupt mission row in the store file; [`run`] names the ledger's verifier
+/// instead when the missions are in a ledger (`world verify` covers the store file only).
+const VERIFY_HINT: &str = "run `world verify`";
+
+/// A mission store error as the CLI reports it (exit codes of docs/LEDGER.md).
+pub(crate) fn store_err(what: &str, e: mstore::Error) -> CliError {
     match e {
         mstore::Error::Ledger(l) => match *l {
             crate::limits::Error::Rejected(v) => {
@@ -454,9 +467,7 @@ fn store_err(what: &str, e: mstore::Error) -> CliError {
         },
         mstore::Error::SchemaVersion { .. } => CliError::usage(what, e)
             .hint("use the world release that created this ledger's mission tables, or a fresh schema (docs/LEDGER.md)"),
-        mstore::Error::Corrupt(_) => {
-            CliError::new(Exit::Integrity, what, e).hint("run `world verify`")
-        }
+        mstore::Error::Corrupt(_) => CliError::new(Exit::Integrity, what, e).hint(VERIFY_HINT),
         mstore::Error::Sqlite(rusqlite::Error::SqliteFailure(f, _))
             if f.code == rusqlite::ErrorCode::DatabaseBusy =>
         {
@@ -471,90 +482,70 @@ fn store_err(what: &str, e: mstore::Error) -> CliError {
     }
 }
 
-/// Where a verb's missions live: the store file (held under its writer lock for a writer), or
-/// a standalone ledger (`--ledger`).
-enum Target {
-    Store(Store),
-    Ledger(Box<dyn MissionStore>),
+/// Open for writing: the ledger, or the store under its writer lock.
+fn open_write(ctx: &Context, ledger: Option<&str>, what: &str) -> Result<Target, CliError> {
+    match ledger {
+        Some(l) => open_ledger(l, what),
+        None => Ok(Target::Store(ctx.open_write(false)?)),
+    }
 }
 
-impl Target {
-    /// Open for writing: the ledger, or the store under its writer lock.
-    fn write(ctx: &Context, ledger: Option<&str>, what: &str) -> Result<Target, CliError> {
-        match ledger {
-            Some(l) => Self::ledger(l, what),
-            None => Ok(Target::Store(ctx.open_write(false)?)),
-        }
+/// Open for reading: the ledger, or the store read-only.
+fn open_read(ctx: &Context, ledger: Option<&str>, what: &str) -> Result<Target, CliError> {
+    match ledger {
+        Some(l) => open_ledger(l, what),
+        None => Ok(Target::Store(ctx.open_read()?)),
     }
+}
 
-    /// Open for reading: the ledger, or the store read-only.
-    fn read(ctx: &Context, ledger: Option<&str>, what: &str) -> Result<Target, CliError> {
-        match ledger {
-            Some(l) => Self::ledger(l, what),
-            None => Ok(Target::Store(ctx.open_read()?)),
-        }
-    }
+fn open_ledger(location: &str, what: &str) -> Result<Target, CliError> {
+    crate::mission::ledger::open(location)
+        .map(Target::Ledger)
+        .map_err(|e| store_err(what, e))
+}
 
-    fn ledger(location: &str, what: &str) -> Result<Target, CliError> {
-        crate::mission::ledger::open(location)
-            .map(Target::Ledger)
-            .map_err(|e| store_err(what, e))
-    }
-
-    /// Run `f` on the mission store of this target.
-    fn with<T>(&self, f: impl FnOnce(&dyn MissionStore) -> T) -> T {
-        match self {
-            Target::Store(s) => f(&SqliteMissions::new(s.conn())),
-            Target::Ledger(l) => f(l.as_ref()),
-        }
-    }
-
-    /// What the prompt and messages call it.
-    fn describe(&self) -> String {
-        match self {
-            Target::Store(s) => s.path().display().to_string(),
-            Target::Ledger(l) => l.describe(),
-        }
-    }
-
-    /// The World store connection for `--session` and `--evidence REF`: the open store, or
-    /// (with a ledger) a read-only open of `--db` kept in `aux`.
-    fn store_conn<'a>(
-        &'a self,
-        ctx: &Context,
-        aux: &'a mut Option<Store>,
-    ) -> Result<&'a Connection, CliError> {
-        match self {
-            Target::Store(s) => Ok(s.conn()),
-            Target::Ledger(_) => {
-                if aux.is_none() {
-                    *aux = Some(ctx.open_read()?);
-                }
-                Ok(aux
-                    .as_ref()
-                    .map(Store::conn)
-                    .ok_or_else(|| CliError::failed("mission", "the World store did not open"))?)
+/// The World store connection for `--session` and `--evidence REF`: the open store, or (with
+/// a ledger) a read-only open of `--db` kept in `aux`.
+fn store_conn<'a>(
+    target: &'a Target,
+    ctx: &Context,
+    aux: &'a mut Option<Store>,
+) -> Result<&'a Connection, CliError> {
+    match target {
+        Target::Store(s) => Ok(s.conn()),
+        Target::Ledger(_) => {
+            if aux.is_none() {
+                *aux = Some(ctx.open_read()?);
             }
+            Ok(aux
+                .as_ref()
+                .map(Store::conn)
+                .ok_or_else(|| CliError::failed("mission", "the World store did not open"))?)
         }
     }
+}
 
-    /// Apply (or dry-run) one command; in the store file the evidence object is stored in the
-    /// same transaction.
-    fn apply(
-        &self,
-        mission_id: &str,
-        req: &Request,
-        actor: &Actor,
-        now: Amount,
-        obj: Option<&Object>,
-        dry_run: bool,
-    ) -> Result<mstore::Applied, mstore::Error> {
-        match self {
-            Target::Store(s) => transact(s.conn(), mission_id, req, actor, now, obj, dry_run),
-            Target::Ledger(l) if dry_run => l.dry_run(mission_id, req, actor, now),
-            Target::Ledger(l) => l.apply(mission_id, req, actor, now),
-        }
-    }
+/// Apply (or dry-run) one command through [`ops::mission::apply`].
+fn apply(
+    target: &Target,
+    mission_id: &str,
+    request: &Request,
+    actor: &Actor,
+    now: Amount,
+    evidence: Option<&Object>,
+    dry_run: bool,
+) -> Result<mstore::Applied, mstore::Error> {
+    ops::mission::apply(
+        target,
+        &ops::mission::Options {
+            mission_id,
+            request,
+            actor,
+            now,
+            evidence,
+            dry_run,
+        },
+    )
 }
 
 /// Build a command from a JSON value exactly as `apply` would parse it.
@@ -577,8 +568,9 @@ fn stop_fence(fence: &str, reason: &str) -> CliError {
     e
 }
 
-/// The AGENT actor of `--session`: the session must be live and bound to `mission_id`; its
-/// subject is the bound grant's subject.
+/// The AGENT actor of `--session`: the session must be live and bound to `mission_id` in
+/// this very place — the store file when the binding names no ledger, else the ledger and the
+/// mission the binding names (DEC-MIS-15); its subject is the bound grant's subject.
 fn agent_actor(
     ctx: &Context,
     out: &mut Output,
@@ -586,6 +578,7 @@ fn agent_actor(
     missions: &dyn MissionStore,
     value: &str,
     mission_id: &str,
+    in_ledger: bool,
 ) -> Result<Actor, CliError> {
     let input = session::read_token(value, true).map_err(|e| CliError::failed("session", e))?;
     if let Some(w) = &input.warning {
@@ -602,6 +595,32 @@ fn agent_actor(
             format!("episode {} is not bound to mission {mission_id}", s.episode),
         )
         .hint("mint the session with --mission M --mission-run R --mission-grant G"));
+    }
+    let elsewhere = match (in_ledger, b.mission_ledger.is_empty()) {
+        (false, true) => None,
+        (false, false) => Some(format!(
+            "episode {}'s mission {mission_id} is in the ledger {}, not in this store",
+            s.episode, b.mission_ledger
+        )),
+        (true, true) => Some(format!(
+            "episode {}'s mission {mission_id} is in the store file, not in --ledger {}",
+            s.episode,
+            missions.describe()
+        )),
+        (true, false) => crate::mission::ledger::check_bound(
+            missions,
+            mission_id,
+            &b.mission_ledger,
+            &b.mission_root,
+        )
+        .map_err(|e| match e {
+            mstore::Error::Rejected(r) => CliError::failed("session", r),
+            e => store_err("session", e),
+        })?,
+    };
+    if let Some(why) = elsewhere {
+        return Err(CliError::failed("session", why)
+            .hint("name the ledger (or the store) the session was minted for, or mint a session for this one"));
     }
     let st = missions.state(mission_id).map_err(|e| match e {
         mstore::Error::Rejected(r) => CliError::failed("session", r),
@@ -643,7 +662,7 @@ fn evidence(
     }
     let r = ev.evidence.clone().unwrap_or_default();
     mission::check_evidence(&r).map_err(|e| CliError::failed(what, format!("--evidence: {e}")))?;
-    let conn = target.store_conn(ctx, aux)?;
+    let conn = store_conn(target, ctx, aux)?;
     match store::object_in(conn, &r) {
         Ok(Some(o)) if o.verifies() => Ok((r, None)),
         Ok(_) => Err(CliError::failed(
@@ -652,37 +671,6 @@ fn evidence(
         )
         .hint("pass --evidence-file FILE to store and use a file")),
         Err(e) => Err(CliError::store(what, e)),
-    }
-}
-
-/// One command in one `BEGIN IMMEDIATE` transaction (rolled back when `dry_run`).
-fn transact(
-    conn: &Connection,
-    mission_id: &str,
-    req: &Request,
-    actor: &Actor,
-    now: Amount,
-    obj: Option<&Object>,
-    dry_run: bool,
-) -> Result<mstore::Applied, mstore::Error> {
-    let tx = rusqlite::Transaction::new_unchecked(conn, TransactionBehavior::Immediate)?;
-    if let Some(o) = obj {
-        store::put_object(&tx, o).map_err(|e| mstore::Error::Corrupt(e.to_string()))?;
-    }
-    let r = mstore::apply_in(&tx, mission_id, req, actor, now);
-    if dry_run {
-        return r; // dropping tx rolls back
-    }
-    match r {
-        Ok(a) => {
-            tx.commit()?;
-            Ok(a)
-        }
-        Err(mstore::Error::Rejected(rej)) if rej.code == Code::ExposureExceeded => {
-            tx.commit()?;
-            Err(mstore::Error::Rejected(rej))
-        }
-        Err(e) => Err(e),
     }
 }
 
@@ -696,7 +684,7 @@ struct Job<'a> {
     attended: bool,
     evidence: Option<&'a Evidence>,
     /// `now` already read for the command (an admit's default `authorizationCheckedAt` is the
-    /// same reading, so an implicit clock moves both, DEC-MIS-16); `None`: read it here.
+    /// same reading, so an implicit clock moves both, DEC-MIS-17); `None`: read it here.
     now: Option<Amount>,
 }
 
@@ -709,7 +697,7 @@ fn write(ctx: &Context, out: &mut Output, job: Job<'_>) -> Result<Exit, CliError
         Ok(c) => c,
         Err(r) => return emit_rejection(out, &r),
     };
-    let target = Target::write(ctx, job.ledger, job.what)?;
+    let target = open_write(ctx, job.ledger, job.what)?;
     let mut aux = None;
     let mut obj = None;
     if let Some(ev) = job.evidence {
@@ -733,7 +721,7 @@ fn write(ctx: &Context, out: &mut Output, job: Job<'_>) -> Result<Exit, CliError
         let mut tty =
             fence::open_tty().map_err(|_| stop_fence("tty", "no-controlling-terminal"))?;
         let human = Actor::human(&format!("human:{}", super::limits::login()));
-        match target.apply(job.mission, &req, &human, now, obj.as_ref(), true) {
+        match apply(&target, job.mission, &req, &human, now, obj.as_ref(), true) {
             Ok(a) if a.replayed => return emit_applied(out, job.mission, &a),
             Ok(_) => {}
             Err(mstore::Error::Rejected(r)) => return emit_rejection(out, &r),
@@ -755,12 +743,22 @@ fn write(ctx: &Context, out: &mut Output, job: Job<'_>) -> Result<Exit, CliError
         }
         human
     } else if let Some(s) = &job.common.session {
-        let conn = target.store_conn(ctx, &mut aux)?;
-        target.with(|m| agent_actor(ctx, out, conn, m, s, job.mission))?
+        let conn = store_conn(&target, ctx, &mut aux)?;
+        target.with(|m| {
+            agent_actor(
+                ctx,
+                out,
+                conn,
+                m,
+                s,
+                job.mission,
+                matches!(target, Target::Ledger(_)),
+            )
+        })?
     } else {
         host()
     };
-    match target.apply(job.mission, &req, &actor, now, obj.as_ref(), false) {
+    match apply(&target, job.mission, &req, &actor, now, obj.as_ref(), false) {
         Ok(a) => emit_applied(out, job.mission, &a),
         Err(mstore::Error::Rejected(r)) => emit_rejection(out, &r),
         Err(e) => Err(store_err(job.what, e)),
@@ -791,7 +789,7 @@ fn create(
         Ok(c) => c,
         Err(r) => return emit_rejection(out, &r),
     };
-    let target = Target::write(ctx, ledger, what)?;
+    let target = open_write(ctx, ledger, what)?;
     let r = c.contract_ref().to_string();
     let hex12 = &r[7..19];
     let actor = if yes {
@@ -830,7 +828,7 @@ fn create(
         }
         Actor::human(&format!("human:{}", super::limits::login()))
     };
-    match target.with(|m| m.create(&c, &actor, !yes, now)) {
+    match ops::mission::create(&target, &c, &actor, !yes, now) {
         Ok(s) => {
             if out.json {
                 out.json_line(&json!({"code": "OK", "missionId": s.mission_id, "contractRef": s.contract_ref, "attended": !yes}))?;
@@ -886,12 +884,22 @@ fn apply_lines(
             "--request-id names one command; --commands applies several",
         ));
     }
-    let target = Target::write(ctx, ledger, what)?;
+    let target = open_write(ctx, ledger, what)?;
     let mut aux = None;
     let actor = match &common.session {
         Some(s) => {
-            let conn = target.store_conn(ctx, &mut aux)?;
-            target.with(|m| agent_actor(ctx, out, conn, m, s, mission))?
+            let conn = store_conn(&target, ctx, &mut aux)?;
+            target.with(|m| {
+                agent_actor(
+                    ctx,
+                    out,
+                    conn,
+                    m,
+                    s,
+                    mission,
+                    matches!(target, Target::Ledger(_)),
+                )
+            })?
         }
         None => host(),
     };
@@ -902,7 +910,7 @@ fn apply_lines(
             request_id: common.request_id.clone(),
             implicit_now: common.now.is_none(),
         };
-        let exit = match target.apply(mission, &req, &actor, now, None, false) {
+        let exit = match apply(&target, mission, &req, &actor, now, None, false) {
             Ok(a) => emit_applied(out, mission, &a)?,
             Err(mstore::Error::Rejected(r)) => emit_rejection(out, &r)?,
             Err(e) => return Err(store_err(what, e)),
@@ -919,7 +927,7 @@ fn apply_lines(
 }
 
 fn read_state(ctx: &Context, ledger: Option<&str>, mission: &str) -> Result<State, CliError> {
-    let target = Target::read(ctx, ledger, "mission report")?;
+    let target = open_read(ctx, ledger, "mission report")?;
     target.with(|m| m.state(mission)).map_err(|e| match e {
         mstore::Error::Rejected(r) => CliError::failed("mission", r),
         e => store_err("mission", e),
@@ -1074,7 +1082,7 @@ fn report(
 }
 
 fn list(ctx: &Context, out: &mut Output, ledger: Option<&str>) -> Result<Exit, CliError> {
-    let target = Target::read(ctx, ledger, "mission list")?;
+    let target = open_read(ctx, ledger, "mission list")?;
     let rows = target
         .with(|m| m.list())
         .map_err(|e| store_err("mission list", e))?;
@@ -1115,7 +1123,7 @@ fn log(
     ledger: Option<&str>,
     mission: &str,
 ) -> Result<Exit, CliError> {
-    let target = Target::read(ctx, ledger, "mission log")?;
+    let target = open_read(ctx, ledger, "mission log")?;
     let entries = target.with(|m| m.journal(mission)).map_err(|e| match e {
         mstore::Error::Rejected(r) => CliError::failed("mission log", r),
         e => store_err("mission log", e),
@@ -1160,10 +1168,11 @@ fn log(
 
 /// `world mission verify`: every mission's journal re-folded and compared with the stored
 /// state, outbox and hash chain (the mission part of `world verify`, for a ledger too). One
-/// line per finding (`--json`: one object each); exit 0 when clean, 3 on any finding.
+/// line per finding (`--json`: one object each; when clean, one `{"ok":true,"findings":0,
+/// "place":…}` object); exit 0 when clean, 3 on any finding.
 fn verify(ctx: &Context, out: &mut Output, ledger: Option<&str>) -> Result<Exit, CliError> {
     let what = "mission verify";
-    let target = Target::read(ctx, ledger, what)?;
+    let target = open_read(ctx, ledger, what)?;
     let problems = target
         .with(|m| m.verify())
         .map_err(|e| store_err(what, e))?;
@@ -1181,6 +1190,11 @@ fn verify(ctx: &Context, out: &mut Output, ledger: Option<&str>) -> Result<Exit,
         }
     }
     if problems.is_empty() {
+        if out.json {
+            // A clean result is data too (as `world --json verify`'s `"ok":true`): a script
+            // reading stdout tells "clean" from "did not run".
+            out.json_line(&json!({"ok": true, "findings": 0, "place": target.describe()}))?;
+        }
         out.status(format!(
             "ok: every mission journal in {} folds to its stored state",
             target.describe()
@@ -1196,11 +1210,15 @@ fn verify(ctx: &Context, out: &mut Output, ledger: Option<&str>) -> Result<Exit,
 /// the run and the grant exist (missions.md §7).
 ///
 /// # Errors
-/// A sentence naming what is missing.
-pub fn check_binding(conn: &Connection, m: &session::MissionBinding) -> Result<(), String> {
-    let s = mstore::load_full(conn, &m.mission_id).map_err(|e| e.to_string())?;
+/// Exit 1 naming what is missing, or why the mission does not load.
+pub fn check_binding(
+    what: &str,
+    conn: &Connection,
+    m: &session::MissionBinding,
+) -> Result<(), CliError> {
+    let s = mstore::load_full(conn, &m.mission_id).map_err(|e| CliError::failed(what, e))?;
     match binding_problem(&s, m) {
-        Some(p) => Err(p),
+        Some(p) => Err(CliError::failed(what, p)),
         None => Ok(()),
     }
 }
@@ -1269,23 +1287,23 @@ fn reconcile_from_store(
     // The writer lock: no invocation of this store is in flight while its attempts are read.
     let store = ctx.open_write(false)?;
     let missions = crate::mission::ledger::open(location).map_err(|e| store_err(what, e))?;
-    let Some(id) = crate::limits::pairing::store_id(store.conn())
-        .map_err(|e| CliError::store(what, crate::store::Error::from(e)))?
-    else {
-        out.warn("this store was never paired with a standalone ledger: nothing to reconcile");
-        return Ok(Exit::Success);
-    };
-    let done = match crate::mission::pairing::reconcile_from_store(
+    let (id, done) = match ops::mission::reconcile_from_store(
+        &store,
         missions.as_ref(),
         mission,
-        store.conn(),
-        &id,
-        now.get(),
+        now,
         common.now.is_none(),
     ) {
-        Ok(d) => d,
-        Err(mstore::Error::Rejected(r)) => return emit_rejection(out, &r),
-        Err(e) => return Err(store_err(what, e)),
+        Ok(ops::mission::FromStore::NeverPaired) => {
+            out.warn("this store was never paired with a standalone ledger: nothing to reconcile");
+            return Ok(Exit::Success);
+        }
+        Ok(ops::mission::FromStore::Reconciled { store_id, done }) => (store_id, done),
+        Err(ops::mission::FromStoreError::Store(e)) => return Err(CliError::store(what, e)),
+        Err(ops::mission::FromStoreError::Missions(mstore::Error::Rejected(r))) => {
+            return emit_rejection(out, &r)
+        }
+        Err(ops::mission::FromStoreError::Missions(e)) => return Err(store_err(what, e)),
     };
     let mut unknown = 0;
     for r in &done {
@@ -1319,6 +1337,22 @@ fn reconcile_from_store(
 
 /// Run `world mission …`.
 pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError> {
+    let ledger = args.ledger.clone();
+    let mut r = run_verb(ctx, out, args);
+    if let (Err(e), Some(l)) = (&mut r, ledger.as_deref()) {
+        for h in &mut e.hints {
+            if h == VERIFY_HINT {
+                *h = format!(
+                    "run `world mission verify --ledger {}`",
+                    crate::limits::describe_location(l)
+                );
+            }
+        }
+    }
+    r
+}
+
+fn run_verb(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError> {
     let ledger = args.ledger.as_deref();
     let cmd = args.cmd;
     let job = |what, mission, common, command, attended, evidence| Job {

@@ -14,13 +14,13 @@ use std::path::PathBuf;
 use super::output::{short, table, Output};
 use super::pin::{epoch_err, parse_choice, provider, provider_err, warn_foreign_release};
 use super::{read_input, CliError, Context, Exit};
-use crate::store;
-use crate::transitions::epoch;
-use crate::transitions::manifest::{self, MAX_MANIFEST_BYTES};
-use crate::transitions::publish::{
-    commit_publish, plan_publish, resolve_interpreter, Diff, InterpreterChoice, Plan, PlanOptions,
-    Progress, PublishError,
+use crate::ops::{
+    self,
+    publish::{PlanError, Planned},
 };
+use crate::store;
+use crate::transitions::manifest::{self, MAX_MANIFEST_BYTES};
+use crate::transitions::publish::{Diff, InterpreterChoice, Plan, Progress, PublishError};
 
 /// Publish the manifest's transitions as a new transition-registry revision.
 ///
@@ -253,18 +253,9 @@ pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError
         Some(tty_fence()?)
     };
 
+    let base_dir = std::env::current_dir()
+        .map_err(|e| CliError::failed("publish", format!("current directory: {e}")))?;
     let provider = provider(ctx);
-    let interp =
-        resolve_interpreter(&choice, provider.as_ref()).map_err(|e| provider_err("publish", e))?;
-    let has_epochs = store
-        .registry_head(epoch::SEMANTIC_ID)
-        .map_err(|e| CliError::store("publish", e))?
-        .is_some();
-    let opts = PlanOptions {
-        base_dir: std::env::current_dir()
-            .map_err(|e| CliError::failed("publish", format!("current directory: {e}")))?,
-        bootstrap_epoch: choice.is_explicit() || !has_epochs,
-    };
     let bar = if std::io::stderr().is_terminal() && !out.quiet {
         let bar = indicatif::ProgressBar::new(manifest.entries.len() as u64);
         if let Ok(style) =
@@ -276,11 +267,11 @@ pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError
     } else {
         indicatif::ProgressBar::hidden()
     };
-    let plan = plan_publish(
-        store.conn(),
+    let planned = ops::publish::plan(
+        &store,
+        provider.as_ref(),
         &manifest,
-        interp.as_ref(),
-        &opts,
+        &ops::publish::Options { choice, base_dir },
         &mut |p| match p {
             Progress::Checking { index, id, .. } => {
                 bar.set_position(index as u64);
@@ -290,9 +281,13 @@ pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError
         },
     );
     bar.finish_and_clear();
-    let plan = plan.map_err(publish_err)?;
+    let Planned { plan, release } = planned.map_err(|e| match e {
+        PlanError::Provider(p) => provider_err("publish", p),
+        PlanError::Store(s) => CliError::store("publish", s),
+        PlanError::Publish(p) => publish_err(*p),
+    })?;
     if plan.epoch_bootstrap.is_some() {
-        warn_foreign_release(out, &interp.release());
+        warn_foreign_release(out, &release);
     }
     if let Some((epoch, release)) = &plan.derived_epoch {
         out.status(format!(
@@ -320,7 +315,7 @@ pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError
             )?;
         }
     }
-    let outcome = commit_publish(&mut store, &plan, args.yes).map_err(publish_err)?;
+    let outcome = ops::publish::commit(&mut store, &plan, args.yes).map_err(publish_err)?;
     if out.json {
         out.json_line(&serde_json::json!({
             "outcome": match outcome { crate::transitions::publish::Outcome::Published { .. } => "published", _ => "unchanged" },

@@ -10,7 +10,7 @@ use serde::Serialize;
 
 use super::output::Output;
 use super::{CliError, Context, Exit};
-use crate::replay::bundle::{self, ReadOnlyPins};
+use crate::ops;
 use crate::replay::{self, EntryResult, Options, Outcome, ReplayError, Report, Selection};
 
 /// Replay coordinator entries and compare plan, effect, output and hash bytes.
@@ -206,16 +206,13 @@ pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError
         _ => Selection::All,
     };
     let store = ctx.open_read()?;
-    // A bundle exported with --embed carries its interpreters as objects.
-    let materialized = bundle::materialize(store.conn())
-        .map_err(|e| CliError::store("replay: materialize bundled interpreters", e))?;
-    let pins = match &materialized {
-        Some(m) => ReadOnlyPins::for_db(&m.db_path()),
-        None => ReadOnlyPins::for_db(&ctx.db),
-    };
-    let opts = Options {
-        keep_going: args.keep_going,
-        ..Options::default()
+    let opts = ops::replay::Options {
+        selection: selection.clone(),
+        db: ctx.db.clone(),
+        replay: Options {
+            keep_going: args.keep_going,
+            ..Options::default()
+        },
     };
     let start = std::time::Instant::now();
     let show_bar = !out.quiet && std::io::stderr().is_terminal();
@@ -259,7 +256,7 @@ pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError
             b.set_position(done as u64);
         }
     };
-    let report = replay::replay(&store, &selection, &pins, &opts, &mut on_entry);
+    let report = ops::replay::replay(&store, &opts, &mut on_entry);
     if let Some(b) = bar.take() {
         b.finish_and_clear();
     }
@@ -267,8 +264,11 @@ pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError
         return Err(e.into());
     }
     let report = report.map_err(|e| match e {
-        ReplayError::Store(s) => CliError::store("replay", s),
-        other => CliError::failed("replay", other),
+        ops::replay::Error::Materialize(s) => {
+            CliError::store("replay: materialize bundled interpreters", s)
+        }
+        ops::replay::Error::Replay(ReplayError::Store(s)) => CliError::store("replay", s),
+        ops::replay::Error::Replay(other) => CliError::failed("replay", other),
     })?;
     if let Some(path) = &args.junit {
         let mut not_run = Vec::new();

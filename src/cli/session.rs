@@ -131,9 +131,32 @@ fn warn_unmatched_grants(ctx: &Context, out: &mut Output, grants: &[Grant]) {
     }
 }
 
+/// Why the token could not be staged next to `--out` (nothing was committed yet).
+#[derive(Debug, thiserror::Error)]
+enum StageError {
+    /// The temp file could not be created.
+    #[error("create a temp file next to {}: {source}", .out.display())]
+    Create {
+        /// The `--out` path.
+        out: PathBuf,
+        /// The OS error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// Writing or syncing it failed (it was removed).
+    #[error("write {}: {source}", .tmp.display())]
+    Write {
+        /// The temp file.
+        tmp: PathBuf,
+        /// The OS error.
+        #[source]
+        source: std::io::Error,
+    },
+}
+
 /// Write `token` + LF to a new hidden temp file (mode 0600) in `out`'s directory and fsync
 /// it, after sweeping temps of dead mints there; returns the temp path.
-fn stage_token(out: &std::path::Path, token: &str) -> Result<PathBuf, String> {
+fn stage_token(out: &std::path::Path, token: &str) -> Result<PathBuf, StageError> {
     let dir = match out.parent() {
         Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
         _ => PathBuf::from("."),
@@ -166,13 +189,16 @@ fn stage_token(out: &std::path::Path, token: &str) -> Result<PathBuf, String> {
         .create_new(true)
         .mode(0o600)
         .open(&tmp)
-        .map_err(|e| format!("create a temp file next to {}: {e}", out.display()))?;
-    if let Err(e) = f
+        .map_err(|source| StageError::Create {
+            out: out.to_path_buf(),
+            source,
+        })?;
+    if let Err(source) = f
         .write_all(format!("{token}\n").as_bytes())
         .and_then(|_| f.sync_all())
     {
         let _ = std::fs::remove_file(&tmp);
-        return Err(format!("write {}: {e}", tmp.display()));
+        return Err(StageError::Write { tmp, source });
     }
     Ok(tmp)
 }
@@ -462,6 +488,7 @@ pub fn run(ctx: &Context, out: &mut Output, cmd: Cmd) -> Result<Exit, CliError> 
                     run_id: mission_run.unwrap_or_default(),
                     grant_id: mission_grant.unwrap_or_default(),
                     ledger: String::new(),
+                    root: String::new(),
                 }),
             };
             if let Some(m) = &mut req.mission {
@@ -470,12 +497,16 @@ pub fn run(ctx: &Context, out: &mut Output, cmd: Cmd) -> Result<Exit, CliError> 
                     // binding names the ledger (canonical path, or URL without password).
                     Some(location) => {
                         let missions = crate::mission::ledger::open_canonical(location)
-                            .map_err(|e| CliError::failed(what, e))?;
+                            .map_err(|e| super::mission::store_err(what, e))?;
                         super::mission::check_binding_in(what, missions.as_ref(), m)?;
-                        m.ledger = missions.describe();
+                        m.ledger = missions
+                            .identity()
+                            .map_err(|e| super::mission::store_err(what, e))?;
+                        m.root = missions
+                            .root(&m.mission_id)
+                            .map_err(|e| super::mission::store_err(what, e))?;
                     }
-                    None => super::mission::check_binding(store.conn(), m)
-                        .map_err(|e| CliError::failed(what, e))?,
+                    None => super::mission::check_binding(what, store.conn(), m)?,
                 }
             }
             // The token goes to a hidden temp file next to --out first; after the commit it is

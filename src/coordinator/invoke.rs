@@ -287,13 +287,19 @@ fn mission_pairing(
     };
     let missions =
         crate::mission::ledger::open_canonical(location).map_err(|e| unavailable(e.to_string()))?;
-    if missions.describe() != b.mission_ledger {
-        return Err(unavailable(format!(
-            "the episode's mission {} is in the ledger {}, not in --ledger {}",
-            b.mission_id,
-            b.mission_ledger,
-            missions.describe()
-        )));
+    // The same ledger and the same mission the binding names (DEC-MIS-15).
+    let mismatch = crate::mission::ledger::check_bound(
+        missions.as_ref(),
+        &b.mission_id,
+        &b.mission_ledger,
+        &b.mission_root,
+    )
+    .map_err(|e| match e {
+        crate::mission::store::Error::Rejected(r) => InvokeError::MissionRejected(r),
+        e => unavailable(e.to_string()),
+    })?;
+    if let Some(why) = mismatch {
+        return Err(unavailable(why));
     }
     let state = missions.state(&b.mission_id).map_err(|e| match e {
         crate::mission::store::Error::Rejected(r) => InvokeError::MissionRejected(r),
@@ -317,7 +323,7 @@ fn mission_pairing(
 /// The store's id for standalone pairings, read (or written, for a store never paired) once
 /// per call: the limits and the mission pairing of one invocation name the store alike, and an
 /// id this call wrote is removed again when the ledger cleanly refuses its first effect
-/// (DEC-MIS-18).
+/// (DEC-MIS-19).
 #[derive(Default)]
 struct StoreId {
     id: Option<String>,
@@ -833,7 +839,7 @@ type Pairings = (
 
 /// The episode's limits pairing (its binding's scope, on the store's ledger or the
 /// `--ledger` one) and mission pairing (DEC-LIM-20, DEC-MIS-14), both `None` when unbound,
-/// and the store-id object this call wrote for a store never paired (DEC-MIS-18).
+/// and the store-id object this call wrote for a store never paired (DEC-MIS-19).
 fn pairings(
     store: &mut Store,
     run: &Prepared,

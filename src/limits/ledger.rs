@@ -631,7 +631,7 @@ pub(crate) fn apply_db(
             .into());
     }
     check_shape(&req.command)
-        .map_err(|why| Verdict::new(Code::MalformedCommand, rev0).because(why))?;
+        .map_err(|why| Verdict::new(Code::MalformedCommand, rev0).because(why.to_string()))?;
     if let Command::Init { config } = &req.command {
         return init(conn, req, actor, now_ms, meta, config);
     }
@@ -682,15 +682,33 @@ pub(crate) fn apply_db(
     }
 }
 
+/// Why a command is malformed (the `malformed_command` verdict's reason).
+#[derive(Debug, thiserror::Error)]
+enum ShapeError {
+    /// An id field is empty, too long, or holds whitespace or control characters.
+    #[error("{0} must be 1..=256 bytes without whitespace or control characters")]
+    BadId(&'static str),
+    /// `UNKNOWN` with an actual cost.
+    #[error("an UNKNOWN settlement carries no actualCost")]
+    UnknownWithCost,
+    /// `SUCCEEDED`/`FAILED` without one.
+    #[error("a SUCCEEDED or FAILED settlement needs actualCost")]
+    CostMissing,
+    /// An empty or over-long stop reason.
+    #[error("reason must be 1..={MAX_REASON} bytes of text")]
+    BadReason,
+    /// An adjust that changes nothing.
+    #[error("adjust needs at least one --set KIND=VALUE or --resume")]
+    EmptyAdjust,
+}
+
 /// (2) shape checks that do not need the ledger.
-fn check_shape(cmd: &Command) -> Result<(), String> {
-    let id_ok = |field: &str, v: &str| {
+fn check_shape(cmd: &Command) -> Result<(), ShapeError> {
+    let id_ok = |field: &'static str, v: &str| {
         if valid_text_id(v) {
             Ok(())
         } else {
-            Err(format!(
-                "{field} must be 1..=256 bytes without whitespace or control characters"
-            ))
+            Err(ShapeError::BadId(field))
         }
     };
     match cmd {
@@ -720,25 +738,21 @@ fn check_shape(cmd: &Command) -> Result<(), String> {
         } => {
             id_ok("attemptId", attempt_id)?;
             match (outcome, actual_cost) {
-                (Outcome::Unknown, Some(_)) => {
-                    Err("an UNKNOWN settlement carries no actualCost".into())
-                }
-                (Outcome::Succeeded | Outcome::Failed, None) => {
-                    Err("a SUCCEEDED or FAILED settlement needs actualCost".into())
-                }
+                (Outcome::Unknown, Some(_)) => Err(ShapeError::UnknownWithCost),
+                (Outcome::Succeeded | Outcome::Failed, None) => Err(ShapeError::CostMissing),
                 _ => Ok(()),
             }
         }
         Command::Stop { reason, .. } => {
             if reason.trim().is_empty() || reason.len() > MAX_REASON {
-                Err(format!("reason must be 1..={MAX_REASON} bytes of text"))
+                Err(ShapeError::BadReason)
             } else {
                 Ok(())
             }
         }
         Command::Adjust { limits, resume, .. } => {
             if limits.is_empty() && !resume {
-                Err("adjust needs at least one --set KIND=VALUE or --resume".into())
+                Err(ShapeError::EmptyAdjust)
             } else {
                 Ok(())
             }

@@ -70,6 +70,13 @@ pub enum Error {
         /// The parser's reason (never the URL itself: it may hold a password).
         why: String,
     },
+    /// A `--ledger` value that names neither a file nor a PostgreSQL URL: empty, or another
+    /// scheme (`mysql://…`). Usage error (exit 2); nothing is opened or created.
+    #[error("limits: --ledger {why}")]
+    BadLedgerLocation {
+        /// What is wrong with it.
+        why: String,
+    },
     /// PostgreSQL failed: connection refused, authentication, network loss, lock timeout, a
     /// serialization failure after the retries. The transaction was rolled back.
     #[error("limits: ledger {ledger}: {}", pg::message(source))]
@@ -771,7 +778,42 @@ pub fn create_standalone_ledger(location: &str) -> Result<Box<dyn LedgerStore>, 
     open_location(location, true)
 }
 
+/// Refuse a `--ledger` value before anything is opened (docs/LEDGER.md's exit 2 rows): an
+/// empty value or one of another scheme ([`Error::BadLedgerLocation`]), a `postgres://` URL
+/// that does not parse or names no host ([`Error::BadLedgerUrl`]). Every command that takes
+/// `--ledger` calls it (through [`open_standalone_ledger`], [`check_ledger_location`] and the
+/// mission ledger's open), so they all answer alike.
+///
+/// # Errors
+/// As above.
+pub fn check_location_syntax(location: &str) -> Result<(), Error> {
+    if location.trim().is_empty() {
+        return Err(Error::BadLedgerLocation {
+            why: "is empty: name a ledger file or a postgres:// URL".into(),
+        });
+    }
+    if pg::is_url(location) {
+        return pg::parse_url(location).map(|_| ());
+    }
+    if let Some((scheme, _)) = location.split_once("://") {
+        let looks_like_scheme = !scheme.is_empty()
+            && scheme.starts_with(|c: char| c.is_ascii_alphabetic())
+            && scheme
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'));
+        if looks_like_scheme {
+            return Err(Error::BadLedgerLocation {
+                why: format!(
+                    "names a {scheme}:// URL: a ledger is a file path or a postgres:// (postgresql://) URL"
+                ),
+            });
+        }
+    }
+    Ok(())
+}
+
 fn open_location(location: &str, create: bool) -> Result<Box<dyn LedgerStore>, Error> {
+    check_location_syntax(location)?;
     if pg::is_url(location) {
         return Ok(Box::new(PgLedger::connect(location)?));
     }
@@ -792,12 +834,15 @@ fn open_location(location: &str, create: bool) -> Result<Box<dyn LedgerStore>, E
 /// [`Error::Rejected`] `ledger_not_initialized` whose reason names the path and
 /// `world limits init --ledger PATH`.
 pub fn check_ledger_location(location: &str) -> Result<(), Error> {
+    check_location_syntax(location)?;
     if pg::is_url(location) {
         return Ok(());
     }
     match no_ledger_file(Path::new(location)) {
         Some(why) => Err(not_initialized(location, why).into()),
-        None => Ok(()),
+        // A file that is something else (a World store, say) is refused here too, as every
+        // other command refuses it (exit 2), not later as an unavailable ledger.
+        None => Ledger::open_standalone(Path::new(location)).map(|_| ()),
     }
 }
 

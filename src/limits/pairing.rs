@@ -96,7 +96,7 @@ fn new_store_id_object() -> Result<crate::store::Object, crate::store::Error> {
 /// [`ensure_store_id`], also returning the store-id object when this call wrote it (the store
 /// was never paired): written before any ledger step, so an attempt a crash strands in the
 /// ledger always names an id the store holds; an invocation whose first effect the ledger
-/// then refuses removes it again with [`forget_store_id`] (DEC-MIS-18).
+/// then refuses removes it again with [`forget_store_id`] (DEC-MIS-19).
 ///
 /// # Errors
 /// Store errors.

@@ -121,6 +121,9 @@ BEGIN RAISE EXCEPTION 'limits_events is append-only'; END; $$;
 DROP TRIGGER IF EXISTS limits_events_no_change ON limits_events;
 CREATE TRIGGER limits_events_no_change BEFORE UPDATE OR DELETE ON limits_events
   FOR EACH ROW EXECUTE FUNCTION limits_events_append_only();
+DROP TRIGGER IF EXISTS limits_events_no_truncate ON limits_events;
+CREATE TRIGGER limits_events_no_truncate BEFORE TRUNCATE ON limits_events
+  FOR EACH STATEMENT EXECUTE FUNCTION limits_events_append_only();
 CREATE TABLE IF NOT EXISTS limits_violations (
   id                BIGSERIAL PRIMARY KEY,
   attempt_id        TEXT COLLATE "C" NOT NULL REFERENCES limits_attempts(attempt_id),
@@ -213,6 +216,23 @@ pub(crate) fn is_retryable(e: &Error) -> bool {
     matches!(e, Error::Postgres { source, .. } if retryable(source))
 }
 
+/// Parse a `postgres://` URL as [`PgLedger::connect`] does, refusing one that names no host
+/// (the client could not connect anywhere; a URL error, exit 2, not a connection failure).
+///
+/// # Errors
+/// [`Error::BadLedgerUrl`] (never quoting the URL: it may hold a password).
+pub fn parse_url(url: &str) -> Result<postgres::Config, Error> {
+    let config: postgres::Config = url
+        .parse()
+        .map_err(|e: postgres::Error| Error::BadLedgerUrl { why: e.to_string() })?;
+    if config.get_hosts().is_empty() && config.get_hostaddrs().is_empty() {
+        return Err(Error::BadLedgerUrl {
+            why: "it names no host (postgres://USER@HOST[:PORT]/DB, or ?host=/socket/dir)".into(),
+        });
+    }
+    Ok(config)
+}
+
 impl PgLedger {
     /// Connect to the ledger at `url` (a libpq-style `postgres://` URL). Nothing is read or
     /// written yet.
@@ -222,9 +242,7 @@ impl PgLedger {
     /// refuses the connection or the credentials (the message names the ledger, never the
     /// password).
     pub fn connect(url: &str) -> Result<PgLedger, Error> {
-        let mut config: postgres::Config = url
-            .parse()
-            .map_err(|e: postgres::Error| Error::BadLedgerUrl { why: e.to_string() })?;
+        let mut config = parse_url(url)?;
         if config.get_connect_timeout().is_none() {
             config.connect_timeout(CONNECT_TIMEOUT);
         }

@@ -33,8 +33,44 @@ use crate::limits::{Amount, Ledger};
 /// (`mission_schema.version`).
 pub const SCHEMA_VERSION: i64 = 1;
 
+/// The statement-level `BEFORE TRUNCATE` triggers of the two append-only tables (L13: the
+/// row triggers do not fire on TRUNCATE). New ledgers get them from `limits init` and the
+/// first `mission create`; [`guard_truncate`] adds them to a ledger made before.
+const TRUNCATE_GUARDS: &str = r#"
+DROP TRIGGER IF EXISTS mission_journal_no_truncate ON mission_journal;
+CREATE TRIGGER mission_journal_no_truncate BEFORE TRUNCATE ON mission_journal
+  FOR EACH STATEMENT EXECUTE FUNCTION mission_journal_append_only();
+DROP TRIGGER IF EXISTS limits_events_no_truncate ON limits_events;
+CREATE TRIGGER limits_events_no_truncate BEFORE TRUNCATE ON limits_events
+  FOR EACH STATEMENT EXECUTE FUNCTION limits_events_append_only();
+"#;
+
+/// Add the TRUNCATE guards to a ledger made by an older build (the upgrade path, DEC-MIS-15),
+/// in `mission create`'s transaction under the ledger's lock. Creating a trigger needs the
+/// tables' owner: for another role this is skipped (inside a savepoint, so the command
+/// goes on) and the next `mission create` by the owner adds them.
+fn guard_truncate(db: &PgTx<'_, '_>) -> Result<(), Error> {
+    let have = query_one(
+        db,
+        "SELECT count(*) FROM pg_trigger WHERE (tgname = 'mission_journal_no_truncate' AND tgrelid = to_regclass(quote_ident(current_schema()) || '.mission_journal')) OR (tgname = 'limits_events_no_truncate' AND tgrelid = to_regclass(quote_ident(current_schema()) || '.limits_events'))",
+        &[],
+    )?;
+    if have.int(0)? >= 2 {
+        return Ok(());
+    }
+    db.batch(
+        "SELECT pg_advisory_xact_lock(hashtext(current_schema() || '.world-limits-ledger')); SAVEPOINT world_truncate_guard",
+    )?;
+    match db.batch(TRUNCATE_GUARDS) {
+        Ok(()) => db.batch("RELEASE SAVEPOINT world_truncate_guard")?,
+        Err(_) => db.batch("ROLLBACK TO SAVEPOINT world_truncate_guard")?,
+    }
+    Ok(())
+}
+
 /// The PostgreSQL DDL of the mission tables (missions.md §6; text compared byte-wise with
-/// `COLLATE "C"`, as the limits tables). The journal is append-only (a trigger raises).
+/// `COLLATE "C"`, as the limits tables). The journal is append-only (triggers raise on
+/// UPDATE, DELETE and TRUNCATE).
 pub const PG_DDL: &str = r#"
 CREATE TABLE IF NOT EXISTS mission_schema (
   id      BIGINT PRIMARY KEY CHECK (id = 1),
@@ -68,6 +104,9 @@ BEGIN RAISE EXCEPTION 'mission_journal is append-only'; END; $$;
 DROP TRIGGER IF EXISTS mission_journal_no_change ON mission_journal;
 CREATE TRIGGER mission_journal_no_change BEFORE UPDATE OR DELETE ON mission_journal
   FOR EACH ROW EXECUTE FUNCTION mission_journal_append_only();
+DROP TRIGGER IF EXISTS mission_journal_no_truncate ON mission_journal;
+CREATE TRIGGER mission_journal_no_truncate BEFORE TRUNCATE ON mission_journal
+  FOR EACH STATEMENT EXECUTE FUNCTION mission_journal_append_only();
 CREATE TABLE IF NOT EXISTS mission_requests (
   mission_id  TEXT COLLATE "C" NOT NULL,
   request_id  TEXT COLLATE "C" NOT NULL,
@@ -121,6 +160,7 @@ CREATE TABLE IF NOT EXISTS mission_outbox (
 /// `world limits init`), `NotALedger`, `BadLedgerUrl`, or a PostgreSQL connection error
 /// (naming the ledger, never the password); SQLite errors.
 pub fn open(location: &str) -> Result<Box<dyn MissionStore>, Error> {
+    crate::limits::check_location_syntax(location)?;
     if pg::is_url(location) {
         return Ok(Box::new(PgMissions::connect(location)?));
     }
@@ -135,6 +175,7 @@ pub fn open(location: &str) -> Result<Box<dyn MissionStore>, Error> {
 /// # Errors
 /// As [`open`].
 pub fn open_canonical(location: &str) -> Result<Box<dyn MissionStore>, Error> {
+    crate::limits::check_location_syntax(location)?;
     if pg::is_url(location) {
         return open(location);
     }
@@ -142,6 +183,68 @@ pub fn open_canonical(location: &str) -> Result<Box<dyn MissionStore>, Error> {
         Ok(p) => Ok(Box::new(FileMissions::open(&p)?)),
         Err(_) => open(location),
     }
+}
+
+/// Check that `missions` holds the very mission an episode binding names (DEC-MIS-15): the
+/// same ledger ([`MissionStore::identity`] = `bound_ledger`) and, when the binding recorded
+/// it, the same mission ([`MissionStore::root`] = `bound_root`, so a ledger re-initialised at
+/// the same place, or a mission re-created under the same id, is not taken for it). `invoke`,
+/// `serve`, `mcp` and `world mission --session` call it on every bound use.
+///
+/// # Errors
+/// `Ok(Some(why))` names the mismatch; `Err` is a storage error or `MISSION_NOT_FOUND`.
+pub fn check_bound(
+    missions: &dyn MissionStore,
+    mission_id: &str,
+    bound_ledger: &str,
+    bound_root: &str,
+) -> Result<Option<String>, Error> {
+    let here = missions.identity()?;
+    if here != bound_ledger {
+        return Ok(Some(format!(
+            "the episode's mission {mission_id} is in the ledger {bound_ledger}, not in --ledger {here}"
+        )));
+    }
+    if !bound_root.is_empty() {
+        let root = missions.root(mission_id)?;
+        if root != bound_root {
+            return Ok(Some(format!(
+                "mission {mission_id} in the ledger {here} is not the mission the episode was bound to (its creation record hashes to {root}, the binding names {bound_root}: the ledger was re-initialised or the mission re-created); mint a new session"
+            )));
+        }
+    }
+    Ok(None)
+}
+
+/// The server part of a PostgreSQL ledger's identity: `postgres://HOST:PORT[,HOST:PORT…]`
+/// with TCP host names lowercased, socket directories canonicalised (no trailing `/`) and
+/// the default port 5432 where the URL names none (no user: every role reaching one schema
+/// reaches one ledger).
+fn server_identity(config: &postgres::Config) -> String {
+    let ports = config.get_ports();
+    let hosts: Vec<String> = config
+        .get_hosts()
+        .iter()
+        .enumerate()
+        .map(|(i, h)| {
+            let port = match ports.len() {
+                0 => 5432,
+                1 => ports[0],
+                _ => ports.get(i).copied().unwrap_or(5432),
+            };
+            let host = match h {
+                postgres::config::Host::Tcp(t) => t.to_ascii_lowercase(),
+                postgres::config::Host::Unix(p) => std::fs::canonicalize(p)
+                    .unwrap_or_else(|_| p.clone())
+                    .display()
+                    .to_string()
+                    .trim_end_matches('/')
+                    .to_string(),
+            };
+            format!("{host}:{port}")
+        })
+        .collect();
+    format!("postgres://{}", hosts.join(","))
 }
 
 /// Missions in a standalone SQLite ledger file (`--ledger FILE`).
@@ -221,12 +324,23 @@ impl MissionStore for FileMissions {
     fn verify(&self) -> Result<Vec<Problem>, Error> {
         self.inner().verify()
     }
+    fn identity(&self) -> Result<String, Error> {
+        Ok(std::fs::canonicalize(&self.path)
+            .unwrap_or_else(|_| self.path.clone())
+            .display()
+            .to_string())
+    }
+    fn root(&self, mission_id: &str) -> Result<String, Error> {
+        self.inner().root(mission_id)
+    }
 }
 
 /// Missions in a PostgreSQL ledger (`--ledger postgres://…`). Not `Sync`: one command at a
 /// time per connection.
 pub struct PgMissions {
     ledger: PgLedger,
+    /// [`server_identity`] of the URL.
+    server: String,
 }
 
 fn retryable(e: &Error) -> bool {
@@ -303,9 +417,12 @@ impl PgMissions {
     /// [`Error::Ledger`] with `BadLedgerUrl` or a connection / authentication error naming the
     /// ledger (never the password).
     pub fn connect(url: &str) -> Result<PgMissions, Error> {
-        Ok(PgMissions {
-            ledger: PgLedger::connect(url)?,
-        })
+        let ledger = PgLedger::connect(url)?;
+        let server = url
+            .parse::<postgres::Config>()
+            .map(|c| server_identity(&c))
+            .map_err(|e| crate::limits::Error::BadLedgerUrl { why: e.to_string() })?;
+        Ok(PgMissions { ledger, server })
     }
 
     /// A mission command's transaction: READ COMMITTED under the mission's advisory lock.
@@ -370,6 +487,7 @@ impl MissionStore for PgMissions {
                         }
                     }
                 }
+                guard_truncate(db)?;
                 store::create_db(db, contract, actor, attended, now)
             },
             Result::is_ok,
@@ -447,6 +565,33 @@ impl MissionStore for PgMissions {
                 return Ok(Vec::new());
             }
             store::check_db(db)
+        })
+    }
+
+    fn identity(&self) -> Result<String, Error> {
+        self.read(|db| {
+            let r = query_one(
+                db,
+                "SELECT current_database()::text, current_schema()::text",
+                &[],
+            )?;
+            let db_name = r.text(0)?;
+            let schema = r.text(1).map_err(|_| {
+                Error::from(crate::limits::Error::from(crate::limits::not_initialized(
+                    db.ledger_name(),
+                    "has no current schema (no schema of the search_path exists)",
+                )))
+            })?;
+            Ok(format!("{}/{db_name}#{schema}", self.server))
+        })
+    }
+
+    fn root(&self, mission_id: &str) -> Result<String, Error> {
+        self.read(|db| {
+            if !prologue(db)? {
+                return Err(store::not_found(mission_id));
+            }
+            store::root_db(db, mission_id)
         })
     }
 }

@@ -21,14 +21,14 @@
 //!
 //! Ids (missions.md §2 grammar `[A-Za-z0-9._:-]{1,128}`): attempt `<storeId>:<intentId>:<8
 //! hex>` — unique per attempt, as DEC-LIM-22 — and the operation is the attempt itself
-//! (DEC-MIS-17: a process that stops before the store commits the intent leaves the ordinal
+//! (DEC-MIS-18: a process that stops before the store commits the intent leaves the ordinal
 //! free, and whatever the episode does next at that ordinal is a new request, not a retry, so
 //! it must not spend the crashed one's `maxAttempts`). The store id is the limits pairing's
 //! ([`crate::limits::pairing::store_id`]), so `world mission report` names the store and the
 //! effect intent (episode and ordinal) of each outstanding attempt.
 //!
 //! The clock: an invocation on the system clock sends its reading as an implicit clock, so the
-//! ledger takes `max(now, lastNow)` under the mission's lock (DEC-MIS-16) — processes on
+//! ledger takes `max(now, lastNow)` under the mission's lock (DEC-MIS-17) — processes on
 //! several hosts never refuse each other `TIME_REGRESSED`, and a release or settlement is
 //! never lost to it.
 
@@ -52,7 +52,7 @@ pub struct Standalone {
     /// The store's id ([`crate::limits::pairing::store_id`]).
     pub store_id: String,
     /// `now` is the system clock (not `WORLD_TEST_NOW`): every step is sent as an implicit
-    /// clock, `max(now, lastNow)` under the mission's lock (DEC-MIS-16).
+    /// clock, `max(now, lastNow)` under the mission's lock (DEC-MIS-17).
     pub implicit_clock: bool,
     /// Set when the release of an attempt whose dispatch failed failed too: an ADMITTED
     /// attempt was left (reported; the store's id must then persist for `reconcile
@@ -72,7 +72,7 @@ impl std::fmt::Debug for Standalone {
     }
 }
 
-/// The operation id of a paired attempt: the attempt id itself (DEC-MIS-17). Each paired
+/// The operation id of a paired attempt: the attempt id itself (DEC-MIS-18). Each paired
 /// attempt is one request of the episode; the store's journal (not `maxAttempts`) makes sure
 /// an effect intent that reached the store never runs twice.
 pub fn operation_id(attempt_id: &str) -> String {
@@ -303,7 +303,7 @@ pub struct Reconciled {
 ///   ADMITTED with its intent in the store, is listed as `held`: still awaiting a person.
 ///
 /// `implicit_clock`: `now_ms` is the system clock, taken as `max(now, lastNow)` under the
-/// mission's lock (DEC-MIS-16).
+/// mission's lock (DEC-MIS-17).
 ///
 /// # Errors
 /// Ledger and store errors (what was applied before stays applied).

@@ -87,7 +87,10 @@ fn check_invariants(s: &State) -> Result<(), TestCaseError> {
             settled += c;
             c
         };
-        for (gid, _) in s.chain(&a.grant_id).map_err(TestCaseError::fail)? {
+        for (gid, _) in s
+            .chain(&a.grant_id)
+            .map_err(|e| TestCaseError::fail(e.to_string()))?
+        {
             *used.entry(gid.to_string()).or_default() += share;
         }
     }
@@ -158,7 +161,7 @@ proptest! {
                     if let Command::Admit(a) = &cmd {
                         prop_assert!(next.reserved.0 + next.settled.0 <= next.budget.0 || next.violations.iter().any(|v| v.command == "reconcile"),
                             "admission past the budget");
-                        for (gid, g) in next.chain(&a.grant_id).map_err(TestCaseError::fail)? {
+                        for (gid, g) in next.chain(&a.grant_id).map_err(|e| TestCaseError::fail(e.to_string()))? {
                             let _ = gid;
                             prop_assert!(g.used <= g.limit || !next.violations.is_empty());
                         }

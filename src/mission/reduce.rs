@@ -163,7 +163,8 @@ fn live_chain<'s>(
     grant_id: &str,
 ) -> Result<Vec<(&'s str, &'s Grant)>, Rejection> {
     let chain = state.chain(grant_id).map_err(|missing| {
-        Rejection::new(Code::GrantNotFound, "no such grant in the chain").with("grantId", missing)
+        Rejection::new(Code::GrantNotFound, "no such grant in the chain")
+            .with("grantId", missing.grant_id())
     })?;
     if let Some((id, _)) = chain.iter().find(|(_, g)| g.revoked) {
         return Err(
@@ -583,7 +584,8 @@ fn rebook_chain(
     actual: Amount,
 ) -> Result<Vec<(String, Amount)>, Rejection> {
     let chain = state.chain(grant_id).map_err(|missing| {
-        Rejection::new(Code::GrantNotFound, "no such grant in the chain").with("grantId", missing)
+        Rejection::new(Code::GrantNotFound, "no such grant in the chain")
+            .with("grantId", missing.grant_id())
     })?;
     chain
         .iter()

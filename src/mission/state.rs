@@ -322,22 +322,45 @@ impl State {
         HashRef::of(&self.canonical())
     }
 
-    /// The grant chain from `grant_id` up to its root: `[grant, parent, …, root]`, or the
-    /// first id that is missing.
-    pub fn chain(&self, grant_id: &str) -> Result<Vec<(&str, &Grant)>, String> {
+    /// The grant chain from `grant_id` up to its root: `[grant, parent, …, root]`.
+    ///
+    /// # Errors
+    /// [`ChainError`] naming the first id that is missing, or where a cycle closes.
+    pub fn chain(&self, grant_id: &str) -> Result<Vec<(&str, &Grant)>, ChainError> {
         let mut out = Vec::new();
         let mut next = Some(grant_id);
         while let Some(id) = next {
             let (k, g) = self
                 .grants
                 .get_key_value(id)
-                .ok_or_else(|| id.to_string())?;
+                .ok_or_else(|| ChainError::Missing(id.to_string()))?;
             if out.len() > self.grants.len() {
-                return Err(id.to_string()); // a cycle cannot be built by reduce; refuse it
+                // A cycle cannot be built by reduce; refuse it.
+                return Err(ChainError::Cycle(id.to_string()));
             }
             out.push((k.as_str(), g));
             next = g.parent_id.as_deref();
         }
         Ok(out)
+    }
+}
+
+/// Why [`State::chain`] found no chain.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ChainError {
+    /// A grant of the chain is not in the mission.
+    #[error("grant {0} is not in the mission")]
+    Missing(String),
+    /// The parents loop back (a state `reduce` never builds).
+    #[error("grant {0} closes a cycle of parents")]
+    Cycle(String),
+}
+
+impl ChainError {
+    /// The grant id the chain broke at.
+    pub fn grant_id(&self) -> &str {
+        match self {
+            ChainError::Missing(id) | ChainError::Cycle(id) => id,
+        }
     }
 }

@@ -218,7 +218,7 @@ pub struct Request {
     /// meets `TIME_REGRESSED`; an `admit` whose `authorizationCheckedAt` is that same reading
     /// (the broker's own check, `mission admit` without `--authorization-checked-at`) moves
     /// with it. The journal records the clock and command used. `false`: `now` was given
-    /// (`--now`, `WORLD_TEST_NOW`) and is checked as given (DEC-MIS-16, as DEC-LIM-18).
+    /// (`--now`, `WORLD_TEST_NOW`) and is checked as given (DEC-MIS-17, as DEC-LIM-18).
     pub implicit_now: bool,
 }
 
@@ -386,6 +386,24 @@ pub trait MissionStore {
     /// # Errors
     /// Storage errors (a corrupt row is a [`Problem`], not an error).
     fn verify(&self) -> Result<Vec<Problem>, Error>;
+    /// What an episode binding records to name this place (DEC-MIS-15): a ledger file's
+    /// canonical path; for PostgreSQL `postgres://HOST:PORT/DB#SCHEMA` with the database and
+    /// the schema the connection resolved (`current_database()`, `current_schema()`), the
+    /// default port filled in and a socket directory canonicalised, so two spellings of one
+    /// ledger compare equal and two schemas of one database do not. Default: [`Self::describe`].
+    ///
+    /// # Errors
+    /// Storage errors (PostgreSQL: the query of the resolved names).
+    fn identity(&self) -> Result<String, Error> {
+        Ok(self.describe())
+    }
+    /// The chain root (DEC-MIS-13, [`chain_root`]) of mission `mission_id` as its row states
+    /// it: what tells this mission apart from another created under the same id (in a ledger
+    /// re-initialised at the same place, say).
+    ///
+    /// # Errors
+    /// `MISSION_NOT_FOUND`; storage errors.
+    fn root(&self, mission_id: &str) -> Result<String, Error>;
 }
 
 /// Missions in a SQLite connection (the World store file, or a standalone ledger file).
@@ -475,7 +493,7 @@ pub fn tables_exist(conn: &Connection) -> rusqlite::Result<bool> {
 pub(crate) fn not_found(mission_id: &str) -> Error {
     Rejection::new(
         Code::MissionNotFound,
-        "no mission with that id in the store",
+        "no mission with that id in this store or ledger",
     )
     .with("missionId", mission_id)
     .into()
@@ -556,6 +574,19 @@ impl MissionStore for SqliteMissions<'_> {
     fn verify(&self) -> Result<Vec<Problem>, Error> {
         Ok(check_all(self.conn)?)
     }
+
+    fn root(&self, mission_id: &str) -> Result<String, Error> {
+        if !tables_exist(self.conn)? {
+            return Err(not_found(mission_id));
+        }
+        root_db(self.conn, mission_id)
+    }
+}
+
+/// [`MissionStore::root`] on any backend (the tables exist).
+pub(crate) fn root_db(db: &dyn Db, mission_id: &str) -> Result<String, Error> {
+    let h = head(db, mission_id)?;
+    stored_root(db, mission_id, &h.contract_ref)
 }
 
 /// Every mission's summary (the tables exist).
@@ -617,10 +648,20 @@ pub(crate) fn create_db(
     if exists.is_some() {
         return Err(Rejection::new(
             Code::MissionExists,
-            "a mission with that id is already in the store",
+            "a mission with that id is already in this store or ledger",
         )
         .with("missionId", &contract.mission_id)
         .into());
+    }
+    // A mission row deleted under its journal (F9): re-creating it would hand the id a fresh
+    // budget and collide with the journal's sequence. Refuse as corrupt.
+    let left = leftover_tables(db, &contract.mission_id)?;
+    if !left.is_empty() {
+        return Err(corrupt(format!(
+            "mission {} has no mission row but {} still hold(s) its rows (was the row deleted?); refusing to create it again over them",
+            contract.mission_id,
+            left.join(", ")
+        )));
     }
     let state = State::create(contract);
     let created_by = serde_json::to_string(actor).unwrap_or_default();
@@ -645,6 +686,18 @@ pub(crate) fn create_db(
         ],
     )?;
     Ok(state)
+}
+
+/// The mission tables (other than `mission_missions`) holding rows of `mission_id`.
+fn leftover_tables(db: &dyn Db, mission_id: &str) -> Result<Vec<&'static str>, Error> {
+    let mut out = Vec::new();
+    for t in &TABLES[1..] {
+        let sql = format!("SELECT 1 FROM {t} WHERE mission_id = ?1 LIMIT 1");
+        if query_opt(db, &sql, &vals![mission_id])?.is_some() {
+            out.push(*t);
+        }
+    }
+    Ok(out)
 }
 
 /// The hash a mission's journal chain starts from (DEC-MIS-13): `sha256:<hex>` of the
@@ -875,19 +928,45 @@ fn load_working(
         }
         Command::CompleteRun { run_id, .. } => {
             load_run(db, mission_id, &mut s, run_id)?;
+            // Every attempt of the mission, judged by its body (what `verify` folds), never by
+            // the `status`/`run_id` index columns alone: an edited column must not hide an
+            // outstanding attempt (DEC-MIS-15). A column that disagrees with its body is
+            // corruption. One scan per run completion.
             let rows = db.query(
-                "SELECT attempt_id, body FROM mission_attempts WHERE mission_id = ?1 AND status IN ('ADMITTED','DISPATCHED','UNKNOWN') AND run_id = ?2",
-                &vals![mission_id, run_id],
+                "SELECT attempt_id, run_id, status, body FROM mission_attempts WHERE mission_id = ?1",
+                &vals![mission_id],
             )?;
             for row in rows {
                 let id = row.text(0)?;
-                let a: Attempt = serde_json::from_str(&row.text(1)?)
+                let a: Attempt = serde_json::from_str(&row.text(3)?)
                     .map_err(|e| corrupt(format!("attempt {id}: {e}")))?;
-                s.attempts.insert(id, a);
+                if let Some(why) = attempt_columns_differ(&a, &row.text(1)?, &row.text(2)?) {
+                    return Err(corrupt(format!("mission_attempts row {id}: {why}")));
+                }
+                if &a.run_id == run_id && a.status.holds_reservation() {
+                    s.attempts.insert(id, a);
+                }
             }
         }
     }
     Ok(s)
+}
+
+/// Why an attempt row's index columns (`run_id`, `status`) disagree with its body, if they do.
+fn attempt_columns_differ(a: &Attempt, run_col: &str, status_col: &str) -> Option<String> {
+    if a.status.as_str() != status_col {
+        return Some(format!(
+            "the status column says {status_col}, its body says {}",
+            a.status.as_str()
+        ));
+    }
+    if a.run_id != run_col {
+        return Some(format!(
+            "the run_id column says {run_col}, its body says {}",
+            a.run_id
+        ));
+    }
+    None
 }
 
 /// The full materialised state of a mission (every row).
@@ -1031,29 +1110,55 @@ pub struct Decoded {
     pub mission_id: String,
 }
 
+/// Why a journal entry does not decode (the text `world mission log` and verify print).
+#[derive(Debug, thiserror::Error)]
+pub enum EntryError {
+    /// Not canonical JSON.
+    #[error(transparent)]
+    Json(#[from] trcjson::Error),
+    /// A member is missing.
+    #[error("entry has no {0}")]
+    Missing(&'static str),
+    /// A member has the wrong shape (`problem`: "is not a string", …).
+    #[error("entry {field} {problem}")]
+    BadField {
+        /// The member.
+        field: &'static str,
+        /// What is wrong with it.
+        problem: &'static str,
+    },
+    /// The command does not parse.
+    #[error(transparent)]
+    Command(#[from] Rejection),
+    /// The actor does not parse.
+    #[error("entry actor: {0}")]
+    Actor(#[source] serde_json::Error),
+}
+
 /// Decode a canonical journal entry.
 ///
 /// # Errors
-/// A description of what does not decode.
-pub fn decode_entry(bytes: &[u8]) -> Result<Decoded, String> {
-    let v = trcjson::parse(bytes, trcjson::Bounds::UNBOUNDED).map_err(|e| e.to_string())?;
-    let get = |k: &str| v.get(k).ok_or_else(|| format!("entry has no {k}"));
-    let command = Command::from_value(get("command")?).map_err(|e| e.to_string())?;
+/// [`EntryError`]: what does not decode.
+pub fn decode_entry(bytes: &[u8]) -> Result<Decoded, EntryError> {
+    let bad = |field, problem| EntryError::BadField { field, problem };
+    let v = trcjson::parse(bytes, trcjson::Bounds::UNBOUNDED)?;
+    let get = |k: &'static str| v.get(k).ok_or(EntryError::Missing(k));
+    let command = Command::from_value(get("command")?)?;
     let now = get("now")?
         .as_str()
         .and_then(|t| Amount::parse(t).ok())
-        .ok_or("entry now is not an amount")?;
+        .ok_or_else(|| bad("now", "is not an amount"))?;
     let actor: Actor =
-        serde_json::from_value(get("actor")?.to_json()).map_err(|e| format!("entry actor: {e}"))?;
+        serde_json::from_value(get("actor")?.to_json()).map_err(EntryError::Actor)?;
     let request_id = match get("requestId")? {
         CValue::Null => None,
         CValue::String(s) => Some(s.clone()),
-        _ => return Err("entry requestId is neither null nor a string".into()),
+        _ => return Err(bad("requestId", "is neither null nor a string")),
     };
     let seq = get("seq")?
         .as_i64()
         .filter(|n| *n > 0)
-        .ok_or("entry seq is not a positive integer")? as u64;
+        .ok_or_else(|| bad("seq", "is not a positive integer"))? as u64;
     Ok(Decoded {
         command,
         now,
@@ -1063,11 +1168,11 @@ pub fn decode_entry(bytes: &[u8]) -> Result<Decoded, String> {
         seq,
         prev_hash: get("prevHash")?
             .as_str()
-            .ok_or("entry prevHash is not a string")?
+            .ok_or_else(|| bad("prevHash", "is not a string"))?
             .to_string(),
         mission_id: get("missionId")?
             .as_str()
-            .ok_or("entry missionId is not a string")?
+            .ok_or_else(|| bad("missionId", "is not a string"))?
             .to_string(),
     })
 }
@@ -1184,7 +1289,7 @@ pub(crate) fn apply_db(
     now: Amount,
 ) -> Result<Applied, Error> {
     let h = head(db, mission_id)?;
-    // The clock is read under the mission's lock (DEC-MIS-16): an implicit clock never
+    // The clock is read under the mission's lock (DEC-MIS-17): an implicit clock never
     // regresses behind what another process recorded while this one waited.
     let (now, command) = request.effective(now, h.last_now);
     let command: &Command = &command;
@@ -1210,6 +1315,11 @@ pub(crate) fn apply_db(
                 .ok_or_else(|| corrupt(format!("request {k} names missing journal entry {seq}")))?
                 .blob(0)?;
                 let d = decode_entry(&entry).map_err(corrupt)?;
+                // Answer only from the entry this request wrote (F5): an edited `seq` must not
+                // make a resend answer another command's result.
+                if let Some(why) = request_mismatch(&d, mission_id, k, &command_ref, seq) {
+                    return Err(corrupt(format!("request {k}: {why}")));
+                }
                 let code = d
                     .result
                     .get("code")
@@ -1230,7 +1340,20 @@ pub(crate) fn apply_db(
                     result: d.result,
                 });
             }
-            Some(_) if request.request_id.is_some() => {
+            Some((c, seq)) if request.request_id.is_some() => {
+                // A genuine reuse only when the row still names the entry that used the key
+                // for the other command (an edited `command_ref` is corruption, not a reuse).
+                let entry = query_opt(
+                    db,
+                    "SELECT entry FROM mission_journal WHERE mission_id = ?1 AND seq = ?2",
+                    &vals![mission_id, seq],
+                )?
+                .ok_or_else(|| corrupt(format!("request {k} names missing journal entry {seq}")))?
+                .blob(0)?;
+                let d = decode_entry(&entry).map_err(corrupt)?;
+                if let Some(why) = request_mismatch(&d, mission_id, k, &c, seq) {
+                    return Err(corrupt(format!("request {k}: {why}")));
+                }
                 return Err(Rejection::new(
                     Code::RequestIdReused,
                     "the request id was used for a different command",
@@ -1340,6 +1463,33 @@ pub(crate) fn apply_db(
     }
 }
 
+/// Why journal entry `d` (at `seq`) is not the entry idempotency key `key` with command
+/// `command_ref` wrote, if it is not.
+fn request_mismatch(
+    d: &Decoded,
+    mission_id: &str,
+    key: &str,
+    command_ref: &str,
+    seq: i64,
+) -> Option<String> {
+    if d.mission_id != mission_id || i64::try_from(d.seq).ok() != Some(seq) {
+        return Some(format!("journal entry {seq} names another mission or seq"));
+    }
+    if d.request_id.as_deref() != Some(key) {
+        return Some(format!(
+            "journal entry {seq} carries requestId {:?}, not this request",
+            d.request_id
+        ));
+    }
+    let entry_ref = d.command.command_ref().to_string();
+    if entry_ref != command_ref {
+        return Some(format!(
+            "journal entry {seq} holds command {entry_ref}, the request row names {command_ref}"
+        ));
+    }
+    None
+}
+
 /// One problem `world verify` reports about a mission.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Problem {
@@ -1361,6 +1511,18 @@ pub struct Problem {
 /// # Errors
 /// SQLite errors (a corrupt row is a [`Problem`], not an error).
 pub fn check_all(conn: &Connection) -> rusqlite::Result<Vec<Problem>> {
+    if conn.is_autocommit() {
+        // One read transaction for the whole check (F12): every table is read from one
+        // snapshot (WAL: the ledger file; rollback journal: writers wait until it ends), so
+        // a concurrent command can never show up as a half-applied finding. Rolled back.
+        let tx = rusqlite::Transaction::new_unchecked(conn, TransactionBehavior::Deferred)?;
+        return check_all_in(&tx);
+    }
+    check_all_in(conn)
+}
+
+/// [`check_all`] inside the caller's transaction.
+fn check_all_in(conn: &Connection) -> rusqlite::Result<Vec<Problem>> {
     let mut out = Vec::new();
     let missing = missing_tables(conn)?;
     if !missing.is_empty() {
@@ -1415,6 +1577,7 @@ pub(crate) fn check_db(db: &dyn Db) -> Result<Vec<Problem>, Error> {
             return Ok(out);
         }
     };
+    orphans(db, &mut out)?;
     for id in ids {
         // A row of the wrong type (an edited column) is a finding, not a failed verify.
         if let Err(e) = check_one(db, &id, &mut out) {
@@ -1430,6 +1593,37 @@ pub(crate) fn check_db(db: &dyn Db) -> Result<Vec<Problem>, Error> {
         }
     }
     Ok(out)
+}
+
+/// Rows of a mission id that has no `mission_missions` row (F9: a deleted mission row would
+/// otherwise hide its journal and state from every check): one finding per such id,
+/// `mission_chain` when journal entries are among them, else `mission_state`.
+fn orphans(db: &dyn Db, out: &mut Vec<Problem>) -> Result<(), Error> {
+    let mut found: BTreeMap<String, Vec<&'static str>> = BTreeMap::new();
+    for t in &TABLES[1..] {
+        let sql = format!(
+            "SELECT DISTINCT mission_id FROM {t} WHERE mission_id NOT IN (SELECT mission_id FROM mission_missions) ORDER BY mission_id"
+        );
+        for row in db.query(&sql, &[])? {
+            found.entry(row.text(0)?).or_default().push(*t);
+        }
+    }
+    for (id, tables) in found {
+        out.push(Problem {
+            category: if tables.contains(&"mission_journal") {
+                "mission_chain"
+            } else {
+                "mission_state"
+            },
+            mission_id: id,
+            seq: None,
+            reason: format!(
+                "{} hold(s) rows of this mission, which has no mission_missions row (deleted?)",
+                tables.join(", ")
+            ),
+        });
+    }
+    Ok(())
 }
 
 fn check_one(db: &dyn Db, mission_id: &str, out: &mut Vec<Problem>) -> Result<(), Error> {
@@ -1466,6 +1660,9 @@ fn check_one(db: &dyn Db, mission_id: &str, out: &mut Vec<Problem>) -> Result<()
             return Ok(());
         }
     };
+    // What the journal says each idempotency key and each admit wrote (F5).
+    let mut keys: BTreeMap<String, (u64, String)> = BTreeMap::new();
+    let mut admit_seq: BTreeMap<String, u64> = BTreeMap::new();
     for (expected, e) in (1u64..).zip(entries.iter()) {
         if e.seq != expected {
             problem(
@@ -1518,6 +1715,12 @@ fn check_one(db: &dyn Db, mission_id: &str, out: &mut Vec<Problem>) -> Result<()
             );
             return Ok(());
         }
+        if let Some(k) = &d.request_id {
+            keys.insert(k.clone(), (e.seq, d.command.command_ref().to_string()));
+        }
+        if let Command::Admit(a) = &d.command {
+            admit_seq.insert(a.attempt_id.clone(), e.seq);
+        }
         let recorded = d.result.get("code").and_then(|c| c.as_str()).unwrap_or("");
         match super::reduce::apply(&mut state, &d.command, d.now, &d.actor) {
             Ok(()) if recorded == "OK" => {}
@@ -1560,14 +1763,87 @@ fn check_one(db: &dyn Db, mission_id: &str, out: &mut Vec<Problem>) -> Result<()
         Err(e @ (Error::Sqlite(_) | Error::Ledger(_))) => return Err(e),
         Err(e) => problem("mission_state", None, e.to_string()),
     }
-    // The outbox holds exactly the admitted attempts' intents.
-    let rows: Vec<(String, String, Vec<u8>)> = db
+    // The attempt rows' index columns agree with their bodies (F4: commands and reports
+    // must be able to trust neither alone, so a disagreement is a finding).
+    for row in db.query(
+        "SELECT attempt_id, run_id, status, body FROM mission_attempts WHERE mission_id = ?1 ORDER BY attempt_id",
+        &vals![mission_id],
+    )? {
+        let id = row.text(0)?;
+        // An unreadable body is already a finding of the comparison above.
+        if let Ok(a) = serde_json::from_str::<Attempt>(&row.text(3)?) {
+            if let Some(why) = attempt_columns_differ(&a, &row.text(1)?, &row.text(2)?) {
+                problem("mission_state", None, format!("attempt {id}: {why}"));
+            }
+        }
+    }
+    // Violation rows are numbered 0..n-1 (`ord` is where the next one goes: a gap would
+    // make a later EXPOSURE_EXCEEDED collide with a row instead of recording its violation).
+    let ords: Vec<i64> = db
         .query(
-            "SELECT attempt_id, intent_ref, intent FROM mission_outbox WHERE mission_id = ?1",
+            "SELECT ord FROM mission_violations WHERE mission_id = ?1 ORDER BY ord",
             &vals![mission_id],
         )?
         .iter()
-        .map(|r| Ok((r.text(0)?, r.text(1)?, r.blob(2)?)))
+        .map(|r| r.int(0))
+        .collect::<Result<_, _>>()?;
+    if ords.iter().zip(0i64..).any(|(o, i)| *o != i) {
+        problem(
+            "mission_state",
+            None,
+            format!(
+                "violation rows are numbered {ords:?}, not 0..{}",
+                ords.len()
+            ),
+        );
+    }
+    // Each idempotency row names the journal entry that used its key, with that entry's
+    // command; each key in the journal has its row (F5: else a resend answers another
+    // command's result, or applies the command again).
+    for row in db.query(
+        "SELECT request_id, command_ref, seq FROM mission_requests WHERE mission_id = ?1 ORDER BY request_id",
+        &vals![mission_id],
+    )? {
+        let (k, c, seq) = (row.text(0)?, row.text(1)?, row.int(2)?);
+        match keys.remove(&k) {
+            Some((s, r)) if i64::try_from(s).ok() == Some(seq) && r == c => {}
+            Some((s, r)) => problem(
+                "mission_state",
+                Some(s),
+                format!("request {k} names entry {seq} with command {c}; the journal's entry {s} carries that requestId with command {r}"),
+            ),
+            None => problem(
+                "mission_state",
+                None,
+                format!("request {k} names entry {seq}, but no journal entry carries that requestId"),
+            ),
+        }
+    }
+    for (k, (s, _)) in keys {
+        problem(
+            "mission_state",
+            Some(s),
+            format!("journal entry {s} carries requestId {k}, but mission_requests has no row for it (a resend would apply it again)"),
+        );
+    }
+    // The outbox holds exactly the admitted attempts' intents, with the payload and
+    // preconditions their refs name, written by their admit's entry.
+    let rows: Vec<OutboxRow> = db
+        .query(
+            "SELECT attempt_id, intent_ref, intent, seq, payload, preconditions FROM mission_outbox WHERE mission_id = ?1",
+            &vals![mission_id],
+        )?
+        .iter()
+        .map(|r| {
+            Ok(OutboxRow {
+                id: r.text(0)?,
+                intent_ref: r.text(1)?,
+                intent: r.blob(2)?,
+                seq: r.int(3)?,
+                payload: r.blob(4)?,
+                preconditions: r.blob(5)?,
+            })
+        })
         .collect::<Result<_, Error>>()?;
     if rows.len() != state.attempts.len() {
         problem(
@@ -1580,22 +1856,49 @@ fn check_one(db: &dyn Db, mission_id: &str, out: &mut Vec<Problem>) -> Result<()
             ),
         );
     }
-    for (id, r, intent) in rows {
-        let ok = state.attempts.get(&id).is_some_and(|a| {
-            a.intent_ref == r
-                && HashRef::of(&intent).to_string() == r
-                && super::reduce::intent_bytes(mission_id, &id, a) == intent
-        });
-        if !ok {
+    for o in rows {
+        let id = &o.id;
+        let Some(a) = state.attempts.get(id) else {
             problem(
                 "mission_state",
                 None,
                 format!("outbox intent of attempt {id} does not match the fold"),
             );
-            break;
+            continue;
+        };
+        let why = if a.intent_ref != o.intent_ref
+            || HashRef::of(&o.intent).to_string() != o.intent_ref
+            || super::reduce::intent_bytes(mission_id, id, a) != o.intent
+        {
+            Some("its intent does not match the fold")
+        } else if HashRef::of(&o.payload).to_string() != a.payload_ref {
+            Some("its payload does not hash to the attempt's payloadRef")
+        } else if HashRef::of(&o.preconditions).to_string() != a.preconditions_ref {
+            Some("its preconditions do not hash to the attempt's preconditionsRef")
+        } else if admit_seq.get(id).and_then(|s| i64::try_from(*s).ok()) != Some(o.seq) {
+            Some("its seq does not name the attempt's admit entry")
+        } else {
+            None
+        };
+        if let Some(why) = why {
+            problem(
+                "mission_state",
+                None,
+                format!("outbox row of attempt {id}: {why}"),
+            );
         }
     }
     Ok(())
+}
+
+/// One `mission_outbox` row as verify reads it.
+struct OutboxRow {
+    id: String,
+    intent_ref: String,
+    intent: Vec<u8>,
+    seq: i64,
+    payload: Vec<u8>,
+    preconditions: Vec<u8>,
 }
 
 fn describe_diff(stored: &State, folded: &State) -> String {

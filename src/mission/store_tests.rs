@@ -5,7 +5,7 @@ use rusqlite::Connection;
 use serde_json::{json, Value};
 
 use super::store::{self, MissionStore, Request, SqliteMissions};
-use super::tests::{admit_json, contract_json, grant_json};
+use super::tests::{admit_json, contract_json, grant_json, EV};
 use super::*;
 use crate::limits::Amount;
 
@@ -395,7 +395,7 @@ proptest! {
     }
 }
 
-/// DEC-MIS-16 (F1): an implicit clock (the system clock read before the transaction) takes
+/// DEC-MIS-17 (F1): an implicit clock (the system clock read before the transaction) takes
 /// `max(now, lastNow)` under the mission's lock, and an admit whose authorization check is that
 /// same reading moves with it; a given clock is still checked as given.
 #[test]
@@ -454,4 +454,216 @@ fn an_implicit_clock_never_regresses_and_moves_its_own_authorization_check() {
         Some(Code::AuthorizationStale)
     );
     assert!(m.verify().unwrap_or_else(|e| panic!("{e}")).is_empty());
+}
+
+fn corrupt_err(r: Result<store::Applied, store::Error>) -> String {
+    match r {
+        Err(store::Error::Corrupt(c)) => c,
+        other => panic!("expected a corruption error, got {other:?}"),
+    }
+}
+
+fn has(p: &[store::Problem], category: &str, text: &str) -> bool {
+    p.iter()
+        .any(|p| p.category == category && p.reason.contains(text))
+}
+
+/// F4: `mission_attempts.status`/`run_id` duplicate the verified body. An edited column is a
+/// `mission_state` finding, and `completeRun` (which used to select outstanding attempts by
+/// the columns) refuses with a corruption error instead of closing a run with an UNKNOWN
+/// attempt.
+#[test]
+fn edited_attempt_index_columns_are_findings_and_never_trusted() {
+    let conn = setup();
+    let m = SqliteMissions::new(&conn);
+    for v in [
+        json!({"type": "startRun", "runId": "r"}),
+        json!({"type": "grant", "grant": grant_json("g", "agent", "100", "1")}),
+        admit_json("o", "a", "g", "10"),
+        json!({"type": "dispatch", "attemptId": "a"}),
+        json!({"type": "settle", "attemptId": "a", "outcome": "UNKNOWN"}),
+    ] {
+        m.apply("m", &req(v), &Actor::host(), Amount(10))
+            .unwrap_or_else(|e| panic!("{e}"));
+    }
+    let complete = req(json!({"type": "completeRun", "runId": "r", "criteria": {"review": EV}}));
+    for (edit, undo) in [
+        (
+            "UPDATE mission_attempts SET status = 'SETTLED' WHERE attempt_id = 'a'",
+            "UPDATE mission_attempts SET status = 'UNKNOWN' WHERE attempt_id = 'a'",
+        ),
+        (
+            "UPDATE mission_attempts SET run_id = 'other' WHERE attempt_id = 'a'",
+            "UPDATE mission_attempts SET run_id = 'r' WHERE attempt_id = 'a'",
+        ),
+    ] {
+        conn.execute(edit, []).unwrap_or_else(|e| panic!("{e}"));
+        let p = store::check_all(&conn).unwrap_or_default();
+        assert!(has(&p, "mission_state", "attempt a: the"), "{edit}: {p:?}");
+        let before = dump(&conn);
+        let why = corrupt_err(m.apply("m", &complete, &Actor::host(), Amount(11)));
+        assert!(why.contains("mission_attempts row a"), "{why}");
+        assert_eq!(dump(&conn), before, "a refused completeRun writes nothing");
+        conn.execute(undo, []).unwrap_or_else(|e| panic!("{e}"));
+    }
+    assert_eq!(store::check_all(&conn).unwrap_or_default(), vec![]);
+    // With the columns true, the body's UNKNOWN keeps the run open.
+    let e = m.apply("m", &complete, &Actor::host(), Amount(11)).err();
+    assert_eq!(
+        e.and_then(|e| e.rejection().map(|r| r.code)),
+        Some(Code::RunHasOutstanding)
+    );
+}
+
+/// F5: each idempotency row must name the journal entry that used its key, with that entry's
+/// command, and each outbox row must carry the payload and preconditions its attempt's refs
+/// name. Verify reports every edit; a resend re-checks the entry it would answer from.
+#[test]
+fn request_rows_and_outbox_bytes_are_verified_and_resends_recheck_their_entry() {
+    let conn = setup();
+    let m = SqliteMissions::new(&conn);
+    for v in [
+        json!({"type": "startRun", "runId": "r"}),
+        json!({"type": "grant", "grant": grant_json("g", "agent", "100", "1")}),
+        admit_json("o", "a", "g", "10"),
+    ] {
+        m.apply("m", &req(v), &Actor::host(), Amount(10))
+            .unwrap_or_else(|e| panic!("{e}"));
+    }
+    let with_id = Request {
+        command: cmd(json!({"type": "startRun", "runId": "r2"})),
+        request_id: Some("req1".into()),
+        implicit_now: false,
+    };
+    let first = m
+        .apply("m", &with_id, &Actor::host(), Amount(10))
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(store::check_all(&conn).unwrap_or_default(), vec![]);
+    let seq = first.seq;
+    let zero = format!("sha256:{}", "0".repeat(64));
+    for (edit, undo, finding) in [
+        (
+            "UPDATE mission_requests SET seq = 2 WHERE request_id = 'req1'".to_string(),
+            format!("UPDATE mission_requests SET seq = {seq} WHERE request_id = 'req1'"),
+            "request req1 names entry 2",
+        ),
+        (
+            format!("UPDATE mission_requests SET command_ref = '{zero}' WHERE request_id = 'req1'"),
+            format!(
+                "UPDATE mission_requests SET command_ref = '{}' WHERE request_id = 'req1'",
+                with_id.command.command_ref()
+            ),
+            "request req1 names entry",
+        ),
+    ] {
+        conn.execute(&edit, []).unwrap_or_else(|e| panic!("{e}"));
+        let p = store::check_all(&conn).unwrap_or_default();
+        assert!(has(&p, "mission_state", finding), "{edit}: {p:?}");
+        // The resend neither answers another entry as replayed nor calls itself a reuse.
+        let why = corrupt_err(m.apply("m", &with_id, &Actor::host(), Amount(11)));
+        assert!(why.contains("request req1"), "{why}");
+        conn.execute(&undo, []).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(store::check_all(&conn).unwrap_or_default(), vec![]);
+    }
+    // A deleted key: a resend would apply the command again.
+    conn.execute("DELETE FROM mission_requests WHERE request_id = 'req1'", [])
+        .unwrap_or_else(|e| panic!("{e}"));
+    let p = store::check_all(&conn).unwrap_or_default();
+    assert!(has(&p, "mission_state", "carries requestId req1"), "{p:?}");
+    conn.execute(
+        "INSERT INTO mission_requests (mission_id, request_id, command_ref, seq) VALUES ('m', 'req1', ?1, ?2)",
+        rusqlite::params![with_id.command.command_ref().to_string(), seq as i64],
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(store::check_all(&conn).unwrap_or_default(), vec![]);
+    let again = m
+        .apply("m", &with_id, &Actor::host(), Amount(11))
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(again.replayed && again.seq == seq, "{again:?}");
+    // The outbox payload an adapter enforces, swapped.
+    conn.execute(
+        "UPDATE mission_outbox SET payload = CAST('{\"path\":\"/etc/shadow\"}' AS BLOB) WHERE attempt_id = 'a'",
+        [],
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let p = store::check_all(&conn).unwrap_or_default();
+    assert!(has(&p, "mission_state", "payloadRef"), "{p:?}");
+}
+
+/// F9: a deleted mission row no longer hides its journal and state from verify, and `create`
+/// refuses the id (the leftover journal would collide; the budget would start afresh).
+#[test]
+fn a_deleted_mission_row_is_a_finding_and_blocks_re_creation() {
+    let conn = setup();
+    let m = SqliteMissions::new(&conn);
+    for v in [
+        json!({"type": "startRun", "runId": "r"}),
+        json!({"type": "grant", "grant": grant_json("g", "agent", "100", "1")}),
+        admit_json("o", "a", "g", "60"),
+    ] {
+        m.apply("m", &req(v), &Actor::host(), Amount(10))
+            .unwrap_or_else(|e| panic!("{e}"));
+    }
+    // As `sqlite3` does it (no foreign-key enforcement there by default).
+    conn.execute_batch("PRAGMA foreign_keys = OFF; DELETE FROM mission_missions")
+        .unwrap_or_else(|e| panic!("{e}"));
+    let p = store::check_all(&conn).unwrap_or_default();
+    assert!(
+        p.iter().any(|p| p.category == "mission_chain"
+            && p.mission_id == "m"
+            && p.reason.contains("mission_journal")
+            && p.reason.contains("no mission_missions row")),
+        "{p:?}"
+    );
+    let before = dump(&conn);
+    match m.create(&contract(), &Actor::host(), false, Amount(0)) {
+        Err(store::Error::Corrupt(why)) => {
+            assert!(why.contains("mission_journal"), "{why}")
+        }
+        other => panic!("re-created over its journal: {other:?}"),
+    }
+    assert_eq!(dump(&conn), before, "the refused create wrote nothing");
+}
+
+/// F12: the check reads one snapshot. A writer that commits between two reads of the check
+/// (here: right after the check began its transaction, on a WAL file) is not seen half-way.
+#[test]
+fn verify_reads_one_snapshot_of_a_ledger_file() {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let path = dir.path().join("led.db");
+    let a = Connection::open(&path).unwrap_or_else(|e| panic!("{e}"));
+    a.query_row("PRAGMA journal_mode=WAL", [], |_| Ok(()))
+        .unwrap_or_else(|e| panic!("{e}"));
+    let m = SqliteMissions::new(&a);
+    m.create(&contract(), &Actor::host(), false, Amount(0))
+        .unwrap_or_else(|e| panic!("{e}"));
+    m.apply(
+        "m",
+        &req(json!({"type": "startRun", "runId": "r"})),
+        &Actor::host(),
+        Amount(10),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    // The reader opens its snapshot (as check_all's transaction does) ...
+    let b = Connection::open(&path).unwrap_or_else(|e| panic!("{e}"));
+    b.execute_batch("BEGIN").unwrap_or_else(|e| panic!("{e}"));
+    let n: i64 = b
+        .query_row("SELECT count(*) FROM mission_missions", [], |r| r.get(0))
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(n, 1);
+    // ... a writer commits a command in between ...
+    m.apply(
+        "m",
+        &req(json!({"type": "startRun", "runId": "r2"})),
+        &Actor::host(),
+        Amount(10),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    // ... and the check inside the reader's transaction sees one consistent state.
+    assert_eq!(store::check_all(&b).unwrap_or_default(), vec![]);
+    b.execute_batch("ROLLBACK")
+        .unwrap_or_else(|e| panic!("{e}"));
+    // check_all on an idle connection opens (and ends) its own read transaction.
+    assert_eq!(store::check_all(&b).unwrap_or_default(), vec![]);
+    assert!(b.is_autocommit());
 }

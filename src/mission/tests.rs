@@ -88,7 +88,8 @@ fn code_as(s: &State, c: Value, actor: &Actor) -> Code {
     }
 }
 
-const EV: &str = "sha256:0000000000000000000000000000000000000000000000000000000000000000";
+pub(crate) const EV: &str =
+    "sha256:0000000000000000000000000000000000000000000000000000000000000000";
 
 #[test]
 fn the_seeds_example_byte_for_byte() {

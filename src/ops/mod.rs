@@ -8,10 +8,19 @@
 //! into exit codes and hints.
 //!
 //! The invocation pipeline is the coordinator's ([`crate::coordinator::invoke`]); the workflows
-//! here are the others, moved out of `cli/` one at a time (docs/ARCHITECTURE.md lists what is
-//! still to move in its debt table).
+//! here are the others: [`genesis`], [`commit`] (a body, or `--put` files on the head),
+//! [`pin`], [`publish`] (plan, then commit), [`session`] mint/revoke, [`approval`]
+//! request/decide, [`limits`] and [`mission`] commands (the caller decides the actor and whether
+//! a human confirmed; a dry run is an option, not a prompt), [`export`] of an episode bundle and
+//! the read-only [`replay`]. Attended confirmation, terminals and printing stay with the caller.
 
 pub mod approval;
+pub mod commit;
+pub mod export;
 pub mod genesis;
+pub mod limits;
+pub mod mission;
 pub mod pin;
+pub mod publish;
+pub mod replay;
 pub mod session;

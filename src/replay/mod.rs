@@ -11,6 +11,10 @@
 //! `transition_source` → `input` → `output` (object integrity) → `interpreter` → pure:
 //! `result`, `world_hash`; effectful: `plan`, `effects`, `finish`, `output`, `world_hash` →
 //! `entry_hash` → `world_ref`.
+//!
+//! On a store file, a prefetch thread with its own read-only connection does each entry's
+//! reads and hash checks ahead of the interpreter (DEC-PERF-10); the engine takes them at the
+//! step that needs them, so the checks and the divergence reported are the same either way.
 
 pub mod bundle;
 
@@ -18,7 +22,7 @@ use std::collections::HashMap;
 use std::fmt;
 use std::time::{Duration, Instant};
 
-use rusqlite::{Connection, OptionalExtension};
+use rusqlite::Connection;
 use serde::Serialize;
 
 use crate::authority::grants::{decide, Grant};
@@ -28,12 +32,15 @@ use crate::interp::capsule::{self, CapsuleError};
 use crate::interp::{embedded_ref, Interpreter};
 use crate::plan::{self, PhaseResult, Triple, WorldEffect};
 use crate::store::entry::{entry_hash, world_ref};
-use crate::store::journal::{self, CommitIntent, Kind, ReceiptState};
+use crate::store::journal::{self, Kind, Receipt, ReceiptState};
 use crate::store::records::request_bytes;
 use crate::store::records::{
     EffectRecord, InvocationRecord, EFFECT_RECORD, INVOCATION_RECORD_V1, INVOCATION_RECORD_V2,
 };
-use crate::store::{object_in, Error as StoreError, LogEntry, Object, Store, WorldRow};
+use crate::store::{
+    object_in, widen_page_cache, world_by_log_head_in, world_in, Error as StoreError, LogEntry,
+    Object, ReadSpan, Store, WorldRow,
+};
 use crate::transitions::publish::InterpreterProvider;
 
 /// Which log entries to replay (transitions.md §12 "Selection").
@@ -305,28 +312,6 @@ pub fn is_replayable(written_by: &str) -> bool {
     written_by.starts_with("coordinator:")
 }
 
-/// Map entry hash → invocation id from every commit intent of the journal.
-pub fn commit_intents(conn: &Connection) -> Result<HashMap<String, String>, StoreError> {
-    let mut stmt = conn.prepare(
-        "SELECT j.invocation_id, o.payload FROM journal j JOIN objects o ON o.hash_ref = j.object_ref
-         WHERE j.kind = 'intent' AND o.semantic_id = ?1",
-    )?;
-    let rows = stmt.query_map([journal::COMMIT_INTENT], |r| {
-        Ok((r.get::<_, String>(0)?, r.get::<_, Vec<u8>>(1)?))
-    })?;
-    let mut out = HashMap::new();
-    for row in rows {
-        let (id, payload) = row?;
-        // An undecodable intent names no entry; the receipt stage reports the gap.
-        if let Ok(i) = CommitIntent::decode(&payload) {
-            if i.invocation_id == id {
-                out.insert(i.entry_hash, id);
-            }
-        }
-    }
-    Ok(out)
-}
-
 /// The log entries a selection names, in log order, each with its invocation id (commit
 /// intent first, else the record's `invocationId`).
 ///
@@ -337,7 +322,7 @@ pub fn select(
     store: &Store,
     selection: &Selection,
 ) -> Result<Vec<(LogEntry, Option<String>)>, ReplayError> {
-    let intents = commit_intents(store.conn())?;
+    let intents = journal::commit_intents_by_entry(store.conn())?;
     let (from, limit) = match selection {
         Selection::Range { from, to } if to < from => {
             return Err(ReplayError::EmptyRange {
@@ -350,7 +335,7 @@ pub fn select(
     };
     let mut out = Vec::new();
     store.for_each_log(from, limit, false, |e| {
-        let mut id = intents.get(&e.entry_hash).cloned();
+        let mut id = intents.get(&e.entry_hash).map(str::to_string);
         if id.is_none() && is_replayable(&e.header.written_by) {
             id = record_invocation_id(store.conn(), &e.transition_ref);
         }
@@ -405,12 +390,64 @@ pub fn replay(
     opts: &Options,
     on_entry: &mut dyn FnMut(&EntryResult, usize, usize),
 ) -> Result<Report, ReplayError> {
-    // A larger page cache for this connection only (not persistent, nothing written): replay
-    // touches every object of every entry once, and the default 2 MiB cache thrashes on long logs.
-    let _ = store.conn().execute_batch("PRAGMA cache_size = -65536");
+    // A second connection sees what this one sees only outside a transaction of the caller's
+    // and on a store file; otherwise the engine reads everything itself.
+    let prefetch_from = (store.conn().is_autocommit()
+        && !crate::store::lock::is_memory(&store.path().display().to_string()))
+    .then(|| store.path().to_path_buf());
+    widen_page_cache(store.conn(), REPLAY_PAGE_CACHE_KIB);
     // One read transaction per span of entries instead of one per statement (DEC-PERF-3).
-    let mut span = ReadSpan::begin(store.conn());
+    let mut span = ReadSpan::begin(store.conn(), READ_SPAN);
     let selected = select(store, selection)?;
+    std::thread::scope(|scope| {
+        // The prefetch thread reads and hash-checks entries ahead of the engine on its own
+        // read-only connection (DEC-PERF-10), so that work overlaps the interpreter runs.
+        let ahead = prefetch_from.map(|path| {
+            let (tx, rx) = std::sync::mpsc::sync_channel::<Prefetched>(PREFETCH_AHEAD);
+            let selected = &selected;
+            scope.spawn(move || {
+                let Ok(reader) = Store::open_read(&path) else {
+                    return;
+                };
+                widen_page_cache(reader.conn(), REPLAY_PAGE_CACHE_KIB);
+                let mut span = ReadSpan::begin(reader.conn(), READ_SPAN);
+                let mut episodes = std::collections::HashSet::new();
+                for (entry, id) in selected {
+                    let p = Prefetched::read(reader.conn(), entry, id.as_deref(), &mut episodes);
+                    if tx.send(p).is_err() {
+                        return; // replay stopped
+                    }
+                    span.renew();
+                }
+            });
+            rx
+        });
+        run_selected(
+            store,
+            &selected,
+            pins,
+            opts,
+            on_entry,
+            &mut span,
+            ahead.as_ref(),
+        )
+    })
+}
+
+/// How many entries the prefetch thread may read ahead of the engine.
+const PREFETCH_AHEAD: usize = 64;
+
+/// The replay loop over `selected`, taking each entry's prefetched reads from `ahead` when a
+/// prefetch thread runs (it sends one [`Prefetched`] per selected entry, in order).
+fn run_selected(
+    store: &Store,
+    selected: &[(LogEntry, Option<String>)],
+    pins: &dyn InterpreterProvider,
+    opts: &Options,
+    on_entry: &mut dyn FnMut(&EntryResult, usize, usize),
+    span: &mut ReadSpan<'_>,
+    ahead: Option<&std::sync::mpsc::Receiver<Prefetched>>,
+) -> Result<Report, ReplayError> {
     let total = selected.len();
     let mut engine = Engine {
         conn: store.conn(),
@@ -419,9 +456,11 @@ pub fn replay(
         interpreters: HashMap::new(),
         effect_intents: HashMap::new(),
         outcome_owners: HashMap::new(),
+        pre: Prefetched::default(),
     };
     let mut report = Report::default();
     for (i, (entry, id)) in selected.iter().enumerate() {
+        engine.pre = ahead.and_then(|rx| rx.recv().ok()).unwrap_or_default();
         let outcome = if is_replayable(&entry.header.written_by) {
             report.replayed += 1;
             match engine.entry(entry, id.as_deref()) {
@@ -459,42 +498,9 @@ pub fn replay(
 /// waiting to commit (busy timeout 2 s, store-format.md §4) is never refused because of it.
 const READ_SPAN: Duration = Duration::from_millis(100);
 
-/// A deferred read transaction renewed every [`READ_SPAN`] (DEC-PERF-3). Without it every
-/// SQLite statement takes and drops the shared lock and re-checks for a hot journal
-/// (`fcntl`, `newfstatat` per statement). Ended on drop. Nothing is written through it.
-struct ReadSpan<'c> {
-    conn: &'c Connection,
-    since: Instant,
-    open: bool,
-}
-
-impl<'c> ReadSpan<'c> {
-    fn begin(conn: &'c Connection) -> ReadSpan<'c> {
-        let open = conn.is_autocommit() && conn.execute_batch("BEGIN DEFERRED").is_ok();
-        ReadSpan {
-            conn,
-            since: Instant::now(),
-            open,
-        }
-    }
-
-    /// End the transaction and begin the next one once [`READ_SPAN`] has passed.
-    fn renew(&mut self) {
-        if self.open && self.since.elapsed() >= READ_SPAN {
-            let _ = self.conn.execute_batch("COMMIT");
-            self.open = self.conn.execute_batch("BEGIN DEFERRED").is_ok();
-            self.since = Instant::now();
-        }
-    }
-}
-
-impl Drop for ReadSpan<'_> {
-    fn drop(&mut self) {
-        if self.open {
-            let _ = self.conn.execute_batch("COMMIT");
-        }
-    }
-}
+/// The page cache replay gives its connections (KiB): replay touches every object of every
+/// entry once, and the default 2 MiB cache thrashes on long logs.
+const REPLAY_PAGE_CACHE_KIB: u32 = 65_536;
 
 enum Stop {
     Diverged(Divergence),
@@ -519,6 +525,53 @@ impl From<rusqlite::Error> for Stop {
     }
 }
 
+/// An episode's effect intents by the request ref they carry (one scan of its journal range).
+fn episode_intents(
+    conn: &Connection,
+    episode: &str,
+) -> Result<HashMap<String, Vec<IntentInfo>>, StoreError> {
+    let rows = journal::episode_effect_rows(conn, episode, Kind::Intent)?;
+    let mut map: HashMap<String, Vec<IntentInfo>> = HashMap::new();
+    for (id, payload) in rows {
+        let Ok(v) = serde_json::from_slice::<serde_json::Value>(&payload) else {
+            continue;
+        };
+        let (Some(req), Some(t)) = (
+            v.get("requestRef").and_then(|x| x.as_str()),
+            v.get("logicalTime").and_then(|x| x.as_i64()),
+        ) else {
+            continue;
+        };
+        map.entry(req.to_string()).or_default().push(IntentInfo {
+            id,
+            logical_time: t,
+        });
+    }
+    Ok(map)
+}
+
+/// recordRef → the effect intent id whose outcome names it.
+type OwnerMap = HashMap<String, String>;
+
+/// The [`OwnerMap`] of one episode's effect outcomes.
+fn outcome_owners(conn: &Connection, episode: &str) -> Result<OwnerMap, StoreError> {
+    let rows = journal::episode_effect_rows(conn, episode, Kind::Outcome)?;
+    let mut map = HashMap::new();
+    for (id, payload) in rows {
+        if let Some(r) = serde_json::from_slice::<serde_json::Value>(&payload)
+            .ok()
+            .and_then(|v| {
+                v.get("recordRef")
+                    .and_then(|x| x.as_str())
+                    .map(str::to_string)
+            })
+        {
+            map.insert(r, id);
+        }
+    }
+    Ok(map)
+}
+
 /// One effect intent of an episode: its id and logical time.
 #[derive(Clone, Debug)]
 struct IntentInfo {
@@ -534,23 +587,136 @@ struct Engine<'a> {
     /// episode → requestRef → intents carrying it.
     effect_intents: HashMap<String, HashMap<String, Vec<IntentInfo>>>,
     /// episode → recordRef → the effect intent id whose outcome names it.
-    outcome_owners: HashMap<String, HashMap<String, String>>,
+    outcome_owners: HashMap<String, OwnerMap>,
+    /// The current entry's reads done ahead by the prefetch thread (empty without one).
+    pre: Prefetched,
 }
 
-/// Load an object that must exist and re-hash; otherwise a divergence at `stage`.
-fn load(conn: &Connection, reference: &str, what: &str, stage: Stage) -> Result<Object, Stop> {
-    let obj = object_in(conn, reference)?
-        .ok_or_else(|| div(stage, format!("{what} {reference} is absent")))?;
-    if !obj.verifies() {
-        let actual = HashRef::of(&obj.payload).to_string();
-        return Err(div(
-            stage,
-            format!("{what} {reference} is altered: its bytes no longer hash to its ref"),
-        )
-        .refs(reference, actual)
-        .into());
+/// One entry's store reads and integrity checks done ahead of the interpreter by the prefetch
+/// thread (DEC-PERF-10), on its own read-only connection. A pure cache of what the engine
+/// would read itself: every item is what the same lookup returned (a failed lookup is left
+/// out, so the engine repeats it and reports what it finds), each object carries whether its
+/// bytes hash to its ref, and the engine takes each item at the step that needs it, so the
+/// order of checks and the first divergence reported are unchanged.
+#[derive(Default)]
+struct Prefetched {
+    /// `(invocation id, its receipt)`.
+    receipt: Option<(String, Receipt)>,
+    /// `(world ref, its row)` for the receipt's world.
+    world: Option<(String, Option<WorldRow>)>,
+    /// `(that row, its re-derived world ref)`.
+    world_ref: Option<(WorldRow, String)>,
+    /// ref → (the object as read, whether its payload hashes to the ref).
+    objects: HashMap<String, (Option<Object>, bool)>,
+    /// `(record ref, the record decoded from its verified bytes)`.
+    record: Option<(String, InvocationRecord)>,
+    /// The recomputed entry hash.
+    entry_hash: Option<String>,
+    /// `(input ref, the plan-phase input built from its verified bytes)`.
+    plan_input: Option<(String, Vec<u8>)>,
+    /// effect record ref → the record decoded from its verified bytes.
+    effect_records: HashMap<String, EffectRecord>,
+    /// `(plan ref, recorded_triples of its verified bytes)`.
+    triples: Option<(String, Result<Vec<Triple>, RecordedPlanError>)>,
+    /// effect result ref → its verified bytes parsed as TR-CJSON-1 (`None` when they are not).
+    results: HashMap<String, Option<CValue>>,
+    /// `(episode, its intents by request ref)`, sent with the episode's first entry.
+    intents: Option<(String, HashMap<String, Vec<IntentInfo>>)>,
+    /// `(episode, its outcome owners)`, sent with the episode's first entry.
+    owners: Option<(String, OwnerMap)>,
+}
+
+impl Prefetched {
+    /// Read `reference` (once) and note whether it verifies; a failed read is left out.
+    fn fetch(&mut self, conn: &Connection, reference: &str) -> Option<&Object> {
+        if !self.objects.contains_key(reference) {
+            let obj = object_in(conn, reference).ok()?;
+            let verified = obj.as_ref().is_some_and(Object::verifies);
+            self.objects.insert(reference.to_string(), (obj, verified));
+        }
+        match self.objects.get(reference) {
+            Some((Some(obj), true)) => Some(obj),
+            _ => None,
+        }
     }
-    Ok(obj)
+
+    /// Everything the engine reads for entry `e` (committed as `id`) that does not depend on
+    /// a re-run: receipt, the receipt's world, record, source, input, output, plan, and each
+    /// effect's record, request and result.
+    fn read(
+        conn: &Connection,
+        e: &LogEntry,
+        id: Option<&str>,
+        episodes: &mut std::collections::HashSet<String>,
+    ) -> Prefetched {
+        let mut p = Prefetched::default();
+        if !is_replayable(&e.header.written_by) {
+            return p;
+        }
+        p.entry_hash = Some(entry_hash(&e.header, &e.transition_ref).to_string());
+        let Some(id) = id else { return p };
+        if let Ok(receipt) = journal::receipt(conn, id) {
+            if let Some(w) = receipt.result_ref.clone() {
+                if let Ok(row) = world_in(conn, &w) {
+                    if let Some(row) = &row {
+                        let wr = world_ref(row.revision, &row.state_root, &row.log_head);
+                        p.world_ref = Some((row.clone(), wr.to_string()));
+                    }
+                    p.world = Some((w, row));
+                }
+            }
+            p.receipt = Some((id.to_string(), receipt));
+        }
+        let Some(obj) = p.fetch(conn, &e.transition_ref) else {
+            return p;
+        };
+        let Ok(rec) = InvocationRecord::decode(&obj.meta.semantic_id, &obj.payload) else {
+            return p;
+        };
+        p.fetch(conn, &rec.transition_fn);
+        p.fetch(conn, &rec.output);
+        if let Some(plan_ref) = &rec.plan {
+            if let Some(plan_obj) = p.fetch(conn, plan_ref) {
+                p.triples = Some((plan_ref.clone(), recorded_triples(&plan_obj.payload)));
+            }
+            if let Some(input) = p.fetch(conn, &rec.input) {
+                p.plan_input = Some((rec.input.clone(), plan::plan_input(&input.payload)));
+            }
+        } else {
+            p.fetch(conn, &rec.input);
+        }
+        for rref in rec.effects.iter().flatten() {
+            let Some(obj) = p.fetch(conn, rref) else {
+                continue;
+            };
+            if obj.meta.semantic_id != EFFECT_RECORD {
+                continue;
+            }
+            let Ok(er) = EffectRecord::decode(&obj.payload) else {
+                continue;
+            };
+            p.fetch(conn, &er.request_ref);
+            if er.allowed && !er.failed {
+                if let Some(result) = p.fetch(conn, &er.result_ref) {
+                    let parsed = trcjson::parse(&result.payload, Bounds::PLAN).ok();
+                    p.results.insert(er.result_ref.clone(), parsed);
+                }
+            }
+            p.effect_records.insert(rref.clone(), er);
+        }
+        if rec.effects.is_some() && !episodes.contains(&rec.episode_id) {
+            let ep = rec.episode_id.clone();
+            if let (Ok(intents), Ok(owners)) =
+                (episode_intents(conn, &ep), outcome_owners(conn, &ep))
+            {
+                p.intents = Some((ep.clone(), intents));
+                p.owners = Some((ep.clone(), owners));
+                episodes.insert(ep);
+            }
+        }
+        p.record = Some((e.transition_ref.clone(), rec));
+        p
+    }
 }
 
 /// The `now` encoded in `world/effect-request/v1` bytes
@@ -580,6 +746,50 @@ fn status_of(r: &EffectRecord) -> &'static str {
 }
 
 impl Engine<'_> {
+    /// An object by ref: the prefetched read when there is one, else from the store.
+    fn object(&mut self, reference: &str) -> Result<Option<Object>, StoreError> {
+        match self.pre.objects.remove(reference) {
+            Some((obj, _)) => Ok(obj),
+            None => object_in(self.conn, reference),
+        }
+    }
+
+    /// Load an object that must exist and re-hash (once: a prefetched object carries its
+    /// check); otherwise a divergence at `stage`.
+    fn load(&mut self, reference: &str, what: &str, stage: Stage) -> Result<Object, Stop> {
+        let (obj, verified) = match self.pre.objects.remove(reference) {
+            Some((obj, verified)) => (obj, Some(verified)),
+            None => (object_in(self.conn, reference)?, None),
+        };
+        let obj = obj.ok_or_else(|| div(stage, format!("{what} {reference} is absent")))?;
+        if !verified.unwrap_or_else(|| obj.verifies()) {
+            let actual = HashRef::of(&obj.payload).to_string();
+            return Err(div(
+                stage,
+                format!("{what} {reference} is altered: its bytes no longer hash to its ref"),
+            )
+            .refs(reference, actual)
+            .into());
+        }
+        Ok(obj)
+    }
+
+    /// The receipt of `id`: the prefetched one when it was read, else from the store.
+    fn receipt(&mut self, id: &str) -> Result<Receipt, StoreError> {
+        match self.pre.receipt.take() {
+            Some((r, receipt)) if r == id => Ok(receipt),
+            _ => journal::receipt(self.conn, id),
+        }
+    }
+
+    /// A world row by ref: the prefetched one when it was read, else from the store.
+    fn world(&mut self, reference: &str) -> Result<Option<WorldRow>, StoreError> {
+        match self.pre.world.take() {
+            Some((r, row)) if r == reference => Ok(row),
+            _ => world_in(self.conn, reference),
+        }
+    }
+
     fn deadline(&self) -> Instant {
         Instant::now() + self.opts.phase_timeout
     }
@@ -637,36 +847,10 @@ impl Engine<'_> {
 
     fn intents_for(&mut self, episode: &str) -> Result<&HashMap<String, Vec<IntentInfo>>, Stop> {
         if !self.effect_intents.contains_key(episode) {
-            let lo = format!("effect:{episode}:");
-            let hi = format!("effect:{episode};");
-            // `+o.semantic_id`: keep SQLite from driving the join from every effect-intent
-            // object of the store (objects_by_semantic_id) into the episode's journal range,
-            // which is quadratic in the episode length; the journal range drives it instead.
-            let mut stmt = self.conn.prepare(
-                "SELECT j.invocation_id, o.payload FROM journal j JOIN objects o ON o.hash_ref = j.object_ref
-                 WHERE j.kind = 'intent' AND j.invocation_id >= ?1 AND j.invocation_id < ?2 AND +o.semantic_id = ?3
-                 ORDER BY j.seq",
-            )?;
-            let rows = stmt.query_map(rusqlite::params![lo, hi, journal::EFFECT_INTENT], |r| {
-                Ok((r.get::<_, String>(0)?, r.get::<_, Vec<u8>>(1)?))
-            })?;
-            let mut map: HashMap<String, Vec<IntentInfo>> = HashMap::new();
-            for row in rows {
-                let (id, payload) = row?;
-                let Ok(v) = serde_json::from_slice::<serde_json::Value>(&payload) else {
-                    continue;
-                };
-                let (Some(req), Some(t)) = (
-                    v.get("requestRef").and_then(|x| x.as_str()),
-                    v.get("logicalTime").and_then(|x| x.as_i64()),
-                ) else {
-                    continue;
-                };
-                map.entry(req.to_string()).or_default().push(IntentInfo {
-                    id,
-                    logical_time: t,
-                });
-            }
+            let map = match self.pre.intents.take() {
+                Some((ep, map)) if ep == episode => map,
+                _ => episode_intents(self.conn, episode)?,
+            };
             self.effect_intents.insert(episode.to_string(), map);
         }
         self.effect_intents
@@ -678,28 +862,10 @@ impl Engine<'_> {
     /// effect outcomes (cached).
     fn outcome_owner(&mut self, episode: &str, record_ref: &str) -> Result<Option<String>, Stop> {
         if !self.outcome_owners.contains_key(episode) {
-            let mut stmt = self.conn.prepare(
-                "SELECT j.invocation_id, o.payload FROM journal j JOIN objects o ON o.hash_ref = j.object_ref
-                 WHERE j.kind = 'outcome' AND j.invocation_id >= ?1 AND j.invocation_id < ?2",
-            )?;
-            let rows = stmt.query_map(
-                [format!("effect:{episode}:"), format!("effect:{episode};")],
-                |r| Ok((r.get::<_, String>(0)?, r.get::<_, Vec<u8>>(1)?)),
-            )?;
-            let mut map = HashMap::new();
-            for row in rows {
-                let (id, payload) = row?;
-                if let Some(r) = serde_json::from_slice::<serde_json::Value>(&payload)
-                    .ok()
-                    .and_then(|v| {
-                        v.get("recordRef")
-                            .and_then(|x| x.as_str())
-                            .map(str::to_string)
-                    })
-                {
-                    map.insert(r, id);
-                }
-            }
+            let map = match self.pre.owners.take() {
+                Some((ep, map)) if ep == episode => map,
+                _ => outcome_owners(self.conn, episode)?,
+            };
             self.outcome_owners.insert(episode.to_string(), map);
         }
         Ok(self
@@ -710,11 +876,11 @@ impl Engine<'_> {
     }
 
     /// The recorded outcome of an effect intent: `(status, recordRef)`.
-    fn effect_outcome(&self, intent_id: &str) -> Result<Option<(String, String)>, Stop> {
+    fn effect_outcome(&mut self, intent_id: &str) -> Result<Option<(String, String)>, Stop> {
         let Some(r) = journal::row(self.conn, intent_id, Kind::Outcome)? else {
             return Ok(None);
         };
-        let Some(obj) = object_in(self.conn, &r)? else {
+        let Some(obj) = self.object(&r)? else {
             return Ok(None);
         };
         let v: serde_json::Value = serde_json::from_slice(&obj.payload).map_err(|e| {
@@ -741,7 +907,8 @@ impl Engine<'_> {
                 "no commit intent in the journal names this entry",
             )
         })?;
-        let receipt = journal::receipt(self.conn, id)
+        let receipt = self
+            .receipt(id)
             .map_err(|err| div(Stage::Receipt, format!("receipt of {id}: {err}")))?;
         if receipt.state != ReceiptState::Resolved {
             return Err(div(
@@ -757,12 +924,12 @@ impl Engine<'_> {
         // The receipt's world by primary key (worlds has no log_head index); the scan by
         // logHead runs only when that world is not this entry's, to name the mismatch.
         let by_receipt = match receipt.result_ref.as_deref() {
-            Some(r) => world_by_ref(self.conn, r)?.filter(|w| w.log_head == e.entry_hash),
+            Some(r) => self.world(r)?.filter(|w| w.log_head == e.entry_hash),
             None => None,
         };
         let world = match by_receipt {
             Some(w) => Some(w),
-            None => world_for(self.conn, &e.entry_hash)?,
+            None => world_by_log_head_in(self.conn, &e.entry_hash)?,
         }
         .ok_or_else(|| {
             div(
@@ -791,7 +958,7 @@ impl Engine<'_> {
             )
             .into());
         }
-        let rec_obj = load(self.conn, &e.transition_ref, "record", Stage::Record)?;
+        let rec_obj = self.load(&e.transition_ref, "record", Stage::Record)?;
         let sid = rec_obj.meta.semantic_id.as_str();
         if sid != INVOCATION_RECORD_V1 && sid != INVOCATION_RECORD_V2 {
             return Err(div(
@@ -803,7 +970,11 @@ impl Engine<'_> {
             )
             .into());
         }
-        let rec = InvocationRecord::decode(sid, &rec_obj.payload).map_err(|err| {
+        let decoded = match self.pre.record.take() {
+            Some((r, rec)) if r == e.transition_ref => Ok(rec),
+            _ => InvocationRecord::decode(sid, &rec_obj.payload),
+        };
+        let rec = decoded.map_err(|err| {
             div(
                 Stage::Record,
                 format!("record {} is malformed: {err}", e.transition_ref),
@@ -850,19 +1021,20 @@ impl Engine<'_> {
             .into());
         }
         // 4. Source, input, output and plan by ref.
-        let source = load(
-            self.conn,
+        let source = self.load(
             &rec.transition_fn,
             "transition source",
             Stage::TransitionSource,
         )?;
-        let input = load(self.conn, &rec.input, "input", Stage::Input)?;
+        let input = self.load(&rec.input, "input", Stage::Input)?;
         // The output object is compared with the replayed bytes below; an altered copy is
         // reported at `output` with a diff against what replay reproduces.
-        let output = object_in(self.conn, &rec.output)?
+        let output_verified = self.pre.objects.get(&rec.output).is_some_and(|(_, ok)| *ok);
+        let output = self
+            .object(&rec.output)?
             .ok_or_else(|| div(Stage::Output, format!("output {} is absent", rec.output)))?;
         let recorded_plan = match &rec.plan {
-            Some(p) => Some(load(self.conn, p, "plan", Stage::Record)?),
+            Some(p) => Some(self.load(p, "plan", Stage::Record)?),
             None => None,
         };
         // 5. Re-run with the entry's own interpreter (resolved before any run).
@@ -894,7 +1066,13 @@ impl Engine<'_> {
                 out
             }
         };
-        let produced_ref = HashRef::of(&produced).to_string();
+        // `produced` equals the output object's bytes here (both paths compared them); when
+        // those bytes were already hash-checked against their ref, that ref is their hash.
+        let produced_ref = if output_verified && produced == output.payload {
+            output.meta.hash.clone()
+        } else {
+            HashRef::of(&produced).to_string()
+        };
         if produced_ref != world.state_root {
             return Err(div(
                 Stage::WorldHash,
@@ -904,13 +1082,19 @@ impl Engine<'_> {
             .into());
         }
         // Entry hash and world ref.
-        let eh = entry_hash(h, &e.transition_ref).to_string();
+        let eh = match self.pre.entry_hash.take() {
+            Some(eh) => eh,
+            None => entry_hash(h, &e.transition_ref).to_string(),
+        };
         if eh != e.entry_hash {
             return Err(div(Stage::EntryHash, "the recomputed entry hash differs")
                 .refs(&e.entry_hash, eh)
                 .into());
         }
-        let wr = world_ref(world.revision, &world.state_root, &world.log_head).to_string();
+        let wr = match self.pre.world_ref.take() {
+            Some((row, wr)) if row == world => wr,
+            _ => world_ref(world.revision, &world.state_root, &world.log_head).to_string(),
+        };
         if wr != world.reference {
             return Err(div(Stage::WorldRef, "the re-derived world ref differs")
                 .refs(&world.reference, wr)
@@ -929,16 +1113,24 @@ impl Engine<'_> {
         plan_ref: &str,
     ) -> Result<Vec<u8>, Stop> {
         // 5. Plan, against requirements taken from the recorded plan.
-        let declared = recorded_triples(&plan_obj.payload).map_err(|why| {
+        let triples = match self.pre.triples.take() {
+            Some((r, t)) if r == plan_ref => t,
+            _ => recorded_triples(&plan_obj.payload),
+        };
+        let declared = triples.map_err(|why| {
             div(
                 Stage::Record,
                 format!("recorded plan {plan_ref} is malformed: {why}"),
             )
         })?;
+        let plan_input = match self.pre.plan_input.take() {
+            Some((r, bytes)) if r == input.meta.hash => bytes,
+            _ => plan::plan_input(&input.payload),
+        };
         let raw = self.run(
             &rec.interpreter,
             &source.payload,
-            &plan::plan_input(&input.payload),
+            &plan_input,
             Stage::Plan,
             "plan phase",
         )?;
@@ -972,7 +1164,7 @@ impl Engine<'_> {
         // Load every effect record and its request; find each request's logical time.
         let mut walked: Vec<(EffectRecord, i64, Option<String>)> = Vec::new();
         for (pe, rref) in parsed.effects.iter().zip(&record_refs) {
-            let obj = load(self.conn, rref, "effect record", Stage::Effects)?;
+            let obj = self.load(rref, "effect record", Stage::Effects)?;
             if obj.meta.semantic_id != EFFECT_RECORD {
                 return Err(div(
                     Stage::Effects,
@@ -980,7 +1172,11 @@ impl Engine<'_> {
                 )
                 .into());
             }
-            let er = EffectRecord::decode(&obj.payload).map_err(|err| {
+            let decoded = match self.pre.effect_records.remove(rref.as_str()) {
+                Some(er) => Ok(er),
+                None => EffectRecord::decode(&obj.payload),
+            };
+            let er = decoded.map_err(|err| {
                 div(
                     Stage::Effects,
                     format!("effect record {rref} is malformed: {err}"),
@@ -1006,7 +1202,7 @@ impl Engine<'_> {
                 )
                 .into());
             }
-            let request = load(self.conn, &er.request_ref, "effect request", Stage::Effects)?;
+            let request = self.load(&er.request_ref, "effect request", Stage::Effects)?;
             let intents = self
                 .intents_for(&rec.episode_id)?
                 .get(&er.request_ref)
@@ -1025,8 +1221,10 @@ impl Engine<'_> {
                 })?,
             };
             let derived = request_bytes(&pe.effect, &pe.scope, pe.cost, now, &pe.payload);
-            let derived_ref = HashRef::of(&derived).to_string();
-            if derived_ref != er.request_ref {
+            // `request` was hash-checked against er.request_ref by `load`, so the derived
+            // bytes hash to that ref exactly when they equal its bytes.
+            if derived != request.payload {
+                let derived_ref = HashRef::of(&derived).to_string();
                 return Err(div(
                     Stage::Effects,
                     format!(
@@ -1142,8 +1340,11 @@ impl Engine<'_> {
                 }
             }
             let out = if er.allowed && !er.failed {
-                let result = load(self.conn, &er.result_ref, "effect result", Stage::Effects)?;
-                trcjson::parse(&result.payload, Bounds::PLAN).ok()
+                let result = self.load(&er.result_ref, "effect result", Stage::Effects)?;
+                match self.pre.results.remove(&er.result_ref) {
+                    Some(parsed) => parsed,
+                    None => trcjson::parse(&result.payload, Bounds::PLAN).ok(),
+                }
             } else {
                 None
             };
@@ -1234,12 +1435,31 @@ fn altered_output(output: &Object, replayed: &[u8]) -> Divergence {
     .bytes(replayed, &output.payload)
 }
 
+/// Why a recorded plan's effect triples cannot be read ([`recorded_triples`]); printed after
+/// `recorded plan <ref> is malformed: `.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RecordedPlanError {
+    /// The plan bytes are not TR-CJSON-1 (the parser's own text).
+    #[error(transparent)]
+    Json(#[from] trcjson::Error),
+    /// `effects` is absent or not an array.
+    #[error("effects is not an array")]
+    EffectsNotArray,
+    /// An element of `effects` lacks a string `effect`, a string `scope` or an integer `cost`.
+    #[error("an effect lacks effect, scope or cost")]
+    IncompleteEffect,
+}
+
 /// The `(effect, scope, cost)` triples of a recorded plan's effects (the requirements
 /// `parsePlan` is checked against on replay, transitions.md §12 step 5).
-pub fn recorded_triples(plan_bytes: &[u8]) -> Result<Vec<Triple>, String> {
-    let v = trcjson::parse(plan_bytes, Bounds::PLAN).map_err(|e| e.to_string())?;
+///
+/// # Errors
+/// [`RecordedPlanError`]: the bytes are not TR-CJSON-1, `effects` is not an array, or an
+/// effect lacks one of the three.
+pub fn recorded_triples(plan_bytes: &[u8]) -> Result<Vec<Triple>, RecordedPlanError> {
+    let v = trcjson::parse(plan_bytes, Bounds::PLAN)?;
     let Some(CValue::Array(effects)) = v.get("effects") else {
-        return Err("effects is not an array".into());
+        return Err(RecordedPlanError::EffectsNotArray);
     };
     effects
         .iter()
@@ -1254,42 +1474,10 @@ pub fn recorded_triples(plan_bytes: &[u8]) -> Result<Vec<Triple>, String> {
                     scope: scope.to_string(),
                     cost,
                 }),
-                _ => Err("an effect lacks effect, scope or cost".to_string()),
+                _ => Err(RecordedPlanError::IncompleteEffect),
             }
         })
         .collect()
-}
-
-fn world_by_ref(conn: &Connection, reference: &str) -> Result<Option<WorldRow>, StoreError> {
-    Ok(conn
-        .prepare_cached(
-            "SELECT world_ref, revision, state_root, log_head FROM worlds WHERE world_ref = ?1",
-        )?
-        .query_row([reference], |r| {
-            Ok(WorldRow {
-                reference: r.get(0)?,
-                revision: r.get(1)?,
-                state_root: r.get(2)?,
-                log_head: r.get(3)?,
-            })
-        })
-        .optional()?)
-}
-
-fn world_for(conn: &Connection, entry_hash: &str) -> Result<Option<WorldRow>, StoreError> {
-    Ok(conn
-        .prepare_cached(
-            "SELECT world_ref, revision, state_root, log_head FROM worlds WHERE log_head = ?1",
-        )?
-        .query_row([entry_hash], |r| {
-            Ok(WorldRow {
-                reference: r.get(0)?,
-                revision: r.get(1)?,
-                state_root: r.get(2)?,
-                log_head: r.get(3)?,
-            })
-        })
-        .optional()?)
 }
 
 #[cfg(test)]

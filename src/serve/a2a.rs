@@ -199,6 +199,17 @@ pub async fn post(State(app): State<Arc<App>>, req: Request) -> Response {
     }
 }
 
+/// Why a message's params do not make a call (JSON-RPC `-32602`, `invalid params: <why>`).
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+struct InvalidParams(&'static str);
+
+impl From<&'static str> for InvalidParams {
+    fn from(why: &'static str) -> Self {
+        InvalidParams(why)
+    }
+}
+
 struct Parsed {
     task: String,
     skill: String,
@@ -206,7 +217,7 @@ struct Parsed {
     args: Value,
 }
 
-fn parse_legacy(params: &Value) -> Result<Parsed, String> {
+fn parse_legacy(params: &Value) -> Result<Parsed, InvalidParams> {
     let task = params
         .get("id")
         .and_then(Value::as_str)
@@ -249,7 +260,7 @@ fn parse_legacy(params: &Value) -> Result<Parsed, String> {
     })
 }
 
-fn parse_v1(params: &Value) -> Result<Parsed, String> {
+fn parse_v1(params: &Value) -> Result<Parsed, InvalidParams> {
     let m = params.get("message").ok_or("params.message is required")?;
     let task = m
         .get("messageId")
@@ -453,7 +464,7 @@ async fn send_message(
 
 /// An A2A v0.3 message: `{kind:"message", messageId, role:"user", parts:[{kind:"data",
 /// data:{…}}]}`, skill in `params.metadata.skill_id` or `message.metadata.skill_id`.
-fn parse_v03(params: &Value) -> Result<Parsed, String> {
+fn parse_v03(params: &Value) -> Result<Parsed, InvalidParams> {
     let m = params.get("message").ok_or("params.message is required")?;
     let task = m
         .get("messageId")
@@ -565,36 +576,50 @@ async fn get_task_v03(app: &Arc<App>, session: &Session, id: &Value, params: &Va
     out
 }
 
+/// Why a resolved invocation does not re-verify (logged; the caller answers "internal store
+/// failure").
+#[derive(Debug, thiserror::Error)]
+enum Reverify {
+    /// A read failed.
+    #[error(transparent)]
+    Store(#[from] crate::store::Error),
+    /// A row or object is absent, altered or does not match (`world row absent`, …).
+    #[error("{0}")]
+    Broken(&'static str),
+    /// The invocation record does not decode.
+    #[error(transparent)]
+    Record(#[from] crate::store::records::RecordError),
+    /// The output is not JSON.
+    #[error(transparent)]
+    Output(#[from] serde_json::Error),
+}
+
 /// Re-verify a resolved invocation: world row → entry → record → output (hashes re-checked).
 fn reverify(
     s: &crate::store::Store,
     invocation_id: &str,
     world_ref: &str,
-) -> Result<(Value, i64), String> {
+) -> Result<(Value, i64), Reverify> {
     let w = s
-        .world(world_ref)
-        .map_err(|e| e.to_string())?
-        .ok_or("world row absent")?;
+        .world(world_ref)?
+        .ok_or(Reverify::Broken("world row absent"))?;
     let e = s
-        .log_entry(w.revision)
-        .map_err(|e| e.to_string())?
+        .log_entry(w.revision)?
         .filter(|e| e.entry_hash == w.log_head)
-        .ok_or("log entry absent")?;
+        .ok_or(Reverify::Broken("log entry absent"))?;
     let rec = s
-        .object(&e.transition_ref)
-        .map_err(|e| e.to_string())?
+        .object(&e.transition_ref)?
         .filter(Object::verifies)
-        .ok_or("record absent or altered")?;
+        .ok_or(Reverify::Broken("record absent or altered"))?;
     let rec = InvocationRecord::decode(&rec.meta.semantic_id, &rec.payload)?;
     if rec.invocation_id != invocation_id || rec.output != w.state_root {
-        return Err("record does not match the receipt".into());
+        return Err(Reverify::Broken("record does not match the receipt"));
     }
     let out = s
-        .object(&rec.output)
-        .map_err(|e| e.to_string())?
+        .object(&rec.output)?
         .filter(Object::verifies)
-        .ok_or("output absent or altered")?;
-    let v: Value = serde_json::from_slice(&out.payload).map_err(|e| e.to_string())?;
+        .ok_or(Reverify::Broken("output absent or altered"))?;
+    let v: Value = serde_json::from_slice(&out.payload)?;
     Ok((v, e.header.entry_index))
 }
 
@@ -625,7 +650,8 @@ async fn get_task(app: &Arc<App>, session: &Session, id: &Value, params: &Value)
                     "metadata": {"invocation_id": inv, "world": {"outcome": "indeterminate"}},
                 }))),
                 (ReceiptState::Resolved, Some(wr)) => {
-                    let (out, idx) = reverify(s, &inv, &wr).map_err(ReadError::Store)?;
+                    let (out, idx) =
+                        reverify(s, &inv, &wr).map_err(|e| ReadError::Store(e.to_string()))?;
                     Ok(Some(v1_task(&ep, &inv, out, &wr, idx)))
                 }
                 (ReceiptState::Resolved, None) => Err(ReadError::Store(

@@ -20,7 +20,7 @@ use serde_json::{json, Map, Value};
 use super::auth::{self, Bearer, Denial};
 use super::jsonrpc::{self, code};
 use super::rest::{read_body, rpc_body_error};
-use super::{one_line, random_task, App, HostFailure, MCP_BODY, POST_DEADLINE};
+use super::{one_line, random_task, App, HostFailure, ReadError, MCP_BODY, POST_DEADLINE};
 use crate::authority::session::Session;
 use crate::broker::handlers::ailang::PinnedTool;
 use crate::broker::handlers::approval::NoTerminal;
@@ -117,15 +117,30 @@ pub struct StdioBackend {
     pub exec: Option<std::sync::Arc<crate::broker::handlers::exec::ExecConfig>>,
 }
 
+/// Why the tool list could not be read (logged to stderr; the client sees "internal store
+/// failure").
+#[derive(Debug, thiserror::Error)]
+enum DescriptorsError {
+    /// The daemon's read failed.
+    #[error("{0:?}")]
+    Http(ReadError),
+    /// The store did not open for reading.
+    #[error(transparent)]
+    Open(#[from] crate::store::Error),
+    /// The transition registry's head does not read.
+    #[error(transparent)]
+    Registry(#[from] crate::transitions::publish::PublishError),
+}
+
 impl Backend {
-    async fn descriptors(&self) -> Result<Vec<Descriptor>, String> {
+    async fn descriptors(&self) -> Result<Vec<Descriptor>, DescriptorsError> {
         match self {
-            Backend::Http(app) => app.descriptors().await.map_err(|e| format!("{e:?}")),
+            Backend::Http(app) => app.descriptors().await.map_err(DescriptorsError::Http),
             Backend::Stdio(s) => {
-                let store = Store::open_read(&s.db).map_err(|e| e.to_string())?;
-                read_head(store.conn())
-                    .map(|h| h.map(|h| h.revision.entries).unwrap_or_default())
-                    .map_err(|e| e.to_string())
+                let store = Store::open_read(&s.db)?;
+                Ok(read_head(store.conn())?
+                    .map(|h| h.revision.entries)
+                    .unwrap_or_default())
             }
         }
     }
@@ -331,7 +346,7 @@ pub async fn dispatch(
             let all = match backend.descriptors().await {
                 Ok(a) => a,
                 Err(e) => {
-                    eprintln!("world: serve: mcp tools/list: {}", one_line(&e));
+                    eprintln!("world: serve: mcp tools/list: {}", one_line(&e.to_string()));
                     return err(code::INTERNAL_ERROR, "internal store failure");
                 }
             };
@@ -392,7 +407,7 @@ async fn call_tool(
     let all = match backend.descriptors().await {
         Ok(a) => a,
         Err(e) => {
-            eprintln!("world: serve: mcp tools/call: {}", one_line(&e));
+            eprintln!("world: serve: mcp tools/call: {}", one_line(&e.to_string()));
             return err(code::INTERNAL_ERROR, "internal store failure");
         }
     };

@@ -175,12 +175,23 @@ pub struct BindAddr {
     pub addr: SocketAddr,
 }
 
+/// Why `--bind` was refused.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum BindError {
+    /// Not `host:port` with a decimal port in range.
+    #[error("{0:?} is not host:port")]
+    NotHostPort(String),
+    /// A host other than `127.0.0.1`, `::1` or `localhost` (there is no override).
+    #[error("bind host {0:?} is not loopback")]
+    NotLoopback(String),
+}
+
 /// Check `--bind`: `host:port` with host `127.0.0.1`, `::1` (`[::1]:port`) or `localhost`.
 ///
 /// # Errors
-/// `"<text>" is not host:port`, or `bind host "<host>" is not loopback` (no override).
-pub fn parse_bind(text: &str) -> Result<BindAddr, String> {
-    let not_hostport = || format!("{text:?} is not host:port");
+/// [`BindError`]: `"<text>" is not host:port`, or `bind host "<host>" is not loopback`.
+pub fn parse_bind(text: &str) -> Result<BindAddr, BindError> {
+    let not_hostport = || BindError::NotHostPort(text.to_owned());
     let (host, port) = if let Some(rest) = text.strip_prefix('[') {
         let (h, p) = rest.split_once("]:").ok_or_else(not_hostport)?;
         (h, p)
@@ -199,7 +210,7 @@ pub fn parse_bind(text: &str) -> Result<BindAddr, String> {
         "127.0.0.1" | "localhost" => IpAddr::V4(Ipv4Addr::LOCALHOST),
         "::1" => IpAddr::V6(Ipv6Addr::LOCALHOST),
         "" => return Err(not_hostport()),
-        other => return Err(format!("bind host {other:?} is not loopback")),
+        other => return Err(BindError::NotLoopback(other.to_owned())),
     };
     Ok(BindAddr {
         addr: SocketAddr::new(ip, port),
@@ -563,27 +574,61 @@ pub struct Prepared {
     pub exec: Option<Arc<crate::broker::handlers::exec::ExecConfig>>,
 }
 
-fn check_workspace_root(root: &Path, db: &Path) -> Result<PathBuf, String> {
-    let canon = std::fs::canonicalize(root)
-        .map_err(|e| format!("workspace root {}: {e}", root.display()))?;
+/// Why `--workspace-root` was refused.
+#[derive(Debug, thiserror::Error)]
+enum RootError {
+    /// The root does not resolve.
+    #[error("workspace root {}: {source}", .root.display())]
+    Root {
+        /// The root as given.
+        root: PathBuf,
+        /// Why it does not resolve.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The root is not a directory.
+    #[error("workspace root {} is not a directory", .0.display())]
+    NotADirectory(PathBuf),
+    /// The store's directory does not resolve.
+    #[error("store directory {}: {source}", .dir.display())]
+    StoreDir {
+        /// The store's directory.
+        dir: PathBuf,
+        /// Why it does not resolve.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The root holds the store (and so its archive, policies and cache).
+    #[error("workspace root {} contains the store {} (and its archive, policies/ and cache/)", .root.display(), .db.display())]
+    ContainsStore {
+        /// The canonical root.
+        root: PathBuf,
+        /// The store path.
+        db: PathBuf,
+    },
+}
+
+fn check_workspace_root(root: &Path, db: &Path) -> Result<PathBuf, RootError> {
+    let canon = std::fs::canonicalize(root).map_err(|source| RootError::Root {
+        root: root.to_path_buf(),
+        source,
+    })?;
     if !canon.is_dir() {
-        return Err(format!(
-            "workspace root {} is not a directory",
-            root.display()
-        ));
+        return Err(RootError::NotADirectory(root.to_path_buf()));
     }
     let db_dir = db
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
-    let db_dir = std::fs::canonicalize(db_dir)
-        .map_err(|e| format!("store directory {}: {e}", db_dir.display()))?;
+    let db_dir = std::fs::canonicalize(db_dir).map_err(|source| RootError::StoreDir {
+        dir: db_dir.to_path_buf(),
+        source,
+    })?;
     if db_dir.starts_with(&canon) {
-        return Err(format!(
-            "workspace root {} contains the store {} (and its archive, policies/ and cache/)",
-            canon.display(),
-            db.display()
-        ));
+        return Err(RootError::ContainsStore {
+            root: canon,
+            db: db.to_path_buf(),
+        });
     }
     Ok(canon)
 }
@@ -862,6 +907,8 @@ mod tests {
 
     #[test]
     fn bind_refuses_other_hosts_and_shapes() {
+        // Compared as the text `world serve` prints.
+        let parse_bind = |t: &str| super::parse_bind(t).map_err(|e| e.to_string());
         assert_eq!(
             parse_bind("0.0.0.0:7644"),
             Err("bind host \"0.0.0.0\" is not loopback".to_string())

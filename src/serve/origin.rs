@@ -12,11 +12,37 @@ use axum::response::{IntoResponse, Response};
 use super::rest::ApiError;
 use super::App;
 
+/// Why a request's `Host` or `Origin` was refused (the 403 body names the header value).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum Refused {
+    /// A `Host` value that is not visible ASCII.
+    #[error("Host header is not visible ASCII")]
+    HostNotAscii,
+    /// No `Host` header.
+    #[error("Host header is absent")]
+    HostAbsent,
+    /// Several `Host` headers.
+    #[error("more than one Host header")]
+    HostTwice,
+    /// A `Host` other than this daemon's loopback address.
+    #[error("Host {0:?} is not this daemon's loopback address")]
+    Host(String),
+    /// Several `Origin` headers.
+    #[error("more than one Origin header")]
+    OriginTwice,
+    /// An `Origin` value that is not visible ASCII.
+    #[error("Origin header is not visible ASCII")]
+    OriginNotAscii,
+    /// An `Origin` that is neither this daemon's nor allowed (`null` never is).
+    #[error("Origin {0:?} is not allowed")]
+    Origin(String),
+}
+
 /// Check `Host` and `Origin` against the allowlist for `port`.
 ///
 /// # Errors
-/// A message naming the refused header value.
-pub fn check(headers: &HeaderMap, port: u16, allow: &[String]) -> Result<(), String> {
+/// [`Refused`], naming the refused header value.
+pub fn check(headers: &HeaderMap, port: u16, allow: &[String]) -> Result<(), Refused> {
     let hosts = [
         format!("127.0.0.1:{port}"),
         format!("localhost:{port}"),
@@ -24,32 +50,26 @@ pub fn check(headers: &HeaderMap, port: u16, allow: &[String]) -> Result<(), Str
     ];
     let mut host_values = headers.get_all(header::HOST).iter();
     let host = match (host_values.next(), host_values.next()) {
-        (Some(h), None) => h
-            .to_str()
-            .map_err(|_| "Host header is not visible ASCII".to_string())?,
-        (None, _) => return Err("Host header is absent".into()),
-        (Some(_), Some(_)) => return Err("more than one Host header".into()),
+        (Some(h), None) => h.to_str().map_err(|_| Refused::HostNotAscii)?,
+        (None, _) => return Err(Refused::HostAbsent),
+        (Some(_), Some(_)) => return Err(Refused::HostTwice),
     };
     if !hosts.iter().any(|h| h.eq_ignore_ascii_case(host)) {
-        return Err(format!(
-            "Host {host:?} is not this daemon's loopback address"
-        ));
+        return Err(Refused::Host(host.to_owned()));
     }
     let mut origins = headers.get_all(header::ORIGIN).iter();
     match (origins.next(), origins.next()) {
         (None, _) => Ok(()),
-        (Some(_), Some(_)) => Err("more than one Origin header".into()),
+        (Some(_), Some(_)) => Err(Refused::OriginTwice),
         (Some(o), None) => {
-            let o = o
-                .to_str()
-                .map_err(|_| "Origin header is not visible ASCII".to_string())?;
+            let o = o.to_str().map_err(|_| Refused::OriginNotAscii)?;
             let own = hosts
                 .iter()
                 .any(|h| o.eq_ignore_ascii_case(&format!("http://{h}")));
             if o != "null" && (own || allow.iter().any(|a| a == o)) {
                 Ok(())
             } else {
-                Err(format!("Origin {o:?} is not allowed"))
+                Err(Refused::Origin(o.to_owned()))
             }
         }
     }
@@ -59,7 +79,9 @@ pub fn check(headers: &HeaderMap, port: u16, allow: &[String]) -> Result<(), Str
 pub async fn guard(State(app): State<Arc<App>>, req: Request, next: Next) -> Response {
     match check(req.headers(), app.port, &app.allow_origins) {
         Ok(()) => next.run(req).await,
-        Err(why) => ApiError::new(StatusCode::FORBIDDEN, "Forbidden", why).into_response(),
+        Err(why) => {
+            ApiError::new(StatusCode::FORBIDDEN, "Forbidden", why.to_string()).into_response()
+        }
     }
 }
 

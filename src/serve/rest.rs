@@ -486,7 +486,7 @@ pub async fn commit(State(app): State<Arc<App>>, req: Request) -> ApiResult {
     let now = super::now();
     let job = tokio::task::spawn_blocking(move || {
         let mut guard = guard;
-        guard.commit(&commit, now)
+        crate::ops::commit::commit(&mut guard, &commit, now)
     });
     let remaining = COMMIT_BOUND.saturating_sub(start.elapsed());
     let landed = match tokio::time::timeout(remaining, job).await {

@@ -46,12 +46,24 @@ CREATE TABLE IF NOT EXISTS world_records_by_episode_state (
   valid_to_rowid INTEGER NOT NULL,
   anchor_ref TEXT NOT NULL,
   checksum TEXT NOT NULL
-)";
+);
+CREATE TABLE IF NOT EXISTS world_records_by_episode_sums (
+  episode_id TEXT PRIMARY KEY,
+  n INTEGER NOT NULL,
+  digest TEXT NOT NULL,
+  checksum TEXT NOT NULL
+) WITHOUT ROWID";
 
-/// Hex sha256 over the state row's columns under a domain tag.
+/// The per-episode sums table's name: `(episode_id, n, digest, checksum)`, the number of the
+/// episode's rows, the XOR of their refs' sha256 and a checksum over the three (DEC-PERF-8a).
+pub const SUMS_TABLE: &str = "world_records_by_episode_sums";
+
+/// Hex sha256 over the state row's columns under a domain tag. The tag's `v2` (DEC-PERF-8a)
+/// makes every state written before the per-episode sums existed untrusted, so the next
+/// commit rebuilds the table and its sums.
 fn checksum(valid_to_rowid: i64, anchor: &str) -> String {
     let mut h = Sha256::new();
-    h.update(b"world/records-by-episode/v1\n");
+    h.update(b"world/records-by-episode/v2\n");
     for part in [valid_to_rowid.to_string().as_str(), anchor] {
         h.update((part.len() as u64).to_be_bytes());
         h.update(part.as_bytes());
@@ -59,14 +71,93 @@ fn checksum(valid_to_rowid: i64, anchor: &str) -> String {
     hex::encode(h.finalize())
 }
 
-/// Whether both tables exist on `conn` (a store no writable `world` opened yet lacks them).
+/// The order-independent digest of a set of refs: the XOR of their sha256, 32 bytes.
+type Digest32 = [u8; 32];
+
+/// `acc ^= sha256(reference)`.
+fn fold_ref(acc: &mut Digest32, reference: &str) {
+    let d = Sha256::digest(reference.as_bytes());
+    for (a, b) in acc.iter_mut().zip(d.iter()) {
+        *a ^= b;
+    }
+}
+
+/// Hex sha256 over one sums row's columns under a domain tag.
+fn sums_checksum(episode: &str, n: i64, digest: &str) -> String {
+    let mut h = Sha256::new();
+    h.update(b"world/records-by-episode-sums/v1\n");
+    for part in [episode, n.to_string().as_str(), digest] {
+        h.update((part.len() as u64).to_be_bytes());
+        h.update(part.as_bytes());
+    }
+    hex::encode(h.finalize())
+}
+
+/// The stored sums of `episode` when its checksum holds: `(n, digest)`; `(0, zero)` when the
+/// episode has no row; `None` when the row was edited.
+fn stored_sums(conn: &Connection, episode: &str) -> Result<Option<(i64, Digest32)>, Error> {
+    let row: Option<(i64, String, String)> = conn
+        .prepare_cached(
+            "SELECT n, digest, checksum FROM world_records_by_episode_sums WHERE episode_id = ?1",
+        )?
+        .query_row([episode], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+        .optional()?;
+    let Some((n, digest, sum)) = row else {
+        return Ok(Some((0, [0; 32])));
+    };
+    if sums_checksum(episode, n, &digest) != sum {
+        return Ok(None);
+    }
+    let mut out = [0u8; 32];
+    match hex::decode(&digest) {
+        Ok(bytes) if bytes.len() == 32 => out.copy_from_slice(&bytes),
+        _ => return Ok(None),
+    }
+    Ok(Some((n, out)))
+}
+
+/// Write `episode`'s sums row.
+fn put_sums(tx: &Connection, episode: &str, n: i64, digest: &Digest32) -> Result<(), Error> {
+    let hexd = hex::encode(digest);
+    tx.prepare_cached(
+        "INSERT INTO world_records_by_episode_sums (episode_id, n, digest, checksum)
+         VALUES (?1, ?2, ?3, ?4)
+         ON CONFLICT(episode_id) DO UPDATE SET n = excluded.n, digest = excluded.digest,
+           checksum = excluded.checksum",
+    )?
+    .execute(rusqlite::params![
+        episode,
+        n,
+        hexd,
+        sums_checksum(episode, n, &hexd)
+    ])?;
+    Ok(())
+}
+
+/// The refs of `episode`'s rows as stored, and whether they agree with its sums row (count
+/// and digest): a deleted, added or moved row makes them disagree.
+fn episode_rows(conn: &Connection, episode: &str) -> Result<(Vec<String>, bool), Error> {
+    let refs: Vec<String> = conn
+        .prepare_cached("SELECT record_ref FROM world_records_by_episode WHERE episode_id = ?1")?
+        .query_map([episode], |r| r.get(0))?
+        .collect::<Result<_, _>>()?;
+    let mut digest = [0u8; 32];
+    for r in &refs {
+        fold_ref(&mut digest, r);
+    }
+    let agree =
+        stored_sums(conn, episode)?.is_some_and(|(n, d)| n == refs.len() as i64 && d == digest);
+    Ok((refs, agree))
+}
+
+/// Whether the three tables exist on `conn` (a store no writable `world` opened yet lacks them).
 fn present(conn: &Connection) -> Result<bool, Error> {
     let n: i64 = conn.query_row(
-        "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name IN (?1, ?2)",
-        [TABLE, STATE_TABLE],
+        "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name IN (?1, ?2, ?3)",
+        [TABLE, STATE_TABLE, SUMS_TABLE],
         |r| r.get(0),
     )?;
-    Ok(n == 2)
+    Ok(n == 3)
 }
 
 /// Whether readers use the state row.
@@ -162,6 +253,7 @@ pub fn catch_up(tx: &Connection) -> Result<(), Error> {
         Trust::Valid(rowid) => rowid,
         Trust::Invalid(_) => {
             tx.execute("DELETE FROM world_records_by_episode", [])?;
+            tx.execute("DELETE FROM world_records_by_episode_sums", [])?;
             0
         }
     };
@@ -187,8 +279,26 @@ pub fn catch_up(tx: &Connection) -> Result<(), Error> {
     let mut put = tx.prepare_cached(
         "INSERT OR IGNORE INTO world_records_by_episode (episode_id, record_ref) VALUES (?1, ?2)",
     )?;
+    let mut added: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
     for (ep, hash) in &found {
-        put.execute([ep, hash])?;
+        if put.execute([ep, hash])? == 1 {
+            added.entry(ep.as_str()).or_default().push(hash.as_str());
+        }
+    }
+    drop(put);
+    // Each touched episode's sums move with its rows, incrementally (a commit never reads an
+    // episode's other rows: its cost stays flat). An edited sums row is recomputed from the
+    // objects; rows deleted or added behind the sums' back make readers of that episode fall
+    // back to the full read, and `world verify` reports them.
+    for (ep, hashes) in added {
+        let Some((n, mut digest)) = stored_sums(tx, ep)? else {
+            rebuild_episode(tx, ep, last)?;
+            continue;
+        };
+        for h in &hashes {
+            fold_ref(&mut digest, h);
+        }
+        put_sums(tx, ep, n + hashes.len() as i64, &digest)?;
     }
     tx.execute(
         "INSERT INTO world_records_by_episode_state (id, valid_to_rowid, anchor_ref, checksum)
@@ -200,11 +310,35 @@ pub fn catch_up(tx: &Connection) -> Result<(), Error> {
     Ok(())
 }
 
+/// Recompute `episode`'s rows and sums from every v2 record up to `upto` (a full walk of the
+/// records: only after an edit).
+fn rebuild_episode(tx: &Connection, episode: &str, upto: i64) -> Result<(), Error> {
+    tx.execute(
+        "DELETE FROM world_records_by_episode WHERE episode_id = ?1",
+        [episode],
+    )?;
+    let mut want = Vec::new();
+    v2_after(tx, 0, |rowid, hash, payload| {
+        if rowid <= upto && indexed_episode(payload).as_deref() == Some(episode) {
+            want.push(hash);
+        }
+    })?;
+    let mut digest = [0u8; 32];
+    for h in &want {
+        tx.prepare_cached(
+            "INSERT OR IGNORE INTO world_records_by_episode (episode_id, record_ref) VALUES (?1, ?2)",
+        )?
+        .execute([episode, h.as_str()])?;
+        fold_ref(&mut digest, h);
+    }
+    put_sums(tx, episode, want.len() as i64, &digest)
+}
+
 /// Every effectful v2 invocation record of `episode`: `record_ref → decoded record`, ordered
 /// by ref (the order of a full scan through `objects_by_semantic_id`).
 ///
-/// Uses the table when its state is trusted (plus the objects after it), else reads every v2
-/// record. Each record returned was read from `objects` and decodes to a record of `episode`
+/// Uses the table when its state is trusted and the episode's rows agree with its sums row
+/// (plus the objects after it), else reads every v2 record. Each record returned was read from `objects` and decodes to a record of `episode`
 /// naming at least one effect record. Read-only: nothing is written.
 ///
 /// # Errors
@@ -223,8 +357,10 @@ pub fn records_of(
     };
     let from = match present(conn)? {
         true => match trusted_state(conn)? {
-            Trust::Valid(rowid) => Some(rowid),
-            Trust::Invalid(_) => None,
+            // The episode's rows are used only when they agree with its sums row (a deleted,
+            // added or moved row does not): an edited table is never trusted.
+            Trust::Valid(rowid) if episode_rows(conn, episode)?.1 => Some(rowid),
+            _ => None,
         },
         false => None,
     };
@@ -316,11 +452,41 @@ pub fn check(conn: &Connection) -> Result<Vec<Problem>, Error> {
         .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
         .collect::<Result<_, _>>()?;
     let mut out = Vec::new();
+    // Each episode's sums row must be what its wanted rows give.
+    let mut sums: BTreeMap<&str, (i64, Digest32)> = BTreeMap::new();
+    for (ep, r) in &want {
+        let e = sums.entry(ep.as_str()).or_insert((0, [0; 32]));
+        e.0 += 1;
+        fold_ref(&mut e.1, r);
+    }
+    let stored: Vec<String> = conn
+        .prepare("SELECT episode_id FROM world_records_by_episode_sums")?
+        .query_map([], |r| r.get(0))?
+        .collect::<Result<_, _>>()?;
+    let mut bad_sums: Vec<&str> = stored
+        .iter()
+        .map(String::as_str)
+        .filter(|ep| !sums.contains_key(ep))
+        .collect();
+    for (ep, want_sums) in &sums {
+        if stored_sums(conn, ep)? != Some(*want_sums) {
+            bad_sums.push(ep);
+        }
+    }
+    bad_sums.sort_unstable();
+    for ep in bad_sums.iter().take(10) {
+        out.push(Problem {
+            trusted: true,
+            reason: format!(
+                "{SUMS_TABLE}: the sums of episode {ep} are not what its records give (readers of that episode fall back to reading every record); drop the tables to have the next commit rebuild them"
+            ),
+        });
+    }
     for (ep, r) in want.difference(&have).take(10) {
         out.push(Problem {
             trusted: true,
             reason: format!(
-                "{TABLE}: record {r} of episode {ep} is missing (`world effects --episode {ep}` would leave its effects out); drop the table to have the next commit rebuild it"
+                "{TABLE}: record {r} of episode {ep} is missing (readers of episode {ep} fall back to reading every record); drop the table to have the next commit rebuild it"
             ),
         });
     }

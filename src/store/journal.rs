@@ -372,6 +372,87 @@ pub fn receipt(conn: &Connection, invocation_id: &str) -> Result<Receipt, Error>
     Ok(r)
 }
 
+/// Which invocation committed each log entry: entry hash → invocation id, from every commit
+/// intent of the journal whose payload decodes and names its own journal row's id (an
+/// undecodable or mismatched intent names no entry). Built by [`commit_intents_by_entry`].
+#[derive(Clone, Debug, Default)]
+pub struct CommitIntentIndex {
+    by_entry: std::collections::HashMap<String, String>,
+}
+
+impl CommitIntentIndex {
+    /// The invocation id whose commit intent names `entry_hash`, if any.
+    pub fn get(&self, entry_hash: &str) -> Option<&str> {
+        self.by_entry.get(entry_hash).map(String::as_str)
+    }
+}
+
+/// Read every commit intent (`world/journal-intent/v1`) once and index it by the entry hash it
+/// names (replay's selection, transitions.md §12). One pass over the journal's intents.
+///
+/// # Errors
+/// [`Error::Sqlite`].
+pub fn commit_intents_by_entry(conn: &Connection) -> Result<CommitIntentIndex, Error> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT j.invocation_id, o.payload FROM journal j JOIN objects o ON o.hash_ref = j.object_ref
+         WHERE j.kind = 'intent' AND o.semantic_id = ?1",
+    )?;
+    let mut rows = stmt.query([COMMIT_INTENT])?;
+    let mut out = CommitIntentIndex::default();
+    while let Some(r) = rows.next()? {
+        let id: String = r.get(0)?;
+        let payload = r.get_ref(1)?.as_blob().unwrap_or_default();
+        if let Ok(i) = CommitIntent::decode(payload) {
+            if i.invocation_id == id {
+                out.by_entry.insert(i.entry_hash, id);
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The journal rows of `kind` of one episode's effects (`effect:<episode>:<n>` ids), each as
+/// `(invocation_id, payload)` of the object it names (intents in journal order, outcomes in
+/// key order). Payloads are returned as stored, unverified. Intents are filtered to
+/// `world/effect-intent/v1` objects.
+///
+/// Cost: one range scan of the journal's `(invocation_id, kind)` key over the episode, not a
+/// scan of every effect intent of the store.
+///
+/// # Errors
+/// [`Error::Sqlite`].
+pub fn episode_effect_rows(
+    conn: &Connection,
+    episode: &str,
+    kind: Kind,
+) -> Result<Vec<(String, Vec<u8>)>, Error> {
+    let lo = format!("effect:{episode}:");
+    let hi = format!("effect:{episode};");
+    let rows = match kind {
+        // `+o.semantic_id`: keep SQLite from driving the join from every effect-intent
+        // object of the store (objects_by_semantic_id) into the episode's journal range,
+        // which is quadratic in the episode length; the journal range drives it instead.
+        Kind::Intent => conn
+            .prepare_cached(
+                "SELECT j.invocation_id, o.payload FROM journal j JOIN objects o ON o.hash_ref = j.object_ref
+                 WHERE j.kind = 'intent' AND j.invocation_id >= ?1 AND j.invocation_id < ?2 AND +o.semantic_id = ?3
+                 ORDER BY j.seq",
+            )?
+            .query_map(rusqlite::params![lo, hi, EFFECT_INTENT], |r| {
+                Ok((r.get(0)?, r.get(1)?))
+            })?
+            .collect::<Result<Vec<_>, _>>()?,
+        Kind::Outcome => conn
+            .prepare_cached(
+                "SELECT j.invocation_id, o.payload FROM journal j JOIN objects o ON o.hash_ref = j.object_ref
+                 WHERE j.kind = 'outcome' AND j.invocation_id >= ?1 AND j.invocation_id < ?2",
+            )?
+            .query_map(rusqlite::params![lo, hi], |r| Ok((r.get(0)?, r.get(1)?)))?
+            .collect::<Result<Vec<_>, _>>()?,
+    };
+    Ok(rows)
+}
+
 /// Every intent without an outcome, in journal order: `(seq, invocation_id, object_ref)`.
 pub fn pending(conn: &Connection) -> Result<Vec<(i64, String, String)>, Error> {
     let mut stmt = conn.prepare(

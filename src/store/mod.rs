@@ -785,6 +785,81 @@ pub fn world_in(conn: &Connection, reference: &str) -> Result<Option<WorldRow>, 
         .optional()?)
 }
 
+/// The world row whose `logHead` is `entry_hash` (the world an entry produced; the first such
+/// row if several), on any connection, through the `world_worlds_by_log_head` index when the
+/// store has it (cached statement).
+///
+/// # Errors
+/// [`Error::Sqlite`].
+pub fn world_by_log_head_in(
+    conn: &Connection,
+    entry_hash: &str,
+) -> Result<Option<WorldRow>, Error> {
+    Ok(conn
+        .prepare_cached(
+            "SELECT world_ref, revision, state_root, log_head FROM worlds WHERE log_head = ?1",
+        )?
+        .query_row([entry_hash], |r| {
+            Ok(WorldRow {
+                reference: r.get(0)?,
+                revision: r.get(1)?,
+                state_root: r.get(2)?,
+                log_head: r.get(3)?,
+            })
+        })
+        .optional()?)
+}
+
+/// Give this connection a page cache of `kib` KiB (for this connection only: not persistent,
+/// nothing written). A long read such as replay touches every object of every entry once, and
+/// the default 2 MiB cache thrashes on long logs. Best effort: a failure leaves the default.
+pub fn widen_page_cache(conn: &Connection, kib: u32) {
+    let _ = conn.execute_batch(&format!("PRAGMA cache_size = -{kib}"));
+}
+
+/// A deferred read transaction renewed every `span` (DEC-PERF-3). Without it every SQLite
+/// statement outside a transaction takes and drops the shared lock and re-checks for a hot
+/// journal (`fcntl`, `newfstatat` per statement); renewing it keeps a writer waiting to commit
+/// (busy timeout 2 s, store-format.md §4) from ever waiting on a long reader. Nothing is
+/// written through it; ended on drop. When `conn` is already inside a transaction, it does
+/// nothing.
+pub struct ReadSpan<'c> {
+    conn: &'c Connection,
+    span: Duration,
+    since: std::time::Instant,
+    open: bool,
+}
+
+impl<'c> ReadSpan<'c> {
+    /// Begin a deferred read transaction on `conn` (unless one is already open there).
+    pub fn begin(conn: &'c Connection, span: Duration) -> ReadSpan<'c> {
+        let open = conn.is_autocommit() && conn.execute_batch("BEGIN DEFERRED").is_ok();
+        ReadSpan {
+            conn,
+            span,
+            since: std::time::Instant::now(),
+            open,
+        }
+    }
+
+    /// End the transaction and begin the next one once `span` has passed since it began.
+    pub fn renew(&mut self) {
+        if self.open && self.since.elapsed() >= self.span {
+            let _ = self.conn.execute_batch("COMMIT");
+            self.open = self.conn.execute_batch("BEGIN DEFERRED").is_ok();
+            self.since = std::time::Instant::now();
+        }
+    }
+}
+
+impl Drop for ReadSpan<'_> {
+    fn drop(&mut self) {
+        if self.open {
+            let _ = self.conn.execute_batch("COMMIT");
+        }
+    }
+}
+
 /// The selected head read on `conn` (inside a transaction, never from a cache).
 pub fn head_in(conn: &Connection) -> Result<Option<String>, Error> {
     Ok(conn

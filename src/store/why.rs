@@ -293,9 +293,11 @@ impl Store {
         }
     }
 
+    /// The chain of one entry, link by link (world, entry, record, input, plan, effects,
+    /// output), each re-derived or re-hashed. A client entry's hashes are only named, not
+    /// recomputed ([`Self::client_links`]); genesis has its goal as the output.
     fn walk(&self, entry: LogEntry, matched_by: String) -> Result<Why, Error> {
-        let h = &entry.header;
-        let coordinator = is_coordinator(&h.written_by);
+        let coordinator = is_coordinator(&entry.header.written_by);
         let mut links = Vec::new();
         let world = self
             .conn()
@@ -311,83 +313,14 @@ impl Store {
                 },
             )
             .ok();
-        let mut note = None;
         if !coordinator {
-            note = Some("client-supplied entry hash: not recomputed".to_string());
-            match &world {
-                Some((w, rev, _)) => links.push(link(
-                    "world",
-                    true,
-                    Some(w),
-                    format!(
-                        "revision {rev} names this entry (client-supplied ref, not recomputed)"
-                    ),
-                )),
-                None => links.push(link("world", false, None, "no world row names this entry")),
-            }
-            links.push(link(
-                "entry",
-                true,
-                Some(&entry.entry_hash),
-                format!("#{} {} (not recomputed)", h.entry_index, h.written_by),
-            ));
-            if let Some(o) = self.object(&entry.transition_ref)? {
-                let ok = o.verifies();
-                links.push(link(
-                    "object",
-                    ok,
-                    Some(&entry.transition_ref),
-                    format!(
-                        "{} {}",
-                        o.meta.semantic_id,
-                        if ok { "re-hashes" } else { "does NOT re-hash" }
-                    ),
-                ));
-            }
+            let note = Some("client-supplied entry hash: not recomputed".to_string());
+            self.client_links(&entry, world.as_ref(), &mut links)?;
             return Ok(Why::from_links(entry, matched_by, coordinator, note, links));
         }
-        // world
-        let state_root = match &world {
-            Some((w, rev, root)) => {
-                let derived = world_ref(*rev, root, &entry.entry_hash).to_string();
-                links.push(link(
-                    "world",
-                    &derived == w && *rev == h.entry_index,
-                    Some(w),
-                    if &derived == w {
-                        format!("ref re-derives (revision {rev})")
-                    } else {
-                        format!("ref re-derives to {derived}")
-                    },
-                ));
-                Some(root.clone())
-            }
-            None => {
-                links.push(link("world", false, None, "no world row names this entry"));
-                None
-            }
-        };
-        // entry
-        let computed = entry_hash(h, &entry.transition_ref).to_string();
-        links.push(link(
-            "entry",
-            computed == entry.entry_hash,
-            Some(&entry.entry_hash),
-            format!(
-                "#{} {} prev {} fn {} interpreter {}{}",
-                h.entry_index,
-                h.written_by,
-                h.prev_entry_hash,
-                h.transition_fn,
-                h.interpreter,
-                if computed == entry.entry_hash {
-                    String::new()
-                } else {
-                    format!(" (recomputed {computed})")
-                }
-            ),
-        ));
-        if h.written_by == "world:genesis" {
+        let state_root = world_link(&entry, world.as_ref(), &mut links);
+        entry_link(&entry, &mut links);
+        if entry.header.written_by == "world:genesis" {
             if let Some(o) = self.object_link("goal", &entry.transition_ref, &mut links)? {
                 let ok = state_root.as_deref() == Some(o.meta.hash.as_str());
                 links.push(link(
@@ -401,11 +334,62 @@ impl Store {
                     },
                 ));
             }
-            return Ok(Why::from_links(entry, matched_by, coordinator, note, links));
+        } else {
+            self.record_links(&entry, state_root.as_deref(), &mut links)?;
         }
-        // record
-        let Some(rec_obj) = self.object_link("record", &entry.transition_ref, &mut links)? else {
-            return Ok(Why::from_links(entry, matched_by, coordinator, note, links));
+        Ok(Why::from_links(entry, matched_by, coordinator, None, links))
+    }
+
+    /// A client entry: the world row that names it, the entry as written, the object it
+    /// names (re-hashed); nothing recomputed.
+    fn client_links(
+        &self,
+        entry: &LogEntry,
+        world: Option<&(String, i64, String)>,
+        links: &mut Vec<Link>,
+    ) -> Result<(), Error> {
+        let h = &entry.header;
+        match world {
+            Some((w, rev, _)) => links.push(link(
+                "world",
+                true,
+                Some(w),
+                format!("revision {rev} names this entry (client-supplied ref, not recomputed)"),
+            )),
+            None => links.push(link("world", false, None, "no world row names this entry")),
+        }
+        links.push(link(
+            "entry",
+            true,
+            Some(&entry.entry_hash),
+            format!("#{} {} (not recomputed)", h.entry_index, h.written_by),
+        ));
+        if let Some(o) = self.object(&entry.transition_ref)? {
+            let ok = o.verifies();
+            links.push(link(
+                "object",
+                ok,
+                Some(&entry.transition_ref),
+                format!(
+                    "{} {}",
+                    o.meta.semantic_id,
+                    if ok { "re-hashes" } else { "does NOT re-hash" }
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// The record link and everything it names: input, plan, each effect, the output.
+    fn record_links(
+        &self,
+        entry: &LogEntry,
+        state_root: Option<&str>,
+        links: &mut Vec<Link>,
+    ) -> Result<(), Error> {
+        let h = &entry.header;
+        let Some(rec_obj) = self.object_link("record", &entry.transition_ref, links)? else {
+            return Ok(());
         };
         let rec = match InvocationRecord::decode(&rec_obj.meta.semantic_id, &rec_obj.payload) {
             Ok(r) => r,
@@ -414,7 +398,7 @@ impl Store {
                     l.ok = false;
                     l.detail = format!("undecodable record: {e}");
                 }
-                return Ok(Why::from_links(entry, matched_by, coordinator, note, links));
+                return Ok(());
             }
         };
         if rec.transition_fn != h.transition_fn
@@ -431,102 +415,159 @@ impl Store {
                 rec_obj.meta.semantic_id, rec.invocation_id, rec.skill_id, rec.episode_id
             );
         }
-        self.object_link("input", &rec.input, &mut links)?;
+        self.object_link("input", &rec.input, links)?;
         if let Some(p) = &rec.plan {
-            self.object_link("plan", p, &mut links)?;
+            self.object_link("plan", p, links)?;
         }
         for e in rec.effects.clone().unwrap_or_default() {
-            match self.object(&e)? {
-                None => links.push(link("effect", false, Some(&e), "effect record is missing")),
-                Some(o) if !o.verifies() => links.push(link(
-                    "effect",
-                    false,
-                    Some(&e),
-                    "effect record does not re-hash",
-                )),
-                Some(o) => match EffectRecord::decode(&o.payload) {
-                    Err(err) => links.push(link("effect", false, Some(&e), err)),
-                    Ok(er) => {
-                        let law = er.check_law();
-                        let req_ok = self.object(&er.request_ref)?.is_some_and(|x| x.verifies());
-                        let res_ok = er.result_ref.is_empty()
-                            || self.object(&er.result_ref)?.is_some_and(|x| x.verifies());
-                        let status = if !er.allowed {
-                            er.denial.clone()
-                        } else if er.failed {
-                            "failed".into()
-                        } else {
-                            "ok".into()
-                        };
-                        let ok = law.is_ok() && req_ok && res_ok;
-                        let detail = match (&law, req_ok, res_ok) {
-                            (Err(l), _, _) => format!("{} {}: {l}", er.effect, status),
-                            (_, false, _) => {
-                                format!("{} {}: request does not resolve", er.effect, status)
-                            }
-                            (_, _, false) => {
-                                format!("{} {}: result does not resolve", er.effect, status)
-                            }
-                            _ => format!(
-                                "{} {} {} cost {} budget {}→{}",
-                                er.effect,
-                                er.scope,
-                                status,
-                                er.cost,
-                                er.budget_before,
-                                er.budget_after
-                            ),
-                        };
-                        links.push(link("effect", ok, Some(&e), detail));
-                    }
-                },
-            }
+            links.push(self.effect_link(&e)?);
         }
-        // output
-        if let Some(out) = self.object_link("output", &rec.output, &mut links)? {
-            let mut problems = Vec::new();
-            if state_root.as_deref() != Some(rec.output.as_str()) {
-                problems.push("is not the world's stateRoot".to_string());
-            }
-            if let Some(p) = &rec.plan {
-                let world = trcjson::parse(&out.payload, Bounds::PLAN)
-                    .ok()
-                    .and_then(|v| v.get("world").cloned());
-                let plan_ok = world
-                    .as_ref()
-                    .and_then(|w| w.get("plan"))
-                    .and_then(|x| x.as_str())
-                    == Some(p.as_str());
-                let recs: Vec<String> = world
-                    .as_ref()
-                    .and_then(|w| w.get("effects"))
-                    .and_then(|x| match x {
-                        trcjson::CValue::Array(a) => Some(
-                            a.iter()
-                                .filter_map(|e| {
-                                    e.get("record").and_then(|r| r.as_str().map(str::to_string))
-                                })
-                                .collect(),
-                        ),
-                        _ => None,
-                    })
-                    .unwrap_or_default();
-                if !plan_ok {
-                    problems.push("its world block does not name this record's plan".into());
-                }
-                if recs != rec.effects.clone().unwrap_or_default() {
-                    problems.push("its world block does not name this record's effects".into());
-                }
-            }
-            if !problems.is_empty() {
-                if let Some(l) = links.last_mut() {
+        if let Some(out) = self.object_link("output", &rec.output, links)? {
+            let problems = output_problems(&rec, &out, state_root);
+            if let Some(l) = links.last_mut() {
+                if problems.is_empty() {
+                    l.detail = "output re-hashes and is the world's stateRoot".into();
+                } else {
                     l.ok = false;
                     l.detail = format!("output {}", problems.join("; "));
                 }
-            } else if let Some(l) = links.last_mut() {
-                l.detail = "output re-hashes and is the world's stateRoot".into();
             }
         }
-        Ok(Why::from_links(entry, matched_by, coordinator, note, links))
+        Ok(())
     }
+
+    /// One effect record: present, re-hashing, lawful, its request and result resolving.
+    fn effect_link(&self, e: &str) -> Result<Link, Error> {
+        let o = match self.object(e)? {
+            None => return Ok(link("effect", false, Some(e), "effect record is missing")),
+            Some(o) if !o.verifies() => {
+                return Ok(link(
+                    "effect",
+                    false,
+                    Some(e),
+                    "effect record does not re-hash",
+                ))
+            }
+            Some(o) => o,
+        };
+        let er = match EffectRecord::decode(&o.payload) {
+            Err(err) => return Ok(link("effect", false, Some(e), err)),
+            Ok(er) => er,
+        };
+        let law = er.check_law();
+        let req_ok = self.object(&er.request_ref)?.is_some_and(|x| x.verifies());
+        let res_ok =
+            er.result_ref.is_empty() || self.object(&er.result_ref)?.is_some_and(|x| x.verifies());
+        let status = if !er.allowed {
+            er.denial.clone()
+        } else if er.failed {
+            "failed".into()
+        } else {
+            "ok".into()
+        };
+        let ok = law.is_ok() && req_ok && res_ok;
+        let detail = match (&law, req_ok, res_ok) {
+            (Err(l), _, _) => format!("{} {}: {l}", er.effect, status),
+            (_, false, _) => format!("{} {}: request does not resolve", er.effect, status),
+            (_, _, false) => format!("{} {}: result does not resolve", er.effect, status),
+            _ => format!(
+                "{} {} {} cost {} budget {}→{}",
+                er.effect, er.scope, status, er.cost, er.budget_before, er.budget_after
+            ),
+        };
+        Ok(link("effect", ok, Some(e), detail))
+    }
+}
+
+/// The world link of a coordinator entry: the world row naming it must re-derive its ref
+/// (revision, stateRoot, entry hash). Returns the row's stateRoot, `None` without a row.
+fn world_link(
+    entry: &LogEntry,
+    world: Option<&(String, i64, String)>,
+    links: &mut Vec<Link>,
+) -> Option<String> {
+    match world {
+        Some((w, rev, root)) => {
+            let derived = world_ref(*rev, root, &entry.entry_hash).to_string();
+            links.push(link(
+                "world",
+                &derived == w && *rev == entry.header.entry_index,
+                Some(w),
+                if &derived == w {
+                    format!("ref re-derives (revision {rev})")
+                } else {
+                    format!("ref re-derives to {derived}")
+                },
+            ));
+            Some(root.clone())
+        }
+        None => {
+            links.push(link("world", false, None, "no world row names this entry"));
+            None
+        }
+    }
+}
+
+/// The entry link: its hash recomputed from the header and the record ref.
+fn entry_link(entry: &LogEntry, links: &mut Vec<Link>) {
+    let h = &entry.header;
+    let computed = entry_hash(h, &entry.transition_ref).to_string();
+    links.push(link(
+        "entry",
+        computed == entry.entry_hash,
+        Some(&entry.entry_hash),
+        format!(
+            "#{} {} prev {} fn {} interpreter {}{}",
+            h.entry_index,
+            h.written_by,
+            h.prev_entry_hash,
+            h.transition_fn,
+            h.interpreter,
+            if computed == entry.entry_hash {
+                String::new()
+            } else {
+                format!(" (recomputed {computed})")
+            }
+        ),
+    ));
+}
+
+/// What is wrong with a re-hashing output object: not the world's stateRoot, or (v2) a world
+/// block that does not name this record's plan and effects. Empty when nothing is.
+fn output_problems(rec: &InvocationRecord, out: &Object, state_root: Option<&str>) -> Vec<String> {
+    let mut problems = Vec::new();
+    if state_root != Some(rec.output.as_str()) {
+        problems.push("is not the world's stateRoot".to_string());
+    }
+    if let Some(p) = &rec.plan {
+        let world = trcjson::parse(&out.payload, Bounds::PLAN)
+            .ok()
+            .and_then(|v| v.get("world").cloned());
+        let plan_ok = world
+            .as_ref()
+            .and_then(|w| w.get("plan"))
+            .and_then(|x| x.as_str())
+            == Some(p.as_str());
+        let recs: Vec<String> = world
+            .as_ref()
+            .and_then(|w| w.get("effects"))
+            .and_then(|x| match x {
+                trcjson::CValue::Array(a) => Some(
+                    a.iter()
+                        .filter_map(|e| {
+                            e.get("record").and_then(|r| r.as_str().map(str::to_string))
+                        })
+                        .collect(),
+                ),
+                _ => None,
+            })
+            .unwrap_or_default();
+        if !plan_ok {
+            problems.push("its world block does not name this record's plan".into());
+        }
+        if recs != rec.effects.clone().unwrap_or_default() {
+            problems.push("its world block does not name this record's effects".into());
+        }
+    }
+    problems
 }

@@ -221,7 +221,7 @@ fn put_extends_the_head_without_a_hand_built_body() {
         ])
         .ok()
         .json();
-    crate::output::assert_schema("commit", &v);
+    super::output::assert_schema("commit", &v);
     assert_eq!(v["entryIndex"], 2);
     assert_eq!(
         v["objects"][0],
@@ -326,7 +326,7 @@ fn batch_keep_going_reports_every_refusal_and_a_summary() {
         "two heads, the summary, the envelope: {r:#?}"
     );
     let s = &lines[2];
-    crate::output::assert_schema("commit-batch-summary", s);
+    super::output::assert_schema("commit-batch-summary", s);
     assert_eq!(
         (
             &s["summary"]["committed"],
@@ -340,7 +340,7 @@ fn batch_keep_going_reports_every_refusal_and_a_summary() {
         ),
         "{s}"
     );
-    crate::output::assert_schema("error", &lines[3]);
+    super::output::assert_schema("error", &lines[3]);
     assert!(r.stderr.contains("refused: line 2:"), "{r:#?}");
     assert_eq!(env.tip(), b3.tip());
     // Without --keep-going the summary says what was not attempted.

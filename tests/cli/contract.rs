@@ -4,8 +4,8 @@
 
 use std::path::{Path, PathBuf};
 
+use super::output::assert_schema;
 use crate::common::{Run, TestEnv};
-use crate::output::assert_schema;
 
 fn repo() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))

@@ -88,7 +88,7 @@ fn show_and_list_give_the_remaining_budget_per_grant() {
         .run(&["session", "show", &id[..8], "--json"])
         .ok()
         .json();
-    crate::output::assert_schema("session", &v);
+    super::output::assert_schema("session", &v);
     assert_eq!(v["credentialId"], id.as_str());
     let write = v["budgets"]
         .as_array()
@@ -118,7 +118,7 @@ fn show_and_list_give_the_remaining_budget_per_grant() {
     assert!(list.contains("Workspace.Write=worktree:2/3"), "{list}");
     assert!(list.contains(&id[..12]) && !list.contains(&id), "{list}");
     for row in env.run(&["session", "list", "--json"]).ok().json_lines() {
-        crate::output::assert_schema("session", &row);
+        super::output::assert_schema("session", &row);
     }
     // Unknown and malformed ids are refused with the envelope's codes.
     let r = env.run(&["session", "show", "abcdef", "--json"]).code(1);

@@ -1,4 +1,5 @@
-//! Shared test environment for the `world` CLI integration tests (tests/cli.rs).
+//! The test harness of tests/runner.rs (the one integration-test binary): the test environment
+//! every module shares.
 //!
 //! [`TestEnv`] gives every test its own temporary directory with `WORLD_DB` inside it, a
 //! cleared environment (only `WORLD_DB`, `HOME`, `NO_COLOR=1` and the test-only clock hook
@@ -30,7 +31,57 @@ pub fn sha(bytes: &[u8]) -> String {
 
 /// The path of the `world` binary cargo built for these tests.
 pub fn world_bin() -> PathBuf {
-    assert_cmd::cargo::cargo_bin("world")
+    PathBuf::from(env!("CARGO_BIN_EXE_world"))
+}
+
+/// The repository root (`CARGO_MANIFEST_DIR`): fixtures, manifests and docs are named relative
+/// to it, and `cargo test` runs the test binary there.
+pub fn repo() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// The hermetic environment of a `world` run on store `db`: everything cleared, then only
+/// `WORLD_DB=db`, `NO_COLOR=1` and the fixed clock `WORLD_TEST_NOW=TEST_NOW`. The caller sets
+/// the cwd (and `HOME` if the command needs one).
+pub fn scrub<'c>(c: &'c mut StdCommand, db: &Path) -> &'c mut StdCommand {
+    c.env_clear()
+        .env("WORLD_DB", db)
+        .env("NO_COLOR", "1")
+        .env("WORLD_TEST_NOW", TEST_NOW.to_string())
+}
+
+/// `world` on store `db` with the hermetic environment ([`scrub`]), run from the repository
+/// root (manifests name their transition files relative to it).
+pub fn world_in_repo(db: &Path) -> Command {
+    let mut c = StdCommand::new(world_bin());
+    scrub(&mut c, db).current_dir(repo());
+    Command::from_std(c)
+}
+
+/// The name `cargo test` lists for test `name` of the module whose `module_path!()` is
+/// `module`: the module path without the crate (`runner::invoke_reliability` and
+/// `child_invoke` give `invoke_reliability::child_invoke`).
+pub fn test_name(module: &str, name: &str) -> String {
+    match module.split_once("::") {
+        Some((_crate, path)) => format!("{path}::{name}"),
+        None => name.to_string(),
+    }
+}
+
+/// This test binary re-run for exactly one `#[ignore]`d test (`test_name(module, name)`), one
+/// thread, output not captured: the child process of the kill -9 tests. The caller adds its
+/// environment, cwd and stdio.
+pub fn child_test(module: &str, name: &str) -> StdCommand {
+    let mut c = StdCommand::new(std::env::current_exe().expect("test binary"));
+    c.args([
+        "--exact",
+        &test_name(module, name),
+        "--ignored",
+        "--nocapture",
+        "--test-threads",
+        "1",
+    ]);
+    c
 }
 
 /// One finished `world` run.
@@ -151,11 +202,8 @@ impl TestEnv {
     }
 
     fn apply_env(&self, c: &mut StdCommand) {
-        c.env_clear()
-            .env("WORLD_DB", &self.db)
+        scrub(c, &self.db)
             .env("HOME", self.dir.path())
-            .env("NO_COLOR", "1")
-            .env("WORLD_TEST_NOW", TEST_NOW.to_string())
             .current_dir(self.dir.path());
     }
 

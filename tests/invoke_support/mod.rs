@@ -15,9 +15,7 @@ pub const MISSION_NOW: &str = "1700000000000";
 pub const MISSION_FAR: &str = "4102444800000";
 
 /// The repository root (transitionFnFile paths in the manifests are relative to it).
-pub fn repo() -> &'static Path {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-}
+pub use crate::common::repo;
 
 /// A temp directory holding a store (`w.db`) and a workspace root (`ws/`).
 pub struct Env {
@@ -65,7 +63,7 @@ impl Env {
 
     /// `world ARGS` on this store, from the repository root, without WORLD_SESSION.
     pub fn cmd(&self, args: &[&str]) -> Command {
-        let mut c = Command::cargo_bin("world").expect("world binary");
+        let mut c = Command::new(crate::common::world_bin());
         c.current_dir(repo())
             .env("WORLD_DB", &self.db)
             .env_remove("WORLD_SESSION")
@@ -77,7 +75,7 @@ impl Env {
 
     /// `world ARGS` as a std Command (for spawning and killing).
     pub fn std_cmd(&self, args: &[&str]) -> std::process::Command {
-        let mut c = std::process::Command::new(assert_cmd::cargo::cargo_bin("world"));
+        let mut c = std::process::Command::new(crate::common::world_bin());
         c.current_dir(repo())
             .env("WORLD_DB", &self.db)
             .env_remove("WORLD_SESSION")

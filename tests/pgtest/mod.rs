@@ -3,15 +3,21 @@
 //! root), listening on a Unix socket only (`listen_addresses=''`), stopped and removed when the
 //! test binary exits — also after a failed test, through an `atexit` hook.
 //!
+//! One cluster per process: every module of tests/runner.rs shares it, each test in its own
+//! database ([`Server::fresh_db`]). [`server`] hands out a shared guard; a test that stops and
+//! restarts the server takes [`server_exclusive`], which waits until no other test holds the
+//! server and keeps them out until it is done (only [`Exclusive`] can stop it).
+//!
 //! Without PostgreSQL, [`server`] prints why the test is skipped and returns `None`; under
 //! `CI=true` a missing server is a failure (a panic), never a skip.
 
 #![allow(dead_code)]
 
+use std::ops::Deref;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Mutex, OnceLock};
+use std::sync::{Mutex, OnceLock, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 /// One running server.
 pub struct Server {
@@ -26,6 +32,46 @@ pub const PW_PASSWORD: &str = "right-horse-battery";
 
 static SERVER: OnceLock<Option<Server>> = OnceLock::new();
 static STOP_LOCK: Mutex<()> = Mutex::new(());
+/// Held shared by every test using the server, exclusively by a test that stops it.
+static USERS: RwLock<()> = RwLock::new(());
+
+/// The server, held by one test among others sharing it (it stays up while this lives).
+pub struct Shared {
+    _users: RwLockReadGuard<'static, ()>,
+    server: &'static Server,
+}
+
+impl Deref for Shared {
+    type Target = Server;
+    fn deref(&self) -> &Server {
+        self.server
+    }
+}
+
+/// The server, held by one test alone: the only holder that may stop and restart it.
+pub struct Exclusive {
+    _users: RwLockWriteGuard<'static, ()>,
+    server: &'static Server,
+}
+
+impl Deref for Exclusive {
+    type Target = Server;
+    fn deref(&self) -> &Server {
+        self.server
+    }
+}
+
+impl Exclusive {
+    /// Stop the server now (`-m immediate`); [`Exclusive::start_again`] brings it back.
+    pub fn stop(&self) {
+        self.server.stop();
+    }
+
+    /// Start the stopped server again.
+    pub fn start_again(&self) {
+        self.server.start_again();
+    }
+}
 
 fn find_bin() -> Option<PathBuf> {
     if let Ok(out) = Command::new("pg_config").arg("--bindir").output() {
@@ -47,9 +93,29 @@ fn ci() -> bool {
     std::env::var("CI").is_ok_and(|v| v == "true" || v == "1")
 }
 
-/// The shared server of this test binary, started on first use; `None` (after printing why)
-/// when PostgreSQL is not installed outside CI.
-pub fn server(test: &str) -> Option<&'static Server> {
+/// The server of this test process, started on first use and shared with the other tests
+/// running now; `None` (after printing why) when PostgreSQL is not installed outside CI.
+pub fn server(test: &str) -> Option<Shared> {
+    let server = started(test)?;
+    let users = USERS.read().unwrap_or_else(|e| e.into_inner());
+    Some(Shared {
+        _users: users,
+        server,
+    })
+}
+
+/// The server of this test process for `test` alone (it may stop and restart it): waits until
+/// no other test holds it. `None` as for [`server`].
+pub fn server_exclusive(test: &str) -> Option<Exclusive> {
+    let server = started(test)?;
+    let users = USERS.write().unwrap_or_else(|e| e.into_inner());
+    Some(Exclusive {
+        _users: users,
+        server,
+    })
+}
+
+fn started(test: &str) -> Option<&'static Server> {
     let s = SERVER.get_or_init(|| match find_bin() {
         None => {
             let why = "PostgreSQL is not installed (no initdb under /usr/lib/postgresql/*/bin; apt-get install postgresql)";
@@ -154,7 +220,7 @@ impl Server {
     }
 
     /// (Re)start the server: Unix socket only, no fsync (a test server).
-    pub fn start_again(&self) {
+    fn start_again(&self) {
         let _g = STOP_LOCK.lock().unwrap_or_else(|e| e.into_inner());
         let opts = format!(
             "-c listen_addresses='' -c unix_socket_directories='{}' -c fsync=off -c full_page_writes=off -c max_connections=200",
@@ -178,7 +244,7 @@ impl Server {
     }
 
     /// Stop the server now (`-m immediate`); [`Server::start_again`] brings it back.
-    pub fn stop(&self) {
+    fn stop(&self) {
         let _g = STOP_LOCK.lock().unwrap_or_else(|e| e.into_inner());
         let _ = self
             .tool("pg_ctl")

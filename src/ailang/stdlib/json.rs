@@ -159,8 +159,32 @@ fn quote_char(c: u8) -> String {
     }
 }
 
-/// Decoder failures: Go's messages (`unexpected EOF`, `invalid character …`).
-type DResult<T> = Result<T, String>;
+/// Why [`decode_bytes`] refused its input; `Display` is Go's `encoding/json` message, which
+/// programs see (`invalid json: <message>`).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum DecodeError {
+    /// Nothing but whitespace.
+    #[error("EOF")]
+    Empty,
+    /// The input ends inside a value.
+    #[error("unexpected EOF")]
+    UnexpectedEof,
+    /// A byte that cannot appear here; `context` is Go's phrase (`looking for beginning of
+    /// value`, `after array element`, …).
+    #[error("invalid character {} {}", quote_char(*.byte), .context)]
+    InvalidCharacter {
+        /// The offending byte.
+        byte: u8,
+        /// Where it was found.
+        context: String,
+    },
+    /// Nested deeper than `MAX_JSON_DEPTH`.
+    #[error("exceeded max depth")]
+    TooDeep,
+}
+
+/// Decoder results.
+type DResult<T> = Result<T, DecodeError>;
 
 impl Dec<'_> {
     fn ws(&mut self) {
@@ -177,14 +201,17 @@ impl Dec<'_> {
         self.b.get(self.i).copied()
     }
 
-    fn bad(&self, c: u8, ctx: &str) -> String {
-        format!("invalid character {} {ctx}", quote_char(c))
+    fn bad(&self, c: u8, ctx: &str) -> DecodeError {
+        DecodeError::InvalidCharacter {
+            byte: c,
+            context: ctx.to_string(),
+        }
     }
 
     fn value(&mut self) -> DResult<J> {
         self.ws();
         let Some(c) = self.peek() else {
-            return Err("unexpected EOF".into());
+            return Err(DecodeError::UnexpectedEof);
         };
         match c {
             b'{' => {
@@ -200,7 +227,7 @@ impl Dec<'_> {
                 loop {
                     self.ws();
                     match self.peek() {
-                        None => return Err("unexpected EOF".into()),
+                        None => return Err(DecodeError::UnexpectedEof),
                         Some(b'"') => {}
                         Some(c) => {
                             return Err(self.bad(c, "looking for beginning of object key string"))
@@ -210,7 +237,7 @@ impl Dec<'_> {
                     let k = self.string()?;
                     self.ws();
                     match self.peek() {
-                        None => return Err("unexpected EOF".into()),
+                        None => return Err(DecodeError::UnexpectedEof),
                         Some(b':') => self.i += 1,
                         Some(c) => return Err(self.bad(c, "after object key")),
                     }
@@ -218,7 +245,7 @@ impl Dec<'_> {
                     members.push((k, v));
                     self.ws();
                     match self.peek() {
-                        None => return Err("unexpected EOF".into()),
+                        None => return Err(DecodeError::UnexpectedEof),
                         Some(b',') => self.i += 1,
                         Some(b'}') => {
                             self.i += 1;
@@ -243,7 +270,7 @@ impl Dec<'_> {
                     items.push(self.value()?);
                     self.ws();
                     match self.peek() {
-                        None => return Err("unexpected EOF".into()),
+                        None => return Err(DecodeError::UnexpectedEof),
                         Some(b',') => self.i += 1,
                         Some(b']') => {
                             self.i += 1;
@@ -269,7 +296,7 @@ impl Dec<'_> {
     fn nest(&mut self) -> DResult<()> {
         self.depth += 1;
         if self.depth > MAX_JSON_DEPTH {
-            return Err("exceeded max depth".into());
+            return Err(DecodeError::TooDeep);
         }
         Ok(())
     }
@@ -277,7 +304,7 @@ impl Dec<'_> {
     fn lit(&mut self, word: &str, v: J) -> DResult<J> {
         for (k, expect) in word.bytes().enumerate() {
             match self.peek() {
-                None => return Err("unexpected EOF".into()),
+                None => return Err(DecodeError::UnexpectedEof),
                 Some(c) if c == expect => self.i += 1,
                 Some(c) => {
                     let ctx = format!("in literal {word} (expecting {})", quote_char(expect));
@@ -306,7 +333,7 @@ impl Dec<'_> {
             self.i += 1;
         }
         match self.peek() {
-            None => return Err("unexpected EOF".into()),
+            None => return Err(DecodeError::UnexpectedEof),
             Some(b'0') => self.i += 1,
             Some(b'1'..=b'9') => {
                 self.digits();
@@ -318,7 +345,7 @@ impl Dec<'_> {
             integral = false;
             self.i += 1;
             match self.peek() {
-                None => return Err("unexpected EOF".into()),
+                None => return Err(DecodeError::UnexpectedEof),
                 Some(c) if c.is_ascii_digit() => {
                     self.digits();
                 }
@@ -332,7 +359,7 @@ impl Dec<'_> {
                 self.i += 1;
             }
             match self.peek() {
-                None => return Err("unexpected EOF".into()),
+                None => return Err(DecodeError::UnexpectedEof),
                 Some(c) if c.is_ascii_digit() => {
                     self.digits();
                 }
@@ -356,7 +383,7 @@ impl Dec<'_> {
         let mut v = 0u32;
         for _ in 0..4 {
             match self.peek() {
-                None => return Err("unexpected EOF".into()),
+                None => return Err(DecodeError::UnexpectedEof),
                 Some(c) if c.is_ascii_hexdigit() => {
                     v = v * 16 + (c as char).to_digit(16).unwrap_or(0);
                     self.i += 1;
@@ -372,7 +399,7 @@ impl Dec<'_> {
         let mut out = String::new();
         loop {
             let Some(c) = self.peek() else {
-                return Err("unexpected EOF".into());
+                return Err(DecodeError::UnexpectedEof);
             };
             match c {
                 b'"' => {
@@ -382,7 +409,7 @@ impl Dec<'_> {
                 b'\\' => {
                     self.i += 1;
                     let Some(e) = self.peek() else {
-                        return Err("unexpected EOF".into());
+                        return Err(DecodeError::UnexpectedEof);
                     };
                     self.i += 1;
                     match e {
@@ -453,16 +480,22 @@ impl Dec<'_> {
 /// Every number is a float; an integer literal outside int64 (and an out-of-range float)
 /// becomes 0; invalid UTF-8 and lone surrogates become U+FFFD. Errors carry Go's message
 /// (`EOF` for empty input, `unexpected EOF`, `invalid character 'x' looking for beginning of value`).
-pub fn decode_bytes(b: &[u8]) -> Result<J, String> {
+///
+/// # Errors
+/// [`DecodeError`].
+pub fn decode_bytes(b: &[u8]) -> Result<J, DecodeError> {
     decode_prefix(b).map(|(j, _)| j)
 }
 
 /// Like [`decode_bytes`], also returning the byte offset just after the value.
-pub fn decode_prefix(b: &[u8]) -> Result<(J, usize), String> {
+///
+/// # Errors
+/// [`DecodeError`].
+pub fn decode_prefix(b: &[u8]) -> Result<(J, usize), DecodeError> {
     let mut d = Dec { b, i: 0, depth: 0 };
     d.ws();
     if d.peek().is_none() {
-        return Err("EOF".into());
+        return Err(DecodeError::Empty);
     }
     let j = d.value()?;
     Ok((j, d.i))
@@ -778,6 +811,8 @@ mod tests {
 
     #[test]
     fn decode_go_rules() {
+        // The messages are Go's, compared as the text programs see.
+        let decode_bytes = |b: &[u8]| super::decode_bytes(b).map_err(|e| e.to_string());
         assert_eq!(decode_bytes(b"{} tail"), Ok(J::Obj(vec![])));
         assert_eq!(decode_bytes(b"123x"), Ok(J::Num(123.0)));
         assert_eq!(decode_bytes(b""), Err("EOF".to_string()));
@@ -808,7 +843,9 @@ mod tests {
             ]))
         );
         let deep = "[".repeat(MAX_JSON_DEPTH + 1);
-        let r = crate::ailang::on_big_stack(move || decode_bytes(deep.as_bytes()));
+        let r = crate::ailang::on_big_stack(move || {
+            super::decode_bytes(deep.as_bytes()).map_err(|e| e.to_string())
+        });
         assert_eq!(r, Some(Err("exceeded max depth".to_string())));
     }
 

@@ -668,8 +668,15 @@ impl AilangHandler {
         AilangHandler { effect, lane }
     }
 
-    fn refused(&self, why: impl std::fmt::Display) -> String {
-        format!("{} refused: {why}", self.effect)
+    fn refused(&self, why: impl std::fmt::Display) -> Refusal {
+        Refusal::Refused {
+            effect: self.effect,
+            why: why.to_string(),
+        }
+    }
+
+    fn refused_text(&self, why: impl std::fmt::Display) -> String {
+        self.refused(why).to_string()
     }
 
     fn stamp(&self, ready: &Ready, mut answer: Map<String, Value>) -> HandlerOutcome {
@@ -680,10 +687,10 @@ impl AilangHandler {
 
     /// A confinement check of a path argument (host-side, §13): predicate, resolution,
     /// containment. A missing file is left for the tool to report.
-    fn check_path(&self, path: &str) -> Result<(), String> {
+    fn check_path(&self, path: &str) -> Result<(), Refusal> {
         match self.lane.sandbox.resolve(path) {
             Ok(_) | Err(ConfineError::Io { .. }) => Ok(()),
-            Err(err) => Err(err.to_string()),
+            Err(err) => Err(Refusal::Confine(err)),
         }
     }
 
@@ -693,7 +700,7 @@ impl AilangHandler {
         &self,
         ready: &Ready,
         obj: &Map<String, Value>,
-    ) -> Result<Result<Vec<u8>, HandlerOutcome>, String> {
+    ) -> Result<Result<Vec<u8>, HandlerOutcome>, Refusal> {
         for key in obj.keys() {
             for name in ["op", "flags"] {
                 if key != name && fold_eq(OsStr::new(key), name) {
@@ -713,10 +720,10 @@ impl AilangHandler {
             None => return Err(self.refused("op is missing")),
         };
         if !ops_for(self.effect).contains(&op) {
-            return Err(format!(
-                "{} refuses op {op:?}: not in this effect's op allowlist",
-                self.effect
-            ));
+            return Err(Refusal::OpNotAllowed {
+                effect: self.effect,
+                op: op.to_owned(),
+            });
         }
         for key in ["path", "module", "query", "package"] {
             match obj.get(key) {
@@ -735,10 +742,9 @@ impl AilangHandler {
                 return Err(self.refused("argument \"flags\" must be an object of string values"));
             };
             if op == "fmt" && flags.contains_key("write") {
-                return Err(format!(
-                    "{} refuses op \"fmt\": flag \"write\" writes the worktree; Ailang.CLI never writes (use Workspace.Write)",
-                    self.effect
-                ));
+                return Err(Refusal::FmtWrite {
+                    effect: self.effect,
+                });
             }
             let admitted = admitted_flags(op);
             if let Some(bad) = flags.keys().find(|k| !admitted.contains(&k.as_str())) {
@@ -770,16 +776,14 @@ impl AilangHandler {
         }
         // Re-encode what was checked (sorted keys), so policy-tool reads exactly that.
         let sorted: BTreeMap<&String, &Value> = obj.iter().collect();
-        serde_json::to_vec(&sorted)
-            .map(Ok)
-            .map_err(|e| format!("re-encode the request: {e}"))
+        serde_json::to_vec(&sorted).map(Ok).map_err(Refusal::Encode)
     }
 
     fn op(&self, ready: &Ready, obj: &Map<String, Value>, deadline: Instant) -> HandlerOutcome {
         let request = match self.op_checked(ready, obj) {
             Ok(Ok(request)) => request,
             Ok(Err(answer)) => return answer,
-            Err(msg) => return HandlerOutcome::Failed(msg),
+            Err(refusal) => return HandlerOutcome::Failed(refusal.to_string()),
         };
         let answer = match self.lane.policy_tool(&ready.base.path, request, deadline) {
             Ok(answer) => answer,
@@ -805,7 +809,7 @@ impl AilangHandler {
     fn run_request<'a>(
         &self,
         obj: &'a Map<String, Value>,
-    ) -> Result<(&'a str, Option<&'a str>, &'a str, Vec<&'a str>, Vec<String>), String> {
+    ) -> Result<(&'a str, Option<&'a str>, &'a str, Vec<&'a str>, Vec<String>), Refusal> {
         const KEYS: [&str; 5] = ["path", "args_json", "stdin", "argv", "caps"];
         if let Some(key) = obj.keys().find(|k| !KEYS.contains(&k.as_str())) {
             return Err(self.refused(format!(
@@ -813,7 +817,7 @@ impl AilangHandler {
                 KEYS.join(", ")
             )));
         }
-        let string = |key: &str| -> Result<Option<&'a str>, String> {
+        let string = |key: &str| -> Result<Option<&'a str>, Refusal> {
             match obj.get(key) {
                 None => Ok(None),
                 Some(Value::String(s)) => Ok(Some(s.as_str())),
@@ -907,12 +911,12 @@ impl AilangHandler {
     ) -> HandlerOutcome {
         let (path, args_json, stdin, argv, caps) = match self.run_request(obj) {
             Ok(request) => request,
-            Err(msg) => return HandlerOutcome::Failed(msg),
+            Err(refusal) => return HandlerOutcome::Failed(refusal.to_string()),
         };
         let spends = run_effect_for(&caps);
         if spends != self.effect {
             return HandlerOutcome::Failed(
-                self.refused(format!("caps {caps:?} spend {spends}, not {}", self.effect)),
+                self.refused_text(format!("caps {caps:?} spend {spends}, not {}", self.effect)),
             );
         }
         // Gate 2: the operator's allowlist (the context is the serving side's configuration).
@@ -921,14 +925,14 @@ impl AilangHandler {
             .filter(|c| super::policy::OPERATOR_CAPS.contains(&c.as_str()))
         {
             if !ctx.run_caps.allow.contains(cap) {
-                return HandlerOutcome::Failed(self.refused(format!(
+                return HandlerOutcome::Failed(self.refused_text(format!(
                     "capability {cap:?} is not enabled on this server (start it with --run-allow-caps {cap})"
                 )));
             }
         }
         if caps.iter().any(|c| c == "Net") && ctx.run_caps.net_allow.is_empty() {
             return HandlerOutcome::Failed(
-                self.refused("a Net run needs --run-net-allow IP:PORT on this server"),
+                self.refused_text("a Net run needs --run-net-allow IP:PORT on this server"),
             );
         }
         let variant = match self.lane.variant_for(ready, &caps, deadline) {
@@ -970,14 +974,13 @@ impl AilangHandler {
 
 /// Maps a finished run onto exactly one of the four outcome shapes of §12.3; anything else is
 /// an error naming the exit code and both streams.
-fn compose_run_result(out: &ChildOutput, variant: &Variant) -> Result<Value, String> {
+fn compose_run_result(out: &ChildOutput, variant: &Variant) -> Result<Value, Unrecognised> {
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-    let unrecognised = || {
-        format!(
-            "ailang run produced no recognised outcome envelope (rc {}, stdout {stdout:?}, stderr {stderr:?})",
-            out.exit_code
-        )
+    let unrecognised = || Unrecognised {
+        exit_code: out.exit_code,
+        stdout: stdout.clone(),
+        stderr: stderr.clone(),
     };
     let policy_lines: Vec<&str> = stderr
         .lines()
@@ -1046,6 +1049,52 @@ fn compose_run_result(out: &ChildOutput, variant: &Variant) -> Result<Value, Str
     }))
 }
 
+/// Why an `Ailang.*` request was refused before anything ran; its text is the `failed`
+/// outcome's message.
+#[derive(Debug, thiserror::Error)]
+enum Refusal {
+    /// `<effect> refused: <why>`: a payload, argument or capability the lane does not admit.
+    #[error("{effect} refused: {why}")]
+    Refused {
+        /// The effect.
+        effect: &'static str,
+        /// What is wrong.
+        why: String,
+    },
+    /// An op outside this effect's op allowlist.
+    #[error("{effect} refuses op {op:?}: not in this effect's op allowlist")]
+    OpNotAllowed {
+        /// The effect.
+        effect: &'static str,
+        /// The op asked for.
+        op: String,
+    },
+    /// `fmt --write`: `Ailang.CLI` never writes the worktree.
+    #[error("{effect} refuses op \"fmt\": flag \"write\" writes the worktree; Ailang.CLI never writes (use Workspace.Write)")]
+    FmtWrite {
+        /// The effect.
+        effect: &'static str,
+    },
+    /// A path argument the sandbox refuses (host-side confinement, §13).
+    #[error(transparent)]
+    Confine(ConfineError),
+    /// The checked request could not be re-encoded.
+    #[error("re-encode the request: {0}")]
+    Encode(#[source] serde_json::Error),
+}
+
+/// `ailang run` ended without one of the four outcome shapes of §12.3.
+#[derive(Debug, thiserror::Error)]
+#[error("ailang run produced no recognised outcome envelope (rc {exit_code}, stdout {stdout:?}, stderr {stderr:?})")]
+struct Unrecognised {
+    /// The child's exit code.
+    exit_code: i32,
+    /// Its stdout (lossy UTF-8).
+    stdout: String,
+    /// Its stderr (lossy UTF-8).
+    stderr: String,
+}
+
 impl Handler for AilangHandler {
     fn effect(&self) -> &'static str {
         self.effect
@@ -1060,12 +1109,12 @@ impl Handler for AilangHandler {
     ) -> HandlerOutcome {
         if scope != WORKTREE_SCOPE {
             return HandlerOutcome::Failed(
-                self.refused(format!("scope {scope:?} is not {WORKTREE_SCOPE:?}")),
+                self.refused_text(format!("scope {scope:?} is not {WORKTREE_SCOPE:?}")),
             );
         }
         let obj = match payload_object(payload) {
             Ok(obj) => obj,
-            Err(msg) => return HandlerOutcome::Failed(self.refused(msg)),
+            Err(msg) => return HandlerOutcome::Failed(self.refused_text(msg)),
         };
         let ready = match self.lane.ready(deadline) {
             Ok(ready) => ready,

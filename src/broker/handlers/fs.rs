@@ -14,7 +14,7 @@ use std::time::Instant;
 use serde_json::Value;
 
 use super::confine::{self, ConfineError};
-use super::workspace::{do_edit, do_read, do_write, file_op, FileTarget};
+use super::workspace::{do_edit, do_read, do_write, file_op, FileRefusal, FileTarget};
 use super::{payload_object, required_str, Handler, HandlerContext, HandlerOutcome, FS_WRITE};
 
 /// The `FS.Read` or `FS.Write` handler.
@@ -28,7 +28,7 @@ impl FsHandler {
         FsHandler { effect }
     }
 
-    fn run(&self, scope: &str, payload: &Value) -> Result<HandlerOutcome, String> {
+    fn run(&self, scope: &str, payload: &Value) -> Result<HandlerOutcome, FileRefusal> {
         let effect = self.effect;
         let write = effect == FS_WRITE;
         let scope_path = Path::new(scope);
@@ -37,28 +37,36 @@ impl FsHandler {
             && confine::resolve_physical(scope_path)
                 .is_ok_and(|r| r.as_os_str() == scope_path.as_os_str());
         if !canonical {
-            return Err(format!(
-                "{effect} refused: scope {scope:?} is not a canonical absolute file path"
-            ));
+            return Err(FileRefusal::FsScope {
+                effect,
+                scope: scope.to_owned(),
+            });
         }
         let obj = payload_object(payload)?;
         let op = file_op(obj, effect, write)?;
         let path = required_str(obj, "path", effect)?;
         if !path.starts_with('/') || path.contains('\0') {
-            return Err(format!(
-                "{effect} refused: path {path:?} must be an absolute path without NUL"
-            ));
+            return Err(FileRefusal::FsPath {
+                effect,
+                path: path.to_owned(),
+            });
         }
         match confine::resolve_physical(Path::new(path)) {
             Ok(resolved) if resolved.as_os_str() == scope_path.as_os_str() => {}
             Ok(resolved) => {
-                return Err(format!(
-                    "{effect} refused: path {path:?} resolves to {:?}, not to the grant's scope {scope:?}",
-                    resolved.display().to_string()
-                ))
+                return Err(FileRefusal::FsOutsideScope {
+                    effect,
+                    path: path.to_owned(),
+                    resolved: resolved.display().to_string(),
+                    scope: scope.to_owned(),
+                })
             }
             Err(source) => {
-                return Err(ConfineError::Io { path: path.to_owned(), source }.to_string());
+                return Err(ConfineError::Io {
+                    path: path.to_owned(),
+                    source,
+                }
+                .into());
             }
         }
         let relative = scope_path.strip_prefix("/").unwrap_or(scope_path);
@@ -92,7 +100,7 @@ impl Handler for FsHandler {
         _deadline: Instant,
     ) -> HandlerOutcome {
         self.run(scope, payload)
-            .unwrap_or_else(HandlerOutcome::Failed)
+            .unwrap_or_else(|refusal| HandlerOutcome::Failed(refusal.to_string()))
     }
 }
 

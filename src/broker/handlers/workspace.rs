@@ -18,7 +18,9 @@ use std::time::Instant;
 use serde_json::{json, Map, Value};
 
 use super::confine::{self, go_errno_text, ConfineError, Sandbox};
-use super::{check_keys, payload_object, required_str, Handler, HandlerContext, HandlerOutcome};
+use super::{
+    check_keys, payload_object, required_str, Handler, HandlerContext, HandlerOutcome, PayloadError,
+};
 use super::{WORKSPACE_WRITE, WORKTREE_SCOPE};
 
 /// Largest file a read or edit accepts: 8 MiB (the policy's `max_fs_transfer_bytes`).
@@ -154,13 +156,87 @@ pub(crate) fn do_edit(target: &FileTarget<'_>, old_text: &str, new_text: &str) -
     }
 }
 
+/// Why a file effect (`Workspace.*`, `FS.*`) was refused before it touched a file; its text is
+/// the `failed` outcome's message.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum FileRefusal {
+    /// The payload's shape.
+    #[error(transparent)]
+    Payload(#[from] PayloadError),
+    /// Host-side confinement (§13).
+    #[error(transparent)]
+    Confine(#[from] ConfineError),
+    /// `write`/`edit` asked of a read effect.
+    #[error("{effect} refuses op {op:?}: writes and edits need Workspace.Write")]
+    WriteOnRead {
+        /// The effect.
+        effect: String,
+        /// The op asked for.
+        op: String,
+    },
+    /// An op the effect does not serve.
+    #[error("{effect} refuses op {op:?}: it admits only {allowed}")]
+    Op {
+        /// The effect.
+        effect: String,
+        /// The op asked for.
+        op: String,
+        /// The ops it serves, comma-separated.
+        allowed: String,
+    },
+    /// A `Workspace.*` scope other than the worktree.
+    #[error("{effect} refused: scope {scope:?} is not {:?}", WORKTREE_SCOPE)]
+    WorkspaceScope {
+        /// The effect.
+        effect: &'static str,
+        /// The granted scope.
+        scope: String,
+    },
+    /// A write to a path naming a directory.
+    #[error("{effect} refuses path {path:?}: it names a directory (ends with /); name a file")]
+    Directory {
+        /// The effect.
+        effect: &'static str,
+        /// The requested path.
+        path: String,
+    },
+    /// An `FS.*` scope that is not a canonical absolute file path.
+    #[error("{effect} refused: scope {scope:?} is not a canonical absolute file path")]
+    FsScope {
+        /// The effect.
+        effect: &'static str,
+        /// The granted scope.
+        scope: String,
+    },
+    /// An `FS.*` path that is relative or holds NUL.
+    #[error("{effect} refused: path {path:?} must be an absolute path without NUL")]
+    FsPath {
+        /// The effect.
+        effect: &'static str,
+        /// The requested path.
+        path: String,
+    },
+    /// An `FS.*` path that resolves elsewhere than the scope.
+    #[error("{effect} refused: path {path:?} resolves to {resolved:?}, not to the grant's scope {scope:?}")]
+    FsOutsideScope {
+        /// The effect.
+        effect: &'static str,
+        /// The requested path.
+        path: String,
+        /// Where it resolves.
+        resolved: String,
+        /// The granted scope.
+        scope: String,
+    },
+}
+
 /// The ops of one file effect: `read` for a read effect, `write`/`edit` for a write effect.
 /// Returns the op, or the failure for an op the effect does not serve.
 pub(crate) fn file_op<'a>(
     obj: &'a Map<String, Value>,
     effect: &str,
     write: bool,
-) -> Result<&'a str, String> {
+) -> Result<&'a str, FileRefusal> {
     let op = required_str(obj, "op", effect)?;
     let allowed: &[&str] = if write { &["write", "edit"] } else { &["read"] };
     if allowed.contains(&op) {
@@ -173,14 +249,16 @@ pub(crate) fn file_op<'a>(
         return Ok(op);
     }
     if !write && matches!(op, "write" | "edit") {
-        return Err(format!(
-            "{effect} refuses op {op:?}: writes and edits need Workspace.Write"
-        ));
+        return Err(FileRefusal::WriteOnRead {
+            effect: effect.to_owned(),
+            op: op.to_owned(),
+        });
     }
-    Err(format!(
-        "{effect} refuses op {op:?}: it admits only {}",
-        allowed.join(", ")
-    ))
+    Err(FileRefusal::Op {
+        effect: effect.to_owned(),
+        op: op.to_owned(),
+        allowed: allowed.join(", "),
+    })
 }
 
 /// The native `Workspace.Read` or `Workspace.Write` handler of one episode.
@@ -196,12 +274,12 @@ impl WorkspaceHandler {
         WorkspaceHandler { effect, sandbox }
     }
 
-    fn run(&self, scope: &str, payload: &Value) -> Result<HandlerOutcome, String> {
+    fn run(&self, scope: &str, payload: &Value) -> Result<HandlerOutcome, FileRefusal> {
         if scope != WORKTREE_SCOPE {
-            return Err(format!(
-                "{} refused: scope {scope:?} is not {WORKTREE_SCOPE:?}",
-                self.effect
-            ));
+            return Err(FileRefusal::WorkspaceScope {
+                effect: self.effect,
+                scope: scope.to_owned(),
+            });
         }
         let write = self.effect == WORKSPACE_WRITE;
         let obj = payload_object(payload)?;
@@ -209,10 +287,10 @@ impl WorkspaceHandler {
         let path = required_str(obj, "path", self.effect)?;
         if write && (path.ends_with('/') || path.ends_with("/.")) {
             // `dirx/` names a directory; writing it would create a file called `dirx`.
-            return Err(format!(
-                "{} refuses path {path:?}: it names a directory (ends with /); name a file",
-                self.effect
-            ));
+            return Err(FileRefusal::Directory {
+                effect: self.effect,
+                path: path.to_owned(),
+            });
         }
         let resolved = if write {
             self.sandbox.resolve_for_write(path)
@@ -224,14 +302,14 @@ impl WorkspaceHandler {
             Err(ConfineError::Io { source, .. }) => {
                 return Ok(io_outcome(op, path, &source, write))
             }
-            Err(err) => return Err(err.to_string()),
+            Err(err) => return Err(err.into()),
         };
         let Some(relative) = self.sandbox.relative(&resolved) else {
             return Err(ConfineError::Escapes {
                 path: path.to_owned(),
                 root: super::shown(self.sandbox.root()),
             }
-            .to_string());
+            .into());
         };
         let target = FileTarget {
             base: self.sandbox.root(),
@@ -263,7 +341,7 @@ impl Handler for WorkspaceHandler {
         _deadline: Instant,
     ) -> HandlerOutcome {
         self.run(scope, payload)
-            .unwrap_or_else(HandlerOutcome::Failed)
+            .unwrap_or_else(|refusal| HandlerOutcome::Failed(refusal.to_string()))
     }
 }
 

@@ -23,7 +23,7 @@ mod report;
 use std::path::PathBuf;
 
 use clap::{Args as ClapArgs, Subcommand};
-use rusqlite::{Connection, TransactionBehavior};
+use rusqlite::Connection;
 
 use super::output::Output;
 use super::{fence, read_input, CliError, Context, Exit};
@@ -32,14 +32,14 @@ use crate::encoding::HashRef;
 use crate::limits::config::{self, MAX_CONFIG_BYTES};
 use crate::limits::{
     self, ActorFacts, ActorKind, Amount, AmountError, BoundsPatch, Code, Command, Config,
-    EvidenceCheck, LimitKind, Outcome, Purpose, Request, Verdict,
+    LimitKind, Outcome, Purpose, Request, Verdict,
 };
-use crate::store::{self, Object, Store};
+use crate::ops::{
+    self,
+    limits::{FromStore, FromStoreError, Place},
+};
+use crate::store::Store;
 
-/// Semantic id of an evidence file stored in the World store by `--evidence-file`.
-pub const EVIDENCE_SEMANTIC_ID: &str = "world/limits-evidence/v1";
-/// Provenance of stored evidence files.
-pub const EVIDENCE_PROVENANCE: &str = "world:limits";
 /// Largest `--evidence-file` accepted, bytes.
 pub const MAX_EVIDENCE_BYTES: usize = 16 * 1024 * 1024;
 
@@ -239,8 +239,13 @@ pub struct Evidence {
     pub evidence_file: Option<PathBuf>,
 }
 
-fn parse_purpose(text: &str) -> Result<Purpose, String> {
-    Purpose::parse(text).ok_or_else(|| format!("{text:?} is not ordinary or handoff"))
+/// A `--purpose` that is neither `ordinary` nor `handoff` (any case).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{0:?} is not ordinary or handoff")]
+struct BadPurpose(String);
+
+fn parse_purpose(text: &str) -> Result<Purpose, BadPurpose> {
+    Purpose::parse(text).ok_or_else(|| BadPurpose(text.to_owned()))
 }
 
 /// Parse `--now MS` (a canonical decimal of Unix milliseconds), or read the system clock.
@@ -328,24 +333,6 @@ fn stop_fence(fence: &str, reason: &str) -> CliError {
     e
 }
 
-/// Where the ledger lives for this invocation.
-enum Place {
-    /// Tables inside the World store file (writer lock held for writers).
-    Store(Store),
-    /// A standalone `--ledger FILE|URL` (a SQLite file or PostgreSQL).
-    Standalone(Box<dyn limits::LedgerStore>),
-}
-
-impl Place {
-    /// The current revision (0 when not initialised).
-    fn revision(&self) -> u128 {
-        match self {
-            Place::Store(s) => limits::schema::current_revision(s.conn()),
-            Place::Standalone(l) => l.revision(),
-        }
-    }
-}
-
 /// A ledger failure as a CLI error (exit codes in docs/LEDGER.md): a bad URL, a foreign file
 /// or another schema version 2; lock/busy 6; corrupt 3; unreachable, refused or failed 1.
 pub fn ledger_err(what: &str, e: limits::Error) -> CliError {
@@ -354,6 +341,8 @@ pub fn ledger_err(what: &str, e: limits::Error) -> CliError {
             .hint("--ledger names a standalone ledger file; to use the ledger inside the World store, drop --ledger"),
         limits::Error::BadLedgerUrl { .. } => CliError::usage(what, e)
             .hint("a PostgreSQL ledger is postgres://USER@HOST[:PORT]/DB (or ?host=/socket/dir); see docs/LEDGER.md"),
+        limits::Error::BadLedgerLocation { .. } => CliError::usage(what, e)
+            .hint("--ledger names a ledger file (made by `world limits init`) or a postgres:// URL; see docs/LEDGER.md"),
         limits::Error::SchemaVersion { .. } => CliError::usage(what, e)
             .hint("use the world release that created this ledger schema, or a fresh schema (docs/LEDGER.md)"),
         limits::Error::Postgres { ref source, .. }
@@ -467,28 +456,6 @@ impl EvidenceInput {
             reference: ev.evidence.clone(),
             file: None,
         })
-    }
-}
-
-/// Evidence resolution (limits.md §5): the file hashed on the spot, or an object of the World
-/// store whose payload re-hashes to its ref.
-struct StoreEvidence<'a> {
-    file: Option<HashRef>,
-    store: Option<&'a Connection>,
-}
-
-impl EvidenceCheck for StoreEvidence<'_> {
-    fn resolves(&self, evidence: &HashRef) -> bool {
-        if self.file.as_ref() == Some(evidence) {
-            return true;
-        }
-        match self.store {
-            Some(conn) => matches!(
-                store::object_in(conn, &evidence.to_string()),
-                Ok(Some(o)) if o.verifies()
-            ),
-            None => false,
-        }
     }
 }
 
@@ -749,15 +716,16 @@ fn from_store(ctx: &Context, out: &mut Output, common: &Common) -> Result<Exit, 
         Err(limits::Error::Rejected(v)) => return emit(out, &v),
         Err(e) => return Err(ledger_err(what, e)),
     };
-    let Some(id) = limits::pairing::store_id(store.conn())
-        .map_err(|e| CliError::store(what, crate::store::Error::from(e)))?
-    else {
-        out.warn("this store was never paired with a standalone ledger: nothing to reconcile");
-        return Ok(Exit::Success);
-    };
     let now_ms = parse_now(common.now.as_deref())?;
-    let done = limits::pairing::reconcile_from_store(ledger.as_ref(), store.conn(), &id, now_ms)
-        .map_err(|e| ledger_err(what, e))?;
+    let (id, done) = match ops::limits::reconcile_from_store(&store, ledger.as_ref(), now_ms) {
+        Ok(FromStore::NeverPaired) => {
+            out.warn("this store was never paired with a standalone ledger: nothing to reconcile");
+            return Ok(Exit::Success);
+        }
+        Ok(FromStore::Reconciled { store_id, done }) => (store_id, done),
+        Err(FromStoreError::Store(e)) => return Err(CliError::store(what, e)),
+        Err(FromStoreError::Ledger(e)) => return Err(ledger_err(what, e)),
+    };
     let mut kept = 0;
     for r in &done {
         if r.action == "kept" {
@@ -901,46 +869,6 @@ fn operator_actor(
     }
 }
 
-/// Run the command in one `BEGIN IMMEDIATE` transaction; with `dry_run` roll it back whatever
-/// the result. The evidence file (store-file ledger only) is stored in the same transaction.
-fn transact(
-    place: &Place,
-    request: &Request,
-    actor: &ActorFacts,
-    now_ms: u128,
-    evidence: &dyn EvidenceCheck,
-    evidence_object: Option<&Object>,
-    dry_run: bool,
-) -> Result<Verdict, limits::Error> {
-    let conn = match place {
-        Place::Store(s) => s.conn(),
-        Place::Standalone(l) if dry_run => return l.dry_run(request, actor, now_ms, evidence),
-        Place::Standalone(l) => return l.execute(request, actor, now_ms, evidence),
-    };
-    let tx = rusqlite::Transaction::new_unchecked(conn, TransactionBehavior::Immediate)?;
-    if let (Some(obj), Place::Store(_)) = (evidence_object, place) {
-        store::put_object(&tx, obj).map_err(|e| limits::Error::Corrupt(e.to_string()))?;
-    }
-    let result = limits::apply(&tx, request, actor, now_ms, evidence);
-    if dry_run {
-        drop(tx);
-        return result;
-    }
-    match result {
-        Ok(v) => {
-            tx.commit()?;
-            Ok(v)
-        }
-        Err(limits::Error::Rejected(v)) if v.code == Code::ExposureExceeded => {
-            // The control-violation row is the one trace a rejection leaves (limits.md §6); the
-            // evidence object, if any, is not kept for a rejected command.
-            tx.commit()?;
-            Err(limits::Error::Rejected(v))
-        }
-        Err(e) => Err(e),
-    }
-}
-
 /// The phrase a human types to confirm `command` (limits.md §5 "Actor facts in world").
 fn phrase(command: &Command) -> Result<String, CliError> {
     let hex12 = |r: &HashRef| -> String {
@@ -1069,15 +997,19 @@ fn execute(ctx: &Context, out: &mut Output, place: &Place, job: Job<'_>) -> Resu
     let needs_store = job.common.session.is_some() || evidence_ref_given;
     let conn = store_conn(ctx, place, &mut read_only, needs_store)?;
     let file = job.evidence.as_ref().and_then(|e| e.file.as_ref());
-    let check = StoreEvidence {
-        file: file.map(|(r, _)| *r),
-        store: conn,
-    };
-    let object = file
-        .map(|(_, bytes)| Object::new(EVIDENCE_SEMANTIC_ID, EVIDENCE_PROVENANCE, bytes.clone()));
-    let ledger_name = match place {
-        Place::Store(s) => s.path().display().to_string(),
-        Place::Standalone(l) => l.describe(),
+    let ledger_name = place.describe();
+    let run = |actor: &ActorFacts, dry_run: bool| {
+        ops::limits::apply(
+            place,
+            &ops::limits::Options {
+                request: &request,
+                actor,
+                now_ms,
+                evidence_file: file,
+                evidence_store: conn,
+                dry_run,
+            },
+        )
     };
 
     let actor = if job.attendance == Attendance::Attended && job.common.session.is_none() {
@@ -1087,15 +1019,7 @@ fn execute(ctx: &Context, out: &mut Output, place: &Place, job: Job<'_>) -> Resu
         let mut human = ActorFacts::new(ActorKind::Human, &format!("human:{}", login()), now_ms);
         human.policy_ref = Some("attended:/dev/tty".into());
         // Dry run as the human: a command the ledger would refuse is reported unconfirmed.
-        match transact(
-            place,
-            &request,
-            &human,
-            now_ms,
-            &check,
-            object.as_ref(),
-            true,
-        ) {
+        match run(&human, true) {
             Ok(v) if v.code == Code::Exists => return emit(out, &v),
             Ok(_) => {}
             Err(limits::Error::Rejected(v)) => return emit(out, &v),
@@ -1122,15 +1046,7 @@ fn execute(ctx: &Context, out: &mut Output, place: &Place, job: Job<'_>) -> Resu
         operator_actor(ctx, out, conn, job.common.session.as_deref(), now_ms)?
     };
 
-    match transact(
-        place,
-        &request,
-        &actor,
-        now_ms,
-        &check,
-        object.as_ref(),
-        false,
-    ) {
+    match run(&actor, false) {
         Ok(v) => emit(out, &v),
         Err(limits::Error::Rejected(v)) => emit(out, &v),
         Err(e) => Err(ledger_err(what, e)),
@@ -1236,41 +1152,5 @@ mod tests {
             evidence_ref: None,
         };
         assert_eq!(phrase(&rec).unwrap_or_default(), "reconcile a1");
-    }
-
-    #[test]
-    fn store_evidence_resolves_the_file_and_rehashes_store_objects() {
-        let conn = Connection::open_in_memory().unwrap_or_else(|e| panic!("{e}"));
-        conn.execute_batch(
-            "CREATE TABLE objects (hash_ref TEXT PRIMARY KEY, interface_hash_ref TEXT NOT NULL, semantic_id TEXT NOT NULL, provenance TEXT NOT NULL, payload BLOB NOT NULL);",
-        )
-        .unwrap_or_else(|e| panic!("{e}"));
-        let good = Object::new(
-            EVIDENCE_SEMANTIC_ID,
-            EVIDENCE_PROVENANCE,
-            b"approval".to_vec(),
-        );
-        store::put_object(&conn, &good).unwrap_or_else(|e| panic!("{e}"));
-        // A tampered row: its payload no longer hashes to its ref.
-        let forged = HashRef::of(b"forged");
-        conn.execute(
-            "INSERT INTO objects VALUES (?1, 'x', 'y', 'z', X'00')",
-            [forged.to_string()],
-        )
-        .unwrap_or_else(|e| panic!("{e}"));
-        let file = HashRef::of(b"file bytes");
-        let check = StoreEvidence {
-            file: Some(file),
-            store: Some(&conn),
-        };
-        assert!(check.resolves(&file));
-        assert!(check.resolves(&HashRef::of(b"approval")));
-        assert!(!check.resolves(&forged), "payload must re-hash");
-        assert!(!check.resolves(&HashRef::of(b"absent")));
-        let none = StoreEvidence {
-            file: None,
-            store: None,
-        };
-        assert!(!none.resolves(&file));
     }
 }

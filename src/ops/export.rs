@@ -1,0 +1,36 @@
+//! Export one episode as a self-contained bundle store (issue 6 part 4): `world export-episode`.
+//!
+//! The source store is only read; the bundle is a new store file (never overwritten) written
+//! through the store's own row writers ([`crate::store::bundle`]), with the pinned interpreters
+//! copied next to it or embedded. What goes in is [`crate::replay::bundle`]'s choice.
+
+use std::path::PathBuf;
+
+use crate::replay::bundle::{self, ExportError, Exported};
+use crate::store::Store;
+
+/// What to export.
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// The episode id.
+    pub episode: String,
+    /// The bundle store to create (refused when it, or `FILE.artifacts`, exists).
+    pub out: PathBuf,
+    /// Store the pinned interpreter binaries inside the bundle instead of `FILE.artifacts/`.
+    pub embed: bool,
+}
+
+/// Export `opts.episode` from `src` into `opts.out`; `progress(done, total)` is called as
+/// objects are copied.
+///
+/// # Errors
+/// [`ExportError`]: the target exists, no such episode, a pinned interpreter that cannot be
+/// bundled (`integrity` when its archived bytes no longer match the ref), a store or I/O
+/// failure. The source store is never written.
+pub fn export_episode(
+    src: &Store,
+    opts: &Options,
+    progress: &mut dyn FnMut(u64, u64),
+) -> Result<Exported, ExportError> {
+    bundle::export_episode_with(src, &opts.episode, &opts.out, opts.embed, progress)
+}

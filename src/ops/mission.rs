@@ -1,0 +1,163 @@
+//! Finite-v1 mission commands (missions.md §6): `world mission create|apply|start-run|grant|…`.
+//!
+//! Where the missions live is a [`Place`]: the World store file (the caller holds the writer
+//! lock), or a standalone ledger ([`crate::mission::ledger`]: a SQLite ledger file or
+//! PostgreSQL). [`apply`] runs one command as one actor in one `BEGIN IMMEDIATE` transaction
+//! (the journal row, the state rows and the outbox intent together), or rolls it back whatever
+//! the result for a dry run; [`create`] opens a mission. Who acts and whether a human confirmed
+//! are the caller's decisions, taken before; this module asks nobody.
+
+use rusqlite::TransactionBehavior;
+
+use crate::limits::Amount;
+use crate::mission::store::{self as mstore, Applied, MissionStore, Request, SqliteMissions};
+use crate::mission::{Actor, Code, Contract, State};
+use crate::store::{self, Object, Store};
+
+/// Where the missions live for one command.
+pub enum Place {
+    /// The World store file (writer lock held for writers).
+    Store(Store),
+    /// A standalone ledger.
+    Ledger(Box<dyn MissionStore>),
+}
+
+impl Place {
+    /// Run `f` on the mission store of this place (reads; writes go through [`apply`] and
+    /// [`create`]).
+    pub fn with<T>(&self, f: impl FnOnce(&dyn MissionStore) -> T) -> T {
+        match self {
+            Place::Store(s) => f(&SqliteMissions::new(s.conn())),
+            Place::Ledger(l) => f(l.as_ref()),
+        }
+    }
+
+    /// What prompts and messages call it: the store path, or the ledger's description.
+    pub fn describe(&self) -> String {
+        match self {
+            Place::Store(s) => s.path().display().to_string(),
+            Place::Ledger(l) => l.describe(),
+        }
+    }
+}
+
+/// One command as one actor.
+pub struct Options<'a> {
+    /// The mission.
+    pub mission_id: &'a str,
+    /// The command and its request id.
+    pub request: &'a Request,
+    /// Who acts, as established by the caller.
+    pub actor: &'a Actor,
+    /// The command's instant, Unix milliseconds.
+    pub now: Amount,
+    /// An evidence file to store as an object in the same transaction (store file only; a
+    /// standalone ledger records only its ref).
+    pub evidence: Option<&'a Object>,
+    /// Roll back whatever the result (the caller's check before asking a human).
+    pub dry_run: bool,
+}
+
+/// Apply (or dry-run) one command in one transaction. A rejection is
+/// `Err(mstore::Error::Rejected(..))`; for `exposure_exceeded` the rows that record it are
+/// kept (missions.md §4), the evidence object is not.
+///
+/// # Errors
+/// [`mstore::Error`].
+pub fn apply(place: &Place, opts: &Options<'_>) -> Result<Applied, mstore::Error> {
+    let (mission_id, req, actor, now) = (opts.mission_id, opts.request, opts.actor, opts.now);
+    let conn = match place {
+        Place::Store(s) => s.conn(),
+        Place::Ledger(l) if opts.dry_run => return l.dry_run(mission_id, req, actor, now),
+        Place::Ledger(l) => return l.apply(mission_id, req, actor, now),
+    };
+    let tx = rusqlite::Transaction::new_unchecked(conn, TransactionBehavior::Immediate)?;
+    if let Some(o) = opts.evidence {
+        store::put_object(&tx, o).map_err(|e| mstore::Error::Corrupt(e.to_string()))?;
+    }
+    let r = mstore::apply_in(&tx, mission_id, req, actor, now);
+    if opts.dry_run {
+        return r; // dropping tx rolls back
+    }
+    match r {
+        Ok(a) => {
+            tx.commit()?;
+            Ok(a)
+        }
+        Err(mstore::Error::Rejected(rej)) if rej.code == Code::ExposureExceeded => {
+            tx.commit()?;
+            Err(mstore::Error::Rejected(rej))
+        }
+        Err(e) => Err(e),
+    }
+}
+
+/// Open the mission `contract` describes, as `actor` (`attended` when a human confirmed), in
+/// one transaction.
+///
+/// # Errors
+/// [`mstore::Error`] (`mission_exists` and the contract's rejections as `Rejected`).
+pub fn create(
+    place: &Place,
+    contract: &Contract,
+    actor: &Actor,
+    attended: bool,
+    now: Amount,
+) -> Result<State, mstore::Error> {
+    place.with(|m| m.create(contract, actor, attended, now))
+}
+
+/// What [`reconcile_from_store`] did.
+#[derive(Debug)]
+pub enum FromStore {
+    /// The store was never paired with a standalone ledger: nothing to reconcile.
+    NeverPaired,
+    /// The mission's outstanding attempts of this store, each settled, released or left
+    /// unknown.
+    Reconciled {
+        /// The store's pairing id.
+        store_id: String,
+        /// One result per outstanding attempt.
+        done: Vec<crate::mission::pairing::Reconciled>,
+    },
+}
+
+/// Why [`reconcile_from_store`] stopped.
+#[derive(Debug, thiserror::Error)]
+pub enum FromStoreError {
+    /// Reading the store's pairing id failed.
+    #[error(transparent)]
+    Store(#[from] store::Error),
+    /// The mission store refused or failed.
+    #[error(transparent)]
+    Missions(#[from] mstore::Error),
+}
+
+/// The HOST settles mission `mission_id`'s outstanding attempts of `store` in the standalone
+/// `missions` ledger from the store's journal evidence
+/// ([`crate::mission::pairing::reconcile_from_store`]). The caller holds the store's writer
+/// lock, so no invocation is in flight. `implicit_now`: no `--now` (DEC-MIS-17).
+///
+/// # Errors
+/// [`FromStoreError`].
+pub fn reconcile_from_store(
+    store: &Store,
+    missions: &dyn MissionStore,
+    mission_id: &str,
+    now: Amount,
+    implicit_now: bool,
+) -> Result<FromStore, FromStoreError> {
+    let Some(id) = crate::limits::pairing::store_id(store.conn()).map_err(store::Error::from)?
+    else {
+        return Ok(FromStore::NeverPaired);
+    };
+    let done = crate::mission::pairing::reconcile_from_store(
+        missions,
+        mission_id,
+        store.conn(),
+        &id,
+        now.get(),
+        implicit_now,
+    )?;
+    Ok(FromStore::Reconciled { store_id: id, done })
+}
