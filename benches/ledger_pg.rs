@@ -188,6 +188,7 @@ fn mcmd(v: serde_json::Value) -> MRequest {
             "command",
         ),
         request_id: None,
+        implicit_now: false,
     }
 }
 

@@ -101,6 +101,7 @@ fn prepared(path: &Path, depth: usize, settled: usize) -> Connection {
             &Request {
                 command: cmd(v),
                 request_id: None,
+                implicit_now: false,
             },
             &Actor::host(),
             Amount(10),
@@ -119,6 +120,7 @@ fn prepared(path: &Path, depth: usize, settled: usize) -> Connection {
                     &Request {
                         command: cmd(v),
                         request_id: None,
+                        implicit_now: false,
                     },
                     &Actor::host(),
                     Amount(10),
@@ -145,6 +147,7 @@ fn library(conn: &Connection, depth: usize, cycles: usize) -> (Duration, u64) {
                 &Request {
                     command,
                     request_id: None,
+                    implicit_now: false,
                 },
                 &Actor::host(),
                 Amount(10),

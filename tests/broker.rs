@@ -86,6 +86,8 @@ fn allowed_failed_and_denied_effects_are_recorded_and_spend_survives() {
         mission: None,
         // As the coordinator drives it: every intent travels with its started marker.
         with_intent: Some(world::coordinator::invoke::started_marker("cli:ep1:t")),
+        new_store_id: None,
+        intent_committed: std::cell::Cell::new(false),
     };
     let deadline = Instant::now() + Duration::from_secs(5);
 
@@ -187,6 +189,8 @@ fn allowed_failed_and_denied_effects_are_recorded_and_spend_survives() {
         mission: None,
         // As the coordinator drives it: every intent travels with its started marker.
         with_intent: Some(world::coordinator::invoke::started_marker("cli:ep1:t")),
+        new_store_id: None,
+        intent_committed: std::cell::Cell::new(false),
     };
     let again = broker2
         .execute(
@@ -239,6 +243,8 @@ fn an_effect_without_a_handler_writes_nothing() {
         mission: None,
         // As the coordinator drives it: every intent travels with its started marker.
         with_intent: Some(world::coordinator::invoke::started_marker("cli:ep1:t")),
+        new_store_id: None,
+        intent_committed: std::cell::Cell::new(false),
     };
     let before: i64 = store
         .conn()

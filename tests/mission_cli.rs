@@ -920,3 +920,77 @@ fn relabelling_a_missions_creation_facts_is_a_verify_finding() {
         );
     }
 }
+
+/// F1 (DEC-MIS-17): a command without `--now` takes `max(system clock, the mission's lastNow)`
+/// inside its transaction — an operator's `--now` an hour ahead does not freeze the mission for
+/// an hour (an admit's default authorization check moves with it); a given `--now` is still
+/// checked as given.
+#[test]
+fn commands_without_now_never_meet_time_regressed() {
+    let env = Env::new();
+    let mut c: Value =
+        serde_json::from_slice(&std::fs::read(format!("{SEED}/contract.json")).unwrap()).unwrap();
+    c["deadline"] = json!("4102444800000");
+    c["maxAuthorizationAgeMs"] = json!("60000");
+    let contract = env.write("far.json", &c);
+    env.mission(&["create", "--contract", &contract, "--yes"], 0);
+    let wall = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis();
+    let ahead = (wall + 3_600_000).to_string();
+    env.mission(&["start-run", "m", "--run", "r", "--now", &ahead], 0);
+    let far = "4102444800000";
+    env.mission(
+        &[
+            "grant",
+            "m",
+            "--id",
+            "g",
+            "--subject",
+            "agent",
+            "--action",
+            "write",
+            "--resource",
+            "doc",
+            "--expires-at",
+            far,
+            "--limit",
+            "10",
+        ],
+        0,
+    );
+    env.mission(
+        &[
+            "admit",
+            "m",
+            "--run",
+            "r",
+            "--operation",
+            "o",
+            "--attempt",
+            "a",
+            "--grant",
+            "g",
+            "--subject",
+            "agent",
+            "--capability",
+            "write",
+            "--resource",
+            "doc",
+            "--amount",
+            "1",
+        ],
+        0,
+    );
+    env.mission(&["dispatch", "m", "--attempt", "a"], 0);
+    env.mission(&["settle", "m", "--attempt", "a", "--actual", "1"], 0);
+    let r = env.mission_json(&["report", "m"], 0);
+    assert_eq!(r["settled"], "1", "{r}");
+    // Given, behind lastNow: refused, as before.
+    env.mission(
+        &["start-run", "m", "--run", "r2", "--now", &wall.to_string()],
+        4,
+    );
+    env.mission(&["verify"], 0);
+}

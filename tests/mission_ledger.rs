@@ -998,3 +998,44 @@ fn postgres_append_only_tables_refuse_truncate_and_old_ledgers_are_upgraded() {
     }
     mission(d, &url, &["verify"], 0);
 }
+
+/// F6: six first `mission create`s racing on a fresh PostgreSQL ledger all succeed — the DDL
+/// and the `mission_schema` row are made race-free under the ledger's lock (DEC-MIS-9), never
+/// a raw duplicate-key error.
+#[test]
+fn concurrent_first_creates_on_postgres_all_succeed() {
+    let Some(pg) = pgtest::server("concurrent_first_creates_on_postgres_all_succeed") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let url = pg.fresh_db();
+    let o = world(d, &url, &["limits", "init", "--config", LIMITS, "--yes"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let contract: Value =
+        serde_json::from_slice(&std::fs::read(format!("{SEED}/contract.json")).unwrap()).unwrap();
+    let children: Vec<_> = (0..6)
+        .map(|i| {
+            let mut c = contract.clone();
+            c["missionId"] = json!(format!("m{i}"));
+            let f = d.join(format!("c{i}.json"));
+            std::fs::write(&f, c.to_string()).unwrap();
+            pgtest::ledger_world(d, &d.join("no-store.db"), &url)
+                .args(["mission", "create", "--contract"])
+                .arg(&f)
+                .args(["--yes", "--now", "0"])
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for c in children {
+        let o = c.wait_with_output().unwrap();
+        assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    }
+    let o = world(d, &url, &["--json", "mission", "list"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert_eq!(text(&o.stdout).lines().count(), 6, "{}", text(&o.stdout));
+    mission(d, &url, &["verify"], 0);
+}

@@ -120,7 +120,8 @@ fn paired_invoke_and_rejection(led: &str) {
         attempt.starts_with(&format!("{sid}:effect:ep1:0:")),
         "{admit}"
     );
-    assert_eq!(admit["operationId"], format!("{sid}:effect:ep1:0"));
+    // Each paired attempt is its own operation (DEC-MIS-18).
+    assert_eq!(admit["operationId"], attempt);
     assert_eq!(admit["action"]["capability"], "Workspace.Read");
     // The intent's transaction stored the attempt marker.
     assert_eq!(
@@ -207,6 +208,8 @@ fn crashes_before_the_intent(led: &str) {
         missions,
         mission_id: "m".into(),
         store_id: sid.clone(),
+        implicit_clock: true,
+        release_failed: std::cell::Cell::new(false),
     };
     // The invocations ran on the system clock; the mission never accepts an earlier `now`.
     let now: u128 = std::time::SystemTime::now()
@@ -215,7 +218,7 @@ fn crashes_before_the_intent(led: &str) {
         .as_millis();
     let admit = |intent: &str| -> world::mission::Admit {
         let attempt = s.new_attempt(intent).unwrap();
-        let c = json!({"type": "admit", "runId": "r", "operationId": world::mission::pairing::operation_id(&sid, intent),
+        let c = json!({"type": "admit", "runId": "r", "operationId": world::mission::pairing::operation_id(&attempt),
             "attemptId": attempt, "grantId": "g", "subject": "agent",
             "action": {"capability": "Workspace.Read", "resource": "worktree", "payload": {}, "preconditions": {}},
             "amount": "1", "authorizationCheckedAt": now.to_string(), "policy": "ALLOW", "mandatoryChecksOk": true});
@@ -232,10 +235,7 @@ fn crashes_before_the_intent(led: &str) {
     s.missions
         .apply(
             "m",
-            &world::mission::store::Request {
-                command: world::mission::Command::Admit(Box::new(a)),
-                request_id: None,
-            },
+            &world::mission::store::Request::new(world::mission::Command::Admit(Box::new(a))),
             &world::mission::Actor::host(),
             world::limits::Amount(now),
         )
@@ -285,11 +285,27 @@ fn crashes_before_the_intent(led: &str) {
     assert_eq!(r["reserved"], "1", "the DISPATCHED exposure is kept: {r}");
     assert_eq!(r["unknown"].as_array().unwrap().len(), 1, "{r}");
     assert_eq!(r["outstanding"], json!([]), "{r}");
-    // Again: nothing left to do, nothing changes.
+    // Again: nothing left to do, nothing changes — but the UNKNOWN attempt still awaits a
+    // person, so the command lists it and exits 5 (F8), with the `world:` prefix on warnings.
     let rev = r["revision"].clone();
-    assert_exit(
-        &env.run(&["mission", "--ledger", led, "reconcile", "m", "--from-store"]),
-        0,
+    let o = env.run(&[
+        "mission",
+        "--ledger",
+        led,
+        "reconcile",
+        "m",
+        "--from-store",
+        "--json",
+    ]);
+    assert_exit(&o, 5);
+    let held = json_lines(&String::from_utf8_lossy(&o.stdout));
+    assert_eq!(held.len(), 1, "{held:?}");
+    assert_eq!(held[0]["action"], "held", "{held:?}");
+    assert_eq!(held[0]["status"], "UNKNOWN", "{held:?}");
+    assert!(
+        stderr(&o).contains("stay held until a person"),
+        "{}",
+        stderr(&o)
     );
     assert_eq!(report(&env, led)["revision"], rev);
     env.verify_ok();
@@ -364,6 +380,390 @@ fn with_a_limits_scope_in_the_same_ledger_a_mission_refusal_releases_the_reserva
     let m = report(&env, &led);
     assert_eq!(m["outstanding"], json!([]), "{m}");
     assert_eq!(m["settled"], "1", "{m}");
+}
+
+fn system_ms() -> u128 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis()
+}
+
+/// F1 (DEC-MIS-17): the mission's `now` of a call on the system clock is `max(clock,
+/// lastNow)`, read under the mission's lock — an operator's `--now` an hour ahead does not
+/// freeze paired invokes or `world mission` commands without `--now`, and six stores invoking
+/// at once against one mission are never refused `TIME_REGRESSED`. A given `--now` is still
+/// checked as given.
+fn an_implicit_clock_never_regresses(led: &str) {
+    let (env, tok) = setup(led, "100");
+    let ahead = (system_ms() + 3_600_000).to_string();
+    env.ok(&[
+        "mission",
+        "--ledger",
+        led,
+        "start-run",
+        "m",
+        "--run",
+        "r2",
+        "--now",
+        &ahead,
+    ]);
+    assert_exit(&invoke(&env, &tok, led, "t0"), 0);
+    let r = report(&env, led);
+    assert_eq!(
+        (r["settled"].as_str(), r["reserved"].as_str()),
+        (Some("1"), Some("0")),
+        "{r}"
+    );
+    // `world mission` without --now takes lastNow too (its authorization check moves with it).
+    env.ok(&[
+        "mission",
+        "--ledger",
+        led,
+        "admit",
+        "m",
+        "--run",
+        "r",
+        "--operation",
+        "o",
+        "--attempt",
+        "a",
+        "--grant",
+        "g",
+        "--subject",
+        "agent",
+        "--capability",
+        "Workspace.Read",
+        "--resource",
+        "worktree",
+        "--amount",
+        "1",
+    ]);
+    env.ok(&["mission", "--ledger", led, "release", "m", "--attempt", "a"]);
+    // A given --now behind lastNow is still refused.
+    let now = system_ms().to_string();
+    let o = env.run(&[
+        "mission",
+        "--ledger",
+        led,
+        "start-run",
+        "m",
+        "--run",
+        "r3",
+        "--now",
+        &now,
+    ]);
+    assert_exit(&o, 4);
+    assert!(
+        stderr(&o).contains("TIME_REGRESSED")
+            || String::from_utf8_lossy(&o.stdout).contains("TIME_REGRESSED")
+    );
+
+    // Other hosts: six stores bound to the same mission invoke at once, twice.
+    let hosts: Vec<(Env, PathBuf)> = (0..6)
+        .map(|_| {
+            let h = Env::new();
+            std::fs::write(h.ws.join("ep1/x"), "x\n").unwrap();
+            let t = h.mint_for_mission("ep1", &["Workspace.Read=worktree:100"], Some(led), &[]);
+            (h, t)
+        })
+        .collect();
+    for round in 0..2 {
+        let children: Vec<_> = hosts
+            .iter()
+            .map(|(h, t)| {
+                let t = t.display().to_string();
+                h.std_cmd(&[
+                    "invoke",
+                    "probe",
+                    "--session",
+                    &t,
+                    "--args",
+                    READ,
+                    "--ledger",
+                    led,
+                ])
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap()
+            })
+            .collect();
+        for c in children {
+            let o = c.wait_with_output().unwrap();
+            assert_eq!(o.status.code(), Some(0), "round {round}: {}", stderr(&o));
+            assert!(
+                !stderr(&o).contains("did not record"),
+                "round {round}: {}",
+                stderr(&o)
+            );
+        }
+    }
+    let r = report(&env, led);
+    assert_eq!(
+        (r["settled"].as_str(), r["reserved"].as_str()),
+        (Some("13"), Some("0")),
+        "{r}"
+    );
+    assert_eq!(r["outstanding"], json!([]), "{r}");
+    assert_exit(&env.run(&["mission", "--ledger", led, "verify"]), 0);
+}
+
+#[test]
+fn an_implicit_clock_never_regresses_on_a_ledger_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let led = dir.path().join("led.db").display().to_string();
+    an_implicit_clock_never_regresses(&led);
+}
+
+#[test]
+fn an_implicit_clock_never_regresses_on_postgres() {
+    let Some(pg) = pgtest::server("an_implicit_clock_never_regresses_on_postgres") else {
+        return;
+    };
+    an_implicit_clock_never_regresses(&pg.fresh_db());
+}
+
+/// A mission store that refuses every dispatch (after another process advanced the mission's
+/// clock, as F1 did), and optionally fails every release: the two ways a refused dispatch
+/// could leave its attempt ADMITTED (F2).
+struct RefusingDispatch {
+    inner: Box<dyn world::mission::store::MissionStore>,
+    fail_release: bool,
+}
+
+impl world::mission::store::MissionStore for RefusingDispatch {
+    fn describe(&self) -> String {
+        self.inner.describe()
+    }
+    fn create(
+        &self,
+        c: &world::mission::Contract,
+        a: &world::mission::Actor,
+        attended: bool,
+        now: world::limits::Amount,
+    ) -> Result<world::mission::State, world::mission::store::Error> {
+        self.inner.create(c, a, attended, now)
+    }
+    fn apply(
+        &self,
+        mission_id: &str,
+        r: &world::mission::store::Request,
+        a: &world::mission::Actor,
+        now: world::limits::Amount,
+    ) -> Result<world::mission::store::Applied, world::mission::store::Error> {
+        match &r.command {
+            world::mission::Command::Dispatch { .. } => {
+                // Another process records a later time, then this dispatch is refused.
+                let later = world::limits::Amount(now.0 + 5_000);
+                let run = world::mission::Command::parse(br#"{"type":"startRun","runId":"other"}"#)
+                    .unwrap();
+                self.inner.apply(
+                    mission_id,
+                    &world::mission::store::Request::new(run),
+                    a,
+                    later,
+                )?;
+                Err(world::mission::Rejection::new(
+                    world::mission::Code::GrantNotLive,
+                    "injected refusal",
+                )
+                .into())
+            }
+            world::mission::Command::Release { .. } if self.fail_release => Err(
+                world::mission::store::Error::Corrupt("injected release failure".into()),
+            ),
+            _ => self.inner.apply(mission_id, r, a, now),
+        }
+    }
+    fn dry_run(
+        &self,
+        mission_id: &str,
+        r: &world::mission::store::Request,
+        a: &world::mission::Actor,
+        now: world::limits::Amount,
+    ) -> Result<world::mission::store::Applied, world::mission::store::Error> {
+        self.inner.dry_run(mission_id, r, a, now)
+    }
+    fn state(
+        &self,
+        mission_id: &str,
+    ) -> Result<world::mission::State, world::mission::store::Error> {
+        self.inner.state(mission_id)
+    }
+    fn list(&self) -> Result<Vec<world::mission::store::Summary>, world::mission::store::Error> {
+        self.inner.list()
+    }
+    fn journal(
+        &self,
+        mission_id: &str,
+    ) -> Result<Vec<world::mission::store::JournalEntry>, world::mission::store::Error> {
+        self.inner.journal(mission_id)
+    }
+    fn verify(&self) -> Result<Vec<world::mission::store::Problem>, world::mission::store::Error> {
+        self.inner.verify()
+    }
+    fn identity(&self) -> Result<String, world::mission::store::Error> {
+        self.inner.identity()
+    }
+    fn root(&self, mission_id: &str) -> Result<String, world::mission::store::Error> {
+        self.inner.root(mission_id)
+    }
+}
+
+/// F2: after a refused dispatch the attempt is released — with the implicit clock even when
+/// another process recorded a later time meanwhile; when the release fails anyway the
+/// rejection names the attempt left ADMITTED and the command that releases it. Never silent.
+#[test]
+fn a_refused_dispatch_releases_its_attempt_or_says_what_is_left() {
+    let dir = tempfile::tempdir().unwrap();
+    let led = dir.path().join("led.db").display().to_string();
+    let (env, _tok) = setup(&led, "10");
+    let sid = "store-0123456789abcdef".to_string();
+    let standalone = |fail_release: bool| world::mission::pairing::Standalone {
+        missions: Box::new(RefusingDispatch {
+            inner: world::mission::ledger::open(&led).unwrap(),
+            fail_release,
+        }),
+        mission_id: "m".into(),
+        store_id: sid.clone(),
+        implicit_clock: true,
+        release_failed: std::cell::Cell::new(false),
+    };
+    let admit = |s: &world::mission::pairing::Standalone, now: u128| {
+        let attempt = s.new_attempt("effect:ep1:0").unwrap();
+        let c = json!({"type": "admit", "runId": "r", "operationId": world::mission::pairing::operation_id(&attempt),
+            "attemptId": attempt, "grantId": "g", "subject": "agent",
+            "action": {"capability": "Workspace.Read", "resource": "worktree", "payload": {}, "preconditions": {}},
+            "amount": "1", "authorizationCheckedAt": now.to_string(), "policy": "ALLOW", "mandatoryChecksOk": true});
+        match world::mission::Command::parse(c.to_string().as_bytes()).unwrap() {
+            world::mission::Command::Admit(a) => *a,
+            other => panic!("{other:?}"),
+        }
+    };
+    // The release succeeds although the mission's clock moved 5 s past this call's reading.
+    let s = standalone(false);
+    let now = system_ms();
+    let e = s.admit_and_dispatch(admit(&s, now), now).unwrap_err();
+    let r = e.rejection().expect("a rejection");
+    assert_eq!(r.code, world::mission::Code::GrantNotLive);
+    assert_eq!(r.detail("unreleasedAttempt"), None, "{}", r.human());
+    let rep = report(&env, &led);
+    assert_eq!(rep["reserved"], "0", "nothing held: {rep}");
+    assert_eq!(rep["outstanding"], json!([]), "{rep}");
+    assert_eq!(rep["attempts"]["released"], json!(1), "{rep}");
+    // The release fails: the rejection says what is left and how to release it.
+    let s = standalone(true);
+    let now = system_ms();
+    let a = admit(&s, now);
+    let attempt = a.attempt_id.clone();
+    let e = s.admit_and_dispatch(a, now).unwrap_err();
+    let r = e.rejection().expect("a rejection");
+    assert_eq!(r.detail("unreleasedAttempt"), Some(attempt.as_str()));
+    let h = r.human();
+    assert!(h.contains("injected release failure"), "{h}");
+    assert!(
+        h.contains(&format!(
+            "world mission reconcile m --from-store --ledger {led}"
+        )),
+        "{h}"
+    );
+    let rep = report(&env, &led);
+    assert_eq!(rep["reserved"], "1", "{rep}");
+}
+
+/// F7 (DEC-MIS-18): attempts stranded at one effect ordinal by crashes before the store
+/// committed the intent (more than the contract's maxAttempts of 3) do not block the episode:
+/// each paired attempt is its own operation.
+#[test]
+fn stranded_attempts_at_one_ordinal_do_not_exhaust_the_episode() {
+    let dir = tempfile::tempdir().unwrap();
+    let led = dir.path().join("led.db").display().to_string();
+    let (env, tok) = setup(&led, "100");
+    assert_exit(&invoke(&env, &tok, &led, "t0"), 0);
+    let sid = store_id(&env);
+    let s = world::mission::pairing::Standalone {
+        missions: world::mission::ledger::open(&led).unwrap(),
+        mission_id: "m".into(),
+        store_id: sid,
+        implicit_clock: true,
+        release_failed: std::cell::Cell::new(false),
+    };
+    for _ in 0..4 {
+        // As the broker admits effect:ep1:1, then the process dies before the store commits.
+        let attempt = s.new_attempt("effect:ep1:1").unwrap();
+        let now = system_ms();
+        let c = json!({"type": "admit", "runId": "r", "operationId": world::mission::pairing::operation_id(&attempt),
+            "attemptId": attempt, "grantId": "g", "subject": "agent",
+            "action": {"capability": "Workspace.Read", "resource": "worktree", "payload": {}, "preconditions": {}},
+            "amount": "1", "authorizationCheckedAt": now.to_string(), "policy": "ALLOW", "mandatoryChecksOk": true});
+        let world::mission::Command::Admit(a) =
+            world::mission::Command::parse(c.to_string().as_bytes()).unwrap()
+        else {
+            panic!("not an admit")
+        };
+        s.admit_and_dispatch(*a, now).unwrap();
+    }
+    let o = env.run(&[
+        "mission",
+        "--ledger",
+        &led,
+        "reconcile",
+        "m",
+        "--from-store",
+    ]);
+    assert_exit(&o, 5); // four dispatched attempts without an intent: UNKNOWN, held
+    for t in ["t1", "t2"] {
+        let o = invoke(&env, &tok, &led, t);
+        assert_exit(&o, 0);
+    }
+    let r = report(&env, &led);
+    assert_eq!(r["settled"], "3", "{r}");
+}
+
+/// F11 (DEC-MIS-19): a paired invoke the mission refuses leaves a never-paired store
+/// unchanged — the store-id object is written with the first effect intent, not before.
+#[test]
+fn a_refused_first_paired_invoke_leaves_the_store_unchanged() {
+    let dir = tempfile::tempdir().unwrap();
+    let led = dir.path().join("led.db").display().to_string();
+    let (env, tok) = setup(&led, "5");
+    env.ok(&["mission", "--ledger", &led, "revoke", "m", "--grant", "g"]);
+    let before = env.fingerprint();
+    let o = invoke(&env, &tok, &led, "t0");
+    assert_exit(&o, 4);
+    assert!(stderr(&o).contains("GRANT_REVOKED"), "{}", stderr(&o));
+    assert_eq!(env.fingerprint(), before, "nothing written in the store");
+    assert!(env
+        .objects_of(world::limits::pairing::STORE_ID_SEMANTIC_ID)
+        .is_empty());
+    assert_eq!(world::limits::pairing::store_id(&env.conn()).unwrap(), None);
+}
+
+/// L12: a ledger file another process keeps locked is named, and both `world mission` and a
+/// paired `invoke` exit 6 with a hint (a lock wait), the store unchanged.
+#[test]
+fn a_busy_ledger_file_is_named_and_exits_6() {
+    let dir = tempfile::tempdir().unwrap();
+    let led = dir.path().join("led.db").display().to_string();
+    let (env, tok) = setup(&led, "5");
+    let holder = rusqlite::Connection::open(&led).unwrap();
+    holder.execute_batch("BEGIN IMMEDIATE").unwrap();
+    let before = env.fingerprint();
+    let o = invoke(&env, &tok, &led, "t0");
+    assert_exit(&o, 6);
+    let e = stderr(&o);
+    let canon = std::fs::canonicalize(&led).unwrap().display().to_string();
+    assert!(e.contains(&format!("ledger {canon} is busy")), "{e}");
+    assert!(e.contains("hint"), "{e}");
+    assert_eq!(env.fingerprint(), before, "nothing written in the store");
+    let o = env.run(&["mission", "--ledger", &led, "start-run", "m", "--run", "rb"]);
+    assert_exit(&o, 6);
+    let e = stderr(&o);
+    assert!(e.contains(&format!("ledger {led} is busy")), "{e}");
+    assert!(!e.contains("the store is busy"), "{e}");
+    holder.execute_batch("ROLLBACK").unwrap();
+    assert_exit(&invoke(&env, &tok, &led, "t1"), 0);
 }
 
 /// F3, L11 (DEC-MIS-15): the binding names the ledger by server, database **and schema**, so

@@ -102,6 +102,10 @@ pub enum BrokerError {
     /// The paired mission store failed (not a rejection).
     #[error("{0}")]
     Mission(String),
+    /// A standalone ledger stayed locked by another process for the whole lock wait; nothing
+    /// of this effect was applied there (exit 6).
+    #[error("{0}")]
+    LedgerBusy(String),
     /// The episode's spend could not be counted from its journal (an intent payload that does
     /// not decode or re-hash: issue 13 §3); nothing was written and no handler ran.
     #[error("the episode's spend cannot be counted: {0}")]
@@ -187,15 +191,15 @@ impl MissionPairing {
 
 fn mission_step(
     tx: &rusqlite::Transaction<'_>,
-    mission_id: &str,
+    m: &MissionPairing,
     command: crate::mission::Command,
     now_ms: u128,
 ) -> Result<(), BrokerError> {
     use crate::mission::store::{apply_in, Error as MissionError, Request as MissionRequest};
-    let req = MissionRequest {
-        command,
-        request_id: None,
-    };
+    let mission_id = m.mission_id.as_str();
+    // The system clock was read before the store's lock: the mission takes
+    // max(now, lastNow) under it (DEC-MIS-17); a fixed clock is checked as given.
+    let req = MissionRequest::new(command).on_implicit_clock(!m.clock.is_fixed());
     let host = crate::mission::Actor::host();
     match apply_in(tx, mission_id, &req, &host, crate::limits::Amount(now_ms)) {
         Ok(_) => Ok(()),
@@ -360,6 +364,14 @@ pub struct Broker<'a> {
     /// An object written in the same transaction as each allowed effect's intent (the
     /// coordinator's started marker, so a resent invocation id never runs a handler twice).
     pub with_intent: Option<Object>,
+    /// The store-id object this invocation wrote because the store was never paired with a
+    /// standalone ledger (`limits::pairing::ensure_store_id_new`, before any ledger step, so a
+    /// crash never strands an attempt under an id the store lacks): removed again when the
+    /// ledger cleanly refuses the invocation's first effect, so a refusal leaves the store
+    /// unchanged (DEC-MIS-19).
+    pub new_store_id: Option<Object>,
+    /// Set once an effect intent of this invocation committed (the store id is then in use).
+    pub intent_committed: std::cell::Cell<bool>,
 }
 
 impl Broker<'_> {
@@ -372,15 +384,59 @@ impl Broker<'_> {
         req: &Request,
         intent_id: &str,
     ) -> Result<String, BrokerError> {
-        let to_broker = |e| match e {
+        let to_broker = |e: crate::mission::store::Error| {
+            match e {
             crate::mission::store::Error::Rejected(r) => BrokerError::MissionRejected(r),
+            e if e.is_busy() => BrokerError::LedgerBusy(format!(
+                "mission {}: ledger {} is busy: another process held its write lock for the whole wait; nothing ran and nothing was written in the store",
+                ms.mission_id,
+                ms.missions.describe()
+            )),
             e => BrokerError::Mission(e.to_string()),
+        }
         };
         let attempt = ms.new_attempt(intent_id).map_err(to_broker)?;
-        let op = crate::mission::pairing::operation_id(&ms.store_id, intent_id);
+        let op = crate::mission::pairing::operation_id(&attempt);
         ms.admit_and_dispatch(mission_admit(m, req, op, attempt.clone()), m.now_ms)
             .map_err(to_broker)?;
         Ok(attempt)
+    }
+
+    /// After the intent's transaction was dropped with `e`: when the ledger cleanly refused
+    /// the first effect of an invocation that wrote the store's id, remove the id again (no
+    /// ledger and no intent names it). Anything else — a ledger failure mid-step, a release
+    /// that failed — keeps it: a ledger may hold an attempt naming it, for `reconcile
+    /// --from-store` to find.
+    fn forget_store_id_after(&self, store: &mut Store, e: &BrokerError) {
+        let Some(obj) = &self.new_store_id else {
+            return;
+        };
+        if self.intent_committed.get() {
+            return;
+        }
+        let release_failed = self
+            .limits
+            .as_ref()
+            .and_then(|p| p.standalone.as_ref())
+            .is_some_and(|s| s.release_failed.get())
+            || self
+                .mission
+                .as_ref()
+                .and_then(|m| m.standalone.as_ref())
+                .is_some_and(|s| s.release_failed.get());
+        // A refusal, or a lock wait that timed out (nothing applied; a later step's attempt was
+        // released again): no ledger names the id unless a release failed.
+        let clean = match e {
+            BrokerError::MissionRejected(r) => r.detail("unreleasedAttempt").is_none(),
+            BrokerError::LimitsRejected(_) | BrokerError::LedgerBusy(_) => true,
+            _ => false,
+        };
+        if !clean || release_failed {
+            return;
+        }
+        if let Err(e) = crate::limits::pairing::forget_store_id(store, obj) {
+            eprintln!("world: warning: the store-id object {} written for this refused call was not removed ({e}); it is harmless", obj.meta.hash);
+        }
     }
 
     /// Execute one request through the live pipeline (module docs). `deadline` bounds the handler.
@@ -458,123 +514,150 @@ impl Broker<'_> {
             journal::EFFECT_INTENT,
             intent.payload(),
         )?;
-        let mut standalone_attempt = None;
-        let mut mission_attempt: Option<String> = None;
-        if let Some(s) = self
-            .limits
-            .as_ref()
-            .and_then(|p| p.standalone.as_ref().map(|s| (p, s)))
-        {
-            // A standalone ledger: reserve and dispatch before the intent commits; a rejection
-            // or a ledger failure drops this transaction (no intent, no debit, nothing ran).
-            // The attempt id is new per attempt (DEC-LIM-22): a crash before this transaction
-            // commits leaves the ordinal free for the next effect, which must not meet this
-            // attempt's request ids. The marker ties the attempt to its intent for reconcile.
-            let (p, s) = s;
-            let max_active = deadline
-                .saturating_duration_since(Instant::now())
-                .as_millis();
-            let to_broker = |e| match e {
-                crate::limits::Error::Rejected(v) => BrokerError::LimitsRejected(v),
-                e => BrokerError::Limits(e.to_string()),
-            };
-            let attempt = s.new_attempt(&intent_id).map_err(to_broker)?;
-            s.reserve(
-                &attempt,
-                &p.scope,
-                req.cost.max(0) as u128,
-                max_active,
-                p.now_ms,
-            )
-            .map_err(to_broker)?;
-            // The seed's order: the ledger reserves first, then the mission admits. A mission
-            // in the same standalone ledger admits (and dispatches) between the reserve and
-            // the dispatch, so its refusal leaves a RESERVED attempt, released at once.
+        // The ledger steps, before the intent commits (a failure drops the transaction).
+        // A mission attempt dispatched in a standalone ledger names the store's id, whatever
+        // happens to this transaction after it.
+        let mission_dispatched = std::cell::Cell::new(false);
+        let paired = (|| -> Result<(Option<String>, Option<String>), BrokerError> {
+            let mut standalone_attempt = None;
+            let mut mission_attempt: Option<String> = None;
+            if let Some(s) = self
+                .limits
+                .as_ref()
+                .and_then(|p| p.standalone.as_ref().map(|s| (p, s)))
+            {
+                // A standalone ledger: reserve and dispatch before the intent commits; a rejection
+                // or a ledger failure drops this transaction (no intent, no debit, nothing ran).
+                // The attempt id is new per attempt (DEC-LIM-22): a crash before this transaction
+                // commits leaves the ordinal free for the next effect, which must not meet this
+                // attempt's request ids. The marker ties the attempt to its intent for reconcile.
+                let (p, s) = s;
+                let max_active = deadline
+                    .saturating_duration_since(Instant::now())
+                    .as_millis();
+                let to_broker = |e: crate::limits::Error| {
+                    match e {
+                    crate::limits::Error::Rejected(v) => BrokerError::LimitsRejected(v),
+                    e if e.is_busy() => BrokerError::LedgerBusy(format!(
+                        "limits: ledger {} is busy: another process held its write lock for the whole wait; nothing ran and nothing was written in the store",
+                        s.ledger.describe()
+                    )),
+                    e => BrokerError::Limits(e.to_string()),
+                }
+                };
+                let attempt = s.new_attempt(&intent_id).map_err(to_broker)?;
+                s.reserve(
+                    &attempt,
+                    &p.scope,
+                    req.cost.max(0) as u128,
+                    max_active,
+                    p.now_ms,
+                )
+                .map_err(to_broker)?;
+                // The seed's order: the ledger reserves first, then the mission admits. A mission
+                // in the same standalone ledger admits (and dispatches) between the reserve and
+                // the dispatch, so its refusal leaves a RESERVED attempt, released at once.
+                if let Some((m, ms)) = self
+                    .mission
+                    .as_ref()
+                    .and_then(|m| m.standalone.as_ref().map(|ms| (m, ms)))
+                {
+                    match self.standalone_admit(m, ms, req, &intent_id) {
+                        Ok(a) => {
+                            mission_dispatched.set(true);
+                            mission_attempt = Some(a)
+                        }
+                        Err(e) => {
+                            s.release_or_warn(&attempt, p.now_ms);
+                            return Err(e);
+                        }
+                    }
+                }
+                s.dispatch_or_release(&attempt, p.now_ms)
+                    .map_err(to_broker)?;
+                put_object(
+                    &tx,
+                    &crate::limits::pairing::attempt_marker(&attempt, &intent_id),
+                )?;
+                standalone_attempt = Some(attempt);
+            } else if let Some(p) = &self.limits {
+                // Reserve and dispatch in the intent's transaction: a rejection rolls all of it back.
+                let max_active = deadline
+                    .saturating_duration_since(Instant::now())
+                    .as_millis();
+                ledger_step(
+                    &tx,
+                    format!("{intent_id}:reserve"),
+                    crate::limits::Command::Reserve {
+                        attempt_id: intent_id.clone(),
+                        operation_id: intent_id.clone(),
+                        scope_id: p.scope.clone(),
+                        run_id: None,
+                        purpose: crate::limits::Purpose::Ordinary,
+                        amount: crate::limits::Amount(req.cost.max(0) as u128),
+                        max_active_ms: crate::limits::Amount(max_active),
+                        paired: true,
+                    },
+                    p.now_ms,
+                )?;
+                ledger_step(
+                    &tx,
+                    format!("{intent_id}:dispatch"),
+                    crate::limits::Command::Dispatch {
+                        attempt_id: intent_id.clone(),
+                    },
+                    p.now_ms,
+                )?;
+            }
             if let Some((m, ms)) = self
                 .mission
                 .as_ref()
                 .and_then(|m| m.standalone.as_ref().map(|ms| (m, ms)))
             {
-                match self.standalone_admit(m, ms, req, &intent_id) {
-                    Ok(a) => mission_attempt = Some(a),
-                    Err(e) => {
-                        let _ = s.release(&attempt, p.now_ms);
-                        return Err(e);
-                    }
+                // A mission in a standalone ledger, not admitted above (no standalone limits
+                // ledger): admit and dispatch now, still before the intent commits.
+                if mission_attempt.is_none() {
+                    mission_attempt = Some(self.standalone_admit(m, ms, req, &intent_id)?);
                 }
-            }
-            s.dispatch_or_release(&attempt, p.now_ms)
-                .map_err(to_broker)?;
-            put_object(
-                &tx,
-                &crate::limits::pairing::attempt_marker(&attempt, &intent_id),
-            )?;
-            standalone_attempt = Some(attempt);
-        } else if let Some(p) = &self.limits {
-            // Reserve and dispatch in the intent's transaction: a rejection rolls all of it back.
-            let max_active = deadline
-                .saturating_duration_since(Instant::now())
-                .as_millis();
-            ledger_step(
-                &tx,
-                format!("{intent_id}:reserve"),
-                crate::limits::Command::Reserve {
-                    attempt_id: intent_id.clone(),
-                    operation_id: intent_id.clone(),
-                    scope_id: p.scope.clone(),
-                    run_id: None,
-                    purpose: crate::limits::Purpose::Ordinary,
-                    amount: crate::limits::Amount(req.cost.max(0) as u128),
-                    max_active_ms: crate::limits::Amount(max_active),
-                    paired: true,
-                },
-                p.now_ms,
-            )?;
-            ledger_step(
-                &tx,
-                format!("{intent_id}:dispatch"),
-                crate::limits::Command::Dispatch {
-                    attempt_id: intent_id.clone(),
-                },
-                p.now_ms,
-            )?;
-        }
-        if let Some((m, ms)) = self
-            .mission
-            .as_ref()
-            .and_then(|m| m.standalone.as_ref().map(|ms| (m, ms)))
-        {
-            // A mission in a standalone ledger, not admitted above (no standalone limits
-            // ledger): admit and dispatch now, still before the intent commits.
-            if mission_attempt.is_none() {
-                mission_attempt = Some(self.standalone_admit(m, ms, req, &intent_id)?);
-            }
-            if let Some(a) = &mission_attempt {
-                put_object(
+                if let Some(a) = &mission_attempt {
+                    put_object(
+                        &tx,
+                        &crate::mission::pairing::attempt_marker(&ms.mission_id, a, &intent_id),
+                    )?;
+                }
+            } else if let Some(m) = &self.mission {
+                // The seed's order: the ledger reserves first, then the mission admits and
+                // dispatches, all in the intent's transaction; a rejection rolls all of it back.
+                let admit = mission_admit(m, req, intent_id.clone(), intent_id.clone());
+                mission_step(
                     &tx,
-                    &crate::mission::pairing::attempt_marker(&ms.mission_id, a, &intent_id),
+                    m,
+                    crate::mission::Command::Admit(Box::new(admit)),
+                    m.now_ms,
+                )?;
+                mission_step(
+                    &tx,
+                    m,
+                    crate::mission::Command::Dispatch {
+                        attempt_id: intent_id.clone(),
+                    },
+                    m.now_ms,
                 )?;
             }
-        } else if let Some(m) = &self.mission {
-            // The seed's order: the ledger reserves first, then the mission admits and
-            // dispatches, all in the intent's transaction; a rejection rolls all of it back.
-            let admit = mission_admit(m, req, intent_id.clone(), intent_id.clone());
-            mission_step(
-                &tx,
-                &m.mission_id,
-                crate::mission::Command::Admit(Box::new(admit)),
-                m.now_ms,
-            )?;
-            mission_step(
-                &tx,
-                &m.mission_id,
-                crate::mission::Command::Dispatch {
-                    attempt_id: intent_id.clone(),
-                },
-                m.now_ms,
-            )?;
-        }
+            Ok((standalone_attempt, mission_attempt))
+        })();
+        let (standalone_attempt, mission_attempt) = match paired {
+            Ok(a) => a,
+            Err(e) => {
+                drop(tx);
+                if !mission_dispatched.get() {
+                    self.forget_store_id_after(store, &e);
+                }
+                return Err(e);
+            }
+        };
         tx.commit().map_err(StoreError::from)?;
+        self.intent_committed.set(true);
 
         // The handler runs with the unit already spent.
         let payload: serde_json::Value =
@@ -602,7 +685,7 @@ impl Broker<'_> {
                         // Indeterminate settles UNKNOWN: the full reservation stays held.
                         Some(m) => mission_step(
                             &tx,
-                            &m.mission_id,
+                            m,
                             mission_settle(&intent_id, crate::mission::Outcome::Unknown, req.cost),
                             m.settle_ms(),
                         )
@@ -709,7 +792,7 @@ impl Broker<'_> {
                 };
                 mission_step(
                     &tx,
-                    &m.mission_id,
+                    m,
                     mission_settle(&intent_id, outcome, req.cost),
                     m.settle_ms(),
                 )

@@ -69,6 +69,7 @@ pub fn invoke_err(e: InvokeError) -> CliError {
         InvokeError::Integrity(_) => Exit::Integrity,
         InvokeError::LimitsRejected(_) | InvokeError::MissionRejected(_) => Exit::LimitRejected,
         InvokeError::LimitsUnavailable(_) | InvokeError::MissionUnavailable(_) => Exit::Failed,
+        InvokeError::LedgerBusy(_) => Exit::LockHeld,
         InvokeError::NotCommitted(_) | InvokeError::EffectsUnrecorded { .. } => Exit::Indeterminate,
         _ => Exit::Failed,
     };
@@ -84,6 +85,9 @@ pub fn invoke_err(e: InvokeError) -> CliError {
     }
     if let InvokeError::NotAuthorized(_) = &e {
         err = err.hint("`world tools list --session S` shows what this session can call (a published transition is visible only with a grant for its access effect)");
+    }
+    if matches!(e, InvokeError::LedgerBusy(_)) {
+        err = err.hint("another process is writing the ledger; retry the call (a lock wait is exit 6, docs/LEDGER.md)");
     }
     if matches!(e, InvokeError::NotCommitted(_)) {
         err = err.hint("check `world receipt` and `world effects --pending`; send a new --invocation-id to try again");

@@ -683,10 +683,16 @@ struct Job<'a> {
     command: Result<Command, Rejection>,
     attended: bool,
     evidence: Option<&'a Evidence>,
+    /// `now` already read for the command (an admit's default `authorizationCheckedAt` is the
+    /// same reading, so an implicit clock moves both, DEC-MIS-17); `None`: read it here.
+    now: Option<Amount>,
 }
 
 fn write(ctx: &Context, out: &mut Output, job: Job<'_>) -> Result<Exit, CliError> {
-    let now = parse_now(job.common.now.as_deref())?;
+    let now = match job.now {
+        Some(n) => n,
+        None => parse_now(job.common.now.as_deref())?,
+    };
     let mut command = match job.command {
         Ok(c) => c,
         Err(r) => return emit_rejection(out, &r),
@@ -709,6 +715,7 @@ fn write(ctx: &Context, out: &mut Output, job: Job<'_>) -> Result<Exit, CliError
     let req = Request {
         command,
         request_id: job.common.request_id.clone(),
+        implicit_now: job.common.now.is_none(),
     };
     let actor = if job.attended {
         let mut tty =
@@ -901,6 +908,7 @@ fn apply_lines(
         let req = Request {
             command: c,
             request_id: common.request_id.clone(),
+            implicit_now: common.now.is_none(),
         };
         let exit = match apply(&target, mission, &req, &actor, now, None, false) {
             Ok(a) => emit_applied(out, mission, &a)?,
@@ -1279,24 +1287,27 @@ fn reconcile_from_store(
     // The writer lock: no invocation of this store is in flight while its attempts are read.
     let store = ctx.open_write(false)?;
     let missions = crate::mission::ledger::open(location).map_err(|e| store_err(what, e))?;
-    let (id, done) =
-        match ops::mission::reconcile_from_store(&store, missions.as_ref(), mission, now) {
-            Ok(ops::mission::FromStore::NeverPaired) => {
-                out.warn(
-                    "this store was never paired with a standalone ledger: nothing to reconcile",
-                );
-                return Ok(Exit::Success);
-            }
-            Ok(ops::mission::FromStore::Reconciled { store_id, done }) => (store_id, done),
-            Err(ops::mission::FromStoreError::Store(e)) => return Err(CliError::store(what, e)),
-            Err(ops::mission::FromStoreError::Missions(mstore::Error::Rejected(r))) => {
-                return emit_rejection(out, &r)
-            }
-            Err(ops::mission::FromStoreError::Missions(e)) => return Err(store_err(what, e)),
-        };
+    let (id, done) = match ops::mission::reconcile_from_store(
+        &store,
+        missions.as_ref(),
+        mission,
+        now,
+        common.now.is_none(),
+    ) {
+        Ok(ops::mission::FromStore::NeverPaired) => {
+            out.warn("this store was never paired with a standalone ledger: nothing to reconcile");
+            return Ok(Exit::Success);
+        }
+        Ok(ops::mission::FromStore::Reconciled { store_id, done }) => (store_id, done),
+        Err(ops::mission::FromStoreError::Store(e)) => return Err(CliError::store(what, e)),
+        Err(ops::mission::FromStoreError::Missions(mstore::Error::Rejected(r))) => {
+            return emit_rejection(out, &r)
+        }
+        Err(ops::mission::FromStoreError::Missions(e)) => return Err(store_err(what, e)),
+    };
     let mut unknown = 0;
     for r in &done {
-        if r.action == "unknown" {
+        if matches!(r.action, "unknown" | "held") {
             unknown += 1;
         }
         if out.json {
@@ -1314,11 +1325,14 @@ fn reconcile_from_store(
             missions.describe()
         ));
     }
-    Ok(if unknown > 0 {
-        Exit::Indeterminate
-    } else {
-        Exit::Success
-    })
+    if unknown > 0 {
+        out.status(format!(
+            "{unknown} attempt(s) of {id} stay held until a person reconciles each with `world mission reconcile {mission} --attempt A --actual X --evidence-file F --ledger {}` (attended)",
+            missions.describe()
+        ));
+        return Ok(Exit::Indeterminate);
+    }
+    Ok(Exit::Success)
 }
 
 /// Run `world mission …`.
@@ -1349,6 +1363,7 @@ fn run_verb(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliErro
         command,
         attended,
         evidence,
+        now: None,
     };
     match &cmd {
         Cmd::Create { contract, yes, now } => {
@@ -1448,9 +1463,10 @@ fn run_verb(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliErro
                 serde_json::from_str(text)
                     .map_err(|e| CliError::usage(name, format!("not JSON: {e}")))
             };
+            let now = parse_now(common.now.as_deref())?;
             let checked = match authorization_checked_at {
                 Some(t) => t.clone(),
-                None => parse_now(common.now.as_deref())?.to_string(),
+                None => now.to_string(),
             };
             let mut v = json!({"type": "admit", "runId": run, "operationId": operation, "attemptId": attempt,
                 "grantId": grant, "subject": subject,
@@ -1464,7 +1480,10 @@ fn run_verb(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliErro
             write(
                 ctx,
                 out,
-                job("mission admit", mission, common, build(&v), false, None),
+                Job {
+                    now: Some(now),
+                    ..job("mission admit", mission, common, build(&v), false, None)
+                },
             )
         }
         Cmd::Dispatch {

@@ -77,9 +77,9 @@ impl Output {
         if !self.quiet {
             let _ = self.out.flush();
             if self.color {
-                eprintln!("\x1b[33mwarning:\x1b[0m {}", text.as_ref());
+                eprintln!("world: \x1b[33mwarning:\x1b[0m {}", text.as_ref());
             } else {
-                eprintln!("warning: {}", text.as_ref());
+                eprintln!("world: warning: {}", text.as_ref());
             }
         }
     }

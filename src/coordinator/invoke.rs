@@ -203,6 +203,11 @@ pub enum InvokeError {
     /// nothing was committed (issue 18, DEC-MIS-14).
     #[error("{0}")]
     MissionUnavailable(String),
+    /// A standalone ledger (limits or mission) stayed locked by another process for the whole
+    /// lock wait before the effect's intent was journaled; nothing ran, nothing was committed
+    /// (exit 6, docs/LEDGER.md).
+    #[error("{0}")]
+    LedgerBusy(String),
     /// Store failure before anything durable happened.
     #[error(transparent)]
     Store(#[from] StoreError),
@@ -232,6 +237,7 @@ impl InvokeError {
             InvokeError::MissionRejected(_) => "MissionRejectedError",
             InvokeError::LimitsUnavailable(_) => "LimitsUnavailableError",
             InvokeError::MissionUnavailable(_) => "MissionUnavailableError",
+            InvokeError::LedgerBusy(_) => "LedgerBusyError",
             InvokeError::Store(_) => "StoreError",
         }
     }
@@ -246,6 +252,7 @@ fn mission_pairing(
     ledger: Option<&str>,
     clock: crate::clock::Clock,
     now: i64,
+    store_id: &mut StoreId,
 ) -> Result<Option<broker::MissionPairing>, InvokeError> {
     let Some(b) = binding.filter(|b| !b.mission_id.is_empty()) else {
         return Ok(None);
@@ -303,13 +310,36 @@ fn mission_pairing(
         .get(&b.mission_grant)
         .map(|g| g.subject.clone())
         .unwrap_or_default();
-    let store_id = crate::limits::pairing::ensure_store_id(store)?;
     pairing.standalone = Some(std::rc::Rc::new(crate::mission::pairing::Standalone {
         missions,
         mission_id: b.mission_id.clone(),
-        store_id,
+        store_id: store_id.get(store)?,
+        implicit_clock: !clock.is_fixed(),
+        release_failed: std::cell::Cell::new(false),
     }));
     Ok(Some(pairing))
+}
+
+/// The store's id for standalone pairings, read (or written, for a store never paired) once
+/// per call: the limits and the mission pairing of one invocation name the store alike, and an
+/// id this call wrote is removed again when the ledger cleanly refuses its first effect
+/// (DEC-MIS-19).
+#[derive(Default)]
+struct StoreId {
+    id: Option<String>,
+    created: Option<Object>,
+}
+
+impl StoreId {
+    fn get(&mut self, store: &mut Store) -> Result<String, InvokeError> {
+        if let Some(id) = &self.id {
+            return Ok(id.clone());
+        }
+        let (id, created) = crate::limits::pairing::ensure_store_id_new(store)?;
+        self.id = Some(id.clone());
+        self.created = created;
+        Ok(id)
+    }
 }
 
 /// The ledger clock for pairing: the wall clock in ms, or `now * 1000` (the call's own
@@ -749,8 +779,10 @@ fn run_effectful(
         .collect();
     let parsed = plan::parse_plan(&raw_plan, &declared)?;
     let plan_obj = Object::new(records::EFFECT_PLAN, &run.surface, parsed.canonical.clone());
-    let (limits, mission) = pairings(store, &run, call, host)?;
+    let (limits, mission, new_store_id) = pairings(store, &run, call, host)?;
     let b = Broker {
+        new_store_id,
+        intent_committed: std::cell::Cell::new(false),
         episode: &run.sess.episode,
         grants: &run.sess.grants,
         now: run.now,
@@ -798,27 +830,31 @@ fn run_effectful(
     })
 }
 
+/// An invocation's limits pairing, mission pairing, and the store-id object it wrote.
+type Pairings = (
+    Option<broker::LimitsPairing>,
+    Option<broker::MissionPairing>,
+    Option<Object>,
+);
+
 /// The episode's limits pairing (its binding's scope, on the store's ledger or the
-/// `--ledger` one) and mission pairing (DEC-LIM-20, DEC-MIS-14), both `None` when unbound.
+/// `--ledger` one) and mission pairing (DEC-LIM-20, DEC-MIS-14), both `None` when unbound,
+/// and the store-id object this call wrote for a store never paired (DEC-MIS-19).
 fn pairings(
     store: &mut Store,
     run: &Prepared,
     call: &Call,
     host: &Host<'_>,
-) -> Result<
-    (
-        Option<broker::LimitsPairing>,
-        Option<broker::MissionPairing>,
-    ),
-    InvokeError,
-> {
+) -> Result<Pairings, InvokeError> {
     let binding = session::binding(store.conn(), &run.sess.episode)?;
+    let mut store_id = StoreId::default();
     let mission = mission_pairing(
         store,
         binding.as_ref(),
         host.services.limits_ledger.as_deref(),
         call.clock,
         run.now,
+        &mut store_id,
     )?;
     let limits = binding
         .map(|b| b.limits_scope)
@@ -831,8 +867,9 @@ fn pairings(
         });
     let limits = match (limits, &host.services.limits_ledger) {
         (Some(mut p), Some(location)) => {
+            let id = store_id.get(store)?;
             p.standalone = Some(std::rc::Rc::new(
-                crate::limits::pairing::Standalone::open(location, store, &run.invocation_id)
+                crate::limits::pairing::Standalone::open_for(location, id, &run.invocation_id)
                     .map_err(|e| match e {
                         crate::limits::Error::Rejected(v) => InvokeError::LimitsRejected(v),
                         e => InvokeError::LimitsUnavailable(e.to_string()),
@@ -842,7 +879,7 @@ fn pairings(
         }
         (p, _) => p,
     };
-    Ok((limits, mission))
+    Ok((limits, mission, store_id.created))
 }
 
 /// What the effects of one plan left behind, in plan order.
@@ -921,6 +958,9 @@ fn execute_effects(
             }
             Err(BrokerError::Mission(m)) if nothing_written => {
                 return Err(InvokeError::MissionUnavailable(m))
+            }
+            Err(BrokerError::LedgerBusy(m)) if nothing_written => {
+                return Err(InvokeError::LedgerBusy(m))
             }
             Err(e) => {
                 return Err(InvokeError::EffectsUnrecorded {

@@ -86,6 +86,13 @@ pub enum Error {
         /// The client's error.
         source: postgres::Error,
     },
+    /// Another process held the ledger's write lock for the whole lock wait (a ledger file's
+    /// busy timeout, a PostgreSQL lock timeout): nothing was applied (exit 6).
+    #[error("ledger {ledger} is busy: another process held its write lock for the whole wait; nothing was applied")]
+    Busy {
+        /// The ledger: its path, or `postgres://user@host:port/db`.
+        ledger: String,
+    },
     /// The PostgreSQL ledger schema is of another version than this build reads.
     #[error("limits: ledger {ledger} has schema version {found}; this world reads version {want}")]
     SchemaVersion {
@@ -111,6 +118,24 @@ impl Error {
     pub fn code(&self) -> Option<Code> {
         self.verdict().map(|v| v.code)
     }
+
+    /// A lock wait that timed out (a busy ledger file, a PostgreSQL lock timeout): exit 6.
+    pub fn is_busy(&self) -> bool {
+        match self {
+            Error::Busy { .. } => true,
+            Error::Sqlite(e) => sqlite_busy(e),
+            Error::Postgres { source, .. } => {
+                source.code() == Some(&postgres::error::SqlState::LOCK_NOT_AVAILABLE)
+            }
+            _ => false,
+        }
+    }
+}
+
+/// `SQLITE_BUSY` / `SQLITE_LOCKED`: another connection held the lock for the whole busy wait.
+pub fn sqlite_busy(e: &rusqlite::Error) -> bool {
+    matches!(e, rusqlite::Error::SqliteFailure(f, _)
+        if matches!(f.code, rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked))
 }
 
 impl From<Verdict> for Error {

@@ -40,6 +40,9 @@ pub struct Standalone {
     pub store_id: String,
     /// The invocation the effects belong to (`cli:<ep>:<task>`).
     pub invocation_id: String,
+    /// Set when a release after a refusal failed: a RESERVED attempt was left (reported on
+    /// stderr with `world limits reconcile --from-store`; the store id must then persist).
+    pub release_failed: std::cell::Cell<bool>,
 }
 
 impl std::fmt::Debug for Standalone {
@@ -68,10 +71,70 @@ pub fn store_id(conn: &Connection) -> Result<Option<String>, rusqlite::Error> {
         [STORE_ID_SEMANTIC_ID],
         |r| r.get(0),
     )?;
-    Ok(hash.map(|h| {
-        let hex = h.strip_prefix("sha256:").unwrap_or(&h);
-        format!("store-{}", hex.chars().take(16).collect::<String>())
-    }))
+    Ok(hash.map(|h| id_of_hash(&h)))
+}
+
+fn id_of_hash(h: &str) -> String {
+    let hex = h.strip_prefix("sha256:").unwrap_or(h);
+    format!("store-{}", hex.chars().take(16).collect::<String>())
+}
+
+fn new_store_id_object() -> Result<crate::store::Object, crate::store::Error> {
+    let mut b = [0u8; 16];
+    getrandom::getrandom(&mut b).map_err(|e| crate::store::Error::Corrupt {
+        what: "store id".into(),
+        detail: e.to_string(),
+    })?;
+    let payload = format!("{{\"storeNonce\":\"{}\"}}\n", hex::encode(b)).into_bytes();
+    Ok(crate::store::Object::new(
+        STORE_ID_SEMANTIC_ID,
+        "world:limits",
+        payload,
+    ))
+}
+
+/// [`ensure_store_id`], also returning the store-id object when this call wrote it (the store
+/// was never paired): written before any ledger step, so an attempt a crash strands in the
+/// ledger always names an id the store holds; an invocation whose first effect the ledger
+/// then refuses removes it again with [`forget_store_id`] (DEC-MIS-19).
+///
+/// # Errors
+/// Store errors.
+pub fn ensure_store_id_new(
+    store: &mut crate::store::Store,
+) -> Result<(String, Option<crate::store::Object>), crate::store::Error> {
+    if let Some(id) = store_id(store.conn())? {
+        return Ok((id, None));
+    }
+    let obj = new_store_id_object()?;
+    let tx = store.immediate()?;
+    crate::store::put_object(&tx, &obj)?;
+    tx.commit()?;
+    let id = store_id(store.conn())?.ok_or_else(|| crate::store::Error::Corrupt {
+        what: "store id".into(),
+        detail: "the store-id object was not stored".into(),
+    })?;
+    Ok((id, Some(obj)))
+}
+
+/// Remove the store-id object `obj` that [`ensure_store_id_new`] wrote for this invocation,
+/// after the ledger cleanly refused its first effect (nothing in any ledger names the id, no
+/// intent of the store does): the refused call leaves the store as it found it. One
+/// transaction; the caller holds the store's writer lock.
+///
+/// # Errors
+/// Store errors.
+pub fn forget_store_id(
+    store: &mut crate::store::Store,
+    obj: &crate::store::Object,
+) -> Result<(), crate::store::Error> {
+    let tx = store.immediate()?;
+    tx.execute(
+        "DELETE FROM objects WHERE hash_ref = ?1 AND semantic_id = ?2",
+        [obj.meta.hash.as_str(), STORE_ID_SEMANTIC_ID],
+    )?;
+    tx.commit()?;
+    Ok(())
 }
 
 /// The store's id, writing its store-id object first if it has none (needs the writer lock).
@@ -79,25 +142,7 @@ pub fn store_id(conn: &Connection) -> Result<Option<String>, rusqlite::Error> {
 /// # Errors
 /// Store errors.
 pub fn ensure_store_id(store: &mut crate::store::Store) -> Result<String, crate::store::Error> {
-    if let Some(id) = store_id(store.conn())? {
-        return Ok(id);
-    }
-    let mut b = [0u8; 16];
-    getrandom::getrandom(&mut b).map_err(|e| crate::store::Error::Corrupt {
-        what: "store id".into(),
-        detail: e.to_string(),
-    })?;
-    let payload = format!("{{\"storeNonce\":\"{}\"}}\n", hex::encode(b)).into_bytes();
-    let tx = store.immediate()?;
-    crate::store::put_object(
-        &tx,
-        &crate::store::Object::new(STORE_ID_SEMANTIC_ID, "world:limits", payload),
-    )?;
-    tx.commit()?;
-    store_id(store.conn())?.ok_or_else(|| crate::store::Error::Corrupt {
-        what: "store id".into(),
-        detail: "the store-id object was not stored".into(),
-    })
+    ensure_store_id_new(store).map(|(id, _)| id)
 }
 
 /// Semantic id of the object the intent's transaction stores for each paired attempt
@@ -234,7 +279,8 @@ impl Standalone {
         Ok(())
     }
 
-    /// Dispatch the RESERVED attempt `attempt`; a rejection releases it (never dispatched).
+    /// Dispatch the RESERVED attempt `attempt`; a rejection or a failed dispatch releases it
+    /// (never dispatched; a release that fails is reported, [`Standalone::release_or_warn`]).
     ///
     /// # Errors
     /// [`Error::Rejected`] (released again); storage errors.
@@ -250,10 +296,27 @@ impl Standalone {
             Ok(_) => Ok(()),
             Err(Error::Rejected(v)) => {
                 // Never dispatched: give the reservation back before reporting the refusal.
-                let _ = self.release(&attempt, now_ms);
+                self.release_or_warn(&attempt, now_ms);
                 Err(Error::Rejected(v))
             }
-            Err(e) => Err(e),
+            Err(e) => {
+                // The dispatch failed (a busy or lost ledger): never dispatched either.
+                self.release_or_warn(&attempt, now_ms);
+                Err(e)
+            }
+        }
+    }
+
+    /// [`Standalone::release`] after a refusal; a failure is never silent: a warning names the
+    /// RESERVED attempt left and `world limits reconcile --from-store`, and
+    /// [`Standalone::release_failed`] is set.
+    pub fn release_or_warn(&self, attempt: &str, now_ms: u128) {
+        if let Err(e) = self.release(attempt, now_ms) {
+            self.release_failed.set(true);
+            eprintln!(
+                "world: warning: the limits ledger did not release {attempt} ({e}): no handler ran and nothing was written in the store, but its reservation is held until `world limits reconcile --from-store --ledger {}`",
+                self.ledger.describe()
+            );
         }
     }
 
@@ -444,10 +507,25 @@ impl Standalone {
         store: &mut crate::store::Store,
         invocation_id: &str,
     ) -> Result<Standalone, Error> {
+        let store_id = ensure_store_id(store).map_err(|e| Error::Corrupt(e.to_string()))?;
+        Standalone::open_for(location, store_id, invocation_id)
+    }
+
+    /// Open the standalone ledger at `location` for invocation `invocation_id` of the store
+    /// whose id is `store_id` (from [`ensure_store_id_new`]).
+    ///
+    /// # Errors
+    /// The ledger's open errors.
+    pub fn open_for(
+        location: &str,
+        store_id: String,
+        invocation_id: &str,
+    ) -> Result<Standalone, Error> {
         Ok(Standalone {
             ledger: super::open_standalone_ledger(location)?,
-            store_id: ensure_store_id(store).map_err(|e| Error::Corrupt(e.to_string()))?,
+            store_id,
             invocation_id: invocation_id.to_string(),
+            release_failed: std::cell::Cell::new(false),
         })
     }
 }

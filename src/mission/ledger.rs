@@ -268,6 +268,17 @@ impl FileMissions {
     fn inner(&self) -> SqliteMissions<'_> {
         SqliteMissions::new(self.ledger.connection())
     }
+
+    /// A busy wait that timed out names the ledger file (L12), not "the store".
+    fn named<T>(&self, r: Result<T, Error>) -> Result<T, Error> {
+        r.map_err(|e| match e {
+            Error::Sqlite(s) if crate::limits::sqlite_busy(&s) => crate::limits::Error::Busy {
+                ledger: self.describe(),
+            }
+            .into(),
+            e => e,
+        })
+    }
 }
 
 impl MissionStore for FileMissions {
@@ -281,7 +292,7 @@ impl MissionStore for FileMissions {
         attended: bool,
         now: Amount,
     ) -> Result<State, Error> {
-        self.inner().create(contract, actor, attended, now)
+        self.named(self.inner().create(contract, actor, attended, now))
     }
     fn apply(
         &self,
@@ -290,7 +301,7 @@ impl MissionStore for FileMissions {
         actor: &Actor,
         now: Amount,
     ) -> Result<Applied, Error> {
-        self.inner().apply(mission_id, request, actor, now)
+        self.named(self.inner().apply(mission_id, request, actor, now))
     }
     fn dry_run(
         &self,
@@ -299,7 +310,7 @@ impl MissionStore for FileMissions {
         actor: &Actor,
         now: Amount,
     ) -> Result<Applied, Error> {
-        self.inner().dry_run(mission_id, request, actor, now)
+        self.named(self.inner().dry_run(mission_id, request, actor, now))
     }
     fn state(&self, mission_id: &str) -> Result<State, Error> {
         self.inner().state(mission_id)
@@ -458,11 +469,22 @@ impl MissionStore for PgMissions {
                         "SELECT pg_advisory_xact_lock(hashtext(current_schema() || '.world-limits-ledger'))",
                     )?;
                     if !prologue(db)? {
+                        // The re-check above can miss tables another first create committed
+                        // while this one waited for the lock (the session's catalog cache
+                        // keeps "no such table" until a relation lock makes it look again):
+                        // the DDL is idempotent and the version row is inserted only if
+                        // missing, then checked like any other (F6).
                         db.batch(PG_DDL)?;
                         db.exec(
-                            "INSERT INTO mission_schema (id, version) VALUES (1, ?1)",
+                            "INSERT INTO mission_schema (id, version) VALUES (1, ?1) ON CONFLICT (id) DO NOTHING",
                             &crate::limits::db::vals![SCHEMA_VERSION],
                         )?;
+                        if !prologue(db)? {
+                            return Err(Error::Corrupt(format!(
+                                "the mission tables of {} did not appear after they were created",
+                                db.ledger_name()
+                            )));
+                        }
                     }
                 }
                 guard_truncate(db)?;

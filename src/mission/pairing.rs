@@ -20,10 +20,17 @@
 //! evidence: never a refund because a process restarted.
 //!
 //! Ids (missions.md §2 grammar `[A-Za-z0-9._:-]{1,128}`): attempt `<storeId>:<intentId>:<8
-//! hex>` — unique per attempt, as DEC-LIM-22 — and operation `<storeId>:<intentId>` (an
-//! effect retried after a crash is another attempt of the same operation). The store id is
-//! the limits pairing's ([`crate::limits::pairing::store_id`]), so `world mission report`
-//! names the store and the effect intent (episode and ordinal) of each outstanding attempt.
+//! hex>` — unique per attempt, as DEC-LIM-22 — and the operation is the attempt itself
+//! (DEC-MIS-18: a process that stops before the store commits the intent leaves the ordinal
+//! free, and whatever the episode does next at that ordinal is a new request, not a retry, so
+//! it must not spend the crashed one's `maxAttempts`). The store id is the limits pairing's
+//! ([`crate::limits::pairing::store_id`]), so `world mission report` names the store and the
+//! effect intent (episode and ordinal) of each outstanding attempt.
+//!
+//! The clock: an invocation on the system clock sends its reading as an implicit clock, so the
+//! ledger takes `max(now, lastNow)` under the mission's lock (DEC-MIS-17) — processes on
+//! several hosts never refuse each other `TIME_REGRESSED`, and a release or settlement is
+//! never lost to it.
 
 use rusqlite::Connection;
 
@@ -44,6 +51,13 @@ pub struct Standalone {
     pub mission_id: String,
     /// The store's id ([`crate::limits::pairing::store_id`]).
     pub store_id: String,
+    /// `now` is the system clock (not `WORLD_TEST_NOW`): every step is sent as an implicit
+    /// clock, `max(now, lastNow)` under the mission's lock (DEC-MIS-17).
+    pub implicit_clock: bool,
+    /// Set when the release of an attempt whose dispatch failed failed too: an ADMITTED
+    /// attempt was left (reported; the store's id must then persist for `reconcile
+    /// --from-store`).
+    pub release_failed: std::cell::Cell<bool>,
 }
 
 impl std::fmt::Debug for Standalone {
@@ -52,13 +66,17 @@ impl std::fmt::Debug for Standalone {
             .field("missions", &self.missions.describe())
             .field("mission_id", &self.mission_id)
             .field("store_id", &self.store_id)
+            .field("implicit_clock", &self.implicit_clock)
+            .field("release_failed", &self.release_failed.get())
             .finish()
     }
 }
 
-/// The operation id of effect intent `intent_id` of store `store_id`: `<storeId>:<intentId>`.
-pub fn operation_id(store_id: &str, intent_id: &str) -> String {
-    format!("{store_id}:{intent_id}")
+/// The operation id of a paired attempt: the attempt id itself (DEC-MIS-18). Each paired
+/// attempt is one request of the episode; the store's journal (not `maxAttempts`) makes sure
+/// an effect intent that reached the store never runs twice.
+pub fn operation_id(attempt_id: &str) -> String {
+    attempt_id.to_string()
 }
 
 /// A new attempt id for effect intent `intent_id` of store `store_id`:
@@ -121,11 +139,9 @@ fn host_step(
     mission_id: &str,
     command: Command,
     now_ms: u128,
+    implicit_clock: bool,
 ) -> Result<(), Error> {
-    let req = Request {
-        command,
-        request_id: None,
-    };
+    let req = Request::new(command).on_implicit_clock(implicit_clock);
     missions
         .apply(mission_id, &req, &Actor::host(), Amount(now_ms))
         .map(|_| ())
@@ -133,7 +149,22 @@ fn host_step(
 
 impl Standalone {
     fn step(&self, command: Command, now_ms: u128) -> Result<(), Error> {
-        host_step(self.missions.as_ref(), &self.mission_id, command, now_ms)
+        host_step(
+            self.missions.as_ref(),
+            &self.mission_id,
+            command,
+            now_ms,
+            self.implicit_clock,
+        )
+    }
+
+    /// The command that releases what [`reconcile_from_store`] can: for hints.
+    pub fn reconcile_hint(&self) -> String {
+        format!(
+            "world mission reconcile {} --from-store --ledger {}",
+            self.mission_id,
+            self.missions.describe()
+        )
     }
 
     /// A new attempt id for effect intent `intent_id` of this store ([`new_attempt_id`]).
@@ -149,10 +180,13 @@ impl Standalone {
     ///
     /// # Errors
     /// [`Error::Rejected`] (nothing admitted, or the admitted attempt released again when the
-    /// rejection came from `dispatch`); storage errors (the attempt may be left ADMITTED —
-    /// [`reconcile_from_store`] releases it: no intent reached the store).
+    /// rejection came from `dispatch`; when that release fails too, the rejection carries
+    /// `unreleasedAttempt` and says how to release it — never a silent leak); storage errors
+    /// (a failed dispatch is released again; when that fails a warning names the ADMITTED
+    /// attempt left — [`reconcile_from_store`] releases it: no intent reached the store).
     pub fn admit_and_dispatch(&self, admit: Admit, now_ms: u128) -> Result<(), Error> {
         let attempt = admit.attempt_id.clone();
+        let amount = admit.amount;
         self.step(Command::Admit(Box::new(admit)), now_ms)?;
         match self.step(
             Command::Dispatch {
@@ -160,11 +194,32 @@ impl Standalone {
             },
             now_ms,
         ) {
-            Err(Error::Rejected(r)) => {
-                let _ = self.release(&attempt, now_ms);
-                Err(Error::Rejected(r))
+            Err(Error::Rejected(r)) => match self.release(&attempt, now_ms) {
+                Ok(()) => Err(Error::Rejected(r)),
+                Err(e) => {
+                    self.release_failed.set(true);
+                    Err(Error::Rejected(Box::new(unreleased(
+                        *r,
+                        &attempt,
+                        amount,
+                        &e,
+                        &self.reconcile_hint(),
+                    ))))
+                }
+            },
+            Err(e) => {
+                // The dispatch failed (a busy or lost ledger): never dispatched, so give the
+                // reservation back; if that fails too, say what is left.
+                if let Err(re) = self.release(&attempt, now_ms) {
+                    self.release_failed.set(true);
+                    eprintln!(
+                        "world: warning: the admitted attempt {attempt} (holding {amount}) was neither dispatched nor released ({re}): no handler ran and nothing was written in the store, but the mission holds it until `{}`",
+                        self.reconcile_hint()
+                    );
+                }
+                Err(e)
             }
-            other => other,
+            Ok(()) => Ok(()),
         }
     }
 
@@ -198,6 +253,23 @@ impl Standalone {
     }
 }
 
+/// `r` with the exposure a failed release left: detail `unreleasedAttempt`, and a sentence
+/// naming the amount held and the command that releases it.
+pub fn unreleased(
+    r: super::Rejection,
+    attempt: &str,
+    amount: Amount,
+    cause: &Error,
+    hint: &str,
+) -> super::Rejection {
+    let mut r = r.with("unreleasedAttempt", attempt);
+    r.reason = format!(
+        "{}; the admitted attempt {attempt} (holding {amount}) could not be released ({cause}): no handler ran and nothing was written in the store, but the mission holds it until `{hint}` releases it",
+        r.reason
+    );
+    r
+}
+
 /// What [`reconcile_from_store`] did with one outstanding attempt of the store.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -206,7 +278,9 @@ pub struct Reconciled {
     pub attempt_id: String,
     /// The effect intent it was admitted for (`effect:<episode>:<ordinal>`).
     pub intent_id: String,
-    /// `released`, `settled` or `unknown` (settled UNKNOWN: kept for a HUMAN reconcile).
+    /// `released`, `settled`, `unknown` (settled UNKNOWN now: kept for a HUMAN reconcile) or
+    /// `held` (already UNKNOWN, or ADMITTED with its intent in the store: nothing this command
+    /// may do; it awaits the attended `world mission reconcile`).
     pub action: &'static str,
     /// The attempt's status now.
     pub status: String,
@@ -224,7 +298,12 @@ pub struct Reconciled {
 ///   SUCCEEDED/FAILED at the admitted amount (what the broker would have settled);
 /// - any other DISPATCHED attempt (no outcome; or no marker: the process stopped between the
 ///   ledger's dispatch and the store's commit) → `settle` UNKNOWN: the full reservation stays
-///   held until a HUMAN `world mission reconcile` (missions.md §4; DEC-MIS-5).
+///   held until a HUMAN `world mission reconcile` (missions.md §4; DEC-MIS-5);
+/// - an attempt of the store already UNKNOWN (an earlier run, an indeterminate effect), or
+///   ADMITTED with its intent in the store, is listed as `held`: still awaiting a person.
+///
+/// `implicit_clock`: `now_ms` is the system clock, taken as `max(now, lastNow)` under the
+/// mission's lock (DEC-MIS-17).
 ///
 /// # Errors
 /// Ledger and store errors (what was applied before stays applied).
@@ -234,15 +313,19 @@ pub fn reconcile_from_store(
     store: &Connection,
     store_id: &str,
     now_ms: u128,
+    implicit_clock: bool,
 ) -> Result<Vec<Reconciled>, Error> {
     use crate::store::journal::ReceiptState;
     let state = missions.state(mission_id)?;
-    let step = |command, now| host_step(missions, mission_id, command, now);
+    let step = |command, now| host_step(missions, mission_id, command, now, implicit_clock);
     let mut out = Vec::new();
+    let attended = |attempt_id: &str| {
+        format!("awaits `world mission reconcile {mission_id} --attempt {attempt_id} --actual X --evidence-file F` (attended)")
+    };
     for (attempt_id, a) in &state.attempts {
         if !matches!(
             a.status,
-            AttemptStatus::Admitted | AttemptStatus::Dispatched
+            AttemptStatus::Admitted | AttemptStatus::Dispatched | AttemptStatus::Unknown
         ) {
             continue;
         }
@@ -250,6 +333,21 @@ pub fn reconcile_from_store(
             continue;
         };
         if sid != store_id {
+            continue;
+        }
+        let held = |why: String| Reconciled {
+            attempt_id: attempt_id.clone(),
+            intent_id: intent_id.to_string(),
+            action: "held",
+            status: a.status.as_str().to_string(),
+            why,
+        };
+        if a.status == AttemptStatus::Unknown {
+            out.push(held(format!(
+                "settled UNKNOWN before: its full reservation ({}) stays held; it {}",
+                a.amount,
+                attended(attempt_id)
+            )));
             continue;
         }
         let reached = marker_present(store, mission_id, attempt_id, intent_id)?;
@@ -266,6 +364,10 @@ pub fn reconcile_from_store(
             if reached {
                 // The intent committed only after dispatch succeeded: not reachable by the
                 // broker; leave it to a human.
+                out.push(held(format!(
+                    "ADMITTED while its intent {intent_id} is in the store; it {}",
+                    attended(attempt_id)
+                )));
                 continue;
             }
             step(
@@ -331,7 +433,7 @@ mod tests {
         let id = new_attempt_id(store, &intent).unwrap();
         assert!(id.len() <= 128, "{} bytes", id.len());
         crate::mission::check_id(&id).unwrap();
-        crate::mission::check_id(&operation_id(store, &intent)).unwrap();
+        crate::mission::check_id(&operation_id(&id)).unwrap();
         assert_eq!(parse_attempt_id(&id), Some((store, intent.as_str())));
         assert_eq!(parse_attempt_id("effect:ep:0"), None);
         assert_eq!(parse_attempt_id("store-0123456789abcdef:effect:ep:0"), None);

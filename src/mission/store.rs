@@ -182,6 +182,15 @@ impl From<Rejection> for Error {
 }
 
 impl Error {
+    /// A lock wait on the ledger that timed out (exit 6; L12).
+    pub fn is_busy(&self) -> bool {
+        match self {
+            Error::Ledger(l) => l.is_busy(),
+            Error::Sqlite(s) => crate::limits::sqlite_busy(s),
+            _ => false,
+        }
+    }
+
     /// The rejection, if this is one.
     pub fn rejection(&self) -> Option<&Rejection> {
         match self {
@@ -203,9 +212,54 @@ pub struct Request {
     /// `--request-id`; `None` for `admit` means `admit:<attemptId>` (§6), and no idempotency
     /// for every other command.
     pub request_id: Option<String>,
+    /// `now` is the system clock read before the transaction (no `--now`): the transaction
+    /// uses `max(now, mission's lastNow)`, read under the mission's lock, so a process that
+    /// waited for the lock (another host, clock skew, an operator's future `--now`) never
+    /// meets `TIME_REGRESSED`; an `admit` whose `authorizationCheckedAt` is that same reading
+    /// (the broker's own check, `mission admit` without `--authorization-checked-at`) moves
+    /// with it. The journal records the clock and command used. `false`: `now` was given
+    /// (`--now`, `WORLD_TEST_NOW`) and is checked as given (DEC-MIS-17, as DEC-LIM-18).
+    pub implicit_now: bool,
 }
 
 impl Request {
+    /// A request without an idempotency key whose `now` is checked as given.
+    pub fn new(command: Command) -> Request {
+        Request {
+            command,
+            request_id: None,
+            implicit_now: false,
+        }
+    }
+
+    /// Mark `now` as the implicit system clock (see [`Request::implicit_now`]).
+    pub fn on_implicit_clock(mut self, yes: bool) -> Request {
+        self.implicit_now = yes;
+        self
+    }
+
+    /// The clock and command a transaction applies, given the mission's `last_now`: as sent
+    /// for a given clock; `max(now, last_now)` (and an admit's authorization check taken at
+    /// `now` moved with it) for the implicit clock.
+    pub fn effective(
+        &self,
+        now: Amount,
+        last_now: Amount,
+    ) -> (Amount, std::borrow::Cow<'_, Command>) {
+        use std::borrow::Cow;
+        if !self.implicit_now || now >= last_now {
+            return (now, Cow::Borrowed(&self.command));
+        }
+        match &self.command {
+            Command::Admit(a) if a.authorization_checked_at == now => {
+                let mut a = a.clone();
+                a.authorization_checked_at = last_now;
+                (last_now, Cow::Owned(Command::Admit(a)))
+            }
+            _ => (last_now, Cow::Borrowed(&self.command)),
+        }
+    }
+
     /// The idempotency key used: explicit, or `admit:<attemptId>` for an admit.
     pub fn key(&self) -> Option<String> {
         match (&self.request_id, &self.command) {
@@ -1235,7 +1289,11 @@ pub(crate) fn apply_db(
     now: Amount,
 ) -> Result<Applied, Error> {
     let h = head(db, mission_id)?;
-    let command_ref = request.command.command_ref().to_string();
+    // The clock is read under the mission's lock (DEC-MIS-17): an implicit clock never
+    // regresses behind what another process recorded while this one waited.
+    let (now, command) = request.effective(now, h.last_now);
+    let command: &Command = &command;
+    let command_ref = command.command_ref().to_string();
     let key = request.key();
     if let Some(k) = &key {
         let found = query_opt(
@@ -1306,13 +1364,13 @@ pub(crate) fn apply_db(
             _ => {}
         }
     }
-    let before = load_working(db, mission_id, &h, &request.command)?;
+    let before = load_working(db, mission_id, &h, command)?;
     let mut after = before.clone();
-    let outcome = super::reduce::apply(&mut after, &request.command, now, actor);
+    let outcome = super::reduce::apply(&mut after, command, now, actor);
     let (result, violation) = match &outcome {
         Ok(()) => {
             let mut r = serde_json::json!({"code": "OK", "revision": after.revision.to_string()});
-            if let Command::Admit(a) = &request.command {
+            if let Command::Admit(a) = command {
                 if let Some(at) = after.attempts.get(&a.attempt_id) {
                     r["intentRef"] = at.intent_ref.clone().into();
                 }
@@ -1328,7 +1386,7 @@ pub(crate) fn apply_db(
         mission_id,
         seq,
         &h.head_hash,
-        &request.command,
+        command,
         now,
         actor,
         key.as_deref(),
@@ -1362,7 +1420,7 @@ pub(crate) fn apply_db(
             violations += 1;
         }
         write_back(db, mission_id, &before, &after)?;
-        if let Command::Admit(a) = &request.command {
+        if let Command::Admit(a) = command {
             if let Some(at) = after.attempts.get(&a.attempt_id) {
                 let intent = super::reduce::intent_bytes(mission_id, &a.attempt_id, at);
                 db.exec(

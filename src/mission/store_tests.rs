@@ -23,6 +23,7 @@ fn req(v: Value) -> Request {
     Request {
         command: cmd(v),
         request_id: None,
+        implicit_now: false,
     }
 }
 
@@ -73,6 +74,7 @@ fn the_seeds_example_through_the_store() {
             &Request {
                 command: c,
                 request_id: None,
+                implicit_now: false,
             },
             &Actor::host(),
             Amount(10),
@@ -90,6 +92,7 @@ fn the_seeds_example_through_the_store() {
         &Request {
             command: Command::parse(&raw).unwrap_or_else(|e| panic!("{e}")),
             request_id: None,
+            implicit_now: false,
         },
         &Actor::host(),
         Amount(10),
@@ -151,6 +154,7 @@ fn resends_answer_the_recorded_result_and_reused_ids_are_refused() {
     let with_id = |v: Value| Request {
         command: cmd(v),
         request_id: Some("req-1".into()),
+        implicit_now: false,
     };
     m.apply(
         "m",
@@ -391,6 +395,67 @@ proptest! {
     }
 }
 
+/// DEC-MIS-17 (F1): an implicit clock (the system clock read before the transaction) takes
+/// `max(now, lastNow)` under the mission's lock, and an admit whose authorization check is that
+/// same reading moves with it; a given clock is still checked as given.
+#[test]
+fn an_implicit_clock_never_regresses_and_moves_its_own_authorization_check() {
+    let conn = setup();
+    let m = SqliteMissions::new(&conn);
+    let host = Actor::host();
+    m.apply(
+        "m",
+        &req(json!({"type": "startRun", "runId": "r"})),
+        &host,
+        Amount(10),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let grant = json!({"type": "grant", "grant": grant_json("g", "agent", "100", "1")});
+    m.apply("m", &req(grant), &host, Amount(50))
+        .unwrap_or_else(|e| panic!("{e}")); // lastNow = 50
+    let admit = |attempt: &str, checked: &str| {
+        let mut v = admit_json("o", attempt, "g", "10");
+        v["authorizationCheckedAt"] = json!(checked);
+        req(v)
+    };
+    // Given: 20 < lastNow 50 is refused, nothing written.
+    let before = dump(&conn);
+    let e = m.apply("m", &admit("a1", "20"), &host, Amount(20)).err();
+    assert_eq!(
+        e.and_then(|e| e.rejection().map(|r| r.code)),
+        Some(Code::TimeRegressed)
+    );
+    assert_eq!(dump(&conn), before);
+    // Implicit: the same call is applied at 50, its own check (20, the same reading) with it.
+    let implicit = admit("a1", "20").on_implicit_clock(true);
+    m.apply("m", &implicit, &host, Amount(20))
+        .unwrap_or_else(|e| panic!("{e}"));
+    let s = m.state("m").unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(s.last_now, Amount(50));
+    let last = m.journal("m").unwrap_or_else(|e| panic!("{e}"));
+    let d = store::decode_entry(&last[last.len() - 1].entry).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(d.now, Amount(50), "the journal records the clock used");
+    let replay = m.apply("m", &implicit, &host, Amount(20));
+    assert!(
+        replay.map(|a| a.replayed).unwrap_or(false),
+        "a resend answers the recorded result"
+    );
+    // A check that is not the call's own reading is not moved: 30 is 20 ms old at 50.
+    let e = m
+        .apply(
+            "m",
+            &admit("a2", "30").on_implicit_clock(true),
+            &host,
+            Amount(20),
+        )
+        .err();
+    assert_eq!(
+        e.and_then(|e| e.rejection().map(|r| r.code)),
+        Some(Code::AuthorizationStale)
+    );
+    assert!(m.verify().unwrap_or_else(|e| panic!("{e}")).is_empty());
+}
+
 fn corrupt_err(r: Result<store::Applied, store::Error>) -> String {
     match r {
         Err(store::Error::Corrupt(c)) => c,
@@ -468,6 +533,7 @@ fn request_rows_and_outbox_bytes_are_verified_and_resends_recheck_their_entry() 
     let with_id = Request {
         command: cmd(json!({"type": "startRun", "runId": "r2"})),
         request_id: Some("req1".into()),
+        implicit_now: false,
     };
     let first = m
         .apply("m", &with_id, &Actor::host(), Amount(10))

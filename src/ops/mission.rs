@@ -136,7 +136,7 @@ pub enum FromStoreError {
 /// The HOST settles mission `mission_id`'s outstanding attempts of `store` in the standalone
 /// `missions` ledger from the store's journal evidence
 /// ([`crate::mission::pairing::reconcile_from_store`]). The caller holds the store's writer
-/// lock, so no invocation is in flight.
+/// lock, so no invocation is in flight. `implicit_now`: no `--now` (DEC-MIS-17).
 ///
 /// # Errors
 /// [`FromStoreError`].
@@ -145,6 +145,7 @@ pub fn reconcile_from_store(
     missions: &dyn MissionStore,
     mission_id: &str,
     now: Amount,
+    implicit_now: bool,
 ) -> Result<FromStore, FromStoreError> {
     let Some(id) = crate::limits::pairing::store_id(store.conn()).map_err(store::Error::from)?
     else {
@@ -156,6 +157,7 @@ pub fn reconcile_from_store(
         store.conn(),
         &id,
         now.get(),
+        implicit_now,
     )?;
     Ok(FromStore::Reconciled { store_id: id, done })
 }

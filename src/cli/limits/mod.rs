@@ -359,6 +359,8 @@ pub fn ledger_err(what: &str, e: limits::Error) -> CliError {
             CliError::new(Exit::LockHeld, what, "the ledger is busy (another writer holds it)")
                 .hint("retry later")
         }
+        limits::Error::Busy { .. } => CliError::new(Exit::LockHeld, what, e)
+            .hint("another process is writing the ledger; retry later (a lock wait is exit 6, docs/LEDGER.md)"),
         e => CliError::failed(what, e),
     }
 }
