@@ -611,3 +611,63 @@ fn the_episode_index_is_checked_and_never_trusted() {
     let (code, fails, _) = verify_categories(&db);
     assert_eq!(code, Some(0), "{fails:?}");
 }
+
+/// `world verify` while another process commits (the tester's F12): its checks read without
+/// holding the store, so a commit between two of them once made a false `journal_gap` or
+/// `episode_index` finding (exit 3) that the next, quiet verify did not repeat. A run that
+/// found something while the store changed is now repeated on one snapshot, so no verify here
+/// may report anything: every commit is a complete, valid one.
+#[test]
+fn verify_during_concurrent_commits_reports_nothing() {
+    let b = base();
+    let db = b.env.db.clone();
+    let tok = b.tok.to_string_lossy().into_owned();
+    let ws = b.env.ws.to_string_lossy().into_owned();
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let writer = {
+        let (db, stop) = (db.clone(), stop.clone());
+        std::thread::spawn(move || {
+            let mut n = 0;
+            while !stop.load(std::sync::atomic::Ordering::SeqCst) && n < 60 {
+                let args = format!(r#"{{"path":"a.txt","n":{n}}}"#);
+                let read = n % 2 == 0;
+                let (id, args) = if read {
+                    ("ailang-read", r#"{"path":"a.txt"}"#.to_string())
+                } else {
+                    ("echo", args)
+                };
+                world(
+                    &db,
+                    &[
+                        "--wait-lock",
+                        "10",
+                        "invoke",
+                        id,
+                        "--session",
+                        &tok,
+                        "--args",
+                        &args,
+                        "--workspace-root",
+                        &ws,
+                    ],
+                );
+                n += 1;
+            }
+        })
+    };
+    let mut bad = Vec::new();
+    for _ in 0..30 {
+        let (code, fails, warns) = verify_categories(&db);
+        if code != Some(0) || !fails.is_empty() || !warns.is_empty() {
+            bad.push((code, fails, warns));
+        }
+    }
+    stop.store(true, std::sync::atomic::Ordering::SeqCst);
+    writer.join().unwrap();
+    assert!(
+        bad.is_empty(),
+        "verify reported findings under a concurrent writer: {bad:?}"
+    );
+    let (code, fails, warns) = verify_categories(&db);
+    assert_eq!((code, fails, warns), (Some(0), vec![], vec![]));
+}

@@ -25,7 +25,21 @@ use crate::store::{Error, Store};
 ///
 /// # Errors
 /// SQLite errors other than corruption, and undecodable rows ([`Error::Corrupt`]).
+///
+/// The checks read without holding the store: a writer may commit while they run (read-only
+/// commands never block writers). When a run found something and the store changed under it,
+/// the findings may come from reading two moments (a log entry seen, its journal rows read
+/// before they were written), so the whole check runs again inside one read transaction — one
+/// snapshot, writers waiting meanwhile — and that report is the answer (DEC-ARCH-10). A
+/// quiet store, or a clean first run, is checked once.
 pub fn verify(store: &Store, full: bool, progress: Progress<'_>) -> Result<Report, Error> {
+    let before = crate::store::data_version(store.conn())?;
+    let first = store.verify_with(full, |checks, rep| run(store, checks, rep, &mut *progress))?;
+    let clean = first.failures.is_empty() && first.warnings.is_empty();
+    if clean || crate::store::data_version(store.conn())? == before {
+        return Ok(first);
+    }
+    let _snapshot = crate::store::ReadSpan::begin(store.conn(), std::time::Duration::MAX);
     store.verify_with(full, |checks, rep| run(store, checks, rep, progress))
 }
 

@@ -818,6 +818,16 @@ pub fn widen_page_cache(conn: &Connection, kib: u32) {
     let _ = conn.execute_batch(&format!("PRAGMA cache_size = -{kib}"));
 }
 
+/// SQLite's change counter for `conn` (`PRAGMA data_version`): two reads differ when another
+/// connection committed in between. `world verify` uses it to tell whether a writer moved the
+/// store under its checks.
+///
+/// # Errors
+/// [`Error::Sqlite`].
+pub fn data_version(conn: &Connection) -> Result<i64, Error> {
+    Ok(conn.query_row("PRAGMA data_version", [], |r| r.get(0))?)
+}
+
 /// A deferred read transaction renewed every `span` (DEC-PERF-3). Without it every SQLite
 /// statement outside a transaction takes and drops the shared lock and re-checks for a hot
 /// journal (`fcntl`, `newfstatat` per statement); renewing it keeps a writer waiting to commit
