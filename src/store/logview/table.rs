@@ -122,6 +122,10 @@ pub fn present(conn: &Connection) -> Result<bool, Error> {
     Ok(n == 2)
 }
 
+/// A log row next to its view row, if any: `(entry_index, entry hash, transition ref,
+/// (columns, seal))`.
+type Joined = (i64, String, String, Option<(Decoded, i64)>);
+
 /// A row as stored: `(entry_index, columns, seal)`.
 type Stored = (i64, Decoded, i64);
 
@@ -216,7 +220,7 @@ pub fn catch_up(tx: &Connection, limit: Option<u64>) -> Result<(), Error> {
                FROM log_entries l LEFT JOIN world_log_view v ON v.entry_index = l.entry_index
               WHERE l.entry_index >= ?1 ORDER BY l.entry_index LIMIT ?2",
         )?;
-        let chunk: Vec<(i64, String, String, Option<(Decoded, i64)>)> = stmt
+        let chunk: Vec<Joined> = stmt
             .query_map(rusqlite::params![next, take], |r| {
                 let has: Option<i64> = r.get(8)?;
                 Ok((
