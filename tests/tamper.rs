@@ -671,3 +671,132 @@ fn verify_during_concurrent_commits_reports_nothing() {
     let (code, fails, warns) = verify_categories(&db);
     assert_eq!((code, fails, warns), (Some(0), vec![], vec![]));
 }
+
+/// `world log`'s view (`world_log_view`, DEC-PERF-11) is derived state: rows edited without
+/// their seal or deleted are never used (the table prints the same bytes, decoded from each
+/// entry's objects), and `verify` warns about unsealed rows; entries another writer appended
+/// without rows print the same and the next commit fills them; a store from before the table
+/// (dropped here) prints the same read-only and gets it back, filled, on the next commit.
+#[test]
+fn the_log_view_is_checked_and_never_trusted() {
+    let b = base();
+    let log = |db: &Path, args: &[&str]| -> String {
+        let out = world(db, args);
+        assert!(out.status.success(), "{args:?}: {out:?}");
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let want = log(&b.env.db, &["log"]);
+    let want_ep = log(&b.env.db, &["log", "--episode", "ep1", "--reverse"]);
+    assert!(want.lines().count() >= 5, "{want}");
+    let c = b.env.conn();
+    let entries = one(&c, "SELECT CAST(count(*) AS TEXT) FROM log_entries");
+    let viewed = one(&c, "SELECT CAST(count(*) AS TEXT) FROM world_log_view");
+    assert_eq!(viewed, entries, "every entry `world` wrote has its row");
+    let invoke = |db: &Path| {
+        let tok = b.tok.to_string_lossy().into_owned();
+        let ws = b.env.ws.to_string_lossy().into_owned();
+        let out = world(
+            db,
+            &[
+                "invoke",
+                "echo",
+                "--session",
+                &tok,
+                "--args",
+                "{}",
+                "--workspace-root",
+                &ws,
+            ],
+        );
+        assert!(out.status.success(), "{out:?}");
+    };
+
+    // Rows edited without their seal: not used; verify warns, exit 0.
+    let (_d, db) = copy(&b);
+    Connection::open(&db)
+        .unwrap()
+        .execute_batch(
+            "UPDATE world_log_view SET episode_id = 'ep2', ok = 0, logical_time = 0
+              WHERE invocation_id IS NOT NULL",
+        )
+        .unwrap();
+    assert_eq!(log(&db, &["log"]), want);
+    assert_eq!(log(&db, &["log", "--episode", "ep1", "--reverse"]), want_ep);
+    let (code, fails, warns) = verify_categories(&db);
+    assert_eq!(code, Some(0), "{fails:?}");
+    assert!(warns.iter().any(|w| w == "log_view_stale"), "{warns:?}");
+
+    // Rows deleted: the same output, nothing to report.
+    let (_d, db) = copy(&b);
+    Connection::open(&db)
+        .unwrap()
+        .execute_batch("DELETE FROM world_log_view WHERE entry_index % 2 = 1")
+        .unwrap();
+    assert_eq!(log(&db, &["log"]), want);
+    let (code, fails, warns) = verify_categories(&db);
+    assert_eq!(code, Some(0), "{fails:?}");
+    assert!(
+        !warns.iter().any(|w| w.starts_with("log_view")),
+        "{warns:?}"
+    );
+
+    // The last two entries as another writer appends them: no rows, `world`'s last commit
+    // before them. Same output; the next commit fills them and writes its own.
+    let (_d, db) = copy(&b);
+    Connection::open(&db)
+        .unwrap()
+        .execute_batch(
+            "DELETE FROM world_log_view WHERE entry_index >= (SELECT max(entry_index) - 1 FROM log_entries);
+             UPDATE world_log_view_state SET next_index = (SELECT max(entry_index) - 1 FROM log_entries)",
+        )
+        .unwrap();
+    assert_eq!(log(&db, &["log"]), want);
+    invoke(&db);
+    let c = Connection::open(&db).unwrap();
+    assert_eq!(
+        one(&c, "SELECT CAST(count(*) AS TEXT) FROM world_log_view"),
+        one(&c, "SELECT CAST(count(*) AS TEXT) FROM log_entries")
+    );
+    let after = log(&db, &["log"]);
+    assert!(after.starts_with(&want), "{after}");
+    assert_eq!(after.lines().count(), want.lines().count() + 1);
+    let (code, fails, warns) = verify_categories(&db);
+    assert_eq!(code, Some(0), "{fails:?}");
+    assert!(
+        !warns.iter().any(|w| w.starts_with("log_view")),
+        "{warns:?}"
+    );
+
+    // A store from before the table: read-only commands print the same and create nothing;
+    // the next writable open creates the tables and its commit fills them.
+    let (_d, db) = copy(&b);
+    Connection::open(&db)
+        .unwrap()
+        .execute_batch("DROP TABLE world_log_view; DROP TABLE world_log_view_state")
+        .unwrap();
+    assert_eq!(log(&db, &["log"]), want);
+    assert_eq!(log(&db, &["log", "--episode", "ep1", "--reverse"]), want_ep);
+    let (code, fails, _) = verify_categories(&db);
+    assert_eq!(code, Some(0), "{fails:?}");
+    assert_eq!(
+        one(
+            &Connection::open(&db).unwrap(),
+            "SELECT CAST(count(*) AS TEXT) FROM sqlite_master WHERE name LIKE 'world_log_view%'"
+        ),
+        "0",
+        "read-only commands create no table"
+    );
+    invoke(&db);
+    let c = Connection::open(&db).unwrap();
+    assert_eq!(
+        one(&c, "SELECT CAST(count(*) AS TEXT) FROM world_log_view"),
+        one(&c, "SELECT CAST(count(*) AS TEXT) FROM log_entries")
+    );
+    assert!(log(&db, &["log"]).starts_with(&want));
+    let (code, fails, warns) = verify_categories(&db);
+    assert_eq!(code, Some(0), "{fails:?}");
+    assert!(
+        !warns.iter().any(|w| w.starts_with("log_view")),
+        "{warns:?}"
+    );
+}

@@ -60,6 +60,7 @@ fn run(
     checks.journal(rep)?;
     spend_tally(store, rep)?;
     checks.episode_index(rep)?;
+    checks.log_view(rep)?;
     checks.journal_against_log(rep)?;
     checks.effect_journal(rep)?;
     sessions(checks, rep)?;

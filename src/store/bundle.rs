@@ -99,6 +99,9 @@ pub fn write(
     // The derived episode index follows every write of records (DEC-PERF-8); a bundle file
     // without its tables is left alone.
     super::episodes::catch_up(tx)?;
+    // `world log`'s view: the entries' commit intents are copied after the entries, so their
+    // rows are written here, all of them (DEC-PERF-11).
+    super::logview::table::catch_up(tx, None)?;
     Ok(Written {
         objects: copied,
         selected_head: last_world,

@@ -360,6 +360,9 @@ pub fn apply_with(
     }
     // The episode index follows every commit, in its transaction (DEC-PERF-8).
     super::episodes::catch_up(tx)?;
+    // So does `world log`'s view: entries other writers appended, a bounded stretch per
+    // commit (DEC-PERF-11).
+    super::logview::table::catch_up(tx, Some(super::logview::table::CATCH_UP))?;
     Ok(Landed {
         selected_head: w.reference.clone(),
         entry_index: h.entry_index,

@@ -20,7 +20,8 @@ pub fn insert_world(conn: &Connection, w: &WorldRow) -> Result<(), Error> {
     Ok(())
 }
 
-/// Insert a log entry row.
+/// Insert a log entry row, and its `world_log_view` row when the store has that table and
+/// the entry's columns are final (`logview::table::record`, DEC-PERF-11).
 ///
 /// # Errors
 /// [`Error::DuplicateEntry`] when the index or the entry hash is taken (nothing written);
@@ -51,6 +52,8 @@ pub fn insert_log_entry(conn: &Connection, e: &LogEntry) -> Result<(), Error> {
         }
     }
     inserted?;
+    // The entry's `world log` columns, in the same transaction (DEC-PERF-11).
+    super::logview::table::record(conn, h.entry_index, &e.entry_hash, &e.transition_ref)?;
     Ok(())
 }
 

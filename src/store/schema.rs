@@ -334,7 +334,8 @@ fn application_objects(conn: &Connection) -> Result<i64, Error> {
 }
 
 /// Run the idempotent `CREATE … IF NOT EXISTS` statements: the 10 tables, the 5 indexes, then
-/// `world`'s own [`WORLD_INDEXES`] and derived tables (`store::episodes`).
+/// `world`'s own [`WORLD_INDEXES`] and derived tables (`store::episodes`,
+/// `store::logview::table`).
 fn apply_ddl(conn: &Connection) -> Result<(), Error> {
     for (_, ddl) in TABLES {
         conn.execute_batch(ddl)?;
@@ -350,8 +351,9 @@ fn apply_ddl(conn: &Connection) -> Result<(), Error> {
             "CREATE INDEX IF NOT EXISTS {name} ON {table}({col})"
         ))?;
     }
-    // Derived tables kept up to date by every commit (DEC-PERF-8).
+    // Derived tables kept up to date by every commit (DEC-PERF-8, DEC-PERF-11).
     conn.execute_batch(super::episodes::DDL)?;
+    conn.execute_batch(super::logview::table::DDL)?;
     Ok(())
 }
 

@@ -27,7 +27,9 @@ pub struct Finding {
     /// broker would use differs from the full fold; `spend_tally_stale` — a warning: one it
     /// would rebuild; `episode_index` — the derived episode index of effectful records
     /// (`world_records_by_episode`) readers would use differs from its recomputation;
-    /// `episode_index_stale` — a warning: one the next commit rebuilds; issue 13: `journal_mismatch`, `journal_gap`, `effect_gap`,
+    /// `episode_index_stale` — a warning: one the next commit rebuilds; `log_view` — a
+    /// `world_log_view` row `world log` would print differs from its entry's objects;
+    /// `log_view_stale` — a warning: a row whose seal fails, never used; issue 13: `journal_mismatch`, `journal_gap`, `effect_gap`,
     /// `session_mismatch`, `marker_missing`; `ledger_chain` — the limits
     /// ledger's event chain is broken; `ledger_state` — a `limits_*` table differs from the
     /// fold of that chain).
@@ -684,6 +686,24 @@ impl Checks<'_> {
                     Some(super::episodes::TABLE.into()),
                     p.reason,
                 );
+            }
+        }
+        Ok(())
+    }
+
+    /// Derived state: `world log`'s view must equal what each entry's objects decode to
+    /// (DEC-PERF-11; `log_view` when a sealed row that readers use differs, `log_view_stale`
+    /// for rows readers ignore).
+    ///
+    /// # Errors
+    /// SQLite errors.
+    pub fn log_view(&self, rep: &mut Report) -> Result<(), Error> {
+        for p in super::logview::table::check(self.store.conn())? {
+            let at = Some(super::logview::table::TABLE.into());
+            if p.trusted {
+                rep.fail("log_view", Some(p.index), at, p.reason);
+            } else {
+                rep.warn("log_view_stale", Some(p.index), at, p.reason);
             }
         }
         Ok(())
