@@ -6,9 +6,9 @@ use std::path::PathBuf;
 use super::output::Output;
 use super::pin::provider;
 use super::{read_input, CliError, Context, Exit};
-use crate::broker::handlers::{RunCapsConfig, Services};
+use crate::broker::handlers::RunCapsConfig;
 use crate::broker::Status;
-use crate::coordinator::invoke::{self, Call, Host, InvokeError, Surface};
+use crate::coordinator::invoke::{self, Call, HostConfig, InvokeError, Surface};
 
 /// Call a transition as a session: admit, bind, plan, execute, finish, commit.
 ///
@@ -140,8 +140,7 @@ pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError
     // Pinned under the writer lock: archived next to the store, re-hashed before every exec.
     let tool = super::pin_tool(ctx, args.tool_ailang_bin.as_deref(), "invoke")?;
     let pins = provider(ctx);
-    let host = Host {
-        interpreters: pins.as_ref(),
+    let config = HostConfig {
         workspace_root: args.workspace_root.clone(),
         tool,
         run_caps: RunCapsConfig {
@@ -150,12 +149,10 @@ pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError
             net_allow_http: false,
         },
         examples_dir: None,
-        services: Services {
-            limits_ledger: args.ledger.clone(),
-            ..Services::default()
-        },
+        limits_ledger: args.ledger.clone(),
         exec,
     };
+    let host = config.host(pins.as_ref(), None);
     let call = Call {
         surface: Surface::Cli,
         token,

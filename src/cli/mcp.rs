@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use super::output::Output;
 use super::{CliError, Context, Exit};
-use crate::broker::handlers::RunCapsConfig;
+use crate::coordinator::invoke::HostConfig;
 use crate::serve::mcp::{serve_stdio, StdioBackend};
 
 /// Serve MCP on stdin/stdout for a local agent client.
@@ -56,11 +56,13 @@ pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError
     let backend = StdioBackend {
         db: ctx.db.clone(),
         wait_lock: Some(ctx.wait_lock.unwrap_or(std::time::Duration::from_secs(20))),
-        workspace_root: args.workspace_root,
-        tool,
-        run_caps: RunCapsConfig::default(),
-        limits_ledger: args.ledger,
-        exec,
+        host: HostConfig {
+            workspace_root: args.workspace_root,
+            tool,
+            limits_ledger: args.ledger,
+            exec,
+            ..HostConfig::default()
+        },
     };
     let stdin = std::io::stdin();
     let mut input = stdin.lock();

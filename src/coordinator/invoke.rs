@@ -95,6 +95,51 @@ pub struct Host<'a> {
     pub exec: Option<Arc<crate::broker::handlers::exec::ExecConfig>>,
 }
 
+/// The owned, per-process part of a [`Host`]: what `world invoke`, `world serve` and
+/// `world mcp` configure once from their flags. [`HostConfig::host`] lends it to one call with
+/// that call's interpreter provider and terminal, so the three surfaces build their `Host` one
+/// way.
+#[derive(Clone, Default)]
+pub struct HostConfig {
+    /// `--workspace-root` override (else the episode's binding).
+    pub workspace_root: Option<PathBuf>,
+    /// `--tool-ailang-bin`, pinned ([`PinnedTool::pin`]); re-hashed before every exec.
+    pub tool: Option<PinnedTool>,
+    /// The run allowlist.
+    pub run_caps: RunCapsConfig,
+    /// `--examples-dir`.
+    pub examples_dir: Option<PathBuf>,
+    /// `--ledger`: the standalone limits/mission ledger effects are paired with (issue 18).
+    pub limits_ledger: Option<String>,
+    /// `--exec-profile` and friends (`Workspace.Exec`, exec-and-agui.md §1).
+    pub exec: Option<Arc<crate::broker::handlers::exec::ExecConfig>>,
+}
+
+impl HostConfig {
+    /// The [`Host`] of one call: this configuration, `interpreters` to resolve pins, and the
+    /// terminal `Human.Approve` prompts on (`None`: the handlers' default, the controlling
+    /// terminal).
+    pub fn host<'a>(
+        &self,
+        interpreters: &'a dyn InterpreterProvider,
+        prompter: Option<Arc<dyn crate::broker::handlers::approval::Prompter>>,
+    ) -> Host<'a> {
+        Host {
+            interpreters,
+            workspace_root: self.workspace_root.clone(),
+            tool: self.tool.clone(),
+            run_caps: self.run_caps.clone(),
+            examples_dir: self.examples_dir.clone(),
+            services: Services {
+                prompter,
+                limits_ledger: self.limits_ledger.clone(),
+                ..Services::default()
+            },
+            exec: self.exec.clone(),
+        }
+    }
+}
+
 /// What a committed invocation returns.
 #[derive(Clone, Debug, Serialize)]
 #[serde(rename_all = "camelCase")]

@@ -22,10 +22,10 @@ use super::jsonrpc::{self, code};
 use super::rest::{read_body, rpc_body_error};
 use super::{one_line, random_task, App, HostFailure, ReadError, MCP_BODY, POST_DEADLINE};
 use crate::authority::session::Session;
-use crate::broker::handlers::ailang::PinnedTool;
 use crate::broker::handlers::approval::NoTerminal;
-use crate::broker::handlers::{RunCapsConfig, Services};
-use crate::coordinator::invoke::{self, visible, Call, Committed, Host, InvokeError, Surface};
+use crate::coordinator::invoke::{
+    self, visible, Call, Committed, HostConfig, InvokeError, Surface,
+};
 use crate::store::{Store, WriteOptions};
 use crate::transitions::pins::StorePins;
 use crate::transitions::publish::read_head;
@@ -96,7 +96,7 @@ pub enum Backend {
     /// `world serve`.
     Http(Arc<App>),
     /// `world mcp`.
-    Stdio(StdioBackend),
+    Stdio(Box<StdioBackend>),
 }
 
 /// The store and host configuration of `world mcp`.
@@ -105,16 +105,8 @@ pub struct StdioBackend {
     pub db: PathBuf,
     /// `--wait-lock` for each request's writer open.
     pub wait_lock: Option<std::time::Duration>,
-    /// `--workspace-root`.
-    pub workspace_root: Option<PathBuf>,
-    /// `--tool-ailang-bin`, pinned at startup; re-hashed before every exec.
-    pub tool: Option<PinnedTool>,
-    /// Run caps.
-    pub run_caps: RunCapsConfig,
-    /// `--ledger`: the standalone limits ledger effects are paired with (issue 18).
-    pub limits_ledger: Option<String>,
-    /// `--exec-profile` and friends.
-    pub exec: Option<std::sync::Arc<crate::broker::handlers::exec::ExecConfig>>,
+    /// The host configuration every request's invocation borrows.
+    pub host: HostConfig,
 }
 
 /// Why the tool list could not be read (logged to stderr; the client sees "internal store
@@ -158,21 +150,9 @@ impl Backend {
                 )
                 .map_err(|e| HostFailure::Invoke(InvokeError::Store(e)))?;
                 let pins = StorePins::for_db(&s.db);
-                let host = Host {
-                    interpreters: &pins,
-                    workspace_root: s.workspace_root.clone(),
-                    tool: s.tool.clone(),
-                    run_caps: s.run_caps.clone(),
-                    examples_dir: None,
-                    // The MCP client owns the terminal: approvals stay pending for
-                    // `world approval decide` (between calls the lock is free).
-                    services: Services {
-                        prompter: Some(Arc::new(NoTerminal)),
-                        limits_ledger: s.limits_ledger.clone(),
-                        ..Services::default()
-                    },
-                    exec: s.exec.clone(),
-                };
+                // The MCP client owns the terminal: approvals stay pending for
+                // `world approval decide` (between calls the lock is free).
+                let host = s.host.host(&pins, Some(Arc::new(NoTerminal)));
                 invoke::invoke(&mut store, &call, &host).map_err(HostFailure::Invoke)
             }
         }
@@ -813,7 +793,7 @@ pub fn serve_stdio(
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
-    let backend = Backend::Stdio(backend);
+    let backend = Backend::Stdio(Box::new(backend));
     loop {
         let mut line = Vec::new();
         let n =

@@ -30,8 +30,8 @@ use tokio::sync::Mutex;
 use crate::authority::session::Session;
 use crate::broker::handlers::ailang::PinnedTool;
 use crate::broker::handlers::approval::{NoTerminal, TtyPrompter};
-use crate::broker::handlers::{RunCapsConfig, Services};
-use crate::coordinator::invoke::{self, Call, Committed, Host, InvokeError};
+use crate::broker::handlers::RunCapsConfig;
+use crate::coordinator::invoke::{self, Call, Committed, HostConfig, InvokeError};
 use crate::store::{self, Store, WriteOptions};
 use crate::transitions::pins::StorePins;
 use crate::transitions::publish::{read_head, InterpreterChoice};
@@ -232,20 +232,11 @@ pub struct App {
     pub interpreter_ref: String,
     /// The pinned interpreter's whole `--version` text.
     pub interpreter_version: String,
-    /// Host configuration for invocations.
-    pub workspace_root: Option<PathBuf>,
-    /// `--tool-ailang-bin`, pinned: the archived copy the `Ailang.*` handlers run.
-    pub tool: Option<PinnedTool>,
-    /// `--examples-dir`.
-    pub examples_dir: Option<PathBuf>,
-    /// Run caps.
-    pub run_caps: RunCapsConfig,
+    /// Host configuration every invocation borrows (`--workspace-root`, the pinned
+    /// `--tool-ailang-bin`, `--examples-dir`, run caps, `--ledger`, `Workspace.Exec`).
+    pub host: HostConfig,
     /// `--approve-on-tty`.
     pub approve_on_tty: bool,
-    /// `--ledger`.
-    pub limits_ledger: Option<String>,
-    /// `Workspace.Exec` configuration (a usable sandbox whenever present).
-    pub exec: Option<Arc<crate::broker::handlers::exec::ExecConfig>>,
     /// The request-body read bound (see [`HTTP_READ`]).
     pub http_read: Duration,
     queued: AtomicUsize,
@@ -450,29 +441,19 @@ impl App {
             // Re-hash the pinned tool binary before anything of this call runs
             // (transitions.md §5: re-hash before every run; R-SE-8: only the measured binary).
             // The lane re-hashes it again before each exec; this refuses the whole call early.
-            if let Some(Err(why)) = app.tool.as_ref().map(PinnedTool::verify) {
+            if let Some(Err(why)) = app.host.tool.as_ref().map(PinnedTool::verify) {
                 let why = why.to_string();
                 eprintln!("world: serve: tool binary: {}", one_line(&why));
                 return Err(HostFailure::ToolChanged(why));
             }
             let pins = StorePins::for_db(&app.db);
-            let host = Host {
-                interpreters: &pins,
-                workspace_root: app.workspace_root.clone(),
-                tool: app.tool.clone(),
-                run_caps: app.run_caps.clone(),
-                examples_dir: app.examples_dir.clone(),
-                services: Services {
-                    prompter: Some(if app.approve_on_tty {
-                        Arc::new(TtyPrompter)
-                    } else {
-                        Arc::new(NoTerminal)
-                    }),
-                    limits_ledger: app.limits_ledger.clone(),
-                    ..Services::default()
-                },
-                exec: app.exec.clone(),
-            };
+            let prompter: Arc<dyn crate::broker::handlers::approval::Prompter> =
+                if app.approve_on_tty {
+                    Arc::new(TtyPrompter)
+                } else {
+                    Arc::new(NoTerminal)
+                };
+            let host = app.host.host(&pins, Some(prompter));
             invoke::invoke(&mut guard, &call, &host).map_err(HostFailure::Invoke)
         });
         match job.await {
@@ -769,13 +750,15 @@ async fn serve(cfg: Config, prepared: Prepared) -> Result<(), StartupError> {
         allow_origins: cfg.allow_origins.clone(),
         interpreter_ref: prepared.interpreter_ref,
         interpreter_version: prepared.interpreter_version,
-        workspace_root: cfg.workspace_root.clone(),
-        tool: prepared.tool,
-        examples_dir: cfg.examples_dir.clone(),
-        run_caps: cfg.run_caps.clone(),
+        host: HostConfig {
+            workspace_root: cfg.workspace_root.clone(),
+            tool: prepared.tool,
+            examples_dir: cfg.examples_dir.clone(),
+            run_caps: cfg.run_caps.clone(),
+            limits_ledger: cfg.limits_ledger.clone(),
+            exec: prepared.exec,
+        },
         approve_on_tty: cfg.approve_on_tty,
-        limits_ledger: cfg.limits_ledger.clone(),
-        exec: prepared.exec,
         http_read: cfg.http_read,
         queued: AtomicUsize::new(0),
         agui_live: AtomicUsize::new(0),
