@@ -29,14 +29,7 @@ fn world_in(tx: &Connection, reference: &str) -> Result<Option<WorldRow>, Error>
         .query_row(
             "SELECT world_ref, revision, state_root, log_head FROM worlds WHERE world_ref = ?1",
             [reference],
-            |r| {
-                Ok(WorldRow {
-                    reference: r.get(0)?,
-                    revision: r.get(1)?,
-                    state_root: r.get(2)?,
-                    log_head: r.get(3)?,
-                })
-            },
+            WorldRow::from_row,
         )
         .optional()?)
 }

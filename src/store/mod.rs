@@ -315,6 +315,18 @@ pub struct WorldRow {
     pub log_head: String,
 }
 
+impl WorldRow {
+    /// A row selected as `world_ref, revision, state_root, log_head`, in that order.
+    pub(crate) fn from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<WorldRow> {
+        Ok(WorldRow {
+            reference: r.get(0)?,
+            revision: r.get(1)?,
+            state_root: r.get(2)?,
+            log_head: r.get(3)?,
+        })
+    }
+}
+
 /// An object's metadata `{hash, interfaceHash, semanticId, provenance}`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -775,14 +787,7 @@ pub fn world_in(conn: &Connection, reference: &str) -> Result<Option<WorldRow>, 
         .prepare_cached(
             "SELECT world_ref, revision, state_root, log_head FROM worlds WHERE world_ref = ?1",
         )?
-        .query_row([reference], |r| {
-            Ok(WorldRow {
-                reference: r.get(0)?,
-                revision: r.get(1)?,
-                state_root: r.get(2)?,
-                log_head: r.get(3)?,
-            })
-        })
+        .query_row([reference], WorldRow::from_row)
         .optional()?)
 }
 
@@ -800,14 +805,7 @@ pub fn world_by_log_head_in(
         .prepare_cached(
             "SELECT world_ref, revision, state_root, log_head FROM worlds WHERE log_head = ?1",
         )?
-        .query_row([entry_hash], |r| {
-            Ok(WorldRow {
-                reference: r.get(0)?,
-                revision: r.get(1)?,
-                state_root: r.get(2)?,
-                log_head: r.get(3)?,
-            })
-        })
+        .query_row([entry_hash], WorldRow::from_row)
         .optional()?)
 }
 

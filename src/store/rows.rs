@@ -124,13 +124,6 @@ pub fn worlds_with_log_head(conn: &Connection, entry_hash: &str) -> Result<Vec<W
     let mut stmt = conn.prepare_cached(
         "SELECT world_ref, revision, state_root, log_head FROM worlds WHERE log_head = ?1",
     )?;
-    let rows = stmt.query_map([entry_hash], |r| {
-        Ok(WorldRow {
-            reference: r.get(0)?,
-            revision: r.get(1)?,
-            state_root: r.get(2)?,
-            log_head: r.get(3)?,
-        })
-    })?;
+    let rows = stmt.query_map([entry_hash], WorldRow::from_row)?;
     Ok(rows.collect::<Result<_, _>>()?)
 }
