@@ -424,6 +424,110 @@ pub fn genesis_err(what: &str, e: crate::ops::genesis::GenesisError) -> CliError
     }
 }
 
+// ---- Library errors of the use cases, mapped to exit codes and hints (the one place). ----
+
+/// Map an invocation failure to a CLI error and exit code.
+pub fn invoke_err(e: crate::coordinator::invoke::InvokeError) -> CliError {
+    use crate::coordinator::invoke::InvokeError;
+    let e = match e {
+        // Store failures keep the store's own exit mapping (lock held 6, corrupt 3, …).
+        InvokeError::Store(s) => return CliError::store("invoke", s),
+        other => other,
+    };
+    let exit = match &e {
+        InvokeError::Integrity(_) => Exit::Integrity,
+        InvokeError::LimitsRejected(_) | InvokeError::MissionRejected(_) => Exit::LimitRejected,
+        InvokeError::LimitsUnavailable(_) | InvokeError::MissionUnavailable(_) => Exit::Failed,
+        InvokeError::LedgerBusy(_) => Exit::LockHeld,
+        InvokeError::NotCommitted(_) | InvokeError::EffectsUnrecorded { .. } => Exit::Indeterminate,
+        _ => Exit::Failed,
+    };
+    let mut err = CliError::new(exit, "invoke", &e);
+    if let InvokeError::EffectsUnrecorded { cause, .. } = &e {
+        err = err.hint(format!("cause: {cause}"));
+        err = err.hint("resolve each record with `world effects show REF` and inspect the worktree before retrying a write, edit or run");
+    }
+    if let InvokeError::EffectsUnsupported(_, why) = &e {
+        for w in why {
+            err = err.hint(w.trim_start_matches("world: ").to_string());
+        }
+    }
+    if let InvokeError::NotAuthorized(_) = &e {
+        err = err.hint("`world tools list --session S` shows what this session can call (a published transition is visible only with a grant for its access effect)");
+    }
+    if matches!(e, InvokeError::LedgerBusy(_)) {
+        err = err.hint("another process is writing the ledger; retry the call (a lock wait is exit 6, docs/LEDGER.md)");
+    }
+    if matches!(e, InvokeError::NotCommitted(_)) {
+        err = err.hint("check `world receipt` and `world effects --pending`; send a new --invocation-id to try again");
+    }
+    err
+}
+
+/// A ledger failure as a CLI error (exit codes in docs/LEDGER.md): a bad URL, a foreign file
+/// or another schema version 2; lock/busy 6; corrupt 3; unreachable, refused or failed 1.
+pub fn ledger_err(what: &str, e: crate::limits::Error) -> CliError {
+    use crate::limits;
+    match e {
+        limits::Error::NotALedger { .. } => CliError::usage(what, e)
+            .hint("--ledger names a standalone ledger file; to use the ledger inside the World store, drop --ledger"),
+        limits::Error::BadLedgerUrl { .. } => CliError::usage(what, e)
+            .hint("a PostgreSQL ledger is postgres://USER@HOST[:PORT]/DB (or ?host=/socket/dir); see docs/LEDGER.md"),
+        limits::Error::BadLedgerLocation { .. } => CliError::usage(what, e)
+            .hint("--ledger names a ledger file (made by `world limits init`) or a postgres:// URL; see docs/LEDGER.md"),
+        limits::Error::SchemaVersion { .. } => CliError::usage(what, e)
+            .hint("use the world release that created this ledger schema, or a fresh schema (docs/LEDGER.md)"),
+        limits::Error::Postgres { ref source, .. }
+            if source.code() == Some(&postgres::error::SqlState::LOCK_NOT_AVAILABLE) =>
+        {
+            CliError::new(Exit::LockHeld, what, e).hint("the ledger is busy; retry later")
+        }
+        limits::Error::Postgres { .. } => CliError::failed(what, e)
+            .hint("nothing was applied: the ledger transaction was rolled back (or never began)"),
+        limits::Error::Corrupt(_) => CliError::new(Exit::Integrity, what, e),
+        limits::Error::Sqlite(rusqlite::Error::SqliteFailure(f, _))
+            if f.code == rusqlite::ErrorCode::DatabaseBusy =>
+        {
+            CliError::new(Exit::LockHeld, what, "the ledger is busy (another writer holds it)")
+                .hint("retry later")
+        }
+        limits::Error::Busy { .. } => CliError::new(Exit::LockHeld, what, e)
+            .hint("another process is writing the ledger; retry later (a lock wait is exit 6, docs/LEDGER.md)"),
+        e => CliError::failed(what, e),
+    }
+}
+
+/// The hint of a corrupt mission row in the store file; `world mission` names the ledger's verifier
+/// instead when the missions are in a ledger (`world verify` covers the store file only).
+pub(crate) const VERIFY_HINT: &str = "run `world verify`";
+
+/// A mission store error as the CLI reports it (exit codes of docs/LEDGER.md).
+pub(crate) fn mission_err(what: &str, e: crate::mission::store::Error) -> CliError {
+    use crate::mission::store as mstore;
+    match e {
+        mstore::Error::Ledger(l) => match *l {
+            crate::limits::Error::Rejected(v) => {
+                CliError::new(Exit::LimitRejected, what, v.human())
+            }
+            other => ledger_err(what, other),
+        },
+        mstore::Error::SchemaVersion { .. } => CliError::usage(what, e)
+            .hint("use the world release that created this ledger's mission tables, or a fresh schema (docs/LEDGER.md)"),
+        mstore::Error::Corrupt(_) => CliError::new(Exit::Integrity, what, e).hint(VERIFY_HINT),
+        mstore::Error::Sqlite(rusqlite::Error::SqliteFailure(f, _))
+            if f.code == rusqlite::ErrorCode::DatabaseBusy =>
+        {
+            CliError::new(
+                Exit::LockHeld,
+                what,
+                "the store is busy (another writer holds it)",
+            )
+            .hint("retry later")
+        }
+        e => CliError::failed(what, e),
+    }
+}
+
 #[cfg(test)]
 mod cause_tests {
     use super::*;

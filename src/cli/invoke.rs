@@ -3,12 +3,13 @@
 
 use std::path::PathBuf;
 
+use super::error::invoke_err;
 use super::output::Output;
 use super::pin::provider;
 use super::{read_input, CliError, Context, Exit};
 use crate::broker::handlers::RunCapsConfig;
 use crate::broker::Status;
-use crate::coordinator::invoke::{self, Call, HostConfig, InvokeError, Surface};
+use crate::coordinator::invoke::{self, Call, HostConfig, Surface};
 
 /// Call a transition as a session: admit, bind, plan, execute, finish, commit.
 ///
@@ -56,43 +57,6 @@ pub struct Args {
     ledger: Option<String>,
     #[command(flatten)]
     exec: super::ExecFlags,
-}
-
-/// Map an invocation failure to a CLI error and exit code.
-pub fn invoke_err(e: InvokeError) -> CliError {
-    let e = match e {
-        // Store failures keep the store's own exit mapping (lock held 6, corrupt 3, …).
-        InvokeError::Store(s) => return CliError::store("invoke", s),
-        other => other,
-    };
-    let exit = match &e {
-        InvokeError::Integrity(_) => Exit::Integrity,
-        InvokeError::LimitsRejected(_) | InvokeError::MissionRejected(_) => Exit::LimitRejected,
-        InvokeError::LimitsUnavailable(_) | InvokeError::MissionUnavailable(_) => Exit::Failed,
-        InvokeError::LedgerBusy(_) => Exit::LockHeld,
-        InvokeError::NotCommitted(_) | InvokeError::EffectsUnrecorded { .. } => Exit::Indeterminate,
-        _ => Exit::Failed,
-    };
-    let mut err = CliError::new(exit, "invoke", &e);
-    if let InvokeError::EffectsUnrecorded { cause, .. } = &e {
-        err = err.hint(format!("cause: {cause}"));
-        err = err.hint("resolve each record with `world effects show REF` and inspect the worktree before retrying a write, edit or run");
-    }
-    if let InvokeError::EffectsUnsupported(_, why) = &e {
-        for w in why {
-            err = err.hint(w.trim_start_matches("world: ").to_string());
-        }
-    }
-    if let InvokeError::NotAuthorized(_) = &e {
-        err = err.hint("`world tools list --session S` shows what this session can call (a published transition is visible only with a grant for its access effect)");
-    }
-    if matches!(e, InvokeError::LedgerBusy(_)) {
-        err = err.hint("another process is writing the ledger; retry the call (a lock wait is exit 6, docs/LEDGER.md)");
-    }
-    if matches!(e, InvokeError::NotCommitted(_)) {
-        err = err.hint("check `world receipt` and `world effects --pending`; send a new --invocation-id to try again");
-    }
-    err
 }
 
 /// Refuse `--args` text that would not reach the transition as written (issue 13 §4): a

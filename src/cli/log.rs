@@ -86,9 +86,27 @@ pub(crate) fn entry_index(
         });
     }
     if !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit()) {
-        return text
-            .parse()
-            .map_err(|_| CliError::failed(what, "log index must be a non-negative integer"));
+        let index: Option<i64> = text.parse().ok();
+        let exists = match index {
+            Some(i) => store.log_entry(i).map_err(|e| CliError::store(what, e))?.is_some(),
+            None => false,
+        };
+        // A short entry hash the log table printed can be all decimal digits (about one in
+        // 280 of them): when no entry has that index, the digits are read as an entry-hash
+        // prefix if one matches.
+        if !exists {
+            if let Ok(c) =
+                crate::store::refs::resolve(store.conn(), &[crate::store::refs::Space::Entry], text)
+            {
+                if let Some(i) = crate::store::refs::entry_index_of(store.conn(), &c.reference)
+                    .map_err(|e| super::refs::ref_err(what, e))?
+                {
+                    return Ok(i);
+                }
+            }
+        }
+        return index
+            .ok_or_else(|| CliError::failed(what, "log index must be a non-negative integer"));
     }
     if text.starts_with('-') {
         return Err(CliError::failed(

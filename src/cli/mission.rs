@@ -29,6 +29,8 @@ use clap::{Args as ClapArgs, Subcommand};
 use rusqlite::Connection;
 use serde_json::{json, Value};
 
+pub(crate) use super::error::mission_err as store_err;
+use super::error::VERIFY_HINT;
 use super::output::Output;
 use super::{fence, read_input, CliError, Context, Exit};
 use crate::authority::session;
@@ -450,36 +452,6 @@ fn emit_rejection(out: &mut Output, r: &Rejection) -> Result<Exit, CliError> {
         out.line(r.human())?;
     }
     Ok(Exit::LimitRejected)
-}
-
-/// The hint of a corrupt mission row in the store file; [`run`] names the ledger's verifier
-/// instead when the missions are in a ledger (`world verify` covers the store file only).
-const VERIFY_HINT: &str = "run `world verify`";
-
-/// A mission store error as the CLI reports it (exit codes of docs/LEDGER.md).
-pub(crate) fn store_err(what: &str, e: mstore::Error) -> CliError {
-    match e {
-        mstore::Error::Ledger(l) => match *l {
-            crate::limits::Error::Rejected(v) => {
-                CliError::new(Exit::LimitRejected, what, v.human())
-            }
-            other => super::limits::ledger_err(what, other),
-        },
-        mstore::Error::SchemaVersion { .. } => CliError::usage(what, e)
-            .hint("use the world release that created this ledger's mission tables, or a fresh schema (docs/LEDGER.md)"),
-        mstore::Error::Corrupt(_) => CliError::new(Exit::Integrity, what, e).hint(VERIFY_HINT),
-        mstore::Error::Sqlite(rusqlite::Error::SqliteFailure(f, _))
-            if f.code == rusqlite::ErrorCode::DatabaseBusy =>
-        {
-            CliError::new(
-                Exit::LockHeld,
-                what,
-                "the store is busy (another writer holds it)",
-            )
-            .hint("retry later")
-        }
-        e => CliError::failed(what, e),
-    }
 }
 
 /// Open for writing: the ledger, or the store under its writer lock.

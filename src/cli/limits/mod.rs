@@ -25,6 +25,7 @@ use std::path::PathBuf;
 use clap::{Args as ClapArgs, Subcommand};
 use rusqlite::Connection;
 
+pub use super::error::ledger_err;
 use super::output::Output;
 use super::{fence, read_input, CliError, Context, Exit};
 use crate::authority::session;
@@ -331,38 +332,6 @@ fn stop_fence(fence: &str, reason: &str) -> CliError {
     let mut e = CliError::new(Exit::Integrity, "limits", format!("fence {fence} refused"));
     e.verbatim = Some(format!("STOP fence={fence} reason={reason}"));
     e
-}
-
-/// A ledger failure as a CLI error (exit codes in docs/LEDGER.md): a bad URL, a foreign file
-/// or another schema version 2; lock/busy 6; corrupt 3; unreachable, refused or failed 1.
-pub fn ledger_err(what: &str, e: limits::Error) -> CliError {
-    match e {
-        limits::Error::NotALedger { .. } => CliError::usage(what, e)
-            .hint("--ledger names a standalone ledger file; to use the ledger inside the World store, drop --ledger"),
-        limits::Error::BadLedgerUrl { .. } => CliError::usage(what, e)
-            .hint("a PostgreSQL ledger is postgres://USER@HOST[:PORT]/DB (or ?host=/socket/dir); see docs/LEDGER.md"),
-        limits::Error::BadLedgerLocation { .. } => CliError::usage(what, e)
-            .hint("--ledger names a ledger file (made by `world limits init`) or a postgres:// URL; see docs/LEDGER.md"),
-        limits::Error::SchemaVersion { .. } => CliError::usage(what, e)
-            .hint("use the world release that created this ledger schema, or a fresh schema (docs/LEDGER.md)"),
-        limits::Error::Postgres { ref source, .. }
-            if source.code() == Some(&postgres::error::SqlState::LOCK_NOT_AVAILABLE) =>
-        {
-            CliError::new(Exit::LockHeld, what, e).hint("the ledger is busy; retry later")
-        }
-        limits::Error::Postgres { .. } => CliError::failed(what, e)
-            .hint("nothing was applied: the ledger transaction was rolled back (or never began)"),
-        limits::Error::Corrupt(_) => CliError::new(Exit::Integrity, what, e),
-        limits::Error::Sqlite(rusqlite::Error::SqliteFailure(f, _))
-            if f.code == rusqlite::ErrorCode::DatabaseBusy =>
-        {
-            CliError::new(Exit::LockHeld, what, "the ledger is busy (another writer holds it)")
-                .hint("retry later")
-        }
-        limits::Error::Busy { .. } => CliError::new(Exit::LockHeld, what, e)
-            .hint("another process is writing the ledger; retry later (a lock wait is exit 6, docs/LEDGER.md)"),
-        e => CliError::failed(what, e),
-    }
 }
 
 /// `invoke`, `serve` and `mcp --ledger`: refuse, before anything starts, a ledger file that is
