@@ -88,7 +88,10 @@ pub(crate) fn entry_index(
     if !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit()) {
         let index: Option<i64> = text.parse().ok();
         let exists = match index {
-            Some(i) => store.log_entry(i).map_err(|e| CliError::store(what, e))?.is_some(),
+            Some(i) => store
+                .log_entry(i)
+                .map_err(|e| CliError::store(what, e))?
+                .is_some(),
             None => false,
         };
         // A short entry hash the log table printed can be all decimal digits (about one in
