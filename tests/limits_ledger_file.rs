@@ -112,12 +112,16 @@ fn host_step(led: &str, request_id: &str, command: Command) {
     assert!(v.is_ok(), "{v:?}");
 }
 
+/// `--wait-lock 5`: one test below opens the store in this process right before an invoke.
+/// All integration tests share one process (DEC-ARCH-8), so a child another test spawns at that
+/// moment holds a copy of the lock's descriptor until it execs; the invoke must wait that
+/// instant out rather than fail with exit 6.
 fn invoke(env: &Env, tok: &Path, led: &str, task: &str) -> std::process::Output {
     env.invoke(
         tok,
         "probe",
         READ,
-        &["--ledger", led, "--invocation-id", task],
+        &["--ledger", led, "--invocation-id", task, "--wait-lock", "5"],
     )
 }
 
