@@ -629,12 +629,11 @@ fn verify_during_concurrent_commits_reports_nothing() {
         std::thread::spawn(move || {
             let mut n = 0;
             while !stop.load(std::sync::atomic::Ordering::SeqCst) && n < 60 {
-                let args = format!(r#"{{"path":"a.txt","n":{n}}}"#);
-                let read = n % 2 == 0;
-                let (id, args) = if read {
+                // Alternate an effectful read and a pure echo (distinct args: a new entry each).
+                let (id, args) = if n % 2 == 0 {
                     ("ailang-read", r#"{"path":"a.txt"}"#.to_string())
                 } else {
-                    ("echo", args)
+                    ("echo", format!(r#"{{"n":{n}}}"#))
                 };
                 world(
                     &db,
