@@ -22,35 +22,64 @@ pub fn write_str(out: &mut Vec<u8>, s: &str) {
 /// Append raw bytes as a Go-json string literal; each invalid UTF-8 sequence becomes `\ufffd`
 /// exactly as Go's encoder does.
 pub fn write_bytes_as_str(out: &mut Vec<u8>, bytes: &[u8]) {
+    out.reserve(bytes.len() + 2);
     out.push(b'"');
     for chunk in bytes.utf8_chunks() {
-        for c in chunk.valid().chars() {
-            match c {
-                '"' => out.extend_from_slice(b"\\\""),
-                '\\' => out.extend_from_slice(b"\\\\"),
-                '\n' => out.extend_from_slice(b"\\n"),
-                '\r' => out.extend_from_slice(b"\\r"),
-                '\t' => out.extend_from_slice(b"\\t"),
-                '\u{8}' => out.extend_from_slice(b"\\b"),
-                '\u{c}' => out.extend_from_slice(b"\\f"),
-                '<' | '>' | '&' | '\u{2028}' | '\u{2029}' => {
-                    out.extend_from_slice(format!("\\u{:04x}", c as u32).as_bytes())
-                }
-                c if (c as u32) < 0x20 => {
-                    out.extend_from_slice(format!("\\u{:04x}", c as u32).as_bytes())
-                }
-                c => {
-                    let mut buf = [0u8; 4];
-                    out.extend_from_slice(c.encode_utf8(&mut buf).as_bytes());
-                }
-            }
-        }
+        write_valid(out, chunk.valid().as_bytes());
         // Go decodes an invalid sequence one byte at a time: one U+FFFD per invalid byte.
         for _ in chunk.invalid() {
             out.extend_from_slice(b"\\ufffd");
         }
     }
     out.push(b'"');
+}
+
+/// Append valid UTF-8 `s` escaped as Go does, copying each run of bytes that needs no escape
+/// in one go: `"` `\\` and controls are escaped, `<` `>` `&` U+2028 U+2029 become `\\u` forms.
+fn write_valid(out: &mut Vec<u8>, s: &[u8]) {
+    let mut start = 0;
+    let mut i = 0;
+    while i < s.len() {
+        let b = s[i];
+        let escape: Option<&[u8]> = match b {
+            b'"' => Some(b"\\\""),
+            b'\\' => Some(b"\\\\"),
+            b'\n' => Some(b"\\n"),
+            b'\r' => Some(b"\\r"),
+            b'\t' => Some(b"\\t"),
+            0x08 => Some(b"\\b"),
+            0x0c => Some(b"\\f"),
+            b'<' => Some(b"\\u003c"),
+            b'>' => Some(b"\\u003e"),
+            b'&' => Some(b"\\u0026"),
+            // U+2028 and U+2029 are E2 80 A8 and E2 80 A9 (the input is valid UTF-8).
+            0xE2 if s.get(i + 1) == Some(&0x80) && matches!(s.get(i + 2), Some(0xA8 | 0xA9)) => {
+                Some(if s[i + 2] == 0xA8 {
+                    b"\\u2028"
+                } else {
+                    b"\\u2029"
+                })
+            }
+            c if c < 0x20 => None,
+            _ => {
+                i += 1;
+                continue;
+            }
+        };
+        out.extend_from_slice(&s[start..i]);
+        match escape {
+            Some(e) => out.extend_from_slice(e),
+            None => {
+                const HEX: &[u8; 16] = b"0123456789abcdef";
+                out.extend_from_slice(b"\\u00");
+                out.push(HEX[usize::from(b >> 4)]);
+                out.push(HEX[usize::from(b & 0x0f)]);
+            }
+        }
+        i += if b == 0xE2 { 3 } else { 1 };
+        start = i;
+    }
+    out.extend_from_slice(&s[start..]);
 }
 
 /// Format a float64 as Go's encoder does: shortest round-trip digits, plain decimal when
@@ -296,6 +325,58 @@ pub fn format_g(f: f64) -> String {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    /// Go's string encoding written one char at a time: the oracle for the run-copying
+    /// [`write_bytes_as_str`].
+    fn char_by_char(bytes: &[u8]) -> Vec<u8> {
+        let mut out = vec![b'"'];
+        for chunk in bytes.utf8_chunks() {
+            for c in chunk.valid().chars() {
+                match c {
+                    '"' => out.extend_from_slice(b"\\\""),
+                    '\\' => out.extend_from_slice(b"\\\\"),
+                    '\n' => out.extend_from_slice(b"\\n"),
+                    '\r' => out.extend_from_slice(b"\\r"),
+                    '\t' => out.extend_from_slice(b"\\t"),
+                    '\u{8}' => out.extend_from_slice(b"\\b"),
+                    '\u{c}' => out.extend_from_slice(b"\\f"),
+                    '<' | '>' | '&' | '\u{2028}' | '\u{2029}' => {
+                        out.extend_from_slice(format!("\\u{:04x}", c as u32).as_bytes())
+                    }
+                    c if (c as u32) < 0x20 => {
+                        out.extend_from_slice(format!("\\u{:04x}", c as u32).as_bytes())
+                    }
+                    c => out.extend_from_slice(c.encode_utf8(&mut [0u8; 4]).as_bytes()),
+                }
+            }
+            for _ in chunk.invalid() {
+                out.extend_from_slice(b"\\ufffd");
+            }
+        }
+        out.push(b'"');
+        out
+    }
+
+    proptest! {
+        #[test]
+        fn bytes_as_str_matches_the_char_by_char_encoding(
+            bytes in proptest::collection::vec(any::<u8>(), 0..64),
+            text in "[\\PC<>&\"\\\\\u{2028}\u{2029}\u{0}-\u{1f}]{0,24}",
+        ) {
+            for b in [bytes.as_slice(), text.as_bytes()] {
+                let mut out = Vec::new();
+                write_bytes_as_str(&mut out, b);
+                prop_assert_eq!(&out, &char_by_char(b));
+            }
+        }
+    }
+
+    #[test]
+    fn bytes_as_str_escapes_the_line_separators_and_keeps_their_neighbours() {
+        let mut out = Vec::new();
+        write_bytes_as_str(&mut out, "a\u{2028}b\u{2029}\u{2027}\u{e9}".as_bytes());
+        assert_eq!(out, "\"a\\u2028b\\u2029\u{2027}\u{e9}\"".as_bytes());
+    }
 
     fn s(text: &str) -> String {
         let mut out = Vec::new();

@@ -87,6 +87,23 @@ impl HashRef {
     pub fn digest(&self) -> &[u8; 32] {
         &self.0
     }
+
+    /// The text form `sha256:<64 lowercase hex>` as ASCII bytes, without allocating.
+    pub fn text_bytes(&self) -> [u8; 71] {
+        const HEX: &[u8; 16] = b"0123456789abcdef";
+        let mut out = [0u8; 71];
+        out[..7].copy_from_slice(b"sha256:");
+        for (i, b) in self.0.iter().enumerate() {
+            out[7 + 2 * i] = HEX[usize::from(b >> 4)];
+            out[8 + 2 * i] = HEX[usize::from(b & 0x0f)];
+        }
+        out
+    }
+
+    /// Is `text` exactly this ref's text form? (A text that is not a valid ref never is.)
+    pub fn is_text(&self, text: &str) -> bool {
+        text.as_bytes() == self.text_bytes()
+    }
 }
 
 /// Render an optional ref: `None` is the zero ref `""`.
@@ -96,7 +113,9 @@ pub fn opt_text(r: Option<&HashRef>) -> String {
 
 impl fmt::Display for HashRef {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "sha256:{}", hex::encode(self.0))
+        let text = self.text_bytes();
+        // `text_bytes` writes ASCII only.
+        f.write_str(std::str::from_utf8(&text).map_err(|_| fmt::Error)?)
     }
 }
 
@@ -131,6 +150,24 @@ mod tests {
     use super::*;
 
     const EMPTY: &str = "sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
+
+    #[test]
+    fn is_text_accepts_only_the_exact_text_form() {
+        let h = HashRef::of(b"");
+        assert_eq!(h.to_string(), EMPTY);
+        assert!(h.is_text(EMPTY));
+        assert!(!h.is_text(&EMPTY.to_uppercase()));
+        assert!(!h.is_text(&EMPTY[..70]));
+        assert!(!h.is_text(&format!("{EMPTY} ")));
+        assert!(!h.is_text(&EMPTY.replace("sha256", "sha512")));
+        let other = HashRef::of(b"x");
+        assert!(!other.is_text(EMPTY));
+        for b in 0..=255u8 {
+            let h = HashRef::of(&[b]);
+            assert_eq!(h.to_string(), format!("sha256:{}", hex::encode(h.digest())));
+            assert!(h.is_text(&h.to_string()));
+        }
+    }
 
     #[test]
     fn golden_digests() {

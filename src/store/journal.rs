@@ -323,8 +323,22 @@ pub struct Receipt {
 /// [`Error::InvocationMismatch`] with field `Intent` for an outcome without intent;
 /// [`Error::Corrupt`] when a payload object is missing or undecodable.
 pub fn receipt(conn: &Connection, invocation_id: &str) -> Result<Receipt, Error> {
-    let intent = row(conn, invocation_id, Kind::Intent)?;
-    let outcome = row(conn, invocation_id, Kind::Outcome)?;
+    // Both rows in one statement (the `(invocation_id, kind)` key serves it).
+    let (mut intent, mut outcome) = (None, None);
+    {
+        let mut stmt =
+            conn.prepare_cached("SELECT kind, object_ref FROM journal WHERE invocation_id = ?1")?;
+        let mut rows = stmt.query([invocation_id])?;
+        while let Some(r) = rows.next()? {
+            let kind: String = r.get(0)?;
+            let object_ref: String = r.get(1)?;
+            if kind == Kind::Intent.as_str() {
+                intent = Some(object_ref);
+            } else if kind == Kind::Outcome.as_str() {
+                outcome = Some(object_ref);
+            }
+        }
+    }
     let mut r = Receipt {
         invocation_id: invocation_id.to_string(),
         state: ReceiptState::NotStarted,

@@ -367,7 +367,7 @@ impl Object {
 
     /// Does the payload hash to the stored hash?
     pub fn verifies(&self) -> bool {
-        HashRef::of(&self.payload).to_string() == self.meta.hash
+        HashRef::of(&self.payload).is_text(&self.meta.hash)
     }
 }
 
