@@ -71,6 +71,36 @@ pub const WORKER_RETIRE_STACK: usize = 16 << 20;
 thread_local! {
     static STACK_TOP: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
     static STACK_LOW: std::cell::Cell<usize> = const { std::cell::Cell::new(usize::MAX) };
+    /// The stack size this thread was started with when it is an evaluation thread (its
+    /// guard armed by [`arm_guard`]); 0 on any other thread.
+    static EVAL_STACK: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+    /// True while a job runs on this evaluation thread (nested jobs get their own thread).
+    static EVALUATING: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Mark the current thread busy with a job until the returned guard drops.
+fn evaluating() -> impl Drop {
+    struct Busy;
+    impl Drop for Busy {
+        fn drop(&mut self) {
+            EVALUATING.with(|c| c.set(false));
+        }
+    }
+    EVALUATING.with(|c| c.set(true));
+    Busy
+}
+
+/// Run `f` on the current thread with the stack guard armed for a `bytes` stack — for a
+/// thread the caller started with exactly `bytes` of stack (`std::thread::Builder::stack_size`)
+/// that makes many interpreter calls: a call made from inside `f` whose stack fits runs on
+/// this thread directly, instead of being handed to the persistent worker (two thread
+/// wake-ups per call) or to a fresh thread. `None` if `f` panicked.
+pub fn as_eval_thread<T>(bytes: usize, f: impl FnOnce() -> T) -> Option<T> {
+    arm_guard(bytes);
+    EVAL_STACK.with(|c| c.set(bytes));
+    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).ok();
+    EVAL_STACK.with(|c| c.set(0));
+    r
 }
 
 /// Record that this thread's stack reached `addr` (the evaluator reports its deepest frame).
@@ -122,8 +152,10 @@ fn worker() -> Option<std::sync::mpsc::Sender<Job>> {
     slot.clone()
 }
 
-/// Run `f` with `bytes` of stack and the stack guard armed: on the persistent worker thread
-/// when `bytes` is its stack size and it is idle, else on a fresh thread (falling back to
+/// Run `f` with `bytes` of stack and the stack guard armed: on the current thread when it is an
+/// idle evaluation thread with at least `bytes` of stack ([`as_eval_thread`]); on the
+/// persistent worker thread when `bytes` is its stack size and it is idle; else on a fresh
+/// thread (falling back to
 /// [`EVAL_STACK_BYTES`] when the system refuses the reservation). `None` if no thread could run
 /// it or it panicked (a panicking worker is replaced on the next call).
 pub fn on_stack<T: Send + 'static>(
@@ -131,6 +163,11 @@ pub fn on_stack<T: Send + 'static>(
     f: impl FnOnce() -> T + Send + 'static,
 ) -> Option<T> {
     use std::sync::atomic::Ordering;
+    // On an evaluation thread with room and no job running: run here (see `as_eval_thread`).
+    if bytes <= EVAL_STACK.with(std::cell::Cell::get) && !EVALUATING.with(std::cell::Cell::get) {
+        let _busy = evaluating();
+        return std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).ok();
+    }
     let (rtx, rrx) = std::sync::mpsc::sync_channel::<T>(1);
     let mut job: Job = Box::new(move || {
         let _ = rtx.send(f());
@@ -200,3 +237,66 @@ pub mod value;
 
 pub use embedded::{cli_check, cli_check_json, cli_run, cli_version, runs_ref, Embedded};
 pub use run::Options;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::thread::{current, ThreadId};
+
+    fn here() -> ThreadId {
+        current().id()
+    }
+
+    /// Run `f` on a fresh thread started with `bytes` of stack as an evaluation thread.
+    fn on_eval_thread<T: Send>(bytes: usize, f: impl FnOnce() -> T + Send) -> Option<T> {
+        std::thread::scope(|s| {
+            std::thread::Builder::new()
+                .stack_size(bytes)
+                .spawn_scoped(s, move || as_eval_thread(bytes, f))
+                .unwrap()
+                .join()
+                .unwrap()
+        })
+    }
+
+    #[test]
+    fn an_evaluation_thread_runs_fitting_jobs_itself_and_nested_ones_elsewhere() {
+        let r = on_eval_thread(EVAL_STACK_BYTES, || {
+            let me = here();
+            let (inner, nested) = on_stack(EVAL_STACK_BYTES, move || {
+                let inner = here();
+                // A job started from inside a job gets a thread of its own.
+                let nested = on_stack(EVAL_STACK_BYTES, here).unwrap();
+                (inner, nested)
+            })
+            .unwrap();
+            let bigger = on_stack(2 * EVAL_STACK_BYTES, here).unwrap();
+            (me, inner, nested, bigger)
+        })
+        .unwrap();
+        let (me, inner, nested, bigger) = r;
+        assert_eq!(inner, me, "a fitting job runs on the evaluation thread");
+        assert_ne!(nested, me);
+        assert_ne!(bigger, me, "a job needing more stack than the thread has");
+        // The guard was armed for the thread's own stack.
+        let floor = on_eval_thread(EVAL_STACK_BYTES, stack_floor).unwrap();
+        assert!(floor > 0);
+    }
+
+    #[test]
+    fn an_ordinary_thread_hands_its_jobs_over() {
+        let me = here();
+        assert_ne!(on_stack(EVAL_STACK_BYTES, here).unwrap(), me);
+    }
+
+    #[test]
+    fn a_panicking_job_on_an_evaluation_thread_is_none_and_the_thread_goes_on() {
+        let r = on_eval_thread(EVAL_STACK_BYTES, || {
+            let failed = on_stack(EVAL_STACK_BYTES, || -> u8 { panic!("job fails") });
+            let after = on_stack(EVAL_STACK_BYTES, here).unwrap();
+            (failed, after == here())
+        })
+        .unwrap();
+        assert_eq!(r, (None, true));
+    }
+}
