@@ -1,0 +1,586 @@
+//! Work done ahead of the replay engine (DEC-PERF-10, DEC-PERF-12). The engine reads and
+//! hash-checks each selected entry a window of entries before it checks it, and a runner
+//! thread makes the interpreter calls those reads predict, so that each entry's re-run output
+//! is waiting when the engine — which still performs every check, in the documented order —
+//! reaches it.
+//!
+//! Two threads, two cores: the engine (the caller's thread: reads ahead, checks, reports,
+//! `on_entry`) and the runner (interpreter calls, which wait on the interpreter's own worker
+//! thread). Neither waits on the other except for the item it needs next, and a machine with
+//! two cores runs both without one preempting the other.
+//!
+//! ```text
+//!  engine ──CallBatch──▶ runner
+//!     ▲                    │
+//!     └──────RanBatch──────┘
+//! ```
+//!
+//! Both are caches of the engine's own work, never a second authority:
+//! - a [`Prefetched`] item is what the same store lookup returned, and each object carries
+//!   whether its bytes hash to its ref; a failed lookup is left out, so the engine repeats it
+//!   and reports what it finds;
+//! - a [`Ran`] output is used only for a call whose interpreter ref, source bytes and input
+//!   bytes are identical to the call the engine is about to make. The runner predicts an
+//!   effectful entry's finish input from the *recorded* plan and effect records; when the
+//!   re-run plan or a re-derived decision differs, the engine's own finish input differs, the
+//!   prediction is not used, and the engine makes the call itself.
+//!
+//! Calls cross to the runner in batches (1, 2, 4 … up to [`MAX_BATCH`] entries) and come back
+//! batch by batch, so a waiting thread is woken once per batch rather than once per call.
+
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::sync::mpsc::{channel, sync_channel, Receiver, Sender, SyncSender};
+use std::sync::Arc;
+use std::time::Instant;
+
+use rusqlite::Connection;
+
+use super::{
+    episode_intents, is_replayable, outcome_owners, recorded_triples, status_of, IntentInfo,
+    OwnerMap, Resolved,
+};
+use crate::encoding::trcjson::{self, Bounds, CValue};
+use crate::interp::capsule::{self, CapsuleError};
+use crate::plan::{self, PhaseResult, Triple};
+use crate::store::entry::{entry_hash, world_ref};
+use crate::store::journal::{self, Receipt};
+use crate::store::records::{EffectRecord, InvocationRecord, EFFECT_RECORD};
+use crate::store::{object_in, world_in, LogEntry, Object, WorldRow};
+
+/// The most entries one batch of calls carries.
+const MAX_BATCH: usize = 32;
+
+/// How many entries the engine reads ahead of the one it checks: two full batches, so the
+/// runner has the next batch queued while the engine waits on the current one.
+const WINDOW: usize = 2 * MAX_BATCH;
+
+/// How many batches of calls the runner may have queued before the engine waits to send.
+const BATCHES_AHEAD: usize = 4;
+
+/// One entry's store reads and integrity checks, done ahead of the interpreter calls
+/// (DEC-PERF-10). A pure cache of what the engine would read itself (see the module docs);
+/// the engine takes each item at the step that needs it, so the order of checks and the
+/// first divergence reported are unchanged.
+#[derive(Default)]
+pub(super) struct Prefetched {
+    /// `(invocation id, its receipt)`.
+    pub receipt: Option<(String, Receipt)>,
+    /// `(world ref, its row)` for the receipt's world.
+    pub world: Option<(String, Option<WorldRow>)>,
+    /// `(that row, its re-derived world ref)`.
+    pub world_ref: Option<(WorldRow, String)>,
+    /// ref → (the object as read, whether its payload hashes to the ref).
+    pub objects: HashMap<String, (Option<Object>, bool)>,
+    /// `(record ref, the record decoded from its verified bytes)`.
+    pub record: Option<(String, InvocationRecord)>,
+    /// The recomputed entry hash.
+    pub entry_hash: Option<String>,
+    /// `(input ref, the plan-phase input built from its verified bytes)`.
+    pub plan_input: Option<(String, Vec<u8>)>,
+    /// effect record ref → the record decoded from its verified bytes.
+    pub effect_records: HashMap<String, EffectRecord>,
+    /// `(plan ref, recorded_triples of its verified bytes)`.
+    pub triples: Option<(String, Result<Vec<Triple>, super::RecordedPlanError>)>,
+    /// effect result ref → its verified bytes parsed as TR-CJSON-1 (`None` when they are not).
+    pub results: HashMap<String, Option<CValue>>,
+    /// `(episode, its intents by request ref)`, read with the episode's first entry.
+    pub intents: Option<(String, HashMap<String, Vec<IntentInfo>>)>,
+    /// `(episode, its outcome owners)`, read with the episode's first entry.
+    pub owners: Option<(String, OwnerMap)>,
+}
+
+/// One interpreter call the runner makes ahead of the engine: entry `pos` (its index in the
+/// selection) runs `source` on `input` with the interpreter `interp`.
+struct Call {
+    pos: usize,
+    interp: String,
+    source: Arc<Vec<u8>>,
+    input: Vec<u8>,
+}
+
+/// A [`Call`] and what running it returned.
+struct Ran {
+    pos: usize,
+    interp: String,
+    source: Arc<Vec<u8>>,
+    input: Vec<u8>,
+    result: Result<Vec<u8>, CapsuleError>,
+}
+
+/// The calls of the entries up to and including selection index `through`.
+struct CallBatch {
+    through: usize,
+    calls: Vec<Call>,
+}
+
+/// The runs of the entries up to and including selection index `through`.
+struct RanBatch {
+    through: usize,
+    runs: Vec<Ran>,
+}
+
+/// The engine's read-ahead over the selection and its end of the runner thread.
+pub(super) struct Ahead<'s> {
+    selected: &'s [(LogEntry, Option<String>)],
+    /// Entries read and not yet handed to the engine, in selection order.
+    read: VecDeque<Prefetched>,
+    /// The selection index of the next entry to read.
+    next_read: usize,
+    /// Calls predicted and not yet sent, and how many entries the next batch may hold.
+    calls: Vec<Call>,
+    batch: usize,
+    /// Entries read since the last batch was sent.
+    in_batch: usize,
+    /// The last selection index whose calls were sent to the runner.
+    sent_through: Option<usize>,
+    /// `None` once the runner stopped listening.
+    calls_tx: Option<SyncSender<CallBatch>>,
+    runs: Receiver<RanBatch>,
+    /// Runs received and not yet taken, in selection order.
+    held: VecDeque<Ran>,
+    /// The last selection index whose runs have all been received.
+    received_through: Option<usize>,
+    /// The transition sources verified so far (by ref), read once per replay.
+    verified_sources: HashMap<String, Object>,
+    /// The same sources as shared bytes for the runner.
+    sources: HashMap<String, Arc<Vec<u8>>>,
+    /// Episodes whose intents and outcomes were already read.
+    episodes: HashSet<String>,
+}
+
+impl<'s> Ahead<'s> {
+    /// Start the runner thread in `scope` for `selected`; `interps` holds the interpreters the
+    /// selection pins (resolved by the engine), and each run gets `phase_timeout`.
+    pub fn spawn<'scope>(
+        scope: &'scope std::thread::Scope<'scope, 's>,
+        selected: &'s [(LogEntry, Option<String>)],
+        interps: &'s HashMap<String, Resolved>,
+        phase_timeout: std::time::Duration,
+    ) -> Ahead<'s> {
+        let (calls_tx, calls_rx) = sync_channel::<CallBatch>(BATCHES_AHEAD);
+        // Unbounded, so the runner never waits on the engine: it is held back by the calls
+        // it is given, which the engine sends at most WINDOW entries ahead of its checks.
+        let (runs_tx, runs) = channel::<RanBatch>();
+        // The runner is an evaluation thread: the embedded interpreter runs on it directly
+        // instead of through a hand-off per call (`ailang::as_eval_thread`).
+        let stack = crate::ailang::EVAL_STACK_BYTES;
+        let started = std::thread::Builder::new()
+            .name("replay-runner".to_string())
+            .stack_size(stack)
+            .spawn_scoped(scope, move || {
+                crate::ailang::as_eval_thread(stack, || {
+                    run_calls(&calls_rx, &runs_tx, interps, phase_timeout)
+                })
+            })
+            .is_ok();
+        Ahead {
+            selected,
+            read: VecDeque::new(),
+            next_read: 0,
+            calls: Vec::new(),
+            batch: 1,
+            in_batch: 0,
+            sent_through: None,
+            // Without a runner, every call is made by the engine.
+            calls_tx: started.then_some(calls_tx),
+            runs,
+            held: VecDeque::new(),
+            received_through: None,
+            verified_sources: HashMap::new(),
+            sources: HashMap::new(),
+            episodes: HashSet::new(),
+        }
+    }
+
+    /// The reads of entry `pos` (the next one the engine checks), after reading ahead on
+    /// `conn` up to [`WINDOW`] entries past it. Drops runs of earlier entries not taken.
+    pub fn next_entry(&mut self, conn: &Connection, pos: usize) -> Prefetched {
+        while let Ok(batch) = self.runs.try_recv() {
+            self.received_through = Some(batch.through);
+            self.held.extend(batch.runs);
+        }
+        while self.held.front().is_some_and(|r| r.pos < pos) {
+            self.held.pop_front();
+        }
+        let end = self.selected.len().min(pos + WINDOW + 1);
+        while self.next_read < end {
+            self.read_one(conn);
+        }
+        self.read.pop_front().unwrap_or_default()
+    }
+
+    /// Read the next entry, predict its calls, and send a batch when it is full.
+    fn read_one(&mut self, conn: &Connection) {
+        let pos = self.next_read;
+        let (entry, id) = &self.selected[pos];
+        let p = Prefetched::read(
+            conn,
+            entry,
+            id.as_deref(),
+            &mut self.verified_sources,
+            &mut self.episodes,
+        );
+        if self.calls_tx.is_some() {
+            predict_calls(pos, &p, &mut self.sources, &mut self.calls);
+        }
+        self.read.push_back(p);
+        self.next_read += 1;
+        self.in_batch += 1;
+        if self.in_batch >= self.batch || self.next_read == self.selected.len() {
+            if let Some(tx) = &self.calls_tx {
+                let calls = std::mem::take(&mut self.calls);
+                if tx
+                    .send(CallBatch {
+                        through: pos,
+                        calls,
+                    })
+                    .is_ok()
+                {
+                    self.sent_through = Some(pos);
+                } else {
+                    self.calls_tx = None;
+                }
+            }
+            self.in_batch = 0;
+            self.batch = (self.batch * 2).min(MAX_BATCH);
+        }
+    }
+
+    /// The runner's output for entry `pos` running `source` on `input` with `interp`, if it
+    /// made exactly that call; `None` means the engine makes the call itself.
+    pub fn take_run(
+        &mut self,
+        pos: usize,
+        interp: &str,
+        source: &[u8],
+        input: &[u8],
+    ) -> Option<Result<Vec<u8>, CapsuleError>> {
+        // Runs for `pos` come only once its calls were sent; a closed channel (the runner
+        // ended) ends the wait.
+        let sent = self.sent_through.is_some_and(|t| t >= pos);
+        while sent && self.received_through.is_none_or(|t| t < pos) {
+            let batch = self.runs.recv().ok()?;
+            self.received_through = Some(batch.through);
+            self.held.extend(batch.runs);
+        }
+        while self.held.front().is_some_and(|r| r.pos < pos) {
+            self.held.pop_front();
+        }
+        let at = self
+            .held
+            .iter()
+            .take_while(|r| r.pos == pos)
+            .position(|r| {
+                r.interp == interp && r.input == input && r.source.as_slice() == source
+            })?;
+        self.held.remove(at).map(|r| r.result)
+    }
+}
+
+/// The runner thread: make each predicted call with the engine's resolved interpreter, in
+/// order, and send the outputs back batch by batch. Ends when the engine drops its end.
+fn run_calls(
+    calls_rx: &Receiver<CallBatch>,
+    runs_tx: &Sender<RanBatch>,
+    interps: &HashMap<String, Resolved>,
+    phase_timeout: std::time::Duration,
+) {
+    while let Ok(CallBatch { through, calls }) = calls_rx.recv() {
+        let mut runs = Vec::with_capacity(calls.len());
+        for c in calls {
+            let Some(Ok(interp)) = interps.get(&c.interp) else {
+                continue;
+            };
+            let deadline = Instant::now() + phase_timeout;
+            let result = capsule::run_phase(interp.as_ref(), &c.source, &c.input, deadline);
+            runs.push(Ran {
+                pos: c.pos,
+                interp: c.interp,
+                source: c.source,
+                input: c.input,
+                result,
+            });
+        }
+        if runs_tx.send(RanBatch { through, runs }).is_err() {
+            return; // the engine stopped
+        }
+    }
+}
+
+/// The interpreter calls the engine will make for an entry whose recorded data `p` holds, as
+/// far as the recorded data predicts them: the pure run; or the plan phase and, when the
+/// recorded plan asks for one, the finish phase with the recorded effect outcomes. Nothing is
+/// predicted when a needed item is missing or does not verify.
+fn predict_calls(
+    pos: usize,
+    p: &Prefetched,
+    sources: &mut HashMap<String, Arc<Vec<u8>>>,
+    out: &mut Vec<Call>,
+) {
+    let Some((_, rec)) = &p.record else { return };
+    let verified = |r: &str| match p.objects.get(r) {
+        Some((Some(o), true)) => Some(o),
+        _ => None,
+    };
+    let Some(source_obj) = verified(&rec.transition_fn) else {
+        return;
+    };
+    let source = sources
+        .entry(rec.transition_fn.clone())
+        .or_insert_with(|| Arc::new(source_obj.payload.clone()))
+        .clone();
+    let call = |input: Vec<u8>| Call {
+        pos,
+        interp: rec.interpreter.clone(),
+        source: source.clone(),
+        input,
+    };
+    let Some(plan_ref) = &rec.plan else {
+        if let Some(input) = verified(&rec.input) {
+            out.push(call(input.payload.clone()));
+        }
+        return;
+    };
+    let Some((_, plan_input)) = &p.plan_input else {
+        return;
+    };
+    out.push(call(plan_input.clone()));
+    // The finish phase, as the recorded plan and effect records say it ran.
+    let (Some(plan_obj), Some(input), Some((_, Ok(declared)))) =
+        (verified(plan_ref), verified(&rec.input), &p.triples)
+    else {
+        return;
+    };
+    let Ok(recorded) = plan::parse_plan(&plan_obj.payload, declared) else {
+        return;
+    };
+    let record_refs = rec.effects.as_deref().unwrap_or_default();
+    if recorded.effects.is_empty()
+        || !recorded.finish
+        || recorded.effects.len() != record_refs.len()
+    {
+        return;
+    }
+    let mut results = Vec::with_capacity(record_refs.len());
+    for (pe, rref) in recorded.effects.iter().zip(record_refs) {
+        let Some(er) = p.effect_records.get(rref) else {
+            return;
+        };
+        let output = if er.allowed && !er.failed {
+            match p.results.get(&er.result_ref) {
+                Some(parsed) => parsed.clone(),
+                None => return,
+            }
+        } else {
+            None
+        };
+        results.push(PhaseResult {
+            id: pe.id.clone(),
+            effect: pe.effect.clone(),
+            status: status_of(er),
+            record: Some(rref.clone()),
+            output,
+        });
+    }
+    out.push(call(plan::finish_input(&input.payload, &results)));
+}
+
+impl Prefetched {
+    /// Read `reference` (once) and note whether it verifies; a failed read is left out.
+    fn fetch(&mut self, conn: &Connection, reference: &str) -> Option<&Object> {
+        if !self.objects.contains_key(reference) {
+            let obj = object_in(conn, reference).ok()?;
+            let verified = obj.as_ref().is_some_and(Object::verifies);
+            self.objects.insert(reference.to_string(), (obj, verified));
+        }
+        match self.objects.get(reference) {
+            Some((Some(obj), true)) => Some(obj),
+            _ => None,
+        }
+    }
+
+    /// Everything the engine reads for entry `e` (committed as `id`) that does not depend on
+    /// a re-run: receipt, the receipt's world, record, source, input, output, plan, and each
+    /// effect's record, request and result.
+    ///
+    /// `sources` holds the transition sources verified so far in this replay (by ref);
+    /// `episodes` the episodes whose intents and outcomes were already sent.
+    fn read(
+        conn: &Connection,
+        e: &LogEntry,
+        id: Option<&str>,
+        sources: &mut HashMap<String, Object>,
+        episodes: &mut HashSet<String>,
+    ) -> Prefetched {
+        let mut p = Prefetched::default();
+        if !is_replayable(&e.header.written_by) {
+            return p;
+        }
+        p.entry_hash = Some(entry_hash(&e.header, &e.transition_ref).to_string());
+        let Some(id) = id else { return p };
+        if let Ok(receipt) = journal::receipt(conn, id) {
+            if let Some(w) = receipt.result_ref.clone() {
+                if let Ok(row) = world_in(conn, &w) {
+                    if let Some(row) = &row {
+                        let wr = world_ref(row.revision, &row.state_root, &row.log_head);
+                        p.world_ref = Some((row.clone(), wr.to_string()));
+                    }
+                    p.world = Some((w, row));
+                }
+            }
+            p.receipt = Some((id.to_string(), receipt));
+        }
+        let Some(obj) = p.fetch(conn, &e.transition_ref) else {
+            return p;
+        };
+        let Ok(rec) = InvocationRecord::decode(&obj.meta.semantic_id, &obj.payload) else {
+            return p;
+        };
+        // A transition's source recurs in every entry that runs it: it is read and verified
+        // once per replay, and its verified bytes are what the later entries get.
+        match sources.get(&rec.transition_fn) {
+            Some(obj) => {
+                p.objects
+                    .insert(rec.transition_fn.clone(), (Some(obj.clone()), true));
+            }
+            None => {
+                if let Some(obj) = p.fetch(conn, &rec.transition_fn) {
+                    sources.insert(rec.transition_fn.clone(), obj.clone());
+                }
+            }
+        }
+        p.fetch(conn, &rec.output);
+        if let Some(plan_ref) = &rec.plan {
+            if let Some(plan_obj) = p.fetch(conn, plan_ref) {
+                p.triples = Some((plan_ref.clone(), recorded_triples(&plan_obj.payload)));
+            }
+            if let Some(input) = p.fetch(conn, &rec.input) {
+                p.plan_input = Some((rec.input.clone(), plan::plan_input(&input.payload)));
+            }
+        } else {
+            p.fetch(conn, &rec.input);
+        }
+        for rref in rec.effects.iter().flatten() {
+            let Some(obj) = p.fetch(conn, rref) else {
+                continue;
+            };
+            if obj.meta.semantic_id != EFFECT_RECORD {
+                continue;
+            }
+            let Ok(er) = EffectRecord::decode(&obj.payload) else {
+                continue;
+            };
+            p.fetch(conn, &er.request_ref);
+            if er.allowed && !er.failed {
+                if let Some(result) = p.fetch(conn, &er.result_ref) {
+                    let parsed = trcjson::parse(&result.payload, Bounds::PLAN).ok();
+                    p.results.insert(er.result_ref.clone(), parsed);
+                }
+            }
+            p.effect_records.insert(rref.clone(), er);
+        }
+        if rec.effects.is_some() && !episodes.contains(&rec.episode_id) {
+            let ep = rec.episode_id.clone();
+            if let (Ok(intents), Ok(owners)) =
+                (episode_intents(conn, &ep), outcome_owners(conn, &ep))
+            {
+                p.intents = Some((ep.clone(), intents));
+                p.owners = Some((ep.clone(), owners));
+                episodes.insert(ep);
+            }
+        }
+        p.record = Some((e.transition_ref.clone(), rec));
+        p
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ran(pos: usize, input: &[u8], out: &[u8]) -> Ran {
+        Ran {
+            pos,
+            interp: "sha256:i".into(),
+            source: Arc::new(b"src".to_vec()),
+            input: input.to_vec(),
+            result: Ok(out.to_vec()),
+        }
+    }
+
+    /// An `Ahead` over no selection with `batches` already sent back by a runner.
+    fn ahead_with(batches: Vec<RanBatch>, sent_through: usize) -> Ahead<'static> {
+        let (runs_tx, runs) = channel();
+        for b in batches {
+            runs_tx.send(b).unwrap();
+        }
+        Ahead {
+            selected: &[],
+            read: VecDeque::new(),
+            next_read: sent_through + 1,
+            calls: Vec::new(),
+            batch: 1,
+            in_batch: 0,
+            sent_through: Some(sent_through),
+            calls_tx: None,
+            runs,
+            held: VecDeque::new(),
+            received_through: None,
+            verified_sources: HashMap::new(),
+            sources: HashMap::new(),
+            episodes: HashSet::new(),
+        }
+    }
+
+    #[test]
+    fn a_run_is_used_only_for_the_identical_call_of_the_same_entry() {
+        let mut a = ahead_with(
+            vec![
+                RanBatch {
+                    through: 1,
+                    runs: vec![ran(0, b"a", b"A"), ran(1, b"b", b"B")],
+                },
+                RanBatch {
+                    through: 3,
+                    runs: vec![ran(3, b"plan", b"P"), ran(3, b"finish", b"F")],
+                },
+            ],
+            3,
+        );
+        // Another input, source or interpreter is not this call.
+        assert!(a.take_run(1, "sha256:i", b"src", b"other").is_none());
+        assert!(a.take_run(1, "sha256:i", b"other", b"b").is_none());
+        assert!(a.take_run(1, "sha256:j", b"src", b"b").is_none());
+        // Another entry's identical call is not this entry's.
+        assert!(a.take_run(1, "sha256:i", b"src", b"a").is_none());
+        assert_eq!(
+            a.take_run(1, "sha256:i", b"src", b"b").unwrap().unwrap(),
+            b"B"
+        );
+        // Taken once: a second identical call is made by the engine.
+        assert!(a.take_run(1, "sha256:i", b"src", b"b").is_none());
+        // Entry 2 had no predicted call; entry 3's finish is found after its plan.
+        assert!(a.take_run(2, "sha256:i", b"src", b"x").is_none());
+        assert_eq!(
+            a.take_run(3, "sha256:i", b"src", b"finish")
+                .unwrap()
+                .unwrap(),
+            b"F"
+        );
+        assert_eq!(
+            a.take_run(3, "sha256:i", b"src", b"plan").unwrap().unwrap(),
+            b"P"
+        );
+    }
+
+    #[test]
+    fn a_runner_that_ended_leaves_every_call_to_the_engine() {
+        // Nothing was sent back and the runner's end is closed: no wait, no output.
+        let mut a = ahead_with(vec![], 5);
+        assert!(a.take_run(4, "sha256:i", b"src", b"a").is_none());
+        // Calls never sent for an entry are never waited for.
+        let mut b = ahead_with(vec![], 0);
+        b.sent_through = None;
+        assert!(b.take_run(0, "sha256:i", b"src", b"a").is_none());
+    }
+}
