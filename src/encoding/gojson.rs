@@ -37,10 +37,31 @@ pub fn write_bytes_as_str(out: &mut Vec<u8>, bytes: &[u8]) {
 /// Append valid UTF-8 `s` escaped as Go does, copying each run of bytes that needs no escape
 /// in one go: `"` `\\` and controls are escaped, `<` `>` `&` U+2028 U+2029 become `\\u` forms.
 fn write_valid(out: &mut Vec<u8>, s: &[u8]) {
+    /// Bytes that may start an escape: controls, `"`, `\\`, `<`, `>`, `&`, and 0xE2 (the lead
+    /// byte of U+2028 and U+2029).
+    const SPECIAL: [bool; 256] = {
+        let mut t = [false; 256];
+        let mut b = 0;
+        while b < 0x20 {
+            t[b] = true;
+            b += 1;
+        }
+        t[b'"' as usize] = true;
+        t[b'\\' as usize] = true;
+        t[b'<' as usize] = true;
+        t[b'>' as usize] = true;
+        t[b'&' as usize] = true;
+        t[0xE2] = true;
+        t
+    };
     let mut start = 0;
     let mut i = 0;
     while i < s.len() {
         let b = s[i];
+        if !SPECIAL[usize::from(b)] {
+            i += 1;
+            continue;
+        }
         let escape: Option<&[u8]> = match b {
             b'"' => Some(b"\\\""),
             b'\\' => Some(b"\\\\"),
@@ -205,7 +226,9 @@ pub struct Obj {
 impl Obj {
     /// Start an empty object.
     pub fn new() -> Self {
-        Obj { buf: vec![b'{'] }
+        let mut buf = Vec::with_capacity(256);
+        buf.push(b'{');
+        Obj { buf }
     }
 
     fn key(&mut self, k: &str) -> &mut Vec<u8> {
