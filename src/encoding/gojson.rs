@@ -25,7 +25,7 @@ pub fn write_bytes_as_str(out: &mut Vec<u8>, bytes: &[u8]) {
     out.reserve(bytes.len() + 2);
     out.push(b'"');
     for chunk in bytes.utf8_chunks() {
-        write_valid(out, chunk.valid().as_bytes());
+        write_valid(out, chunk.valid().as_bytes(), true);
         // Go decodes an invalid sequence one byte at a time: one U+FFFD per invalid byte.
         for _ in chunk.invalid() {
             out.extend_from_slice(b"\\ufffd");
@@ -34,9 +34,20 @@ pub fn write_bytes_as_str(out: &mut Vec<u8>, bytes: &[u8]) {
     out.push(b'"');
 }
 
+/// Append a Go-json string with HTML escaping off (`json.Encoder.SetEscapeHTML(false)`): as
+/// [`write_str`], except that `<`, `>` and `&` stay raw (U+2028/U+2029 and controls are still
+/// escaped).
+pub fn write_str_no_html(out: &mut Vec<u8>, s: &str) {
+    out.reserve(s.len() + 2);
+    out.push(b'"');
+    write_valid(out, s.as_bytes(), false);
+    out.push(b'"');
+}
+
 /// Append valid UTF-8 `s` escaped as Go does, copying each run of bytes that needs no escape
-/// in one go: `"` `\\` and controls are escaped, `<` `>` `&` U+2028 U+2029 become `\\u` forms.
-fn write_valid(out: &mut Vec<u8>, s: &[u8]) {
+/// in one go: `"` `\\` and controls are escaped, U+2028 U+2029 become `\\u` forms, and so do
+/// `<` `>` `&` when `html` is set (Go's default `SetEscapeHTML(true)`).
+fn write_valid(out: &mut Vec<u8>, s: &[u8], html: bool) {
     /// Bytes that may start an escape: controls, `"`, `\\`, `<`, `>`, `&`, and 0xE2 (the lead
     /// byte of U+2028 and U+2029).
     const SPECIAL: [bool; 256] = {
@@ -58,7 +69,7 @@ fn write_valid(out: &mut Vec<u8>, s: &[u8]) {
     let mut i = 0;
     while i < s.len() {
         let b = s[i];
-        if !SPECIAL[usize::from(b)] {
+        if !SPECIAL[usize::from(b)] || (!html && matches!(b, b'<' | b'>' | b'&')) {
             i += 1;
             continue;
         }
@@ -351,11 +362,12 @@ mod tests {
 
     /// Go's string encoding written one char at a time: the oracle for the run-copying
     /// [`write_bytes_as_str`].
-    fn char_by_char(bytes: &[u8]) -> Vec<u8> {
+    fn char_by_char(bytes: &[u8], html: bool) -> Vec<u8> {
         let mut out = vec![b'"'];
         for chunk in bytes.utf8_chunks() {
             for c in chunk.valid().chars() {
                 match c {
+                    '<' | '>' | '&' if !html => out.push(c as u8),
                     '"' => out.extend_from_slice(b"\\\""),
                     '\\' => out.extend_from_slice(b"\\\\"),
                     '\n' => out.extend_from_slice(b"\\n"),
@@ -389,8 +401,11 @@ mod tests {
             for b in [bytes.as_slice(), text.as_bytes()] {
                 let mut out = Vec::new();
                 write_bytes_as_str(&mut out, b);
-                prop_assert_eq!(&out, &char_by_char(b));
+                prop_assert_eq!(&out, &char_by_char(b, true));
             }
+            let mut out = Vec::new();
+            write_str_no_html(&mut out, &text);
+            prop_assert_eq!(&out, &char_by_char(text.as_bytes(), false));
         }
     }
 

@@ -173,6 +173,17 @@ impl<'s> Ahead<'s> {
                 })
             })
             .is_ok();
+        // Without a runner, every call is made by the engine.
+        Ahead::new(selected, started.then_some(calls_tx), runs)
+    }
+
+    /// A read-ahead over `selected` sending calls through `calls_tx` (`None`: no runner) and
+    /// taking runs from `runs`.
+    fn new(
+        selected: &'s [(LogEntry, Option<String>)],
+        calls_tx: Option<SyncSender<CallBatch>>,
+        runs: Receiver<RanBatch>,
+    ) -> Ahead<'s> {
         Ahead {
             selected,
             read: VecDeque::new(),
@@ -181,8 +192,7 @@ impl<'s> Ahead<'s> {
             batch: 1,
             in_batch: 0,
             sent_through: None,
-            // Without a runner, every call is made by the engine.
-            calls_tx: started.then_some(calls_tx),
+            calls_tx,
             runs,
             held: VecDeque::new(),
             received_through: None,
@@ -514,22 +524,10 @@ mod tests {
         for b in batches {
             runs_tx.send(b).unwrap();
         }
-        Ahead {
-            selected: &[],
-            read: VecDeque::new(),
-            next_read: sent_through + 1,
-            calls: Vec::new(),
-            batch: 1,
-            in_batch: 0,
-            sent_through: Some(sent_through),
-            calls_tx: None,
-            runs,
-            held: VecDeque::new(),
-            received_through: None,
-            verified_sources: HashMap::new(),
-            sources: HashMap::new(),
-            episodes: HashSet::new(),
-        }
+        let mut a = Ahead::new(&[], None, runs);
+        a.next_read = sent_through + 1;
+        a.sent_through = Some(sent_through);
+        a
     }
 
     #[test]

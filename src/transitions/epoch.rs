@@ -125,31 +125,6 @@ struct Wire {
     epochs: Vec<Epoch>,
 }
 
-/// Append a Go-json string with HTML escaping off (`json.Encoder.SetEscapeHTML(false)`):
-/// `<`, `>` and `&` stay raw; U+2028/U+2029 and control characters are still escaped.
-fn write_go_str_no_html(out: &mut Vec<u8>, s: &str) {
-    out.push(b'"');
-    for c in s.chars() {
-        match c {
-            '"' => out.extend_from_slice(b"\\\""),
-            '\\' => out.extend_from_slice(b"\\\\"),
-            '\n' => out.extend_from_slice(b"\\n"),
-            '\r' => out.extend_from_slice(b"\\r"),
-            '\t' => out.extend_from_slice(b"\\t"),
-            '\u{8}' => out.extend_from_slice(b"\\b"),
-            '\u{c}' => out.extend_from_slice(b"\\f"),
-            c if (c as u32) < 0x20 || c == '\u{2028}' || c == '\u{2029}' => {
-                out.extend_from_slice(format!("\\u{:04x}", c as u32).as_bytes())
-            }
-            c => {
-                let mut buf = [0u8; 4];
-                out.extend_from_slice(c.encode_utf8(&mut buf).as_bytes());
-            }
-        }
-    }
-    out.push(b'"');
-}
-
 impl EpochRegistry {
     /// The single-epoch registry `world` writes: epoch 1 = `[release]`.
     pub fn single(release: &str) -> Self {
@@ -165,7 +140,7 @@ impl EpochRegistry {
     pub fn encode(&self) -> Vec<u8> {
         let mut out = Vec::with_capacity(96);
         out.extend_from_slice(b"{\"semantic_id\":");
-        write_go_str_no_html(&mut out, SEMANTIC_ID);
+        crate::encoding::gojson::write_str_no_html(&mut out, SEMANTIC_ID);
         out.extend_from_slice(b",\"epochs\":[");
         for (i, e) in self.epochs.iter().enumerate() {
             if i > 0 {
@@ -176,7 +151,7 @@ impl EpochRegistry {
                 if j > 0 {
                     out.push(b',');
                 }
-                write_go_str_no_html(&mut out, c);
+                crate::encoding::gojson::write_str_no_html(&mut out, c);
             }
             out.extend_from_slice(b"]}");
         }
