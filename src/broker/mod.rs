@@ -440,6 +440,12 @@ impl Broker<'_> {
     }
 
     /// Execute one request through the live pipeline (module docs). `deadline` bounds the handler.
+    ///
+    /// The steps, in order: decide (a denial is recorded and returned, [`Self::record_denial`]);
+    /// journal the intent ([`Self::journal_intent`]) and take the ledger steps
+    /// ([`Self::ledger_steps`]) in one transaction; run the handler; write the outcome
+    /// ([`Self::write_outcome`], or [`Self::keep_indeterminate`]); settle standalone ledgers
+    /// ([`Self::settle_standalone`]).
     pub fn execute(
         &self,
         store: &mut Store,
@@ -460,193 +466,18 @@ impl Broker<'_> {
         let seeded = seed(self.grants, &spent);
         let decision = decide(&seeded, &req.effect, &req.scope, req.cost, self.now);
         if let Some(denial) = decision.denial {
-            put_object(&tx, &request)?;
-            let record = EffectRecord {
-                effect: req.effect.clone(),
-                scope: req.scope.clone(),
-                cost: req.cost,
-                budget_before: decision.budget_before,
-                budget_after: decision.budget_before,
-                allowed: false,
-                failed: false,
-                denial: denial.label().to_string(),
-                request_ref: request.meta.hash.clone(),
-                result_ref: String::new(),
-            };
-            let rec = Object::new(EFFECT_RECORD, PROVENANCE, record.encode());
-            put_object(&tx, &rec)?;
-            tx.commit().map_err(StoreError::from)?;
-            return Ok(Executed {
-                status: Status::Denied,
-                record: Some(rec.meta.hash),
-                record_body: Some(record),
-                output: None,
-                message: Some(denial.label().to_string()),
-                intent_id: None,
-                decision,
-            });
+            return record_denial(tx, req, &request, decision, denial.label());
         }
         let Some(handler) = self.handlers.handler_for(&req.effect) else {
             return Err(BrokerError::NoHandler(req.effect.clone()));
         };
-        put_object(&tx, &request)?;
-        if let Some(extra) = &self.with_intent {
-            put_object(&tx, extra)?;
-        }
-        let ordinal = tally
-            .next_ordinal()
-            .ok_or_else(|| BrokerError::OrdinalExhausted(self.episode.to_string()))?;
-        let intent_id = format!("effect:{}:{ordinal}", self.episode);
-        let intent = EffectIntent {
-            invocation_id: intent_id.clone(),
-            episode_id: self.episode.to_string(),
-            ordinal,
-            effect: req.effect.clone(),
-            scope: req.scope.clone(),
-            cost: req.cost,
-            request_ref: request.meta.hash.clone(),
-            logical_time: self.now,
-        };
-        journal::append(
-            &tx,
-            Kind::Intent,
-            &intent_id,
-            journal::EFFECT_INTENT,
-            intent.payload(),
-        )?;
+        let intent_id = self.journal_intent(&tx, req, &request, &tally)?;
         // The ledger steps, before the intent commits (a failure drops the transaction).
         // A mission attempt dispatched in a standalone ledger names the store's id, whatever
         // happens to this transaction after it.
         let mission_dispatched = std::cell::Cell::new(false);
-        let paired = (|| -> Result<(Option<String>, Option<String>), BrokerError> {
-            let mut standalone_attempt = None;
-            let mut mission_attempt: Option<String> = None;
-            if let Some(s) = self
-                .limits
-                .as_ref()
-                .and_then(|p| p.standalone.as_ref().map(|s| (p, s)))
-            {
-                // A standalone ledger: reserve and dispatch before the intent commits; a rejection
-                // or a ledger failure drops this transaction (no intent, no debit, nothing ran).
-                // The attempt id is new per attempt (DEC-LIM-22): a crash before this transaction
-                // commits leaves the ordinal free for the next effect, which must not meet this
-                // attempt's request ids. The marker ties the attempt to its intent for reconcile.
-                let (p, s) = s;
-                let max_active = deadline
-                    .saturating_duration_since(Instant::now())
-                    .as_millis();
-                let to_broker = |e: crate::limits::Error| {
-                    match e {
-                    crate::limits::Error::Rejected(v) => BrokerError::LimitsRejected(v),
-                    e if e.is_busy() => BrokerError::LedgerBusy(format!(
-                        "limits: ledger {} is busy: another process held its write lock for the whole wait; nothing ran and nothing was written in the store",
-                        s.ledger.describe()
-                    )),
-                    e => BrokerError::Limits(e.to_string()),
-                }
-                };
-                let attempt = s.new_attempt(&intent_id).map_err(to_broker)?;
-                s.reserve(
-                    &attempt,
-                    &p.scope,
-                    req.cost.max(0) as u128,
-                    max_active,
-                    p.now_ms,
-                )
-                .map_err(to_broker)?;
-                // The seed's order: the ledger reserves first, then the mission admits. A mission
-                // in the same standalone ledger admits (and dispatches) between the reserve and
-                // the dispatch, so its refusal leaves a RESERVED attempt, released at once.
-                if let Some((m, ms)) = self
-                    .mission
-                    .as_ref()
-                    .and_then(|m| m.standalone.as_ref().map(|ms| (m, ms)))
-                {
-                    match self.standalone_admit(m, ms, req, &intent_id) {
-                        Ok(a) => {
-                            mission_dispatched.set(true);
-                            mission_attempt = Some(a)
-                        }
-                        Err(e) => {
-                            s.release_or_warn(&attempt, p.now_ms);
-                            return Err(e);
-                        }
-                    }
-                }
-                s.dispatch_or_release(&attempt, p.now_ms)
-                    .map_err(to_broker)?;
-                put_object(
-                    &tx,
-                    &crate::limits::pairing::attempt_marker(&attempt, &intent_id),
-                )?;
-                standalone_attempt = Some(attempt);
-            } else if let Some(p) = &self.limits {
-                // Reserve and dispatch in the intent's transaction: a rejection rolls all of it back.
-                let max_active = deadline
-                    .saturating_duration_since(Instant::now())
-                    .as_millis();
-                ledger_step(
-                    &tx,
-                    format!("{intent_id}:reserve"),
-                    crate::limits::Command::Reserve {
-                        attempt_id: intent_id.clone(),
-                        operation_id: intent_id.clone(),
-                        scope_id: p.scope.clone(),
-                        run_id: None,
-                        purpose: crate::limits::Purpose::Ordinary,
-                        amount: crate::limits::Amount(req.cost.max(0) as u128),
-                        max_active_ms: crate::limits::Amount(max_active),
-                        paired: true,
-                    },
-                    p.now_ms,
-                )?;
-                ledger_step(
-                    &tx,
-                    format!("{intent_id}:dispatch"),
-                    crate::limits::Command::Dispatch {
-                        attempt_id: intent_id.clone(),
-                    },
-                    p.now_ms,
-                )?;
-            }
-            if let Some((m, ms)) = self
-                .mission
-                .as_ref()
-                .and_then(|m| m.standalone.as_ref().map(|ms| (m, ms)))
-            {
-                // A mission in a standalone ledger, not admitted above (no standalone limits
-                // ledger): admit and dispatch now, still before the intent commits.
-                if mission_attempt.is_none() {
-                    mission_attempt = Some(self.standalone_admit(m, ms, req, &intent_id)?);
-                }
-                if let Some(a) = &mission_attempt {
-                    put_object(
-                        &tx,
-                        &crate::mission::pairing::attempt_marker(&ms.mission_id, a, &intent_id),
-                    )?;
-                }
-            } else if let Some(m) = &self.mission {
-                // The seed's order: the ledger reserves first, then the mission admits and
-                // dispatches, all in the intent's transaction; a rejection rolls all of it back.
-                let admit = mission_admit(m, req, intent_id.clone(), intent_id.clone());
-                mission_step(
-                    &tx,
-                    m,
-                    crate::mission::Command::Admit(Box::new(admit)),
-                    m.now_ms,
-                )?;
-                mission_step(
-                    &tx,
-                    m,
-                    crate::mission::Command::Dispatch {
-                        attempt_id: intent_id.clone(),
-                    },
-                    m.now_ms,
-                )?;
-            }
-            Ok((standalone_attempt, mission_attempt))
-        })();
-        let (standalone_attempt, mission_attempt) = match paired {
+        let attempts = match self.ledger_steps(&tx, req, &intent_id, deadline, &mission_dispatched)
+        {
             Ok(a) => a,
             Err(e) => {
                 drop(tx);
@@ -673,44 +504,7 @@ impl Broker<'_> {
             HandlerOutcome::Succeeded(bytes) => (false, Some(bytes), None),
             HandlerOutcome::Failed(msg) => (true, None, Some(msg)),
             HandlerOutcome::Indeterminate(msg) => {
-                // Best effort: keep the diagnostic as an unjournaled object; the intent stays open.
-                if let Ok(tx) = store.immediate() {
-                    let diag = crate::encoding::gojson::Obj::new()
-                        .str("invocationId", &intent_id)
-                        .str("message", &msg)
-                        .finish();
-                    let settled = match &self.mission {
-                        // A standalone ledger: settled below, after this transaction.
-                        Some(m) if m.standalone.is_some() => true,
-                        // Indeterminate settles UNKNOWN: the full reservation stays held.
-                        Some(m) => mission_step(
-                            &tx,
-                            m,
-                            mission_settle(&intent_id, crate::mission::Outcome::Unknown, req.cost),
-                            m.settle_ms(),
-                        )
-                        .is_ok(),
-                        None => true,
-                    };
-                    if settled
-                        && put_object(&tx, &Object::new(EFFECT_INDETERMINATE, PROVENANCE, diag))
-                            .is_ok()
-                    {
-                        let _ = tx.commit();
-                    }
-                }
-                if let (Some(m), Some(a)) = (&self.mission, &mission_attempt) {
-                    if let Some(ms) = &m.standalone {
-                        if let Err(e) =
-                            ms.settle(a, crate::mission::Outcome::Unknown, 0, m.settle_ms())
-                        {
-                            eprintln!(
-                                "world: warning: the mission ledger did not record {a} as UNKNOWN ({e}); it stays DISPATCHED until `world mission reconcile {} --from-store`",
-                                ms.mission_id
-                            );
-                        }
-                    }
-                }
+                self.keep_indeterminate(store, req, &intent_id, &msg, &attempts);
                 return Ok(Executed {
                     status: Status::Indeterminate,
                     record: None,
@@ -742,79 +536,342 @@ impl Broker<'_> {
                 .unwrap_or_default(),
         };
         let rec = Object::new(EFFECT_RECORD, PROVENANCE, record.encode());
-        let write = (|| -> Result<(), StoreError> {
-            let tx = store.immediate()?;
-            if let Some(r) = &result {
-                put_object(&tx, r)?;
-            }
-            put_object(&tx, &rec)?;
-            if let (true, Some(msg)) = (failed, &message) {
-                let why = crate::encoding::gojson::Obj::new()
-                    .str("recordRef", &rec.meta.hash)
-                    .str("intentId", &intent_id)
-                    .str("message", msg)
-                    .finish();
-                put_object(&tx, &Object::new(EFFECT_FAILURE, PROVENANCE, why))?;
-            }
-            journal::append(
-                &tx,
-                Kind::Outcome,
-                &intent_id,
-                journal::EFFECT_OUTCOME,
-                journal::effect_outcome_payload(&intent_id, !failed, &rec.meta.hash, self.now),
-            )?;
-            if let Some(p) = self.limits.as_ref().filter(|p| p.standalone.is_none()) {
-                ledger_step(
-                    &tx,
-                    format!("{intent_id}:settle"),
-                    crate::limits::Command::Settle {
-                        attempt_id: intent_id.clone(),
-                        outcome: if failed {
-                            crate::limits::Outcome::Failed
-                        } else {
-                            crate::limits::Outcome::Succeeded
-                        },
-                        actual_cost: Some(crate::limits::Amount(req.cost.max(0) as u128)),
-                        effect_outcome: true,
-                    },
-                    p.now_ms.max(p.clock.now_ms()),
-                )
-                .map_err(|e| StoreError::Corrupt {
-                    what: "limits settlement".into(),
-                    detail: e.to_string(),
-                })?;
-            }
-            if let Some(m) = self.mission.as_ref().filter(|m| m.standalone.is_none()) {
-                let outcome = if failed {
-                    crate::mission::Outcome::Failed
-                } else {
-                    crate::mission::Outcome::Succeeded
-                };
-                mission_step(
-                    &tx,
-                    m,
-                    mission_settle(&intent_id, outcome, req.cost),
-                    m.settle_ms(),
-                )
-                .map_err(|e| StoreError::Corrupt {
-                    what: "mission settlement".into(),
-                    detail: e.to_string(),
-                })?;
-            }
-            tx.commit()?;
-            Ok(())
-        })();
-        if let Err(e) = write {
+        let outcome = Outcome {
+            intent_id: &intent_id,
+            failed,
+            message: message.as_deref(),
+            result: result.as_ref(),
+            record: &rec,
+        };
+        if let Err(e) = self.write_outcome(store, req, &outcome) {
             return Err(BrokerError::OutcomeWrite {
                 record: rec.meta.hash,
                 cause: e.to_string(),
             });
         }
+        self.settle_standalone(req, &attempts, failed);
+        Ok(Executed {
+            status: if failed { Status::Failed } else { Status::Ok },
+            record: Some(rec.meta.hash),
+            record_body: Some(record),
+            output,
+            message,
+            intent_id: Some(intent_id),
+            decision,
+        })
+    }
+
+    /// Store the request and journal the effect intent (`effect:<episode>:<ordinal>`, the next
+    /// ordinal of the episode's `tally`) in `tx`; returns the intent id.
+    fn journal_intent(
+        &self,
+        tx: &rusqlite::Transaction<'_>,
+        req: &Request,
+        request: &Object,
+        tally: &spend::Tally,
+    ) -> Result<String, BrokerError> {
+        put_object(tx, request)?;
+        if let Some(extra) = &self.with_intent {
+            put_object(tx, extra)?;
+        }
+        let ordinal = tally
+            .next_ordinal()
+            .ok_or_else(|| BrokerError::OrdinalExhausted(self.episode.to_string()))?;
+        let intent_id = format!("effect:{}:{ordinal}", self.episode);
+        let intent = EffectIntent {
+            invocation_id: intent_id.clone(),
+            episode_id: self.episode.to_string(),
+            ordinal,
+            effect: req.effect.clone(),
+            scope: req.scope.clone(),
+            cost: req.cost,
+            request_ref: request.meta.hash.clone(),
+            logical_time: self.now,
+        };
+        journal::append(
+            tx,
+            Kind::Intent,
+            &intent_id,
+            journal::EFFECT_INTENT,
+            intent.payload(),
+        )?;
+        Ok(intent_id)
+    }
+
+    /// The limits and mission steps of an allowed effect, before its intent commits in `tx`:
+    /// reserve and dispatch in the limits ledger (standalone or in the store), admit and
+    /// dispatch in the mission (the seed's order: the ledger reserves first). Returns the
+    /// standalone attempts `(limits, mission)`; an error means nothing may run and `tx` must be
+    /// dropped. `mission_dispatched` is set once a standalone mission dispatched.
+    fn ledger_steps(
+        &self,
+        tx: &rusqlite::Transaction<'_>,
+        req: &Request,
+        intent_id: &str,
+        deadline: Instant,
+        mission_dispatched: &std::cell::Cell<bool>,
+    ) -> Result<Attempts, BrokerError> {
+        let intent_id = intent_id.to_string();
+        let mut standalone_attempt = None;
+        let mut mission_attempt: Option<String> = None;
+        if let Some(s) = self
+            .limits
+            .as_ref()
+            .and_then(|p| p.standalone.as_ref().map(|s| (p, s)))
+        {
+            // A standalone ledger: reserve and dispatch before the intent commits; a rejection
+            // or a ledger failure drops this transaction (no intent, no debit, nothing ran).
+            // The attempt id is new per attempt (DEC-LIM-22): a crash before this transaction
+            // commits leaves the ordinal free for the next effect, which must not meet this
+            // attempt's request ids. The marker ties the attempt to its intent for reconcile.
+            let (p, s) = s;
+            let max_active = deadline
+                .saturating_duration_since(Instant::now())
+                .as_millis();
+            let to_broker = |e: crate::limits::Error| {
+                match e {
+                crate::limits::Error::Rejected(v) => BrokerError::LimitsRejected(v),
+                e if e.is_busy() => BrokerError::LedgerBusy(format!(
+                    "limits: ledger {} is busy: another process held its write lock for the whole wait; nothing ran and nothing was written in the store",
+                    s.ledger.describe()
+                )),
+                e => BrokerError::Limits(e.to_string()),
+            }
+            };
+            let attempt = s.new_attempt(&intent_id).map_err(to_broker)?;
+            s.reserve(
+                &attempt,
+                &p.scope,
+                req.cost.max(0) as u128,
+                max_active,
+                p.now_ms,
+            )
+            .map_err(to_broker)?;
+            // The seed's order: the ledger reserves first, then the mission admits. A mission
+            // in the same standalone ledger admits (and dispatches) between the reserve and
+            // the dispatch, so its refusal leaves a RESERVED attempt, released at once.
+            if let Some((m, ms)) = self
+                .mission
+                .as_ref()
+                .and_then(|m| m.standalone.as_ref().map(|ms| (m, ms)))
+            {
+                match self.standalone_admit(m, ms, req, &intent_id) {
+                    Ok(a) => {
+                        mission_dispatched.set(true);
+                        mission_attempt = Some(a)
+                    }
+                    Err(e) => {
+                        s.release_or_warn(&attempt, p.now_ms);
+                        return Err(e);
+                    }
+                }
+            }
+            s.dispatch_or_release(&attempt, p.now_ms)
+                .map_err(to_broker)?;
+            put_object(
+                tx,
+                &crate::limits::pairing::attempt_marker(&attempt, &intent_id),
+            )?;
+            standalone_attempt = Some(attempt);
+        } else if let Some(p) = &self.limits {
+            // Reserve and dispatch in the intent's transaction: a rejection rolls all of it back.
+            let max_active = deadline
+                .saturating_duration_since(Instant::now())
+                .as_millis();
+            ledger_step(
+                tx,
+                format!("{intent_id}:reserve"),
+                crate::limits::Command::Reserve {
+                    attempt_id: intent_id.clone(),
+                    operation_id: intent_id.clone(),
+                    scope_id: p.scope.clone(),
+                    run_id: None,
+                    purpose: crate::limits::Purpose::Ordinary,
+                    amount: crate::limits::Amount(req.cost.max(0) as u128),
+                    max_active_ms: crate::limits::Amount(max_active),
+                    paired: true,
+                },
+                p.now_ms,
+            )?;
+            ledger_step(
+                tx,
+                format!("{intent_id}:dispatch"),
+                crate::limits::Command::Dispatch {
+                    attempt_id: intent_id.clone(),
+                },
+                p.now_ms,
+            )?;
+        }
+        if let Some((m, ms)) = self
+            .mission
+            .as_ref()
+            .and_then(|m| m.standalone.as_ref().map(|ms| (m, ms)))
+        {
+            // A mission in a standalone ledger, not admitted above (no standalone limits
+            // ledger): admit and dispatch now, still before the intent commits.
+            if mission_attempt.is_none() {
+                mission_attempt = Some(self.standalone_admit(m, ms, req, &intent_id)?);
+            }
+            if let Some(a) = &mission_attempt {
+                put_object(
+                    tx,
+                    &crate::mission::pairing::attempt_marker(&ms.mission_id, a, &intent_id),
+                )?;
+            }
+        } else if let Some(m) = &self.mission {
+            // The seed's order: the ledger reserves first, then the mission admits and
+            // dispatches, all in the intent's transaction; a rejection rolls all of it back.
+            let admit = mission_admit(m, req, intent_id.clone(), intent_id.clone());
+            mission_step(
+                tx,
+                m,
+                crate::mission::Command::Admit(Box::new(admit)),
+                m.now_ms,
+            )?;
+            mission_step(
+                tx,
+                m,
+                crate::mission::Command::Dispatch {
+                    attempt_id: intent_id.clone(),
+                },
+                m.now_ms,
+            )?;
+        }
+        Ok(Attempts {
+            limits: standalone_attempt,
+            mission: mission_attempt,
+        })
+    }
+
+    /// A handler that ended indeterminate: keep its diagnostic as an unjournaled object (best
+    /// effort; the intent stays open) and settle the mission UNKNOWN (the full reservation
+    /// stays held).
+    fn keep_indeterminate(
+        &self,
+        store: &mut Store,
+        req: &Request,
+        intent_id: &str,
+        msg: &str,
+        attempts: &Attempts,
+    ) {
+        let mission_attempt = &attempts.mission;
+        // Best effort: keep the diagnostic as an unjournaled object; the intent stays open.
+        if let Ok(tx) = store.immediate() {
+            let diag = crate::encoding::gojson::Obj::new()
+                .str("invocationId", intent_id)
+                .str("message", msg)
+                .finish();
+            let settled = match &self.mission {
+                // A standalone ledger: settled below, after this transaction.
+                Some(m) if m.standalone.is_some() => true,
+                // Indeterminate settles UNKNOWN: the full reservation stays held.
+                Some(m) => mission_step(
+                    &tx,
+                    m,
+                    mission_settle(intent_id, crate::mission::Outcome::Unknown, req.cost),
+                    m.settle_ms(),
+                )
+                .is_ok(),
+                None => true,
+            };
+            if settled
+                && put_object(&tx, &Object::new(EFFECT_INDETERMINATE, PROVENANCE, diag)).is_ok()
+            {
+                let _ = tx.commit();
+            }
+        }
+        if let (Some(m), Some(a)) = (&self.mission, &mission_attempt) {
+            if let Some(ms) = &m.standalone {
+                if let Err(e) = ms.settle(a, crate::mission::Outcome::Unknown, 0, m.settle_ms()) {
+                    eprintln!(
+                        "world: warning: the mission ledger did not record {a} as UNKNOWN ({e}); it stays DISPATCHED until `world mission reconcile {} --from-store`",
+                        ms.mission_id
+                    );
+                }
+            }
+        }
+    }
+
+    /// Transaction 2 of an allowed effect: its result, record (and failure note), the outcome
+    /// in the journal, and the in-store limits and mission settlements.
+    fn write_outcome(
+        &self,
+        store: &mut Store,
+        req: &Request,
+        o: &Outcome<'_>,
+    ) -> Result<(), StoreError> {
+        let (intent_id, failed, result, rec) = (o.intent_id, o.failed, o.result, o.record);
+        let tx = store.immediate()?;
+        if let Some(r) = result {
+            put_object(&tx, r)?;
+        }
+        put_object(&tx, rec)?;
+        if let (true, Some(msg)) = (failed, o.message) {
+            let why = crate::encoding::gojson::Obj::new()
+                .str("recordRef", &rec.meta.hash)
+                .str("intentId", intent_id)
+                .str("message", msg)
+                .finish();
+            put_object(&tx, &Object::new(EFFECT_FAILURE, PROVENANCE, why))?;
+        }
+        journal::append(
+            &tx,
+            Kind::Outcome,
+            intent_id,
+            journal::EFFECT_OUTCOME,
+            journal::effect_outcome_payload(intent_id, !failed, &rec.meta.hash, self.now),
+        )?;
+        if let Some(p) = self.limits.as_ref().filter(|p| p.standalone.is_none()) {
+            ledger_step(
+                &tx,
+                format!("{intent_id}:settle"),
+                crate::limits::Command::Settle {
+                    attempt_id: intent_id.to_string(),
+                    outcome: if failed {
+                        crate::limits::Outcome::Failed
+                    } else {
+                        crate::limits::Outcome::Succeeded
+                    },
+                    actual_cost: Some(crate::limits::Amount(req.cost.max(0) as u128)),
+                    effect_outcome: true,
+                },
+                p.now_ms.max(p.clock.now_ms()),
+            )
+            .map_err(|e| StoreError::Corrupt {
+                what: "limits settlement".into(),
+                detail: e.to_string(),
+            })?;
+        }
+        if let Some(m) = self.mission.as_ref().filter(|m| m.standalone.is_none()) {
+            let outcome = if failed {
+                crate::mission::Outcome::Failed
+            } else {
+                crate::mission::Outcome::Succeeded
+            };
+            mission_step(
+                &tx,
+                m,
+                mission_settle(intent_id, outcome, req.cost),
+                m.settle_ms(),
+            )
+            .map_err(|e| StoreError::Corrupt {
+                what: "mission settlement".into(),
+                detail: e.to_string(),
+            })?;
+        }
+        tx.commit()?;
+        Ok(())
+    }
+
+    /// After the outcome is journaled, settle the standalone ledgers' attempts; a failure is a
+    /// warning (the exposure stays DISPATCHED until `reconcile --from-store` settles it).
+    fn settle_standalone(&self, req: &Request, attempts: &Attempts, failed: bool) {
+        let (standalone_attempt, mission_attempt) = (&attempts.limits, &attempts.mission);
         if let (Some((p, s)), Some(attempt)) = (
             self.limits
                 .as_ref()
                 .and_then(|p| p.standalone.as_ref().map(|s| (p, s))),
-            &standalone_attempt,
+            standalone_attempt,
         ) {
             // After the outcome is journaled. A failure keeps the exposure (DISPATCHED) until
             // `world limits reconcile --from-store` settles it from this outcome.
@@ -825,7 +882,7 @@ impl Broker<'_> {
                 );
             }
         }
-        if let (Some(m), Some(a)) = (&self.mission, &mission_attempt) {
+        if let (Some(m), Some(a)) = (&self.mission, mission_attempt) {
             if let Some(ms) = &m.standalone {
                 // After the outcome is journaled. A failure keeps the exposure (DISPATCHED)
                 // until `world mission reconcile M --from-store` settles it from this outcome.
@@ -842,16 +899,57 @@ impl Broker<'_> {
                 }
             }
         }
-        Ok(Executed {
-            status: if failed { Status::Failed } else { Status::Ok },
-            record: Some(rec.meta.hash),
-            record_body: Some(record),
-            output,
-            message,
-            intent_id: Some(intent_id),
-            decision,
-        })
     }
+}
+
+/// The attempts an allowed effect holds in standalone ledgers: `(limits, mission)`.
+struct Attempts {
+    limits: Option<String>,
+    mission: Option<String>,
+}
+
+/// What transaction 2 writes for an allowed effect.
+struct Outcome<'a> {
+    intent_id: &'a str,
+    failed: bool,
+    message: Option<&'a str>,
+    result: Option<&'a Object>,
+    record: &'a Object,
+}
+
+/// Record a denied request: its request and effect record, no intent (transaction 1 commits).
+fn record_denial(
+    tx: rusqlite::Transaction<'_>,
+    req: &Request,
+    request: &Object,
+    decision: Decision,
+    label: &str,
+) -> Result<Executed, BrokerError> {
+    put_object(&tx, request)?;
+    let record = EffectRecord {
+        effect: req.effect.clone(),
+        scope: req.scope.clone(),
+        cost: req.cost,
+        budget_before: decision.budget_before,
+        budget_after: decision.budget_before,
+        allowed: false,
+        failed: false,
+        denial: label.to_string(),
+        request_ref: request.meta.hash.clone(),
+        result_ref: String::new(),
+    };
+    let rec = Object::new(EFFECT_RECORD, PROVENANCE, record.encode());
+    put_object(&tx, &rec)?;
+    tx.commit().map_err(StoreError::from)?;
+    Ok(Executed {
+        status: Status::Denied,
+        record: Some(rec.meta.hash),
+        record_body: Some(record),
+        output: None,
+        message: Some(label.to_string()),
+        intent_id: None,
+        decision,
+    })
 }
 
 /// Resolve an effect record down to its request and result objects.
