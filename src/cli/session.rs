@@ -387,315 +387,418 @@ pub fn run(ctx: &Context, out: &mut Output, cmd: Cmd) -> Result<Exit, CliError> 
             ledger,
             out: out_file,
             yes,
-        } => {
-            let what = "session mint";
-            need_explicit_db(ctx, "mint")?;
-            session::check_episode(&episode).map_err(|e| CliError::usage(what, e))?;
-            if ttl < 0 {
-                return Err(CliError::usage(
-                    what,
-                    format!("--ttl must be non-negative, got {ttl}"),
-                ));
-            }
-            if ttl == 0 {
-                return Err(CliError::usage(
-                    what,
-                    "--ttl 0 would mint an already-expired credential; give at least 1 second",
-                ));
-            }
-            let grants: Vec<Grant> = grants
-                .iter()
-                .map(|g| parse_grant(g))
-                .collect::<Result<_, _>>()
-                .map_err(|e| CliError::usage(what, e))?;
-            if let Some(root) = &workspace_root {
-                if !root.is_absolute() {
-                    return Err(CliError::usage(
-                        what,
-                        format!(
-                            "--workspace-root {} must be an absolute path",
-                            root.display()
-                        ),
-                    ));
-                }
-            }
-            if let Some(p) = &out_file {
-                if p.exists() {
-                    return Err(CliError::failed(
-                        what,
-                        format!(
-                            "--out {} already exists; a token file is never overwritten",
-                            p.display()
-                        ),
-                    ));
-                }
-            }
-            if !ctx.db.exists() {
-                return Err(CliError::store(
-                    what,
-                    crate::store::Error::Missing {
-                        path: ctx.db.display().to_string(),
-                    },
-                ));
-            }
-            warn_unmatched_grants(ctx, out, &grants);
-            // The prompt names the ledger a mission is held in (the binding records it).
-            let mission_line = mission.as_ref().map(|m| match &ledger {
-                Some(l) if !l.contains("://") => format!("{m} (ledger {l})"),
-                Some(_) => format!("{m} (PostgreSQL ledger)"),
-                None => m.clone(),
-            });
-            if !yes {
-                let mut tty = fence::attended(what, "minting a session credential")?;
-                let answer = tty
-                    .ask(&mint_prompt(&MintPrompt {
-                        db: &ctx.db,
-                        episode: &episode,
-                        grants: &grants,
-                        expires_at: ctx.now().saturating_add(ttl),
-                        ttl,
-                        workspace_root: workspace_root.as_deref(),
-                        limits_scope: limits_scope.as_deref(),
-                        mission: mission_line.as_deref(),
-                    }))
-                    .map_err(|e| CliError::new(Exit::Integrity, what, format!("terminal: {e}")))?;
-                if !fence::is_yes(answer.as_deref()) {
-                    let mut err = CliError::new(Exit::Integrity, what, "");
-                    err.verbatim = Some("aborted (not confirmed)".into());
-                    return Err(err);
-                }
-            }
-            let token = session::new_token().map_err(|e| CliError::failed(what, e))?;
-            let mut store = ctx.open_write(false).map_err(|e| {
-                if e.exit == Exit::LockHeld {
-                    e.hint(
-                        "stop the daemon first (session mint, new and revoke need the writer lock)",
-                    )
-                } else {
-                    e
-                }
-            })?;
-            let mut req = MintRequest {
-                episode: episode.clone(),
+        } => mint(
+            ctx,
+            out,
+            MintArgs {
+                episode,
                 grants,
                 ttl,
-                now: ctx.now(),
-                attended: !yes,
                 workspace_root,
                 limits_scope,
-                mission: mission.map(|m| session::MissionBinding {
-                    mission_id: m,
-                    run_id: mission_run.unwrap_or_default(),
-                    grant_id: mission_grant.unwrap_or_default(),
-                    ledger: String::new(),
-                    root: String::new(),
-                }),
-            };
-            if let Some(m) = &mut req.mission {
-                match ledger.as_deref() {
-                    // A mission in a standalone ledger (issue 18): checked there, and the
-                    // binding names the ledger (canonical path, or URL without password).
-                    Some(location) => {
-                        let missions = crate::mission::ledger::open_canonical(location)
-                            .map_err(|e| super::mission::store_err(what, e))?;
-                        super::mission::check_binding_in(what, missions.as_ref(), m)?;
-                        m.ledger = missions
-                            .identity()
-                            .map_err(|e| super::mission::store_err(what, e))?;
-                        m.root = missions
-                            .root(&m.mission_id)
-                            .map_err(|e| super::mission::store_err(what, e))?;
-                    }
-                    None => super::mission::check_binding(what, store.conn(), m)?,
-                }
-            }
-            // The token goes to a hidden temp file next to --out first; after the commit it is
-            // hard-linked into place (never overwriting) and the temp removed. A kill leaves no
-            // empty or orphan --out: only a temp the next mint into that directory sweeps.
-            let tmp = match &out_file {
-                Some(p) => Some(stage_token(p, &token).map_err(|e| CliError::failed(what, e))?),
-                None => None,
-            };
-            let minted = match crate::ops::session::mint(&mut store, &token, &req) {
-                Ok(m) => m,
-                Err(e) => {
-                    if let Some(t) = &tmp {
-                        let _ = std::fs::remove_file(t);
-                    }
-                    return Err(match e {
-                        session::SessionError::Store(s) => CliError::store(what, s),
-                        other => CliError::failed(what, other),
-                    });
-                }
-            };
-            if let (Some(t), Some(p)) = (&tmp, &out_file) {
-                let placed = std::fs::hard_link(t, p);
+                mission,
+                mission_run,
+                mission_grant,
+                ledger,
+                out_file,
+                yes,
+            },
+        ),
+        Cmd::List { episode, all } => list(ctx, out, episode.as_deref(), all),
+        Cmd::Show { id } => show(ctx, out, &id),
+        Cmd::Revoke { id, episode } => revoke(ctx, out, id, episode),
+    }
+}
+
+/// `session mint`'s arguments (see [`Cmd::Mint`]).
+struct MintArgs {
+    episode: String,
+    grants: Vec<String>,
+    ttl: i64,
+    workspace_root: Option<PathBuf>,
+    limits_scope: Option<String>,
+    mission: Option<String>,
+    mission_run: Option<String>,
+    mission_grant: Option<String>,
+    ledger: Option<String>,
+    out_file: Option<PathBuf>,
+    yes: bool,
+}
+
+/// `world session mint`: check, confirm at the terminal (unless `--yes`), mint in one
+/// transaction, then place or print the token.
+fn mint(ctx: &Context, out: &mut Output, a: MintArgs) -> Result<Exit, CliError> {
+    let what = "session mint";
+    let grants = check_mint(ctx, what, &a)?;
+    warn_unmatched_grants(ctx, out, &grants);
+    if !a.yes {
+        confirm_mint(ctx, what, &a, &grants)?;
+    }
+    let MintArgs {
+        episode,
+        ttl,
+        workspace_root,
+        limits_scope,
+        mission,
+        mission_run,
+        mission_grant,
+        ledger,
+        out_file,
+        yes,
+        ..
+    } = a;
+    let token = session::new_token().map_err(|e| CliError::failed(what, e))?;
+    let mut store = ctx.open_write(false).map_err(|e| {
+        if e.exit == Exit::LockHeld {
+            e.hint("stop the daemon first (session mint, new and revoke need the writer lock)")
+        } else {
+            e
+        }
+    })?;
+    let mut req = MintRequest {
+        episode: episode.clone(),
+        grants,
+        ttl,
+        now: ctx.now(),
+        attended: !yes,
+        workspace_root,
+        limits_scope,
+        mission: mission.map(|m| session::MissionBinding {
+            mission_id: m,
+            run_id: mission_run.unwrap_or_default(),
+            grant_id: mission_grant.unwrap_or_default(),
+            ledger: String::new(),
+            root: String::new(),
+        }),
+    };
+    if let Some(m) = &mut req.mission {
+        bind_mission(what, &store, ledger.as_deref(), m)?;
+    }
+    // The token goes to a hidden temp file next to --out first; after the commit it is
+    // hard-linked into place (never overwriting) and the temp removed. A kill leaves no
+    // empty or orphan --out: only a temp the next mint into that directory sweeps.
+    let tmp = match &out_file {
+        Some(p) => Some(stage_token(p, &token).map_err(|e| CliError::failed(what, e))?),
+        None => None,
+    };
+    let minted = match crate::ops::session::mint(&mut store, &token, &req) {
+        Ok(m) => m,
+        Err(e) => {
+            if let Some(t) = &tmp {
                 let _ = std::fs::remove_file(t);
-                if let Err(e) = placed {
-                    return Err(CliError::failed(
-                        what,
-                        format!(
-                            "the credential {} was minted but its token could not be written to {}: {e}; revoke it with `world session revoke {}`",
-                            session::credential_id(&token),
-                            p.display(),
-                            session::credential_id(&token)
-                        ),
-                    ));
-                }
             }
-            let n = req.grants.len();
-            match &out_file {
-                Some(p) => {
-                    if out.json {
-                        out.json_line(&serde_json::json!({"credentialId": minted.credential_id, "episode": episode, "expiresAt": minted.expires_at, "attended": !yes, "out": p}))?;
-                    } else {
-                        out.summary(format!("minted session credential for episode {episode}: {n} grant(s), expires {}, written to {}", super::output::rfc3339(minted.expires_at), p.display()))?;
-                    }
-                }
-                // Without --out the token is printed once; under --json inside the object.
-                None if out.json => out.json_line(&serde_json::json!({"credentialId": minted.credential_id, "episode": episode, "expiresAt": minted.expires_at, "attended": !yes, "token": token}))?,
-                None => out.line(&token)?,
-            }
-            out.status(format!("world session mint: credential_id={} (episode {episode}, {n} grant(s), expires {}){}", minted.credential_id, super::output::rfc3339(minted.expires_at), if yes { " [unattended]" } else { "" }));
-            Ok(Exit::Success)
+            return Err(match e {
+                session::SessionError::Store(s) => CliError::store(what, s),
+                other => CliError::failed(what, other),
+            });
         }
-        Cmd::List { episode, all } => {
-            let store = ctx.open_read()?;
-            let rows = session::list(store.conn(), episode.as_deref(), ctx.now(), all)
-                .map_err(read_err("session list"))?;
-            let mut spends = SpendCache::default();
-            if out.json {
-                for r in &rows {
-                    let budgets = spends.budgets(store.conn(), r)?;
-                    out.json_line(&listed_json(r, &budgets))?;
-                }
-            } else {
-                let mut t = table(
-                    &[
-                        "credential_id",
-                        "episode",
-                        "state",
-                        "attended",
-                        "expires",
-                        "remaining budget",
-                    ],
-                    out.color,
-                );
-                for r in &rows {
-                    let budgets = spends.budgets(store.conn(), r)?;
-                    t.add_row(vec![
-                        short_id(&r.credential_id),
-                        r.episode.clone(),
-                        r.state.to_string(),
-                        attended_text(r.attended).to_string(),
-                        super::output::rfc3339(r.expires_at),
-                        budgets
-                            .iter()
-                            .map(|b| {
-                                format!("{}={}:{}/{}", b.effect, b.scope, b.remaining, b.budget)
-                            })
-                            .collect::<Vec<_>>()
-                            .join(" "),
-                    ]);
-                }
-                if !rows.is_empty() {
-                    out.table(&t)?;
-                }
-                out.status(format!(
-                    "{} session credential(s){}",
-                    rows.len(),
-                    if all {
-                        ""
-                    } else {
-                        " live (--all adds expired and revoked)"
-                    }
-                ));
-            }
-            Ok(Exit::Success)
-        }
-        Cmd::Show { id } => {
-            let what = "session show";
-            let store = ctx.open_read()?;
-            let rows =
-                session::list(store.conn(), None, ctx.now(), true).map_err(read_err(what))?;
-            let r = pick(&rows, &id, what)?;
-            let budgets = SpendCache::default().budgets(store.conn(), r)?;
-            if out.json {
-                out.json_line(&listed_json(r, &budgets))?;
-                return Ok(Exit::Success);
-            }
-            out.line(format!("credential  {}", r.credential_id))?;
-            out.line(format!("episode     {}", r.episode))?;
-            out.line(format!("state       {}", r.state))?;
-            out.line(format!("attended    {}", attended_text(r.attended)))?;
-            out.line(format!(
-                "created     {}",
-                super::output::rfc3339(r.created_at)
-            ))?;
-            out.line(format!(
-                "expires     {}",
-                super::output::rfc3339(r.expires_at)
-            ))?;
-            out.line("")?;
-            let mut t = table(
-                &["effect", "scope", "budget", "spent", "remaining", "expires"],
-                out.color,
-            );
-            for b in &budgets {
-                t.add_row(vec![
-                    b.effect.clone(),
-                    b.scope.clone(),
-                    b.budget.to_string(),
-                    b.spent.to_string(),
-                    b.remaining.to_string(),
-                    super::output::rfc3339(b.expires_at),
-                ]);
-            }
-            out.table(&t)?;
-            out.status("remaining = budget − what the episode spent on that effect and scope (every intent counts, whatever its outcome); a new session for the same episode does not refill it");
-            Ok(Exit::Success)
-        }
-        Cmd::Revoke { id, episode } => {
-            let what = "session revoke";
-            need_explicit_db(ctx, "revoke")?;
-            // A full credential_id, or a unique prefix (≥ 6 hex) as `session list` prints it.
-            let id = match id {
-                Some(id) => {
-                    let store = ctx.open_read()?;
-                    let space = [crate::store::refs::Space::Session];
-                    Some(super::refs::resolve(&store, &space, &id, what)?.reference)
-                }
-                None => None,
-            };
-            let mut store = ctx.open_write(false)?;
-            let db = ctx.db.display().to_string();
-            let target = match (&id, &episode) {
-                (Some(id), _) => crate::ops::session::Revoke::Credential(id.clone()),
-                (None, Some(ep)) => crate::ops::session::Revoke::Episode(ep.clone()),
-                (None, None) => {
-                    return Err(CliError::usage(
-                        what,
-                        "give a credential_id or --episode EP",
-                    ))
-                }
-            };
-            let revoked =
-                crate::ops::session::revoke(&mut store, &target).map_err(|e| match e {
-                    crate::ops::session::RevokeError::Store(s) => CliError::store(what, s),
-                    crate::ops::session::RevokeError::NoCredential(id) => CliError::failed(what, format!("refusing: no session credential {id} in {db} (already revoked, or minted in another store); nothing was revoked")),
-                    crate::ops::session::RevokeError::NoEpisodeCredential(ep) => CliError::failed(
-                        what,
-                        format!("refusing: episode {ep} has no session credential in {db}"),
-                    ),
-                })?;
-            for id in revoked {
-                if out.json {
-                    out.json_line(&serde_json::json!({"revoked": id}))?;
-                } else {
-                    out.summary(format!("revoked session credential {id}"))?;
-                }
-            }
-            Ok(Exit::Success)
+    };
+    if let (Some(t), Some(p)) = (&tmp, &out_file) {
+        let placed = std::fs::hard_link(t, p);
+        let _ = std::fs::remove_file(t);
+        if let Err(e) = placed {
+            return Err(CliError::failed(
+                what,
+                format!(
+                    "the credential {} was minted but its token could not be written to {}: {e}; revoke it with `world session revoke {}`",
+                    session::credential_id(&token),
+                    p.display(),
+                    session::credential_id(&token)
+                ),
+            ));
         }
     }
+    let n = req.grants.len();
+    match &out_file {
+        Some(p) => {
+            if out.json {
+                out.json_line(&serde_json::json!({"credentialId": minted.credential_id, "episode": episode, "expiresAt": minted.expires_at, "attended": !yes, "out": p}))?;
+            } else {
+                out.summary(format!("minted session credential for episode {episode}: {n} grant(s), expires {}, written to {}", super::output::rfc3339(minted.expires_at), p.display()))?;
+            }
+        }
+        // Without --out the token is printed once; under --json inside the object.
+        None if out.json => out.json_line(&serde_json::json!({"credentialId": minted.credential_id, "episode": episode, "expiresAt": minted.expires_at, "attended": !yes, "token": token}))?,
+        None => out.line(&token)?,
+    }
+    out.status(format!(
+        "world session mint: credential_id={} (episode {episode}, {n} grant(s), expires {}){}",
+        minted.credential_id,
+        super::output::rfc3339(minted.expires_at),
+        if yes { " [unattended]" } else { "" }
+    ));
+    Ok(Exit::Success)
+}
+
+/// `session mint`'s argument checks, before anything is opened for writing; returns the
+/// parsed grants. Usage errors exit 1, an existing `--out` or a missing store 4/5 (exit table).
+fn check_mint(ctx: &Context, what: &str, a: &MintArgs) -> Result<Vec<Grant>, CliError> {
+    let MintArgs {
+        episode,
+        grants,
+        ttl,
+        workspace_root,
+        out_file,
+        ..
+    } = a;
+    let ttl = *ttl;
+    need_explicit_db(ctx, "mint")?;
+    session::check_episode(episode).map_err(|e| CliError::usage(what, e))?;
+    if ttl < 0 {
+        return Err(CliError::usage(
+            what,
+            format!("--ttl must be non-negative, got {ttl}"),
+        ));
+    }
+    if ttl == 0 {
+        return Err(CliError::usage(
+            what,
+            "--ttl 0 would mint an already-expired credential; give at least 1 second",
+        ));
+    }
+    let grants: Vec<Grant> = grants
+        .iter()
+        .map(|g| parse_grant(g))
+        .collect::<Result<_, _>>()
+        .map_err(|e| CliError::usage(what, e))?;
+    if let Some(root) = &workspace_root {
+        if !root.is_absolute() {
+            return Err(CliError::usage(
+                what,
+                format!(
+                    "--workspace-root {} must be an absolute path",
+                    root.display()
+                ),
+            ));
+        }
+    }
+    if let Some(p) = &out_file {
+        if p.exists() {
+            return Err(CliError::failed(
+                what,
+                format!(
+                    "--out {} already exists; a token file is never overwritten",
+                    p.display()
+                ),
+            ));
+        }
+    }
+    if !ctx.db.exists() {
+        return Err(CliError::store(
+            what,
+            crate::store::Error::Missing {
+                path: ctx.db.display().to_string(),
+            },
+        ));
+    }
+    Ok(grants)
+}
+
+/// Ask the human at the terminal to confirm the mint; refusing or no terminal is exit 6
+/// (`aborted (not confirmed)` or the fence's message).
+fn confirm_mint(ctx: &Context, what: &str, a: &MintArgs, grants: &[Grant]) -> Result<(), CliError> {
+    let (mission, ledger) = (&a.mission, &a.ledger);
+    // The prompt names the ledger a mission is held in (the binding records it).
+    let mission_line = mission.as_ref().map(|m| match &ledger {
+        Some(l) if !l.contains("://") => format!("{m} (ledger {l})"),
+        Some(_) => format!("{m} (PostgreSQL ledger)"),
+        None => m.clone(),
+    });
+    let mut tty = fence::attended(what, "minting a session credential")?;
+    let answer = tty
+        .ask(&mint_prompt(&MintPrompt {
+            db: &ctx.db,
+            episode: &a.episode,
+            grants,
+            expires_at: ctx.now().saturating_add(a.ttl),
+            ttl: a.ttl,
+            workspace_root: a.workspace_root.as_deref(),
+            limits_scope: a.limits_scope.as_deref(),
+            mission: mission_line.as_deref(),
+        }))
+        .map_err(|e| CliError::new(Exit::Integrity, what, format!("terminal: {e}")))?;
+    if !fence::is_yes(answer.as_deref()) {
+        let mut err = CliError::new(Exit::Integrity, what, "");
+        err.verbatim = Some("aborted (not confirmed)".into());
+        return Err(err);
+    }
+    Ok(())
+}
+
+/// Check a mission binding where the mission is held: in the standalone `ledger` (the binding
+/// then names the ledger and the mission's root) or in the store file.
+fn bind_mission(
+    what: &str,
+    store: &crate::store::Store,
+    ledger: Option<&str>,
+    m: &mut session::MissionBinding,
+) -> Result<(), CliError> {
+    match ledger {
+        // A mission in a standalone ledger (issue 18): checked there, and the
+        // binding names the ledger (canonical path, or URL without password).
+        Some(location) => {
+            let missions = crate::mission::ledger::open_canonical(location)
+                .map_err(|e| super::mission::store_err(what, e))?;
+            super::mission::check_binding_in(what, missions.as_ref(), m)?;
+            m.ledger = missions
+                .identity()
+                .map_err(|e| super::mission::store_err(what, e))?;
+            m.root = missions
+                .root(&m.mission_id)
+                .map_err(|e| super::mission::store_err(what, e))?;
+        }
+        None => super::mission::check_binding(what, store.conn(), m)?,
+    }
+    Ok(())
+}
+
+/// `world session list`.
+fn list(
+    ctx: &Context,
+    out: &mut Output,
+    episode: Option<&str>,
+    all: bool,
+) -> Result<Exit, CliError> {
+    let store = ctx.open_read()?;
+    let rows =
+        session::list(store.conn(), episode, ctx.now(), all).map_err(read_err("session list"))?;
+    let mut spends = SpendCache::default();
+    if out.json {
+        for r in &rows {
+            let budgets = spends.budgets(store.conn(), r)?;
+            out.json_line(&listed_json(r, &budgets))?;
+        }
+    } else {
+        let mut t = table(
+            &[
+                "credential_id",
+                "episode",
+                "state",
+                "attended",
+                "expires",
+                "remaining budget",
+            ],
+            out.color,
+        );
+        for r in &rows {
+            let budgets = spends.budgets(store.conn(), r)?;
+            t.add_row(vec![
+                short_id(&r.credential_id),
+                r.episode.clone(),
+                r.state.to_string(),
+                attended_text(r.attended).to_string(),
+                super::output::rfc3339(r.expires_at),
+                budgets
+                    .iter()
+                    .map(|b| format!("{}={}:{}/{}", b.effect, b.scope, b.remaining, b.budget))
+                    .collect::<Vec<_>>()
+                    .join(" "),
+            ]);
+        }
+        if !rows.is_empty() {
+            out.table(&t)?;
+        }
+        out.status(format!(
+            "{} session credential(s){}",
+            rows.len(),
+            if all {
+                ""
+            } else {
+                " live (--all adds expired and revoked)"
+            }
+        ));
+    }
+    Ok(Exit::Success)
+}
+
+/// `world session show ID`.
+fn show(ctx: &Context, out: &mut Output, id: &str) -> Result<Exit, CliError> {
+    let what = "session show";
+    let store = ctx.open_read()?;
+    let rows = session::list(store.conn(), None, ctx.now(), true).map_err(read_err(what))?;
+    let r = pick(&rows, id, what)?;
+    let budgets = SpendCache::default().budgets(store.conn(), r)?;
+    if out.json {
+        out.json_line(&listed_json(r, &budgets))?;
+        return Ok(Exit::Success);
+    }
+    out.line(format!("credential  {}", r.credential_id))?;
+    out.line(format!("episode     {}", r.episode))?;
+    out.line(format!("state       {}", r.state))?;
+    out.line(format!("attended    {}", attended_text(r.attended)))?;
+    out.line(format!(
+        "created     {}",
+        super::output::rfc3339(r.created_at)
+    ))?;
+    out.line(format!(
+        "expires     {}",
+        super::output::rfc3339(r.expires_at)
+    ))?;
+    out.line("")?;
+    let mut t = table(
+        &["effect", "scope", "budget", "spent", "remaining", "expires"],
+        out.color,
+    );
+    for b in &budgets {
+        t.add_row(vec![
+            b.effect.clone(),
+            b.scope.clone(),
+            b.budget.to_string(),
+            b.spent.to_string(),
+            b.remaining.to_string(),
+            super::output::rfc3339(b.expires_at),
+        ]);
+    }
+    out.table(&t)?;
+    out.status("remaining = budget − what the episode spent on that effect and scope (every intent counts, whatever its outcome); a new session for the same episode does not refill it");
+    Ok(Exit::Success)
+}
+
+/// `world session revoke [ID] [--episode EP]`.
+fn revoke(
+    ctx: &Context,
+    out: &mut Output,
+    id: Option<String>,
+    episode: Option<String>,
+) -> Result<Exit, CliError> {
+    let what = "session revoke";
+    need_explicit_db(ctx, "revoke")?;
+    // A full credential_id, or a unique prefix (≥ 6 hex) as `session list` prints it.
+    let id = match id {
+        Some(id) => {
+            let store = ctx.open_read()?;
+            let space = [crate::store::refs::Space::Session];
+            Some(super::refs::resolve(&store, &space, &id, what)?.reference)
+        }
+        None => None,
+    };
+    let mut store = ctx.open_write(false)?;
+    let db = ctx.db.display().to_string();
+    let target = match (&id, &episode) {
+        (Some(id), _) => crate::ops::session::Revoke::Credential(id.clone()),
+        (None, Some(ep)) => crate::ops::session::Revoke::Episode(ep.clone()),
+        (None, None) => {
+            return Err(CliError::usage(
+                what,
+                "give a credential_id or --episode EP",
+            ))
+        }
+    };
+    let revoked =
+        crate::ops::session::revoke(&mut store, &target).map_err(|e| match e {
+            crate::ops::session::RevokeError::Store(s) => CliError::store(what, s),
+            crate::ops::session::RevokeError::NoCredential(id) => CliError::failed(what, format!("refusing: no session credential {id} in {db} (already revoked, or minted in another store); nothing was revoked")),
+            crate::ops::session::RevokeError::NoEpisodeCredential(ep) => CliError::failed(
+                what,
+                format!("refusing: episode {ep} has no session credential in {db}"),
+            ),
+        })?;
+    for id in revoked {
+        if out.json {
+            out.json_line(&serde_json::json!({"revoked": id}))?;
+        } else {
+            out.summary(format!("revoked session credential {id}"))?;
+        }
+    }
+    Ok(Exit::Success)
 }
