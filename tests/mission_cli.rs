@@ -54,6 +54,32 @@ impl Env {
         terminal::detach(&mut c);
         c
     }
+    /// Run `r` of the created mission `m` started at 10, and grant `g` (agent may write doc
+    /// until 10000) with `limit`.
+    fn run_with_grant(&self, limit: &str) {
+        self.mission(&["start-run", "m", "--run", "r", "--now", "10"], 0);
+        self.mission(
+            &[
+                "grant",
+                "m",
+                "--id",
+                "g",
+                "--subject",
+                "agent",
+                "--action",
+                "write",
+                "--resource",
+                "doc",
+                "--expires-at",
+                "10000",
+                "--limit",
+                limit,
+                "--now",
+                "10",
+            ],
+            0,
+        );
+    }
     /// `world mission ARGS`, asserting the exit code; stdout.
     fn mission(&self, args: &[&str], code: i32) -> String {
         let mut full = vec!["mission"];
@@ -332,28 +358,7 @@ fn flag_forms_build_exactly_the_commands_apply_parses() {
 fn bad_input_is_refused_with_the_store_unchanged() {
     let env = Env::new();
     env.create_seed();
-    env.mission(&["start-run", "m", "--run", "r", "--now", "10"], 0);
-    env.mission(
-        &[
-            "grant",
-            "m",
-            "--id",
-            "g",
-            "--subject",
-            "agent",
-            "--action",
-            "write",
-            "--resource",
-            "doc",
-            "--expires-at",
-            "10000",
-            "--limit",
-            "100",
-            "--now",
-            "10",
-        ],
-        0,
-    );
+    env.run_with_grant("100");
     let before = env.dump();
     for bad in ["-1", "01", "1.5", "340282366920938463463374607431768211456"] {
         let j = env.mission_json(
@@ -619,28 +624,7 @@ fn attended_acts_meet_the_fence_and_a_human_types_the_phrase() {
 fn eight_processes_admitting_against_one_budget_never_admit_past_it() {
     let env = Env::new();
     env.create_seed();
-    env.mission(&["start-run", "m", "--run", "r", "--now", "10"], 0);
-    env.mission(
-        &[
-            "grant",
-            "m",
-            "--id",
-            "g",
-            "--subject",
-            "agent",
-            "--action",
-            "write",
-            "--resource",
-            "doc",
-            "--expires-at",
-            "10000",
-            "--limit",
-            "100",
-            "--now",
-            "10",
-        ],
-        0,
-    );
+    env.run_with_grant("100");
     let children: Vec<_> = (0..8)
         .map(|i| {
             let a = format!("a{i}");
@@ -709,28 +693,7 @@ fn kill_9_during_admit_and_settle_leaves_journal_state_and_outbox_consistent() {
         &["create", "--contract", "big.json", "--yes", "--now", "0"],
         0,
     );
-    env.mission(&["start-run", "m", "--run", "r", "--now", "10"], 0);
-    env.mission(
-        &[
-            "grant",
-            "m",
-            "--id",
-            "g",
-            "--subject",
-            "agent",
-            "--action",
-            "write",
-            "--resource",
-            "doc",
-            "--expires-at",
-            "10000",
-            "--limit",
-            "100000000",
-            "--now",
-            "10",
-        ],
-        0,
-    );
+    env.run_with_grant("100000000");
     let admit = |i: usize| {
         json!({"type": "admit", "runId": "r", "operationId": format!("o{i}"), "attemptId": format!("a{i}"), "grantId": "g",
             "subject": "agent", "action": {"capability": "write", "resource": "doc", "payload": {}, "preconditions": {}},
