@@ -406,6 +406,74 @@ fn pg_dump(url: &str) -> Vec<String> {
     out
 }
 
+/// docs/LEDGER.md "Credentials": a URL without a password takes it where libpq looks —
+/// `PGPASSWORD`, else the password file (`PGPASSFILE`, default `~/.pgpass`), which is ignored
+/// with a warning when others may read it. The password is never printed.
+#[test]
+fn a_url_without_a_password_takes_pgpassword_or_the_password_file() {
+    use std::os::unix::fs::PermissionsExt;
+    let Some(pg) = pgtest::server("a_url_without_a_password_takes_pgpassword_or_the_password_file")
+    else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let url = pg.fresh_db();
+    let db = url.rsplit('/').next().unwrap().to_string();
+    pg.sql(&db, "GRANT CREATE, USAGE ON SCHEMA public TO pwuser");
+    let sock_dir = pg.socket_dir().display().to_string();
+    let no_password = format!("postgres://pwuser@{}/{db}", sock_dir.replace('/', "%2F"));
+    let report = |envs: &[(&str, &str)]| {
+        let mut c = pgtest::ledger_world(dir.path(), &dir.path().join("w.db"), &no_password);
+        c.args(["limits", "report", "--json"]);
+        for (k, v) in envs {
+            c.env(k, v);
+        }
+        c.output().unwrap()
+    };
+    let authenticated = |o: &Output| {
+        // Connected and authenticated: the database has no ledger yet (exit 4).
+        o.status.code() == Some(4) && text(&o.stdout).contains("ledger_not_initialized")
+    };
+    // Nothing to take it from: the server asks for one the client does not have.
+    let o = report(&[]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o.stderr));
+    // PGPASSWORD.
+    let o = report(&[("PGPASSWORD", pgtest::PW_PASSWORD)]);
+    assert!(authenticated(&o), "{}", text(&o.stderr));
+    assert!(!text(&o.stderr).contains(pgtest::PW_PASSWORD));
+    // A password file: the first matching line (socket directory, any port, this db and user).
+    let pass = dir.path().join("pgpass");
+    let escaped_dir = sock_dir.replace(':', "\\:");
+    std::fs::write(
+        &pass,
+        format!(
+            "# world test\nelsewhere:*:*:pwuser:wrong\n{escaped_dir}:*:{db}:pwuser:{}\n*:*:*:*:wrong\n",
+            pgtest::PW_PASSWORD
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&pass, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let file = pass.display().to_string();
+    let o = report(&[("PGPASSFILE", file.as_str())]);
+    assert!(authenticated(&o), "{}", text(&o.stderr));
+    // … or ~/.pgpass.
+    let home = tempfile::tempdir().unwrap();
+    std::fs::copy(&pass, home.path().join(".pgpass")).unwrap();
+    let home_s = home.path().display().to_string();
+    let o = report(&[("HOME", home_s.as_str())]);
+    assert!(authenticated(&o), "{}", text(&o.stderr));
+    // A file others may read is ignored, with libpq's warning.
+    std::fs::set_permissions(&pass, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let o = report(&[("PGPASSFILE", file.as_str())]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o.stderr));
+    assert!(
+        text(&o.stderr).contains("has group or world access"),
+        "{}",
+        text(&o.stderr)
+    );
+    assert!(!text(&o.stderr).contains(pgtest::PW_PASSWORD));
+}
+
 #[test]
 fn bad_urls_refused_connections_wrong_passwords_and_foreign_schemas_fail_cleanly() {
     let Some(pg) = pgtest::server(

@@ -25,6 +25,7 @@ pub(crate) mod fold;
 mod ledger;
 pub mod pairing;
 pub mod pg;
+pub mod pgpass;
 pub mod report;
 pub mod schema;
 

@@ -235,7 +235,8 @@ pub fn parse_url(url: &str) -> Result<postgres::Config, Error> {
 
 impl PgLedger {
     /// Connect to the ledger at `url` (a libpq-style `postgres://` URL). Nothing is read or
-    /// written yet.
+    /// written yet. A URL without a password takes one from `PGPASSWORD` or the password file
+    /// ([`super::pgpass`]).
     ///
     /// # Errors
     /// [`Error::BadLedgerUrl`] when the URL does not parse; [`Error::Postgres`] when the server
@@ -243,6 +244,12 @@ impl PgLedger {
     /// password).
     pub fn connect(url: &str) -> Result<PgLedger, Error> {
         let mut config = parse_url(url)?;
+        // A URL without a password takes one where libpq looks: PGPASSWORD, the password file.
+        if config.get_password().is_none() {
+            if let Some(pw) = super::pgpass::lookup(&config) {
+                config.password(pw);
+            }
+        }
         if config.get_connect_timeout().is_none() {
             config.connect_timeout(CONNECT_TIMEOUT);
         }
