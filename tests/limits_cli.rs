@@ -773,6 +773,61 @@ fn bad_amounts_are_ledger_rejections() {
         .code(2);
 }
 
+/// docs/LEDGER.md "A ledger file's permissions": a user who may only read a WAL ledger file
+/// cannot open it (SQLite must create FILE-shm next to it); the error says so instead of a bare
+/// SQLite message. Runs only as root (it needs another user to be the reader).
+#[test]
+fn a_ledger_file_the_user_may_only_read_fails_with_a_hint() {
+    use std::os::unix::fs::PermissionsExt;
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!("SKIPPED: needs root to run the reader as another user");
+        return;
+    }
+    let env = Env::bare();
+    let ls = env.path("l.ledger").display().to_string();
+    env.limits(
+        &[
+            "init", "--config", EXAMPLE, "--yes", "--ledger", &ls, "--now", "0",
+        ],
+        0,
+    );
+    // A directory and file everyone may read and nobody but root may write.
+    let shared = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(shared.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let ro = shared.path().join("l.ledger");
+    std::fs::copy(&ls, &ro).unwrap();
+    std::fs::set_permissions(&ro, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let bin = assert_cmd::cargo::cargo_bin("world");
+    let out = Command::new("runuser")
+        .args(["-u", "nobody", "--"])
+        .arg(&bin)
+        .args(["limits", "report", "--ledger"])
+        .arg(&ro)
+        .current_dir(shared.path())
+        .env("WORLD_DB", shared.path().join("w.db"))
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    if err.contains("Permission denied") && !err.contains("world:") {
+        eprintln!("SKIPPED: user nobody cannot run {}: {err}", bin.display());
+        return;
+    }
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("WAL mode") && err.contains("write access"),
+        "{err}"
+    );
+    assert!(
+        out.stdout.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    // Nothing was created next to it, and the file is unchanged.
+    assert!(!shared.path().join("l.ledger-shm").exists());
+    assert_eq!(std::fs::read(&ro).unwrap(), std::fs::read(&ls).unwrap());
+}
+
 #[test]
 fn standalone_ledger_file_and_a_store_passed_as_ledger() {
     let env = Env::bare();

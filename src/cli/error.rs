@@ -493,9 +493,17 @@ pub fn ledger_err(what: &str, e: crate::limits::Error) -> CliError {
         }
         limits::Error::Busy { .. } => CliError::new(Exit::LockHeld, what, e)
             .hint("another process is writing the ledger; retry later (a lock wait is exit 6, docs/LEDGER.md)"),
+        limits::Error::Sqlite(rusqlite::Error::SqliteFailure(f, _))
+            if f.code == rusqlite::ErrorCode::ReadOnly =>
+        {
+            CliError::failed(what, e).hint(READ_ONLY_LEDGER_HINT)
+        }
         e => CliError::failed(what, e),
     }
 }
+
+/// Why a ledger file this user may only read cannot be read (docs/LEDGER.md "Files").
+pub(crate) const READ_ONLY_LEDGER_HINT: &str = "a ledger file is in WAL mode: even `report` and `verify` need write access to it and to its directory (SQLite creates FILE-wal and FILE-shm there); run as the ledger's owner, or copy the ledger (with any FILE-wal) to a directory you may write";
 
 /// The hint of a corrupt mission row in the store file; `world mission` names the ledger's verifier
 /// instead when the missions are in a ledger (`world verify` covers the store file only).
@@ -523,6 +531,11 @@ pub(crate) fn mission_err(what: &str, e: crate::mission::store::Error) -> CliErr
                 "the store is busy (another writer holds it)",
             )
             .hint("retry later")
+        }
+        mstore::Error::Sqlite(rusqlite::Error::SqliteFailure(f, _))
+            if f.code == rusqlite::ErrorCode::ReadOnly =>
+        {
+            CliError::failed(what, e).hint(READ_ONLY_LEDGER_HINT)
         }
         e => CliError::failed(what, e),
     }
