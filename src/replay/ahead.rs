@@ -29,6 +29,7 @@
 //! batch by batch, so a waiting thread is woken once per batch rather than once per call.
 
 use std::collections::{HashMap, HashSet, VecDeque};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{channel, sync_channel, Receiver, Sender, SyncSender};
 use std::sync::Arc;
 use std::time::Instant;
@@ -146,6 +147,15 @@ pub(super) struct Ahead<'s> {
     sources: HashMap<String, Arc<Vec<u8>>>,
     /// Episodes whose intents and outcomes were already read.
     episodes: HashSet<String>,
+    /// Set when the engine is done (dropped): the runner makes no further call, so a replay
+    /// that stopped early does not wait for the rest of the batch in hand.
+    done: Arc<AtomicBool>,
+}
+
+impl Drop for Ahead<'_> {
+    fn drop(&mut self) {
+        self.done.store(true, Ordering::Relaxed);
+    }
 }
 
 impl<'s> Ahead<'s> {
@@ -164,12 +174,14 @@ impl<'s> Ahead<'s> {
         // The runner is an evaluation thread: the embedded interpreter runs on it directly
         // instead of through a hand-off per call (`ailang::as_eval_thread`).
         let stack = crate::ailang::EVAL_STACK_BYTES;
+        let done = Arc::new(AtomicBool::new(false));
+        let runner_done = Arc::clone(&done);
         let started = std::thread::Builder::new()
             .name("replay-runner".to_string())
             .stack_size(stack)
             .spawn_scoped(scope, move || {
                 crate::ailang::as_eval_thread(stack, || {
-                    run_calls(&calls_rx, &runs_tx, interps, phase_timeout)
+                    run_calls(&calls_rx, &runs_tx, interps, phase_timeout, &runner_done)
                 })
             })
             .is_ok();
@@ -189,6 +201,7 @@ impl<'s> Ahead<'s> {
             verified_sources: HashMap::new(),
             sources: HashMap::new(),
             episodes: HashSet::new(),
+            done,
         }
     }
 
@@ -278,16 +291,22 @@ impl<'s> Ahead<'s> {
 }
 
 /// The runner thread: make each predicted call with the engine's resolved interpreter, in
-/// order, and send the outputs back batch by batch. Ends when the engine drops its end.
+/// order, and send the outputs back batch by batch. Ends when the engine drops its end or
+/// sets `done` (checked before every call: an engine that stopped early waits at most for
+/// the call in progress, not for the rest of a batch of up to [`MAX_BATCH`] calls).
 fn run_calls(
     calls_rx: &Receiver<CallBatch>,
     runs_tx: &Sender<RanBatch>,
     interps: &HashMap<String, Resolved>,
     phase_timeout: std::time::Duration,
+    done: &AtomicBool,
 ) {
     while let Ok(CallBatch { through, calls }) = calls_rx.recv() {
         let mut runs = Vec::with_capacity(calls.len());
         for c in calls {
+            if done.load(Ordering::Relaxed) {
+                return;
+            }
             let Some(Ok(interp)) = interps.get(&c.interp) else {
                 continue;
             };
@@ -529,6 +548,7 @@ mod tests {
             verified_sources: HashMap::new(),
             sources: HashMap::new(),
             episodes: HashSet::new(),
+            done: Arc::new(AtomicBool::new(false)),
         }
     }
 
