@@ -799,14 +799,16 @@ fn every_single_row_edit_reports_the_same_with_and_without_reading_ahead() {
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
-/// DEC-PERF-12, attacked: a replay that stops at a divergence does not wait for the runner
-/// thread to finish the batch of predicted calls it has in hand (up to 32 calls, each up to
-/// the phase timeout). Entries whose every run takes `SLEEP`; entry 7's input is altered, so
-/// the engine needs the runs of entries 1–6 and stops at 7 while the runner holds the batch
-/// of entries 7–14 (7 predicted calls). Before the fix the replay took ≈ 6 + 7 runs.
+/// DEC-PERF-12, attacked: a replay that stops at a divergence neither waits for runs of
+/// entries after the one it checks (the runner sent runs back only with their whole batch, up
+/// to 32 entries) nor for the rest of the runner's batch once it stopped (up to 32 calls, each
+/// up to the phase timeout). Every run here takes `SLEEP`; entry 16's input is altered, so the
+/// engine needs the runs of entries 1–15 (the batch of entries 15–30 holds the last of them)
+/// and stops at 16. It must take about as long as replaying entries 0–15 alone; before the
+/// fixes it took about 29 runs instead of 15.
 #[test]
-fn a_replay_stopped_early_does_not_wait_for_the_runners_batch() {
-    const SLEEP: f64 = 0.6;
+fn a_replay_stopped_early_waits_only_for_the_runs_it_needs() {
+    const SLEEP: f64 = 0.25;
     let env = Env::new();
     env.ok(&["genesis"]);
     let src = env.p("slow.ail");
@@ -843,26 +845,30 @@ fn a_replay_stopped_early_does_not_wait_for_the_runners_batch() {
         "--out",
         env.p("tok").to_str().unwrap(),
     ]);
-    for i in 1..=14 {
+    for i in 1..=30 {
         env.invoke("slow", &format!(r#"{{"i":{i}}}"#), 0);
     }
-    let (_, rec) = record_at(&env, 7);
+    let (_, rec) = record_at(&env, 16);
     env.conn()
         .execute(
-            "UPDATE objects SET payload = CAST('{\"i\":70}' AS BLOB) WHERE hash_ref = ?1",
+            "UPDATE objects SET payload = CAST('{\"i\":160}' AS BLOB) WHERE hash_ref = ?1",
             [&rec.input],
         )
         .unwrap();
-    let started = std::time::Instant::now();
-    let o = env.world(&["replay", "--all"]);
-    let took = started.elapsed().as_secs_f64();
+    let timed = |args: &[&str]| {
+        let started = std::time::Instant::now();
+        let o = env.world(args);
+        (o, started.elapsed().as_secs_f64())
+    };
+    let (o, needed) = timed(&["replay", "--from", "0", "--to", "15"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let (o, took) = timed(&["replay", "--all"]);
     assert_eq!(o.status.code(), Some(3), "{}", text(&o));
     assert!(diverged_line(&String::from_utf8_lossy(&o.stdout))
-        .contains("(entry 7): DIVERGED at input:"));
-    // 6 runs the engine needs, at most one more in progress when it stopped, and slack.
+        .contains("(entry 16): DIVERGED at input:"));
+    // At most one run more (in progress when the engine stopped), and slack.
     assert!(
-        took < (6.0 + 1.0) * SLEEP + 1.5,
-        "replay took {took:.1}s; the runs it needed take {:.1}s",
-        6.0 * SLEEP
+        took < needed + SLEEP + 1.0,
+        "replay took {took:.1}s; entries 0-15 alone take {needed:.1}s"
     );
 }

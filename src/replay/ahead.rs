@@ -55,6 +55,10 @@ const MAX_BATCH: usize = 32;
 /// runner has the next batch queued while the engine waits on the current one.
 const WINDOW: usize = 2 * MAX_BATCH;
 
+/// Runs that took longer than this together are sent back before the rest of their batch
+/// (a fast transition's runs still go back once per batch).
+const SEND_AFTER: std::time::Duration = std::time::Duration::from_millis(2);
+
 /// How many batches of calls the runner may have queued before the engine waits to send.
 const BATCHES_AHEAD: usize = 4;
 
@@ -303,9 +307,25 @@ fn run_calls(
 ) {
     while let Ok(CallBatch { through, calls }) = calls_rx.recv() {
         let mut runs = Vec::with_capacity(calls.len());
+        let mut since = Instant::now();
         for c in calls {
             if done.load(Ordering::Relaxed) {
                 return;
+            }
+            // Slow runs go back as they finish rather than with the whole batch, so the
+            // engine never waits for runs of entries after the one it checks (calls come in
+            // entry order: every entry before this call's is done).
+            if let Some(before) = c.pos.checked_sub(1) {
+                if !runs.is_empty() && since.elapsed() >= SEND_AFTER {
+                    let part = RanBatch {
+                        through: before,
+                        runs: std::mem::take(&mut runs),
+                    };
+                    if runs_tx.send(part).is_err() {
+                        return;
+                    }
+                    since = Instant::now();
+                }
             }
             let Some(Ok(interp)) = interps.get(&c.interp) else {
                 continue;
