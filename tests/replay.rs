@@ -872,3 +872,91 @@ fn a_replay_stopped_early_waits_only_for_the_runs_it_needs() {
         "replay took {took:.1}s; entries 0-15 alone take {needed:.1}s"
     );
 }
+
+/// A replay holds no read lock while it waits for an interpreter run: a writer that commits
+/// meanwhile (busy timeout 2 s, store-format.md §4) is not refused "database is locked" because
+/// a replayed transition is slow. Both with reading ahead (the engine waits for the runner) and
+/// without (the engine runs the call), through the library; and through the binary.
+#[test]
+fn a_writer_commits_while_a_replay_waits_for_a_slow_run() {
+    const SLEEP: f64 = 4.0;
+    let env = Env::new();
+    env.ok(&["genesis"]);
+    let src = env.p("slow.ail");
+    fs::write(
+        &src,
+        format!("module fake/slow\n-- fake: sleep {SLEEP}\n-- fake: echo-input\nexport func main(input: string) -> string =\n  input\n"),
+    )
+    .unwrap();
+    let manifest = serde_json::json!([{
+        "id": "slow", "title": "Slow echo", "description": "echo through the TEST DOUBLE, slowly",
+        "transitionFnFile": src, "inputSchema": {"type": "object"},
+        "outputSchema": {"type": "object"},
+        "access": {"effect": "world.apply", "scope": "world", "cost": 0},
+        "declaredEffects": []
+    }]);
+    let m = env.p("m.json");
+    fs::write(&m, manifest.to_string()).unwrap();
+    env.ok(&[
+        "publish",
+        "--manifest",
+        m.to_str().unwrap(),
+        "--interpreter",
+        env!("CARGO_BIN_EXE_fake-ailang"),
+        "--yes",
+    ]);
+    env.ok(&[
+        "session",
+        "mint",
+        "--episode",
+        "ep1",
+        "--grant",
+        "world.apply=world:100",
+        "--yes",
+        "--out",
+        env.p("tok").to_str().unwrap(),
+    ]);
+    env.invoke("slow", r#"{"i":1}"#, 0);
+    for (n, read_ahead) in [(1, true), (2, false)] {
+        let db = env.db();
+        let replay = std::thread::spawn(move || {
+            replay_report(&db, &world::replay::Selection::All, false, read_ahead)
+        });
+        std::thread::sleep(std::time::Duration::from_secs(1));
+        let note = env.p(&format!("note{n}.json"));
+        fs::write(&note, format!(r#"{{"n":{n}}}"#)).unwrap();
+        let o = env.world(&[
+            "commit",
+            "--put",
+            note.to_str().unwrap(),
+            "--semantic-id",
+            "demo/note/v1",
+        ]);
+        assert_eq!(
+            o.status.code(),
+            Some(0),
+            "read_ahead={read_ahead}: {}",
+            text(&o)
+        );
+        let report = replay.join().unwrap().unwrap();
+        assert!(report.ok(), "{:?}", report.entries);
+    }
+    let mut replay = std::process::Command::new(env!("CARGO_BIN_EXE_world"))
+        .arg("--db")
+        .arg(env.db())
+        .args(["replay", "--all", "-q"])
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_secs(1));
+    let note = env.p("note3.json");
+    fs::write(&note, r#"{"n":3}"#).unwrap();
+    let o = env.world(&[
+        "commit",
+        "--put",
+        note.to_str().unwrap(),
+        "--semantic-id",
+        "demo/note/v1",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert!(replay.wait().unwrap().success());
+}

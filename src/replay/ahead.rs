@@ -263,6 +263,17 @@ impl<'s> Ahead<'s> {
         }
     }
 
+    /// Whether every run of entry `pos` is back from the runner, so that [`Self::take_run`]
+    /// does not wait.
+    pub fn run_ready(&mut self, pos: usize) -> bool {
+        while let Ok(batch) = self.runs.try_recv() {
+            self.received_through = Some(batch.through);
+            self.held.extend(batch.runs);
+        }
+        let sent = self.sent_through.is_some_and(|t| t >= pos);
+        sent && self.received_through.is_some_and(|t| t >= pos)
+    }
+
     /// The runner's output for entry `pos` running `source` on `input` with `interp`, if it
     /// made exactly that call; `None` means the engine makes the call itself.
     pub fn take_run(
