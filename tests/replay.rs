@@ -960,3 +960,27 @@ fn a_writer_commits_while_a_replay_waits_for_a_slow_run() {
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
     assert!(replay.wait().unwrap().success());
 }
+
+/// `--from N --to M` selects the entries whose index is in [N, M]: a negative N neither
+/// shifts the window (`--from=-3 --to=-1` replayed entries 0-2) nor overflows `M - N` (an
+/// `i64::MIN` start replayed the whole log past `--to`, and panics in a debug build).
+#[test]
+fn a_range_with_a_negative_start_selects_by_index() {
+    let env = mixed();
+    let o = env.world(&["replay", "--from=-3", "--to=-1"]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("no log entries between index -3 and -1"));
+    let o = env.world(&["replay", "--from=-9223372036854775808", "--to", "2"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        out.contains("(entry 2)") && !out.contains("(entry 3)"),
+        "{out}"
+    );
+    let o = env.world(&["replay", "--from=-2", "--to", "1"]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        out.contains("(entry 1)") && !out.contains("(entry 2)"),
+        "{out}"
+    );
+}

@@ -340,7 +340,18 @@ pub fn select(
                 to: *to,
             })
         }
-        Selection::Range { from, to } => (Some(*from), Some((to - from) as u64 + 1)),
+        // Indexes start at 0: a negative `from` selects from 0 (not the first `to - from + 1`
+        // entries, and no overflow of `to - from`).
+        Selection::Range { from, to } => {
+            let first = (*from).max(0);
+            if *to < first {
+                return Err(ReplayError::EmptyRange {
+                    from: *from,
+                    to: *to,
+                });
+            }
+            (Some(first), Some(to.abs_diff(first) + 1))
+        }
         _ => (None, None),
     };
     let mut out = Vec::new();
