@@ -202,6 +202,52 @@ fn init_without_yes_meets_the_tty_fence_and_writes_nothing() {
     assert_eq!(v["code"], "ledger_not_initialized");
 }
 
+/// A rejected limits command says why on stderr in both forms, as every failing command does
+/// (README "Scripting"); a store file without ledger tables says how to make one. Before, the
+/// human form printed `ledger_not_initialized` on stdout alone with nothing on stderr.
+#[test]
+fn a_rejection_is_reported_on_stderr_in_both_forms() {
+    let env = Env::new();
+    for json in [false, true] {
+        let mut args = vec!["limits", "report", "--now", "0"];
+        if json {
+            args.insert(0, "--json");
+        }
+        env.world(&args)
+            .assert()
+            .code(4)
+            .stderr(predicate::str::contains(
+                "world: limits: ledger_not_initialized: this store file has no limits ledger",
+            ))
+            .stderr(predicate::str::contains("world limits init --config FILE"));
+        let mut args = vec![
+            "limits",
+            "reserve",
+            "--ledger",
+            "none.ledger",
+            "--scope",
+            "wo",
+            "--attempt",
+            "a",
+            "--purpose",
+            "ordinary",
+            "--amount",
+            "1",
+            "--max-active-ms",
+            "1",
+        ];
+        if json {
+            args.insert(0, "--json");
+        }
+        env.world(&args)
+            .assert()
+            .code(4)
+            .stderr(predicate::str::contains(
+                "world: limits: ledger_not_initialized: ledger none.ledger does not exist",
+            ));
+    }
+}
+
 #[test]
 fn seed_scenario_handoff_partition() {
     let env = Env::new();

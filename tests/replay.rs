@@ -637,3 +637,350 @@ fn reading_ahead_reports_the_same_divergences_as_reading_inline() {
     );
     assert_eq!(ahead.diverged, 3);
 }
+
+/// The replay report of the store `db` with reading ahead on or off.
+fn replay_report(
+    db: &Path,
+    selection: &world::replay::Selection,
+    keep_going: bool,
+    read_ahead: bool,
+) -> Result<world::replay::Report, String> {
+    let store = world::store::Store::open_read(db).unwrap();
+    let pins = world::replay::bundle::ReadOnlyPins::for_db(db);
+    let opts = world::replay::Options {
+        keep_going,
+        read_ahead,
+        ..Default::default()
+    };
+    world::replay::replay(&store, selection, &pins, &opts, &mut |_, _, _| {})
+        .map_err(|e| e.to_string())
+}
+
+/// Every way the differential test below edits one row: `(label, SQL, parameter)`.
+fn one_row_edits(db: &Path) -> Vec<(String, &'static str, String)> {
+    let conn = Connection::open(db).unwrap();
+    let mut edits = Vec::new();
+    let mut refs: Vec<String> = conn
+        .prepare("SELECT hash_ref FROM objects ORDER BY hash_ref")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    refs.sort();
+    for r in refs {
+        edits.push((
+            format!("append a space to object {r}"),
+            "UPDATE objects SET payload = CAST(CAST(payload AS TEXT) || ' ' AS BLOB) WHERE hash_ref = ?1",
+            r.clone(),
+        ));
+        edits.push((
+            format!("delete object {r}"),
+            "DELETE FROM objects WHERE hash_ref = ?1",
+            r.clone(),
+        ));
+        edits.push((
+            format!("relabel object {r}"),
+            "UPDATE objects SET semantic_id = semantic_id || 'x' WHERE hash_ref = ?1",
+            r,
+        ));
+    }
+    let seqs: Vec<i64> = conn
+        .prepare("SELECT seq FROM journal ORDER BY seq")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    for s in seqs {
+        edits.push((
+            format!("delete journal row {s}"),
+            "DELETE FROM journal WHERE seq = ?1",
+            s.to_string(),
+        ));
+        edits.push((
+            format!("point journal row {s} at the previous row's object"),
+            "UPDATE journal SET object_ref = (SELECT j.object_ref FROM journal j WHERE j.seq < journal.seq ORDER BY j.seq DESC LIMIT 1) WHERE seq = ?1 AND seq > 1",
+            s.to_string(),
+        ));
+    }
+    let worlds: Vec<String> = conn
+        .prepare("SELECT world_ref FROM worlds ORDER BY world_ref")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    for w in worlds {
+        edits.push((
+            format!("delete world {w}"),
+            "DELETE FROM worlds WHERE world_ref = ?1",
+            w.clone(),
+        ));
+        edits.push((
+            format!("bump the revision of world {w}"),
+            "UPDATE worlds SET revision = revision + 100 WHERE world_ref = ?1",
+            w,
+        ));
+    }
+    for i in 0..20 {
+        edits.push((
+            format!("retag log entry {i}"),
+            "UPDATE log_entries SET written_by = 'coordinator:cli' WHERE entry_index = ?1",
+            i.to_string(),
+        ));
+        edits.push((
+            format!("bump the epoch of log entry {i}"),
+            "UPDATE log_entries SET semantics_epoch = semantics_epoch + 1 WHERE entry_index = ?1",
+            i.to_string(),
+        ));
+    }
+    edits
+}
+
+/// DEC-PERF-12, attacked: every single-row edit of a mixed store (each object's payload,
+/// existence and semantic id, each journal row, each world row, each log header) gives the
+/// same replay report with reading ahead on and off, with and without `--keep-going`.
+#[test]
+fn every_single_row_edit_reports_the_same_with_and_without_reading_ahead() {
+    let env = mixed();
+    // Enough further entries that the read-ahead window and its largest batches are used,
+    // with a client commit and a second episode in between.
+    fs::write(env.p("note.json"), r#"{"n":1}"#).unwrap();
+    env.ok(&[
+        "commit",
+        "--put",
+        env.p("note.json").to_str().unwrap(),
+        "--semantic-id",
+        "demo/note/v1",
+    ]);
+    for i in 0..3 {
+        env.invoke("counter", &format!(r#"{{"i":{i}}}"#), 0);
+    }
+    let pristine = env.p("pristine.db");
+    fs::copy(env.db(), &pristine).unwrap();
+    let case = env.p("case.db");
+    let mut failures = Vec::new();
+    for (label, sql, param) in one_row_edits(&pristine) {
+        fs::copy(&pristine, &case).unwrap();
+        {
+            let conn = Connection::open(&case).unwrap();
+            conn.execute_batch("PRAGMA foreign_keys = OFF").unwrap();
+            conn.execute(sql, [&param]).unwrap();
+        }
+        for keep_going in [false, true] {
+            for selection in [
+                world::replay::Selection::All,
+                world::replay::Selection::Episode("ep1".into()),
+                world::replay::Selection::Range { from: 3, to: 9 },
+            ] {
+                let off = replay_report(&case, &selection, keep_going, false);
+                let on = replay_report(&case, &selection, keep_going, true);
+                let same = match (&off, &on) {
+                    (Ok(a), Ok(b)) => {
+                        a.entries == b.entries
+                            && a.stopped_early == b.stopped_early
+                            && (a.replayed, a.skipped, a.diverged)
+                                == (b.replayed, b.skipped, b.diverged)
+                    }
+                    (Err(a), Err(b)) => a == b,
+                    _ => false,
+                };
+                if !same {
+                    failures.push(format!(
+                        "{label} (keep_going={keep_going}, {selection:?}):\n  off: {:?}\n  on:  {:?}",
+                        off.map(|r| r.entries),
+                        on.map(|r| r.entries)
+                    ));
+                }
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// DEC-PERF-12, attacked: a replay that stops at a divergence neither waits for runs of
+/// entries after the one it checks (the runner sent runs back only with their whole batch, up
+/// to 32 entries) nor for the rest of the runner's batch once it stopped (up to 32 calls, each
+/// up to the phase timeout). Every run here takes `SLEEP`; entry 16's input is altered, so the
+/// engine needs the runs of entries 1–15 (the batch of entries 15–30 holds the last of them)
+/// and stops at 16. It must take about as long as replaying entries 0–15 alone; before the
+/// fixes it took about 29 runs instead of 15.
+#[test]
+fn a_replay_stopped_early_waits_only_for_the_runs_it_needs() {
+    const SLEEP: f64 = 0.25;
+    let env = Env::new();
+    env.ok(&["genesis"]);
+    let src = env.p("slow.ail");
+    fs::write(
+        &src,
+        format!("module fake/slow\n-- fake: sleep {SLEEP}\n-- fake: echo-input\nexport func main(input: string) -> string =\n  input\n"),
+    )
+    .unwrap();
+    let manifest = serde_json::json!([{
+        "id": "slow", "title": "Slow echo", "description": "echo through the TEST DOUBLE, slowly",
+        "transitionFnFile": src, "inputSchema": {"type": "object"},
+        "outputSchema": {"type": "object"},
+        "access": {"effect": "world.apply", "scope": "world", "cost": 0},
+        "declaredEffects": []
+    }]);
+    let m = env.p("m.json");
+    fs::write(&m, manifest.to_string()).unwrap();
+    env.ok(&[
+        "publish",
+        "--manifest",
+        m.to_str().unwrap(),
+        "--interpreter",
+        env!("CARGO_BIN_EXE_fake-ailang"),
+        "--yes",
+    ]);
+    env.ok(&[
+        "session",
+        "mint",
+        "--episode",
+        "ep1",
+        "--grant",
+        "world.apply=world:100",
+        "--yes",
+        "--out",
+        env.p("tok").to_str().unwrap(),
+    ]);
+    for i in 1..=30 {
+        env.invoke("slow", &format!(r#"{{"i":{i}}}"#), 0);
+    }
+    let (_, rec) = record_at(&env, 16);
+    env.conn()
+        .execute(
+            "UPDATE objects SET payload = CAST('{\"i\":160}' AS BLOB) WHERE hash_ref = ?1",
+            [&rec.input],
+        )
+        .unwrap();
+    let timed = |args: &[&str]| {
+        let started = std::time::Instant::now();
+        let o = env.world(args);
+        (o, started.elapsed().as_secs_f64())
+    };
+    let (o, needed) = timed(&["replay", "--from", "0", "--to", "15"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let (o, took) = timed(&["replay", "--all"]);
+    assert_eq!(o.status.code(), Some(3), "{}", text(&o));
+    assert!(diverged_line(&String::from_utf8_lossy(&o.stdout))
+        .contains("(entry 16): DIVERGED at input:"));
+    // At most one run more (in progress when the engine stopped), and slack.
+    assert!(
+        took < needed + SLEEP + 1.0,
+        "replay took {took:.1}s; entries 0-15 alone take {needed:.1}s"
+    );
+}
+
+/// A replay holds no read lock while it waits for an interpreter run: a writer that commits
+/// meanwhile (busy timeout 2 s, store-format.md §4) is not refused "database is locked" because
+/// a replayed transition is slow. Both with reading ahead (the engine waits for the runner) and
+/// without (the engine runs the call), through the library; and through the binary.
+#[test]
+fn a_writer_commits_while_a_replay_waits_for_a_slow_run() {
+    const SLEEP: f64 = 4.0;
+    let env = Env::new();
+    env.ok(&["genesis"]);
+    let src = env.p("slow.ail");
+    fs::write(
+        &src,
+        format!("module fake/slow\n-- fake: sleep {SLEEP}\n-- fake: echo-input\nexport func main(input: string) -> string =\n  input\n"),
+    )
+    .unwrap();
+    let manifest = serde_json::json!([{
+        "id": "slow", "title": "Slow echo", "description": "echo through the TEST DOUBLE, slowly",
+        "transitionFnFile": src, "inputSchema": {"type": "object"},
+        "outputSchema": {"type": "object"},
+        "access": {"effect": "world.apply", "scope": "world", "cost": 0},
+        "declaredEffects": []
+    }]);
+    let m = env.p("m.json");
+    fs::write(&m, manifest.to_string()).unwrap();
+    env.ok(&[
+        "publish",
+        "--manifest",
+        m.to_str().unwrap(),
+        "--interpreter",
+        env!("CARGO_BIN_EXE_fake-ailang"),
+        "--yes",
+    ]);
+    env.ok(&[
+        "session",
+        "mint",
+        "--episode",
+        "ep1",
+        "--grant",
+        "world.apply=world:100",
+        "--yes",
+        "--out",
+        env.p("tok").to_str().unwrap(),
+    ]);
+    env.invoke("slow", r#"{"i":1}"#, 0);
+    for (n, read_ahead) in [(1, true), (2, false)] {
+        let db = env.db();
+        let replay = std::thread::spawn(move || {
+            replay_report(&db, &world::replay::Selection::All, false, read_ahead)
+        });
+        std::thread::sleep(std::time::Duration::from_secs(1));
+        let note = env.p(&format!("note{n}.json"));
+        fs::write(&note, format!(r#"{{"n":{n}}}"#)).unwrap();
+        let o = env.world(&[
+            "commit",
+            "--put",
+            note.to_str().unwrap(),
+            "--semantic-id",
+            "demo/note/v1",
+        ]);
+        assert_eq!(
+            o.status.code(),
+            Some(0),
+            "read_ahead={read_ahead}: {}",
+            text(&o)
+        );
+        let report = replay.join().unwrap().unwrap();
+        assert!(report.ok(), "{:?}", report.entries);
+    }
+    let mut replay = std::process::Command::new(env!("CARGO_BIN_EXE_world"))
+        .arg("--db")
+        .arg(env.db())
+        .args(["replay", "--all", "-q"])
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_secs(1));
+    let note = env.p("note3.json");
+    fs::write(&note, r#"{"n":3}"#).unwrap();
+    let o = env.world(&[
+        "commit",
+        "--put",
+        note.to_str().unwrap(),
+        "--semantic-id",
+        "demo/note/v1",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert!(replay.wait().unwrap().success());
+}
+
+/// `--from N --to M` selects the entries whose index is in [N, M]: a negative N neither
+/// shifts the window (`--from=-3 --to=-1` replayed entries 0-2) nor overflows `M - N` (an
+/// `i64::MIN` start replayed the whole log past `--to`, and panics in a debug build).
+#[test]
+fn a_range_with_a_negative_start_selects_by_index() {
+    let env = mixed();
+    let o = env.world(&["replay", "--from=-3", "--to=-1"]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("no log entries between index -3 and -1"));
+    let o = env.world(&["replay", "--from=-9223372036854775808", "--to", "2"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        out.contains("(entry 2)") && !out.contains("(entry 3)"),
+        "{out}"
+    );
+    let o = env.world(&["replay", "--from=-2", "--to", "1"]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        out.contains("(entry 1)") && !out.contains("(entry 2)"),
+        "{out}"
+    );
+}

@@ -29,6 +29,7 @@
 //! batch by batch, so a waiting thread is woken once per batch rather than once per call.
 
 use std::collections::{HashMap, HashSet, VecDeque};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{channel, sync_channel, Receiver, Sender, SyncSender};
 use std::sync::Arc;
 use std::time::Instant;
@@ -53,6 +54,10 @@ const MAX_BATCH: usize = 32;
 /// How many entries the engine reads ahead of the one it checks: two full batches, so the
 /// runner has the next batch queued while the engine waits on the current one.
 const WINDOW: usize = 2 * MAX_BATCH;
+
+/// Runs that took longer than this together are sent back before the rest of their batch
+/// (a fast transition's runs still go back once per batch).
+const SEND_AFTER: std::time::Duration = std::time::Duration::from_millis(2);
 
 /// How many batches of calls the runner may have queued before the engine waits to send.
 const BATCHES_AHEAD: usize = 4;
@@ -146,6 +151,15 @@ pub(super) struct Ahead<'s> {
     sources: HashMap<String, Arc<Vec<u8>>>,
     /// Episodes whose intents and outcomes were already read.
     episodes: HashSet<String>,
+    /// Set when the engine is done (dropped): the runner makes no further call, so a replay
+    /// that stopped early does not wait for the rest of the batch in hand.
+    done: Arc<AtomicBool>,
+}
+
+impl Drop for Ahead<'_> {
+    fn drop(&mut self) {
+        self.done.store(true, Ordering::Relaxed);
+    }
 }
 
 impl<'s> Ahead<'s> {
@@ -164,25 +178,28 @@ impl<'s> Ahead<'s> {
         // The runner is an evaluation thread: the embedded interpreter runs on it directly
         // instead of through a hand-off per call (`ailang::as_eval_thread`).
         let stack = crate::ailang::EVAL_STACK_BYTES;
+        let done = Arc::new(AtomicBool::new(false));
+        let runner_done = Arc::clone(&done);
         let started = std::thread::Builder::new()
             .name("replay-runner".to_string())
             .stack_size(stack)
             .spawn_scoped(scope, move || {
                 crate::ailang::as_eval_thread(stack, || {
-                    run_calls(&calls_rx, &runs_tx, interps, phase_timeout)
+                    run_calls(&calls_rx, &runs_tx, interps, phase_timeout, &runner_done)
                 })
             })
             .is_ok();
         // Without a runner, every call is made by the engine.
-        Ahead::new(selected, started.then_some(calls_tx), runs)
+        Ahead::new(selected, started.then_some(calls_tx), runs, done)
     }
 
-    /// A read-ahead over `selected` sending calls through `calls_tx` (`None`: no runner) and
-    /// taking runs from `runs`.
+    /// A read-ahead over `selected` sending calls through `calls_tx` (`None`: no runner),
+    /// taking runs from `runs`, and setting `done` when dropped.
     fn new(
         selected: &'s [(LogEntry, Option<String>)],
         calls_tx: Option<SyncSender<CallBatch>>,
         runs: Receiver<RanBatch>,
+        done: Arc<AtomicBool>,
     ) -> Ahead<'s> {
         Ahead {
             selected,
@@ -199,6 +216,7 @@ impl<'s> Ahead<'s> {
             verified_sources: HashMap::new(),
             sources: HashMap::new(),
             episodes: HashSet::new(),
+            done,
         }
     }
 
@@ -256,6 +274,17 @@ impl<'s> Ahead<'s> {
         }
     }
 
+    /// Whether every run of entry `pos` is back from the runner, so that [`Self::take_run`]
+    /// does not wait.
+    pub fn run_ready(&mut self, pos: usize) -> bool {
+        while let Ok(batch) = self.runs.try_recv() {
+            self.received_through = Some(batch.through);
+            self.held.extend(batch.runs);
+        }
+        let sent = self.sent_through.is_some_and(|t| t >= pos);
+        sent && self.received_through.is_some_and(|t| t >= pos)
+    }
+
     /// The runner's output for entry `pos` running `source` on `input` with `interp`, if it
     /// made exactly that call; `None` means the engine makes the call itself.
     pub fn take_run(
@@ -288,16 +317,38 @@ impl<'s> Ahead<'s> {
 }
 
 /// The runner thread: make each predicted call with the engine's resolved interpreter, in
-/// order, and send the outputs back batch by batch. Ends when the engine drops its end.
+/// order, and send the outputs back batch by batch. Ends when the engine drops its end or
+/// sets `done` (checked before every call: an engine that stopped early waits at most for
+/// the call in progress, not for the rest of a batch of up to [`MAX_BATCH`] calls).
 fn run_calls(
     calls_rx: &Receiver<CallBatch>,
     runs_tx: &Sender<RanBatch>,
     interps: &HashMap<String, Resolved>,
     phase_timeout: std::time::Duration,
+    done: &AtomicBool,
 ) {
     while let Ok(CallBatch { through, calls }) = calls_rx.recv() {
         let mut runs = Vec::with_capacity(calls.len());
+        let mut since = Instant::now();
         for c in calls {
+            if done.load(Ordering::Relaxed) {
+                return;
+            }
+            // Slow runs go back as they finish rather than with the whole batch, so the
+            // engine never waits for runs of entries after the one it checks (calls come in
+            // entry order: every entry before this call's is done).
+            if let Some(before) = c.pos.checked_sub(1) {
+                if !runs.is_empty() && since.elapsed() >= SEND_AFTER {
+                    let part = RanBatch {
+                        through: before,
+                        runs: std::mem::take(&mut runs),
+                    };
+                    if runs_tx.send(part).is_err() {
+                        return;
+                    }
+                    since = Instant::now();
+                }
+            }
             let Some(Ok(interp)) = interps.get(&c.interp) else {
                 continue;
             };
@@ -524,7 +575,7 @@ mod tests {
         for b in batches {
             runs_tx.send(b).unwrap();
         }
-        let mut a = Ahead::new(&[], None, runs);
+        let mut a = Ahead::new(&[], None, runs, Arc::new(AtomicBool::new(false)));
         a.next_read = sent_through + 1;
         a.sent_through = Some(sent_through);
         a

@@ -340,7 +340,18 @@ pub fn select(
                 to: *to,
             })
         }
-        Selection::Range { from, to } => (Some(*from), Some((to - from) as u64 + 1)),
+        // Indexes start at 0: a negative `from` selects from 0 (not the first `to - from + 1`
+        // entries, and no overflow of `to - from`).
+        Selection::Range { from, to } => {
+            let first = (*from).max(0);
+            if *to < first {
+                return Err(ReplayError::EmptyRange {
+                    from: *from,
+                    to: *to,
+                });
+            }
+            (Some(first), Some(to.abs_diff(first) + 1))
+        }
         _ => (None, None),
     };
     let mut out = Vec::new();
@@ -402,7 +413,7 @@ pub fn replay(
 ) -> Result<Report, ReplayError> {
     widen_page_cache(store.conn(), REPLAY_PAGE_CACHE_KIB);
     // One read transaction per span of entries instead of one per statement (DEC-PERF-3).
-    let mut span = ReadSpan::begin(store.conn(), READ_SPAN);
+    let span = ReadSpan::begin(store.conn(), READ_SPAN);
     let selected = select(store, selection)?;
     // Every interpreter the selected entries pin, resolved once and shared by the engine and
     // the runner thread; a failed resolution is reported at each entry that pins it.
@@ -429,8 +440,9 @@ pub fn replay(
                 .read_ahead
                 .then(|| Ahead::spawn(scope, &selected, &interps, opts.phase_timeout)),
             pos: 0,
+            span,
         };
-        run_selected(&mut engine, &selected, opts, on_entry, &mut span)
+        run_selected(&mut engine, &selected, opts, on_entry)
     })
 }
 
@@ -471,7 +483,6 @@ fn run_selected(
     selected: &[(LogEntry, Option<String>)],
     opts: &Options,
     on_entry: &mut dyn FnMut(&EntryResult, usize, usize),
-    span: &mut ReadSpan<'_>,
 ) -> Result<Report, ReplayError> {
     let total = selected.len();
     let mut report = Report::default();
@@ -502,7 +513,7 @@ fn run_selected(
             outcome,
         };
         on_entry(&result, i + 1, total);
-        span.renew();
+        engine.span.renew();
         let stop = matches!(result.outcome, Outcome::Diverged(_)) && !opts.keep_going;
         report.entries.push(result);
         if stop {
@@ -614,6 +625,9 @@ struct Engine<'a> {
     ahead: Option<Ahead<'a>>,
     /// The current entry's index in the selection.
     pos: usize,
+    /// The read transaction the engine reads in (DEC-PERF-3), paused while it waits for an
+    /// interpreter run so that a writer's commit never waits on a slow transition.
+    span: ReadSpan<'a>,
 }
 
 /// The `now` encoded in `world/effect-request/v1` bytes
@@ -719,6 +733,11 @@ impl Engine<'_> {
     ) -> Result<Vec<u8>, Divergence> {
         self.interpreter(interp_ref)?;
         let pos = self.pos;
+        // A run not already back from the runner may take up to the phase timeout: hold no
+        // read lock meanwhile (a writer's busy timeout is 2 s, store-format.md §4).
+        if !self.ahead.as_mut().is_some_and(|a| a.run_ready(pos)) {
+            self.span.pause();
+        }
         let ran = self
             .ahead
             .as_mut()
@@ -726,6 +745,7 @@ impl Engine<'_> {
         let result = match ran {
             Some(result) => result,
             None => {
+                self.span.pause();
                 let deadline = self.deadline();
                 capsule::run_phase(self.interpreter(interp_ref)?, source, input, deadline)
             }

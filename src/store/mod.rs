@@ -837,6 +837,8 @@ pub struct ReadSpan<'c> {
     span: Duration,
     since: std::time::Instant,
     open: bool,
+    /// Whether the transaction is this span's own (false: the caller's, left alone).
+    ours: bool,
 }
 
 impl<'c> ReadSpan<'c> {
@@ -848,12 +850,27 @@ impl<'c> ReadSpan<'c> {
             span,
             since: std::time::Instant::now(),
             open,
+            ours: open,
         }
     }
 
-    /// End the transaction and begin the next one once `span` has passed since it began.
+    /// End the transaction now, before something slow that reads nothing (an interpreter
+    /// run), so that a writer waiting to commit is not held up by it; the next [`Self::renew`]
+    /// begins a new one.
+    pub fn pause(&mut self) {
+        if self.open {
+            let _ = self.conn.execute_batch("COMMIT");
+            self.open = false;
+        }
+    }
+
+    /// End the transaction and begin the next one once `span` has passed since it began (or
+    /// at once after [`Self::pause`]).
     pub fn renew(&mut self) {
-        if self.open && self.since.elapsed() >= self.span {
+        if self.ours && !self.open {
+            self.open = self.conn.execute_batch("BEGIN DEFERRED").is_ok();
+            self.since = std::time::Instant::now();
+        } else if self.open && self.since.elapsed() >= self.span {
             let _ = self.conn.execute_batch("COMMIT");
             self.open = self.conn.execute_batch("BEGIN DEFERRED").is_ok();
             self.since = std::time::Instant::now();

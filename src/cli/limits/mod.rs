@@ -378,15 +378,26 @@ fn open_place_write(
 /// The verdict on stdout (`--json`: the §5 JSON) and its exit code. The §5 JSON carries no
 /// reason, so under `--json` the reason of `ledger_not_initialized` (which ledger, and how to
 /// initialise it) goes to stderr.
+///
+/// A rejection is also reported on stderr as `world: limits: <verdict>` in both forms (the
+/// scripting contract: a failing command says why on stderr), and a store file without ledger
+/// tables says how to make one.
 fn emit(out: &mut Output, v: &Verdict) -> Result<Exit, CliError> {
+    let mut v = std::borrow::Cow::Borrowed(v);
+    if v.code == Code::LedgerNotInitialized && v.reason.is_none() {
+        v.to_mut().reason = Some(
+            "this store file has no limits ledger; initialise it with `world limits init --config FILE` (or name a ledger with --ledger)"
+                .to_string(),
+        );
+    }
     if out.json {
-        out.json_line(v)?;
-        if let (Code::LedgerNotInitialized, Some(why)) = (v.code, &v.reason) {
-            out.flush()?;
-            eprintln!("world: {}: {why}", v.code);
-        }
+        out.json_line(&*v)?;
     } else {
         out.line(v.human())?;
+    }
+    if !v.code.is_success() {
+        out.flush()?;
+        eprintln!("world: limits: {}", v.human());
     }
     Ok(if v.code.is_success() {
         Exit::Success
