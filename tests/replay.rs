@@ -303,6 +303,24 @@ fn a_swapped_effect_record_diverges_at_effects() {
         xml.contains("not replayed: stopped at the first divergence"),
         "{xml}"
     );
+    // An unwritable --junit path fails before anything is replayed (exit 1, no entry line)
+    // and leaves nothing behind.
+    let nowhere = env.p("no-such-dir/report.xml");
+    let o = env.world(&[
+        "replay",
+        "--episode",
+        "ep1",
+        "--junit",
+        nowhere.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(o.stdout.is_empty(), "{}", text(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("cannot write the JUnit report"),
+        "{}",
+        text(&o)
+    );
+    assert!(!nowhere.exists());
     let o = env.world(&["replay", "--episode", "ep1", "--keep-going", "--json"]);
     assert_eq!(o.status.code(), Some(3), "{}", text(&o));
     let lines: Vec<serde_json::Value> = String::from_utf8_lossy(&o.stdout)

@@ -134,6 +134,58 @@ pub fn xml_escape(s: &str) -> String {
     out
 }
 
+/// The `--junit` report file, opened (created or truncated) before the replay runs. A file
+/// this command created is removed again when no report was written into it (the replay
+/// failed with an error).
+struct JunitFile {
+    path: PathBuf,
+    file: std::fs::File,
+    created: bool,
+    written: bool,
+}
+
+impl JunitFile {
+    fn open(path: &std::path::Path) -> Result<JunitFile, CliError> {
+        let created = !path.exists();
+        let file = std::fs::File::create(path).map_err(|e| {
+            CliError::failed(
+                "replay",
+                format!("cannot write the JUnit report {}: {e}", path.display()),
+            )
+            .hint("nothing was replayed; give --junit a path in a directory you may write")
+        })?;
+        Ok(JunitFile {
+            path: path.to_path_buf(),
+            file,
+            created,
+            written: false,
+        })
+    }
+
+    fn write(&mut self, xml: &[u8]) -> Result<(), CliError> {
+        use std::io::Write as _;
+        self.file
+            .write_all(xml)
+            .and_then(|()| self.file.sync_all())
+            .map_err(|e| {
+                CliError::failed(
+                    "replay",
+                    format!("write JUnit report {}: {e}", self.path.display()),
+                )
+            })?;
+        self.written = true;
+        Ok(())
+    }
+}
+
+impl Drop for JunitFile {
+    fn drop(&mut self) {
+        if self.created && !self.written {
+            let _ = std::fs::remove_file(&self.path);
+        }
+    }
+}
+
 /// The JUnit XML for a report: one `<testcase>` per visited entry (`<failure>` for a
 /// divergence, `<skipped>` for a client commit).
 pub fn junit_xml(report: &Report, seconds: f64) -> String {
@@ -206,6 +258,12 @@ pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError
         _ => Selection::All,
     };
     let store = ctx.open_read()?;
+    // The JUnit file is opened before replaying, so an unwritable path fails at once instead
+    // of after the whole replay (and never hides a divergence's exit 3 behind it).
+    let mut junit = match &args.junit {
+        Some(path) => Some(JunitFile::open(path)?),
+        None => None,
+    };
     let opts = ops::replay::Options {
         selection: selection.clone(),
         db: ctx.db.clone(),
@@ -270,7 +328,7 @@ pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError
         ops::replay::Error::Replay(ReplayError::Store(s)) => CliError::store("replay", s),
         ops::replay::Error::Replay(other) => CliError::failed("replay", other),
     })?;
-    if let Some(path) = &args.junit {
+    if let Some(file) = &mut junit {
         let mut not_run = Vec::new();
         if report.stopped_early {
             let seen: std::collections::HashSet<i64> =
@@ -288,12 +346,7 @@ pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError
             }
         }
         let xml = junit_xml_with(&report, &not_run, start.elapsed().as_secs_f64());
-        std::fs::write(path, xml).map_err(|e| {
-            CliError::failed(
-                "replay",
-                format!("write JUnit report {}: {e}", path.display()),
-            )
-        })?;
+        file.write(xml.as_bytes())?;
     }
     let summary = format!(
         "replayed {} entries, {} skipped (client commits), {} diverged{}",

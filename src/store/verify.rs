@@ -698,13 +698,28 @@ impl Checks<'_> {
     /// # Errors
     /// SQLite errors.
     pub fn log_view(&self, rep: &mut Report) -> Result<(), Error> {
-        for p in super::logview::table::check(self.store.conn())? {
+        let checked = super::logview::table::check_counted(self.store.conn())?;
+        let (mut listed_trusted, mut listed_unused) = (0u64, 0u64);
+        for p in checked.problems {
             let at = Some(super::logview::table::TABLE.into());
             if p.trusted {
+                listed_trusted += 1;
                 rep.fail("log_view", Some(p.index), at, p.reason);
             } else {
+                listed_unused += 1;
                 rep.warn("log_view_stale", Some(p.index), at, p.reason);
             }
+        }
+        // The check lists at most 10 of each kind; the counts are of every row.
+        if let Some(more) = checked
+            .trusted
+            .checked_sub(listed_trusted)
+            .filter(|m| *m > 0)
+        {
+            *rep.failure_counts.entry("log_view").or_insert(0) += more;
+        }
+        if let Some(more) = checked.unused.checked_sub(listed_unused).filter(|m| *m > 0) {
+            *rep.warning_counts.entry("log_view_stale").or_insert(0) += more;
         }
         Ok(())
     }

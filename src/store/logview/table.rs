@@ -373,15 +373,36 @@ pub struct Problem {
     pub reason: String,
 }
 
-/// Compare every row with what its entry's objects decode to (for `world verify`); at most 10
-/// problems of each kind are returned. A store without the tables has none.
+/// Compare every row with what its entry's objects decode to; at most 10 problems of each kind
+/// are returned (see [`check_counted`] for the totals). A store without the tables has none.
 ///
 /// # Errors
 /// SQLite errors.
 pub fn check(conn: &Connection) -> Result<Vec<Problem>, Error> {
+    Ok(check_counted(conn)?.problems)
+}
+
+/// What [`check_counted`] found: the first problems of each kind (at most 10 each, trusted
+/// ones first) and how many rows of each kind differ in all.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Checked {
+    /// The first problems (at most 10 trusted, then at most 10 never used).
+    pub problems: Vec<Problem>,
+    /// Rows readers use whose values differ from their entry's objects.
+    pub trusted: u64,
+    /// Rows readers never use (no entry, or a seal that does not hold).
+    pub unused: u64,
+}
+
+/// [`check`] with the number of rows of each kind (for `world verify`'s counts).
+///
+/// # Errors
+/// SQLite errors.
+pub fn check_counted(conn: &Connection) -> Result<Checked, Error> {
     if !present(conn)? {
-        return Ok(Vec::new());
+        return Ok(Checked::default());
     }
+    let (mut trusted_n, mut unused_n) = (0u64, 0u64);
     let mut stmt = conn.prepare(
         "SELECT v.entry_index, l.entry_hash_ref, l.transition_ref,
                 v.invocation_id, v.episode_id, v.transition, v.ok, v.logical_time, v.seal
@@ -399,6 +420,7 @@ pub fn check(conn: &Connection) -> Result<Vec<Problem>, Error> {
             None => None,
         };
         let Some((entry_hash, tref)) = entry else {
+            unused_n += 1;
             if unused.len() < 10 {
                 unused.push(Problem {
                     trusted: false,
@@ -411,6 +433,7 @@ pub fn check(conn: &Connection) -> Result<Vec<Problem>, Error> {
             continue;
         };
         if s != seal(index, &entry_hash, &tref, &d) {
+            unused_n += 1;
             if unused.len() < 10 {
                 unused.push(Problem {
                     trusted: false,
@@ -423,6 +446,9 @@ pub fn check(conn: &Connection) -> Result<Vec<Problem>, Error> {
             continue;
         }
         let (want, _) = reads.decode_full(&tref)?;
+        if want != d {
+            trusted_n += 1;
+        }
         if want != d && used.len() < 10 {
             used.push(Problem {
                 trusted: true,
@@ -436,7 +462,11 @@ pub fn check(conn: &Connection) -> Result<Vec<Problem>, Error> {
         }
     }
     used.extend(unused);
-    Ok(used)
+    Ok(Checked {
+        problems: used,
+        trusted: trusted_n,
+        unused: unused_n,
+    })
 }
 
 fn show(d: &Decoded) -> String {
@@ -575,6 +605,41 @@ mod tests {
         let problems = check(&c).expect("check");
         assert!(problems.iter().all(|p| !p.trusted), "{problems:?}");
         assert_eq!(problems.len(), 1);
+    }
+
+    /// `check` lists at most 10 problems of each kind; `check_counted` counts every row (the
+    /// counts `world verify` reports).
+    #[test]
+    fn the_counts_cover_every_row_beyond_the_listed_ten() {
+        let c = store(40);
+        catch_up(&c, None).expect("fill");
+        // 25 rows resealed with other values (readers use them), 13 edited without a seal.
+        for i in 0..25 {
+            let (hash, tref): (String, String) = c
+                .query_row(
+                    "SELECT entry_hash_ref, transition_ref FROM log_entries WHERE entry_index = ?1",
+                    [i],
+                    |r| Ok((r.get(0)?, r.get(1)?)),
+                )
+                .expect("entry");
+            let forged = Decoded {
+                invocation: Some(format!("cli:forged:t{i}")),
+                episode: Some("forged".into()),
+                skill: Some("tools.s".into()),
+                ok: Some(true),
+                time: Some(1),
+            };
+            put(&c, i, &hash, &tref, &forged).expect("forge");
+        }
+        c.execute_batch(
+            "UPDATE world_log_view SET episode_id = 'x' WHERE entry_index BETWEEN 25 AND 37",
+        )
+        .expect("edit");
+        let checked = check_counted(&c).expect("check");
+        assert_eq!((checked.trusted, checked.unused), (25, 13));
+        assert_eq!(checked.problems.iter().filter(|p| p.trusted).count(), 10);
+        assert_eq!(checked.problems.iter().filter(|p| !p.trusted).count(), 10);
+        assert_eq!(check(&c).expect("check"), checked.problems);
     }
 
     /// `record` writes only final columns: an entry whose commit intent is not stored yet gets
