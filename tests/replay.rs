@@ -817,22 +817,15 @@ fn every_single_row_edit_reports_the_same_with_and_without_reading_ahead() {
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
-/// DEC-PERF-12, attacked: a replay that stops at a divergence neither waits for runs of
-/// entries after the one it checks (the runner sent runs back only with their whole batch, up
-/// to 32 entries) nor for the rest of the runner's batch once it stopped (up to 32 calls, each
-/// up to the phase timeout). Every run here takes `SLEEP`; entry 16's input is altered, so the
-/// engine needs the runs of entries 1–15 (the batch of entries 15–30 holds the last of them)
-/// and stops at 16. It must take about as long as replaying entries 0–15 alone; before the
-/// fixes it took about 29 runs instead of 15.
-#[test]
-fn a_replay_stopped_early_waits_only_for_the_runs_it_needs() {
-    const SLEEP: f64 = 0.25;
+/// A genesis store with `slow` published on the fake interpreter (a TEST DOUBLE that echoes
+/// its input after sleeping `sleep` seconds) and a session for episode `ep1` in `tok`.
+fn slow_echo_env(sleep: f64) -> Env {
     let env = Env::new();
     env.ok(&["genesis"]);
     let src = env.p("slow.ail");
     fs::write(
         &src,
-        format!("module fake/slow\n-- fake: sleep {SLEEP}\n-- fake: echo-input\nexport func main(input: string) -> string =\n  input\n"),
+        format!("module fake/slow\n-- fake: sleep {sleep}\n-- fake: echo-input\nexport func main(input: string) -> string =\n  input\n"),
     )
     .unwrap();
     let manifest = serde_json::json!([{
@@ -863,6 +856,20 @@ fn a_replay_stopped_early_waits_only_for_the_runs_it_needs() {
         "--out",
         env.p("tok").to_str().unwrap(),
     ]);
+    env
+}
+
+/// DEC-PERF-12, attacked: a replay that stops at a divergence neither waits for runs of
+/// entries after the one it checks (the runner sent runs back only with their whole batch, up
+/// to 32 entries) nor for the rest of the runner's batch once it stopped (up to 32 calls, each
+/// up to the phase timeout). Every run here takes `SLEEP`; entry 16's input is altered, so the
+/// engine needs the runs of entries 1–15 (the batch of entries 15–30 holds the last of them)
+/// and stops at 16. It must take about as long as replaying entries 0–15 alone; before the
+/// fixes it took about 29 runs instead of 15.
+#[test]
+fn a_replay_stopped_early_waits_only_for_the_runs_it_needs() {
+    const SLEEP: f64 = 0.25;
+    let env = slow_echo_env(SLEEP);
     for i in 1..=30 {
         env.invoke("slow", &format!(r#"{{"i":{i}}}"#), 0);
     }
@@ -898,42 +905,7 @@ fn a_replay_stopped_early_waits_only_for_the_runs_it_needs() {
 #[test]
 fn a_writer_commits_while_a_replay_waits_for_a_slow_run() {
     const SLEEP: f64 = 4.0;
-    let env = Env::new();
-    env.ok(&["genesis"]);
-    let src = env.p("slow.ail");
-    fs::write(
-        &src,
-        format!("module fake/slow\n-- fake: sleep {SLEEP}\n-- fake: echo-input\nexport func main(input: string) -> string =\n  input\n"),
-    )
-    .unwrap();
-    let manifest = serde_json::json!([{
-        "id": "slow", "title": "Slow echo", "description": "echo through the TEST DOUBLE, slowly",
-        "transitionFnFile": src, "inputSchema": {"type": "object"},
-        "outputSchema": {"type": "object"},
-        "access": {"effect": "world.apply", "scope": "world", "cost": 0},
-        "declaredEffects": []
-    }]);
-    let m = env.p("m.json");
-    fs::write(&m, manifest.to_string()).unwrap();
-    env.ok(&[
-        "publish",
-        "--manifest",
-        m.to_str().unwrap(),
-        "--interpreter",
-        env!("CARGO_BIN_EXE_fake-ailang"),
-        "--yes",
-    ]);
-    env.ok(&[
-        "session",
-        "mint",
-        "--episode",
-        "ep1",
-        "--grant",
-        "world.apply=world:100",
-        "--yes",
-        "--out",
-        env.p("tok").to_str().unwrap(),
-    ]);
+    let env = slow_echo_env(SLEEP);
     env.invoke("slow", r#"{"i":1}"#, 0);
     for (n, read_ahead) in [(1, true), (2, false)] {
         let db = env.db();
