@@ -19,48 +19,7 @@ pub enum Cmd {
     /// The token (64 hex) is written to --out (mode 0600, never overwritten) or printed once on
     /// stdout; only its sha256 is stored. --yes skips the terminal for scripts and CI and is
     /// recorded as unattended.
-    Mint {
-        /// The episode: [a-z0-9][a-z0-9-]{0,63}
-        #[arg(long)]
-        episode: String,
-        /// EFFECT=SCOPE:BUDGET, repeatable (e.g. Workspace.Read=worktree:50)
-        #[arg(long = "grant", value_name = "GRANT", required = true)]
-        grants: Vec<String>,
-        /// Lifetime in seconds for the session and every grant
-        #[arg(long, default_value_t = 3600, allow_negative_numbers = true)]
-        ttl: i64,
-        /// Directory holding the episode worktrees (<DIR>/<episode>), recorded for the episode
-        #[arg(long, value_name = "DIR")]
-        workspace_root: Option<PathBuf>,
-        /// Limits-ledger scope this episode's effects are charged to
-        #[arg(long, value_name = "SCOPE")]
-        limits_scope: Option<String>,
-        /// Mission every allowed effect is admitted in (missions.md §7; needs --mission-run and --mission-grant)
-        #[arg(long, value_name = "M", requires_all = ["mission_run", "mission_grant"])]
-        mission: Option<String>,
-        /// The mission run effects are admitted in
-        #[arg(long, value_name = "R", requires = "mission")]
-        mission_run: Option<String>,
-        /// The mission grant effects are admitted under
-        #[arg(long, value_name = "G", requires = "mission")]
-        mission_grant: Option<String>,
-        /// The standalone ledger holding --mission (a file made by `world limits init`, or
-        /// postgres://user@host/db); recorded in the binding, and `invoke`/`serve`/`mcp` must
-        /// name the same ledger with --ledger. Without it the mission is in the store file
-        #[arg(
-            long,
-            value_name = "FILE|URL",
-            env = "WORLD_LEDGER",
-            hide_env_values = true
-        )]
-        ledger: Option<String>,
-        /// Write the token to this new file (mode 0600) instead of stdout
-        #[arg(long, value_name = "FILE")]
-        out: Option<PathBuf>,
-        /// No terminal confirmation (scripts, CI): recorded as unattended
-        #[arg(long)]
-        yes: bool,
-    },
+    Mint(MintArgs),
     /// List live session credentials: attended, expiry, and each grant's remaining budget
     List {
         /// Only this episode
@@ -91,6 +50,51 @@ pub enum Cmd {
         #[arg(long)]
         episode: Option<String>,
     },
+}
+
+/// `world session mint`'s arguments (see [`Cmd::Mint`]).
+#[derive(clap::Args, Debug)]
+pub struct MintArgs {
+    /// The episode: [a-z0-9][a-z0-9-]{0,63}
+    #[arg(long)]
+    pub episode: String,
+    /// EFFECT=SCOPE:BUDGET, repeatable (e.g. Workspace.Read=worktree:50)
+    #[arg(long = "grant", value_name = "GRANT", required = true)]
+    pub grants: Vec<String>,
+    /// Lifetime in seconds for the session and every grant
+    #[arg(long, default_value_t = 3600, allow_negative_numbers = true)]
+    pub ttl: i64,
+    /// Directory holding the episode worktrees (<DIR>/<episode>), recorded for the episode
+    #[arg(long, value_name = "DIR")]
+    pub workspace_root: Option<PathBuf>,
+    /// Limits-ledger scope this episode's effects are charged to
+    #[arg(long, value_name = "SCOPE")]
+    pub limits_scope: Option<String>,
+    /// Mission every allowed effect is admitted in (missions.md §7; needs --mission-run and --mission-grant)
+    #[arg(long, value_name = "M", requires_all = ["mission_run", "mission_grant"])]
+    pub mission: Option<String>,
+    /// The mission run effects are admitted in
+    #[arg(long, value_name = "R", requires = "mission")]
+    pub mission_run: Option<String>,
+    /// The mission grant effects are admitted under
+    #[arg(long, value_name = "G", requires = "mission")]
+    pub mission_grant: Option<String>,
+    /// The standalone ledger holding --mission (a file made by `world limits init`, or
+    /// postgres://user@host/db); recorded in the binding, and `invoke`/`serve`/`mcp` must
+    /// name the same ledger with --ledger. Without it the mission is in the store file
+    #[arg(
+        long,
+        value_name = "FILE|URL",
+        env = "WORLD_LEDGER",
+        hide_env_values = true
+    )]
+    pub ledger: Option<String>,
+    /// Write the token to this new file (mode 0600) instead of stdout
+    #[arg(long, value_name = "FILE")]
+    pub out: Option<PathBuf>,
+    /// No terminal confirmation (scripts, CI): recorded as unattended
+    #[arg(long)]
+    pub yes: bool,
 }
 
 fn need_explicit_db(ctx: &Context, verb: &str) -> Result<(), CliError> {
@@ -375,54 +379,11 @@ fn mint_prompt(p: &MintPrompt<'_>) -> String {
 /// Run `world session …`.
 pub fn run(ctx: &Context, out: &mut Output, cmd: Cmd) -> Result<Exit, CliError> {
     match cmd {
-        Cmd::Mint {
-            episode,
-            grants,
-            ttl,
-            workspace_root,
-            limits_scope,
-            mission,
-            mission_run,
-            mission_grant,
-            ledger,
-            out: out_file,
-            yes,
-        } => mint(
-            ctx,
-            out,
-            MintArgs {
-                episode,
-                grants,
-                ttl,
-                workspace_root,
-                limits_scope,
-                mission,
-                mission_run,
-                mission_grant,
-                ledger,
-                out_file,
-                yes,
-            },
-        ),
+        Cmd::Mint(a) => mint(ctx, out, a),
         Cmd::List { episode, all } => list(ctx, out, episode.as_deref(), all),
         Cmd::Show { id } => show(ctx, out, &id),
         Cmd::Revoke { id, episode } => revoke(ctx, out, id, episode),
     }
-}
-
-/// `session mint`'s arguments (see [`Cmd::Mint`]).
-struct MintArgs {
-    episode: String,
-    grants: Vec<String>,
-    ttl: i64,
-    workspace_root: Option<PathBuf>,
-    limits_scope: Option<String>,
-    mission: Option<String>,
-    mission_run: Option<String>,
-    mission_grant: Option<String>,
-    ledger: Option<String>,
-    out_file: Option<PathBuf>,
-    yes: bool,
 }
 
 /// `world session mint`: check, confirm at the terminal (unless `--yes`), mint in one
@@ -443,7 +404,7 @@ fn mint(ctx: &Context, out: &mut Output, a: MintArgs) -> Result<Exit, CliError> 
         mission_run,
         mission_grant,
         ledger,
-        out_file,
+        out: out_file,
         yes,
         ..
     } = a;
@@ -538,7 +499,7 @@ fn check_mint(ctx: &Context, what: &str, a: &MintArgs) -> Result<Vec<Grant>, Cli
         grants,
         ttl,
         workspace_root,
-        out_file,
+        out: out_file,
         ..
     } = a;
     let ttl = *ttl;
