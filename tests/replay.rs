@@ -378,16 +378,28 @@ fn an_altered_input_or_plan_diverges() {
 }
 
 fn fake_store() -> Env {
+    let env = fake_transition_env("fecho", "-- fake: echo-input\n", 10);
+    env.invoke("fecho", r#"{"a":1}"#, 0);
+    env.invoke("fecho", r#"{"b":2}"#, 0);
+    env
+}
+
+/// A genesis store with transition `id` published on the fake interpreter (a TEST DOUBLE
+/// driven by the `-- fake:` lines in `directives`) and a session for episode `ep1`, granted
+/// `world.apply=world:BUDGET`, in `tok`.
+fn fake_transition_env(id: &str, directives: &str, budget: u32) -> Env {
     let env = Env::new();
     env.ok(&["genesis"]);
-    let src = env.p("fecho.ail");
+    let src = env.p(&format!("{id}.ail"));
     fs::write(
         &src,
-        "module fake/echo\n-- fake: echo-input\nexport func main(input: string) -> string =\n  input\n",
+        format!(
+            "module fake/{id}\n{directives}export func main(input: string) -> string =\n  input\n"
+        ),
     )
     .unwrap();
     let manifest = serde_json::json!([{
-        "id": "fecho", "title": "Fake echo", "description": "echo through the TEST DOUBLE",
+        "id": id, "title": "Fake echo", "description": "echo through the TEST DOUBLE",
         "transitionFnFile": src, "inputSchema": {"type": "object"},
         "outputSchema": {"type": "object"},
         "access": {"effect": "world.apply", "scope": "world", "cost": 0},
@@ -403,20 +415,28 @@ fn fake_store() -> Env {
         env!("CARGO_BIN_EXE_fake-ailang"),
         "--yes",
     ]);
+    let grant = format!("world.apply=world:{budget}");
     env.ok(&[
         "session",
         "mint",
         "--episode",
         "ep1",
         "--grant",
-        "world.apply=world:10",
+        &grant,
         "--yes",
         "--out",
         env.p("tok").to_str().unwrap(),
     ]);
-    env.invoke("fecho", r#"{"a":1}"#, 0);
-    env.invoke("fecho", r#"{"b":2}"#, 0);
     env
+}
+
+/// [`fake_transition_env`] with `slow`: it echoes its input after sleeping `sleep` seconds.
+fn slow_echo_env(sleep: f64) -> Env {
+    fake_transition_env(
+        "slow",
+        &format!("-- fake: sleep {sleep}\n-- fake: echo-input\n"),
+        100,
+    )
 }
 
 fn archived_binary(db: &Path) -> PathBuf {
@@ -815,48 +835,6 @@ fn every_single_row_edit_reports_the_same_with_and_without_reading_ahead() {
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
-}
-
-/// A genesis store with `slow` published on the fake interpreter (a TEST DOUBLE that echoes
-/// its input after sleeping `sleep` seconds) and a session for episode `ep1` in `tok`.
-fn slow_echo_env(sleep: f64) -> Env {
-    let env = Env::new();
-    env.ok(&["genesis"]);
-    let src = env.p("slow.ail");
-    fs::write(
-        &src,
-        format!("module fake/slow\n-- fake: sleep {sleep}\n-- fake: echo-input\nexport func main(input: string) -> string =\n  input\n"),
-    )
-    .unwrap();
-    let manifest = serde_json::json!([{
-        "id": "slow", "title": "Slow echo", "description": "echo through the TEST DOUBLE, slowly",
-        "transitionFnFile": src, "inputSchema": {"type": "object"},
-        "outputSchema": {"type": "object"},
-        "access": {"effect": "world.apply", "scope": "world", "cost": 0},
-        "declaredEffects": []
-    }]);
-    let m = env.p("m.json");
-    fs::write(&m, manifest.to_string()).unwrap();
-    env.ok(&[
-        "publish",
-        "--manifest",
-        m.to_str().unwrap(),
-        "--interpreter",
-        env!("CARGO_BIN_EXE_fake-ailang"),
-        "--yes",
-    ]);
-    env.ok(&[
-        "session",
-        "mint",
-        "--episode",
-        "ep1",
-        "--grant",
-        "world.apply=world:100",
-        "--yes",
-        "--out",
-        env.p("tok").to_str().unwrap(),
-    ]);
-    env
 }
 
 /// DEC-PERF-12, attacked: a replay that stops at a divergence neither waits for runs of
