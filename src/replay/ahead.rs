@@ -5,9 +5,9 @@
 //! reaches it.
 //!
 //! Two threads, two cores: the engine (the caller's thread: reads ahead, checks, reports,
-//! `on_entry`) and the runner (interpreter calls, which wait on the interpreter's own worker
-//! thread). Neither waits on the other except for the item it needs next, and a machine with
-//! two cores runs both without one preempting the other.
+//! `on_entry`) and the runner (an evaluation thread that makes the interpreter calls itself,
+//! `ailang::as_eval_thread`). Neither waits on the other except for the item it needs next,
+//! and a machine with two cores runs both without one preempting the other.
 //!
 //! ```text
 //!  engine ──CallBatch──▶ runner
@@ -26,7 +26,8 @@
 //!   prediction is not used, and the engine makes the call itself.
 //!
 //! Calls cross to the runner in batches (1, 2, 4 … up to [`MAX_BATCH`] entries) and come back
-//! batch by batch, so a waiting thread is woken once per batch rather than once per call.
+//! batch by batch (runs slower than [`SEND_AFTER`] as they finish), so a waiting thread is
+//! woken once per batch rather than once per call.
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -47,6 +48,10 @@ use crate::store::entry::{entry_hash, world_ref};
 use crate::store::journal::{self, Receipt};
 use crate::store::records::{EffectRecord, InvocationRecord, EFFECT_RECORD};
 use crate::store::{object_in, world_in, LogEntry, Object, WorldRow};
+
+/// Transition sources verified in this replay, by ref: the object the engine gets, and its
+/// bytes shared with the runner's calls.
+type Sources = HashMap<String, (Object, Arc<Vec<u8>>)>;
 
 /// The most entries one batch of calls carries.
 const MAX_BATCH: usize = 32;
@@ -145,10 +150,8 @@ pub(super) struct Ahead<'s> {
     held: VecDeque<Ran>,
     /// The last selection index whose runs have all been received.
     received_through: Option<usize>,
-    /// The transition sources verified so far (by ref), read once per replay.
-    verified_sources: HashMap<String, Object>,
-    /// The same sources as shared bytes for the runner.
-    sources: HashMap<String, Arc<Vec<u8>>>,
+    /// The transition sources verified so far, read once per replay.
+    sources: Sources,
     /// Episodes whose intents and outcomes were already read.
     episodes: HashSet<String>,
     /// Set when the engine is done (dropped): the runner makes no further call, so a replay
@@ -213,7 +216,6 @@ impl<'s> Ahead<'s> {
             runs,
             held: VecDeque::new(),
             received_through: None,
-            verified_sources: HashMap::new(),
             sources: HashMap::new(),
             episodes: HashSet::new(),
             done,
@@ -223,13 +225,8 @@ impl<'s> Ahead<'s> {
     /// The reads of entry `pos` (the next one the engine checks), after reading ahead on
     /// `conn` up to [`WINDOW`] entries past it. Drops runs of earlier entries not taken.
     pub fn next_entry(&mut self, conn: &Connection, pos: usize) -> Prefetched {
-        while let Ok(batch) = self.runs.try_recv() {
-            self.received_through = Some(batch.through);
-            self.held.extend(batch.runs);
-        }
-        while self.held.front().is_some_and(|r| r.pos < pos) {
-            self.held.pop_front();
-        }
+        self.receive_ready();
+        self.drop_before(pos);
         let end = self.selected.len().min(pos + WINDOW + 1);
         while self.next_read < end {
             self.read_one(conn);
@@ -245,11 +242,11 @@ impl<'s> Ahead<'s> {
             conn,
             entry,
             id.as_deref(),
-            &mut self.verified_sources,
+            &mut self.sources,
             &mut self.episodes,
         );
         if self.calls_tx.is_some() {
-            predict_calls(pos, &p, &mut self.sources, &mut self.calls);
+            predict_calls(pos, &p, &self.sources, &mut self.calls);
         }
         self.read.push_back(p);
         self.next_read += 1;
@@ -277,12 +274,33 @@ impl<'s> Ahead<'s> {
     /// Whether every run of entry `pos` is back from the runner, so that [`Self::take_run`]
     /// does not wait.
     pub fn run_ready(&mut self, pos: usize) -> bool {
+        self.receive_ready();
+        self.sent(pos) && self.received_through.is_some_and(|t| t >= pos)
+    }
+
+    /// Whether the calls of entry `pos` went to the runner (only then do its runs come back).
+    fn sent(&self, pos: usize) -> bool {
+        self.sent_through.is_some_and(|t| t >= pos)
+    }
+
+    /// Hold a batch of runs the runner sent back.
+    fn hold(&mut self, batch: RanBatch) {
+        self.received_through = Some(batch.through);
+        self.held.extend(batch.runs);
+    }
+
+    /// Hold every batch already sent back, without waiting.
+    fn receive_ready(&mut self) {
         while let Ok(batch) = self.runs.try_recv() {
-            self.received_through = Some(batch.through);
-            self.held.extend(batch.runs);
+            self.hold(batch);
         }
-        let sent = self.sent_through.is_some_and(|t| t >= pos);
-        sent && self.received_through.is_some_and(|t| t >= pos)
+    }
+
+    /// Drop the held runs of entries before `pos` (the engine is past them).
+    fn drop_before(&mut self, pos: usize) {
+        while self.held.front().is_some_and(|r| r.pos < pos) {
+            self.held.pop_front();
+        }
     }
 
     /// The runner's output for entry `pos` running `source` on `input` with `interp`, if it
@@ -296,15 +314,11 @@ impl<'s> Ahead<'s> {
     ) -> Option<Result<Vec<u8>, CapsuleError>> {
         // Runs for `pos` come only once its calls were sent; a closed channel (the runner
         // ended) ends the wait.
-        let sent = self.sent_through.is_some_and(|t| t >= pos);
-        while sent && self.received_through.is_none_or(|t| t < pos) {
+        while self.sent(pos) && self.received_through.is_none_or(|t| t < pos) {
             let batch = self.runs.recv().ok()?;
-            self.received_through = Some(batch.through);
-            self.held.extend(batch.runs);
+            self.hold(batch);
         }
-        while self.held.front().is_some_and(|r| r.pos < pos) {
-            self.held.pop_front();
-        }
+        self.drop_before(pos);
         let at = self
             .held
             .iter()
@@ -372,24 +386,18 @@ fn run_calls(
 /// far as the recorded data predicts them: the pure run; or the plan phase and, when the
 /// recorded plan asks for one, the finish phase with the recorded effect outcomes. Nothing is
 /// predicted when a needed item is missing or does not verify.
-fn predict_calls(
-    pos: usize,
-    p: &Prefetched,
-    sources: &mut HashMap<String, Arc<Vec<u8>>>,
-    out: &mut Vec<Call>,
-) {
+fn predict_calls(pos: usize, p: &Prefetched, sources: &Sources, out: &mut Vec<Call>) {
     let Some((_, rec)) = &p.record else { return };
     let verified = |r: &str| match p.objects.get(r) {
         Some((Some(o), true)) => Some(o),
         _ => None,
     };
-    let Some(source_obj) = verified(&rec.transition_fn) else {
+    if verified(&rec.transition_fn).is_none() {
+        return;
+    }
+    let Some((_, source)) = sources.get(&rec.transition_fn) else {
         return;
     };
-    let source = sources
-        .entry(rec.transition_fn.clone())
-        .or_insert_with(|| Arc::new(source_obj.payload.clone()))
-        .clone();
     let call = |input: Vec<u8>| Call {
         pos,
         interp: rec.interpreter.clone(),
@@ -470,7 +478,7 @@ impl Prefetched {
         conn: &Connection,
         e: &LogEntry,
         id: Option<&str>,
-        sources: &mut HashMap<String, Object>,
+        sources: &mut Sources,
         episodes: &mut HashSet<String>,
     ) -> Prefetched {
         let mut p = Prefetched::default();
@@ -500,13 +508,14 @@ impl Prefetched {
         // A transition's source recurs in every entry that runs it: it is read and verified
         // once per replay, and its verified bytes are what the later entries get.
         match sources.get(&rec.transition_fn) {
-            Some(obj) => {
+            Some((obj, _)) => {
                 p.objects
                     .insert(rec.transition_fn.clone(), (Some(obj.clone()), true));
             }
             None => {
                 if let Some(obj) = p.fetch(conn, &rec.transition_fn) {
-                    sources.insert(rec.transition_fn.clone(), obj.clone());
+                    let shared = Arc::new(obj.payload.clone());
+                    sources.insert(rec.transition_fn.clone(), (obj.clone(), shared));
                 }
             }
         }

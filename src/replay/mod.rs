@@ -429,10 +429,8 @@ pub fn replay(
         // (DEC-PERF-10, DEC-PERF-12).
         let mut engine = Engine {
             conn: store.conn(),
-            pins,
             opts,
             interps: &interps,
-            more_interps: HashMap::new(),
             effect_intents: HashMap::new(),
             outcome_owners: HashMap::new(),
             pre: Prefetched::default(),
@@ -609,17 +607,15 @@ struct IntentInfo {
 
 struct Engine<'a> {
     conn: &'a Connection,
-    pins: &'a dyn InterpreterProvider,
     opts: &'a Options,
-    /// The interpreters the selected entries pin, resolved before the replay began.
+    /// The interpreters the selected entries pin (by header), resolved before the replay
+    /// began; a run uses the record's interpreter only once it equals the header's.
     interps: &'a HashMap<String, Resolved>,
-    /// Any other interpreter a run needed, resolved when first needed.
-    more_interps: HashMap<String, Box<dyn Interpreter>>,
     /// episode → requestRef → intents carrying it.
     effect_intents: HashMap<String, HashMap<String, Vec<IntentInfo>>>,
     /// episode → recordRef → the effect intent whose outcome names it, with its status.
     outcome_owners: HashMap<String, OwnerMap>,
-    /// The current entry's reads done ahead by the prefetch thread (empty without one).
+    /// The current entry's reads done ahead (empty with [`Options::read_ahead`] off).
     pre: Prefetched,
     /// The read-ahead and the runner thread's end (`None`: [`Options::read_ahead`] is off).
     ahead: Option<Ahead<'a>>,
@@ -707,18 +703,16 @@ impl Engine<'_> {
         Instant::now() + self.opts.phase_timeout
     }
 
-    fn interpreter(&mut self, reference: &str) -> Result<&dyn Interpreter, Divergence> {
-        if let Some(resolved) = self.interps.get(reference) {
-            return resolved.as_deref().map_err(Clone::clone);
+    /// The resolved interpreter `reference` (a selected entry's header interpreter), or the
+    /// divergence its resolution gave.
+    fn interpreter(&self, reference: &str) -> Result<&dyn Interpreter, Divergence> {
+        match self.interps.get(reference) {
+            Some(resolved) => resolved.as_deref().map_err(Clone::clone),
+            None => Err(div(
+                Stage::Interpreter,
+                format!("interpreter {reference} is not one the selected entries pin"),
+            )),
         }
-        if !self.more_interps.contains_key(reference) {
-            let interp = resolve_interpreter(self.pins, reference)?;
-            self.more_interps.insert(reference.to_string(), interp);
-        }
-        self.more_interps
-            .get(reference)
-            .map(|b| b.as_ref())
-            .ok_or_else(|| div(Stage::Interpreter, "interpreter cache lost an entry"))
     }
 
     /// Run one phase with the entry's interpreter: the runner thread's output when it made
