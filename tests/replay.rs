@@ -697,16 +697,17 @@ fn replay_report(
 /// Every way the differential test below edits one row: `(label, SQL, parameter)`.
 fn one_row_edits(db: &Path) -> Vec<(String, &'static str, String)> {
     let conn = Connection::open(db).unwrap();
+    // One text column of every row, in the query's order.
+    let column = |sql: &str| -> Vec<String> {
+        conn.prepare(sql)
+            .unwrap()
+            .query_map([], |r| r.get(0))
+            .unwrap()
+            .map(Result::unwrap)
+            .collect()
+    };
     let mut edits = Vec::new();
-    let mut refs: Vec<String> = conn
-        .prepare("SELECT hash_ref FROM objects ORDER BY hash_ref")
-        .unwrap()
-        .query_map([], |r| r.get(0))
-        .unwrap()
-        .map(Result::unwrap)
-        .collect();
-    refs.sort();
-    for r in refs {
+    for r in column("SELECT hash_ref FROM objects ORDER BY hash_ref") {
         edits.push((
             format!("append a space to object {r}"),
             "UPDATE objects SET payload = CAST(CAST(payload AS TEXT) || ' ' AS BLOB) WHERE hash_ref = ?1",
@@ -723,33 +724,19 @@ fn one_row_edits(db: &Path) -> Vec<(String, &'static str, String)> {
             r,
         ));
     }
-    let seqs: Vec<i64> = conn
-        .prepare("SELECT seq FROM journal ORDER BY seq")
-        .unwrap()
-        .query_map([], |r| r.get(0))
-        .unwrap()
-        .map(Result::unwrap)
-        .collect();
-    for s in seqs {
+    for s in column("SELECT CAST(seq AS TEXT) FROM journal ORDER BY seq") {
         edits.push((
             format!("delete journal row {s}"),
             "DELETE FROM journal WHERE seq = ?1",
-            s.to_string(),
+            s.clone(),
         ));
         edits.push((
             format!("point journal row {s} at the previous row's object"),
             "UPDATE journal SET object_ref = (SELECT j.object_ref FROM journal j WHERE j.seq < journal.seq ORDER BY j.seq DESC LIMIT 1) WHERE seq = ?1 AND seq > 1",
-            s.to_string(),
+            s.clone(),
         ));
     }
-    let worlds: Vec<String> = conn
-        .prepare("SELECT world_ref FROM worlds ORDER BY world_ref")
-        .unwrap()
-        .query_map([], |r| r.get(0))
-        .unwrap()
-        .map(Result::unwrap)
-        .collect();
-    for w in worlds {
+    for w in column("SELECT world_ref FROM worlds ORDER BY world_ref") {
         edits.push((
             format!("delete world {w}"),
             "DELETE FROM worlds WHERE world_ref = ?1",
