@@ -709,16 +709,27 @@ fn the_log_view_is_checked_and_never_trusted() {
         );
         assert!(out.status.success(), "{out:?}");
     };
+    // A copy of the base store with `sql` applied to it.
+    let edited = |sql: &str| {
+        let (d, db) = copy(&b);
+        Connection::open(&db).unwrap().execute_batch(sql).unwrap();
+        (d, db)
+    };
+    // `world verify` exits 0 and says nothing about the view.
+    let verifies_without_view_findings = |db: &Path| {
+        let (code, fails, warns) = verify_categories(db);
+        assert_eq!(code, Some(0), "{fails:?}");
+        assert!(
+            !warns.iter().any(|w| w.starts_with("log_view")),
+            "{warns:?}"
+        );
+    };
 
     // Rows edited without their seal: not used; verify warns, exit 0.
-    let (_d, db) = copy(&b);
-    Connection::open(&db)
-        .unwrap()
-        .execute_batch(
-            "UPDATE world_log_view SET episode_id = 'ep2', ok = 0, logical_time = 0
-              WHERE invocation_id IS NOT NULL",
-        )
-        .unwrap();
+    let (_d, db) = edited(
+        "UPDATE world_log_view SET episode_id = 'ep2', ok = 0, logical_time = 0
+          WHERE invocation_id IS NOT NULL",
+    );
     assert_eq!(log(&db, &["log"]), want);
     assert_eq!(log(&db, &["log", "--episode", "ep1", "--reverse"]), want_ep);
     let (code, fails, warns) = verify_categories(&db);
@@ -726,29 +737,16 @@ fn the_log_view_is_checked_and_never_trusted() {
     assert!(warns.iter().any(|w| w == "log_view_stale"), "{warns:?}");
 
     // Rows deleted: the same output, nothing to report.
-    let (_d, db) = copy(&b);
-    Connection::open(&db)
-        .unwrap()
-        .execute_batch("DELETE FROM world_log_view WHERE entry_index % 2 = 1")
-        .unwrap();
+    let (_d, db) = edited("DELETE FROM world_log_view WHERE entry_index % 2 = 1");
     assert_eq!(log(&db, &["log"]), want);
-    let (code, fails, warns) = verify_categories(&db);
-    assert_eq!(code, Some(0), "{fails:?}");
-    assert!(
-        !warns.iter().any(|w| w.starts_with("log_view")),
-        "{warns:?}"
-    );
+    verifies_without_view_findings(&db);
 
     // The last two entries as another writer appends them: no rows, `world`'s last commit
     // before them. Same output; the next commit fills them and writes its own.
-    let (_d, db) = copy(&b);
-    Connection::open(&db)
-        .unwrap()
-        .execute_batch(
-            "DELETE FROM world_log_view WHERE entry_index >= (SELECT max(entry_index) - 1 FROM log_entries);
-             UPDATE world_log_view_state SET next_index = (SELECT max(entry_index) - 1 FROM log_entries)",
-        )
-        .unwrap();
+    let (_d, db) = edited(
+        "DELETE FROM world_log_view WHERE entry_index >= (SELECT max(entry_index) - 1 FROM log_entries);
+         UPDATE world_log_view_state SET next_index = (SELECT max(entry_index) - 1 FROM log_entries)",
+    );
     assert_eq!(log(&db, &["log"]), want);
     invoke(&db);
     let c = Connection::open(&db).unwrap();
@@ -759,20 +757,11 @@ fn the_log_view_is_checked_and_never_trusted() {
     let after = log(&db, &["log"]);
     assert!(after.starts_with(&want), "{after}");
     assert_eq!(after.lines().count(), want.lines().count() + 1);
-    let (code, fails, warns) = verify_categories(&db);
-    assert_eq!(code, Some(0), "{fails:?}");
-    assert!(
-        !warns.iter().any(|w| w.starts_with("log_view")),
-        "{warns:?}"
-    );
+    verifies_without_view_findings(&db);
 
     // A store from before the table: read-only commands print the same and create nothing;
     // the next writable open creates the tables and its commit fills them.
-    let (_d, db) = copy(&b);
-    Connection::open(&db)
-        .unwrap()
-        .execute_batch("DROP TABLE world_log_view; DROP TABLE world_log_view_state")
-        .unwrap();
+    let (_d, db) = edited("DROP TABLE world_log_view; DROP TABLE world_log_view_state");
     assert_eq!(log(&db, &["log"]), want);
     assert_eq!(log(&db, &["log", "--episode", "ep1", "--reverse"]), want_ep);
     let (code, fails, _) = verify_categories(&db);
@@ -792,10 +781,5 @@ fn the_log_view_is_checked_and_never_trusted() {
         one(&c, "SELECT CAST(count(*) AS TEXT) FROM log_entries")
     );
     assert!(log(&db, &["log"]).starts_with(&want));
-    let (code, fails, warns) = verify_categories(&db);
-    assert_eq!(code, Some(0), "{fails:?}");
-    assert!(
-        !warns.iter().any(|w| w.starts_with("log_view")),
-        "{warns:?}"
-    );
+    verifies_without_view_findings(&db);
 }
