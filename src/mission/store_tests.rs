@@ -58,6 +58,24 @@ fn setup() -> Connection {
     conn
 }
 
+/// Apply `commands` to mission `m` as the host at time 10; each must succeed.
+fn apply_all(m: &SqliteMissions<'_>, commands: impl IntoIterator<Item = Value>) {
+    for v in commands {
+        m.apply("m", &req(v), &Actor::host(), Amount(10))
+            .unwrap_or_else(|e| panic!("{e}"));
+    }
+}
+
+/// Start run `r`, grant `g` (agent may spend 100), admit attempt `a` of operation `o` for
+/// `amount`.
+fn run_grant_admit(amount: &str) -> Vec<Value> {
+    vec![
+        json!({"type": "startRun", "runId": "r"}),
+        json!({"type": "grant", "grant": grant_json("g", "agent", "100", "1")}),
+        admit_json("o", "a", "g", amount),
+    ]
+}
+
 #[test]
 fn the_seeds_example_through_the_store() {
     let conn = setup();
@@ -192,15 +210,12 @@ fn resends_answer_the_recorded_result_and_reused_ids_are_refused() {
 fn exposure_exceeded_persists_its_violation_and_verify_folds_it() {
     let conn = setup();
     let m = SqliteMissions::new(&conn);
-    for v in [
-        json!({"type": "startRun", "runId": "r"}),
-        json!({"type": "grant", "grant": grant_json("g", "agent", "100", "1")}),
-        admit_json("o", "a", "g", "10"),
-        json!({"type": "dispatch", "attemptId": "a"}),
-    ] {
-        m.apply("m", &req(v), &Actor::host(), Amount(10))
-            .unwrap_or_else(|e| panic!("{e}"));
-    }
+    apply_all(
+        &m,
+        run_grant_admit("10")
+            .into_iter()
+            .chain([json!({"type": "dispatch", "attemptId": "a"})]),
+    );
     let e = m.apply(
         "m",
         &req(
@@ -226,14 +241,7 @@ fn exposure_exceeded_persists_its_violation_and_verify_folds_it() {
 fn verify_reports_a_broken_chain_and_a_drifted_state() {
     let conn = setup();
     let m = SqliteMissions::new(&conn);
-    for v in [
-        json!({"type": "startRun", "runId": "r"}),
-        json!({"type": "grant", "grant": grant_json("g", "agent", "100", "1")}),
-        admit_json("o", "a", "g", "10"),
-    ] {
-        m.apply("m", &req(v), &Actor::host(), Amount(10))
-            .unwrap_or_else(|e| panic!("{e}"));
-    }
+    apply_all(&m, run_grant_admit("10"));
     // Drift: somebody edits the materialised reserved.
     conn.execute("UPDATE mission_missions SET reserved = '0'", [])
         .unwrap_or_else(|e| panic!("{e}"));
@@ -476,16 +484,13 @@ fn has(p: &[store::Problem], category: &str, text: &str) -> bool {
 fn edited_attempt_index_columns_are_findings_and_never_trusted() {
     let conn = setup();
     let m = SqliteMissions::new(&conn);
-    for v in [
-        json!({"type": "startRun", "runId": "r"}),
-        json!({"type": "grant", "grant": grant_json("g", "agent", "100", "1")}),
-        admit_json("o", "a", "g", "10"),
-        json!({"type": "dispatch", "attemptId": "a"}),
-        json!({"type": "settle", "attemptId": "a", "outcome": "UNKNOWN"}),
-    ] {
-        m.apply("m", &req(v), &Actor::host(), Amount(10))
-            .unwrap_or_else(|e| panic!("{e}"));
-    }
+    apply_all(
+        &m,
+        run_grant_admit("10").into_iter().chain([
+            json!({"type": "dispatch", "attemptId": "a"}),
+            json!({"type": "settle", "attemptId": "a", "outcome": "UNKNOWN"}),
+        ]),
+    );
     let complete = req(json!({"type": "completeRun", "runId": "r", "criteria": {"review": EV}}));
     for (edit, undo) in [
         (
@@ -522,14 +527,7 @@ fn edited_attempt_index_columns_are_findings_and_never_trusted() {
 fn request_rows_and_outbox_bytes_are_verified_and_resends_recheck_their_entry() {
     let conn = setup();
     let m = SqliteMissions::new(&conn);
-    for v in [
-        json!({"type": "startRun", "runId": "r"}),
-        json!({"type": "grant", "grant": grant_json("g", "agent", "100", "1")}),
-        admit_json("o", "a", "g", "10"),
-    ] {
-        m.apply("m", &req(v), &Actor::host(), Amount(10))
-            .unwrap_or_else(|e| panic!("{e}"));
-    }
+    apply_all(&m, run_grant_admit("10"));
     let with_id = Request {
         command: cmd(json!({"type": "startRun", "runId": "r2"})),
         request_id: Some("req1".into()),
@@ -596,14 +594,7 @@ fn request_rows_and_outbox_bytes_are_verified_and_resends_recheck_their_entry() 
 fn a_deleted_mission_row_is_a_finding_and_blocks_re_creation() {
     let conn = setup();
     let m = SqliteMissions::new(&conn);
-    for v in [
-        json!({"type": "startRun", "runId": "r"}),
-        json!({"type": "grant", "grant": grant_json("g", "agent", "100", "1")}),
-        admit_json("o", "a", "g", "60"),
-    ] {
-        m.apply("m", &req(v), &Actor::host(), Amount(10))
-            .unwrap_or_else(|e| panic!("{e}"));
-    }
+    apply_all(&m, run_grant_admit("60"));
     // As `sqlite3` does it (no foreign-key enforcement there by default).
     conn.execute_batch("PRAGMA foreign_keys = OFF; DELETE FROM mission_missions")
         .unwrap_or_else(|e| panic!("{e}"));
