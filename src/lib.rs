@@ -32,4 +32,5 @@ pub mod process;
 pub mod replay;
 pub mod serve;
 pub mod store;
+pub mod tlog;
 pub mod transitions;
