@@ -7,6 +7,7 @@
 
 pub mod approvals;
 pub mod bundle;
+pub mod checkpoints;
 pub mod client;
 pub mod commit;
 pub mod entry;
@@ -15,6 +16,7 @@ pub mod journal;
 pub mod labels;
 pub mod lock;
 pub mod logview;
+pub mod merkle;
 pub mod records;
 pub mod refs;
 pub mod rows;

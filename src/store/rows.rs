@@ -21,7 +21,8 @@ pub fn insert_world(conn: &Connection, w: &WorldRow) -> Result<(), Error> {
 }
 
 /// Insert a log entry row, and its `world_log_view` row when the store has that table and
-/// the entry's columns are final (`logview::table::record`, DEC-PERF-11).
+/// the entry's columns are final (`logview::table::record`, DEC-PERF-11), and its leaf in the
+/// log's Merkle tree (`merkle::record`, DEC-TRUST-1).
 ///
 /// # Errors
 /// [`Error::DuplicateEntry`] when the index or the entry hash is taken (nothing written);
@@ -54,6 +55,8 @@ pub fn insert_log_entry(conn: &Connection, e: &LogEntry) -> Result<(), Error> {
     inserted?;
     // The entry's `world log` columns, in the same transaction (DEC-PERF-11).
     super::logview::table::record(conn, h.entry_index, &e.entry_hash, &e.transition_ref)?;
+    // The entry's leaf in the log's Merkle tree, in the same transaction (DEC-TRUST-1).
+    super::merkle::record(conn, e)?;
     Ok(())
 }
 

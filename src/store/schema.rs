@@ -354,6 +354,9 @@ fn apply_ddl(conn: &Connection) -> Result<(), Error> {
     // Derived tables kept up to date by every commit (DEC-PERF-8, DEC-PERF-11).
     conn.execute_batch(super::episodes::DDL)?;
     conn.execute_batch(super::logview::table::DDL)?;
+    // The log's Merkle tree and the signed checkpoints (DEC-TRUST-1, DEC-TRUST-2).
+    conn.execute_batch(super::merkle::DDL)?;
+    conn.execute_batch(super::checkpoints::DDL)?;
     Ok(())
 }
 
