@@ -15,8 +15,10 @@ use crate::replay::ReplayError;
 /// The bundle holds the episode's coordinator entries, world rows, records, inputs, outputs,
 /// plans, effect records with requests and results, transition sources and journal rows, and
 /// is marked as a bundle so `world verify FILE` accepts its gaps. Archived interpreters are
-/// copied to FILE.artifacts/ (or embedded with --embed). Exit 0 written; 1 no such episode or
-/// FILE exists; 3 a pinned interpreter is altered.
+/// copied to FILE.artifacts/ (or embedded with --embed). With --checkpoint the latest signed
+/// checkpoint and every entry's inclusion proof go in too. Exit 0 written; 1 no such episode,
+/// FILE exists, or no checkpoint covers the episode; 3 a pinned interpreter is altered, or the
+/// log no longer matches the checkpoint.
 #[derive(clap::Args, Debug)]
 pub struct Args {
     /// The episode to export
@@ -27,6 +29,10 @@ pub struct Args {
     /// Store the pinned interpreter binaries inside the bundle instead of FILE.artifacts/
     #[arg(long)]
     embed: bool,
+    /// Put the store's latest signed checkpoint and each entry's inclusion proof into the
+    /// bundle, so `world verify --bundle FILE --key KEY` proves it offline
+    #[arg(long)]
+    checkpoint: bool,
 }
 
 /// Run `world export-episode`.
@@ -41,6 +47,7 @@ pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError
         episode: args.episode,
         out: args.out,
         embed: args.embed,
+        checkpoint: args.checkpoint,
     };
     let done = ops::export::export_episode(&src, &opts, &mut progress);
     bar.finish_and_clear();
@@ -49,6 +56,9 @@ pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError
             CliError::store("export-episode", s)
         }
         ExportError::Interpreter {
+            integrity: true, ..
+        }
+        | ExportError::Proofs {
             integrity: true, ..
         } => CliError::new(Exit::Integrity, "export-episode", e),
         other => CliError::failed("export-episode", other),
@@ -70,6 +80,13 @@ pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError
             done.journal_rows,
             done.marker
         ))?;
+        if done.proofs > 0 {
+            out.summary(format!(
+                "{} entries carry an inclusion proof in the latest signed checkpoint; check it with: world verify --bundle {} --key KEY",
+                done.proofs,
+                done.out.display()
+            ))?;
+        }
         for r in &done.interpreters {
             out.summary(match &done.artifacts {
                 Some(a) => format!("interpreter {r} copied to {}", a.display()),

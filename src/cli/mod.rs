@@ -4,6 +4,7 @@
 pub mod ailang;
 pub mod approval;
 pub mod broker;
+pub mod checkpoint;
 pub mod commit;
 pub mod effects;
 pub mod error;
@@ -13,6 +14,7 @@ pub mod fence;
 pub mod genesis;
 pub mod head;
 pub mod invoke;
+pub mod key;
 pub mod limits;
 pub mod log;
 pub mod mcp;
@@ -21,6 +23,7 @@ pub mod object;
 pub mod output;
 pub mod pin;
 pub mod progress;
+pub mod prove;
 pub mod publish;
 pub mod receipt;
 pub mod refs;
@@ -138,6 +141,13 @@ pub enum Command {
     Verify(verify::Args),
     /// Walk the provenance of an entry, object, invocation or result and verify each link
     Why(why::Args),
+    /// Make Ed25519 keys for signing checkpoints (log keys) or cosigning them (witness keys)
+    #[command(subcommand)]
+    Key(key::Cmd),
+    /// Sign a C2SP tlog-checkpoint of the log; list, show, cosign and merge checkpoints
+    Checkpoint(checkpoint::Args),
+    /// Print an inclusion proof of an entry, or a consistency proof between checkpoints
+    Prove(prove::Args),
     /// The nested limits ledger: init, reserve, dispatch, settle, reconcile, release, stop, adjust, report
     #[command(subcommand)]
     Limits(limits::Cmd),
@@ -328,6 +338,9 @@ pub fn run(cli: Cli) -> Result<Exit, CliError> {
         Command::Broker(c) => broker::run(&ctx, &mut out, c),
         Command::Verify(a) => verify::run(&ctx, &mut out, a),
         Command::Why(a) => why::run(&ctx, &mut out, a),
+        Command::Key(c) => key::run(&ctx, &mut out, c),
+        Command::Checkpoint(a) => checkpoint::run(&ctx, &mut out, a),
+        Command::Prove(a) => prove::run(&ctx, &mut out, a),
         Command::Limits(c) => limits::run(&ctx, &mut out, c),
         Command::Mission(a) => mission::run(&ctx, &mut out, a),
         Command::Serve(a) => serve::run(&ctx, &mut out, a),

@@ -1,31 +1,64 @@
 //! `world verify` (alias `fsck`): re-hash every object and check the log, links and journal
 //! (store-format.md §13.1).
 
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use super::output::Output;
 use super::{read_err, CliError, Context, Exit};
 
 /// Check the whole store; exit 0 when clean, 3 on any failure (warnings never fail).
+///
+/// With --checkpoint FILE --key KEY it also proves the log extends a signed checkpoint (a
+/// rewritten, truncated or forked history fails, however consistently it was recomputed);
+/// with --bundle FILE --key KEY it checks an episode bundle on its own: every entry proven in
+/// the signed log by the bundle's inclusion proofs.
 #[derive(clap::Args, Debug)]
 pub struct Args {
     /// Run SQLite's full `PRAGMA integrity_check` instead of `quick_check`
     #[arg(long)]
     full: bool,
+    /// A signed checkpoint (C2SP tlog-checkpoint) the store's log must extend
+    #[arg(long, value_name = "FILE", requires = "key", conflicts_with = "bundle")]
+    checkpoint: Option<PathBuf>,
+    /// Check this episode bundle (world export-episode --checkpoint) instead of --db
+    #[arg(long, value_name = "FILE", requires = "key")]
+    bundle: Option<PathBuf>,
+    /// The log's public key (NAME+KEYID+BASE64, or a file holding it)
+    #[arg(long, value_name = "KEY")]
+    key: Option<String>,
+    /// A witness whose cosignature the checkpoint must carry (repeatable; tlog-cosignature)
+    #[arg(long, value_name = "KEY", requires = "key")]
+    witness: Vec<String>,
 }
 
 /// Run `world verify`.
 pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError> {
+    let key = args
+        .key
+        .as_deref()
+        .map(|k| super::key::read_verifier(k, "verify"))
+        .transpose()?;
+    let witnesses = args
+        .witness
+        .iter()
+        .map(|w| super::key::read_verifier(w, "verify"))
+        .collect::<Result<Vec<_>, _>>()?;
+    let note = match &args.checkpoint {
+        Some(p) => Some(super::key::read_note(p, "verify")?),
+        None => None,
+    };
+    let db = args.bundle.clone().unwrap_or_else(|| ctx.db.clone());
     // A v4 store with a table missing cannot be opened, but that is verify's own finding
     // (issue 13 §3: a `schema` failure, exit 3, in `--json` too), not an open error.
-    let store = match ctx.open_read() {
+    let store = match crate::store::Store::open_read(&db).map_err(|e| CliError::store("open store", e)) {
         Ok(s) => s,
         Err(e) => {
             if let Err(damaged @ crate::store::Error::SchemaIntegrity { .. }) =
-                crate::store::Store::open_read(&ctx.db)
+                crate::store::Store::open_read(&db)
             {
                 let report = crate::store::verify::Report::unopenable(damaged.to_string());
-                return print_report(out, &report);
+                return print_report(out, &report, None);
             }
             return Err(e);
         }
@@ -53,19 +86,44 @@ pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError
             b.set_position(done);
         }
     };
-    let report =
+    let mut report =
         crate::ops::verify::verify(&store, args.full, &mut progress).map_err(read_err("verify"))?;
     if let Some(b) = bar {
         b.finish_and_clear();
     }
-    print_report(out, &report)
+    // The signed-history phase (DEC-TRUST-5): after the store's own checks.
+    let mut trust = None;
+    if let Some(k) = &key {
+        if let Some(n) = &note {
+            trust = crate::ops::checkpoint::check_checkpoint(&store, n, k, &witnesses, &mut report)
+                .map_err(read_err("verify"))?;
+        } else if args.bundle.is_some() {
+            trust = Some(
+                crate::ops::checkpoint::check_bundle(&store, k, &witnesses, &mut report)
+                    .map_err(read_err("verify"))?,
+            );
+        } else {
+            return Err(CliError::usage(
+                "verify",
+                "--key needs --checkpoint FILE or --bundle FILE",
+            ));
+        }
+    }
+    print_report(out, &report, trust.as_ref())
 }
 
 /// Print `report` (text or `--json`); exit 0 when clean, 3 on any failure.
-fn print_report(out: &mut Output, report: &crate::store::verify::Report) -> Result<Exit, CliError> {
+fn print_report(
+    out: &mut Output,
+    report: &crate::store::verify::Report,
+    trust: Option<&crate::ops::checkpoint::Established>,
+) -> Result<Exit, CliError> {
     if out.json {
         let mut v = serde_json::to_value(report).map_err(|e| CliError::failed("verify", e))?;
         v["ok"] = report.ok().into();
+        if let Some(t) = trust {
+            v["checkpoint"] = serde_json::to_value(t).map_err(|e| CliError::failed("verify", e))?;
+        }
         out.json_line(&v)?;
     } else {
         let range = match report.range {
@@ -123,6 +181,31 @@ fn print_report(out: &mut Output, report: &crate::store::verify::Report) -> Resu
                     String::new()
                 }
             ))?;
+        }
+        if let Some(t) = trust.filter(|_| report.ok()) {
+            let witnessed = if t.witnesses.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    ", cosigned by {}",
+                    t.witnesses
+                        .iter()
+                        .map(|(w, _)| w.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )
+            };
+            out.summary(if t.proven > 0 {
+                format!(
+                    "{} entries proven in the signed log {} ({} entries){witnessed}",
+                    t.proven, t.origin, t.tree_size
+                )
+            } else {
+                format!(
+                    "the log extends the signed checkpoint {} ({} entries){witnessed}",
+                    t.origin, t.tree_size
+                )
+            })?;
         }
         out.summary(if report.ok() {
             format!("{} ok", super::output::paint("✓", 32, out.color))

@@ -2,7 +2,9 @@
 //!
 //! The source store is only read; the bundle is a new store file (never overwritten) written
 //! through the store's own row writers ([`crate::store::bundle`]), with the pinned interpreters
-//! copied next to it or embedded. What goes in is [`crate::replay::bundle`]'s choice.
+//! copied next to it or embedded. What goes in is [`crate::replay::bundle`]'s choice; with
+//! `checkpoint`, the entries' inclusion proofs against the latest signed checkpoint
+//! ([`super::checkpoint::bundle_proofs`]) go in too.
 
 use std::path::PathBuf;
 
@@ -18,6 +20,9 @@ pub struct Options {
     pub out: PathBuf,
     /// Store the pinned interpreter binaries inside the bundle instead of `FILE.artifacts/`.
     pub embed: bool,
+    /// Put the store's latest signed checkpoint and every exported entry's inclusion proof
+    /// into the bundle (DEC-TRUST-4).
+    pub checkpoint: bool,
 }
 
 /// Export `opts.episode` from `src` into `opts.out`; `progress(done, total)` is called as
@@ -32,5 +37,12 @@ pub fn export_episode(
     opts: &Options,
     progress: &mut dyn FnMut(u64, u64),
 ) -> Result<Exported, ExportError> {
-    bundle::export_episode_with(src, &opts.episode, &opts.out, opts.embed, progress)
+    let prove = |indexes: &[i64]| {
+        super::checkpoint::bundle_proofs(src, indexes).map_err(|e| ExportError::Proofs {
+            integrity: matches!(e, super::checkpoint::TrustError::Integrity(_)),
+            message: e.to_string(),
+        })
+    };
+    let prover: Option<bundle::Prover<'_>> = opts.checkpoint.then_some(&prove);
+    bundle::export_episode_with(src, &opts.episode, &opts.out, opts.embed, prover, progress)
 }

@@ -18,6 +18,7 @@
 //! the read-only [`replay`]. Attended confirmation, terminals and printing stay with the caller.
 
 pub mod approval;
+pub mod checkpoint;
 pub mod commit;
 pub mod export;
 pub mod genesis;

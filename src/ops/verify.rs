@@ -61,6 +61,7 @@ fn run(
     spend_tally(store, rep)?;
     checks.episode_index(rep)?;
     checks.log_view(rep)?;
+    checks.merkle(rep)?;
     checks.journal_against_log(rep)?;
     checks.effect_journal(rep)?;
     sessions(checks, rep)?;

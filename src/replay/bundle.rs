@@ -155,6 +155,15 @@ pub enum ExportError {
     /// Reading the source or writing the bundle store failed.
     #[error(transparent)]
     Store(#[from] StoreError),
+    /// `--checkpoint`: the entries' inclusion proofs could not be made (`integrity` when the
+    /// log does not match the checkpoint).
+    #[error("{message}")]
+    Proofs {
+        /// Why.
+        message: String,
+        /// True when the log does not match the checkpoint (exit 3).
+        integrity: bool,
+    },
     /// Writing `FILE.artifacts` failed.
     #[error("{what}: {source}")]
     Io {
@@ -186,6 +195,8 @@ pub struct Exported {
     pub artifacts: Option<PathBuf>,
     /// The marker object's ref.
     pub marker: String,
+    /// Entries stored with an inclusion proof (`--checkpoint`).
+    pub proofs: u64,
 }
 
 fn artifacts_of(out: &Path) -> PathBuf {
@@ -204,11 +215,17 @@ pub fn export_episode(
     out: &Path,
     embed: bool,
 ) -> Result<Exported, ExportError> {
-    export_episode_with(src, episode, out, embed, &mut |_, _| {})
+    export_episode_with(src, episode, out, embed, None, &mut |_, _| {})
 }
 
+/// Makes the inclusion proofs of an export's entries (`export-episode --checkpoint`): given the
+/// entry indexes, `(index, c2sp.org/tlog-proof@v1 text)` for each.
+pub type Prover<'a> = &'a dyn Fn(&[i64]) -> Result<Vec<(i64, String)>, ExportError>;
+
 /// [`export_episode`], calling `progress(objects_copied, objects_total)` while objects are
-/// copied into the bundle (for a progress bar; the counts are objects, not bytes).
+/// copied into the bundle (for a progress bar; the counts are objects, not bytes), and with
+/// `prove` the inclusion proof of every exported entry, made before anything is written and
+/// stored in the bundle's `world_bundle_proofs` in the same transaction (DEC-TRUST-4).
 ///
 /// # Errors
 /// As [`export_episode`].
@@ -217,6 +234,7 @@ pub fn export_episode_with(
     episode: &str,
     out: &Path,
     embed: bool,
+    prove: Option<Prover<'_>>,
     progress: &mut dyn FnMut(u64, u64),
 ) -> Result<Exported, ExportError> {
     if out.symlink_metadata().is_ok() {
@@ -260,6 +278,10 @@ pub fn export_episode_with(
         }
     }
     let indexes: Vec<i64> = selected.iter().map(|(e, _)| e.header.entry_index).collect();
+    let proofs = match prove {
+        Some(p) => p(&indexes)?,
+        None => Vec::new(),
+    };
     // Journal rows: commit intents/outcomes of these invocations, effect rows of the episode.
     let mut journal_rows: Vec<JournalRow> = Vec::new();
     for id in &ids {
@@ -352,6 +374,7 @@ pub fn export_episode_with(
                 entries: &entries,
                 members: &members,
                 journal: &journal_rows,
+                proofs: &proofs,
             },
             progress,
         )?;
@@ -393,6 +416,7 @@ pub fn export_episode_with(
             interpreters: bundled.iter().map(|a| a.hash_ref.clone()).collect(),
             artifacts: artifacts_dir,
             marker: marker_obj.meta.hash.clone(),
+            proofs: proofs.len() as u64,
         })
     })();
     drop(store);

@@ -486,6 +486,7 @@ pub fn router(app: Arc<App>) -> Router {
     let v1 = Router::new()
         .route("/v1/health", get(rest::health))
         .route("/v1/head", get(rest::head))
+        .route("/v1/checkpoint", get(rest::checkpoint))
         .route("/v1/worlds/{reference}", get(rest::world))
         .route(
             "/v1/objects/by-semantic-id/",

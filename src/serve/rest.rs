@@ -274,6 +274,21 @@ pub async fn head(State(app): State<Arc<App>>) -> ApiResult {
     }
 }
 
+/// `GET /v1/checkpoint`: the latest C2SP tlog-checkpoint this store signed (with any witness
+/// cosignatures merged in), verbatim as `text/plain`; 404 when none (DEC-TRUST-6).
+pub async fn checkpoint(State(app): State<Arc<App>>) -> ApiResult {
+    let latest = app
+        .read(|s| crate::store::checkpoints::latest(s.conn(), None).map_err(store_err))
+        .await
+        .map_err(|e| ApiError::from_read("GET /v1/checkpoint", e))?;
+    match latest {
+        Some(c) => Ok(([(header::CONTENT_TYPE, "text/plain; charset=utf-8")], c.note).into_response()),
+        None => Err(ApiError::not_found(
+            "this store has no signed checkpoint (world checkpoint --key FILE signs one)",
+        )),
+    }
+}
+
 fn parse_ref(what: &str, text: &str) -> Result<String, ApiError> {
     HashRef::parse(text)
         .map(|r| r.to_string())

@@ -27,6 +27,9 @@ pub struct Contents<'a> {
     pub members: &'a [(String, i64)],
     /// Journal rows, copied with their `seq`.
     pub journal: &'a [JournalRow],
+    /// Inclusion proofs `(entry_index, tlog-proof text)` (`export-episode --checkpoint`),
+    /// written to `world_bundle_proofs`.
+    pub proofs: &'a [(i64, String)],
 }
 
 /// What [`write`] wrote.
@@ -95,6 +98,9 @@ pub fn write(
     }
     if let Some(w) = &last_world {
         rows::set_selected_head(tx, w)?;
+    }
+    for (i, p) in contents.proofs {
+        super::checkpoints::put_proof(tx, *i, p)?;
     }
     // The derived episode index follows every write of records (DEC-PERF-8); a bundle file
     // without its tables is left alone.

@@ -360,6 +360,15 @@ pub fn log_size(conn: &Connection) -> Result<u64, Error> {
     }
 }
 
+/// The number of log rows (whatever their indexes).
+///
+/// # Errors
+/// SQLite errors.
+pub fn entry_count(conn: &Connection) -> Result<u64, Error> {
+    let n: i64 = conn.query_row("SELECT count(*) FROM log_entries", [], |r| r.get(0))?;
+    Ok(n as u64)
+}
+
 fn bounds(conn: &Connection) -> Result<(Option<i64>, Option<i64>), Error> {
     Ok(conn.query_row(
         "SELECT min(entry_index), max(entry_index) FROM log_entries",
@@ -480,6 +489,113 @@ pub fn source(conn: &Connection, size: u64) -> Result<Source<'_>, Error> {
         State::Trusted { size: have, .. } if have >= size => Source::Table(TableNodes { conn }),
         _ => Source::Log(LogNodes { conn }),
     })
+}
+
+/// Why a proof against a checkpoint was not made.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Refused {
+    /// The entry or size is outside the checkpoint's tree or the log (exit 1: nothing to
+    /// prove).
+    Outside(String),
+    /// The store's log does not match the checkpoint (exit 3: history differs).
+    Mismatch(String),
+}
+
+impl std::fmt::Display for Refused {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Refused::Outside(s) | Refused::Mismatch(s) => f.write_str(s),
+        }
+    }
+}
+
+/// Entry `index`'s inclusion proof in the tree `cp` names, checked against `cp`'s root with
+/// the leaf recomputed from the entry's row before it is returned: `(entry, audit path)`.
+///
+/// # Errors
+/// SQLite errors; [`Refused`] (inner) for an entry outside the tree or a log that does not
+/// match the checkpoint.
+pub fn inclusion(
+    conn: &Connection,
+    index: u64,
+    cp: &crate::tlog::checkpoint::Checkpoint,
+) -> Result<Result<(LogEntry, Vec<Hash>), Refused>, Error> {
+    if index >= cp.size {
+        return Ok(Err(Refused::Outside(format!(
+            "entry {index} is not in the checkpoint's tree of {} entries",
+            cp.size
+        ))));
+    }
+    let have = log_size(conn)?;
+    if have < cp.size {
+        return Ok(Err(Refused::Mismatch(format!(
+            "the checkpoint covers {} entries; this store's log has {have} from index 0 (truncated, or not the log the checkpoint signed)",
+            cp.size
+        ))));
+    }
+    let Some(entry) = super::log_entry_in(conn, index as i64)? else {
+        return Ok(Err(Refused::Outside(format!("no log entry {index}"))));
+    };
+    let mut src = source(conn, cp.size)?;
+    let path = match merkle::inclusion_proof(&mut src, index, cp.size)? {
+        Ok(p) => p,
+        Err(e) => return Ok(Err(Refused::Outside(e.to_string()))),
+    };
+    if let Err(e) = merkle::verify_inclusion(index, cp.size, &leaf_hash(&entry), &path, &cp.root) {
+        return Ok(Err(Refused::Mismatch(format!(
+            "this store's log does not match the checkpoint ({} entries, root {}): {e}",
+            cp.size,
+            hex::encode(cp.root)
+        ))));
+    }
+    Ok(Ok((entry, path)))
+}
+
+/// The consistency proof from the tree `old` names to the one `new` names, checked against
+/// both roots before it is returned.
+///
+/// # Errors
+/// SQLite errors; [`Refused`] (inner) for sizes outside the log, or a log that does not
+/// extend `old` into `new`.
+pub fn consistency(
+    conn: &Connection,
+    old: &crate::tlog::checkpoint::Checkpoint,
+    new: &crate::tlog::checkpoint::Checkpoint,
+) -> Result<Result<Vec<Hash>, Refused>, Error> {
+    if old.size > new.size {
+        return Ok(Err(Refused::Outside(format!(
+            "the old checkpoint ({} entries) is larger than the new one ({})",
+            old.size, new.size
+        ))));
+    }
+    let have = log_size(conn)?;
+    if have < new.size {
+        return Ok(Err(Refused::Mismatch(format!(
+            "the checkpoint covers {} entries; this store's log has {have} from index 0",
+            new.size
+        ))));
+    }
+    let mut src = source(conn, new.size)?;
+    let proof = match merkle::consistency_proof(&mut src, old.size, new.size)? {
+        Ok(p) => p,
+        Err(e) => return Ok(Err(Refused::Outside(e.to_string()))),
+    };
+    let ours_old = merkle::root(&mut src, old.size)?;
+    let ours_new = merkle::root(&mut src, new.size)?;
+    for (cp, ours) in [(old, ours_old), (new, ours_new)] {
+        if ours != cp.root {
+            return Ok(Err(Refused::Mismatch(format!(
+                "this store's first {} entries hash to root {}, not the checkpoint's {}: the history was rewritten or forked",
+                cp.size,
+                hex::encode(ours),
+                hex::encode(cp.root)
+            ))));
+        }
+    }
+    if let Err(e) = merkle::verify_consistency(old.size, new.size, &old.root, &new.root, &proof) {
+        return Ok(Err(Refused::Mismatch(e.to_string())));
+    }
+    Ok(Ok(proof))
 }
 
 /// What [`check`] found.

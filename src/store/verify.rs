@@ -29,7 +29,11 @@ pub struct Finding {
     /// (`world_records_by_episode`) readers would use differs from its recomputation;
     /// `episode_index_stale` — a warning: one the next commit rebuilds; `log_view` — a
     /// `world_log_view` row `world log` would print differs from its entry's objects;
-    /// `log_view_stale` — a warning: a row whose seal fails, never used; issue 13: `journal_mismatch`, `journal_gap`, `effect_gap`,
+    /// `log_view_stale` — a warning: a row whose seal fails, never used; `merkle` — a
+    /// `world_merkle` node proofs would use differs from the log's tree; `merkle_stale` — a
+    /// warning: a tree table not used; `checkpoint` — the log does not extend a checkpoint
+    /// (stored, or given with `--checkpoint`); `checkpoint_signature` — a checkpoint that
+    /// does not verify; `bundle_proof` — a bundle entry not proven in its signed log; issue 13: `journal_mismatch`, `journal_gap`, `effect_gap`,
     /// `session_mismatch`, `marker_missing`; `ledger_chain` — the limits
     /// ledger's event chain is broken; `ledger_state` — a `limits_*` table differs from the
     /// fold of that chain).
@@ -720,6 +724,99 @@ impl Checks<'_> {
         }
         if let Some(more) = checked.unused.checked_sub(listed_unused).filter(|m| *m > 0) {
             *rep.warning_counts.entry("log_view_stale").or_insert(0) += more;
+        }
+        Ok(())
+    }
+
+    /// Derived state and signed history (DEC-TRUST-1, DEC-TRUST-2): the log's Merkle tree is
+    /// recomputed from the log and compared with `world_merkle` (`merkle` when a trusted table
+    /// differs, `merkle_stale` when the table is not used); every checkpoint the store signed
+    /// must still verify under its stored key and name the root of the log's first entries
+    /// at its size (`checkpoint_signature`, `checkpoint`). An episode bundle's log is a subset,
+    /// so it has no tree and no stored checkpoints to check (its proofs are checked by
+    /// `verify --bundle`).
+    ///
+    /// # Errors
+    /// SQLite errors.
+    pub fn merkle(&self, rep: &mut Report) -> Result<(), Error> {
+        let conn = self.store.conn();
+        if super::registry_head_in(conn, "world/episode-bundle/v1")?.is_some() {
+            return Ok(());
+        }
+        let checked = super::merkle::check(conn)?;
+        let at = Some(super::merkle::TABLE.to_string());
+        if let Some(why) = &checked.untrusted {
+            rep.warn(
+                "merkle_stale",
+                None,
+                at.clone(),
+                format!("{why}; never used: the next commit rebuilds it from the log"),
+            );
+        }
+        let listed = checked.differing.len() as u64;
+        for (_, why) in checked.differing {
+            rep.fail(
+                "merkle",
+                None,
+                at.clone(),
+                format!("{why}; proofs would use it. Drop {} and {} to have commits rebuild them", super::merkle::TABLE, super::merkle::STATE_TABLE),
+            );
+        }
+        if checked.differing_count > listed {
+            *rep.failure_counts.entry("merkle").or_insert(0) += checked.differing_count - listed;
+        }
+        let stored = super::checkpoints::list(conn)?;
+        if stored.is_empty() {
+            return Ok(());
+        }
+        let sizes: Vec<u64> = stored.iter().map(|c| c.tree_size).collect();
+        let (have, roots) = super::merkle::roots_from_log(conn, &sizes)?;
+        for c in &stored {
+            let label = Some(format!("checkpoint {} ({} entries)", c.id, c.tree_size));
+            let signed = crate::tlog::note::Verifier::parse(&c.log_key)
+                .map_err(|e| e.to_string())
+                .and_then(|k| {
+                    crate::tlog::checkpoint::open(c.note.as_bytes(), &k, &[])
+                        .map_err(|e| e.to_string())
+                });
+            match signed {
+                Err(e) => rep.fail(
+                    "checkpoint_signature",
+                    None,
+                    label.clone(),
+                    format!("the stored checkpoint does not verify under its stored key: {e}"),
+                ),
+                Ok((s, _)) if s.checkpoint.size != c.tree_size || s.checkpoint.root != c.root_hash || s.checkpoint.origin != c.origin => rep.fail(
+                    "checkpoint_signature",
+                    None,
+                    label.clone(),
+                    "the stored checkpoint's columns differ from its signed note",
+                ),
+                Ok(_) => {}
+            }
+            match roots.get(&c.tree_size) {
+                None => rep.fail(
+                    "checkpoint",
+                    Some(have as i64),
+                    label,
+                    format!(
+                        "this store signed a checkpoint of {} entries; its log now has {have} from index 0: the log was truncated",
+                        c.tree_size
+                    ),
+                ),
+                Some(r) if *r != c.root_hash => rep.fail(
+                    "checkpoint",
+                    None,
+                    label,
+                    format!(
+                        "the log's first {} entries hash to root {}; this store signed {}: the history was rewritten",
+                        c.tree_size,
+                        hex::encode(r),
+                        hex::encode(c.root_hash)
+                    ),
+                ),
+                Some(_) => {}
+            }
         }
         Ok(())
     }
