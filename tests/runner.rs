@@ -23,6 +23,7 @@ mod ailang_deep_values;
 mod approvals;
 mod broker;
 mod capsule;
+mod checkpoint;
 // `cli` keeps its own `#[path = "cli/…"]` submodule declarations, which resolve relative to
 // tests/ only when the file itself is loaded through a path attribute.
 #[path = "cli.rs"]

@@ -86,7 +86,9 @@ pub(crate) fn write_atomic(path: &Path, text: &str, what: &str) -> Result<(), Cl
         Some(p) if !p.as_os_str().is_empty() => p,
         _ => Path::new("."),
     };
-    let io = |e: std::io::Error| CliError::failed(what.to_string(), format!("write {}: {e}", path.display()));
+    let io = |e: std::io::Error| {
+        CliError::failed(what.to_string(), format!("write {}: {e}", path.display()))
+    };
     let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(io)?;
     tmp.write_all(text.as_bytes()).map_err(io)?;
     tmp.as_file().sync_all().map_err(io)?;
@@ -120,7 +122,10 @@ fn sign(
 ) -> Result<Exit, CliError> {
     let what = "checkpoint";
     let key = key.ok_or_else(|| {
-        CliError::usage(what, "--key FILE is required: the log's private key (world key generate)")
+        CliError::usage(
+            what,
+            "--key FILE is required: the log's private key (world key generate)",
+        )
     })?;
     let signer = read_signer(out, &key, what)?;
     let mut store = ctx.open_write(false)?;
@@ -137,7 +142,11 @@ fn sign(
         }
         out.status(format!(
             "{} checkpoint {} of {} entries (origin {}){}{}",
-            if done.new { "signed" } else { "already signed:" },
+            if done.new {
+                "signed"
+            } else {
+                "already signed:"
+            },
             cp.id,
             cp.tree_size,
             cp.origin,
@@ -171,7 +180,10 @@ fn list(ctx: &Context, out: &mut Output) -> Result<Exit, CliError> {
         out.status("no checkpoints: sign one with world checkpoint --key FILE");
         return Ok(Exit::Success);
     }
-    let mut t = super::output::table(&["ID", "SIZE", "ROOT", "ORIGIN", "SIGNATURES", "CREATED"], out.color);
+    let mut t = super::output::table(
+        &["ID", "SIZE", "ROOT", "ORIGIN", "SIGNATURES", "CREATED"],
+        out.color,
+    );
     for r in &rows {
         let sigs = crate::tlog::note::Note::parse(r.note.as_bytes())
             .map(|n| n.signatures.len())
@@ -192,7 +204,8 @@ fn list(ctx: &Context, out: &mut Output) -> Result<Exit, CliError> {
 fn show(ctx: &Context, out: &mut Output, size: Option<u64>) -> Result<Exit, CliError> {
     let what = "checkpoint show";
     let store = ctx.open_read()?;
-    let rows = crate::store::checkpoints::list(store.conn()).map_err(|e| CliError::store(what, e))?;
+    let rows =
+        crate::store::checkpoints::list(store.conn()).map_err(|e| CliError::store(what, e))?;
     let row = match size {
         None => rows.last(),
         Some(n) => rows.iter().rev().find(|r| r.tree_size == n),
@@ -246,7 +259,11 @@ fn cosign(
     match &to {
         Some(p) => {
             write_atomic(p, &cosigned, what)?;
-            out.status(format!("cosigned as {}; written to {}", witness.verifier().label(), p.display()));
+            out.status(format!(
+                "cosigned as {}; written to {}",
+                witness.verifier().label(),
+                p.display()
+            ));
         }
         None => out.bytes(cosigned.as_bytes())?,
     }
@@ -259,10 +276,10 @@ fn read_consistency(path: &Path, what: &str) -> Result<Vec<crate::tlog::merkle::
     use base64::Engine;
     let bytes = super::read_input(path, 1 << 20, what)?;
     let text = String::from_utf8_lossy(&bytes);
-    let bad = |why: String| CliError::failed(what.to_string(), format!("{}: {why}", path.display()));
+    let bad =
+        |why: String| CliError::failed(what.to_string(), format!("{}: {why}", path.display()));
     let lines: Vec<String> = if text.trim_start().starts_with('{') {
-        let v: ops::Consistency =
-            serde_json::from_str(&text).map_err(|e| bad(e.to_string()))?;
+        let v: ops::Consistency = serde_json::from_str(&text).map_err(|e| bad(e.to_string()))?;
         v.proof
     } else {
         text.lines()
@@ -282,7 +299,12 @@ fn read_consistency(path: &Path, what: &str) -> Result<Vec<crate::tlog::merkle::
         .collect()
 }
 
-fn merge(ctx: &Context, out: &mut Output, file: &Path, witnesses: &[String]) -> Result<Exit, CliError> {
+fn merge(
+    ctx: &Context,
+    out: &mut Output,
+    file: &Path,
+    witnesses: &[String],
+) -> Result<Exit, CliError> {
     let what = "checkpoint merge";
     let note = read_note(file, what)?;
     let ws = witnesses

@@ -71,7 +71,11 @@ fn key_json(v: &Verifier, file: Option<PathBuf>) -> KeyJson {
 /// Run `world key`.
 pub fn run(ctx: &Context, out: &mut Output, cmd: Cmd) -> Result<Exit, CliError> {
     match cmd {
-        Cmd::Generate { out: path, name, witness } => {
+        Cmd::Generate {
+            out: path,
+            name,
+            witness,
+        } => {
             let name = match name {
                 Some(n) => n,
                 None if witness => {
@@ -82,7 +86,11 @@ pub fn run(ctx: &Context, out: &mut Output, cmd: Cmd) -> Result<Exit, CliError> 
                 }
                 None => default_name(ctx)?,
             };
-            let alg = if witness { ALG_COSIGNATURE } else { ALG_ED25519 };
+            let alg = if witness {
+                ALG_COSIGNATURE
+            } else {
+                ALG_ED25519
+            };
             let signer =
                 Signer::generate(&name, alg).map_err(|e| CliError::failed("key generate", e))?;
             write_private(&path, &signer)?;
@@ -163,6 +171,11 @@ fn write_private(path: &Path, signer: &Signer) -> Result<(), CliError> {
 pub(crate) fn read_signer(out: &mut Output, path: &Path, what: &str) -> Result<Signer, CliError> {
     let bytes = crate::fileread::read_regular(path, MAX_KEY_FILE)
         .map_err(|e| CliError::failed(what.to_string(), e))?;
+    let text = std::str::from_utf8(&bytes).map_err(|_| {
+        CliError::failed(what.to_string(), format!("{} is not text", path.display()))
+    })?;
+    let signer = Signer::parse(text.trim())
+        .map_err(|e| CliError::failed(what.to_string(), format!("{}: {e}", path.display())))?;
     if let Ok(meta) = std::fs::metadata(path) {
         if meta.permissions().mode() & 0o077 != 0 {
             out.warn(format!(
@@ -172,11 +185,7 @@ pub(crate) fn read_signer(out: &mut Output, path: &Path, what: &str) -> Result<S
             ));
         }
     }
-    let text = std::str::from_utf8(&bytes)
-        .map_err(|_| CliError::failed(what.to_string(), format!("{} is not text", path.display())))?;
-    Signer::parse(text.trim()).map_err(|e| {
-        CliError::failed(what.to_string(), format!("{}: {e}", path.display()))
-    })
+    Ok(signer)
 }
 
 /// A public key argument: a verifier key (`NAME+KEYID+BASE64`) or a file holding one.
@@ -188,7 +197,9 @@ pub(crate) fn read_verifier(arg: &str, what: &str) -> Result<Verifier, CliError>
     let bytes = crate::fileread::read_regular(path, MAX_KEY_FILE).map_err(|e| {
         CliError::failed(
             what.to_string(),
-            format!("{arg:?} is neither a verifier key (NAME+KEYID+BASE64) nor a readable file: {e}"),
+            format!(
+                "{arg:?} is neither a verifier key (NAME+KEYID+BASE64) nor a readable file: {e}"
+            ),
         )
     })?;
     let text = String::from_utf8_lossy(&bytes);

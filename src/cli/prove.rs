@@ -18,7 +18,11 @@ use crate::ops::checkpoint as ops;
 #[derive(clap::Args, Debug)]
 pub struct Args {
     /// The entry: an index, `head`, or an entry hash (full, bare hex, or a unique prefix)
-    #[arg(value_name = "ENTRY", required_unless_present = "from", conflicts_with = "from")]
+    #[arg(
+        value_name = "ENTRY",
+        required_unless_present = "from",
+        conflicts_with = "from"
+    )]
     entry: Option<String>,
     /// The checkpoint to prove against (default: this store's latest)
     #[arg(long, value_name = "FILE")]
@@ -35,16 +39,22 @@ pub struct Args {
 /// Run `world prove`.
 pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError> {
     let what = "prove";
-    let key = args.key.as_deref().map(|k| read_verifier(k, what)).transpose()?;
+    let key = args
+        .key
+        .as_deref()
+        .map(|k| read_verifier(k, what))
+        .transpose()?;
     let store = ctx.open_read()?;
     let given = match &args.checkpoint {
-        Some(p) => Some(ops::read_checkpoint(&read_note(p, what)?, key.as_ref()).map_err(trust_err(what))?),
+        Some(p) => Some(
+            ops::read_checkpoint(&read_note(p, what)?, key.as_ref()).map_err(trust_err(what))?,
+        ),
         None => None,
     };
     let (cp, note) = ops::checkpoint_or_latest(&store, given).map_err(trust_err(what))?;
     if let Some(from) = &args.from {
-        let (old, _) = ops::read_checkpoint(&read_note(from, what)?, key.as_ref())
-            .map_err(trust_err(what))?;
+        let (old, _) =
+            ops::read_checkpoint(&read_note(from, what)?, key.as_ref()).map_err(trust_err(what))?;
         let p = ops::prove_consistency(&store, &old, &cp).map_err(trust_err(what))?;
         if out.json {
             out.json_line(&p)?;

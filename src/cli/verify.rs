@@ -51,18 +51,19 @@ pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError
     let db = args.bundle.clone().unwrap_or_else(|| ctx.db.clone());
     // A v4 store with a table missing cannot be opened, but that is verify's own finding
     // (issue 13 §3: a `schema` failure, exit 3, in `--json` too), not an open error.
-    let store = match crate::store::Store::open_read(&db).map_err(|e| CliError::store("open store", e)) {
-        Ok(s) => s,
-        Err(e) => {
-            if let Err(damaged @ crate::store::Error::SchemaIntegrity { .. }) =
-                crate::store::Store::open_read(&db)
-            {
-                let report = crate::store::verify::Report::unopenable(damaged.to_string());
-                return print_report(out, &report, None);
+    let store =
+        match crate::store::Store::open_read(&db).map_err(|e| CliError::store("open store", e)) {
+            Ok(s) => s,
+            Err(e) => {
+                if let Err(damaged @ crate::store::Error::SchemaIntegrity { .. }) =
+                    crate::store::Store::open_read(&db)
+                {
+                    let report = crate::store::verify::Report::unopenable(damaged.to_string());
+                    return print_report(out, &report, None);
+                }
+                return Err(e);
             }
-            return Err(e);
-        }
-    };
+        };
     let start = Instant::now();
     let mut bar: Option<indicatif::ProgressBar> = None;
     let show = !out.quiet && std::io::IsTerminal::is_terminal(&std::io::stderr());

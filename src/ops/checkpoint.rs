@@ -101,9 +101,9 @@ pub fn create(store: &mut Store, signer: &Signer, now: i64) -> Result<Created, T
     let mut sizes: Vec<u64> = earlier.iter().map(|c| c.tree_size).collect();
     sizes.push(size);
     let (_, roots) = merkle::roots_from_log(&tx, &sizes)?;
-    let root = *roots.get(&size).ok_or_else(|| {
-        TrustError::Integrity("the log changed while it was read".into())
-    })?;
+    let root = *roots
+        .get(&size)
+        .ok_or_else(|| TrustError::Integrity("the log changed while it was read".into()))?;
     let mut src = merkle::source(&tx, size)?;
     let table_root = tree::root(&mut src, size)?;
     if table_root != root {
@@ -174,13 +174,16 @@ pub fn read_checkpoint(
     match key {
         Some(k) => match cpf::open(bytes, k, &[]) {
             Ok((s, _)) => Ok((s.checkpoint, text.to_string())),
-            Err(cpf::FormatError::Note(e)) if !matches!(e, crate::tlog::note::NoteError::Malformed(_)) => {
+            Err(cpf::FormatError::Note(e))
+                if !matches!(e, crate::tlog::note::NoteError::Malformed(_)) =>
+            {
                 Err(TrustError::Integrity(format!("the checkpoint: {e}")))
             }
             Err(e) => Err(TrustError::Input(format!("the checkpoint: {e}"))),
         },
         None => {
-            let note = Note::parse(bytes).map_err(|e| TrustError::Input(format!("the checkpoint: {e}")))?;
+            let note = Note::parse(bytes)
+                .map_err(|e| TrustError::Input(format!("the checkpoint: {e}")))?;
             let cp = Checkpoint::parse_body(&note.text)
                 .map_err(|e| TrustError::Input(format!("the checkpoint: {e}")))?;
             Ok((cp, text.to_string()))
@@ -248,7 +251,13 @@ pub fn prove_inclusion(
     Ok(inclusion_of(entry, index, cp, note, path))
 }
 
-fn inclusion_of(entry: LogEntry, index: u64, cp: &Checkpoint, note: &str, path: Vec<Hash>) -> Inclusion {
+fn inclusion_of(
+    entry: LogEntry,
+    index: u64,
+    cp: &Checkpoint,
+    note: &str,
+    path: Vec<Hash>,
+) -> Inclusion {
     let leaf = merkle::leaf_bytes(&entry);
     let p = InclusionProof {
         extra: Some(leaf.clone()),
@@ -401,7 +410,8 @@ pub fn merge(
         .ok_or_else(|| {
             TrustError::Input("no checkpoint stored in this store signs this text".into())
         })?;
-    let mut stored = Note::parse(row.note.as_bytes()).map_err(|e| TrustError::Input(e.to_string()))?;
+    let mut stored =
+        Note::parse(row.note.as_bytes()).map_err(|e| TrustError::Input(e.to_string()))?;
     let added = stored
         .merge(&given)
         .map_err(|e| TrustError::Input(e.to_string()))?;
@@ -449,7 +459,12 @@ pub fn check_checkpoint(
     let (signed, times) = match cpf::open(note, log, witnesses) {
         Ok(s) => s,
         Err(e) => {
-            rep.fail("checkpoint_signature", None, None, format!("the checkpoint: {e}"));
+            rep.fail(
+                "checkpoint_signature",
+                None,
+                None,
+                format!("the checkpoint: {e}"),
+            );
             return Ok(None);
         }
     };
@@ -481,11 +496,7 @@ pub fn check_checkpoint(
     Ok(Some(Established {
         origin: cp.origin.clone(),
         tree_size: cp.size,
-        witnesses: witnesses
-            .iter()
-            .map(|w| w.label())
-            .zip(times)
-            .collect(),
+        witnesses: witnesses.iter().map(|w| w.label()).zip(times).collect(),
         proven: 0,
     }))
 }
@@ -531,7 +542,12 @@ pub fn check_bundle(
         let i = e.header.entry_index;
         seen.insert(i);
         let Some(text) = proofs.get(&i) else {
-            rep.fail("bundle_proof", Some(i), None, "the entry has no inclusion proof");
+            rep.fail(
+                "bundle_proof",
+                Some(i),
+                None,
+                "the entry has no inclusion proof",
+            );
             return Ok(());
         };
         let p = match InclusionProof::parse(text) {

@@ -282,7 +282,11 @@ pub async fn checkpoint(State(app): State<Arc<App>>) -> ApiResult {
         .await
         .map_err(|e| ApiError::from_read("GET /v1/checkpoint", e))?;
     match latest {
-        Some(c) => Ok(([(header::CONTENT_TYPE, "text/plain; charset=utf-8")], c.note).into_response()),
+        Some(c) => Ok((
+            [(header::CONTENT_TYPE, "text/plain; charset=utf-8")],
+            c.note,
+        )
+            .into_response()),
         None => Err(ApiError::not_found(
             "this store has no signed checkpoint (world checkpoint --key FILE signs one)",
         )),

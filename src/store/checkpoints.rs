@@ -137,7 +137,9 @@ pub fn insert(
         ))?
         .execute(rusqlite::params![origin, tree_size as i64, &root[..], log_key, note, now])?;
     let stored = tx.query_row(
-        &format!("SELECT {COLUMNS} FROM {TABLE} WHERE origin = ?1 AND tree_size = ?2 AND log_key = ?3"),
+        &format!(
+            "SELECT {COLUMNS} FROM {TABLE} WHERE origin = ?1 AND tree_size = ?2 AND log_key = ?3"
+        ),
         rusqlite::params![origin, tree_size as i64, log_key],
         row,
     )?;

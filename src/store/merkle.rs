@@ -401,7 +401,11 @@ pub fn roots_from_log(
         }
         Ok(())
     })?;
-    let n = if walked < top { walked } else { log_size(conn)? };
+    let n = if walked < top {
+        walked
+    } else {
+        log_size(conn)?
+    };
     Ok((n, roots))
 }
 
@@ -742,10 +746,16 @@ mod tests {
         for size in [1u64, 2, 5, 16, 37] {
             let mut t = source(&c, size).expect("source");
             assert!(matches!(t, Source::Table(_)));
-            assert_eq!(merkle::root(&mut t, size).ok(), merkle::root(&mut mem, size).ok());
+            assert_eq!(
+                merkle::root(&mut t, size).ok(),
+                merkle::root(&mut mem, size).ok()
+            );
         }
         let checked = check(&c).expect("check");
-        assert_eq!((checked.differing_count, checked.size, checked.log_size), (0, 37, 37));
+        assert_eq!(
+            (checked.differing_count, checked.size, checked.log_size),
+            (0, 37, 37)
+        );
         let (n, roots) = roots_from_log(&c, &[0, 5, 37, 40]).expect("roots");
         assert_eq!(n, 37);
         assert_eq!(roots.get(&5), merkle::root(&mut mem, 5).ok().as_ref());
@@ -757,8 +767,11 @@ mod tests {
     #[test]
     fn an_edited_node_is_reported() {
         let c = store(20);
-        c.execute("UPDATE world_merkle SET hash = zeroblob(32) WHERE id = 7", [])
-            .expect("edit");
+        c.execute(
+            "UPDATE world_merkle SET hash = zeroblob(32) WHERE id = 7",
+            [],
+        )
+        .expect("edit");
         let checked = check(&c).expect("check");
         assert_eq!(checked.differing_count, 1, "{checked:?}");
         assert_eq!(checked.differing[0].0, 7);
@@ -805,7 +818,10 @@ mod tests {
         let mut log = source(&c, 30).expect("source");
         assert!(matches!(log, Source::Log(_)));
         let mut mem = memory(30);
-        assert_eq!(merkle::root(&mut log, 30).ok(), merkle::root(&mut mem, 30).ok());
+        assert_eq!(
+            merkle::root(&mut log, 30).ok(),
+            merkle::root(&mut mem, 30).ok()
+        );
         assert_eq!(catch_up(&c, Some(10)).expect("catch up"), Some(10));
         insert(&c, 30, "e30");
         assert_eq!(catch_up(&c, None).expect("catch up"), Some(31));

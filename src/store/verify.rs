@@ -759,7 +759,11 @@ impl Checks<'_> {
                 "merkle",
                 None,
                 at.clone(),
-                format!("{why}; proofs would use it. Drop {} and {} to have commits rebuild them", super::merkle::TABLE, super::merkle::STATE_TABLE),
+                format!(
+                    "{why}; proofs would use it. Drop {} and {} to have commits rebuild them",
+                    super::merkle::TABLE,
+                    super::merkle::STATE_TABLE
+                ),
             );
         }
         if checked.differing_count > listed {
@@ -786,12 +790,18 @@ impl Checks<'_> {
                     label.clone(),
                     format!("the stored checkpoint does not verify under its stored key: {e}"),
                 ),
-                Ok((s, _)) if s.checkpoint.size != c.tree_size || s.checkpoint.root != c.root_hash || s.checkpoint.origin != c.origin => rep.fail(
-                    "checkpoint_signature",
-                    None,
-                    label.clone(),
-                    "the stored checkpoint's columns differ from its signed note",
-                ),
+                Ok((s, _))
+                    if s.checkpoint.size != c.tree_size
+                        || s.checkpoint.root != c.root_hash
+                        || s.checkpoint.origin != c.origin =>
+                {
+                    rep.fail(
+                        "checkpoint_signature",
+                        None,
+                        label.clone(),
+                        "the stored checkpoint's columns differ from its signed note",
+                    )
+                }
                 Ok(_) => {}
             }
             match roots.get(&c.tree_size) {

@@ -46,7 +46,12 @@ pub enum FormatError {
 impl Checkpoint {
     /// The note text: origin, size, base64 root, extensions, each ending in a newline.
     pub fn body(&self) -> String {
-        let mut s = format!("{}\n{}\n{}\n", self.origin, self.size, B64.encode(self.root));
+        let mut s = format!(
+            "{}\n{}\n{}\n",
+            self.origin,
+            self.size,
+            B64.encode(self.root)
+        );
         for e in &self.extensions {
             s.push_str(e);
             s.push('\n');
@@ -248,7 +253,8 @@ mod tests {
     /// The C2SP tlog-checkpoint example body.
     #[test]
     fn c2sp_checkpoint_body() {
-        let text = "example.com/behind-the-sofa\n20852163\nCsUYapGGPo4dkMgIAUqom/Xajj7h2fB2MPA3j2jxq2I=\n";
+        let text =
+            "example.com/behind-the-sofa\n20852163\nCsUYapGGPo4dkMgIAUqom/Xajj7h2fB2MPA3j2jxq2I=\n";
         let cp = Checkpoint::parse_body(text).expect("parse");
         assert_eq!(cp.origin, "example.com/behind-the-sofa");
         assert_eq!(cp.size, 20852163);
@@ -306,7 +312,11 @@ mod tests {
             text.replace("index 73894", "index 073894"),
             text.replace("c2sp.org/tlog-proof@v1", "c2sp.org/tlog-proof@v2"),
             text.replace("gSKyXoYZUgZ6jduWYrkDOARinOMGJveXjgMkBTcdPlQ=", "gSKy"),
-            text.split("\n\nexample").next().unwrap_or_default().to_string() + "\n\n",
+            text.split("\n\nexample")
+                .next()
+                .unwrap_or_default()
+                .to_string()
+                + "\n\n",
         ] {
             assert!(InclusionProof::parse(&bad).is_err(), "{bad:?} parsed");
         }

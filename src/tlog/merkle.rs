@@ -663,7 +663,12 @@ mod tests {
         );
         for (i, want) in ROOTS.iter().enumerate() {
             let mut t = tree(8);
-            assert_eq!(tree(i + 1).root(), h(want), "builder root of size {}", i + 1);
+            assert_eq!(
+                tree(i + 1).root(),
+                h(want),
+                "builder root of size {}",
+                i + 1
+            );
             assert_eq!(
                 root(&mut t, i as u64 + 1),
                 Ok(h(want)),
@@ -719,7 +724,9 @@ mod tests {
     fn inclusion_proofs_match_the_vectors_and_verify() {
         for (index, size, want) in inclusion_vectors() {
             let mut t = tree(8);
-            let got = inclusion_proof(&mut t, index, size).expect("nodes").expect("range");
+            let got = inclusion_proof(&mut t, index, size)
+                .expect("nodes")
+                .expect("range");
             assert_eq!(got, want, "proof of {index} in {size}");
             let leaf = leaf_hash(&leaves()[index as usize]);
             let root_h = h(ROOTS[size as usize - 1]);
@@ -770,7 +777,9 @@ mod tests {
     fn consistency_proofs_match_the_vectors_and_verify() {
         for (old, new, want) in consistency_vectors() {
             let mut t = tree(8);
-            let got = consistency_proof(&mut t, old, new).expect("nodes").expect("range");
+            let got = consistency_proof(&mut t, old, new)
+                .expect("nodes")
+                .expect("range");
             assert_eq!(got, want, "proof {old} -> {new}");
             let (r1, r2) = (h(ROOTS[old as usize - 1]), h(ROOTS[new as usize - 1]));
             verify_consistency(old, new, &r1, &r2, &want).expect("verifies");
@@ -780,7 +789,10 @@ mod tests {
     /// The probes of transparency-dev's `corruptConsistencyProof`: each must fail.
     #[test]
     fn corrupted_consistency_proofs_fail() {
-        for (old, new, proof) in consistency_vectors().into_iter().filter(|v| !v.2.is_empty()) {
+        for (old, new, proof) in consistency_vectors()
+            .into_iter()
+            .filter(|v| !v.2.is_empty())
+        {
             let (r1, r2) = (h(ROOTS[old as usize - 1]), h(ROOTS[new as usize - 1]));
             let wrong = leaf_hash(b"WrongRoot");
             let mut bad: Vec<(u64, u64, Hash, Hash, Vec<Hash>)> = vec![
@@ -844,8 +856,14 @@ mod tests {
         for size in 1..=40u64 {
             for index in 0..size {
                 let p = inclusion_proof(&mut t, index, size).unwrap().unwrap();
-                verify_inclusion(index, size, &leaves[index as usize], &p, &roots[size as usize])
-                    .expect("inclusion");
+                verify_inclusion(
+                    index,
+                    size,
+                    &leaves[index as usize],
+                    &p,
+                    &roots[size as usize],
+                )
+                .expect("inclusion");
                 let other = leaves[((index + 1) % 40) as usize];
                 assert!(verify_inclusion(index, size, &other, &p, &roots[size as usize]).is_err());
             }

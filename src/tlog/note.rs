@@ -201,7 +201,9 @@ impl Signer {
             )));
         }
         if alg != ALG_ED25519 && alg != ALG_COSIGNATURE {
-            return Err(NoteError::Key(format!("unknown signature type 0x{alg:02x}")));
+            return Err(NoteError::Key(format!(
+                "unknown signature type 0x{alg:02x}"
+            )));
         }
         let key = SigningKey::from_bytes(&seed);
         Ok(Signer {
