@@ -2256,3 +2256,25 @@ fn sha256_hex(bytes: &[u8]) -> String {
     use sha2::Digest;
     hex::encode(sha2::Sha256::digest(bytes))
 }
+
+/// `GET /v1/checkpoint` (issue 33): the latest signed checkpoint verbatim, 404 before one.
+#[test]
+fn rest_serves_the_latest_signed_checkpoint() {
+    let env = Env::bare();
+    env.world(&["genesis"]).success();
+    let key = env.db().with_file_name("log.key");
+    let s = Server::start(&env, &[]);
+    let r = get(&s, "/v1/checkpoint");
+    assert_eq!((r.status, r.json()["error"]["class"].as_str()), (404, Some("NotFound")));
+    drop(s);
+    env.world(&["key", "generate", "--out", key.to_str().unwrap()])
+        .success();
+    let signed = env
+        .world(&["checkpoint", "--key", key.to_str().unwrap()])
+        .success();
+    let note = String::from_utf8(signed.get_output().stdout.clone()).unwrap();
+    let s = Server::start(&env, &[]);
+    let r = get(&s, "/v1/checkpoint");
+    assert_eq!((r.status, r.body.as_str()), (200, note.as_str()));
+    assert!(r.ctype.starts_with("text/plain"));
+}
