@@ -82,7 +82,14 @@ impl Registry {
             mode: Arc::new(Mutex::new(Mode::Normal)),
             state: Arc::new((Mutex::new(State::default()), Condvar::new())),
         };
-        r.seed("sunholo", "auth", "0.4.1", "sha256:c0", "sha256:c1", "sha256:c2");
+        r.seed(
+            "sunholo",
+            "auth",
+            "0.4.1",
+            "sha256:c0",
+            "sha256:c1",
+            "sha256:c2",
+        );
         let (mode, state, key) = (r.mode.clone(), r.state.clone(), r.key.clone());
         std::thread::spawn(move || {
             for conn in listener.incoming() {
@@ -105,7 +112,15 @@ impl Registry {
     }
 
     /// Store metadata for a version as if it had been published with these digests.
-    pub fn seed(&self, vendor: &str, name: &str, version: &str, tarball: &str, content: &str, interface: &str) {
+    pub fn seed(
+        &self,
+        vendor: &str,
+        name: &str,
+        version: &str,
+        tarball: &str,
+        content: &str,
+        interface: &str,
+    ) {
         let meta = serde_json::json!({
             "schema": "ailang.package-metadata/v1",
             "name": format!("{vendor}/{name}"),
@@ -145,7 +160,10 @@ impl Registry {
         let deadline = std::time::Instant::now() + Duration::from_secs(30);
         while !f(st.uploads, st.accepted) {
             let left = deadline.saturating_duration_since(std::time::Instant::now());
-            assert!(!left.is_zero(), "registry double: condition not reached in 30 s");
+            assert!(
+                !left.is_zero(),
+                "registry double: condition not reached in 30 s"
+            );
             st = cv.wait_timeout(st, left).unwrap().0;
         }
     }
@@ -188,7 +206,12 @@ fn respond(mut conn: TcpStream, status: u16, ctype: &str, body: &[u8]) {
 }
 
 fn json_error(conn: TcpStream, status: u16, msg: &str) {
-    respond(conn, status, "application/json", serde_json::json!({ "error": msg }).to_string().as_bytes());
+    respond(
+        conn,
+        status,
+        "application/json",
+        serde_json::json!({ "error": msg }).to_string().as_bytes(),
+    );
 }
 
 fn serve(conn: TcpStream, mode: &Mutex<Mode>, state: &(Mutex<State>, Condvar), key: &str) {
@@ -199,7 +222,10 @@ fn serve(conn: TcpStream, mode: &Mutex<Mode>, state: &(Mutex<State>, Condvar), k
         return;
     }
     let mut parts = line.split_whitespace();
-    let (method, path) = (parts.next().unwrap_or("").to_string(), parts.next().unwrap_or("").to_string());
+    let (method, path) = (
+        parts.next().unwrap_or("").to_string(),
+        parts.next().unwrap_or("").to_string(),
+    );
     let m = *mode.lock().unwrap();
     if method == "POST" && path == "/publish" {
         {
@@ -222,7 +248,10 @@ fn serve(conn: TcpStream, mode: &Mutex<Mode>, state: &(Mutex<State>, Condvar), k
             headers.insert(k.trim().to_ascii_lowercase(), v.trim().to_string());
         }
     }
-    let len: usize = headers.get("content-length").and_then(|v| v.parse().ok()).unwrap_or(0);
+    let len: usize = headers
+        .get("content-length")
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0);
     match (method.as_str(), path.as_str()) {
         ("GET", p) => {
             let key_path = p.trim_start_matches('/').to_string();
@@ -247,7 +276,11 @@ fn serve(conn: TcpStream, mode: &Mutex<Mode>, state: &(Mutex<State>, Condvar), k
                 return json_error(conn, 403, "Invalid or missing API key");
             }
             if len > 50 << 20 {
-                return json_error(conn, 400, "Failed to parse multipart form: request body too large");
+                return json_error(
+                    conn,
+                    400,
+                    "Failed to parse multipart form: request body too large",
+                );
             }
             let mut body = vec![0u8; len];
             if reader.read_exact(&mut body).is_err() {
@@ -284,10 +317,15 @@ fn serve(conn: TcpStream, mode: &Mutex<Mode>, state: &(Mutex<State>, Condvar), k
                 let mut st = state.0.lock().unwrap();
                 if st.objects.contains_key(&path) {
                     drop(st);
-                    return json_error(conn, 409, &format!("Version {name}@{version} already published (immutable)"));
+                    return json_error(
+                        conn,
+                        409,
+                        &format!("Version {name}@{version} already published (immutable)"),
+                    );
                 }
                 st.objects.insert(path, bytes.clone());
-                st.objects.insert(format!("packages/{name}/{version}/package.tar.gz"), tarball);
+                st.objects
+                    .insert(format!("packages/{name}/{version}/package.tar.gz"), tarball);
             }
             match m {
                 Mode::DropAfterStore => {}
@@ -304,7 +342,10 @@ fn multipart_package(ctype: &str, body: &[u8]) -> Option<Vec<u8>> {
     let boundary = ctype.split("boundary=").nth(1)?.trim_matches('"');
     let delim = format!("--{boundary}").into_bytes();
     let find = |hay: &[u8], needle: &[u8], from: usize| {
-        hay.get(from..)?.windows(needle.len()).position(|w| w == needle).map(|p| p + from)
+        hay.get(from..)?
+            .windows(needle.len())
+            .position(|w| w == needle)
+            .map(|p| p + from)
     };
     let mut at = find(body, &delim, 0)?;
     loop {
@@ -328,29 +369,50 @@ fn validate(tarball: &[u8]) -> Result<serde_json::Value, String> {
     let mut ar = tar::Archive::new(flate2::read::GzDecoder::new(tarball));
     for e in ar.entries().map_err(|e| format!("Invalid tarball: {e}"))? {
         let mut e = e.map_err(|e| format!("Invalid tarball: {e}"))?;
-        let p = e.path().map_err(|e| format!("Invalid tarball: {e}"))?.to_string_lossy().into_owned();
+        let p = e
+            .path()
+            .map_err(|e| format!("Invalid tarball: {e}"))?
+            .to_string_lossy()
+            .into_owned();
         if p.starts_with('/') || p.split('/').any(|s| s == "..") {
             return Err(format!("Invalid tarball: unsafe path {p}"));
         }
         let mut b = Vec::new();
-        e.read_to_end(&mut b).map_err(|e| format!("Invalid tarball: {e}"))?;
+        e.read_to_end(&mut b)
+            .map_err(|e| format!("Invalid tarball: {e}"))?;
         files.insert(p, b);
     }
-    let toml_bytes = files.get("ailang.toml").ok_or("Invalid manifest: no ailang.toml")?;
+    let toml_bytes = files
+        .get("ailang.toml")
+        .ok_or("Invalid manifest: no ailang.toml")?;
     let doc: toml::Table = String::from_utf8_lossy(toml_bytes)
         .parse()
         .map_err(|e| format!("Invalid manifest: {e}"))?;
-    let pkg = doc.get("package").and_then(|v| v.as_table()).ok_or("Invalid manifest: no [package]")?;
-    let s = |k: &str| pkg.get(k).and_then(|v| v.as_str()).unwrap_or("").to_string();
+    let pkg = doc
+        .get("package")
+        .and_then(|v| v.as_table())
+        .ok_or("Invalid manifest: no [package]")?;
+    let s = |k: &str| {
+        pkg.get(k)
+            .and_then(|v| v.as_str())
+            .unwrap_or("")
+            .to_string()
+    };
     let (name, version) = (s("name"), s("version"));
     if !name.contains('/') {
-        return Err(format!("Invalid package name: {name} (must be vendor/name)"));
+        return Err(format!(
+            "Invalid package name: {name} (must be vendor/name)"
+        ));
     }
     let list = |sect: &str, k: &str| -> Vec<String> {
         doc.get(sect)
             .and_then(|t| t.get(k))
             .and_then(|v| v.as_array())
-            .map(|a| a.iter().filter_map(|x| x.as_str().map(str::to_owned)).collect())
+            .map(|a| {
+                a.iter()
+                    .filter_map(|x| x.as_str().map(str::to_owned))
+                    .collect()
+            })
             .unwrap_or_default()
     };
     let mut content = Sha256::new();
