@@ -892,7 +892,7 @@ fn after_kill(env: &TestEnv, reg: &Registry, cred: &Path, want: &str, uploads: u
     );
     assert_eq!(reg.uploads(), uploads);
     assert_eq!(receipt_code(env, INTENT), 0);
-    verify_ok(&env);
+    verify_ok(env);
 }
 
 #[test]

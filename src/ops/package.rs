@@ -857,15 +857,7 @@ pub fn status(conn: &Connection) -> Result<StatusReport, PackageError> {
         });
     }
     let mut effects = Vec::new();
-    let mut stmt = conn.prepare(
-        "SELECT j.invocation_id, o.payload FROM journal j JOIN objects o ON o.hash_ref = j.object_ref
-         WHERE j.kind = 'intent' AND j.invocation_id LIKE 'effect:%' ORDER BY j.seq",
-    ).map_err(store::Error::from)?;
-    let rows: Vec<(String, Vec<u8>)> = stmt
-        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
-        .map_err(store::Error::from)?
-        .collect::<Result<_, _>>()
-        .map_err(store::Error::from)?;
+    let rows = journal::effect_intents(conn)?;
     for (id, payload) in rows {
         let Ok(v) = serde_json::from_slice::<serde_json::Value>(&payload) else {
             continue;
