@@ -653,6 +653,21 @@ fn attended_approve_and_a_live_publish_leave_every_record() {
         "{}",
         effects.stdout
     );
+    let shown = env.run(&["effects", "show", INTENT]);
+    assert_eq!(shown.code, 0, "{}", shown.stderr);
+    assert!(
+        shown.stdout.contains("Registry.Publish")
+            && shown.stdout.contains("world/registry-publish-result/v1"),
+        "{}",
+        shown.stdout
+    );
+    // Replay has no coordinator entry to re-run here and must not trip over the effect.
+    let replay = env.run(&["replay", "--episode", "attended-publish"]);
+    assert_eq!(replay.code, 0, "{}{}", replay.stdout, replay.stderr);
+    assert_eq!(
+        replay.stdout,
+        format!("identical {INTENT} Registry.Publish\n")
+    );
     let status = env.run(&["package", "status", "--json"]).json();
     assert_eq!(status["effects"][0]["state"], "succeeded");
     assert_eq!(status["approvals"][0]["claimedBy"], INTENT);
@@ -710,6 +725,13 @@ fn dropped_after_the_upload_was_stored_reconciles_to_succeeded() {
         text(&r.stdout)
     );
     assert_eq!(receipt_code(&env, INTENT), 0);
+    let replay = env.run(&["replay", "--episode", "attended-publish"]);
+    assert_eq!(
+        replay.stdout,
+        format!("identical {INTENT} Registry.Publish\n"),
+        "{}",
+        replay.stderr
+    );
     assert_eq!(reg.uploads(), 1);
     verify_ok(&env);
 }

@@ -900,6 +900,175 @@ pub fn status(conn: &Connection) -> Result<StatusReport, PackageError> {
     })
 }
 
+/// One `Registry.Publish` effect re-derived from the store by `world replay --episode EP`.
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PublishReplay {
+    /// The intent.
+    pub intent_id: String,
+    /// `identical`, `diverged` or `indeterminate` (an open intent: nothing to compare yet).
+    pub outcome: &'static str,
+    /// What differs, when diverged.
+    pub detail: Option<String>,
+}
+
+/// Re-derives every `Registry.Publish` effect of `episode` from its records, never calling a
+/// handler (replay mode): the decision law with the attended grant (budget 1, seeded from the
+/// episode's earlier spend of the scope), the record's identity and budgets, the request
+/// payload's scope, and the result object of a succeeded outcome. Empty when the episode
+/// holds no publish.
+///
+/// # Errors
+/// SQLite failures; every problem with the stored data is a `diverged` row.
+pub fn replay(conn: &Connection, episode: &str) -> Result<Vec<PublishReplay>, store::Error> {
+    let mut out = Vec::new();
+    let mut spent: std::collections::HashMap<String, i64> = std::collections::HashMap::new();
+    for (id, payload) in journal::effect_intents(conn)? {
+        let Ok(v) = serde_json::from_slice::<serde_json::Value>(&payload) else {
+            continue;
+        };
+        let s = |k: &str| v.get(k).and_then(|x| x.as_str()).unwrap_or("").to_string();
+        if s("episodeId") != episode {
+            continue;
+        }
+        let scope = s("scope");
+        let cost = v
+            .get("cost")
+            .and_then(serde_json::Value::as_i64)
+            .unwrap_or(0);
+        let before = (COST - spent.get(&scope).copied().unwrap_or(0)).max(0);
+        *spent.entry(scope.clone()).or_default() += cost;
+        if s("effect") != EFFECT {
+            continue;
+        }
+        let check = replay_one(conn, &id, &scope, cost, before, &s("requestRef"))?;
+        out.push(match check {
+            None => PublishReplay {
+                intent_id: id,
+                outcome: "indeterminate",
+                detail: None,
+            },
+            Some(Ok(())) => PublishReplay {
+                intent_id: id,
+                outcome: "identical",
+                detail: None,
+            },
+            Some(Err(why)) => PublishReplay {
+                intent_id: id,
+                outcome: "diverged",
+                detail: Some(why),
+            },
+        });
+    }
+    Ok(out)
+}
+
+/// `None` for an open intent; `Some(Err(why))` for a divergence.
+fn replay_one(
+    conn: &Connection,
+    id: &str,
+    scope: &str,
+    cost: i64,
+    before: i64,
+    request_ref: &str,
+) -> Result<Option<Result<(), String>>, store::Error> {
+    let Some(outcome_ref) = journal::row(conn, id, Kind::Outcome)? else {
+        return Ok(None);
+    };
+    let verified = |r: &str, want: &str| -> Result<Result<Object, String>, store::Error> {
+        Ok(match object_in(conn, r)? {
+            None => Err(format!("{want} {r} is missing")),
+            Some(o) if !o.verifies() => Err(format!("{want} {r} does not re-hash")),
+            Some(o) => Ok(o),
+        })
+    };
+    let outcome = match verified(&outcome_ref, "outcome")? {
+        Ok(o) => o,
+        Err(e) => return Ok(Some(Err(e))),
+    };
+    let ov: serde_json::Value = serde_json::from_slice(&outcome.payload).unwrap_or_default();
+    let status = ov.get("status").and_then(|x| x.as_str()).unwrap_or("");
+    let record_ref = ov.get("recordRef").and_then(|x| x.as_str()).unwrap_or("");
+    let record = match verified(record_ref, "record")? {
+        Ok(o) => o,
+        Err(e) => return Ok(Some(Err(e))),
+    };
+    let Ok(rec) = EffectRecord::decode(&record.payload) else {
+        return Ok(Some(Err(format!("record {record_ref} does not decode"))));
+    };
+    // The decision law with the attended grant: allowed only with budget for the cost.
+    if before < cost {
+        return Ok(Some(Err(format!(
+            "the grant had {before} unit(s) left for {cost}: the broker would have denied it"
+        ))));
+    }
+    if rec.effect != EFFECT
+        || rec.scope != scope
+        || rec.cost != cost
+        || rec.request_ref != request_ref
+    {
+        return Ok(Some(Err(format!(
+            "record {record_ref} does not describe the intent's effect, scope, cost and request"
+        ))));
+    }
+    if !rec.allowed || rec.budget_before != before || rec.budget_after != before - cost {
+        return Ok(Some(Err(format!(
+            "record {record_ref} says budget {}→{}, the decision gives {before}→{}",
+            rec.budget_before,
+            rec.budget_after,
+            before - cost
+        ))));
+    }
+    if (status == "succeeded") == rec.failed {
+        return Ok(Some(Err(format!(
+            "outcome {status} disagrees with record failed={}",
+            rec.failed
+        ))));
+    }
+    let request = match verified(request_ref, "request")? {
+        Ok(o) => o,
+        Err(e) => return Ok(Some(Err(e))),
+    };
+    let Some(req) = request_payload(&request.payload).and_then(|p| PublishRequest::decode(&p).ok())
+    else {
+        return Ok(Some(Err(format!(
+            "request {request_ref} is not a publish request"
+        ))));
+    };
+    if req.scope() != scope {
+        return Ok(Some(Err(format!(
+            "request {request_ref} publishes {:?}, the intent's scope is {scope:?}",
+            req.scope()
+        ))));
+    }
+    if rec.failed {
+        return Ok(Some(if rec.result_ref.is_empty() {
+            Ok(())
+        } else {
+            Err("a failed record names a result".into())
+        }));
+    }
+    let result = match verified(&rec.result_ref, "result")? {
+        Ok(o) => o,
+        Err(e) => return Ok(Some(Err(e))),
+    };
+    let rv: serde_json::Value = serde_json::from_slice(&result.payload).unwrap_or_default();
+    let g = |k: &str| rv.get(k).and_then(|x| x.as_str()).unwrap_or("");
+    let ok = g("schema") == publish::RESULT_SCHEMA
+        && matches!(g("status"), "succeeded" | "succeeded-reconciled")
+        && g("vendor") == req.vendor
+        && g("name") == req.name
+        && g("version") == req.version;
+    Ok(Some(if ok {
+        Ok(())
+    } else {
+        Err(format!(
+            "result {} is not this publish's result",
+            rec.result_ref
+        ))
+    }))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
