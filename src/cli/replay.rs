@@ -397,6 +397,34 @@ pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError
     })
 }
 
+/// Print the re-derived `Registry.Publish` effects of an attended-publish episode; exit 3 when
+/// one diverged.
+fn replay_publishes(
+    out: &mut Output,
+    rows: &[ops::package::PublishReplay],
+) -> Result<Exit, CliError> {
+    let mut diverged = false;
+    for r in rows {
+        diverged |= r.outcome == "diverged";
+        if out.json {
+            out.json_line(r)?;
+        } else {
+            match &r.detail {
+                Some(d) => out.line(format!(
+                    "{} {} Registry.Publish: {d}",
+                    r.outcome, r.intent_id
+                ))?,
+                None => out.line(format!("{} {} Registry.Publish", r.outcome, r.intent_id))?,
+            }
+        }
+    }
+    Ok(if diverged {
+        Exit::Integrity
+    } else {
+        Exit::Success
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -444,32 +472,4 @@ mod tests {
             "{x}"
         );
     }
-}
-
-/// Print the re-derived `Registry.Publish` effects of an attended-publish episode; exit 3 when
-/// one diverged.
-fn replay_publishes(
-    out: &mut Output,
-    rows: &[ops::package::PublishReplay],
-) -> Result<Exit, CliError> {
-    let mut diverged = false;
-    for r in rows {
-        diverged |= r.outcome == "diverged";
-        if out.json {
-            out.json_line(r)?;
-        } else {
-            match &r.detail {
-                Some(d) => out.line(format!(
-                    "{} {} Registry.Publish: {d}",
-                    r.outcome, r.intent_id
-                ))?,
-                None => out.line(format!("{} {} Registry.Publish", r.outcome, r.intent_id))?,
-            }
-        }
-    }
-    Ok(if diverged {
-        Exit::Integrity
-    } else {
-        Exit::Success
-    })
 }
