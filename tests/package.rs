@@ -967,3 +967,62 @@ fn a_dry_run_rehearses_every_fence_and_makes_no_request() {
     assert_eq!(crate::common::snapshot(&env.db), before);
     assert_eq!(reg.accepted(), 0);
 }
+
+#[test]
+fn the_pinned_ailang_publisher_gets_a_minimal_environment_and_the_same_classes() {
+    let reg = Registry::start(KEY);
+    let (env, cred) = env_with_store(KEY);
+    approve(&env, &reg);
+    let fake = env!("CARGO_BIN_EXE_fake-ailang");
+    let o = publish(
+        &env,
+        &reg,
+        &cred,
+        &["--publisher", "ailang", "--ailang-bin", fake],
+    );
+    assert_eq!(code(&o), 0, "{}{}", text(&o.stdout), text(&o.stderr));
+    assert_eq!(reg.uploads(), 1);
+    let results = payload(&env, "world/effect-result/v1");
+    let out = results[0]["publisherOutput"].as_str().unwrap();
+    assert!(
+        out.contains("fake-ailang env: AILANG_REGISTRY,AILANG_REGISTRY_API_KEY,AILANG_REGISTRY_VALIDATOR,HOME,LANG,LC_ALL,PATH\n"),
+        "{out}"
+    );
+    assert!(out.contains("✓ Published acme/kit@0.2.0"), "{out}");
+    // The payload names the pinned binary.
+    let intents = payload(&env, "world/effect-intent/v1");
+    let request = crate::common::ro(&env.db)
+        .query_row(
+            "SELECT payload FROM objects WHERE hash_ref = ?1",
+            [intents[0]["requestRef"].as_str().unwrap()],
+            |r| r.get::<_, Vec<u8>>(0),
+        )
+        .unwrap();
+    let body = &request[request.iter().position(|b| *b == b'{').unwrap()..];
+    let p: Value = serde_json::from_slice(body).unwrap();
+    assert_eq!(p["compilerSHA256"], sha(&std::fs::read(fake).unwrap()));
+    assert_eq!(p["compilerVersion"], "AILANG v0.41.0-fake", "the pinned publisher's, no golden given");
+}
+
+#[test]
+fn the_pinned_ailang_publisher_dropped_after_store_is_indeterminate_too() {
+    let reg = Registry::start(KEY);
+    let (env, cred) = env_with_store(KEY);
+    approve(&env, &reg);
+    reg.set_mode(Mode::DropAfterStore);
+    let fake = env!("CARGO_BIN_EXE_fake-ailang");
+    let o = publish(
+        &env,
+        &reg,
+        &cred,
+        &["--publisher", "ailang", "--ailang-bin", fake],
+    );
+    assert_indeterminate(&env, &o);
+    assert!(!text(&o.stderr).contains(KEY), "the key is redacted");
+    let r = reconcile(&env);
+    assert!(
+        text(&r.stdout).starts_with("succeeded-reconciled"),
+        "{}",
+        text(&r.stdout)
+    );
+}
