@@ -653,6 +653,13 @@ fn attended_approve_and_a_live_publish_leave_every_record() {
         "{}",
         effects.stdout
     );
+    let via_show = env.run(&["show", INTENT]);
+    assert_eq!(via_show.code, 0, "{}", via_show.stderr);
+    assert!(
+        via_show.stdout.contains("Registry.Publish"),
+        "{}",
+        via_show.stdout
+    );
     let shown = env.run(&["effects", "show", INTENT]);
     assert_eq!(shown.code, 0, "{}", shown.stderr);
     assert!(
@@ -1001,7 +1008,10 @@ fn the_pinned_ailang_publisher_gets_a_minimal_environment_and_the_same_classes()
     let body = &request[request.iter().position(|b| *b == b'{').unwrap()..];
     let p: Value = serde_json::from_slice(body).unwrap();
     assert_eq!(p["compilerSHA256"], sha(&std::fs::read(fake).unwrap()));
-    assert_eq!(p["compilerVersion"], "AILANG v0.41.0-fake", "the pinned publisher's, no golden given");
+    assert_eq!(
+        p["compilerVersion"], "AILANG v0.41.0-fake",
+        "the pinned publisher's, no golden given"
+    );
 }
 
 #[test]
