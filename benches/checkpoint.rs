@@ -155,7 +155,10 @@ fn compare(
 ) -> (Duration, Duration) {
     let (mut a, mut b) = (Vec::new(), Vec::new());
     for _ in 0..rounds {
-        for (store, out, tag) in [(&mut *with, &mut a, "with"), (&mut *without, &mut b, "without")] {
+        for (store, out, tag) in [
+            (&mut *with, &mut a, "with"),
+            (&mut *without, &mut b, "without"),
+        ] {
             let mut at = tip(store);
             let commits: Vec<_> = (0..per_round)
                 .map(|_| {
@@ -222,17 +225,20 @@ fn main() {
     );
 
     // 3. Signing and proving on the long log.
-    let signer = world::tlog::note::Signer::generate("bench.example/log", world::tlog::note::ALG_ED25519)
-        .expect("key");
+    let signer =
+        world::tlog::note::Signer::generate("bench.example/log", world::tlog::note::ALG_ED25519)
+            .expect("key");
     let t = Instant::now();
-    let done = world::ops::checkpoint::create(&mut with, &signer, 1_700_000_000).expect("checkpoint");
+    let done =
+        world::ops::checkpoint::create(&mut with, &signer, 1_700_000_000).expect("checkpoint");
     let sign = t.elapsed();
-    let (cp, note) =
-        world::ops::checkpoint::read_checkpoint(done.checkpoint.note.as_bytes(), None).expect("read");
+    let (cp, note) = world::ops::checkpoint::read_checkpoint(done.checkpoint.note.as_bytes(), None)
+        .expect("read");
     let t = Instant::now();
     let proofs = 100u64;
     for i in 0..proofs {
-        world::ops::checkpoint::prove_inclusion(&with, (i * 7919) % cp.size, &cp, &note).expect("prove");
+        world::ops::checkpoint::prove_inclusion(&with, (i * 7919) % cp.size, &cp, &note)
+            .expect("prove");
     }
     let prove = t.elapsed() / proofs as u32;
     println!(

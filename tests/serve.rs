@@ -2265,7 +2265,10 @@ fn rest_serves_the_latest_signed_checkpoint() {
     let key = env.db().with_file_name("log.key");
     let s = Server::start(&env, &[]);
     let r = get(&s, "/v1/checkpoint");
-    assert_eq!((r.status, r.json()["error"]["class"].as_str()), (404, Some("NotFound")));
+    assert_eq!(
+        (r.status, r.json()["error"]["class"].as_str()),
+        (404, Some("NotFound"))
+    );
     drop(s);
     env.world(&["key", "generate", "--out", key.to_str().unwrap()])
         .success();

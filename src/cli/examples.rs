@@ -179,6 +179,25 @@ pub fn for_path(path: &str) -> Option<&'static [&'static str]> {
             &["world broker check --session tok Workspace.Read worktree 1"]
         }
         "world verify" => &["world verify", "world verify --full --json", "world verify -q   # prints only failures"],
+        "world key" | "world key generate" => &[
+            "world key generate --out log.key --name example.org/world   # the log's signing key",
+            "world key generate --witness --out witness.key --name witness.example",
+        ],
+        "world key public" => &["world key public log.key   # the signed-note verifier key"],
+        "world checkpoint" => &[
+            "world checkpoint --key log.key --out checkpoint.txt",
+            "world checkpoint list",
+        ],
+        "world checkpoint list" => &["world checkpoint list", "world checkpoint list --json"],
+        "world checkpoint show" => &["world checkpoint show", "world checkpoint show 42 > cp42.txt"],
+        "world checkpoint cosign" => &[
+            "world checkpoint cosign checkpoint.txt --key witness.key --log-key log.pub --out cosigned.txt",
+        ],
+        "world checkpoint merge" => &["world checkpoint merge cosigned.txt --witness witness.pub"],
+        "world prove" => &[
+            "world prove 17 --checkpoint checkpoint.txt --key log.pub   # inclusion proof",
+            "world prove --from old-checkpoint.txt --json   # consistency proof to the head",
+        ],
         "world why" => &[
             "world why head",
             "world why 9a8da2ba8089",
