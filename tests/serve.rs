@@ -967,22 +967,24 @@ fn a2a_idempotent_tasks_and_v1() {
         &json!({"jsonrpc":"2.0","id":3,"method":"GetTask","params":{"id":"a2a:ep1:never"}}),
     );
     assert_eq!(gt["error"]["code"], -32001);
-    assert_eq!(
+    // A2A 1.0 (surfaces.md §6 amendment): a completed task is not cancelable, an unknown one
+    // is not found, and ListTasks lists the episode's tasks.
+    let cancel = |id: &str| {
         a2a(
             &s,
             &tok,
-            &json!({"jsonrpc":"2.0","id":4,"method":"CancelTask","params":{}})
-        )["error"]["code"],
-        -32002
+            &json!({"jsonrpc":"2.0","id":4,"method":"CancelTask","params":{"id":id}}),
+        )["error"]["code"]
+            .clone()
+    };
+    assert_eq!(cancel("a2a:ep1:m1"), -32002);
+    assert_eq!(cancel("a2a:ep1:never"), -32001);
+    let listed = a2a(
+        &s,
+        &tok,
+        &json!({"jsonrpc":"2.0","id":4,"method":"ListTasks","params":{}}),
     );
-    assert_eq!(
-        a2a(
-            &s,
-            &tok,
-            &json!({"jsonrpc":"2.0","id":4,"method":"ListTasks","params":{}})
-        )["error"]["code"],
-        -32004
-    );
+    assert_eq!(listed["result"]["tasks"][0]["id"], "a2a:ep1:m1", "{listed}");
     let r = send(
         "POST",
         &s.url("/a2a/"),
