@@ -583,12 +583,13 @@ fn mcp_legacy_discovery_calls_and_denials() {
     let r = mcp(
         &s,
         &tok,
-        &json!({"jsonrpc":"2.0","id":3,"method":"resources/list"}),
+        &json!({"jsonrpc":"2.0","id":3,"method":"prompts/list"}),
     )
     .sse();
+    // Prompts are not offered (DEC-MCP-7); resources are (issue 30).
     assert_eq!(
         (r["error"]["code"].as_i64(), r["error"]["message"].as_str()),
-        (Some(-32601), Some("method not found: \"resources/list\""))
+        (Some(-32601), Some("method not found: \"prompts/list\""))
     );
     let r = mcp(&s, &tok, &json!({"jsonrpc":"1.0","id":3,"method":"ping"})).sse();
     assert_eq!(r["error"]["code"], -32600);

@@ -245,8 +245,11 @@ pub struct App {
     pub a2a_inflight: StdMutex<std::collections::HashSet<String>>,
     /// Live `POST /agui/` runs (at most [`agui::MAX_LIVE`]).
     agui_live: AtomicUsize,
-    /// Set when shutdown starts: open AG-UI runs finish within one tick.
-    stopping: std::sync::atomic::AtomicBool,
+    /// MCP sessions and resumable SSE streams (DEC-MCP-5).
+    pub mcp: mcp::state::State,
+    /// Set when shutdown starts: open AG-UI runs and MCP notification streams finish within
+    /// one tick.
+    pub stopping: std::sync::atomic::AtomicBool,
 }
 
 /// A failure of the host around an invocation (nothing of this call committed, or the
@@ -472,7 +475,22 @@ impl App {
         self.queued.fetch_sub(1, Ordering::SeqCst);
         let mut guard = guard.map_err(|_| HostFailure::TimedOut)?;
         let app = self.clone();
-        let job = tokio::task::spawn_blocking(move || f(&app, &mut guard));
+        let job = tokio::task::spawn_blocking(move || {
+            let before = guard.log_bounds().ok().and_then(|(_, last)| last);
+            let out = f(&app, &mut guard);
+            // Tell MCP subscribers about the entries this write landed (DEC-MCP-6).
+            let after = guard.log_bounds().ok().and_then(|(_, last)| last);
+            if after != before {
+                match mcp::resources::rows_after(&guard, before) {
+                    Ok(rows) => mcp::resources::landed(&app.mcp, &rows),
+                    Err(e) => eprintln!(
+                        "world: serve: mcp notifications: {}",
+                        one_line(&e.to_string())
+                    ),
+                }
+            }
+            out
+        });
         job.await.map_err(|_| HostFailure::Canceled)
     }
 
@@ -547,18 +565,8 @@ pub fn router(app: Arc<App>) -> Router {
         .route("/v1/commit", post(rest::commit))
         .route("/v1/receipts/{*id}", get(rest::receipt));
     let mcp = Router::new()
-        .route(
-            "/mcp",
-            post(mcp::post)
-                .get(mcp::not_allowed)
-                .delete(mcp::not_allowed),
-        )
-        .route(
-            "/mcp/",
-            post(mcp::post)
-                .get(mcp::not_allowed)
-                .delete(mcp::not_allowed),
-        );
+        .route("/mcp", post(mcp::post).get(mcp::get).delete(mcp::delete))
+        .route("/mcp/", post(mcp::post).get(mcp::get).delete(mcp::delete));
     let a2a = Router::new()
         // The legacy card's `url` is the origin; it answers JSON-RPC too (DEC-A2A-3).
         .route("/", post(a2a::post))
@@ -808,6 +816,7 @@ async fn serve(cfg: Config, prepared: Prepared) -> Result<(), StartupError> {
         queued: AtomicUsize::new(0),
         a2a_inflight: StdMutex::new(std::collections::HashSet::new()),
         agui_live: AtomicUsize::new(0),
+        mcp: mcp::state::State::default(),
         stopping: std::sync::atomic::AtomicBool::new(false),
     });
     {
