@@ -318,6 +318,8 @@ fn the_official_mcp_conformance_suite_passes_every_scenario_not_in_the_baseline(
         .expect("run the suite");
     let stdout = String::from_utf8_lossy(&run.stdout);
     let stderr = String::from_utf8_lossy(&run.stderr);
+    // The suite's per-scenario table, for CI logs.
+    eprintln!("{stdout}");
     assert!(
         run.status.success(),
         "the conformance suite disagrees with {}:\n{stdout}\n{stderr}",
