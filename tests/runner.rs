@@ -41,6 +41,7 @@ mod limits_ledger_file;
 mod limits_pairing;
 mod limits_pg;
 mod limits_pg_hosts;
+mod mcp_conformance;
 mod mcp_stdio;
 mod mission_cli;
 mod mission_ledger;

@@ -583,12 +583,13 @@ fn mcp_legacy_discovery_calls_and_denials() {
     let r = mcp(
         &s,
         &tok,
-        &json!({"jsonrpc":"2.0","id":3,"method":"resources/list"}),
+        &json!({"jsonrpc":"2.0","id":3,"method":"prompts/list"}),
     )
     .sse();
+    // Prompts are not offered (DEC-MCP-7); resources are (issue 30).
     assert_eq!(
         (r["error"]["code"].as_i64(), r["error"]["message"].as_str()),
-        (Some(-32601), Some("method not found: \"resources/list\""))
+        (Some(-32601), Some("method not found: \"prompts/list\""))
     );
     let r = mcp(&s, &tok, &json!({"jsonrpc":"1.0","id":3,"method":"ping"})).sse();
     assert_eq!(r["error"]["code"], -32600);
@@ -967,22 +968,24 @@ fn a2a_idempotent_tasks_and_v1() {
         &json!({"jsonrpc":"2.0","id":3,"method":"GetTask","params":{"id":"a2a:ep1:never"}}),
     );
     assert_eq!(gt["error"]["code"], -32001);
-    assert_eq!(
+    // A2A 1.0 (surfaces.md §6 amendment): a completed task is not cancelable, an unknown one
+    // is not found, and ListTasks lists the episode's tasks.
+    let cancel = |id: &str| {
         a2a(
             &s,
             &tok,
-            &json!({"jsonrpc":"2.0","id":4,"method":"CancelTask","params":{}})
-        )["error"]["code"],
-        -32002
+            &json!({"jsonrpc":"2.0","id":4,"method":"CancelTask","params":{"id":id}}),
+        )["error"]["code"]
+            .clone()
+    };
+    assert_eq!(cancel("a2a:ep1:m1"), -32002);
+    assert_eq!(cancel("a2a:ep1:never"), -32001);
+    let listed = a2a(
+        &s,
+        &tok,
+        &json!({"jsonrpc":"2.0","id":4,"method":"ListTasks","params":{}}),
     );
-    assert_eq!(
-        a2a(
-            &s,
-            &tok,
-            &json!({"jsonrpc":"2.0","id":4,"method":"ListTasks","params":{}})
-        )["error"]["code"],
-        -32004
-    );
+    assert_eq!(listed["result"]["tasks"][0]["id"], "a2a:ep1:m1", "{listed}");
     let r = send(
         "POST",
         &s.url("/a2a/"),
@@ -2280,4 +2283,103 @@ fn rest_serves_the_latest_signed_checkpoint() {
     let r = get(&s, "/v1/checkpoint");
     assert_eq!((r.status, r.body.as_str()), (200, note.as_str()));
     assert!(r.ctype.starts_with("text/plain"));
+}
+
+/// The A2A TCK's mandatory JSON-RPC and task requirements (issue 30, DEC-A2A-4..6), each
+/// checked with `world`'s own skills.
+#[test]
+fn a2a_tck_requirements_wire_tasks_context_and_card() {
+    let env = Env::new();
+    let tok = env.full();
+    let s = Server::start(&env, &[]);
+    let b = bearer(&tok);
+    let raw = |body: &str, extra: &[(&str, &str)]| {
+        let mut h = vec![
+            ("Authorization", b.as_str()),
+            ("Content-Type", "application/json"),
+        ];
+        h.extend_from_slice(extra);
+        send("POST", &s.url("/a2a/"), &h, Some(body)).json()
+    };
+    // JSON-RPC 2.0: unparseable JSON is -32700; an id of invalid type is -32600 with id null.
+    assert_eq!(raw("{not json", &[])["error"]["code"], -32700);
+    let r = raw(
+        r#"{"jsonrpc":"2.0","id":{"x":1},"method":"GetTask","params":{"id":"a"}}"#,
+        &[],
+    );
+    assert_eq!(
+        (r["error"]["code"].as_i64(), &r["id"]),
+        (Some(-32600), &Value::Null)
+    );
+    // An unsupported A2A-Version is VersionNotSupported.
+    let r = raw(
+        r#"{"jsonrpc":"2.0","id":1,"method":"GetTask","params":{"id":"a2a:ep1:x"}}"#,
+        &[("A2A-Version", "9.9")],
+    );
+    assert_eq!(r["error"]["code"], -32009, "{r}");
+    // GetTask refuses a negative historyLength.
+    let r = a2a(
+        &s,
+        &tok,
+        &json!({"jsonrpc":"2.0","id":1,"method":"GetTask","params":{"id":"a2a:ep1:x","historyLength":-1}}),
+    );
+    assert_eq!(r["error"]["code"], -32602, "{r}");
+    // A text message without a skill id (three skills visible): input-required naming them,
+    // the client's contextId kept.
+    let text = |mid: &str, text: &str, extra: Value| {
+        let mut m = json!({"messageId": mid, "role": "ROLE_USER", "parts": [{"text": text}], "contextId": "ctx-client-1"});
+        if let Value::Object(e) = extra {
+            m.as_object_mut().unwrap().extend(e);
+        }
+        a2a(
+            &s,
+            &tok,
+            &json!({"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message": m}}),
+        )
+    };
+    let r = text("tck-1", "hello there", json!({}));
+    let t = &r["result"]["task"];
+    assert_eq!(t["status"]["state"], "TASK_STATE_INPUT_REQUIRED", "{r}");
+    assert_eq!(t["contextId"], "ctx-client-1", "{r}");
+    let said = t["status"]["message"].to_string();
+    assert!(said.contains("echo") && said.contains("skill_id"), "{said}");
+    // A follow-up naming the task continues it; an unknown taskId is -32001, a completed
+    // task's id -32004.
+    let r = text("tck-2", "hi", json!({"taskId": "a2a:ep1:nope"}));
+    assert_eq!(r["error"]["code"], -32001, "{r}");
+    let done = a2a(
+        &s,
+        &tok,
+        &json!({"jsonrpc":"2.0","id":2,"method":"SendMessage","params":{"message":{"messageId":"tck-3","role":"ROLE_USER","parts":[{"data":{"v":1}}]},"metadata":{"skill_id":"echo"}}}),
+    );
+    assert_eq!(
+        done["result"]["task"]["status"]["state"],
+        "TASK_STATE_COMPLETED"
+    );
+    let r = text(
+        "tck-4",
+        "again",
+        json!({"taskId": "a2a:ep1:tck-3", "contextId": "ep1"}),
+    );
+    assert_eq!(r["error"]["code"], -32004, "{r}");
+    // ListTasks filters by the client's context and pages.
+    let l = a2a(
+        &s,
+        &tok,
+        &json!({"jsonrpc":"2.0","id":3,"method":"ListTasks","params":{"contextId":"ctx-client-1","pageSize":1}}),
+    );
+    assert_eq!(l["result"]["tasks"][0]["id"], "a2a:ep1:tck-1", "{l}");
+    assert_eq!(l["result"]["pageSize"], 1, "{l}");
+    // The public v1.0 card: readable without a credential, declaring the bearer scheme.
+    let card = get(&s, "/.well-known/agent-card.json");
+    assert_eq!(card.status, 200, "{}", card.body);
+    let card = card.json();
+    assert!(
+        card["securitySchemes"]["worldSession"]["httpAuthSecurityScheme"].is_object(),
+        "{card}"
+    );
+    assert!(
+        card["securityRequirements"][0]["schemes"]["worldSession"].is_object(),
+        "{card}"
+    );
 }

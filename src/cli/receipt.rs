@@ -2,7 +2,7 @@
 
 use super::output::Output;
 use super::{read_err, CliError, Context, Exit};
-use crate::store::journal::{self, ReceiptState};
+use crate::store::journal::ReceiptState;
 
 /// Answer a receipt for any namespace: `rest:`, `cli:`, `a2a:`, `mcp:`, `effect:`.
 ///
@@ -31,23 +31,7 @@ pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError
         ));
     }
     let store = ctx.open_read()?;
-    let mut r = journal::receipt(store.conn(), &args.id).map_err(read_err("receipt"))?;
-    // A coordinator call whose effect ran but whose commit never landed has no commit intent;
-    // its started marker makes the receipt truthful: indeterminate, never retried.
-    if r.state == ReceiptState::NotStarted
-        && ["cli:", "a2a:", "mcp:"]
-            .iter()
-            .any(|p| args.id.starts_with(p))
-    {
-        let marker = crate::coordinator::invoke::started_marker(&args.id);
-        if store
-            .object(&marker.meta.hash)
-            .map_err(read_err("receipt"))?
-            .is_some()
-        {
-            r.state = ReceiptState::Indeterminate;
-        }
-    }
+    let r = crate::coordinator::invoke::receipt(&store, &args.id).map_err(read_err("receipt"))?;
     if out.json {
         out.json_line(&r)?;
     } else {

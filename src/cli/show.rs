@@ -1,11 +1,10 @@
 //! `world show TARGET`: one log entry in one view — header, input, plan, effects with budget
 //! before→after, output, receipts and outcome (issue 16 item 4).
 
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use super::output::{rfc3339, Output};
 use super::{read_err, CliError, Context, Exit};
-use crate::store::records::{EffectRecord, InvocationRecord};
 use crate::store::refs::Space;
 
 /// Show what happened at one log entry.
@@ -24,12 +23,6 @@ pub struct Args {
     /// Entry index, `head`, invocation id, effect intent id, or a ref
     #[arg(value_name = "TARGET")]
     target: String,
-}
-
-/// A payload as JSON when it parses, else as text.
-fn payload_value(bytes: &[u8]) -> Value {
-    serde_json::from_slice(bytes)
-        .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(bytes).into_owned()))
 }
 
 /// Run `world show`.
@@ -102,90 +95,33 @@ pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError
             }
         }
     };
-    let entry = store
-        .log_entry(index)
+    let v = crate::ops::show::entry_view(&store, index)
         .map_err(read_err(what))?
         .ok_or_else(|| {
             CliError::failed(what, format!("log entry not found: {index}")).with_code("not_found")
         })?;
-    let world = store
-        .world_for_entry(&entry.entry_hash)
-        .map_err(read_err(what))?;
-    let record = store
-        .object(&entry.transition_ref)
-        .map_err(read_err(what))?
-        .and_then(|o| InvocationRecord::decode(&o.meta.semantic_id, &o.payload).ok());
-    let object_json = |r: &str| -> Result<Value, CliError> {
-        Ok(match store.object(r).map_err(read_err(what))? {
-            Some(o) => payload_value(&o.payload),
-            None => Value::Null,
-        })
-    };
-    let mut v = json!({
-        "entryIndex": index,
-        "entryHash": entry.entry_hash,
-        "world": world,
-        "header": entry.header,
-        "transitionRef": entry.transition_ref,
-    });
     let mut exit = Exit::Success;
-    if let Some(rec) = &record {
-        let mut effects = Vec::new();
-        for r in rec.effects.clone().unwrap_or_default() {
-            let e = store.object(&r).map_err(read_err(what))?;
-            let decoded = e
-                .as_ref()
-                .and_then(|o| EffectRecord::decode(&o.payload).ok());
-            effects.push(match decoded {
-                Some(d) => {
-                    let mut x = serde_json::to_value(&d).unwrap_or(Value::Null);
-                    x["ref"] = r.clone().into();
-                    x
-                }
-                None => json!({"ref": r, "missing": true}),
-            });
-        }
-        let receipt = crate::store::journal::receipt(store.conn(), &rec.invocation_id)
-            .map_err(read_err(what))?;
-        let output = object_json(&rec.output)?;
-        let outcome = match output.get("ok").and_then(Value::as_bool) {
-            Some(true) => "ok",
-            Some(false) => "refused",
-            None => "-",
-        };
-        v["invocation"] = json!({
-            "invocationId": rec.invocation_id,
-            "episodeId": rec.episode_id,
-            "transition": rec.skill_id,
-            "input": object_json(&rec.input)?,
-            "inputRef": rec.input,
-            "plan": match &rec.plan { Some(p) => object_json(p)?, None => Value::Null },
-            "planRef": rec.plan,
-            "effects": effects,
-            "output": output,
-            "outputRef": rec.output,
-            "receipt": receipt,
-            "outcome": outcome,
-        });
-    } else {
-        v["outcome"] = "commit".into();
-    }
     if out.json {
         out.json_line(&v)?;
         return Ok(exit);
     }
-    let h = &entry.header;
-    out.line(format!("entry {index}  {}", entry.entry_hash))?;
-    out.line(format!("  writtenBy       {}", h.written_by))?;
+    let h = &v["header"];
+    let text = |x: &Value| {
+        x.as_str()
+            .map(str::to_string)
+            .unwrap_or_else(|| x.to_string())
+    };
+    out.line(format!("entry {index}  {}", text(&v["entryHash"])))?;
+    out.line(format!("  writtenBy       {}", text(&h["writtenBy"])))?;
     out.line(format!(
         "  world           {}",
-        world.as_deref().unwrap_or("-")
+        v["world"].as_str().unwrap_or("-")
     ))?;
-    out.line(format!("  prevEntryHash   {}", h.prev_entry_hash))?;
-    out.line(format!("  transitionFn    {}", h.transition_fn))?;
-    out.line(format!("  interpreter     {}", h.interpreter))?;
-    out.line(format!("  semanticsEpoch  {}", h.semantics_epoch))?;
-    out.line(format!("  transitionRef   {}", entry.transition_ref))?;
+    out.line(format!("  prevEntryHash   {}", text(&h["prevEntryHash"])))?;
+    out.line(format!("  transitionFn    {}", text(&h["transitionFn"])))?;
+    out.line(format!("  interpreter     {}", text(&h["interpreter"])))?;
+    out.line(format!("  semanticsEpoch  {}", text(&h["semanticsEpoch"])))?;
+    out.line(format!("  transitionRef   {}", text(&v["transitionRef"])))?;
     let Some(inv) = v.get("invocation").cloned() else {
         out.line("  outcome         commit (a client commit: no invocation record)")?;
         return Ok(exit);

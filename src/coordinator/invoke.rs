@@ -93,6 +93,55 @@ pub struct Host<'a> {
     pub services: Services,
     /// `--exec-profile` and friends (`Workspace.Exec`, exec-and-agui.md §1).
     pub exec: Option<Arc<crate::broker::handlers::exec::ExecConfig>>,
+    /// Told what the call does as it goes (MCP progress and log notifications); `None`: nobody.
+    pub observer: Option<Arc<dyn Observer>>,
+}
+
+/// One step of an invocation, as an [`Observer`] hears it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Step {
+    /// The session was admitted for the transition (step 2–3): `invocation_id` is final.
+    Admitted {
+        /// `<surface>:<episode>:<task>`.
+        invocation_id: String,
+        /// The transition id.
+        transition: String,
+    },
+    /// The plan phase answered (effectful calls only): how many effects it planned.
+    Planned {
+        /// The number of planned effects.
+        effects: usize,
+    },
+    /// An effect is handed to the broker (admission, then its handler).
+    EffectDispatched {
+        /// 1-based position in the plan.
+        index: usize,
+        /// The number of planned effects.
+        total: usize,
+        /// The effect name (`Workspace.Read`, …).
+        effect: String,
+        /// The effect's scope.
+        scope: String,
+    },
+    /// The invocation committed at `entry_index`.
+    Committed {
+        /// The log index.
+        entry_index: i64,
+        /// The new world ref.
+        world_ref: String,
+    },
+}
+
+/// Hears the [`Step`]s of one invocation, on the invocation's thread; must not block.
+pub trait Observer: Send + Sync {
+    /// One step happened.
+    fn step(&self, step: &Step);
+}
+
+fn observe(host: &Host<'_>, step: impl FnOnce() -> Step) {
+    if let Some(o) = &host.observer {
+        o.step(&step());
+    }
 }
 
 /// The owned, per-process part of a [`Host`]: what `world invoke`, `world serve` and
@@ -136,6 +185,7 @@ impl HostConfig {
                 ..Services::default()
             },
             exec: self.exec.clone(),
+            observer: None,
         }
     }
 }
@@ -419,6 +469,27 @@ pub fn started_marker(invocation_id: &str) -> Object {
     )
 }
 
+/// The receipt of a coordinator call as `world receipt` answers it: the journal's
+/// ([`journal::receipt`]), except that a call whose effect ran but whose commit never landed
+/// (no commit intent, but its [`started_marker`]) is indeterminate, never not-started.
+///
+/// # Errors
+/// The journal's errors ([`journal::receipt`]) and object reads.
+pub fn receipt(store: &Store, invocation_id: &str) -> Result<journal::Receipt, StoreError> {
+    let mut r = journal::receipt(store.conn(), invocation_id)?;
+    if r.state == ReceiptState::NotStarted
+        && ["cli:", "a2a:", "mcp:"]
+            .iter()
+            .any(|p| invocation_id.starts_with(p))
+        && store
+            .object(&started_marker(invocation_id).meta.hash)?
+            .is_some()
+    {
+        r.state = ReceiptState::Indeterminate;
+    }
+    Ok(r)
+}
+
 /// The descriptors this session can see: `access` satisfied by a live grant (minted budget).
 pub fn visible(descriptors: &[Descriptor], grants: &[Grant], now: i64) -> Vec<Descriptor> {
     descriptors
@@ -515,7 +586,12 @@ fn unserved_reasons(effect: &str, ctx: &HandlerContext, handlers: &HandlerRegist
 /// surfaces it as a tool error, DEC-MCP-3).
 pub const SCHEMA_FAILURE: &str = "arguments fail the inputSchema";
 
-fn validate_input(schema: &CValue, args: &serde_json::Value) -> Result<(), InvokeError> {
+/// Check `args` against a transition's input schema (step 7).
+///
+/// # Errors
+/// [`InvokeError::InvalidCall`] beginning [`SCHEMA_FAILURE`] and naming the failing path, or
+/// naming an unusable schema.
+pub fn validate_input(schema: &CValue, args: &serde_json::Value) -> Result<(), InvokeError> {
     let schema = schema.to_json();
     let validator = jsonschema::validator_for(&schema).map_err(|e| {
         InvokeError::InvalidCall(format!("the transition's inputSchema is not usable: {e}"))
@@ -547,6 +623,10 @@ pub fn invoke(store: &mut Store, call: &Call, host: &Host<'_>) -> Result<Committ
     let (task, input) = validate_call(call)?;
     let (sess, desc) = admit(store, call, now)?;
     let invocation_id = format!("{}:{}:{}", call.surface.name(), sess.episode, task);
+    observe(host, || Step::Admitted {
+        invocation_id: invocation_id.clone(),
+        transition: desc.id.clone(),
+    });
     let surface = format!("coordinator:{}", call.surface.name());
     let input_obj = Object::new(records::INVOCATION_INPUT, &surface, input.clone());
     if let Some(done) = precheck(store, &invocation_id, &desc, &input_obj, &sess.episode)? {
@@ -581,11 +661,16 @@ pub fn invoke(store: &mut Store, call: &Call, host: &Host<'_>) -> Result<Committ
         now,
         deadline,
     };
-    if run.desc.declared_effects.is_empty() {
+    let done = if run.desc.declared_effects.is_empty() {
         run_pure(store, run)
     } else {
         run_effectful(store, run, call, host, &hctx, &handlers)
-    }
+    }?;
+    observe(host, || Step::Committed {
+        entry_index: done.entry_index,
+        world_ref: done.world_ref.clone(),
+    });
+    Ok(done)
 }
 
 /// Everything an admitted call has gathered before it runs.
@@ -823,6 +908,9 @@ fn run_effectful(
         })
         .collect();
     let parsed = plan::parse_plan(&raw_plan, &declared)?;
+    observe(host, || Step::Planned {
+        effects: parsed.effects.len(),
+    });
     let plan_obj = Object::new(records::EFFECT_PLAN, &run.surface, parsed.canonical.clone());
     let (limits, mission, new_store_id) = pairings(store, &run, call, host)?;
     let b = Broker {
@@ -837,7 +925,7 @@ fn run_effectful(
         mission,
         with_intent: Some(started_marker(&run.invocation_id)),
     };
-    let done = execute_effects(store, &b, &parsed.effects, &run, hctx, handlers)?;
+    let done = execute_effects(store, &b, &parsed.effects, &run, host, hctx, handlers)?;
     // Everything after the effect runs on its own tail budget.
     let tail_deadline = Instant::now() + TAIL;
     let records_written = &done.records;
@@ -950,6 +1038,7 @@ fn execute_effects(
     b: &Broker<'_>,
     effects: &[plan::PlannedEffect],
     run: &Prepared,
+    host: &Host<'_>,
     hctx: &HandlerContext,
     handlers: &HandlerRegistry,
 ) -> Result<Executed, InvokeError> {
@@ -960,7 +1049,13 @@ fn execute_effects(
         statuses: Vec::new(),
         handler_output: None,
     };
-    for pe in effects {
+    for (i, pe) in effects.iter().enumerate() {
+        observe(host, || Step::EffectDispatched {
+            index: i + 1,
+            total: effects.len(),
+            effect: pe.effect.clone(),
+            scope: pe.scope.clone(),
+        });
         let remaining = run.deadline.saturating_duration_since(Instant::now());
         let handler_deadline = Instant::now()
             + remaining

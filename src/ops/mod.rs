@@ -29,4 +29,5 @@ pub mod pin;
 pub mod publish;
 pub mod replay;
 pub mod session;
+pub mod show;
 pub mod verify;

@@ -32,6 +32,12 @@ pub mod code {
     pub const PUSH_NOT_SUPPORTED: i64 = -32003;
     /// A2A v1.0 `UnsupportedOperationError`.
     pub const UNSUPPORTED_OPERATION: i64 = -32004;
+    /// A2A v1.0 `ContentTypeNotSupportedError` (a file part).
+    pub const CONTENT_TYPE_NOT_SUPPORTED: i64 = -32005;
+    /// A2A v1.0 `VersionNotSupportedError` (`A2A-Version` not served).
+    pub const VERSION_NOT_SUPPORTED: i64 = -32009;
+    /// MCP: a resource that does not exist or is not the session's (`resources/read`).
+    pub const RESOURCE_NOT_FOUND: i64 = -32002;
     /// MCP 2026-07-28: the `MCP-Protocol-Version` header and the body's `_meta` disagree.
     pub const HEADER_MISMATCH: i64 = -32020;
     /// MCP 2026-07-28: `UnsupportedProtocolVersion` (with `data.supported`).

@@ -240,10 +240,16 @@ pub struct App {
     /// The request-body read bound (see [`HTTP_READ`]).
     pub http_read: Duration,
     queued: AtomicUsize,
+    /// A2A task ids whose invocation this daemon is running now (a `WORKING` task row not
+    /// among them never started).
+    pub a2a_inflight: StdMutex<std::collections::HashSet<String>>,
     /// Live `POST /agui/` runs (at most [`agui::MAX_LIVE`]).
     agui_live: AtomicUsize,
-    /// Set when shutdown starts: open AG-UI runs finish within one tick.
-    stopping: std::sync::atomic::AtomicBool,
+    /// MCP sessions and resumable SSE streams (DEC-MCP-5).
+    pub mcp: mcp::state::State,
+    /// Set when shutdown starts: open AG-UI runs and MCP notification streams finish within
+    /// one tick.
+    pub stopping: std::sync::atomic::AtomicBool,
 }
 
 /// A failure of the host around an invocation (nothing of this call committed, or the
@@ -428,6 +434,38 @@ impl App {
         call: Call,
         deadline: Instant,
     ) -> Result<Committed, HostFailure> {
+        self.invoke_observed(call, deadline, None).await
+    }
+
+    /// [`App::invoke`] with an observer told what the call does (admitted, planned, each
+    /// effect dispatched, committed): MCP's progress and log notifications.
+    pub async fn invoke_observed(
+        self: &Arc<Self>,
+        call: Call,
+        deadline: Instant,
+        observer: Option<Arc<dyn invoke::Observer>>,
+    ) -> Result<Committed, HostFailure> {
+        self.with_writer(deadline, move |app, store| {
+            app.run_invocation(store, &call, observer)
+        })
+        .await?
+    }
+
+    /// Run `f` with the one writer: queue FIFO for it (bounded by `deadline` and
+    /// [`MAX_QUEUED`]), then run `f` on the blocking pool.
+    ///
+    /// # Errors
+    /// [`HostFailure::Capacity`] when too many calls wait, [`HostFailure::TimedOut`] when the
+    /// deadline passes before the writer is free, [`HostFailure::Canceled`] when `f` panics.
+    pub async fn with_writer<T, F>(
+        self: &Arc<Self>,
+        deadline: Instant,
+        f: F,
+    ) -> Result<T, HostFailure>
+    where
+        T: Send + 'static,
+        F: FnOnce(&App, &mut Store) -> T + Send + 'static,
+    {
         if self.queued.fetch_add(1, Ordering::SeqCst) >= MAX_QUEUED {
             self.queued.fetch_sub(1, Ordering::SeqCst);
             return Err(HostFailure::Capacity);
@@ -438,28 +476,53 @@ impl App {
         let mut guard = guard.map_err(|_| HostFailure::TimedOut)?;
         let app = self.clone();
         let job = tokio::task::spawn_blocking(move || {
-            // Re-hash the pinned tool binary before anything of this call runs
-            // (transitions.md §5: re-hash before every run; R-SE-8: only the measured binary).
-            // The lane re-hashes it again before each exec; this refuses the whole call early.
-            if let Some(Err(why)) = app.host.tool.as_ref().map(PinnedTool::verify) {
-                let why = why.to_string();
-                eprintln!("world: serve: tool binary: {}", one_line(&why));
-                return Err(HostFailure::ToolChanged(why));
+            let before = guard.log_bounds().ok().and_then(|(_, last)| last);
+            let out = f(&app, &mut guard);
+            // Tell MCP subscribers about the entries this write landed (DEC-MCP-6).
+            let after = guard.log_bounds().ok().and_then(|(_, last)| last);
+            if after != before {
+                match mcp::resources::rows_after(&guard, before) {
+                    Ok(rows) => mcp::resources::landed(&app.mcp, &rows),
+                    Err(e) => eprintln!(
+                        "world: serve: mcp notifications: {}",
+                        one_line(&e.to_string())
+                    ),
+                }
             }
-            let pins = StorePins::for_db(&app.db);
-            let prompter: Arc<dyn crate::broker::handlers::approval::Prompter> =
-                if app.approve_on_tty {
-                    Arc::new(TtyPrompter)
-                } else {
-                    Arc::new(NoTerminal)
-                };
-            let host = app.host.host(&pins, Some(prompter));
-            invoke::invoke(&mut guard, &call, &host).map_err(HostFailure::Invoke)
+            out
         });
-        match job.await {
-            Err(_) => Err(HostFailure::Canceled),
-            Ok(r) => r,
+        job.await.map_err(|_| HostFailure::Canceled)
+    }
+
+    /// One invocation on the writer `store` (the caller holds it): re-hash the pinned tool
+    /// binary, build the host, run [`invoke::invoke`].
+    ///
+    /// # Errors
+    /// [`HostFailure::ToolChanged`] or the invocation's [`InvokeError`].
+    pub fn run_invocation(
+        &self,
+        store: &mut Store,
+        call: &Call,
+        observer: Option<Arc<dyn invoke::Observer>>,
+    ) -> Result<Committed, HostFailure> {
+        // Re-hash the pinned tool binary before anything of this call runs
+        // (transitions.md §5: re-hash before every run; R-SE-8: only the measured binary).
+        // The lane re-hashes it again before each exec; this refuses the whole call early.
+        if let Some(Err(why)) = self.host.tool.as_ref().map(PinnedTool::verify) {
+            let why = why.to_string();
+            eprintln!("world: serve: tool binary: {}", one_line(&why));
+            return Err(HostFailure::ToolChanged(why));
         }
+        let pins = StorePins::for_db(&self.db);
+        let prompter: Arc<dyn crate::broker::handlers::approval::Prompter> = if self.approve_on_tty
+        {
+            Arc::new(TtyPrompter)
+        } else {
+            Arc::new(NoTerminal)
+        };
+        let mut host = self.host.host(&pins, Some(prompter));
+        host.observer = observer;
+        invoke::invoke(store, call, &host).map_err(HostFailure::Invoke)
     }
 }
 
@@ -503,18 +566,8 @@ pub fn router(app: Arc<App>) -> Router {
         .route("/v1/commit", post(rest::commit))
         .route("/v1/receipts/{*id}", get(rest::receipt));
     let mcp = Router::new()
-        .route(
-            "/mcp",
-            post(mcp::post)
-                .get(mcp::not_allowed)
-                .delete(mcp::not_allowed),
-        )
-        .route(
-            "/mcp/",
-            post(mcp::post)
-                .get(mcp::not_allowed)
-                .delete(mcp::not_allowed),
-        );
+        .route("/mcp", post(mcp::post).get(mcp::get).delete(mcp::delete))
+        .route("/mcp/", post(mcp::post).get(mcp::get).delete(mcp::delete));
     let a2a = Router::new()
         // The legacy card's `url` is the origin; it answers JSON-RPC too (DEC-A2A-3).
         .route("/", post(a2a::post))
@@ -762,7 +815,9 @@ async fn serve(cfg: Config, prepared: Prepared) -> Result<(), StartupError> {
         approve_on_tty: cfg.approve_on_tty,
         http_read: cfg.http_read,
         queued: AtomicUsize::new(0),
+        a2a_inflight: StdMutex::new(std::collections::HashSet::new()),
         agui_live: AtomicUsize::new(0),
+        mcp: mcp::state::State::default(),
         stopping: std::sync::atomic::AtomicBool::new(false),
     });
     {

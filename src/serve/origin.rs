@@ -75,6 +75,23 @@ pub fn check(headers: &HeaderMap, port: u16, allow: &[String]) -> Result<(), Ref
     }
 }
 
+/// The loopback authority the client used (its `Host`, one of `127.0.0.1:<port>`,
+/// `localhost:<port>`, `[::1]:<port>`, lower-cased), else `127.0.0.1:<port>`: the agent
+/// card's URLs name the address the client reached (DEC-A2A-4).
+pub fn authority(headers: &HeaderMap, port: u16) -> String {
+    let own = [
+        format!("127.0.0.1:{port}"),
+        format!("localhost:{port}"),
+        format!("[::1]:{port}"),
+    ];
+    headers
+        .get(header::HOST)
+        .and_then(|h| h.to_str().ok())
+        .map(str::to_ascii_lowercase)
+        .filter(|h| own.contains(h))
+        .unwrap_or_else(|| own[0].clone())
+}
+
 /// Middleware: 403 `Forbidden` (REST envelope) for a refused Host or Origin.
 pub async fn guard(State(app): State<Arc<App>>, req: Request, next: Next) -> Response {
     match check(req.headers(), app.port, &app.allow_origins) {

@@ -5,6 +5,7 @@
 //! Writers hold the [`lock::WriterLock`] (taken before SQLite opens) and write in one
 //! `BEGIN IMMEDIATE` transaction each; readers open `mode=ro`, take no lock and write nothing.
 
+pub mod a2a_tasks;
 pub mod approvals;
 pub mod bundle;
 pub mod checkpoints;

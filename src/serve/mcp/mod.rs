@@ -6,6 +6,17 @@
 //! The JSON-RPC layer is written here over axum rather than with rmcp, because one endpoint
 //! must speak both eras side by side with the reference's exact framing (DEC in
 //! docs/DECISIONS.md).
+//!
+//! Beyond tools (issue 30): read-only resources of the session's own episode ([`resources`]),
+//! `logging/setLevel` with `notifications/message` for each step of a call, and
+//! `notifications/progress` when the caller sent a `progressToken`. Under 2025-11-25 a legacy
+//! `initialize` opens a session (`Mcp-Session-Id`), SSE streams are primed (an event id and a
+//! `retry`) and resumable with `Last-Event-ID` on `GET /mcp/` ([`state`], DEC-MCP-5); a
+//! session's `GET /mcp/` stream carries `notifications/resources/updated`. Requests without a
+//! session stay stateless.
+
+pub mod resources;
+pub mod state;
 
 use std::io::{BufRead, Write};
 use std::path::PathBuf;
@@ -24,7 +35,7 @@ use super::{one_line, random_task, App, HostFailure, ReadError, MCP_BODY, POST_D
 use crate::authority::session::Session;
 use crate::broker::handlers::approval::NoTerminal;
 use crate::coordinator::invoke::{
-    self, visible, Call, Committed, HostConfig, InvokeError, Surface,
+    self, visible, Call, Committed, HostConfig, InvokeError, Observer, Step, Surface,
 };
 use crate::store::{Store, WriteOptions};
 use crate::transitions::pins::StorePins;
@@ -137,9 +148,31 @@ impl Backend {
         }
     }
 
-    async fn invoke(&self, call: Call, deadline: Instant) -> Result<Committed, HostFailure> {
+    /// Run `f` on a read-only store: the daemon's pool, or a fresh open (stdio).
+    async fn read<T, F>(&self, f: F) -> Result<T, String>
+    where
+        T: Send + 'static,
+        F: Fn(&Store) -> Result<T, crate::store::Error> + Send + 'static,
+    {
         match self {
-            Backend::Http(app) => app.invoke(call, deadline).await,
+            Backend::Http(app) => app
+                .read(move |s| f(s).map_err(|e| ReadError::Store(e.to_string())))
+                .await
+                .map_err(|e| format!("{e:?}")),
+            Backend::Stdio(s) => Store::open_read(&s.db)
+                .and_then(|st| f(&st))
+                .map_err(|e| e.to_string()),
+        }
+    }
+
+    async fn invoke(
+        &self,
+        call: Call,
+        deadline: Instant,
+        observer: Option<Arc<dyn Observer>>,
+    ) -> Result<Committed, HostFailure> {
+        match self {
+            Backend::Http(app) => app.invoke_observed(call, deadline, observer).await,
             Backend::Stdio(s) => {
                 let mut store = Store::open_write(
                     &s.db,
@@ -152,7 +185,8 @@ impl Backend {
                 let pins = StorePins::for_db(&s.db);
                 // The MCP client owns the terminal: approvals stay pending for
                 // `world approval decide` (between calls the lock is free).
-                let host = s.host.host(&pins, Some(Arc::new(NoTerminal)));
+                let mut host = s.host.host(&pins, Some(Arc::new(NoTerminal)));
+                host.observer = observer;
                 invoke::invoke(&mut store, &call, &host).map_err(HostFailure::Invoke)
             }
         }
@@ -207,6 +241,7 @@ pub fn response(id: &Value, reply: &Reply) -> Value {
 }
 
 /// A caller: the token and its session resolved for this request.
+#[derive(Clone)]
 pub struct Caller {
     /// The 64-hex token.
     pub token: String,
@@ -276,6 +311,145 @@ fn classify(msg: &Value) -> Msg<'_> {
     }
 }
 
+/// What one request carries besides its params: its MCP session (HTTP, legacy era) and the
+/// observer of a `tools/call` whose steps go out as notifications on the request's stream.
+#[derive(Clone, Default)]
+pub struct Extras {
+    /// The request's session (`Mcp-Session-Id`), if it named one.
+    pub session: Option<Arc<state::Session>>,
+    /// Told each step of a `tools/call` ([`Notifier`]).
+    pub observer: Option<Arc<dyn Observer>>,
+}
+
+/// Sends a call's steps as `notifications/progress` (when the caller gave a `progressToken`)
+/// and `notifications/message` (when the session's `logging/setLevel` lets them through) on
+/// the request's SSE stream.
+pub struct Notifier {
+    app: Arc<App>,
+    stream: String,
+    session: Option<Arc<state::Session>>,
+    token: Option<Value>,
+    total: std::sync::Mutex<Option<u64>>,
+}
+
+impl Observer for Notifier {
+    fn step(&self, step: &Step) {
+        let mut total = self.total.lock().unwrap_or_else(|e| e.into_inner());
+        let (progress, message, level, data) = match step {
+            Step::Admitted {
+                invocation_id,
+                transition,
+            } => (
+                1,
+                format!("admitted: {transition} as {invocation_id}"),
+                "info",
+                json!({"step": "admitted", "invocationId": invocation_id, "transition": transition}),
+            ),
+            Step::Planned { effects } => {
+                *total = Some(*effects as u64 + 3);
+                (
+                    2,
+                    format!("planned {effects} effect(s)"),
+                    "info",
+                    json!({"step": "planned", "effects": effects}),
+                )
+            }
+            Step::EffectDispatched {
+                index,
+                total: n,
+                effect,
+                scope,
+            } => (
+                2 + *index as u64,
+                format!("effect {index}/{n} dispatched: {effect} ({scope})"),
+                "info",
+                json!({"step": "effect dispatched", "index": index, "of": n, "effect": effect, "scope": scope}),
+            ),
+            Step::Committed {
+                entry_index,
+                world_ref,
+            } => {
+                let t = total.unwrap_or(2);
+                *total = Some(t);
+                (
+                    t,
+                    format!("committed at entry {entry_index}"),
+                    "notice",
+                    json!({"step": "committed", "entryIndex": entry_index, "worldRef": world_ref}),
+                )
+            }
+        };
+        if let Some(tok) = &self.token {
+            let mut p = json!({"progressToken": tok, "progress": progress, "message": message});
+            if let Some(t) = *total {
+                p["total"] = json!(t);
+            }
+            self.app.mcp.push(
+                &self.stream,
+                &json!({"jsonrpc": "2.0", "method": "notifications/progress", "params": p}),
+            );
+        }
+        if self.session.as_ref().is_some_and(|s| s.wants(level)) {
+            self.app
+                .mcp
+                .push(&self.stream, &state::log_message(level, data));
+        }
+    }
+}
+
+/// The capabilities a server advertises: resources everywhere; over HTTP in the legacy era
+/// also logging and resource subscriptions (they need a session and its `GET` stream).
+fn capabilities(backend: &Backend, modern: bool) -> Value {
+    let http_legacy = matches!(backend, Backend::Http(_)) && !modern;
+    let mut c = json!({
+        "tools": {"listChanged": false},
+        "resources": {"subscribe": http_legacy, "listChanged": false},
+    });
+    if http_legacy {
+        c["logging"] = json!({});
+    }
+    c
+}
+
+fn resource_not_found(uri: &str) -> Reply {
+    Reply::Err {
+        code: code::RESOURCE_NOT_FOUND,
+        message: format!("resource not found: {uri:?}"),
+        data: Some(json!({"uri": uri})),
+    }
+}
+
+fn uri_param(params: Option<&Value>) -> Option<String> {
+    params
+        .and_then(|p| p.get("uri"))
+        .and_then(Value::as_str)
+        .map(str::to_string)
+}
+
+fn bad_uri() -> Reply {
+    err(code::INVALID_PARAMS, "invalid params: uri must be a string")
+}
+
+fn store_failure() -> Reply {
+    err(code::INTERNAL_ERROR, "internal store failure")
+}
+
+fn needs_session(method: &str) -> Reply {
+    err(
+        code::INVALID_PARAMS,
+        format!("invalid params: {method} needs an MCP session: send initialize and pass its Mcp-Session-Id header"),
+    )
+}
+
+/// The resource's text (`Ok(None)`: not this session's); `Err(())` a failed read (logged).
+async fn read_resource(backend: &Backend, episode: &str, uri: &str) -> Result<Option<String>, ()> {
+    let (ep, u) = (episode.to_string(), uri.to_string());
+    backend
+        .read(move |s| resources::read(s, &ep, &u))
+        .await
+        .map_err(|e| eprintln!("world: serve: mcp resources/read: {}", one_line(&e)))
+}
+
 /// Dispatch one request in an era. `modern` selects the 2026-07-28 method set and result
 /// shapes.
 pub async fn dispatch(
@@ -285,6 +459,7 @@ pub async fn dispatch(
     method: &str,
     params: Option<&Value>,
     deadline: Instant,
+    extras: &Extras,
 ) -> Reply {
     let now = super::now();
     if modern {
@@ -308,7 +483,7 @@ pub async fn dispatch(
             let version = asked.filter(|v| LEGACY.contains(v)).unwrap_or(LEGACY[0]);
             Reply::Ok(json!({
                 "protocolVersion": version,
-                "capabilities": {"tools": {"listChanged": false}},
+                "capabilities": capabilities(backend, false),
                 "serverInfo": {"name": "world", "title": "world", "version": env!("CARGO_PKG_VERSION")},
             }))
         }
@@ -317,7 +492,7 @@ pub async fn dispatch(
         ("server/discover", true) => Reply::Ok(json!({
             "resultType": "complete",
             "supportedVersions": [MODERN, LEGACY[0], LEGACY[1], LEGACY[2]],
-            "capabilities": {"tools": {"listChanged": false}},
+            "capabilities": capabilities(backend, true),
             "ttlMs": 0,
             "cacheScope": CACHE_SCOPE,
             "_meta": {"io.modelcontextprotocol/serverInfo": {"name": "world", "title": "world", "version": env!("CARGO_PKG_VERSION")}},
@@ -345,7 +520,118 @@ pub async fn dispatch(
                 Reply::Ok(json!({ "tools": tools }))
             }
         }
-        ("tools/call", _) => call_tool(backend, caller, modern, params, deadline, now).await,
+        ("tools/call", _) => {
+            call_tool(backend, caller, modern, params, deadline, now, extras).await
+        }
+        ("logging/setLevel", false) => {
+            let Some(session) = &extras.session else {
+                return needs_session(method);
+            };
+            let level = params
+                .and_then(|p| p.get("level"))
+                .and_then(Value::as_str)
+                .and_then(state::level_rank);
+            match level {
+                Some(l) => {
+                    *session.level.lock().unwrap_or_else(|e| e.into_inner()) = Some(l);
+                    Reply::Ok(json!({}))
+                }
+                None => err(
+                    code::INVALID_PARAMS,
+                    format!(
+                        "invalid params: level must be one of {}",
+                        state::LEVELS.join(", ")
+                    ),
+                ),
+            }
+        }
+        ("resources/templates/list", _) => {
+            let mut r = json!({"resourceTemplates": resources::templates()});
+            if modern {
+                r["resultType"] = Value::String("complete".into());
+            }
+            Reply::Ok(r)
+        }
+        ("resources/list", _) => {
+            let after = match params.and_then(|p| p.get("cursor")) {
+                None | Some(Value::Null) => None,
+                Some(c) => match c
+                    .as_str()
+                    .and_then(|c| c.strip_prefix('e'))
+                    .and_then(|n| n.parse::<i64>().ok())
+                {
+                    Some(n) => Some(n),
+                    None => {
+                        return err(
+                            code::INVALID_PARAMS,
+                            "invalid params: cursor is not one this server returned",
+                        )
+                    }
+                },
+            };
+            let ep = caller.session.episode.clone();
+            match backend.read(move |s| resources::list(s, &ep, after)).await {
+                Ok((list, next)) => {
+                    let mut r = json!({"resources": list});
+                    if let Some(n) = next {
+                        r["nextCursor"] = Value::String(format!("e{n}"));
+                    }
+                    if modern {
+                        r["resultType"] = Value::String("complete".into());
+                    }
+                    Reply::Ok(r)
+                }
+                Err(e) => {
+                    eprintln!("world: serve: mcp resources/list: {}", one_line(&e));
+                    err(code::INTERNAL_ERROR, "internal store failure")
+                }
+            }
+        }
+        ("resources/read", _) => {
+            let Some(uri) = uri_param(params) else {
+                return bad_uri();
+            };
+            match read_resource(backend, &caller.session.episode, &uri).await {
+                Ok(Some(text)) => {
+                    let mut r = json!({"contents": [{"uri": uri, "mimeType": resources::MIME, "text": text}]});
+                    if modern {
+                        r["resultType"] = Value::String("complete".into());
+                    }
+                    Reply::Ok(r)
+                }
+                Ok(None) => resource_not_found(&uri),
+                Err(()) => store_failure(),
+            }
+        }
+        ("resources/subscribe" | "resources/unsubscribe", false) => {
+            let Some(session) = &extras.session else {
+                return needs_session(method);
+            };
+            let Some(uri) = uri_param(params) else {
+                return bad_uri();
+            };
+            let mut subs = session
+                .subscriptions
+                .lock()
+                .unwrap_or_else(|e| e.into_inner());
+            if method == "resources/unsubscribe" {
+                subs.remove(&uri);
+                return Reply::Ok(json!({}));
+            }
+            drop(subs);
+            match read_resource(backend, &caller.session.episode, &uri).await {
+                Ok(Some(_)) => {
+                    session
+                        .subscriptions
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .insert(uri);
+                    Reply::Ok(json!({}))
+                }
+                Ok(None) => resource_not_found(&uri),
+                Err(()) => store_failure(),
+            }
+        }
         _ => err(
             code::METHOD_NOT_FOUND,
             format!("method not found: {method:?}"),
@@ -360,6 +646,7 @@ async fn call_tool(
     params: Option<&Value>,
     deadline: Instant,
     now: i64,
+    extras: &Extras,
 ) -> Reply {
     let Some(p) = params.and_then(Value::as_object) else {
         return err(
@@ -413,7 +700,10 @@ async fn call_tool(
         task: Some(task),
         clock: super::clock(),
     };
-    match backend.invoke(call, deadline).await {
+    match backend
+        .invoke(call, deadline, extras.observer.clone())
+        .await
+    {
         Ok(c) => {
             let structured: Value = serde_json::from_slice(&c.output).unwrap_or(Value::Null);
             let text = String::from_utf8_lossy(&c.output).into_owned();
@@ -526,14 +816,126 @@ fn accepts_both(h: &HeaderMap) -> bool {
     json && sse
 }
 
-/// GET/DELETE on `/mcp/`: 405 (no server stream, no sessions).
-pub async fn not_allowed() -> Response {
+/// 404 for an `Mcp-Session-Id` that names no live session of the caller (MCP 2025-11-25:
+/// the client then starts a new session with `initialize`).
+fn session_not_found() -> Response {
+    json_resp(
+        StatusCode::NOT_FOUND,
+        &jsonrpc::error(
+            &Value::Null,
+            code::SESSION_DENIED,
+            "session not found: send initialize to start a new one",
+            None,
+        ),
+    )
+}
+
+fn method_not_allowed() -> Response {
     (
         StatusCode::METHOD_NOT_ALLOWED,
         [(header::ALLOW, "POST")],
         "",
     )
         .into_response()
+}
+
+/// The caller's credential id, or the 401 of §3.
+async fn owner_of(app: &Arc<App>, headers: &HeaderMap) -> Result<String, Response> {
+    let token = match auth::parse_bearer(headers) {
+        Bearer::Absent => return Err(plain(StatusCode::UNAUTHORIZED, Denial::Absent.message())),
+        Bearer::Malformed => {
+            return Err(plain(StatusCode::UNAUTHORIZED, Denial::Malformed.message()))
+        }
+        Bearer::Token(t) => t,
+    };
+    match app.session(token.clone(), super::now()).await {
+        Ok(_) => Ok(crate::authority::session::credential_id(&token)),
+        Err(d) => Err(plain(d.plain_status(), d.message())),
+    }
+}
+
+/// `GET /mcp/`: with `Last-Event-ID`, resume that stream (its events after the id, then live
+/// ones until it ends; 405 when it ended with nothing left to send); with an
+/// `Mcp-Session-Id`, the session's notification stream (`notifications/resources/updated`);
+/// otherwise 405 (no stream without a session).
+pub async fn get(State(app): State<Arc<App>>, headers: HeaderMap) -> Response {
+    let owner = match owner_of(&app, &headers).await {
+        Ok(o) => o,
+        Err(r) => return r,
+    };
+    if let Some(last) = header_str(&headers, "last-event-id") {
+        return match app.mcp.resume(last, &owner) {
+            Ok(rx) => sse_body(axum::body::Body::new(SseBody(rx))),
+            Err(state::Resume::Nothing) => (
+                StatusCode::METHOD_NOT_ALLOWED,
+                [(header::ALLOW, "POST")],
+                "no stream to resume: that stream ended and every event after this id was sent",
+            )
+                .into_response(),
+            Err(state::Resume::Unknown) => plain(
+                StatusCode::NOT_FOUND,
+                "unknown Last-Event-ID: no stream of this credential has that event",
+            ),
+        };
+    }
+    let Some(id) = header_str(&headers, "mcp-session-id") else {
+        return method_not_allowed();
+    };
+    let Some(session) = app.mcp.session(id, &owner) else {
+        return session_not_found();
+    };
+    let (sid, rx) = app.mcp.open_stream(&owner, true);
+    if let Some(old) = session
+        .notify_stream
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .replace(sid.clone())
+    {
+        app.mcp.finish(&old);
+    }
+    // Keep the stream open until the client leaves, the session ends or the daemon stops;
+    // a comment every 15 s keeps idle connections alive.
+    let app2 = app.clone();
+    tokio::spawn(async move {
+        let mut ticks = 0u32;
+        loop {
+            tokio::time::sleep(std::time::Duration::from_millis(250)).await;
+            ticks += 1;
+            let current = session
+                .notify_stream
+                .lock()
+                .map(|s| s.as_deref() == Some(sid.as_str()))
+                .unwrap_or(false);
+            let stopping = app2.stopping.load(std::sync::atomic::Ordering::SeqCst);
+            if !current || stopping || !app2.mcp.connected(&sid) {
+                break;
+            }
+            if ticks % 60 == 0 {
+                app2.mcp.ping(&sid);
+            }
+        }
+        if let Ok(mut s) = session.notify_stream.lock() {
+            if s.as_deref() == Some(sid.as_str()) {
+                *s = None;
+            }
+        }
+        app2.mcp.finish(&sid);
+    });
+    sse_body(axum::body::Body::new(SseBody(rx)))
+}
+
+/// `DELETE /mcp/` with an `Mcp-Session-Id`: end that session (200; 404 when it names none).
+/// Without one: 405.
+pub async fn delete(State(app): State<Arc<App>>, headers: HeaderMap) -> Response {
+    let owner = match owner_of(&app, &headers).await {
+        Ok(o) => o,
+        Err(r) => return r,
+    };
+    match header_str(&headers, "mcp-session-id") {
+        None => method_not_allowed(),
+        Some(id) if app.mcp.end_session(id, &owner) => StatusCode::OK.into_response(),
+        Some(_) => session_not_found(),
+    }
 }
 
 /// `POST /mcp/` and `/mcp`.
@@ -618,10 +1020,29 @@ pub async fn post(State(app): State<Arc<App>>, req: Request) -> Response {
             )
         }
     };
-    let backend = Backend::Http(app);
+    let backend = Backend::Http(app.clone());
     match era {
         Era::Modern => modern_post(&backend, &caller, &headers, &body, deadline).await,
-        Era::Legacy(v) => legacy_post(&backend, &caller, &v, &body, deadline).await,
+        Era::Legacy(v) => {
+            let owner = crate::authority::session::credential_id(&caller.token);
+            // A session id names a session of this credential, or answers 404 (ended, idle
+            // too long, never issued, or another credential's: indistinguishable).
+            let session = match header_str(&headers, "mcp-session-id") {
+                None => None,
+                Some(id) => match app.mcp.session(id, &owner) {
+                    Some(s) => Some(s),
+                    None => return session_not_found(),
+                },
+            };
+            let lc = LegacyCx {
+                app: &app,
+                version: &v,
+                session,
+                owner,
+                episode: caller.session.episode.clone(),
+            };
+            legacy_post(&backend, &caller, &lc, &body, deadline).await
+        }
         _ => rpc_error(
             StatusCode::BAD_REQUEST,
             &Value::Null,
@@ -632,13 +1053,70 @@ pub async fn post(State(app): State<Arc<App>>, req: Request) -> Response {
     }
 }
 
+/// The legacy era's HTTP context of one POST.
+struct LegacyCx<'a> {
+    app: &'a Arc<App>,
+    /// The protocol version of the request (header, or `2025-03-26` when absent).
+    version: &'a str,
+    /// The request's session, if it named one.
+    session: Option<Arc<state::Session>>,
+    /// The caller's credential id.
+    owner: String,
+    /// The caller's episode.
+    episode: String,
+}
+
+impl LegacyCx<'_> {
+    /// Are this request's SSE streams primed (2025-11-25 and later, by its session's version
+    /// or else its header)?
+    fn primed(&self) -> bool {
+        let v = self
+            .session
+            .as_ref()
+            .map_or(self.version, |s| s.version.as_str());
+        v >= state::PRIMED_FROM
+    }
+}
+
+/// The SSE body of a finished stream, or one live from its receiver.
+fn sse_body(body: axum::body::Body) -> Response {
+    let mut r = Response::new(body);
+    let h = r.headers_mut();
+    h.insert(
+        header::CONTENT_TYPE,
+        header::HeaderValue::from_static("text/event-stream"),
+    );
+    h.insert(
+        header::CACHE_CONTROL,
+        header::HeaderValue::from_static("no-cache"),
+    );
+    r
+}
+
+/// One JSON-RPC answer as a finished stream: primed (an id per event, resumable) or, before
+/// 2025-11-25, the reference's one event.
+fn sse_answer(lc: &LegacyCx<'_>, v: &Value) -> Response {
+    if !lc.primed() {
+        return sse(v);
+    }
+    let (sid, _rx) = lc.app.mcp.open_stream(&lc.owner, true);
+    lc.app.mcp.push(&sid, v);
+    lc.app.mcp.finish(&sid);
+    sse_body(axum::body::Body::from(lc.app.mcp.body_of(&sid)))
+}
+
 async fn legacy_post(
     backend: &Backend,
     caller: &Caller,
-    version: &str,
+    lc: &LegacyCx<'_>,
     body: &Value,
     deadline: Instant,
 ) -> Response {
+    let version = lc.version;
+    let extras = Extras {
+        session: lc.session.clone(),
+        observer: None,
+    };
     if let Value::Array(items) = body {
         if version != "2025-03-26" {
             return rpc_error(
@@ -676,7 +1154,8 @@ async fn legacy_post(
                     &err(code::INVALID_REQUEST, "invalid JSON-RPC request"),
                 )),
                 Msg::Request { id, method, params } => {
-                    match dispatch(backend, caller, false, method, params, deadline).await {
+                    match dispatch(backend, caller, false, method, params, deadline, &extras).await
+                    {
                         r @ Reply::Host(..) => {
                             return json_resp(StatusCode::OK, &response(&Value::Null, &r))
                         }
@@ -693,17 +1172,122 @@ async fn legacy_post(
     }
     match classify(body) {
         Msg::Notification => StatusCode::ACCEPTED.into_response(),
-        Msg::Invalid(id) => sse(&response(
-            &id,
-            &err(code::INVALID_REQUEST, "invalid JSON-RPC request"),
-        )),
+        Msg::Invalid(id) => sse_answer(
+            lc,
+            &response(&id, &err(code::INVALID_REQUEST, "invalid JSON-RPC request")),
+        ),
+        Msg::Request {
+            id,
+            method: "tools/call",
+            params,
+        } if live(lc, params) => live_call(caller, lc, id, params, deadline),
         Msg::Request { id, method, params } => {
-            match dispatch(backend, caller, false, method, params, deadline).await {
+            let r = dispatch(backend, caller, false, method, params, deadline, &extras).await;
+            match r {
                 r @ Reply::Host(..) => json_resp(StatusCode::OK, &response(id, &r)),
                 Reply::Denied(d) => plain(d.plain_status(), d.message()),
-                r => sse(&response(id, &r)),
+                Reply::Ok(v) if method == "initialize" => initialized(lc, id, v),
+                r => sse_answer(lc, &response(id, &r)),
             }
         }
+    }
+}
+
+/// The `progressToken` of a request's `_meta`, if any.
+fn progress_token(params: Option<&Value>) -> Option<Value> {
+    params?
+        .get("_meta")?
+        .get("progressToken")
+        .filter(|t| t.is_string() || t.is_number())
+        .cloned()
+}
+
+/// Does this `tools/call` stream its steps (a progress token, or a session with a log level)?
+fn live(lc: &LegacyCx<'_>, params: Option<&Value>) -> bool {
+    progress_token(params).is_some()
+        || lc
+            .session
+            .as_ref()
+            .is_some_and(|s| s.level.lock().is_ok_and(|l| l.is_some()))
+}
+
+/// A `tools/call` answered on a live stream: the call's progress and log notifications as they
+/// happen, then its answer (a host failure too, as an event: the headers are sent). The call
+/// runs to its end even if the client leaves; a primed stream can then be resumed.
+fn live_call(
+    caller: &Caller,
+    lc: &LegacyCx<'_>,
+    id: &Value,
+    params: Option<&Value>,
+    deadline: Instant,
+) -> Response {
+    let app = lc.app.clone();
+    let (sid, rx) = app.mcp.open_stream(&lc.owner, lc.primed());
+    let notifier = Arc::new(Notifier {
+        app: app.clone(),
+        stream: sid.clone(),
+        session: lc.session.clone(),
+        token: progress_token(params),
+        total: std::sync::Mutex::new(None),
+    });
+    let extras = Extras {
+        session: lc.session.clone(),
+        observer: Some(notifier),
+    };
+    let (caller, id, params) = (caller.clone(), id.clone(), params.cloned());
+    tokio::spawn(async move {
+        let backend = Backend::Http(app.clone());
+        let r = dispatch(
+            &backend,
+            &caller,
+            false,
+            "tools/call",
+            params.as_ref(),
+            deadline,
+            &extras,
+        )
+        .await;
+        app.mcp.push(&sid, &response(&id, &r));
+        app.mcp.finish(&sid);
+    });
+    sse_body(axum::body::Body::new(SseBody(rx)))
+}
+
+/// The answer to `initialize` over HTTP: a session for the caller (`Mcp-Session-Id`).
+fn initialized(lc: &LegacyCx<'_>, id: &Value, v: Value) -> Response {
+    let version = v["protocolVersion"]
+        .as_str()
+        .unwrap_or(LEGACY[0])
+        .to_string();
+    let session = lc.app.mcp.open_session(&lc.owner, &lc.episode, &version);
+    let lc2 = LegacyCx {
+        app: lc.app,
+        version: &version,
+        session: Some(session.clone()),
+        owner: lc.owner.clone(),
+        episode: lc.episode.clone(),
+    };
+    let mut r = sse_answer(&lc2, &jsonrpc::result(id, v));
+    if let Ok(h) = header::HeaderValue::from_str(&session.id) {
+        r.headers_mut().insert("mcp-session-id", h);
+    }
+    r
+}
+
+/// A live SSE body: events from a stream's receiver; ends when the stream finishes.
+struct SseBody(tokio::sync::mpsc::UnboundedReceiver<axum::body::Bytes>);
+
+impl axum::body::HttpBody for SseBody {
+    type Data = axum::body::Bytes;
+    type Error = std::convert::Infallible;
+
+    fn poll_frame(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Result<http_body::Frame<axum::body::Bytes>, Self::Error>>> {
+        self.0
+            .poll_recv(cx)
+            .map(|o| o.map(|b| Ok(http_body::Frame::data(b))))
     }
 }
 
@@ -761,7 +1345,17 @@ async fn modern_post(
             None,
         ),
         Msg::Request { id, method, params } => {
-            match dispatch(backend, caller, true, method, params, deadline).await {
+            match dispatch(
+                backend,
+                caller,
+                true,
+                method,
+                params,
+                deadline,
+                &Extras::default(),
+            )
+            .await
+            {
                 Reply::Denied(d) => plain(d.plain_status(), d.message()),
                 r @ Reply::Err {
                     code: code::METHOD_NOT_FOUND,
@@ -890,7 +1484,16 @@ async fn stdio_message(backend: &Backend, token: &str, line: &[u8]) -> Option<Va
         token: token.to_string(),
         session,
     };
-    let r = dispatch(backend, &caller, modern, method, params, deadline).await;
+    let r = dispatch(
+        backend,
+        &caller,
+        modern,
+        method,
+        params,
+        deadline,
+        &Extras::default(),
+    )
+    .await;
     Some(response(id, &r))
 }
 
