@@ -126,6 +126,7 @@ fn build(db: &Path, dir: &Path, n: usize) {
             examples_dir: None,
             services: Services::default(),
             exec: None,
+            unattested: Default::default(),
         };
         for i in 0..n {
             let (transition, args) = if i % 2 == 0 {

@@ -32,4 +32,6 @@ pub mod process;
 pub mod replay;
 pub mod serve;
 pub mod store;
+pub mod termtext;
+pub mod testhook;
 pub mod transitions;

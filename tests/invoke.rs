@@ -927,6 +927,7 @@ fn library_call(
         examples_dir: None,
         services: Default::default(),
         exec: None,
+        unattested: Default::default(),
     };
     let call = Call {
         surface: Surface::Cli,

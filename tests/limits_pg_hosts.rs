@@ -240,6 +240,7 @@ fn child_invoke() {
             ..Default::default()
         },
         exec: None,
+        unattested: Default::default(),
     };
     let call = world::coordinator::invoke::Call {
         surface: world::coordinator::invoke::Surface::Cli,

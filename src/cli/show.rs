@@ -169,8 +169,10 @@ pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError
         return Ok(exit);
     }
     let h = &entry.header;
+    // Values a client or a transition wrote are shown escaped (DEC-TRUST3-4).
+    let esc = crate::termtext::escape_line;
     out.line(format!("entry {index}  {}", entry.entry_hash))?;
-    out.line(format!("  writtenBy       {}", h.written_by))?;
+    out.line(format!("  writtenBy       {}", esc(&h.written_by)))?;
     out.line(format!(
         "  world           {}",
         world.as_deref().unwrap_or("-")
@@ -184,7 +186,7 @@ pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError
         out.line("  outcome         commit (a client commit: no invocation record)")?;
         return Ok(exit);
     };
-    let s = |k: &str| inv[k].as_str().unwrap_or("-").to_string();
+    let s = |k: &str| esc(inv[k].as_str().unwrap_or("-")).into_owned();
     out.line("")?;
     out.line(format!(
         "invocation {}  (transition {}, episode {})",
@@ -203,7 +205,7 @@ pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError
         out.line("effects")?;
         for e in &effects {
             let status = if e["allowed"] == false {
-                format!("denied {}", e["denial"].as_str().unwrap_or(""))
+                format!("denied {}", esc(e["denial"].as_str().unwrap_or("")))
             } else if e["failed"] == true {
                 "failed".to_string()
             } else {
@@ -211,8 +213,8 @@ pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError
             };
             out.line(format!(
                 "  {} {} cost {} budget {}→{} {}  {}",
-                e["effect"].as_str().unwrap_or("?"),
-                e["scope"].as_str().unwrap_or("?"),
+                esc(e["effect"].as_str().unwrap_or("?")),
+                esc(e["scope"].as_str().unwrap_or("?")),
                 e["cost"],
                 e["budgetBefore"],
                 e["budgetAfter"],
@@ -226,7 +228,7 @@ pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError
     out.line(format!(
         "receipt {} {}{}",
         s("invocationId"),
-        r["state"].as_str().unwrap_or("?"),
+        esc(r["state"].as_str().unwrap_or("?")),
         r["logicalTime"]
             .as_i64()
             .map(|t| format!(" at {}", rfc3339(t)))

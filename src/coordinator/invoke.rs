@@ -93,6 +93,8 @@ pub struct Host<'a> {
     pub services: Services,
     /// `--exec-profile` and friends (`Workspace.Exec`, exec-and-agui.md §1).
     pub exec: Option<Arc<crate::broker::handlers::exec::ExecConfig>>,
+    /// `--allow-unattested`: accept credential rows without a mint record (DEC-TRUST3-2).
+    pub unattested: session::Unattested,
 }
 
 /// The owned, per-process part of a [`Host`]: what `world invoke`, `world serve` and
@@ -113,6 +115,8 @@ pub struct HostConfig {
     pub limits_ledger: Option<String>,
     /// `--exec-profile` and friends (`Workspace.Exec`, exec-and-agui.md §1).
     pub exec: Option<Arc<crate::broker::handlers::exec::ExecConfig>>,
+    /// `--allow-unattested`: accept credential rows without a mint record (DEC-TRUST3-2).
+    pub unattested: session::Unattested,
 }
 
 impl HostConfig {
@@ -136,6 +140,7 @@ impl HostConfig {
                 ..Services::default()
             },
             exec: self.exec.clone(),
+            unattested: self.unattested,
         }
     }
 }
@@ -545,7 +550,7 @@ pub fn invoke(store: &mut Store, call: &Call, host: &Host<'_>) -> Result<Committ
     // The call's one instant (Unix seconds): every step below reads this, never the clock.
     let now = call.clock.now_unix();
     let (task, input) = validate_call(call)?;
-    let (sess, desc) = admit(store, call, now)?;
+    let (sess, desc) = admit(store, call, now, host.unattested)?;
     let invocation_id = format!("{}:{}:{}", call.surface.name(), sess.episode, task);
     let surface = format!("coordinator:{}", call.surface.name());
     let input_obj = Object::new(records::INVOCATION_INPUT, &surface, input.clone());
@@ -682,8 +687,13 @@ fn validate_call(call: &Call) -> Result<(String, Vec<u8>), InvokeError> {
 /// Steps 2–3: resolve the session (fail closed) and bind the transition from a fresh registry
 /// snapshot; a transition the session's live grants cannot see is
 /// [`InvokeError::NotAuthorized`], the same answer as for an id that does not exist.
-fn admit(store: &Store, call: &Call, now: i64) -> Result<(Session, Descriptor), InvokeError> {
-    let sess: Session = session::resolve(store.conn(), &call.token, now)?;
+fn admit(
+    store: &Store,
+    call: &Call,
+    now: i64,
+    unattested: session::Unattested,
+) -> Result<(Session, Descriptor), InvokeError> {
+    let sess: Session = session::resolve_with(store.conn(), &call.token, now, unattested)?;
     let registry = read_head(store.conn()).map_err(|e| InvokeError::Integrity(e.to_string()))?;
     let descriptors = registry.map(|h| h.revision.entries).unwrap_or_default();
     let desc = visible(&descriptors, &sess.grants, now)
