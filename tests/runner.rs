@@ -49,6 +49,7 @@ mod outputs;
 mod prompts;
 mod publish;
 mod quickstart;
+mod release_hooks;
 mod replay;
 mod sdk_interop;
 mod serve;

@@ -319,7 +319,9 @@ pub fn decode_outcome(payload: &[u8], effect: bool) -> Result<Outcome, String> {
 /// SQLite errors.
 pub fn check_journal(conn: &Connection, rep: &mut Report) -> Result<(), Error> {
     let mut named: HashSet<String> = HashSet::new();
-    let mut rows: Vec<(String, String, Option<String>, Option<Vec<u8>>)> = Vec::new();
+    // (invocation id, kind, semantic id, payload) of each outcome row.
+    type OutcomeRow = (String, String, Option<String>, Option<Vec<u8>>);
+    let mut rows: Vec<OutcomeRow> = Vec::new();
     {
         let mut stmt = conn.prepare(
             "SELECT j.kind, j.invocation_id, j.object_ref, o.semantic_id, o.payload
