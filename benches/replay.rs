@@ -127,6 +127,7 @@ fn build(db: &Path, dir: &Path, n: usize) {
             services: Services::default(),
             exec: None,
             observer: None,
+            unattested: Default::default(),
         };
         for i in 0..n {
             let (transition, args) = if i % 2 == 0 {

@@ -1402,7 +1402,7 @@ _world() {
             return 0
             ;;
         world__subcmd__broker__subcmd__check)
-            opts="-q -h --session --db --json --quiet --color --wait-lock --help"
+            opts="-q -h --session --allow-unattested --db --json --quiet --color --wait-lock --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -3318,7 +3318,7 @@ _world() {
             return 0
             ;;
         world__subcmd__invoke)
-            opts="-q -h --session --args --args-file --invocation-id --workspace-root --tool-ailang-bin --run-allow-caps --run-net-allow --ledger --exec-profile --exec-episode-project --exec-max-output-bytes --db --json --quiet --color --wait-lock --help"
+            opts="-q -h --session --args --args-file --invocation-id --workspace-root --tool-ailang-bin --run-allow-caps --run-net-allow --ledger --exec-profile --exec-episode-project --exec-max-output-bytes --allow-unattested --db --json --quiet --color --wait-lock --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -4342,7 +4342,7 @@ _world() {
             return 0
             ;;
         world__subcmd__mcp)
-            opts="-q -h --session --workspace-root --tool-ailang-bin --ledger --exec-profile --exec-episode-project --exec-max-output-bytes --db --json --quiet --color --wait-lock --help"
+            opts="-q -h --session --workspace-root --tool-ailang-bin --ledger --exec-profile --exec-episode-project --exec-max-output-bytes --allow-unattested --db --json --quiet --color --wait-lock --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -6168,7 +6168,7 @@ _world() {
             return 0
             ;;
         world__subcmd__replay)
-            opts="-q -h --episode --invocation --from --to --all --keep-going --junit --allow-empty --db --json --quiet --color --wait-lock --help"
+            opts="-q -h --episode --invocation --from --to --all --keep-going --junit --allow-empty --allow-gaps --db --json --quiet --color --wait-lock --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -6214,7 +6214,7 @@ _world() {
             return 0
             ;;
         world__subcmd__serve)
-            opts="-q -h --bind --interpreter --workspace-root --tool-ailang-bin --examples-dir --run-allow-caps --run-net-allow --run-net-allow-http --allow-origin --approve-on-tty --ledger --exec-profile --exec-episode-project --exec-max-output-bytes --db --json --quiet --color --wait-lock --help"
+            opts="-q -h --bind --interpreter --workspace-root --tool-ailang-bin --examples-dir --run-allow-caps --run-net-allow --run-net-allow-http --allow-origin --approve-on-tty --ledger --exec-profile --exec-episode-project --exec-max-output-bytes --allow-unattested --db --json --quiet --color --wait-lock --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -6670,7 +6670,7 @@ _world() {
             return 0
             ;;
         world__subcmd__tools__subcmd__list)
-            opts="-q -h --session --db --json --quiet --color --wait-lock --help"
+            opts="-q -h --session --allow-unattested --db --json --quiet --color --wait-lock --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

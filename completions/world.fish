@@ -378,6 +378,7 @@ complete -c world -n "__fish_world_using_subcommand invoke" -l color -d 'Colour 
 always\t'Always colour'
 never\t'Never colour'"
 complete -c world -n "__fish_world_using_subcommand invoke" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
+complete -c world -n "__fish_world_using_subcommand invoke" -l allow-unattested -d 'Accept a session credential this store holds no mint record for (a row the reference daemon minted, or one inserted into the file); refused by default, and `world verify` warns `unattested` about such rows'
 complete -c world -n "__fish_world_using_subcommand invoke" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
 complete -c world -n "__fish_world_using_subcommand invoke" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
 complete -c world -n "__fish_world_using_subcommand invoke" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -397,6 +398,7 @@ complete -c world -n "__fish_world_using_subcommand tools; and __fish_seen_subco
 always\t'Always colour'
 never\t'Never colour'"
 complete -c world -n "__fish_world_using_subcommand tools; and __fish_seen_subcommand_from list" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
+complete -c world -n "__fish_world_using_subcommand tools; and __fish_seen_subcommand_from list" -l allow-unattested -d 'Accept a session credential this store holds no mint record for (a row the reference daemon minted, or one inserted into the file); refused by default, and `world verify` warns `unattested` about such rows'
 complete -c world -n "__fish_world_using_subcommand tools; and __fish_seen_subcommand_from list" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
 complete -c world -n "__fish_world_using_subcommand tools; and __fish_seen_subcommand_from list" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
 complete -c world -n "__fish_world_using_subcommand tools; and __fish_seen_subcommand_from list" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -634,6 +636,7 @@ complete -c world -n "__fish_world_using_subcommand broker; and __fish_seen_subc
 always\t'Always colour'
 never\t'Never colour'"
 complete -c world -n "__fish_world_using_subcommand broker; and __fish_seen_subcommand_from check" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
+complete -c world -n "__fish_world_using_subcommand broker; and __fish_seen_subcommand_from check" -l allow-unattested -d 'Accept a session credential this store holds no mint record for (a row the reference daemon minted, or one inserted into the file); refused by default, and `world verify` warns `unattested` about such rows'
 complete -c world -n "__fish_world_using_subcommand broker; and __fish_seen_subcommand_from check" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
 complete -c world -n "__fish_world_using_subcommand broker; and __fish_seen_subcommand_from check" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
 complete -c world -n "__fish_world_using_subcommand broker; and __fish_seen_subcommand_from check" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -1224,6 +1227,7 @@ never\t'Never colour'"
 complete -c world -n "__fish_world_using_subcommand serve" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
 complete -c world -n "__fish_world_using_subcommand serve" -l run-net-allow-http -d 'Allow plain http to the --run-net-allow pairs'
 complete -c world -n "__fish_world_using_subcommand serve" -l approve-on-tty -d 'Human.Approve asks on this daemon\'s controlling terminal (default: requests stay pending, decided with `world approval decide` once the daemon is stopped)'
+complete -c world -n "__fish_world_using_subcommand serve" -l allow-unattested -d 'Accept a session credential this store holds no mint record for (a row the reference daemon minted, or one inserted into the file); refused by default, and `world verify` warns `unattested` about such rows'
 complete -c world -n "__fish_world_using_subcommand serve" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
 complete -c world -n "__fish_world_using_subcommand serve" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
 complete -c world -n "__fish_world_using_subcommand serve" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -1239,6 +1243,7 @@ complete -c world -n "__fish_world_using_subcommand mcp" -l color -d 'Colour out
 always\t'Always colour'
 never\t'Never colour'"
 complete -c world -n "__fish_world_using_subcommand mcp" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
+complete -c world -n "__fish_world_using_subcommand mcp" -l allow-unattested -d 'Accept a session credential this store holds no mint record for (a row the reference daemon minted, or one inserted into the file); refused by default, and `world verify` warns `unattested` about such rows'
 complete -c world -n "__fish_world_using_subcommand mcp" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
 complete -c world -n "__fish_world_using_subcommand mcp" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
 complete -c world -n "__fish_world_using_subcommand mcp" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -1255,6 +1260,7 @@ complete -c world -n "__fish_world_using_subcommand replay" -l wait-lock -d 'Wri
 complete -c world -n "__fish_world_using_subcommand replay" -l all -d 'Replay the whole log (client commits are listed as not replayable)'
 complete -c world -n "__fish_world_using_subcommand replay" -l keep-going -d 'Keep going after the first divergence and report all of them'
 complete -c world -n "__fish_world_using_subcommand replay" -l allow-empty -d 'Succeed even when the selection holds nothing replayable (default: exit 1, so a CI job that replays nothing does not pass by accident)'
+complete -c world -n "__fish_world_using_subcommand replay" -l allow-gaps -d 'Replay what is there even when the log has a gap or misses the entry of an invocation the journal records as committed (default: exit 3 before replaying anything)'
 complete -c world -n "__fish_world_using_subcommand replay" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
 complete -c world -n "__fish_world_using_subcommand replay" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
 complete -c world -n "__fish_world_using_subcommand replay" -s h -l help -d 'Print help (see more with \'--help\')'

@@ -2,7 +2,8 @@
 //!
 //! The library never reads the wall clock or a test variable itself for the logical time of a
 //! command: the binary builds a [`Clock`] once ([`Clock::from_env`], which honours the
-//! test-only hook `WORLD_TEST_NOW`, spec README "Clock") and passes it down. A fixed clock makes
+//! test-only hook `WORLD_TEST_NOW` in test builds only — [`crate::testhook`], spec README
+//! "Clock") and passes it down. A fixed clock makes
 //! every read return the same instant, so tests and replays are deterministic.
 
 /// A source of "now".
@@ -16,11 +17,11 @@ pub enum Clock {
 }
 
 impl Clock {
-    /// `Fixed(n)` when `WORLD_TEST_NOW` holds an integer `n`, else `System`. Called by the
-    /// binary's entry points (`cli`, `serve`), never inside the library's workflows.
+    /// `Fixed(n)` when the test hook `WORLD_TEST_NOW` holds an integer `n` (test builds only,
+    /// [`crate::testhook`]), else `System`. Called by the binary's entry points (`cli`,
+    /// `serve`), never inside the library's workflows.
     pub fn from_env() -> Clock {
-        std::env::var("WORLD_TEST_NOW")
-            .ok()
+        crate::testhook::var("WORLD_TEST_NOW")
             .and_then(|v| v.parse().ok())
             .map_or(Clock::System, Clock::Fixed)
     }

@@ -1,9 +1,11 @@
-//! Reading files the user names, bounded and without blocking (issue 13 §5).
+//! Reading files the user names, bounded and without blocking (issue 13 §5, issue 26 §5).
 //!
-//! Every such file is opened non-blocking (so a FIFO or a device never hangs the open), must be
-//! a regular file (checked on the opened descriptor, not the path), and is read with the bound
-//! enforced while reading: a file that grows past the bound, or lies about its size, stops at
-//! `max + 1` bytes and is refused.
+//! The one rule for every file the CLI opens: it is opened non-blocking (so a FIFO or a
+//! device never hangs the open), must be a regular file (checked on the opened descriptor, not
+//! the path), and is read with the bound of its [`Kind`] enforced while reading: a file that
+//! grows past the bound, or lies about its size, stops at `max + 1` bytes and is refused. The
+//! store file itself is not read whole — SQLite pages it — but `--db` must name a regular
+//! file or nothing ([`check_regular`], used by the store's open).
 
 use std::fs::File;
 use std::io::Read;
@@ -40,6 +42,129 @@ pub enum ReadError {
     },
 }
 
+/// What a user-named file is, and so its size bound in bytes ([`Kind::max`]). Every file the
+/// CLI reads whole is one of these; the constants the commands name (`MAX_BODY`,
+/// `MAX_MANIFEST_BYTES`, …) are these bounds (a unit test of the CLI keeps them equal).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// A commit body (`world commit`, `genesis --body`, a `commit --batch` line): 8 MiB.
+    CommitBody,
+    /// A transition manifest (`publish --manifest`): 16 MiB.
+    Manifest,
+    /// A transition or AILANG source file: 8 MiB.
+    Source,
+    /// An exec profile (`--exec-profile`): 1 MiB.
+    ExecProfile,
+    /// An arguments file (`invoke --args-file`): 1 MiB, the invocation input bound.
+    ArgsFile,
+    /// A session token file (`--session FILE`, `WORLD_SESSION`): 256 bytes.
+    SessionToken,
+    /// A limits configuration (`limits init --config`): 16 MiB.
+    LimitsConfig,
+    /// Evidence attached to a ledger or mission command: 16 MiB.
+    Evidence,
+    /// A mission contract, command or command list: 1 MiB.
+    MissionJson,
+    /// A result file (`why --result`): 8 MiB.
+    ResultFile,
+    /// A PostgreSQL password file (`~/.pgpass`, `PGPASSFILE`): 1 MiB.
+    PasswordFile,
+}
+
+impl Kind {
+    /// Every kind, for the table in the docs and its test.
+    pub const ALL: [Kind; 11] = [
+        Kind::CommitBody,
+        Kind::Manifest,
+        Kind::Source,
+        Kind::ExecProfile,
+        Kind::ArgsFile,
+        Kind::SessionToken,
+        Kind::LimitsConfig,
+        Kind::Evidence,
+        Kind::MissionJson,
+        Kind::ResultFile,
+        Kind::PasswordFile,
+    ];
+
+    /// The size bound in bytes.
+    pub const fn max(self) -> usize {
+        const MIB: usize = 1024 * 1024;
+        match self {
+            Kind::CommitBody | Kind::Source | Kind::ResultFile => 8 * MIB,
+            Kind::Manifest | Kind::LimitsConfig | Kind::Evidence => 16 * MIB,
+            Kind::ExecProfile | Kind::ArgsFile | Kind::MissionJson | Kind::PasswordFile => MIB,
+            Kind::SessionToken => 256,
+        }
+    }
+
+    /// What the file is, for messages (`exec profile`).
+    pub const fn noun(self) -> &'static str {
+        match self {
+            Kind::CommitBody => "commit body",
+            Kind::Manifest => "manifest",
+            Kind::Source => "source file",
+            Kind::ExecProfile => "exec profile",
+            Kind::ArgsFile => "arguments file",
+            Kind::SessionToken => "session file",
+            Kind::LimitsConfig => "limits configuration",
+            Kind::Evidence => "evidence file",
+            Kind::MissionJson => "mission file",
+            Kind::ResultFile => "result file",
+            Kind::PasswordFile => "password file",
+        }
+    }
+}
+
+/// Read the regular file `path` of kind `kind`, at most [`Kind::max`] bytes (the module's
+/// rule).
+///
+/// # Errors
+/// [`ReadError::Io`], [`ReadError::NotRegular`], [`ReadError::TooLarge`].
+pub fn read(path: &Path, kind: Kind) -> Result<Vec<u8>, ReadError> {
+    read_regular(path, kind.max())
+}
+
+/// `Ok(true)` when `path` names a regular file (symlinks followed), `Ok(false)` when it names
+/// nothing; a directory, FIFO, device or socket is [`ReadError::NotRegular`]. Looks at the
+/// path only, never opens it (opening a FIFO could block).
+///
+/// # Errors
+/// [`ReadError::NotRegular`]; [`ReadError::Io`] for a `stat` failure other than "not found".
+pub fn check_regular(path: &Path) -> Result<bool, ReadError> {
+    match std::fs::metadata(path) {
+        Ok(m) if m.is_file() => Ok(true),
+        Ok(m) => Err(ReadError::NotRegular {
+            path: path.display().to_string(),
+            kind: file_kind(&m.file_type()),
+        }),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
+        Err(source) => Err(ReadError::Io {
+            path: path.display().to_string(),
+            source,
+        }),
+    }
+}
+
+fn file_kind(ft: &std::fs::FileType) -> &'static str {
+    use std::os::unix::fs::FileTypeExt;
+    if ft.is_file() {
+        "regular file"
+    } else if ft.is_dir() {
+        "directory"
+    } else if ft.is_fifo() {
+        "FIFO"
+    } else if ft.is_char_device() {
+        "character device"
+    } else if ft.is_block_device() {
+        "block device"
+    } else if ft.is_socket() {
+        "socket"
+    } else {
+        "special file"
+    }
+}
+
 /// Open the regular file `path` for reading without blocking on the open (see the module
 /// docs); the caller bounds its reads.
 ///
@@ -58,21 +183,10 @@ pub fn open_regular(path: &Path) -> Result<File, ReadError> {
         .map_err(io)?;
     let ft = f.metadata().map_err(io)?.file_type();
     if !ft.is_file() {
-        use std::os::unix::fs::FileTypeExt;
-        let kind = if ft.is_dir() {
-            "directory"
-        } else if ft.is_fifo() {
-            "FIFO"
-        } else if ft.is_char_device() {
-            "character device"
-        } else if ft.is_block_device() {
-            "block device"
-        } else if ft.is_socket() {
-            "socket"
-        } else {
-            "special file"
-        };
-        return Err(ReadError::NotRegular { path: label, kind });
+        return Err(ReadError::NotRegular {
+            path: label,
+            kind: file_kind(&ft),
+        });
     }
     Ok(f)
 }

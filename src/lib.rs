@@ -34,4 +34,6 @@ pub mod replay;
 pub mod serve;
 pub mod store;
 pub mod tlog;
+pub mod termtext;
+pub mod testhook;
 pub mod transitions;

@@ -790,3 +790,92 @@ fn exec_caches_are_seeded_once_and_the_seed_stays_untouched() {
         "from the seed\nmore\nmore\n"
     );
 }
+
+/// Issue 26 §6: a `bwrap` that answers `--version` and runs the command unconfined (it skips
+/// to `--` and executes the rest) passes a `/bin/true` trial, but not the confinement probe,
+/// which every surface now runs before any `Workspace.Exec`: `invoke` and `mcp` leave the
+/// effect unbound (nothing runs, nothing is recorded as sandboxed), `serve` refuses to start.
+#[test]
+fn a_bwrap_that_runs_the_command_unconfined_is_refused_by_invoke_mcp_and_serve() {
+    use std::io::{BufRead, BufReader, Write};
+    use std::os::unix::fs::PermissionsExt;
+    let x = Exec::new(10, &default_profile(5000));
+    let fake = x.env.root.join("fake-bwrap");
+    std::fs::write(
+        &fake,
+        "#!/bin/sh\nif [ \"$1\" = --version ]; then echo 'bubblewrap 0.9.0'; exit 0; fi\nwhile [ $# -gt 0 ] && [ \"$1\" != -- ]; do shift; done\nshift\nexec \"$@\"\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let outside = x.env.root.join("outside.txt");
+    let args = serde_json::json!({"command": "sh", "args": [format!("echo unconfined > {}", outside.display())]}).to_string();
+    let fp = x.env.fingerprint();
+    let p = x.profile.to_string_lossy().into_owned();
+    let tok = x.tok.to_string_lossy().into_owned();
+    let out = x
+        .env
+        .cmd(&[
+            "invoke",
+            "workspace-exec",
+            "--session",
+            &tok,
+            "--args",
+            &args,
+            "--exec-profile",
+            &p,
+        ])
+        .env("WORLD_EXEC_BWRAP", &fake)
+        .output()
+        .unwrap();
+    assert_exit(&out, 1);
+    let err = stderr(&out);
+    assert!(err.contains("exec startup probe failed"), "{err}");
+    assert!(!outside.exists(), "the command ran unconfined");
+    assert_eq!(x.env.fingerprint(), fp, "nothing recorded");
+    // `world mcp`: the tool call is refused, nothing runs.
+    let mut child = x
+        .env
+        .std_cmd(&["mcp", "--session", &tok, "--exec-profile", &p])
+        .env("WORLD_EXEC_BWRAP", &fake)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut rd = BufReader::new(child.stdout.take().unwrap());
+    let mut ask = |v: Value| -> Value {
+        writeln!(stdin, "{v}").unwrap();
+        stdin.flush().unwrap();
+        let mut line = String::new();
+        rd.read_line(&mut line).unwrap();
+        serde_json::from_str(&line).unwrap()
+    };
+    ask(
+        serde_json::json!({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25"}}),
+    );
+    let r = ask(
+        serde_json::json!({"jsonrpc":"2.0","id":3,"method":"tools/call",
+        "params":{"name":"workspace-exec","arguments": serde_json::from_str::<Value>(&args).unwrap()}}),
+    );
+    assert_ne!(r["result"]["isError"], false, "{r}");
+    drop(stdin);
+    let _ = child.wait();
+    assert!(!outside.exists(), "the command ran unconfined under mcp");
+    assert_eq!(x.env.fingerprint(), fp, "nothing recorded by mcp");
+    // `world serve` refuses to start with the same binary.
+    let out = x
+        .env
+        .cmd(&["serve", "--bind", "127.0.0.1:0", "--exec-profile", &p])
+        .env("WORLD_EXEC_BWRAP", &fake)
+        .timeout(std::time::Duration::from_secs(30))
+        .output()
+        .unwrap();
+    assert_exit(&out, 2);
+    assert!(
+        stderr(&out).contains("exec startup probe failed"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(!outside.exists());
+}

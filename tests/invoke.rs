@@ -928,6 +928,7 @@ fn library_call(
         services: Default::default(),
         exec: None,
         observer: None,
+        unattested: Default::default(),
     };
     let call = Call {
         surface: Surface::Cli,

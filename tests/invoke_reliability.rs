@@ -318,6 +318,7 @@ fn child_invoke() {
         },
         exec: None,
         observer: None,
+        unattested: Default::default(),
     };
     let call = world::coordinator::invoke::Call {
         surface: world::coordinator::invoke::Surface::Cli,

@@ -308,3 +308,39 @@ fn the_scanners_see_edges_sql_and_transactions() {
         1
     );
 }
+
+/// Environment reads of a `WORLD_TEST_*` hook in `code` that do not go through
+/// `testhook::var` (issue 26 §1: every hook is read in one place, compiled out of release
+/// builds).
+fn hook_reads(code: &str) -> usize {
+    code.match_indices("env::var")
+        .filter(|(i, _)| {
+            let rest = &code[*i..];
+            let call = &rest[..rest.find(')').unwrap_or(rest.len())];
+            call.contains("\"WORLD_TEST_")
+        })
+        .count()
+}
+
+/// Test hooks (DEC-TRUST3-1): no module but `testhook` reads a `WORLD_TEST_*` variable, so a
+/// release build, where `testhook::var` answers nothing, honours none of them.
+#[test]
+fn only_testhook_reads_test_hooks() {
+    assert_eq!(hook_reads("std::env::var(\"WORLD_TEST_NOW\")"), 1);
+    assert_eq!(hook_reads("std::env::var_os(\"WORLD_TEST_X\")"), 1);
+    assert_eq!(hook_reads("crate::testhook::var(\"WORLD_TEST_NOW\")"), 0);
+    let bad: Vec<String> = sources()
+        .into_iter()
+        .filter(|s| s.rel != "testhook.rs" && hook_reads(&s.code) > 0)
+        .map(|s| s.rel)
+        .collect();
+    assert!(
+        bad.is_empty(),
+        "read a WORLD_TEST_ hook outside src/testhook.rs: {bad:?}"
+    );
+    let hooks = std::fs::read_to_string(Path::new(ROOT).join("src/testhook.rs")).unwrap();
+    assert!(
+        hooks.contains("#[cfg(not(feature = \"test-hooks\"))]"),
+        "testhook::var must answer nothing without the test-hooks feature"
+    );
+}

@@ -53,6 +53,7 @@ mod package;
 mod prompts;
 mod publish;
 mod quickstart;
+mod release_hooks;
 mod replay;
 mod sdk_interop;
 mod serve;

@@ -42,6 +42,11 @@ pub enum SessionError {
     /// `now > expires_at`.
     #[error("session credential has expired")]
     Expired,
+    /// The credential row has no mint record in this store (the reference daemon writes
+    /// none; an inserted row has none either): refused unless the caller accepts unattested
+    /// credentials (`--allow-unattested`, DEC-TRUST3-2).
+    #[error("session credential refused: this store holds no mint record for it (minted by another tool, or inserted into the file); pass --allow-unattested to accept credentials without one")]
+    Unattested,
     /// The session input could not be read.
     #[error("{0}")]
     Input(String),
@@ -301,10 +306,31 @@ pub struct Session {
     pub expires_at: i64,
 }
 
+/// Whether a credential row without a mint record may be used (`--allow-unattested`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Unattested {
+    /// Refused ([`SessionError::Unattested`]): the default.
+    #[default]
+    Refuse,
+    /// Accepted, as rows minted by the reference daemon are.
+    Allow,
+}
+
 /// Resolve a token at `now`: unknown (including undecodable grants, fail closed), revoked
-/// (no row, but this store's mint record names it), expired (`now > expires_at`), or the
-/// session.
+/// (no row, but this store's mint record names it), unattested (a row with no mint record,
+/// refused), expired (`now > expires_at`), or the session.
 pub fn resolve(conn: &Connection, token: &str, now: i64) -> Result<Session, SessionError> {
+    resolve_with(conn, token, now, Unattested::Refuse)
+}
+
+/// [`resolve`], with a credential row that has no mint record accepted when `unattested` is
+/// [`Unattested::Allow`] (stores the reference daemon wrote hold only such rows).
+pub fn resolve_with(
+    conn: &Connection,
+    token: &str,
+    now: i64,
+    unattested: Unattested,
+) -> Result<Session, SessionError> {
     if !is_hex64(token) {
         return Err(SessionError::Malformed);
     }
@@ -318,11 +344,18 @@ pub fn resolve(conn: &Connection, token: &str, now: i64) -> Result<Session, Sess
     };
     let grants: Vec<Grant> =
         serde_json::from_str(&row.grants_json).map_err(|_| SessionError::Unknown)?;
-    // Fail closed: a row edited after minting (a raised budget, a later expiry) is refused.
-    if let Some(record) = mint_record(conn, &id)? {
-        if let Some(reason) = row_differs(&record, &row.episode, &row.grants_json, row.expires_at) {
-            return Err(SessionError::Tampered(reason));
+    // Fail closed: a row edited after minting (a raised budget, a later expiry) is refused,
+    // and so is a row no mint record vouches for, unless the caller accepts those.
+    match mint_record(conn, &id)? {
+        Some(record) => {
+            if let Some(reason) =
+                row_differs(&record, &row.episode, &row.grants_json, row.expires_at)
+            {
+                return Err(SessionError::Tampered(reason));
+            }
         }
+        None if unattested == Unattested::Refuse => return Err(SessionError::Unattested),
+        None => {}
     }
     if now > row.expires_at {
         return Err(SessionError::Expired);
@@ -346,7 +379,8 @@ pub struct Listed {
     pub episode: String,
     /// `now < expires_at` and not revoked.
     pub live: bool,
-    /// `live`, `expired` or `revoked` (a mint record whose row `session revoke` removed).
+    /// `live`, `expired`, `revoked` (a mint record whose row `session revoke` removed) or
+    /// `unattested` (a live row with no mint record: refused unless `--allow-unattested`).
     pub state: &'static str,
     /// Unix seconds.
     pub created_at: i64,
@@ -401,12 +435,19 @@ pub fn list(
                 Vec::new(),
             ),
         };
+        let attended = attended.get(&id).copied();
         out.push(Listed {
-            attended: attended.get(&id).copied(),
+            // A live row no mint record vouches for is `unattested`: the broker refuses it
+            // unless --allow-unattested (DEC-TRUST3-2).
+            state: match (now < expires, attended) {
+                (false, _) => "expired",
+                (true, None) => "unattested",
+                (true, Some(_)) => "live",
+            },
+            attended,
             credential_id: id,
             episode: ep,
             live: now < expires,
-            state: if now < expires { "live" } else { "expired" },
             created_at: created,
             expires_at: expires,
             grants,
@@ -489,21 +530,19 @@ pub fn read_token(value: &str, from_argv: bool) -> Result<TokenInput, SessionErr
         ));
     }
     let path = Path::new(value);
+    // The one bounded-read rule (issue 26 §5): a regular file of at most 256 bytes, opened
+    // non-blocking.
+    let bytes = crate::fileread::read(path, crate::fileread::Kind::SessionToken).map_err(|e| {
+        SessionError::Input(match e {
+            crate::fileread::ReadError::TooLarge { .. } => {
+                format!("session file {value} is over 256 bytes; a token file holds at most 256")
+            }
+            other => format!("session file {other}"),
+        })
+    })?;
     let meta = std::fs::metadata(path)
         .map_err(|e| SessionError::Input(format!("session file {value}: {e}")))?;
-    if !meta.is_file() {
-        return Err(SessionError::Input(format!(
-            "session file {value} is not a regular file"
-        )));
-    }
-    if meta.len() > 256 {
-        return Err(SessionError::Input(format!(
-            "session file {value} is {} bytes; a token file holds at most 256",
-            meta.len()
-        )));
-    }
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| SessionError::Input(format!("session file {value}: {e}")))?;
+    let text = String::from_utf8_lossy(&bytes);
     let token = text.trim().to_string();
     if !is_hex64(&token) {
         return Err(SessionError::Malformed);
@@ -550,6 +589,15 @@ pub fn looks_like_token(value: &str) -> bool {
         }
     }
     false
+}
+
+/// Whether this store knows credential `credential_id`: a row, or a mint record (a revoked
+/// credential keeps its record).
+///
+/// # Errors
+/// SQLite errors.
+pub fn credential_known(conn: &Connection, credential_id: &str) -> Result<bool, StoreError> {
+    Ok(sessions::exists(conn, credential_id)? || mint_record(conn, credential_id)?.is_some())
 }
 
 /// Load the mint record of a credential, if this store wrote one.

@@ -6,7 +6,8 @@ use clap::{Subcommand, ValueEnum};
 use super::output::{short, table, Output};
 use super::{fence, CliError, Context, Exit};
 use crate::authority::approvals::{self, Approval, ApprovalError, NewDecision, NewRequest};
-use crate::broker::handlers::approval::{prompt_text, terminal_safe, ApprovalState};
+use crate::broker::handlers::approval::{prompt_text, ApprovalState};
+use crate::termtext::{escape_line, escape_text};
 
 /// Approval commands.
 #[derive(Subcommand, Debug)]
@@ -106,14 +107,14 @@ fn print_one(out: &mut Output, a: &Approval) -> Result<(), CliError> {
         out.json_line(a)?;
         return Ok(());
     }
-    out.line(format!("request   {}", a.request_ref))?;
-    out.line(format!("episode   {}", a.episode))?;
-    out.line(format!("state     {}", state_text(a)))?;
+    out.line(format!("request   {}", escape_line(&a.request_ref)))?;
+    out.line(format!("episode   {}", escape_line(&a.episode)))?;
+    out.line(format!("state     {}", escape_line(&state_text(a))))?;
     out.line(format!(
         "requested by {} at {} (origin {})",
-        a.requester,
+        escape_line(&a.requester),
         crate::authority::session::rfc3339(a.created_at),
-        a.origin
+        escape_line(&a.origin)
     ))?;
     if let (Some(d), Some(by), Some(at), Some(att)) = (
         a.state.decision_ref(),
@@ -122,16 +123,18 @@ fn print_one(out: &mut Output, a: &Approval) -> Result<(), CliError> {
         a.attended,
     ) {
         out.line(format!(
-            "decision  {d} by {by} at {}{}",
+            "decision  {} by {} at {}{}",
+            escape_line(d),
+            escape_line(by),
             crate::authority::session::rfc3339(at),
             if att { "" } else { " [unattended]" }
         ))?;
     }
     if let Some(c) = &a.claimed_by {
-        out.line(format!("consumed by {c}"))?;
+        out.line(format!("consumed by {}", escape_line(c)))?;
     }
     out.line("summary:")?;
-    for l in terminal_safe(&a.summary).lines() {
+    for l in escape_text(&a.summary).lines() {
         out.line(format!("  {l}"))?;
     }
     Ok(())
@@ -209,7 +212,7 @@ pub fn run(ctx: &Context, out: &mut Output, cmd: Cmd) -> Result<Exit, CliError> 
                 out.color,
             );
             for a in &rows {
-                let mut summary = terminal_safe(a.summary.lines().next().unwrap_or(""));
+                let mut summary = escape_line(a.summary.lines().next().unwrap_or("")).into_owned();
                 if summary.chars().count() > 60 {
                     summary = summary.chars().take(59).collect::<String>() + "…";
                 }

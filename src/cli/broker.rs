@@ -21,6 +21,8 @@ pub enum Cmd {
         /// Cost in budget units
         #[arg(allow_negative_numbers = true)]
         cost: i64,
+        #[command(flatten)]
+        unattested: super::UnattestedFlag,
     },
 }
 
@@ -31,10 +33,18 @@ pub fn run(ctx: &Context, out: &mut Output, cmd: Cmd) -> Result<Exit, CliError> 
         effect,
         scope,
         cost,
+        unattested,
     } = cmd;
     let store = ctx.open_read()?;
     let now = ctx.now();
-    let s = resolve_session(ctx, out, store.conn(), session.as_deref(), now)?;
+    let s = resolve_session(
+        ctx,
+        out,
+        store.conn(),
+        session.as_deref(),
+        now,
+        unattested.policy(),
+    )?;
     let (d, seeded) = broker::dry_run(
         store.conn(),
         &s.episode,

@@ -103,10 +103,15 @@ pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError
                 "failure": failure,
             }))?;
         } else {
+            // Stored values, and the request and result payloads a transition or a command
+            // produced, are shown escaped (DEC-TRUST3-4).
+            let esc = crate::termtext::escape_line;
             out.line(format!("record   {reference}"))?;
             out.line(format!(
                 "effect   {} scope {} cost {}",
-                rec.effect, rec.scope, rec.cost
+                esc(&rec.effect),
+                esc(&rec.scope),
+                rec.cost
             ))?;
             out.line(format!(
                 "budget   {} → {}",
@@ -119,7 +124,7 @@ pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError
             } else {
                 "ok".into()
             };
-            out.line(format!("status   {status}"))?;
+            out.line(format!("status   {}", esc(&status)))?;
             out.line(format!(
                 "law      {}",
                 match &law {
@@ -130,20 +135,20 @@ pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError
             out.line(format!("request  {}", rec.request_ref))?;
             out.line(format!(
                 "         {}",
-                String::from_utf8_lossy(&request.payload)
+                esc(&String::from_utf8_lossy(&request.payload))
             ))?;
             match &result {
                 Some(r) => {
                     out.line(format!("result   {}", rec.result_ref))?;
-                    out.line(format!("         {}", String::from_utf8_lossy(&r.payload)))?;
+                    out.line(format!(
+                        "         {}",
+                        esc(&String::from_utf8_lossy(&r.payload))
+                    ))?;
                 }
                 None => out.line("result   (none)")?,
             }
             if let Some(msg) = &failure {
-                out.line(format!(
-                    "failure  {}",
-                    crate::broker::handlers::approval::terminal_safe(msg)
-                ))?;
+                out.line(format!("failure  {}", crate::termtext::escape_text(msg)))?;
             }
         }
         return Ok(if law.is_ok() {
@@ -175,12 +180,14 @@ pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError
             if out.json {
                 out.json_line(&serde_json::json!({"seq": seq, "invocationId": id, "state": "indeterminate", "intent": v}))?;
             } else {
+                let esc = crate::termtext::escape_line;
                 out.line(format!(
-                    "{id} indeterminate: {} {} cost {} request {} (never retried automatically)",
-                    v["effect"].as_str().unwrap_or("?"),
-                    v["scope"].as_str().unwrap_or("?"),
+                    "{} indeterminate: {} {} cost {} request {} (never retried automatically)",
+                    esc(&id),
+                    esc(v["effect"].as_str().unwrap_or("?")),
+                    esc(v["scope"].as_str().unwrap_or("?")),
                     v["cost"],
-                    v["requestRef"].as_str().unwrap_or("?")
+                    esc(v["requestRef"].as_str().unwrap_or("?"))
                 ))?;
             }
         }
@@ -227,16 +234,18 @@ pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError
         } else {
             "allowed".into()
         };
+        let esc = |s: &str| crate::termtext::escape_line(s).into_owned();
         t.add_row(vec![
-            rec.effect.clone(),
-            rec.scope.clone(),
+            esc(&rec.effect),
+            esc(&rec.scope),
             rec.cost.to_string(),
             format!("{}→{}", rec.budget_before, rec.budget_after),
-            status,
-            r.invocation_id
-                .clone()
-                .or_else(|| r.intent_id.clone())
-                .unwrap_or_else(|| "-".into()),
+            esc(&status),
+            esc(r
+                .invocation_id
+                .as_deref()
+                .or(r.intent_id.as_deref())
+                .unwrap_or("-")),
             short(&r.reference),
             short(&rec.request_ref),
             if rec.result_ref.is_empty() {

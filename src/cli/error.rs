@@ -236,19 +236,25 @@ impl CliError {
         self
     }
 
-    /// Render the lines printed on stderr.
+    /// Render the lines printed on stderr. The message, causes and hints may quote what a
+    /// client or a file supplied, so each is shown escaped on its one line (DEC-TRUST3-4).
     pub fn render(&self) -> String {
+        use crate::termtext::escape_line;
         let mut out = match &self.verbatim {
             Some(v) => v.clone(),
-            None => format!("world: {}: {}", self.what, self.why.replace('\n', "\\n")),
+            None => format!(
+                "world: {}: {}",
+                escape_line(&self.what),
+                escape_line(&self.why)
+            ),
         };
         for c in self.causes() {
             out.push_str("\ncaused by: ");
-            out.push_str(&c.replace('\n', "\\n"));
+            out.push_str(&escape_line(c));
         }
         for h in &self.hints {
             out.push_str("\nhint: ");
-            out.push_str(h);
+            out.push_str(&escape_line(h));
         }
         out
     }
@@ -296,7 +302,7 @@ impl From<store::Error> for CliError {
             E::Missing { .. } => (Exit::Failed, Some("create it with `world genesis`".into())),
             E::NoParent { .. } => (Exit::Failed, Some("the store's directory is never created; create it first".into())),
             E::EmptyFile { .. } => (Exit::Usage, Some("create the store with `world genesis` first".into())),
-            E::IsDirectory { .. } | E::NotADatabase { .. } | E::Uninitialized { .. } | E::LegacySchema { .. }
+            E::IsDirectory { .. } | E::NotRegular { .. } | E::NotADatabase { .. } | E::Uninitialized { .. } | E::LegacySchema { .. }
             | E::FutureSchema { .. } | E::InvalidSchemaVersion { .. } | E::SchemaIntegrity { .. } => (Exit::Usage, None),
             E::Corrupt { .. } => (Exit::Integrity, Some("run `world verify` for a full report".into())),
             E::Sqlite(rusqlite::Error::SqliteFailure(f, _))
@@ -363,7 +369,7 @@ pub fn print_error(err: &CliError, json: bool) {
     if err.is_silent() {
         return;
     }
-    let text = err.render();
+    let text = crate::cli::secrets::redact(&err.render()).into_owned();
     if !text.is_empty() {
         let text = if crate::cli::output::stderr_color() {
             text.replacen("world: ", "\x1b[31mworld:\x1b[0m ", 1)
@@ -375,7 +381,8 @@ pub fn print_error(err: &CliError, json: bool) {
     if json {
         use std::io::Write;
         let mut out = std::io::stdout().lock();
-        let _ = writeln!(out, "{}", err.envelope());
+        let envelope = err.envelope().to_string();
+        let _ = writeln!(out, "{}", crate::cli::secrets::redact(&envelope));
         let _ = out.flush();
     }
 }
@@ -394,7 +401,12 @@ pub fn print_clap_error(e: clap::Error, json: bool) -> std::process::ExitCode {
             std::process::ExitCode::from(code as u8)
         }
         _ => {
-            let _ = e.print();
+            // clap echoes the offending argument: printed withheld like every other output.
+            if crate::cli::secrets::active() {
+                eprint!("{}", crate::cli::secrets::redact(&e.render().to_string()));
+            } else {
+                let _ = e.print();
+            }
             if json {
                 let text = e.render().to_string();
                 let message = text
@@ -404,7 +416,10 @@ pub fn print_clap_error(e: clap::Error, json: bool) -> std::process::ExitCode {
                     .trim_start_matches("error: ")
                     .to_string();
                 let err = CliError::usage("", message).with_code("usage");
-                println!("{}", err.envelope());
+                println!(
+                    "{}",
+                    crate::cli::secrets::redact(&err.envelope().to_string())
+                );
             }
             std::process::ExitCode::from(Exit::Usage.code())
         }

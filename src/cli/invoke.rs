@@ -57,6 +57,8 @@ pub struct Args {
     ledger: Option<String>,
     #[command(flatten)]
     exec: super::ExecFlags,
+    #[command(flatten)]
+    unattested: super::UnattestedFlag,
 }
 
 /// Refuse `--args` text that would not reach the transition as written (issue 13 §4): a
@@ -115,6 +117,7 @@ pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError
         examples_dir: None,
         limits_ledger: args.ledger.clone(),
         exec,
+        unattested: args.unattested.policy(),
     };
     let host = config.host(pins.as_ref(), None);
     let call = Call {
@@ -171,7 +174,7 @@ pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError
                 out.warn(format!(
                     "effect record {} failed: {}",
                     super::output::short(r),
-                    crate::broker::handlers::approval::terminal_safe(&msg)
+                    crate::termtext::escape_text(&msg)
                 ));
             }
         }

@@ -173,6 +173,9 @@ impl Layout {
     }
 
     fn line(&self, cells: [&str; 8]) -> String {
+        // Client-written values (writtenBy, ids) are shown escaped (DEC-TRUST3-4).
+        let cells = cells.map(crate::termtext::escape_line);
+        let cells: [&str; 8] = std::array::from_fn(|i| cells[i].as_ref());
         let cut = |s: &str, w: usize| -> String {
             if s.chars().count() > w {
                 format!(
@@ -245,7 +248,10 @@ pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError
             out.line(format!("  transitionFn    {}", e.header.transition_fn))?;
             out.line(format!("  interpreter     {}", e.header.interpreter))?;
             out.line(format!("  prevEntryHash   {}", e.header.prev_entry_hash))?;
-            out.line(format!("  writtenBy       {}", e.header.written_by))?;
+            out.line(format!(
+                "  writtenBy       {}",
+                crate::termtext::escape_line(&e.header.written_by)
+            ))?;
             out.line(format!("  transitionRef   {}", e.transition_ref))?;
         }
         return Ok(Exit::Success);

@@ -36,6 +36,8 @@ pub struct Args {
     ledger: Option<String>,
     #[command(flatten)]
     exec: super::ExecFlags,
+    #[command(flatten)]
+    unattested: super::UnattestedFlag,
 }
 
 /// Run `world mcp`.
@@ -61,6 +63,7 @@ pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError
             tool,
             limits_ledger: args.ledger,
             exec,
+            unattested: args.unattested.policy(),
             ..HostConfig::default()
         },
     };

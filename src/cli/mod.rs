@@ -30,6 +30,7 @@ pub mod receipt;
 pub mod refs;
 pub mod registry;
 pub mod replay;
+pub mod secrets;
 pub mod serve;
 pub mod session;
 pub mod show;
@@ -188,6 +189,9 @@ where
     T: Into<std::ffi::OsString> + Clone,
 {
     use clap::FromArgMatches;
+    let args: Vec<std::ffi::OsString> = args.into_iter().map(Into::into).collect();
+    // Until the store is known, every 64-hex argument is withheld from what is printed.
+    secrets::withhold_all(&args);
     let matches = command().try_get_matches_from(args)?;
     Cli::from_arg_matches(&matches)
 }
@@ -296,12 +300,9 @@ pub fn read_input(path: &Path, max: usize, what: &str) -> Result<Vec<u8>, CliErr
             .read_to_end(&mut buf)
             .map_err(|e| CliError::failed(what, format!("read stdin: {e}")))?;
     } else {
-        // A regular file only (a FIFO or device is refused without blocking), bounded while
-        // reading (issue 13 §5).
-        let f = crate::fileread::open_regular(path).map_err(|e| CliError::failed(what, e))?;
-        f.take(limit)
-            .read_to_end(&mut buf)
-            .map_err(|e| CliError::failed(what, format!("read {label}: {e}")))?;
+        // The one bounded-read rule: a regular file only (a FIFO or device is refused
+        // without blocking), bounded while reading (issue 13 §5, issue 26 §5).
+        buf = crate::fileread::read_regular(path, max).map_err(|e| CliError::failed(what, e))?;
     }
     if buf.len() > max {
         return Err(CliError::failed(
@@ -318,6 +319,10 @@ pub fn read_input(path: &Path, max: usize, what: &str) -> Result<Vec<u8>, CliErr
 /// Run one parsed command.
 pub fn run(cli: Cli) -> Result<Exit, CliError> {
     let ctx = Context::new(&cli)?;
+    if secrets::active() {
+        let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+        secrets::withhold_unknown(&args, Store::open_read(&ctx.db).ok().as_ref());
+    }
     let mut out = output::Output::new(&ctx);
     let exit = match cli.command {
         Command::Genesis(a) => genesis::run(&ctx, &mut out, a),
@@ -373,6 +378,28 @@ pub(crate) fn pin_tool(
     bin.map(|b| crate::broker::handlers::ailang::PinnedTool::pin(&ctx.db, b))
         .transpose()
         .map_err(|e| CliError::failed(what, format!("--tool-ailang-bin: {e}")))
+}
+
+/// `--allow-unattested`, shared by the commands that resolve a session for the broker
+/// (`invoke`, `mcp`, `serve`, `broker check`, `tools list`; DEC-TRUST3-2).
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct UnattestedFlag {
+    /// Accept a session credential this store holds no mint record for (a row the reference
+    /// daemon minted, or one inserted into the file); refused by default, and `world verify`
+    /// warns `unattested` about such rows
+    #[arg(long)]
+    pub allow_unattested: bool,
+}
+
+impl UnattestedFlag {
+    /// The session rule this flag gives.
+    pub fn policy(&self) -> crate::authority::session::Unattested {
+        if self.allow_unattested {
+            crate::authority::session::Unattested::Allow
+        } else {
+            crate::authority::session::Unattested::Refuse
+        }
+    }
 }
 
 /// The `Workspace.Exec` flags shared by `invoke`, `serve` and `mcp` (exec-and-agui.md §1.2).
@@ -450,8 +477,9 @@ pub(crate) fn resolve_session(
     conn: &rusqlite::Connection,
     arg: Option<&str>,
     now: i64,
+    unattested: crate::authority::session::Unattested,
 ) -> Result<crate::authority::session::Session, CliError> {
     use crate::authority::session;
     let token = session_token("session", out, arg)?;
-    session::resolve(conn, &token, now).map_err(|e| CliError::failed("session", e))
+    session::resolve_with(conn, &token, now, unattested).map_err(|e| CliError::failed("session", e))
 }

@@ -75,12 +75,20 @@ pub fn run(ctx: &Context, out: &mut Output, cmd: Cmd) -> Result<Exit, CliError> 
                 }
                 out.json_line(&v)?;
             } else if payload {
-                out.bytes(&obj.payload)?;
+                // The bytes as stored for a pipe or a file; escaped on a terminal, where they
+                // could otherwise drive it (DEC-TRUST3-4).
+                if std::io::IsTerminal::is_terminal(&std::io::stdout()) {
+                    let text = String::from_utf8_lossy(&obj.payload);
+                    out.bytes(crate::termtext::escape_text(&text).as_bytes())?;
+                } else {
+                    out.bytes(&obj.payload)?;
+                }
             } else {
+                let esc = crate::termtext::escape_line;
                 out.line(format!("hash           {}", obj.meta.hash))?;
-                out.line(format!("interfaceHash  {}", obj.meta.interface_hash))?;
-                out.line(format!("semanticId     {}", obj.meta.semantic_id))?;
-                out.line(format!("provenance     {}", obj.meta.provenance))?;
+                out.line(format!("interfaceHash  {}", esc(&obj.meta.interface_hash)))?;
+                out.line(format!("semanticId     {}", esc(&obj.meta.semantic_id)))?;
+                out.line(format!("provenance     {}", esc(&obj.meta.provenance)))?;
                 out.line(format!("size           {} bytes", obj.payload.len()))?;
             }
         }
@@ -107,14 +115,18 @@ pub fn run(ctx: &Context, out: &mut Output, cmd: Cmd) -> Result<Exit, CliError> 
                     out.json_line(i)?;
                 }
             } else if items.is_empty() {
-                out.status(format!("no objects with semantic id {semantic_id}"));
+                out.status(format!(
+                    "no objects with semantic id {}",
+                    crate::termtext::escape_line(&semantic_id)
+                ));
             } else {
+                let esc = |s: &str| crate::termtext::escape_line(s).into_owned();
                 let mut t = table(&["hash", "semantic id", "provenance"], out.color);
                 for i in &items {
                     t.add_row(vec![
                         i.hash.clone(),
-                        i.semantic_id.clone(),
-                        i.provenance.clone(),
+                        esc(&i.semantic_id),
+                        esc(&i.provenance),
                     ]);
                 }
                 out.table(&t)?;

@@ -33,7 +33,8 @@ impl Output {
 
     /// One line of text on stdout.
     pub fn line(&mut self, text: impl AsRef<str>) -> io::Result<()> {
-        self.out.write_all(text.as_ref().as_bytes())?;
+        self.out
+            .write_all(super::secrets::redact(text.as_ref()).as_bytes())?;
         self.out.write_all(b"\n")
     }
 
@@ -49,6 +50,10 @@ impl Output {
 
     /// One JSON value on one line.
     pub fn json_line<T: Serialize + ?Sized>(&mut self, v: &T) -> io::Result<()> {
+        if super::secrets::active() {
+            let text = serde_json::to_string(v).map_err(io::Error::from)?;
+            return self.line(text);
+        }
         // `From<serde_json::Error>` gives back the underlying io::Error (keeping BrokenPipe).
         serde_json::to_writer(&mut self.out, v).map_err(io::Error::from)?;
         self.out.write_all(b"\n")
@@ -68,7 +73,9 @@ impl Output {
     pub fn status(&mut self, text: impl AsRef<str>) {
         if !self.quiet {
             let _ = self.out.flush();
-            eprintln!("{}", text.as_ref());
+            // Status text may quote stored values: the one escaping rule (DEC-TRUST3-4).
+            let text = crate::termtext::escape_text(text.as_ref());
+            eprintln!("{}", super::secrets::redact(&text));
         }
     }
 
@@ -76,10 +83,12 @@ impl Output {
     pub fn warn(&mut self, text: impl AsRef<str>) {
         if !self.quiet {
             let _ = self.out.flush();
+            let text = crate::termtext::escape_text(text.as_ref());
+            let text = super::secrets::redact(&text);
             if self.color {
-                eprintln!("world: \x1b[33mwarning:\x1b[0m {}", text.as_ref());
+                eprintln!("world: \x1b[33mwarning:\x1b[0m {text}");
             } else {
-                eprintln!("world: warning: {}", text.as_ref());
+                eprintln!("world: warning: {text}");
             }
         }
     }
@@ -229,10 +238,13 @@ pub fn table(headers: &[&str], color: bool) -> comfy_table::Table {
     t
 }
 
-/// Render a table without trailing spaces on any line.
+/// Render a table without trailing spaces on any line. Tables carry no colour of their own,
+/// so every control character left in a cell is shown escaped (DEC-TRUST3-4; callers escape
+/// the cells that hold client- or file-supplied values with `termtext::escape_line`, which
+/// also keeps a newline from splitting a cell).
 pub fn render_table(t: &comfy_table::Table) -> String {
     t.lines()
-        .map(|l| l.trim_end().to_string())
+        .map(|l| crate::termtext::escape_line(l.trim_end()).into_owned())
         .collect::<Vec<_>>()
         .join("\n")
 }

@@ -40,15 +40,17 @@ pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError
             ReceiptState::Indeterminate => "indeterminate",
             ReceiptState::Resolved => "resolved",
         };
-        let mut line = format!("{} {state}", r.invocation_id);
+        // The id as given and the stored values are shown escaped (DEC-TRUST3-4).
+        let esc = crate::termtext::escape_line;
+        let mut line = format!("{} {state}", esc(&r.invocation_id));
         if let Some(x) = &r.result_ref {
-            line.push_str(&format!(" resultRef={x}"));
+            line.push_str(&format!(" resultRef={}", esc(x)));
         }
         if let Some(x) = &r.status {
-            line.push_str(&format!(" status={x}"));
+            line.push_str(&format!(" status={}", esc(x)));
         }
         if let Some(x) = &r.record_ref {
-            line.push_str(&format!(" recordRef={x}"));
+            line.push_str(&format!(" recordRef={}", esc(x)));
         }
         out.line(line)?;
     }

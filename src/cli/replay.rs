@@ -18,7 +18,8 @@ use crate::replay::{self, EntryResult, Options, Outcome, ReplayError, Report, Se
 /// Prints `replay <id> (entry N): identical` or `… DIVERGED at <stage>: <reason>` per entry
 /// (`--json`: JSON lines `{invocationId, entryIndex, ok, stage?, reason?, expected?,
 /// actual?}`), then `replayed N entries, M skipped (client commits), K diverged`. Exit 0 when
-/// every replayed entry is identical, 3 on a divergence or integrity failure, 1 when the
+/// every replayed entry is identical, 3 on a divergence or integrity failure — a log gap or a
+/// committed invocation whose entry is missing included, unless `--allow-gaps` — 1 when the
 /// selection names nothing (no such episode or invocation).
 #[derive(clap::Args, Debug)]
 #[command(group(clap::ArgGroup::new("selection").args(["episode", "invocation", "from", "all"]).required(true)))]
@@ -48,6 +49,10 @@ pub struct Args {
     /// that replays nothing does not pass by accident)
     #[arg(long)]
     allow_empty: bool,
+    /// Replay what is there even when the log has a gap or misses the entry of an invocation
+    /// the journal records as committed (default: exit 3 before replaying anything)
+    #[arg(long)]
+    allow_gaps: bool,
 }
 
 #[derive(Serialize)]
@@ -71,14 +76,21 @@ struct JsonLine<'a> {
 }
 
 fn line_for(r: &EntryResult) -> String {
-    let head = format!("replay {} (entry {})", r.label(), r.entry_index);
+    // Ids and `writtenBy` a client chose, and stored bytes quoted in a divergence, are shown
+    // escaped (DEC-TRUST3-4).
+    use crate::termtext::{escape_line, escape_text};
+    let head = format!(
+        "replay {} (entry {})",
+        escape_line(&r.label()),
+        r.entry_index
+    );
     match &r.outcome {
         Outcome::Identical => format!("{head}: identical"),
         Outcome::ClientCommit => format!(
             "{head}: not replayable: client commit (written by {})",
-            r.written_by
+            escape_line(&r.written_by)
         ),
-        Outcome::Diverged(d) => format!("{head}: {d}"),
+        Outcome::Diverged(d) => format!("{head}: {}", escape_text(&d.to_string())),
     }
 }
 
@@ -278,6 +290,7 @@ pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError
         db: ctx.db.clone(),
         replay: Options {
             keep_going: args.keep_going,
+            allow_gaps: args.allow_gaps,
             ..Options::default()
         },
     };
@@ -335,6 +348,9 @@ pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError
             CliError::store("replay: materialize bundled interpreters", s)
         }
         ops::replay::Error::Replay(ReplayError::Store(s)) => CliError::store("replay", s),
+        ops::replay::Error::Replay(g @ ReplayError::Gap(_)) => {
+            CliError::new(Exit::Integrity, "replay", g).with_code("log_gap")
+        }
         ops::replay::Error::Replay(other) => CliError::failed("replay", other),
     })?;
     if let Some(file) = &mut junit {

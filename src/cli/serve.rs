@@ -63,6 +63,8 @@ pub struct Args {
     ledger: Option<String>,
     #[command(flatten)]
     exec: super::ExecFlags,
+    #[command(flatten)]
+    unattested: super::UnattestedFlag,
 }
 
 /// Run `world serve` until a signal stops it.
@@ -97,6 +99,7 @@ pub fn run(ctx: &Context, _out: &mut Output, args: Args) -> Result<Exit, CliErro
         exec_profiles: args.exec.exec_profile,
         exec_episode_projects: args.exec.exec_episode_project,
         exec_max_output_bytes: args.exec.exec_max_output_bytes,
+        unattested: args.unattested.policy(),
     };
     match serve::run(cfg) {
         Ok(()) => Ok(Exit::Success),

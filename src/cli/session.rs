@@ -285,6 +285,28 @@ fn short_id(id: &str) -> String {
 }
 
 /// The one row `text` (a full id or a unique prefix of ≥ 6 hex, as tables print it) names.
+/// The credential id an argument names: the argument itself, or — when it is a session token
+/// of this store rather than an id — the token's credential id, with a warning that names the
+/// credential, never the token (issue 26 §7).
+fn credential_arg(store: &crate::store::Store, out: &mut Output, text: &str) -> String {
+    let t = text.trim();
+    if !session::is_hex64(t) {
+        return text.to_string();
+    }
+    let hex = t.to_ascii_lowercase();
+    if crate::store::refs::names_anything(store.conn(), &hex).unwrap_or(true) {
+        return text.to_string();
+    }
+    let id = session::credential_id(t);
+    if session::credential_known(store.conn(), &id).unwrap_or(false) {
+        out.warn(format!(
+            "the argument is a session token, not a credential id: it names credential {id} (give credential ids; a token on the command line ends up in shell history)"
+        ));
+        return id;
+    }
+    text.to_string()
+}
+
 fn pick<'a>(
     rows: &'a [session::Listed],
     text: &str,
@@ -677,14 +699,18 @@ fn show(ctx: &Context, out: &mut Output, id: &str) -> Result<Exit, CliError> {
     let what = "session show";
     let store = ctx.open_read()?;
     let rows = session::list(store.conn(), None, ctx.now(), true).map_err(read_err(what))?;
-    let r = pick(&rows, id, what)?;
+    let id = credential_arg(&store, out, id);
+    let r = pick(&rows, &id, what)?;
     let budgets = SpendCache::default().budgets(store.conn(), r)?;
     if out.json {
         out.json_line(&listed_json(r, &budgets))?;
         return Ok(Exit::Success);
     }
     out.line(format!("credential  {}", r.credential_id))?;
-    out.line(format!("episode     {}", r.episode))?;
+    out.line(format!(
+        "episode     {}",
+        crate::termtext::escape_line(&r.episode)
+    ))?;
     out.line(format!("state       {}", r.state))?;
     out.line(format!("attended    {}", attended_text(r.attended)))?;
     out.line(format!(
@@ -728,6 +754,7 @@ fn revoke(
     let id = match id {
         Some(id) => {
             let store = ctx.open_read()?;
+            let id = credential_arg(&store, out, &id);
             let space = [crate::store::refs::Space::Session];
             Some(super::refs::resolve(&store, &space, &id, what)?.reference)
         }

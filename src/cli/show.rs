@@ -106,10 +106,14 @@ pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError
         return Ok(exit);
     }
     let h = &v["header"];
+    // Values a client or a transition wrote are shown escaped (DEC-TRUST3-4).
+    let esc = crate::termtext::escape_line;
     let text = |x: &Value| {
-        x.as_str()
+        let raw = x
+            .as_str()
             .map(str::to_string)
-            .unwrap_or_else(|| x.to_string())
+            .unwrap_or_else(|| x.to_string());
+        esc(&raw).into_owned()
     };
     out.line(format!("entry {index}  {}", text(&v["entryHash"])))?;
     out.line(format!("  writtenBy       {}", text(&h["writtenBy"])))?;
@@ -126,7 +130,7 @@ pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError
         out.line("  outcome         commit (a client commit: no invocation record)")?;
         return Ok(exit);
     };
-    let s = |k: &str| inv[k].as_str().unwrap_or("-").to_string();
+    let s = |k: &str| esc(inv[k].as_str().unwrap_or("-")).into_owned();
     out.line("")?;
     out.line(format!(
         "invocation {}  (transition {}, episode {})",
@@ -145,7 +149,7 @@ pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError
         out.line("effects")?;
         for e in &effects {
             let status = if e["allowed"] == false {
-                format!("denied {}", e["denial"].as_str().unwrap_or(""))
+                format!("denied {}", esc(e["denial"].as_str().unwrap_or("")))
             } else if e["failed"] == true {
                 "failed".to_string()
             } else {
@@ -153,8 +157,8 @@ pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError
             };
             out.line(format!(
                 "  {} {} cost {} budget {}→{} {}  {}",
-                e["effect"].as_str().unwrap_or("?"),
-                e["scope"].as_str().unwrap_or("?"),
+                esc(e["effect"].as_str().unwrap_or("?")),
+                esc(e["scope"].as_str().unwrap_or("?")),
                 e["cost"],
                 e["budgetBefore"],
                 e["budgetAfter"],
@@ -168,7 +172,7 @@ pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError
     out.line(format!(
         "receipt {} {}{}",
         s("invocationId"),
-        r["state"].as_str().unwrap_or("?"),
+        esc(r["state"].as_str().unwrap_or("?")),
         r["logicalTime"]
             .as_i64()
             .map(|t| format!(" at {}", rfc3339(t)))

@@ -101,7 +101,12 @@ pub fn run(ctx: &Context, out: &mut Output, _args: Args) -> Result<Exit, CliErro
         if v.is_empty() {
             "none".to_string()
         } else {
-            format!("{} ({})", v.len(), v.join(", "))
+            // Ids a client chose (`rest:…`) are shown escaped (DEC-TRUST3-4).
+            format!(
+                "{} ({})",
+                v.len(),
+                crate::termtext::escape_line(&v.join(", "))
+            )
         }
     };
     out.line(format!("store               {}", st.db))?;

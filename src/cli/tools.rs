@@ -15,15 +15,27 @@ pub enum Cmd {
         /// Session token file or token (else WORLD_SESSION)
         #[arg(long)]
         session: Option<String>,
+        #[command(flatten)]
+        unattested: super::UnattestedFlag,
     },
 }
 
 /// Run `world tools …`.
 pub fn run(ctx: &Context, out: &mut Output, cmd: Cmd) -> Result<Exit, CliError> {
-    let Cmd::List { session } = cmd;
+    let Cmd::List {
+        session,
+        unattested,
+    } = cmd;
     let store = ctx.open_read()?;
     let now = ctx.now();
-    let s = resolve_session(ctx, out, store.conn(), session.as_deref(), now)?;
+    let s = resolve_session(
+        ctx,
+        out,
+        store.conn(),
+        session.as_deref(),
+        now,
+        unattested.policy(),
+    )?;
     let head =
         read_head(store.conn()).map_err(|e| CliError::new(Exit::Integrity, "tools list", e))?;
     let _ = read_err("tools list");
@@ -59,7 +71,7 @@ pub fn run(ctx: &Context, out: &mut Output, cmd: Cmd) -> Result<Exit, CliError> 
         for d in &tools {
             t.add_row(vec![
                 d.id.clone(),
-                d.title.clone(),
+                crate::termtext::escape_line(&d.title).into_owned(),
                 required(d).join(", "),
                 if d.declared_effects.is_empty() {
                     "pure".into()

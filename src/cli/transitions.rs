@@ -109,7 +109,7 @@ pub fn run(ctx: &Context, out: &mut Output, cmd: Cmd) -> Result<Exit, CliError> 
             for d in &head.revision.entries {
                 t.add_row(vec![
                     d.id.clone(),
-                    d.title.clone(),
+                    crate::termtext::escape_line(&d.title).into_owned(),
                     d.access.to_string(),
                     effects(&d.declared_effects),
                     short(&d.transition_fn.to_string()),
@@ -155,8 +155,10 @@ pub fn run(ctx: &Context, out: &mut Output, cmd: Cmd) -> Result<Exit, CliError> 
             let schema = |v: &CValue| String::from_utf8_lossy(&trcjson::encode(v)).into_owned();
             out.line(format!("transition {}", d.id))?;
             out.line(format!("  mcpName          {}", d.mcp_name()))?;
-            out.line(format!("  title            {}", d.title))?;
-            out.line(format!("  description      {}", d.description))?;
+            // A manifest's free text is shown escaped (DEC-TRUST3-4).
+            let esc = crate::termtext::escape_line;
+            out.line(format!("  title            {}", esc(&d.title)))?;
+            out.line(format!("  description      {}", esc(&d.description)))?;
             out.line(format!("  transitionFn     {}", d.transition_fn))?;
             out.line(format!("  interpreter      {}", d.interpreter))?;
             out.line(format!("  semanticsEpoch   {}", d.semantics_epoch))?;

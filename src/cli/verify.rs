@@ -152,9 +152,9 @@ fn print_report(
                     .unwrap_or_default(),
                 f.reference
                     .as_ref()
-                    .map(|r| format!(" ({r})"))
+                    .map(|r| format!(" ({})", crate::termtext::escape_line(r)))
                     .unwrap_or_default(),
-                f.reason,
+                crate::termtext::escape_line(&f.reason),
                 if n > 1 {
                     format!(" (+{} more)", n - 1)
                 } else {
@@ -173,9 +173,9 @@ fn print_report(
                     .unwrap_or_default(),
                 w.reference
                     .as_ref()
-                    .map(|r| format!(" ({r})"))
+                    .map(|r| format!(" ({})", crate::termtext::escape_line(r)))
                     .unwrap_or_default(),
-                w.reason,
+                crate::termtext::escape_line(&w.reason),
                 if n > 1 {
                     format!(" (+{} more)", n - 1)
                 } else {

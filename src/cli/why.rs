@@ -111,17 +111,20 @@ pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError
         out.json_line(&why)?;
     } else {
         let h = &why.entry.header;
+        // Values a client wrote (writtenBy, semantic ids in the details) are shown escaped
+        // (DEC-TRUST3-4).
+        let esc = crate::termtext::escape_line;
         out.line(format!(
             "#{} {} prev {} fn {} interpreter {} (matched by {})",
             h.entry_index,
-            h.written_by,
+            esc(&h.written_by),
             h.prev_entry_hash,
             h.transition_fn,
             h.interpreter,
             why.matched_by
         ))?;
         if let Some(n) = &why.note {
-            out.line(format!("note: {n}"))?;
+            out.line(format!("note: {}", esc(n)))?;
         }
         for l in &why.links {
             out.line(format!(
@@ -134,9 +137,9 @@ pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError
                 l.name,
                 l.reference
                     .as_deref()
-                    .map(|r| format!("{r} "))
+                    .map(|r| format!("{} ", esc(r)))
                     .unwrap_or_default(),
-                l.detail
+                esc(&l.detail)
             ))?;
         }
         let broken = why.links.iter().filter(|l| !l.ok).count();

@@ -95,6 +95,8 @@ pub struct Host<'a> {
     pub exec: Option<Arc<crate::broker::handlers::exec::ExecConfig>>,
     /// Told what the call does as it goes (MCP progress and log notifications); `None`: nobody.
     pub observer: Option<Arc<dyn Observer>>,
+    /// `--allow-unattested`: accept credential rows without a mint record (DEC-TRUST3-2).
+    pub unattested: session::Unattested,
 }
 
 /// One step of an invocation, as an [`Observer`] hears it.
@@ -162,6 +164,8 @@ pub struct HostConfig {
     pub limits_ledger: Option<String>,
     /// `--exec-profile` and friends (`Workspace.Exec`, exec-and-agui.md §1).
     pub exec: Option<Arc<crate::broker::handlers::exec::ExecConfig>>,
+    /// `--allow-unattested`: accept credential rows without a mint record (DEC-TRUST3-2).
+    pub unattested: session::Unattested,
 }
 
 impl HostConfig {
@@ -186,6 +190,7 @@ impl HostConfig {
             },
             exec: self.exec.clone(),
             observer: None,
+            unattested: self.unattested,
         }
     }
 }
@@ -621,7 +626,7 @@ pub fn invoke(store: &mut Store, call: &Call, host: &Host<'_>) -> Result<Committ
     // The call's one instant (Unix seconds): every step below reads this, never the clock.
     let now = call.clock.now_unix();
     let (task, input) = validate_call(call)?;
-    let (sess, desc) = admit(store, call, now)?;
+    let (sess, desc) = admit(store, call, now, host.unattested)?;
     let invocation_id = format!("{}:{}:{}", call.surface.name(), sess.episode, task);
     observe(host, || Step::Admitted {
         invocation_id: invocation_id.clone(),
@@ -767,8 +772,13 @@ fn validate_call(call: &Call) -> Result<(String, Vec<u8>), InvokeError> {
 /// Steps 2–3: resolve the session (fail closed) and bind the transition from a fresh registry
 /// snapshot; a transition the session's live grants cannot see is
 /// [`InvokeError::NotAuthorized`], the same answer as for an id that does not exist.
-fn admit(store: &Store, call: &Call, now: i64) -> Result<(Session, Descriptor), InvokeError> {
-    let sess: Session = session::resolve(store.conn(), &call.token, now)?;
+fn admit(
+    store: &Store,
+    call: &Call,
+    now: i64,
+    unattested: session::Unattested,
+) -> Result<(Session, Descriptor), InvokeError> {
+    let sess: Session = session::resolve_with(store.conn(), &call.token, now, unattested)?;
     let registry = read_head(store.conn()).map_err(|e| InvokeError::Integrity(e.to_string()))?;
     let descriptors = registry.map(|h| h.revision.entries).unwrap_or_default();
     let desc = visible(&descriptors, &sess.grants, now)

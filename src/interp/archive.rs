@@ -298,7 +298,10 @@ impl Archive {
         let interp_dir = self.interpreters_dir();
         fs::create_dir_all(&interp_dir).map_err(io_at(&interp_dir))?;
 
-        let mut src = File::open(path).map_err(io_at(path))?;
+        // Opened non-blocking and re-checked on the descriptor: a path swapped for a FIFO after
+        // the check cannot hang the copy (issue 26 §5).
+        let mut src = crate::fileread::open_regular(path)
+            .map_err(|e| io_at(path)(io::Error::other(e.to_string())))?;
         let mut tmp = tempfile::Builder::new()
             .prefix(".ailang-")
             .suffix(".tmp")
@@ -587,7 +590,7 @@ fn verified() -> &'static Verified {
 
 /// `sha256:<hex>` of a file's bytes, streamed.
 pub fn hash_file(path: &Path) -> io::Result<String> {
-    let mut f = File::open(path)?;
+    let mut f = crate::fileread::open_regular(path).map_err(io::Error::other)?;
     let mut hasher = Sha256::new();
     io::copy(&mut f, &mut hasher)?;
     Ok(format!("sha256:{}", hex::encode(hasher.finalize())))

@@ -67,7 +67,9 @@ fn readable(file: &Path) -> Option<String> {
         );
         return None;
     }
-    std::fs::read_to_string(file).ok()
+    crate::fileread::read(file, crate::fileread::Kind::PasswordFile)
+        .ok()
+        .and_then(|b| String::from_utf8(b).ok())
 }
 
 /// The names a connection's host matches in a password file: the host as given, and

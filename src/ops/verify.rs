@@ -53,11 +53,18 @@ fn run(
     if !checks.schema(rep)? {
         return Ok(());
     }
+    checks.schema_objects(
+        rep,
+        &[crate::limits::schema::DDL, crate::mission::store::DDL],
+    )?;
     checks.objects(rep, progress)?;
     let walk = checks.log(rep)?;
+    let pinned = checks.entry_links(rep)?;
+    interpreters(store, &pinned, rep)?;
     checks.effect_records(rep)?;
     approval_claims(store, checks, rep)?;
     checks.journal(rep)?;
+    checks.journal_links(rep)?;
     spend_tally(store, rep)?;
     checks.episode_index(rep)?;
     checks.log_view(rep)?;
@@ -130,8 +137,56 @@ fn spend_tally(store: &Store, rep: &mut Report) -> Result<(), Error> {
     Ok(())
 }
 
-/// Session rows against their mint records (issue 13 §3; `session_mismatch`).
+/// `entry.interpreter`: every interpreter a coordinator entry pins resolves the way replay
+/// resolves it — the embedded interpreter of this build, a `world/interpreter-binary/v1`
+/// object of an episode bundle (`--embed`), or the archive next to the store (whose bytes
+/// must still hash to the ref). Absent or altered: a `dangling_ref` failure; archived for
+/// another platform or unreadable here: a warning.
+fn interpreters(store: &Store, pinned: &[(String, i64)], rep: &mut Report) -> Result<(), Error> {
+    use crate::interp::archive::{Archive, ResolveError};
+    let archive = Archive::for_db(store.path());
+    for (r, idx) in pinned {
+        if *r == crate::interp::embedded_ref().to_string() {
+            continue;
+        }
+        let bundled = store
+            .object(r)?
+            .is_some_and(|o| o.meta.semantic_id == crate::replay::bundle::INTERPRETER_BINARY);
+        if bundled {
+            continue;
+        }
+        match archive.resolve(r) {
+            Ok(_) => {}
+            Err(e @ (ResolveError::UnsupportedPlatform { .. } | ResolveError::Io { .. })) => {
+                rep.warn(
+                    "dangling_ref",
+                    Some(*idx),
+                    Some(r.clone()),
+                    format!("the pinned interpreter cannot be run here: {e}"),
+                )
+            }
+            Err(e) => rep.fail(
+                "dangling_ref",
+                Some(*idx),
+                Some(r.clone()),
+                format!("the pinned interpreter resolves to nothing replay can run: it is not the embedded interpreter of this build, not bundled, and {e}"),
+            ),
+        }
+    }
+    Ok(())
+}
+
+/// Session rows against their mint records (issue 13 §3; `session_mismatch`), and rows with
+/// none (`unattested`, a warning: the reference daemon writes no mint record; DEC-TRUST3-2).
 fn sessions(checks: &Checks<'_>, rep: &mut Report) -> Result<(), Error> {
+    for (id, episode) in checks.unattested_sessions()? {
+        rep.warn(
+            "unattested",
+            None,
+            Some(id),
+            format!("the credential row of episode {episode} has no world/session-mint/v1 record (minted by another tool, or inserted): the broker refuses it unless --allow-unattested"),
+        );
+    }
     for s in checks.sessions()? {
         if let Some(reason) = crate::authority::session::row_differs(
             &s.record,

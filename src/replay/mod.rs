@@ -79,6 +79,9 @@ pub struct Options {
     /// made only when a check needs them: the plain path the read-ahead is tested against.
     /// Both report the same outcomes.
     pub read_ahead: bool,
+    /// Replay what is there even when the log has a gap or a committed invocation's entry is
+    /// missing (`--allow-gaps`); by default that is [`ReplayError::Gap`] (issue 26 §3).
+    pub allow_gaps: bool,
 }
 
 impl Default for Options {
@@ -87,6 +90,7 @@ impl Default for Options {
             keep_going: false,
             phase_timeout: crate::plan::INVOCATION,
             read_ahead: true,
+            allow_gaps: false,
         }
     }
 }
@@ -281,6 +285,11 @@ pub enum ReplayError {
         /// Last index.
         to: i64,
     },
+    /// The selection's part of the log is incomplete: an index is missing, or the journal
+    /// records an invocation as committed whose entry the log does not hold ([`gaps`]). A
+    /// replay of what is left would report nothing about it.
+    #[error("{0}; replaying what is left would pass over it (pass --allow-gaps to replay it anyway; `world verify` reports the damage)")]
+    Gap(String),
     /// The store could not be read (SQLite failure).
     #[error(transparent)]
     Store(#[from] StoreError),
@@ -320,6 +329,82 @@ pub use crate::store::journal::episode_of;
 /// Is this entry written by the coordinator (`coordinator:<surface>`) and so replayable?
 pub fn is_replayable(written_by: &str) -> bool {
     written_by.starts_with("coordinator:")
+}
+
+/// What the selection's part of the log is missing (issue 26 §3): for `--all` and a range, the
+/// indexes absent between the first selected index and the last (an episode bundle omits
+/// entries by design: only those its marker lists but it lacks); for `--all`, `--episode` and
+/// `--invocation`, the invocations the journal records as committed whose entry the log does
+/// not hold. One line per finding, the first few only; empty when nothing is missing.
+///
+/// # Errors
+/// SQLite failures.
+pub fn gaps(store: &Store, selection: &Selection) -> Result<Vec<String>, ReplayError> {
+    const SHOWN: usize = 3;
+    let conn = store.conn();
+    let mut out = Vec::new();
+    let indexes = store.entry_hashes()?;
+    let marker = crate::store::registry_head_in(conn, bundle::BUNDLE)?
+        .and_then(|m| object_in(conn, &m).ok().flatten())
+        .and_then(|o| serde_json::from_slice::<bundle::Marker>(&o.payload).ok());
+    let span = match selection {
+        Selection::All => Some((0, i64::MAX)),
+        Selection::Range { from, to } => Some(((*from).max(0), *to)),
+        _ => None,
+    }
+    .filter(|(lo, hi)| lo <= hi);
+    if let Some((lo, hi)) = span {
+        let present: std::collections::BTreeSet<i64> = indexes.iter().map(|(i, _)| *i).collect();
+        let last = present.range(lo..=hi).next_back().copied();
+        let missing: Vec<i64> = match (&marker, last) {
+            (Some(m), _) => m
+                .entries
+                .iter()
+                .copied()
+                .filter(|i| (lo..=hi).contains(i) && !present.contains(i))
+                .collect(),
+            (None, Some(last)) => (lo..=last).filter(|i| !present.contains(i)).collect(),
+            (None, None) => Vec::new(),
+        };
+        if let Some(first) = missing.first() {
+            out.push(format!(
+                "the log has no entry at index {first}{}",
+                if missing.len() > 1 {
+                    format!(" ({} indexes missing)", missing.len())
+                } else {
+                    String::new()
+                }
+            ));
+        }
+    }
+    let wanted = |id: &str| match selection {
+        Selection::All => true,
+        Selection::Episode(ep) => episode_of(id) == Some(ep.as_str()),
+        Selection::Invocation(want) => id == want,
+        Selection::Range { .. } => false,
+    };
+    if !matches!(selection, Selection::Range { .. }) {
+        let logged: std::collections::HashSet<&str> =
+            indexes.iter().map(|(_, h)| h.as_str()).collect();
+        let mut lost = Vec::new();
+        for (id, intent) in journal::committed_intents(conn)? {
+            if wanted(&id) && !logged.contains(intent.entry_hash.as_str()) {
+                lost.push(id);
+            }
+        }
+        for id in lost.iter().take(SHOWN) {
+            out.push(format!(
+                "the journal records {id} as committed but the log holds no entry for it"
+            ));
+        }
+        if lost.len() > SHOWN {
+            out.push(format!(
+                "{} more committed invocations are missing",
+                lost.len() - SHOWN
+            ));
+        }
+    }
+    Ok(out)
 }
 
 /// The log entries a selection names, in log order, each with its invocation id (commit
@@ -414,6 +499,12 @@ pub fn replay(
     widen_page_cache(store.conn(), REPLAY_PAGE_CACHE_KIB);
     // One read transaction per span of entries instead of one per statement (DEC-PERF-3).
     let span = ReadSpan::begin(store.conn(), READ_SPAN);
+    if !opts.allow_gaps {
+        let missing = gaps(store, selection)?;
+        if !missing.is_empty() {
+            return Err(ReplayError::Gap(missing.join("; ")));
+        }
+    }
     let selected = select(store, selection)?;
     // Every interpreter the selected entries pin, resolved once and shared by the engine and
     // the runner thread; a failed resolution is reported at each entry that pins it.

@@ -50,11 +50,10 @@ pub const RUN_BUDGET: Duration = Duration::from_secs(18);
 /// Live runs allowed at once.
 pub const MAX_LIVE: usize = 16;
 /// The run budget to use: [`RUN_BUDGET`], or the shorter bound in milliseconds named by
-/// `WORLD_TEST_AGUI_RUN_MS` (a test hook like `WORLD_TEST_HTTP_READ_MS`: it can only shorten
-/// the bound; 0 and unparsable values are ignored).
+/// `WORLD_TEST_AGUI_RUN_MS` (a test hook, [`crate::testhook`]: test builds only; it can only
+/// shorten the bound; 0 and unparsable values are ignored).
 pub fn run_budget() -> Duration {
-    std::env::var("WORLD_TEST_AGUI_RUN_MS")
-        .ok()
+    crate::testhook::var("WORLD_TEST_AGUI_RUN_MS")
         .and_then(|v| v.parse::<u64>().ok())
         .filter(|ms| *ms > 0)
         .map(Duration::from_millis)

@@ -131,13 +131,20 @@ impl Denial {
 ///
 /// # Errors
 /// [`Denial::Unknown`], [`Denial::Expired`], [`Denial::Malformed`] or [`Denial::Store`].
-pub fn lookup(conn: &Connection, token: &str, now: i64) -> Result<Session, Denial> {
-    let s = session::resolve(conn, token, now).map_err(|e| match e {
+pub fn lookup(
+    conn: &Connection,
+    token: &str,
+    now: i64,
+    unattested: session::Unattested,
+) -> Result<Session, Denial> {
+    let s = session::resolve_with(conn, token, now, unattested).map_err(|e| match e {
         SessionError::Malformed => Denial::Malformed,
-        // surfaces.md §3 fixes the wire text; a revoked credential is "unknown" there [V].
-        SessionError::Unknown | SessionError::Revoked | SessionError::Tampered(_) => {
-            Denial::Unknown
-        }
+        // surfaces.md §3 fixes the wire text; a revoked (or unattested) credential is
+        // "unknown" there [V].
+        SessionError::Unknown
+        | SessionError::Revoked
+        | SessionError::Tampered(_)
+        | SessionError::Unattested => Denial::Unknown,
         SessionError::Expired => Denial::Expired,
         other => Denial::Store(other.to_string()),
     })?;

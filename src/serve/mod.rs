@@ -52,10 +52,11 @@ pub const POST_DEADLINE: Duration = Duration::from_secs(20);
 /// 408 and the connection is closed (a trickled or stalled body holds nothing longer).
 pub const HTTP_READ: Duration = Duration::from_secs(30);
 /// The request-body read bound to use: [`HTTP_READ`], or the shorter bound in milliseconds
-/// named by `WORLD_TEST_HTTP_READ_MS` (a test hook like `WORLD_TEST_NOW`; it can only
-/// shorten the bound, never lengthen or disable it; 0 and unparsable values are ignored).
+/// named by `WORLD_TEST_HTTP_READ_MS` (a test hook, [`crate::testhook`]: test builds only; it
+/// can only shorten the bound, never lengthen or disable it; 0 and unparsable values are
+/// ignored).
 pub fn http_read_bound() -> Duration {
-    bound_from(std::env::var("WORLD_TEST_HTTP_READ_MS").ok().as_deref())
+    bound_from(crate::testhook::var("WORLD_TEST_HTTP_READ_MS").as_deref())
 }
 
 fn bound_from(ms: Option<&str>) -> Duration {
@@ -166,6 +167,8 @@ pub struct Config {
     pub exec_episode_projects: Vec<String>,
     /// `--exec-max-output-bytes`.
     pub exec_max_output_bytes: Option<u64>,
+    /// `--allow-unattested`: accept credential rows without a mint record (DEC-TRUST3-2).
+    pub unattested: crate::authority::session::Unattested,
 }
 
 /// A checked bind address: the socket address to bind and the host text as given.
@@ -400,9 +403,10 @@ impl App {
         token: String,
         now: i64,
     ) -> Result<Session, auth::Denial> {
+        let unattested = self.host.unattested;
         let looked = self
             .read_within(CREDENTIAL_BOUND, move |s| {
-                match auth::lookup(s.conn(), &token, now) {
+                match auth::lookup(s.conn(), &token, now, unattested) {
                     Err(auth::Denial::Store(c)) => Err(ReadError::Store(c)),
                     other => Ok(other),
                 }
@@ -715,23 +719,17 @@ pub fn prepare(cfg: &mut Config, scan_out: &mut dyn Write) -> Result<Prepared, S
     )
     .map_err(|e| fail(Stage::Config, "the exec configuration is refused", e))?
     .map(Arc::new);
-    if let Some(cfg_exec) = &exec {
-        match &cfg_exec.sandbox {
-            Err(why) => {
-                return Err(fail(
-                    Stage::Config,
-                    "the exec configuration is refused",
-                    format!("no usable sandbox: {why}"),
-                ))
-            }
-            Ok(bwrap) => crate::broker::handlers::exec::probe::probe_all(
-                cfg_exec,
-                bwrap,
-                &cfg.db,
-                cfg.workspace_root.as_deref(),
-            )
-            .map_err(|e| fail(Stage::Config, "the exec configuration is refused", e))?,
-        }
+    // The startup probe ran in `from_flags`, as for `invoke` and `mcp` (issue 26 §6).
+    if let Some(Err(why)) = exec.as_ref().map(|c| c.sandbox.as_ref()) {
+        let why = match why {
+            crate::broker::handlers::exec::ExecError::Probe(_) => why.to_string(),
+            other => format!("no usable sandbox: {other}"),
+        };
+        return Err(fail(
+            Stage::Config,
+            "the exec configuration is refused",
+            why,
+        ));
     }
     let mut store = Store::open_write(
         &cfg.db,
@@ -811,6 +809,7 @@ async fn serve(cfg: Config, prepared: Prepared) -> Result<(), StartupError> {
             run_caps: cfg.run_caps.clone(),
             limits_ledger: cfg.limits_ledger.clone(),
             exec: prepared.exec,
+            unattested: cfg.unattested,
         },
         approve_on_tty: cfg.approve_on_tty,
         http_read: cfg.http_read,

@@ -1,6 +1,8 @@
 //! DNS-rebinding protection on every route (surfaces.md §2, DEC-SERVE-2): the `Host` header
 //! must name a loopback host at the bound port, and an `Origin` header, when present, must be
-//! a loopback origin at that port or one of `--allow-origin`. `null` is refused.
+//! a loopback origin at that port or one of `--allow-origin`. `null` is refused. A request
+//! target in absolute form (`GET http://host:port/v1/head`) names the authority that replaces
+//! `Host` (RFC 9112 §3.2.2), so it passes the same allowlist (issue 26 §8).
 
 use std::sync::Arc;
 
@@ -27,6 +29,9 @@ pub enum Refused {
     /// A `Host` other than this daemon's loopback address.
     #[error("Host {0:?} is not this daemon's loopback address")]
     Host(String),
+    /// An absolute-form request target whose authority is not this daemon's loopback address.
+    #[error("request target authority {0:?} is not this daemon's loopback address")]
+    Target(String),
     /// Several `Origin` headers.
     #[error("more than one Origin header")]
     OriginTwice,
@@ -38,16 +43,27 @@ pub enum Refused {
     Origin(String),
 }
 
-/// Check `Host` and `Origin` against the allowlist for `port`.
+/// Check `Host`, the authority of an absolute-form request target (`target`, `None` for the
+/// usual origin form) and `Origin` against the allowlist for `port`.
 ///
 /// # Errors
-/// [`Refused`], naming the refused header value.
-pub fn check(headers: &HeaderMap, port: u16, allow: &[String]) -> Result<(), Refused> {
+/// [`Refused`], naming the refused value.
+pub fn check(
+    headers: &HeaderMap,
+    target: Option<&str>,
+    port: u16,
+    allow: &[String],
+) -> Result<(), Refused> {
     let hosts = [
         format!("127.0.0.1:{port}"),
         format!("localhost:{port}"),
         format!("[::1]:{port}"),
     ];
+    if let Some(t) = target {
+        if !hosts.iter().any(|h| h.eq_ignore_ascii_case(t)) {
+            return Err(Refused::Target(t.to_owned()));
+        }
+    }
     let mut host_values = headers.get_all(header::HOST).iter();
     let host = match (host_values.next(), host_values.next()) {
         (Some(h), None) => h.to_str().map_err(|_| Refused::HostNotAscii)?,
@@ -94,7 +110,8 @@ pub fn authority(headers: &HeaderMap, port: u16) -> String {
 
 /// Middleware: 403 `Forbidden` (REST envelope) for a refused Host or Origin.
 pub async fn guard(State(app): State<Arc<App>>, req: Request, next: Next) -> Response {
-    match check(req.headers(), app.port, &app.allow_origins) {
+    let target = req.uri().authority().map(|a| a.as_str());
+    match check(req.headers(), target, app.port, &app.allow_origins) {
         Ok(()) => next.run(req).await,
         Err(why) => {
             ApiError::new(StatusCode::FORBIDDEN, "Forbidden", why.to_string()).into_response()
@@ -106,6 +123,29 @@ pub async fn guard(State(app): State<Arc<App>>, req: Request, next: Next) -> Res
 mod tests {
     use super::*;
     use axum::http::HeaderValue;
+
+    fn check_h(h: &HeaderMap, port: u16, allow: &[String]) -> Result<(), Refused> {
+        check(h, None, port, allow)
+    }
+
+    #[test]
+    fn absolute_form_targets_pass_the_host_allowlist() {
+        let host = h(Some("127.0.0.1:80"), None);
+        assert!(check(&host, Some("127.0.0.1:80"), 80, &[]).is_ok());
+        assert!(check(&host, Some("LOCALHOST:80"), 80, &[]).is_ok());
+        for bad in [
+            "evil.example",
+            "evil.example:80",
+            "127.0.0.1:81",
+            "u@127.0.0.1:80",
+        ] {
+            assert_eq!(
+                check(&host, Some(bad), 80, &[]),
+                Err(Refused::Target(bad.into())),
+                "{bad}"
+            );
+        }
+    }
 
     fn h(host: Option<&str>, origin: Option<&str>) -> HeaderMap {
         let mut m = HeaderMap::new();
@@ -120,27 +160,27 @@ mod tests {
 
     #[test]
     fn hosts() {
-        assert!(check(&h(Some("127.0.0.1:80"), None), 80, &[]).is_ok());
-        assert!(check(&h(Some("localhost:80"), None), 80, &[]).is_ok());
-        assert!(check(&h(Some("[::1]:80"), None), 80, &[]).is_ok());
-        assert!(check(&h(Some("127.0.0.1:81"), None), 80, &[]).is_err());
-        assert!(check(&h(Some("evil.example:80"), None), 80, &[]).is_err());
-        assert!(check(&h(None, None), 80, &[]).is_err());
+        assert!(check_h(&h(Some("127.0.0.1:80"), None), 80, &[]).is_ok());
+        assert!(check_h(&h(Some("localhost:80"), None), 80, &[]).is_ok());
+        assert!(check_h(&h(Some("[::1]:80"), None), 80, &[]).is_ok());
+        assert!(check_h(&h(Some("127.0.0.1:81"), None), 80, &[]).is_err());
+        assert!(check_h(&h(Some("evil.example:80"), None), 80, &[]).is_err());
+        assert!(check_h(&h(None, None), 80, &[]).is_err());
     }
 
     #[test]
     fn origins() {
         let host = Some("127.0.0.1:80");
-        assert!(check(&h(host, Some("http://127.0.0.1:80")), 80, &[]).is_ok());
-        assert!(check(&h(host, Some("http://localhost:80")), 80, &[]).is_ok());
-        assert!(check(&h(host, Some("null")), 80, &["null".into()]).is_err());
-        assert!(check(&h(host, Some("http://evil.example")), 80, &[]).is_err());
-        assert!(check(
+        assert!(check_h(&h(host, Some("http://127.0.0.1:80")), 80, &[]).is_ok());
+        assert!(check_h(&h(host, Some("http://localhost:80")), 80, &[]).is_ok());
+        assert!(check_h(&h(host, Some("null")), 80, &["null".into()]).is_err());
+        assert!(check_h(&h(host, Some("http://evil.example")), 80, &[]).is_err());
+        assert!(check_h(
             &h(host, Some("http://evil.example")),
             80,
             &["http://evil.example".into()]
         )
         .is_ok());
-        assert!(check(&h(host, Some("http://127.0.0.1:81")), 80, &[]).is_err());
+        assert!(check_h(&h(host, Some("http://127.0.0.1:81")), 80, &[]).is_err());
     }
 }

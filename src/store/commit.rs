@@ -292,6 +292,10 @@ pub fn apply_with(
         let mine = c.intent(id, logical_time);
         match journal::row(tx, id, Kind::Intent)? {
             None if create_intent => {
+                // A commit's time never goes backwards in the log (DEC-TRUST3-1): a clock
+                // stepped back records the last commit's time again.
+                let floor = journal::latest_commit_time(tx)?.unwrap_or(i64::MIN);
+                let mine = c.intent(id, logical_time.max(floor));
                 journal::append(tx, Kind::Intent, id, journal::COMMIT_INTENT, mine.payload())?;
                 intent_for_outcome = Some(mine);
             }

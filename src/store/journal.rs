@@ -122,15 +122,21 @@ impl CommitIntent {
 
     /// The `world/journal-outcome/v1` payload for a landed commit.
     pub fn outcome_payload(&self) -> Vec<u8> {
-        journal_bytes(
-            Obj::new()
-                .str("invocationId", &self.invocation_id)
-                .str("status", "committed")
-                .str("resultRef", &self.world_ref)
-                .int("logicalTime", self.logical_time)
-                .finish(),
-        )
+        commit_outcome_payload(&self.invocation_id, &self.world_ref, self.logical_time)
     }
+}
+
+/// A `world/journal-outcome/v1` payload: status `committed`, `resultRef` the committed world,
+/// `logicalTime` copied from the intent.
+pub fn commit_outcome_payload(invocation_id: &str, result_ref: &str, logical_time: i64) -> Vec<u8> {
+    journal_bytes(
+        Obj::new()
+            .str("invocationId", invocation_id)
+            .str("status", "committed")
+            .str("resultRef", result_ref)
+            .int("logicalTime", logical_time)
+            .finish(),
+    )
 }
 
 /// A `world/effect-intent/v1` payload (authority-and-broker.md §7.4).
@@ -369,17 +375,35 @@ pub fn receipt(conn: &Connection, invocation_id: &str) -> Result<Receipt, Error>
                     detail: format!("object {out} does not hash to its ref; the store was edited"),
                 });
             }
-            let v: serde_json::Value =
-                serde_json::from_slice(&obj.payload).map_err(|e| Error::Corrupt {
-                    what: "journal outcome".into(),
-                    detail: e.to_string(),
-                })?;
-            let text = |k: &str| v.get(k).and_then(|x| x.as_str()).map(str::to_string);
-            if invocation_id.starts_with("effect:") {
-                r.record_ref = text("recordRef");
-                r.status = text("status");
+            // …and that decodes strictly, names this id and, for a commit, a world the store
+            // holds: `verify` fails anything else, so no reader answers from it (issue 26 §3).
+            let effect = invocation_id.starts_with("effect:");
+            let corrupt = |detail: String| Error::Corrupt {
+                what: format!("journal outcome of {invocation_id}"),
+                detail,
+            };
+            let o = super::verify::links::decode_outcome(&obj.payload, effect)
+                .map_err(|why| corrupt(format!("object {out} is not a valid outcome: {why}")))?;
+            if o.invocation_id != invocation_id {
+                return Err(corrupt(format!(
+                    "object {out} names invocation {:?}",
+                    o.invocation_id
+                )));
+            }
+            if effect {
+                r.record_ref = Some(o.reference);
+                r.status = Some(o.status);
             } else {
-                r.result_ref = text("resultRef");
+                let world: bool = conn
+                    .prepare_cached("SELECT EXISTS (SELECT 1 FROM worlds WHERE world_ref = ?1)")?
+                    .query_row([&o.reference], |x| x.get(0))?;
+                if !world {
+                    return Err(corrupt(format!(
+                        "its resultRef {} names no world in this store; the store was edited (run `world verify`)",
+                        o.reference
+                    )));
+                }
+                r.result_ref = Some(o.reference);
             }
         }
     }
@@ -425,6 +449,32 @@ pub fn commit_intents_by_entry(conn: &Connection) -> Result<CommitIntentIndex, E
     Ok(out)
 }
 
+/// Every commit intent (`world/journal-intent/v1`, any namespace but `effect:`) that has an
+/// outcome, i.e. every invocation the journal records as committed, as `(invocation_id,
+/// intent)` in journal order. An intent that does not decode is left out (`verify` reports
+/// it).
+///
+/// # Errors
+/// [`Error::Sqlite`].
+pub fn committed_intents(conn: &Connection) -> Result<Vec<(String, CommitIntent)>, Error> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT j.invocation_id, o.payload FROM journal j JOIN objects o ON o.hash_ref = j.object_ref
+         WHERE j.kind = 'intent' AND o.semantic_id = ?1
+           AND EXISTS (SELECT 1 FROM journal x WHERE x.invocation_id = j.invocation_id AND x.kind = 'outcome')
+         ORDER BY j.seq",
+    )?;
+    let mut rows = stmt.query([COMMIT_INTENT])?;
+    let mut out = Vec::new();
+    while let Some(r) = rows.next()? {
+        let id: String = r.get(0)?;
+        let payload = r.get_ref(1)?.as_blob().unwrap_or_default();
+        if let Ok(i) = CommitIntent::decode(payload) {
+            out.push((id, i));
+        }
+    }
+    Ok(out)
+}
+
 /// The journal rows of `kind` of one episode's effects (`effect:<episode>:<n>` ids), each as
 /// `(invocation_id, payload)` of the object it names (intents in journal order, outcomes in
 /// key order). Payloads are returned as stored, unverified. Intents are filtered to
@@ -465,6 +515,29 @@ pub fn episode_effect_rows(
             .collect::<Result<Vec<_>, _>>()?,
     };
     Ok(rows)
+}
+
+/// The `logicalTime` of the latest commit outcome in journal order (any namespace but
+/// `effect:`), `None` before the first. A new commit intent takes at least this time
+/// ([`super::commit::apply_with`]), so commit times never go backwards in the log even when the
+/// system clock is stepped back (DEC-TRUST3-1; `verify` reports an entry whose time does).
+///
+/// Cost: a backwards walk of the journal's `seq` key from its end, skipping the effect
+/// outcomes after the last commit.
+///
+/// # Errors
+/// [`Error::Sqlite`].
+pub fn latest_commit_time(conn: &Connection) -> Result<Option<i64>, Error> {
+    Ok(conn
+        .prepare_cached(
+            "SELECT json_extract(CAST(o.payload AS TEXT), '$.logicalTime')
+             FROM journal j JOIN objects o ON o.hash_ref = j.object_ref
+             WHERE j.kind = 'outcome' AND substr(j.invocation_id, 1, 7) <> 'effect:'
+             ORDER BY j.seq DESC LIMIT 1",
+        )?
+        .query_row([], |r| r.get::<_, Option<i64>>(0))
+        .optional()?
+        .flatten())
 }
 
 /// Every intent without an outcome, in journal order: `(seq, invocation_id, object_ref)`.

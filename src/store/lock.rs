@@ -103,11 +103,19 @@ pub fn acquire_writer(db: &Path, wait: Option<Duration>) -> Result<WriterLock, E
         .create(true)
         .truncate(false)
         .mode(0o600)
+        // Never block on a FIFO planted at the lock path (issue 26 §5).
+        .custom_flags(libc::O_NONBLOCK)
         .open(&lock_path)
         .map_err(|e| Error::Io {
             what: format!("open writer lock {}", lock_path.display()),
             source: e,
         })?;
+    if !file.metadata().is_ok_and(|m| m.is_file()) {
+        return Err(Error::Io {
+            what: format!("open writer lock {}", lock_path.display()),
+            source: std::io::Error::other("the lock path is not a regular file"),
+        });
+    }
     let start = Instant::now();
     loop {
         match FileExt::try_lock_exclusive(&file) {
@@ -180,7 +188,11 @@ pub fn is_held(db: &Path) -> bool {
     };
     let mut lock_path = canonical.into_os_string();
     lock_path.push(".writer.lock");
-    let Ok(file) = File::open(PathBuf::from(lock_path)) else {
+    let Ok(file) = OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(PathBuf::from(lock_path))
+    else {
         return false;
     };
     match FileExt::try_lock_shared(&file) {

@@ -71,6 +71,15 @@ pub enum Error {
         /// The path as given.
         path: String,
     },
+    /// `--db` names something that is not a regular file (a FIFO, a device, a socket): never
+    /// opened, so it cannot block or stream forever (issue 26 §5).
+    #[error("store path {path} is a {kind}, not a store file; the store must be a regular file (or absent, for the commands that create one)")]
+    NotRegular {
+        /// The path as given.
+        path: String,
+        /// What it is.
+        kind: &'static str,
+    },
     /// The file is not an SQLite database, or is truncated or corrupt.
     #[error("store {path:?} is not a usable SQLite database: {detail}")]
     NotADatabase {
@@ -404,7 +413,13 @@ fn check_path(path: &Path) -> Result<bool, Error> {
         Ok(m) if m.is_dir() => Err(Error::IsDirectory {
             path: path.display().to_string(),
         }),
-        Ok(_) => Ok(true),
+        Ok(_) => match crate::fileread::check_regular(path) {
+            Err(crate::fileread::ReadError::NotRegular { kind, .. }) => Err(Error::NotRegular {
+                path: path.display().to_string(),
+                kind,
+            }),
+            _ => Ok(true),
+        },
         Err(_) => {
             let parent = match path.parent() {
                 Some(p) if !p.as_os_str().is_empty() => p,
@@ -716,6 +731,20 @@ impl Store {
             f(entry_row(row)?)?;
         }
         Ok(())
+    }
+
+    /// Every log entry's `(entry_index, entry_hash_ref)`, ascending (replay's gap check).
+    ///
+    /// # Errors
+    /// SQLite errors.
+    pub fn entry_hashes(&self) -> Result<Vec<(i64, String)>, Error> {
+        let mut stmt = self
+            .conn
+            .prepare("SELECT entry_index, entry_hash_ref FROM log_entries ORDER BY entry_index")?;
+        let rows = stmt
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+            .collect::<Result<_, _>>()?;
+        Ok(rows)
     }
 
     /// Stream every log entry in ascending order with the world row whose `logHead` is its

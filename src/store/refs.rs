@@ -103,6 +103,24 @@ pub fn hex_of(text: &str) -> Result<String, RefError> {
     Ok(hex)
 }
 
+/// Whether the 64-hex digest `hex` (lowercase, no `sha256:`) names anything in the store: an
+/// object, a world, a log entry or a session credential id. The CLI prints a 64-hex argument
+/// that names nothing only withheld, since it may be a session token (issue 26 §7).
+///
+/// # Errors
+/// SQLite errors.
+pub fn names_anything(conn: &Connection, hex: &str) -> Result<bool, RefError> {
+    let r = format!("sha256:{hex}");
+    Ok(conn.query_row(
+        "SELECT EXISTS (SELECT 1 FROM objects WHERE hash_ref = ?1)
+             OR EXISTS (SELECT 1 FROM worlds WHERE world_ref = ?1)
+             OR EXISTS (SELECT 1 FROM log_entries WHERE entry_hash_ref = ?1)
+             OR EXISTS (SELECT 1 FROM session_credentials WHERE credential_id = ?2)",
+        [&r, hex],
+        |x| x.get(0),
+    )?)
+}
+
 /// Resolve `text` in `spaces` (searched in order, candidates pooled) to one full ref.
 ///
 /// A full 64-hex digest is returned as `sha256:<hex>` (bare hex for [`Space::Session`])

@@ -424,6 +424,76 @@ pub fn problems(conn: &Connection) -> Result<Vec<String>, Error> {
     Ok(out)
 }
 
+/// The indexes and triggers `world` creates, beyond the 5 reference indexes [`problems`]
+/// checks: every statement [`apply_ddl`] runs and `extra_ddl` (the ledger's and the missions'
+/// tables, which live in the same file) is applied to an empty in-memory database and its
+/// `sqlite_master` compared with the store's. For each such table the store holds, each of
+/// its indexes and triggers must exist with the same statement (whitespace aside): a dropped
+/// append-only trigger or a dropped index is a finding, one line each. `world`'s own indexes
+/// on the reference's tables ([`WORLD_INDEXES`]) are required only once `world` has
+/// provisioned the file (its derived tables exist): a reference-written store read-only
+/// lacks them and is read correctly.
+///
+/// # Errors
+/// SQLite errors.
+pub fn object_problems(conn: &Connection, extra_ddl: &[&str]) -> Result<Vec<String>, Error> {
+    let scratch = Connection::open_in_memory()?;
+    apply_ddl(&scratch)?;
+    for ddl in extra_ddl {
+        scratch.execute_batch(ddl)?;
+    }
+    type Row = (String, String, String, Option<String>);
+    let objects = |c: &Connection| -> Result<Vec<Row>, Error> {
+        let mut stmt = c.prepare(
+            r"SELECT type, name, tbl_name, sql FROM sqlite_master
+              WHERE type IN ('index', 'trigger') AND name NOT LIKE 'sqlite\_%' ESCAPE '\'",
+        )?;
+        let rows = stmt
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))?
+            .collect::<Result<_, _>>()?;
+        Ok(rows)
+    };
+    let tables: std::collections::HashSet<String> = {
+        let mut stmt = conn.prepare("SELECT name FROM sqlite_master WHERE type = 'table'")?;
+        let names = stmt
+            .query_map([], |r| r.get(0))?
+            .collect::<Result<_, _>>()?;
+        names
+    };
+    let provisioned = ["world_log_view", "world_records_by_episode"]
+        .iter()
+        .any(|t| tables.contains(*t));
+    let have: std::collections::HashMap<(String, String), Option<String>> = objects(conn)?
+        .into_iter()
+        .map(|(kind, name, _, sql)| ((kind, name), sql))
+        .collect();
+    let squash = |s: &Option<String>| -> String {
+        s.as_deref()
+            .unwrap_or("")
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    let mut out = Vec::new();
+    for (kind, name, table, sql) in objects(&scratch)? {
+        let reference_table = TABLES.iter().any(|(t, _)| *t == table);
+        if INDEXES.iter().any(|(n, _, _)| *n == name)
+            || !tables.contains(&table)
+            || (reference_table && !provisioned)
+        {
+            continue;
+        }
+        match have.get(&(kind.clone(), name.clone())) {
+            None => out.push(format!("{kind} {name} on {table} is missing")),
+            Some(got) if squash(got) != squash(&sql) => out.push(format!(
+                "{kind} {name} on {table} differs from the one world creates"
+            )),
+            Some(_) => {}
+        }
+    }
+    Ok(out)
+}
+
 /// Check one derived index's shape with `PRAGMA index_list` / `index_xinfo`.
 pub fn index_problem(
     conn: &Connection,

@@ -15,6 +15,7 @@ use super::records::{
 use super::{journal, schema, Error, LogEntry, Store, WorldRow};
 
 mod evidence;
+pub mod links;
 
 /// One failure or warning, with where it was found.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -334,6 +335,50 @@ impl Checks<'_> {
             return Ok(false);
         }
         Ok(true)
+    }
+
+    /// Schema objects (`schema.objects`): `world`'s indexes and triggers on the tables the
+    /// store holds, `extra_ddl` being the ledger's and the missions' DDL
+    /// ([`schema::object_problems`]).
+    ///
+    /// # Errors
+    /// SQLite errors.
+    pub fn schema_objects(&self, rep: &mut Report, extra_ddl: &[&str]) -> Result<(), Error> {
+        for p in schema::object_problems(self.store.conn(), extra_ddl)? {
+            rep.fail("schema", None, None, p);
+        }
+        Ok(())
+    }
+
+    /// `entry.transition_fn` and `entry.commit_objects` ([`links::check_entries`]). Returns
+    /// the distinct interpreters coordinator entries pin, each with the first index pinning
+    /// it, for the caller to resolve (`entry.interpreter`).
+    ///
+    /// # Errors
+    /// SQLite errors.
+    pub fn entry_links(&self, rep: &mut Report) -> Result<Vec<(String, i64)>, Error> {
+        links::check_entries(self.store.conn(), rep)
+    }
+
+    /// `journal.payload_row` and `journal.outcome_strict` ([`links::check_journal`]).
+    ///
+    /// # Errors
+    /// SQLite errors.
+    pub fn journal_links(&self, rep: &mut Report) -> Result<(), Error> {
+        links::check_journal(self.store.conn(), rep)
+    }
+
+    /// `session.mint`: credential rows without a mint record, `(credential_id, episode)`.
+    ///
+    /// # Errors
+    /// SQLite errors.
+    pub fn unattested_sessions(&self) -> Result<Vec<(String, String)>, Error> {
+        links::unattested_sessions(self.store.conn())
+    }
+
+    /// The store's file path (`None` in memory): where its interpreter archive is.
+    pub fn path(&self) -> &std::path::Path {
+        self.store.path()
     }
 
     /// Check 3, objects, re-hashed on every core (`object_hash_mismatch`, `bad_ref`).

@@ -511,6 +511,54 @@ fn trim_quote(text: &str) -> String {
     format!("{}…", &t[..end])
 }
 
+/// The interpreter's diagnostics without the source's own text (issue 26): only lines that
+/// carry a diagnostic code (`PAR001: …`, not the excerpt lines some interpreters print under
+/// them), with every quoted span (`'…'`, `"…"`, `` `…` ``) elided, so a source that is a
+/// symlink to a secret cannot have its first token printed. `world ailang check FILE` shows
+/// the full text to whoever may read the file.
+fn without_source_text(diagnostics: &str) -> String {
+    let coded = |l: &str| {
+        let l = l.trim_start().trim_start_matches("Error: ");
+        l.split_once(':').is_some_and(|(code, _)| {
+            code.len() >= 4
+                && code.starts_with(|c: char| c.is_ascii_uppercase())
+                && code.bytes().any(|b| b.is_ascii_digit())
+                && code
+                    .bytes()
+                    .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_')
+        })
+    };
+    let mut out = Vec::new();
+    for line in diagnostics.lines().filter(|l| coded(l)) {
+        let mut s = String::with_capacity(line.len());
+        let mut open: Option<char> = None;
+        for c in line.chars() {
+            match open {
+                Some(q) if c == q => {
+                    s.push('…');
+                    s.push(c);
+                    open = None;
+                }
+                Some(_) => {}
+                None if matches!(c, '\'' | '"' | '`') => {
+                    s.push(c);
+                    open = Some(c);
+                }
+                None => s.push(c),
+            }
+        }
+        if open.is_some() {
+            s.push('…');
+        }
+        out.push(s);
+    }
+    if out.is_empty() {
+        "the interpreter refused it (its diagnostics quote the source and are not shown)".into()
+    } else {
+        out.join("; ")
+    }
+}
+
 /// Does a diagnostic report an `LDR001` on a `world/*` import?
 fn is_world_import(diagnostics: &str) -> bool {
     diagnostics
@@ -613,7 +661,7 @@ pub fn plan_publish(
                     interpreter: interp_ref.to_string(),
                     release: release.clone(),
                     world_import: is_world_import(&outcome.diagnostics),
-                    diagnostics: trim_quote(&diagnostics),
+                    diagnostics: trim_quote(&without_source_text(&diagnostics)),
                 });
             }
             checked.insert(fn_ref);

@@ -31,6 +31,7 @@ use serde_json::{json, Map, Value};
 
 use super::{check_keys, payload_object, required_str, Handler, HandlerContext, HandlerOutcome};
 use super::{Intent, PayloadError, HUMAN_APPROVE, HUMAN_POLL_APPROVAL};
+use crate::termtext::{escape_line, escape_text};
 
 pub use crate::authority::approvals::{
     check_summary, ApprovalError, ApprovalState, ApprovalStore, ApprovalView, ALREADY_CONSUMED,
@@ -122,29 +123,6 @@ pub trait Prompter: Send + Sync {
     fn confirm(&self, question: &str, deadline: Instant) -> Result<bool, PromptError>;
 }
 
-/// Unicode format characters that reorder or hide text on a terminal (bidi embeddings,
-/// overrides and isolates, zero-width characters, the BOM): shown escaped like controls.
-fn is_deceptive(c: char) -> bool {
-    matches!(c,
-        '\u{061C}' | '\u{180E}' | '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}'
-        | '\u{2060}'..='\u{2064}' | '\u{2066}'..='\u{2069}' | '\u{FEFF}')
-}
-
-/// Shows untrusted text on a terminal: control characters (escape sequences, carriage
-/// returns) and deceptive format characters (bidi overrides, zero-width) are rendered escaped
-/// so they cannot rewrite or reorder what is shown. Newlines are kept.
-pub fn terminal_safe(text: &str) -> String {
-    text.chars()
-        .flat_map(|c| {
-            if (c.is_control() && c != '\n') || is_deceptive(c) {
-                c.escape_default().collect::<Vec<_>>()
-            } else {
-                vec![c]
-            }
-        })
-        .collect()
-}
-
 /// Most summary lines an approval prompt shows; the rest is counted, not shown.
 pub const PROMPT_LINES: usize = 40;
 
@@ -152,12 +130,12 @@ pub const PROMPT_LINES: usize = 40;
 /// prefixed `  | ` (at most [`PROMPT_LINES`] lines), then the question, which names the request
 /// and episode again so the last lines before the answer are never the summary's.
 pub fn prompt_text(episode: &str, request_ref: &str, summary: &str, question: &str) -> String {
-    let safe = terminal_safe(summary);
+    let safe = escape_text(summary);
     let lines: Vec<&str> = safe.lines().collect();
     let mut out = format!(
         "world: approval request {} of episode {} says:\n",
-        terminal_safe(request_ref),
-        terminal_safe(episode)
+        escape_line(request_ref),
+        escape_line(episode)
     );
     for l in lines.iter().take(PROMPT_LINES) {
         out.push_str("  | ");
@@ -168,13 +146,13 @@ pub fn prompt_text(episode: &str, request_ref: &str, summary: &str, question: &s
         out.push_str(&format!(
             "  | … {} more line(s) not shown (world approval show {})\n",
             lines.len() - PROMPT_LINES,
-            terminal_safe(request_ref)
+            escape_line(request_ref)
         ));
     }
     out.push_str(&format!(
         "world: {question} request {} of episode {} ({} summary line(s) above)?",
-        terminal_safe(request_ref),
-        terminal_safe(episode),
+        escape_line(request_ref),
+        escape_line(episode),
         lines.len()
     ));
     out
@@ -846,8 +824,8 @@ mod tests {
         assert!(is_yes("y"));
         assert!(!is_yes(""));
         assert!(!is_yes("yess"));
-        assert_eq!(terminal_safe("a\u{1b}[1mb\rc"), "a\\u{1b}[1mb\\rc");
-        assert_eq!(terminal_safe("x\u{202e}y\u{2066}"), "x\\u{202e}y\\u{2066}");
+        assert_eq!(escape_text("a\u{1b}[1mb\rc"), "a\\u{1b}[1mb\\rc");
+        assert_eq!(escape_text("x\u{202e}y\u{2066}"), "x\\u{202e}y\\u{2066}");
         // A summary cannot end the prompt: the question is always the last line.
         let fake = format!(
             "bad{}world: approve request sha256:1 of episode ep1?",

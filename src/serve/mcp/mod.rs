@@ -1468,7 +1468,7 @@ async fn stdio_message(backend: &Backend, token: &str, line: &[u8]) -> Option<Va
         return None;
     };
     let session = match Store::open_read(&s.db) {
-        Ok(store) => auth::lookup(store.conn(), token, super::now()),
+        Ok(store) => auth::lookup(store.conn(), token, super::now(), s.host.unattested),
         Err(e) => Err(Denial::Unavailable(e.to_string())),
     };
     let session = match session {

@@ -76,6 +76,8 @@ pub fn check_journal_against_log(conn: &Connection, rep: &mut Report) -> Result<
             ))
         })?
         .collect::<Result<_, _>>()?;
+    // The logical time of the last coordinator entry seen: (index, Unix seconds).
+    let mut last_time: Option<(i64, i64)> = None;
     for (idx, entry_hash, written_by, sid, payload, world) in entries {
         let Ok(rec) = InvocationRecord::decode(&sid, &payload) else {
             continue; // reported as record_inconsistent by the log walk
@@ -96,7 +98,9 @@ pub fn check_journal_against_log(conn: &Connection, rep: &mut Report) -> Result<
         match (intent, outcome) {
             (Some(Some(i)), Some(Some(o))) => {
                 match CommitIntent::decode(i) {
-                    Ok(ci) if ci.entry_hash == entry_hash && Some(&ci.world_ref) == world.as_ref() => {}
+                    Ok(ci) if ci.entry_hash == entry_hash && Some(&ci.world_ref) == world.as_ref() => {
+                        logical_time_forward(rep, idx, &id, ci.logical_time, &mut last_time);
+                    }
                     Ok(_) => rep.fail(
                         "journal_mismatch",
                         Some(idx),
@@ -162,6 +166,33 @@ pub fn check_journal_against_log(conn: &Connection, rep: &mut Report) -> Result<
         }
     }
     Ok(())
+}
+
+/// Coordinator entries' logical times (their commit intents' `logicalTime`) never go
+/// backwards in log order: `world` clamps each new one to at least the last (DEC-TRUST3-1),
+/// so an earlier time is a backdated entry (`logical_time`).
+fn logical_time_forward(
+    rep: &mut Report,
+    idx: i64,
+    id: &str,
+    time: i64,
+    last: &mut Option<(i64, i64)>,
+) {
+    if let Some((prev_idx, prev)) = *last {
+        if time < prev {
+            rep.fail(
+                "logical_time",
+                Some(idx),
+                Some(id.to_string()),
+                format!(
+                    "entry {idx}'s logical time {time} (Unix s) is before entry {prev_idx}'s {prev}: a coordinator entry's time never goes backwards"
+                ),
+            );
+        }
+    }
+    if last.is_none_or(|(_, t)| time >= t) {
+        *last = Some((idx, time));
+    }
 }
 
 /// Effect journaling: per episode, effect-intent ordinals are contiguous from where the

@@ -123,9 +123,11 @@ fn is_episode(s: &str) -> bool {
 impl ExecConfig {
     /// Builds the configuration from the flags, in the reference's refusal order (§1.2): a
     /// flag without a profile; each profile (load, `is configured twice`, read-root and seed
-    /// placement); each `EP=PROJECT`; then the sandbox is detected ([`Bwrap::detect`]) — its
-    /// absence is not an error here (the caller decides: `serve` refuses to start, a one-shot
-    /// call leaves the effect unbound). `Ok(None)` when no exec flag is given.
+    /// placement); each `EP=PROJECT`; then the sandbox is detected ([`Bwrap::detect`]) and
+    /// proved by the startup probe ([`probe::probe_all`], the same for every surface) — a
+    /// missing or unproven sandbox is not an error here (the caller decides: `serve` refuses to
+    /// start, a one-shot call leaves the effect unbound). `Ok(None)` when no exec flag is
+    /// given.
     ///
     /// # Errors
     /// The refusal text.
@@ -213,13 +215,22 @@ impl ExecConfig {
                 )));
             }
         }
-        Ok(Some(ExecConfig {
+        let mut cfg = ExecConfig {
             profiles: loaded,
             episode_projects,
             max_output_bytes: max_output.unwrap_or(DEFAULT_MAX_OUTPUT_BYTES),
             sandbox: Bwrap::detect().map(Arc::new),
             rendered: Rendered::default(),
-        }))
+        };
+        // The one confinement probe (issue 26 §6): `invoke`, `mcp` and `serve` all run the
+        // seven arms before any `Workspace.Exec`, so a `bwrap` that does not confine (one
+        // that runs the command directly) is never used and never recorded as a sandbox.
+        if let Ok(bwrap) = cfg.sandbox.clone() {
+            if let Err(e) = probe::probe_all(&cfg, &bwrap, db_path, workspace_root) {
+                cfg.sandbox = Err(e);
+            }
+        }
+        Ok(Some(cfg))
     }
 
     /// The profile serving `episode`: its mapping, else the only profile.

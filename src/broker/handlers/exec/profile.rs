@@ -435,9 +435,10 @@ impl Profile {
     /// # Errors
     /// `exec profile <file>: <io error>` or the [`ProfileError`] text.
     pub fn load(file: &Path) -> Result<Profile, super::ExecError> {
-        let data = std::fs::read(file).map_err(|e| {
-            super::ExecError::Config(format!("exec profile {}: {e}", file.display()))
-        })?;
+        // A regular file of at most 1 MiB, opened non-blocking (a FIFO or /dev/zero is
+        // refused at once; issue 26 §5).
+        let data = crate::fileread::read(file, crate::fileread::Kind::ExecProfile)
+            .map_err(|e| super::ExecError::Config(format!("exec profile {e}")))?;
         Ok(Profile::parse(&data)?)
     }
 }
@@ -660,7 +661,8 @@ fn parse_flags(field: &str, raw: &Value, g: &mut Grammar) -> Result<(), ProfileE
 /// The I/O error.
 pub fn sha256_file(p: &Path) -> std::io::Result<String> {
     use std::io::Read;
-    let mut f = std::fs::File::open(p)?;
+    // Regular files only, opened non-blocking: a binary swapped for a FIFO cannot hang this.
+    let mut f = crate::fileread::open_regular(p).map_err(std::io::Error::other)?;
     let mut h = Sha256::new();
     let mut buf = vec![0u8; 64 * 1024];
     loop {
