@@ -5374,7 +5374,7 @@ _world() {
             return 0
             ;;
         world__subcmd__publish)
-            opts="-q -h --manifest --interpreter --ailang-bin --yes --live --db --json --quiet --color --wait-lock --help"
+            opts="-q -h --manifest --interpreter --ailang-bin --yes --live --check-against --accept-changes --db --json --quiet --color --wait-lock --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -5389,6 +5389,10 @@ _world() {
                     return 0
                     ;;
                 --ailang-bin)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --check-against)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -5532,7 +5536,7 @@ _world() {
             return 0
             ;;
         world__subcmd__replay)
-            opts="-q -h --episode --invocation --from --to --all --keep-going --junit --allow-empty --db --json --quiet --color --wait-lock --help"
+            opts="-q -h --episode --invocation --from --to --all --keep-going --junit --allow-empty --candidate --transition --interpreter --report-only --db --json --quiet --color --wait-lock --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -5555,6 +5559,18 @@ _world() {
                     return 0
                     ;;
                 --junit)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --candidate)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --transition)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --interpreter)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
