@@ -1050,3 +1050,41 @@ fn a_candidate_transition_gets_a_verdict_per_entry_on_a_store_and_a_bundle() {
     let o = env.world(&["replay", "--all", "--transition", &missing]);
     assert_eq!(o.status.code(), Some(1), "{}", text(&o));
 }
+
+#[test]
+fn an_unattended_publish_with_check_against_fails_on_a_changed_behaviour() {
+    let env = mixed();
+    let changed = echo_variant(
+        &env,
+        "changed.ail",
+        r#"encode(jo([kv("echoed", jb(true))]))"#,
+    );
+    let file = changed.trim_start_matches("echo=");
+    let mut m: serde_json::Value = serde_json::from_slice(
+        &fs::read(repo().join("fixtures/transitions/manifest.json")).unwrap(),
+    )
+    .unwrap();
+    m[0]["transitionFnFile"] = serde_json::Value::from(file);
+    let mp = env.p("candidate.json");
+    fs::write(&mp, serde_json::to_vec(&m).unwrap()).unwrap();
+    let db = env.db();
+    let args = [
+        "publish",
+        "--manifest",
+        mp.to_str().unwrap(),
+        "--check-against",
+        db.to_str().unwrap(),
+        "--yes",
+    ];
+    let o = env.world(&args);
+    assert_eq!(o.status.code(), Some(3), "{}", text(&o));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("echo: 0 same, 1 output-changed — entry"),
+        "{err}"
+    );
+    let mut accept = args.to_vec();
+    accept.push("--accept-changes");
+    let o = env.world(&accept);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+}
