@@ -1088,3 +1088,14 @@ fn an_unattended_publish_with_check_against_fails_on_a_changed_behaviour() {
     let o = env.world(&accept);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
 }
+
+#[test]
+fn every_entry_reruns_under_a_named_interpreter() {
+    let env = mixed();
+    let o = env.world(&["replay", "--all", "--interpreter", "embedded"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    // Every coordinator entry of the episode got a verdict, the pure and the effectful ones.
+    assert_eq!(out.matches(": same").count(), 7, "{out}");
+    assert!(out.contains("readcount: 4 same"), "{out}");
+}
