@@ -6010,7 +6010,7 @@ _world() {
             return 0
             ;;
         world__subcmd__publish)
-            opts="-q -h --manifest --interpreter --ailang-bin --yes --live --db --json --quiet --color --wait-lock --help"
+            opts="-q -h --manifest --interpreter --ailang-bin --yes --live --check-against --accept-changes --db --json --quiet --color --wait-lock --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -6025,6 +6025,10 @@ _world() {
                     return 0
                     ;;
                 --ailang-bin)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --check-against)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -6168,7 +6172,7 @@ _world() {
             return 0
             ;;
         world__subcmd__replay)
-            opts="-q -h --episode --invocation --from --to --all --keep-going --junit --allow-empty --allow-gaps --db --json --quiet --color --wait-lock --help"
+            opts="-q -h --episode --invocation --from --to --all --keep-going --junit --allow-empty --allow-gaps --candidate --transition --interpreter --report-only --db --json --quiet --color --wait-lock --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -6191,6 +6195,18 @@ _world() {
                     return 0
                     ;;
                 --junit)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --candidate)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --transition)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --interpreter)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -223,6 +223,7 @@ complete -c world -n "__fish_world_using_subcommand registry; and __fish_seen_su
 complete -c world -n "__fish_world_using_subcommand publish" -l manifest -d 'The manifest: a JSON array of descriptors (transitions.md §2)' -r -F
 complete -c world -n "__fish_world_using_subcommand publish" -l interpreter -d 'Interpreter to pin: a path (archived next to the store), a sha256: ref of an archived one, or `embedded`; default: the store\'s only pinned interpreter, else embedded' -r
 complete -c world -n "__fish_world_using_subcommand publish" -l ailang-bin -d 'Alias of --interpreter PATH' -r -F
+complete -c world -n "__fish_world_using_subcommand publish" -l check-against -d 'Before asking, re-run the recorded entries of every transition whose source, interpreter or declared effects change, in these stores or episode bundles, and show what would behave differently (repeatable)' -r -F
 complete -c world -n "__fish_world_using_subcommand publish" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
 complete -c world -n "__fish_world_using_subcommand publish" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
 always\t'Always colour'
@@ -230,6 +231,7 @@ never\t'Never colour'"
 complete -c world -n "__fish_world_using_subcommand publish" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
 complete -c world -n "__fish_world_using_subcommand publish" -l yes -d 'Unattended: no terminal, no phrase; the revision is recorded as unattended'
 complete -c world -n "__fish_world_using_subcommand publish" -l live -d 'Refused for this verb (publishing writes the local store only)'
+complete -c world -n "__fish_world_using_subcommand publish" -l accept-changes -d 'With --yes: publish even when --check-against finds a changed behaviour (without it an unattended publish then fails with exit 3)'
 complete -c world -n "__fish_world_using_subcommand publish" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
 complete -c world -n "__fish_world_using_subcommand publish" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
 complete -c world -n "__fish_world_using_subcommand publish" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -1252,6 +1254,9 @@ complete -c world -n "__fish_world_using_subcommand replay" -l invocation -d 'Re
 complete -c world -n "__fish_world_using_subcommand replay" -l from -d 'First log index of a range (with --to)' -r
 complete -c world -n "__fish_world_using_subcommand replay" -l to -d 'Last log index of a range (with --from)' -r
 complete -c world -n "__fish_world_using_subcommand replay" -l junit -d 'Also write a JUnit XML report (one test case per entry) to FILE' -r -F
+complete -c world -n "__fish_world_using_subcommand replay" -l candidate -d 'Re-run the entries of the transitions this manifest names (the `world publish` format) with its sources and declared effects, and report what changes' -r -F
+complete -c world -n "__fish_world_using_subcommand replay" -l transition -d 'Re-run the entries of transition ID with the source in FILE (repeatable; the recording\'s calling convention)' -r
+complete -c world -n "__fish_world_using_subcommand replay" -l interpreter -d 'Re-run every selected entry under this interpreter: a path, a sha256: ref of an archived one, or `embedded`' -r
 complete -c world -n "__fish_world_using_subcommand replay" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
 complete -c world -n "__fish_world_using_subcommand replay" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
 always\t'Always colour'
@@ -1261,6 +1266,7 @@ complete -c world -n "__fish_world_using_subcommand replay" -l all -d 'Replay th
 complete -c world -n "__fish_world_using_subcommand replay" -l keep-going -d 'Keep going after the first divergence and report all of them'
 complete -c world -n "__fish_world_using_subcommand replay" -l allow-empty -d 'Succeed even when the selection holds nothing replayable (default: exit 1, so a CI job that replays nothing does not pass by accident)'
 complete -c world -n "__fish_world_using_subcommand replay" -l allow-gaps -d 'Replay what is there even when the log has a gap or misses the entry of an invocation the journal records as committed (default: exit 3 before replaying anything)'
+complete -c world -n "__fish_world_using_subcommand replay" -l report-only -d 'Report changed verdicts but exit 0 (a divergence of the recording still exits 3)'
 complete -c world -n "__fish_world_using_subcommand replay" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
 complete -c world -n "__fish_world_using_subcommand replay" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
 complete -c world -n "__fish_world_using_subcommand replay" -s h -l help -d 'Print help (see more with \'--help\')'

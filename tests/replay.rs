@@ -939,3 +939,163 @@ fn a_range_with_a_negative_start_selects_by_index() {
         "{out}"
     );
 }
+
+/// An echo variant: `body` is what `main` returns for an object input.
+fn echo_variant(env: &Env, name: &str, body: &str) -> String {
+    let src = fs::read_to_string(repo().join("fixtures/transitions/echo.ail")).unwrap();
+    let changed = src.replace("Some(_) => encode(doc),", &format!("Some(_) => {body},"));
+    assert_ne!(changed, src, "the echo fixture's body moved");
+    let path = env.p(name);
+    fs::write(&path, changed).unwrap();
+    format!("echo={}", path.display())
+}
+
+#[test]
+fn a_candidate_transition_gets_a_verdict_per_entry_on_a_store_and_a_bundle() {
+    let env = mixed();
+    // Cosmetic change: same output, another transitionFn.
+    let cosmetic = env.p("cosmetic.ail");
+    let src = fs::read_to_string(repo().join("fixtures/transitions/echo.ail")).unwrap();
+    fs::write(&cosmetic, format!("-- a cosmetic comment\n{src}")).unwrap();
+    let t = format!("echo={}", cosmetic.display());
+    let o = env.world(&["replay", "--episode", "ep1", "--transition", &t]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("echo: same (transitionFn sha256:"), "{out}");
+    assert!(out.contains("echo: 1 same"), "{out}");
+
+    // A changed output: exit 3, a structural diff, --report-only exits 0.
+    let changed = echo_variant(
+        &env,
+        "changed.ail",
+        r#"encode(jo([kv("echoed", jb(true))]))"#,
+    );
+    let junit = env.p("junit.xml");
+    let o = env.world(&[
+        "replay",
+        "--all",
+        "--transition",
+        &changed,
+        "--junit",
+        junit.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(3), "{}", text(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("echo: OUTPUT-CHANGED"), "{out}");
+    assert!(
+        out.contains("- /a: [1,2.50,\"x\"]") || out.contains("- /a:"),
+        "{out}"
+    );
+    assert!(out.contains("+ /echoed: true"), "{out}");
+    assert!(
+        out.contains("echo: 0 same, 1 output-changed — entry"),
+        "{out}"
+    );
+    let x = fs::read_to_string(&junit).unwrap();
+    assert!(
+        x.contains("classname=\"world.replay.candidate.echo\""),
+        "{x}"
+    );
+    assert!(x.contains("<failure type=\"output-changed\""), "{x}");
+    assert_eq!(x.matches("<testcase ").count(), 8, "{x}");
+    let o = env.world(&["replay", "--all", "--transition", &changed, "--report-only"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+
+    // --json: one verdict line and a summary object.
+    let o = env.world(&["--json", "replay", "--all", "--transition", &changed]);
+    assert_eq!(o.status.code(), Some(3), "{}", text(&o));
+    let lines: Vec<serde_json::Value> = String::from_utf8_lossy(&o.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let v = lines.iter().find(|l| l["verdict"].is_string()).unwrap();
+    assert_eq!(v["verdict"], "output-changed", "{v}");
+    assert_eq!(v["outputDiff"]["added"][0]["path"], "/echoed", "{v}");
+    assert_eq!(v["outputDiff"]["removed"][0]["path"], "/a", "{v}");
+    let s = &lines.last().unwrap()["summary"];
+    assert_eq!(s["ok"], false, "{s}");
+    assert_eq!(s["candidate"]["changed"], 1, "{s}");
+    assert_eq!(s["candidate"]["transitions"][0]["outputChanged"], 1, "{s}");
+
+    // A new refusal, and a source that does not load.
+    let refusing = echo_variant(
+        &env,
+        "refusing.ail",
+        r#"encode(jo([kv("ok", jb(false)), kv("refused", js("closed"))]))"#,
+    );
+    let o = env.world(&["replay", "--all", "--transition", &refusing]);
+    assert_eq!(o.status.code(), Some(3), "{}", text(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("echo: NOW-REFUSED: \"closed\""), "{out}");
+    let broken = echo_variant(&env, "broken.ail", "1 + true");
+    let o = env.world(&["replay", "--all", "--transition", &broken]);
+    assert_eq!(o.status.code(), Some(3), "{}", text(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("echo: NOW-FAILS (type error)"), "{out}");
+
+    // The same candidate on an exported bundle, the source store gone.
+    let b = env.p("bundle.db");
+    env.ok(&["export-episode", "ep1", "--out", b.to_str().unwrap()]);
+    fs::remove_dir_all(env.p("ws")).unwrap();
+    let o = env.world_at(&b, &["replay", "--all", "--transition", &changed]);
+    assert_eq!(o.status.code(), Some(3), "{}", text(&o));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("echo: OUTPUT-CHANGED"));
+    let o = env.world_at(&b, &["replay", "--all", "--transition", &t]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    // Bad candidate input: exit 1, nothing replayed.
+    let o = env.world(&["replay", "--all", "--transition", "echo"]);
+    assert_eq!(o.status.code(), Some(2).or(o.status.code()), "{}", text(&o));
+    assert_ne!(o.status.code(), Some(0), "{}", text(&o));
+    let missing = format!("echo={}", env.p("nope.ail").display());
+    let o = env.world(&["replay", "--all", "--transition", &missing]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+}
+
+#[test]
+fn an_unattended_publish_with_check_against_fails_on_a_changed_behaviour() {
+    let env = mixed();
+    let changed = echo_variant(
+        &env,
+        "changed.ail",
+        r#"encode(jo([kv("echoed", jb(true))]))"#,
+    );
+    let file = changed.trim_start_matches("echo=");
+    let mut m: serde_json::Value = serde_json::from_slice(
+        &fs::read(repo().join("fixtures/transitions/manifest.json")).unwrap(),
+    )
+    .unwrap();
+    m[0]["transitionFnFile"] = serde_json::Value::from(file);
+    let mp = env.p("candidate.json");
+    fs::write(&mp, serde_json::to_vec(&m).unwrap()).unwrap();
+    let db = env.db();
+    let args = [
+        "publish",
+        "--manifest",
+        mp.to_str().unwrap(),
+        "--check-against",
+        db.to_str().unwrap(),
+        "--yes",
+    ];
+    let o = env.world(&args);
+    assert_eq!(o.status.code(), Some(3), "{}", text(&o));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("echo: 0 same, 1 output-changed — entry"),
+        "{err}"
+    );
+    let mut accept = args.to_vec();
+    accept.push("--accept-changes");
+    let o = env.world(&accept);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+}
+
+#[test]
+fn every_entry_reruns_under_a_named_interpreter() {
+    let env = mixed();
+    let o = env.world(&["replay", "--all", "--interpreter", "embedded"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    // Every coordinator entry of the episode got a verdict, the pure and the effectful ones.
+    assert_eq!(out.matches(": same").count(), 7, "{out}");
+    assert!(out.contains("readcount: 4 same"), "{out}");
+}

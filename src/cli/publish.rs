@@ -45,6 +45,15 @@ pub struct Args {
     /// Refused for this verb (publishing writes the local store only)
     #[arg(long, hide = true)]
     live: bool,
+    /// Before asking, re-run the recorded entries of every transition whose source,
+    /// interpreter or declared effects change, in these stores or episode bundles, and show
+    /// what would behave differently (repeatable)
+    #[arg(long, value_name = "STORE_OR_BUNDLE", num_args = 1..)]
+    check_against: Vec<PathBuf>,
+    /// With --yes: publish even when --check-against finds a changed behaviour (without it an
+    /// unattended publish then fails with exit 3)
+    #[arg(long, requires = "check_against")]
+    accept_changes: bool,
 }
 
 /// A fence refusal: `STOP fence=<name> reason=<reason>`, exit 3.
@@ -219,6 +228,47 @@ fn check_entries(out: &mut Output, m: &manifest::Manifest) -> Result<(), CliErro
     Ok(())
 }
 
+/// `--check-against`: candidate-replay the behaviour-changing transitions of `plan` on each
+/// store or bundle; `None` without `--check-against` or when the plan changes nothing, else
+/// the summary lines and whether any entry is not `same` (or its recording diverged).
+fn behaviour_check(
+    store: &store::Store,
+    plan: &Plan,
+    provider: &dyn crate::transitions::publish::InterpreterProvider,
+    paths: &[PathBuf],
+) -> Result<Option<(Vec<String>, bool)>, CliError> {
+    if paths.is_empty() || plan.unchanged() {
+        return Ok(None);
+    }
+    let candidate = ops::publish::candidate_of(store, plan, provider).map_err(|e| match e {
+        PlanError::Provider(p) => provider_err("publish", p),
+        PlanError::Store(s) => CliError::store("publish", s),
+        PlanError::Publish(p) => publish_err(*p),
+    })?;
+    if candidate.transitions.is_empty() {
+        return Ok(Some((
+            vec!["behaviour check: no transition's source, interpreter or declared effects change; nothing to re-run".into()],
+            false,
+        )));
+    }
+    let mut lines = Vec::new();
+    let mut changed = false;
+    for path in paths {
+        let report = ops::replay::check_against(path, &candidate).map_err(|e| {
+            let mut err = super::replay::replay_err(e);
+            err.why = format!("--check-against {}: {}", path.display(), err.why);
+            err.hint("nothing was written")
+        })?;
+        changed |= !report.unchanged();
+        lines.extend(super::replay::check_lines(
+            &path.display().to_string(),
+            &report,
+            &candidate,
+        ));
+    }
+    Ok(Some((lines, changed)))
+}
+
 /// Run `world publish`.
 pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError> {
     if args.live {
@@ -294,8 +344,24 @@ pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError
             "semantics epoch {epoch} derived from world/epoch-registry/v1 for interpreter release {release:?}"
         ));
     }
+    // The behaviour check (issue 32): its own block of lines, computed before the prompt.
+    let check = behaviour_check(&store, &plan, provider.as_ref(), &args.check_against)?;
+    if let (true, Some((lines, true))) = (args.yes && !args.accept_changes, &check) {
+        out.status(lines.join("\n"));
+        return Err(CliError::new(
+            Exit::Integrity,
+            "publish",
+            "--check-against found recorded entries that would behave differently; nothing was written",
+        )
+        .with_code("behaviour_changed")
+        .hint("review them with `world replay --candidate MANIFEST --all` on that store or bundle, or pass --accept-changes"));
+    }
     if !plan.unchanged() {
         let shown = diff_table(&plan, &plan.diff, out.color);
+        let shown = match &check {
+            Some((lines, _)) => format!("{shown}\n{}", lines.join("\n")),
+            None => shown,
+        };
         match &tty {
             Some(t) => {
                 let mut w = t

@@ -2,6 +2,11 @@
 //! every byte with the store, reading recorded effect results instead of calling handlers
 //! (transitions.md §12, issue 6). Opens the store read-only, so it runs while another process
 //! (`world serve`, an invoke) holds the writer lock.
+//!
+//! With `--candidate MANIFEST`, `--transition ID=FILE` or `--interpreter X` (issue 32), the
+//! entries they apply to are re-run with the changed source or interpreter and get a verdict
+//! (`same`, `output-changed`, `plan-changed`, `now-refused`, `no-longer-refused`,
+//! `now-fails`) instead of the byte comparison ([`crate::replay::candidate`]).
 
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -11,7 +16,10 @@ use serde::Serialize;
 use super::output::Output;
 use super::{CliError, Context, Exit};
 use crate::ops;
+use crate::ops::replay::CandidateSpec;
+use crate::replay::candidate::{self, Candidate, Change, TransitionSummary, Verdict};
 use crate::replay::{self, EntryResult, Options, Outcome, ReplayError, Report, Selection};
+use crate::transitions::manifest::MAX_MANIFEST_BYTES;
 
 /// Replay coordinator entries and compare plan, effect, output and hash bytes.
 ///
@@ -21,8 +29,13 @@ use crate::replay::{self, EntryResult, Options, Outcome, ReplayError, Report, Se
 /// every replayed entry is identical, 3 on a divergence or integrity failure — a log gap or a
 /// committed invocation whose entry is missing included, unless `--allow-gaps` — 1 when the
 /// selection names nothing (no such episode or invocation).
+///
+/// `--candidate`, `--transition` and `--interpreter` re-run the entries they apply to with a
+/// changed source or interpreter and print a verdict per entry and a summary per transition;
+/// exit 3 when any verdict is not `same` (0 with `--report-only`).
 #[derive(clap::Args, Debug)]
 #[command(group(clap::ArgGroup::new("selection").args(["episode", "invocation", "from", "all"]).required(true)))]
+#[command(group(clap::ArgGroup::new("rerun").args(["candidate", "transition", "interpreter"]).multiple(true)))]
 pub struct Args {
     /// Replay the coordinator entries of this episode
     #[arg(long, value_name = "EP")]
@@ -53,6 +66,31 @@ pub struct Args {
     /// the journal records as committed (default: exit 3 before replaying anything)
     #[arg(long)]
     allow_gaps: bool,
+    /// Re-run the entries of the transitions this manifest names (the `world publish` format)
+    /// with its sources and declared effects, and report what changes
+    #[arg(long, value_name = "MANIFEST")]
+    candidate: Option<PathBuf>,
+    /// Re-run the entries of transition ID with the source in FILE (repeatable; the
+    /// recording's calling convention)
+    #[arg(long, value_name = "ID=FILE", value_parser = parse_transition)]
+    transition: Vec<(String, PathBuf)>,
+    /// Re-run every selected entry under this interpreter: a path, a sha256: ref of an
+    /// archived one, or `embedded`
+    #[arg(long, value_name = "PATH|REF|embedded")]
+    interpreter: Option<String>,
+    /// Report changed verdicts but exit 0 (a divergence of the recording still exits 3)
+    #[arg(long, requires = "rerun")]
+    report_only: bool,
+}
+
+/// `ID=FILE` of `--transition`.
+fn parse_transition(text: &str) -> Result<(String, PathBuf), String> {
+    match text.split_once('=') {
+        Some((id, file)) if !id.is_empty() && !file.is_empty() => {
+            Ok((id.to_string(), PathBuf::from(file)))
+        }
+        _ => Err(format!("{text:?} is not ID=FILE")),
+    }
 }
 
 #[derive(Serialize)]
@@ -91,6 +129,57 @@ fn line_for(r: &EntryResult) -> String {
             escape_line(&r.written_by)
         ),
         Outcome::Diverged(d) => format!("{head}: {}", escape_text(&d.to_string())),
+        Outcome::Rerun(v) => {
+            let mut text = format!("{head} {}: {v}", v.transition);
+            for l in v.detail_lines() {
+                text.push_str("\n    ");
+                text.push_str(&l);
+            }
+            text
+        }
+    }
+}
+
+/// A candidate verdict as one JSON line (docs/json/replay-verdict.schema.json).
+fn verdict_json(r: &EntryResult, v: &Verdict) -> serde_json::Value {
+    let mut j = serde_json::json!({
+        "invocationId": r.label(),
+        "entryIndex": r.entry_index,
+        "ok": v.change.is_same(),
+        "transition": v.transition,
+        "verdict": v.change.name(),
+        "recorded": v.recorded,
+        "candidate": v.candidate,
+    });
+    let extra = match &v.change {
+        Change::Same => serde_json::json!({}),
+        Change::OutputChanged(d) => serde_json::json!({ "outputDiff": d }),
+        Change::PlanChanged {
+            recorded,
+            candidate,
+        } => serde_json::json!({ "plan": { "recorded": recorded, "candidate": candidate } }),
+        Change::NowRefused { refused, diff } => {
+            serde_json::json!({ "refused": refused, "outputDiff": diff })
+        }
+        Change::NoLongerRefused { recorded, diff } => {
+            serde_json::json!({ "recordedRefusal": recorded, "outputDiff": diff })
+        }
+        Change::NowFails { kind, diagnostic } => {
+            serde_json::json!({ "failure": { "kind": kind, "diagnostic": diagnostic } })
+        }
+    };
+    if let (Some(o), serde_json::Value::Object(e)) = (j.as_object_mut(), extra) {
+        o.extend(e);
+    }
+    j
+}
+
+/// Is this entry's outcome worth a line under `-q` (a divergence or a changed verdict)?
+fn is_news(o: &Outcome) -> bool {
+    match o {
+        Outcome::Diverged(_) => true,
+        Outcome::Rerun(v) => !v.change.is_same(),
+        _ => false,
     }
 }
 
@@ -107,7 +196,7 @@ fn json_for(r: &EntryResult) -> JsonLine<'_> {
         skipped: false,
     };
     match &r.outcome {
-        Outcome::Identical => {}
+        Outcome::Identical | Outcome::Rerun(_) => {}
         Outcome::ClientCommit => {
             j.ok = false;
             j.skipped = true;
@@ -211,24 +300,32 @@ pub fn junit_xml_with(report: &Report, not_run: &[(i64, String)], seconds: f64) 
     let mut x = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
     let tests = report.entries.len() + not_run.len();
     let skipped = report.skipped + not_run.len() as u64;
+    let failures = report.diverged + report.changed;
     x.push_str(&format!(
         "<testsuites name=\"world replay\" tests=\"{}\" failures=\"{}\" skipped=\"{}\" time=\"{:.3}\">\n",
         tests,
-        report.diverged,
+        failures,
         skipped,
         seconds
     ));
     x.push_str(&format!(
         "  <testsuite name=\"world replay\" tests=\"{}\" failures=\"{}\" skipped=\"{}\" time=\"{:.3}\">\n",
         tests,
-        report.diverged,
+        failures,
         skipped,
         seconds
     ));
     for r in &report.entries {
         let name = xml_escape(&format!("entry {} {}", r.entry_index, r.label()));
+        // A candidate's entries are grouped by transition.
+        let class = match (&r.outcome, &r.transition) {
+            (Outcome::Rerun(v), _) => format!("world.replay.candidate.{}", v.transition),
+            (_, Some(t)) => format!("world.replay.candidate.{t}"),
+            _ => "world.replay".to_string(),
+        };
         x.push_str(&format!(
-            "    <testcase classname=\"world.replay\" name=\"{name}\">"
+            "    <testcase classname=\"{}\" name=\"{name}\">",
+            xml_escape(&class)
         ));
         match &r.outcome {
             Outcome::Identical => {}
@@ -241,6 +338,13 @@ pub fn junit_xml_with(report: &Report, not_run: &[(i64, String)], seconds: f64) 
                 d.stage.name(),
                 xml_escape(&format!("DIVERGED at {}: {}", d.stage, d.reason)),
                 xml_escape(&d.to_string())
+            )),
+            Outcome::Rerun(v) if v.change.is_same() => {}
+            Outcome::Rerun(v) => x.push_str(&format!(
+                "<failure type=\"{}\" message=\"{}\">{}</failure>",
+                v.change.name(),
+                xml_escape(&v.to_string()),
+                xml_escape(&v.detail_lines().join("\n"))
             )),
         }
         x.push_str("</testcase>\n");
@@ -285,6 +389,7 @@ pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError
         Some(path) => Some(JunitFile::open(path)?),
         None => None,
     };
+    let candidate = candidate_spec(&args)?;
     let opts = ops::replay::Options {
         selection: selection.clone(),
         db: ctx.db.clone(),
@@ -293,6 +398,7 @@ pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError
             allow_gaps: args.allow_gaps,
             ..Options::default()
         },
+        candidate,
     };
     let start = std::time::Instant::now();
     let show_bar = !out.quiet && std::io::stderr().is_terminal();
@@ -311,21 +417,27 @@ pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError
             }
             bar = Some(b);
         }
-        let quiet_skip = out.quiet && !matches!(r.outcome, Outcome::Diverged(_));
+        let quiet_skip = out.quiet && !is_news(&r.outcome);
         let res = if quiet_skip {
             Ok(())
         } else if out.json {
-            out.json_line(&json_for(r))
+            match &r.outcome {
+                Outcome::Rerun(v) => out.json_line(&verdict_json(r, v)),
+                _ => out.json_line(&json_for(r)),
+            }
         } else {
             let line = line_for(r);
-            let line = if matches!(r.outcome, Outcome::Diverged(_)) {
-                line.replacen(
+            let line = match &r.outcome {
+                Outcome::Diverged(_) => line.replacen(
                     "DIVERGED",
                     &super::output::paint("DIVERGED", 31, out.color),
                     1,
-                )
-            } else {
-                line
+                ),
+                Outcome::Rerun(v) if !v.change.is_same() => {
+                    let word = v.change.name().to_uppercase();
+                    line.replacen(&word, &super::output::paint(&word, 33, out.color), 1)
+                }
+                _ => line,
             };
             out.line(line)
         };
@@ -343,16 +455,7 @@ pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError
     if let Some(e) = write_err {
         return Err(e.into());
     }
-    let report = report.map_err(|e| match e {
-        ops::replay::Error::Materialize(s) => {
-            CliError::store("replay: materialize bundled interpreters", s)
-        }
-        ops::replay::Error::Replay(ReplayError::Store(s)) => CliError::store("replay", s),
-        ops::replay::Error::Replay(g @ ReplayError::Gap(_)) => {
-            CliError::new(Exit::Integrity, "replay", g).with_code("log_gap")
-        }
-        ops::replay::Error::Replay(other) => CliError::failed("replay", other),
-    })?;
+    let (report, candidate) = report.map_err(replay_err)?;
     if let Some(file) = &mut junit {
         let mut not_run = Vec::new();
         if report.stopped_early {
@@ -384,16 +487,27 @@ pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError
             ""
         }
     );
+    let per_transition = candidate.as_ref().map(|c| candidate::summarize(&report, c));
     if out.json {
-        out.json_line(&serde_json::json!({"summary": {
+        let mut summary = serde_json::json!({
             "replayed": report.replayed,
             "skipped": report.skipped,
             "diverged": report.diverged,
             "stoppedEarly": report.stopped_early,
-            "ok": report.ok(),
-        }}))?;
+            "ok": report.unchanged(),
+        });
+        if let (Some(t), Some(o)) = (&per_transition, summary.as_object_mut()) {
+            o.insert("candidate".into(), candidate_json(&report, t));
+        }
+        out.json_line(&serde_json::json!({ "summary": summary }))?;
     } else {
-        out.summary(summary)?;
+        for t in per_transition.iter().flatten() {
+            out.summary(t.line())?;
+        }
+        match &per_transition {
+            Some(t) => out.summary(format!("{summary}; {}", totals(&report, t)))?,
+            None => out.summary(summary)?,
+        }
     }
     if report.ok() && report.replayed == 0 && !args.allow_empty {
         return Err(CliError::failed(
@@ -406,11 +520,94 @@ pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError
         .with_code("nothing_replayed")
         .hint("pass --allow-empty when an empty replay is expected"));
     }
-    Ok(if report.ok() {
-        Exit::Success
-    } else {
-        Exit::Integrity
+    Ok(
+        if !report.ok() || (report.changed > 0 && !args.report_only) {
+            Exit::Integrity
+        } else {
+            Exit::Success
+        },
+    )
+}
+
+/// The candidate the command line names, if any (`--candidate`, `--transition`,
+/// `--interpreter`).
+fn candidate_spec(args: &Args) -> Result<Option<CandidateSpec>, CliError> {
+    if args.candidate.is_none() && args.transition.is_empty() && args.interpreter.is_none() {
+        return Ok(None);
+    }
+    let manifest = match &args.candidate {
+        Some(path) => Some((
+            path.display().to_string(),
+            super::read_input(path, MAX_MANIFEST_BYTES, "replay")?,
+        )),
+        None => None,
+    };
+    let interpreter = match &args.interpreter {
+        Some(text) => Some(super::pin::parse_choice(text)?),
+        None => None,
+    };
+    let base_dir = std::env::current_dir()
+        .map_err(|e| CliError::failed("replay", format!("current directory: {e}")))?;
+    Ok(Some(CandidateSpec {
+        manifest,
+        transitions: args.transition.clone(),
+        interpreter,
+        base_dir,
+    }))
+}
+
+/// A replay failure as a CLI error: a store read or an unreadable bundle is a store error,
+/// a candidate whose interpreter failed its integrity check exits 3, anything else 1.
+pub(crate) fn replay_err(e: ops::replay::Error) -> CliError {
+    match e {
+        ops::replay::Error::Materialize(s) => {
+            CliError::store("replay: materialize bundled interpreters", s)
+        }
+        ops::replay::Error::Replay(ReplayError::Store(s)) => CliError::store("replay", s),
+        ops::replay::Error::Replay(g @ ReplayError::Gap(_)) => {
+            CliError::new(Exit::Integrity, "replay", g).with_code("log_gap")
+        }
+        ops::replay::Error::Replay(other) => CliError::failed("replay", other),
+        ops::replay::Error::Candidate(c) if c.is_integrity() => {
+            CliError::new(Exit::Integrity, "replay", c)
+        }
+        ops::replay::Error::Candidate(c) => CliError::failed("replay", c)
+            .hint("nothing was replayed; the candidate manifest has the `world publish --manifest` format"),
+    }
+}
+
+/// `candidate: 118 same, 2 changed, 0 failed` over every re-run entry.
+fn totals(report: &Report, per: &[TransitionSummary]) -> String {
+    let failed: u64 = per.iter().map(|t| t.now_fails).sum();
+    format!(
+        "candidate: {} same, {} changed, {failed} failed",
+        report.reran - report.changed,
+        report.changed - failed
+    )
+}
+
+/// The `candidate` member of the JSON summary (docs/json/replay-candidate-summary.schema.json).
+pub(crate) fn candidate_json(report: &Report, per: &[TransitionSummary]) -> serde_json::Value {
+    let failed: u64 = per.iter().map(|t| t.now_fails).sum();
+    serde_json::json!({
+        "reran": report.reran,
+        "same": report.reran - report.changed,
+        "changed": report.changed - failed,
+        "failed": failed,
+        "transitions": per,
     })
+}
+
+/// The summary lines `world publish --check-against` shows before its prompt: one header per
+/// store or bundle, then one line per changed transition.
+pub(crate) fn check_lines(path: &str, report: &Report, c: &Candidate) -> Vec<String> {
+    let per = candidate::summarize(report, c);
+    let mut lines = vec![format!(
+        "behaviour check against {path}: {} recorded entries of the changed transitions re-run",
+        report.reran + report.diverged
+    )];
+    lines.extend(per.iter().map(|t| format!("  {}", t.line())));
+    lines
 }
 
 /// Print the re-derived `Registry.Publish` effects of an attended-publish episode; exit 3 when
@@ -458,12 +655,14 @@ mod tests {
                     entry_index: 0,
                     invocation_id: None,
                     written_by: "world:genesis".into(),
+                    transition: None,
                     outcome: Outcome::ClientCommit,
                 },
                 EntryResult {
                     entry_index: 1,
                     invocation_id: Some("cli:ep<1>:t".into()),
                     written_by: "coordinator:cli".into(),
+                    transition: None,
                     outcome: Outcome::Diverged(Divergence {
                         stage: Stage::Output,
                         reason: "bytes & more".into(),
@@ -476,7 +675,7 @@ mod tests {
             replayed: 1,
             skipped: 1,
             diverged: 1,
-            stopped_early: false,
+            ..Report::default()
         };
         let x = junit_xml(&report, 0.5);
         assert!(x.contains("name=\"entry 1 cli:ep&lt;1&gt;:t\""), "{x}");

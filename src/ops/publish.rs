@@ -7,8 +7,11 @@
 //! writes the revision (and the epoch bootstrap the plan carries) in one transaction, or
 //! nothing when the head moved since the plan.
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
+use std::sync::Arc;
 
+use crate::replay::candidate::{Candidate, CandidateTransition, Pinned};
 use crate::store::{self, Store};
 use crate::transitions::epoch;
 use crate::transitions::manifest::Manifest;
@@ -98,4 +101,86 @@ pub fn plan(
 /// nothing is written on error.
 pub fn commit(store: &mut Store, plan: &Plan, unattended: bool) -> Result<Outcome, PublishError> {
     commit_publish(store, plan, unattended)
+}
+
+/// The ids of a planned publish whose behaviour can change: every added id, and every changed
+/// id whose `transitionFn`, `interpreter` or `declaredEffects` differ (a new title or schema
+/// runs the same code on the same calls).
+pub fn behaviour_changes(plan: &Plan) -> Vec<String> {
+    let mut ids: Vec<String> = plan.diff.added.clone();
+    ids.extend(
+        plan.diff
+            .changed
+            .iter()
+            .filter(|c| {
+                c.fields
+                    .iter()
+                    .any(|f| matches!(*f, "transitionFn" | "interpreter" | "declaredEffects"))
+            })
+            .map(|c| c.id.clone()),
+    );
+    ids.sort();
+    ids
+}
+
+/// The candidate a planned publish is (`world publish --check-against`, issue 32): for each
+/// [`behaviour_changes`] id, the planned source (a file source from the plan, a ref source
+/// from `store`), declared effects and pinned interpreter (resolved through `provider`).
+/// Only those transitions' entries are visited ([`Candidate::only`]).
+///
+/// # Errors
+/// [`PlanError::Provider`] when the pinned interpreter cannot be resolved;
+/// [`PlanError::Store`] when a ref source cannot be read.
+pub fn candidate_of(
+    store: &Store,
+    plan: &Plan,
+    provider: &dyn InterpreterProvider,
+) -> Result<Candidate, PlanError> {
+    let mut pinned: BTreeMap<String, Pinned> = BTreeMap::new();
+    let mut transitions = BTreeMap::new();
+    for id in behaviour_changes(plan) {
+        let Some(d) = plan.revision.get(&id) else {
+            continue;
+        };
+        let fn_ref = d.transition_fn.to_string();
+        let source =
+            match plan.sources.iter().find(|o| o.meta.hash == fn_ref) {
+                Some(o) => o.payload.clone(),
+                None => store.object(&fn_ref)?.map(|o| o.payload).ok_or_else(|| {
+                    store::Error::Corrupt {
+                        what: "transition source".into(),
+                        detail: format!("{fn_ref} of {id:?} is not in the store"),
+                    }
+                })?,
+            };
+        let key = d.interpreter.to_string();
+        let interp = match pinned.get(&key) {
+            Some(p) => p.clone(),
+            None => {
+                let p = Pinned::new(provider.resolve(&d.interpreter)?);
+                pinned.insert(key, p.clone());
+                p
+            }
+        };
+        transitions.insert(
+            id.clone(),
+            CandidateTransition {
+                id: id.clone(),
+                source: Arc::new(source),
+                transition_fn: fn_ref.clone(),
+                declared: Some(crate::ops::replay::triples(&d.declared_effects)),
+                interpreter: Some(interp),
+                label: plan
+                    .source_labels
+                    .iter()
+                    .find(|(r, _)| *r == fn_ref)
+                    .map_or(fn_ref.clone(), |(_, name)| name.clone()),
+            },
+        );
+    }
+    Ok(Candidate {
+        transitions,
+        interpreter: None,
+        only: true,
+    })
 }

@@ -37,6 +37,7 @@ use std::time::Instant;
 
 use rusqlite::Connection;
 
+use super::candidate::Candidate;
 use super::{
     episode_intents, is_replayable, outcome_owners, recorded_triples, status_of, IntentInfo,
     OwnerMap, Resolved,
@@ -154,6 +155,9 @@ pub(super) struct Ahead<'s> {
     sources: Sources,
     /// Episodes whose intents and outcomes were already read.
     episodes: HashSet<String>,
+    /// A candidate replay's candidate: its entries' calls are predicted with its sources and
+    /// interpreters.
+    candidate: Option<&'s Candidate>,
     /// Set when the engine is done (dropped): the runner makes no further call, so a replay
     /// that stopped early does not wait for the rest of the batch in hand.
     done: Arc<AtomicBool>,
@@ -167,12 +171,14 @@ impl Drop for Ahead<'_> {
 
 impl<'s> Ahead<'s> {
     /// Start the runner thread in `scope` for `selected`; `interps` holds the interpreters the
-    /// selection pins (resolved by the engine), and each run gets `phase_timeout`.
+    /// selection pins (resolved by the engine), and each run gets `phase_timeout`; the calls
+    /// of entries `candidate` applies to are predicted as the candidate makes them.
     pub fn spawn<'scope>(
         scope: &'scope std::thread::Scope<'scope, 's>,
         selected: &'s [(LogEntry, Option<String>)],
         interps: &'s HashMap<String, Resolved>,
         phase_timeout: std::time::Duration,
+        candidate: Option<&'s Candidate>,
     ) -> Ahead<'s> {
         let (calls_tx, calls_rx) = sync_channel::<CallBatch>(BATCHES_AHEAD);
         // Unbounded, so the runner never waits on the engine: it is held back by the calls
@@ -193,7 +199,9 @@ impl<'s> Ahead<'s> {
             })
             .is_ok();
         // Without a runner, every call is made by the engine.
-        Ahead::new(selected, started.then_some(calls_tx), runs, done)
+        let mut ahead = Ahead::new(selected, started.then_some(calls_tx), runs, done);
+        ahead.candidate = candidate;
+        ahead
     }
 
     /// A read-ahead over `selected` sending calls through `calls_tx` (`None`: no runner),
@@ -218,6 +226,7 @@ impl<'s> Ahead<'s> {
             received_through: None,
             sources: HashMap::new(),
             episodes: HashSet::new(),
+            candidate: None,
             done,
         }
     }
@@ -246,7 +255,7 @@ impl<'s> Ahead<'s> {
             &mut self.episodes,
         );
         if self.calls_tx.is_some() {
-            predict_calls(pos, &p, &self.sources, &mut self.calls);
+            predict_calls(pos, &p, &self.sources, self.candidate, &mut self.calls);
         }
         self.read.push_back(p);
         self.next_read += 1;
@@ -385,8 +394,15 @@ fn run_calls(
 /// The interpreter calls the engine will make for an entry whose recorded data `p` holds, as
 /// far as the recorded data predicts them: the pure run; or the plan phase and, when the
 /// recorded plan asks for one, the finish phase with the recorded effect outcomes. Nothing is
-/// predicted when a needed item is missing or does not verify.
-fn predict_calls(pos: usize, p: &Prefetched, sources: &Sources, out: &mut Vec<Call>) {
+/// predicted when a needed item is missing or does not verify. An entry `candidate` applies
+/// to is predicted with the candidate's source, interpreter and calling convention.
+fn predict_calls(
+    pos: usize,
+    p: &Prefetched,
+    sources: &Sources,
+    candidate: Option<&Candidate>,
+    out: &mut Vec<Call>,
+) {
     let Some((_, rec)) = &p.record else { return };
     let verified = |r: &str| match p.objects.get(r) {
         Some((Some(o), true)) => Some(o),
@@ -395,25 +411,41 @@ fn predict_calls(pos: usize, p: &Prefetched, sources: &Sources, out: &mut Vec<Ca
     if verified(&rec.transition_fn).is_none() {
         return;
     }
-    let Some((_, source)) = sources.get(&rec.transition_fn) else {
+    let Some((_, recorded_source)) = sources.get(&rec.transition_fn) else {
         return;
+    };
+    let sub = candidate.and_then(|c| c.sub_for(rec));
+    let (source, interp, effectful) = match &sub {
+        Some(s) => (
+            s.transition.map_or(recorded_source, |t| &t.source),
+            s.interp.clone(),
+            s.effectful(rec),
+        ),
+        None => (recorded_source, rec.interpreter.clone(), rec.plan.is_some()),
     };
     let call = |input: Vec<u8>| Call {
         pos,
-        interp: rec.interpreter.clone(),
+        interp: interp.clone(),
         source: source.clone(),
         input,
     };
-    let Some(plan_ref) = &rec.plan else {
+    if !effectful {
         if let Some(input) = verified(&rec.input) {
             out.push(call(input.payload.clone()));
         }
         return;
-    };
-    let Some((_, plan_input)) = &p.plan_input else {
+    }
+    match &p.plan_input {
+        Some((_, plan_input)) => out.push(call(plan_input.clone())),
+        // A recorded pure entry re-run by an effectful candidate.
+        None => match verified(&rec.input) {
+            Some(input) => out.push(call(plan::plan_input(&input.payload))),
+            None => return,
+        },
+    }
+    let Some(plan_ref) = &rec.plan else {
         return;
     };
-    out.push(call(plan_input.clone()));
     // The finish phase, as the recorded plan and effect records say it ran.
     let (Some(plan_obj), Some(input), Some((_, Ok(declared)))) =
         (verified(plan_ref), verified(&rec.input), &p.triples)

@@ -20,6 +20,7 @@
 
 mod ahead;
 pub mod bundle;
+pub mod candidate;
 
 use std::collections::HashMap;
 use std::fmt;
@@ -33,7 +34,7 @@ use crate::encoding::trcjson::{self, Bounds, CValue};
 use crate::encoding::HashRef;
 use crate::interp::capsule::{self, CapsuleError};
 use crate::interp::{embedded_ref, Interpreter};
-use crate::plan::{self, PhaseResult, Triple, WorldEffect};
+use crate::plan::{self, PhaseResult, PlannedEffect, Triple, WorldEffect};
 use crate::store::entry::{entry_hash, world_ref};
 use crate::store::journal::{self, Kind, Receipt, ReceiptState};
 use crate::store::records::request_bytes;
@@ -46,6 +47,7 @@ use crate::store::{
 };
 use crate::transitions::publish::InterpreterProvider;
 use ahead::{Ahead, Prefetched};
+use candidate::{Candidate, Verdict};
 
 /// Which log entries to replay (transitions.md §12 "Selection").
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -222,6 +224,9 @@ pub enum Outcome {
     Diverged(Divergence),
     /// A client-supplied entry (genesis, REST commit): not replayable, never counted as passed.
     ClientCommit,
+    /// The entry was re-run with a candidate source or interpreter ([`Candidate`]) and its
+    /// recording checked out: the verdict (issue 32).
+    Rerun(Box<Verdict>),
 }
 
 /// One replayed (or skipped) entry.
@@ -233,6 +238,9 @@ pub struct EntryResult {
     pub invocation_id: Option<String>,
     /// The entry's `written_by`.
     pub written_by: String,
+    /// The transition id of an entry a candidate applies to, once its record decoded (`None`
+    /// for every other entry, and in a plain replay).
+    pub transition: Option<String>,
     /// What happened.
     pub outcome: Outcome,
 }
@@ -257,6 +265,10 @@ pub struct Report {
     pub skipped: u64,
     /// Entries that diverged.
     pub diverged: u64,
+    /// Entries re-run with a candidate source or interpreter that got a verdict.
+    pub reran: u64,
+    /// Of those, the ones whose verdict is not `same`.
+    pub changed: u64,
     /// True when replay stopped at the first divergence before the end of the selection.
     pub stopped_early: bool,
 }
@@ -265,6 +277,11 @@ impl Report {
     /// True when no replayed entry diverged (skips never change this).
     pub fn ok(&self) -> bool {
         self.diverged == 0
+    }
+
+    /// True when no entry diverged and every candidate verdict is `same`.
+    pub fn unchanged(&self) -> bool {
+        self.ok() && self.changed == 0
     }
 }
 
@@ -473,10 +490,13 @@ pub fn select(
 }
 
 fn record_invocation_id(conn: &Connection, record_ref: &str) -> Option<String> {
+    record_of(conn, record_ref).map(|r| r.invocation_id)
+}
+
+/// The invocation record `record_ref` names, when it is present and decodes.
+fn record_of(conn: &Connection, record_ref: &str) -> Option<InvocationRecord> {
     let obj = object_in(conn, record_ref).ok()??;
-    InvocationRecord::decode(&obj.meta.semantic_id, &obj.payload)
-        .ok()
-        .map(|r| r.invocation_id)
+    InvocationRecord::decode(&obj.meta.semantic_id, &obj.payload).ok()
 }
 
 /// Replay the selected entries (transitions.md §12), calling `on_entry(result, done, total)`
@@ -496,6 +516,26 @@ pub fn replay(
     opts: &Options,
     on_entry: &mut dyn FnMut(&EntryResult, usize, usize),
 ) -> Result<Report, ReplayError> {
+    replay_with(store, selection, pins, opts, None, on_entry)
+}
+
+/// [`replay`] with a [`Candidate`] (issue 32): each selected entry the candidate applies to is
+/// re-run with the candidate's source or interpreter and gets a verdict
+/// ([`Outcome::Rerun`]) instead of the byte comparison; the others replay as usual. A verdict
+/// other than `same` never stops the replay (a divergence of the recording still does, unless
+/// `opts.keep_going`). With [`Candidate::only`], only the candidate transitions' entries are
+/// visited.
+///
+/// # Errors
+/// As [`replay`].
+pub fn replay_with(
+    store: &Store,
+    selection: &Selection,
+    pins: &dyn InterpreterProvider,
+    opts: &Options,
+    candidate: Option<&Candidate>,
+    on_entry: &mut dyn FnMut(&EntryResult, usize, usize),
+) -> Result<Report, ReplayError> {
     widen_page_cache(store.conn(), REPLAY_PAGE_CACHE_KIB);
     // One read transaction per span of entries instead of one per statement (DEC-PERF-3).
     let span = ReadSpan::begin(store.conn(), READ_SPAN);
@@ -505,7 +545,14 @@ pub fn replay(
             return Err(ReplayError::Gap(missing.join("; ")));
         }
     }
-    let selected = select(store, selection)?;
+    let mut selected = select(store, selection)?;
+    if let Some(c) = candidate.filter(|c| c.only) {
+        selected.retain(|(e, _)| {
+            is_replayable(&e.header.written_by)
+                && record_of(store.conn(), &e.transition_ref)
+                    .is_some_and(|r| c.transitions.contains_key(&r.skill_id))
+        });
+    }
     // Every interpreter the selected entries pin, resolved once and shared by the engine and
     // the runner thread; a failed resolution is reported at each entry that pins it.
     let mut interps: HashMap<String, Resolved> = HashMap::new();
@@ -513,6 +560,12 @@ pub fn replay(
         let r = &e.header.interpreter;
         if is_replayable(&e.header.written_by) && !interps.contains_key(r) {
             interps.insert(r.clone(), resolve_interpreter(pins, r));
+        }
+    }
+    // A candidate's interpreters; an archived one the recording pins too is already resolved.
+    for p in candidate.iter().flat_map(|c| c.interpreters()) {
+        if !matches!(interps.get(p.reference()), Some(Ok(_))) {
+            interps.insert(p.reference().to_string(), Ok(Box::new(p.clone())));
         }
     }
     std::thread::scope(|scope| {
@@ -527,9 +580,12 @@ pub fn replay(
             pre: Prefetched::default(),
             ahead: opts
                 .read_ahead
-                .then(|| Ahead::spawn(scope, &selected, &interps, opts.phase_timeout)),
+                .then(|| Ahead::spawn(scope, &selected, &interps, opts.phase_timeout, candidate)),
             pos: 0,
             span,
+            candidate,
+            checked: HashMap::new(),
+            transition: None,
         };
         run_selected(&mut engine, &selected, opts, on_entry)
     })
@@ -581,10 +637,18 @@ fn run_selected(
             Some(ahead) => ahead.next_entry(engine.conn, i),
             None => Prefetched::default(),
         };
+        engine.transition = None;
         let outcome = if is_replayable(&entry.header.written_by) {
             report.replayed += 1;
             match engine.entry(entry, id.as_deref()) {
-                Ok(()) => Outcome::Identical,
+                Ok(None) => Outcome::Identical,
+                Ok(Some(verdict)) => {
+                    report.reran += 1;
+                    if !verdict.change.is_same() {
+                        report.changed += 1;
+                    }
+                    Outcome::Rerun(Box::new(verdict))
+                }
                 Err(Stop::Diverged(d)) => {
                     report.diverged += 1;
                     Outcome::Diverged(d)
@@ -599,6 +663,7 @@ fn run_selected(
             entry_index: entry.header.entry_index,
             invocation_id: id.clone(),
             written_by: entry.header.written_by.clone(),
+            transition: engine.transition.take(),
             outcome,
         };
         on_entry(&result, i + 1, total);
@@ -715,6 +780,14 @@ struct Engine<'a> {
     /// The read transaction the engine reads in (DEC-PERF-3), paused while it waits for an
     /// interpreter run so that a writer's commit never waits on a slow transition.
     span: ReadSpan<'a>,
+    /// The candidate of a candidate replay ([`replay_with`]).
+    candidate: Option<&'a Candidate>,
+    /// `(interpreter ref, source ref)` → the verdict of checking that source under that
+    /// interpreter (`None`: it loads), once per replay.
+    checked: HashMap<(String, String), Option<candidate::Change>>,
+    /// In a candidate replay, the current entry's transition id once its record decoded and
+    /// showed that the candidate applies to it.
+    transition: Option<String>,
 }
 
 /// The `now` encoded in `world/effect-request/v1` bytes
@@ -816,6 +889,21 @@ impl Engine<'_> {
         stage: Stage,
         what: &str,
     ) -> Result<Vec<u8>, Divergence> {
+        self.run_raw(interp_ref, source, input)?
+            .map_err(|e| match e {
+                CapsuleError::Integrity { .. } => interpreter_failed(interp_ref, &e),
+                _ => div(stage, format!("re-running the {what} failed: {e}")),
+            })
+    }
+
+    /// [`Self::run`] with the capsule's own error: the outer error is an interpreter that
+    /// cannot be used at all.
+    fn run_raw(
+        &mut self,
+        interp_ref: &str,
+        source: &[u8],
+        input: &[u8],
+    ) -> Result<Result<Vec<u8>, CapsuleError>, Divergence> {
         self.interpreter(interp_ref)?;
         let pos = self.pos;
         // A run not already back from the runner may take up to the phase timeout: hold no
@@ -827,20 +915,13 @@ impl Engine<'_> {
             .ahead
             .as_mut()
             .and_then(|a| a.take_run(pos, interp_ref, source, input));
-        let result = match ran {
+        Ok(match ran {
             Some(result) => result,
             None => {
                 self.span.pause();
                 let deadline = self.deadline();
                 capsule::run_phase(self.interpreter(interp_ref)?, source, input, deadline)
             }
-        };
-        result.map_err(|e| match e {
-            CapsuleError::Integrity { .. } => div(
-                Stage::Interpreter,
-                format!("pinned interpreter {interp_ref} failed its integrity check: {e}"),
-            ),
-            _ => div(stage, format!("re-running the {what} failed: {e}")),
         })
     }
 
@@ -901,7 +982,9 @@ impl Engine<'_> {
         Ok(Some((text("status"), text("recordRef"))))
     }
 
-    fn entry(&mut self, e: &LogEntry, id: Option<&str>) -> Result<(), Stop> {
+    /// Replay one entry: `None` when every byte was identical, the verdict when a candidate
+    /// applies to it.
+    fn entry(&mut self, e: &LogEntry, id: Option<&str>) -> Result<Option<Verdict>, Stop> {
         let h = &e.header;
         // 1. The commit receipt.
         let id = id.ok_or_else(|| {
@@ -983,6 +1066,10 @@ impl Engine<'_> {
                 format!("record {} is malformed: {err}", e.transition_ref),
             )
         })?;
+        let sub = self.candidate.and_then(|c| c.sub_for(&rec));
+        if sub.is_some() {
+            self.transition = Some(rec.skill_id.clone());
+        }
         if rec.invocation_id != id {
             return Err(div(
                 Stage::Record,
@@ -1040,6 +1127,22 @@ impl Engine<'_> {
             Some(p) => Some(self.load(p, "plan", Stage::Record)?),
             None => None,
         };
+        if let Some(sub) = sub {
+            let plan = recorded_plan.as_ref().zip(rec.plan.as_deref());
+            return self
+                .rerun(
+                    e,
+                    &world,
+                    &rec,
+                    &source,
+                    &input,
+                    &output,
+                    output_verified,
+                    plan,
+                    sub,
+                )
+                .map(Some);
+        }
         // 5. Re-run with the entry's own interpreter (resolved before any run).
         self.interpreter(&rec.interpreter)?;
         let produced = match (&recorded_plan, &rec.plan) {
@@ -1084,7 +1187,13 @@ impl Engine<'_> {
             .refs(&world.state_root, produced_ref)
             .into());
         }
-        // Entry hash and world ref.
+        self.chain(e, &world)?;
+        Ok(None)
+    }
+
+    /// The entry hash and the world ref, recomputed.
+    fn chain(&mut self, e: &LogEntry, world: &WorldRow) -> Result<(), Stop> {
+        let h = &e.header;
         let eh = match self.pre.entry_hash.take() {
             Some(eh) => eh,
             None => entry_hash(h, &e.transition_ref).to_string(),
@@ -1095,7 +1204,7 @@ impl Engine<'_> {
                 .into());
         }
         let wr = match self.pre.world_ref.take() {
-            Some((row, wr)) if row == world => wr,
+            Some((row, wr)) if row == *world => wr,
             _ => world_ref(world.revision, &world.state_root, &world.log_head).to_string(),
         };
         if wr != world.reference {
@@ -1153,12 +1262,77 @@ impl Engine<'_> {
             .into());
         }
         let record_refs = rec.effects.clone().unwrap_or_default();
-        if parsed.effects.len() != record_refs.len() {
+        let Walked {
+            results,
+            world_effects,
+            handler_output,
+        } = self.walk_effects(rec, &parsed.effects, &record_refs)?;
+        // 8. Finish if requested, recompose, compare.
+        let body = if parsed.effects.is_empty() {
+            parsed.result.clone().unwrap_or(CValue::Object(vec![]))
+        } else if parsed.finish {
+            let raw = self.run(
+                &rec.interpreter,
+                &source.payload,
+                &plan::finish_input(&input.payload, &results),
+                Stage::Finish,
+                "finish phase",
+            )?;
+            plan::parse_finish(&raw).map_err(|err| {
+                div(
+                    Stage::Finish,
+                    format!("the re-run finish output breaks a plan law: {err}"),
+                )
+            })?
+        } else {
+            match (results.first().map(|r| r.status), handler_output) {
+                (Some("ok"), Some(v @ CValue::Object(_))) => v,
+                (Some("ok"), _) => {
+                    return Err(div(
+                        Stage::Output,
+                        "the recorded handler output is not a JSON object, so no output could have been committed",
+                    )
+                    .into())
+                }
+                _ => CValue::Object(vec![]),
+            }
+        };
+        let composed = plan::compose(body, plan_ref, &world_effects).map_err(|err| {
+            div(
+                Stage::Output,
+                format!("recomposing the output failed: {err}"),
+            )
+        })?;
+        if composed != output.payload {
+            if !output.verifies() {
+                return Err(altered_output(output, &composed).into());
+            }
+            return Err(div(
+                Stage::Output,
+                "the recomposed output differs from the committed output",
+            )
+            .refs(&rec.output, HashRef::of(&composed).to_string())
+            .bytes(&output.payload, &composed)
+            .into());
+        }
+        Ok(composed)
+    }
+
+    /// Steps 6–7 for planned `effects` against the records `record_refs`: load and check
+    /// every effect record and its request, rebuild the grants, and walk the replay broker
+    /// (never a handler), reading each result back from the record.
+    fn walk_effects(
+        &mut self,
+        rec: &InvocationRecord,
+        effects: &[PlannedEffect],
+        record_refs: &[String],
+    ) -> Result<Walked, Stop> {
+        if effects.len() != record_refs.len() {
             return Err(div(
                 Stage::Effects,
                 format!(
                     "the plan requests {} effect(s) but the record holds {}",
-                    parsed.effects.len(),
+                    effects.len(),
                     record_refs.len()
                 ),
             )
@@ -1166,7 +1340,7 @@ impl Engine<'_> {
         }
         // Load every effect record and its request; find each request's logical time.
         let mut walked: Vec<(EffectRecord, i64, Option<String>)> = Vec::new();
-        for (pe, rref) in parsed.effects.iter().zip(&record_refs) {
+        for (pe, rref) in effects.iter().zip(record_refs) {
             let obj = self.load(rref, "effect record", Stage::Effects)?;
             if obj.meta.semantic_id != EFFECT_RECORD {
                 return Err(div(
@@ -1319,7 +1493,7 @@ impl Engine<'_> {
         let mut results = Vec::new();
         let mut world_effects = Vec::new();
         let mut handler_output: Option<CValue> = None;
-        for ((pe, rref), (er, now, _)) in parsed.effects.iter().zip(&record_refs).zip(&walked) {
+        for ((pe, rref), (er, now, _)) in effects.iter().zip(record_refs).zip(&walked) {
             let d = decide(&grants, &er.effect, &er.scope, er.cost, *now);
             let label = d.denial.map(|x| x.label()).unwrap_or("");
             let gap = if label != er.denial {
@@ -1377,55 +1551,33 @@ impl Engine<'_> {
                 record: Some(rref.clone()),
             });
         }
-        // 8. Finish if requested, recompose, compare.
-        let body = if parsed.effects.is_empty() {
-            parsed.result.clone().unwrap_or(CValue::Object(vec![]))
-        } else if parsed.finish {
-            let raw = self.run(
-                &rec.interpreter,
-                &source.payload,
-                &plan::finish_input(&input.payload, &results),
-                Stage::Finish,
-                "finish phase",
-            )?;
-            plan::parse_finish(&raw).map_err(|err| {
-                div(
-                    Stage::Finish,
-                    format!("the re-run finish output breaks a plan law: {err}"),
-                )
-            })?
-        } else {
-            match (results.first().map(|r| r.status), handler_output) {
-                (Some("ok"), Some(v @ CValue::Object(_))) => v,
-                (Some("ok"), _) => {
-                    return Err(div(
-                        Stage::Output,
-                        "the recorded handler output is not a JSON object, so no output could have been committed",
-                    )
-                    .into())
-                }
-                _ => CValue::Object(vec![]),
-            }
-        };
-        let composed = plan::compose(body, plan_ref, &world_effects).map_err(|err| {
-            div(
-                Stage::Output,
-                format!("recomposing the output failed: {err}"),
-            )
-        })?;
-        if composed != output.payload {
-            if !output.verifies() {
-                return Err(altered_output(output, &composed).into());
-            }
-            return Err(div(
-                Stage::Output,
-                "the recomposed output differs from the committed output",
-            )
-            .refs(&rec.output, HashRef::of(&composed).to_string())
-            .bytes(&output.payload, &composed)
-            .into());
-        }
-        Ok(composed)
+        Ok(Walked {
+            results,
+            world_effects,
+            handler_output,
+        })
+    }
+}
+
+/// What the effect walk gives the finish phase and the composition.
+struct Walked {
+    results: Vec<PhaseResult>,
+    world_effects: Vec<WorldEffect>,
+    handler_output: Option<CValue>,
+}
+
+/// The divergence for an interpreter a run could not use: altered since archiving (the
+/// integrity check), absent or unstartable.
+fn interpreter_failed(interp_ref: &str, e: &CapsuleError) -> Divergence {
+    match e {
+        CapsuleError::Integrity { .. } => div(
+            Stage::Interpreter,
+            format!("pinned interpreter {interp_ref} failed its integrity check: {e}"),
+        ),
+        _ => div(
+            Stage::Interpreter,
+            format!("interpreter {interp_ref} could not be used: {e}"),
+        ),
     }
 }
 

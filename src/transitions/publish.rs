@@ -741,7 +741,25 @@ fn load_source(
     entry: &ManifestEntry,
     base_dir: &Path,
 ) -> Result<(String, Vec<u8>), PublishError> {
-    match &entry.source {
+    source_bytes(conn, &entry.id, &entry.source, base_dir)
+}
+
+/// The canonical source bytes of transition `id` from `spec` and a name for messages: a file
+/// (relative to `base_dir` unless absolute; a regular file of at most 8 MiB, through
+/// `canon.Source`, not empty) or a stored `world/transition-source/v1` object on `conn`
+/// (present, re-hashing, canonical). Used by publish and by candidate replay (issue 32).
+///
+/// # Errors
+/// [`PublishError::ReadSource`], [`PublishError::SourceTooLarge`], [`PublishError::Canon`],
+/// [`PublishError::EmptySource`], [`PublishError::MissingSource`],
+/// [`PublishError::CorruptSource`], [`PublishError::Store`].
+pub fn source_bytes(
+    conn: &Connection,
+    id: &str,
+    spec: &SourceSpec,
+    base_dir: &Path,
+) -> Result<(String, Vec<u8>), PublishError> {
+    match spec {
         SourceSpec::File(p) => {
             let path = base_dir.join(p);
             let name = p.display().to_string();
@@ -751,39 +769,39 @@ fn load_source(
                 Ok(raw) => raw,
                 Err(crate::fileread::ReadError::TooLarge { .. }) => {
                     return Err(PublishError::SourceTooLarge {
-                        id: entry.id.clone(),
+                        id: id.to_string(),
                         path: name,
                     })
                 }
                 Err(crate::fileread::ReadError::Io { source, .. }) => {
                     return Err(PublishError::ReadSource {
-                        id: entry.id.clone(),
+                        id: id.to_string(),
                         path: name,
                         error: source,
                     })
                 }
                 Err(e @ crate::fileread::ReadError::NotRegular { .. }) => {
                     return Err(PublishError::ReadSource {
-                        id: entry.id.clone(),
+                        id: id.to_string(),
                         path: name,
                         error: std::io::Error::new(std::io::ErrorKind::InvalidInput, e.to_string()),
                     })
                 }
             };
             let canonical = canon::source(&raw).map_err(|error| PublishError::Canon {
-                id: entry.id.clone(),
+                id: id.to_string(),
                 path: name.clone(),
                 error,
             })?;
             if canonical.is_empty() {
                 return Err(PublishError::EmptySource {
-                    id: entry.id.clone(),
+                    id: id.to_string(),
                     path: name,
                 });
             }
             Ok((name, canonical))
         }
-        SourceSpec::Ref(r) => Ok((r.to_string(), stored_source(conn, &entry.id, r)?)),
+        SourceSpec::Ref(r) => Ok((r.to_string(), stored_source(conn, id, r)?)),
     }
 }
 
