@@ -61,6 +61,9 @@ _world() {
             world,object)
                 cmd="world__subcmd__object"
                 ;;
+            world,package)
+                cmd="world__subcmd__package"
+                ;;
             world,pin)
                 cmd="world__subcmd__pin"
                 ;;
@@ -235,6 +238,9 @@ _world() {
             world__subcmd__help,object)
                 cmd="world__subcmd__help__subcmd__object"
                 ;;
+            world__subcmd__help,package)
+                cmd="world__subcmd__help__subcmd__package"
+                ;;
             world__subcmd__help,pin)
                 cmd="world__subcmd__help__subcmd__pin"
                 ;;
@@ -393,6 +399,21 @@ _world() {
                 ;;
             world__subcmd__help__subcmd__object,get)
                 cmd="world__subcmd__help__subcmd__object__subcmd__get"
+                ;;
+            world__subcmd__help__subcmd__package,approve)
+                cmd="world__subcmd__help__subcmd__package__subcmd__approve"
+                ;;
+            world__subcmd__help__subcmd__package,packet)
+                cmd="world__subcmd__help__subcmd__package__subcmd__packet"
+                ;;
+            world__subcmd__help__subcmd__package,publish)
+                cmd="world__subcmd__help__subcmd__package__subcmd__publish"
+                ;;
+            world__subcmd__help__subcmd__package,reconcile)
+                cmd="world__subcmd__help__subcmd__package__subcmd__reconcile"
+                ;;
+            world__subcmd__help__subcmd__package,status)
+                cmd="world__subcmd__help__subcmd__package__subcmd__status"
                 ;;
             world__subcmd__help__subcmd__registry,get)
                 cmd="world__subcmd__help__subcmd__registry__subcmd__get"
@@ -622,6 +643,42 @@ _world() {
             world__subcmd__object__subcmd__help,help)
                 cmd="world__subcmd__object__subcmd__help__subcmd__help"
                 ;;
+            world__subcmd__package,approve)
+                cmd="world__subcmd__package__subcmd__approve"
+                ;;
+            world__subcmd__package,help)
+                cmd="world__subcmd__package__subcmd__help"
+                ;;
+            world__subcmd__package,packet)
+                cmd="world__subcmd__package__subcmd__packet"
+                ;;
+            world__subcmd__package,publish)
+                cmd="world__subcmd__package__subcmd__publish"
+                ;;
+            world__subcmd__package,reconcile)
+                cmd="world__subcmd__package__subcmd__reconcile"
+                ;;
+            world__subcmd__package,status)
+                cmd="world__subcmd__package__subcmd__status"
+                ;;
+            world__subcmd__package__subcmd__help,approve)
+                cmd="world__subcmd__package__subcmd__help__subcmd__approve"
+                ;;
+            world__subcmd__package__subcmd__help,help)
+                cmd="world__subcmd__package__subcmd__help__subcmd__help"
+                ;;
+            world__subcmd__package__subcmd__help,packet)
+                cmd="world__subcmd__package__subcmd__help__subcmd__packet"
+                ;;
+            world__subcmd__package__subcmd__help,publish)
+                cmd="world__subcmd__package__subcmd__help__subcmd__publish"
+                ;;
+            world__subcmd__package__subcmd__help,reconcile)
+                cmd="world__subcmd__package__subcmd__help__subcmd__reconcile"
+                ;;
+            world__subcmd__package__subcmd__help,status)
+                cmd="world__subcmd__package__subcmd__help__subcmd__status"
+                ;;
             world__subcmd__registry,get)
                 cmd="world__subcmd__registry__subcmd__get"
                 ;;
@@ -737,7 +794,7 @@ _world() {
 
     case "${cmd}" in
         world)
-            opts="-q -h -V --db --json --quiet --color --wait-lock --help --version genesis commit head world object log show status registry publish pin transitions invoke tools ailang receipt session effects approval broker verify why limits mission serve mcp replay export-episode util help"
+            opts="-q -h -V --db --json --quiet --color --wait-lock --help --version genesis commit head world object log show status registry publish pin package transitions invoke tools ailang receipt session effects approval broker verify why limits mission serve mcp replay export-episode util help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1587,7 +1644,7 @@ _world() {
             return 0
             ;;
         world__subcmd__help)
-            opts="genesis commit head world object log show status registry publish pin transitions invoke tools ailang receipt session effects approval broker verify why limits mission serve mcp replay export-episode util help"
+            opts="genesis commit head world object log show status registry publish pin package transitions invoke tools ailang receipt session effects approval broker verify why limits mission serve mcp replay export-episode util help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2329,6 +2386,90 @@ _world() {
             return 0
             ;;
         world__subcmd__help__subcmd__object__subcmd__get)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        world__subcmd__help__subcmd__package)
+            opts="packet approve publish reconcile status"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        world__subcmd__help__subcmd__package__subcmd__approve)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        world__subcmd__help__subcmd__package__subcmd__packet)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        world__subcmd__help__subcmd__package__subcmd__publish)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        world__subcmd__help__subcmd__package__subcmd__reconcile)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        world__subcmd__help__subcmd__package__subcmd__status)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -4853,6 +4994,348 @@ _world() {
                 return 0
             fi
             case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        world__subcmd__package)
+            opts="-q -h --db --json --quiet --color --wait-lock --help packet approve publish reconcile status help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --db)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                --wait-lock)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        world__subcmd__package__subcmd__approve)
+            opts="-q -h --golden --compiler-version --registry-origin --loopback-registry --requester --decided-by --episode --ttl --db --json --quiet --color --wait-lock --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --golden)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --compiler-version)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --registry-origin)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --loopback-registry)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --requester)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --decided-by)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --episode)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --ttl)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --db)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                --wait-lock)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        world__subcmd__package__subcmd__help)
+            opts="packet approve publish reconcile status help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        world__subcmd__package__subcmd__help__subcmd__approve)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        world__subcmd__package__subcmd__help__subcmd__help)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        world__subcmd__package__subcmd__help__subcmd__packet)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        world__subcmd__package__subcmd__help__subcmd__publish)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        world__subcmd__package__subcmd__help__subcmd__reconcile)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        world__subcmd__package__subcmd__help__subcmd__status)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        world__subcmd__package__subcmd__packet)
+            opts="-q -h --golden --compiler-version --live --db --json --quiet --color --wait-lock --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --golden)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --compiler-version)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --db)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                --wait-lock)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        world__subcmd__package__subcmd__publish)
+            opts="-q -h --golden --compiler-version --registry-origin --loopback-registry --live --dry-run --credential-file --approval-ref --episode --publisher --ailang-bin --timeout --db --json --quiet --color --wait-lock --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --golden)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --compiler-version)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --registry-origin)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --loopback-registry)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --credential-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --approval-ref)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --episode)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --publisher)
+                    COMPREPLY=($(compgen -W "world ailang" -- "${cur}"))
+                    return 0
+                    ;;
+                --ailang-bin)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --db)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                --wait-lock)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        world__subcmd__package__subcmd__reconcile)
+            opts="-q -h --probe --loopback-registry --control --interval-ms --live --db --json --quiet --color --wait-lock --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --control)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --interval-ms)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --db)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                --wait-lock)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        world__subcmd__package__subcmd__status)
+            opts="-q -h --db --json --quiet --color --wait-lock --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --db)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                --wait-lock)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;

@@ -26,6 +26,7 @@ pub mod interp;
 pub mod limits;
 pub mod mission;
 pub mod ops;
+pub mod package;
 pub mod plan;
 /// The one bounded child-process runner.
 pub mod process;

@@ -89,15 +89,34 @@ fn every_command_line_in_the_readme_parses() {
     let mut in_sh = false;
     let mut checked = 0;
     let mut bad = Vec::new();
-    for line in readme.lines() {
-        if line.starts_with("```") {
-            in_sh = line.trim() == "```sh" || line.trim() == "```bash";
+    let mut pending = String::new();
+    for raw in readme.lines() {
+        if raw.starts_with("```") {
+            in_sh = raw.trim() == "```sh" || raw.trim() == "```bash";
+            pending.clear();
             continue;
         }
         if !in_sh {
             continue;
         }
-        let words = shell_words(line.trim());
+        // A line ending in `\` continues on the next one, as the shell reads it.
+        if let Some(head) = raw.trim_end().strip_suffix('\\') {
+            pending.push_str(head);
+            pending.push(' ');
+            continue;
+        }
+        let joined = std::mem::take(&mut pending) + raw;
+        let line = joined.as_str();
+        let mut words = shell_words(line.trim());
+        // The command ends at the first shell operator (a pipe, a redirection, a list).
+        if let Some(end) = words.iter().position(|w| {
+            ["|", "||", "&&", ";", "&"].contains(&w.as_str())
+                || w.starts_with('>')
+                || w.starts_with('<')
+                || w.starts_with("2>")
+        }) {
+            words.truncate(end);
+        }
         if words.first().map(String::as_str) != Some("world") {
             continue;
         }

@@ -14,6 +14,7 @@
 mod common;
 mod invoke_support;
 mod pgtest;
+mod registry_double;
 mod terminal;
 
 mod ailang_bad_input;
@@ -46,6 +47,7 @@ mod mission_ledger_pairing;
 mod mission_pairing;
 mod number_exactness;
 mod outputs;
+mod package;
 mod prompts;
 mod publish;
 mod quickstart;

@@ -641,6 +641,18 @@ fn claims(conn: &Connection) -> Result<ClaimIndex, ApprovalError> {
     Ok(claim_rows::claimants(conn)?.into_iter().collect())
 }
 
+/// The intent that claimed `decision` by its own ref: a `Registry.Publish` claim names the
+/// effect's request, not the approval request (the reference's `AppendClaimedEffectIntent`).
+fn decision_claimant(
+    conn: &Connection,
+    decision: Option<&Decision>,
+) -> Result<Option<String>, ApprovalError> {
+    match decision {
+        Some(d) if d.approved => Ok(claim_rows::claimant_of_decision(conn, &d.reference)?),
+        _ => Ok(None),
+    }
+}
+
 fn assemble(
     request_ref: &str,
     req: Request,
@@ -683,13 +695,12 @@ pub fn get(conn: &Connection, request_ref: &str) -> Result<Option<Approval>, App
     }
     let req = decode_request(request_ref, &obj.payload, &request_details(conn)?)?;
     let decisions = decisions(conn)?;
-    let claimed_by = claim_rows::claimant_of(conn, request_ref)?;
-    Ok(Some(assemble(
-        request_ref,
-        req,
-        decisions.get(request_ref),
-        claimed_by,
-    )))
+    let decision = decisions.get(request_ref);
+    let claimed_by = match claim_rows::claimant_of(conn, request_ref)? {
+        Some(by) => Some(by),
+        None => decision_claimant(conn, decision)?,
+    };
+    Ok(Some(assemble(request_ref, req, decision, claimed_by)))
 }
 
 /// Every approval, oldest first (by `createdAt`, then ref), optionally only one episode's.
@@ -706,7 +717,10 @@ pub fn list(conn: &Connection, episode: Option<&str>) -> Result<Vec<Approval>, A
         if episode.is_some_and(|ep| ep != req.episode) {
             continue;
         }
-        let claimed = claims.get(&reference).cloned();
+        let claimed = match claims.get(&reference) {
+            Some(by) => Some(by.clone()),
+            None => decision_claimant(conn, decisions.get(&reference))?,
+        };
         out.push(assemble(
             &reference,
             req,
@@ -981,4 +995,189 @@ impl ApprovalStore for StoreApprovals {
     fn claim(&self, request_ref: &str, intent_id: &str) -> Result<(), ApprovalError> {
         self.with_tx(|tx| claim(tx, request_ref, intent_id))
     }
+}
+
+/// A publish approval to mint (`world package approve`): the reference's request and decision
+/// pair, with `world`'s details, in the caller's transaction.
+#[derive(Clone, Debug)]
+pub struct PublishMint<'a> {
+    /// The approval scope (`registry:…#effect=Registry.Publish&…`): the request's `scope`.
+    pub scope: &'a str,
+    /// The request's cost: one publish unit.
+    pub cost: i64,
+    /// Who asks (the request's `requester`).
+    pub requester: &'a str,
+    /// Who decides (the decision's `decidedBy`).
+    pub decided_by: &'a str,
+    /// The episode the publish will be journaled in (the detail's `episodeId`).
+    pub episode: &'a str,
+    /// What the approver was shown (the detail's `summary`).
+    pub summary: &'a str,
+    /// Unix seconds: the request's and the decision's `now`.
+    pub now: i64,
+}
+
+/// Writes a decided publish approval: the request `{"effect":"Human.Approve","scope","cost",
+/// "requester","now"}` and its head, the decision `{"requestRef","decision":"approve",
+/// "decidedBy","now"}` and its head (each head `{"previousHead","requestRef","decisionRef"}`),
+/// plus `world`'s request and decision details (attended). Returns `(request_ref,
+/// decision_ref)`; the decision ref is the approval a publish names.
+///
+/// # Errors
+/// [`ApprovalError::Invalid`] for a bad name, episode, summary or scope, or a request that
+/// already exists; store errors.
+pub fn mint_publish(
+    conn: &Connection,
+    m: &PublishMint<'_>,
+) -> Result<(String, String), ApprovalError> {
+    crate::authority::session::check_episode(m.episode)
+        .map_err(|e| ApprovalError::Invalid(e.to_string()))?;
+    check_summary(m.summary)?;
+    check_name("requester", m.requester)?;
+    check_name("decided-by", m.decided_by)?;
+    if m.scope.is_empty() || m.scope.len() > 4096 {
+        return Err(ApprovalError::Invalid(format!(
+            "approval scope must be 1..=4096 bytes, got {}",
+            m.scope.len()
+        )));
+    }
+    let payload = Obj::new()
+        .str("effect", REQUEST_EFFECT)
+        .str("scope", m.scope)
+        .int("cost", m.cost)
+        .str("requester", m.requester)
+        .int("now", m.now)
+        .finish();
+    let request = Object::new(APPROVAL_REQUEST, PROVENANCE, payload);
+    if object_in(conn, &request.meta.hash)?.is_some() {
+        return Err(ApprovalError::Invalid(format!(
+            "approval request {} already exists (the same scope, requester and time); mint at a later time",
+            request.meta.hash
+        )));
+    }
+    let detail = Obj::new()
+        .str("requestRef", &request.meta.hash)
+        .str("episodeId", m.episode)
+        .str("summary", m.summary)
+        .str("requestedBy", m.requester)
+        .str("origin", "world package approve")
+        .finish();
+    put_object(conn, &request)?;
+    put_object(
+        conn,
+        &Object::new(REQUEST_DETAIL, DETAIL_PROVENANCE, detail),
+    )?;
+    append_registry(conn, &request.meta.hash, None)?;
+    let decision = decide(
+        conn,
+        &request.meta.hash,
+        &NewDecision {
+            approved: true,
+            decided_by: m.decided_by,
+            attended: true,
+            now: m.now,
+        },
+        None,
+    )?;
+    Ok((request.meta.hash, decision))
+}
+
+/// A reference-shaped approval request, decoded strictly.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ReferenceRequest {
+    /// The effect that minted the request (`Human.Approve`).
+    pub effect: String,
+    /// The scope it stamps.
+    pub scope: String,
+    /// The cost it approves.
+    pub cost: i64,
+    /// Who asked.
+    pub requester: String,
+    /// Unix seconds.
+    pub now: i64,
+}
+
+/// A reference-shaped approval decision, decoded strictly.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ReferenceDecision {
+    /// The request it decides.
+    pub request_ref: String,
+    /// `approve` or `deny`.
+    pub decision: String,
+    /// Who decided.
+    pub decided_by: String,
+    /// Unix seconds.
+    pub now: i64,
+}
+
+/// Decodes a `world/approval-request/v1` payload in the reference's layout (exactly its five
+/// keys).
+///
+/// # Errors
+/// [`ApprovalError::Corrupt`].
+pub fn reference_request(
+    reference: &str,
+    payload: &[u8],
+) -> Result<ReferenceRequest, ApprovalError> {
+    let w = "request";
+    let m = exact_object(reference, w, payload, &REQUEST_KEYS)?;
+    Ok(ReferenceRequest {
+        effect: str_of(reference, w, &m, "effect")?,
+        scope: str_of(reference, w, &m, "scope")?,
+        cost: int_of(reference, w, &m, "cost")?,
+        requester: str_of(reference, w, &m, "requester")?,
+        now: int_of(reference, w, &m, "now")?,
+    })
+}
+
+/// Decodes a `world/approval-decision/v1` payload in the reference's layout (exactly its four
+/// keys).
+///
+/// # Errors
+/// [`ApprovalError::Corrupt`].
+pub fn reference_decision(
+    reference: &str,
+    payload: &[u8],
+) -> Result<ReferenceDecision, ApprovalError> {
+    let w = "decision";
+    let m = exact_object(reference, w, payload, &DECISION_KEYS)?;
+    Ok(ReferenceDecision {
+        request_ref: str_of(reference, w, &m, "requestRef")?,
+        decision: str_of(reference, w, &m, "decision")?,
+        decided_by: str_of(reference, w, &m, "decidedBy")?,
+        now: int_of(reference, w, &m, "now")?,
+    })
+}
+
+/// Inserts the claim row of a `Registry.Publish` intent in the caller's transaction, as the
+/// reference's `AppendClaimedEffectIntent` does: `(approval_ref = the decision, request_ref =
+/// the effect's request object, invocation_id = the intent)`.
+///
+/// # Errors
+/// [`ApprovalError::AlreadyConsumed`] when the decision is claimed already;
+/// [`ApprovalError::IntentHasClaim`]; store errors.
+pub fn claim_for_effect(
+    conn: &Connection,
+    decision_ref: &str,
+    effect_request_ref: &str,
+    intent: &str,
+) -> Result<(), ApprovalError> {
+    if let Some(by) = claim_rows::claimant_of_decision(conn, decision_ref)? {
+        return Err(ApprovalError::AlreadyConsumed {
+            request: decision_ref.to_owned(),
+            by,
+        });
+    }
+    if claim_rows::claimed_by_intent(conn, intent)?.is_some() {
+        return Err(ApprovalError::IntentHasClaim(intent.to_owned()));
+    }
+    claim_rows::insert_claim(
+        conn,
+        &ClaimRow {
+            approval_ref: decision_ref.to_owned(),
+            request_ref: effect_request_ref.to_owned(),
+            invocation_id: intent.to_owned(),
+        },
+    )?;
+    Ok(())
 }

@@ -110,6 +110,10 @@ pub enum BrokerError {
     /// not decode or re-hash: issue 13 §3); nothing was written and no handler ran.
     #[error("the episode's spend cannot be counted: {0}")]
     SpendUnreadable(#[source] StoreError),
+    /// The handler refused the effect inside the intent's transaction (an approval that does
+    /// not authorize it, or one already consumed): nothing was journaled or spent.
+    #[error("{0}")]
+    Refused(String),
     /// Store failure (nothing of this step was committed).
     #[error(transparent)]
     Store(#[from] StoreError),
@@ -472,6 +476,22 @@ impl Broker<'_> {
             return Err(BrokerError::NoHandler(req.effect.clone()));
         };
         let intent_id = self.journal_intent(&tx, req, &request, &tally)?;
+        // The payload as the handler sees it (a JSON object's text; anything else is null).
+        let payload: serde_json::Value =
+            serde_json::from_slice(&req.payload).unwrap_or(serde_json::Value::Null);
+        let intent_ref = crate::broker::handlers::Intent {
+            id: &intent_id,
+            now: self.now,
+            cost: req.cost,
+        };
+        // The handler's part of the intent's transaction (an approval claim): a refusal
+        // rolls the intent back.
+        if let Err(why) =
+            handler.bind_intent(&tx, &intent_ref, &request.meta.hash, &req.scope, &payload)
+        {
+            drop(tx);
+            return Err(BrokerError::Refused(why));
+        }
         // The ledger steps, before the intent commits (a failure drops the transaction).
         // A mission attempt dispatched in a standalone ledger names the store's id, whatever
         // happens to this transaction after it.
@@ -491,13 +511,6 @@ impl Broker<'_> {
         self.intent_committed.set(true);
 
         // The handler runs with the unit already spent.
-        let payload: serde_json::Value =
-            serde_json::from_slice(&req.payload).unwrap_or(serde_json::Value::Null);
-        let intent_ref = crate::broker::handlers::Intent {
-            id: &intent_id,
-            now: self.now,
-            cost: req.cost,
-        };
         let outcome = handler.execute_intent(self.ctx, &intent_ref, &req.scope, &payload, deadline);
 
         let (failed, output, message) = match outcome {

@@ -42,6 +42,27 @@ pub enum Cmd {
     },
 }
 
+/// `world effects show REFERENCE` on behalf of another verb (`world show effect:<ep>:<n>`,
+/// an effect that no log entry holds, such as an attended `Registry.Publish`).
+pub(crate) fn run_show(
+    ctx: &Context,
+    out: &mut Output,
+    reference: String,
+) -> Result<Exit, CliError> {
+    run(
+        ctx,
+        out,
+        Args {
+            cmd: Some(Cmd::Show { reference }),
+            episode: None,
+            invocation: None,
+            denied: false,
+            effect: None,
+            pending: false,
+        },
+    )
+}
+
 /// Run `world effects`.
 pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError> {
     let store = ctx.open_read()?;

@@ -93,6 +93,32 @@ pub fn for_path(path: &str) -> Option<&'static [&'static str]> {
             "world publish --manifest manifest.json   # asks for the typed phrase",
             "world publish --manifest manifest.json --yes   # scripts: recorded as unattended",
         ],
+        "world package" => &[
+            "world package packet packages/kit --golden kit.golden.json",
+            "world package approve packages/kit --golden kit.golden.json",
+            "world package publish packages/kit --live --credential-file ~/.config/ailang/registry.key",
+            "world package reconcile packages/kit --probe",
+            "world package status",
+        ],
+        "world package packet" => &[
+            "world package packet packages/kit --golden kit.golden.json",
+            "world package packet packages/kit --compiler-version 'AILANG v0.30.0' --json > kit.golden.json",
+        ],
+        "world package approve" => &[
+            "world package approve packages/kit --golden kit.golden.json --requester alice --decided-by alice",
+            "world package approve packages/kit --loopback-registry http://127.0.0.1:8080 --ttl 600",
+        ],
+        "world package publish" => &[
+            "world package publish packages/kit --dry-run",
+            "world package publish packages/kit --live --credential-file ~/.config/ailang/registry.key",
+            "world package publish packages/kit --live --credential-file /secure/key --publisher ailang --ailang-bin /usr/local/bin/ailang",
+        ],
+        "world package reconcile" => &[
+            "world package reconcile   # list what is still indeterminate",
+            "world package reconcile packages/kit --probe",
+            "world package reconcile --probe --loopback-registry",
+        ],
+        "world package status" => &["world package status", "world package status --json"],
         "world pin" => &[
             "world pin --interpreter /usr/local/bin/ailang",
             "world pin --interpreter embedded",

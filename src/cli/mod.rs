@@ -19,6 +19,7 @@ pub mod mcp;
 pub mod mission;
 pub mod object;
 pub mod output;
+pub mod package;
 pub mod pin;
 pub mod progress;
 pub mod publish;
@@ -111,6 +112,9 @@ pub enum Command {
     Publish(publish::Args),
     /// Archive an interpreter and bootstrap the epoch registry from its release
     Pin(pin::Args),
+    /// Publish an AILANG package to the registry: packet, approve, publish, reconcile, status
+    #[command(subcommand)]
+    Package(package::Cmd),
     /// Read the transition registry: list, or show one descriptor
     #[command(subcommand)]
     Transitions(transitions::Cmd),
@@ -318,6 +322,7 @@ pub fn run(cli: Cli) -> Result<Exit, CliError> {
         Command::Registry(c) => registry::run(&ctx, &mut out, c),
         Command::Publish(a) => publish::run(&ctx, &mut out, a),
         Command::Pin(a) => pin::run(&ctx, &mut out, a),
+        Command::Package(c) => package::run(&ctx, &mut out, c),
         Command::Transitions(c) => transitions::run(&ctx, &mut out, c),
         Command::Invoke(a) => invoke::run(&ctx, &mut out, a),
         Command::Tools(c) => tools::run(&ctx, &mut out, c),

@@ -258,6 +258,15 @@ pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError
         _ => Selection::All,
     };
     let store = ctx.open_read()?;
+    // An attended-publish episode has no coordinator entry: its Registry.Publish effects are
+    // re-derived from their records (issue 31).
+    if let Selection::Episode(ep) = &selection {
+        let publishes =
+            ops::package::replay(store.conn(), ep).map_err(|e| CliError::store("replay", e))?;
+        if !publishes.is_empty() {
+            return replay_publishes(out, &publishes);
+        }
+    }
     // The JUnit file is opened before replaying, so an unwritable path fails at once instead
     // of after the whole replay (and never hides a divergence's exit 3 behind it).
     let mut junit = match &args.junit {
@@ -385,6 +394,34 @@ pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError
         Exit::Success
     } else {
         Exit::Integrity
+    })
+}
+
+/// Print the re-derived `Registry.Publish` effects of an attended-publish episode; exit 3 when
+/// one diverged.
+fn replay_publishes(
+    out: &mut Output,
+    rows: &[ops::package::PublishReplay],
+) -> Result<Exit, CliError> {
+    let mut diverged = false;
+    for r in rows {
+        diverged |= r.outcome == "diverged";
+        if out.json {
+            out.json_line(r)?;
+        } else {
+            match &r.detail {
+                Some(d) => out.line(format!(
+                    "{} {} Registry.Publish: {d}",
+                    r.outcome, r.intent_id
+                ))?,
+                None => out.line(format!("{} {} Registry.Publish", r.outcome, r.intent_id))?,
+            }
+        }
+    }
+    Ok(if diverged {
+        Exit::Integrity
+    } else {
+        Exit::Success
     })
 }
 

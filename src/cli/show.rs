@@ -10,7 +10,8 @@ use crate::store::refs::Space;
 
 /// Show what happened at one log entry.
 ///
-/// TARGET is an entry index, `head`, an invocation id (`cli:ep1:task-3`, `rest:deploy-7`), or
+/// TARGET is an entry index, `head`, an invocation id (`cli:ep1:task-3`, `rest:deploy-7`), an
+/// effect intent id (`effect:attended-publish:0`: its record, as `world effects show`), or
 /// any ref as tables print it (entry hash, world, invocation record; full, bare hex or unique
 /// prefix ≥ 6 hex). `--json` prints one object (docs/json/show.schema.json).
 ///
@@ -20,7 +21,7 @@ use crate::store::refs::Space;
 ///   world show cli:ep1:task-3 --json | jq '.effects[].budgetAfter'
 #[derive(clap::Args, Debug)]
 pub struct Args {
-    /// Entry index, `head`, invocation id, or a ref
+    /// Entry index, `head`, invocation id, effect intent id, or a ref
     #[arg(value_name = "TARGET")]
     target: String,
 }
@@ -34,8 +35,13 @@ fn payload_value(bytes: &[u8]) -> Value {
 /// Run `world show`.
 pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError> {
     let what = "show";
-    let store = ctx.open_read()?;
     let t = args.target.as_str();
+    if t.starts_with("effect:") {
+        // An effect intent id: its record, request and result (no log entry holds an
+        // attended publish's effect).
+        return super::effects::run_show(ctx, out, t.to_string());
+    }
+    let store = ctx.open_read()?;
     let index = if ["cli:", "a2a:", "mcp:", "rest:"]
         .iter()
         .any(|p| t.starts_with(p))

@@ -23,6 +23,7 @@ pub mod export;
 pub mod genesis;
 pub mod limits;
 pub mod mission;
+pub mod package;
 pub mod pin;
 pub mod publish;
 pub mod replay;

@@ -56,7 +56,7 @@ fn run(
     checks.objects(rep, progress)?;
     let walk = checks.log(rep)?;
     checks.effect_records(rep)?;
-    approval_claims(checks, rep)?;
+    approval_claims(store, checks, rep)?;
     checks.journal(rep)?;
     spend_tally(store, rep)?;
     checks.episode_index(rep)?;
@@ -75,15 +75,21 @@ fn run(
 /// request and effect intent (the store's check); a decision in `world`'s own format must be
 /// an approval of that request (the authority's rule). Foreign decision formats (the
 /// reference's, [U]) are only checked for existence.
-fn approval_claims(checks: &Checks<'_>, rep: &mut Report) -> Result<(), Error> {
+///
+/// A `Registry.Publish` claim names the effect's own request object, as the reference's
+/// `AppendClaimedEffectIntent` writes it (issue 31): it holds when that is its intent's
+/// `requestRef` and the decision approves.
+fn approval_claims(store: &Store, checks: &Checks<'_>, rep: &mut Report) -> Result<(), Error> {
     for c in checks.approval_claims()? {
         if !checks.claim_links(rep, &c) || !c.is_world_decision() {
             continue;
         }
-        let approves = c
-            .payload
-            .as_deref()
-            .is_some_and(|p| crate::authority::approvals::decision_approves(p, &c.request));
+        let approves = c.payload.as_deref().is_some_and(|p| {
+            crate::authority::approvals::decision_approves(p, &c.request)
+                || (crate::authority::approvals::reference_decision("", p)
+                    .is_ok_and(|d| d.decision == "approve")
+                    && intent_request_ref(store, &c.intent).as_deref() == Some(c.request.as_str()))
+        });
         if !approves {
             rep.fail(
                 "record_inconsistent",
@@ -97,6 +103,16 @@ fn approval_claims(checks: &Checks<'_>, rep: &mut Report) -> Result<(), Error> {
         }
     }
     Ok(())
+}
+
+/// The `requestRef` of the effect intent `intent`, when it has one that decodes.
+fn intent_request_ref(store: &Store, intent: &str) -> Option<String> {
+    let conn = store.conn();
+    let r =
+        crate::store::journal::row(conn, intent, crate::store::journal::Kind::Intent).ok()??;
+    let o = crate::store::object_in(conn, &r).ok()??;
+    let v: serde_json::Value = serde_json::from_slice(&o.payload).ok()?;
+    v.get("requestRef")?.as_str().map(str::to_owned)
 }
 
 /// Derived state: the persisted spend tally must equal the full fold (DEC-PERF-1). A row the

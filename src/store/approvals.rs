@@ -50,6 +50,20 @@ pub fn claimed_by_intent(conn: &Connection, invocation_id: &str) -> Result<Optio
         .optional()?)
 }
 
+/// The intent id that claimed the decision `approval_ref`, if any (the primary key).
+///
+/// # Errors
+/// [`Error::Sqlite`].
+pub fn claimant_of_decision(
+    conn: &Connection,
+    approval_ref: &str,
+) -> Result<Option<String>, Error> {
+    Ok(conn
+        .prepare_cached("SELECT invocation_id FROM approval_claims WHERE approval_ref = ?1")?
+        .query_row([approval_ref], |r| r.get(0))
+        .optional()?)
+}
+
 /// Insert one claim row (inside the caller's transaction).
 ///
 /// # Errors

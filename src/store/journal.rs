@@ -478,6 +478,19 @@ pub fn pending(conn: &Connection) -> Result<Vec<(i64, String, String)>, Error> {
     let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
     Ok(rows.collect::<Result<_, _>>()?)
 }
+/// Every effect intent in journal order: `(invocation_id, payload)` (`world package status`).
+///
+/// # Errors
+/// SQLite errors.
+pub fn effect_intents(conn: &Connection) -> Result<Vec<(String, Vec<u8>)>, Error> {
+    let mut stmt = conn.prepare(
+        "SELECT j.invocation_id, o.payload FROM journal j JOIN objects o ON o.hash_ref = j.object_ref
+         WHERE j.kind = 'intent' AND j.invocation_id LIKE 'effect:%' ORDER BY j.seq",
+    )?;
+    let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?;
+    Ok(rows.collect::<Result<_, _>>()?)
+}
+
 /// The episode part of an invocation id `<surface>:<episode>:<task>` (the task has no `:`).
 pub fn episode_of(invocation_id: &str) -> Option<&str> {
     let (_, rest) = invocation_id.split_once(':')?;

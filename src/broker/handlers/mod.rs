@@ -17,6 +17,7 @@
 //! | `Human.Approve`, `Human.PollApproval` | approval store + controlling terminal | [`approval`] |
 //! | `Ailang.*` | the pinned tool binary under a rendered policy | [`ailang`] |
 //! | `Workspace.Exec` | one profile command in a bubblewrap sandbox (exec-and-agui.md §1) | [`exec`] |
+//! | `Registry.Publish` | attended package publish only (`world package publish`) | [`registry`] |
 
 pub mod ailang;
 pub mod approval;
@@ -27,6 +28,7 @@ pub mod git;
 pub mod model;
 pub mod policy;
 pub mod process;
+pub mod registry;
 pub mod workspace;
 
 use std::collections::BTreeMap;
@@ -183,6 +185,25 @@ pub trait Handler: Send + Sync {
         let _ = intent;
         self.execute(ctx, scope, payload, deadline)
     }
+
+    /// Runs inside the transaction that journals the effect's intent `intent` (request object
+    /// `request_ref`), before it commits: an `Err` refuses the effect and rolls the intent
+    /// back (nothing journaled, nothing spent, no record). `Registry.Publish` validates and
+    /// claims its approval here; every other handler keeps this default, which does nothing.
+    ///
+    /// # Errors
+    /// The refusal text.
+    fn bind_intent(
+        &self,
+        conn: &rusqlite::Connection,
+        intent: &Intent<'_>,
+        request_ref: &str,
+        scope: &str,
+        payload: &Value,
+    ) -> Result<(), String> {
+        let _ = (conn, intent, request_ref, scope, payload);
+        Ok(())
+    }
 }
 
 /// The durable effect intent a handler runs under.
@@ -299,6 +320,20 @@ impl HandlerRegistry {
                 prompter,
             )));
             registry.add(Box::new(approval::PollApprovalHandler::new(store.clone())));
+        }
+        registry
+    }
+
+    /// A registry holding exactly `handlers` (an attended one-effect call such as
+    /// `world package publish`).
+    pub fn with_handlers(handlers: Vec<Box<dyn Handler>>) -> HandlerRegistry {
+        let mut registry = HandlerRegistry {
+            handlers: BTreeMap::new(),
+            tools: None,
+            warnings: Vec::new(),
+        };
+        for h in handlers {
+            registry.add(h);
         }
         registry
     }

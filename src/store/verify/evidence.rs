@@ -256,9 +256,15 @@ pub fn check_effect_journal(conn: &Connection, rep: &mut Report) -> Result<(), E
     let committed: HashSet<String> = by_record.values().flatten().cloned().collect();
     let owned = owned_effects(conn)?;
     let markers = started_episodes(conn)?;
+    // An intent that claimed an approval (an attended `Registry.Publish`) is guarded by its
+    // claim: the approval is single use, so it cannot run again (issue 31).
+    let claimed: HashSet<String> = conn
+        .prepare("SELECT invocation_id FROM approval_claims")?
+        .query_map([], |r| r.get(0))?
+        .collect::<Result<_, _>>()?;
     for (id, ep) in &intent_eps {
         let done = committed.contains(id) && owned.contains(id);
-        if !done && !markers.contains(ep) {
+        if !done && !markers.contains(ep) && !claimed.contains(id) {
             // A failure: `world` writes the marker in the same transaction as every intent, so
             // an uncovered intent was edited in (or its marker deleted), and the resend guard
             // (DEC-COORD-3) would not hold for it (INT-7 in docs/DECISIONS.md).
