@@ -7,13 +7,15 @@
 
 use std::fs;
 use std::os::unix::process::CommandExt;
-use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use world::interp::archive::Archive;
 use world::interp::capsule;
 use world::interp::external::External;
+
+#[path = "../fixtures/fake-ailang/locate.rs"]
+mod locate;
 
 const SOURCE: &[u8] = b"module capsule/main\n-- fake: output {\"ok\":true}\nexport func main(input: string) -> string =\n  input\n";
 
@@ -24,7 +26,7 @@ fn main() {
         .unwrap_or(200);
     let store = tempfile::tempdir().expect("temp dir");
     let archive = Archive::for_db(&store.path().join("world.db"));
-    let fake = PathBuf::from(env!("CARGO_BIN_EXE_fake-ailang"));
+    let fake = locate::fake_ailang();
     let (archived, _) = archive.archive(&fake).expect("archive the fake");
     let interp = External::resolve(&archive, &archived.hash_ref).expect("resolve");
     // The verified-digest cache (DEC-PERF-6) holds only files older than RACY, as an archived

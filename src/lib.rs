@@ -33,7 +33,7 @@ pub mod process;
 pub mod replay;
 pub mod serve;
 pub mod store;
-pub mod tlog;
 pub mod termtext;
 pub mod testhook;
+pub mod tlog;
 pub mod transitions;

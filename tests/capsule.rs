@@ -20,7 +20,7 @@ use world::interp::{Interpreter, RunError, RunLimits};
 
 /// The TEST DOUBLE's path.
 fn fake() -> PathBuf {
-    PathBuf::from(env!("CARGO_BIN_EXE_fake-ailang"))
+    crate::common::fake_ailang()
 }
 
 struct Store {

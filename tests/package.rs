@@ -980,7 +980,8 @@ fn the_pinned_ailang_publisher_gets_a_minimal_environment_and_the_same_classes()
     let reg = Registry::start(KEY);
     let (env, cred) = env_with_store(KEY);
     approve(&env, &reg);
-    let fake = env!("CARGO_BIN_EXE_fake-ailang");
+    let fake_path = crate::common::fake_ailang();
+    let fake = fake_path.to_str().unwrap();
     let o = publish(
         &env,
         &reg,
@@ -1020,7 +1021,8 @@ fn the_pinned_ailang_publisher_dropped_after_store_is_indeterminate_too() {
     let (env, cred) = env_with_store(KEY);
     approve(&env, &reg);
     reg.set_mode(Mode::DropAfterStore);
-    let fake = env!("CARGO_BIN_EXE_fake-ailang");
+    let fake_path = crate::common::fake_ailang();
+    let fake = fake_path.to_str().unwrap();
     let o = publish(
         &env,
         &reg,

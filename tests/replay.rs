@@ -412,7 +412,7 @@ fn fake_transition_env(id: &str, directives: &str, budget: u32) -> Env {
         "--manifest",
         m.to_str().unwrap(),
         "--interpreter",
-        env!("CARGO_BIN_EXE_fake-ailang"),
+        crate::common::fake_ailang().to_str().unwrap(),
         "--yes",
     ]);
     let grant = format!("world.apply=world:{budget}");

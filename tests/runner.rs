@@ -50,6 +50,7 @@ mod mission_pairing;
 mod number_exactness;
 mod outputs;
 mod package;
+mod packaging;
 mod prompts;
 mod publish;
 mod quickstart;

@@ -35,6 +35,7 @@ pub mod serve;
 pub mod session;
 pub mod show;
 pub mod status;
+pub mod table;
 pub mod tools;
 pub mod transitions;
 pub mod util;

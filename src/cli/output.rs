@@ -38,9 +38,16 @@ impl Output {
         self.out.write_all(b"\n")
     }
 
-    /// A table (built with [`table`]) on stdout, without trailing spaces.
-    pub fn table(&mut self, t: &comfy_table::Table) -> io::Result<()> {
-        self.line(render_table(t))
+    /// A table (`cli::table`) on stdout, fitted to the terminal; when columns had to be
+    /// hidden to fit, a status line on stderr names them.
+    pub fn table(&mut self, t: &super::table::Table) -> io::Result<()> {
+        let layout = t.layout();
+        self.line(t.render())?;
+        let hidden = layout.hidden();
+        if !hidden.is_empty() {
+            self.status(hidden_note(&hidden));
+        }
+        Ok(())
     }
 
     /// Raw bytes on stdout.
@@ -211,42 +218,26 @@ pub fn terminal_width() -> Option<u16> {
     (ok && ws.ws_col >= 20).then_some(ws.ws_col)
 }
 
-/// The one table style every command uses (DEC-CLI-17): borderless columns separated by two
-/// spaces, an upper-case header, comfy-table's dynamic arrangement fitting the terminal
-/// width (wrapping the widest cells, never the refs tables print in short form); on a pipe,
-/// natural widths. Colour only when asked.
-pub fn table(headers: &[&str], color: bool) -> comfy_table::Table {
-    let mut t = comfy_table::Table::new();
-    t.load_preset(comfy_table::presets::NOTHING);
-    t.set_content_arrangement(comfy_table::ContentArrangement::Dynamic);
-    if let Some(w) = terminal_width() {
-        t.set_width(w);
-    } else {
-        t.set_content_arrangement(comfy_table::ContentArrangement::Disabled);
-    }
-    if !color {
-        t.force_no_tty();
-    }
-    t.set_header(
-        headers
-            .iter()
-            .map(|h| comfy_table::Cell::new(h.to_uppercase())),
-    );
-    for c in t.column_iter_mut() {
-        c.set_padding((0, 2));
-    }
-    t
+/// The stderr note of a table whose columns were hidden to fit the terminal.
+pub fn hidden_note(hidden: &[&str]) -> String {
+    format!(
+        "(hidden to fit the terminal: {}; a wider terminal, COLUMNS=200 or --json shows them)",
+        hidden.join(", ")
+    )
 }
 
-/// Render a table without trailing spaces on any line. Tables carry no colour of their own,
-/// so every control character left in a cell is shown escaped (DEC-TRUST3-4; callers escape
-/// the cells that hold client- or file-supplied values with `termtext::escape_line`, which
-/// also keeps a newline from splitting a cell).
-pub fn render_table(t: &comfy_table::Table) -> String {
-    t.lines()
-        .map(|l| crate::termtext::escape_line(l.trim_end()).into_owned())
-        .collect::<Vec<_>>()
-        .join("\n")
+/// A table whose columns are all identifiers, the first always kept and the others hidden
+/// right to left on a narrow terminal ([`super::table::Table::plain`]); commands that know
+/// their columns' kinds build a [`super::table::Table`] of [`super::table::Col`]s instead.
+/// `_color` is kept for the callers' signature: tables print no colour.
+pub fn table(headers: &[&str], _color: bool) -> super::table::Table {
+    super::table::Table::plain(headers)
+}
+
+/// Render a table without trailing spaces on any line; every control character in a cell is
+/// shown escaped (DEC-TRUST3-4: the table escapes through `table::cell_text` before the table measures it).
+pub fn render_table(t: &super::table::Table) -> String {
+    t.render()
 }
 
 #[cfg(test)]

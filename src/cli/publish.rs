@@ -152,7 +152,7 @@ fn diff_table(plan: &Plan, diff: &Diff, color: bool) -> String {
         ],
         color,
     );
-    let row = |t: &mut comfy_table::Table, change: &str, id: &str, fields: String| {
+    let row = |t: &mut super::table::Table, change: &str, id: &str, fields: String| {
         let d = plan
             .revision
             .get(id)

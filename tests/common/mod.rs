@@ -29,6 +29,10 @@ pub fn sha(bytes: &[u8]) -> String {
     format!("sha256:{}", hex::encode(Sha256::digest(bytes)))
 }
 
+#[path = "../../fixtures/fake-ailang/locate.rs"]
+mod fake_ailang_locate;
+pub use fake_ailang_locate::fake_ailang;
+
 /// The path of the `world` binary cargo built for these tests.
 pub fn world_bin() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_world"))
