@@ -1,17 +1,36 @@
-//! `world`: a library and command-line toolkit for AILANG World stores.
+//! `world`: a library and command-line toolkit for AILANG World stores. The module map and
+//! its layering rules are in docs/ARCHITECTURE.md (checked by tests/layering.rs).
 //!
+//! Leaves:
 //! - [`encoding`]: `HashRef` and the three canonical encoders (Go-json, TR-CJSON-1,
 //!   `canon.Source`); nothing else writes those bytes.
+//! - [`clock`]: the one clock (system time, or a fixed instant in test builds).
+//! - [`fileread`]: bounded, non-blocking reads of regular files a user names.
+//! - [`process`]: the one bounded child-process runner.
+//! - [`termtext`]: the one escaping rule for human output of client- or file-supplied text.
+//! - [`testhook`]: the `WORLD_TEST_*` hooks, compiled only with the `test-hooks` feature.
+//! - [`tlog`]: RFC 9162 Merkle proofs and the C2SP signed-note, checkpoint and cosignature
+//!   formats.
+//!
+//! The store and the domain:
 //! - [`store`]: the SQLite file at schema v4 — open rules, writer lock, reads,
-//!   compare-and-append commits, journal, receipts, records, verify.
-//! - [`authority`]: grants, the decision law, sessions and credentials.
-//! - [`broker`]: the effect broker and its handlers (with host-side confinement).
+//!   compare-and-append commits, journal, receipts, records, the log's Merkle tree, verify.
+//! - [`genesis`]: the deterministic genesis commit.
+//! - [`authority`]: grants, the decision law, sessions and credentials, approvals.
+//! - [`limits`]: the nested limits ledger (`aiws-limits/1`) on SQLite or PostgreSQL.
+//! - [`mission`]: finite-v1 missions.
+//! - [`package`]: AILANG packages, the ready packet and the registry protocol.
 //! - [`ailang`]: the embedded AILANG subset interpreter (lexer, parser, checker, evaluator, std).
 //! - [`interp`]: the `Interpreter` trait the external `ailang` and the embedded subset implement.
 //! - [`transitions`]: the epoch and transition registries, manifests and attended publish.
-//! - [`coordinator`]: plan laws and the invocation pipeline.
-//! - [`genesis`]: the deterministic genesis commit.
-//! - [`serve`]: `world serve` (HTTP `/v1`, MCP, A2A) and the MCP stdio server.
+//! - [`broker`]: the effect broker and its handlers (with host-side confinement).
+//! - [`plan`]: calling conventions, plan laws and output composition.
+//!
+//! Use cases and front ends:
+//! - [`coordinator`]: the invocation pipeline behind `world invoke`, REST, MCP and A2A.
+//! - [`replay`]: read-only re-derivation of episodes, candidate replay, bundles.
+//! - [`ops`]: the other use cases, one function each (genesis, commit, publish, verify, …).
+//! - [`serve`]: `world serve` (HTTP `/v1`, MCP, A2A, AG-UI) and the MCP stdio server.
 //! - [`cli`]: the command line; one file per subcommand.
 pub mod ailang;
 pub mod authority;

@@ -344,3 +344,41 @@ fn only_testhook_reads_test_hooks() {
         "testhook::var must answer nothing without the test-hooks feature"
     );
 }
+
+/// `src/lib.rs`'s module list names every top-level module and nothing else (issue 28 §5:
+/// docs true), and every module it declares has a row in ARCHITECTURE.md's "One job" table.
+#[test]
+fn the_library_docs_name_every_module() {
+    let lib = std::fs::read_to_string(Path::new(ROOT).join("src/lib.rs")).unwrap();
+    let arch = std::fs::read_to_string(Path::new(ROOT).join("docs/ARCHITECTURE.md")).unwrap();
+    let declared: BTreeSet<String> = lib
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("pub mod "))
+        .map(|m| m.trim_end_matches(';').to_string())
+        .collect();
+    let documented: BTreeSet<String> = lib
+        .lines()
+        .filter(|l| l.starts_with("//! - [`"))
+        .filter_map(|l| l.split('`').nth(1))
+        .map(str::to_string)
+        .collect();
+    assert_eq!(
+        declared, documented,
+        "src/lib.rs: the `//! - [`module`]` list and the `pub mod` lines disagree"
+    );
+    let start = arch
+        .find("| Module | One job |")
+        .expect("docs/ARCHITECTURE.md has the \"One job\" table");
+    let job_rows: BTreeSet<String> = arch[start..]
+        .lines()
+        .skip(2)
+        .take_while(|l| l.starts_with('|'))
+        .filter_map(|l| l.split('|').nth(1))
+        .map(|c| c.trim().trim_matches('`').to_string())
+        .collect();
+    let missing: Vec<&String> = declared.iter().filter(|m| !job_rows.contains(*m)).collect();
+    assert!(
+        missing.is_empty(),
+        "modules with no row in docs/ARCHITECTURE.md's \"One job\" table: {missing:?}"
+    );
+}
