@@ -130,6 +130,24 @@ fn sql(s: &'static str) -> Tamper {
     })
 }
 
+/// Re-hash the echo's commit outcome after `edit` changed its payload text (every reference
+/// re-pointed, so only the outcome's own content is wrong).
+fn outcome_edit(edit: fn(&str) -> String) -> Tamper {
+    Box::new(move |c, b| {
+        let o = one(
+            c,
+            &format!(
+                "SELECT object_ref FROM journal WHERE invocation_id = '{}' AND kind = 'outcome'",
+                b.echo_id
+            ),
+        );
+        let p = String::from_utf8(payload(c, &o)).unwrap();
+        let edited = edit(&p);
+        assert_ne!(edited, p, "the edit changed nothing in {p}");
+        rehash(c, &o, edited.as_bytes());
+    })
+}
+
 fn corpus(ids: &[String]) -> Vec<(String, &'static str, Tamper)> {
     let mut v: Vec<(String, &'static str, Tamper)> = vec![
         ("log: delete entry 1".into(), "log_gap", sql("DELETE FROM log_entries WHERE entry_index = 1")),
@@ -186,6 +204,14 @@ fn corpus(ids: &[String]) -> Vec<(String, &'static str, Tamper)> {
             let fake = sha(b"no-such-world");
             rehash(c, &o, p.replace(v["resultRef"].as_str().unwrap(), &fake).as_bytes());
         })),
+        // Issue 26: links other commands need.
+        ("commit_objects: delete an entry's rows".into(), "commit_objects", sql("DELETE FROM commit_objects WHERE entry_index = 2")),
+        ("schema: drop the worlds-by-log-head index".into(), "schema", sql("DROP INDEX world_worlds_by_log_head")),
+        ("schema: drop a log_entries index".into(), "schema", sql("DROP INDEX log_entries_by_transition_ref")),
+        ("forgery: a re-hashed outcome with status aborted".into(), "journal_mismatch", outcome_edit(|p| p.replace("\"status\":\"committed\"", "\"status\":\"aborted\""))),
+        ("forgery: a re-hashed outcome with status abortedX".into(), "journal_mismatch", outcome_edit(|p| p.replace("\"status\":\"committed\"", "\"status\":\"abortedX\""))),
+        ("forgery: a re-hashed outcome with an extra member".into(), "journal_mismatch", outcome_edit(|p| p.replacen('{', "{\"extra\":1,", 1))),
+        ("forgery: a re-hashed outcome with another logicalTime".into(), "journal_mismatch", outcome_edit(|p| p.replacen("\"logicalTime\":", "\"logicalTime\":1", 1))),
         ("forgery: a re-hashed effect intent with another ordinal".into(), "journal_mismatch", Box::new(|c, _| {
             let o = one(c, "SELECT object_ref FROM journal WHERE invocation_id LIKE 'effect:%' AND kind = 'intent' ORDER BY seq LIMIT 1");
             let p = String::from_utf8(payload(c, &o)).unwrap();
@@ -782,4 +808,111 @@ fn the_log_view_is_checked_and_never_trusted() {
     );
     assert!(log(&db, &["log"]).starts_with(&want));
     verifies_without_view_findings(&db);
+}
+
+/// Issue 26 §3: the readers refuse what `verify` would fail — `receipt` never prints a
+/// `resultRef` that names no world, and `replay` stops (exit 3) on a log gap unless told to
+/// skip it.
+#[test]
+fn readers_refuse_what_verify_would_fail() {
+    let b = base();
+    // A commit outcome re-hashed (hash valid) to name a world that does not exist.
+    let (_d, db) = copy(&b);
+    {
+        let c = Connection::open(&db).unwrap();
+        let o = one(
+            &c,
+            &format!(
+                "SELECT object_ref FROM journal WHERE invocation_id = '{}' AND kind = 'outcome'",
+                b.echo_id
+            ),
+        );
+        let p = String::from_utf8(payload(&c, &o)).unwrap();
+        let v: Value = serde_json::from_str(&p).unwrap();
+        let fake = sha(b"no-such-world");
+        rehash(
+            &c,
+            &o,
+            p.replace(v["resultRef"].as_str().unwrap(), &fake)
+                .as_bytes(),
+        );
+    }
+    let out = world(&db, &["receipt", &b.echo_id]);
+    assert_eq!(out.status.code(), Some(3), "{out:?}");
+    assert!(
+        !String::from_utf8_lossy(&out.stdout).contains(&sha(b"no-such-world")),
+        "receipt printed a resultRef naming no world: {out:?}"
+    );
+    // A deleted log entry: replay --all exits 3 before replaying anything; --allow-gaps skips.
+    let (_d, db) = copy(&b);
+    Connection::open(&db)
+        .unwrap()
+        .execute_batch("PRAGMA foreign_keys = OFF; DELETE FROM log_entries WHERE entry_index = 2")
+        .unwrap();
+    let out = world(&db, &["replay", "--all"]);
+    assert_eq!(out.status.code(), Some(3), "{out:?}");
+    let out = world(&db, &["replay", "--all", "--allow-gaps"]);
+    assert_ne!(out.status.code(), Some(3), "{out:?}");
+}
+
+/// Issue 26 §2: a credential row inserted with no mint record is `unattested` — a warning
+/// from `verify`, shown as such by `session list`, and refused by the broker unless
+/// `--allow-unattested`.
+#[test]
+fn an_inserted_credential_row_is_unattested_and_refused() {
+    let b = base();
+    let (dir, db) = copy(&b);
+    let token = "ab".repeat(32);
+    let id = hex::encode(Sha256::digest(token.as_bytes()));
+    Connection::open(&db)
+        .unwrap()
+        .execute(
+            "INSERT INTO session_credentials (credential_id, episode_id, grants_json, expires_at, created_at)
+             SELECT ?1, episode_id, replace(grants_json, '\"Budget\":9', '\"Budget\":100000'), expires_at, created_at
+             FROM session_credentials LIMIT 1",
+            [&id],
+        )
+        .unwrap();
+    let tok = dir.path().join("forged.tok");
+    std::fs::write(&tok, &token).unwrap();
+    let tok = tok.to_str().unwrap();
+    let list = world(&db, &["session", "list", "--json"]);
+    let text = String::from_utf8_lossy(&list.stdout).into_owned();
+    assert!(
+        text.lines()
+            .filter(|l| l.contains(&id[..12]))
+            .any(|l| l.contains("unattested")),
+        "session list does not mark the forged row: {text}"
+    );
+    let check = [
+        "broker",
+        "check",
+        "--session",
+        tok,
+        "Workspace.Read",
+        "worktree",
+        "1",
+    ];
+    let out = world(&db, &check);
+    assert_ne!(
+        out.status.code(),
+        Some(0),
+        "the broker honoured a forged row: {out:?}"
+    );
+    let mut allowed = check.to_vec();
+    allowed.push("--allow-unattested");
+    let out = world(&db, &allowed);
+    assert_eq!(out.status.code(), Some(0), "--allow-unattested: {out:?}");
+    let v = world(&db, &["verify", "--json"]);
+    assert!(
+        String::from_utf8_lossy(&v.stdout).contains("unattested"),
+        "verify does not report the forged row: {v:?}"
+    );
+    for out in [&list, &v] {
+        let all = [out.stdout.as_slice(), out.stderr.as_slice()].concat();
+        assert!(
+            !String::from_utf8_lossy(&all).contains(&token),
+            "a token was echoed"
+        );
+    }
 }
