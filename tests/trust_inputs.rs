@@ -1,0 +1,143 @@
+//! Issue 26 §5 and §7: every file the CLI opens is a regular file read with a bound (a FIFO
+//! or a device is refused at once, never read until memory runs out or blocked on), and no
+//! command prints a session token or a prefix of one.
+
+use std::path::Path;
+use std::time::Duration;
+
+use crate::invoke_support::Env;
+
+fn mkfifo(path: &Path) {
+    let st = std::process::Command::new("mkfifo")
+        .arg(path)
+        .status()
+        .expect("run mkfifo");
+    assert!(st.success(), "mkfifo {}", path.display());
+}
+
+/// `--db` naming a FIFO or a device: refused quickly with a usage error naming the path;
+/// nothing blocks.
+#[test]
+fn a_store_that_is_not_a_regular_file_is_refused_without_blocking() {
+    let env = Env::new();
+    let fifo = env.db.with_file_name("fifo.db");
+    mkfifo(&fifo);
+    for db in [fifo.to_str().unwrap(), "/dev/zero"] {
+        for args in [vec!["head"], vec!["verify"], vec!["log"]] {
+            let mut full = vec!["--db", db];
+            full.extend(&args);
+            let out = env
+                .cmd(&full)
+                .timeout(Duration::from_secs(20))
+                .output()
+                .expect("run world");
+            assert!(
+                out.status.code().is_some_and(|c| c != 0),
+                "{args:?} --db {db}: {out:?}"
+            );
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert!(
+                err.contains(db),
+                "{args:?} --db {db}: the error names the path: {err}"
+            );
+        }
+    }
+}
+
+/// `--exec-profile` naming a FIFO or `/dev/zero`: `invoke` fails at once, nothing committed.
+#[test]
+fn an_exec_profile_that_is_not_a_regular_file_is_refused_without_blocking() {
+    let env = Env::new();
+    let tok = env.mint("ep1", &["Workspace.Read=worktree:9"]);
+    let fifo = env.db.with_file_name("profile.json");
+    mkfifo(&fifo);
+    let before = env.fingerprint();
+    for profile in [fifo.to_str().unwrap(), "/dev/zero"] {
+        let tok = tok.to_str().unwrap();
+        let out = env
+            .cmd(&[
+                "invoke",
+                "echo",
+                "--session",
+                tok,
+                "--args",
+                "{}",
+                "--exec-profile",
+                profile,
+            ])
+            .timeout(Duration::from_secs(20))
+            .output()
+            .expect("run world");
+        assert!(
+            out.status.code().is_some_and(|c| c != 0),
+            "--exec-profile {profile}: {out:?}"
+        );
+    }
+    assert_eq!(
+        env.fingerprint(),
+        before,
+        "a refused invoke changed the store"
+    );
+}
+
+/// No command prints the token it was given, nor a prefix of it; a token argument is named by
+/// its credential id.
+#[test]
+fn no_command_echoes_a_token() {
+    let env = Env::new();
+    let tok_file = env.mint("ep1", &["Workspace.Read=worktree:9"]);
+    let token = std::fs::read_to_string(&tok_file)
+        .unwrap()
+        .trim()
+        .to_string();
+    assert!(token.len() >= 32, "token file holds {token:?}");
+    let prefix = &token[..10];
+    let tf = tok_file.to_str().unwrap();
+    let runs: Vec<Vec<&str>> = vec![
+        vec!["session", "show", &token],
+        vec!["session", "show", &token, "--json"],
+        vec!["session", "list"],
+        vec!["session", "list", "--json"],
+        vec![
+            "broker",
+            "check",
+            "--session",
+            tf,
+            "Workspace.Read",
+            "worktree",
+            "1",
+        ],
+        vec![
+            "broker",
+            "check",
+            "--session",
+            &token,
+            "Workspace.Read",
+            "worktree",
+            "1",
+        ],
+        vec!["invoke", "echo", "--session", &token, "--args", "{}"],
+        vec!["invoke", "echo", "--session", tf, "--args", "not json"],
+        vec!["session", "revoke", &token, "--yes"],
+        vec!["session", "revoke", &token, "--yes"],
+        vec!["session", "show", &token],
+        vec![
+            "broker",
+            "check",
+            "--session",
+            tf,
+            "Workspace.Read",
+            "worktree",
+            "1",
+        ],
+    ];
+    for args in &runs {
+        let out = env.run(args);
+        let all = [out.stdout.as_slice(), out.stderr.as_slice()].concat();
+        let text = String::from_utf8_lossy(&all);
+        assert!(
+            !text.contains(prefix),
+            "{args:?} printed the token or a prefix of it:\n{text}"
+        );
+    }
+}
