@@ -141,3 +141,67 @@ fn no_command_echoes_a_token() {
         );
     }
 }
+
+/// Issue 26 §4: a value a client wrote (writtenBy, semanticId, provenance, payload) with
+/// terminal control sequences never reaches the terminal raw from any reading command; the
+/// commit is either refused or every human output shows the bytes escaped.
+#[test]
+fn client_written_control_sequences_never_reach_the_terminal() {
+    let nasty = [
+        "\u{1b}[2J",
+        "\u{1b}]0;PWNED\u{7}",
+        "\r\nINDEX FAKE LINE",
+        "\u{9b}31m",
+        "\u{202e}gnp.exe",
+    ];
+    for (i, bad) in nasty.iter().enumerate() {
+        let env = Env::new();
+        let note = env.db.with_file_name(format!("note{i}.json"));
+        std::fs::write(&note, format!("{{\"t\":{}}}", serde_json::json!(bad))).unwrap();
+        let sid = format!("demo/x{bad}/v1");
+        let writer = format!("client:evil{bad}");
+        let out = env.run(&[
+            "commit",
+            "--put",
+            note.to_str().unwrap(),
+            "--semantic-id",
+            &sid,
+            "--writer",
+            &writer,
+        ]);
+        if out.status.code() != Some(0) {
+            // Refused: the error itself must not carry the raw bytes either.
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert!(
+                !err.contains(bad),
+                "{bad:?}: the refusal echoes it raw: {err:?}"
+            );
+            continue;
+        }
+        let head = env.ok(&["head"]).trim().to_string();
+        let obj = env.objects_of(&sid);
+        let mut runs: Vec<Vec<String>> = vec![
+            vec!["log".into()],
+            vec!["show".into(), "head".into()],
+            vec!["why".into(), "head".into()],
+            vec!["object".into(), "find".into(), sid.clone()],
+            vec!["status".into()],
+        ];
+        if let Some(o) = obj.first() {
+            runs.push(vec!["object".into(), "get".into(), o.clone()]);
+        }
+        let _ = head;
+        for args in &runs {
+            let a: Vec<&str> = args.iter().map(String::as_str).collect();
+            let out = env.run(&a);
+            let all = [out.stdout.as_slice(), out.stderr.as_slice()].concat();
+            let text = String::from_utf8_lossy(&all);
+            for c in ['\u{1b}', '\u{7}', '\r', '\u{9b}', '\u{202e}'] {
+                assert!(
+                    !text.contains(c),
+                    "{args:?} printed {c:?} raw for {bad:?}:\n{text:?}"
+                );
+            }
+        }
+    }
+}
