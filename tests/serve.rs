@@ -518,6 +518,19 @@ fn mcp_legacy_discovery_calls_and_denials() {
     )
     .json();
     assert_eq!(card["skills"].as_array().unwrap().len(), 5);
+    // The same card under the JSON-RPC endpoint's path (DEC-A2A-8), public without a bearer.
+    let under = send(
+        "GET",
+        &s.url("/a2a/.well-known/agent-card.json"),
+        &[("Authorization", &bearer(&tok))],
+        None,
+    )
+    .json();
+    assert_eq!(under, card);
+    assert_eq!(
+        send("GET", &s.url("/a2a/.well-known/agent-card.json"), &[], None).status,
+        200
+    );
     assert_eq!(
         card["supportedInterfaces"][0]["url"],
         format!("http://127.0.0.1:{}/a2a/", s.port)

@@ -578,7 +578,11 @@ pub fn router(app: Arc<App>) -> Router {
         .route("/a2a", post(a2a::post))
         .route("/a2a/", post(a2a::post))
         .route("/.well-known/agent.json", get(a2a::card_legacy))
-        .route("/.well-known/agent-card.json", get(a2a::card_v1));
+        .route("/.well-known/agent-card.json", get(a2a::card_v1))
+        // Clients that resolve the card relative to the JSON-RPC endpoint (the A2A TCK with
+        // `--sut-url …/a2a`) find the same cards under it (DEC-A2A-8).
+        .route("/a2a/.well-known/agent.json", get(a2a::card_legacy))
+        .route("/a2a/.well-known/agent-card.json", get(a2a::card_v1));
     let agui = Router::new()
         .route("/agui", post(agui::post))
         .route("/agui/", post(agui::post))
