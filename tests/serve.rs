@@ -2383,3 +2383,68 @@ fn a2a_tck_requirements_wire_tasks_context_and_card() {
         "{card}"
     );
 }
+
+/// One raw HTTP/1.1 request on a fresh connection; the whole response as text.
+fn raw_request(port: u16, request: &str) -> String {
+    let mut c = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    c.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+    c.write_all(request.as_bytes()).unwrap();
+    read_until_closed(&mut c)
+}
+
+/// Issue 26 §8 (RFC 9112 §3.2.2): a request target in absolute form names the authority that
+/// replaces `Host`, so a foreign authority is refused (403 Forbidden naming it) even with a
+/// loopback `Host`, on every surface; the daemon's own authority in absolute form is served.
+#[test]
+fn an_absolute_form_target_naming_a_foreign_host_is_refused() {
+    let env = Env::new();
+    let tok = env.full();
+    let s = Server::start(&env, &[]);
+    let p = s.port;
+    for (method, target, extra) in [
+        ("GET", "http://evil.example/v1/head".to_string(), String::new()),
+        ("GET", format!("http://evil.example:{p}/v1/health"), String::new()),
+        ("GET", format!("http://127.0.0.1:{}/v1/head", p + 1), String::new()),
+        ("GET", format!("http://user@127.0.0.1:{p}/v1/head"), String::new()),
+        (
+            "POST",
+            "http://evil.example/mcp/".to_string(),
+            format!("Authorization: Bearer {tok}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\n"),
+        ),
+        (
+            "POST",
+            "http://evil.example/a2a/".to_string(),
+            format!("Authorization: Bearer {tok}\r\nContent-Type: application/json\r\n"),
+        ),
+    ] {
+        let body = if method == "POST" {
+            r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#
+        } else {
+            ""
+        };
+        let r = raw_request(
+            p,
+            &format!(
+                "{method} {target} HTTP/1.1\r\nHost: 127.0.0.1:{p}\r\n{extra}Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                body.len()
+            ),
+        );
+        assert!(r.starts_with("HTTP/1.1 403"), "{method} {target} was served:\n{r}");
+        assert!(r.contains("Forbidden"), "{method} {target}:\n{r}");
+        assert!(
+            r.contains("request target authority"),
+            "{method} {target}: the refusal names the target:\n{r}"
+        );
+        assert!(!r.contains("logHead") && !r.contains("\"result\""), "{r}");
+    }
+    // The daemon's own authority in absolute form (any loopback spelling) is served.
+    for own in [format!("127.0.0.1:{p}"), format!("localhost:{p}")] {
+        let r = raw_request(
+            p,
+            &format!("GET http://{own}/v1/health HTTP/1.1\r\nHost: 127.0.0.1:{p}\r\nConnection: close\r\n\r\n"),
+        );
+        assert!(r.starts_with("HTTP/1.1 200"), "{own}:\n{r}");
+    }
+    // Origin form with a loopback Host is unaffected.
+    assert_eq!(get(&s, "/v1/health").status, 200);
+}
