@@ -2551,7 +2551,7 @@ fn response_of(msgs: &[Value]) -> &Value {
 /// as `world://` resources with templates; `resources/read` returns exactly the bytes `world
 /// show --json` and `world receipt --json` print; nothing of another episode is visible.
 #[test]
-fn mcp_resources_show_the_sessions_own_episode_as_show_and_receipt_print_it() {
+fn resources_read_the_cli_bytes_of_the_sessions_episode_only() {
     let env = Env::new();
     let tok = env.full();
     let tok2 = mint_episode(&env, "tok2", "ep2");
@@ -2690,50 +2690,57 @@ fn mcp_resources_show_the_sessions_own_episode_as_show_and_receipt_print_it() {
     );
 }
 
-/// Issue 30 §2 "logging" and "progress": with `logging/setLevel` in an MCP session, a call's
-/// steps (admitted, planned, effect dispatched, committed) arrive as `notifications/message`
-/// on its stream before the response; a `progressToken` brings `notifications/progress` with
-/// rising progress; a higher level filters the steps out; neither comes unasked.
-#[test]
-fn mcp_logging_and_progress_notifications_follow_a_call() {
+/// A store, a daemon, a session token and an MCP session (2025-11-25) on it.
+fn mcp_session_env() -> (Env, Server, String, String) {
     let env = Env::new();
     let tok = env.full();
     let s = Server::start(&env, &[]);
     let sid = mcp_session(&s, &tok);
-    let call_in = |id: i64, meta: Value| {
-        let mut params = json!({"name":"readcount","arguments":{"path":"notes.txt"}});
-        if !meta.is_null() {
-            params["_meta"] = meta;
-        }
-        let (status, _, msgs) = mcp_in(
-            &s,
-            &tok,
-            Some(&sid),
-            &json!({"jsonrpc":"2.0","id":id,"method":"tools/call","params":params}),
-        );
-        assert_eq!(status, 200, "{msgs:?}");
-        assert_eq!(
-            response_of(&msgs)["result"]["structuredContent"]["ok"],
-            true,
-            "{msgs:?}"
-        );
-        msgs
-    };
-    let of = |msgs: &[Value], method: &str| -> Vec<Value> {
-        msgs.iter()
-            .filter(|m| m["method"] == method)
-            .cloned()
-            .collect()
-    };
-    // No level set, no token: the response alone.
-    let msgs = call_in(2, Value::Null);
-    assert_eq!(msgs.len(), 1, "{msgs:?}");
-    // A progress token: progress notifications, rising, ending at the total.
-    let msgs = call_in(3, json!({"progressToken": "p-1"}));
-    let p = of(&msgs, "notifications/progress");
+    (env, s, tok, sid)
+}
+
+/// `readcount` on notes.txt inside MCP session `sid`, with `_meta` when given; every message
+/// of its stream (the response last).
+fn readcount_in(s: &Server, tok: &str, sid: &str, id: i64, meta: Value) -> Vec<Value> {
+    let mut params = json!({"name":"readcount","arguments":{"path":"notes.txt"}});
+    if !meta.is_null() {
+        params["_meta"] = meta;
+    }
+    let (status, _, msgs) = mcp_in(
+        s,
+        tok,
+        Some(sid),
+        &json!({"jsonrpc":"2.0","id":id,"method":"tools/call","params":params}),
+    );
+    assert_eq!(status, 200, "{msgs:?}");
+    assert_eq!(
+        response_of(&msgs)["result"]["structuredContent"]["ok"],
+        true,
+        "{msgs:?}"
+    );
+    msgs
+}
+
+fn notifications(msgs: &[Value], method: &str) -> Vec<Value> {
+    msgs.iter()
+        .filter(|m| m["method"] == method)
+        .cloned()
+        .collect()
+}
+
+/// Issue 30 §2 "progress" (the conformance scenario tools-call-with-progress with `world`'s
+/// tools): a `progressToken` brings `notifications/progress` on the call's stream before the
+/// response, progress rising to its total at the commit; none without a token.
+#[test]
+fn progress_notifications_follow_the_progress_token() {
+    let (_env, s, tok, sid) = mcp_session_env();
+    let msgs = readcount_in(&s, &tok, &sid, 2, Value::Null);
+    assert_eq!(msgs.len(), 1, "nothing unasked: {msgs:?}");
+    let msgs = readcount_in(&s, &tok, &sid, 3, json!({"progressToken": "p-1"}));
+    let p = notifications(&msgs, "notifications/progress");
     assert!(p.len() >= 4, "{msgs:?}");
     assert!(
-        of(&msgs, "notifications/message").is_empty(),
+        notifications(&msgs, "notifications/message").is_empty(),
         "no logging unasked: {msgs:?}"
     );
     let mut last = 0.0;
@@ -2758,16 +2765,36 @@ fn mcp_logging_and_progress_notifications_follow_a_call() {
             .starts_with("committed at entry"),
         "{p:?}"
     );
-    // logging/setLevel info: every step as a notifications/message.
-    let (_, _, r) = mcp_in(
-        &s,
-        &tok,
-        Some(&sid),
-        &json!({"jsonrpc":"2.0","id":4,"method":"logging/setLevel","params":{"level":"info"}}),
+    // A numeric token is echoed as a number.
+    let msgs = readcount_in(&s, &tok, &sid, 4, json!({"progressToken": 7}));
+    let p = notifications(&msgs, "notifications/progress");
+    assert!(p.iter().all(|n| n["params"]["progressToken"] == 7), "{p:?}");
+}
+
+/// Issue 30 §2 "logging" (tools-call-with-logging and logging-set-level with `world`'s
+/// tools): after `logging/setLevel info` a call's steps (admitted, planned, effect
+/// dispatched, committed) arrive as `notifications/message` before the response; a higher
+/// level filters them; a bad level, or no MCP session, is -32602.
+#[test]
+fn logging_notifications_follow_the_session_level() {
+    let (_env, s, tok, sid) = mcp_session_env();
+    let msgs = readcount_in(&s, &tok, &sid, 2, Value::Null);
+    assert!(
+        notifications(&msgs, "notifications/message").is_empty(),
+        "{msgs:?}"
     );
-    assert_eq!(response_of(&r)["result"], json!({}), "{r:?}");
-    let msgs = call_in(5, Value::Null);
-    let logs = of(&msgs, "notifications/message");
+    let set = |level: &str| {
+        let (_, _, r) = mcp_in(
+            &s,
+            &tok,
+            Some(&sid),
+            &json!({"jsonrpc":"2.0","id":4,"method":"logging/setLevel","params":{"level":level}}),
+        );
+        response_of(&r).clone()
+    };
+    assert_eq!(set("info")["result"], json!({}));
+    let msgs = readcount_in(&s, &tok, &sid, 5, Value::Null);
+    let logs = notifications(&msgs, "notifications/message");
     let steps: Vec<&str> = logs
         .iter()
         .map(|m| m["params"]["data"]["step"].as_str().unwrap())
@@ -2777,35 +2804,26 @@ fn mcp_logging_and_progress_notifications_follow_a_call() {
         ["admitted", "planned", "effect dispatched", "committed"],
         "{logs:?}"
     );
-    assert!(of(&msgs, "notifications/progress").is_empty(), "{msgs:?}");
+    assert!(
+        notifications(&msgs, "notifications/progress").is_empty(),
+        "{msgs:?}"
+    );
     assert_eq!(logs[0]["params"]["level"], "info");
+    assert_eq!(logs[0]["params"]["logger"], "world");
     assert_eq!(logs[3]["params"]["level"], "notice");
     assert_eq!(logs[2]["params"]["data"]["effect"], "Workspace.Read");
     assert!(logs[3]["params"]["data"]["entryIndex"].is_i64(), "{logs:?}");
     // notice: only the commit; error: nothing.
     for (level, want) in [("notice", 1), ("error", 0)] {
-        let (_, _, r) = mcp_in(
-            &s,
-            &tok,
-            Some(&sid),
-            &json!({"jsonrpc":"2.0","id":6,"method":"logging/setLevel","params":{"level":level}}),
-        );
-        assert!(response_of(&r)["result"].is_object(), "{r:?}");
-        let msgs = call_in(7, Value::Null);
+        assert!(set(level)["result"].is_object());
+        let msgs = readcount_in(&s, &tok, &sid, 7, Value::Null);
         assert_eq!(
-            of(&msgs, "notifications/message").len(),
+            notifications(&msgs, "notifications/message").len(),
             want,
             "{level}: {msgs:?}"
         );
     }
-    // Bad level, and setLevel with no MCP session: -32602.
-    let (_, _, r) = mcp_in(
-        &s,
-        &tok,
-        Some(&sid),
-        &json!({"jsonrpc":"2.0","id":8,"method":"logging/setLevel","params":{"level":"loud"}}),
-    );
-    assert_eq!(response_of(&r)["error"]["code"], -32602, "{r:?}");
+    assert_eq!(set("loud")["error"]["code"], -32602);
     let (_, _, r) = mcp_in(
         &s,
         &tok,
@@ -2820,11 +2838,89 @@ fn mcp_logging_and_progress_notifications_follow_a_call() {
     );
 }
 
+/// Issue 30 §2 (the conformance scenario json-schema-2020-12 with a published transition): a
+/// tool's `inputSchema` keeps its JSON Schema 2020-12 keywords (`$schema`, `$defs`, `$ref`,
+/// `prefixItems`, `const`, `dependentRequired`, type unions) as published, and a call is
+/// checked against them (a failure is an `isError` result naming the failing path).
+#[test]
+fn input_schemas_keep_their_2020_12_keywords() {
+    let env = Env::new();
+    let schema = json!({
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "type": "object",
+        "$defs": {"addr": {"type": "object", "properties": {"street": {"type": "string"}}, "required": ["street"]}},
+        "properties": {
+            "name": {"type": "string", "minLength": 1},
+            "address": {"$ref": "#/$defs/addr"},
+            "tags": {"type": "array", "prefixItems": [{"type": "string"}], "items": {"type": "integer"}},
+            "kind": {"const": "person"},
+            "age": {"type": ["integer", "null"], "exclusiveMinimum": 0}
+        },
+        "required": ["name"],
+        "additionalProperties": false,
+        "dependentRequired": {"address": ["name"]}
+    });
+    let repo = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut m: Value = serde_json::from_slice(
+        &std::fs::read(repo.join("fixtures/transitions/manifest.json")).unwrap(),
+    )
+    .unwrap();
+    let mut t = m[0].clone();
+    assert_eq!(t["id"], "echo");
+    t["id"] = json!("schema-echo");
+    t["inputSchema"] = schema.clone();
+    m.as_array_mut().unwrap().push(t);
+    let manifest = env.dir.path().join("m2020.json");
+    std::fs::write(&manifest, serde_json::to_vec(&m).unwrap()).unwrap();
+    env.world(&["publish", "--manifest", manifest.to_str().unwrap(), "--yes"])
+        .success();
+    let tok = env.full();
+    let s = Server::start(&env, &[]);
+    let r = mcp(
+        &s,
+        &tok,
+        &json!({"jsonrpc":"2.0","id":1,"method":"tools/list"}),
+    );
+    let list = r.sse();
+    let tool = list["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "schema-echo")
+        .unwrap_or_else(|| panic!("{list}"))
+        .clone();
+    assert_eq!(tool["inputSchema"], schema, "the schema as published");
+    let ok = call(
+        &s,
+        &tok,
+        "schema-echo",
+        json!({"name": "a", "tags": ["x", 1, 2], "kind": "person", "age": null, "address": {"street": "s"}}),
+    );
+    assert_eq!(ok["result"]["structuredContent"]["name"], "a", "{ok}");
+    for (args, path) in [
+        (json!({"name": ""}), "/name"),
+        (json!({"name": "a", "kind": "robot"}), "/kind"),
+        (json!({"name": "a", "tags": [1]}), "/tags/0"),
+        (json!({"name": "a", "tags": ["x", "y"]}), "/tags/1"),
+        (json!({"name": "a", "address": {}}), "/address"),
+        (json!({"name": "a", "age": 0}), "/age"),
+        (json!({"name": "a", "extra": 1}), ""),
+    ] {
+        let v = call(&s, &tok, "schema-echo", args.clone());
+        assert_eq!(v["result"]["isError"], true, "{args}: {v}");
+        let text = v["result"]["content"][0]["text"].as_str().unwrap();
+        assert!(
+            text.contains(&format!("arguments fail the inputSchema at {path}")),
+            "{args}: {text}"
+        );
+    }
+}
+
 /// Issue 30 §2: `resources/subscribe` to the episode notifies on the session's `GET /mcp/`
 /// stream (primed with an event id and `retry`) when an entry of the episode lands; an entry
 /// of another episode does not notify it.
 #[test]
-fn mcp_resource_subscriptions_notify_when_an_entry_lands() {
+fn subscriptions_notify_when_an_entry_lands() {
     let env = Env::new();
     let tok = env.full();
     let tok2 = mint_episode(&env, "tok2", "ep2");
@@ -2884,6 +2980,21 @@ fn mcp_resource_subscriptions_notify_when_an_entry_lands() {
         seen.contains(
             r#""method":"notifications/resources/updated","params":{"uri":"world://episodes/ep1"}"#
         ),
+        "{seen}"
+    );
+    // Unsubscribed: the next entry does not notify.
+    let (_, _, r) = mcp_in(
+        &s,
+        &tok,
+        Some(&sid),
+        &json!({"jsonrpc":"2.0","id":4,"method":"resources/unsubscribe","params":{"uri":"world://episodes/ep1"}}),
+    );
+    assert_eq!(response_of(&r)["result"], json!({}), "{r:?}");
+    call(&s, &tok, "echo", json!({"x": 3}));
+    read_for(2, "never", &mut seen);
+    assert_eq!(
+        seen.matches("notifications/resources/updated").count(),
+        1,
         "{seen}"
     );
 }
