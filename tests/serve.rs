@@ -3170,3 +3170,100 @@ fn a2a_list_tasks_filters_pages_and_cuts_history() {
     every.dedup();
     assert_eq!(every.len(), 4);
 }
+
+/// Issue 30 §1 (DEC-A2A-6): a text-only message without a skill id gets a conformant answer —
+/// routed when the session sees exactly one skill, or when the text parses as JSON that fits
+/// exactly one skill's input schema; otherwise a task waiting in input-required whose message
+/// names the skills and how to name one; a session that sees no skill gets `rejected`.
+#[test]
+fn a2a_text_messages_without_a_skill_are_routed_or_answered() {
+    let env = Env::new();
+    let text_msg = |s: &Server, tok: &str, mid: &str, text: &str| -> Value {
+        let r = a2a(
+            s,
+            tok,
+            &json!({"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId": mid, "role": "ROLE_USER", "parts": [{"text": text}]}}}),
+        );
+        assert!(r["result"]["task"].is_object(), "{r}");
+        r["result"]["task"].clone()
+    };
+    // Workspace.Write only: ailang-write {path, content} and ailang-edit {path, old_text,
+    // new_text} are visible; their input schemas tell them apart.
+    let write = env.mint("tokw", &["Workspace.Write=worktree:5"], "3600");
+    // Human.Approve only: the one skill `approval`; text that is not JSON asks for its input.
+    let approve = env.mint("toka", &["Human.Approve=approvals:1"], "3600");
+    // A grant no published transition needs: no skill at all.
+    let none = env.mint("tokn", &["FS.Read=worktree:1"], "3600");
+    let s = Server::start(&env, &[]);
+    let t = text_msg(
+        &s,
+        &write,
+        "w1",
+        r#"{"path":"routed.txt","content":"by text"}"#,
+    );
+    assert_eq!(t["status"]["state"], "TASK_STATE_COMPLETED", "{t}");
+    assert_eq!(
+        std::fs::read_to_string(env.dir.path().join("ws/ep1/routed.txt")).unwrap(),
+        "by text"
+    );
+    let t = text_msg(&s, &write, "w2", r#"{"zzz":1}"#);
+    assert_eq!(t["status"]["state"], "TASK_STATE_INPUT_REQUIRED", "{t}");
+    let said = t["status"]["message"].to_string();
+    assert!(
+        said.contains("fits none")
+            && said.contains("ailang-write")
+            && said.contains("ailang-edit")
+            && said.contains("skill_id"),
+        "{said}"
+    );
+    let t = text_msg(&s, &write, "w3", "please write a file");
+    assert_eq!(t["status"]["state"], "TASK_STATE_INPUT_REQUIRED", "{t}");
+    assert!(
+        t["status"]["message"]
+            .to_string()
+            .contains("Which skill should run?"),
+        "{t}"
+    );
+    let t = text_msg(&s, &approve, "a1", "may I?");
+    assert_eq!(t["status"]["state"], "TASK_STATE_INPUT_REQUIRED", "{t}");
+    assert!(
+        t["status"]["message"]
+            .to_string()
+            .contains("The one skill here is approval"),
+        "{t}"
+    );
+    let t = text_msg(&s, &none, "n1", "anything");
+    assert_eq!(t["status"]["state"], "TASK_STATE_REJECTED", "{t}");
+    assert!(
+        t["status"]["message"]
+            .to_string()
+            .contains("sees no skills"),
+        "{t}"
+    );
+    drop(s);
+    // One visible skill: its JSON text runs, other text asks for its input.
+    let one = Env::bare();
+    one.world(&["genesis"]).success();
+    let repo = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let m: Value = serde_json::from_slice(
+        &std::fs::read(repo.join("fixtures/transitions/manifest.json")).unwrap(),
+    )
+    .unwrap();
+    let manifest = one.dir.path().join("echo-only.json");
+    std::fs::write(&manifest, serde_json::to_vec(&json!([m[0]])).unwrap()).unwrap();
+    one.world(&["publish", "--manifest", manifest.to_str().unwrap(), "--yes"])
+        .success();
+    let tok = one.full();
+    let s = Server::start(&one, &[]);
+    let t = text_msg(&s, &tok, "o1", r#"{"hello":"text"}"#);
+    assert_eq!(t["status"]["state"], "TASK_STATE_COMPLETED", "{t}");
+    assert!(t["artifacts"].to_string().contains("hello"), "{t}");
+    let t = text_msg(&s, &tok, "o2", "hello");
+    assert_eq!(t["status"]["state"], "TASK_STATE_INPUT_REQUIRED", "{t}");
+    assert!(
+        t["status"]["message"]
+            .to_string()
+            .contains("The one skill here is echo"),
+        "{t}"
+    );
+}
