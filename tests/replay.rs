@@ -1317,3 +1317,104 @@ fn plan_changed_and_no_longer_refused_verdicts_on_a_store_and_a_bundle() {
         );
     }
 }
+
+/// The fixture manifest with absolute source paths, `edit` applied; written to `name`.
+fn candidate_manifest(env: &Env, name: &str, edit: impl Fn(&mut serde_json::Value)) -> PathBuf {
+    let mut m: serde_json::Value = serde_json::from_slice(
+        &fs::read(repo().join("fixtures/transitions/manifest.json")).unwrap(),
+    )
+    .unwrap();
+    for t in m.as_array_mut().unwrap() {
+        let f = repo().join(t["transitionFnFile"].as_str().unwrap());
+        t["transitionFnFile"] = serde_json::Value::from(f.to_str().unwrap());
+    }
+    edit(&mut m);
+    let p = env.p(name);
+    fs::write(&p, serde_json::to_vec(&m).unwrap()).unwrap();
+    p
+}
+
+/// Issue 32 §1: `--candidate MANIFEST` (the `world publish` format) re-runs the entries of the
+/// transitions it names with its sources, under the usual selection flags; an unchanged
+/// manifest is all `same` (exit 0); its declared effects are the plan law's (DEC-CAND-2): a
+/// plan asking for an undeclared effect is `now-fails (plan law broken)`.
+#[test]
+fn a_candidate_manifest_reruns_its_transitions_over_the_selection() {
+    let env = mixed();
+    let same = candidate_manifest(&env, "same.json", |_| {});
+    let o = env.world(&["replay", "--all", "--candidate", same.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    for want in [
+        "echo: 1 same",
+        "readcount: 4 same",
+        "refuse: 1 same",
+        "counter: 1 same",
+    ] {
+        assert!(out.contains(want), "{want}: {out}");
+    }
+    assert!(
+        out.contains("candidate: 7 same, 0 changed, 0 failed"),
+        "{out}"
+    );
+    // A changed readcount source over a range: only the selected entries get verdicts.
+    let other = variant(
+        &env,
+        "readcount.ail",
+        "other-path-m.ail",
+        r#"kv("path", js(p))"#,
+        r#"kv("path", js("other.txt"))"#,
+    );
+    let m = candidate_manifest(&env, "changed.json", |m| {
+        m[3]["transitionFnFile"] = serde_json::Value::from(other.to_str().unwrap());
+    });
+    let o = env.world(&[
+        "replay",
+        "--from",
+        "2",
+        "--to",
+        "3",
+        "--candidate",
+        m.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(3), "{}", text(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        out.contains("readcount: 0 same, 2 plan-changed — entries 2, 3"),
+        "{out}"
+    );
+    assert!(!out.contains("(entry 5)"), "{out}");
+    // Declared effects from the manifest: a plan outside them breaks law L3.
+    let undeclared = candidate_manifest(&env, "undeclared.json", |m| {
+        m[3]["declaredEffects"] =
+            serde_json::json!([{"effect": "Workspace.Write", "scope": "worktree", "cost": 1}]);
+    });
+    let o = env.world(&[
+        "--json",
+        "replay",
+        "--episode",
+        "ep1",
+        "--candidate",
+        undeclared.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(3), "{}", text(&o));
+    let lines = candidate_json_lines(&o);
+    let fails: Vec<&serde_json::Value> = lines
+        .iter()
+        .filter(|l| l["verdict"] == "now-fails")
+        .collect();
+    assert_eq!(
+        fails.len(),
+        3,
+        "entries 2, 3 and 5 plan a Workspace.Read: {lines:?}"
+    );
+    assert!(fails
+        .iter()
+        .all(|f| f["failure"]["kind"] == "plan-law" && f["transition"] == "readcount"));
+    // A manifest that is not one: exit 1, nothing replayed.
+    let bad = env.p("bad.json");
+    fs::write(&bad, "{not json").unwrap();
+    let o = env.world(&["replay", "--all", "--candidate", bad.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(o.stdout.is_empty(), "{}", text(&o));
+}
