@@ -3267,3 +3267,77 @@ fn a2a_text_messages_without_a_skill_are_routed_or_answered() {
         "{t}"
     );
 }
+
+/// Issue 30 §2 "SSE" (2025-11-25): a call's stream is primed (an event id, `retry`), every
+/// event carries an id, and `GET /mcp/` with `Last-Event-ID` resumes it: exactly the events
+/// after that id, in order; a stream fully sent answers 405, an id of another credential's
+/// stream (or none at all) 404.
+#[test]
+fn mcp_streams_resume_after_the_last_event_id() {
+    let env = Env::new();
+    let tok = env.full();
+    let other = mint_episode(&env, "tok-other", "ep1");
+    let s = Server::start(&env, &[]);
+    let sid = mcp_session(&s, &tok);
+    let body = json!({"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"readcount","arguments":{"path":"notes.txt"},"_meta":{"progressToken":"r"}}});
+    let resp = agent()
+        .post(&s.url("/mcp/"))
+        .set("Authorization", &bearer(&tok))
+        .set("Content-Type", "application/json")
+        .set("Accept", "application/json, text/event-stream")
+        .set("MCP-Protocol-Version", "2025-11-25")
+        .set("Mcp-Session-Id", &sid)
+        .send_string(&body.to_string())
+        .unwrap();
+    let text = resp.into_string().unwrap();
+    let events: Vec<&str> = text
+        .split("\n\n")
+        .filter(|e| !e.trim().is_empty())
+        .collect();
+    assert!(
+        events[0].contains("retry: ") && !events[0].contains("data: {"),
+        "primed: {text}"
+    );
+    let ids: Vec<&str> = events
+        .iter()
+        .map(|e| {
+            e.lines()
+                .find_map(|l| l.strip_prefix("id: "))
+                .unwrap_or_else(|| panic!("an event without an id: {e:?}"))
+        })
+        .collect();
+    assert!(events.len() >= 6, "{text}");
+    let resume = |tok: &str, last: &str| -> String {
+        raw_request(
+            s.port,
+            &format!(
+                "GET /mcp/ HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nAuthorization: Bearer {tok}\r\nAccept: text/event-stream\r\nMCP-Protocol-Version: 2025-11-25\r\nLast-Event-ID: {last}\r\nConnection: close\r\n\r\n",
+                s.port
+            ),
+        )
+    };
+    // Resume after the third event: the rest, in order, the response last.
+    let r = resume(&tok, ids[2]);
+    assert!(r.starts_with("HTTP/1.1 200"), "{r}");
+    let mut at = 0;
+    for id in &ids[3..] {
+        let pos = r[at..]
+            .find(&format!("id: {id}\n"))
+            .unwrap_or_else(|| panic!("event {id} missing or out of order: {r}"));
+        at += pos + 1;
+    }
+    for id in &ids[1..=2] {
+        assert!(
+            !r.contains(&format!("id: {id}\n")),
+            "{id} was sent again: {r}"
+        );
+    }
+    assert!(r.contains(r#""id":3,"result""#), "{r}");
+    // After the last event nothing is left; another credential's stream is unknown.
+    let r = resume(&tok, ids.last().unwrap());
+    assert!(r.starts_with("HTTP/1.1 405"), "{r}");
+    let r = resume(&other, ids[2]);
+    assert!(r.starts_with("HTTP/1.1 404"), "{r}");
+    let r = resume(&tok, "nope-1");
+    assert!(r.starts_with("HTTP/1.1 404"), "{r}");
+}
