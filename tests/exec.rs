@@ -791,8 +791,8 @@ fn exec_caches_are_seeded_once_and_the_seed_stays_untouched() {
     );
 }
 
-/// Issue 26 §6: a `bwrap` that answers `--version` and runs the command unconfined (it skips
-/// to `--` and executes the rest) passes a `/bin/true` trial, but not the confinement probe,
+/// Issue 26 §6: a `bwrap` that answers `--version` and runs the command unconfined (the test
+/// double tests/fixtures/fake_bwrap_double.sh: it skips to `--` and executes the rest) passes a `/bin/true` trial, but not the confinement probe,
 /// which every surface now runs before any `Workspace.Exec`: `invoke` and `mcp` leave the
 /// effect unbound (nothing runs, nothing is recorded as sandboxed), `serve` refuses to start.
 #[test]
@@ -800,10 +800,11 @@ fn a_bwrap_that_runs_the_command_unconfined_is_refused_by_invoke_mcp_and_serve()
     use std::io::{BufRead, BufReader, Write};
     use std::os::unix::fs::PermissionsExt;
     let x = Exec::new(10, &default_profile(5000));
+    // A copy of the double (tests/fixtures/fake_bwrap_double.sh) in the test's own directory.
     let fake = x.env.root.join("fake-bwrap");
-    std::fs::write(
+    std::fs::copy(
+        crate::common::repo().join("tests/fixtures/fake_bwrap_double.sh"),
         &fake,
-        "#!/bin/sh\nif [ \"$1\" = --version ]; then echo 'bubblewrap 0.9.0'; exit 0; fi\nwhile [ $# -gt 0 ] && [ \"$1\" != -- ]; do shift; done\nshift\nexec \"$@\"\n",
     )
     .unwrap();
     std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();

@@ -12,12 +12,15 @@ use std::time::{Duration, Instant};
 
 use common::TestEnv;
 
-/// Run `c` in a new session whose controlling terminal is a fresh pty; for each step wait
+/// Run `c` in a new session whose controlling terminal (and stdin) is a fresh pty; for each step wait
 /// until the terminal has shown `wait_for`, then type its keys one at a time (each arrives
 /// while the prompt is reading). Returns the output and everything the terminal showed.
 fn drive(mut c: Command, steps: &[(&str, &[&[u8]])]) -> (Output, String) {
     let (master, slave) = terminal::pty();
-    c.stdout(Stdio::piped()).stderr(Stdio::piped());
+    // stdin is the terminal too, as in an interactive shell (`publish` checks that it is).
+    c.stdin(Stdio::from(slave.try_clone().expect("clone pty")))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
     terminal::with_terminal(&mut c, &slave);
     let child = c.spawn().expect("spawn world");
     // The command holds nothing of the pty, but drop it and the slave so the master reads
@@ -237,4 +240,109 @@ fn progress_bars_draw_on_a_terminal_only() {
             "{args:?}: {r:#?}"
         );
     }
+}
+
+/// fixtures/transitions/manifest.json with absolute source paths (the commands run in the temp
+/// dir), `echo`'s source replaced by `echo_source` when given; written to `name`.
+fn manifest(env: &TestEnv, name: &str, echo_source: Option<&std::path::Path>) -> String {
+    let repo = common::repo();
+    let mut m: serde_json::Value = serde_json::from_slice(
+        &std::fs::read(repo.join("fixtures/transitions/manifest.json")).unwrap(),
+    )
+    .unwrap();
+    for t in m.as_array_mut().unwrap() {
+        let file = repo.join(t["transitionFnFile"].as_str().unwrap());
+        t["transitionFnFile"] = serde_json::Value::from(file.to_str().unwrap());
+        if let (Some(src), "echo") = (echo_source, t["id"].as_str().unwrap()) {
+            t["transitionFnFile"] = serde_json::Value::from(src.to_str().unwrap());
+        }
+    }
+    let p = env.write(name, &serde_json::to_vec(&m).unwrap());
+    p.to_str().unwrap().to_string()
+}
+
+/// Issue 32 §4: the attended `publish --check-against` shows, before its prompt, the behaviour
+/// change of the changed transition against the recorded episode ("echo: 1 same,
+/// 2 output-changed — entries …"), not only the hash change. Ctrl-D answers no (nothing
+/// written); typing the phrase publishes.
+#[test]
+fn the_publish_prompt_shows_the_behaviour_diff() {
+    let env = TestEnv::new();
+    env.genesis();
+    let base = manifest(&env, "m.json", None);
+    env.run(&["publish", "--manifest", &base, "--yes"]).ok();
+    let ws = env.path("ws");
+    std::fs::create_dir_all(ws.join("ep1")).unwrap();
+    let tok = env.path("tok");
+    env.run(&[
+        "session",
+        "mint",
+        "--episode",
+        "ep1",
+        "--grant",
+        "world.apply=world:10",
+        "--workspace-root",
+        ws.to_str().unwrap(),
+        "--yes",
+        "--out",
+        tok.to_str().unwrap(),
+    ])
+    .ok();
+    for args in [r#"{"a":1}"#, r#"{"keep":true}"#, r#"{"b":[2]}"#] {
+        env.run(&[
+            "invoke",
+            "echo",
+            "--session",
+            tok.to_str().unwrap(),
+            "--args",
+            args,
+        ])
+        .ok();
+    }
+    // The candidate echo answers {"keep":true} as recorded and anything else differently.
+    let src =
+        std::fs::read_to_string(common::repo().join("fixtures/transitions/echo.ail")).unwrap();
+    let changed = src.replace(
+        "Some(_) => encode(doc),",
+        r#"Some(_) => if encode(doc) == "{\"keep\":true}" then encode(doc) else encode(jo([kv("echoed", jb(true))])),"#,
+    );
+    assert_ne!(changed, src, "the echo fixture's body moved");
+    let cand_src = env.write("echo-v2.ail", changed.as_bytes());
+    let cand = manifest(&env, "cand.json", Some(&cand_src));
+    let db = env.db.to_str().unwrap().to_string();
+    let before = env.snapshot();
+    let publish = || {
+        let mut c = env.std_cmd();
+        c.args(["publish", "--manifest", &cand, "--check-against", &db]);
+        c
+    };
+    let (out, shown) = drive(publish(), &[("> ", &[b"\x04"])]);
+    assert_eq!(
+        out.status.code(),
+        Some(3),
+        "Ctrl-D answers no: {shown}\n{out:?}"
+    );
+    for want in [
+        "changed  echo",
+        "behaviour check against",
+        "echo: 1 same, 2 output-changed — entries ",
+        "publish 9 transitions to",
+    ] {
+        assert!(shown.contains(want), "prompt lacks {want:?}: {shown:?}");
+    }
+    let check = shown.find("behaviour check against").unwrap();
+    assert!(
+        check < shown.rfind("> ").unwrap(),
+        "the behaviour summary comes before the prompt: {shown:?}"
+    );
+    assert_eq!(env.snapshot(), before, "nothing published");
+    // Typing the phrase publishes the candidate.
+    let phrase = format!("publish 9 transitions to {db}\r");
+    let (out, shown) = drive(publish(), &[("> ", &keys(&phrase))]);
+    assert_eq!(out.status.code(), Some(0), "{shown}\n{out:?}");
+    assert!(
+        shown.contains("echo: 1 same, 2 output-changed"),
+        "{shown:?}"
+    );
+    assert_ne!(env.snapshot(), before, "the candidate was published");
 }

@@ -1099,3 +1099,322 @@ fn every_entry_reruns_under_a_named_interpreter() {
     assert_eq!(out.matches(": same").count(), 7, "{out}");
     assert!(out.contains("readcount: 4 same"), "{out}");
 }
+
+/// Validate `v` against docs/json/NAME.schema.json.
+#[track_caller]
+fn assert_schema(name: &str, v: &serde_json::Value) {
+    let path = repo().join("docs/json").join(format!("{name}.schema.json"));
+    let schema: serde_json::Value =
+        serde_json::from_str(&fs::read_to_string(path).unwrap()).unwrap();
+    let validator = jsonschema::validator_for(&schema).expect("schema compiles");
+    let errors: Vec<String> = validator.iter_errors(v).map(|e| e.to_string()).collect();
+    assert!(errors.is_empty(), "{name}: {v} does not match: {errors:?}");
+}
+
+/// The lines of a candidate `replay --json`, each checked against its schema: a verdict line
+/// (replay-verdict), an entry the candidate does not apply to (replay-entry), the summary last
+/// (replay-summary, with its `candidate` member).
+fn candidate_json_lines(o: &Output) -> Vec<serde_json::Value> {
+    let lines: Vec<serde_json::Value> = String::from_utf8_lossy(&o.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect();
+    let (last, entries) = lines.split_last().expect("a summary line");
+    for l in entries {
+        if l.get("verdict").is_some() {
+            assert_schema("replay-verdict", l);
+        } else {
+            assert_schema("replay-entry", l);
+        }
+    }
+    assert_schema("replay-summary", last);
+    assert!(last["summary"]["candidate"].is_object(), "{last}");
+    lines
+}
+
+/// A source file derived from fixture `fixture` with `from` replaced by `to`.
+fn variant(env: &Env, fixture: &str, name: &str, from: &str, to: &str) -> PathBuf {
+    let src = fs::read_to_string(repo().join("fixtures/transitions").join(fixture)).unwrap();
+    let changed = src.replace(from, to);
+    assert_ne!(changed, src, "{fixture} no longer holds {from:?}");
+    let path = env.p(name);
+    fs::write(&path, changed).unwrap();
+    path
+}
+
+/// Issue 32 §2: a candidate whose plan asks for another effect (here the same read of another
+/// path) is `plan-changed` with both requests shown, and stops there; a candidate that accepts
+/// what the recording refused is `no-longer-refused` with the recorded refusal and the output
+/// diff. Both exit 3 (0 with --report-only), on a store and on an exported bundle, with the
+/// JSON lines matching docs/json and one JUnit failure per changed entry.
+#[test]
+fn plan_changed_and_no_longer_refused_verdicts_on_a_store_and_a_bundle() {
+    let env = mixed();
+    let other = variant(
+        &env,
+        "readcount.ail",
+        "other-path.ail",
+        r#"kv("path", js(p))"#,
+        r#"kv("path", js("other.txt"))"#,
+    );
+    let plan_t = format!("readcount={}", other.display());
+    let accepting = variant(
+        &env,
+        "refuse.ail",
+        "accepting.ail",
+        r#"Some(name) if trim(name) == "" => refused("argument \"name\" must not be blank"),"#,
+        r#"Some(name) if trim(name) == "" => encode(jo([kv("ok", jb(true)), kv("name", js("anonymous"))])),"#,
+    );
+    let refuse_t = format!("refuse={}", accepting.display());
+    let b = env.p("bundle.db");
+    env.ok(&["export-episode", "ep1", "--out", b.to_str().unwrap()]);
+    for db in [env.db(), b.clone()] {
+        // plan-changed: entries 2, 3 and 5 read notes.txt / escape.txt; the candidate reads
+        // other.txt. Entry 4 refuses before planning any effect: same.
+        let o = env.world_at(
+            &db,
+            &["replay", "--episode", "ep1", "--transition", &plan_t],
+        );
+        assert_eq!(o.status.code(), Some(3), "{}", text(&o));
+        let out = String::from_utf8_lossy(&o.stdout);
+        assert!(out.contains("readcount: PLAN-CHANGED"), "{out}");
+        assert!(
+            out.contains(
+                r#"recorded : r1 (Workspace.Read, worktree, 1) {"op":"read","path":"notes.txt"}"#
+            ),
+            "{out}"
+        );
+        assert!(
+            out.contains(
+                r#"candidate: r1 (Workspace.Read, worktree, 1) {"op":"read","path":"other.txt"}"#
+            ),
+            "{out}"
+        );
+        assert!(
+            out.contains("readcount: 1 same, 3 plan-changed — entries 2, 3, 5"),
+            "{out}"
+        );
+        let o = env.world_at(
+            &db,
+            &[
+                "replay",
+                "--episode",
+                "ep1",
+                "--transition",
+                &plan_t,
+                "--report-only",
+            ],
+        );
+        assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+        let o = env.world_at(
+            &db,
+            &[
+                "--json",
+                "replay",
+                "--episode",
+                "ep1",
+                "--transition",
+                &plan_t,
+            ],
+        );
+        assert_eq!(o.status.code(), Some(3), "{}", text(&o));
+        let lines = candidate_json_lines(&o);
+        let v: Vec<&serde_json::Value> = lines
+            .iter()
+            .filter(|l| l["verdict"] == "plan-changed")
+            .collect();
+        assert_eq!(v.len(), 3, "{lines:?}");
+        assert_eq!(v[0]["entryIndex"], 2, "{}", v[0]);
+        assert_eq!(v[0]["plan"]["recorded"][0]["payload"]["path"], "notes.txt");
+        assert_eq!(v[0]["plan"]["candidate"][0]["payload"]["path"], "other.txt");
+        assert_eq!(v[0]["plan"]["candidate"][0]["effect"], "Workspace.Read");
+        assert!(
+            v[0].get("outputDiff").is_none(),
+            "the entry stops at the plan"
+        );
+        let s = &lines.last().unwrap()["summary"];
+        assert_eq!(s["ok"], false, "{s}");
+        assert_eq!(s["candidate"]["transitions"][0]["planChanged"], 3, "{s}");
+        assert_eq!(
+            s["candidate"]["transitions"][0]["changedEntries"],
+            serde_json::json!([2, 3, 5]),
+            "{s}"
+        );
+
+        // no-longer-refused: entry 6 refused a blank name; the candidate accepts it.
+        let junit = env.p("nlr.xml");
+        let o = env.world_at(
+            &db,
+            &[
+                "replay",
+                "--all",
+                "--transition",
+                &refuse_t,
+                "--junit",
+                junit.to_str().unwrap(),
+            ],
+        );
+        assert_eq!(o.status.code(), Some(3), "{}", text(&o));
+        let out = String::from_utf8_lossy(&o.stdout);
+        assert!(
+            out.contains(r#"refuse: NO-LONGER-REFUSED (recorded refusal: "argument \"name\" must not be blank")"#),
+            "{out}"
+        );
+        assert!(out.contains("+ /name: \"anonymous\""), "{out}");
+        assert!(
+            out.contains("refuse: 0 same, 1 no-longer-refused — entry 6"),
+            "{out}"
+        );
+        let x = fs::read_to_string(&junit).unwrap();
+        assert!(x.contains("<failure type=\"no-longer-refused\""), "{x}");
+        assert_eq!(x.matches("<failure ").count(), 1, "{x}");
+        let o = env.world_at(
+            &db,
+            &["--json", "replay", "--all", "--transition", &refuse_t],
+        );
+        assert_eq!(o.status.code(), Some(3), "{}", text(&o));
+        let lines = candidate_json_lines(&o);
+        let v = lines
+            .iter()
+            .find(|l| l["verdict"] == "no-longer-refused")
+            .expect("a no-longer-refused line");
+        assert_eq!(v["entryIndex"], 6, "{v}");
+        assert_eq!(v["ok"], false, "{v}");
+        assert_eq!(
+            v["recordedRefusal"], "argument \"name\" must not be blank",
+            "{v}"
+        );
+        assert_eq!(v["outputDiff"]["changed"][0]["path"], "/ok", "{v}");
+        assert_ne!(
+            v["recorded"]["transitionFn"],
+            v["candidate"]["transitionFn"]
+        );
+        let s = &lines.last().unwrap()["summary"];
+        assert_eq!(
+            s["candidate"]["transitions"][0]["noLongerRefused"], 1,
+            "{s}"
+        );
+    }
+    // Every verdict kind's JSON matches the schema: the other four on the store.
+    let cosmetic = env.p("cosmetic.ail");
+    let src = fs::read_to_string(repo().join("fixtures/transitions/echo.ail")).unwrap();
+    fs::write(&cosmetic, format!("-- cosmetic\n{src}")).unwrap();
+    for t in [
+        format!("echo={}", cosmetic.display()),
+        echo_variant(&env, "c.ail", r#"encode(jo([kv("echoed", jb(true))]))"#),
+        echo_variant(
+            &env,
+            "r.ail",
+            r#"encode(jo([kv("ok", jb(false)), kv("refused", js("closed"))]))"#,
+        ),
+        echo_variant(&env, "f.ail", "1 + true"),
+    ] {
+        let o = env.world(&["--json", "replay", "--all", "--transition", &t]);
+        let lines = candidate_json_lines(&o);
+        assert!(
+            lines.iter().any(|l| l["verdict"].is_string()),
+            "{t}: {lines:?}"
+        );
+    }
+}
+
+/// The fixture manifest with absolute source paths, `edit` applied; written to `name`.
+fn candidate_manifest(env: &Env, name: &str, edit: impl Fn(&mut serde_json::Value)) -> PathBuf {
+    let mut m: serde_json::Value = serde_json::from_slice(
+        &fs::read(repo().join("fixtures/transitions/manifest.json")).unwrap(),
+    )
+    .unwrap();
+    for t in m.as_array_mut().unwrap() {
+        let f = repo().join(t["transitionFnFile"].as_str().unwrap());
+        t["transitionFnFile"] = serde_json::Value::from(f.to_str().unwrap());
+    }
+    edit(&mut m);
+    let p = env.p(name);
+    fs::write(&p, serde_json::to_vec(&m).unwrap()).unwrap();
+    p
+}
+
+/// Issue 32 §1: `--candidate MANIFEST` (the `world publish` format) re-runs the entries of the
+/// transitions it names with its sources, under the usual selection flags; an unchanged
+/// manifest is all `same` (exit 0); its declared effects are the plan law's (DEC-CAND-2): a
+/// plan asking for an undeclared effect is `now-fails (plan law broken)`.
+#[test]
+fn a_candidate_manifest_reruns_its_transitions_over_the_selection() {
+    let env = mixed();
+    let same = candidate_manifest(&env, "same.json", |_| {});
+    let o = env.world(&["replay", "--all", "--candidate", same.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    for want in [
+        "echo: 1 same",
+        "readcount: 4 same",
+        "refuse: 1 same",
+        "counter: 1 same",
+    ] {
+        assert!(out.contains(want), "{want}: {out}");
+    }
+    assert!(
+        out.contains("candidate: 7 same, 0 changed, 0 failed"),
+        "{out}"
+    );
+    // A changed readcount source over a range: only the selected entries get verdicts.
+    let other = variant(
+        &env,
+        "readcount.ail",
+        "other-path-m.ail",
+        r#"kv("path", js(p))"#,
+        r#"kv("path", js("other.txt"))"#,
+    );
+    let m = candidate_manifest(&env, "changed.json", |m| {
+        m[3]["transitionFnFile"] = serde_json::Value::from(other.to_str().unwrap());
+    });
+    let o = env.world(&[
+        "replay",
+        "--from",
+        "2",
+        "--to",
+        "3",
+        "--candidate",
+        m.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(3), "{}", text(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        out.contains("readcount: 0 same, 2 plan-changed — entries 2, 3"),
+        "{out}"
+    );
+    assert!(!out.contains("(entry 5)"), "{out}");
+    // Declared effects from the manifest: a plan outside them breaks law L3.
+    let undeclared = candidate_manifest(&env, "undeclared.json", |m| {
+        m[3]["declaredEffects"] =
+            serde_json::json!([{"effect": "Workspace.Write", "scope": "worktree", "cost": 1}]);
+    });
+    let o = env.world(&[
+        "--json",
+        "replay",
+        "--episode",
+        "ep1",
+        "--candidate",
+        undeclared.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(3), "{}", text(&o));
+    let lines = candidate_json_lines(&o);
+    let fails: Vec<&serde_json::Value> = lines
+        .iter()
+        .filter(|l| l["verdict"] == "now-fails")
+        .collect();
+    assert_eq!(
+        fails.len(),
+        3,
+        "entries 2, 3 and 5 plan a Workspace.Read: {lines:?}"
+    );
+    assert!(fails
+        .iter()
+        .all(|f| f["failure"]["kind"] == "plan-law" && f["transition"] == "readcount"));
+    // A manifest that is not one: exit 1, nothing replayed.
+    let bad = env.p("bad.json");
+    fs::write(&bad, "{not json").unwrap();
+    let o = env.world(&["replay", "--all", "--candidate", bad.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(o.stdout.is_empty(), "{}", text(&o));
+}

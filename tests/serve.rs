@@ -2396,3 +2396,961 @@ fn a2a_tck_requirements_wire_tasks_context_and_card() {
         "{card}"
     );
 }
+
+/// One raw HTTP/1.1 request on a fresh connection; the whole response as text.
+fn raw_request(port: u16, request: &str) -> String {
+    let mut c = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    c.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+    c.write_all(request.as_bytes()).unwrap();
+    read_until_closed(&mut c)
+}
+
+/// Issue 26 §8 (RFC 9112 §3.2.2): a request target in absolute form names the authority that
+/// replaces `Host`, so a foreign authority is refused (403 Forbidden naming it) even with a
+/// loopback `Host`, on every surface; the daemon's own authority in absolute form is served.
+#[test]
+fn an_absolute_form_target_naming_a_foreign_host_is_refused() {
+    let env = Env::new();
+    let tok = env.full();
+    let s = Server::start(&env, &[]);
+    let p = s.port;
+    for (method, target, extra) in [
+        ("GET", "http://evil.example/v1/head".to_string(), String::new()),
+        ("GET", format!("http://evil.example:{p}/v1/health"), String::new()),
+        ("GET", format!("http://127.0.0.1:{}/v1/head", p + 1), String::new()),
+        ("GET", format!("http://user@127.0.0.1:{p}/v1/head"), String::new()),
+        (
+            "POST",
+            "http://evil.example/mcp/".to_string(),
+            format!("Authorization: Bearer {tok}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\n"),
+        ),
+        (
+            "POST",
+            "http://evil.example/a2a/".to_string(),
+            format!("Authorization: Bearer {tok}\r\nContent-Type: application/json\r\n"),
+        ),
+    ] {
+        let body = if method == "POST" {
+            r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#
+        } else {
+            ""
+        };
+        let r = raw_request(
+            p,
+            &format!(
+                "{method} {target} HTTP/1.1\r\nHost: 127.0.0.1:{p}\r\n{extra}Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                body.len()
+            ),
+        );
+        assert!(r.starts_with("HTTP/1.1 403"), "{method} {target} was served:\n{r}");
+        assert!(r.contains("Forbidden"), "{method} {target}:\n{r}");
+        assert!(
+            r.contains("request target authority"),
+            "{method} {target}: the refusal names the target:\n{r}"
+        );
+        assert!(!r.contains("logHead") && !r.contains("\"result\""), "{r}");
+    }
+    // The daemon's own authority in absolute form (any loopback spelling) is served.
+    for own in [format!("127.0.0.1:{p}"), format!("localhost:{p}")] {
+        let r = raw_request(
+            p,
+            &format!("GET http://{own}/v1/health HTTP/1.1\r\nHost: 127.0.0.1:{p}\r\nConnection: close\r\n\r\n"),
+        );
+        assert!(r.starts_with("HTTP/1.1 200"), "{own}:\n{r}");
+    }
+    // Origin form with a loopback Host is unaffected.
+    assert_eq!(get(&s, "/v1/health").status, 200);
+}
+
+/// Mint a session for `episode` (full grants); returns the token.
+fn mint_episode(env: &Env, name: &str, episode: &str) -> String {
+    let out = env.dir.path().join(name);
+    let root = env.dir.path().join("ws");
+    std::fs::create_dir_all(root.join(episode)).unwrap();
+    env.world(&[
+        "session",
+        "mint",
+        "--episode",
+        episode,
+        "--yes",
+        "--ttl",
+        "3600",
+        "--grant",
+        "world.apply=world:10",
+        "--grant",
+        "Workspace.Read=worktree:50",
+        "--workspace-root",
+        root.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ])
+    .success();
+    std::fs::read_to_string(out).unwrap().trim().to_string()
+}
+
+/// Every JSON-RPC message of an SSE body, in order (the priming event has no data).
+fn sse_messages(body: &str) -> Vec<Value> {
+    body.lines()
+        .filter_map(|l| l.strip_prefix("data: "))
+        .filter(|d| !d.trim().is_empty())
+        .map(|d| serde_json::from_str(d).unwrap_or_else(|e| panic!("{e}: {d}")))
+        .collect()
+}
+
+/// A legacy-era (2025-11-25) MCP POST, optionally inside the MCP session `sid`; returns the
+/// status, the `Mcp-Session-Id` answered and every message of the SSE body.
+fn mcp_in(
+    s: &Server,
+    tok: &str,
+    sid: Option<&str>,
+    body: &Value,
+) -> (u16, Option<String>, Vec<Value>) {
+    let mut r = agent()
+        .post(&s.url("/mcp/"))
+        .set("Authorization", &bearer(tok))
+        .set("Content-Type", "application/json")
+        .set("Accept", "application/json, text/event-stream");
+    if body["method"] != "initialize" {
+        r = r.set("MCP-Protocol-Version", "2025-11-25");
+    }
+    if let Some(sid) = sid {
+        r = r.set("Mcp-Session-Id", sid);
+    }
+    let resp = match r.send_string(&body.to_string()) {
+        Ok(r) | Err(ureq::Error::Status(_, r)) => r,
+        Err(e) => panic!("{e}"),
+    };
+    let status = resp.status();
+    let sid = resp.header("mcp-session-id").map(str::to_string);
+    let text = resp.into_string().unwrap();
+    (status, sid, sse_messages(&text))
+}
+
+/// `initialize` under 2025-11-25: the MCP session id.
+fn mcp_session(s: &Server, tok: &str) -> String {
+    let (status, sid, msgs) = mcp_in(
+        s,
+        tok,
+        None,
+        &json!({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}),
+    );
+    assert_eq!(status, 200, "{msgs:?}");
+    let caps = &msgs[0]["result"]["capabilities"];
+    assert!(caps["logging"].is_object(), "logging advertised: {caps}");
+    assert_eq!(caps["resources"]["subscribe"], true, "{caps}");
+    let sid = sid.expect("an Mcp-Session-Id");
+    let (status, _, _) = mcp_in(
+        s,
+        tok,
+        Some(&sid),
+        &json!({"jsonrpc":"2.0","method":"notifications/initialized"}),
+    );
+    assert!(status == 202 || status == 200, "{status}");
+    sid
+}
+
+/// The one response (the message with an `id`) of an MCP exchange.
+fn response_of(msgs: &[Value]) -> &Value {
+    let r: Vec<&Value> = msgs.iter().filter(|m| m.get("id").is_some()).collect();
+    assert_eq!(r.len(), 1, "{msgs:?}");
+    assert!(
+        std::ptr::eq(r[0], msgs.last().unwrap()),
+        "the response ends the stream: {msgs:?}"
+    );
+    r[0]
+}
+
+/// Issue 30 §2 "resources": the session's own episode — its entries, receipts and records —
+/// as `world://` resources with templates; `resources/read` returns exactly the bytes `world
+/// show --json` and `world receipt --json` print; nothing of another episode is visible.
+#[test]
+fn resources_read_the_cli_bytes_of_the_sessions_episode_only() {
+    let env = Env::new();
+    let tok = env.full();
+    let tok2 = mint_episode(&env, "tok2", "ep2");
+    let s = Server::start(&env, &[]);
+    let c = call(&s, &tok, "readcount", json!({"path": "notes.txt"}));
+    assert_eq!(c["result"]["isError"], Value::Null, "{c}");
+    call(&s, &tok2, "echo", json!({"other": "episode"}));
+    call(&s, &tok, "echo", json!({"a": 1}));
+    let rpc = |tok: &str, method: &str, params: Value| -> Value {
+        let r = mcp(
+            &s,
+            tok,
+            &json!({"jsonrpc":"2.0","id":9,"method":method,"params":params}),
+        );
+        assert_eq!(r.status, 200, "{}", r.body);
+        r.sse()
+    };
+    // Templates: the four URI shapes.
+    let t = rpc(&tok, "resources/templates/list", json!({}));
+    let shapes: Vec<&str> = t["result"]["resourceTemplates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x["uriTemplate"].as_str().unwrap())
+        .collect();
+    for want in [
+        "world://episodes/{episode}",
+        "world://entries/{index}",
+        "world://receipts/{invocationId}",
+        "world://records/{ref}",
+    ] {
+        assert!(shapes.contains(&want), "{shapes:?}");
+    }
+    // The list: ep1's episode, entries 1 and 3, their receipts and records; nothing of ep2.
+    let l = rpc(&tok, "resources/list", json!({}));
+    let uris: Vec<String> = l["result"]["resources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x["uri"].as_str().unwrap().to_string())
+        .collect();
+    assert!(
+        uris.contains(&"world://episodes/ep1".to_string()),
+        "{uris:?}"
+    );
+    assert!(uris.contains(&"world://entries/1".to_string()), "{uris:?}");
+    assert!(uris.contains(&"world://entries/3".to_string()), "{uris:?}");
+    assert!(
+        !uris
+            .iter()
+            .any(|u| u == "world://entries/2" || u.contains("ep2")),
+        "{uris:?}"
+    );
+    assert!(l["result"].get("nextCursor").is_none(), "{l}");
+    let receipts: Vec<&String> = uris
+        .iter()
+        .filter(|u| u.starts_with("world://receipts/"))
+        .collect();
+    assert_eq!(receipts.len(), 2, "{uris:?}");
+    let records: Vec<&String> = uris
+        .iter()
+        .filter(|u| u.starts_with("world://records/"))
+        .collect();
+    assert!(
+        records.len() >= 3,
+        "two invocation records and an effect record: {uris:?}"
+    );
+    let read = |tok: &str, uri: &str| -> Value { rpc(tok, "resources/read", json!({"uri": uri})) };
+    let text_of = |v: &Value| -> String {
+        let c = &v["result"]["contents"][0];
+        assert_eq!(c["mimeType"], "application/json", "{v}");
+        c["text"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{v}"))
+            .to_string()
+    };
+    let world_out = |args: &[&str]| -> String {
+        String::from_utf8(env.world(args).success().get_output().stdout.clone()).unwrap()
+    };
+    // Every listed resource reads; entries and receipts as the CLI prints them.
+    for uri in &uris {
+        let v = read(&tok, uri);
+        let text = text_of(&v);
+        assert_eq!(v["result"]["contents"][0]["uri"], uri.as_str());
+        if let Some(i) = uri.strip_prefix("world://entries/") {
+            assert_eq!(text, world_out(&["show", "--json", i]), "{uri}");
+        } else if let Some(id) = uri.strip_prefix("world://receipts/") {
+            assert_eq!(text, world_out(&["receipt", "--json", id]), "{uri}");
+        } else if let Some(r) = uri.strip_prefix("world://records/") {
+            let payload: Value =
+                serde_json::from_str(&world_out(&["object", "get", r, "--payload"])).unwrap();
+            assert_eq!(
+                serde_json::from_str::<Value>(&text).unwrap(),
+                payload,
+                "{uri}"
+            );
+        } else {
+            let ep: Value = serde_json::from_str(&text).unwrap();
+            assert_eq!(ep["episodeId"], "ep1", "{ep}");
+            let idx: Vec<i64> = ep["entries"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|e| e["index"].as_i64().unwrap())
+                .collect();
+            assert_eq!(idx, vec![1, 3], "{ep}");
+        }
+        // Another episode's session sees none of it: the same -32002 as a URI naming nothing.
+        let other = read(&tok2, uri);
+        assert_eq!(other["error"]["code"], -32002, "ep2 read {uri}: {other}");
+    }
+    for nothing in [
+        "world://entries/99",
+        "world://entries/0",
+        "world://receipts/nope",
+        "world://episodes/ep2",
+        "file:///etc/passwd",
+    ] {
+        assert_eq!(read(&tok, nothing)["error"]["code"], -32002, "{nothing}");
+    }
+    // ep2's own view holds its entry only.
+    let l2 = rpc(&tok2, "resources/list", json!({}));
+    let uris2 = l2["result"]["resources"].to_string();
+    assert!(
+        uris2.contains("world://entries/2") && !uris2.contains("world://entries/1\""),
+        "{uris2}"
+    );
+    // Bad params.
+    assert_eq!(
+        rpc(&tok, "resources/read", json!({}))["error"]["code"],
+        -32602
+    );
+    assert_eq!(
+        rpc(&tok, "resources/list", json!({"cursor": "bogus"}))["error"]["code"],
+        -32602
+    );
+}
+
+/// A store, a daemon, a session token and an MCP session (2025-11-25) on it.
+fn mcp_session_env() -> (Env, Server, String, String) {
+    let env = Env::new();
+    let tok = env.full();
+    let s = Server::start(&env, &[]);
+    let sid = mcp_session(&s, &tok);
+    (env, s, tok, sid)
+}
+
+/// `readcount` on notes.txt inside MCP session `sid`, with `_meta` when given; every message
+/// of its stream (the response last).
+fn readcount_in(s: &Server, tok: &str, sid: &str, id: i64, meta: Value) -> Vec<Value> {
+    let mut params = json!({"name":"readcount","arguments":{"path":"notes.txt"}});
+    if !meta.is_null() {
+        params["_meta"] = meta;
+    }
+    let (status, _, msgs) = mcp_in(
+        s,
+        tok,
+        Some(sid),
+        &json!({"jsonrpc":"2.0","id":id,"method":"tools/call","params":params}),
+    );
+    assert_eq!(status, 200, "{msgs:?}");
+    assert_eq!(
+        response_of(&msgs)["result"]["structuredContent"]["ok"],
+        true,
+        "{msgs:?}"
+    );
+    msgs
+}
+
+fn notifications(msgs: &[Value], method: &str) -> Vec<Value> {
+    msgs.iter()
+        .filter(|m| m["method"] == method)
+        .cloned()
+        .collect()
+}
+
+/// Issue 30 §2 "progress" (the conformance scenario tools-call-with-progress with `world`'s
+/// tools): a `progressToken` brings `notifications/progress` on the call's stream before the
+/// response, progress rising to its total at the commit; none without a token.
+#[test]
+fn progress_notifications_follow_the_progress_token() {
+    let (_env, s, tok, sid) = mcp_session_env();
+    let msgs = readcount_in(&s, &tok, &sid, 2, Value::Null);
+    assert_eq!(msgs.len(), 1, "nothing unasked: {msgs:?}");
+    let msgs = readcount_in(&s, &tok, &sid, 3, json!({"progressToken": "p-1"}));
+    let p = notifications(&msgs, "notifications/progress");
+    assert!(p.len() >= 4, "{msgs:?}");
+    assert!(
+        notifications(&msgs, "notifications/message").is_empty(),
+        "no logging unasked: {msgs:?}"
+    );
+    let mut last = 0.0;
+    for n in &p {
+        assert_eq!(n["params"]["progressToken"], "p-1", "{n}");
+        let v = n["params"]["progress"].as_f64().unwrap();
+        assert!(v > last, "progress rises: {p:?}");
+        last = v;
+        if let Some(t) = n["params"]["total"].as_f64() {
+            assert!(v <= t, "{n}");
+        }
+    }
+    assert_eq!(
+        p.last().unwrap()["params"]["total"].as_f64(),
+        Some(last),
+        "{p:?}"
+    );
+    assert!(
+        p.last().unwrap()["params"]["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("committed at entry"),
+        "{p:?}"
+    );
+    // A numeric token is echoed as a number.
+    let msgs = readcount_in(&s, &tok, &sid, 4, json!({"progressToken": 7}));
+    let p = notifications(&msgs, "notifications/progress");
+    assert!(p.iter().all(|n| n["params"]["progressToken"] == 7), "{p:?}");
+}
+
+/// Issue 30 §2 "logging" (tools-call-with-logging and logging-set-level with `world`'s
+/// tools): after `logging/setLevel info` a call's steps (admitted, planned, effect
+/// dispatched, committed) arrive as `notifications/message` before the response; a higher
+/// level filters them; a bad level, or no MCP session, is -32602.
+#[test]
+fn logging_notifications_follow_the_session_level() {
+    let (_env, s, tok, sid) = mcp_session_env();
+    let msgs = readcount_in(&s, &tok, &sid, 2, Value::Null);
+    assert!(
+        notifications(&msgs, "notifications/message").is_empty(),
+        "{msgs:?}"
+    );
+    let set = |level: &str| {
+        let (_, _, r) = mcp_in(
+            &s,
+            &tok,
+            Some(&sid),
+            &json!({"jsonrpc":"2.0","id":4,"method":"logging/setLevel","params":{"level":level}}),
+        );
+        response_of(&r).clone()
+    };
+    assert_eq!(set("info")["result"], json!({}));
+    let msgs = readcount_in(&s, &tok, &sid, 5, Value::Null);
+    let logs = notifications(&msgs, "notifications/message");
+    let steps: Vec<&str> = logs
+        .iter()
+        .map(|m| m["params"]["data"]["step"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        steps,
+        ["admitted", "planned", "effect dispatched", "committed"],
+        "{logs:?}"
+    );
+    assert!(
+        notifications(&msgs, "notifications/progress").is_empty(),
+        "{msgs:?}"
+    );
+    assert_eq!(logs[0]["params"]["level"], "info");
+    assert_eq!(logs[0]["params"]["logger"], "world");
+    assert_eq!(logs[3]["params"]["level"], "notice");
+    assert_eq!(logs[2]["params"]["data"]["effect"], "Workspace.Read");
+    assert!(logs[3]["params"]["data"]["entryIndex"].is_i64(), "{logs:?}");
+    // notice: only the commit; error: nothing.
+    for (level, want) in [("notice", 1), ("error", 0)] {
+        assert!(set(level)["result"].is_object());
+        let msgs = readcount_in(&s, &tok, &sid, 7, Value::Null);
+        assert_eq!(
+            notifications(&msgs, "notifications/message").len(),
+            want,
+            "{level}: {msgs:?}"
+        );
+    }
+    assert_eq!(set("loud")["error"]["code"], -32602);
+    let (_, _, r) = mcp_in(
+        &s,
+        &tok,
+        None,
+        &json!({"jsonrpc":"2.0","id":9,"method":"logging/setLevel","params":{"level":"info"}}),
+    );
+    let e = &response_of(&r)["error"];
+    assert_eq!(e["code"], -32602, "{r:?}");
+    assert!(
+        e["message"].as_str().unwrap().contains("MCP session"),
+        "{e}"
+    );
+}
+
+/// Issue 30 §2 (the conformance scenario json-schema-2020-12 with a published transition): a
+/// tool's `inputSchema` keeps its JSON Schema 2020-12 keywords (`$schema`, `$defs`, `$ref`,
+/// `prefixItems`, `const`, `dependentRequired`, type unions) as published, and a call is
+/// checked against them (a failure is an `isError` result naming the failing path).
+#[test]
+fn input_schemas_keep_their_2020_12_keywords() {
+    let env = Env::new();
+    let schema = json!({
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "type": "object",
+        "$defs": {"addr": {"type": "object", "properties": {"street": {"type": "string"}}, "required": ["street"]}},
+        "properties": {
+            "name": {"type": "string", "minLength": 1},
+            "address": {"$ref": "#/$defs/addr"},
+            "tags": {"type": "array", "prefixItems": [{"type": "string"}], "items": {"type": "integer"}},
+            "kind": {"const": "person"},
+            "age": {"type": ["integer", "null"], "exclusiveMinimum": 0}
+        },
+        "required": ["name"],
+        "additionalProperties": false,
+        "dependentRequired": {"address": ["name"]}
+    });
+    let repo = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut m: Value = serde_json::from_slice(
+        &std::fs::read(repo.join("fixtures/transitions/manifest.json")).unwrap(),
+    )
+    .unwrap();
+    let mut t = m[0].clone();
+    assert_eq!(t["id"], "echo");
+    t["id"] = json!("schema-echo");
+    t["inputSchema"] = schema.clone();
+    m.as_array_mut().unwrap().push(t);
+    let manifest = env.dir.path().join("m2020.json");
+    std::fs::write(&manifest, serde_json::to_vec(&m).unwrap()).unwrap();
+    env.world(&["publish", "--manifest", manifest.to_str().unwrap(), "--yes"])
+        .success();
+    let tok = env.full();
+    let s = Server::start(&env, &[]);
+    let r = mcp(
+        &s,
+        &tok,
+        &json!({"jsonrpc":"2.0","id":1,"method":"tools/list"}),
+    );
+    let list = r.sse();
+    let tool = list["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "schema-echo")
+        .unwrap_or_else(|| panic!("{list}"))
+        .clone();
+    assert_eq!(tool["inputSchema"], schema, "the schema as published");
+    let ok = call(
+        &s,
+        &tok,
+        "schema-echo",
+        json!({"name": "a", "tags": ["x", 1, 2], "kind": "person", "age": null, "address": {"street": "s"}}),
+    );
+    assert_eq!(ok["result"]["structuredContent"]["name"], "a", "{ok}");
+    for (args, path) in [
+        (json!({"name": ""}), "/name"),
+        (json!({"name": "a", "kind": "robot"}), "/kind"),
+        (json!({"name": "a", "tags": [1]}), "/tags/0"),
+        (json!({"name": "a", "tags": ["x", "y"]}), "/tags/1"),
+        (json!({"name": "a", "address": {}}), "/address"),
+        (json!({"name": "a", "age": 0}), "/age"),
+        (json!({"name": "a", "extra": 1}), ""),
+    ] {
+        let v = call(&s, &tok, "schema-echo", args.clone());
+        assert_eq!(v["result"]["isError"], true, "{args}: {v}");
+        let text = v["result"]["content"][0]["text"].as_str().unwrap();
+        assert!(
+            text.contains(&format!("arguments fail the inputSchema at {path}")),
+            "{args}: {text}"
+        );
+    }
+}
+
+/// Issue 30 §2: `resources/subscribe` to the episode notifies on the session's `GET /mcp/`
+/// stream (primed with an event id and `retry`) when an entry of the episode lands; an entry
+/// of another episode does not notify it.
+#[test]
+fn subscriptions_notify_when_an_entry_lands() {
+    let env = Env::new();
+    let tok = env.full();
+    let tok2 = mint_episode(&env, "tok2", "ep2");
+    let s = Server::start(&env, &[]);
+    let sid = mcp_session(&s, &tok);
+    let mut stream = TcpStream::connect(("127.0.0.1", s.port)).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_millis(500)))
+        .unwrap();
+    write!(
+        stream,
+        "GET /mcp/ HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nAuthorization: Bearer {tok}\r\nAccept: text/event-stream\r\nMcp-Session-Id: {sid}\r\nMCP-Protocol-Version: 2025-11-25\r\n\r\n",
+        s.port
+    )
+    .unwrap();
+    let mut seen = String::new();
+    let mut read_for = |secs: u64, until: &str, seen: &mut String| {
+        let end = std::time::Instant::now() + Duration::from_secs(secs);
+        let mut buf = [0u8; 4096];
+        while std::time::Instant::now() < end && !seen.contains(until) {
+            match stream.read(&mut buf) {
+                Ok(0) => break,
+                Ok(n) => seen.push_str(&String::from_utf8_lossy(&buf[..n])),
+                Err(_) => {}
+            }
+        }
+    };
+    read_for(20, "retry:", &mut seen);
+    assert!(seen.starts_with("HTTP/1.1 200"), "{seen}");
+    assert!(
+        seen.contains("\nid: ") && seen.contains("retry:"),
+        "primed: {seen}"
+    );
+    let (_, _, r) = mcp_in(
+        &s,
+        &tok,
+        Some(&sid),
+        &json!({"jsonrpc":"2.0","id":2,"method":"resources/subscribe","params":{"uri":"world://episodes/ep1"}}),
+    );
+    assert_eq!(response_of(&r)["result"], json!({}), "{r:?}");
+    // Subscribing to something not visible is -32002.
+    let (_, _, r) = mcp_in(
+        &s,
+        &tok,
+        Some(&sid),
+        &json!({"jsonrpc":"2.0","id":3,"method":"resources/subscribe","params":{"uri":"world://episodes/ep2"}}),
+    );
+    assert_eq!(response_of(&r)["error"]["code"], -32002, "{r:?}");
+    // Another episode's entry: no notification.
+    call(&s, &tok2, "echo", json!({"x": 2}));
+    read_for(2, "notifications/resources/updated", &mut seen);
+    assert!(!seen.contains("notifications/resources/updated"), "{seen}");
+    // The episode's own entry: notified.
+    call(&s, &tok, "echo", json!({"x": 1}));
+    read_for(20, "notifications/resources/updated", &mut seen);
+    assert!(
+        seen.contains(
+            r#""method":"notifications/resources/updated","params":{"uri":"world://episodes/ep1"}"#
+        ),
+        "{seen}"
+    );
+    // Unsubscribed: the next entry does not notify.
+    let (_, _, r) = mcp_in(
+        &s,
+        &tok,
+        Some(&sid),
+        &json!({"jsonrpc":"2.0","id":4,"method":"resources/unsubscribe","params":{"uri":"world://episodes/ep1"}}),
+    );
+    assert_eq!(response_of(&r)["result"], json!({}), "{r:?}");
+    call(&s, &tok, "echo", json!({"x": 3}));
+    read_for(2, "never", &mut seen);
+    assert_eq!(
+        seen.matches("notifications/resources/updated").count(),
+        1,
+        "{seen}"
+    );
+}
+
+/// Issue 30 §1: `ListTasks` — a session sees its own episode's tasks only, filtered by
+/// `contextId` and `status`, paged with `pageSize`/`pageToken` (every task once, the last
+/// page's `nextPageToken` empty), history cut to `historyLength`; bad params are -32602.
+#[test]
+fn a2a_list_tasks_filters_pages_and_cuts_history() {
+    let env = Env::new();
+    let tok = env.full();
+    let tok2 = mint_episode(&env, "tok2", "ep2");
+    let s = Server::start(&env, &[]);
+    let send_msg = |tok: &str, mid: &str, ctx: &str, skill: Option<&str>| -> Value {
+        let parts = if skill.is_some() {
+            json!([{"data": {"m": mid}}])
+        } else {
+            json!([{"text": "which skill?"}])
+        };
+        let mut params = json!({"message": {"messageId": mid, "role": "ROLE_USER", "parts": parts, "contextId": ctx}});
+        if let Some(k) = skill {
+            params["metadata"] = json!({"skill_id": k});
+        }
+        let r = a2a(
+            &s,
+            tok,
+            &json!({"jsonrpc":"2.0","id":1,"method":"SendMessage","params":params}),
+        );
+        assert!(r["result"]["task"].is_object(), "{r}");
+        r["result"]["task"].clone()
+    };
+    let mut completed = Vec::new();
+    for (mid, ctx) in [("m1", "ctx-a"), ("m2", "ctx-a"), ("m3", "ctx-b")] {
+        let t = send_msg(&tok, mid, ctx, Some("echo"));
+        assert_eq!(t["status"]["state"], "TASK_STATE_COMPLETED", "{t}");
+        completed.push(t["id"].as_str().unwrap().to_string());
+    }
+    let waiting = send_msg(&tok, "m4", "ctx-b", None);
+    assert_eq!(
+        waiting["status"]["state"], "TASK_STATE_INPUT_REQUIRED",
+        "{waiting}"
+    );
+    let other = send_msg(&tok2, "o1", "ctx-a", Some("echo"));
+    let list = |tok: &str, params: Value| -> Value {
+        a2a(
+            &s,
+            tok,
+            &json!({"jsonrpc":"2.0","id":2,"method":"ListTasks","params":params}),
+        )
+    };
+    let ids = |v: &Value| -> Vec<String> {
+        v["result"]["tasks"]
+            .as_array()
+            .unwrap_or_else(|| panic!("{v}"))
+            .iter()
+            .map(|t| t["id"].as_str().unwrap().to_string())
+            .collect()
+    };
+    // All of ep1's tasks, none of ep2's.
+    let all = list(&tok, json!({}));
+    let mut every = ids(&all);
+    assert_eq!(every.len(), 4, "{all}");
+    assert_eq!(all["result"]["totalSize"], 4, "{all}");
+    assert_eq!(all["result"]["nextPageToken"], "", "{all}");
+    assert!(
+        !every.contains(&other["id"].as_str().unwrap().to_string()),
+        "{all}"
+    );
+    assert_eq!(
+        ids(&list(&tok2, json!({}))),
+        vec![other["id"].as_str().unwrap().to_string()]
+    );
+    // contextId.
+    let a = ids(&list(&tok, json!({"contextId": "ctx-a"})));
+    assert_eq!(a.len(), 2, "{a:?}");
+    assert!(
+        a.iter()
+            .all(|id| id == &completed[0] || id == &completed[1]),
+        "{a:?}"
+    );
+    for t in list(&tok, json!({"contextId": "ctx-b"}))["result"]["tasks"]
+        .as_array()
+        .unwrap()
+    {
+        assert_eq!(t["contextId"], "ctx-b", "{t}");
+    }
+    assert!(ids(&list(&tok, json!({"contextId": "ctx-none"}))).is_empty());
+    // status.
+    let done = ids(&list(&tok, json!({"status": "TASK_STATE_COMPLETED"})));
+    let mut want = completed.clone();
+    want.sort();
+    let mut got = done.clone();
+    got.sort();
+    assert_eq!(got, want);
+    assert_eq!(
+        ids(&list(&tok, json!({"status": "TASK_STATE_INPUT_REQUIRED"}))),
+        vec![waiting["id"].as_str().unwrap().to_string()]
+    );
+    assert_eq!(
+        ids(&list(
+            &tok,
+            json!({"status": "TASK_STATE_INPUT_REQUIRED", "contextId": "ctx-a"})
+        ))
+        .len(),
+        0
+    );
+    // Paging: pageSize 1 walks every task exactly once, in the unpaged order.
+    let mut paged = Vec::new();
+    let mut token = String::new();
+    for _ in 0..10 {
+        let p = list(&tok, json!({"pageSize": 1, "pageToken": token}));
+        assert_eq!(p["result"]["pageSize"], 1, "{p}");
+        assert_eq!(p["result"]["totalSize"], 4, "{p}");
+        paged.extend(ids(&p));
+        token = p["result"]["nextPageToken"].as_str().unwrap().to_string();
+        if token.is_empty() {
+            break;
+        }
+    }
+    assert_eq!(paged, every, "pages of one hold every task once, in order");
+    let two = list(&tok, json!({"pageSize": 2, "contextId": "ctx-a"}));
+    assert_eq!(ids(&two).len(), 2);
+    assert_eq!(two["result"]["nextPageToken"], "", "{two}");
+    // historyLength: 0 drops the history, 1 keeps the last message.
+    let h0 = list(
+        &tok,
+        json!({"historyLength": 0, "status": "TASK_STATE_COMPLETED"}),
+    );
+    for t in h0["result"]["tasks"].as_array().unwrap() {
+        assert!(
+            t.get("history")
+                .is_none_or(|h| h.as_array().unwrap().is_empty()),
+            "{t}"
+        );
+    }
+    let full = list(&tok, json!({"status": "TASK_STATE_COMPLETED"}));
+    assert!(
+        full["result"]["tasks"][0]["history"]
+            .as_array()
+            .is_some_and(|h| !h.is_empty()),
+        "{full}"
+    );
+    let h1 = list(
+        &tok,
+        json!({"historyLength": 1, "status": "TASK_STATE_COMPLETED"}),
+    );
+    for (t, f) in h1["result"]["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .zip(full["result"]["tasks"].as_array().unwrap())
+    {
+        let h = t["history"].as_array().unwrap();
+        assert_eq!(h.len(), 1, "{t}");
+        assert_eq!(
+            &h[0],
+            f["history"].as_array().unwrap().last().unwrap(),
+            "the newest kept"
+        );
+    }
+    // Bad params: -32602.
+    for bad in [
+        json!({"pageSize": 0}),
+        json!({"pageSize": 101}),
+        json!({"status": "DONE"}),
+        json!({"pageToken": "not-a-token"}),
+        json!({"historyLength": -1}),
+        json!({"contextId": 5}),
+    ] {
+        assert_eq!(list(&tok, bad.clone())["error"]["code"], -32602, "{bad}");
+    }
+    every.sort();
+    every.dedup();
+    assert_eq!(every.len(), 4);
+}
+
+/// Issue 30 §1 (DEC-A2A-6): a text-only message without a skill id gets a conformant answer —
+/// routed when the session sees exactly one skill, or when the text parses as JSON that fits
+/// exactly one skill's input schema; otherwise a task waiting in input-required whose message
+/// names the skills and how to name one; a session that sees no skill gets `rejected`.
+#[test]
+fn a2a_text_messages_without_a_skill_are_routed_or_answered() {
+    let env = Env::new();
+    let text_msg = |s: &Server, tok: &str, mid: &str, text: &str| -> Value {
+        let r = a2a(
+            s,
+            tok,
+            &json!({"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId": mid, "role": "ROLE_USER", "parts": [{"text": text}]}}}),
+        );
+        assert!(r["result"]["task"].is_object(), "{r}");
+        r["result"]["task"].clone()
+    };
+    // Workspace.Write only: ailang-write {path, content} and ailang-edit {path, old_text,
+    // new_text} are visible; their input schemas tell them apart.
+    let write = env.mint("tokw", &["Workspace.Write=worktree:5"], "3600");
+    // Human.Approve only: the one skill `approval`; text that is not JSON asks for its input.
+    let approve = env.mint("toka", &["Human.Approve=approvals:1"], "3600");
+    // A grant no published transition needs: no skill at all.
+    let none = env.mint("tokn", &["FS.Read=worktree:1"], "3600");
+    let s = Server::start(&env, &[]);
+    let t = text_msg(
+        &s,
+        &write,
+        "w1",
+        r#"{"path":"routed.txt","content":"by text"}"#,
+    );
+    assert_eq!(t["status"]["state"], "TASK_STATE_COMPLETED", "{t}");
+    assert_eq!(
+        std::fs::read_to_string(env.dir.path().join("ws/ep1/routed.txt")).unwrap(),
+        "by text"
+    );
+    let t = text_msg(&s, &write, "w2", r#"{"zzz":1}"#);
+    assert_eq!(t["status"]["state"], "TASK_STATE_INPUT_REQUIRED", "{t}");
+    let said = t["status"]["message"].to_string();
+    assert!(
+        said.contains("fits none")
+            && said.contains("ailang-write")
+            && said.contains("ailang-edit")
+            && said.contains("skill_id"),
+        "{said}"
+    );
+    let t = text_msg(&s, &write, "w3", "please write a file");
+    assert_eq!(t["status"]["state"], "TASK_STATE_INPUT_REQUIRED", "{t}");
+    assert!(
+        t["status"]["message"]
+            .to_string()
+            .contains("Which skill should run?"),
+        "{t}"
+    );
+    let t = text_msg(&s, &approve, "a1", "may I?");
+    assert_eq!(t["status"]["state"], "TASK_STATE_INPUT_REQUIRED", "{t}");
+    assert!(
+        t["status"]["message"]
+            .to_string()
+            .contains("The one skill here is approval"),
+        "{t}"
+    );
+    let t = text_msg(&s, &none, "n1", "anything");
+    assert_eq!(t["status"]["state"], "TASK_STATE_REJECTED", "{t}");
+    assert!(
+        t["status"]["message"]
+            .to_string()
+            .contains("sees no skills"),
+        "{t}"
+    );
+    drop(s);
+    // One visible skill: its JSON text runs, other text asks for its input.
+    let one = Env::bare();
+    one.world(&["genesis"]).success();
+    let repo = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let m: Value = serde_json::from_slice(
+        &std::fs::read(repo.join("fixtures/transitions/manifest.json")).unwrap(),
+    )
+    .unwrap();
+    let manifest = one.dir.path().join("echo-only.json");
+    std::fs::write(&manifest, serde_json::to_vec(&json!([m[0]])).unwrap()).unwrap();
+    one.world(&["publish", "--manifest", manifest.to_str().unwrap(), "--yes"])
+        .success();
+    let tok = one.full();
+    let s = Server::start(&one, &[]);
+    let t = text_msg(&s, &tok, "o1", r#"{"hello":"text"}"#);
+    assert_eq!(t["status"]["state"], "TASK_STATE_COMPLETED", "{t}");
+    assert!(t["artifacts"].to_string().contains("hello"), "{t}");
+    let t = text_msg(&s, &tok, "o2", "hello");
+    assert_eq!(t["status"]["state"], "TASK_STATE_INPUT_REQUIRED", "{t}");
+    assert!(
+        t["status"]["message"]
+            .to_string()
+            .contains("The one skill here is echo"),
+        "{t}"
+    );
+}
+
+/// Issue 30 §2 "SSE" (2025-11-25): a call's stream is primed (an event id, `retry`), every
+/// event carries an id, and `GET /mcp/` with `Last-Event-ID` resumes it: exactly the events
+/// after that id, in order; a stream fully sent answers 405, an id of another credential's
+/// stream (or none at all) 404.
+#[test]
+fn mcp_streams_resume_after_the_last_event_id() {
+    let env = Env::new();
+    let tok = env.full();
+    let other = mint_episode(&env, "tok-other", "ep1");
+    let s = Server::start(&env, &[]);
+    let sid = mcp_session(&s, &tok);
+    let body = json!({"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"readcount","arguments":{"path":"notes.txt"},"_meta":{"progressToken":"r"}}});
+    let resp = agent()
+        .post(&s.url("/mcp/"))
+        .set("Authorization", &bearer(&tok))
+        .set("Content-Type", "application/json")
+        .set("Accept", "application/json, text/event-stream")
+        .set("MCP-Protocol-Version", "2025-11-25")
+        .set("Mcp-Session-Id", &sid)
+        .send_string(&body.to_string())
+        .unwrap();
+    let text = resp.into_string().unwrap();
+    let events: Vec<&str> = text
+        .split("\n\n")
+        .filter(|e| !e.trim().is_empty())
+        .collect();
+    assert!(
+        events[0].contains("retry: ") && !events[0].contains("data: {"),
+        "primed: {text}"
+    );
+    let ids: Vec<&str> = events
+        .iter()
+        .map(|e| {
+            e.lines()
+                .find_map(|l| l.strip_prefix("id: "))
+                .unwrap_or_else(|| panic!("an event without an id: {e:?}"))
+        })
+        .collect();
+    assert!(events.len() >= 6, "{text}");
+    let resume = |tok: &str, last: &str| -> String {
+        raw_request(
+            s.port,
+            &format!(
+                "GET /mcp/ HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nAuthorization: Bearer {tok}\r\nAccept: text/event-stream\r\nMCP-Protocol-Version: 2025-11-25\r\nLast-Event-ID: {last}\r\nConnection: close\r\n\r\n",
+                s.port
+            ),
+        )
+    };
+    // Resume after the third event: the rest, in order, the response last.
+    let r = resume(&tok, ids[2]);
+    assert!(r.starts_with("HTTP/1.1 200"), "{r}");
+    let mut at = 0;
+    for id in &ids[3..] {
+        let pos = r[at..]
+            .find(&format!("id: {id}\n"))
+            .unwrap_or_else(|| panic!("event {id} missing or out of order: {r}"));
+        at += pos + 1;
+    }
+    for id in &ids[1..=2] {
+        assert!(
+            !r.contains(&format!("id: {id}\n")),
+            "{id} was sent again: {r}"
+        );
+    }
+    assert!(r.contains(r#""id":3,"result""#), "{r}");
+    // After the last event nothing is left; another credential's stream is unknown.
+    let r = resume(&tok, ids.last().unwrap());
+    assert!(r.starts_with("HTTP/1.1 405"), "{r}");
+    let r = resume(&other, ids[2]);
+    assert!(r.starts_with("HTTP/1.1 404"), "{r}");
+    let r = resume(&tok, "nope-1");
+    assert!(r.starts_with("HTTP/1.1 404"), "{r}");
+}

@@ -148,6 +148,16 @@ fn outcome_edit(edit: fn(&str) -> String) -> Tamper {
     })
 }
 
+/// `payload` with its `"logicalTime":N` member set to 1 (1970-01-01T00:00:01Z), earlier than
+/// any entry the base store's coordinator wrote.
+fn backdated(payload: &str) -> String {
+    let key = "\"logicalTime\":";
+    let at = payload.find(key).expect("a logicalTime member") + key.len();
+    let digits = payload[at..].bytes().take_while(u8::is_ascii_digit).count();
+    assert!(digits > 1, "logicalTime is not a number: {payload}");
+    format!("{}1{}", &payload[..at], &payload[at + digits..])
+}
+
 fn corpus(ids: &[String]) -> Vec<(String, &'static str, Tamper)> {
     let mut v: Vec<(String, &'static str, Tamper)> = vec![
         ("log: delete entry 1".into(), "log_gap", sql("DELETE FROM log_entries WHERE entry_index = 1")),
@@ -212,6 +222,13 @@ fn corpus(ids: &[String]) -> Vec<(String, &'static str, Tamper)> {
         ("forgery: a re-hashed outcome with status abortedX".into(), "journal_mismatch", outcome_edit(|p| p.replace("\"status\":\"committed\"", "\"status\":\"abortedX\""))),
         ("forgery: a re-hashed outcome with an extra member".into(), "journal_mismatch", outcome_edit(|p| p.replacen('{', "{\"extra\":1,", 1))),
         ("forgery: a re-hashed outcome with another logicalTime".into(), "journal_mismatch", outcome_edit(|p| p.replacen("\"logicalTime\":", "\"logicalTime\":1", 1))),
+        ("forgery: a coordinator entry's logical time moved backwards (intent and outcome re-hashed together)".into(), "logical_time", Box::new(|c, b| {
+            for kind in ["intent", "outcome"] {
+                let o = one(c, &format!("SELECT object_ref FROM journal WHERE invocation_id = '{}' AND kind = '{kind}'", b.write_id));
+                let p = String::from_utf8(payload(c, &o)).unwrap();
+                rehash(c, &o, backdated(&p).as_bytes());
+            }
+        })),
         ("forgery: a re-hashed effect intent with another ordinal".into(), "journal_mismatch", Box::new(|c, _| {
             let o = one(c, "SELECT object_ref FROM journal WHERE invocation_id LIKE 'effect:%' AND kind = 'intent' ORDER BY seq LIMIT 1");
             let p = String::from_utf8(payload(c, &o)).unwrap();
@@ -915,4 +932,128 @@ fn an_inserted_credential_row_is_unattested_and_refused() {
             "a token was echoed"
         );
     }
+}
+
+/// Issue 26 §2, `entry.transition_fn`: a transition republished with another source, then the
+/// old source object (the `transitionFn` of the entries before the republish) deleted. `verify`
+/// fails (exit 3, `dangling_ref` naming that source) on the store and on an episode bundle
+/// exported before the deletion and tampered the same way, as `replay --all` does.
+#[test]
+fn a_deleted_source_of_a_republished_transition_fails_verify_on_a_store_and_a_bundle() {
+    let b = base();
+    let env = &b.env;
+    let old_fn = one(
+        &env.conn(),
+        "SELECT transition_fn_ref FROM log_entries WHERE entry_index = 2",
+    );
+    // Republish `echo` with a cosmetically different source and invoke it again.
+    let mut m: Value = serde_json::from_slice(
+        &std::fs::read(repo().join("fixtures/transitions/test/manifest.json")).unwrap(),
+    )
+    .unwrap();
+    let echo = m
+        .as_array_mut()
+        .unwrap()
+        .iter_mut()
+        .find(|t| t["id"] == "echo")
+        .expect("the test manifest publishes echo");
+    let src =
+        std::fs::read_to_string(repo().join(echo["transitionFnFile"].as_str().unwrap())).unwrap();
+    let new_src = env.root.join("echo-v2.ail");
+    std::fs::write(&new_src, format!("-- republished\n{src}")).unwrap();
+    echo["transitionFnFile"] = Value::from(new_src.to_str().unwrap());
+    let manifest = env.root.join("m2.json");
+    std::fs::write(&manifest, serde_json::to_vec(&m).unwrap()).unwrap();
+    env.ok(&["publish", "--manifest", manifest.to_str().unwrap(), "--yes"]);
+    let out = env.invoke(&b.tok, "echo", r#"{"b":2}"#, &[]);
+    assert!(out.status.success(), "{out:?}");
+    let fns: Vec<String> = {
+        let c = env.conn();
+        let mut st = c
+            .prepare("SELECT DISTINCT transition_fn_ref FROM log_entries l JOIN objects o ON o.hash_ref = l.transition_ref WHERE o.semantic_id LIKE 'world/invocation-record/%'")
+            .unwrap();
+        let v = st
+            .query_map([], |r| r.get(0))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        v
+    };
+    assert!(fns.contains(&old_fn) && fns.len() >= 2, "{fns:?}");
+    env.verify_ok();
+    let bundle = env.root.join("ep1.bundle.db");
+    env.ok(&["export-episode", "ep1", "--out", bundle.to_str().unwrap()]);
+    assert_eq!(world(&bundle, &["verify"]).status.code(), Some(0));
+    for db in [&env.db, &bundle] {
+        let c = Connection::open(db).unwrap();
+        c.execute_batch("PRAGMA foreign_keys = OFF").unwrap();
+        let n = c
+            .execute("DELETE FROM objects WHERE hash_ref = ?1", [&old_fn])
+            .unwrap();
+        assert_eq!(n, 1, "{} holds the old source", db.display());
+        drop(c);
+        let out = world(db, &["verify", "--json"]);
+        assert_eq!(
+            out.status.code(),
+            Some(3),
+            "verify {}: {out:?}",
+            db.display()
+        );
+        let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+        let hit =
+            v["failures"].as_array().unwrap().iter().any(|f| {
+                f["category"] == "dangling_ref" && f["ref"].as_str() == Some(old_fn.as_str())
+            });
+        assert!(hit, "verify {} does not name the source: {v}", db.display());
+        let out = world(db, &["replay", "--all"]);
+        assert_eq!(
+            out.status.code(),
+            Some(3),
+            "replay {}: {out:?}",
+            db.display()
+        );
+    }
+}
+
+/// Issue 26 §2: the links table of docs/STORE-CHECKS.md (our store-format §13 addendum) and
+/// `store::verify::links::LINKS` enumerate the same links, row for row and cell for cell.
+#[test]
+fn the_store_links_doc_table_is_the_code_table() {
+    use world::store::verify::links::LINKS;
+    let doc = std::fs::read_to_string(repo().join("docs/STORE-CHECKS.md")).unwrap();
+    let rows: Vec<Vec<String>> = doc
+        .lines()
+        .filter(|l| l.starts_with("| `"))
+        .map(|l| {
+            l.trim_matches('|')
+                .split(" | ")
+                .map(|c| c.trim().to_string())
+                .collect()
+        })
+        .collect();
+    let code: Vec<Vec<String>> = LINKS
+        .iter()
+        .map(|l| {
+            vec![
+                format!("`{}`", l.id),
+                l.from.to_string(),
+                l.to.to_string(),
+                l.readers.to_string(),
+                format!("`{}`", l.finding),
+                if l.warning { "warning" } else { "failure" }.to_string(),
+            ]
+        })
+        .collect();
+    for (i, (d, c)) in rows.iter().zip(&code).enumerate() {
+        assert_eq!(d, c, "row {i} of docs/STORE-CHECKS.md differs from LINKS");
+    }
+    assert_eq!(
+        rows.len(),
+        code.len(),
+        "docs/STORE-CHECKS.md lists {} links, LINKS {}",
+        rows.len(),
+        code.len()
+    );
+    let ids: std::collections::HashSet<_> = LINKS.iter().map(|l| l.id).collect();
+    assert_eq!(ids.len(), LINKS.len(), "link ids are unique");
 }

@@ -205,3 +205,72 @@ fn client_written_control_sequences_never_reach_the_terminal() {
         }
     }
 }
+
+/// Issue 26: `publish` of a source it cannot parse never quotes the file's words, so a
+/// manifest whose `transitionFnFile` is a symlink to a secret does not print the secret
+/// (whatever the secret's shape makes the parser, loader or checker say); the store is
+/// unchanged and the error still names the file and the diagnostic code.
+#[test]
+fn publish_of_an_unparseable_source_never_prints_its_text() {
+    let env = Env::new();
+    let secret = env.root.join("secret.txt");
+    let source = env.root.join("t.ail");
+    std::os::unix::fs::symlink(&secret, &source).unwrap();
+    let mut m: serde_json::Value = serde_json::from_slice(
+        &std::fs::read(crate::common::repo().join("fixtures/transitions/test/manifest.json"))
+            .unwrap(),
+    )
+    .unwrap();
+    m[0]["transitionFnFile"] = serde_json::Value::from(source.to_str().unwrap());
+    let manifest = env.root.join("m.json");
+    std::fs::write(&manifest, serde_json::to_vec(&m).unwrap()).unwrap();
+    let word = "sk_live_hunter2XYZ";
+    let shapes = [
+        format!("{word}\n"),
+        format!("{word} = 1\n"),
+        format!("\"{word}\"\n"),
+        format!("'{word}\n"),
+        format!("`{word}\n"),
+        format!("@{word}\n"),
+        format!("import {word}\n"),
+        format!("import std/{word}\n"),
+        format!("import std/json ({word})\n"),
+        format!("func main() -> int {{ {word} }}\n"),
+        format!("{word}: {word}\n"),
+    ];
+    let before = env.fingerprint();
+    for shape in &shapes {
+        std::fs::write(&secret, shape).unwrap();
+        let out = env.run(&["publish", "--manifest", manifest.to_str().unwrap(), "--yes"]);
+        let all = [out.stdout.as_slice(), out.stderr.as_slice()].concat();
+        let text = String::from_utf8_lossy(&all);
+        assert_ne!(out.status.code(), Some(0), "{shape:?} published: {text}");
+        assert!(
+            !text.contains("hunter2"),
+            "publish quoted the source {shape:?}:\n{text}"
+        );
+        assert!(text.contains("t.ail"), "the error names the file: {text}");
+        for args in [
+            vec![
+                "--json",
+                "publish",
+                "--manifest",
+                manifest.to_str().unwrap(),
+                "--yes",
+            ],
+            vec!["publish", "--manifest", manifest.to_str().unwrap()],
+        ] {
+            let out = env.run(&args);
+            let all = [out.stdout.as_slice(), out.stderr.as_slice()].concat();
+            assert!(
+                !String::from_utf8_lossy(&all).contains("hunter2"),
+                "{args:?} quoted the source {shape:?}"
+            );
+        }
+    }
+    assert_eq!(
+        env.fingerprint(),
+        before,
+        "a refused publish changed the store"
+    );
+}

@@ -586,7 +586,8 @@ fn totals(report: &Report, per: &[TransitionSummary]) -> String {
     )
 }
 
-/// The `candidate` member of the JSON summary (docs/json/replay-candidate-summary.schema.json).
+/// The `candidate` member of the JSON summary (`summary.candidate` in
+/// docs/json/replay-summary.schema.json).
 pub(crate) fn candidate_json(report: &Report, per: &[TransitionSummary]) -> serde_json::Value {
     let failed: u64 = per.iter().map(|t| t.now_fails).sum();
     serde_json::json!({
