@@ -72,6 +72,21 @@ impl Exit {
     }
 }
 
+impl From<crate::ops::outcome::Outcome> for Exit {
+    /// The exit code of an outcome (DEC-UX-3; README "Outcomes"): `ok` 0, `refused` 7,
+    /// `denied` 8, `failed` 9, `indeterminate` and `effects-unrecorded` 5.
+    fn from(o: crate::ops::outcome::Outcome) -> Exit {
+        use crate::ops::outcome::Outcome;
+        match o {
+            Outcome::Ok => Exit::Success,
+            Outcome::Refused => Exit::Refused,
+            Outcome::Denied => Exit::EffectDenied,
+            Outcome::Failed => Exit::HandlerFailed,
+            Outcome::Indeterminate | Outcome::EffectsUnrecorded => Exit::Indeterminate,
+        }
+    }
+}
+
 /// The exit-code table shown in `world --help` and the README.
 pub const EXIT_CODES: &str = "\
 Exit codes:
@@ -80,11 +95,12 @@ Exit codes:
   2    usage error, or the store was refused at open
   3    integrity failure, or a terminal fence said STOP
   4    rejected by the limits ledger
-  5    indeterminate or unrecorded: an intent without outcome; never retry automatically
+  5    outcome indeterminate or effects-unrecorded: an intent without outcome, or
+       effects ran but nothing committed; never retry automatically
   6    the writer lock is held by another process; retry, or pass --wait-lock SECONDS
-  7    invoke: committed, but the transition refused (ok:false)
-  8    invoke: committed, and an effect was denied
-  9    invoke: committed, and an effect's handler failed
+  7    invoke: outcome refused: committed, but the transition answered ok:false
+  8    invoke: outcome denied: committed, and an effect was denied
+  9    invoke: outcome failed: committed, and an effect's handler failed
   255  internal error (a bug in world)";
 
 /// A failed command: what failed, why, and optional hints; rendered as
@@ -441,6 +457,32 @@ pub fn genesis_err(what: &str, e: crate::ops::genesis::GenesisError) -> CliError
 
 // ---- Library errors of the use cases, mapped to exit codes and hints (the one place). ----
 
+use crate::ops::outcome::Outcome;
+
+/// The outcome of an invocation that did not commit (`None` for failures before anything ran):
+/// `effects-unrecorded` when effect records or intents are durable, `indeterminate` for a
+/// resent id whose earlier run has no outcome (`ops::outcome::derive`).
+fn not_committed_outcome(e: &crate::coordinator::invoke::InvokeError) -> Option<Outcome> {
+    use crate::coordinator::invoke::InvokeError;
+    use crate::ops::outcome::{derive, EffectState, Evidence};
+    let effects: Vec<EffectState> = match e {
+        InvokeError::EffectsUnrecorded {
+            records, intents, ..
+        } => records
+            .iter()
+            .map(|_| EffectState::Ok)
+            .chain(intents.iter().map(|_| EffectState::Indeterminate))
+            .collect(),
+        InvokeError::NotCommitted(_) => Vec::new(),
+        _ => return None,
+    };
+    Some(derive(&Evidence {
+        committed: false,
+        output_ok: None,
+        effects: &effects,
+    }))
+}
+
 /// Map an invocation failure to a CLI error and exit code.
 pub fn invoke_err(e: crate::coordinator::invoke::InvokeError) -> CliError {
     use crate::coordinator::invoke::InvokeError;
@@ -454,10 +496,16 @@ pub fn invoke_err(e: crate::coordinator::invoke::InvokeError) -> CliError {
         InvokeError::LimitsRejected(_) | InvokeError::MissionRejected(_) => Exit::LimitRejected,
         InvokeError::LimitsUnavailable(_) | InvokeError::MissionUnavailable(_) => Exit::Failed,
         InvokeError::LedgerBusy(_) => Exit::LockHeld,
-        InvokeError::NotCommitted(_) | InvokeError::EffectsUnrecorded { .. } => Exit::Indeterminate,
+        InvokeError::NotCommitted(_) | InvokeError::EffectsUnrecorded { .. } => {
+            Exit::from(not_committed_outcome(&e).unwrap_or(Outcome::Indeterminate))
+        }
         _ => Exit::Failed,
     };
     let mut err = CliError::new(exit, "invoke", &e);
+    if let Some(o) = not_committed_outcome(&e) {
+        // The one vocabulary (DEC-UX-3) in the JSON envelope: `error.outcome`.
+        err = err.detail("outcome", o.as_str());
+    }
     if let InvokeError::EffectsUnrecorded { cause, .. } = &e {
         err = err.hint(format!("cause: {cause}"));
         err = err.hint("resolve each record with `world effects show REF` and inspect the worktree before retrying a write, edit or run");
