@@ -59,6 +59,7 @@ mod release_hooks;
 mod replay;
 mod sdk_interop;
 mod serve;
+mod tables;
 mod tamper;
 mod trust_inputs;
 
