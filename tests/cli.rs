@@ -16,7 +16,7 @@ mod leftovers;
 #[path = "cli/lock.rs"]
 mod lock;
 #[path = "cli/output.rs"]
-pub(crate) mod output;
+mod output;
 #[path = "cli/reads.rs"]
 mod reads;
 #[path = "cli/receipts.rs"]

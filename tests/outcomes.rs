@@ -7,9 +7,19 @@
 //! read that succeed, a write and a read the budget denies (the write's transition answers
 //! `ok:false` after the denial), a pure refusal and a read whose handler fails.
 
-use crate::cli::output::assert_schema;
 use crate::invoke_support::{assert_exit, json_lines, stdout_json, Env};
 use serde_json::Value;
+
+/// Validate `v` against docs/json/NAME.schema.json, failing with every error.
+#[track_caller]
+pub fn assert_schema(name: &str, v: &Value) {
+    let path = crate::common::repo().join(format!("docs/json/{name}.schema.json"));
+    let schema: Value =
+        serde_json::from_str(&std::fs::read_to_string(path).expect("schema")).expect("json");
+    let validator = jsonschema::validator_for(&schema).expect("schema compiles");
+    let errors: Vec<String> = validator.iter_errors(v).map(|e| e.to_string()).collect();
+    assert!(errors.is_empty(), "{name}: {v} does not match: {errors:?}");
+}
 
 /// What each invocation of [`scenario`] must come to: (invocation id, transition, outcome,
 /// exit code).

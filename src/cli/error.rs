@@ -95,8 +95,7 @@ Exit codes:
   2    usage error, or the store was refused at open
   3    integrity failure, or a terminal fence said STOP
   4    rejected by the limits ledger
-  5    outcome indeterminate or effects-unrecorded: an intent without outcome, or
-       effects ran but nothing committed; never retry automatically
+  5    outcome indeterminate or effects-unrecorded (nothing committed); never retry automatically
   6    the writer lock is held by another process; retry, or pass --wait-lock SECONDS
   7    invoke: outcome refused: committed, but the transition answered ok:false
   8    invoke: outcome denied: committed, and an effect was denied
