@@ -14,9 +14,12 @@ use crate::store::logview::{self, Query, Row};
 /// List log entries in constant memory, oldest first (or newest first with --reverse).
 ///
 /// The table says what happened at each entry: index, time (the commit intent's logical
-/// time), writer, transition, outcome (`ok`, `refused`, or `commit` for a client commit),
-/// episode, invocation id and a short entry hash any ref argument takes. `--json` prints the
-/// entries themselves, one per line (docs/json/log-entry.schema.json).
+/// time), writer, transition (`(commit)` for a client commit), outcome (`ok`, `refused`,
+/// `denied`, `failed`; README "Outcomes"), episode, a short entry hash any ref argument takes
+/// and the invocation id. On a narrow terminal whole columns are hidden, never cut
+/// (docs/TABLES.md). `--json` prints one line per entry with the same fields and the entry
+/// itself (docs/json/log-line.schema.json), e.g. `world log --json | jq
+/// 'select(.outcome=="denied")'`.
 ///
 /// Examples:
 ///   world log --episode ep1
