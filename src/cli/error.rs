@@ -626,3 +626,64 @@ mod cause_tests {
         );
     }
 }
+
+#[cfg(test)]
+mod outcome_tests {
+    use super::*;
+    use crate::coordinator::invoke::InvokeError;
+
+    fn outcome_of(e: InvokeError) -> (u8, Option<serde_json::Value>) {
+        let err = invoke_err(e);
+        let detail = err.extra.as_ref().and_then(|x| {
+            x.details
+                .iter()
+                .find(|(k, _)| k == "outcome")
+                .map(|(_, v)| v.clone())
+        });
+        (err.exit.code(), detail)
+    }
+
+    #[test]
+    fn an_invocation_that_did_not_commit_names_its_outcome_and_exits_5() {
+        let unrecorded = InvokeError::EffectsUnrecorded {
+            invocation_id: "cli:ep1:t".into(),
+            records: vec!["sha256:00".into()],
+            intents: Vec::new(),
+            cause: "head moved".into(),
+        };
+        assert_eq!(
+            outcome_of(unrecorded),
+            (5, Some("effects-unrecorded".into()))
+        );
+        assert_eq!(
+            outcome_of(InvokeError::NotCommitted("cli:ep1:t".into())),
+            (5, Some("indeterminate".into()))
+        );
+        assert_eq!(outcome_of(InvokeError::Conflict("x".into())).1, None);
+    }
+
+    #[test]
+    fn every_outcome_has_its_documented_exit_code() {
+        use crate::ops::outcome::Outcome;
+        let codes: Vec<(&str, u8)> = Outcome::ALL
+            .iter()
+            .map(|o| (o.as_str(), Exit::from(*o).code()))
+            .collect();
+        assert_eq!(
+            codes,
+            [
+                ("ok", 0),
+                ("refused", 7),
+                ("denied", 8),
+                ("failed", 9),
+                ("indeterminate", 5),
+                ("effects-unrecorded", 5)
+            ]
+        );
+        for (name, code) in codes {
+            if code != 0 {
+                assert!(EXIT_CODES.contains(name), "EXIT_CODES names outcome {name}");
+            }
+        }
+    }
+}
