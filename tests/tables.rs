@@ -149,6 +149,12 @@ fn every_table_fits_80_and_200_columns_without_cutting_an_identifier() {
     let key = env.root.join("log.key").to_string_lossy().into_owned();
     env.ok(&["key", "generate", "--out", &key]);
     env.ok(&["checkpoint", "--key", &key]);
+    let limits = crate::common::repo()
+        .join("fixtures/limits/example.json")
+        .to_string_lossy()
+        .into_owned();
+    env.ok(&["limits", "init", "--config", &limits, "--yes", "--now", "0"]);
+    env.create_mission(None, "Workspace.Write", "worktree", "25", "3");
     let tok = env.mint(
         "sc3",
         &["world.apply=world:5", "Workspace.Write=worktree:3"],
@@ -217,6 +223,12 @@ fn every_table_fits_80_and_200_columns_without_cutting_an_identifier() {
             vec!["tools", "list", "--session", tok.as_str()],
             vec!["ailang-write"],
         ),
+        (
+            "limits-report",
+            vec!["limits", "report", "--now", "0"],
+            vec![],
+        ),
+        ("mission-list", vec!["mission", "list"], vec!["m"]),
     ];
     for (name, args, keys) in &cases {
         for cols in [80, 200] {
