@@ -173,9 +173,11 @@ fn every_table_fits_80_and_200_columns_without_cutting_an_identifier() {
         .collect();
     let sessions =
         crate::invoke_support::json_lines(&env.ok(&["session", "list", "--all", "--json"]));
-    let session = sessions[0]["credentialId"]
+    let session = sessions
+        .iter()
+        .find(|s| s["episode"] == "sc1")
+        .unwrap_or(&sessions[0])["credentialId"]
         .as_str()
-        .or_else(|| sessions[0]["id"].as_str())
         .unwrap_or_default()
         .to_string();
 
@@ -267,10 +269,17 @@ fn every_table_fits_80_and_200_columns_without_cutting_an_identifier() {
         }
     }
     // session show: its budget table.
-    if !session.is_empty() {
+    assert!(!session.is_empty(), "{sessions:?}");
+    {
         for cols in [80, 200] {
             let (table, _) = at(&env, cols, &["session", "show", &session]);
-            check("session-show", &table, cols, &ids, &[]);
+            check("session-show", &table, cols, &ids, &["REMAINING"]);
+            let budgets: String = table
+                .lines()
+                .skip_while(|l| !l.starts_with("EFFECT"))
+                .collect::<Vec<_>>()
+                .join("\n");
+            snap("session-show", cols, &budgets);
         }
     }
     // The publish diff (stderr of an unattended publish that changes the registry).
