@@ -312,20 +312,20 @@ pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError
         if pending.is_empty() {
             return Ok(());
         }
-        let l = layout.get_or_insert_with(|| {
-            let l = Layout::fit(&cols, pending, limit);
-            let hidden = l.hidden();
-            if !hidden.is_empty() {
-                out.status(super::output::hidden_note(&hidden));
-            }
-            pending.insert(0, Vec::new());
-            l
-        });
-        for (i, cells) in pending.drain(..).enumerate() {
-            if i == 0 && cells.is_empty() {
+        let l = match layout {
+            Some(l) => l,
+            None => {
+                // The first rows: fit, name what is hidden, print the header.
+                let l = Layout::fit(&cols, pending, limit);
+                let hidden = l.hidden();
+                if !hidden.is_empty() {
+                    out.status(super::output::hidden_note(&hidden));
+                }
                 out.line(l.header())?;
-                continue;
+                layout.insert(l)
             }
+        };
+        for cells in pending.drain(..) {
             out.line(l.row(&cells))?;
         }
         Ok(())
