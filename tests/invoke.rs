@@ -972,6 +972,13 @@ fn conflict_after_an_effect_is_effects_unrecorded_naming_the_record() {
     assert_eq!(err.class(), "EffectsUnrecordedError", "{err}");
     let records = env.effects(&[]);
     assert_eq!(records.len(), 1);
+    // Issue 29: the record no committed invocation names is `effects-unrecorded`.
+    assert_eq!(
+        records[0]["outcome"], "effects-unrecorded",
+        "{}",
+        records[0]
+    );
+    assert!(env.ok(&["effects"]).contains("effects-unrecorded"));
     let rec = records[0]["ref"].as_str().unwrap_or("?").to_string();
     let text = err.to_string();
     assert!(
@@ -988,9 +995,16 @@ fn conflict_after_an_effect_is_effects_unrecorded_naming_the_record() {
         &tok,
         "readcount",
         r#"{"path":"notes.txt"}"#,
-        &["--invocation-id", "moved"],
+        &["--invocation-id", "moved", "--json"],
     );
     assert_exit(&again, 5);
+    // The resend's commit intent has no outcome: `indeterminate`, in the JSON error too.
+    assert_eq!(
+        stdout_json(&again)["error"]["outcome"],
+        "indeterminate",
+        "{}",
+        String::from_utf8_lossy(&again.stdout)
+    );
     assert_eq!(env.intents("effect:ep1:"), 1);
     env.verify_ok();
 }

@@ -228,6 +228,10 @@ fn kill_during_the_finish_phase_after_the_handler() {
     assert_eq!((r["state"].clone(), code), (json!("resolved"), Some(0)));
     assert_eq!(env.receipt("cli:ep1:k3").0["state"], "indeterminate");
     assert!(env.effects(&["--pending"]).is_empty());
+    // Issue 29: the effect ran, its record is durable, no entry holds it: effects-unrecorded.
+    let records = env.effects(&[]);
+    assert_eq!(records.len(), 1, "{records:?}");
+    assert_eq!(records[0]["outcome"], "effects-unrecorded", "{records:?}");
     resend_is_refused(&env, &tok, "probe", args, "k3");
     // Issue 13 §3: with the started marker deleted, the intent still counts as started: the
     // resend is refused (exit 3) and no handler runs again; verify names the removal.
@@ -389,6 +393,10 @@ fn kill_inside_the_handler_after_the_intent_is_indeterminate_and_never_retried()
     );
     let pending = env.effects(&["--pending"]);
     assert_eq!(pending.len(), 1, "{pending:?}");
+    // Issue 29: the one vocabulary names it `indeterminate`, and status lists it.
+    assert_eq!(pending[0]["outcome"], "indeterminate", "{pending:?}");
+    let st: Value = serde_json::from_str(&env.ok(&["status", "--json"])).expect("status");
+    assert_eq!(st["indeterminate"], json!(["effect:ep1:0"]), "{st}");
     assert!(
         pending[0].to_string().contains("effect:ep1:0"),
         "{pending:?}"

@@ -48,6 +48,7 @@ mod mission_ledger;
 mod mission_ledger_pairing;
 mod mission_pairing;
 mod number_exactness;
+mod outcomes;
 mod outputs;
 mod package;
 mod packaging;
@@ -58,6 +59,7 @@ mod release_hooks;
 mod replay;
 mod sdk_interop;
 mod serve;
+mod tables;
 mod tamper;
 mod trust_inputs;
 

@@ -1845,9 +1845,57 @@ fn agui_streams_the_committed_log_live_and_resumes_exactly() {
     for want in 0..n {
         let (i, value, delta) = read_entry(&mut a);
         assert_eq!(i, want);
-        // The value is the GET /v1/log/{i} body.
+        // The value is the GET /v1/log/{i} body, then what happened (issue 29, DEC-UX-5):
+        // kind, transition, invocation, episode and outcome, as `world log --json` says it.
         let rest = get(&s, &format!("/v1/log/{i}"));
-        assert_eq!(value, rest.json());
+        let mut base = value.clone();
+        let extra: Vec<(String, Value)> =
+            ["kind", "transition", "invocationId", "episodeId", "outcome"]
+                .iter()
+                .map(|k| {
+                    (
+                        k.to_string(),
+                        base.as_object_mut()
+                            .expect("object")
+                            .remove(*k)
+                            .unwrap_or(Value::Null),
+                    )
+                })
+                .collect();
+        assert_eq!(base, rest.json());
+        let log: Value = serde_json::from_str(
+            String::from_utf8_lossy(
+                &env.world(&["log", "--json", "--from", &i.to_string(), "--limit", "1"])
+                    .success()
+                    .get_output()
+                    .stdout,
+            )
+            .trim(),
+        )
+        .expect("log line");
+        for (k, v) in &extra {
+            let key = match k.as_str() {
+                "invocationId" => "invocation",
+                "episodeId" => "episode",
+                other => other,
+            };
+            assert_eq!(v, &log[key], "{k} of entry {i}: {value}");
+        }
+        if i >= n - 2 {
+            // The two echo calls over MCP.
+            assert_eq!(value["kind"], "invocation", "{value}");
+            assert_eq!(value["transition"], "echo", "{value}");
+            assert_eq!(value["outcome"], "ok", "{value}");
+            assert!(
+                value["invocationId"]
+                    .as_str()
+                    .is_some_and(|x| x.starts_with("mcp:")),
+                "{value}"
+            );
+            assert!(value["episodeId"].is_string(), "{value}");
+        } else {
+            assert_eq!(value["kind"], "commit", "{value}");
+        }
         apply(&mut state, &delta);
         assert_eq!(state["lastIndex"], i);
         assert_eq!(state["logHead"], rest.json()["entryHash"]);

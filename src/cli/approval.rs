@@ -3,7 +3,8 @@
 
 use clap::{Subcommand, ValueEnum};
 
-use super::output::{short, table, Output};
+use super::output::{short, Output};
+use super::table::{Col, Table};
 use super::{fence, CliError, Context, Exit};
 use crate::authority::approvals::{self, Approval, ApprovalError, NewDecision, NewRequest};
 use crate::broker::handlers::approval::{prompt_text, ApprovalState};
@@ -207,15 +208,18 @@ pub fn run(ctx: &Context, out: &mut Output, cmd: Cmd) -> Result<Exit, CliError> 
                 }
                 return Ok(Exit::Success);
             }
-            let mut t = table(
-                &["request", "episode", "state", "consumed by", "summary"],
-                out.color,
-            );
+            // docs/TABLES.md: REQUEST (the short ref `approval show` takes) and STATE
+            // always; SUMMARY is cut first; then SUMMARY, CONSUMED BY and EPISODE are
+            // hidden in that order.
+            let mut t = Table::new(vec![
+                Col::id("request"),
+                Col::id("episode").drop(3),
+                Col::id("state"),
+                Col::id("consumed by").drop(2),
+                Col::text("summary").drop(1),
+            ]);
             for a in &rows {
                 let mut summary = escape_line(a.summary.lines().next().unwrap_or("")).into_owned();
-                if summary.chars().count() > 60 {
-                    summary = summary.chars().take(59).collect::<String>() + "…";
-                }
                 let more = a.summary.lines().count().saturating_sub(1);
                 if more > 0 {
                     summary.push_str(&format!(" (+{more} line(s))"));

@@ -180,10 +180,16 @@ fn list(ctx: &Context, out: &mut Output) -> Result<Exit, CliError> {
         out.status("no checkpoints: sign one with world checkpoint --key FILE");
         return Ok(Exit::Success);
     }
-    let mut t = super::output::table(
-        &["ID", "SIZE", "ROOT", "ORIGIN", "SIGNATURES", "CREATED"],
-        out.color,
-    );
+    // docs/TABLES.md: ID always; ORIGIN, SIGNATURES, CREATED, ROOT and SIZE are hidden in
+    // that order.
+    let mut t = super::table::Table::new(vec![
+        super::table::Col::id("id").right(),
+        super::table::Col::id("size").drop(5).right(),
+        super::table::Col::id("root").drop(4),
+        super::table::Col::id("origin").drop(1),
+        super::table::Col::id("signatures").drop(2).right(),
+        super::table::Col::id("created").drop(3),
+    ]);
     for r in &rows {
         let sigs = crate::tlog::note::Note::parse(r.note.as_bytes())
             .map(|n| n.signatures.len())

@@ -2,7 +2,8 @@
 
 use clap::{Args as ClapArgs, Subcommand};
 
-use super::output::{short, table, Output};
+use super::output::{short, Output};
+use super::table::{Col, Table};
 use super::{read_err, CliError, Context, Exit};
 use crate::broker::{self, listing};
 use crate::store::journal;
@@ -77,6 +78,12 @@ pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError
             ));
         };
         let law = rec.check_law();
+        let held = listing::list(store.conn(), &listing::Filter::default())
+            .map_err(read_err("effects show"))?
+            .into_iter()
+            .filter(|l| l.reference == reference)
+            .find_map(|l| l.invocation_id);
+        let outcome = crate::ops::outcome::of_effect(&rec, held.as_deref());
         let failure = if rec.failed {
             broker::failure_message(store.conn(), &reference).map_err(read_err("effects show"))?
         } else {
@@ -96,6 +103,7 @@ pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError
             empty_as_null(&mut record);
             out.json_line(&serde_json::json!({
                 "ref": reference,
+                "outcome": outcome,
                 "record": record,
                 "consistent": law.is_ok(),
                 "request": decode_request(&request.payload),
@@ -117,14 +125,15 @@ pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError
                 "budget   {} → {}",
                 rec.budget_before, rec.budget_after
             ))?;
-            let status = if !rec.allowed {
-                rec.denial.clone()
-            } else if rec.failed {
-                "failed".into()
+            let status = if rec.allowed {
+                outcome.to_string()
             } else {
-                "ok".into()
+                format!("{outcome} ({})", rec.denial)
             };
-            out.line(format!("status   {}", esc(&status)))?;
+            out.line(format!("outcome  {}", esc(&status)))?;
+            if let Some(i) = &held {
+                out.line(format!("invocation {}", esc(i)))?;
+            }
             out.line(format!(
                 "law      {}",
                 match &law {
@@ -178,12 +187,13 @@ pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError
                 serde_json::from_slice(&payload).unwrap_or(serde_json::Value::Null);
             n += 1;
             if out.json {
-                out.json_line(&serde_json::json!({"seq": seq, "invocationId": id, "state": "indeterminate", "intent": v}))?;
+                out.json_line(&serde_json::json!({"seq": seq, "invocationId": id, "state": "indeterminate", "outcome": crate::ops::outcome::of_pending_effect(), "intent": v}))?;
             } else {
                 let esc = crate::termtext::escape_line;
                 out.line(format!(
-                    "{} indeterminate: {} {} cost {} request {} (never retried automatically)",
+                    "{} {}: {} {} cost {} request {} (never retried automatically)",
                     esc(&id),
+                    crate::ops::outcome::of_pending_effect(),
                     esc(v["effect"].as_str().unwrap_or("?")),
                     esc(v["scope"].as_str().unwrap_or("?")),
                     v["cost"],
@@ -207,46 +217,36 @@ pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError
         for r in &rows {
             let mut v = serde_json::to_value(r).unwrap_or_default();
             empty_as_null(&mut v);
+            v["outcome"] = crate::ops::outcome::of_effect(&r.record, r.invocation_id.as_deref())
+                .as_str()
+                .into();
             out.json_line(&v)?;
         }
         return Ok(Exit::Success);
     }
-    let mut t = table(
-        &[
-            "effect",
-            "scope",
-            "cost",
-            "budget",
-            "status",
-            "invocation",
-            "record",
-            "request",
-            "result",
-        ],
-        out.color,
-    );
+    let mut t = Table::new(list_columns());
     for r in &rows {
         let rec = &r.record;
-        let status = if !rec.allowed {
-            rec.denial.clone()
-        } else if rec.failed {
-            "failed".into()
-        } else {
-            "allowed".into()
-        };
+        let outcome = crate::ops::outcome::of_effect(rec, r.invocation_id.as_deref());
+        // Stored values are escaped onto one line (DEC-TRUST3-4).
         let esc = |s: &str| crate::termtext::escape_line(s).into_owned();
         t.add_row(vec![
+            short(&r.reference),
             esc(&rec.effect),
             esc(&rec.scope),
+            outcome.to_string(),
+            if rec.denial.is_empty() {
+                "-".into()
+            } else {
+                esc(&rec.denial)
+            },
             rec.cost.to_string(),
             format!("{}→{}", rec.budget_before, rec.budget_after),
-            esc(&status),
             esc(r
                 .invocation_id
                 .as_deref()
                 .or(r.intent_id.as_deref())
                 .unwrap_or("-")),
-            short(&r.reference),
             short(&rec.request_ref),
             if rec.result_ref.is_empty() {
                 "-".into()
@@ -261,6 +261,24 @@ pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError
         out.table(&t)?;
     }
     Ok(Exit::Success)
+}
+
+/// The columns of `world effects` (docs/TABLES.md): the short record hash `effects show`
+/// takes always shows; then, as the terminal narrows, RESULT, REQUEST, BUDGET, COST, DENIAL
+/// and INVOCATION are hidden in that order.
+pub(crate) fn list_columns() -> Vec<Col> {
+    vec![
+        Col::id("record"),
+        Col::id("effect"),
+        Col::id("scope"),
+        Col::id("outcome"),
+        Col::id("denial").drop(5),
+        Col::id("cost").drop(3).right(),
+        Col::id("budget").drop(4),
+        Col::id("invocation").drop(6),
+        Col::id("request").drop(2),
+        Col::id("result").drop(1),
+    ]
 }
 
 /// The effect record `text` names: a full ref, a unique hex prefix (≥ 6 digits, with or

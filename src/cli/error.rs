@@ -72,6 +72,21 @@ impl Exit {
     }
 }
 
+impl From<crate::ops::outcome::Outcome> for Exit {
+    /// The exit code of an outcome (DEC-UX-3; README "Outcomes"): `ok` 0, `refused` 7,
+    /// `denied` 8, `failed` 9, `indeterminate` and `effects-unrecorded` 5.
+    fn from(o: crate::ops::outcome::Outcome) -> Exit {
+        use crate::ops::outcome::Outcome;
+        match o {
+            Outcome::Ok => Exit::Success,
+            Outcome::Refused => Exit::Refused,
+            Outcome::Denied => Exit::EffectDenied,
+            Outcome::Failed => Exit::HandlerFailed,
+            Outcome::Indeterminate | Outcome::EffectsUnrecorded => Exit::Indeterminate,
+        }
+    }
+}
+
 /// The exit-code table shown in `world --help` and the README.
 pub const EXIT_CODES: &str = "\
 Exit codes:
@@ -80,11 +95,11 @@ Exit codes:
   2    usage error, or the store was refused at open
   3    integrity failure, or a terminal fence said STOP
   4    rejected by the limits ledger
-  5    indeterminate or unrecorded: an intent without outcome; never retry automatically
+  5    outcome indeterminate or effects-unrecorded (nothing committed); never retry automatically
   6    the writer lock is held by another process; retry, or pass --wait-lock SECONDS
-  7    invoke: committed, but the transition refused (ok:false)
-  8    invoke: committed, and an effect was denied
-  9    invoke: committed, and an effect's handler failed
+  7    invoke: outcome refused: committed, but the transition answered ok:false
+  8    invoke: outcome denied: committed, and an effect was denied
+  9    invoke: outcome failed: committed, and an effect's handler failed
   255  internal error (a bug in world)";
 
 /// A failed command: what failed, why, and optional hints; rendered as
@@ -441,6 +456,32 @@ pub fn genesis_err(what: &str, e: crate::ops::genesis::GenesisError) -> CliError
 
 // ---- Library errors of the use cases, mapped to exit codes and hints (the one place). ----
 
+use crate::ops::outcome::Outcome;
+
+/// The outcome of an invocation that did not commit (`None` for failures before anything ran):
+/// `effects-unrecorded` when effect records or intents are durable, `indeterminate` for a
+/// resent id whose earlier run has no outcome (`ops::outcome::derive`).
+fn not_committed_outcome(e: &crate::coordinator::invoke::InvokeError) -> Option<Outcome> {
+    use crate::coordinator::invoke::InvokeError;
+    use crate::ops::outcome::{derive, EffectState, Evidence};
+    let effects: Vec<EffectState> = match e {
+        InvokeError::EffectsUnrecorded {
+            records, intents, ..
+        } => records
+            .iter()
+            .map(|_| EffectState::Ok)
+            .chain(intents.iter().map(|_| EffectState::Indeterminate))
+            .collect(),
+        InvokeError::NotCommitted(_) => Vec::new(),
+        _ => return None,
+    };
+    Some(derive(&Evidence {
+        committed: false,
+        output_ok: None,
+        effects: &effects,
+    }))
+}
+
 /// Map an invocation failure to a CLI error and exit code.
 pub fn invoke_err(e: crate::coordinator::invoke::InvokeError) -> CliError {
     use crate::coordinator::invoke::InvokeError;
@@ -454,10 +495,16 @@ pub fn invoke_err(e: crate::coordinator::invoke::InvokeError) -> CliError {
         InvokeError::LimitsRejected(_) | InvokeError::MissionRejected(_) => Exit::LimitRejected,
         InvokeError::LimitsUnavailable(_) | InvokeError::MissionUnavailable(_) => Exit::Failed,
         InvokeError::LedgerBusy(_) => Exit::LockHeld,
-        InvokeError::NotCommitted(_) | InvokeError::EffectsUnrecorded { .. } => Exit::Indeterminate,
+        InvokeError::NotCommitted(_) | InvokeError::EffectsUnrecorded { .. } => {
+            Exit::from(not_committed_outcome(&e).unwrap_or(Outcome::Indeterminate))
+        }
         _ => Exit::Failed,
     };
     let mut err = CliError::new(exit, "invoke", &e);
+    if let Some(o) = not_committed_outcome(&e) {
+        // The one vocabulary (DEC-UX-3) in the JSON envelope: `error.outcome`.
+        err = err.detail("outcome", o.as_str());
+    }
     if let InvokeError::EffectsUnrecorded { cause, .. } = &e {
         err = err.hint(format!("cause: {cause}"));
         err = err.hint("resolve each record with `world effects show REF` and inspect the worktree before retrying a write, edit or run");
@@ -577,5 +624,66 @@ mod cause_tests {
             e.render(),
             "world: commit: outer failed\ncaused by: middle: disk on fire"
         );
+    }
+}
+
+#[cfg(test)]
+mod outcome_tests {
+    use super::*;
+    use crate::coordinator::invoke::InvokeError;
+
+    fn outcome_of(e: InvokeError) -> (u8, Option<serde_json::Value>) {
+        let err = invoke_err(e);
+        let detail = err.extra.as_ref().and_then(|x| {
+            x.details
+                .iter()
+                .find(|(k, _)| k == "outcome")
+                .map(|(_, v)| v.clone())
+        });
+        (err.exit.code(), detail)
+    }
+
+    #[test]
+    fn an_invocation_that_did_not_commit_names_its_outcome_and_exits_5() {
+        let unrecorded = InvokeError::EffectsUnrecorded {
+            invocation_id: "cli:ep1:t".into(),
+            records: vec!["sha256:00".into()],
+            intents: Vec::new(),
+            cause: "head moved".into(),
+        };
+        assert_eq!(
+            outcome_of(unrecorded),
+            (5, Some("effects-unrecorded".into()))
+        );
+        assert_eq!(
+            outcome_of(InvokeError::NotCommitted("cli:ep1:t".into())),
+            (5, Some("indeterminate".into()))
+        );
+        assert_eq!(outcome_of(InvokeError::Conflict("x".into())).1, None);
+    }
+
+    #[test]
+    fn every_outcome_has_its_documented_exit_code() {
+        use crate::ops::outcome::Outcome;
+        let codes: Vec<(&str, u8)> = Outcome::ALL
+            .iter()
+            .map(|o| (o.as_str(), Exit::from(*o).code()))
+            .collect();
+        assert_eq!(
+            codes,
+            [
+                ("ok", 0),
+                ("refused", 7),
+                ("denied", 8),
+                ("failed", 9),
+                ("indeterminate", 5),
+                ("effects-unrecorded", 5)
+            ]
+        );
+        for (name, code) in codes {
+            if code != 0 {
+                assert!(EXIT_CODES.contains(name), "EXIT_CODES names outcome {name}");
+            }
+        }
     }
 }

@@ -10,12 +10,14 @@ use super::{read_input, CliError, Context, Exit};
 use crate::broker::handlers::RunCapsConfig;
 use crate::broker::Status;
 use crate::coordinator::invoke::{self, Call, HostConfig, Surface};
+use crate::ops::outcome::{derive, output_ok, EffectState, Evidence};
 
 /// Call a transition as a session: admit, bind, plan, execute, finish, commit.
 ///
 /// Prints the committed output (effectful outputs carry a `world` block naming the plan and
-/// each effect's status and record). Exit 0 committed; 7 committed refusal (`ok:false`);
-/// 8 an effect was denied; 9 an effect failed; 5 indeterminate or unrecorded (never retry
+/// each effect's status and record); stderr names the outcome. The exit code is the outcome's
+/// (README "Outcomes"): 0 ok; 7 refused (`ok:false`); 8 denied (an effect was denied); 9
+/// failed (an effect's handler failed); 5 indeterminate or effects-unrecorded (never retry
 /// automatically); 3 integrity; 1 other failures (nothing committed).
 #[derive(clap::Args, Debug)]
 pub struct Args {
@@ -129,6 +131,16 @@ pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError
         clock: ctx.clock,
     };
     let done = invoke::invoke(&mut store, &call, &host).map_err(invoke_err)?;
+    let states: Vec<EffectState> = done
+        .effects
+        .iter()
+        .map(|(s, _)| EffectState::of_status(s))
+        .collect();
+    let outcome = derive(&Evidence {
+        committed: true,
+        output_ok: output_ok(&done.output),
+        effects: &states,
+    });
     if out.json {
         let output: serde_json::Value =
             serde_json::from_slice(&done.output).unwrap_or(serde_json::Value::Null);
@@ -139,6 +151,7 @@ pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError
             "outputRef": done.output_ref,
             "output": output,
             "replayed": done.replayed,
+            "outcome": outcome,
         }))?;
     } else {
         out.bytes(&done.output)?;
@@ -150,7 +163,7 @@ pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError
             ));
         } else {
             out.status(format!(
-                "committed {} at entry {} (world {})",
+                "committed {} at entry {} (world {}): {outcome}",
                 done.invocation_id, done.entry_index, done.world_ref
             ));
         }
@@ -179,14 +192,5 @@ pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError
             }
         }
     }
-    let exit = if done.effects.iter().any(|(s, _)| *s == Status::Denied) {
-        Exit::EffectDenied
-    } else if done.effects.iter().any(|(s, _)| *s == Status::Failed) {
-        Exit::HandlerFailed
-    } else if done.refused() {
-        Exit::Refused
-    } else {
-        Exit::Success
-    };
-    Ok(exit)
+    Ok(Exit::from(outcome))
 }

@@ -6,15 +6,20 @@ use std::time::Duration;
 use clap::Subcommand;
 
 use super::output::{rfc3339, terminal_width, Output};
+use super::table::{cell_text, Col, Layout};
 use super::{read_err, CliError, Context, Exit};
+use crate::ops::outcome::Outcome;
 use crate::store::logview::{self, Query, Row};
 
 /// List log entries in constant memory, oldest first (or newest first with --reverse).
 ///
 /// The table says what happened at each entry: index, time (the commit intent's logical
-/// time), writer, transition, outcome (`ok`, `refused`, or `commit` for a client commit),
-/// episode, invocation id and a short entry hash any ref argument takes. `--json` prints the
-/// entries themselves, one per line (docs/json/log-entry.schema.json).
+/// time), writer, transition (`(commit)` for a client commit), outcome (`ok`, `refused`,
+/// `denied`, `failed`; README "Outcomes"), episode, a short entry hash any ref argument takes
+/// and the invocation id. On a narrow terminal whole columns are hidden, never cut
+/// (docs/TABLES.md). `--json` prints one line per entry with the same fields and the entry
+/// itself (docs/json/log-line.schema.json), e.g. `world log --json | jq
+/// 'select(.outcome=="denied")'`.
 ///
 /// Examples:
 ///   world log --episode ep1
@@ -126,105 +131,106 @@ pub(crate) fn entry_index(
         })
 }
 
-/// Column widths of the human table; `None` drops the column.
-struct Layout {
-    index: usize,
-    entry: Option<usize>,
-    episode: Option<usize>,
-    invocation: Option<usize>,
+/// The columns of `world log` (docs/TABLES.md): INDEX, OUTCOME and ENTRY (the short entry
+/// hash `show`/`why` take) always show; as the terminal narrows EPISODE (the invocation id
+/// names it too), WRITTEN BY, TIME, INVOCATION and TRANSITION are hidden in that order. Every
+/// cell is an identifier, printed whole or not at all.
+pub(crate) fn columns(last_index: i64) -> Vec<Col> {
+    vec![
+        Col::id("index")
+            .right()
+            .min(last_index.max(0).to_string().len()),
+        Col::id("time").drop(3),
+        Col::id("written by").drop(2),
+        Col::id("transition").drop(5),
+        Col::id("outcome"),
+        Col::id("episode").drop(1),
+        Col::id("entry"),
+        Col::id("invocation").drop(4),
+    ]
 }
 
-const TIME_W: usize = 20;
-const WRITER_W: usize = 18;
-const TRANSITION_W: usize = 16;
-const OUTCOME_W: usize = 7;
-const EPISODE_W: usize = 12;
+/// Hex digits of the ENTRY column (a prefix `show`, `why` and `log get` take).
 const ENTRY_W: usize = 12;
 
-impl Layout {
-    /// Fit the columns to `width`: drop EPISODE, then ENTRY, then cut INVOCATION.
-    fn fit(width: Option<u16>, last_index: i64) -> Layout {
-        let index = last_index.max(0).to_string().len().max(5);
-        let fixed = index + TIME_W + WRITER_W + TRANSITION_W + OUTCOME_W + 2 * 5;
-        let Some(w) = width.map(usize::from) else {
-            return Layout {
-                index,
-                entry: Some(ENTRY_W),
-                episode: Some(EPISODE_W),
-                invocation: None,
-            };
-        };
-        let mut l = Layout {
-            index,
-            entry: Some(ENTRY_W),
-            episode: Some(EPISODE_W),
-            invocation: None,
-        };
-        let used =
-            |l: &Layout| fixed + l.entry.map_or(0, |e| e + 2) + l.episode.map_or(0, |e| e + 2);
-        if used(&l) + 14 > w {
-            l.episode = None;
-        }
-        if used(&l) + 14 > w {
-            l.entry = None;
-        }
-        l.invocation = Some(w.saturating_sub(used(&l)).max(10));
-        l
+/// Rows read before the streamed table is fitted to the terminal (later rows reuse the
+/// layout; an identifier wider than its column still prints whole).
+const FIT_ROWS: usize = 256;
+
+/// What `world log` prints of one entry: the table's cells and the `--json` line's members
+/// (docs/json/log-line.schema.json), from one place.
+pub(crate) struct Line {
+    row: Row,
+    outcome: Outcome,
+}
+
+impl Line {
+    /// The entry's line: its view row and [`crate::ops::outcome::of_row`]'s outcome.
+    pub(crate) fn of(store: &crate::store::Store, row: Row) -> Result<Line, crate::store::Error> {
+        let outcome = crate::ops::outcome::of_row(store, &row)?;
+        Ok(Line { row, outcome })
     }
 
-    fn line(&self, cells: [&str; 8]) -> String {
-        // Client-written values (writtenBy, ids) are shown escaped (DEC-TRUST3-4).
-        let cells = cells.map(crate::termtext::escape_line);
-        let cells: [&str; 8] = std::array::from_fn(|i| cells[i].as_ref());
-        let cut = |s: &str, w: usize| -> String {
-            if s.chars().count() > w {
-                format!(
-                    "{}…",
-                    s.chars().take(w.saturating_sub(1)).collect::<String>()
-                )
-            } else {
-                s.to_string()
-            }
-        };
-        let mut out = format!(
-            "{:>iw$}  {:<TIME_W$}  {:<WRITER_W$}  {:<TRANSITION_W$}  {:<OUTCOME_W$}",
-            cells[0],
-            cut(cells[1], TIME_W),
-            cut(cells[2], WRITER_W),
-            cut(cells[3], TRANSITION_W),
-            cut(cells[4], OUTCOME_W),
-            iw = self.index
-        );
-        if let Some(w) = self.episode {
-            out.push_str(&format!("  {:<w$}", cut(cells[5], w)));
-        }
-        if let Some(w) = self.entry {
-            out.push_str(&format!("  {:<w$}", cut(cells[7], w)));
-        }
-        match self.invocation {
-            Some(w) => out.push_str(&format!("  {}", cut(cells[6], w))),
-            None => out.push_str(&format!("  {}", cells[6])),
-        }
-        out.trim_end().to_string()
-    }
-
-    fn row(&self, r: &Row) -> String {
-        let time = r.logical_time.map(rfc3339).unwrap_or_else(|| "-".into());
-        let hex = r
+    fn entry(&self) -> &str {
+        let hex = self
+            .row
             .entry_hash
             .strip_prefix("sha256:")
-            .unwrap_or(&r.entry_hash);
-        let entry = &hex[..hex.len().min(ENTRY_W)];
-        self.line([
-            &r.index.to_string(),
-            &time,
-            &r.written_by,
-            r.transition.as_deref().unwrap_or("-"),
-            r.outcome(),
-            r.episode_id.as_deref().unwrap_or("-"),
-            r.invocation_id.as_deref().unwrap_or("-"),
-            entry,
-        ])
+            .unwrap_or(&self.row.entry_hash);
+        &hex[..hex.len().min(ENTRY_W)]
+    }
+
+    fn kind(&self) -> &'static str {
+        if self.row.invocation_id.is_some() {
+            "invocation"
+        } else {
+            "commit"
+        }
+    }
+
+    /// The table's cells, in [`columns`]' order (through `table::cell_text`).
+    fn cells(&self) -> Vec<String> {
+        let r = &self.row;
+        let dash = |v: &Option<String>| v.clone().unwrap_or_else(|| "-".into());
+        [
+            r.index.to_string(),
+            r.logical_time.map(rfc3339).unwrap_or_else(|| "-".into()),
+            r.written_by.clone(),
+            match (&r.transition, self.kind()) {
+                (Some(t), _) => t.clone(),
+                (None, "commit") => "(commit)".into(),
+                (None, _) => "-".into(),
+            },
+            self.outcome.to_string(),
+            dash(&r.episode_id),
+            self.entry().to_string(),
+            dash(&r.invocation_id),
+        ]
+        .iter()
+        // Client-written values (writtenBy, ids) are shown escaped on one line (DEC-TRUST3-4).
+        .map(|c| cell_text(&crate::termtext::escape_line(c)))
+        .collect()
+    }
+
+    /// The `--json` line: every member the table shows, then the entry itself (`header`,
+    /// `entryHash`, `transitionRef`, as `log get` prints it).
+    fn json(&self, entry: &crate::store::LogEntry) -> serde_json::Value {
+        let r = &self.row;
+        serde_json::json!({
+            "index": r.index,
+            "time": r.logical_time.map(rfc3339),
+            "logicalTime": r.logical_time,
+            "writtenBy": r.written_by,
+            "kind": self.kind(),
+            "transition": r.transition,
+            "outcome": self.outcome,
+            "episode": r.episode_id,
+            "invocation": r.invocation_id,
+            "entry": self.entry(),
+            "entryHash": entry.entry_hash,
+            "transitionRef": entry.transition_ref,
+            "header": entry.header,
+        })
     }
 }
 
@@ -284,7 +290,8 @@ pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError
     };
     let store = ctx.open_read()?;
     let (_, last) = store.log_bounds().map_err(read_err("log"))?;
-    let layout = Layout::fit(terminal_width(), last.unwrap_or(0));
+    let cols = columns(last.unwrap_or(0));
+    let limit = terminal_width().map(usize::from);
     let mut printed = 0u64;
     let mut last_seen: Option<i64> = None;
     let mut io_err: Option<std::io::Error> = None;
@@ -295,7 +302,34 @@ pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError
             detail: "stdout closed".into(),
         }
     };
-    let mut header = !out.json;
+    // The table is fitted to its first rows (FIT_ROWS), then streamed with that layout.
+    let mut layout: Option<Layout> = None;
+    let mut pending: Vec<Vec<String>> = Vec::new();
+    let flush_table = |layout: &mut Option<Layout>,
+                       pending: &mut Vec<Vec<String>>,
+                       out: &mut Output|
+     -> std::io::Result<()> {
+        if pending.is_empty() {
+            return Ok(());
+        }
+        let l = match layout {
+            Some(l) => l,
+            None => {
+                // The first rows: fit, name what is hidden, print the header.
+                let l = Layout::fit(&cols, pending, limit);
+                let hidden = l.hidden();
+                if !hidden.is_empty() {
+                    out.status(super::output::hidden_note(&hidden));
+                }
+                out.line(l.header())?;
+                layout.insert(l)
+            }
+        };
+        for cells in pending.drain(..) {
+            out.line(l.row(&cells))?;
+        }
+        Ok(())
+    };
     // One pass over `q`, printing each row; returns when the range is exhausted.
     let mut pass = |q: &Query,
                     out: &mut Output,
@@ -303,38 +337,24 @@ pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError
                     last_seen: &mut Option<i64>,
                     io_err: &mut Option<std::io::Error>|
      -> Result<(), CliError> {
-        let res = if out.json && !filtered {
-            // The unfiltered JSON form reads the entries directly (no joins).
-            store.for_each_log(q.from, q.limit, q.reverse, |e| {
-                *last_seen = Some(e.header.entry_index);
-                *printed += 1;
-                out.json_line(&e).map_err(|x| stop(x, io_err))
-            })
-        } else {
-            logview::for_each(store.conn(), q, |r| {
-                *last_seen = Some(r.index);
-                *printed += 1;
-                if out.json {
-                    let e = store.log_entry(r.index)?;
-                    return out.json_line(&e).map_err(|x| stop(x, io_err));
-                }
-                if header {
-                    header = false;
-                    out.line(layout.line([
-                        "INDEX",
-                        "TIME",
-                        "WRITTEN BY",
-                        "TRANSITION",
-                        "OUTCOME",
-                        "EPISODE",
-                        "INVOCATION",
-                        "ENTRY",
-                    ]))
-                    .map_err(|x| stop(x, io_err))?;
-                }
-                out.line(layout.row(&r)).map_err(|x| stop(x, io_err))
-            })
-        };
+        let res = logview::for_each(store.conn(), q, |r| {
+            *last_seen = Some(r.index);
+            *printed += 1;
+            let index = r.index;
+            let line = Line::of(&store, r)?;
+            if out.json {
+                let Some(e) = store.log_entry(index)? else {
+                    return Ok(());
+                };
+                return out.json_line(&line.json(&e)).map_err(|x| stop(x, io_err));
+            }
+            pending.push(line.cells());
+            if layout.is_some() || pending.len() >= FIT_ROWS {
+                flush_table(&mut layout, &mut pending, out).map_err(|x| stop(x, io_err))?;
+            }
+            Ok(())
+        })
+        .and_then(|()| flush_table(&mut layout, &mut pending, out).map_err(|x| stop(x, io_err)));
         match res {
             Err(_) if io_err.is_some() => Err(io_err
                 .take()

@@ -3,7 +3,8 @@
 use base64::Engine;
 use clap::Subcommand;
 
-use super::output::{table, Output};
+use super::output::Output;
+use super::table::{Col, Table};
 use super::{read_err, CliError, Context, Exit};
 use crate::encoding::HashRef;
 use crate::store::refs::Space;
@@ -121,10 +122,16 @@ pub fn run(ctx: &Context, out: &mut Output, cmd: Cmd) -> Result<Exit, CliError> 
                 ));
             } else {
                 let esc = |s: &str| crate::termtext::escape_line(s).into_owned();
-                let mut t = table(&["hash", "semantic id", "provenance"], out.color);
+                // docs/TABLES.md: HASH (12 hex digits, the prefix `object get` takes; --json
+                // has the full ref) always; PROVENANCE, then SEMANTIC ID, are hidden.
+                let mut t = Table::new(vec![
+                    Col::id("hash"),
+                    Col::id("semantic id").drop(2),
+                    Col::id("provenance").drop(1),
+                ]);
                 for i in &items {
                     t.add_row(vec![
-                        i.hash.clone(),
+                        super::output::short(&i.hash),
                         esc(&i.semantic_id),
                         esc(&i.provenance),
                     ]);

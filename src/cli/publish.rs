@@ -11,7 +11,7 @@ use std::fs::File;
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 
-use super::output::{short, table, Output};
+use super::output::{short, Output};
 use super::pin::{epoch_err, parse_choice, provider, provider_err, warn_foreign_release};
 use super::{read_input, CliError, Context, Exit};
 use crate::ops::{
@@ -140,18 +140,18 @@ fn lock_or_store(s: store::Error) -> CliError {
 
 /// The diff as a table: change, id, title, access, fields, transitionFn, interpreter.
 fn diff_table(plan: &Plan, diff: &Diff, color: bool) -> String {
-    let mut t = table(
-        &[
-            "CHANGE",
-            "ID",
-            "TITLE",
-            "ACCESS",
-            "FIELDS",
-            "TRANSITION FN",
-            "INTERPRETER",
-        ],
-        color,
-    );
+    let _ = color;
+    // docs/TABLES.md: CHANGE and ID always; TITLE is cut first; then INTERPRETER, TITLE,
+    // TRANSITION FN, ACCESS and FIELDS are hidden in that order.
+    let mut t = super::table::Table::new(vec![
+        super::table::Col::id("change"),
+        super::table::Col::id("id"),
+        super::table::Col::text("title").drop(2),
+        super::table::Col::id("access").drop(4),
+        super::table::Col::list("fields").drop(5),
+        super::table::Col::id("transition fn").drop(3),
+        super::table::Col::id("interpreter").drop(1),
+    ]);
     let row = |t: &mut super::table::Table, change: &str, id: &str, fields: String| {
         let d = plan
             .revision

@@ -6,7 +6,8 @@ use std::path::PathBuf;
 
 use clap::Subcommand;
 
-use super::output::{table, Output};
+use super::output::Output;
+use super::table::{Col, Table};
 use super::{fence, read_err, CliError, Context, Exit};
 use crate::authority::grants::{parse_grant, Grant};
 use crate::authority::session::{self, MintRequest};
@@ -652,17 +653,17 @@ fn list(
             out.json_line(&listed_json(r, &budgets))?;
         }
     } else {
-        let mut t = table(
-            &[
-                "credential_id",
-                "episode",
-                "state",
-                "attended",
-                "expires",
-                "remaining budget",
-            ],
-            out.color,
-        );
+        // docs/TABLES.md: CREDENTIAL_ID (the id `session show`/`revoke` take) always;
+        // REMAINING BUDGET is cut between grants first; then ATTENDED, EXPIRES, EPISODE,
+        // REMAINING BUDGET and STATE are hidden in that order.
+        let mut t = Table::new(vec![
+            Col::id("credential_id"),
+            Col::id("episode").drop(3),
+            Col::id("state").drop(5),
+            Col::id("attended").drop(1),
+            Col::id("expires").drop(2),
+            Col::list("remaining budget").drop(4),
+        ]);
         for r in &rows {
             let budgets = spends.budgets(store.conn(), r)?;
             t.add_row(vec![
@@ -722,10 +723,16 @@ fn show(ctx: &Context, out: &mut Output, id: &str) -> Result<Exit, CliError> {
         super::output::rfc3339(r.expires_at)
     ))?;
     out.line("")?;
-    let mut t = table(
-        &["effect", "scope", "budget", "spent", "remaining", "expires"],
-        out.color,
-    );
+    // docs/TABLES.md: EFFECT, SCOPE and REMAINING always; EXPIRES, SPENT and BUDGET are
+    // hidden in that order.
+    let mut t = Table::new(vec![
+        Col::id("effect"),
+        Col::id("scope"),
+        Col::id("budget").drop(3).right(),
+        Col::id("spent").drop(2).right(),
+        Col::id("remaining").right(),
+        Col::id("expires").drop(1),
+    ]);
     for b in &budgets {
         t.add_row(vec![
             b.effect.clone(),

@@ -100,7 +100,7 @@ pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError
         .ok_or_else(|| {
             CliError::failed(what, format!("log entry not found: {index}")).with_code("not_found")
         })?;
-    let mut exit = Exit::Success;
+    let exit = Exit::Success;
     if out.json {
         out.json_line(&v)?;
         return Ok(exit);
@@ -127,7 +127,7 @@ pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError
     out.line(format!("  semanticsEpoch  {}", text(&h["semanticsEpoch"])))?;
     out.line(format!("  transitionRef   {}", text(&v["transitionRef"])))?;
     let Some(inv) = v.get("invocation").cloned() else {
-        out.line("  outcome         commit (a client commit: no invocation record)")?;
+        out.line("  outcome         ok (a client commit: no invocation record)")?;
         return Ok(exit);
     };
     let s = |k: &str| esc(inv[k].as_str().unwrap_or("-")).into_owned();
@@ -148,12 +148,15 @@ pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError
     } else {
         out.line("effects")?;
         for e in &effects {
+            // The effect's outcome in the one vocabulary, with the broker's denial label.
             let status = if e["allowed"] == false {
-                format!("denied {}", esc(e["denial"].as_str().unwrap_or("")))
+                format!("denied ({})", esc(e["denial"].as_str().unwrap_or("")))
             } else if e["failed"] == true {
                 "failed".to_string()
+            } else if e.get("missing").is_some() {
+                "indeterminate (record missing)".to_string()
             } else {
-                "allowed".to_string()
+                "ok".to_string()
             };
             out.line(format!(
                 "  {} {} cost {} budget {}→{} {}  {}",
@@ -179,8 +182,5 @@ pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError
             .unwrap_or_default()
     ))?;
     out.line(format!("outcome {}", s("outcome")))?;
-    if s("outcome") == "refused" {
-        exit = Exit::Success;
-    }
     Ok(exit)
 }

@@ -5,8 +5,8 @@ use serde::Serialize;
 use super::output::{rfc3339, Output};
 use super::{CliError, Context, Exit};
 
-/// Summarise the store: head, entry count, registry revision, live sessions, pending
-/// approvals, pending and indeterminate intents, blocked limits scopes.
+/// Summarise the store: head, entry count, the last entry's outcome, registry revision, live
+/// sessions, pending approvals, pending and indeterminate intents, blocked limits scopes.
 ///
 /// Read-only (takes no lock). `--json` prints one object (docs/json/status.schema.json).
 ///
@@ -23,6 +23,8 @@ struct Status {
     head: Option<String>,
     entries: i64,
     last_index: Option<i64>,
+    head_outcome: Option<crate::ops::outcome::Outcome>,
+    head_invocation: Option<String>,
     registry_revision: Option<i64>,
     live_sessions: usize,
     pending_approvals: Vec<String>,
@@ -41,6 +43,28 @@ pub fn run(ctx: &Context, out: &mut Output, _args: Args) -> Result<Exit, CliErro
     let now = ctx.now();
     let head = store.head().map_err(|e| CliError::store(what, e))?;
     let (_, last) = store.log_bounds().map_err(|e| CliError::store(what, e))?;
+    // The last entry's outcome, in the words `log` and `show` use (DEC-UX-3).
+    let mut last_row = None;
+    crate::store::logview::for_each(
+        conn,
+        &crate::store::logview::Query {
+            reverse: true,
+            limit: Some(1),
+            ..Default::default()
+        },
+        |r| {
+            last_row = Some(r);
+            Ok(())
+        },
+    )
+    .map_err(|e| CliError::store(what, e))?;
+    let head_outcome = match &last_row {
+        Some(r) => {
+            Some(crate::ops::outcome::of_row(&store, r).map_err(|e| CliError::store(what, e))?)
+        }
+        None => None,
+    };
+    let head_invocation = last_row.and_then(|r| r.invocation_id);
     let registry_revision = crate::transitions::publish::read_head(conn)
         .ok()
         .flatten()
@@ -84,6 +108,8 @@ pub fn run(ctx: &Context, out: &mut Output, _args: Args) -> Result<Exit, CliErro
         head,
         entries: last.map_or(0, |l| l + 1),
         last_index: last,
+        head_outcome,
+        head_invocation,
         registry_revision,
         live_sessions,
         pending_approvals,
@@ -121,6 +147,15 @@ pub fn run(ctx: &Context, out: &mut Output, _args: Args) -> Result<Exit, CliErro
             .map(|l| format!(" (last index {l})"))
             .unwrap_or_default()
     ))?;
+    if let Some(o) = st.head_outcome {
+        out.line(format!(
+            "last outcome        {o}{}",
+            st.head_invocation
+                .as_deref()
+                .map(|i| format!(" ({})", crate::termtext::escape_line(i)))
+                .unwrap_or_else(|| " (a client commit)".into())
+        ))?;
+    }
     out.line(format!(
         "registry revision   {}",
         st.registry_revision

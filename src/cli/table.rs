@@ -10,8 +10,8 @@
 //! Fitting a row set to a width (`COLUMNS`, else the terminal's; a pipe gets natural widths
 //! and nothing is cut or dropped):
 //! 1. every column at its natural width (the widest cell or header line);
-//! 2. too wide: free-text and list columns give up width, widest first, down to their
-//!    minimum (the header's width, at least 6);
+//! 2. too wide: free-text columns give up width, widest first, down to their minimum (the
+//!    header's width, at least 6); then list columns the same way (hiding whole items);
 //! 3. still too wide: the droppable column with the lowest priority (`Col::drop`; ties: the
 //!    rightmost) is hidden and step 1 starts over; columns without a priority — the key
 //!    columns, among them the short hash `show`/`why` take — are never hidden;
@@ -226,10 +226,16 @@ impl Layout {
             };
             let mut over = total(&w).saturating_sub(limit);
             while over > 0 {
-                // The widest shrinkable column gives up one column at a time.
-                let pick = (0..w.len())
-                    .filter(|i| shown[*i] && w[*i] > floor(*i, last_resort))
-                    .max_by_key(|i| (w[*i], *i));
+                // Free text gives up width first, then lists (whose cuts hide whole items):
+                // the widest shrinkable column of that kind, one column at a time.
+                let shrinkable = |kind: Kind| {
+                    (0..w.len())
+                        .filter(|i| {
+                            shown[*i] && cols[*i].kind == kind && w[*i] > floor(*i, last_resort)
+                        })
+                        .max_by_key(|i| (w[*i], *i))
+                };
+                let pick = shrinkable(Kind::Text).or_else(|| shrinkable(Kind::List));
                 let Some(i) = pick else { break };
                 w[i] -= 1;
                 over -= 1;

@@ -2,7 +2,8 @@
 
 use clap::Subcommand;
 
-use super::output::{table, Output};
+use super::output::Output;
+use super::table::{Col, Table};
 use super::{read_err, resolve_session, CliError, Context, Exit};
 use crate::coordinator::invoke::visible;
 use crate::transitions::publish::read_head;
@@ -67,7 +68,14 @@ pub fn run(ctx: &Context, out: &mut Output, cmd: Cmd) -> Result<Exit, CliError> 
             }))?;
         }
     } else {
-        let mut t = table(&["id", "title", "required arguments", "effects"], out.color);
+        // docs/TABLES.md: ID always; TITLE is cut first; then TITLE, REQUIRED ARGUMENTS and
+        // EFFECTS are hidden in that order.
+        let mut t = Table::new(vec![
+            Col::id("id"),
+            Col::text("title").drop(1),
+            Col::list("required arguments").drop(2),
+            Col::list("effects").drop(3),
+        ]);
         for d in &tools {
             t.add_row(vec![
                 d.id.clone(),

@@ -3,7 +3,8 @@
 
 use clap::Subcommand;
 
-use super::output::{short, table, Output};
+use super::output::{short, Output};
+use super::table::{Col, Table};
 use super::{CliError, Context, Exit};
 use crate::encoding::trcjson::{self, CValue};
 use crate::transitions::publish::{self, Head, PublishError};
@@ -94,18 +95,17 @@ pub fn run(ctx: &Context, out: &mut Output, cmd: Cmd) -> Result<Exit, CliError> 
                 }
                 return Ok(Exit::Success);
             }
-            let mut t = table(
-                &[
-                    "ID",
-                    "TITLE",
-                    "ACCESS",
-                    "DECLARED EFFECTS",
-                    "TRANSITION FN",
-                    "INTERPRETER",
-                    "EPOCH",
-                ],
-                out.color,
-            );
+            // docs/TABLES.md: ID always; TITLE is cut first; then INTERPRETER, EPOCH,
+            // TRANSITION FN, TITLE, DECLARED EFFECTS and ACCESS are hidden in that order.
+            let mut t = Table::new(vec![
+                Col::id("id"),
+                Col::text("title").drop(4),
+                Col::id("access").drop(6),
+                Col::list("declared effects").drop(5),
+                Col::id("transition fn").drop(3),
+                Col::id("interpreter").drop(1),
+                Col::id("epoch").drop(2),
+            ]);
             for d in &head.revision.entries {
                 t.add_row(vec![
                     d.id.clone(),

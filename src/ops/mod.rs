@@ -15,7 +15,8 @@
 //! [`pin`], [`publish`] (plan, then commit), [`session`] mint/revoke, [`approval`]
 //! request/decide, [`limits`] and [`mission`] commands (the caller decides the actor and whether
 //! a human confirmed; a dry run is an option, not a prompt), [`export`] of an episode bundle and
-//! the read-only [`replay`]. Attended confirmation, terminals and printing stay with the caller.
+//! the read-only [`replay`]. [`outcome`] is the one derivation of what happened (`ok`, `refused`,
+//! `denied`, `failed`, `indeterminate`, `effects-unrecorded`) every reader and exit code uses. Attended confirmation, terminals and printing stay with the caller.
 
 pub mod approval;
 pub mod checkpoint;
@@ -24,6 +25,7 @@ pub mod export;
 pub mod genesis;
 pub mod limits;
 pub mod mission;
+pub mod outcome;
 pub mod package;
 pub mod pin;
 pub mod publish;

@@ -5,6 +5,7 @@
 
 use serde_json::{json, Value};
 
+use crate::ops::outcome::{derive, EffectState, Evidence, Outcome};
 use crate::store::records::{EffectRecord, InvocationRecord};
 use crate::store::{Error, Store};
 
@@ -15,8 +16,9 @@ fn payload_value(bytes: &[u8]) -> Value {
 }
 
 /// The view of entry `index` (docs/json/show.schema.json), `None` when there is no such entry.
-/// `invocation.episodeId` names the episode a coordinator entry belongs to; a client commit has
-/// no `invocation` and `"outcome": "commit"`.
+/// `invocation.episodeId` names the episode a coordinator entry belongs to; `kind` is
+/// `invocation` or `commit` (a client commit, no `invocation`); `outcome` (also
+/// `invocation.outcome`) is [`crate::ops::outcome::derive`]'s, a client commit `ok`.
 ///
 /// # Errors
 /// [`Error`] for a failed read or a receipt that cannot be derived.
@@ -42,14 +44,21 @@ pub fn entry_view(store: &Store, index: i64) -> Result<Option<Value>, Error> {
         "transitionRef": entry.transition_ref,
     });
     let Some(rec) = &record else {
-        v["outcome"] = "commit".into();
+        v["kind"] = "commit".into();
+        v["outcome"] = Outcome::Ok.as_str().into();
         return Ok(Some(v));
     };
     let mut effects = Vec::new();
+    let mut states = Vec::new();
     for r in rec.effects.clone().unwrap_or_default() {
         let decoded = store
             .object(&r)?
             .and_then(|o| EffectRecord::decode(&o.payload).ok());
+        states.push(
+            decoded
+                .as_ref()
+                .map_or(EffectState::Indeterminate, EffectState::of_record),
+        );
         effects.push(match decoded {
             Some(d) => {
                 let mut x = serde_json::to_value(&d).unwrap_or(Value::Null);
@@ -61,11 +70,14 @@ pub fn entry_view(store: &Store, index: i64) -> Result<Option<Value>, Error> {
     }
     let receipt = crate::store::journal::receipt(store.conn(), &rec.invocation_id)?;
     let output = object_json(&rec.output)?;
-    let outcome = match output.get("ok").and_then(Value::as_bool) {
-        Some(true) => "ok",
-        Some(false) => "refused",
-        None => "-",
-    };
+    let outcome = derive(&Evidence {
+        committed: true,
+        output_ok: output.get("ok").and_then(Value::as_bool),
+        effects: &states,
+    })
+    .as_str();
+    v["kind"] = "invocation".into();
+    v["outcome"] = outcome.into();
     v["invocation"] = json!({
         "invocationId": rec.invocation_id,
         "episodeId": rec.episode_id,

@@ -10,7 +10,9 @@
 //!
 //! - `RUN_STARTED {threadId, runId, protocolVersion:"1.0"}`
 //! - `STATE_SNAPSHOT {snapshot:{schema, lastIndex, logHead}}`
-//! - per entry `i`: `CUSTOM {name:"world.entry.committed", value:<the entry's Go-json>}`, then
+//! - per entry `i`: `CUSTOM {name:"world.entry.committed", value:<the entry's Go-json>}` (its
+//!   three members, then `kind`, `transition`, `invocationId`, `episodeId`, `outcome`:
+//!   [`Summary`], DEC-UX-5), then
 //!   `id: i` and `STATE_DELTA` (two `replace` ops on `/lastIndex` and `/logHead`)
 //! - `RUN_FINISHED {threadId, runId, result:{lastIndex}}`, or `RUN_ERROR {message, code}` when
 //!   a read fails mid-run (`Timeout` on deadline, else `Internal`).
@@ -194,12 +196,79 @@ pub fn snapshot(after: i64, head: Option<&str>) -> Vec<u8> {
         .finish()
 }
 
-/// The frames of one entry: `CUSTOM`, then `id: i` and `STATE_DELTA`.
+/// What `world.entry.committed` adds to the entry (issue 29, DEC-UX-5), as `world log --json`
+/// names it: `kind` (`invocation` or `commit`), `transition`, `invocationId`, `episodeId`
+/// (null for a client commit) and `outcome` (README "Outcomes").
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Summary {
+    /// The invocation id of a coordinator entry.
+    pub invocation: Option<String>,
+    /// Its episode.
+    pub episode: Option<String>,
+    /// The descriptor id it called.
+    pub transition: Option<String>,
+    /// `ops::outcome::of_row`'s outcome.
+    pub outcome: Option<crate::ops::outcome::Outcome>,
+}
+
+impl Summary {
+    /// The summary of a log view row.
+    ///
+    /// # Errors
+    /// A failed read of the entry's records.
+    pub fn of(
+        s: &crate::store::Store,
+        r: &crate::store::logview::Row,
+    ) -> Result<Summary, crate::store::Error> {
+        Ok(Summary {
+            invocation: r.invocation_id.clone(),
+            episode: r.episode_id.clone(),
+            transition: r.transition.clone(),
+            outcome: Some(crate::ops::outcome::of_row(s, r)?),
+        })
+    }
+}
+
+/// The frames of one entry: `CUSTOM` (its `value` the entry's Go-json as `GET /v1/log/{i}`
+/// answers it, then the [`Summary`] members), then `id: i` and `STATE_DELTA`.
 ///
 /// # Errors
 /// The entry does not encode (never for a stored entry).
-pub fn entry_frames(e: &LogEntry) -> Result<Bytes, serde_json::Error> {
-    let value = gojson::to_vec(e)?;
+pub fn entry_frames(e: &LogEntry, sum: &Summary) -> Result<Bytes, serde_json::Error> {
+    let mut value = gojson::to_vec(e)?;
+    // Additive members after the reference's three (DEC-UX-5).
+    let text = |v: &Option<String>| -> Vec<u8> {
+        match v {
+            Some(t) => {
+                let mut b = Vec::new();
+                gojson::write_str(&mut b, t);
+                b
+            }
+            None => b"null".to_vec(),
+        }
+    };
+    let extra = Obj::new()
+        .str(
+            "kind",
+            if sum.invocation.is_some() {
+                "invocation"
+            } else {
+                "commit"
+            },
+        )
+        .raw("transition", &text(&sum.transition))
+        .raw("invocationId", &text(&sum.invocation))
+        .raw("episodeId", &text(&sum.episode))
+        .raw(
+            "outcome",
+            &text(&sum.outcome.map(|o| o.as_str().to_string())),
+        )
+        .finish();
+    if value.last() == Some(&b'}') && extra.len() > 2 {
+        value.pop();
+        value.push(b',');
+        value.extend_from_slice(&extra[1..]);
+    }
     let custom = Obj::new()
         .str("type", "CUSTOM")
         .str("name", "world.entry.committed")
@@ -415,10 +484,30 @@ async fn run(
             .read_within(bound, move |s| {
                 let mut items = Vec::new();
                 s.for_each_log(Some(from), Some(PAGE as u64), false, |e| {
-                    items.push(e);
+                    items.push((e, Summary::default()));
                     Ok(())
                 })
                 .map_err(|e| ReadError::Store(e.to_string()))?;
+                // The page's summaries from the log view (one scan of the same range).
+                let mut rows = std::collections::HashMap::new();
+                crate::store::logview::for_each(
+                    s.conn(),
+                    &crate::store::logview::Query {
+                        from: Some(from),
+                        limit: Some(PAGE as u64),
+                        ..Default::default()
+                    },
+                    |r| {
+                        rows.insert(r.index, Summary::of(s, &r)?);
+                        Ok(())
+                    },
+                )
+                .map_err(|e| ReadError::Store(e.to_string()))?;
+                for (e, sum) in &mut items {
+                    if let Some(found) = rows.remove(&e.header.entry_index) {
+                        *sum = found;
+                    }
+                }
                 Ok(items)
             })
             .await;
@@ -436,8 +525,8 @@ async fn run(
             }
         };
         let full = items.len() as i64 >= PAGE;
-        for e in &items {
-            let Ok(bytes) = entry_frames(e) else {
+        for (e, sum) in &items {
+            let Ok(bytes) = entry_frames(e, sum) else {
                 eprintln!(
                     "world: serve: POST /agui/: entry {} does not encode",
                     e.header.entry_index
@@ -560,7 +649,7 @@ mod tests {
             transition_ref: h(0xc8),
         };
         let want = format!(
-            "data: {{\"type\":\"CUSTOM\",\"name\":\"world.entry.committed\",\"value\":{{\"header\":{{\"entryIndex\":0,\"semanticsEpoch\":1,\"transitionFn\":\"{}\",\"interpreter\":\"{}\",\"prevEntryHash\":\"{}\",\"writtenBy\":\"fixture \\u003c\\u003e\\u0026\"}},\"entryHash\":\"{}\",\"transitionRef\":\"{}\"}}}}\n\nid: 0\ndata: {{\"type\":\"STATE_DELTA\",\"delta\":[{{\"op\":\"replace\",\"path\":\"/lastIndex\",\"value\":0}},{{\"op\":\"replace\",\"path\":\"/logHead\",\"value\":\"{}\"}}]}}\n\n",
+            "data: {{\"type\":\"CUSTOM\",\"name\":\"world.entry.committed\",\"value\":{{\"header\":{{\"entryIndex\":0,\"semanticsEpoch\":1,\"transitionFn\":\"{}\",\"interpreter\":\"{}\",\"prevEntryHash\":\"{}\",\"writtenBy\":\"fixture \\u003c\\u003e\\u0026\"}},\"entryHash\":\"{}\",\"transitionRef\":\"{}\",\"kind\":\"invocation\",\"transition\":\"ailang-write\",\"invocationId\":\"cli:sc1:w-4\",\"episodeId\":\"sc1\",\"outcome\":\"denied\"}}}}\n\nid: 0\ndata: {{\"type\":\"STATE_DELTA\",\"delta\":[{{\"op\":\"replace\",\"path\":\"/lastIndex\",\"value\":0}},{{\"op\":\"replace\",\"path\":\"/logHead\",\"value\":\"{}\"}}]}}\n\n",
             h(0x64),
             h(0x65),
             h(0x64),
@@ -569,8 +658,38 @@ mod tests {
             h(1)
         );
         assert_eq!(
-            String::from_utf8(entry_frames(&e).unwrap().to_vec()).unwrap(),
+            String::from_utf8(
+                entry_frames(
+                    &e,
+                    &Summary {
+                        invocation: Some("cli:sc1:w-4".into()),
+                        episode: Some("sc1".into()),
+                        transition: Some("ailang-write".into()),
+                        outcome: Some(crate::ops::outcome::Outcome::Denied),
+                    }
+                )
+                .unwrap()
+                .to_vec()
+            )
+            .unwrap(),
             want
+        );
+        // A client commit: the three members, then kind `commit`, nulls and `ok`.
+        let commit = String::from_utf8(
+            entry_frames(
+                &e,
+                &Summary {
+                    outcome: Some(crate::ops::outcome::Outcome::Ok),
+                    ..Summary::default()
+                },
+            )
+            .unwrap()
+            .to_vec(),
+        )
+        .unwrap();
+        assert!(
+            commit.contains(r#","kind":"commit","transition":null,"invocationId":null,"episodeId":null,"outcome":"ok"}}"#),
+            "{commit}"
         );
         assert_eq!(
             String::from_utf8(run_finished("t", "r", 6)).unwrap(),

@@ -62,22 +62,11 @@ pub struct Row {
     pub episode_id: Option<String>,
     /// The transition (descriptor id) it called.
     pub transition: Option<String>,
-    /// `ok` of the transition's output: `Some(true)` ok, `Some(false)` refused.
+    /// `ok` of the transition's output (`Some(false)`: `ok:false`); the row's outcome is
+    /// `ops::outcome::of_row`'s.
     pub ok: Option<bool>,
     /// The commit intent's `logicalTime`, Unix seconds.
     pub logical_time: Option<i64>,
-}
-
-impl Row {
-    /// `ok`, `refused`, or `commit` for a client commit.
-    pub fn outcome(&self) -> &'static str {
-        match (self.invocation_id.is_some(), self.ok) {
-            (false, _) => "commit",
-            (true, Some(true)) => "ok",
-            (true, Some(false)) => "refused",
-            (true, None) => "-",
-        }
-    }
 }
 
 const SQL: &str = "

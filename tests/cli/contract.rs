@@ -165,7 +165,7 @@ fn cases(env: &TestEnv, n: usize) -> Vec<Case> {
         case(&["world", "get", "head"], Shape::One("world")),
         case(&["object", "get", &obj], Shape::One("object")),
         case(&["object", "find", "demo/note/v1"], Shape::Lines("object")),
-        case(&["log"], Shape::Lines("log-entry")),
+        case(&["log"], Shape::Lines("log-line")),
         case(&["log", "get", "1"], Shape::One("log-entry")),
         case(&["show", "head"], Shape::One("show")),
         case(&["show", "cli:ep1:w1"], Shape::One("show")),

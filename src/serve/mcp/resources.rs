@@ -85,12 +85,13 @@ pub fn list(
     let next = (rows.len() as u64 > PAGE).then(|| rows[PAGE as usize - 1].index);
     rows.truncate(PAGE as usize);
     for r in &rows {
+        let outcome = crate::ops::outcome::of_row(s, r)?;
         let inv = r.invocation_id.clone().unwrap_or_default();
         let what = r.transition.clone().unwrap_or_default();
         out.push(resource(
             format!("world://entries/{}", r.index),
             format!("entry {} {what}", r.index),
-            format!("Entry {} ({inv}, {})", r.index, r.outcome()),
+            format!("Entry {} ({inv}, {outcome})", r.index),
         ));
         out.push(resource(
             receipt_uri(&inv),
