@@ -151,6 +151,8 @@ pub(crate) trait Db {
     }
     /// Create `limits_folds` (and on PostgreSQL the TRUNCATE refusals), in this transaction.
     fn create_folds(&self) -> Result<(), Error>;
+    /// Run several statements (DDL), unprepared, in this transaction.
+    fn exec_batch(&self, sql: &str) -> Result<(), Error>;
     /// Run a statement; the number of rows changed.
     fn exec(&self, sql: &str, params: &[Val]) -> Result<u64, Error>;
     /// Run a query; every row.
@@ -232,5 +234,9 @@ impl Db for rusqlite::Connection {
 
     fn create_folds(&self) -> Result<(), Error> {
         Ok(self.execute_batch(super::seal::SQLITE_DDL)?)
+    }
+
+    fn exec_batch(&self, sql: &str) -> Result<(), Error> {
+        Ok(self.execute_batch(sql)?)
     }
 }

@@ -530,6 +530,10 @@ impl Db for PgTx<'_, '_> {
         self.batch(&super::seal::pg_ddl())
     }
 
+    fn exec_batch(&self, sql: &str) -> Result<(), Error> {
+        self.batch(sql)
+    }
+
     fn exec(&self, sql: &str, params: &[Val]) -> Result<u64, Error> {
         let stmt = self.statement(sql)?;
         let refs: Vec<&(dyn ToSql + Sync)> = params.iter().map(|v| v as _).collect();

@@ -432,3 +432,23 @@ pub(crate) fn record(db: &dyn Db, revision: u64, attempt: Option<&str>) -> Resul
     }
     Ok(())
 }
+
+/// What `world verify` adds to the full re-fold for a ledger: the deciding check's findings
+/// (triggers, the chain head, fold digests), as `(failures, warnings)`. A ledger whose
+/// `limits_folds` is not yet created is a warning (`ledger_upgrade`): its next command
+/// re-folds it and adds them. An absent ledger (no `limits_meta`) has nothing to check here.
+///
+/// # Errors
+/// Storage errors.
+pub(crate) fn verify_findings(db: &dyn Db) -> Result<(Vec<String>, Vec<String>), Error> {
+    let Some(meta) = super::ledger::load_meta(db)? else {
+        return Ok((Vec::new(), Vec::new()));
+    };
+    let mut warnings = Vec::new();
+    if !db.table_exists("limits_folds")? {
+        warnings.push(
+            "limits_folds is missing (a ledger written before issue 27, or the table was dropped): the next limits command re-folds the whole chain and adds it".to_string(),
+        );
+    }
+    Ok((findings(db, &meta, None)?, warnings))
+}
