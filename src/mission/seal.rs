@@ -249,14 +249,16 @@ pub(crate) fn check_head(db: &dyn Db, mission_id: &str) -> Result<(), Error> {
     .transpose()?
     .unwrap_or(0);
     match newest {
-        Some(n) if n.int(0)? != seq || n.text(1)? != hash => return Err(integrity(
-            mission_id,
-            format!(
+        Some(n) if n.int(0)? != seq || n.text(1)? != hash => {
+            return Err(integrity(
+                mission_id,
+                format!(
                 "the newest journal entry is {} ({}) but the mission row records {seq} ({hash})",
                 n.int(0)?,
                 n.text(1)?
             ),
-        )),
+            ))
+        }
         None if seq != 0 => {
             return Err(integrity(
                 mission_id,
