@@ -413,7 +413,10 @@ fn every_edit(kind: Kind, test: &str) {
     let edit = "UPDATE mission_grants SET body = replace(body, '\"used\":\"80\"', '\"used\":\"0\"') WHERE mission_id = 'm' AND grant_id = 'g'";
     t.sql(edit, edit);
     let body = t.grant_body();
-    assert!(body.contains("\"used\":\"0\""), "the grant edit did not apply: {body}");
+    assert!(
+        body.contains("\"used\":\"0\""),
+        "the grant edit did not apply: {body}"
+    );
     t.reported_and_refused("grant used", "mission_state", Target::admit);
 }
 

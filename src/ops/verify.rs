@@ -60,6 +60,7 @@ fn run(
             crate::mission::store::DDL,
             crate::limits::seal::SQLITE_DDL,
             crate::mission::seal::SQLITE_DDL,
+            crate::store::spend::FOLDS_DDL,
         ],
     )?;
     checks.objects(rep, progress)?;
