@@ -244,30 +244,40 @@ impl Target {
                     }
                 }
             }
-            _ => {
-                let c = rusqlite::Connection::open(&self.ledger).unwrap();
-                let tables: Vec<String> = c
-                    .prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND (name LIKE 'limits%' OR name LIKE 'mission%') ORDER BY 1")
-                    .unwrap()
-                    .query_map([], |r| r.get(0))
-                    .unwrap()
-                    .map(Result::unwrap)
+            _ => out = Target::dump_sqlite(&self.ledger),
+        }
+        out
+    }
+
+    /// [`Target::dump`] of a SQLite file.
+    fn dump_sqlite(path: &str) -> Vec<String> {
+        let mut out = Vec::new();
+        let c = rusqlite::Connection::open(path).unwrap();
+        let tables: Vec<String> = c
+            .prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND (name LIKE 'limits%' OR name LIKE 'mission%') ORDER BY 1")
+            .unwrap()
+            .query_map([], |r| r.get(0))
+            .unwrap()
+            .map(Result::unwrap)
+            .collect();
+        for t in tables {
+            let mut s = c.prepare(&format!("SELECT * FROM {t}")).unwrap();
+            let n = s.column_count();
+            let mut rows = s.query([]).unwrap();
+            let mut all = Vec::new();
+            while let Some(r) = rows.next().unwrap() {
+                let vals: Vec<String> = (0..n)
+                    .map(|i| match r.get_ref(i).unwrap() {
+                        rusqlite::types::ValueRef::Text(t) => {
+                            String::from_utf8_lossy(t).into_owned()
+                        }
+                        v => format!("{v:?}"),
+                    })
                     .collect();
-                for t in tables {
-                    let mut s = c.prepare(&format!("SELECT * FROM {t}")).unwrap();
-                    let n = s.column_count();
-                    let mut rows = s.query([]).unwrap();
-                    let mut all = Vec::new();
-                    while let Some(r) = rows.next().unwrap() {
-                        let vals: Vec<String> = (0..n)
-                            .map(|i| format!("{:?}", r.get_ref(i).unwrap()))
-                            .collect();
-                        all.push(format!("{t}: {}", vals.join("|")));
-                    }
-                    all.sort();
-                    out.extend(all);
-                }
+                all.push(format!("{t}: {}", vals.join("|")));
             }
+            all.sort();
+            out.extend(all);
         }
         out
     }
@@ -633,4 +643,91 @@ fn the_documented_runtime_role_cannot_rewrite_append_only_tables() {
         3,
     );
     as_role(&runtime, &["verify", "--ledger", &runtime], 3);
+}
+
+/// The broker's pairing is a deciding command too: an invocation whose episode is paired
+/// with an edited limits scope or mission — in the store file or a ledger file — is refused
+/// with exit 3 (`IntegrityError`) before its intent is journaled: the store and the ledger
+/// are left exactly as they were.
+#[test]
+fn an_invocation_paired_with_an_edited_ledger_is_refused_and_writes_nothing() {
+    use crate::invoke_support::{assert_exit, stderr, Env};
+    const READ: &str = r#"{"case":"effect","payload":{"op":"read","path":"x"}}"#;
+    for (in_file, mission) in [(false, false), (true, false), (false, true), (true, true)] {
+        let env = Env::new();
+        std::fs::write(env.ws.join("ep1/x"), "x\n").unwrap();
+        let cfg = env.root.join("limits.json");
+        std::fs::write(
+            &cfg,
+            r#"{"profile":"aiws-limits/1","ledgerId":"l","unit":"calls","scopes":[
+            {"scopeId":"ep1","kind":"WORK_ORDER","parentId":null,"limits":{"cost":"100"}}]}"#,
+        )
+        .unwrap();
+        let cfg = cfg.display().to_string();
+        let led = env.root.join("led.db").display().to_string();
+        let mut init = vec!["limits", "init", "--config", &cfg, "--yes"];
+        if in_file {
+            init.extend(["--ledger", &led]);
+        }
+        env.ok(&init);
+        let ledger = in_file.then_some(led.as_str());
+        let tok = if mission {
+            env.create_mission(ledger, "Workspace.Read", "worktree", "100", "3");
+            env.mint_for_mission("ep1", &["Workspace.Read=worktree:100"], ledger, &[])
+        } else {
+            env.mint_with(
+                "ep1",
+                &["Workspace.Read=worktree:100"],
+                &["--limits-scope", "ep1"],
+            )
+        };
+        let invoke = |task: &str| {
+            let mut extra = vec!["--invocation-id", task, "--wait-lock", "5"];
+            if in_file {
+                extra.extend(["--ledger", &led]);
+            }
+            env.invoke(&tok, "probe", READ, &extra)
+        };
+        let case = format!("in a ledger file: {in_file}, mission: {mission}");
+        assert_exit(&invoke("t1"), 0);
+        let edit = if mission {
+            "UPDATE mission_missions SET reserved = '0', settled = '0' WHERE mission_id = 'm'"
+        } else {
+            "UPDATE limits_scopes SET usage_ordinary = '0' WHERE scope_id = 'ep1'"
+        };
+        let target = if in_file {
+            led.clone()
+        } else {
+            env.db.display().to_string()
+        };
+        let n = rusqlite::Connection::open(&target)
+            .unwrap()
+            .execute(edit, [])
+            .unwrap();
+        assert_eq!(n, 1, "{case}");
+        let store_before = env.fingerprint();
+        let ledger_before = if in_file {
+            Target::dump_sqlite(&led)
+        } else {
+            Vec::new()
+        };
+        let out = invoke("t2");
+        assert_eq!(out.status.code(), Some(3), "{case}: {}", stderr(&out));
+        assert!(
+            stderr(&out).contains("integrity"),
+            "{case}: {}",
+            stderr(&out)
+        );
+        assert!(
+            env.fingerprint() == store_before,
+            "{case}: the store changed"
+        );
+        if in_file {
+            assert_eq!(
+                Target::dump_sqlite(&led),
+                ledger_before,
+                "{case}: the ledger changed"
+            );
+        }
+    }
 }
