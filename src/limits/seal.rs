@@ -326,7 +326,7 @@ pub(crate) fn findings(
     // Attempts: outstanding by row or by latest digest, and the one named.
     let mut keys: BTreeSet<String> = BTreeSet::new();
     for r in db.query(
-        &format!("SELECT attempt_id FROM limits_attempts WHERE state IN ('RESERVED', 'DISPATCHED', 'UNKNOWN')"),
+        "SELECT attempt_id FROM limits_attempts WHERE state IN ('RESERVED', 'DISPATCHED', 'UNKNOWN')",
         &[],
     )? {
         keys.insert(r.text(0)?);
