@@ -49,6 +49,7 @@ CREATE TABLE IF NOT EXISTS limits_folds (
   PRIMARY KEY (kind, key, revision)
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS limits_folds_live ON limits_folds(kind, live, key);
+CREATE INDEX IF NOT EXISTS limits_folds_by_revision ON limits_folds(kind, revision);
 CREATE TRIGGER IF NOT EXISTS limits_folds_no_update BEFORE UPDATE ON limits_folds
 BEGIN SELECT RAISE(ABORT, 'limits_folds is append-only'); END;
 CREATE TRIGGER IF NOT EXISTS limits_folds_no_delete BEFORE DELETE ON limits_folds
@@ -82,6 +83,7 @@ CREATE TABLE IF NOT EXISTS limits_folds (
   PRIMARY KEY (kind, key, revision)
 );
 CREATE INDEX IF NOT EXISTS limits_folds_live ON limits_folds(kind, live, key);
+CREATE INDEX IF NOT EXISTS limits_folds_by_revision ON limits_folds(kind, revision);
 CREATE OR REPLACE FUNCTION limits_folds_append_only() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN RAISE EXCEPTION 'limits_folds is append-only'; END; $$;
 DROP TRIGGER IF EXISTS limits_folds_no_change ON limits_folds;
@@ -304,8 +306,12 @@ pub(crate) fn findings(
     // Scopes: every row against its latest digest, and the same keys.
     let rows = scope_digests(db)?;
     let mut seen = BTreeSet::new();
+    // The scope set is fixed at init (the config is immutable), and the first revision with
+    // scope digests (init, or an upgrade's baseline) holds every scope: two index lookups,
+    // whatever the ledger's length.
     for r in db.query(
-        "SELECT DISTINCT key FROM limits_folds WHERE kind = 'scope'",
+        "SELECT key FROM limits_folds WHERE kind = 'scope' AND revision = \
+         (SELECT min(revision) FROM limits_folds WHERE kind = 'scope')",
         &[],
     )? {
         seen.insert(r.text(0)?);
@@ -331,14 +337,15 @@ pub(crate) fn findings(
     )? {
         keys.insert(r.text(0)?);
     }
+    // Attempts whose latest digest is outstanding: one statement (an index probe per attempt
+    // ever reserved), so an attempt edited out of RESERVED/DISPATCHED/UNKNOWN is still checked.
     for r in db.query(
-        "SELECT DISTINCT key FROM limits_folds WHERE kind = 'attempt' AND live = 1",
+        "SELECT f.key FROM limits_folds f WHERE f.kind = 'attempt' AND f.live = 1 \
+         AND NOT EXISTS (SELECT 1 FROM limits_folds g WHERE g.kind = 'attempt' \
+         AND g.key = f.key AND g.revision > f.revision)",
         &[],
     )? {
-        let k = r.text(0)?;
-        if latest(db, "attempt", &k)?.is_some_and(|(_, live, _)| live) {
-            keys.insert(k);
-        }
+        keys.insert(r.text(0)?);
     }
     if let Some(a) = attempt {
         if attempt_digest(db, a)?.is_some() {
