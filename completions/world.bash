@@ -7032,7 +7032,7 @@ _world() {
             return 0
             ;;
         world__subcmd__verify)
-            opts="-q -h --full --checkpoint --bundle --key --witness --db --json --quiet --color --wait-lock --help"
+            opts="-q -h --full --checkpoint --bundle --key --witness --ledger --db --json --quiet --color --wait-lock --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -7051,6 +7051,10 @@ _world() {
                     return 0
                     ;;
                 --witness)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --ledger)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

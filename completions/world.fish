@@ -648,6 +648,7 @@ complete -c world -n "__fish_world_using_subcommand verify" -l checkpoint -d 'A 
 complete -c world -n "__fish_world_using_subcommand verify" -l bundle -d 'Check this episode bundle (world export-episode --checkpoint) instead of --db' -r -F
 complete -c world -n "__fish_world_using_subcommand verify" -l key -d 'The log\'s public key (NAME+KEYID+BASE64, or a file holding it)' -r
 complete -c world -n "__fish_world_using_subcommand verify" -l witness -d 'A witness whose cosignature the checkpoint must carry (repeatable; tlog-cosignature)' -r
+complete -c world -n "__fish_world_using_subcommand verify" -l ledger -d 'Check a standalone limits/mission ledger (a ledger file or a postgres:// URL) instead of the store: re-fold every total, the hash chains, the append-only triggers, the schema' -r
 complete -c world -n "__fish_world_using_subcommand verify" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
 complete -c world -n "__fish_world_using_subcommand verify" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
 always\t'Always colour'

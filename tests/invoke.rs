@@ -484,6 +484,72 @@ fn an_edited_spend_tally_is_not_trusted_and_is_rebuilt() {
     assert!(!text.contains("spend_tally"), "{text}");
 }
 
+/// The checksum of a `world_spend_tally` row as the broker computes it (an attacker can
+/// recompute it: it is unkeyed).
+fn tally_checksum(episode: &str, seq: i64, next: Option<i64>, spend: &str, state: &str) -> String {
+    use sha2::{Digest, Sha256};
+    let mut h = Sha256::new();
+    h.update(b"world/spend-tally/v1\n");
+    let next = next.map_or_else(|| "null".to_string(), |n| n.to_string());
+    for part in [episode, &seq.to_string(), &next, spend, state] {
+        h.update((part.len() as u64).to_be_bytes());
+        h.update(part.as_bytes());
+    }
+    hex::encode(h.finalize())
+}
+
+/// Issue 27 §3: a spend tally edited *and re-checksummed* (the checksum is unkeyed) is not one
+/// the broker wrote — its checksum is not in the append-only `world_spend_folds` — so `verify`
+/// fails (`spend_tally`, exit 3) and the next decision refuses (exit 3) writing nothing,
+/// instead of granting a third read on a zeroed spend.
+#[test]
+fn a_re_checksummed_spend_tally_is_reported_and_refused() {
+    let env = Env::new();
+    let tok = env.mint("ep1", &[APPLY, "Workspace.Read=worktree:2"]);
+    std::fs::write(env.ws.join("ep1/notes.txt"), "a b\nc\n").expect("write");
+    for _ in 0..2 {
+        assert_exit(
+            &env.invoke(&tok, "readcount", r#"{"path":"notes.txt"}"#, &[]),
+            0,
+        );
+    }
+    env.verify_ok();
+    let conn = env.conn();
+    let (seq, next, state): (i64, Option<i64>, String) = conn
+        .query_row(
+            "SELECT valid_to_seq, next_ordinal, state_json FROM world_spend_tally WHERE episode_id = 'ep1'",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+        )
+        .expect("tally row");
+    let forged = tally_checksum("ep1", seq, next, "[]", &state);
+    conn.execute(
+        "UPDATE world_spend_tally SET spend_json = '[]', checksum = ?1 WHERE episode_id = 'ep1'",
+        [&forged],
+    )
+    .expect("edit");
+    let out = env.run(&["verify"]);
+    assert_exit(&out, 3);
+    let text = String::from_utf8_lossy(&out.stdout).to_string();
+    assert!(
+        text.contains("spend_tally") && text.contains("edited"),
+        "{text}"
+    );
+    let journal = |c: &rusqlite::Connection| -> i64 {
+        c.query_row("SELECT count(*) FROM journal", [], |r| r.get(0))
+            .expect("count")
+    };
+    let before = journal(&conn);
+    let out = env.invoke(&tok, "readcount", r#"{"path":"notes.txt"}"#, &[]);
+    assert_exit(&out, 3);
+    assert!(stderr(&out).contains("spend tally"), "{}", stderr(&out));
+    assert_eq!(
+        journal(&conn),
+        before,
+        "the refused decision wrote to the journal"
+    );
+}
+
 #[test]
 fn the_same_invocation_id_is_idempotent_and_a_different_input_is_refused() {
     let env = Env::new();

@@ -165,7 +165,8 @@ fn init_yes_leaves_the_v4_schema_untouched_and_the_store_verifies() {
     );
     assert_eq!(
         count(&env.db(), "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name LIKE 'limits\\_%' ESCAPE '\\'"),
-        7
+        8,
+        "limits.md §7's seven tables and limits_folds (DEC-LEDGER-1)"
     );
     // The HOST act is recorded as unattended, by the operator.
     let event: String = rusqlite::Connection::open(env.db())

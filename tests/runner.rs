@@ -36,6 +36,7 @@ mod integrity_files;
 mod invoke;
 mod invoke_reliability;
 mod layering;
+mod ledger_integrity;
 mod limits_cli;
 mod limits_ledger_file;
 mod limits_pairing;

@@ -106,6 +106,11 @@ pub enum BrokerError {
     /// of this effect was applied there (exit 6).
     #[error("{0}")]
     LedgerBusy(String),
+    /// The paired limits ledger or mission refused to decide on rows it did not write (an
+    /// edited usage or counter, a deleted or forged event, a dropped append-only trigger:
+    /// issue 27 §3, DEC-LEDGER-1); nothing of this effect was applied there (exit 3).
+    #[error("{0}")]
+    LedgerIntegrity(String),
     /// The episode's spend could not be counted from its journal (an intent payload that does
     /// not decode or re-hash: issue 13 §3); nothing was written and no handler ran.
     #[error("the episode's spend cannot be counted: {0}")]
@@ -158,6 +163,7 @@ fn ledger_step(
     match crate::limits::apply(tx, &req, &actor, now_ms, &NoEvidence) {
         Ok(_) => Ok(()),
         Err(LimitsError::Rejected(v)) => Err(BrokerError::LimitsRejected(v)),
+        Err(e @ LimitsError::Corrupt(_)) => Err(BrokerError::LedgerIntegrity(e.to_string())),
         Err(e) => Err(BrokerError::Limits(e.to_string())),
     }
 }
@@ -208,6 +214,7 @@ fn mission_step(
     match apply_in(tx, mission_id, &req, &host, crate::limits::Amount(now_ms)) {
         Ok(_) => Ok(()),
         Err(MissionError::Rejected(r)) => Err(BrokerError::MissionRejected(r)),
+        Err(e @ MissionError::Corrupt(_)) => Err(BrokerError::LedgerIntegrity(e.to_string())),
         Err(e) => Err(BrokerError::Mission(e.to_string())),
     }
 }
@@ -391,6 +398,7 @@ impl Broker<'_> {
         let to_broker = |e: crate::mission::store::Error| {
             match e {
             crate::mission::store::Error::Rejected(r) => BrokerError::MissionRejected(r),
+            e @ crate::mission::store::Error::Corrupt(_) => BrokerError::LedgerIntegrity(e.to_string()),
             e if e.is_busy() => BrokerError::LedgerBusy(format!(
                 "mission {}: ledger {} is busy: another process held its write lock for the whole wait; nothing ran and nothing was written in the store",
                 ms.mission_id,
@@ -432,7 +440,9 @@ impl Broker<'_> {
         // released again): no ledger names the id unless a release failed.
         let clean = match e {
             BrokerError::MissionRejected(r) => r.detail("unreleasedAttempt").is_none(),
-            BrokerError::LimitsRejected(_) | BrokerError::LedgerBusy(_) => true,
+            BrokerError::LimitsRejected(_)
+            | BrokerError::LedgerBusy(_)
+            | BrokerError::LedgerIntegrity(_) => true,
             _ => false,
         };
         if !clean || release_failed {
@@ -644,6 +654,7 @@ impl Broker<'_> {
             let to_broker = |e: crate::limits::Error| {
                 match e {
                 crate::limits::Error::Rejected(v) => BrokerError::LimitsRejected(v),
+                e @ crate::limits::Error::Corrupt(_) => BrokerError::LedgerIntegrity(e.to_string()),
                 e if e.is_busy() => BrokerError::LedgerBusy(format!(
                     "limits: ledger {} is busy: another process held its write lock for the whole wait; nothing ran and nothing was written in the store",
                     s.ledger.describe()

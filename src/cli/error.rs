@@ -568,7 +568,7 @@ pub fn ledger_err(what: &str, e: crate::limits::Error) -> CliError {
 pub(crate) const READ_ONLY_LEDGER_HINT: &str = "a ledger file is in WAL mode: even `report` and `verify` need write access to it and to its directory (SQLite creates FILE-wal and FILE-shm there); run as the ledger's owner, or copy the ledger (with any FILE-wal) to a directory you may write";
 
 /// The hint of a corrupt mission row in the store file; `world mission` names the ledger's verifier
-/// instead when the missions are in a ledger (`world verify` covers the store file only).
+/// instead when the missions are in a ledger (`world verify` covers the store file; `world verify --ledger L` a ledger).
 pub(crate) const VERIFY_HINT: &str = "run `world verify`";
 
 /// A mission store error as the CLI reports it (exit codes of docs/LEDGER.md).

@@ -178,7 +178,7 @@ pub fn for_path(path: &str) -> Option<&'static [&'static str]> {
         "world broker" | "world broker check" => {
             &["world broker check --session tok Workspace.Read worktree 1"]
         }
-        "world verify" => &["world verify", "world verify --full --json", "world verify -q   # prints only failures"],
+        "world verify" => &["world verify", "world verify --full --json", "world verify -q   # prints only failures", "world verify --ledger \"$WORLD_LEDGER\"   # a ledger file or postgres:// URL"],
         "world key" | "world key generate" => &[
             "world key generate --out log.key --name example.org/world   # the log's signing key",
             "world key generate --witness --out witness.key --name witness.example",

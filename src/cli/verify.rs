@@ -30,10 +30,17 @@ pub struct Args {
     /// A witness whose cosignature the checkpoint must carry (repeatable; tlog-cosignature)
     #[arg(long, value_name = "KEY", requires = "key")]
     witness: Vec<String>,
+    /// Check a standalone limits/mission ledger (a ledger file or a postgres:// URL) instead
+    /// of the store: re-fold every total, the hash chains, the append-only triggers, the schema
+    #[arg(long, value_name = "FILE|URL", conflicts_with_all = ["checkpoint", "bundle", "key", "full"])]
+    ledger: Option<String>,
 }
 
 /// Run `world verify`.
 pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError> {
+    if let Some(location) = &args.ledger {
+        return verify_ledger(out, location);
+    }
     let key = args
         .key
         .as_deref()
@@ -111,6 +118,73 @@ pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError
         }
     }
     print_report(out, &report, trust.as_ref())
+}
+
+/// `world verify --ledger L` (limits.md §7, issue 27 §3): one read snapshot of the ledger;
+/// every finding printed (`--json`: one object `{ledger, ok, failures, failureCounts,
+/// warnings, warningCounts}`, docs/json/verify-ledger.schema.json); exit 0 when clean, 3 on
+/// any failure. A ledger that cannot be opened answers as every `--ledger` command does
+/// (docs/LEDGER.md's table).
+fn verify_ledger(out: &mut Output, location: &str) -> Result<Exit, CliError> {
+    let what = "verify --ledger";
+    let (name, report) = crate::ops::verify::verify_ledger(location)
+        .map_err(|e| super::error::ledger_err(what, e))?;
+    if out.json {
+        out.json_line(&serde_json::json!({
+            "ledger": name,
+            "ok": report.ok(),
+            "failures": report.failures,
+            "failureCounts": report.failure_counts,
+            "warnings": report.warnings,
+            "warningCounts": report.warning_counts,
+        }))?;
+    } else {
+        for f in &report.failures {
+            let n = report.failure_counts.get(f.category).copied().unwrap_or(1);
+            out.line(format!(
+                "{} {}{}: {}{}",
+                super::output::paint("FAIL", 31, out.color),
+                f.category,
+                f.reference
+                    .as_ref()
+                    .map(|r| format!(" ({})", crate::termtext::escape_line(r)))
+                    .unwrap_or_default(),
+                crate::termtext::escape_line(&f.reason),
+                if n > 1 {
+                    format!(" (+{} more)", n - 1)
+                } else {
+                    String::new()
+                }
+            ))?;
+        }
+        if !out.quiet {
+            for w in &report.warnings {
+                out.line(format!(
+                    "warn {}: {}",
+                    w.category,
+                    crate::termtext::escape_line(&w.reason)
+                ))?;
+            }
+        }
+        out.summary(if report.ok() {
+            format!(
+                "{} ledger {} ok: every total re-folds from its hash-chained events",
+                super::output::paint("✓", 32, out.color),
+                crate::termtext::escape_line(&name)
+            )
+        } else {
+            format!(
+                "ledger {}: {} failure(s)",
+                crate::termtext::escape_line(&name),
+                report.failure_counts.values().sum::<u64>()
+            )
+        })?;
+    }
+    Ok(if report.ok() {
+        Exit::Success
+    } else {
+        Exit::Integrity
+    })
 }
 
 /// Print `report` (text or `--json`); exit 0 when clean, 3 on any failure.

@@ -1112,6 +1112,10 @@ fn execute_effects(
             Err(BrokerError::LedgerBusy(m)) if nothing_written => {
                 return Err(InvokeError::LedgerBusy(m))
             }
+            Err(BrokerError::LedgerIntegrity(m)) if nothing_written => {
+                // The ledger refused to decide on rows it did not write: nothing ran.
+                return Err(InvokeError::Integrity(m));
+            }
             Err(e) => {
                 return Err(InvokeError::EffectsUnrecorded {
                     invocation_id: run.invocation_id.clone(),

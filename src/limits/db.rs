@@ -133,9 +133,26 @@ impl Row {
     }
 }
 
+/// Which engine a [`Db`] runs on (catalog queries and DDL differ).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Backend {
+    /// SQLite: the World store file or a standalone ledger file.
+    Sqlite,
+    /// PostgreSQL (`--ledger postgres://…`).
+    Postgres,
+}
+
 /// The statements one ledger transaction runs. Implementations run inside a transaction the
 /// caller opened and will commit or roll back.
 pub(crate) trait Db {
+    /// The engine.
+    fn backend(&self) -> Backend {
+        Backend::Sqlite
+    }
+    /// Create `limits_folds` (and on PostgreSQL the TRUNCATE refusals), in this transaction.
+    fn create_folds(&self) -> Result<(), Error>;
+    /// Run several statements (DDL), unprepared, in this transaction.
+    fn exec_batch(&self, sql: &str) -> Result<(), Error>;
     /// Run a statement; the number of rows changed.
     fn exec(&self, sql: &str, params: &[Val]) -> Result<u64, Error>;
     /// Run a query; every row.
@@ -213,5 +230,13 @@ impl Db for rusqlite::Connection {
 
     fn create_schema(&self) -> Result<(), Error> {
         Ok(super::schema::create(self)?)
+    }
+
+    fn create_folds(&self) -> Result<(), Error> {
+        Ok(self.execute_batch(super::seal::SQLITE_DDL)?)
+    }
+
+    fn exec_batch(&self, sql: &str) -> Result<(), Error> {
+        Ok(self.execute_batch(sql)?)
     }
 }

@@ -571,7 +571,20 @@ impl Ctx<'_> {
             .exec("UPDATE limits_meta SET revision = ?1, last_now_ms = ?2, head_event_hash = ?3 WHERE id = 1", &vals![rev_i64, self.now.max(self.meta.last_now).to_string(), event_hash])?;
         self.meta.revision = revision;
         self.meta.head = event_hash;
+        super::seal::record(self.tx, revision, attempt_of(&self.req.command))?;
         Ok(ok)
+    }
+}
+
+/// The attempt a command names (reserve creates it; the others move it on).
+fn attempt_of(cmd: &Command) -> Option<&str> {
+    match cmd {
+        Command::Reserve { attempt_id, .. }
+        | Command::Dispatch { attempt_id }
+        | Command::Settle { attempt_id, .. }
+        | Command::Reconcile { attempt_id, .. }
+        | Command::Release { attempt_id, .. } => Some(attempt_id),
+        Command::Init { .. } | Command::Stop { .. } | Command::Adjust { .. } => None,
     }
 }
 
@@ -638,6 +651,8 @@ pub(crate) fn apply_db(
     let Some(meta) = meta else {
         return Err(Verdict::new(Code::LedgerNotInitialized, 0).into());
     };
+    // Never decide on rows the ledger did not write (issue 27 §3, DEC-LEDGER-1).
+    super::seal::check(conn, &meta, attempt_of(&req.command))?;
     let mut cx = Ctx {
         tx: conn,
         req,
@@ -768,6 +783,17 @@ fn init(
     meta: Option<Meta>,
     raw: &[u8],
 ) -> Result<Verdict, Error> {
+    if meta.is_none() && conn.table_exists("limits_events")? {
+        let n = query_opt(conn, "SELECT count(*) FROM limits_events", &[])?
+            .map(|r| r.int(0))
+            .transpose()?
+            .unwrap_or(0);
+        if n > 0 {
+            return Err(Error::Corrupt(format!(
+                "integrity: limits_meta has no row but limits_events holds {n} event(s) (a deleted or truncated ledger head); init was refused and nothing was written (run `world verify --ledger L`)"
+            )));
+        }
+    }
     if let Some(m) = meta {
         return Err(
             Verdict::new(Code::LedgerAlreadyInitialized, u128::from(m.revision))

@@ -28,6 +28,7 @@ pub mod pg;
 pub mod pgpass;
 pub mod report;
 pub mod schema;
+pub(crate) mod seal;
 
 pub use amount::{Amount, AmountError};
 pub use codes::{Code, Verdict};
@@ -948,10 +949,11 @@ impl Ledger<'static> {
         conn.execute_batch("PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON;")?;
         if app == 0 {
             conn.execute_batch(&format!(
-                "BEGIN IMMEDIATE; PRAGMA application_id={}; PRAGMA user_version={}; {} COMMIT;",
+                "BEGIN IMMEDIATE; PRAGMA application_id={}; PRAGMA user_version={}; {} {} COMMIT;",
                 schema::APPLICATION_ID,
                 schema::USER_VERSION,
-                schema::DDL
+                schema::DDL,
+                seal::SQLITE_DDL
             ))?;
         }
         Ok(Ledger {

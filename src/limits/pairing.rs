@@ -66,11 +66,7 @@ pub const STORE_ID_SEMANTIC_ID: &str = "world/limits-store-id/v1";
 /// # Errors
 /// SQLite errors.
 pub fn store_id(conn: &Connection) -> Result<Option<String>, rusqlite::Error> {
-    let hash: Option<String> = conn.query_row(
-        "SELECT min(hash_ref) FROM objects WHERE semantic_id = ?1",
-        [STORE_ID_SEMANTIC_ID],
-        |r| r.get(0),
-    )?;
+    let hash = crate::store::markers::first_of_kind(conn, STORE_ID_SEMANTIC_ID)?;
     Ok(hash.map(|h| id_of_hash(&h)))
 }
 
@@ -129,10 +125,7 @@ pub fn forget_store_id(
     obj: &crate::store::Object,
 ) -> Result<(), crate::store::Error> {
     let tx = store.immediate()?;
-    tx.execute(
-        "DELETE FROM objects WHERE hash_ref = ?1 AND semantic_id = ?2",
-        [obj.meta.hash.as_str(), STORE_ID_SEMANTIC_ID],
-    )?;
+    crate::store::markers::remove(&tx, obj.meta.hash.as_str(), STORE_ID_SEMANTIC_ID)?;
     tx.commit()?;
     Ok(())
 }
@@ -187,21 +180,18 @@ pub fn attempt_marker(attempt_id: &str, intent_id: &str) -> crate::store::Object
 /// Does the store hold the marker of `attempt_id` for `intent_id` (its intent committed)?
 fn marker_present(store: &Connection, attempt_id: &str, intent_id: &str) -> Result<bool, Error> {
     let hash = attempt_marker(attempt_id, intent_id).meta.hash;
-    let n: i64 = store.query_row(
-        "SELECT count(*) FROM objects WHERE hash_ref = ?1 AND semantic_id = ?2",
-        [hash.as_str(), ATTEMPT_SEMANTIC_ID],
-        |r| r.get(0),
-    )?;
-    Ok(n > 0)
+    Ok(crate::store::markers::present(
+        store,
+        hash.as_str(),
+        ATTEMPT_SEMANTIC_ID,
+    )?)
 }
 
 /// Is there an attempt marker for `intent_id` (then that intent belongs to a per-attempt id,
 /// never to an attempt id of the old form)?
 fn intent_has_marker(store: &Connection, intent_id: &str) -> Result<bool, Error> {
-    let mut stmt = store.prepare("SELECT payload FROM objects WHERE semantic_id = ?1")?;
-    let rows = stmt.query_map([ATTEMPT_SEMANTIC_ID], |r| r.get::<_, Vec<u8>>(0))?;
-    for p in rows {
-        let v: serde_json::Value = serde_json::from_slice(&p?).unwrap_or_default();
+    for p in crate::store::markers::payloads_of_kind(store, ATTEMPT_SEMANTIC_ID)? {
+        let v: serde_json::Value = serde_json::from_slice(&p).unwrap_or_default();
         if v.get("intentId").and_then(|x| x.as_str()) == Some(intent_id) {
             return Ok(true);
         }

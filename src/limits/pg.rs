@@ -522,6 +522,18 @@ impl PgTx<'_, '_> {
 }
 
 impl Db for PgTx<'_, '_> {
+    fn backend(&self) -> super::db::Backend {
+        super::db::Backend::Postgres
+    }
+
+    fn create_folds(&self) -> Result<(), Error> {
+        self.batch(&super::seal::pg_ddl())
+    }
+
+    fn exec_batch(&self, sql: &str) -> Result<(), Error> {
+        self.batch(sql)
+    }
+
     fn exec(&self, sql: &str, params: &[Val]) -> Result<u64, Error> {
         let stmt = self.statement(sql)?;
         let refs: Vec<&(dyn ToSql + Sync)> = params.iter().map(|v| v as _).collect();
@@ -568,7 +580,7 @@ impl Db for PgTx<'_, '_> {
                 &[&SCHEMA_VERSION],
             )
             .map_err(|e| self.ledger.pg(e))?;
-        Ok(())
+        self.create_folds()
     }
 }
 

@@ -118,7 +118,8 @@ pub const TABLES: [&str; 7] = [
 /// # Errors
 /// SQLite errors.
 pub fn create(conn: &Connection) -> rusqlite::Result<()> {
-    conn.execute_batch(DDL)
+    conn.execute_batch(DDL)?;
+    conn.execute_batch(super::seal::SQLITE_DDL)
 }
 
 /// The ledger's current revision in `conn`: 0 when it is not initialised or unreadable (the

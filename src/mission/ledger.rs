@@ -488,6 +488,7 @@ impl MissionStore for PgMissions {
                     }
                 }
                 guard_truncate(db)?;
+                super::seal::ensure_table(db)?;
                 store::create_db(db, contract, actor, attended, now)
             },
             Result::is_ok,

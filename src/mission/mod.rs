@@ -23,6 +23,7 @@ pub mod ledger;
 pub mod pairing;
 mod parse;
 pub mod reduce;
+pub(crate) mod seal;
 pub mod state;
 pub mod store;
 

@@ -118,12 +118,11 @@ fn marker_present(
     intent_id: &str,
 ) -> Result<bool, Error> {
     let hash = attempt_marker(mission_id, attempt_id, intent_id).meta.hash;
-    let n: i64 = store.query_row(
-        "SELECT count(*) FROM objects WHERE hash_ref = ?1 AND semantic_id = ?2",
-        [hash.as_str(), ATTEMPT_SEMANTIC_ID],
-        |r| r.get(0),
-    )?;
-    Ok(n > 0)
+    Ok(crate::store::markers::present(
+        store,
+        hash.as_str(),
+        ATTEMPT_SEMANTIC_ID,
+    )?)
 }
 
 fn settle_command(attempt_id: &str, outcome: Outcome, cost: Amount) -> Command {

@@ -629,6 +629,7 @@ pub fn create_in(
 ) -> Result<State, Error> {
     refuse_partial(conn)?;
     conn.execute_batch(DDL)?;
+    super::seal::ensure_table(conn)?;
     create_db(conn, contract, actor, attended, now)
 }
 
@@ -1289,6 +1290,8 @@ pub(crate) fn apply_db(
     now: Amount,
 ) -> Result<Applied, Error> {
     let h = head(db, mission_id)?;
+    // Never decide on rows the mission did not write (issue 27 §3, DEC-LEDGER-1).
+    super::seal::check_head(db, mission_id)?;
     // The clock is read under the mission's lock (DEC-MIS-17): an implicit clock never
     // regresses behind what another process recorded while this one waited.
     let (now, command) = request.effective(now, h.last_now);
@@ -1365,6 +1368,7 @@ pub(crate) fn apply_db(
         }
     }
     let before = load_working(db, mission_id, &h, command)?;
+    super::seal::check_rows(db, mission_id, &before)?;
     let mut after = before.clone();
     let outcome = super::reduce::apply(&mut after, command, now, actor);
     let (result, violation) = match &outcome {
@@ -1451,6 +1455,7 @@ pub(crate) fn apply_db(
             violations as i64,
         ],
     )?;
+    super::seal::record(db, mission_id, seq, &after)?;
     match outcome {
         Ok(()) => Ok(Applied {
             code: Code::Ok,
@@ -1552,6 +1557,36 @@ fn check_all_in(conn: &Connection) -> rusqlite::Result<Vec<Problem>> {
     }
 }
 
+/// [`check_all`] on any backend, the tables' presence included (`world verify --ledger`):
+/// some but not all mission tables is a `mission_schema` finding; none is a ledger without
+/// missions (no finding).
+///
+/// # Errors
+/// As [`check_db`].
+pub(crate) fn check_any(db: &dyn Db) -> Result<Vec<Problem>, Error> {
+    let mut missing = Vec::new();
+    for t in TABLES {
+        if !db.table_exists(t)? {
+            missing.push(t);
+        }
+    }
+    if missing.len() == TABLES.len() {
+        return Ok(Vec::new());
+    }
+    if !missing.is_empty() {
+        return Ok(vec![Problem {
+            category: "mission_schema",
+            mission_id: String::new(),
+            seq: None,
+            reason: format!(
+                "mission table(s) missing: {}; their rows cannot be re-derived",
+                missing.join(", ")
+            ),
+        }]);
+    }
+    check_db(db)
+}
+
 /// [`check_all`] on any backend (the tables exist): every mission, one by one. Storage errors
 /// reading the mission list are errors; a mission whose rows cannot be read is a [`Problem`].
 pub(crate) fn check_db(db: &dyn Db) -> Result<Vec<Problem>, Error> {
@@ -1577,6 +1612,14 @@ pub(crate) fn check_db(db: &dyn Db) -> Result<Vec<Problem>, Error> {
             return Ok(out);
         }
     };
+    if let Some(t) = super::seal::trigger_finding(db)? {
+        out.push(Problem {
+            category: "mission_schema",
+            mission_id: String::new(),
+            seq: None,
+            reason: t,
+        });
+    }
     orphans(db, &mut out)?;
     for id in ids {
         // A row of the wrong type (an edited column) is a finding, not a failed verify.
@@ -1626,7 +1669,11 @@ fn orphans(db: &dyn Db, out: &mut Vec<Problem>) -> Result<(), Error> {
     Ok(())
 }
 
-fn check_one(db: &dyn Db, mission_id: &str, out: &mut Vec<Problem>) -> Result<(), Error> {
+pub(crate) fn check_one(
+    db: &dyn Db,
+    mission_id: &str,
+    out: &mut Vec<Problem>,
+) -> Result<(), Error> {
     let mut problem = |category: &'static str, seq: Option<u64>, reason: String| {
         out.push(Problem {
             category,

@@ -55,7 +55,13 @@ fn run(
     }
     checks.schema_objects(
         rep,
-        &[crate::limits::schema::DDL, crate::mission::store::DDL],
+        &[
+            crate::limits::schema::DDL,
+            crate::mission::store::DDL,
+            crate::limits::seal::SQLITE_DDL,
+            crate::mission::seal::SQLITE_DDL,
+            crate::store::spend::FOLDS_DDL,
+        ],
     )?;
     checks.objects(rep, progress)?;
     let walk = checks.log(rep)?;
@@ -226,6 +232,22 @@ fn limits_ledger(store: &Store, rep: &mut Report) {
                 let at = p.revision.map(|r| format!("limits revision {r}"));
                 rep.fail(p.category, None, at, p.detail);
             }
+            match crate::limits::seal::verify_findings(store.conn()) {
+                Ok((fails, warns)) => {
+                    for f in fails {
+                        rep.fail("ledger_integrity", None, None, f);
+                    }
+                    for w in warns {
+                        rep.warn("ledger_upgrade", None, None, w);
+                    }
+                }
+                Err(e) => rep.fail(
+                    "ledger_integrity",
+                    None,
+                    None,
+                    format!("the limits ledger could not be read: {e}"),
+                ),
+            }
         }
         Err(e) => rep.fail(
             "ledger_chain",
@@ -234,6 +256,98 @@ fn limits_ledger(store: &Store, rep: &mut Report) {
             format!("the limits ledger could not be read: {e}"),
         ),
     }
+}
+
+/// `world verify --ledger L` (limits.md §7, issue 27 §3): a standalone ledger — a ledger file
+/// or a PostgreSQL schema — checked in one read snapshot: the schema (the limits tables, a
+/// PostgreSQL schema version), the event chain re-folded into every materialised row
+/// (`ledger_chain`, `ledger_state`), the append-only triggers, the chain head and the fold
+/// digests the deciding commands check (`ledger_integrity`), and every mission journal it
+/// holds (`mission_*`). Returns the ledger's printable name and the report (exit 3 on any
+/// failure).
+///
+/// # Errors
+/// The ledger cannot be opened or read (missing file, not a ledger, unreachable server, bad
+/// URL): the limits error, for the CLI to classify.
+pub fn verify_ledger(location: &str) -> Result<(String, Report), crate::limits::Error> {
+    use crate::limits::pg::{self, Access, PgLedger};
+    crate::limits::check_location_syntax(location)?;
+    if pg::is_url(location) {
+        let ledger = PgLedger::connect(location)?;
+        let name = ledger.name().to_string();
+        let rep = ledger.transaction(
+            Access::Read,
+            |db| {
+                let mut rep = Report::default();
+                if let Err(e) = db.check_version() {
+                    rep.fail("ledger_schema", None, None, e.to_string());
+                    return Ok(rep);
+                }
+                ledger_checks(db, &mut rep)?;
+                Ok(rep)
+            },
+            |_| false,
+            pg::is_retryable,
+        )?;
+        return Ok((name, rep));
+    }
+    let ledger = crate::limits::Ledger::open_standalone(std::path::Path::new(location))?;
+    let conn = ledger.connection();
+    let tx = rusqlite::Transaction::new_unchecked(conn, rusqlite::TransactionBehavior::Deferred)?;
+    let mut rep = Report::default();
+    ledger_checks(&*tx, &mut rep)?;
+    drop(tx); // read only: rolled back
+    Ok((location.to_string(), rep))
+}
+
+/// The checks of [`verify_ledger`] inside its snapshot.
+fn ledger_checks(
+    db: &dyn crate::limits::db::Db,
+    rep: &mut Report,
+) -> Result<(), crate::limits::Error> {
+    if !db.table_exists("limits_meta")? {
+        rep.fail(
+            "ledger_schema",
+            None,
+            None,
+            "no limits_meta table: not an initialised ledger (`world limits init` creates one)",
+        );
+        return Ok(());
+    }
+    for p in crate::limits::fold::check(db)? {
+        let at = p.revision.map(|r| format!("limits revision {r}"));
+        rep.fail(p.category, None, at, p.detail);
+    }
+    let (fails, warns) = crate::limits::seal::verify_findings(db)?;
+    for f in fails {
+        rep.fail("ledger_integrity", None, None, f);
+    }
+    for w in warns {
+        rep.warn("ledger_upgrade", None, None, w);
+    }
+    let problems = match crate::mission::store::check_any(db) {
+        Ok(p) => p,
+        Err(crate::mission::store::Error::Ledger(e)) => return Err(*e),
+        Err(crate::mission::store::Error::Sqlite(e)) => return Err(e.into()),
+        Err(e) => vec![crate::mission::store::Problem {
+            category: "mission_state",
+            mission_id: String::new(),
+            seq: None,
+            reason: e.to_string(),
+        }],
+    };
+    for p in problems {
+        rep.fail(
+            p.category,
+            None,
+            Some(format!("mission:{}", p.mission_id)),
+            match p.seq {
+                Some(seq) => format!("journal entry {seq}: {}", p.reason),
+                None => p.reason,
+            },
+        );
+    }
+    Ok(())
 }
 
 /// missions.md §6: fold every mission journal through `reduce`; a broken chain, an entry that

@@ -17,6 +17,7 @@ pub mod journal;
 pub mod labels;
 pub mod lock;
 pub mod logview;
+pub mod markers;
 pub mod merkle;
 pub mod records;
 pub mod refs;

@@ -28,6 +28,59 @@ const DDL: &str = "CREATE TABLE IF NOT EXISTS world_spend_tally (
   checksum TEXT NOT NULL
 )";
 
+/// The append-only record of every checksum `world` wrote into `world_spend_tally` (issue 27
+/// §3, DEC-LEDGER-5): a row whose checksum holds but was never recorded here was edited and
+/// re-checksummed by someone else.
+pub const FOLDS_DDL: &str = "CREATE TABLE IF NOT EXISTS world_spend_folds (
+  episode_id TEXT NOT NULL,
+  valid_to_seq INTEGER NOT NULL,
+  checksum TEXT NOT NULL,
+  PRIMARY KEY (episode_id, valid_to_seq, checksum)
+) WITHOUT ROWID;
+CREATE TRIGGER IF NOT EXISTS world_spend_folds_no_update BEFORE UPDATE ON world_spend_folds
+BEGIN SELECT RAISE(ABORT, 'world_spend_folds is append-only'); END;
+CREATE TRIGGER IF NOT EXISTS world_spend_folds_no_delete BEFORE DELETE ON world_spend_folds
+BEGIN SELECT RAISE(ABORT, 'world_spend_folds is append-only'); END;";
+
+/// Whether `checksum` was recorded for the episode's row valid to `seq`: `None` when nothing
+/// was ever recorded for the episode (no table, or a row written by an earlier `world`).
+///
+/// # Errors
+/// [`Error::Sqlite`].
+pub fn checksum_recorded(
+    conn: &Connection,
+    episode: &str,
+    seq: i64,
+    checksum: &str,
+) -> Result<Option<bool>, Error> {
+    let exists = conn
+        .prepare_cached(
+            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'world_spend_folds'",
+        )?
+        .query_row([], |_| Ok(()))
+        .optional()?
+        .is_some();
+    if !exists {
+        return Ok(None);
+    }
+    let any = conn
+        .prepare_cached("SELECT 1 FROM world_spend_folds WHERE episode_id = ?1 LIMIT 1")?
+        .query_row([episode], |_| Ok(()))
+        .optional()?
+        .is_some();
+    if !any {
+        return Ok(None);
+    }
+    Ok(Some(
+        conn.prepare_cached(
+            "SELECT 1 FROM world_spend_folds WHERE episode_id = ?1 AND valid_to_seq = ?2 AND checksum = ?3",
+        )?
+        .query_row(rusqlite::params![episode, seq, checksum], |_| Ok(()))
+        .optional()?
+        .is_some(),
+    ))
+}
+
 /// One `world_spend_tally` row as stored (the episode is its key). The broker encodes and
 /// checks it; see `broker::spend` for the columns' meaning.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -107,6 +160,12 @@ pub fn write_row(conn: &Connection, episode: &str, row: &TallyRow) -> Result<(),
     if !table_exists(conn)? {
         conn.execute_batch(DDL)?;
     }
+    conn.execute_batch(FOLDS_DDL)?;
+    conn.prepare_cached(
+        "INSERT INTO world_spend_folds (episode_id, valid_to_seq, checksum) VALUES (?1, ?2, ?3)
+         ON CONFLICT DO NOTHING",
+    )?
+    .execute(rusqlite::params![episode, row.valid_to_seq, row.checksum])?;
     conn.prepare_cached(
         "INSERT INTO world_spend_tally
            (episode_id, valid_to_seq, next_ordinal, spend_json, state_json, checksum)

@@ -37,6 +37,7 @@ fn fixture() -> TestEnv {
     let ws = env.path("ws");
     let tok = env.path("tok");
     let cfg = repo().join("fixtures/limits/example.json");
+    let led = env.path("led.db");
     for args in [
         vec!["genesis"],
         vec![
@@ -79,6 +80,15 @@ fn fixture() -> TestEnv {
             "ship it",
         ],
         vec!["limits", "init", "--config", cfg.to_str().unwrap(), "--yes"],
+        vec![
+            "limits",
+            "init",
+            "--config",
+            cfg.to_str().unwrap(),
+            "--yes",
+            "--ledger",
+            led.to_str().unwrap(),
+        ],
     ] {
         env.run(&args).ok();
     }
@@ -139,6 +149,7 @@ fn cases(env: &TestEnv, n: usize) -> Vec<Case> {
         env.write(&format!("body{n}.json"), &b.bytes())
     };
     let contract = repo().join("fixtures/mission/seed/contract.json");
+    let led = env.path("led.db").display().to_string();
     let man = env.path(&format!("man{n}"));
     let comp = env.path(&format!("comp{n}"));
     let ail = repo().join("fixtures/transitions/echo.ail");
@@ -239,6 +250,7 @@ fn cases(env: &TestEnv, n: usize) -> Vec<Case> {
             Shape::One("broker-check"),
         ),
         case(&["verify"], Shape::One("verify")),
+        case(&["verify", "--ledger", &led], Shape::One("verify-ledger")),
         case(&["why", "head"], Shape::One("why")),
         case(&["why", "cli:ep1:w1"], Shape::One("why")),
         case(

@@ -166,7 +166,20 @@ pub(super) fn load(conn: &Connection, episode: &str) -> Result<Option<Entry>, St
     let Some(row) = rows::read_row(conn, episode)? else {
         return Ok(None);
     };
-    Ok(decode(episode, &row).ok())
+    let Ok(entry) = decode(episode, &row) else {
+        return Ok(None);
+    };
+    // A checksum that holds but that `world` never wrote: the row was edited and
+    // re-checksummed. Never act on it (issue 27 §3, DEC-LEDGER-5); a row with no record at
+    // all (an earlier `world`) is rebuilt from the journal instead.
+    match rows::checksum_recorded(conn, episode, row.valid_to_seq, &row.checksum)? {
+        Some(true) => Ok(Some(entry)),
+        Some(false) => Err(StoreError::Corrupt {
+            what: format!("the spend tally of episode {episode}"),
+            detail: "its checksum holds but is not one world recorded when it wrote the row (edited and re-checksummed); nothing was done — run `world verify`".into(),
+        }),
+        None => Ok(None),
+    }
 }
 
 /// Write the episode's entry (creating the table on first use). Call only inside the write
@@ -222,6 +235,23 @@ pub fn check(conn: &Connection) -> Result<Vec<Problem>, StoreError> {
                 continue;
             }
         };
+        match rows::checksum_recorded(conn, &episode, row.valid_to_seq, &row.checksum)? {
+            Some(true) => {}
+            Some(false) => {
+                out.push(problem(
+                    true,
+                    "spend tally edited: its checksum holds but is not one world recorded when it wrote the row (the broker refuses it)".into(),
+                ));
+                continue;
+            }
+            None => {
+                out.push(problem(
+                    false,
+                    "spend tally not used (rebuilt on next use): no checksum of it was recorded (written by an earlier world)".into(),
+                ));
+                continue;
+            }
+        }
         if !super::still_valid(conn, &stored, top)? {
             out.push(problem(
                 false,
