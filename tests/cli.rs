@@ -16,7 +16,7 @@ mod leftovers;
 #[path = "cli/lock.rs"]
 mod lock;
 #[path = "cli/output.rs"]
-mod output;
+pub(crate) mod output;
 #[path = "cli/reads.rs"]
 mod reads;
 #[path = "cli/receipts.rs"]

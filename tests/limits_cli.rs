@@ -69,8 +69,8 @@ impl Env {
         terminal::detach(&mut c);
         c
     }
-    /// `world limits ARGS`; asserts the exit code and returns stdout.
-    fn limits(&self, args: &[&str], code: i32) -> String {
+    /// `world limits ARGS`; asserts the exit code.
+    fn limits_out(&self, args: &[&str], code: i32) -> std::process::Output {
         let mut full = vec!["limits"];
         full.extend_from_slice(args);
         let out = self.world(&full).output().unwrap();
@@ -81,14 +81,33 @@ impl Env {
             String::from_utf8_lossy(&out.stdout),
             String::from_utf8_lossy(&out.stderr)
         );
-        String::from_utf8(out.stdout).unwrap()
+        out
     }
-    /// `world --json limits ARGS` parsed as one JSON object.
+    /// `world limits ARGS`; asserts the exit code and returns stdout on success, or the error
+    /// on stderr for a failure (nothing on stdout without --json: the one CLI convention).
+    fn limits(&self, args: &[&str], code: i32) -> String {
+        let out = self.limits_out(args, code);
+        if code == 0 {
+            return String::from_utf8(out.stdout).unwrap();
+        }
+        if !args.contains(&"--json") {
+            assert!(out.stdout.is_empty(), "a failure printed data: {out:?}");
+        }
+        String::from_utf8(out.stderr).unwrap()
+    }
+    /// `world --json limits ARGS` parsed as one JSON object; for a failure, the `error` member
+    /// of the one envelope (its `exitCode` checked).
     fn limits_json(&self, args: &[&str], code: i32) -> Value {
         let mut full = args.to_vec();
         full.push("--json");
-        let text = self.limits(&full, code);
-        serde_json::from_str(text.trim()).unwrap_or_else(|e| panic!("{e}: {text}"))
+        let out = self.limits_out(&full, code);
+        let text = String::from_utf8(out.stdout).unwrap();
+        let v: Value = serde_json::from_str(text.trim()).unwrap_or_else(|e| panic!("{e}: {text}"));
+        if code == 0 {
+            return v;
+        }
+        assert_eq!(v["error"]["exitCode"], code, "{v}");
+        v["error"].clone()
     }
     /// `limits reserve` of `amount` in scope `mission` (ordinary, 5 ms) at `now`; asserts the
     /// exit code and returns the JSON verdict.
@@ -203,8 +222,9 @@ fn init_without_yes_meets_the_tty_fence_and_writes_nothing() {
 }
 
 /// A rejected limits command says why on stderr in both forms, as every failing command does
-/// (README "Scripting"); a store file without ledger tables says how to make one. Before, the
-/// human form printed `ledger_not_initialized` on stdout alone with nothing on stderr.
+/// (README "Scripting"), and prints no data: nothing on stdout in text, and under `--json` only
+/// the one `{"error":{…,"exitCode":4}}` envelope with the §5 members inside it
+/// (DEC-LEDGER-CLI-1); a store file without ledger tables says how to make one.
 #[test]
 fn a_rejection_is_reported_on_stderr_in_both_forms() {
     let env = Env::new();
@@ -213,13 +233,29 @@ fn a_rejection_is_reported_on_stderr_in_both_forms() {
         if json {
             args.insert(0, "--json");
         }
-        env.world(&args)
+        let out = env
+            .world(&args)
             .assert()
             .code(4)
-            .stderr(predicate::str::contains(
-                "world: limits: ledger_not_initialized: this store file has no limits ledger",
+            .stderr(predicate::str::starts_with(
+                "ledger_not_initialized: this store file has no limits ledger",
             ))
-            .stderr(predicate::str::contains("world limits init --config FILE"));
+            .stderr(predicate::str::contains(
+                "hint: initialise it with `world limits init --config FILE`",
+            ))
+            .get_output()
+            .clone();
+        let stdout = String::from_utf8(out.stdout).unwrap();
+        if json {
+            let v: Value = serde_json::from_str(stdout.trim()).unwrap();
+            assert_eq!(v["error"]["code"], "ledger_not_initialized", "{v}");
+            assert_eq!(v["error"]["exitCode"], 4, "{v}");
+            assert_eq!(v["error"]["revision"], "0", "{v}");
+            assert!(v.get("code").is_none(), "one shape only: {v}");
+            crate::cli::output::assert_schema("error", &v);
+        } else {
+            assert_eq!(stdout, "");
+        }
         let mut args = vec![
             "limits",
             "reserve",
@@ -243,7 +279,7 @@ fn a_rejection_is_reported_on_stderr_in_both_forms() {
             .assert()
             .code(4)
             .stderr(predicate::str::contains(
-                "world: limits: ledger_not_initialized: ledger none.ledger does not exist",
+                "ledger_not_initialized: ledger none.ledger does not exist",
             ));
     }
 }
@@ -1125,7 +1161,7 @@ fn a_human_adjusts_and_reconciles_at_the_terminal() {
     );
     assert_eq!(out.status.code(), Some(4));
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(v["code"], "evidence_unverified");
+    assert_eq!(v["error"]["code"], "evidence_unverified", "{v}");
     env.world(&["verify"]).assert().success();
 }
 

@@ -484,6 +484,7 @@ pub fn invoke_err(e: crate::coordinator::invoke::InvokeError) -> CliError {
 pub fn ledger_err(what: &str, e: crate::limits::Error) -> CliError {
     use crate::limits;
     match e {
+        limits::Error::Rejected(v) => limits_rejection(what, &v),
         limits::Error::NotALedger { .. } => CliError::usage(what, e)
             .hint("--ledger names a standalone ledger file; to use the ledger inside the World store, drop --ledger"),
         limits::Error::BadLedgerUrl { .. } => CliError::usage(what, e)
@@ -524,14 +525,85 @@ pub(crate) const READ_ONLY_LEDGER_HINT: &str = "a ledger file is in WAL mode: ev
 /// instead when the missions are in a ledger (`world verify` covers the store file only).
 pub(crate) const VERIFY_HINT: &str = "run `world verify`";
 
+/// A limits ledger rejection (limits.md §6) as the one CLI error (DEC-LEDGER-CLI-1): exit 4,
+/// the §5 line `<code> scope=… limit=…: reason` as it is on stderr (then `hint:` lines), and under `--json` the
+/// envelope `{"error":{"code":"<snake_case code>","message",…,"exitCode":4,"revision":"N",
+/// "scopeId"?,"limit"?,"attemptId"?,"bound"?,"used"?,"requested"?}}` (the §5 members kept
+/// inside it). `time_regressed` adds a hint naming the ledger's last recorded time and how to
+/// pass a later one; `ledger_not_initialized` how to make a ledger.
+pub fn limits_rejection(what: &str, v: &crate::limits::Verdict) -> CliError {
+    use crate::limits::Code;
+    let mut e = CliError::new(Exit::LimitRejected, what, v.human()).with_code(v.code.as_str());
+    if let Ok(serde_json::Value::Object(m)) = serde_json::to_value(v) {
+        for (k, val) in m {
+            if k != "code" {
+                e = e.detail(&k, val);
+            }
+        }
+    }
+    if v.code == Code::TimeRegressed {
+        if let Some(last) = v.last_now_ms {
+            e = e
+                .detail("lastNowMs", last.to_string())
+                .detail("lastNow", super::output::rfc3339_ms(last.get()))
+                .hint(time_regressed_hint(last.get()));
+        }
+    }
+    if v.code == Code::LedgerNotInitialized && v.reason.is_none() {
+        e.why = format!("{}: this store file has no limits ledger", v.human());
+        e = e.hint(
+            "initialise it with `world limits init --config FILE` (or name a ledger with --ledger)",
+        );
+    }
+    // The §5 line is printed as it is (DEC-LEDGER-CLI-1): its text is the spec's.
+    e.verbatim = Some(e.why.clone());
+    e
+}
+
+/// The hint of a `time_regressed` / `TIME_REGRESSED` rejection: the ledger's clock never runs
+/// backwards, so name its last recorded time (`last_ms`, Unix ms) and a `--now` it accepts.
+pub fn time_regressed_hint(last_ms: u128) -> String {
+    format!(
+        "the ledger's last recorded time is {} ({last_ms} ms); pass --now {last_ms} or later (RFC 3339 or Unix ms), or leave --now out to use the system clock",
+        super::output::rfc3339_ms(last_ms)
+    )
+}
+
+/// A mission rejection (missions.md §4) as the one CLI error (DEC-LEDGER-CLI-1): exit 4, the
+/// seed-shaped line `<CODE> key=value…: reason` as it is on stderr (then `hint:` lines), and under `--json`
+/// the envelope `{"error":{"code":"<SCREAMING_CODE>","message",…,"exitCode":4, …the
+/// rejection's key/value members, "violation"?, "reason"}}`.
+pub fn mission_rejection(what: &str, r: &crate::mission::Rejection) -> CliError {
+    let mut e = CliError::new(Exit::LimitRejected, what, r.human()).with_code(r.code.as_str());
+    // The seed-shaped line is printed as it is (DEC-LEDGER-CLI-1), byte for byte.
+    e.verbatim = Some(r.human());
+    if let serde_json::Value::Object(m) = r.to_json() {
+        for (k, val) in m {
+            if k != "code" {
+                e = e.detail(&k, val);
+            }
+        }
+    }
+    if r.code == crate::mission::Code::TimeRegressed {
+        let last = r
+            .details
+            .iter()
+            .find(|(k, _)| *k == "lastNow")
+            .and_then(|(_, v)| v.parse::<u128>().ok());
+        if let Some(last) = last {
+            e = e.hint(time_regressed_hint(last));
+        }
+    }
+    e
+}
+
 /// A mission store error as the CLI reports it (exit codes of docs/LEDGER.md).
 pub(crate) fn mission_err(what: &str, e: crate::mission::store::Error) -> CliError {
     use crate::mission::store as mstore;
     match e {
+        mstore::Error::Rejected(r) => mission_rejection(what, &r),
         mstore::Error::Ledger(l) => match *l {
-            crate::limits::Error::Rejected(v) => {
-                CliError::new(Exit::LimitRejected, what, v.human())
-            }
+            crate::limits::Error::Rejected(v) => limits_rejection(what, &v),
             other => ledger_err(what, other),
         },
         mstore::Error::SchemaVersion { .. } => CliError::usage(what, e)
