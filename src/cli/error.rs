@@ -483,9 +483,13 @@ pub fn invoke_err(e: crate::coordinator::invoke::InvokeError) -> CliError {
 /// or another schema version 2; lock/busy 6; corrupt 3; unreachable, refused or failed 1.
 pub fn ledger_err(what: &str, e: crate::limits::Error) -> CliError {
     use crate::limits;
+    if let Some(why) = foreign_ledger(&e) {
+        return not_a_ledger(what, &why);
+    }
     match e {
         limits::Error::Rejected(v) => limits_rejection(what, &v),
         limits::Error::NotALedger { .. } => CliError::usage(what, e)
+            .with_code(NOT_A_LEDGER)
             .hint("--ledger names a standalone ledger file; to use the ledger inside the World store, drop --ledger"),
         limits::Error::BadLedgerUrl { .. } => CliError::usage(what, e)
             .hint("a PostgreSQL ledger is postgres://USER@HOST[:PORT]/DB (or ?host=/socket/dir); see docs/LEDGER.md"),
@@ -516,6 +520,82 @@ pub fn ledger_err(what: &str, e: crate::limits::Error) -> CliError {
         }
         e => CliError::failed(what, e),
     }
+}
+
+/// The `--json` code of a `--ledger` that names something other than a world ledger.
+pub const NOT_A_LEDGER: &str = "not_a_ledger";
+
+/// Why a database error means the `--ledger` is not a world ledger at all, not that the ledger
+/// failed (issue 27 §2): a file that is not SQLite; tables of the ledger's names but another
+/// shape (a column or table missing, a type mismatch) in a SQLite file or a PostgreSQL schema.
+/// `None` for every other error.
+pub fn foreign_ledger(e: &crate::limits::Error) -> Option<String> {
+    use crate::limits::Error as L;
+    match e {
+        L::Sqlite(s) => foreign_sqlite(s),
+        L::Postgres { source, .. } => foreign_pg(source),
+        _ => None,
+    }
+}
+
+/// [`foreign_ledger`] for a SQLite error.
+pub fn foreign_sqlite(e: &rusqlite::Error) -> Option<String> {
+    match e {
+        rusqlite::Error::SqliteFailure(f, _) if f.code == rusqlite::ErrorCode::NotADatabase => {
+            Some("not a SQLite database".into())
+        }
+        rusqlite::Error::SqliteFailure(_, Some(m))
+        | rusqlite::Error::SqlInputError { msg: m, .. }
+            if shape_message(m) =>
+        {
+            Some(format!("its tables have another shape: {m}"))
+        }
+        _ => None,
+    }
+}
+
+fn shape_message(m: &str) -> bool {
+    ["no such column", "no such table", "has no column named"]
+        .iter()
+        .any(|k| m.contains(k))
+}
+
+/// [`foreign_ledger`] for a PostgreSQL error: an undefined column or table, or a datatype
+/// mismatch, met while reading the ledger's own tables.
+pub fn foreign_pg(e: &postgres::Error) -> Option<String> {
+    use postgres::error::SqlState;
+    let db = e.as_db_error()?;
+    let code = db.code();
+    (*code == SqlState::UNDEFINED_COLUMN
+        || *code == SqlState::UNDEFINED_TABLE
+        || *code == SqlState::DATATYPE_MISMATCH
+        || *code == SqlState::UNDEFINED_FUNCTION)
+        .then(|| {
+            format!(
+                "its tables have another shape: {} [{}]",
+                db.message(),
+                code.code()
+            )
+        })
+}
+
+/// The error of a `--ledger` that is not a world ledger (exit 2, code `not_a_ledger`, nothing
+/// read or written); [`name_ledger`] adds which ledger once the caller knows it.
+pub fn not_a_ledger(what: &str, why: &str) -> CliError {
+    CliError::usage(what, format!("not a world ledger ({why})"))
+        .with_code(NOT_A_LEDGER)
+        .hint("--ledger names a ledger file made by `world limits init`, or a PostgreSQL schema holding one (postgres://USER@HOST/DB?options=-csearch_path%3DSCHEMA); name another file or schema (docs/LEDGER.md)")
+}
+
+/// Name the ledger in a `not_a_ledger` error: `<location> is not a world ledger (…)`, with
+/// the location as [`crate::limits::describe_location`] prints it (it parses back).
+pub fn name_ledger(mut e: CliError, location: Option<&str>) -> CliError {
+    if let (Some(l), true) = (location, e.code() == NOT_A_LEDGER) {
+        if e.why.starts_with("not a world ledger") {
+            e.why = format!("{} is {}", crate::limits::describe_location(l), e.why);
+        }
+    }
+    e
 }
 
 /// Why a ledger file this user may only read cannot be read (docs/LEDGER.md "Files").
@@ -600,6 +680,14 @@ pub fn mission_rejection(what: &str, r: &crate::mission::Rejection) -> CliError 
 /// A mission store error as the CLI reports it (exit codes of docs/LEDGER.md).
 pub(crate) fn mission_err(what: &str, e: crate::mission::store::Error) -> CliError {
     use crate::mission::store as mstore;
+    let foreign = match &e {
+        mstore::Error::Sqlite(s) => foreign_sqlite(s),
+        mstore::Error::Ledger(l) => foreign_ledger(l),
+        _ => None,
+    };
+    if let Some(why) = foreign {
+        return not_a_ledger(what, &why);
+    }
     match e {
         mstore::Error::Rejected(r) => mission_rejection(what, &r),
         mstore::Error::Ledger(l) => match *l {

@@ -1380,7 +1380,7 @@ fn reconcile_from_store(
     if unknown > 0 {
         out.status(format!(
             "{unknown} attempt(s) of {id} stay held until a person reconciles each with `world mission reconcile {mission} --attempt A --actual X --evidence-file F --ledger {}` (attended)",
-            missions.describe()
+            crate::limits::location_arg(&missions.describe())
         ));
         return Ok(Exit::Indeterminate);
     }
@@ -1390,13 +1390,14 @@ fn reconcile_from_store(
 /// Run `world mission …`.
 pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError> {
     let ledger = args.ledger.clone();
-    let mut r = run_verb(ctx, out, args);
+    let mut r =
+        run_verb(ctx, out, args).map_err(|e| super::error::name_ledger(e, ledger.as_deref()));
     if let (Err(e), Some(l)) = (&mut r, ledger.as_deref()) {
         for h in &mut e.hints {
             if h == VERIFY_HINT {
                 *h = format!(
                     "run `world mission verify --ledger {}`",
-                    crate::limits::describe_location(l)
+                    crate::limits::location_arg(&crate::limits::describe_location(l))
                 );
             }
         }

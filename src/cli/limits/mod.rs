@@ -447,6 +447,21 @@ struct Job<'a> {
 
 /// Run `world limits …`.
 pub fn run(ctx: &Context, out: &mut Output, cmd: Cmd) -> Result<Exit, CliError> {
+    let location = match &cmd {
+        Cmd::Report { ledger, .. } => ledger.clone(),
+        Cmd::Init { common, .. }
+        | Cmd::Reserve { common, .. }
+        | Cmd::Dispatch { common, .. }
+        | Cmd::Settle { common, .. }
+        | Cmd::Reconcile { common, .. }
+        | Cmd::Release { common, .. }
+        | Cmd::Stop { common, .. }
+        | Cmd::Adjust { common, .. } => common.ledger.clone(),
+    };
+    run_verb(ctx, out, cmd).map_err(|e| super::error::name_ledger(e, location.as_deref()))
+}
+
+fn run_verb(ctx: &Context, out: &mut Output, cmd: Cmd) -> Result<Exit, CliError> {
     match cmd {
         Cmd::Report { scope, now, ledger } => report::run(
             ctx,
