@@ -1255,3 +1255,152 @@ fn verify_folds_the_ledger_and_names_every_edit() {
         missed.join("\n")
     );
 }
+
+/// Issue 27 §4: the seed's `--now 0` after an `init` on the system clock is `time_regressed`
+/// with a hint naming the ledger's time and a `--now` it accepts; the named value works, and
+/// `--now` takes RFC 3339 as well as Unix milliseconds. Text times are RFC 3339.
+#[test]
+fn a_regressed_clock_says_which_now_the_ledger_accepts() {
+    let env = Env::new();
+    env.limits(&["init", "--config", EXAMPLE, "--yes"], 0);
+    let reserve = |id: &str, now: &str| -> Vec<String> {
+        [
+            "reserve",
+            "--scope",
+            "run",
+            "--attempt",
+            id,
+            "--purpose",
+            "ordinary",
+            "--amount",
+            "1",
+            "--max-active-ms",
+            "1",
+            "--now",
+            now,
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect()
+    };
+    let args = reserve("a", "0");
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let err = env.limits(&args, 4);
+    assert!(err.starts_with("time_regressed"), "{err}");
+    let hint = err
+        .lines()
+        .find(|l| l.starts_with("hint: the ledger's last recorded time is "))
+        .unwrap_or_else(|| panic!("no time hint: {err}"));
+    // "… is 2026-12-05T21:40:00.123Z (1796… ms); pass --now 1796… or later …"
+    let ms: String = hint
+        .split("pass --now ")
+        .nth(1)
+        .and_then(|t| t.split(' ').next())
+        .unwrap()
+        .to_string();
+    let last: u128 = ms.parse().unwrap();
+    assert!(hint.contains("Z ("), "RFC 3339 first: {hint}");
+    let v = env.limits_json(&args, 4);
+    assert_eq!(v["code"], "time_regressed");
+    assert_eq!(v["lastNowMs"], ms.as_str());
+    assert!(v["lastNow"].as_str().unwrap().ends_with('Z'), "{v}");
+    assert!(v["hints"][0].as_str().unwrap().contains(&ms), "{v}");
+    // The named time is accepted …
+    let args = reserve("b", &ms);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    assert!(env.limits(&args, 0).starts_with("ok revision=2"));
+    // … and so is an RFC 3339 time a second later.
+    let secs = (last / 1000 + 1) as i64;
+    let rfc = world::cli::output::rfc3339(secs);
+    let args = reserve("c", &rfc);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    assert!(env.limits(&args, 0).starts_with("ok revision=3"));
+    let r = env.report(&rfc);
+    assert_eq!(r["nowMs"], (secs as u128 * 1000).to_string());
+    assert_eq!(r["now"], rfc.as_str());
+    let text = env.limits(&["report", "--now", &rfc], 0);
+    assert!(
+        text.starts_with(&format!("ledger guide  revision 3  now {rfc}\n")),
+        "{text}"
+    );
+    // A --now that is neither is a usage error naming both forms.
+    let err = env.limits(&["report", "--now", "yesterday"], 2);
+    assert!(
+        err.contains("neither Unix milliseconds") && err.contains("RFC 3339"),
+        "{err}"
+    );
+}
+
+/// Issue 27 §4: `-q` silences a writer's summary (its data stays under `--json`), also for an
+/// attended act at the terminal.
+#[test]
+fn quiet_silences_the_summary_of_every_writer() {
+    let env = Env::new();
+    let out = env.limits(
+        &[
+            "-q",
+            "init",
+            "--config",
+            "finite.json",
+            "--yes",
+            "--now",
+            "0",
+        ],
+        0,
+    );
+    assert_eq!(out, "");
+    let out = env.limits(
+        &[
+            "-q",
+            "reserve",
+            "--scope",
+            "mission",
+            "--attempt",
+            "u",
+            "--purpose",
+            "ordinary",
+            "--amount",
+            "100",
+            "--max-active-ms",
+            "5",
+            "--now",
+            "1",
+        ],
+        0,
+    );
+    assert_eq!(out, "");
+    env.limits(&["dispatch", "--attempt", "u", "--now", "1"], 0);
+    env.limits(&["settle", "--attempt", "u", "--unknown", "--now", "2"], 0);
+    let out = attended(
+        &env,
+        &[
+            "-q",
+            "limits",
+            "reconcile",
+            "--attempt",
+            "u",
+            "--actual",
+            "60",
+            "--evidence-file",
+            "approval.txt",
+            "--now",
+            "4",
+        ],
+        "reconcile u\n",
+    );
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    assert_eq!(
+        (out.stdout.as_slice(), out.stderr.as_slice()),
+        (&b""[..], &b""[..])
+    );
+    let v = env.limits_json(
+        &[
+            "-q", "stop", "--scope", "mission", "--reason", "done", "--now", "5",
+        ],
+        0,
+    );
+    assert_eq!(
+        (v["code"].as_str(), v["revision"].as_str()),
+        (Some("ok"), Some("6"))
+    );
+}

@@ -992,3 +992,50 @@ fn commands_without_now_never_meet_time_regressed() {
     );
     env.mission(&["verify"], 0);
 }
+
+/// Issue 27 §4: a mission rejection goes to stderr only, `-q` silences summaries, `--json`
+/// gives the one envelope, `TIME_REGRESSED` names the mission's time and a `--now` it accepts,
+/// and `--now` takes RFC 3339.
+#[test]
+fn the_one_cli_convention_for_missions() {
+    let env = Env::new();
+    env.create_seed();
+    let out = env.mission(&["-q", "start-run", "m", "--run", "r", "--now", "10"], 0);
+    assert_eq!(out, "", "-q drops the OK summary");
+    // The clock went to 10; 5 is earlier.
+    let err = env.mission(&["start-run", "m", "--run", "r2", "--now", "5"], 4);
+    assert!(err.starts_with("TIME_REGRESSED now=5 lastNow=10"), "{err}");
+    assert!(
+        err.contains("hint: the ledger's last recorded time is 1970-01-01T00:00:00.010Z (10 ms); pass --now 10 or later"),
+        "{err}"
+    );
+    let e = env.mission_json(&["start-run", "m", "--run", "r2", "--now", "5"], 4);
+    assert_eq!(
+        (e["code"].as_str(), e["lastNow"].as_str(), e["now"].as_str()),
+        (Some("TIME_REGRESSED"), Some("10"), Some("5")),
+        "{e}"
+    );
+    // RFC 3339 is the same clock.
+    let out = env.mission(
+        &[
+            "start-run",
+            "m",
+            "--run",
+            "r2",
+            "--now",
+            "1970-01-01T00:00:00.020Z",
+        ],
+        0,
+    );
+    assert!(out.starts_with("OK revision="), "{out}");
+    let r = env.mission_json(&["report", "m", "--now", "1970-01-01T00:00:00.020Z"], 0);
+    assert_eq!(
+        (r["now"].as_str(), r["nowUtc"].as_str()),
+        (Some("20"), Some("1970-01-01T00:00:00.020Z"))
+    );
+    assert_eq!(r["deadlineUtc"], "1970-01-01T00:00:10Z");
+    let text = env.mission(&["report", "m", "--now", "20"], 0);
+    assert!(text.contains("deadline 1970-01-01T00:00:10Z"), "{text}");
+    let log = env.mission(&["log", "m"], 0);
+    assert!(log.contains("now=1970-01-01T00:00:00.020Z"), "{log}");
+}

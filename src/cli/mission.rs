@@ -20,8 +20,11 @@
 //! asking anybody); without a terminal it prints `STOP fence=tty
 //! reason=no-controlling-terminal`, exits 3 and writes nothing.
 //!
-//! Output: `OK revision=N seq=S` (or `--json` the result object) and exit 0; a rejection prints
-//! `<CODE> key=value …: reason` (or `--json` `{"code",…}`) on stdout and exits 4.
+//! Output, the convention of every command (DEC-LEDGER-CLI-1): `OK revision=N seq=S` is the
+//! summary on stdout, silenced by `-q` (`--json`: the result object), exit 0; a rejection
+//! prints the seed-shaped `<CODE> key=value …: reason` on stderr only and exits 4 (`--json`:
+//! the one envelope `{"error":{"code":"<CODE>",…,"exitCode":4,…members}}` on stdout). Times
+//! print as RFC 3339 UTC; `--now` takes Unix ms or RFC 3339 (DEC-LEDGER-CLI-2).
 
 use std::path::{Path, PathBuf};
 
@@ -84,8 +87,9 @@ pub enum Cmd {
         /// Unattended: no terminal, no phrase; recorded as unattended
         #[arg(long)]
         yes: bool,
-        /// The clock, milliseconds (default: the system clock)
-        #[arg(long, value_name = "MS", allow_hyphen_values = true)]
+        /// The clock: Unix milliseconds or RFC 3339 (2026-12-05T21:30:00Z); default: the
+        /// system clock
+        #[arg(long, value_name = "MS|RFC3339", allow_hyphen_values = true)]
         now: Option<String>,
     },
     /// Apply the seed's command JSON: one (--command FILE, - for stdin) or a JSON-lines file
@@ -334,8 +338,9 @@ pub enum Cmd {
     Report {
         /// The mission id
         mission: String,
-        /// The clock, ms (for liveness and the deadline; default: the system clock)
-        #[arg(long, value_name = "MS", allow_hyphen_values = true)]
+        /// The clock for liveness and the deadline: Unix milliseconds or RFC 3339; default:
+        /// the system clock
+        #[arg(long, value_name = "MS|RFC3339", allow_hyphen_values = true)]
         now: Option<String>,
     },
     /// Every mission in the store
@@ -352,8 +357,9 @@ pub enum Cmd {
 /// Flags every writing verb takes.
 #[derive(ClapArgs, Debug, Clone, Default)]
 pub struct Common {
-    /// The clock, milliseconds (default: the system clock); never more than 24 h ahead of it
-    #[arg(long, value_name = "MS", allow_hyphen_values = true)]
+    /// The clock: Unix milliseconds or RFC 3339 (2026-12-05T21:30:00Z); default: the system
+    /// clock; never more than 24 h ahead of it, never before the mission's last recorded time
+    #[arg(long, value_name = "MS|RFC3339", allow_hyphen_values = true)]
     pub now: Option<String>,
     /// Idempotency key: the same command again answers the recorded result (admit: default
     /// admit:<attemptId>)

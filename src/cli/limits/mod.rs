@@ -14,9 +14,12 @@
 //! reported without asking anybody) → `confirmation` fence → the real command. A fence refusal
 //! prints `STOP fence=<name> reason=<reason>`, exits 3 and writes nothing.
 //!
-//! Output: the verdict, `ok revision=N` or `<code> scope=<id> limit=<kind> …` on stdout
-//! (`--json`: `{"code","revision",…}`); exit 0 for `ok`/`exists`, 4 for any rejection, 2 for
-//! usage errors (docs/DECISIONS.md).
+//! Output, the convention of every command (DEC-LEDGER-CLI-1): `ok revision=N` (or `exists …`)
+//! is the summary on stdout, silenced by `-q`; `--json` prints the §5 object
+//! `{"code","revision",…}`, exit 0. A rejection prints the §5 line `<code> scope=<id>
+//! limit=<kind> …` on stderr only and exits 4; under `--json` stdout holds the one error
+//! envelope `{"error":{"code":"<code>",…,"exitCode":4,"revision",…}}`. Times print as RFC 3339
+//! UTC; `--now` takes Unix ms or RFC 3339 (DEC-LEDGER-CLI-2).
 
 mod report;
 
@@ -185,8 +188,9 @@ pub enum Cmd {
         /// Only this scope and its subtree
         #[arg(long, value_name = "S")]
         scope: Option<String>,
-        /// The clock, Unix milliseconds (default: the system clock)
-        #[arg(long, value_name = "MS", allow_hyphen_values = true)]
+        /// The clock: Unix milliseconds or RFC 3339 (2026-12-05T21:30:00Z); default: the
+        /// system clock
+        #[arg(long, value_name = "MS|RFC3339", allow_hyphen_values = true)]
         now: Option<String>,
         /// A standalone ledger (a file, or postgres://user@host/db) instead of the tables in
         /// the store file
@@ -213,9 +217,9 @@ pub struct Common {
     /// Act as the AGENT holding this session (a token file, or the token); default: the HOST
     #[arg(long, value_name = "FILE")]
     pub session: Option<String>,
-    /// The clock, Unix milliseconds (default: the system clock); never earlier than the
-    /// ledger's last recorded time
-    #[arg(long, value_name = "MS", allow_hyphen_values = true)]
+    /// The clock: Unix milliseconds or RFC 3339 (2026-12-05T21:30:00Z); default: the system
+    /// clock; never earlier than the ledger's last recorded time
+    #[arg(long, value_name = "MS|RFC3339", allow_hyphen_values = true)]
     pub now: Option<String>,
     /// A standalone ledger (a file, or postgres://user@host/db) instead of the tables in the
     /// store file
