@@ -976,7 +976,7 @@ fn standalone_ledger_file_and_a_store_passed_as_ledger() {
     ])
     .assert()
     .code(2)
-    .stderr(predicate::str::contains("not a world limits ledger"));
+    .stderr(predicate::str::contains("is not a world ledger ("));
     assert_eq!(v4_schema(&env.db()), before);
     assert_eq!(
         count(
@@ -1403,4 +1403,72 @@ fn quiet_silences_the_summary_of_every_writer() {
         (v["code"].as_str(), v["revision"].as_str()),
         (Some("ok"), Some("6"))
     );
+}
+
+/// Issue 27 §2: a `--ledger` that is not a world ledger — a file that is not SQLite, a SQLite
+/// file whose `limits_*` tables have another shape — is refused as such (exit 2, code
+/// `not_a_ledger`, naming the file), by `limits` and `mission` alike, and left as it was.
+#[test]
+fn a_file_that_is_not_a_ledger_is_named_as_such() {
+    let env = Env::bare();
+    std::fs::write(env.path("notes.txt"), "not a database, only text\n").unwrap();
+    {
+        let c = rusqlite::Connection::open(env.path("shape.db")).unwrap();
+        c.execute_batch(
+            "CREATE TABLE limits_meta (name TEXT); CREATE TABLE limits_scopes (name TEXT);",
+        )
+        .unwrap();
+    }
+    let before = (
+        std::fs::read(env.path("notes.txt")).unwrap(),
+        std::fs::read(env.path("shape.db")).unwrap(),
+    );
+    for (file, why) in [
+        ("notes.txt", "not a SQLite database"),
+        (
+            "shape.db",
+            "it holds 2 limits_* tables but not the world ledger application_id",
+        ),
+    ] {
+        for args in [
+            vec!["limits", "report", "--ledger", file],
+            vec![
+                "limits",
+                "reserve",
+                "--ledger",
+                file,
+                "--scope",
+                "wo",
+                "--attempt",
+                "a",
+                "--purpose",
+                "ordinary",
+                "--amount",
+                "1",
+                "--max-active-ms",
+                "1",
+            ],
+            vec!["mission", "--ledger", file, "report", "m"],
+        ] {
+            let out = env.world(&args).output().unwrap();
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+            assert!(
+                err.contains(&format!("{file} is not a world ledger ({why}")),
+                "{args:?}: {err}"
+            );
+            assert!(err.contains("hint: --ledger names a ledger file"), "{err}");
+            let mut json = args.clone();
+            json.insert(0, "--json");
+            let out = env.world(&json).output().unwrap();
+            let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+            assert_eq!(v["error"]["code"], "not_a_ledger", "{v}");
+            assert_eq!(v["error"]["exitCode"], 2, "{v}");
+        }
+    }
+    let after = (
+        std::fs::read(env.path("notes.txt")).unwrap(),
+        std::fs::read(env.path("shape.db")).unwrap(),
+    );
+    assert!(after == before, "nothing written");
 }

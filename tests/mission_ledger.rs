@@ -371,7 +371,7 @@ fn a_missing_or_foreign_ledger_file_is_refused_and_nothing_is_created() {
     let before = std::fs::read(&store).unwrap();
     let o = world(dir.path(), &store.display().to_string(), &create);
     assert_eq!(o.status.code(), Some(2), "{}", text(&o.stderr));
-    assert!(text(&o.stderr).contains("is not a world limits ledger"));
+    assert!(text(&o.stderr).contains("is not a world ledger ("));
     assert_eq!(std::fs::read(&store).unwrap(), before);
 }
 

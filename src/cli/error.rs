@@ -488,9 +488,8 @@ pub fn ledger_err(what: &str, e: crate::limits::Error) -> CliError {
     }
     match e {
         limits::Error::Rejected(v) => limits_rejection(what, &v),
-        limits::Error::NotALedger { .. } => CliError::usage(what, e)
-            .with_code(NOT_A_LEDGER)
-            .hint("--ledger names a standalone ledger file; to use the ledger inside the World store, drop --ledger"),
+        limits::Error::NotALedger { why, .. } => not_a_ledger(what, &why)
+            .hint("to use the ledger inside the World store, drop --ledger"),
         limits::Error::BadLedgerUrl { .. } => CliError::usage(what, e)
             .hint("a PostgreSQL ledger is postgres://USER@HOST[:PORT]/DB (or ?host=/socket/dir); see docs/LEDGER.md"),
         limits::Error::BadLedgerLocation { .. } => CliError::usage(what, e)

@@ -948,15 +948,21 @@ impl Ledger<'static> {
                     "it holds {foreign} other schema objects and user_version {ver}"
                 )));
             }
-            if !create {
-                let tables: i64 = conn.query_row(
-                    "SELECT count(*) FROM sqlite_master WHERE name LIKE 'limits\\_%' ESCAPE '\\'",
-                    [],
-                    |r| r.get(0),
-                )?;
-                if tables == 0 {
-                    return Err(not_initialized(&name, "holds no ledger tables").into());
-                }
+            let tables: i64 = conn.query_row(
+                "SELECT count(*) FROM sqlite_master WHERE name LIKE 'limits\\_%' ESCAPE '\\'",
+                [],
+                |r| r.get(0),
+            )?;
+            if tables == 0 && !create {
+                return Err(not_initialized(&name, "holds no ledger tables").into());
+            }
+            // `world limits init` writes the tables and the application id in one transaction:
+            // `limits_*` tables without it were made by something else. Refuse them, writing
+            // nothing (before, this path adopted the file: it set the id and ran the DDL).
+            if tables > 0 {
+                return Err(not(format!(
+                    "it holds {tables} limits_* tables but not the world ledger application_id"
+                )));
             }
         }
         conn.query_row("PRAGMA journal_mode=WAL", [], |_| Ok(()))?;
