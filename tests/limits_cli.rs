@@ -135,8 +135,11 @@ impl Env {
             code,
         )
     }
+    /// The report at `now`, checked against docs/json/limits-report.schema.json.
     fn report(&self, now: &str) -> Value {
-        self.limits_json(&["report", "--now", now], 0)
+        let r = self.limits_json(&["report", "--now", now], 0);
+        crate::cli::output::assert_schema("limits-report", &r);
+        r
     }
     fn init_example(&self) {
         let out = self.limits(&["init", "--config", EXAMPLE, "--yes", "--now", "0"], 0);

@@ -124,8 +124,11 @@ impl Env {
         assert_eq!(v["error"]["exitCode"], code, "{v}");
         v["error"].clone()
     }
+    /// The report at 10, checked against docs/json/mission-report.schema.json.
     fn report(&self) -> Value {
-        self.mission_json(&["report", "m", "--now", "10"], 0)
+        let r = self.mission_json(&["report", "m", "--now", "10"], 0);
+        crate::cli::output::assert_schema("mission-report", &r);
+        r
     }
     /// Every mission row (the "store unchanged" check).
     fn dump(&self) -> Vec<String> {

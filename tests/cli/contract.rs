@@ -294,15 +294,15 @@ fn cases(env: &TestEnv, n: usize) -> Vec<Case> {
                 "--max-active-ms",
                 "1000",
             ],
-            Shape::Foreign,
+            Shape::One("limits-verdict"),
         ),
         case(
             &["limits", "dispatch", "--attempt", &attempt],
-            Shape::Foreign,
+            Shape::One("limits-verdict"),
         ),
         case(
             &["limits", "settle", "--attempt", &attempt, "--actual", "3"],
-            Shape::Foreign,
+            Shape::One("limits-verdict"),
         ),
         case(
             &[
@@ -319,16 +319,16 @@ fn cases(env: &TestEnv, n: usize) -> Vec<Case> {
                 "--max-active-ms",
                 "1000",
             ],
-            Shape::Foreign,
+            Shape::One("limits-verdict"),
         ),
         case(
             &["limits", "release", "--attempt", &format!("{attempt}r")],
-            Shape::Foreign,
+            Shape::One("limits-verdict"),
         ),
-        case(&["limits", "report"], Shape::Foreign),
+        case(&["limits", "report"], Shape::One("limits-report")),
         case(
             &["limits", "stop", "--scope", "run", "--reason", "enough"],
-            Shape::Foreign,
+            Shape::One("limits-verdict"),
         ),
         case(
             &[
@@ -340,7 +340,7 @@ fn cases(env: &TestEnv, n: usize) -> Vec<Case> {
                 "--now",
                 "0",
             ],
-            Shape::Foreign,
+            Shape::One("mission-result"),
         ),
         // A rejection: exit 4, on stderr, the envelope under --json.
         fails(
@@ -391,7 +391,7 @@ fn cases(env: &TestEnv, n: usize) -> Vec<Case> {
         ),
         case(
             &["mission", "start-run", "m", "--run", "r", "--now", "10"],
-            Shape::Foreign,
+            Shape::One("mission-result"),
         ),
         case(
             &[
@@ -413,15 +413,15 @@ fn cases(env: &TestEnv, n: usize) -> Vec<Case> {
                 "--now",
                 "10",
             ],
-            Shape::Foreign,
+            Shape::One("mission-result"),
         ),
         case(
             &["mission", "apply", "m", "--command", &step3, "--now", "10"],
-            Shape::Foreign,
+            Shape::One("mission-result"),
         ),
         case(
             &["mission", "dispatch", "m", "--attempt", "a", "--now", "10"],
-            Shape::Foreign,
+            Shape::One("mission-result"),
         ),
         case(
             &[
@@ -435,7 +435,7 @@ fn cases(env: &TestEnv, n: usize) -> Vec<Case> {
                 "--now",
                 "10",
             ],
-            Shape::Foreign,
+            Shape::One("mission-result"),
         ),
         fails(
             &[
@@ -487,11 +487,11 @@ fn cases(env: &TestEnv, n: usize) -> Vec<Case> {
                 "--now",
                 "10",
             ],
-            Shape::Foreign,
+            Shape::One("mission-result"),
         ),
         case(
             &["mission", "release", "m", "--attempt", "a2", "--now", "10"],
-            Shape::Foreign,
+            Shape::One("mission-result"),
         ),
         fails(
             &[
@@ -525,7 +525,7 @@ fn cases(env: &TestEnv, n: usize) -> Vec<Case> {
         ),
         case(
             &["mission", "revoke", "m", "--grant", "g", "--now", "10"],
-            Shape::Foreign,
+            Shape::One("mission-result"),
         ),
         case(
             &[
@@ -539,10 +539,10 @@ fn cases(env: &TestEnv, n: usize) -> Vec<Case> {
                 "--now",
                 "10",
             ],
-            Shape::Foreign,
+            Shape::One("mission-result"),
         ),
         case(&["mission", "list"], Shape::Foreign),
-        case(&["mission", "report", "m"], Shape::Foreign),
+        case(&["mission", "report", "m"], Shape::One("mission-report")),
         case(&["mission", "log", "m"], Shape::Foreign),
         case(&["mission", "verify"], Shape::Foreign),
         case(&["pin", "--interpreter", "embedded"], Shape::Foreign),
