@@ -677,15 +677,15 @@ mod tests {
     use super::*;
 
     /// What names a ledger: user, hosts, ports, database and options (the schema).
-    fn ledger_of(
-        url: &str,
-    ) -> (
+    type LedgerParts = (
         Option<String>,
         Vec<String>,
         Vec<u16>,
         Option<String>,
         Option<String>,
-    ) {
+    );
+
+    fn ledger_of(url: &str) -> LedgerParts {
         let c: postgres::Config = url.parse().unwrap_or_else(|e| panic!("{url}: {e}"));
         let hosts = c
             .get_hosts()
