@@ -16,7 +16,7 @@ mod leftovers;
 #[path = "cli/lock.rs"]
 mod lock;
 #[path = "cli/output.rs"]
-pub(crate) mod output;
+mod output;
 #[path = "cli/reads.rs"]
 mod reads;
 #[path = "cli/receipts.rs"]
@@ -29,6 +29,9 @@ mod sessions;
 mod small_faults;
 #[path = "cli/verify.rs"]
 mod verify;
+
+/// The schema check of docs/json/, for the ledger tests outside tests/cli/.
+pub(crate) use output::assert_schema;
 
 /// Every file in tests/cli/ must be declared above, or its tests would silently never run.
 #[test]

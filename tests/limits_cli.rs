@@ -138,7 +138,7 @@ impl Env {
     /// The report at `now`, checked against docs/json/limits-report.schema.json.
     fn report(&self, now: &str) -> Value {
         let r = self.limits_json(&["report", "--now", now], 0);
-        crate::cli::output::assert_schema("limits-report", &r);
+        crate::cli::assert_schema("limits-report", &r);
         r
     }
     fn init_example(&self) {
@@ -259,7 +259,7 @@ fn a_rejection_is_reported_on_stderr_in_both_forms() {
             assert_eq!(v["error"]["exitCode"], 4, "{v}");
             assert_eq!(v["error"]["revision"], "0", "{v}");
             assert!(v.get("code").is_none(), "one shape only: {v}");
-            crate::cli::output::assert_schema("error", &v);
+            crate::cli::assert_schema("error", &v);
         } else {
             assert_eq!(stdout, "");
         }

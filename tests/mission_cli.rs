@@ -127,7 +127,7 @@ impl Env {
     /// The report at 10, checked against docs/json/mission-report.schema.json.
     fn report(&self) -> Value {
         let r = self.mission_json(&["report", "m", "--now", "10"], 0);
-        crate::cli::output::assert_schema("mission-report", &r);
+        crate::cli::assert_schema("mission-report", &r);
         r
     }
     /// Every mission row (the "store unchanged" check).
