@@ -30,6 +30,9 @@ mod small_faults;
 #[path = "cli/verify.rs"]
 mod verify;
 
+/// The schema check of docs/json/, for the ledger tests outside tests/cli/.
+pub(crate) use output::assert_schema;
+
 /// Every file in tests/cli/ must be declared above, or its tests would silently never run.
 #[test]
 fn every_test_module_is_listed() {

@@ -69,8 +69,8 @@ impl Env {
         terminal::detach(&mut c);
         c
     }
-    /// `world limits ARGS`; asserts the exit code and returns stdout.
-    fn limits(&self, args: &[&str], code: i32) -> String {
+    /// `world limits ARGS`; asserts the exit code.
+    fn limits_out(&self, args: &[&str], code: i32) -> std::process::Output {
         let mut full = vec!["limits"];
         full.extend_from_slice(args);
         let out = self.world(&full).output().unwrap();
@@ -81,14 +81,37 @@ impl Env {
             String::from_utf8_lossy(&out.stdout),
             String::from_utf8_lossy(&out.stderr)
         );
-        String::from_utf8(out.stdout).unwrap()
+        out
     }
-    /// `world --json limits ARGS` parsed as one JSON object.
+    /// `world limits ARGS`; asserts the exit code and returns stdout on success, or the error
+    /// on stderr for a failure (nothing on stdout without --json: the one CLI convention).
+    fn limits(&self, args: &[&str], code: i32) -> String {
+        let out = self.limits_out(args, code);
+        if code == 0 {
+            return String::from_utf8(out.stdout).unwrap();
+        }
+        if code != 4 && code != 2 {
+            // `verify` findings (exit 3) are data: stdout.
+            return String::from_utf8(out.stdout).unwrap();
+        }
+        if !args.contains(&"--json") {
+            assert!(out.stdout.is_empty(), "a failure printed data: {out:?}");
+        }
+        String::from_utf8(out.stderr).unwrap()
+    }
+    /// `world --json limits ARGS` parsed as one JSON object; for a failure, the `error` member
+    /// of the one envelope (its `exitCode` checked).
     fn limits_json(&self, args: &[&str], code: i32) -> Value {
         let mut full = args.to_vec();
         full.push("--json");
-        let text = self.limits(&full, code);
-        serde_json::from_str(text.trim()).unwrap_or_else(|e| panic!("{e}: {text}"))
+        let out = self.limits_out(&full, code);
+        let text = String::from_utf8(out.stdout).unwrap();
+        let v: Value = serde_json::from_str(text.trim()).unwrap_or_else(|e| panic!("{e}: {text}"));
+        if code == 0 {
+            return v;
+        }
+        assert_eq!(v["error"]["exitCode"], code, "{v}");
+        v["error"].clone()
     }
     /// `limits reserve` of `amount` in scope `mission` (ordinary, 5 ms) at `now`; asserts the
     /// exit code and returns the JSON verdict.
@@ -112,8 +135,11 @@ impl Env {
             code,
         )
     }
+    /// The report at `now`, checked against docs/json/limits-report.schema.json.
     fn report(&self, now: &str) -> Value {
-        self.limits_json(&["report", "--now", now], 0)
+        let r = self.limits_json(&["report", "--now", now], 0);
+        crate::cli::assert_schema("limits-report", &r);
+        r
     }
     fn init_example(&self) {
         let out = self.limits(&["init", "--config", EXAMPLE, "--yes", "--now", "0"], 0);
@@ -204,8 +230,9 @@ fn init_without_yes_meets_the_tty_fence_and_writes_nothing() {
 }
 
 /// A rejected limits command says why on stderr in both forms, as every failing command does
-/// (README "Scripting"); a store file without ledger tables says how to make one. Before, the
-/// human form printed `ledger_not_initialized` on stdout alone with nothing on stderr.
+/// (README "Scripting"), and prints no data: nothing on stdout in text, and under `--json` only
+/// the one `{"error":{…,"exitCode":4}}` envelope with the §5 members inside it
+/// (DEC-LEDGER-CLI-1); a store file without ledger tables says how to make one.
 #[test]
 fn a_rejection_is_reported_on_stderr_in_both_forms() {
     let env = Env::new();
@@ -214,13 +241,29 @@ fn a_rejection_is_reported_on_stderr_in_both_forms() {
         if json {
             args.insert(0, "--json");
         }
-        env.world(&args)
+        let out = env
+            .world(&args)
             .assert()
             .code(4)
-            .stderr(predicate::str::contains(
-                "world: limits: ledger_not_initialized: this store file has no limits ledger",
+            .stderr(predicate::str::starts_with(
+                "ledger_not_initialized: this store file has no limits ledger",
             ))
-            .stderr(predicate::str::contains("world limits init --config FILE"));
+            .stderr(predicate::str::contains(
+                "hint: initialise it with `world limits init --config FILE`",
+            ))
+            .get_output()
+            .clone();
+        let stdout = String::from_utf8(out.stdout).unwrap();
+        if json {
+            let v: Value = serde_json::from_str(stdout.trim()).unwrap();
+            assert_eq!(v["error"]["code"], "ledger_not_initialized", "{v}");
+            assert_eq!(v["error"]["exitCode"], 4, "{v}");
+            assert_eq!(v["error"]["revision"], "0", "{v}");
+            assert!(v.get("code").is_none(), "one shape only: {v}");
+            crate::cli::assert_schema("error", &v);
+        } else {
+            assert_eq!(stdout, "");
+        }
         let mut args = vec![
             "limits",
             "reserve",
@@ -244,7 +287,7 @@ fn a_rejection_is_reported_on_stderr_in_both_forms() {
             .assert()
             .code(4)
             .stderr(predicate::str::contains(
-                "world: limits: ledger_not_initialized: ledger none.ledger does not exist",
+                "ledger_not_initialized: ledger none.ledger does not exist",
             ));
     }
 }
@@ -937,7 +980,7 @@ fn standalone_ledger_file_and_a_store_passed_as_ledger() {
     ])
     .assert()
     .code(2)
-    .stderr(predicate::str::contains("not a world limits ledger"));
+    .stderr(predicate::str::contains("is not a world ledger ("));
     assert_eq!(v4_schema(&env.db()), before);
     assert_eq!(
         count(
@@ -1126,7 +1169,7 @@ fn a_human_adjusts_and_reconciles_at_the_terminal() {
     );
     assert_eq!(out.status.code(), Some(4));
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(v["code"], "evidence_unverified");
+    assert_eq!(v["error"]["code"], "evidence_unverified", "{v}");
     env.world(&["verify"]).assert().success();
 }
 
@@ -1215,4 +1258,221 @@ fn verify_folds_the_ledger_and_names_every_edit() {
         "ledger tampers verify missed:\n{}",
         missed.join("\n")
     );
+}
+
+/// Issue 27 §4: the seed's `--now 0` after an `init` on the system clock is `time_regressed`
+/// with a hint naming the ledger's time and a `--now` it accepts; the named value works, and
+/// `--now` takes RFC 3339 as well as Unix milliseconds. Text times are RFC 3339.
+#[test]
+fn a_regressed_clock_says_which_now_the_ledger_accepts() {
+    let env = Env::new();
+    env.limits(&["init", "--config", EXAMPLE, "--yes"], 0);
+    let reserve = |id: &str, now: &str| -> Vec<String> {
+        [
+            "reserve",
+            "--scope",
+            "run",
+            "--attempt",
+            id,
+            "--purpose",
+            "ordinary",
+            "--amount",
+            "1",
+            "--max-active-ms",
+            "1",
+            "--now",
+            now,
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect()
+    };
+    let args = reserve("a", "0");
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let err = env.limits(&args, 4);
+    assert!(err.starts_with("time_regressed"), "{err}");
+    let hint = err
+        .lines()
+        .find(|l| l.starts_with("hint: the ledger's last recorded time is "))
+        .unwrap_or_else(|| panic!("no time hint: {err}"));
+    // "… is 2026-12-05T21:40:00.123Z (1796… ms); pass --now 1796… or later …"
+    let ms: String = hint
+        .split("pass --now ")
+        .nth(1)
+        .and_then(|t| t.split(' ').next())
+        .unwrap()
+        .to_string();
+    let last: u128 = ms.parse().unwrap();
+    assert!(hint.contains("Z ("), "RFC 3339 first: {hint}");
+    let v = env.limits_json(&args, 4);
+    assert_eq!(v["code"], "time_regressed");
+    assert_eq!(v["lastNowMs"], ms.as_str());
+    assert!(v["lastNow"].as_str().unwrap().ends_with('Z'), "{v}");
+    assert!(v["hints"][0].as_str().unwrap().contains(&ms), "{v}");
+    // The named time is accepted …
+    let args = reserve("b", &ms);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    assert!(env.limits(&args, 0).starts_with("ok revision=2"));
+    // … and so is an RFC 3339 time a second later.
+    let secs = (last / 1000 + 1) as i64;
+    let rfc = world::cli::output::rfc3339(secs);
+    let args = reserve("c", &rfc);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    assert!(env.limits(&args, 0).starts_with("ok revision=3"));
+    let r = env.report(&rfc);
+    assert_eq!(r["nowMs"], (secs as u128 * 1000).to_string());
+    assert_eq!(r["now"], rfc.as_str());
+    let text = env.limits(&["report", "--now", &rfc], 0);
+    assert!(
+        text.starts_with(&format!("ledger guide  revision 3  now {rfc}\n")),
+        "{text}"
+    );
+    // A --now that is neither is a usage error naming both forms.
+    let err = env.limits(&["report", "--now", "yesterday"], 2);
+    assert!(
+        err.contains("neither Unix milliseconds") && err.contains("RFC 3339"),
+        "{err}"
+    );
+}
+
+/// Issue 27 §4: `-q` silences a writer's summary (its data stays under `--json`), also for an
+/// attended act at the terminal.
+#[test]
+fn quiet_silences_the_summary_of_every_writer() {
+    let env = Env::new();
+    let out = env.limits(
+        &[
+            "-q",
+            "init",
+            "--config",
+            "finite.json",
+            "--yes",
+            "--now",
+            "0",
+        ],
+        0,
+    );
+    assert_eq!(out, "");
+    let out = env.limits(
+        &[
+            "-q",
+            "reserve",
+            "--scope",
+            "mission",
+            "--attempt",
+            "u",
+            "--purpose",
+            "ordinary",
+            "--amount",
+            "100",
+            "--max-active-ms",
+            "5",
+            "--now",
+            "1",
+        ],
+        0,
+    );
+    assert_eq!(out, "");
+    env.limits(&["dispatch", "--attempt", "u", "--now", "1"], 0);
+    env.limits(&["settle", "--attempt", "u", "--unknown", "--now", "2"], 0);
+    let out = attended(
+        &env,
+        &[
+            "-q",
+            "limits",
+            "reconcile",
+            "--attempt",
+            "u",
+            "--actual",
+            "60",
+            "--evidence-file",
+            "approval.txt",
+            "--now",
+            "4",
+        ],
+        "reconcile u\n",
+    );
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    assert_eq!(
+        (out.stdout.as_slice(), out.stderr.as_slice()),
+        (&b""[..], &b""[..])
+    );
+    let v = env.limits_json(
+        &[
+            "-q", "stop", "--scope", "mission", "--reason", "done", "--now", "5",
+        ],
+        0,
+    );
+    assert_eq!(
+        (v["code"].as_str(), v["revision"].as_str()),
+        (Some("ok"), Some("6"))
+    );
+}
+
+/// Issue 27 §2: a `--ledger` that is not a world ledger — a file that is not SQLite, a SQLite
+/// file whose `limits_*` tables have another shape — is refused as such (exit 2, code
+/// `not_a_ledger`, naming the file), by `limits` and `mission` alike, and left as it was.
+#[test]
+fn a_file_that_is_not_a_ledger_is_named_as_such() {
+    let env = Env::bare();
+    std::fs::write(env.path("notes.txt"), "not a database, only text\n").unwrap();
+    {
+        let c = rusqlite::Connection::open(env.path("shape.db")).unwrap();
+        c.execute_batch(
+            "CREATE TABLE limits_meta (name TEXT); CREATE TABLE limits_scopes (name TEXT);",
+        )
+        .unwrap();
+    }
+    let before = (
+        std::fs::read(env.path("notes.txt")).unwrap(),
+        std::fs::read(env.path("shape.db")).unwrap(),
+    );
+    for (file, why) in [
+        ("notes.txt", "not a SQLite database"),
+        (
+            "shape.db",
+            "it holds 2 limits_* tables but not the world ledger application_id",
+        ),
+    ] {
+        for args in [
+            vec!["limits", "report", "--ledger", file],
+            vec![
+                "limits",
+                "reserve",
+                "--ledger",
+                file,
+                "--scope",
+                "wo",
+                "--attempt",
+                "a",
+                "--purpose",
+                "ordinary",
+                "--amount",
+                "1",
+                "--max-active-ms",
+                "1",
+            ],
+            vec!["mission", "--ledger", file, "report", "m"],
+        ] {
+            let out = env.world(&args).output().unwrap();
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+            assert!(
+                err.contains(&format!("{file} is not a world ledger ({why}")),
+                "{args:?}: {err}"
+            );
+            assert!(err.contains("hint: --ledger names a ledger file"), "{err}");
+            let mut json = args.clone();
+            json.insert(0, "--json");
+            let out = env.world(&json).output().unwrap();
+            let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+            assert_eq!(v["error"]["code"], "not_a_ledger", "{v}");
+            assert_eq!(v["error"]["exitCode"], 2, "{v}");
+        }
+    }
+    let after = (
+        std::fs::read(env.path("notes.txt")).unwrap(),
+        std::fs::read(env.path("shape.db")).unwrap(),
+    );
+    assert!(after == before, "nothing written");
 }

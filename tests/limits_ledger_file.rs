@@ -350,7 +350,8 @@ fn only_init_creates_a_ledger_file() {
             full.extend(["--ledger", text]);
             let o = env.run(&full);
             assert_exit(&o, 4);
-            let out = String::from_utf8_lossy(&o.stdout);
+            assert!(o.stdout.is_empty(), "a rejection prints no data");
+            let out = String::from_utf8_lossy(&o.stderr);
             assert!(out.contains("ledger_not_initialized"), "{out}");
             assert!(out.contains(text.as_str()), "names the path: {out}");
             assert!(

@@ -545,7 +545,8 @@ fn bad_urls_refused_connections_wrong_passwords_and_foreign_schemas_fail_cleanly
     let right = format!("postgres://pwuser:{}@{sock}/{db}", pgtest::PW_PASSWORD);
     let o = world(dir.path(), &right, &["report", "--json"]);
     assert_eq!(o.status.code(), Some(4), "{}", text(&o.stderr));
-    assert!(text(&o.stdout).contains("ledger_not_initialized"));
+    let v: Value = serde_json::from_str(text(&o.stdout).trim()).unwrap();
+    assert_eq!(v["error"]["code"], "ledger_not_initialized", "{v}");
     // … naming the ledger (never the password) and how to initialise it (on stderr: the
     // §5 JSON has no reason).
     let out = text(&o.stderr);
@@ -560,8 +561,9 @@ fn bad_urls_refused_connections_wrong_passwords_and_foreign_schemas_fail_cleanly
     // creates nothing.
     let o = world(dir.path(), &url, &reserve);
     assert_eq!(o.status.code(), Some(4), "{}", text(&o.stderr));
-    assert!(text(&o.stdout).contains("ledger_not_initialized"));
-    let out = text(&o.stdout);
+    assert!(o.stdout.is_empty(), "a rejection prints no data");
+    let out = text(&o.stderr);
+    assert!(out.contains("ledger_not_initialized"), "{out}");
     assert!(
         out.contains("ledger postgres://") && out.contains("world limits init"),
         "names the ledger and the fix: {out}"
@@ -669,4 +671,104 @@ fn sixteen_clients_racing_on_one_scope_never_pass_the_bound() {
         assert_eq!(w[1].0, w[0].0 + 1, "revision gap after {i}");
         assert_eq!(w[1].1, w[0].2, "chain broken after {i}");
     }
+}
+
+/// Issue 27 §2: the ledger name a message prints parses back to the same ledger, schema
+/// included — the `init` hint of a socket ledger with a `search_path` schema, pasted back,
+/// initialises that very schema — and a schema holding tables of another shape is "not a world
+/// ledger" (exit 2), not a raw server error.
+#[test]
+fn a_printed_ledger_name_pasted_back_names_the_same_ledger_and_foreign_tables_are_refused() {
+    let Some(pg) = pgtest::server(
+        "a_printed_ledger_name_pasted_back_names_the_same_ledger_and_foreign_tables_are_refused",
+    ) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let base = pg.fresh_db();
+    let db = base.rsplit('/').next().unwrap().to_string();
+    pg.sql(&db, "CREATE SCHEMA wo42; CREATE SCHEMA other");
+    let url = format!("{base}?options=-csearch_path%3Dwo42");
+    let o = world(dir.path(), &url, &["report"]);
+    assert_eq!(o.status.code(), Some(4), "{}", text(&o.stderr));
+    let err = text(&o.stderr);
+    // The hint names the ledger as a quoted URL holding the socket and the schema …
+    let start = err
+        .find("--ledger '")
+        .unwrap_or_else(|| panic!("no pasteable --ledger in {err}"));
+    let rest = &err[start + "--ledger '".len()..];
+    let printed = &rest[..rest.find('\'').unwrap()];
+    assert!(printed.contains("%2F"), "the socket directory: {printed}");
+    assert!(
+        printed.ends_with("?options=-csearch_path%3Dwo42"),
+        "the schema: {printed}"
+    );
+    // … and pasted back it initialises that schema, not `public`.
+    let config = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/limits/example.json");
+    let o = pgtest::ledger_world(dir.path(), &dir.path().join("w.db"), "")
+        .env_remove("WORLD_LEDGER")
+        .args([
+            "limits", "init", "--config", config, "--yes", "--ledger", printed,
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let mut c = pgtest::Server::client(&base);
+    let mut tables = |schema: &str| -> i64 {
+        c.query_one(
+            "SELECT count(*) FROM information_schema.tables WHERE table_schema = $1 AND table_name = 'limits_meta'",
+            &[&schema],
+        )
+        .unwrap()
+        .get(0)
+    };
+    let (wo42, public) = (tables("wo42"), tables("public"));
+    assert_eq!((wo42, public), (1, 0));
+    let o = world(dir.path(), &url, &["report", "--json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+
+    // A schema whose tables have the ledger's names but another shape.
+    pg.sql(
+        &db,
+        "CREATE TABLE other.limits_schema (version bigint); INSERT INTO other.limits_schema VALUES (1); \
+         CREATE TABLE other.limits_meta (name text); CREATE TABLE other.limits_scopes (name text)",
+    );
+    let other = format!("{base}?options=-csearch_path%3Dother");
+    for args in [
+        &["report"][..],
+        &[
+            "reserve",
+            "--scope",
+            "wo",
+            "--attempt",
+            "a",
+            "--purpose",
+            "ordinary",
+            "--amount",
+            "1",
+            "--max-active-ms",
+            "1",
+        ],
+    ] {
+        let o = world(dir.path(), &other, args);
+        let err = text(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains("is not a world ledger ("), "{args:?}: {err}");
+        assert!(
+            err.contains("?options=-csearch_path%3Dother is not a world ledger"),
+            "names the ledger with its schema: {err}"
+        );
+        assert!(!err.starts_with("world: limits: ledger postgres"), "{err}");
+    }
+    let o = pgtest::ledger_world(dir.path(), &dir.path().join("w.db"), &other)
+        .args(["--json", "mission", "list"])
+        .output()
+        .unwrap();
+    let v: Value = serde_json::from_str(text(&o.stdout).trim()).unwrap_or(Value::Null);
+    assert!(
+        o.status.code() == Some(2) && v["error"]["code"] == "not_a_ledger"
+            || o.status.code() == Some(0),
+        "{v} {}",
+        text(&o.stderr)
+    );
 }

@@ -80,8 +80,8 @@ impl Env {
             0,
         );
     }
-    /// `world mission ARGS`, asserting the exit code; stdout.
-    fn mission(&self, args: &[&str], code: i32) -> String {
+    /// `world mission ARGS`, asserting the exit code.
+    fn mission_out(&self, args: &[&str], code: i32) -> Output {
         let mut full = vec!["mission"];
         full.extend_from_slice(args);
         let out = self.world(&full).output().unwrap();
@@ -92,16 +92,43 @@ impl Env {
             String::from_utf8_lossy(&out.stdout),
             String::from_utf8_lossy(&out.stderr)
         );
-        String::from_utf8(out.stdout).unwrap()
+        out
     }
+    /// `world mission ARGS`, asserting the exit code: stdout on success; on a failure the
+    /// error on stderr (the one CLI convention: nothing on stdout without --json).
+    fn mission(&self, args: &[&str], code: i32) -> String {
+        let out = self.mission_out(args, code);
+        if code == 0 {
+            return String::from_utf8(out.stdout).unwrap();
+        }
+        if code != 4 && code != 2 {
+            // `verify` findings (exit 3) are data: stdout.
+            return String::from_utf8(out.stdout).unwrap();
+        }
+        if !args.contains(&"--json") {
+            assert!(out.stdout.is_empty(), "a failure printed data: {out:?}");
+        }
+        String::from_utf8(out.stderr).unwrap()
+    }
+    /// `world --json mission ARGS` parsed as one JSON object; for a failure, the `error` member
+    /// of the one envelope (its `exitCode` checked).
     fn mission_json(&self, args: &[&str], code: i32) -> Value {
         let mut full = vec!["--json"];
         full.extend_from_slice(args);
-        let text = self.mission(&full, code);
-        serde_json::from_str(text.trim()).unwrap_or_else(|e| panic!("{e}: {text}"))
+        let out = self.mission_out(&full, code);
+        let text = String::from_utf8(out.stdout).unwrap();
+        let v: Value = serde_json::from_str(text.trim()).unwrap_or_else(|e| panic!("{e}: {text}"));
+        if code == 0 {
+            return v;
+        }
+        assert_eq!(v["error"]["exitCode"], code, "{v}");
+        v["error"].clone()
     }
+    /// The report at 10, checked against docs/json/mission-report.schema.json.
     fn report(&self) -> Value {
-        self.mission_json(&["report", "m", "--now", "10"], 0)
+        let r = self.mission_json(&["report", "m", "--now", "10"], 0);
+        crate::cli::assert_schema("mission-report", &r);
+        r
     }
     /// Every mission row (the "store unchanged" check).
     fn dump(&self) -> Vec<String> {
@@ -460,7 +487,7 @@ fn a_jsonl_file_applies_in_order_and_stops_at_the_first_rejection() {
         .collect();
     let p = env.path("seed.jsonl");
     std::fs::write(&p, lines.join("\n")).unwrap();
-    let out = env.mission(
+    let out = env.mission_out(
         &[
             "apply",
             "m",
@@ -471,9 +498,16 @@ fn a_jsonl_file_applies_in_order_and_stops_at_the_first_rejection() {
         ],
         4,
     );
-    let lines: Vec<&str> = out.lines().collect();
-    assert_eq!(lines.len(), 4, "{out}");
-    assert!(lines[3].starts_with("BUDGET_EXHAUSTED"));
+    // The three applied commands' summaries on stdout; the rejection on stderr.
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(stdout.lines().count(), 3, "{stdout}");
+    assert!(stdout.lines().all(|l| l.starts_with("OK ")), "{stdout}");
+    assert!(stderr.starts_with("BUDGET_EXHAUSTED"), "{stderr}");
+    assert!(
+        stderr.contains("hint: stopped at command 4 of 4; the 3 before it were applied"),
+        "{stderr}"
+    );
     assert_eq!(env.report()["reserved"], json!("80"));
 }
 
@@ -560,7 +594,8 @@ fn attended_acts_meet_the_fence_and_a_human_types_the_phrase() {
         "",
     );
     assert_eq!(out.status.code(), Some(4));
-    assert!(String::from_utf8_lossy(&out.stdout).starts_with("ATTEMPT_NOT_FOUND"));
+    assert!(String::from_utf8_lossy(&out.stderr).starts_with("ATTEMPT_NOT_FOUND"));
+    assert!(out.stdout.is_empty());
     let out = env.attended(&rec, "reconcile m a\n");
     assert_eq!(
         out.status.code(),
@@ -668,7 +703,10 @@ fn eight_processes_admitting_against_one_budget_never_admit_past_it() {
     for c in children {
         let out = c.wait_with_output().unwrap();
         let v: Value = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
-        match (out.status.code(), v["code"].as_str()) {
+        match (
+            out.status.code(),
+            v["code"].as_str().or(v["error"]["code"].as_str()),
+        ) {
             (Some(0), Some("OK")) => admitted += 1,
             (Some(4), Some("BUDGET_EXHAUSTED")) => refused += 1,
             other => panic!("{other:?}: {}", String::from_utf8_lossy(&out.stderr)),
@@ -956,4 +994,51 @@ fn commands_without_now_never_meet_time_regressed() {
         4,
     );
     env.mission(&["verify"], 0);
+}
+
+/// Issue 27 §4: a mission rejection goes to stderr only, `-q` silences summaries, `--json`
+/// gives the one envelope, `TIME_REGRESSED` names the mission's time and a `--now` it accepts,
+/// and `--now` takes RFC 3339.
+#[test]
+fn the_one_cli_convention_for_missions() {
+    let env = Env::new();
+    env.create_seed();
+    let out = env.mission(&["-q", "start-run", "m", "--run", "r", "--now", "10"], 0);
+    assert_eq!(out, "", "-q drops the OK summary");
+    // The clock went to 10; 5 is earlier.
+    let err = env.mission(&["start-run", "m", "--run", "r2", "--now", "5"], 4);
+    assert!(err.starts_with("TIME_REGRESSED now=5 lastNow=10"), "{err}");
+    assert!(
+        err.contains("hint: the ledger's last recorded time is 1970-01-01T00:00:00.010Z (10 ms); pass --now 10 or later"),
+        "{err}"
+    );
+    let e = env.mission_json(&["start-run", "m", "--run", "r2", "--now", "5"], 4);
+    assert_eq!(
+        (e["code"].as_str(), e["lastNow"].as_str(), e["now"].as_str()),
+        (Some("TIME_REGRESSED"), Some("10"), Some("5")),
+        "{e}"
+    );
+    // RFC 3339 is the same clock.
+    let out = env.mission(
+        &[
+            "start-run",
+            "m",
+            "--run",
+            "r2",
+            "--now",
+            "1970-01-01T00:00:00.020Z",
+        ],
+        0,
+    );
+    assert!(out.starts_with("OK revision="), "{out}");
+    let r = env.mission_json(&["report", "m", "--now", "1970-01-01T00:00:00.020Z"], 0);
+    assert_eq!(
+        (r["now"].as_str(), r["nowUtc"].as_str()),
+        (Some("20"), Some("1970-01-01T00:00:00.020Z"))
+    );
+    assert_eq!(r["deadlineUtc"], "1970-01-01T00:00:10Z");
+    let text = env.mission(&["report", "m", "--now", "20"], 0);
+    assert!(text.contains("deadline 1970-01-01T00:00:10Z"), "{text}");
+    let log = env.mission(&["log", "m"], 0);
+    assert!(log.contains("now=1970-01-01T00:00:00.020Z"), "{log}");
 }

@@ -180,12 +180,205 @@ fn limits_init_shows_scopes_and_bounds_and_names_the_human() {
     for want in [
         "ledger guide",
         "WORK_ORDER wo: cost≤100, handoff≤10",
-        "RUN run (under wo): cost unbounded",
+        // The run's null bounds inherit its parent's: named as inherited, with the value.
+        "RUN run (under wo): cost≤100 (inherited from wo), handoff≤10 (inherited from wo), activeMs unbounded",
         "confirm as human:alice",
     ] {
         assert!(shown.contains(want), "prompt lacks {want:?}: {shown:?}");
     }
     assert!(!shown.contains("human:unknown"), "{shown:?}");
+}
+
+/// Issue 27 §4: each attended ledger prompt shows every number being approved. Ctrl-D answers
+/// no, so nothing is written; what the terminal showed is checked.
+#[test]
+fn ledger_prompts_show_every_number_being_approved() {
+    let env = TestEnv::new();
+    env.genesis();
+    let repo = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let config = repo.join("fixtures/limits/example.json");
+    let evidence = env.write("evidence.txt", b"invoice 42: 60 units\n");
+    let evidence_ref = common::sha(b"invoice 42: 60 units\n");
+    let cfg = config.to_str().unwrap();
+    env.run(&["limits", "init", "--config", cfg, "--yes", "--now", "0"])
+        .ok();
+    for args in [
+        &[
+            "limits",
+            "reserve",
+            "--scope",
+            "run",
+            "--attempt",
+            "u",
+            "--purpose",
+            "ordinary",
+            "--amount",
+            "70",
+            "--max-active-ms",
+            "5",
+            "--now",
+            "1",
+        ][..],
+        &["limits", "dispatch", "--attempt", "u", "--now", "1"],
+        &[
+            "limits",
+            "settle",
+            "--attempt",
+            "u",
+            "--unknown",
+            "--now",
+            "2",
+        ],
+    ] {
+        env.run(args).ok();
+    }
+    let ev = evidence.to_str().unwrap();
+    let ask = |args: &[&str]| {
+        let mut c = env.std_cmd();
+        c.env("USER", "alice").args(args);
+        let (out, shown) = drive(c, &[("> ", &[b"\x04"])]);
+        assert_eq!(
+            out.status.code(),
+            Some(3),
+            "Ctrl-D answers no: {shown}\n{out:?}"
+        );
+        shown
+    };
+    // adjust: before → after, and the evidence.
+    let shown = ask(&[
+        "limits",
+        "adjust",
+        "--scope",
+        "wo",
+        "--set",
+        "cost=150",
+        "--set",
+        "attempts=3",
+        "--evidence-file",
+        ev,
+        "--now",
+        "3",
+    ]);
+    for want in [
+        "cost 100 → 150",
+        "attempts unbounded → 3",
+        &format!("evidence {evidence_ref}"),
+    ] {
+        assert!(
+            shown.contains(want),
+            "adjust prompt lacks {want:?}: {shown:?}"
+        );
+    }
+    // reconcile: the reserved amount, the actual cost and the evidence hash.
+    let shown = ask(&[
+        "limits",
+        "reconcile",
+        "--attempt",
+        "u",
+        "--actual",
+        "60",
+        "--evidence-file",
+        ev,
+        "--now",
+        "3",
+    ]);
+    for want in [
+        "scope run, state UNKNOWN",
+        "reserved 70 → actual 60 (frees 10)",
+        &format!("evidence {evidence_ref}"),
+    ] {
+        assert!(
+            shown.contains(want),
+            "reconcile prompt lacks {want:?}: {shown:?}"
+        );
+    }
+
+    // mission create: actions, resources, maxAttempts (and the other bounds).
+    let seed = repo.join("fixtures/mission/seed");
+    let contract = seed.join("contract.json");
+    let shown = ask(&[
+        "mission",
+        "create",
+        "--contract",
+        contract.to_str().unwrap(),
+        "--now",
+        "0",
+    ]);
+    for want in [
+        "budget 100",
+        "deadline 1970-01-01T00:00:10Z (10000 ms)",
+        "actions write",
+        "resources doc",
+        "maxAttempts 2 per operation",
+        "maxAuthorizationAgeMs 10",
+        "criteria review",
+        "features triggers, graphs",
+    ] {
+        assert!(
+            shown.contains(want),
+            "create prompt lacks {want:?}: {shown:?}"
+        );
+    }
+    // mission reconcile: reserved, actual, evidence hash.
+    env.run(&[
+        "mission",
+        "create",
+        "--contract",
+        contract.to_str().unwrap(),
+        "--yes",
+        "--now",
+        "0",
+    ])
+    .ok();
+    for n in 1..=3 {
+        let step = seed.join(format!("step{n}.json"));
+        env.run(&[
+            "mission",
+            "apply",
+            "m",
+            "--command",
+            step.to_str().unwrap(),
+            "--now",
+            "10",
+        ])
+        .ok();
+    }
+    env.run(&["mission", "dispatch", "m", "--attempt", "a", "--now", "10"])
+        .ok();
+    env.run(&[
+        "mission",
+        "settle",
+        "m",
+        "--attempt",
+        "a",
+        "--unknown",
+        "--now",
+        "10",
+    ])
+    .ok();
+    let shown = ask(&[
+        "mission",
+        "reconcile",
+        "m",
+        "--attempt",
+        "a",
+        "--actual",
+        "60",
+        "--evidence-file",
+        ev,
+        "--now",
+        "11",
+    ]);
+    for want in [
+        "attempt a (operation o, grant g, write doc), status UNKNOWN",
+        "reserved 80 → actual 60 SUCCEEDED (frees 20)",
+        &format!("evidence {evidence_ref}"),
+    ] {
+        assert!(
+            shown.contains(want),
+            "mission reconcile prompt lacks {want:?}: {shown:?}"
+        );
+    }
 }
 
 #[test]

@@ -530,9 +530,13 @@ pub fn invoke_err(e: crate::coordinator::invoke::InvokeError) -> CliError {
 /// or another schema version 2; lock/busy 6; corrupt 3; unreachable, refused or failed 1.
 pub fn ledger_err(what: &str, e: crate::limits::Error) -> CliError {
     use crate::limits;
+    if let Some(why) = foreign_ledger(&e) {
+        return not_a_ledger(what, &why);
+    }
     match e {
-        limits::Error::NotALedger { .. } => CliError::usage(what, e)
-            .hint("--ledger names a standalone ledger file; to use the ledger inside the World store, drop --ledger"),
+        limits::Error::Rejected(v) => limits_rejection(what, &v),
+        limits::Error::NotALedger { why, .. } => not_a_ledger(what, &why)
+            .hint("to use the ledger inside the World store, drop --ledger"),
         limits::Error::BadLedgerUrl { .. } => CliError::usage(what, e)
             .hint("a PostgreSQL ledger is postgres://USER@HOST[:PORT]/DB (or ?host=/socket/dir); see docs/LEDGER.md"),
         limits::Error::BadLedgerLocation { .. } => CliError::usage(what, e)
@@ -564,6 +568,82 @@ pub fn ledger_err(what: &str, e: crate::limits::Error) -> CliError {
     }
 }
 
+/// The `--json` code of a `--ledger` that names something other than a world ledger.
+pub const NOT_A_LEDGER: &str = "not_a_ledger";
+
+/// Why a database error means the `--ledger` is not a world ledger at all, not that the ledger
+/// failed (issue 27 §2): a file that is not SQLite; tables of the ledger's names but another
+/// shape (a column or table missing, a type mismatch) in a SQLite file or a PostgreSQL schema.
+/// `None` for every other error.
+pub fn foreign_ledger(e: &crate::limits::Error) -> Option<String> {
+    use crate::limits::Error as L;
+    match e {
+        L::Sqlite(s) => foreign_sqlite(s),
+        L::Postgres { source, .. } => foreign_pg(source),
+        _ => None,
+    }
+}
+
+/// [`foreign_ledger`] for a SQLite error.
+pub fn foreign_sqlite(e: &rusqlite::Error) -> Option<String> {
+    match e {
+        rusqlite::Error::SqliteFailure(f, _) if f.code == rusqlite::ErrorCode::NotADatabase => {
+            Some("not a SQLite database".into())
+        }
+        rusqlite::Error::SqliteFailure(_, Some(m))
+        | rusqlite::Error::SqlInputError { msg: m, .. }
+            if shape_message(m) =>
+        {
+            Some(format!("its tables have another shape: {m}"))
+        }
+        _ => None,
+    }
+}
+
+fn shape_message(m: &str) -> bool {
+    ["no such column", "no such table", "has no column named"]
+        .iter()
+        .any(|k| m.contains(k))
+}
+
+/// [`foreign_ledger`] for a PostgreSQL error: an undefined column or table, or a datatype
+/// mismatch, met while reading the ledger's own tables.
+pub fn foreign_pg(e: &postgres::Error) -> Option<String> {
+    use postgres::error::SqlState;
+    let db = e.as_db_error()?;
+    let code = db.code();
+    (*code == SqlState::UNDEFINED_COLUMN
+        || *code == SqlState::UNDEFINED_TABLE
+        || *code == SqlState::DATATYPE_MISMATCH
+        || *code == SqlState::UNDEFINED_FUNCTION)
+        .then(|| {
+            format!(
+                "its tables have another shape: {} [{}]",
+                db.message(),
+                code.code()
+            )
+        })
+}
+
+/// The error of a `--ledger` that is not a world ledger (exit 2, code `not_a_ledger`, nothing
+/// read or written); [`name_ledger`] adds which ledger once the caller knows it.
+pub fn not_a_ledger(what: &str, why: &str) -> CliError {
+    CliError::usage(what, format!("not a world ledger ({why})"))
+        .with_code(NOT_A_LEDGER)
+        .hint("--ledger names a ledger file made by `world limits init`, or a PostgreSQL schema holding one (postgres://USER@HOST/DB?options=-csearch_path%3DSCHEMA); name another file or schema (docs/LEDGER.md)")
+}
+
+/// Name the ledger in a `not_a_ledger` error: `<location> is not a world ledger (…)`, with
+/// the location as [`crate::limits::describe_location`] prints it (it parses back).
+pub fn name_ledger(mut e: CliError, location: Option<&str>) -> CliError {
+    if let (Some(l), true) = (location, e.code() == NOT_A_LEDGER) {
+        if e.why.starts_with("not a world ledger") {
+            e.why = format!("{} is {}", crate::limits::describe_location(l), e.why);
+        }
+    }
+    e
+}
+
 /// Why a ledger file this user may only read cannot be read (docs/LEDGER.md "Files").
 pub(crate) const READ_ONLY_LEDGER_HINT: &str = "a ledger file is in WAL mode: even `report` and `verify` need write access to it and to its directory (SQLite creates FILE-wal and FILE-shm there); run as the ledger's owner, or copy the ledger (with any FILE-wal) to a directory you may write";
 
@@ -571,14 +651,93 @@ pub(crate) const READ_ONLY_LEDGER_HINT: &str = "a ledger file is in WAL mode: ev
 /// instead when the missions are in a ledger (`world verify` covers the store file; `world verify --ledger L` a ledger).
 pub(crate) const VERIFY_HINT: &str = "run `world verify`";
 
+/// A limits ledger rejection (limits.md §6) as the one CLI error (DEC-LEDGER-CLI-1): exit 4,
+/// the §5 line `<code> scope=… limit=…: reason` as it is on stderr (then `hint:` lines), and under `--json` the
+/// envelope `{"error":{"code":"<snake_case code>","message",…,"exitCode":4,"revision":"N",
+/// "scopeId"?,"limit"?,"attemptId"?,"bound"?,"used"?,"requested"?}}` (the §5 members kept
+/// inside it). `time_regressed` adds a hint naming the ledger's last recorded time and how to
+/// pass a later one; `ledger_not_initialized` how to make a ledger.
+pub fn limits_rejection(what: &str, v: &crate::limits::Verdict) -> CliError {
+    use crate::limits::Code;
+    let mut e = CliError::new(Exit::LimitRejected, what, v.human()).with_code(v.code.as_str());
+    if let Ok(serde_json::Value::Object(m)) = serde_json::to_value(v) {
+        for (k, val) in m {
+            if k != "code" {
+                e = e.detail(&k, val);
+            }
+        }
+    }
+    if v.code == Code::TimeRegressed {
+        if let Some(last) = v.last_now_ms {
+            e = e
+                .detail("lastNowMs", last.to_string())
+                .detail("lastNow", super::output::rfc3339_ms(last.get()))
+                .hint(time_regressed_hint(last.get()));
+        }
+    }
+    if v.code == Code::LedgerNotInitialized && v.reason.is_none() {
+        e.why = format!("{}: this store file has no limits ledger", v.human());
+        e = e.hint(
+            "initialise it with `world limits init --config FILE` (or name a ledger with --ledger)",
+        );
+    }
+    // The §5 line is printed as it is (DEC-LEDGER-CLI-1): its text is the spec's.
+    e.verbatim = Some(e.why.clone());
+    e
+}
+
+/// The hint of a `time_regressed` / `TIME_REGRESSED` rejection: the ledger's clock never runs
+/// backwards, so name its last recorded time (`last_ms`, Unix ms) and a `--now` it accepts.
+pub fn time_regressed_hint(last_ms: u128) -> String {
+    format!(
+        "the ledger's last recorded time is {} ({last_ms} ms); pass --now {last_ms} or later (RFC 3339 or Unix ms), or leave --now out to use the system clock",
+        super::output::rfc3339_ms(last_ms)
+    )
+}
+
+/// A mission rejection (missions.md §4) as the one CLI error (DEC-LEDGER-CLI-1): exit 4, the
+/// seed-shaped line `<CODE> key=value…: reason` as it is on stderr (then `hint:` lines), and under `--json`
+/// the envelope `{"error":{"code":"<SCREAMING_CODE>","message",…,"exitCode":4, …the
+/// rejection's key/value members, "violation"?, "reason"}}`.
+pub fn mission_rejection(what: &str, r: &crate::mission::Rejection) -> CliError {
+    let mut e = CliError::new(Exit::LimitRejected, what, r.human()).with_code(r.code.as_str());
+    // The seed-shaped line is printed as it is (DEC-LEDGER-CLI-1), byte for byte.
+    e.verbatim = Some(r.human());
+    if let serde_json::Value::Object(m) = r.to_json() {
+        for (k, val) in m {
+            if k != "code" {
+                e = e.detail(&k, val);
+            }
+        }
+    }
+    if r.code == crate::mission::Code::TimeRegressed {
+        let last = r
+            .details
+            .iter()
+            .find(|(k, _)| *k == "lastNow")
+            .and_then(|(_, v)| v.parse::<u128>().ok());
+        if let Some(last) = last {
+            e = e.hint(time_regressed_hint(last));
+        }
+    }
+    e
+}
+
 /// A mission store error as the CLI reports it (exit codes of docs/LEDGER.md).
 pub(crate) fn mission_err(what: &str, e: crate::mission::store::Error) -> CliError {
     use crate::mission::store as mstore;
+    let foreign = match &e {
+        mstore::Error::Sqlite(s) => foreign_sqlite(s),
+        mstore::Error::Ledger(l) => foreign_ledger(l),
+        _ => None,
+    };
+    if let Some(why) = foreign {
+        return not_a_ledger(what, &why);
+    }
     match e {
+        mstore::Error::Rejected(r) => mission_rejection(what, &r),
         mstore::Error::Ledger(l) => match *l {
-            crate::limits::Error::Rejected(v) => {
-                CliError::new(Exit::LimitRejected, what, v.human())
-            }
+            crate::limits::Error::Rejected(v) => limits_rejection(what, &v),
             other => ledger_err(what, other),
         },
         mstore::Error::SchemaVersion { .. } => CliError::usage(what, e)

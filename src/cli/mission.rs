@@ -20,8 +20,11 @@
 //! asking anybody); without a terminal it prints `STOP fence=tty
 //! reason=no-controlling-terminal`, exits 3 and writes nothing.
 //!
-//! Output: `OK revision=N seq=S` (or `--json` the result object) and exit 0; a rejection prints
-//! `<CODE> key=value …: reason` (or `--json` `{"code",…}`) on stdout and exits 4.
+//! Output, the convention of every command (DEC-LEDGER-CLI-1): `OK revision=N seq=S` is the
+//! summary on stdout, silenced by `-q` (`--json`: the result object), exit 0; a rejection
+//! prints the seed-shaped `<CODE> key=value …: reason` on stderr only and exits 4 (`--json`:
+//! the one envelope `{"error":{"code":"<CODE>",…,"exitCode":4,…members}}` on stdout). Times
+//! print as RFC 3339 UTC; `--now` takes Unix ms or RFC 3339 (DEC-LEDGER-CLI-2).
 
 use std::path::{Path, PathBuf};
 
@@ -31,7 +34,7 @@ use serde_json::{json, Value};
 
 pub(crate) use super::error::mission_err as store_err;
 use super::error::VERIFY_HINT;
-use super::output::Output;
+use super::output::{rfc3339_ms, Output};
 use super::{fence, read_input, CliError, Context, Exit};
 use crate::authority::session;
 use crate::encoding::HashRef;
@@ -53,7 +56,7 @@ pub const MAX_EVIDENCE_BYTES: usize = 16 * 1024 * 1024;
 /// Largest `--commands` file, bytes.
 pub const MAX_COMMANDS_BYTES: usize = 64 * 1024 * 1024;
 /// How far ahead of the system clock `--now` may be, ms (missions.md §4.2 "Clock").
-pub const MAX_NOW_AHEAD_MS: u128 = 24 * 3600 * 1000;
+pub const MAX_NOW_AHEAD_MS: u128 = super::limits::MAX_NOW_AHEAD_MS;
 
 /// `world mission [--ledger FILE|URL] VERB …`.
 #[derive(ClapArgs, Debug)]
@@ -84,8 +87,9 @@ pub enum Cmd {
         /// Unattended: no terminal, no phrase; recorded as unattended
         #[arg(long)]
         yes: bool,
-        /// The clock, milliseconds (default: the system clock)
-        #[arg(long, value_name = "MS", allow_hyphen_values = true)]
+        /// The clock: Unix milliseconds or RFC 3339 (2026-12-05T21:30:00Z); default: the
+        /// system clock
+        #[arg(long, value_name = "MS|RFC3339", allow_hyphen_values = true)]
         now: Option<String>,
     },
     /// Apply the seed's command JSON: one (--command FILE, - for stdin) or a JSON-lines file
@@ -334,8 +338,9 @@ pub enum Cmd {
     Report {
         /// The mission id
         mission: String,
-        /// The clock, ms (for liveness and the deadline; default: the system clock)
-        #[arg(long, value_name = "MS", allow_hyphen_values = true)]
+        /// The clock for liveness and the deadline: Unix milliseconds or RFC 3339; default:
+        /// the system clock
+        #[arg(long, value_name = "MS|RFC3339", allow_hyphen_values = true)]
         now: Option<String>,
     },
     /// Every mission in the store
@@ -352,8 +357,9 @@ pub enum Cmd {
 /// Flags every writing verb takes.
 #[derive(ClapArgs, Debug, Clone, Default)]
 pub struct Common {
-    /// The clock, milliseconds (default: the system clock); never more than 24 h ahead of it
-    #[arg(long, value_name = "MS", allow_hyphen_values = true)]
+    /// The clock: Unix milliseconds or RFC 3339 (2026-12-05T21:30:00Z); default: the system
+    /// clock; never more than 24 h ahead of it, never before the mission's last recorded time
+    #[arg(long, value_name = "MS|RFC3339", allow_hyphen_values = true)]
     pub now: Option<String>,
     /// Idempotency key: the same command again answers the recorded result (admit: default
     /// admit:<attemptId>)
@@ -387,6 +393,7 @@ pub struct Evidence {
     pub evidence_file: Option<PathBuf>,
 }
 
+#[cfg(test)]
 fn system_ms() -> u128 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -394,37 +401,56 @@ fn system_ms() -> u128 {
         .unwrap_or(0)
 }
 
-/// Parse `--now` (canonical decimal ms; at most 24 h ahead of the system clock), or the clock.
+/// Parse `--now` (Unix ms or RFC 3339; at most 24 h ahead of the system clock), or read the
+/// clock: [`super::limits::parse_now`], the one `--now` of the ledger commands.
 ///
 /// # Errors
 /// A usage error (exit 2) naming the value.
 pub fn parse_now(text: Option<&str>) -> Result<Amount, CliError> {
-    let sys = system_ms();
-    match text {
-        None => Ok(Amount(sys)),
-        Some(t) => {
-            let a = Amount::parse(t)
-                .map_err(|e| CliError::usage("--now", format!("{e} (milliseconds)")))?;
-            if a.0 > sys.saturating_add(MAX_NOW_AHEAD_MS) {
-                return Err(CliError::usage(
-                    "--now",
-                    format!("{t} is more than 24 h ahead of the system clock ({sys}); one typo must not freeze a mission"),
-                ));
-            }
-            Ok(a)
-        }
-    }
+    super::limits::parse_now(text).map(Amount)
 }
 
-/// Print a result object and return exit 0 (`OK`) or 4.
-fn emit_applied(out: &mut Output, mission_id: &str, a: &mstore::Applied) -> Result<Exit, CliError> {
+/// Print the result of `what`: `OK` is the command's summary (`OK revision=N seq=S
+/// [intentRef=…]` on stdout, nothing under `-q`; `--json`: the result object with
+/// `missionId`, `seq` and `replayed`), exit 0. The resend of a journalled rejection
+/// (`EXPOSURE_EXCEEDED`) is that rejection again, as an error with `"replayed":true`.
+fn emit_applied(
+    out: &mut Output,
+    what: &str,
+    mission_id: &str,
+    a: &mstore::Applied,
+) -> Result<Exit, CliError> {
+    if a.code != Code::Ok {
+        let mut e = CliError::new(
+            Exit::LimitRejected,
+            what,
+            format!("{} (resend: the recorded result)", a.code.as_str()),
+        )
+        .with_code(a.code.as_str());
+        e.verbatim = Some(format!(
+            "{} (resend: the recorded result) {}",
+            a.code.as_str(),
+            a.result
+        ));
+        if let Value::Object(m) = &a.result {
+            for (k, v) in m {
+                if k != "code" {
+                    e = e.detail(k, v.clone());
+                }
+            }
+        }
+        return Err(e
+            .detail("missionId", mission_id)
+            .detail("seq", a.seq)
+            .detail("replayed", true));
+    }
     if out.json {
         let mut v = a.result.clone();
         v["missionId"] = mission_id.into();
         v["seq"] = a.seq.into();
         v["replayed"] = a.replayed.into();
         out.json_line(&v)?;
-    } else if a.code == Code::Ok {
+    } else {
         let mut line = format!("OK revision={} seq={}", a.revision, a.seq);
         if let Some(r) = a.result.get("intentRef").and_then(Value::as_str) {
             line.push_str(&format!(" intentRef={r}"));
@@ -432,26 +458,15 @@ fn emit_applied(out: &mut Output, mission_id: &str, a: &mstore::Applied) -> Resu
         if a.replayed {
             line.push_str(" (resend: the recorded result)");
         }
-        out.line(line)?;
-    } else {
-        // A resend of a journalled rejection (EXPOSURE_EXCEEDED).
-        let code = a.code.as_str();
-        out.line(format!("{code} (resend: the recorded result) {}", a.result))?;
+        out.summary(line)?;
     }
-    Ok(if a.code == Code::Ok {
-        Exit::Success
-    } else {
-        Exit::LimitRejected
-    })
+    Ok(Exit::Success)
 }
 
-fn emit_rejection(out: &mut Output, r: &Rejection) -> Result<Exit, CliError> {
-    if out.json {
-        out.json_line(&r.to_json())?;
-    } else {
-        out.line(r.human())?;
-    }
-    Ok(Exit::LimitRejected)
+/// A rejection of `what`: exit 4, on stderr, the one envelope under `--json`
+/// ([`super::error::mission_rejection`]).
+fn rejection(what: &str, r: &Rejection) -> CliError {
+    super::error::mission_rejection(what, r)
 }
 
 /// Open for writing: the ledger, or the store under its writer lock.
@@ -667,7 +682,7 @@ fn write(ctx: &Context, out: &mut Output, job: Job<'_>) -> Result<Exit, CliError
     };
     let mut command = match job.command {
         Ok(c) => c,
-        Err(r) => return emit_rejection(out, &r),
+        Err(r) => return Err(rejection(job.what, &r)),
     };
     let target = open_write(ctx, job.ledger, job.what)?;
     let mut aux = None;
@@ -694,18 +709,20 @@ fn write(ctx: &Context, out: &mut Output, job: Job<'_>) -> Result<Exit, CliError
             fence::open_tty().map_err(|_| stop_fence("tty", "no-controlling-terminal"))?;
         let human = Actor::human(&format!("human:{}", super::limits::login()));
         match apply(&target, job.mission, &req, &human, now, obj.as_ref(), true) {
-            Ok(a) if a.replayed => return emit_applied(out, job.mission, &a),
+            Ok(a) if a.replayed => return emit_applied(out, job.what, job.mission, &a),
             Ok(_) => {}
-            Err(mstore::Error::Rejected(r)) => return emit_rejection(out, &r),
+            Err(mstore::Error::Rejected(r)) => return Err(rejection(job.what, &r)),
             Err(e) => return Err(store_err(job.what, e)),
         }
         let words = phrase(job.mission, &req.command);
         out.flush()?;
+        let state = target.with(|m| m.state(job.mission)).ok();
         let prompt = format!(
-            "About to {} in mission {} in {}.\nType exactly, to confirm as {}:\n  {words}\n> ",
+            "About to {} in mission {} in {}{}.\nType exactly, to confirm as {}:\n  {words}\n> ",
             req.command.name(),
             job.mission,
             target.describe(),
+            attended_detail(&req.command, state.as_ref()),
             human.id
         );
         match tty.ask(&prompt) {
@@ -731,9 +748,49 @@ fn write(ctx: &Context, out: &mut Output, job: Job<'_>) -> Result<Exit, CliError
         host()
     };
     match apply(&target, job.mission, &req, &actor, now, obj.as_ref(), false) {
-        Ok(a) => emit_applied(out, job.mission, &a),
-        Err(mstore::Error::Rejected(r)) => emit_rejection(out, &r),
+        Ok(a) => emit_applied(out, job.what, job.mission, &a),
+        Err(mstore::Error::Rejected(r)) => Err(rejection(job.what, &r)),
         Err(e) => Err(store_err(job.what, e)),
+    }
+}
+
+/// The numbers a person approves in an attended act, one per line under the prompt's first
+/// line: `reconcile` the attempt's reserved amount, the actual cost (and what it frees) and
+/// the evidence hash; `approve` the operation and the evidence hash. `state` is the mission
+/// just before asking (`None` when it could not be read).
+fn attended_detail(c: &Command, state: Option<&State>) -> String {
+    match c {
+        Command::Reconcile {
+            attempt_id,
+            actual_cost,
+            outcome,
+            evidence_ref,
+        } => {
+            let held = state.and_then(|s| s.attempts.get(attempt_id));
+            let reserved = match held {
+                Some(a) => format!(
+                    "\n  attempt {attempt_id} (operation {}, grant {}, {} {}), status {}\n  reserved {} → actual {actual_cost} {} (frees {})",
+                    a.operation_id,
+                    a.grant_id,
+                    a.capability,
+                    a.resource,
+                    a.status.as_str(),
+                    a.amount,
+                    outcome.as_str(),
+                    a.amount.get().saturating_sub(actual_cost.get())
+                ),
+                None => format!(
+                    "\n  attempt {attempt_id}\n  actual {actual_cost} {}",
+                    outcome.as_str()
+                ),
+            };
+            format!("{reserved}\n  evidence {evidence_ref}")
+        }
+        Command::Approve {
+            operation_id,
+            evidence_ref,
+        } => format!("\n  operation {operation_id}\n  evidence {evidence_ref}"),
+        _ => String::new(),
     }
 }
 
@@ -759,7 +816,7 @@ fn create(
     let raw = read_input(contract, MAX_JSON_BYTES, what)?;
     let c = match Contract::parse(&raw) {
         Ok(c) => c,
-        Err(r) => return emit_rejection(out, &r),
+        Err(r) => return Err(rejection(what, &r)),
     };
     let target = open_write(ctx, ledger, what)?;
     let r = c.contract_ref().to_string();
@@ -774,23 +831,38 @@ fn create(
             .with(|m| crate::mission::ledger::exists(m, &c.mission_id))
             .map_err(|e| store_err(what, e))?;
         if exists {
-            return emit_rejection(
-                out,
+            return Err(rejection(
+                what,
                 &Rejection::new(
                     Code::MissionExists,
                     "a mission with that id is already in the store",
                 )
                 .with("missionId", &c.mission_id),
-            );
+            ));
         }
         let words = format!("create {} {hex12}", c.mission_id);
         out.flush()?;
+        let list = |v: &[String]| {
+            if v.is_empty() {
+                "(none)".to_string()
+            } else {
+                v.join(", ")
+            }
+        };
         let prompt = format!(
-            "About to create mission {} (contract {r}, budget {}, deadline {}) in {}.\nType exactly, to confirm as human:{}:\n  {words}\n> ",
+            "About to create mission {} in {}:\n  contract {r}\n  budget {}\n  deadline {} ({} ms)\n  actions {}\n  resources {}\n  maxAttempts {} per operation\n  maxAuthorizationAgeMs {}\n  requiresApproval {}\n  criteria {}\n  features {}\nType exactly, to confirm as human:{}:\n  {words}\n> ",
             c.mission_id,
-            c.budget,
-            c.deadline,
             target.describe(),
+            c.budget,
+            rfc3339_ms(c.deadline.0),
+            c.deadline,
+            list(&c.actions),
+            list(&c.resources),
+            c.max_attempts,
+            c.max_authorization_age_ms,
+            c.requires_approval,
+            list(&c.criteria),
+            list(&c.features),
             super::limits::login()
         );
         match tty.ask(&prompt) {
@@ -805,7 +877,7 @@ fn create(
             if out.json {
                 out.json_line(&json!({"code": "OK", "missionId": s.mission_id, "contractRef": s.contract_ref, "attended": !yes}))?;
             } else {
-                out.line(format!(
+                out.summary(format!(
                     "OK mission={} contractRef={}",
                     s.mission_id, s.contract_ref
                 ))?;
@@ -815,7 +887,7 @@ fn create(
             }
             Ok(Exit::Success)
         }
-        Err(mstore::Error::Rejected(r)) => emit_rejection(out, &r),
+        Err(mstore::Error::Rejected(r)) => Err(rejection(what, &r)),
         Err(e) => Err(store_err(what, e)),
     }
 }
@@ -842,11 +914,10 @@ fn apply_lines(
             Ok(c) => cmds.push(c),
             Err(mut r) => {
                 r.details.insert(0, ("line", (i + 1).to_string()));
-                out.status(format!(
+                return Err(rejection(what, &r).hint(format!(
                     "line {}: refused before anything was written",
                     i + 1
-                ));
-                return emit_rejection(out, &r);
+                )));
             }
         }
     }
@@ -882,18 +953,15 @@ fn apply_lines(
             request_id: common.request_id.clone(),
             implicit_now: common.now.is_none(),
         };
-        let exit = match apply(&target, mission, &req, &actor, now, None, false) {
-            Ok(a) => emit_applied(out, mission, &a)?,
-            Err(mstore::Error::Rejected(r)) => emit_rejection(out, &r)?,
+        let stopped = format!(
+            "stopped at command {} of {total}; the {i} before it were applied",
+            i + 1
+        );
+        match apply(&target, mission, &req, &actor, now, None, false) {
+            Ok(a) => emit_applied(out, what, mission, &a).map_err(|e| e.hint(stopped))?,
+            Err(mstore::Error::Rejected(r)) => return Err(rejection(what, &r).hint(stopped)),
             Err(e) => return Err(store_err(what, e)),
         };
-        if exit != Exit::Success {
-            out.status(format!(
-                "stopped at command {} of {total}; the {i} before it were applied",
-                i + 1
-            ));
-            return Ok(exit);
-        }
     }
     Ok(Exit::Success)
 }
@@ -901,12 +969,16 @@ fn apply_lines(
 fn read_state(ctx: &Context, ledger: Option<&str>, mission: &str) -> Result<State, CliError> {
     let target = open_read(ctx, ledger, "mission report")?;
     target.with(|m| m.state(mission)).map_err(|e| match e {
-        mstore::Error::Rejected(r) => CliError::failed("mission", r),
+        mstore::Error::Rejected(r) => {
+            CliError::failed("mission", r.human()).with_code(r.code.as_str())
+        }
         e => store_err("mission", e),
     })
 }
 
-/// The report object (`world mission report --json`).
+/// The report object (`world mission report --json`): the ms members (`now`, `deadline`,
+/// `startedAt`, a violation's `at`) are decimal strings, each followed by its RFC 3339 UTC
+/// form under the same name plus `Utc` (DEC-LEDGER-CLI-2).
 pub fn report_value(s: &State, now: Amount) -> Value {
     let c = &s.contract;
     let mut grants = Vec::new();
@@ -941,18 +1013,24 @@ pub fn report_value(s: &State, now: Amount) -> Value {
         "contractRef": s.contract_ref,
         "revision": s.revision.to_string(),
         "now": now.to_string(),
+        "nowUtc": rfc3339_ms(now.0),
         "deadline": c.deadline.to_string(),
+        "deadlineUtc": rfc3339_ms(c.deadline.0),
         "deadlinePassed": now >= c.deadline,
         "budget": s.budget.to_string(),
         "reserved": s.reserved.to_string(),
         "settled": s.settled.to_string(),
         "remaining": s.remaining().to_string(),
-        "runs": s.runs.iter().map(|(id, r)| json!({"runId": id, "status": r.status, "startedAt": r.started_at.to_string()})).collect::<Vec<_>>(),
+        "runs": s.runs.iter().map(|(id, r)| json!({"runId": id, "status": r.status, "startedAt": r.started_at.to_string(), "startedAtUtc": rfc3339_ms(r.started_at.0)})).collect::<Vec<_>>(),
         "grants": grants,
         "outstanding": pick(&[AttemptStatus::Admitted, AttemptStatus::Dispatched]),
         "unknown": pick(&[AttemptStatus::Unknown]),
         "attempts": {"settled": counts(AttemptStatus::Settled), "released": counts(AttemptStatus::Released)},
-        "violations": s.violations,
+        "violations": s.violations.iter().map(|x| {
+            let mut v = serde_json::to_value(x).unwrap_or(Value::Null);
+            v["atUtc"] = rfc3339_ms(x.at.0).into();
+            v
+        }).collect::<Vec<_>>(),
     })
 }
 
@@ -982,7 +1060,7 @@ fn report(
         s.reserved,
         s.settled,
         s.remaining(),
-        s.contract.deadline,
+        rfc3339_ms(s.contract.deadline.0),
         if now >= s.contract.deadline {
             " (passed)"
         } else {
@@ -991,12 +1069,13 @@ fn report(
     ))?;
     for (id, r) in &s.runs {
         out.line(format!(
-            "run {id}  {}",
+            "run {id}  {}  started {}",
             if r.status == mission::RunStatus::Active {
                 "ACTIVE"
             } else {
                 "COMPLETED"
-            }
+            },
+            rfc3339_ms(r.started_at.0)
         ))?;
     }
     // The grant tree, roots first, children indented.
@@ -1047,7 +1126,12 @@ fn report(
     for x in &s.violations {
         out.line(format!(
             "  {} {}: admitted {}, claimed {} by {} at {}",
-            x.attempt_id, x.command, x.admitted, x.claimed, x.actor_id, x.at
+            x.attempt_id,
+            x.command,
+            x.admitted,
+            x.claimed,
+            x.actor_id,
+            rfc3339_ms(x.at.0)
         ))?;
     }
     Ok(Exit::Success)
@@ -1097,7 +1181,9 @@ fn log(
 ) -> Result<Exit, CliError> {
     let target = open_read(ctx, ledger, "mission log")?;
     let entries = target.with(|m| m.journal(mission)).map_err(|e| match e {
-        mstore::Error::Rejected(r) => CliError::failed("mission log", r),
+        mstore::Error::Rejected(r) => {
+            CliError::failed("mission log", r.human()).with_code(r.code.as_str())
+        }
         e => store_err("mission log", e),
     })?;
     for e in &entries {
@@ -1116,7 +1202,7 @@ fn log(
             .to_string();
         if out.json {
             out.json_line(&json!({
-                "seq": e.seq, "entryHash": e.entry_hash, "prevHash": e.prev_hash, "now": d.now.to_string(),
+                "seq": e.seq, "entryHash": e.entry_hash, "prevHash": e.prev_hash, "now": d.now.to_string(), "nowUtc": rfc3339_ms(d.now.0),
                 "actor": d.actor, "requestId": d.request_id, "command": d.command.to_value().to_json(), "result": d.result,
             }))?;
         } else {
@@ -1125,7 +1211,7 @@ fn log(
                 e.seq,
                 super::output::short(&e.entry_hash),
                 d.command.name(),
-                d.now,
+                rfc3339_ms(d.now.0),
                 d.actor.id,
                 code,
                 d.command
@@ -1273,7 +1359,7 @@ fn reconcile_from_store(
         Ok(ops::mission::FromStore::Reconciled { store_id, done }) => (store_id, done),
         Err(ops::mission::FromStoreError::Store(e)) => return Err(CliError::store(what, e)),
         Err(ops::mission::FromStoreError::Missions(mstore::Error::Rejected(r))) => {
-            return emit_rejection(out, &r)
+            return Err(rejection(what, &r))
         }
         Err(ops::mission::FromStoreError::Missions(e)) => return Err(store_err(what, e)),
     };
@@ -1300,7 +1386,7 @@ fn reconcile_from_store(
     if unknown > 0 {
         out.status(format!(
             "{unknown} attempt(s) of {id} stay held until a person reconciles each with `world mission reconcile {mission} --attempt A --actual X --evidence-file F --ledger {}` (attended)",
-            missions.describe()
+            crate::limits::location_arg(&missions.describe())
         ));
         return Ok(Exit::Indeterminate);
     }
@@ -1310,13 +1396,14 @@ fn reconcile_from_store(
 /// Run `world mission …`.
 pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError> {
     let ledger = args.ledger.clone();
-    let mut r = run_verb(ctx, out, args);
+    let mut r =
+        run_verb(ctx, out, args).map_err(|e| super::error::name_ledger(e, ledger.as_deref()));
     if let (Err(e), Some(l)) = (&mut r, ledger.as_deref()) {
         for h in &mut e.hints {
             if h == VERIFY_HINT {
                 *h = format!(
                     "run `world mission verify --ledger {}`",
-                    crate::limits::describe_location(l)
+                    crate::limits::location_arg(&crate::limits::describe_location(l))
                 );
             }
         }
@@ -1646,6 +1733,10 @@ mod tests {
     #[test]
     fn now_is_canonical_and_not_far_ahead() {
         assert_eq!(parse_now(Some("10")).ok(), Some(Amount(10)));
+        assert_eq!(
+            parse_now(Some("1970-01-01T00:00:00.010Z")).ok(),
+            Some(Amount(10))
+        );
         for bad in ["-1", "01", "1.5", ""] {
             assert_eq!(
                 parse_now(Some(bad)).err().map(|e| e.exit),

@@ -191,6 +191,79 @@ pub fn parse_time(text: &str) -> Option<i64> {
     Some(days * 86_400 + hh * 3600 + mm * 60 + ss)
 }
 
+/// Unix milliseconds as RFC 3339 UTC: `2026-12-01T21:12:48Z`, with `.mmm` when the value is
+/// not a whole second (`1970-01-01T00:00:00.010Z`). Out-of-range values print as the raw
+/// number followed by ` ms`. The ledger commands print this in text; their JSON keeps the
+/// milliseconds and adds this beside them (DEC-LEDGER-CLI-2).
+pub fn rfc3339_ms(ms: u128) -> String {
+    let Ok(secs) = i64::try_from(ms / 1000) else {
+        return format!("{ms} ms");
+    };
+    let base = rfc3339(secs);
+    if !base.ends_with('Z') {
+        return format!("{ms} ms");
+    }
+    match ms % 1000 {
+        0 => base,
+        frac => format!("{}.{frac:03}Z", base.trim_end_matches('Z')),
+    }
+}
+
+/// Parse a point in time given on the command line as Unix milliseconds: a canonical unsigned
+/// decimal (`1700000000000`) is taken as milliseconds; otherwise an RFC 3339 date-time
+/// (`2026-12-01T21:12:48Z`, `2026-12-01T21:12:48.250+01:00`; fractions beyond milliseconds
+/// are refused rather than rounded). `None` when it is neither, or before 1970.
+pub fn parse_time_ms(text: &str) -> Option<u128> {
+    if !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit()) {
+        if text.len() > 1 && text.starts_with('0') {
+            return None;
+        }
+        return text.parse::<u128>().ok();
+    }
+    let (date, time) = text.split_once(['T', 't'])?;
+    // The zone: Z, or ±hh:mm.
+    let (clock, offset_s): (&str, i64) = if let Some(c) = time.strip_suffix(['Z', 'z']) {
+        (c, 0)
+    } else {
+        let at = time.rfind(['+', '-'])?;
+        let (c, z) = time.split_at(at);
+        let sign = if z.starts_with('-') { -1 } else { 1 };
+        let (h, m) = z[1..].split_once(':')?;
+        if h.len() != 2 || m.len() != 2 {
+            return None;
+        }
+        let (h, m): (i64, i64) = (h.parse().ok()?, m.parse().ok()?);
+        if h > 23 || m > 59 {
+            return None;
+        }
+        (c, sign * (h * 3600 + m * 60))
+    };
+    let (whole, frac) = match clock.split_once('.') {
+        Some((w, f)) => (w, Some(f)),
+        None => (clock, None),
+    };
+    let mut parts = whole.split(':');
+    let (h, m, sec) = (parts.next()?, parts.next()?, parts.next()?);
+    if parts.next().is_some()
+        || [h, m, sec]
+            .iter()
+            .any(|p| p.len() != 2 || !p.bytes().all(|b| b.is_ascii_digit()))
+        || date.len() != 10
+    {
+        return None;
+    }
+    let millis: i64 = match frac {
+        None => 0,
+        Some(f) if !f.is_empty() && f.len() <= 3 && f.bytes().all(|b| b.is_ascii_digit()) => {
+            format!("{f:0<3}").parse().ok()?
+        }
+        Some(_) => return None,
+    };
+    let secs = parse_time(&format!("{date}T{whole}Z"))?;
+    let total = (secs - offset_s).checked_mul(1000)?.checked_add(millis)?;
+    u128::try_from(total).ok()
+}
+
 /// Shorten a ref for tables: `sha256:0123456789ab…`.
 pub fn short(r: &str) -> String {
     match r.strip_prefix("sha256:") {
@@ -252,5 +325,45 @@ mod tests {
         assert_eq!(rfc3339(1_700_000_000), "2023-11-14T22:13:20Z");
         assert_eq!(parse_time("2023-11-14"), Some(1_699_920_000));
         assert_eq!(parse_time("yesterday"), None);
+    }
+
+    #[test]
+    fn milliseconds_print_as_rfc3339_and_parse_back() {
+        assert_eq!(rfc3339_ms(0), "1970-01-01T00:00:00Z");
+        assert_eq!(rfc3339_ms(10), "1970-01-01T00:00:00.010Z");
+        assert_eq!(rfc3339_ms(1_700_000_000_250), "2023-11-14T22:13:20.250Z");
+        for ms in [0u128, 10, 999, 1_000, 1_700_000_000_250, 4_102_444_800_000] {
+            assert_eq!(
+                parse_time_ms(&rfc3339_ms(ms)),
+                Some(ms),
+                "{}",
+                rfc3339_ms(ms)
+            );
+            assert_eq!(parse_time_ms(&ms.to_string()), Some(ms));
+        }
+        assert_eq!(
+            parse_time_ms("2023-11-14T23:13:20.25+01:00"),
+            Some(1_700_000_000_250)
+        );
+        assert_eq!(
+            parse_time_ms("2023-11-14T22:13:20z"),
+            Some(1_700_000_000_000)
+        );
+        for bad in [
+            "",
+            "01",
+            "-1",
+            "1.5",
+            "1e3",
+            "2023-11-14",
+            "2023-11-14T22:13:20",
+            "2023-11-14T22:13:20.1234Z",
+            "1969-12-31T23:59:59Z",
+            "2023-13-01T00:00:00Z",
+            "2023-11-14T22:13Z",
+            "yesterday",
+        ] {
+            assert_eq!(parse_time_ms(bad), None, "{bad}");
+        }
     }
 }

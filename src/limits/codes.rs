@@ -235,6 +235,10 @@ pub struct Verdict {
     /// Human-readable detail (not part of the JSON contract).
     #[serde(skip)]
     pub reason: Option<String>,
+    /// For `time_regressed`: the ledger's last recorded time, Unix ms (not part of the §5
+    /// JSON; the CLI turns it into a hint naming a `--now` that would be accepted).
+    #[serde(skip)]
+    pub last_now_ms: Option<Amount>,
 }
 
 impl<'de> serde::Deserialize<'de> for Code {
@@ -261,6 +265,7 @@ impl Verdict {
             used: None,
             requested: None,
             reason: None,
+            last_now_ms: None,
         }
     }
 

@@ -494,13 +494,12 @@ impl Ctx<'_> {
     /// (34)
     fn check_time(&self) -> Result<(), Error> {
         if self.now < self.meta.last_now {
-            return Err(self
-                .reject(Code::TimeRegressed)
-                .because(format!(
-                    "now {} is earlier than the last recorded time {}",
-                    self.now, self.meta.last_now
-                ))
-                .into());
+            let mut v = self.reject(Code::TimeRegressed).because(format!(
+                "now {} is earlier than the last recorded time {}",
+                self.now, self.meta.last_now
+            ));
+            v.last_now_ms = Some(Amount(self.meta.last_now));
+            return Err(v.into());
         }
         Ok(())
     }

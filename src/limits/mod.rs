@@ -667,7 +667,8 @@ impl FileLedger {
 /// `ledger_not_initialized` from a standalone ledger, with a reason naming the ledger
 /// (`ledger`: a path, or a URL without its password) and the command that initialises it.
 pub fn not_initialized(ledger: &str, why: &str) -> Verdict {
-    let target = if pg::is_url(ledger) { "URL" } else { ledger };
+    // `ledger` is a printed name (no password); it parses back to this very ledger.
+    let target = location_arg(ledger);
     Verdict::new(Code::LedgerNotInitialized, 0).because(format!(
         "ledger {ledger} {why}; initialise it with `world limits init --config FILE --ledger {target}`"
     ))
@@ -862,12 +863,26 @@ fn no_ledger_file(path: &Path) -> Option<&'static str> {
     }
 }
 
-/// A standalone ledger's name for messages (the file path, or the URL without its password).
+/// A standalone ledger's name for messages: the file path, or the URL without its password
+/// ([`pg::redacted`]: it parses back to the same ledger, schema included).
 pub fn describe_location(location: &str) -> String {
     if pg::is_url(location) {
         pg::redact_url(location)
     } else {
         location.to_string()
+    }
+}
+
+/// A ledger name as a hint prints it for pasting after `--ledger`: [`describe_location`]'s
+/// text, single-quoted when a POSIX shell would otherwise split, glob or expand it (a
+/// PostgreSQL name holds `?` and `%`; a printed name never holds a `'`, which is
+/// percent-encoded, so the quoting is exact; a path holding one is escaped as `'\''`).
+pub fn location_arg(name: &str) -> String {
+    let plain = |c: char| c.is_ascii_alphanumeric() || "-._/:@,+=".contains(c);
+    if !name.is_empty() && name.chars().all(plain) {
+        name.to_string()
+    } else {
+        format!("'{}'", name.replace('\'', "'\\''"))
     }
 }
 
@@ -934,15 +949,21 @@ impl Ledger<'static> {
                     "it holds {foreign} other schema objects and user_version {ver}"
                 )));
             }
-            if !create {
-                let tables: i64 = conn.query_row(
-                    "SELECT count(*) FROM sqlite_master WHERE name LIKE 'limits\\_%' ESCAPE '\\'",
-                    [],
-                    |r| r.get(0),
-                )?;
-                if tables == 0 {
-                    return Err(not_initialized(&name, "holds no ledger tables").into());
-                }
+            let tables: i64 = conn.query_row(
+                "SELECT count(*) FROM sqlite_master WHERE name LIKE 'limits\\_%' ESCAPE '\\'",
+                [],
+                |r| r.get(0),
+            )?;
+            if tables == 0 && !create {
+                return Err(not_initialized(&name, "holds no ledger tables").into());
+            }
+            // `world limits init` writes the tables and the application id in one transaction:
+            // `limits_*` tables without it were made by something else. Refuse them, writing
+            // nothing (before, this path adopted the file: it set the id and ran the DDL).
+            if tables > 0 {
+                return Err(not(format!(
+                    "it holds {tables} limits_* tables but not the world ledger application_id"
+                )));
             }
         }
         conn.query_row("PRAGMA journal_mode=WAL", [], |_| Ok(()))?;

@@ -145,33 +145,75 @@ pub struct PgLedger {
     statements: RefCell<HashMap<String, Statement>>,
 }
 
-/// The ledger's name for messages: `postgres://user@host:port/db`, never the password.
+/// The ledger's name for messages and hints: a `postgres://` URL that parses back to the same
+/// ledger (issue 27 §2) — `postgres://USER@HOST:PORT/DB[?options=…]` — never the password.
+/// A socket directory is the percent-encoded path in the host part
+/// (`postgres://w@%2Frun%2Fpg:5432/wl`), every host gets its port (5432 when none was given,
+/// as the client connects), and the `options` parameter (where `-csearch_path=SCHEMA` picks
+/// the ledger's schema) is kept, so a pasted hint names the same ledger. Printing the parse
+/// of a printed name gives the same name.
 pub fn redacted(config: &postgres::Config) -> String {
     let user = config.get_user().unwrap_or("");
-    let hosts: Vec<String> = config
+    let ports = config.get_ports();
+    let port_of = |i: usize| {
+        ports
+            .get(i)
+            .or_else(|| ports.first())
+            .copied()
+            .unwrap_or(5432)
+    };
+    let mut hosts: Vec<String> = config
         .get_hosts()
         .iter()
-        .map(|h| match h {
-            postgres::config::Host::Tcp(t) => t.clone(),
-            postgres::config::Host::Unix(p) => p.display().to_string(),
+        .enumerate()
+        .map(|(i, h)| {
+            let host = match h {
+                postgres::config::Host::Tcp(t) if t.contains(':') => format!("[{t}]"),
+                postgres::config::Host::Tcp(t) => url_encode(t),
+                postgres::config::Host::Unix(p) => url_encode(&p.display().to_string()),
+            };
+            format!("{host}:{}", port_of(i))
         })
         .collect();
-    let host = if hosts.is_empty() {
-        "localhost".to_string()
-    } else {
-        hosts.join(",")
-    };
-    let port = config
-        .get_ports()
-        .first()
-        .map_or(String::new(), |p| format!(":{p}"));
+    if hosts.is_empty() {
+        hosts = config
+            .get_hostaddrs()
+            .iter()
+            .enumerate()
+            .map(|(i, a)| match a {
+                std::net::IpAddr::V6(v6) => format!("[{v6}]:{}", port_of(i)),
+                std::net::IpAddr::V4(v4) => format!("{v4}:{}", port_of(i)),
+            })
+            .collect();
+    }
     let db = config.get_dbname().unwrap_or(user);
     let at = if user.is_empty() {
         String::new()
     } else {
-        format!("{user}@")
+        format!("{}@", url_encode(user))
     };
-    format!("postgres://{at}{host}{port}/{db}")
+    let options = config
+        .get_options()
+        .map_or(String::new(), |o| format!("?options={}", url_encode(o)));
+    format!(
+        "postgres://{at}{}/{}{options}",
+        hosts.join(","),
+        url_encode(db)
+    )
+}
+
+/// Percent-encode every byte of `text` but the URL-unreserved ones (`A-Z a-z 0-9 - . _ ~`), so
+/// the client's URL parser decodes it back to `text` in any part of the URL.
+fn url_encode(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for b in text.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') {
+            out.push(char::from(b));
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
 }
 
 /// A URL's redacted name, or `postgres://…` when it does not parse.
@@ -640,4 +682,73 @@ impl ToSql for Val {
     }
 
     to_sql_checked!();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What names a ledger: user, hosts, ports, database and options (the schema).
+    type LedgerParts = (
+        Option<String>,
+        Vec<String>,
+        Vec<u16>,
+        Option<String>,
+        Option<String>,
+    );
+
+    fn ledger_of(url: &str) -> LedgerParts {
+        let c: postgres::Config = url.parse().unwrap_or_else(|e| panic!("{url}: {e}"));
+        let hosts = c
+            .get_hosts()
+            .iter()
+            .map(|h| format!("{h:?}"))
+            .collect::<Vec<_>>();
+        let mut ports = c.get_ports().to_vec();
+        if ports.is_empty() {
+            ports.push(5432);
+        }
+        (
+            c.get_user().map(str::to_string),
+            hosts,
+            ports,
+            c.get_dbname().map(str::to_string),
+            c.get_options().map(str::to_string),
+        )
+    }
+
+    #[test]
+    fn a_printed_ledger_name_parses_back_to_the_same_ledger() {
+        let cases = [
+            // Socket directories, with and without a schema, in both spellings.
+            ("postgres://w@%2Ftmp%2Fpg%20dir%2Fsock/wl", "postgres://w@%2Ftmp%2Fpg%20dir%2Fsock:5432/wl"),
+            ("postgres://w@/wl?host=/tmp/sock&port=5433", "postgres://w@%2Ftmp%2Fsock:5433/wl"),
+            (
+                "postgres://w:secret@%2Ftmp%2Fsock:5432/wl?options=-csearch_path%3Dwo42",
+                "postgres://w@%2Ftmp%2Fsock:5432/wl?options=-csearch_path%3Dwo42",
+            ),
+            // TCP, with and without a schema; IPv6; two hosts.
+            ("postgres://world@db.example/ledgers", "postgres://world@db.example:5432/ledgers"),
+            (
+                "postgresql://world:pw@db.example:6432/ledgers?options=-c%20search_path%3D%22Work%20Order%22&application_name=x",
+                "postgres://world@db.example:6432/ledgers?options=-c%20search_path%3D%22Work%20Order%22",
+            ),
+            ("postgres://u@[::1]:5433/d", "postgres://u@[::1]:5433/d"),
+            ("postgres://u@a:1,b:2/d", "postgres://u@a:1,b:2/d"),
+            ("postgres://u%40corp@h/d%2Fx", "postgres://u%40corp@h:5432/d%2Fx"),
+        ];
+        for (given, printed) in cases {
+            let p = redact_url(given);
+            assert_eq!(p, printed, "{given}");
+            assert!(!p.contains("secret") && !p.contains(":pw@"), "{p}");
+            // print → parse → print is the identity, and the parse names the same ledger.
+            assert_eq!(redact_url(&p), p, "{given}");
+            assert_eq!(ledger_of(&p), ledger_of(&redact_url(given)), "{given}");
+            let (u, h, po, d, o) = ledger_of(given);
+            let (u2, h2, po2, d2, o2) = ledger_of(&p);
+            assert_eq!((u, h, d, o), (u2, h2, d2, o2), "{given}");
+            assert_eq!(po.first(), po2.first(), "{given}");
+            assert!(parse_url(&p).is_ok(), "{p}");
+        }
+    }
 }

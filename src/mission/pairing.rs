@@ -162,7 +162,7 @@ impl Standalone {
         format!(
             "world mission reconcile {} --from-store --ledger {}",
             self.mission_id,
-            self.missions.describe()
+            crate::limits::location_arg(&self.missions.describe())
         )
     }
 

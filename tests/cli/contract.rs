@@ -122,6 +122,25 @@ fn case(args: &[&str], shape: Shape) -> Case {
     }
 }
 
+/// A case that fails with exit `code`: under `-q` it still says why on stderr and prints no
+/// data; under `--json` its stdout is the one error envelope (issue 27 §4).
+fn fails(args: &[&str], code: i32) -> Case {
+    Case {
+        code,
+        ..case(args, Shape::One("error"))
+    }
+}
+
+/// A `world limits` or `world mission` verb that writes: its `ok`/`OK` line is a summary,
+/// silenced by `-q` (issue 27 §4).
+fn ledger_writer(args: &[String]) -> bool {
+    matches!(args.first().map(String::as_str), Some("limits" | "mission"))
+        && !matches!(
+            args.get(1).map(String::as_str),
+            Some("report" | "list" | "log" | "verify")
+        )
+}
+
 /// First lines of `--json` output of `args` (for refs).
 fn first(env: &TestEnv, args: &[&str], key: &str) -> String {
     let r = env.run(&[args, &["--json"]].concat()).ok();
@@ -150,6 +169,10 @@ fn cases(env: &TestEnv, n: usize) -> Vec<Case> {
     };
     let contract = repo().join("fixtures/mission/seed/contract.json");
     let led = env.path("led.db").display().to_string();
+    let step3 = repo().join("fixtures/mission/seed/step3.json");
+    let step3 = step3.to_str().unwrap().to_string();
+    let cfg = repo().join("fixtures/limits/example.json");
+    let cfg = cfg.to_str().unwrap().to_string();
     let man = env.path(&format!("man{n}"));
     let comp = env.path(&format!("comp{n}"));
     let ail = repo().join("fixtures/transitions/echo.ail");
@@ -283,15 +306,15 @@ fn cases(env: &TestEnv, n: usize) -> Vec<Case> {
                 "--max-active-ms",
                 "1000",
             ],
-            Shape::Foreign,
+            Shape::One("limits-verdict"),
         ),
         case(
             &["limits", "dispatch", "--attempt", &attempt],
-            Shape::Foreign,
+            Shape::One("limits-verdict"),
         ),
         case(
             &["limits", "settle", "--attempt", &attempt, "--actual", "3"],
-            Shape::Foreign,
+            Shape::One("limits-verdict"),
         ),
         case(
             &[
@@ -308,16 +331,16 @@ fn cases(env: &TestEnv, n: usize) -> Vec<Case> {
                 "--max-active-ms",
                 "1000",
             ],
-            Shape::Foreign,
+            Shape::One("limits-verdict"),
         ),
         case(
             &["limits", "release", "--attempt", &format!("{attempt}r")],
-            Shape::Foreign,
+            Shape::One("limits-verdict"),
         ),
-        case(&["limits", "report"], Shape::Foreign),
+        case(&["limits", "report"], Shape::One("limits-report")),
         case(
             &["limits", "stop", "--scope", "run", "--reason", "enough"],
-            Shape::Foreign,
+            Shape::One("limits-verdict"),
         ),
         case(
             &[
@@ -329,10 +352,209 @@ fn cases(env: &TestEnv, n: usize) -> Vec<Case> {
                 "--now",
                 "0",
             ],
-            Shape::Foreign,
+            Shape::One("mission-result"),
+        ),
+        // A rejection: exit 4, on stderr, the envelope under --json.
+        fails(
+            &[
+                "limits",
+                "reserve",
+                "--scope",
+                "run",
+                "--attempt",
+                &format!("{attempt}big"),
+                "--purpose",
+                "ordinary",
+                "--amount",
+                "1000",
+                "--max-active-ms",
+                "1",
+            ],
+            4,
+        ),
+        // The attended acts meet the tty fence here (their terminal runs: tests/limits_cli.rs,
+        // tests/mission_cli.rs, tests/prompts.rs).
+        fails(&["limits", "init", "--config", &cfg], 3),
+        fails(
+            &[
+                "limits",
+                "adjust",
+                "--scope",
+                "run",
+                "--set",
+                "cost=50",
+                "--evidence-file",
+                &note,
+            ],
+            3,
+        ),
+        fails(
+            &[
+                "limits",
+                "reconcile",
+                "--attempt",
+                &attempt,
+                "--actual",
+                "1",
+                "--evidence-file",
+                &note,
+            ],
+            3,
+        ),
+        case(
+            &["mission", "start-run", "m", "--run", "r", "--now", "10"],
+            Shape::One("mission-result"),
+        ),
+        case(
+            &[
+                "mission",
+                "grant",
+                "m",
+                "--id",
+                "g",
+                "--subject",
+                "agent",
+                "--action",
+                "write",
+                "--resource",
+                "doc",
+                "--expires-at",
+                "10000",
+                "--limit",
+                "100",
+                "--now",
+                "10",
+            ],
+            Shape::One("mission-result"),
+        ),
+        case(
+            &["mission", "apply", "m", "--command", &step3, "--now", "10"],
+            Shape::One("mission-result"),
+        ),
+        case(
+            &["mission", "dispatch", "m", "--attempt", "a", "--now", "10"],
+            Shape::One("mission-result"),
+        ),
+        case(
+            &[
+                "mission",
+                "settle",
+                "m",
+                "--attempt",
+                "a",
+                "--actual",
+                "5",
+                "--now",
+                "10",
+            ],
+            Shape::One("mission-result"),
+        ),
+        fails(
+            &[
+                "mission",
+                "admit",
+                "m",
+                "--run",
+                "r",
+                "--operation",
+                "o3",
+                "--attempt",
+                "a3",
+                "--grant",
+                "g",
+                "--subject",
+                "agent",
+                "--capability",
+                "write",
+                "--resource",
+                "doc",
+                "--amount",
+                "1000",
+                "--now",
+                "10",
+            ],
+            4,
+        ),
+        case(
+            &[
+                "mission",
+                "admit",
+                "m",
+                "--run",
+                "r",
+                "--operation",
+                "o2",
+                "--attempt",
+                "a2",
+                "--grant",
+                "g",
+                "--subject",
+                "agent",
+                "--capability",
+                "write",
+                "--resource",
+                "doc",
+                "--amount",
+                "5",
+                "--now",
+                "10",
+            ],
+            Shape::One("mission-result"),
+        ),
+        case(
+            &["mission", "release", "m", "--attempt", "a2", "--now", "10"],
+            Shape::One("mission-result"),
+        ),
+        fails(
+            &[
+                "mission",
+                "approve",
+                "m",
+                "--operation",
+                "o",
+                "--evidence-file",
+                &note,
+                "--now",
+                "10",
+            ],
+            3,
+        ),
+        fails(
+            &[
+                "mission",
+                "reconcile",
+                "m",
+                "--attempt",
+                "a",
+                "--actual",
+                "1",
+                "--evidence-file",
+                &note,
+                "--now",
+                "10",
+            ],
+            3,
+        ),
+        case(
+            &["mission", "revoke", "m", "--grant", "g", "--now", "10"],
+            Shape::One("mission-result"),
+        ),
+        case(
+            &[
+                "mission",
+                "complete-run",
+                "m",
+                "--run",
+                "r",
+                "--criterion",
+                &format!("review={obj}"),
+                "--now",
+                "10",
+            ],
+            Shape::One("mission-result"),
         ),
         case(&["mission", "list"], Shape::Foreign),
-        case(&["mission", "report", "m"], Shape::Foreign),
+        case(&["mission", "report", "m"], Shape::One("mission-report")),
         case(&["mission", "log", "m"], Shape::Foreign),
         case(&["mission", "verify"], Shape::Foreign),
         case(&["pin", "--interpreter", "embedded"], Shape::Foreign),
@@ -408,59 +630,6 @@ const NOT_RUN: &[(&str, &str)] = &[
         "world approval decide",
         "decides the fixture's request once; tests/approvals.rs",
     ),
-    ("world limits init", "run by the fixture"),
-    (
-        "world limits adjust",
-        "always attended (no --yes): tests/limits_cli.rs on a pty",
-    ),
-    (
-        "world limits reconcile",
-        "always attended (no --yes): tests/limits_cli.rs on a pty",
-    ),
-    (
-        "world mission apply",
-        "needs a scripted mission: tests/mission_cli.rs",
-    ),
-    (
-        "world mission approve",
-        "needs a scripted mission: tests/mission_cli.rs",
-    ),
-    (
-        "world mission admit",
-        "needs a scripted mission: tests/mission_cli.rs",
-    ),
-    (
-        "world mission complete-run",
-        "needs a scripted mission: tests/mission_cli.rs",
-    ),
-    (
-        "world mission dispatch",
-        "needs a scripted mission: tests/mission_cli.rs",
-    ),
-    (
-        "world mission grant",
-        "needs a scripted mission: tests/mission_cli.rs",
-    ),
-    (
-        "world mission reconcile",
-        "needs a scripted mission: tests/mission_cli.rs",
-    ),
-    (
-        "world mission release",
-        "needs a scripted mission: tests/mission_cli.rs",
-    ),
-    (
-        "world mission revoke",
-        "needs a scripted mission: tests/mission_cli.rs",
-    ),
-    (
-        "world mission settle",
-        "needs a scripted mission: tests/mission_cli.rs",
-    ),
-    (
-        "world mission start-run",
-        "needs a scripted mission: tests/mission_cli.rs",
-    ),
 ];
 
 /// Every leaf command is either run by [`cases`] or listed in [`NOT_RUN`].
@@ -525,11 +694,31 @@ fn quiet_leaves_only_data_for_every_command() {
             let extra: &[&str] = if json { &["-q", "--json"] } else { &["-q"] };
             let r = run_case(&env, &c, extra);
             assert_eq!(r.code, c.code, "{:?} {extra:?}: {r:#?}", c.args);
+            if c.code != 0 {
+                // A failure says why on stderr even under -q, and prints no data: nothing on
+                // stdout, or under --json only the one envelope.
+                assert!(!r.stderr.is_empty(), "{:?} {extra:?}: {r:#?}", c.args);
+                if json {
+                    let v: serde_json::Value = serde_json::from_str(r.stdout.trim())
+                        .unwrap_or_else(|e| panic!("{:?}: {e}: {r:#?}", c.args));
+                    assert_eq!(v["error"]["exitCode"], c.code, "{:?}: {v}", c.args);
+                    assert_eq!(r.stdout.lines().count(), 1, "{:?}: {r:#?}", c.args);
+                } else {
+                    assert_eq!(r.stdout, "", "{:?} printed data: {r:#?}", c.args);
+                }
+                continue;
+            }
             assert_eq!(
                 r.stderr, "",
                 "{:?} {extra:?} wrote to stderr: {r:#?}",
                 c.args
             );
+            if !json && ledger_writer(&c.args) {
+                assert_eq!(r.stdout, "", "{:?} -q printed its summary: {r:#?}", c.args);
+            }
+            if json && ledger_writer(&c.args) {
+                assert_eq!(r.stdout.lines().count(), 1, "{:?}: {r:#?}", c.args);
+            }
             // JSON lines; `world ailang check` keeps the `ailang` CLI contract's one indented
             // object (DEC-CLI-25).
             if json && serde_json::from_str::<serde_json::Value>(&r.stdout).is_err() {

@@ -14,9 +14,12 @@
 //! reported without asking anybody) → `confirmation` fence → the real command. A fence refusal
 //! prints `STOP fence=<name> reason=<reason>`, exits 3 and writes nothing.
 //!
-//! Output: the verdict, `ok revision=N` or `<code> scope=<id> limit=<kind> …` on stdout
-//! (`--json`: `{"code","revision",…}`); exit 0 for `ok`/`exists`, 4 for any rejection, 2 for
-//! usage errors (docs/DECISIONS.md).
+//! Output, the convention of every command (DEC-LEDGER-CLI-1): `ok revision=N` (or `exists …`)
+//! is the summary on stdout, silenced by `-q`; `--json` prints the §5 object
+//! `{"code","revision",…}`, exit 0. A rejection prints the §5 line `<code> scope=<id>
+//! limit=<kind> …` on stderr only and exits 4; under `--json` stdout holds the one error
+//! envelope `{"error":{"code":"<code>",…,"exitCode":4,"revision",…}}`. Times print as RFC 3339
+//! UTC; `--now` takes Unix ms or RFC 3339 (DEC-LEDGER-CLI-2).
 
 mod report;
 
@@ -185,8 +188,9 @@ pub enum Cmd {
         /// Only this scope and its subtree
         #[arg(long, value_name = "S")]
         scope: Option<String>,
-        /// The clock, Unix milliseconds (default: the system clock)
-        #[arg(long, value_name = "MS", allow_hyphen_values = true)]
+        /// The clock: Unix milliseconds or RFC 3339 (2026-12-05T21:30:00Z); default: the
+        /// system clock
+        #[arg(long, value_name = "MS|RFC3339", allow_hyphen_values = true)]
         now: Option<String>,
         /// A standalone ledger (a file, or postgres://user@host/db) instead of the tables in
         /// the store file
@@ -213,9 +217,9 @@ pub struct Common {
     /// Act as the AGENT holding this session (a token file, or the token); default: the HOST
     #[arg(long, value_name = "FILE")]
     pub session: Option<String>,
-    /// The clock, Unix milliseconds (default: the system clock); never earlier than the
-    /// ledger's last recorded time
-    #[arg(long, value_name = "MS", allow_hyphen_values = true)]
+    /// The clock: Unix milliseconds or RFC 3339 (2026-12-05T21:30:00Z); default: the system
+    /// clock; never earlier than the ledger's last recorded time
+    #[arg(long, value_name = "MS|RFC3339", allow_hyphen_values = true)]
     pub now: Option<String>,
     /// A standalone ledger (a file, or postgres://user@host/db) instead of the tables in the
     /// store file
@@ -249,35 +253,38 @@ fn parse_purpose(text: &str) -> Result<Purpose, BadPurpose> {
     Purpose::parse(text).ok_or_else(|| BadPurpose(text.to_owned()))
 }
 
-/// Parse `--now MS` (a canonical decimal of Unix milliseconds), or read the system clock.
+/// Parse `--now` — Unix milliseconds (a canonical decimal, `1700000000000`) or an RFC 3339
+/// time (`2023-11-14T22:13:20Z`, `2023-11-14T22:13:20.250+01:00`) — into Unix milliseconds,
+/// or read the system clock. The one `--now` of `world limits` and `world mission`.
 ///
 /// # Errors
-/// A usage error (exit 2) naming the bad value.
+/// A usage error (exit 2) naming the bad value, or a time more than 24 h ahead of the system
+/// clock (the ledger would then refuse every later real-clock command, issue 13 §7).
 pub fn parse_now(text: Option<&str>) -> Result<u128, CliError> {
     let clock = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_millis())
         .unwrap_or(0);
-    match text {
-        Some(t) => {
-            let now = Amount::parse(t).map(Amount::get).map_err(|e| {
-                CliError::usage(
-                    "--now",
-                    format!("{e} (Unix milliseconds, e.g. 1700000000000)"),
-                )
-            })?;
-            // A `now` far ahead would make every later real-clock command `time_regressed`
-            // (issue 13 §7): at most 24 h past the system clock.
-            if now > clock + MAX_NOW_AHEAD_MS {
-                return Err(CliError::usage(
-                    "--now",
-                    format!("{t} is more than 24 h ahead of the system clock ({clock} ms); the ledger would refuse every later real-clock command"),
-                ));
-            }
-            Ok(now)
-        }
-        None => Ok(clock),
+    let Some(t) = text else {
+        return Ok(clock);
+    };
+    let now = super::output::parse_time_ms(t).ok_or_else(|| {
+        CliError::usage(
+            "--now",
+            format!("{t:?} is neither Unix milliseconds (e.g. 1700000000000) nor an RFC 3339 time (e.g. 2023-11-14T22:13:20Z)"),
+        )
+    })?;
+    if now > clock + MAX_NOW_AHEAD_MS {
+        return Err(CliError::usage(
+            "--now",
+            format!(
+                "{t} ({}) is more than 24 h ahead of the system clock ({}); the ledger would refuse every later real-clock command",
+                super::output::rfc3339_ms(now),
+                super::output::rfc3339_ms(clock)
+            ),
+        ));
     }
+    Ok(now)
 }
 
 /// How far `--now` may run ahead of the system clock, in milliseconds (24 h).
@@ -341,9 +348,7 @@ fn stop_fence(fence: &str, reason: &str) -> CliError {
 /// The refusal as a [`CliError`] with [`Exit::LimitRejected`].
 pub fn check_ledger_flag(what: &str, ledger: Option<&str>) -> Result<(), CliError> {
     match ledger.map(limits::check_ledger_location) {
-        Some(Err(limits::Error::Rejected(v))) => {
-            Err(CliError::new(Exit::LimitRejected, what, v.human()))
-        }
+        Some(Err(limits::Error::Rejected(v))) => Err(super::error::limits_rejection(what, &v)),
         Some(Err(e)) => Err(ledger_err(what, e)),
         _ => Ok(()),
     }
@@ -375,35 +380,20 @@ fn open_place_write(
     }
 }
 
-/// The verdict on stdout (`--json`: the §5 JSON) and its exit code. The §5 JSON carries no
-/// reason, so under `--json` the reason of `ledger_not_initialized` (which ledger, and how to
-/// initialise it) goes to stderr.
-///
-/// A rejection is also reported on stderr as `world: limits: <verdict>` in both forms (the
-/// scripting contract: a failing command says why on stderr), and a store file without ledger
-/// tables says how to make one.
-fn emit(out: &mut Output, v: &Verdict) -> Result<Exit, CliError> {
-    let mut v = std::borrow::Cow::Borrowed(v);
-    if v.code == Code::LedgerNotInitialized && v.reason.is_none() {
-        v.to_mut().reason = Some(
-            "this store file has no limits ledger; initialise it with `world limits init --config FILE` (or name a ledger with --ledger)"
-                .to_string(),
-        );
+/// The verdict of `what`: `ok`/`exists` is the command's summary (`ok revision=N` on stdout,
+/// nothing under `-q`; `--json`: the §5 object `{"code","revision",…}`, exit 0); any other
+/// code is the rejection error of [`super::error::limits_rejection`] (exit 4, stderr, the one
+/// `{"error":{…}}` envelope under `--json`; DEC-LEDGER-CLI-1).
+fn emit(out: &mut Output, what: &str, v: &Verdict) -> Result<Exit, CliError> {
+    if !v.code.is_success() {
+        return Err(super::error::limits_rejection(what, v));
     }
     if out.json {
-        out.json_line(&*v)?;
+        out.json_line(v)?;
     } else {
-        out.line(v.human())?;
+        out.summary(v.human())?;
     }
-    if !v.code.is_success() {
-        out.flush()?;
-        eprintln!("world: limits: {}", v.human());
-    }
-    Ok(if v.code.is_success() {
-        Exit::Success
-    } else {
-        Exit::LimitRejected
-    })
+    Ok(Exit::Success)
 }
 
 /// Parse a user amount; the error is the ledger's `amount_invalid` / `overflows_amount`
@@ -461,6 +451,21 @@ struct Job<'a> {
 
 /// Run `world limits …`.
 pub fn run(ctx: &Context, out: &mut Output, cmd: Cmd) -> Result<Exit, CliError> {
+    let location = match &cmd {
+        Cmd::Report { ledger, .. } => ledger.clone(),
+        Cmd::Init { common, .. }
+        | Cmd::Reserve { common, .. }
+        | Cmd::Dispatch { common, .. }
+        | Cmd::Settle { common, .. }
+        | Cmd::Reconcile { common, .. }
+        | Cmd::Release { common, .. }
+        | Cmd::Stop { common, .. }
+        | Cmd::Adjust { common, .. } => common.ledger.clone(),
+    };
+    run_verb(ctx, out, cmd).map_err(|e| super::error::name_ledger(e, location.as_deref()))
+}
+
+fn run_verb(ctx: &Context, out: &mut Output, cmd: Cmd) -> Result<Exit, CliError> {
     match cmd {
         Cmd::Report { scope, now, ledger } => report::run(
             ctx,
@@ -477,7 +482,7 @@ pub fn run(ctx: &Context, out: &mut Output, cmd: Cmd) -> Result<Exit, CliError> 
             let place = match open_place_write(ctx, common.ledger.as_deref(), "limits init", true)?
             {
                 Ok(p) => p,
-                Err(v) => return emit(out, &v),
+                Err(v) => return emit(out, "limits init", &v),
             };
             let raw = read_input(&config, MAX_CONFIG_BYTES, "limits init")?;
             let attendance = if yes {
@@ -507,13 +512,13 @@ pub fn run(ctx: &Context, out: &mut Output, cmd: Cmd) -> Result<Exit, CliError> 
             let place =
                 match open_place_write(ctx, common.ledger.as_deref(), "limits reserve", false)? {
                     Ok(p) => p,
-                    Err(v) => return emit(out, &v),
+                    Err(v) => return emit(out, "limits reserve", &v),
                 };
             let parsed = amount(&place, &amount_text)
                 .and_then(|a| amount(&place, &max_active_ms).map(|m| (a, m)));
             let (amount_v, max_ms) = match parsed {
                 Ok(p) => p,
-                Err(v) => return emit(out, &v),
+                Err(v) => return emit(out, "limits reserve", &v),
             };
             let command = Command::Reserve {
                 operation_id: operation.unwrap_or_else(|| attempt.clone()),
@@ -531,7 +536,7 @@ pub fn run(ctx: &Context, out: &mut Output, cmd: Cmd) -> Result<Exit, CliError> 
             let place =
                 match open_place_write(ctx, common.ledger.as_deref(), "limits dispatch", false)? {
                     Ok(p) => p,
-                    Err(v) => return emit(out, &v),
+                    Err(v) => return emit(out, "limits dispatch", &v),
                 };
             let command = Command::Dispatch {
                 attempt_id: attempt,
@@ -548,14 +553,14 @@ pub fn run(ctx: &Context, out: &mut Output, cmd: Cmd) -> Result<Exit, CliError> 
             let place =
                 match open_place_write(ctx, common.ledger.as_deref(), "limits settle", false)? {
                     Ok(p) => p,
-                    Err(v) => return emit(out, &v),
+                    Err(v) => return emit(out, "limits settle", &v),
                 };
             let (outcome, actual_cost) = match actual {
                 None => (Outcome::Unknown, None),
                 Some(text) => match amount(&place, &text) {
                     Ok(a) if failed => (Outcome::Failed, Some(a)),
                     Ok(a) => (Outcome::Succeeded, Some(a)),
-                    Err(v) => return emit(out, &v),
+                    Err(v) => return emit(out, "limits settle", &v),
                 },
             };
             let command = Command::Settle {
@@ -570,7 +575,7 @@ pub fn run(ctx: &Context, out: &mut Output, cmd: Cmd) -> Result<Exit, CliError> 
             let place =
                 match open_place_write(ctx, common.ledger.as_deref(), "limits release", false)? {
                     Ok(p) => p,
-                    Err(v) => return emit(out, &v),
+                    Err(v) => return emit(out, "limits release", &v),
                 };
             let command = Command::Release {
                 attempt_id: attempt,
@@ -587,7 +592,7 @@ pub fn run(ctx: &Context, out: &mut Output, cmd: Cmd) -> Result<Exit, CliError> 
             let place = match open_place_write(ctx, common.ledger.as_deref(), "limits stop", false)?
             {
                 Ok(p) => p,
-                Err(v) => return emit(out, &v),
+                Err(v) => return emit(out, "limits stop", &v),
             };
             let ev = EvidenceInput::read(&evidence, "limits stop")?;
             let command = Command::Stop {
@@ -618,11 +623,11 @@ pub fn run(ctx: &Context, out: &mut Output, cmd: Cmd) -> Result<Exit, CliError> 
             let place =
                 match open_place_write(ctx, common.ledger.as_deref(), "limits reconcile", false)? {
                     Ok(p) => p,
-                    Err(v) => return emit(out, &v),
+                    Err(v) => return emit(out, "limits reconcile", &v),
                 };
             let actual_cost = match amount(&place, &actual) {
                 Ok(a) => a,
-                Err(v) => return emit(out, &v),
+                Err(v) => return emit(out, "limits reconcile", &v),
             };
             let ev = EvidenceInput::read(&evidence, "limits reconcile")?;
             let job = Job {
@@ -654,11 +659,11 @@ pub fn run(ctx: &Context, out: &mut Output, cmd: Cmd) -> Result<Exit, CliError> 
             let place =
                 match open_place_write(ctx, common.ledger.as_deref(), "limits adjust", false)? {
                     Ok(p) => p,
-                    Err(v) => return emit(out, &v),
+                    Err(v) => return emit(out, "limits adjust", &v),
                 };
             let limits = match parse_patch(&place, &set)? {
                 Ok(p) => p,
-                Err(v) => return emit(out, &v),
+                Err(v) => return emit(out, "limits adjust", &v),
             };
             let ev = EvidenceInput::read(&evidence, "limits adjust")?;
             let job = Job {
@@ -693,7 +698,7 @@ fn from_store(ctx: &Context, out: &mut Output, common: &Common) -> Result<Exit, 
     let store = ctx.open_write(false)?;
     let ledger = match limits::open_standalone_ledger(location) {
         Ok(l) => l,
-        Err(limits::Error::Rejected(v)) => return emit(out, &v),
+        Err(limits::Error::Rejected(v)) => return emit(out, "limits reconcile --from-store", &v),
         Err(e) => return Err(ledger_err(what, e)),
     };
     let now_ms = parse_now(common.now.as_deref())?;
@@ -880,8 +885,46 @@ fn phrase(command: &Command) -> Result<String, CliError> {
     }
 }
 
-/// What the human is asked to confirm, shown above the phrase.
-fn describe(command: &Command, ledger: &str) -> String {
+/// The effective bound of `kind` for scope `id` in a config: its own, or the nearest
+/// ancestor's (null bounds inherit, limits.md §3), with the ancestor's id when inherited.
+fn config_bound<'a>(
+    c: &'a Config,
+    id: &'a str,
+    kind: LimitKind,
+) -> (Option<Amount>, Option<&'a str>) {
+    let mut at = Some(id);
+    let mut inherited = None;
+    let mut hops = 0;
+    while let (Some(sid), true) = (at, hops <= c.scopes.len()) {
+        let Some(sc) = c.scopes.iter().find(|s| s.scope_id == sid) else {
+            break;
+        };
+        if let Some(a) = sc.limits.get(kind) {
+            return (Some(a), inherited);
+        }
+        at = sc.parent_id.as_deref();
+        inherited = at;
+        hops += 1;
+    }
+    (None, None)
+}
+
+/// A bound for people: `cost≤100`, `cost≤100 (inherited from wo)`, `cost unbounded`.
+fn bound_text(kind: LimitKind, bound: Option<Amount>, from: Option<&str>) -> String {
+    match (bound, from) {
+        (Some(a), Some(p)) => format!("{}≤{a} (inherited from {p})", kind.as_str()),
+        (Some(a), None) => format!("{}≤{a}", kind.as_str()),
+        (None, _) => format!("{} unbounded", kind.as_str()),
+    }
+}
+
+/// What the human is asked to confirm, shown above the phrase: every number being approved.
+/// `init` lists each scope's bounds (an inherited bound named as inherited, with its value);
+/// `adjust` each changed bound as `before → after` (effective bounds at `report`'s time);
+/// `reconcile` the attempt's reserved amount, the actual cost and the evidence hash. `report`
+/// is the ledger's report just before asking (`None` when it could not be read).
+fn describe(command: &Command, ledger: &str, report: Option<&limits::report::Report>) -> String {
+    let scope_of = |id: &str| report.and_then(|r| r.scopes.iter().find(|s| s.scope_id == id));
     match command {
         Command::Init { config } => match config::Config::parse(config) {
             Ok(c) => {
@@ -895,9 +938,9 @@ fn describe(command: &Command, ledger: &str) -> String {
                 for sc in &c.scopes {
                     let bounds: Vec<String> = LimitKind::ALL
                         .iter()
-                        .map(|k| match sc.limits.get(*k) {
-                            Some(a) => format!("{}≤{a}", k.as_str()),
-                            None => format!("{} unbounded", k.as_str()),
+                        .map(|k| {
+                            let (b, from) = config_bound(&c, &sc.scope_id, *k);
+                            bound_text(*k, b, from)
                         })
                         .collect();
                     text.push_str(&format!(
@@ -924,35 +967,69 @@ fn describe(command: &Command, ledger: &str) -> String {
             scope_id,
             limits,
             resume,
-            ..
+            evidence_ref,
         } => {
+            let before = scope_of(scope_id);
+            let show = |a: Option<Amount>| a.map_or("unbounded".to_string(), |a| a.to_string());
             let mut parts: Vec<String> = LimitKind::ALL
                 .iter()
                 .filter_map(|k| {
                     limits.get(*k).map(|v| {
-                        format!(
-                            "{}={}",
-                            k.as_str(),
-                            v.map_or("null".to_string(), |a| a.to_string())
-                        )
+                        let was = match before {
+                            Some(s) => show(s.bounds.get(*k)),
+                            None => "?".to_string(),
+                        };
+                        let now = match v {
+                            Some(a) => a.to_string(),
+                            None => "null (inherit)".to_string(),
+                        };
+                        format!("{} {was} → {now}", k.as_str())
                     })
                 })
                 .collect();
             if *resume {
-                parts.push("resume".into());
+                parts.push(match before {
+                    Some(s) if s.stopped => "resume (lift the stop)".into(),
+                    _ => "resume".into(),
+                });
             }
             format!(
-                "change scope {scope_id} ({}) in the limits ledger in {ledger}",
-                parts.join(", ")
+                "change scope {scope_id} in the limits ledger in {ledger}:\n  {}\n  evidence {}",
+                parts.join("\n  "),
+                evidence_ref.as_deref().unwrap_or("(none)")
             )
         }
         Command::Reconcile {
             attempt_id,
             actual_cost,
-            ..
-        } => format!(
-            "settle attempt {attempt_id} at actual cost {actual_cost} in the limits ledger in {ledger}"
-        ),
+            evidence_ref,
+        } => {
+            let held = report.and_then(|r| {
+                r.unknown
+                    .iter()
+                    .find(|a| &a.attempt_id == attempt_id)
+                    .map(|a| (a.scope_id.clone(), a.state, a.amount))
+                    .or_else(|| {
+                        r.outstanding
+                            .iter()
+                            .find(|a| &a.attempt_id == attempt_id)
+                            .map(|a| (a.scope_id.clone(), a.state, a.amount))
+                    })
+            });
+            let reserved = match &held {
+                Some((scope, state, amount)) => {
+                    let freed = amount.get().saturating_sub(actual_cost.get());
+                    format!(
+                        "\n  scope {scope}, state {state}\n  reserved {amount} → actual {actual_cost} (frees {freed})"
+                    )
+                }
+                None => format!("\n  actual {actual_cost}"),
+            };
+            format!(
+                "settle attempt {attempt_id} in the limits ledger in {ledger}:{reserved}\n  evidence {}",
+                evidence_ref.as_deref().unwrap_or("(none)")
+            )
+        }
         other => format!("{} in the limits ledger in {ledger}", other.name()),
     }
 }
@@ -1000,16 +1077,20 @@ fn execute(ctx: &Context, out: &mut Output, place: &Place, job: Job<'_>) -> Resu
         human.policy_ref = Some("attended:/dev/tty".into());
         // Dry run as the human: a command the ledger would refuse is reported unconfirmed.
         match run(&human, true) {
-            Ok(v) if v.code == Code::Exists => return emit(out, &v),
+            Ok(v) if v.code == Code::Exists => return emit(out, what, &v),
             Ok(_) => {}
-            Err(limits::Error::Rejected(v)) => return emit(out, &v),
+            Err(limits::Error::Rejected(v)) => return emit(out, what, &v),
             Err(e) => return Err(ledger_err(what, e)),
         }
         let words = phrase(&request.command)?;
         out.flush()?;
+        let report = match place {
+            Place::Store(s) => limits::Ledger::open_in(s.conn()).report(now_ms, None).ok(),
+            Place::Standalone(l) => l.report(now_ms, None).ok(),
+        };
         let prompt = format!(
             "About to {}.\nType exactly, to confirm as {}:\n  {words}\n> ",
-            describe(&request.command, &ledger_name),
+            describe(&request.command, &ledger_name, report.as_ref()),
             human.actor_id
         );
         match tty.ask(&prompt) {
@@ -1027,8 +1108,8 @@ fn execute(ctx: &Context, out: &mut Output, place: &Place, job: Job<'_>) -> Resu
     };
 
     match run(&actor, false) {
-        Ok(v) => emit(out, &v),
-        Err(limits::Error::Rejected(v)) => emit(out, &v),
+        Ok(v) => emit(out, what, &v),
+        Err(limits::Error::Rejected(v)) => emit(out, what, &v),
         Err(e) => Err(ledger_err(what, e)),
     }
 }
@@ -1046,13 +1127,17 @@ mod tests {
     }
 
     #[test]
-    fn now_parses_canonical_milliseconds_only() {
+    fn now_parses_milliseconds_or_rfc3339() {
         assert_eq!(parse_now(Some("0")).ok(), Some(0));
         assert_eq!(
             parse_now(Some("1700000000000")).ok(),
             Some(1_700_000_000_000)
         );
-        for bad in ["-1", "01", "1.5", "1e3", ""] {
+        assert_eq!(
+            parse_now(Some("2023-11-14T22:13:20.250Z")).ok(),
+            Some(1_700_000_000_250)
+        );
+        for bad in ["-1", "01", "1.5", "1e3", "", "2023-11-14"] {
             let e = parse_now(Some(bad)).err().map(|e| e.exit);
             assert_eq!(e, Some(Exit::Usage), "{bad}");
         }

@@ -31,15 +31,54 @@ pub(super) fn run(
     };
     let report = match result {
         Ok(r) => r,
-        Err(limits::Error::Rejected(v)) => return emit(out, &v),
+        Err(limits::Error::Rejected(v)) => return emit(out, "limits report", &v),
         Err(e) => return Err(ledger_err("limits report", e)),
     };
     if out.json {
-        out.json_line(&report)?;
+        out.json_line(&with_times(&report))?;
     } else {
         out.bytes(render(&report, out.color).as_bytes())?;
     }
     Ok(Exit::Success)
+}
+
+/// The §8 report object with an RFC 3339 time beside each Unix-ms member (DEC-LEDGER-CLI-2):
+/// `now` after `nowMs`, `dispatchedAt` after each unknown attempt's `dispatchedAtMs`, `at`
+/// after each violation's `atMs`. Every §8 member keeps its name, value and place.
+pub(super) fn with_times(r: &Report) -> serde_json::Value {
+    use serde_json::Value;
+    fn beside(v: &mut Value, ms_key: &str, key: &str) {
+        let Value::Object(m) = v else { return };
+        let Some(ms) = m
+            .get(ms_key)
+            .and_then(Value::as_str)
+            .and_then(|t| t.parse::<u128>().ok())
+        else {
+            return;
+        };
+        let mut out = serde_json::Map::new();
+        for (k, val) in std::mem::take(m) {
+            let here = k == ms_key;
+            out.insert(k, val);
+            if here {
+                out.insert(key.to_string(), crate::cli::output::rfc3339_ms(ms).into());
+            }
+        }
+        *m = out;
+    }
+    let mut v = serde_json::to_value(r).unwrap_or(Value::Null);
+    beside(&mut v, "nowMs", "now");
+    for (list, ms_key, key) in [
+        ("unknown", "dispatchedAtMs", "dispatchedAt"),
+        ("violations", "atMs", "at"),
+    ] {
+        if let Some(items) = v.get_mut(list).and_then(Value::as_array_mut) {
+            for item in items {
+                beside(item, ms_key, key);
+            }
+        }
+    }
+    v
 }
 
 /// `used/bound`, or `used/∞` when unbounded.
@@ -98,8 +137,10 @@ fn blocked_text(s: &ScopeReport) -> String {
 /// The text report.
 pub(super) fn render(r: &Report, color: bool) -> String {
     let mut text = format!(
-        "ledger {}  revision {}  now {} ms\n",
-        r.ledger_id, r.revision, r.now_ms
+        "ledger {}  revision {}  now {}\n",
+        r.ledger_id,
+        r.revision,
+        crate::cli::output::rfc3339_ms(r.now_ms.get())
     );
     let mut t = table(
         &[
@@ -180,7 +221,7 @@ pub(super) fn render(r: &Report, color: bool) -> String {
                 "SCOPE",
                 "STATE",
                 "AMOUNT",
-                "DISPATCHED AT MS",
+                "DISPATCHED AT",
                 "ACCRUED MS",
             ],
             color,
@@ -191,7 +232,7 @@ pub(super) fn render(r: &Report, color: bool) -> String {
                 a.scope_id.clone(),
                 a.state.to_string(),
                 a.amount.to_string(),
-                a.dispatched_at_ms.to_string(),
+                crate::cli::output::rfc3339_ms(a.dispatched_at_ms.get()),
                 a.accrued_active_ms.to_string(),
             ]);
         }
@@ -204,7 +245,7 @@ pub(super) fn render(r: &Report, color: bool) -> String {
     } else {
         text.push_str("violations (exposure_exceeded, until a human reconciles):\n");
         let mut t = table(
-            &["ATTEMPT", "SCOPE", "ADMITTED", "CLAIMED", "ACTOR", "AT MS"],
+            &["ATTEMPT", "SCOPE", "ADMITTED", "CLAIMED", "ACTOR", "AT"],
             color,
         );
         for v in &r.violations {
@@ -214,7 +255,7 @@ pub(super) fn render(r: &Report, color: bool) -> String {
                 v.admitted.to_string(),
                 v.claimed.to_string(),
                 format!("{} {}", v.actor_kind, v.actor_id),
-                v.at_ms.to_string(),
+                crate::cli::output::rfc3339_ms(v.at_ms.get()),
             ]);
         }
         text.push_str(&crate::cli::output::render_table(&t));
