@@ -308,6 +308,20 @@ impl Target {
             self.kind,
             text(&o.stderr)
         );
+        // The verifier the refusal suggests names this ledger, not a placeholder.
+        assert!(
+            !text(&o.stderr).contains("--ledger L`"),
+            "{case} on {:?}: {}",
+            self.kind,
+            text(&o.stderr)
+        );
+        if self.kind == Kind::File {
+            assert!(
+                text(&o.stderr).contains(&format!("verify --ledger {}", self.ledger)),
+                "{case}: the hint does not name the ledger file: {}",
+                text(&o.stderr)
+            );
+        }
         assert_eq!(
             self.dump(),
             before,

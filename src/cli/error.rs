@@ -635,10 +635,31 @@ pub fn not_a_ledger(what: &str, why: &str) -> CliError {
 
 /// Name the ledger in a `not_a_ledger` error: `<location> is not a world ledger (…)`, with
 /// the location as [`crate::limits::describe_location`] prints it (it parses back).
+///
+/// An integrity refusal's "run `world verify --ledger L`" names the same ledger, quoted for the
+/// shell so the command can be pasted as printed.
 pub fn name_ledger(mut e: CliError, location: Option<&str>) -> CliError {
-    if let (Some(l), true) = (location, e.code() == NOT_A_LEDGER) {
-        if e.why.starts_with("not a world ledger") {
-            e.why = format!("{} is {}", crate::limits::describe_location(l), e.why);
+    const PLACEHOLDER: &str = "`world verify --ledger L`";
+    const EITHER: &str =
+        "`world verify --ledger L`, or `world verify` for the ledger in the store file";
+    if location.is_none() {
+        // The ledger inside the store file: its verifier is plain `world verify`.
+        e.why = e
+            .why
+            .replace(EITHER, "`world verify`")
+            .replace(PLACEHOLDER, "`world verify`");
+    }
+    if let Some(l) = location {
+        let named = crate::limits::describe_location(l);
+        if e.code() == NOT_A_LEDGER && e.why.starts_with("not a world ledger") {
+            e.why = format!("{named} is {}", e.why);
+        }
+        if e.why.contains(PLACEHOLDER) {
+            let cmd = format!(
+                "`world verify --ledger {}`",
+                crate::limits::location_arg(&named)
+            );
+            e.why = e.why.replace(PLACEHOLDER, &cmd);
         }
     }
     e
