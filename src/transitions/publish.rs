@@ -540,10 +540,18 @@ fn without_source_text(diagnostics: &str) -> String {
         let line = match line.split_once(": ") {
             Some((code, message)) => match message.find(": ") {
                 Some(at) => {
-                    let tail = message[at..]
+                    let end = message[at..]
                         .rfind(" (at ")
-                        .map_or("", |loc| &message[at + loc..]);
-                    format!("{head}{code}: {}: …{tail}", &message[..at])
+                        .map_or(message.len(), |l| at + l);
+                    let (name, tail) = (&message[at + 2..end], &message[end..]);
+                    // A `world/…` module path names the reference's own modules (the hint
+                    // that world/* imports are not publishable needs it), not the source's.
+                    let kept = name.starts_with("world/")
+                        && name
+                            .bytes()
+                            .all(|b| b.is_ascii_lowercase() || b"/_-".contains(&b));
+                    let name = if kept { name } else { "…" };
+                    format!("{head}{code}: {}: {name}{tail}", &message[..at])
                 }
                 None => format!("{head}{line}"),
             },
@@ -984,6 +992,14 @@ mod tests {
             "Error: PAR001: expected a declaration, found '…' (at /x/t.ail:1:1)"
         );
         assert!(!without_source_text("PAR002:\"hunter2").contains("hunter2"));
+        assert_eq!(
+            without_source_text("Error: LDR001: module not found: world/store (at t.ail:2:1)"),
+            "Error: LDR001: module not found: world/store (at t.ail:2:1)"
+        );
+        assert!(
+            !without_source_text("LDR001: module not found: world/hunter2X (at t:1:1)")
+                .contains("hunter2")
+        );
         assert!(!without_source_text("TC001: x: 'a: hunter2'").contains("hunter2"));
     }
 
