@@ -1229,9 +1229,9 @@ mod tests {
             text.contains("is not loadable under its pinned interpreter"),
             "{text}"
         );
-        // The module name is the source's own text, elided like any other (DEC-TRUST3-6).
+        // A world/… module path is the reference's own, kept (DEC-TRUST3-6).
         assert!(
-            text.contains("Error: LDR001: module not found: …"),
+            text.contains("Error: LDR001: module not found: world/store"),
             "{text}"
         );
         assert!(
