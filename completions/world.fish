@@ -78,7 +78,7 @@ complete -c world -n "__fish_world_using_subcommand genesis" -l wait-lock -d 'Wr
 complete -c world -n "__fish_world_using_subcommand genesis" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
 complete -c world -n "__fish_world_using_subcommand genesis" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
 complete -c world -n "__fish_world_using_subcommand genesis" -s h -l help -d 'Print help (see more with \'--help\')'
-complete -c world -n "__fish_world_using_subcommand commit" -l batch -d 'JSON Lines file, one commit body per line, each committed in its own transaction' -r -F
+complete -c world -n "__fish_world_using_subcommand commit" -l batch -d 'JSON Lines file, one commit per line, each in its own transaction: a full commit body, or a put line (`{"put":"FILE","semanticId":"ID"}`, or `"text"`, `"json"` or base64 `"payload"` inline) that chains from the head like --put' -r -F
 complete -c world -n "__fish_world_using_subcommand commit" -l put -d 'Store FILE\'s bytes as an object of the next world (repeatable; the first is the state root); the entry extends the current head' -r -F
 complete -c world -n "__fish_world_using_subcommand commit" -l semantic-id -d 'Semantic id of the --put objects: once for all, or once per --put in order' -r
 complete -c world -n "__fish_world_using_subcommand commit" -l provenance -d 'Provenance text of the --put objects' -r

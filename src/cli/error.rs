@@ -312,6 +312,8 @@ impl From<store::Error> for CliError {
             }
             E::ReadOnly { .. } => (Exit::Internal, None),
             E::DuplicateEntry { .. } => (Exit::Failed, Some("read the current head with `world head` and commit the next index".into())),
+            E::InvocationReused { id, .. } => (Exit::Failed, Some(format!("a retry under {id} must send the same content; `world receipt {id}` shows what was committed, and a different commit needs a new id"))),
+            E::InvocationMismatch { .. } => (Exit::Failed, Some("a retry must resend the body recorded under its invocation id; a different commit needs a new id".into())),
             _ => (Exit::Failed, None),
         };
         let code = match &err {
@@ -319,6 +321,7 @@ impl From<store::Error> for CliError {
             E::Missing { .. } => Some("store_missing"),
             E::WriterAlreadyActive { .. } => Some("lock_held"),
             E::DuplicateEntry { .. } => Some("duplicate_entry"),
+            E::InvocationReused { .. } | E::InvocationMismatch { .. } => Some("invocation_reused"),
             _ => None,
         };
         CliError {
