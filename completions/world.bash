@@ -6010,7 +6010,7 @@ _world() {
             return 0
             ;;
         world__subcmd__publish)
-            opts="-q -h --manifest --interpreter --ailang-bin --yes --live --check-against --accept-changes --db --json --quiet --color --wait-lock --help"
+            opts="-q -h --manifest --interpreter --ailang-bin --yes --prompt-timeout --live --check-against --accept-changes --db --json --quiet --color --wait-lock --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -6025,6 +6025,10 @@ _world() {
                     return 0
                     ;;
                 --ailang-bin)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --prompt-timeout)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

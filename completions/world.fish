@@ -223,6 +223,7 @@ complete -c world -n "__fish_world_using_subcommand registry; and __fish_seen_su
 complete -c world -n "__fish_world_using_subcommand publish" -l manifest -d 'The manifest: a JSON array of descriptors (transitions.md §2)' -r -F
 complete -c world -n "__fish_world_using_subcommand publish" -l interpreter -d 'Interpreter to pin: a path (archived next to the store), a sha256: ref of an archived one, or `embedded`; default: the store\'s only pinned interpreter, else embedded' -r
 complete -c world -n "__fish_world_using_subcommand publish" -l ailang-bin -d 'Alias of --interpreter PATH' -r -F
+complete -c world -n "__fish_world_using_subcommand publish" -l prompt-timeout -d 'Seconds the confirmation prompt waits for the phrase; then nothing is published and the writer lock is released' -r
 complete -c world -n "__fish_world_using_subcommand publish" -l check-against -d 'Before asking, re-run the recorded entries of every transition whose source, interpreter or declared effects change, in these stores or episode bundles, and show what would behave differently (repeatable)' -r -F
 complete -c world -n "__fish_world_using_subcommand publish" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
 complete -c world -n "__fish_world_using_subcommand publish" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'

@@ -431,8 +431,16 @@ fn lock_and_bind_policy() {
         err.starts_with("daemon startup failed at store-open: "),
         "{err}"
     );
-    // The CLI writers are refused too while the daemon runs.
-    env.world(&["pin", "--interpreter", "embedded"]).code(6);
+    // The CLI writers are refused too while the daemon runs, and told where it answers
+    // instead of "retry later" (issue 29 §7).
+    let a = env.world(&["pin", "--interpreter", "embedded"]).code(6);
+    let err = String::from_utf8_lossy(&a.get_output().stderr).to_string();
+    assert!(err.contains("`world serve at http://127.0.0.1:"), "{err}");
+    assert!(
+        err.contains("POST /v1/commit") && err.contains("MCP"),
+        "{err}"
+    );
+    assert!(!err.contains("retry later"), "{err}");
     assert_eq!(get(&s, "/v1/health").status, 200);
     drop(s);
     let a = env.world(&["serve", "--bind", "0.0.0.0:7644"]).code(2);

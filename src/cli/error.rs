@@ -267,6 +267,28 @@ impl CliError {
     }
 }
 
+/// The exit-6 hint for a lock whose holder is known: what it is (from its lock file) and
+/// what to do about it.
+fn lock_hint(h: &store::lock::Holder) -> String {
+    let pid = h.pid;
+    let cmd = h.command.as_deref().unwrap_or("");
+    let what = if cmd.is_empty() {
+        format!("process {pid} is writing (`ps -p {pid}` shows it)")
+    } else {
+        format!("process {pid}, `{cmd}`, holds the writer lock")
+    };
+    let todo = if cmd.contains("prompt") {
+        "answer or cancel that prompt (it gives up by itself after its timeout), or pass --wait-lock SECONDS"
+    } else if cmd.starts_with("world serve") {
+        "the daemon holds it for its lifetime: send the work to it (REST POST /v1/commit, MCP tools/call, A2A message/send; `GET /v1/` lists the routes), or stop it"
+    } else if cmd.starts_with("world mcp") {
+        "`world mcp` holds it while its stdio client is connected: send the work through that client, or end it"
+    } else {
+        "retry later, or pass --wait-lock SECONDS"
+    };
+    format!("{what}; {todo}")
+}
+
 /// The `source()` chain of `err`, outermost first, without causes an earlier message already
 /// says (many errors print their source inline as well): a cause is left out when its last
 /// four words, compared case-insensitively, already appear above it.
@@ -293,8 +315,8 @@ impl From<store::Error> for CliError {
     fn from(err: store::Error) -> Self {
         use store::Error as E;
         let (exit, hint): (Exit, Option<String>) = match &err {
-            E::WriterAlreadyActive { holder: Some(pid), .. } => (Exit::LockHeld, Some(format!("process {pid} is writing (`ps -p {pid}` shows it); retry later, or pass --wait-lock SECONDS"))),
-            E::WriterAlreadyActive { .. } => (Exit::LockHeld, Some("another world command or `world serve` is writing; retry later, or pass --wait-lock SECONDS".into())),
+            E::WriterAlreadyActive { holder: Some(h), .. } => (Exit::LockHeld, Some(lock_hint(h))),
+            E::WriterAlreadyActive { .. } => (Exit::LockHeld, Some("another process is writing (another world command, a prompt, or `world serve`, which holds it for its lifetime); retry later, or pass --wait-lock SECONDS".into())),
             E::Conflict { selected, .. } => (
                 Exit::Failed,
                 Some(if selected.is_empty() { "no head is selected yet; a genesis commit observes the empty head \"\"".into() } else { format!("the selected head is now {selected}; re-plan against it") }),

@@ -317,8 +317,38 @@ pub fn read_input(path: &Path, max: usize, what: &str) -> Result<Vec<u8>, CliErr
     Ok(buf)
 }
 
+/// The subcommand path of the command line (`world mission apply`), never its arguments:
+/// the words of `args` that name subcommands, in order, skipping flags.
+pub fn command_path<I: IntoIterator<Item = std::ffi::OsString>>(args: I) -> String {
+    use clap::CommandFactory;
+    let mut cmd = Cli::command();
+    let mut path = vec!["world".to_string()];
+    for a in args.into_iter().skip(1) {
+        let Some(a) = a.to_str() else { continue };
+        if a == "--" {
+            break;
+        }
+        if a.starts_with('-') {
+            continue;
+        }
+        match cmd.find_subcommand(a) {
+            Some(sub) => {
+                path.push(sub.get_name().to_string());
+                let sub = sub.clone();
+                cmd = sub;
+            }
+            None if path.len() > 1 => break,
+            None => continue,
+        }
+    }
+    path.join(" ")
+}
+
 /// Run one parsed command.
 pub fn run(cli: Cli) -> Result<Exit, CliError> {
+    // Name this command in the writer lock files it takes (the exit-6 hint of another writer
+    // quotes it, DEC-UX-11).
+    crate::store::lock::set_label(&command_path(std::env::args_os()));
     let ctx = Context::new(&cli)?;
     if secrets::active() {
         let args: Vec<std::ffi::OsString> = std::env::args_os().collect();

@@ -431,13 +431,8 @@ fn mint(ctx: &Context, out: &mut Output, a: MintArgs) -> Result<Exit, CliError> 
         ..
     } = a;
     let token = session::new_token().map_err(|e| CliError::failed(what, e))?;
-    let mut store = ctx.open_write(false).map_err(|e| {
-        if e.exit == Exit::LockHeld {
-            e.hint("stop the daemon first (session mint, new and revoke need the writer lock)")
-        } else {
-            e
-        }
-    })?;
+    // A held lock's hint names the holder (`world serve` included, DEC-UX-11).
+    let mut store = ctx.open_write(false)?;
     let mut req = MintRequest {
         episode: episode.clone(),
         grants,

@@ -794,6 +794,10 @@ async fn serve(cfg: Config, prepared: Prepared) -> Result<(), StartupError> {
     let local = listener
         .local_addr()
         .map_err(|e| fail(Stage::Listen, "local address", e))?;
+    // A writer refused meanwhile is told where the daemon answers (DEC-UX-11).
+    prepared.store.describe_writer(&format!(
+        "world serve at http://{local}: REST /v1/, MCP /mcp, A2A /a2a"
+    ));
     let app = Arc::new(App {
         db: cfg.db.clone(),
         port: local.port(),
