@@ -91,3 +91,72 @@ fn effects_show_decodes_the_request_and_explains_the_law() {
     assert!(show.contains(r#""path":"n.txt""#), "{show}");
     assert!(!show.contains("15:Workspace.Write8:worktree"), "{show}");
 }
+
+/// `--wait-lock` is listed and accepted only by commands that may take the writer lock.
+#[test]
+fn wait_lock_is_an_option_of_writers_only() {
+    let env = crate::common::TestEnv::new();
+    env.genesis();
+    for reader in [
+        vec!["log"],
+        vec!["log", "get"],
+        vec!["head"],
+        vec!["show"],
+        vec!["session", "list"],
+        vec!["effects"],
+        vec!["verify"],
+    ] {
+        let mut args = reader.clone();
+        args.push("--help");
+        let r = env.run(&args).ok();
+        assert!(
+            !r.stdout.contains("--wait-lock"),
+            "{reader:?}: {}",
+            r.stdout
+        );
+    }
+    for writer in [
+        vec!["commit"],
+        vec!["genesis"],
+        vec!["publish"],
+        vec!["invoke"],
+        vec!["session", "mint"],
+        vec!["approval", "decide"],
+        vec!["pin"],
+    ] {
+        let mut args = writer.clone();
+        args.push("--help");
+        let r = env.run(&args).ok();
+        assert!(r.stdout.contains("--wait-lock"), "{writer:?}: {}", r.stdout);
+    }
+    // A reader refuses it in either position; nothing is read or written.
+    let r = env.run(&["log", "--wait-lock", "1"]).code(2);
+    assert!(r.stderr.contains("--wait-lock"), "{r:#?}");
+    let r = env.run(&["--wait-lock", "1", "log"]).code(2);
+    assert!(
+        r.stderr.contains("`world log` never takes the writer lock"),
+        "{r:#?}"
+    );
+    // A writer takes it after its name as before its name.
+    let _holder = world::store::Store::open_write(
+        &env.db,
+        world::store::WriteOptions {
+            create: false,
+            wait_lock: None,
+        },
+    )
+    .unwrap();
+    let a = env.write("a.json", b"a");
+    let r = env
+        .run(&[
+            "commit",
+            "--put",
+            a.to_str().unwrap(),
+            "--semantic-id",
+            "x",
+            "--wait-lock",
+            "0.3",
+        ])
+        .code(6);
+    assert!(r.stderr.contains("waited 0.3 s (--wait-lock)"), "{r:#?}");
+}
