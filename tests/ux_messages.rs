@@ -160,3 +160,97 @@ fn wait_lock_is_an_option_of_writers_only() {
         .code(6);
     assert!(r.stderr.contains("waited 0.3 s (--wait-lock)"), "{r:#?}");
 }
+
+/// `publish --manifest dir/m.json` reads a relative `transitionFnFile` beside the manifest,
+/// still reads a path written relative to the current directory (the reference's rule), and
+/// when neither exists names both places with a hint; nothing is written then.
+#[test]
+fn manifest_sources_resolve_against_the_manifest_directory_then_the_cwd() {
+    let env = crate::common::TestEnv::new();
+    env.genesis();
+    let src = std::fs::read(crate::common::repo().join("fixtures/transitions/echo.ail")).unwrap();
+    let dir = env.path("pkg");
+    std::fs::create_dir_all(dir.join("src")).unwrap();
+    std::fs::write(dir.join("src/echo.ail"), &src).unwrap();
+    let manifest = |file: &str, id: &str| {
+        serde_json::json!([{
+            "id": id, "title": "E", "description": "d", "transitionFnFile": file,
+            "inputSchema": {"type": "object"}, "outputSchema": {"type": "object"},
+            "access": {"effect": "world.apply", "scope": "world", "cost": 0},
+            "declaredEffects": []
+        }])
+        .to_string()
+    };
+    // Beside the manifest (the test runs in the temp dir, not in pkg/).
+    std::fs::write(dir.join("m.json"), manifest("src/echo.ail", "beside")).unwrap();
+    env.run(&["publish", "--manifest", "pkg/m.json", "--yes"])
+        .ok();
+    // Relative to the current directory, as a manifest written for the reference says.
+    std::fs::write(dir.join("ref.json"), manifest("pkg/src/echo.ail", "cwd")).unwrap();
+    env.run(&["publish", "--manifest", "pkg/ref.json", "--yes"])
+        .ok();
+    let list = env.run(&["transitions", "list", "--json"]).ok().stdout;
+    assert!(list.contains("\"cwd\""), "{list}");
+    // Neither: both places named, a hint, nothing written.
+    std::fs::write(dir.join("bad.json"), manifest("nowhere/echo.ail", "bad")).unwrap();
+    let before = env.snapshot();
+    let r = env
+        .run(&["publish", "--manifest", "pkg/bad.json", "--yes"])
+        .code(1);
+    let canon = env.dir.path().canonicalize().unwrap();
+    assert!(
+        r.stderr.contains("source nowhere/echo.ail not found"),
+        "{r:#?}"
+    );
+    assert!(r.stderr.contains("pkg/nowhere/echo.ail"), "{r:#?}");
+    assert!(
+        r.stderr
+            .contains(&canon.join("nowhere/echo.ail").display().to_string())
+            || r.stderr.contains(
+                &env.dir
+                    .path()
+                    .join("nowhere/echo.ail")
+                    .display()
+                    .to_string()
+            ),
+        "{r:#?}"
+    );
+    assert!(
+        r.stderr
+            .contains("hint: a transitionFnFile path is read relative to the manifest's directory"),
+        "{r:#?}"
+    );
+    assert_eq!(env.snapshot(), before);
+}
+
+/// `session mint --workspace-root ws` resolves a relative root against the current directory
+/// (it used to be refused): a call made later from another directory acts in that worktree.
+#[test]
+fn a_relative_workspace_root_is_resolved() {
+    let env = Env::new();
+    std::fs::create_dir_all(env.ws.join("ep2")).unwrap();
+    std::fs::write(env.ws.join("ep2/notes.txt"), "a\nb\nc\n").unwrap();
+    let tok = env.root.join("tok-rel");
+    let out = env
+        .cmd(&[
+            "session",
+            "mint",
+            "--episode",
+            "ep2",
+            "--grant",
+            "Workspace.Read=worktree:1",
+            "--workspace-root",
+            "ws",
+            "--yes",
+            "--out",
+            tok.to_str().unwrap(),
+        ])
+        .current_dir(&env.root)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    // invoke runs from the repository root (Env::cmd), not from env.root.
+    let o = env.invoke(&tok, "readcount", r#"{"path":"notes.txt"}"#, &[]);
+    assert!(o.status.success(), "{o:?}");
+    assert!(text(&o).contains('3'), "{}", text(&o));
+}

@@ -147,6 +147,9 @@ fn publish_err(e: PublishError) -> CliError {
     match e {
         PublishError::Epoch(e) => epoch_err("publish", e),
         PublishError::Store(s) => lock_or_store(s),
+        e @ PublishError::SourceNotFound { .. } => CliError::failed("publish", e).hint(
+            "a transitionFnFile path is read relative to the manifest's directory, then the current directory (as the reference does); fix the path or run from the directory it is written for",
+        ),
         e if e.is_integrity() => CliError::new(Exit::Integrity, "publish", e)
             .hint("run `world verify` for a full report"),
         e => CliError::failed("publish", e),
@@ -398,8 +401,14 @@ pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError
         Some(tty_fence()?)
     };
 
-    let base_dir = std::env::current_dir()
+    // Sources are read relative to the manifest's directory, then the current directory
+    // (DEC-UX-13; `--manifest -` reads stdin: the current directory).
+    let cwd = std::env::current_dir()
         .map_err(|e| CliError::failed("publish", format!("current directory: {e}")))?;
+    let base_dir = match args.manifest.parent() {
+        Some(d) if args.manifest != std::path::Path::new("-") => cwd.join(d),
+        _ => cwd,
+    };
     let provider = provider(ctx);
     let bar = if std::io::stderr().is_terminal() && !out.quiet {
         let bar = indicatif::ProgressBar::new(manifest.entries.len() as u64);

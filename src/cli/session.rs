@@ -410,8 +410,19 @@ pub fn run(ctx: &Context, out: &mut Output, cmd: Cmd) -> Result<Exit, CliError> 
 
 /// `world session mint`: check, confirm at the terminal (unless `--yes`), mint in one
 /// transaction, then place or print the token.
-fn mint(ctx: &Context, out: &mut Output, a: MintArgs) -> Result<Exit, CliError> {
+fn mint(ctx: &Context, out: &mut Output, mut a: MintArgs) -> Result<Exit, CliError> {
     let what = "session mint";
+    // A relative --workspace-root is resolved against the current directory (symlinks too,
+    // when it exists), so the credential records where the worktrees really are.
+    if let Some(root) = a.workspace_root.as_ref().filter(|r| r.is_relative()) {
+        let abs = root
+            .canonicalize()
+            .or_else(|_| std::path::absolute(root))
+            .map_err(|e| {
+                CliError::usage(what, format!("--workspace-root {}: {e}", root.display()))
+            })?;
+        a.workspace_root = Some(abs);
+    }
     let grants = check_mint(ctx, what, &a)?;
     warn_unmatched_grants(ctx, out, &grants);
     if !a.yes {
