@@ -551,6 +551,8 @@ pub enum ReadError {
 /// The router: `/v1`, `/mcp`, `/a2a`, `/agui/`, the agent cards, all behind the Host/Origin guard.
 pub fn router(app: Arc<App>) -> Router {
     let v1 = Router::new()
+        .route("/v1/", get(rest::index))
+        .route("/v1", get(rest::index))
         .route("/v1/health", get(rest::health))
         .route("/v1/head", get(rest::head))
         .route("/v1/checkpoint", get(rest::checkpoint))
