@@ -605,7 +605,13 @@ fn confirm_mint(ctx: &Context, what: &str, a: &MintArgs, grants: &[Grant]) -> Re
             limits_scope: a.limits_scope.as_deref(),
             mission: mission_line.as_deref(),
         }))
-        .map_err(|e| CliError::new(Exit::Integrity, what, format!("terminal: {e}")))?;
+        .map_err(|e| {
+            let mut err = CliError::new(Exit::Integrity, what, format!("terminal: {e}"));
+            if fence::timed_out(&e) {
+                err.verbatim = Some(format!("aborted ({e}); nothing was written"));
+            }
+            err
+        })?;
     if !fence::is_yes(answer.as_deref()) {
         let mut err = CliError::new(Exit::Integrity, what, "");
         err.verbatim = Some("aborted (not confirmed)".into());
