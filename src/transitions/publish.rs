@@ -1246,10 +1246,11 @@ mod tests {
             assert!(text.contains(want), "{name}: {text}");
         }
         assert_eq!(interp.checks.load(std::sync::atomic::Ordering::SeqCst), 0);
+        // A missing file is named with every place it was looked for (DEC-UX-13).
         let m = manifest_of(&[entry_json("t", "absent.ail", "T")]);
         assert!(matches!(
             f.plan(&m, &interp),
-            Err(PublishError::ReadSource { .. })
+            Err(PublishError::SourceNotFound { ref tried, .. }) if tried.len() == 2
         ));
     }
 
