@@ -904,7 +904,7 @@ _world() {
             return 0
             ;;
         world__subcmd__ailang)
-            opts="-q -h --version --db --json --quiet --color --wait-lock --help version check test run help"
+            opts="-q -h --version --db --json --quiet --color --help version check test run help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -918,10 +918,6 @@ _world() {
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
-                --wait-lock)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -930,7 +926,7 @@ _world() {
             return 0
             ;;
         world__subcmd__ailang__subcmd__check)
-            opts="-q -h --strict-modules --db --json --quiet --color --wait-lock --help"
+            opts="-q -h --strict-modules --db --json --quiet --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -942,10 +938,6 @@ _world() {
                     ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
-                    return 0
-                    ;;
-                --wait-lock)
-                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 *)
@@ -1040,7 +1032,7 @@ _world() {
             return 0
             ;;
         world__subcmd__ailang__subcmd__run)
-            opts="-q -h --entry --args-json --strict-modules --max-recursion-depth --timeout --db --json --quiet --color --wait-lock --help"
+            opts="-q -h --entry --args-json --strict-modules --max-recursion-depth --timeout --db --json --quiet --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1070,10 +1062,6 @@ _world() {
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
-                --wait-lock)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -1082,7 +1070,7 @@ _world() {
             return 0
             ;;
         world__subcmd__ailang__subcmd__test)
-            opts="-q -h --timeout --db --json --quiet --color --wait-lock --help"
+            opts="-q -h --timeout --db --json --quiet --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1100,10 +1088,6 @@ _world() {
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
-                --wait-lock)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -1112,7 +1096,7 @@ _world() {
             return 0
             ;;
         world__subcmd__ailang__subcmd__version)
-            opts="-q -h --db --json --quiet --color --wait-lock --help"
+            opts="-q -h --db --json --quiet --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1124,10 +1108,6 @@ _world() {
                     ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
-                    return 0
-                    ;;
-                --wait-lock)
-                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 *)
@@ -1138,22 +1118,22 @@ _world() {
             return 0
             ;;
         world__subcmd__approval)
-            opts="-q -h --db --json --quiet --color --wait-lock --help request list show decide help"
+            opts="-q -h --wait-lock --db --json --quiet --color --help request list show decide help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                --wait-lock)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --db)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
-                    return 0
-                    ;;
-                --wait-lock)
-                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 *)
@@ -1164,7 +1144,7 @@ _world() {
             return 0
             ;;
         world__subcmd__approval__subcmd__decide)
-            opts="-q -h --approve --deny --decided-by --yes --db --json --quiet --color --wait-lock --help"
+            opts="-q -h --approve --deny --decided-by --yes --wait-lock --db --json --quiet --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1174,16 +1154,16 @@ _world() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --wait-lock)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --db)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
-                    return 0
-                    ;;
-                --wait-lock)
-                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 *)
@@ -1278,7 +1258,7 @@ _world() {
             return 0
             ;;
         world__subcmd__approval__subcmd__list)
-            opts="-q -h --episode --state --db --json --quiet --color --wait-lock --help"
+            opts="-q -h --episode --state --db --json --quiet --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1300,10 +1280,6 @@ _world() {
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
-                --wait-lock)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -1312,7 +1288,7 @@ _world() {
             return 0
             ;;
         world__subcmd__approval__subcmd__request)
-            opts="-q -h --episode --summary --requester --db --json --quiet --color --wait-lock --help"
+            opts="-q -h --episode --summary --requester --wait-lock --db --json --quiet --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1330,16 +1306,16 @@ _world() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --wait-lock)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --db)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
-                    return 0
-                    ;;
-                --wait-lock)
-                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 *)
@@ -1350,7 +1326,7 @@ _world() {
             return 0
             ;;
         world__subcmd__approval__subcmd__show)
-            opts="-q -h --db --json --quiet --color --wait-lock --help"
+            opts="-q -h --db --json --quiet --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1364,10 +1340,6 @@ _world() {
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
-                --wait-lock)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -1376,7 +1348,7 @@ _world() {
             return 0
             ;;
         world__subcmd__broker)
-            opts="-q -h --db --json --quiet --color --wait-lock --help check help"
+            opts="-q -h --db --json --quiet --color --help check help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1390,10 +1362,6 @@ _world() {
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
-                --wait-lock)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -1402,7 +1370,7 @@ _world() {
             return 0
             ;;
         world__subcmd__broker__subcmd__check)
-            opts="-q -h --session --allow-unattested --db --json --quiet --color --wait-lock --help"
+            opts="-q -h --session --allow-unattested --db --json --quiet --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1418,10 +1386,6 @@ _world() {
                     ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
-                    return 0
-                    ;;
-                --wait-lock)
-                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 *)
@@ -1474,7 +1438,7 @@ _world() {
             return 0
             ;;
         world__subcmd__checkpoint)
-            opts="-q -h --key --out --db --json --quiet --color --wait-lock --help list show cosign merge help"
+            opts="-q -h --key --out --wait-lock --db --json --quiet --color --help list show cosign merge help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1488,16 +1452,16 @@ _world() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --wait-lock)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --db)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
-                    return 0
-                    ;;
-                --wait-lock)
-                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 *)
@@ -1508,7 +1472,7 @@ _world() {
             return 0
             ;;
         world__subcmd__checkpoint__subcmd__cosign)
-            opts="-q -h --key --log-key --last --proof --out --db --json --quiet --color --wait-lock --help"
+            opts="-q -h --key --log-key --last --proof --out --wait-lock --db --json --quiet --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1534,16 +1498,16 @@ _world() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --wait-lock)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --db)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
-                    return 0
-                    ;;
-                --wait-lock)
-                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 *)
@@ -1638,7 +1602,7 @@ _world() {
             return 0
             ;;
         world__subcmd__checkpoint__subcmd__list)
-            opts="-q -h --db --json --quiet --color --wait-lock --help"
+            opts="-q -h --db --json --quiet --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1650,10 +1614,6 @@ _world() {
                     ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
-                    return 0
-                    ;;
-                --wait-lock)
-                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 *)
@@ -1664,7 +1624,7 @@ _world() {
             return 0
             ;;
         world__subcmd__checkpoint__subcmd__merge)
-            opts="-q -h --witness --db --json --quiet --color --wait-lock --help"
+            opts="-q -h --witness --wait-lock --db --json --quiet --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1674,16 +1634,16 @@ _world() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --wait-lock)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --db)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
-                    return 0
-                    ;;
-                --wait-lock)
-                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 *)
@@ -1694,7 +1654,7 @@ _world() {
             return 0
             ;;
         world__subcmd__checkpoint__subcmd__show)
-            opts="-q -h --db --json --quiet --color --wait-lock --help"
+            opts="-q -h --db --json --quiet --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1708,10 +1668,6 @@ _world() {
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
-                --wait-lock)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -1720,7 +1676,7 @@ _world() {
             return 0
             ;;
         world__subcmd__commit)
-            opts="-q -h --batch --keep-going --put --semantic-id --provenance --writer --invocation-id --db --json --quiet --color --wait-lock --help"
+            opts="-q -h --batch --keep-going --put --semantic-id --provenance --writer --invocation-id --wait-lock --db --json --quiet --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1750,16 +1706,16 @@ _world() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --wait-lock)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --db)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
-                    return 0
-                    ;;
-                --wait-lock)
-                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 *)
@@ -1770,7 +1726,7 @@ _world() {
             return 0
             ;;
         world__subcmd__effects)
-            opts="-q -h --episode --invocation --denied --effect --pending --db --json --quiet --color --wait-lock --help show help"
+            opts="-q -h --episode --invocation --denied --effect --pending --db --json --quiet --color --help show help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1794,10 +1750,6 @@ _world() {
                     ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
-                    return 0
-                    ;;
-                --wait-lock)
-                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 *)
@@ -1850,7 +1802,7 @@ _world() {
             return 0
             ;;
         world__subcmd__effects__subcmd__show)
-            opts="-q -h --db --json --quiet --color --wait-lock --help"
+            opts="-q -h --db --json --quiet --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1864,10 +1816,6 @@ _world() {
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
-                --wait-lock)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -1876,7 +1824,7 @@ _world() {
             return 0
             ;;
         world__subcmd__export__subcmd__episode)
-            opts="-q -h --out --embed --checkpoint --db --json --quiet --color --wait-lock --help"
+            opts="-q -h --out --embed --checkpoint --db --json --quiet --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1894,10 +1842,6 @@ _world() {
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
-                --wait-lock)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -1906,7 +1850,7 @@ _world() {
             return 0
             ;;
         world__subcmd__genesis)
-            opts="-q -h --goal-file --goal-semantic-id --ailang-bin --interpreter --db --json --quiet --color --wait-lock --help"
+            opts="-q -h --goal-file --goal-semantic-id --ailang-bin --interpreter --wait-lock --db --json --quiet --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1928,16 +1872,16 @@ _world() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --wait-lock)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --db)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
-                    return 0
-                    ;;
-                --wait-lock)
-                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 *)
@@ -1948,7 +1892,7 @@ _world() {
             return 0
             ;;
         world__subcmd__head)
-            opts="-q -h --db --json --quiet --color --wait-lock --help"
+            opts="-q -h --db --json --quiet --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1960,10 +1904,6 @@ _world() {
                     ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
-                    return 0
-                    ;;
-                --wait-lock)
-                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 *)
@@ -3318,7 +3258,7 @@ _world() {
             return 0
             ;;
         world__subcmd__invoke)
-            opts="-q -h --session --args --args-file --invocation-id --workspace-root --tool-ailang-bin --run-allow-caps --run-net-allow --ledger --exec-profile --exec-episode-project --exec-max-output-bytes --allow-unattested --db --json --quiet --color --wait-lock --help"
+            opts="-q -h --session --args --args-file --invocation-id --workspace-root --tool-ailang-bin --run-allow-caps --run-net-allow --ledger --exec-profile --exec-episode-project --exec-max-output-bytes --allow-unattested --wait-lock --db --json --quiet --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -3372,16 +3312,16 @@ _world() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --wait-lock)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --db)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
-                    return 0
-                    ;;
-                --wait-lock)
-                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 *)
@@ -3392,7 +3332,7 @@ _world() {
             return 0
             ;;
         world__subcmd__key)
-            opts="-q -h --db --json --quiet --color --wait-lock --help generate public help"
+            opts="-q -h --db --json --quiet --color --help generate public help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -3406,10 +3346,6 @@ _world() {
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
-                --wait-lock)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -3418,7 +3354,7 @@ _world() {
             return 0
             ;;
         world__subcmd__key__subcmd__generate)
-            opts="-q -h --out --name --witness --db --json --quiet --color --wait-lock --help"
+            opts="-q -h --out --name --witness --db --json --quiet --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -3438,10 +3374,6 @@ _world() {
                     ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
-                    return 0
-                    ;;
-                --wait-lock)
-                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 *)
@@ -3508,7 +3440,7 @@ _world() {
             return 0
             ;;
         world__subcmd__key__subcmd__public)
-            opts="-q -h --db --json --quiet --color --wait-lock --help"
+            opts="-q -h --db --json --quiet --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -3522,10 +3454,6 @@ _world() {
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
-                --wait-lock)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -3534,22 +3462,22 @@ _world() {
             return 0
             ;;
         world__subcmd__limits)
-            opts="-q -h --db --json --quiet --color --wait-lock --help init reserve dispatch settle reconcile release stop adjust report help"
+            opts="-q -h --wait-lock --db --json --quiet --color --help init reserve dispatch settle reconcile release stop adjust report help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                --wait-lock)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --db)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
-                    return 0
-                    ;;
-                --wait-lock)
-                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 *)
@@ -3560,7 +3488,7 @@ _world() {
             return 0
             ;;
         world__subcmd__limits__subcmd__adjust)
-            opts="-q -h --scope --set --resume --evidence --evidence-file --request-id --expected-revision --session --now --ledger --db --json --quiet --color --wait-lock --help"
+            opts="-q -h --scope --set --resume --evidence --evidence-file --request-id --expected-revision --session --now --ledger --wait-lock --db --json --quiet --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -3602,16 +3530,16 @@ _world() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --wait-lock)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --db)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
-                    return 0
-                    ;;
-                --wait-lock)
-                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 *)
@@ -3622,7 +3550,7 @@ _world() {
             return 0
             ;;
         world__subcmd__limits__subcmd__dispatch)
-            opts="-q -h --attempt --request-id --expected-revision --session --now --ledger --db --json --quiet --color --wait-lock --help"
+            opts="-q -h --attempt --request-id --expected-revision --session --now --ledger --wait-lock --db --json --quiet --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -3652,16 +3580,16 @@ _world() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --wait-lock)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --db)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
-                    return 0
-                    ;;
-                --wait-lock)
-                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 *)
@@ -3826,7 +3754,7 @@ _world() {
             return 0
             ;;
         world__subcmd__limits__subcmd__init)
-            opts="-q -h --config --yes --request-id --expected-revision --session --now --ledger --db --json --quiet --color --wait-lock --help"
+            opts="-q -h --config --yes --request-id --expected-revision --session --now --ledger --wait-lock --db --json --quiet --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -3856,16 +3784,16 @@ _world() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --wait-lock)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --db)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
-                    return 0
-                    ;;
-                --wait-lock)
-                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 *)
@@ -3876,7 +3804,7 @@ _world() {
             return 0
             ;;
         world__subcmd__limits__subcmd__reconcile)
-            opts="-q -h --attempt --actual --from-store --evidence --evidence-file --request-id --expected-revision --session --now --ledger --db --json --quiet --color --wait-lock --help"
+            opts="-q -h --attempt --actual --from-store --evidence --evidence-file --request-id --expected-revision --session --now --ledger --wait-lock --db --json --quiet --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -3918,16 +3846,16 @@ _world() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --wait-lock)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --db)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
-                    return 0
-                    ;;
-                --wait-lock)
-                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 *)
@@ -3938,7 +3866,7 @@ _world() {
             return 0
             ;;
         world__subcmd__limits__subcmd__release)
-            opts="-q -h --attempt --request-id --expected-revision --session --now --ledger --db --json --quiet --color --wait-lock --help"
+            opts="-q -h --attempt --request-id --expected-revision --session --now --ledger --wait-lock --db --json --quiet --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -3968,16 +3896,16 @@ _world() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --wait-lock)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --db)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
-                    return 0
-                    ;;
-                --wait-lock)
-                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 *)
@@ -3988,7 +3916,7 @@ _world() {
             return 0
             ;;
         world__subcmd__limits__subcmd__report)
-            opts="-q -h --scope --now --ledger --db --json --quiet --color --wait-lock --help"
+            opts="-q -h --scope --now --ledger --db --json --quiet --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -4014,10 +3942,6 @@ _world() {
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
-                --wait-lock)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -4026,7 +3950,7 @@ _world() {
             return 0
             ;;
         world__subcmd__limits__subcmd__reserve)
-            opts="-q -h --scope --attempt --operation --run --purpose --amount --max-active-ms --request-id --expected-revision --session --now --ledger --db --json --quiet --color --wait-lock --help"
+            opts="-q -h --scope --attempt --operation --run --purpose --amount --max-active-ms --request-id --expected-revision --session --now --ledger --wait-lock --db --json --quiet --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -4080,16 +4004,16 @@ _world() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --wait-lock)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --db)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
-                    return 0
-                    ;;
-                --wait-lock)
-                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 *)
@@ -4100,7 +4024,7 @@ _world() {
             return 0
             ;;
         world__subcmd__limits__subcmd__settle)
-            opts="-q -h --attempt --actual --failed --unknown --request-id --expected-revision --session --now --ledger --db --json --quiet --color --wait-lock --help"
+            opts="-q -h --attempt --actual --failed --unknown --request-id --expected-revision --session --now --ledger --wait-lock --db --json --quiet --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -4134,16 +4058,16 @@ _world() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --wait-lock)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --db)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
-                    return 0
-                    ;;
-                --wait-lock)
-                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 *)
@@ -4154,7 +4078,7 @@ _world() {
             return 0
             ;;
         world__subcmd__limits__subcmd__stop)
-            opts="-q -h --scope --reason --evidence --evidence-file --request-id --expected-revision --session --now --ledger --db --json --quiet --color --wait-lock --help"
+            opts="-q -h --scope --reason --evidence --evidence-file --request-id --expected-revision --session --now --ledger --wait-lock --db --json --quiet --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -4196,16 +4120,16 @@ _world() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --wait-lock)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --db)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
-                    return 0
-                    ;;
-                --wait-lock)
-                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 *)
@@ -4216,7 +4140,7 @@ _world() {
             return 0
             ;;
         world__subcmd__log)
-            opts="-q -h --from --limit --reverse --episode --transition --writer --since --invocation --follow --until-index --db --json --quiet --color --wait-lock --help get help"
+            opts="-q -h --from --limit --reverse --episode --transition --writer --since --invocation --follow --until-index --db --json --quiet --color --help get help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -4262,10 +4186,6 @@ _world() {
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
-                --wait-lock)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -4274,7 +4194,7 @@ _world() {
             return 0
             ;;
         world__subcmd__log__subcmd__get)
-            opts="-q -h --db --json --quiet --color --wait-lock --help"
+            opts="-q -h --db --json --quiet --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -4286,10 +4206,6 @@ _world() {
                     ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
-                    return 0
-                    ;;
-                --wait-lock)
-                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 *)
@@ -4342,7 +4258,7 @@ _world() {
             return 0
             ;;
         world__subcmd__mcp)
-            opts="-q -h --session --workspace-root --tool-ailang-bin --ledger --exec-profile --exec-episode-project --exec-max-output-bytes --allow-unattested --db --json --quiet --color --wait-lock --help"
+            opts="-q -h --session --workspace-root --tool-ailang-bin --ledger --exec-profile --exec-episode-project --exec-max-output-bytes --allow-unattested --wait-lock --db --json --quiet --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -4376,16 +4292,16 @@ _world() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --wait-lock)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --db)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
-                    return 0
-                    ;;
-                --wait-lock)
-                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 *)
@@ -4396,13 +4312,17 @@ _world() {
             return 0
             ;;
         world__subcmd__mission)
-            opts="-q -h --ledger --db --json --quiet --color --wait-lock --help create apply start-run grant admit dispatch settle release reconcile approve revoke complete-run report list log verify help"
+            opts="-q -h --ledger --wait-lock --db --json --quiet --color --help create apply start-run grant admit dispatch settle release reconcile approve revoke complete-run report list log verify help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --ledger)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --wait-lock)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -4414,10 +4334,6 @@ _world() {
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
-                --wait-lock)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -4426,7 +4342,7 @@ _world() {
             return 0
             ;;
         world__subcmd__mission__subcmd__admit)
-            opts="-q -h --run --operation --attempt --grant --subject --capability --resource --amount --payload --preconditions --authorization-checked-at --policy --mandatory-checks-failed --depends-on --now --request-id --session --ledger --db --json --quiet --color --wait-lock --help"
+            opts="-q -h --run --operation --attempt --grant --subject --capability --resource --amount --payload --preconditions --authorization-checked-at --policy --mandatory-checks-failed --depends-on --now --request-id --session --wait-lock --ledger --db --json --quiet --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -4496,6 +4412,10 @@ _world() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --wait-lock)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --ledger)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -4508,10 +4428,6 @@ _world() {
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
-                --wait-lock)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -4520,7 +4436,7 @@ _world() {
             return 0
             ;;
         world__subcmd__mission__subcmd__apply)
-            opts="-q -h --command --commands --now --request-id --session --ledger --db --json --quiet --color --wait-lock --help"
+            opts="-q -h --command --commands --now --request-id --session --wait-lock --ledger --db --json --quiet --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -4546,6 +4462,10 @@ _world() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --wait-lock)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --ledger)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -4558,10 +4478,6 @@ _world() {
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
-                --wait-lock)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -4570,7 +4486,7 @@ _world() {
             return 0
             ;;
         world__subcmd__mission__subcmd__approve)
-            opts="-q -h --operation --evidence --evidence-file --now --request-id --session --ledger --db --json --quiet --color --wait-lock --help"
+            opts="-q -h --operation --evidence --evidence-file --now --request-id --session --wait-lock --ledger --db --json --quiet --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -4600,6 +4516,10 @@ _world() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --wait-lock)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --ledger)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -4612,10 +4532,6 @@ _world() {
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
-                --wait-lock)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -4624,7 +4540,7 @@ _world() {
             return 0
             ;;
         world__subcmd__mission__subcmd__complete__subcmd__run)
-            opts="-q -h --run --criterion --now --request-id --session --ledger --db --json --quiet --color --wait-lock --help"
+            opts="-q -h --run --criterion --now --request-id --session --wait-lock --ledger --db --json --quiet --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -4650,6 +4566,10 @@ _world() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --wait-lock)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --ledger)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -4662,10 +4582,6 @@ _world() {
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
-                --wait-lock)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -4674,7 +4590,7 @@ _world() {
             return 0
             ;;
         world__subcmd__mission__subcmd__create)
-            opts="-q -h --contract --yes --now --ledger --db --json --quiet --color --wait-lock --help"
+            opts="-q -h --contract --yes --now --wait-lock --ledger --db --json --quiet --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -4688,6 +4604,10 @@ _world() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --wait-lock)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --ledger)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -4700,10 +4620,6 @@ _world() {
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
-                --wait-lock)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -4712,7 +4628,7 @@ _world() {
             return 0
             ;;
         world__subcmd__mission__subcmd__dispatch)
-            opts="-q -h --attempt --now --request-id --session --ledger --db --json --quiet --color --wait-lock --help"
+            opts="-q -h --attempt --now --request-id --session --wait-lock --ledger --db --json --quiet --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -4734,6 +4650,10 @@ _world() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --wait-lock)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --ledger)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -4746,10 +4666,6 @@ _world() {
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
-                --wait-lock)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -4758,7 +4674,7 @@ _world() {
             return 0
             ;;
         world__subcmd__mission__subcmd__grant)
-            opts="-q -h --id --parent --subject --action --resource --not-before --expires-at --limit --can-delegate --depth --now --request-id --session --ledger --db --json --quiet --color --wait-lock --help"
+            opts="-q -h --id --parent --subject --action --resource --not-before --expires-at --limit --can-delegate --depth --now --request-id --session --wait-lock --ledger --db --json --quiet --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -4812,6 +4728,10 @@ _world() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --wait-lock)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --ledger)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -4822,10 +4742,6 @@ _world() {
                     ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
-                    return 0
-                    ;;
-                --wait-lock)
-                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 *)
@@ -5088,7 +5004,7 @@ _world() {
             return 0
             ;;
         world__subcmd__mission__subcmd__list)
-            opts="-q -h --ledger --db --json --quiet --color --wait-lock --help"
+            opts="-q -h --ledger --db --json --quiet --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -5104,10 +5020,6 @@ _world() {
                     ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
-                    return 0
-                    ;;
-                --wait-lock)
-                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 *)
@@ -5118,7 +5030,7 @@ _world() {
             return 0
             ;;
         world__subcmd__mission__subcmd__log)
-            opts="-q -h --ledger --db --json --quiet --color --wait-lock --help"
+            opts="-q -h --ledger --db --json --quiet --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -5136,10 +5048,6 @@ _world() {
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
-                --wait-lock)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -5148,7 +5056,7 @@ _world() {
             return 0
             ;;
         world__subcmd__mission__subcmd__reconcile)
-            opts="-q -h --attempt --actual --failed --from-store --evidence --evidence-file --now --request-id --session --ledger --db --json --quiet --color --wait-lock --help"
+            opts="-q -h --attempt --actual --failed --from-store --evidence --evidence-file --now --request-id --session --wait-lock --ledger --db --json --quiet --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -5182,6 +5090,10 @@ _world() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --wait-lock)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --ledger)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -5194,10 +5106,6 @@ _world() {
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
-                --wait-lock)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -5206,7 +5114,7 @@ _world() {
             return 0
             ;;
         world__subcmd__mission__subcmd__release)
-            opts="-q -h --attempt --now --request-id --session --ledger --db --json --quiet --color --wait-lock --help"
+            opts="-q -h --attempt --now --request-id --session --wait-lock --ledger --db --json --quiet --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -5228,6 +5136,10 @@ _world() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --wait-lock)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --ledger)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -5240,10 +5152,6 @@ _world() {
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
-                --wait-lock)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -5252,7 +5160,7 @@ _world() {
             return 0
             ;;
         world__subcmd__mission__subcmd__report)
-            opts="-q -h --now --ledger --db --json --quiet --color --wait-lock --help"
+            opts="-q -h --now --ledger --db --json --quiet --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -5274,10 +5182,6 @@ _world() {
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
-                --wait-lock)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -5286,7 +5190,7 @@ _world() {
             return 0
             ;;
         world__subcmd__mission__subcmd__revoke)
-            opts="-q -h --grant --now --request-id --session --ledger --db --json --quiet --color --wait-lock --help"
+            opts="-q -h --grant --now --request-id --session --wait-lock --ledger --db --json --quiet --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -5308,6 +5212,10 @@ _world() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --wait-lock)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --ledger)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -5320,10 +5228,6 @@ _world() {
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
-                --wait-lock)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -5332,7 +5236,7 @@ _world() {
             return 0
             ;;
         world__subcmd__mission__subcmd__settle)
-            opts="-q -h --attempt --actual --failed --unknown --now --request-id --session --ledger --db --json --quiet --color --wait-lock --help"
+            opts="-q -h --attempt --actual --failed --unknown --now --request-id --session --wait-lock --ledger --db --json --quiet --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -5358,6 +5262,10 @@ _world() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --wait-lock)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --ledger)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -5370,10 +5278,6 @@ _world() {
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
-                --wait-lock)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -5382,7 +5286,7 @@ _world() {
             return 0
             ;;
         world__subcmd__mission__subcmd__start__subcmd__run)
-            opts="-q -h --run --now --request-id --session --ledger --db --json --quiet --color --wait-lock --help"
+            opts="-q -h --run --now --request-id --session --wait-lock --ledger --db --json --quiet --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -5404,6 +5308,10 @@ _world() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --wait-lock)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --ledger)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -5416,10 +5324,6 @@ _world() {
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
-                --wait-lock)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -5428,7 +5332,7 @@ _world() {
             return 0
             ;;
         world__subcmd__mission__subcmd__verify)
-            opts="-q -h --ledger --db --json --quiet --color --wait-lock --help"
+            opts="-q -h --ledger --db --json --quiet --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -5446,10 +5350,6 @@ _world() {
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
-                --wait-lock)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -5458,7 +5358,7 @@ _world() {
             return 0
             ;;
         world__subcmd__object)
-            opts="-q -h --db --json --quiet --color --wait-lock --help get find help"
+            opts="-q -h --db --json --quiet --color --help get find help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -5472,10 +5372,6 @@ _world() {
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
-                --wait-lock)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -5484,7 +5380,7 @@ _world() {
             return 0
             ;;
         world__subcmd__object__subcmd__find)
-            opts="-q -h --after --limit --db --json --quiet --color --wait-lock --help"
+            opts="-q -h --after --limit --db --json --quiet --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -5506,10 +5402,6 @@ _world() {
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
-                --wait-lock)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -5518,7 +5410,7 @@ _world() {
             return 0
             ;;
         world__subcmd__object__subcmd__get)
-            opts="-q -h --payload --db --json --quiet --color --wait-lock --help"
+            opts="-q -h --payload --db --json --quiet --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -5530,10 +5422,6 @@ _world() {
                     ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
-                    return 0
-                    ;;
-                --wait-lock)
-                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 *)
@@ -5600,22 +5488,22 @@ _world() {
             return 0
             ;;
         world__subcmd__package)
-            opts="-q -h --db --json --quiet --color --wait-lock --help packet approve publish reconcile status help"
+            opts="-q -h --wait-lock --db --json --quiet --color --help packet approve publish reconcile status help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                --wait-lock)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --db)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
-                    return 0
-                    ;;
-                --wait-lock)
-                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 *)
@@ -5626,7 +5514,7 @@ _world() {
             return 0
             ;;
         world__subcmd__package__subcmd__approve)
-            opts="-q -h --golden --compiler-version --registry-origin --loopback-registry --requester --decided-by --episode --ttl --db --json --quiet --color --wait-lock --help"
+            opts="-q -h --golden --compiler-version --registry-origin --loopback-registry --requester --decided-by --episode --ttl --wait-lock --db --json --quiet --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -5664,16 +5552,16 @@ _world() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --wait-lock)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --db)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
-                    return 0
-                    ;;
-                --wait-lock)
-                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 *)
@@ -5782,7 +5670,7 @@ _world() {
             return 0
             ;;
         world__subcmd__package__subcmd__packet)
-            opts="-q -h --golden --compiler-version --live --db --json --quiet --color --wait-lock --help"
+            opts="-q -h --golden --compiler-version --live --db --json --quiet --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -5804,10 +5692,6 @@ _world() {
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
-                --wait-lock)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -5816,7 +5700,7 @@ _world() {
             return 0
             ;;
         world__subcmd__package__subcmd__publish)
-            opts="-q -h --golden --compiler-version --registry-origin --loopback-registry --live --dry-run --credential-file --approval-ref --episode --publisher --ailang-bin --timeout --db --json --quiet --color --wait-lock --help"
+            opts="-q -h --golden --compiler-version --registry-origin --loopback-registry --live --dry-run --credential-file --approval-ref --episode --publisher --ailang-bin --timeout --wait-lock --db --json --quiet --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -5862,16 +5746,16 @@ _world() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --wait-lock)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --db)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
-                    return 0
-                    ;;
-                --wait-lock)
-                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 *)
@@ -5882,7 +5766,7 @@ _world() {
             return 0
             ;;
         world__subcmd__package__subcmd__reconcile)
-            opts="-q -h --probe --loopback-registry --control --interval-ms --live --db --json --quiet --color --wait-lock --help"
+            opts="-q -h --probe --loopback-registry --control --interval-ms --live --wait-lock --db --json --quiet --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -5896,16 +5780,16 @@ _world() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --wait-lock)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --db)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
-                    return 0
-                    ;;
-                --wait-lock)
-                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 *)
@@ -5916,7 +5800,7 @@ _world() {
             return 0
             ;;
         world__subcmd__package__subcmd__status)
-            opts="-q -h --db --json --quiet --color --wait-lock --help"
+            opts="-q -h --db --json --quiet --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -5930,10 +5814,6 @@ _world() {
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
-                --wait-lock)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -5942,13 +5822,17 @@ _world() {
             return 0
             ;;
         world__subcmd__pin)
-            opts="-q -h --interpreter --db --json --quiet --color --wait-lock --help"
+            opts="-q -h --interpreter --wait-lock --db --json --quiet --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --interpreter)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --wait-lock)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -5960,10 +5844,6 @@ _world() {
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
-                --wait-lock)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -5972,7 +5852,7 @@ _world() {
             return 0
             ;;
         world__subcmd__prove)
-            opts="-q -h --checkpoint --from --key --db --json --quiet --color --wait-lock --help"
+            opts="-q -h --checkpoint --from --key --db --json --quiet --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -5998,10 +5878,6 @@ _world() {
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
-                --wait-lock)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -6010,7 +5886,7 @@ _world() {
             return 0
             ;;
         world__subcmd__publish)
-            opts="-q -h --manifest --interpreter --ailang-bin --yes --live --check-against --accept-changes --db --json --quiet --color --wait-lock --help"
+            opts="-q -h --manifest --interpreter --ailang-bin --yes --prompt-timeout --live --check-against --accept-changes --wait-lock --db --json --quiet --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -6028,7 +5904,15 @@ _world() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --prompt-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --check-against)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --wait-lock)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -6038,10 +5922,6 @@ _world() {
                     ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
-                    return 0
-                    ;;
-                --wait-lock)
-                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 *)
@@ -6052,7 +5932,7 @@ _world() {
             return 0
             ;;
         world__subcmd__receipt)
-            opts="-q -h --db --json --quiet --color --wait-lock --help"
+            opts="-q -h --db --json --quiet --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -6064,10 +5944,6 @@ _world() {
                     ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
-                    return 0
-                    ;;
-                --wait-lock)
-                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 *)
@@ -6078,7 +5954,7 @@ _world() {
             return 0
             ;;
         world__subcmd__registry)
-            opts="-q -h --db --json --quiet --color --wait-lock --help get help"
+            opts="-q -h --db --json --quiet --color --help get help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -6092,10 +5968,6 @@ _world() {
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
-                --wait-lock)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -6104,7 +5976,7 @@ _world() {
             return 0
             ;;
         world__subcmd__registry__subcmd__get)
-            opts="-q -h --db --json --quiet --color --wait-lock --help"
+            opts="-q -h --db --json --quiet --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -6116,10 +5988,6 @@ _world() {
                     ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
-                    return 0
-                    ;;
-                --wait-lock)
-                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 *)
@@ -6172,7 +6040,7 @@ _world() {
             return 0
             ;;
         world__subcmd__replay)
-            opts="-q -h --episode --invocation --from --to --all --keep-going --junit --allow-empty --allow-gaps --candidate --transition --interpreter --report-only --db --json --quiet --color --wait-lock --help"
+            opts="-q -h --episode --invocation --from --to --all --keep-going --junit --allow-empty --allow-gaps --candidate --transition --interpreter --report-only --db --json --quiet --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -6218,10 +6086,6 @@ _world() {
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
-                --wait-lock)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -6230,7 +6094,7 @@ _world() {
             return 0
             ;;
         world__subcmd__serve)
-            opts="-q -h --bind --interpreter --workspace-root --tool-ailang-bin --examples-dir --run-allow-caps --run-net-allow --run-net-allow-http --allow-origin --approve-on-tty --ledger --exec-profile --exec-episode-project --exec-max-output-bytes --allow-unattested --db --json --quiet --color --wait-lock --help"
+            opts="-q -h --bind --interpreter --workspace-root --tool-ailang-bin --examples-dir --run-allow-caps --run-net-allow --run-net-allow-http --allow-origin --approve-on-tty --ledger --exec-profile --exec-episode-project --exec-max-output-bytes --allow-unattested --wait-lock --db --json --quiet --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -6284,16 +6148,16 @@ _world() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --wait-lock)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --db)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
-                    return 0
-                    ;;
-                --wait-lock)
-                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 *)
@@ -6304,22 +6168,22 @@ _world() {
             return 0
             ;;
         world__subcmd__session)
-            opts="-q -h --db --json --quiet --color --wait-lock --help mint list show revoke help"
+            opts="-q -h --wait-lock --db --json --quiet --color --help mint list show revoke help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                --wait-lock)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --db)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
-                    return 0
-                    ;;
-                --wait-lock)
-                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 *)
@@ -6414,7 +6278,7 @@ _world() {
             return 0
             ;;
         world__subcmd__session__subcmd__list)
-            opts="-q -h --episode --all --db --json --quiet --color --wait-lock --help"
+            opts="-q -h --episode --all --db --json --quiet --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -6432,10 +6296,6 @@ _world() {
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
-                --wait-lock)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -6444,7 +6304,7 @@ _world() {
             return 0
             ;;
         world__subcmd__session__subcmd__mint)
-            opts="-q -h --episode --grant --ttl --workspace-root --limits-scope --mission --mission-run --mission-grant --ledger --out --yes --db --json --quiet --color --wait-lock --help"
+            opts="-q -h --episode --grant --ttl --workspace-root --limits-scope --mission --mission-run --mission-grant --ledger --out --yes --wait-lock --db --json --quiet --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -6490,16 +6350,16 @@ _world() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --wait-lock)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --db)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
-                    return 0
-                    ;;
-                --wait-lock)
-                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 *)
@@ -6510,7 +6370,7 @@ _world() {
             return 0
             ;;
         world__subcmd__session__subcmd__revoke)
-            opts="-q -h --episode --db --json --quiet --color --wait-lock --help"
+            opts="-q -h --episode --wait-lock --db --json --quiet --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -6520,16 +6380,16 @@ _world() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --wait-lock)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --db)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
-                    return 0
-                    ;;
-                --wait-lock)
-                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 *)
@@ -6540,7 +6400,7 @@ _world() {
             return 0
             ;;
         world__subcmd__session__subcmd__show)
-            opts="-q -h --db --json --quiet --color --wait-lock --help"
+            opts="-q -h --db --json --quiet --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -6554,10 +6414,6 @@ _world() {
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
-                --wait-lock)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -6566,7 +6422,7 @@ _world() {
             return 0
             ;;
         world__subcmd__show)
-            opts="-q -h --db --json --quiet --color --wait-lock --help"
+            opts="-q -h --db --json --quiet --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -6578,10 +6434,6 @@ _world() {
                     ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
-                    return 0
-                    ;;
-                --wait-lock)
-                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 *)
@@ -6592,7 +6444,7 @@ _world() {
             return 0
             ;;
         world__subcmd__status)
-            opts="-q -h --db --json --quiet --color --wait-lock --help"
+            opts="-q -h --db --json --quiet --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -6604,10 +6456,6 @@ _world() {
                     ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
-                    return 0
-                    ;;
-                --wait-lock)
-                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 *)
@@ -6618,7 +6466,7 @@ _world() {
             return 0
             ;;
         world__subcmd__tools)
-            opts="-q -h --db --json --quiet --color --wait-lock --help list help"
+            opts="-q -h --db --json --quiet --color --help list help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -6630,10 +6478,6 @@ _world() {
                     ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
-                    return 0
-                    ;;
-                --wait-lock)
-                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 *)
@@ -6686,7 +6530,7 @@ _world() {
             return 0
             ;;
         world__subcmd__tools__subcmd__list)
-            opts="-q -h --session --allow-unattested --db --json --quiet --color --wait-lock --help"
+            opts="-q -h --session --allow-unattested --db --json --quiet --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -6704,10 +6548,6 @@ _world() {
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
-                --wait-lock)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -6716,7 +6556,7 @@ _world() {
             return 0
             ;;
         world__subcmd__transitions)
-            opts="-q -h --db --json --quiet --color --wait-lock --help list show help"
+            opts="-q -h --db --json --quiet --color --help list show help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -6728,10 +6568,6 @@ _world() {
                     ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
-                    return 0
-                    ;;
-                --wait-lock)
-                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 *)
@@ -6798,7 +6634,7 @@ _world() {
             return 0
             ;;
         world__subcmd__transitions__subcmd__list)
-            opts="-q -h --db --json --quiet --color --wait-lock --help"
+            opts="-q -h --db --json --quiet --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -6810,10 +6646,6 @@ _world() {
                     ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
-                    return 0
-                    ;;
-                --wait-lock)
-                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 *)
@@ -6824,7 +6656,7 @@ _world() {
             return 0
             ;;
         world__subcmd__transitions__subcmd__show)
-            opts="-q -h --db --json --quiet --color --wait-lock --help"
+            opts="-q -h --db --json --quiet --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -6838,10 +6670,6 @@ _world() {
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
-                --wait-lock)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -6850,7 +6678,7 @@ _world() {
             return 0
             ;;
         world__subcmd__util)
-            opts="-q -h --db --json --quiet --color --wait-lock --help completions man exec-probe help"
+            opts="-q -h --db --json --quiet --color --help completions man exec-probe help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -6864,10 +6692,6 @@ _world() {
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
-                --wait-lock)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -6876,7 +6700,7 @@ _world() {
             return 0
             ;;
         world__subcmd__util__subcmd__completions)
-            opts="-q -h --out --db --json --quiet --color --wait-lock --help"
+            opts="-q -h --out --db --json --quiet --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -6894,10 +6718,6 @@ _world() {
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
-                --wait-lock)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -6906,7 +6726,7 @@ _world() {
             return 0
             ;;
         world__subcmd__util__subcmd__exec__subcmd__probe)
-            opts="-q -h --db --json --quiet --color --wait-lock --help"
+            opts="-q -h --db --json --quiet --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -6918,10 +6738,6 @@ _world() {
                     ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
-                    return 0
-                    ;;
-                --wait-lock)
-                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 *)
@@ -7002,7 +6818,7 @@ _world() {
             return 0
             ;;
         world__subcmd__util__subcmd__man)
-            opts="-q -h --out --db --json --quiet --color --wait-lock --help"
+            opts="-q -h --out --db --json --quiet --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -7020,10 +6836,6 @@ _world() {
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
-                --wait-lock)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -7032,7 +6844,7 @@ _world() {
             return 0
             ;;
         world__subcmd__verify)
-            opts="-q -h --full --checkpoint --bundle --key --witness --ledger --db --json --quiet --color --wait-lock --help"
+            opts="-q -h --full --checkpoint --bundle --key --witness --ledger --db --json --quiet --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -7066,10 +6878,6 @@ _world() {
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
-                --wait-lock)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -7078,7 +6886,7 @@ _world() {
             return 0
             ;;
         world__subcmd__why)
-            opts="-q -h --result --scan --db --json --quiet --color --wait-lock --help"
+            opts="-q -h --result --scan --db --json --quiet --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -7100,10 +6908,6 @@ _world() {
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
-                --wait-lock)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -7112,7 +6916,7 @@ _world() {
             return 0
             ;;
         world__subcmd__world)
-            opts="-q -h --db --json --quiet --color --wait-lock --help get help"
+            opts="-q -h --db --json --quiet --color --help get help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -7126,10 +6930,6 @@ _world() {
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
-                --wait-lock)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -7138,7 +6938,7 @@ _world() {
             return 0
             ;;
         world__subcmd__world__subcmd__get)
-            opts="-q -h --db --json --quiet --color --wait-lock --help"
+            opts="-q -h --db --json --quiet --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -7150,10 +6950,6 @@ _world() {
                     ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
-                    return 0
-                    ;;
-                --wait-lock)
-                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 *)

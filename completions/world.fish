@@ -70,25 +70,25 @@ complete -c world -n "__fish_world_needs_command" -f -a "help" -d 'Print this me
 complete -c world -n "__fish_world_using_subcommand genesis" -l goal-file -d 'File whose bytes become the goal object (default: `{}`)' -r -F
 complete -c world -n "__fish_world_using_subcommand genesis" -l goal-semantic-id -d 'Semantic id of the goal object' -r
 complete -c world -n "__fish_world_using_subcommand genesis" -l interpreter -l ailang-bin -d 'Pin an interpreter first (a path is archived, a sha256: ref resolved, or `embedded`) and bootstrap the epoch registry from its release; without it the header records the store\'s only pinned interpreter, else the embedded one, and nothing is bootstrapped' -r
+complete -c world -n "__fish_world_using_subcommand genesis" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
 complete -c world -n "__fish_world_using_subcommand genesis" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
 complete -c world -n "__fish_world_using_subcommand genesis" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
 always\t'Always colour'
 never\t'Never colour'"
-complete -c world -n "__fish_world_using_subcommand genesis" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
 complete -c world -n "__fish_world_using_subcommand genesis" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
 complete -c world -n "__fish_world_using_subcommand genesis" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
 complete -c world -n "__fish_world_using_subcommand genesis" -s h -l help -d 'Print help (see more with \'--help\')'
-complete -c world -n "__fish_world_using_subcommand commit" -l batch -d 'JSON Lines file, one commit body per line, each committed in its own transaction' -r -F
+complete -c world -n "__fish_world_using_subcommand commit" -l batch -d 'JSON Lines file, one commit per line, each in its own transaction: a full commit body, or a put line (`{"put":"FILE","semanticId":"ID"}`, or `"text"`, `"json"` or base64 `"payload"` inline) that chains from the head like --put' -r -F
 complete -c world -n "__fish_world_using_subcommand commit" -l put -d 'Store FILE\'s bytes as an object of the next world (repeatable; the first is the state root); the entry extends the current head' -r -F
 complete -c world -n "__fish_world_using_subcommand commit" -l semantic-id -d 'Semantic id of the --put objects: once for all, or once per --put in order' -r
 complete -c world -n "__fish_world_using_subcommand commit" -l provenance -d 'Provenance text of the --put objects' -r
 complete -c world -n "__fish_world_using_subcommand commit" -l writer -d '`writtenBy` of the --put entry (not `coordinator:` or `world:`, which world writes)' -r
 complete -c world -n "__fish_world_using_subcommand commit" -l invocation-id -d 'With --put: a `rest:<id>` invocation id, so `world receipt` can answer for it' -r
+complete -c world -n "__fish_world_using_subcommand commit" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
 complete -c world -n "__fish_world_using_subcommand commit" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
 complete -c world -n "__fish_world_using_subcommand commit" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
 always\t'Always colour'
 never\t'Never colour'"
-complete -c world -n "__fish_world_using_subcommand commit" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
 complete -c world -n "__fish_world_using_subcommand commit" -l keep-going -d 'With --batch: commit the remaining bodies after a refusal, and report every refusal'
 complete -c world -n "__fish_world_using_subcommand commit" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
 complete -c world -n "__fish_world_using_subcommand commit" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
@@ -97,7 +97,6 @@ complete -c world -n "__fish_world_using_subcommand head" -l db -d 'The store fi
 complete -c world -n "__fish_world_using_subcommand head" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
 always\t'Always colour'
 never\t'Never colour'"
-complete -c world -n "__fish_world_using_subcommand head" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
 complete -c world -n "__fish_world_using_subcommand head" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
 complete -c world -n "__fish_world_using_subcommand head" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
 complete -c world -n "__fish_world_using_subcommand head" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -105,7 +104,6 @@ complete -c world -n "__fish_world_using_subcommand world; and not __fish_seen_s
 complete -c world -n "__fish_world_using_subcommand world; and not __fish_seen_subcommand_from get help" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
 always\t'Always colour'
 never\t'Never colour'"
-complete -c world -n "__fish_world_using_subcommand world; and not __fish_seen_subcommand_from get help" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
 complete -c world -n "__fish_world_using_subcommand world; and not __fish_seen_subcommand_from get help" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
 complete -c world -n "__fish_world_using_subcommand world; and not __fish_seen_subcommand_from get help" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
 complete -c world -n "__fish_world_using_subcommand world; and not __fish_seen_subcommand_from get help" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -115,7 +113,6 @@ complete -c world -n "__fish_world_using_subcommand world; and __fish_seen_subco
 complete -c world -n "__fish_world_using_subcommand world; and __fish_seen_subcommand_from get" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
 always\t'Always colour'
 never\t'Never colour'"
-complete -c world -n "__fish_world_using_subcommand world; and __fish_seen_subcommand_from get" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
 complete -c world -n "__fish_world_using_subcommand world; and __fish_seen_subcommand_from get" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
 complete -c world -n "__fish_world_using_subcommand world; and __fish_seen_subcommand_from get" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
 complete -c world -n "__fish_world_using_subcommand world; and __fish_seen_subcommand_from get" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -125,7 +122,6 @@ complete -c world -n "__fish_world_using_subcommand object; and not __fish_seen_
 complete -c world -n "__fish_world_using_subcommand object; and not __fish_seen_subcommand_from get find help" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
 always\t'Always colour'
 never\t'Never colour'"
-complete -c world -n "__fish_world_using_subcommand object; and not __fish_seen_subcommand_from get find help" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
 complete -c world -n "__fish_world_using_subcommand object; and not __fish_seen_subcommand_from get find help" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
 complete -c world -n "__fish_world_using_subcommand object; and not __fish_seen_subcommand_from get find help" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
 complete -c world -n "__fish_world_using_subcommand object; and not __fish_seen_subcommand_from get find help" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -136,7 +132,6 @@ complete -c world -n "__fish_world_using_subcommand object; and __fish_seen_subc
 complete -c world -n "__fish_world_using_subcommand object; and __fish_seen_subcommand_from get" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
 always\t'Always colour'
 never\t'Never colour'"
-complete -c world -n "__fish_world_using_subcommand object; and __fish_seen_subcommand_from get" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
 complete -c world -n "__fish_world_using_subcommand object; and __fish_seen_subcommand_from get" -l payload -d 'Print the payload: raw bytes on stdout, or base64 in the JSON form'
 complete -c world -n "__fish_world_using_subcommand object; and __fish_seen_subcommand_from get" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
 complete -c world -n "__fish_world_using_subcommand object; and __fish_seen_subcommand_from get" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
@@ -147,7 +142,6 @@ complete -c world -n "__fish_world_using_subcommand object; and __fish_seen_subc
 complete -c world -n "__fish_world_using_subcommand object; and __fish_seen_subcommand_from find" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
 always\t'Always colour'
 never\t'Never colour'"
-complete -c world -n "__fish_world_using_subcommand object; and __fish_seen_subcommand_from find" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
 complete -c world -n "__fish_world_using_subcommand object; and __fish_seen_subcommand_from find" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
 complete -c world -n "__fish_world_using_subcommand object; and __fish_seen_subcommand_from find" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
 complete -c world -n "__fish_world_using_subcommand object; and __fish_seen_subcommand_from find" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -166,7 +160,6 @@ complete -c world -n "__fish_world_using_subcommand log; and not __fish_seen_sub
 complete -c world -n "__fish_world_using_subcommand log; and not __fish_seen_subcommand_from get help" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
 always\t'Always colour'
 never\t'Never colour'"
-complete -c world -n "__fish_world_using_subcommand log; and not __fish_seen_subcommand_from get help" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
 complete -c world -n "__fish_world_using_subcommand log; and not __fish_seen_subcommand_from get help" -l reverse -d 'Newest first'
 complete -c world -n "__fish_world_using_subcommand log; and not __fish_seen_subcommand_from get help" -l follow -d 'Keep printing new entries as they are committed (polls the store twice a second); ends on SIGINT, or after --until-index'
 complete -c world -n "__fish_world_using_subcommand log; and not __fish_seen_subcommand_from get help" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
@@ -178,7 +171,6 @@ complete -c world -n "__fish_world_using_subcommand log; and __fish_seen_subcomm
 complete -c world -n "__fish_world_using_subcommand log; and __fish_seen_subcommand_from get" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
 always\t'Always colour'
 never\t'Never colour'"
-complete -c world -n "__fish_world_using_subcommand log; and __fish_seen_subcommand_from get" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
 complete -c world -n "__fish_world_using_subcommand log; and __fish_seen_subcommand_from get" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
 complete -c world -n "__fish_world_using_subcommand log; and __fish_seen_subcommand_from get" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
 complete -c world -n "__fish_world_using_subcommand log; and __fish_seen_subcommand_from get" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -188,7 +180,6 @@ complete -c world -n "__fish_world_using_subcommand show" -l db -d 'The store fi
 complete -c world -n "__fish_world_using_subcommand show" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
 always\t'Always colour'
 never\t'Never colour'"
-complete -c world -n "__fish_world_using_subcommand show" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
 complete -c world -n "__fish_world_using_subcommand show" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
 complete -c world -n "__fish_world_using_subcommand show" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
 complete -c world -n "__fish_world_using_subcommand show" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -196,7 +187,6 @@ complete -c world -n "__fish_world_using_subcommand status" -l db -d 'The store 
 complete -c world -n "__fish_world_using_subcommand status" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
 always\t'Always colour'
 never\t'Never colour'"
-complete -c world -n "__fish_world_using_subcommand status" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
 complete -c world -n "__fish_world_using_subcommand status" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
 complete -c world -n "__fish_world_using_subcommand status" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
 complete -c world -n "__fish_world_using_subcommand status" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -204,7 +194,6 @@ complete -c world -n "__fish_world_using_subcommand registry; and not __fish_see
 complete -c world -n "__fish_world_using_subcommand registry; and not __fish_seen_subcommand_from get help" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
 always\t'Always colour'
 never\t'Never colour'"
-complete -c world -n "__fish_world_using_subcommand registry; and not __fish_seen_subcommand_from get help" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
 complete -c world -n "__fish_world_using_subcommand registry; and not __fish_seen_subcommand_from get help" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
 complete -c world -n "__fish_world_using_subcommand registry; and not __fish_seen_subcommand_from get help" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
 complete -c world -n "__fish_world_using_subcommand registry; and not __fish_seen_subcommand_from get help" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -214,7 +203,6 @@ complete -c world -n "__fish_world_using_subcommand registry; and __fish_seen_su
 complete -c world -n "__fish_world_using_subcommand registry; and __fish_seen_subcommand_from get" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
 always\t'Always colour'
 never\t'Never colour'"
-complete -c world -n "__fish_world_using_subcommand registry; and __fish_seen_subcommand_from get" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
 complete -c world -n "__fish_world_using_subcommand registry; and __fish_seen_subcommand_from get" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
 complete -c world -n "__fish_world_using_subcommand registry; and __fish_seen_subcommand_from get" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
 complete -c world -n "__fish_world_using_subcommand registry; and __fish_seen_subcommand_from get" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -223,12 +211,13 @@ complete -c world -n "__fish_world_using_subcommand registry; and __fish_seen_su
 complete -c world -n "__fish_world_using_subcommand publish" -l manifest -d 'The manifest: a JSON array of descriptors (transitions.md §2)' -r -F
 complete -c world -n "__fish_world_using_subcommand publish" -l interpreter -d 'Interpreter to pin: a path (archived next to the store), a sha256: ref of an archived one, or `embedded`; default: the store\'s only pinned interpreter, else embedded' -r
 complete -c world -n "__fish_world_using_subcommand publish" -l ailang-bin -d 'Alias of --interpreter PATH' -r -F
+complete -c world -n "__fish_world_using_subcommand publish" -l prompt-timeout -d 'Seconds the confirmation prompt waits for the phrase; then nothing is published and the writer lock is released' -r
 complete -c world -n "__fish_world_using_subcommand publish" -l check-against -d 'Before asking, re-run the recorded entries of every transition whose source, interpreter or declared effects change, in these stores or episode bundles, and show what would behave differently (repeatable)' -r -F
+complete -c world -n "__fish_world_using_subcommand publish" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
 complete -c world -n "__fish_world_using_subcommand publish" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
 complete -c world -n "__fish_world_using_subcommand publish" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
 always\t'Always colour'
 never\t'Never colour'"
-complete -c world -n "__fish_world_using_subcommand publish" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
 complete -c world -n "__fish_world_using_subcommand publish" -l yes -d 'Unattended: no terminal, no phrase; the revision is recorded as unattended'
 complete -c world -n "__fish_world_using_subcommand publish" -l live -d 'Refused for this verb (publishing writes the local store only)'
 complete -c world -n "__fish_world_using_subcommand publish" -l accept-changes -d 'With --yes: publish even when --check-against finds a changed behaviour (without it an unattended publish then fails with exit 3)'
@@ -236,19 +225,19 @@ complete -c world -n "__fish_world_using_subcommand publish" -l json -d 'Print J
 complete -c world -n "__fish_world_using_subcommand publish" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
 complete -c world -n "__fish_world_using_subcommand publish" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c world -n "__fish_world_using_subcommand pin" -l interpreter -d 'The interpreter: a path to an `ailang` binary (archived), a sha256: ref of an archived one, or `embedded`' -r
+complete -c world -n "__fish_world_using_subcommand pin" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
 complete -c world -n "__fish_world_using_subcommand pin" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
 complete -c world -n "__fish_world_using_subcommand pin" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
 always\t'Always colour'
 never\t'Never colour'"
-complete -c world -n "__fish_world_using_subcommand pin" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
 complete -c world -n "__fish_world_using_subcommand pin" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
 complete -c world -n "__fish_world_using_subcommand pin" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
 complete -c world -n "__fish_world_using_subcommand pin" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c world -n "__fish_world_using_subcommand package; and not __fish_seen_subcommand_from packet approve publish reconcile status help" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
 complete -c world -n "__fish_world_using_subcommand package; and not __fish_seen_subcommand_from packet approve publish reconcile status help" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
 complete -c world -n "__fish_world_using_subcommand package; and not __fish_seen_subcommand_from packet approve publish reconcile status help" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
 always\t'Always colour'
 never\t'Never colour'"
-complete -c world -n "__fish_world_using_subcommand package; and not __fish_seen_subcommand_from packet approve publish reconcile status help" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
 complete -c world -n "__fish_world_using_subcommand package; and not __fish_seen_subcommand_from packet approve publish reconcile status help" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
 complete -c world -n "__fish_world_using_subcommand package; and not __fish_seen_subcommand_from packet approve publish reconcile status help" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
 complete -c world -n "__fish_world_using_subcommand package; and not __fish_seen_subcommand_from packet approve publish reconcile status help" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -264,7 +253,6 @@ complete -c world -n "__fish_world_using_subcommand package; and __fish_seen_sub
 complete -c world -n "__fish_world_using_subcommand package; and __fish_seen_subcommand_from packet" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
 always\t'Always colour'
 never\t'Never colour'"
-complete -c world -n "__fish_world_using_subcommand package; and __fish_seen_subcommand_from packet" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
 complete -c world -n "__fish_world_using_subcommand package; and __fish_seen_subcommand_from packet" -l live -d 'Refused: packet performs no public write'
 complete -c world -n "__fish_world_using_subcommand package; and __fish_seen_subcommand_from packet" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
 complete -c world -n "__fish_world_using_subcommand package; and __fish_seen_subcommand_from packet" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
@@ -277,11 +265,11 @@ complete -c world -n "__fish_world_using_subcommand package; and __fish_seen_sub
 complete -c world -n "__fish_world_using_subcommand package; and __fish_seen_subcommand_from approve" -l decided-by -d 'Who approves: 1-128 characters of [A-Za-z0-9._@:-]' -r
 complete -c world -n "__fish_world_using_subcommand package; and __fish_seen_subcommand_from approve" -l episode -d 'The episode the publish will be journaled in' -r
 complete -c world -n "__fish_world_using_subcommand package; and __fish_seen_subcommand_from approve" -l ttl -d 'Seconds the approval stays spendable' -r
+complete -c world -n "__fish_world_using_subcommand package; and __fish_seen_subcommand_from approve" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
 complete -c world -n "__fish_world_using_subcommand package; and __fish_seen_subcommand_from approve" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
 complete -c world -n "__fish_world_using_subcommand package; and __fish_seen_subcommand_from approve" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
 always\t'Always colour'
 never\t'Never colour'"
-complete -c world -n "__fish_world_using_subcommand package; and __fish_seen_subcommand_from approve" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
 complete -c world -n "__fish_world_using_subcommand package; and __fish_seen_subcommand_from approve" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
 complete -c world -n "__fish_world_using_subcommand package; and __fish_seen_subcommand_from approve" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
 complete -c world -n "__fish_world_using_subcommand package; and __fish_seen_subcommand_from approve" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -296,11 +284,11 @@ complete -c world -n "__fish_world_using_subcommand package; and __fish_seen_sub
 ailang\t'the pinned external `ailang publish` (needs --ailang-bin)'"
 complete -c world -n "__fish_world_using_subcommand package; and __fish_seen_subcommand_from publish" -l ailang-bin -d 'The `ailang` binary for --publisher ailang (archived next to the store and re-hashed before it runs)' -r -F
 complete -c world -n "__fish_world_using_subcommand package; and __fish_seen_subcommand_from publish" -l timeout -d 'Seconds the upload may take before it is indeterminate' -r
+complete -c world -n "__fish_world_using_subcommand package; and __fish_seen_subcommand_from publish" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
 complete -c world -n "__fish_world_using_subcommand package; and __fish_seen_subcommand_from publish" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
 complete -c world -n "__fish_world_using_subcommand package; and __fish_seen_subcommand_from publish" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
 always\t'Always colour'
 never\t'Never colour'"
-complete -c world -n "__fish_world_using_subcommand package; and __fish_seen_subcommand_from publish" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
 complete -c world -n "__fish_world_using_subcommand package; and __fish_seen_subcommand_from publish" -l live -d 'PERFORM THE IRREVERSIBLE PUBLIC WRITE'
 complete -c world -n "__fish_world_using_subcommand package; and __fish_seen_subcommand_from publish" -l dry-run -d 'Rehearse: every fence, then what --live would do; no request of any kind'
 complete -c world -n "__fish_world_using_subcommand package; and __fish_seen_subcommand_from publish" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
@@ -308,11 +296,11 @@ complete -c world -n "__fish_world_using_subcommand package; and __fish_seen_sub
 complete -c world -n "__fish_world_using_subcommand package; and __fish_seen_subcommand_from publish" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c world -n "__fish_world_using_subcommand package; and __fish_seen_subcommand_from reconcile" -l control -d 'The known-positive control probed in the same pass, VENDOR/NAME@VERSION' -r
 complete -c world -n "__fish_world_using_subcommand package; and __fish_seen_subcommand_from reconcile" -l interval-ms -d 'Milliseconds between probe passes' -r
+complete -c world -n "__fish_world_using_subcommand package; and __fish_seen_subcommand_from reconcile" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
 complete -c world -n "__fish_world_using_subcommand package; and __fish_seen_subcommand_from reconcile" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
 complete -c world -n "__fish_world_using_subcommand package; and __fish_seen_subcommand_from reconcile" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
 always\t'Always colour'
 never\t'Never colour'"
-complete -c world -n "__fish_world_using_subcommand package; and __fish_seen_subcommand_from reconcile" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
 complete -c world -n "__fish_world_using_subcommand package; and __fish_seen_subcommand_from reconcile" -l probe -d 'Issue the read-only metadata GETs (without it nothing is resolved)'
 complete -c world -n "__fish_world_using_subcommand package; and __fish_seen_subcommand_from reconcile" -l loopback-registry -d 'The publishes went to a LOCAL registry on this machine (loopback, http allowed)'
 complete -c world -n "__fish_world_using_subcommand package; and __fish_seen_subcommand_from reconcile" -l live -d 'Refused: reconcile performs no public write'
@@ -323,7 +311,6 @@ complete -c world -n "__fish_world_using_subcommand package; and __fish_seen_sub
 complete -c world -n "__fish_world_using_subcommand package; and __fish_seen_subcommand_from status" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
 always\t'Always colour'
 never\t'Never colour'"
-complete -c world -n "__fish_world_using_subcommand package; and __fish_seen_subcommand_from status" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
 complete -c world -n "__fish_world_using_subcommand package; and __fish_seen_subcommand_from status" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
 complete -c world -n "__fish_world_using_subcommand package; and __fish_seen_subcommand_from status" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
 complete -c world -n "__fish_world_using_subcommand package; and __fish_seen_subcommand_from status" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -337,7 +324,6 @@ complete -c world -n "__fish_world_using_subcommand transitions; and not __fish_
 complete -c world -n "__fish_world_using_subcommand transitions; and not __fish_seen_subcommand_from list show help" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
 always\t'Always colour'
 never\t'Never colour'"
-complete -c world -n "__fish_world_using_subcommand transitions; and not __fish_seen_subcommand_from list show help" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
 complete -c world -n "__fish_world_using_subcommand transitions; and not __fish_seen_subcommand_from list show help" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
 complete -c world -n "__fish_world_using_subcommand transitions; and not __fish_seen_subcommand_from list show help" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
 complete -c world -n "__fish_world_using_subcommand transitions; and not __fish_seen_subcommand_from list show help" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -348,7 +334,6 @@ complete -c world -n "__fish_world_using_subcommand transitions; and __fish_seen
 complete -c world -n "__fish_world_using_subcommand transitions; and __fish_seen_subcommand_from list" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
 always\t'Always colour'
 never\t'Never colour'"
-complete -c world -n "__fish_world_using_subcommand transitions; and __fish_seen_subcommand_from list" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
 complete -c world -n "__fish_world_using_subcommand transitions; and __fish_seen_subcommand_from list" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
 complete -c world -n "__fish_world_using_subcommand transitions; and __fish_seen_subcommand_from list" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
 complete -c world -n "__fish_world_using_subcommand transitions; and __fish_seen_subcommand_from list" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -356,7 +341,6 @@ complete -c world -n "__fish_world_using_subcommand transitions; and __fish_seen
 complete -c world -n "__fish_world_using_subcommand transitions; and __fish_seen_subcommand_from show" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
 always\t'Always colour'
 never\t'Never colour'"
-complete -c world -n "__fish_world_using_subcommand transitions; and __fish_seen_subcommand_from show" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
 complete -c world -n "__fish_world_using_subcommand transitions; and __fish_seen_subcommand_from show" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
 complete -c world -n "__fish_world_using_subcommand transitions; and __fish_seen_subcommand_from show" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
 complete -c world -n "__fish_world_using_subcommand transitions; and __fish_seen_subcommand_from show" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -375,11 +359,11 @@ complete -c world -n "__fish_world_using_subcommand invoke" -l ledger -d 'Pair e
 complete -c world -n "__fish_world_using_subcommand invoke" -l exec-profile -d 'An exec profile (world/exec-profile/v1) that enables Workspace.Exec; repeatable, one per project. Commands run in a bubblewrap sandbox (bwrap >= 0.8) or not at all' -r -F
 complete -c world -n "__fish_world_using_subcommand invoke" -l exec-episode-project -d 'Serve episode EP with the profile of PROJECT (repeatable; else the only profile serves every episode)' -r
 complete -c world -n "__fish_world_using_subcommand invoke" -l exec-max-output-bytes -d 'Kill a command whose stdout or stderr passes N bytes (default 67108864)' -r
+complete -c world -n "__fish_world_using_subcommand invoke" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
 complete -c world -n "__fish_world_using_subcommand invoke" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
 complete -c world -n "__fish_world_using_subcommand invoke" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
 always\t'Always colour'
 never\t'Never colour'"
-complete -c world -n "__fish_world_using_subcommand invoke" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
 complete -c world -n "__fish_world_using_subcommand invoke" -l allow-unattested -d 'Accept a session credential this store holds no mint record for (a row the reference daemon minted, or one inserted into the file); refused by default, and `world verify` warns `unattested` about such rows'
 complete -c world -n "__fish_world_using_subcommand invoke" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
 complete -c world -n "__fish_world_using_subcommand invoke" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
@@ -388,7 +372,6 @@ complete -c world -n "__fish_world_using_subcommand tools; and not __fish_seen_s
 complete -c world -n "__fish_world_using_subcommand tools; and not __fish_seen_subcommand_from list help" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
 always\t'Always colour'
 never\t'Never colour'"
-complete -c world -n "__fish_world_using_subcommand tools; and not __fish_seen_subcommand_from list help" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
 complete -c world -n "__fish_world_using_subcommand tools; and not __fish_seen_subcommand_from list help" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
 complete -c world -n "__fish_world_using_subcommand tools; and not __fish_seen_subcommand_from list help" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
 complete -c world -n "__fish_world_using_subcommand tools; and not __fish_seen_subcommand_from list help" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -399,7 +382,6 @@ complete -c world -n "__fish_world_using_subcommand tools; and __fish_seen_subco
 complete -c world -n "__fish_world_using_subcommand tools; and __fish_seen_subcommand_from list" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
 always\t'Always colour'
 never\t'Never colour'"
-complete -c world -n "__fish_world_using_subcommand tools; and __fish_seen_subcommand_from list" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
 complete -c world -n "__fish_world_using_subcommand tools; and __fish_seen_subcommand_from list" -l allow-unattested -d 'Accept a session credential this store holds no mint record for (a row the reference daemon minted, or one inserted into the file); refused by default, and `world verify` warns `unattested` about such rows'
 complete -c world -n "__fish_world_using_subcommand tools; and __fish_seen_subcommand_from list" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
 complete -c world -n "__fish_world_using_subcommand tools; and __fish_seen_subcommand_from list" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
@@ -410,7 +392,6 @@ complete -c world -n "__fish_world_using_subcommand ailang; and not __fish_seen_
 complete -c world -n "__fish_world_using_subcommand ailang; and not __fish_seen_subcommand_from version check test run help" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
 always\t'Always colour'
 never\t'Never colour'"
-complete -c world -n "__fish_world_using_subcommand ailang; and not __fish_seen_subcommand_from version check test run help" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
 complete -c world -n "__fish_world_using_subcommand ailang; and not __fish_seen_subcommand_from version check test run help" -l version -d 'Print the embedded interpreter\'s version text (like `ailang --version`)'
 complete -c world -n "__fish_world_using_subcommand ailang; and not __fish_seen_subcommand_from version check test run help" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
 complete -c world -n "__fish_world_using_subcommand ailang; and not __fish_seen_subcommand_from version check test run help" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
@@ -424,7 +405,6 @@ complete -c world -n "__fish_world_using_subcommand ailang; and __fish_seen_subc
 complete -c world -n "__fish_world_using_subcommand ailang; and __fish_seen_subcommand_from version" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
 always\t'Always colour'
 never\t'Never colour'"
-complete -c world -n "__fish_world_using_subcommand ailang; and __fish_seen_subcommand_from version" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
 complete -c world -n "__fish_world_using_subcommand ailang; and __fish_seen_subcommand_from version" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
 complete -c world -n "__fish_world_using_subcommand ailang; and __fish_seen_subcommand_from version" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
 complete -c world -n "__fish_world_using_subcommand ailang; and __fish_seen_subcommand_from version" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -432,7 +412,6 @@ complete -c world -n "__fish_world_using_subcommand ailang; and __fish_seen_subc
 complete -c world -n "__fish_world_using_subcommand ailang; and __fish_seen_subcommand_from check" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
 always\t'Always colour'
 never\t'Never colour'"
-complete -c world -n "__fish_world_using_subcommand ailang; and __fish_seen_subcommand_from check" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
 complete -c world -n "__fish_world_using_subcommand ailang; and __fish_seen_subcommand_from check" -l strict-modules -d 'Enforce MOD010 (module header must match the file path)'
 complete -c world -n "__fish_world_using_subcommand ailang; and __fish_seen_subcommand_from check" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
 complete -c world -n "__fish_world_using_subcommand ailang; and __fish_seen_subcommand_from check" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
@@ -442,7 +421,6 @@ complete -c world -n "__fish_world_using_subcommand ailang; and __fish_seen_subc
 complete -c world -n "__fish_world_using_subcommand ailang; and __fish_seen_subcommand_from test" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
 always\t'Always colour'
 never\t'Never colour'"
-complete -c world -n "__fish_world_using_subcommand ailang; and __fish_seen_subcommand_from test" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
 complete -c world -n "__fish_world_using_subcommand ailang; and __fish_seen_subcommand_from test" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
 complete -c world -n "__fish_world_using_subcommand ailang; and __fish_seen_subcommand_from test" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
 complete -c world -n "__fish_world_using_subcommand ailang; and __fish_seen_subcommand_from test" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -454,7 +432,6 @@ complete -c world -n "__fish_world_using_subcommand ailang; and __fish_seen_subc
 complete -c world -n "__fish_world_using_subcommand ailang; and __fish_seen_subcommand_from run" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
 always\t'Always colour'
 never\t'Never colour'"
-complete -c world -n "__fish_world_using_subcommand ailang; and __fish_seen_subcommand_from run" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
 complete -c world -n "__fish_world_using_subcommand ailang; and __fish_seen_subcommand_from run" -l strict-modules -d 'Enforce MOD010'
 complete -c world -n "__fish_world_using_subcommand ailang; and __fish_seen_subcommand_from run" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
 complete -c world -n "__fish_world_using_subcommand ailang; and __fish_seen_subcommand_from run" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
@@ -468,15 +445,14 @@ complete -c world -n "__fish_world_using_subcommand receipt" -l db -d 'The store
 complete -c world -n "__fish_world_using_subcommand receipt" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
 always\t'Always colour'
 never\t'Never colour'"
-complete -c world -n "__fish_world_using_subcommand receipt" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
 complete -c world -n "__fish_world_using_subcommand receipt" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
 complete -c world -n "__fish_world_using_subcommand receipt" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
 complete -c world -n "__fish_world_using_subcommand receipt" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c world -n "__fish_world_using_subcommand session; and not __fish_seen_subcommand_from mint list show revoke help" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
 complete -c world -n "__fish_world_using_subcommand session; and not __fish_seen_subcommand_from mint list show revoke help" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
 complete -c world -n "__fish_world_using_subcommand session; and not __fish_seen_subcommand_from mint list show revoke help" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
 always\t'Always colour'
 never\t'Never colour'"
-complete -c world -n "__fish_world_using_subcommand session; and not __fish_seen_subcommand_from mint list show revoke help" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
 complete -c world -n "__fish_world_using_subcommand session; and not __fish_seen_subcommand_from mint list show revoke help" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
 complete -c world -n "__fish_world_using_subcommand session; and not __fish_seen_subcommand_from mint list show revoke help" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
 complete -c world -n "__fish_world_using_subcommand session; and not __fish_seen_subcommand_from mint list show revoke help" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -495,11 +471,11 @@ complete -c world -n "__fish_world_using_subcommand session; and __fish_seen_sub
 complete -c world -n "__fish_world_using_subcommand session; and __fish_seen_subcommand_from mint" -l mission-grant -d 'The mission grant effects are admitted under' -r
 complete -c world -n "__fish_world_using_subcommand session; and __fish_seen_subcommand_from mint" -l ledger -d 'The standalone ledger holding --mission (a file made by `world limits init`, or postgres://user@host/db); recorded in the binding, and `invoke`/`serve`/`mcp` must name the same ledger with --ledger. Without it the mission is in the store file' -r
 complete -c world -n "__fish_world_using_subcommand session; and __fish_seen_subcommand_from mint" -l out -d 'Write the token to this new file (mode 0600) instead of stdout' -r -F
+complete -c world -n "__fish_world_using_subcommand session; and __fish_seen_subcommand_from mint" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
 complete -c world -n "__fish_world_using_subcommand session; and __fish_seen_subcommand_from mint" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
 complete -c world -n "__fish_world_using_subcommand session; and __fish_seen_subcommand_from mint" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
 always\t'Always colour'
 never\t'Never colour'"
-complete -c world -n "__fish_world_using_subcommand session; and __fish_seen_subcommand_from mint" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
 complete -c world -n "__fish_world_using_subcommand session; and __fish_seen_subcommand_from mint" -l yes -d 'No terminal confirmation (scripts, CI): recorded as unattended'
 complete -c world -n "__fish_world_using_subcommand session; and __fish_seen_subcommand_from mint" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
 complete -c world -n "__fish_world_using_subcommand session; and __fish_seen_subcommand_from mint" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
@@ -509,7 +485,6 @@ complete -c world -n "__fish_world_using_subcommand session; and __fish_seen_sub
 complete -c world -n "__fish_world_using_subcommand session; and __fish_seen_subcommand_from list" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
 always\t'Always colour'
 never\t'Never colour'"
-complete -c world -n "__fish_world_using_subcommand session; and __fish_seen_subcommand_from list" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
 complete -c world -n "__fish_world_using_subcommand session; and __fish_seen_subcommand_from list" -l all -d 'Also list expired and revoked credentials (state `expired`, `revoked`)'
 complete -c world -n "__fish_world_using_subcommand session; and __fish_seen_subcommand_from list" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
 complete -c world -n "__fish_world_using_subcommand session; and __fish_seen_subcommand_from list" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
@@ -518,16 +493,15 @@ complete -c world -n "__fish_world_using_subcommand session; and __fish_seen_sub
 complete -c world -n "__fish_world_using_subcommand session; and __fish_seen_subcommand_from show" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
 always\t'Always colour'
 never\t'Never colour'"
-complete -c world -n "__fish_world_using_subcommand session; and __fish_seen_subcommand_from show" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
 complete -c world -n "__fish_world_using_subcommand session; and __fish_seen_subcommand_from show" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
 complete -c world -n "__fish_world_using_subcommand session; and __fish_seen_subcommand_from show" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
 complete -c world -n "__fish_world_using_subcommand session; and __fish_seen_subcommand_from show" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c world -n "__fish_world_using_subcommand session; and __fish_seen_subcommand_from revoke" -l episode -d 'Revoke every credential of this episode' -r
+complete -c world -n "__fish_world_using_subcommand session; and __fish_seen_subcommand_from revoke" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
 complete -c world -n "__fish_world_using_subcommand session; and __fish_seen_subcommand_from revoke" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
 complete -c world -n "__fish_world_using_subcommand session; and __fish_seen_subcommand_from revoke" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
 always\t'Always colour'
 never\t'Never colour'"
-complete -c world -n "__fish_world_using_subcommand session; and __fish_seen_subcommand_from revoke" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
 complete -c world -n "__fish_world_using_subcommand session; and __fish_seen_subcommand_from revoke" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
 complete -c world -n "__fish_world_using_subcommand session; and __fish_seen_subcommand_from revoke" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
 complete -c world -n "__fish_world_using_subcommand session; and __fish_seen_subcommand_from revoke" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -543,7 +517,6 @@ complete -c world -n "__fish_world_using_subcommand effects; and not __fish_seen
 complete -c world -n "__fish_world_using_subcommand effects; and not __fish_seen_subcommand_from show help" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
 always\t'Always colour'
 never\t'Never colour'"
-complete -c world -n "__fish_world_using_subcommand effects; and not __fish_seen_subcommand_from show help" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
 complete -c world -n "__fish_world_using_subcommand effects; and not __fish_seen_subcommand_from show help" -l denied -d 'Only denials'
 complete -c world -n "__fish_world_using_subcommand effects; and not __fish_seen_subcommand_from show help" -l pending -d 'List effect intents without an outcome (indeterminate; never retried)'
 complete -c world -n "__fish_world_using_subcommand effects; and not __fish_seen_subcommand_from show help" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
@@ -555,17 +528,16 @@ complete -c world -n "__fish_world_using_subcommand effects; and __fish_seen_sub
 complete -c world -n "__fish_world_using_subcommand effects; and __fish_seen_subcommand_from show" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
 always\t'Always colour'
 never\t'Never colour'"
-complete -c world -n "__fish_world_using_subcommand effects; and __fish_seen_subcommand_from show" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
 complete -c world -n "__fish_world_using_subcommand effects; and __fish_seen_subcommand_from show" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
 complete -c world -n "__fish_world_using_subcommand effects; and __fish_seen_subcommand_from show" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
 complete -c world -n "__fish_world_using_subcommand effects; and __fish_seen_subcommand_from show" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c world -n "__fish_world_using_subcommand effects; and __fish_seen_subcommand_from help" -f -a "show" -d 'Resolve one effect record down to its request and result'
 complete -c world -n "__fish_world_using_subcommand effects; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c world -n "__fish_world_using_subcommand approval; and not __fish_seen_subcommand_from request list show decide help" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
 complete -c world -n "__fish_world_using_subcommand approval; and not __fish_seen_subcommand_from request list show decide help" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
 complete -c world -n "__fish_world_using_subcommand approval; and not __fish_seen_subcommand_from request list show decide help" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
 always\t'Always colour'
 never\t'Never colour'"
-complete -c world -n "__fish_world_using_subcommand approval; and not __fish_seen_subcommand_from request list show decide help" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
 complete -c world -n "__fish_world_using_subcommand approval; and not __fish_seen_subcommand_from request list show decide help" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
 complete -c world -n "__fish_world_using_subcommand approval; and not __fish_seen_subcommand_from request list show decide help" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
 complete -c world -n "__fish_world_using_subcommand approval; and not __fish_seen_subcommand_from request list show decide help" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -577,11 +549,11 @@ complete -c world -n "__fish_world_using_subcommand approval; and not __fish_see
 complete -c world -n "__fish_world_using_subcommand approval; and __fish_seen_subcommand_from request" -l episode -d 'The episode the request is bound to (only its sessions can use it)' -r
 complete -c world -n "__fish_world_using_subcommand approval; and __fish_seen_subcommand_from request" -l summary -d 'What the approver is shown (at most 4096 bytes)' -r
 complete -c world -n "__fish_world_using_subcommand approval; and __fish_seen_subcommand_from request" -l requester -d 'Who asks: 1-128 characters of [A-Za-z0-9._@:-]' -r
+complete -c world -n "__fish_world_using_subcommand approval; and __fish_seen_subcommand_from request" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
 complete -c world -n "__fish_world_using_subcommand approval; and __fish_seen_subcommand_from request" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
 complete -c world -n "__fish_world_using_subcommand approval; and __fish_seen_subcommand_from request" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
 always\t'Always colour'
 never\t'Never colour'"
-complete -c world -n "__fish_world_using_subcommand approval; and __fish_seen_subcommand_from request" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
 complete -c world -n "__fish_world_using_subcommand approval; and __fish_seen_subcommand_from request" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
 complete -c world -n "__fish_world_using_subcommand approval; and __fish_seen_subcommand_from request" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
 complete -c world -n "__fish_world_using_subcommand approval; and __fish_seen_subcommand_from request" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -593,7 +565,6 @@ complete -c world -n "__fish_world_using_subcommand approval; and __fish_seen_su
 complete -c world -n "__fish_world_using_subcommand approval; and __fish_seen_subcommand_from list" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
 always\t'Always colour'
 never\t'Never colour'"
-complete -c world -n "__fish_world_using_subcommand approval; and __fish_seen_subcommand_from list" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
 complete -c world -n "__fish_world_using_subcommand approval; and __fish_seen_subcommand_from list" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
 complete -c world -n "__fish_world_using_subcommand approval; and __fish_seen_subcommand_from list" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
 complete -c world -n "__fish_world_using_subcommand approval; and __fish_seen_subcommand_from list" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -601,16 +572,15 @@ complete -c world -n "__fish_world_using_subcommand approval; and __fish_seen_su
 complete -c world -n "__fish_world_using_subcommand approval; and __fish_seen_subcommand_from show" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
 always\t'Always colour'
 never\t'Never colour'"
-complete -c world -n "__fish_world_using_subcommand approval; and __fish_seen_subcommand_from show" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
 complete -c world -n "__fish_world_using_subcommand approval; and __fish_seen_subcommand_from show" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
 complete -c world -n "__fish_world_using_subcommand approval; and __fish_seen_subcommand_from show" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
 complete -c world -n "__fish_world_using_subcommand approval; and __fish_seen_subcommand_from show" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c world -n "__fish_world_using_subcommand approval; and __fish_seen_subcommand_from decide" -l decided-by -d 'Who decides: 1-128 characters of [A-Za-z0-9._@:-]' -r
+complete -c world -n "__fish_world_using_subcommand approval; and __fish_seen_subcommand_from decide" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
 complete -c world -n "__fish_world_using_subcommand approval; and __fish_seen_subcommand_from decide" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
 complete -c world -n "__fish_world_using_subcommand approval; and __fish_seen_subcommand_from decide" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
 always\t'Always colour'
 never\t'Never colour'"
-complete -c world -n "__fish_world_using_subcommand approval; and __fish_seen_subcommand_from decide" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
 complete -c world -n "__fish_world_using_subcommand approval; and __fish_seen_subcommand_from decide" -l approve -d 'Approve the request'
 complete -c world -n "__fish_world_using_subcommand approval; and __fish_seen_subcommand_from decide" -l deny -d 'Deny the request'
 complete -c world -n "__fish_world_using_subcommand approval; and __fish_seen_subcommand_from decide" -l yes -d 'No terminal confirmation (scripts, CI): recorded as unattended'
@@ -626,7 +596,6 @@ complete -c world -n "__fish_world_using_subcommand broker; and not __fish_seen_
 complete -c world -n "__fish_world_using_subcommand broker; and not __fish_seen_subcommand_from check help" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
 always\t'Always colour'
 never\t'Never colour'"
-complete -c world -n "__fish_world_using_subcommand broker; and not __fish_seen_subcommand_from check help" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
 complete -c world -n "__fish_world_using_subcommand broker; and not __fish_seen_subcommand_from check help" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
 complete -c world -n "__fish_world_using_subcommand broker; and not __fish_seen_subcommand_from check help" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
 complete -c world -n "__fish_world_using_subcommand broker; and not __fish_seen_subcommand_from check help" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -637,7 +606,6 @@ complete -c world -n "__fish_world_using_subcommand broker; and __fish_seen_subc
 complete -c world -n "__fish_world_using_subcommand broker; and __fish_seen_subcommand_from check" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
 always\t'Always colour'
 never\t'Never colour'"
-complete -c world -n "__fish_world_using_subcommand broker; and __fish_seen_subcommand_from check" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
 complete -c world -n "__fish_world_using_subcommand broker; and __fish_seen_subcommand_from check" -l allow-unattested -d 'Accept a session credential this store holds no mint record for (a row the reference daemon minted, or one inserted into the file); refused by default, and `world verify` warns `unattested` about such rows'
 complete -c world -n "__fish_world_using_subcommand broker; and __fish_seen_subcommand_from check" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
 complete -c world -n "__fish_world_using_subcommand broker; and __fish_seen_subcommand_from check" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
@@ -653,7 +621,6 @@ complete -c world -n "__fish_world_using_subcommand verify" -l db -d 'The store 
 complete -c world -n "__fish_world_using_subcommand verify" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
 always\t'Always colour'
 never\t'Never colour'"
-complete -c world -n "__fish_world_using_subcommand verify" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
 complete -c world -n "__fish_world_using_subcommand verify" -l full -d 'Run SQLite\'s full `PRAGMA integrity_check` instead of `quick_check`'
 complete -c world -n "__fish_world_using_subcommand verify" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
 complete -c world -n "__fish_world_using_subcommand verify" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
@@ -664,7 +631,6 @@ complete -c world -n "__fish_world_using_subcommand why" -l db -d 'The store fil
 complete -c world -n "__fish_world_using_subcommand why" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
 always\t'Always colour'
 never\t'Never colour'"
-complete -c world -n "__fish_world_using_subcommand why" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
 complete -c world -n "__fish_world_using_subcommand why" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
 complete -c world -n "__fish_world_using_subcommand why" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
 complete -c world -n "__fish_world_using_subcommand why" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -672,7 +638,6 @@ complete -c world -n "__fish_world_using_subcommand key; and not __fish_seen_sub
 complete -c world -n "__fish_world_using_subcommand key; and not __fish_seen_subcommand_from generate public help" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
 always\t'Always colour'
 never\t'Never colour'"
-complete -c world -n "__fish_world_using_subcommand key; and not __fish_seen_subcommand_from generate public help" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
 complete -c world -n "__fish_world_using_subcommand key; and not __fish_seen_subcommand_from generate public help" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
 complete -c world -n "__fish_world_using_subcommand key; and not __fish_seen_subcommand_from generate public help" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
 complete -c world -n "__fish_world_using_subcommand key; and not __fish_seen_subcommand_from generate public help" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -685,7 +650,6 @@ complete -c world -n "__fish_world_using_subcommand key; and __fish_seen_subcomm
 complete -c world -n "__fish_world_using_subcommand key; and __fish_seen_subcommand_from generate" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
 always\t'Always colour'
 never\t'Never colour'"
-complete -c world -n "__fish_world_using_subcommand key; and __fish_seen_subcommand_from generate" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
 complete -c world -n "__fish_world_using_subcommand key; and __fish_seen_subcommand_from generate" -l witness -d 'A witness key: signs C2SP tlog-cosignature lines (type 0x04) on other logs\' checkpoints instead of checkpoints of its own'
 complete -c world -n "__fish_world_using_subcommand key; and __fish_seen_subcommand_from generate" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
 complete -c world -n "__fish_world_using_subcommand key; and __fish_seen_subcommand_from generate" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
@@ -694,7 +658,6 @@ complete -c world -n "__fish_world_using_subcommand key; and __fish_seen_subcomm
 complete -c world -n "__fish_world_using_subcommand key; and __fish_seen_subcommand_from public" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
 always\t'Always colour'
 never\t'Never colour'"
-complete -c world -n "__fish_world_using_subcommand key; and __fish_seen_subcommand_from public" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
 complete -c world -n "__fish_world_using_subcommand key; and __fish_seen_subcommand_from public" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
 complete -c world -n "__fish_world_using_subcommand key; and __fish_seen_subcommand_from public" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
 complete -c world -n "__fish_world_using_subcommand key; and __fish_seen_subcommand_from public" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -703,11 +666,11 @@ complete -c world -n "__fish_world_using_subcommand key; and __fish_seen_subcomm
 complete -c world -n "__fish_world_using_subcommand key; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c world -n "__fish_world_using_subcommand checkpoint; and not __fish_seen_subcommand_from list show cosign merge help" -l key -d 'The log\'s private key file (world key generate)' -r -F
 complete -c world -n "__fish_world_using_subcommand checkpoint; and not __fish_seen_subcommand_from list show cosign merge help" -l out -d 'Also write the checkpoint to FILE (replaced atomically)' -r -F
+complete -c world -n "__fish_world_using_subcommand checkpoint; and not __fish_seen_subcommand_from list show cosign merge help" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
 complete -c world -n "__fish_world_using_subcommand checkpoint; and not __fish_seen_subcommand_from list show cosign merge help" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
 complete -c world -n "__fish_world_using_subcommand checkpoint; and not __fish_seen_subcommand_from list show cosign merge help" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
 always\t'Always colour'
 never\t'Never colour'"
-complete -c world -n "__fish_world_using_subcommand checkpoint; and not __fish_seen_subcommand_from list show cosign merge help" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
 complete -c world -n "__fish_world_using_subcommand checkpoint; and not __fish_seen_subcommand_from list show cosign merge help" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
 complete -c world -n "__fish_world_using_subcommand checkpoint; and not __fish_seen_subcommand_from list show cosign merge help" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
 complete -c world -n "__fish_world_using_subcommand checkpoint; and not __fish_seen_subcommand_from list show cosign merge help" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -720,7 +683,6 @@ complete -c world -n "__fish_world_using_subcommand checkpoint; and __fish_seen_
 complete -c world -n "__fish_world_using_subcommand checkpoint; and __fish_seen_subcommand_from list" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
 always\t'Always colour'
 never\t'Never colour'"
-complete -c world -n "__fish_world_using_subcommand checkpoint; and __fish_seen_subcommand_from list" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
 complete -c world -n "__fish_world_using_subcommand checkpoint; and __fish_seen_subcommand_from list" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
 complete -c world -n "__fish_world_using_subcommand checkpoint; and __fish_seen_subcommand_from list" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
 complete -c world -n "__fish_world_using_subcommand checkpoint; and __fish_seen_subcommand_from list" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -728,7 +690,6 @@ complete -c world -n "__fish_world_using_subcommand checkpoint; and __fish_seen_
 complete -c world -n "__fish_world_using_subcommand checkpoint; and __fish_seen_subcommand_from show" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
 always\t'Always colour'
 never\t'Never colour'"
-complete -c world -n "__fish_world_using_subcommand checkpoint; and __fish_seen_subcommand_from show" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
 complete -c world -n "__fish_world_using_subcommand checkpoint; and __fish_seen_subcommand_from show" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
 complete -c world -n "__fish_world_using_subcommand checkpoint; and __fish_seen_subcommand_from show" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
 complete -c world -n "__fish_world_using_subcommand checkpoint; and __fish_seen_subcommand_from show" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -737,20 +698,20 @@ complete -c world -n "__fish_world_using_subcommand checkpoint; and __fish_seen_
 complete -c world -n "__fish_world_using_subcommand checkpoint; and __fish_seen_subcommand_from cosign" -l last -d 'The checkpoint this witness cosigned last (requires --proof)' -r -F
 complete -c world -n "__fish_world_using_subcommand checkpoint; and __fish_seen_subcommand_from cosign" -l proof -d 'The consistency proof from --last to CHECKPOINT (world prove --from LAST --checkpoint CHECKPOINT)' -r -F
 complete -c world -n "__fish_world_using_subcommand checkpoint; and __fish_seen_subcommand_from cosign" -l out -d 'Write the cosigned checkpoint to FILE instead of stdout' -r -F
+complete -c world -n "__fish_world_using_subcommand checkpoint; and __fish_seen_subcommand_from cosign" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
 complete -c world -n "__fish_world_using_subcommand checkpoint; and __fish_seen_subcommand_from cosign" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
 complete -c world -n "__fish_world_using_subcommand checkpoint; and __fish_seen_subcommand_from cosign" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
 always\t'Always colour'
 never\t'Never colour'"
-complete -c world -n "__fish_world_using_subcommand checkpoint; and __fish_seen_subcommand_from cosign" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
 complete -c world -n "__fish_world_using_subcommand checkpoint; and __fish_seen_subcommand_from cosign" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
 complete -c world -n "__fish_world_using_subcommand checkpoint; and __fish_seen_subcommand_from cosign" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
 complete -c world -n "__fish_world_using_subcommand checkpoint; and __fish_seen_subcommand_from cosign" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c world -n "__fish_world_using_subcommand checkpoint; and __fish_seen_subcommand_from merge" -l witness -d 'A witness whose cosignature must verify before anything is merged (repeatable)' -r
+complete -c world -n "__fish_world_using_subcommand checkpoint; and __fish_seen_subcommand_from merge" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
 complete -c world -n "__fish_world_using_subcommand checkpoint; and __fish_seen_subcommand_from merge" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
 complete -c world -n "__fish_world_using_subcommand checkpoint; and __fish_seen_subcommand_from merge" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
 always\t'Always colour'
 never\t'Never colour'"
-complete -c world -n "__fish_world_using_subcommand checkpoint; and __fish_seen_subcommand_from merge" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
 complete -c world -n "__fish_world_using_subcommand checkpoint; and __fish_seen_subcommand_from merge" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
 complete -c world -n "__fish_world_using_subcommand checkpoint; and __fish_seen_subcommand_from merge" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
 complete -c world -n "__fish_world_using_subcommand checkpoint; and __fish_seen_subcommand_from merge" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -766,15 +727,14 @@ complete -c world -n "__fish_world_using_subcommand prove" -l db -d 'The store f
 complete -c world -n "__fish_world_using_subcommand prove" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
 always\t'Always colour'
 never\t'Never colour'"
-complete -c world -n "__fish_world_using_subcommand prove" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
 complete -c world -n "__fish_world_using_subcommand prove" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
 complete -c world -n "__fish_world_using_subcommand prove" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
 complete -c world -n "__fish_world_using_subcommand prove" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c world -n "__fish_world_using_subcommand limits; and not __fish_seen_subcommand_from init reserve dispatch settle reconcile release stop adjust report help" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
 complete -c world -n "__fish_world_using_subcommand limits; and not __fish_seen_subcommand_from init reserve dispatch settle reconcile release stop adjust report help" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
 complete -c world -n "__fish_world_using_subcommand limits; and not __fish_seen_subcommand_from init reserve dispatch settle reconcile release stop adjust report help" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
 always\t'Always colour'
 never\t'Never colour'"
-complete -c world -n "__fish_world_using_subcommand limits; and not __fish_seen_subcommand_from init reserve dispatch settle reconcile release stop adjust report help" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
 complete -c world -n "__fish_world_using_subcommand limits; and not __fish_seen_subcommand_from init reserve dispatch settle reconcile release stop adjust report help" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
 complete -c world -n "__fish_world_using_subcommand limits; and not __fish_seen_subcommand_from init reserve dispatch settle reconcile release stop adjust report help" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
 complete -c world -n "__fish_world_using_subcommand limits; and not __fish_seen_subcommand_from init reserve dispatch settle reconcile release stop adjust report help" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -794,11 +754,11 @@ complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subc
 complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from init" -l session -d 'Act as the AGENT holding this session (a token file, or the token); default: the HOST' -r
 complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from init" -l now -d 'The clock: Unix milliseconds or RFC 3339 (2026-12-05T21:30:00Z); default: the system clock; never earlier than the ledger\'s last recorded time' -r
 complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from init" -l ledger -d 'A standalone ledger (a file, or postgres://user@host/db) instead of the tables in the store file' -r
+complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from init" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
 complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from init" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
 complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from init" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
 always\t'Always colour'
 never\t'Never colour'"
-complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from init" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
 complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from init" -l yes -d 'Unattended: no terminal, no phrase; recorded with actor kind HOST'
 complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from init" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
 complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from init" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
@@ -815,11 +775,11 @@ complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subc
 complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from reserve" -l session -d 'Act as the AGENT holding this session (a token file, or the token); default: the HOST' -r
 complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from reserve" -l now -d 'The clock: Unix milliseconds or RFC 3339 (2026-12-05T21:30:00Z); default: the system clock; never earlier than the ledger\'s last recorded time' -r
 complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from reserve" -l ledger -d 'A standalone ledger (a file, or postgres://user@host/db) instead of the tables in the store file' -r
+complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from reserve" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
 complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from reserve" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
 complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from reserve" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
 always\t'Always colour'
 never\t'Never colour'"
-complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from reserve" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
 complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from reserve" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
 complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from reserve" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
 complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from reserve" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -829,11 +789,11 @@ complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subc
 complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from dispatch" -l session -d 'Act as the AGENT holding this session (a token file, or the token); default: the HOST' -r
 complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from dispatch" -l now -d 'The clock: Unix milliseconds or RFC 3339 (2026-12-05T21:30:00Z); default: the system clock; never earlier than the ledger\'s last recorded time' -r
 complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from dispatch" -l ledger -d 'A standalone ledger (a file, or postgres://user@host/db) instead of the tables in the store file' -r
+complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from dispatch" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
 complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from dispatch" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
 complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from dispatch" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
 always\t'Always colour'
 never\t'Never colour'"
-complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from dispatch" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
 complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from dispatch" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
 complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from dispatch" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
 complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from dispatch" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -844,11 +804,11 @@ complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subc
 complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from settle" -l session -d 'Act as the AGENT holding this session (a token file, or the token); default: the HOST' -r
 complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from settle" -l now -d 'The clock: Unix milliseconds or RFC 3339 (2026-12-05T21:30:00Z); default: the system clock; never earlier than the ledger\'s last recorded time' -r
 complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from settle" -l ledger -d 'A standalone ledger (a file, or postgres://user@host/db) instead of the tables in the store file' -r
+complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from settle" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
 complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from settle" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
 complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from settle" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
 always\t'Always colour'
 never\t'Never colour'"
-complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from settle" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
 complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from settle" -l failed -d 'The effect failed (it still cost --actual)'
 complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from settle" -l unknown -d 'Nobody knows: the full reservation is kept until a human reconciles (HOST only)'
 complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from settle" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
@@ -863,11 +823,11 @@ complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subc
 complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from reconcile" -l session -d 'Act as the AGENT holding this session (a token file, or the token); default: the HOST' -r
 complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from reconcile" -l now -d 'The clock: Unix milliseconds or RFC 3339 (2026-12-05T21:30:00Z); default: the system clock; never earlier than the ledger\'s last recorded time' -r
 complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from reconcile" -l ledger -d 'A standalone ledger (a file, or postgres://user@host/db) instead of the tables in the store file' -r
+complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from reconcile" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
 complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from reconcile" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
 complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from reconcile" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
 always\t'Always colour'
 never\t'Never colour'"
-complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from reconcile" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
 complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from reconcile" -l from-store -d 'As the HOST, settle or release every outstanding attempt of this store (--db) in the standalone --ledger from the store\'s journal: never-dispatched reservations are released, journaled outcomes settled; DISPATCHED attempts without an outcome are kept for an attended reconcile (exit 5 while any remain). Takes the store\'s writer lock'
 complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from reconcile" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
 complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from reconcile" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
@@ -878,11 +838,11 @@ complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subc
 complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from release" -l session -d 'Act as the AGENT holding this session (a token file, or the token); default: the HOST' -r
 complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from release" -l now -d 'The clock: Unix milliseconds or RFC 3339 (2026-12-05T21:30:00Z); default: the system clock; never earlier than the ledger\'s last recorded time' -r
 complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from release" -l ledger -d 'A standalone ledger (a file, or postgres://user@host/db) instead of the tables in the store file' -r
+complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from release" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
 complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from release" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
 complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from release" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
 always\t'Always colour'
 never\t'Never colour'"
-complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from release" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
 complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from release" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
 complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from release" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
 complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from release" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -895,11 +855,11 @@ complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subc
 complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from stop" -l session -d 'Act as the AGENT holding this session (a token file, or the token); default: the HOST' -r
 complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from stop" -l now -d 'The clock: Unix milliseconds or RFC 3339 (2026-12-05T21:30:00Z); default: the system clock; never earlier than the ledger\'s last recorded time' -r
 complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from stop" -l ledger -d 'A standalone ledger (a file, or postgres://user@host/db) instead of the tables in the store file' -r
+complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from stop" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
 complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from stop" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
 complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from stop" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
 always\t'Always colour'
 never\t'Never colour'"
-complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from stop" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
 complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from stop" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
 complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from stop" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
 complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from stop" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -912,11 +872,11 @@ complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subc
 complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from adjust" -l session -d 'Act as the AGENT holding this session (a token file, or the token); default: the HOST' -r
 complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from adjust" -l now -d 'The clock: Unix milliseconds or RFC 3339 (2026-12-05T21:30:00Z); default: the system clock; never earlier than the ledger\'s last recorded time' -r
 complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from adjust" -l ledger -d 'A standalone ledger (a file, or postgres://user@host/db) instead of the tables in the store file' -r
+complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from adjust" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
 complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from adjust" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
 complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from adjust" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
 always\t'Always colour'
 never\t'Never colour'"
-complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from adjust" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
 complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from adjust" -l resume -d 'Lift a stop on this scope'
 complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from adjust" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
 complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from adjust" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
@@ -928,7 +888,6 @@ complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subc
 complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from report" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
 always\t'Always colour'
 never\t'Never colour'"
-complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from report" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
 complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from report" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
 complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from report" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
 complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from report" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -943,11 +902,11 @@ complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subc
 complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from help" -f -a "report" -d 'Blocked scopes, dependents, usage, outstanding and unknown attempts, violations (read-only)'
 complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c world -n "__fish_world_using_subcommand mission; and not __fish_seen_subcommand_from create apply start-run grant admit dispatch settle release reconcile approve revoke complete-run report list log verify help" -l ledger -d 'A standalone ledger holding the missions (a file made by `world limits init`, or postgres://user@host/db) instead of the store file' -r
+complete -c world -n "__fish_world_using_subcommand mission; and not __fish_seen_subcommand_from create apply start-run grant admit dispatch settle release reconcile approve revoke complete-run report list log verify help" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
 complete -c world -n "__fish_world_using_subcommand mission; and not __fish_seen_subcommand_from create apply start-run grant admit dispatch settle release reconcile approve revoke complete-run report list log verify help" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
 complete -c world -n "__fish_world_using_subcommand mission; and not __fish_seen_subcommand_from create apply start-run grant admit dispatch settle release reconcile approve revoke complete-run report list log verify help" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
 always\t'Always colour'
 never\t'Never colour'"
-complete -c world -n "__fish_world_using_subcommand mission; and not __fish_seen_subcommand_from create apply start-run grant admit dispatch settle release reconcile approve revoke complete-run report list log verify help" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
 complete -c world -n "__fish_world_using_subcommand mission; and not __fish_seen_subcommand_from create apply start-run grant admit dispatch settle release reconcile approve revoke complete-run report list log verify help" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
 complete -c world -n "__fish_world_using_subcommand mission; and not __fish_seen_subcommand_from create apply start-run grant admit dispatch settle release reconcile approve revoke complete-run report list log verify help" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
 complete -c world -n "__fish_world_using_subcommand mission; and not __fish_seen_subcommand_from create apply start-run grant admit dispatch settle release reconcile approve revoke complete-run report list log verify help" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -970,12 +929,12 @@ complete -c world -n "__fish_world_using_subcommand mission; and not __fish_seen
 complete -c world -n "__fish_world_using_subcommand mission; and not __fish_seen_subcommand_from create apply start-run grant admit dispatch settle release reconcile approve revoke complete-run report list log verify help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from create" -l contract -d 'The contract JSON (missions.md §2)' -r -F
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from create" -l now -d 'The clock: Unix milliseconds or RFC 3339 (2026-12-05T21:30:00Z); default: the system clock' -r
+complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from create" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from create" -l ledger -d 'A standalone ledger holding the missions (a file made by `world limits init`, or postgres://user@host/db) instead of the store file' -r
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from create" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from create" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
 always\t'Always colour'
 never\t'Never colour'"
-complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from create" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from create" -l yes -d 'Unattended: no terminal, no phrase; recorded as unattended'
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from create" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from create" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
@@ -985,12 +944,12 @@ complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_sub
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from apply" -l now -d 'The clock: Unix milliseconds or RFC 3339 (2026-12-05T21:30:00Z); default: the system clock; never more than 24 h ahead of it, never before the mission\'s last recorded time' -r
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from apply" -l request-id -d 'Idempotency key: the same command again answers the recorded result (admit: default admit:<attemptId>)' -r
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from apply" -l session -d 'Act as the AGENT of this session (minted with --mission); default: the HOST' -r
+complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from apply" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from apply" -l ledger -d 'A standalone ledger holding the missions (a file made by `world limits init`, or postgres://user@host/db) instead of the store file' -r
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from apply" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from apply" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
 always\t'Always colour'
 never\t'Never colour'"
-complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from apply" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from apply" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from apply" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from apply" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -998,12 +957,12 @@ complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_sub
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from start-run" -l now -d 'The clock: Unix milliseconds or RFC 3339 (2026-12-05T21:30:00Z); default: the system clock; never more than 24 h ahead of it, never before the mission\'s last recorded time' -r
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from start-run" -l request-id -d 'Idempotency key: the same command again answers the recorded result (admit: default admit:<attemptId>)' -r
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from start-run" -l session -d 'Act as the AGENT of this session (minted with --mission); default: the HOST' -r
+complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from start-run" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from start-run" -l ledger -d 'A standalone ledger holding the missions (a file made by `world limits init`, or postgres://user@host/db) instead of the store file' -r
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from start-run" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from start-run" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
 always\t'Always colour'
 never\t'Never colour'"
-complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from start-run" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from start-run" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from start-run" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from start-run" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -1019,12 +978,12 @@ complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_sub
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from grant" -l now -d 'The clock: Unix milliseconds or RFC 3339 (2026-12-05T21:30:00Z); default: the system clock; never more than 24 h ahead of it, never before the mission\'s last recorded time' -r
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from grant" -l request-id -d 'Idempotency key: the same command again answers the recorded result (admit: default admit:<attemptId>)' -r
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from grant" -l session -d 'Act as the AGENT of this session (minted with --mission); default: the HOST' -r
+complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from grant" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from grant" -l ledger -d 'A standalone ledger holding the missions (a file made by `world limits init`, or postgres://user@host/db) instead of the store file' -r
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from grant" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from grant" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
 always\t'Always colour'
 never\t'Never colour'"
-complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from grant" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from grant" -l can-delegate -d 'The subject may delegate'
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from grant" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from grant" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
@@ -1045,12 +1004,12 @@ complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_sub
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from admit" -l now -d 'The clock: Unix milliseconds or RFC 3339 (2026-12-05T21:30:00Z); default: the system clock; never more than 24 h ahead of it, never before the mission\'s last recorded time' -r
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from admit" -l request-id -d 'Idempotency key: the same command again answers the recorded result (admit: default admit:<attemptId>)' -r
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from admit" -l session -d 'Act as the AGENT of this session (minted with --mission); default: the HOST' -r
+complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from admit" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from admit" -l ledger -d 'A standalone ledger holding the missions (a file made by `world limits init`, or postgres://user@host/db) instead of the store file' -r
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from admit" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from admit" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
 always\t'Always colour'
 never\t'Never colour'"
-complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from admit" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from admit" -l mandatory-checks-failed -d 'The mandatory checks failed'
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from admit" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from admit" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
@@ -1059,12 +1018,12 @@ complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_sub
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from dispatch" -l now -d 'The clock: Unix milliseconds or RFC 3339 (2026-12-05T21:30:00Z); default: the system clock; never more than 24 h ahead of it, never before the mission\'s last recorded time' -r
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from dispatch" -l request-id -d 'Idempotency key: the same command again answers the recorded result (admit: default admit:<attemptId>)' -r
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from dispatch" -l session -d 'Act as the AGENT of this session (minted with --mission); default: the HOST' -r
+complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from dispatch" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from dispatch" -l ledger -d 'A standalone ledger holding the missions (a file made by `world limits init`, or postgres://user@host/db) instead of the store file' -r
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from dispatch" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from dispatch" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
 always\t'Always colour'
 never\t'Never colour'"
-complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from dispatch" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from dispatch" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from dispatch" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from dispatch" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -1073,12 +1032,12 @@ complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_sub
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from settle" -l now -d 'The clock: Unix milliseconds or RFC 3339 (2026-12-05T21:30:00Z); default: the system clock; never more than 24 h ahead of it, never before the mission\'s last recorded time' -r
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from settle" -l request-id -d 'Idempotency key: the same command again answers the recorded result (admit: default admit:<attemptId>)' -r
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from settle" -l session -d 'Act as the AGENT of this session (minted with --mission); default: the HOST' -r
+complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from settle" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from settle" -l ledger -d 'A standalone ledger holding the missions (a file made by `world limits init`, or postgres://user@host/db) instead of the store file' -r
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from settle" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from settle" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
 always\t'Always colour'
 never\t'Never colour'"
-complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from settle" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from settle" -l failed -d 'The effect failed (it still cost --actual)'
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from settle" -l unknown -d 'Nobody knows: the full reservation is kept until a human reconciles'
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from settle" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
@@ -1088,12 +1047,12 @@ complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_sub
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from release" -l now -d 'The clock: Unix milliseconds or RFC 3339 (2026-12-05T21:30:00Z); default: the system clock; never more than 24 h ahead of it, never before the mission\'s last recorded time' -r
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from release" -l request-id -d 'Idempotency key: the same command again answers the recorded result (admit: default admit:<attemptId>)' -r
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from release" -l session -d 'Act as the AGENT of this session (minted with --mission); default: the HOST' -r
+complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from release" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from release" -l ledger -d 'A standalone ledger holding the missions (a file made by `world limits init`, or postgres://user@host/db) instead of the store file' -r
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from release" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from release" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
 always\t'Always colour'
 never\t'Never colour'"
-complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from release" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from release" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from release" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from release" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -1104,12 +1063,12 @@ complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_sub
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from reconcile" -l now -d 'The clock: Unix milliseconds or RFC 3339 (2026-12-05T21:30:00Z); default: the system clock; never more than 24 h ahead of it, never before the mission\'s last recorded time' -r
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from reconcile" -l request-id -d 'Idempotency key: the same command again answers the recorded result (admit: default admit:<attemptId>)' -r
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from reconcile" -l session -d 'Act as the AGENT of this session (minted with --mission); default: the HOST' -r
+complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from reconcile" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from reconcile" -l ledger -d 'A standalone ledger holding the missions (a file made by `world limits init`, or postgres://user@host/db) instead of the store file' -r
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from reconcile" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from reconcile" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
 always\t'Always colour'
 never\t'Never colour'"
-complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from reconcile" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from reconcile" -l failed -d 'The effect failed'
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from reconcile" -l from-store -d 'Settle the attempts this store paired with the mission in the standalone --ledger from the store\'s journal (HOST, unattended; a dispatched attempt without an outcome is settled UNKNOWN, never refunded)'
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from reconcile" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
@@ -1121,12 +1080,12 @@ complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_sub
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from approve" -l now -d 'The clock: Unix milliseconds or RFC 3339 (2026-12-05T21:30:00Z); default: the system clock; never more than 24 h ahead of it, never before the mission\'s last recorded time' -r
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from approve" -l request-id -d 'Idempotency key: the same command again answers the recorded result (admit: default admit:<attemptId>)' -r
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from approve" -l session -d 'Act as the AGENT of this session (minted with --mission); default: the HOST' -r
+complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from approve" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from approve" -l ledger -d 'A standalone ledger holding the missions (a file made by `world limits init`, or postgres://user@host/db) instead of the store file' -r
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from approve" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from approve" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
 always\t'Always colour'
 never\t'Never colour'"
-complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from approve" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from approve" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from approve" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from approve" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -1134,12 +1093,12 @@ complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_sub
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from revoke" -l now -d 'The clock: Unix milliseconds or RFC 3339 (2026-12-05T21:30:00Z); default: the system clock; never more than 24 h ahead of it, never before the mission\'s last recorded time' -r
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from revoke" -l request-id -d 'Idempotency key: the same command again answers the recorded result (admit: default admit:<attemptId>)' -r
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from revoke" -l session -d 'Act as the AGENT of this session (minted with --mission); default: the HOST' -r
+complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from revoke" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from revoke" -l ledger -d 'A standalone ledger holding the missions (a file made by `world limits init`, or postgres://user@host/db) instead of the store file' -r
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from revoke" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from revoke" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
 always\t'Always colour'
 never\t'Never colour'"
-complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from revoke" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from revoke" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from revoke" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from revoke" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -1148,12 +1107,12 @@ complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_sub
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from complete-run" -l now -d 'The clock: Unix milliseconds or RFC 3339 (2026-12-05T21:30:00Z); default: the system clock; never more than 24 h ahead of it, never before the mission\'s last recorded time' -r
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from complete-run" -l request-id -d 'Idempotency key: the same command again answers the recorded result (admit: default admit:<attemptId>)' -r
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from complete-run" -l session -d 'Act as the AGENT of this session (minted with --mission); default: the HOST' -r
+complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from complete-run" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from complete-run" -l ledger -d 'A standalone ledger holding the missions (a file made by `world limits init`, or postgres://user@host/db) instead of the store file' -r
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from complete-run" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from complete-run" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
 always\t'Always colour'
 never\t'Never colour'"
-complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from complete-run" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from complete-run" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from complete-run" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from complete-run" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -1163,7 +1122,6 @@ complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_sub
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from report" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
 always\t'Always colour'
 never\t'Never colour'"
-complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from report" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from report" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from report" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from report" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -1172,7 +1130,6 @@ complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_sub
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from list" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
 always\t'Always colour'
 never\t'Never colour'"
-complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from list" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from list" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from list" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from list" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -1181,7 +1138,6 @@ complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_sub
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from log" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
 always\t'Always colour'
 never\t'Never colour'"
-complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from log" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from log" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from log" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from log" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -1190,7 +1146,6 @@ complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_sub
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from verify" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
 always\t'Always colour'
 never\t'Never colour'"
-complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from verify" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from verify" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from verify" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from verify" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -1223,11 +1178,11 @@ complete -c world -n "__fish_world_using_subcommand serve" -l ledger -d 'Pair ef
 complete -c world -n "__fish_world_using_subcommand serve" -l exec-profile -d 'An exec profile (world/exec-profile/v1) that enables Workspace.Exec; repeatable, one per project. Commands run in a bubblewrap sandbox (bwrap >= 0.8) or not at all' -r -F
 complete -c world -n "__fish_world_using_subcommand serve" -l exec-episode-project -d 'Serve episode EP with the profile of PROJECT (repeatable; else the only profile serves every episode)' -r
 complete -c world -n "__fish_world_using_subcommand serve" -l exec-max-output-bytes -d 'Kill a command whose stdout or stderr passes N bytes (default 67108864)' -r
+complete -c world -n "__fish_world_using_subcommand serve" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
 complete -c world -n "__fish_world_using_subcommand serve" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
 complete -c world -n "__fish_world_using_subcommand serve" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
 always\t'Always colour'
 never\t'Never colour'"
-complete -c world -n "__fish_world_using_subcommand serve" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
 complete -c world -n "__fish_world_using_subcommand serve" -l run-net-allow-http -d 'Allow plain http to the --run-net-allow pairs'
 complete -c world -n "__fish_world_using_subcommand serve" -l approve-on-tty -d 'Human.Approve asks on this daemon\'s controlling terminal (default: requests stay pending, decided with `world approval decide` once the daemon is stopped)'
 complete -c world -n "__fish_world_using_subcommand serve" -l allow-unattested -d 'Accept a session credential this store holds no mint record for (a row the reference daemon minted, or one inserted into the file); refused by default, and `world verify` warns `unattested` about such rows'
@@ -1241,11 +1196,11 @@ complete -c world -n "__fish_world_using_subcommand mcp" -l ledger -d 'Pair effe
 complete -c world -n "__fish_world_using_subcommand mcp" -l exec-profile -d 'An exec profile (world/exec-profile/v1) that enables Workspace.Exec; repeatable, one per project. Commands run in a bubblewrap sandbox (bwrap >= 0.8) or not at all' -r -F
 complete -c world -n "__fish_world_using_subcommand mcp" -l exec-episode-project -d 'Serve episode EP with the profile of PROJECT (repeatable; else the only profile serves every episode)' -r
 complete -c world -n "__fish_world_using_subcommand mcp" -l exec-max-output-bytes -d 'Kill a command whose stdout or stderr passes N bytes (default 67108864)' -r
+complete -c world -n "__fish_world_using_subcommand mcp" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
 complete -c world -n "__fish_world_using_subcommand mcp" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
 complete -c world -n "__fish_world_using_subcommand mcp" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
 always\t'Always colour'
 never\t'Never colour'"
-complete -c world -n "__fish_world_using_subcommand mcp" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
 complete -c world -n "__fish_world_using_subcommand mcp" -l allow-unattested -d 'Accept a session credential this store holds no mint record for (a row the reference daemon minted, or one inserted into the file); refused by default, and `world verify` warns `unattested` about such rows'
 complete -c world -n "__fish_world_using_subcommand mcp" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
 complete -c world -n "__fish_world_using_subcommand mcp" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
@@ -1262,7 +1217,6 @@ complete -c world -n "__fish_world_using_subcommand replay" -l db -d 'The store 
 complete -c world -n "__fish_world_using_subcommand replay" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
 always\t'Always colour'
 never\t'Never colour'"
-complete -c world -n "__fish_world_using_subcommand replay" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
 complete -c world -n "__fish_world_using_subcommand replay" -l all -d 'Replay the whole log (client commits are listed as not replayable)'
 complete -c world -n "__fish_world_using_subcommand replay" -l keep-going -d 'Keep going after the first divergence and report all of them'
 complete -c world -n "__fish_world_using_subcommand replay" -l allow-empty -d 'Succeed even when the selection holds nothing replayable (default: exit 1, so a CI job that replays nothing does not pass by accident)'
@@ -1276,7 +1230,6 @@ complete -c world -n "__fish_world_using_subcommand export-episode" -l db -d 'Th
 complete -c world -n "__fish_world_using_subcommand export-episode" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
 always\t'Always colour'
 never\t'Never colour'"
-complete -c world -n "__fish_world_using_subcommand export-episode" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
 complete -c world -n "__fish_world_using_subcommand export-episode" -l embed -d 'Store the pinned interpreter binaries inside the bundle instead of FILE.artifacts/'
 complete -c world -n "__fish_world_using_subcommand export-episode" -l checkpoint -d 'Put the store\'s latest signed checkpoint and each entry\'s inclusion proof into the bundle, so `world verify --bundle FILE --key KEY` proves it offline'
 complete -c world -n "__fish_world_using_subcommand export-episode" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
@@ -1286,7 +1239,6 @@ complete -c world -n "__fish_world_using_subcommand util; and not __fish_seen_su
 complete -c world -n "__fish_world_using_subcommand util; and not __fish_seen_subcommand_from completions man exec-probe help" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
 always\t'Always colour'
 never\t'Never colour'"
-complete -c world -n "__fish_world_using_subcommand util; and not __fish_seen_subcommand_from completions man exec-probe help" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
 complete -c world -n "__fish_world_using_subcommand util; and not __fish_seen_subcommand_from completions man exec-probe help" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
 complete -c world -n "__fish_world_using_subcommand util; and not __fish_seen_subcommand_from completions man exec-probe help" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
 complete -c world -n "__fish_world_using_subcommand util; and not __fish_seen_subcommand_from completions man exec-probe help" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -1299,7 +1251,6 @@ complete -c world -n "__fish_world_using_subcommand util; and __fish_seen_subcom
 complete -c world -n "__fish_world_using_subcommand util; and __fish_seen_subcommand_from completions" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
 always\t'Always colour'
 never\t'Never colour'"
-complete -c world -n "__fish_world_using_subcommand util; and __fish_seen_subcommand_from completions" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
 complete -c world -n "__fish_world_using_subcommand util; and __fish_seen_subcommand_from completions" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
 complete -c world -n "__fish_world_using_subcommand util; and __fish_seen_subcommand_from completions" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
 complete -c world -n "__fish_world_using_subcommand util; and __fish_seen_subcommand_from completions" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -1308,7 +1259,6 @@ complete -c world -n "__fish_world_using_subcommand util; and __fish_seen_subcom
 complete -c world -n "__fish_world_using_subcommand util; and __fish_seen_subcommand_from man" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
 always\t'Always colour'
 never\t'Never colour'"
-complete -c world -n "__fish_world_using_subcommand util; and __fish_seen_subcommand_from man" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
 complete -c world -n "__fish_world_using_subcommand util; and __fish_seen_subcommand_from man" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
 complete -c world -n "__fish_world_using_subcommand util; and __fish_seen_subcommand_from man" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
 complete -c world -n "__fish_world_using_subcommand util; and __fish_seen_subcommand_from man" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -1316,7 +1266,6 @@ complete -c world -n "__fish_world_using_subcommand util; and __fish_seen_subcom
 complete -c world -n "__fish_world_using_subcommand util; and __fish_seen_subcommand_from exec-probe" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
 always\t'Always colour'
 never\t'Never colour'"
-complete -c world -n "__fish_world_using_subcommand util; and __fish_seen_subcommand_from exec-probe" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
 complete -c world -n "__fish_world_using_subcommand util; and __fish_seen_subcommand_from exec-probe" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
 complete -c world -n "__fish_world_using_subcommand util; and __fish_seen_subcommand_from exec-probe" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
 complete -c world -n "__fish_world_using_subcommand util; and __fish_seen_subcommand_from exec-probe" -s h -l help -d 'Print help (see more with \'--help\')'

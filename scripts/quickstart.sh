@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The quickstart episode, end to end, on the embedded defaults (bundled SQLite and the
 # embedded AILANG interpreter; no external `ailang` needed). Builds `world`, creates a fresh
-# store in a temp directory and walks through: genesis; client commits (one with a rest:
-# receipt) and a refused stale commit; publishing the fixture transitions; minting a session
+# store in a temp directory and walks through: genesis; client commits with the porcelain
+# (`commit --put`, `commit --batch`; a retried rest: id answered as already committed, another
+# body under it refused); publishing the fixture transitions; minting a session
 # (unattended, recorded as such); a pure invocation; an effectful write and read in the
 # episode worktree; a denial when the budget runs out; an approval decided and claimed once;
 # effects, receipts, `why` and `verify`.
@@ -24,42 +25,40 @@ trap 'rm -rf "$DIR"' EXIT
 
 say() { printf '\n\033[1m$ %s\033[0m\n' "$*"; }
 run() { say "world $*"; "$W" "$@"; }
-sha() { printf 'sha256:%s' "$(printf '%s' "$1" | sha256sum | cut -d' ' -f1)"; }
 
 run genesis
-HEAD="$("$W" head)"
-PREV="$("$W" log get 0 --json | sed -E 's/.*"entryHash":"([^"]+)".*/\1/')"
 
-# A client commit: one object, and entry/world refs chosen by the client (the store does not
-# recompute client hashes; `world verify` reports them as "not recomputed").
-commit_body() { # index payload prev observed [invocationId]
-  local idx="$1" payload="$2" prev="$3" observed="$4" inv="${5:-}"
-  local h; h="$(sha "$payload")"
-  local b64; b64="$(printf '%s' "$payload" | base64 -w0)"
-  local eh; eh="$(sha "quickstart-entry-$idx")"
-  local wr; wr="$(sha "quickstart-world-$idx")"
-  local invj=""; [ -n "$inv" ] && invj="\"invocationId\":\"$inv\","
-  printf '{%s"observedHead":"%s","objects":[{"hash":"%s","interfaceHash":"%s","semanticId":"world/demo/note","provenance":"quickstart","payload":"%s"}],"nextWorld":{"ref":"%s","revision":%d,"stateRoot":"%s","logHead":"%s"},"entry":{"header":{"entryIndex":%d,"semanticsEpoch":1,"transitionFn":"%s","interpreter":"%s","prevEntryHash":"%s","writtenBy":"quickstart"},"entryHash":"%s","transitionRef":"%s"}}\n' \
-    "$invj" "$observed" "$h" "$(sha iface-v1)" "$b64" "$wr" "$idx" "$h" "$eh" "$idx" "$h" "$(sha interp)" "$prev" "$eh" "$h"
-}
-
-commit_body 1 '{"note":"first"}' "$PREV" "$HEAD" "rest:quickstart-1" > "$DIR/c1.json"
-run commit "$DIR/c1.json"
+# Client commits with the porcelain: `commit --put` stores a file's bytes as the next world's
+# object and chains the entry from the current head itself (no hashes to compute). A
+# `rest:` invocation id makes it idempotent and answerable by `world receipt`.
+printf '{"note":"first"}' > "$DIR/first.json"
+run commit --put "$DIR/first.json" --semantic-id world/demo/note --invocation-id rest:quickstart-1
 run receipt rest:quickstart-1
-say "world commit $DIR/c1.json   # resent: idempotent, nothing written"
-"$W" commit "$DIR/c1.json"
-HEAD1="$("$W" head)"
+say "world commit --put first.json ... --invocation-id rest:quickstart-1   # retried: already committed, nothing written"
+"$W" commit --put "$DIR/first.json" --semantic-id world/demo/note --invocation-id rest:quickstart-1
+printf '{"note":"other"}' > "$DIR/other.json"
+say "world commit --put other.json ... --invocation-id rest:quickstart-1   # other content under the same id: refused"
+if "$W" commit --put "$DIR/other.json" --semantic-id world/demo/note --invocation-id rest:quickstart-1; then
+  echo "expected a refusal" >&2; exit 1
+else echo "(exit $?)"; fi
 
-commit_body 2 '{"note":"second"}' "$(sha quickstart-entry-1)" "$HEAD" > "$DIR/stale.json"
-say "world commit stale.json   # observes the old head: refused, store unchanged"
-if "$W" commit "$DIR/stale.json"; then echo "expected a conflict" >&2; exit 1; else echo "(exit $?)"; fi
-
-commit_body 2 '{"note":"second"}' "$(sha quickstart-entry-1)" "$HEAD1" > "$DIR/c2.json"
-run commit "$DIR/c2.json"
+# A batch: one commit per line, each chained from the head in its own transaction; a line
+# names a file ("put", read beside the batch file) or carries the payload inline ("text",
+# "json", or base64 "payload"). Resending the batch answers the lines with an id as already
+# committed.
+cat > "$DIR/notes.jsonl" <<'JSONL'
+{"json":{"note":"second"},"semanticId":"world/demo/note","invocationId":"rest:quickstart-2"}
+{"put":"first.json","semanticId":"world/demo/copy","invocationId":"rest:quickstart-3"}
+JSONL
+run commit --batch "$DIR/notes.jsonl"
+say "world commit --batch notes.jsonl   # resent: every line already committed"
+"$W" commit --batch "$DIR/notes.jsonl"
 run log
 run log --json --reverse --limit 1
 run object find world/demo/note
-run object get "$(sha '{"note":"second"}')" --payload; echo
+# `show` takes an entry index, an invocation id or a (short) hash: the entry rest:quickstart-2
+# committed, whose transitionRef is the stored note (`world object get HASH --payload`).
+run show rest:quickstart-2
 # A receipt that was never sent exits 1 (not-started), so CI scripts can tell it apart.
 run receipt rest:never-sent || [ $? -eq 1 ]
 

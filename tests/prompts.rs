@@ -417,6 +417,14 @@ fn progress_bars_draw_on_a_terminal_only() {
         "no bar on the terminal: {shown:?}"
     );
     assert!(shown.contains("/300"), "{shown:?}");
+    // Issue 29 §8: the rate is whole units per second (`434/s`), never `433.9596/s`.
+    for (i, _) in shown.match_indices("/s") {
+        let token = shown[..i].rsplit(['(', ' ']).next().unwrap_or("");
+        let sane = token == "-"
+            || token.chars().all(|c| c.is_ascii_digit())
+            || (token.len() == 3 && token.as_bytes()[1] == b'.');
+        assert!(sane, "rate {token:?}/s in {shown:?}");
+    }
     assert!(shown.contains("300 of 300 bodies committed"), "{shown:?}");
     assert_eq!(String::from_utf8_lossy(&out.stdout).lines().count(), 300);
     // With stderr piped there is no bar, only the summary.

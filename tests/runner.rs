@@ -63,6 +63,7 @@ mod serve;
 mod tables;
 mod tamper;
 mod trust_inputs;
+mod ux_messages;
 
 /// Every `tests/*.rs` file and every harness directory must be declared above: with
 /// `autotests = false` cargo no longer finds test files by itself, so a file left out would

@@ -431,8 +431,16 @@ fn lock_and_bind_policy() {
         err.starts_with("daemon startup failed at store-open: "),
         "{err}"
     );
-    // The CLI writers are refused too while the daemon runs.
-    env.world(&["pin", "--interpreter", "embedded"]).code(6);
+    // The CLI writers are refused too while the daemon runs, and told where it answers
+    // instead of "retry later" (issue 29 §7).
+    let a = env.world(&["pin", "--interpreter", "embedded"]).code(6);
+    let err = String::from_utf8_lossy(&a.get_output().stderr).to_string();
+    assert!(err.contains("`world serve at http://127.0.0.1:"), "{err}");
+    assert!(
+        err.contains("POST /v1/commit") && err.contains("MCP"),
+        "{err}"
+    );
+    assert!(!err.contains("retry later"), "{err}");
     assert_eq!(get(&s, "/v1/health").status, 200);
     drop(s);
     let a = env.world(&["serve", "--bind", "0.0.0.0:7644"]).code(2);
@@ -1425,7 +1433,7 @@ fn unopenable_store_answers_503_store_unavailable_on_every_get() {
         assert_eq!(r.status, 503, "GET {path}: {}", r.body);
         assert_eq!(
             r.json()["error"],
-            json!({"class": "StoreUnavailable", "message": "store unavailable: it could not be opened for reading"}),
+            json!({"class": "StoreUnavailable", "code": "store_unavailable", "message": "store unavailable: it could not be opened for reading"}),
             "GET {path}"
         );
     }
@@ -2032,7 +2040,10 @@ fn agui_refuses_bad_requests_before_the_stream_and_bounds_live_runs() {
         let c = SseClient::open(&s, &body, id);
         assert_eq!(
             err(&c),
-            (status, json!({"class": class, "message": message})),
+            (
+                status,
+                json!({"class": class, "code": world::serve::rest::code_of(class), "message": message})
+            ),
             "{body:.80} {id:?}"
         );
     }
@@ -2041,7 +2052,7 @@ fn agui_refuses_bad_requests_before_the_stream_and_bounds_live_runs() {
     assert!(r.starts_with("HTTP/1.1 413"), "{r}");
     assert!(
         r.contains(
-            r#"{"error":{"class":"PayloadTooLarge","message":"request body exceeds 64 KiB"}}"#
+            r#"{"error":{"class":"PayloadTooLarge","code":"payload_too_large","message":"request body exceeds 64 KiB"}}"#
         ),
         "{r}"
     );
@@ -2081,7 +2092,7 @@ fn agui_refuses_bad_requests_before_the_stream_and_bounds_live_runs() {
         err(&over),
         (
             503,
-            json!({"class":"StreamLimit","message":"too many live streams"})
+            json!({"class":"StreamLimit","code":"stream_limit","message":"too many live streams"})
         )
     );
     assert_eq!(over.header("retry-after"), Some("1"));
@@ -3401,4 +3412,70 @@ fn mcp_streams_resume_after_the_last_event_id() {
     assert!(r.starts_with("HTTP/1.1 404"), "{r}");
     let r = resume(&tok, "nope-1");
     assert!(r.starts_with("HTTP/1.1 404"), "{r}");
+}
+
+/// Issue 29 §8: `GET /v1/` lists the routes (its schema, and the README's routes table, say
+/// the same), and an HTTP error carries `code` beside the reference's `class`.
+#[test]
+fn v1_lists_the_routes_and_errors_carry_a_code() {
+    let env = Env::new();
+    let s = Server::start(&env, &[]);
+    for path in ["/v1/", "/v1"] {
+        let r = get(&s, path);
+        assert_eq!(r.status, 200, "{path}");
+        let v = r.json();
+        let schema: Value = serde_json::from_str(
+            &std::fs::read_to_string(crate::common::repo().join("docs/json/routes.schema.json"))
+                .unwrap(),
+        )
+        .unwrap();
+        let validator = jsonschema::validator_for(&schema).unwrap();
+        assert!(validator.is_valid(&v), "{v}");
+        let paths: Vec<&str> = v["routes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["path"].as_str().unwrap())
+            .collect();
+        for want in [
+            "/v1/health",
+            "/v1/commit",
+            "/v1/receipts/{*id}",
+            "/mcp",
+            "/a2a",
+            "/agui/",
+        ] {
+            assert!(paths.contains(&want), "{want} missing from {paths:?}");
+        }
+        // Every GET route without a placeholder is routed (a 404 there is the route's own
+        // answer, e.g. no checkpoint yet, never the unknown-route fallback).
+        let unknown = get(&s, "/v1/no-such-route").json()["error"]["message"].clone();
+        for r in v["routes"].as_array().unwrap() {
+            let p = r["path"].as_str().unwrap();
+            if r["method"] == "GET" && !p.contains('{') {
+                let got = get(&s, p);
+                assert!(
+                    got.status != 404 || got.json()["error"]["message"] != unknown,
+                    "{p} is not routed"
+                );
+            }
+        }
+    }
+    // The README's routes table lists every route, method and path.
+    let readme = std::fs::read_to_string(crate::common::repo().join("README.md")).unwrap();
+    for (m, p, _) in world::serve::rest::ROUTES {
+        assert!(
+            readme.contains(&format!("| `{m}` | `{p}` |")),
+            "README routes table lacks {m} {p}"
+        );
+    }
+    // Errors: class (the reference's wire) and code (the CLI's spelling).
+    let r = get(&s, "/v1/worlds/sha256:00");
+    assert_eq!(r.status, 400);
+    assert_eq!(r.json()["error"]["class"], "BadRequest");
+    assert_eq!(r.json()["error"]["code"], "bad_request");
+    let r = get(&s, "/v1/no-such-route");
+    assert_eq!(r.status, 404);
+    assert_eq!(r.json()["error"]["class"], "NotFound");
+    assert_eq!(r.json()["error"]["code"], "not_found");
 }

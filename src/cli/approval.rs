@@ -285,7 +285,14 @@ pub fn run(ctx: &Context, out: &mut Output, cmd: Cmd) -> Result<Exit, CliError> 
                         "{} [y/N] ",
                         prompt_text(&current.episode, &reference, &current.summary, verb)
                     ))
-                    .map_err(|e| CliError::new(Exit::Integrity, what, format!("terminal: {e}")))?;
+                    .map_err(|e| {
+                        let mut err =
+                            CliError::new(Exit::Integrity, what, format!("terminal: {e}"));
+                        if fence::timed_out(&e) {
+                            err.verbatim = Some(format!("aborted ({e}); nothing was written"));
+                        }
+                        err
+                    })?;
                 if !crate::broker::handlers::approval::is_yes(&answer.unwrap_or_default()) {
                     let mut err = CliError::new(Exit::Integrity, what, "");
                     err.verbatim = Some("aborted (not confirmed); nothing was written".into());

@@ -28,7 +28,9 @@ pub struct Args {
         conflicts_with_all = ["batch", "put"]
     )]
     file: Option<PathBuf>,
-    /// JSON Lines file, one commit body per line, each committed in its own transaction
+    /// JSON Lines file, one commit per line, each in its own transaction: a full commit
+    /// body, or a put line (`{"put":"FILE","semanticId":"ID"}`, or `"text"`, `"json"` or
+    /// base64 `"payload"` inline) that chains from the head like --put
     #[arg(long, value_name = "FILE.jsonl", conflicts_with = "put")]
     batch: Option<PathBuf>,
     /// With --batch: commit the remaining bodies after a refusal, and report every refusal
@@ -78,35 +80,8 @@ fn put_err(e: PutError) -> CliError {
 }
 
 /// Check the `--put` arguments and read the files (before the lock is taken).
-fn read_puts(args: &Args) -> Result<Vec<Vec<u8>>, CliError> {
+fn read_puts(args: &Args) -> Result<ops::commit::Put, CliError> {
     let what = "commit --put";
-    let n = args.semantic_id.len();
-    if n != 1 && n != args.put.len() {
-        return Err(CliError::usage(
-            what,
-            format!(
-                "give --semantic-id once for all {} --put files, or once per --put (got {n})",
-                args.put.len()
-            ),
-        ));
-    }
-    if let Some(s) = args.semantic_id.iter().find(|s| s.is_empty()) {
-        return Err(CliError::usage(
-            what,
-            format!("--semantic-id {s:?} must not be empty"),
-        ));
-    }
-    if args.writer.is_empty() {
-        return Err(CliError::usage(what, "--writer must not be empty"));
-    }
-    if let Some(id) = &args.invocation_id {
-        if !id.starts_with("rest:") || id.len() == 5 {
-            return Err(CliError::usage(
-                what,
-                format!("--invocation-id {id:?} must be rest:<id>"),
-            ));
-        }
-    }
     let mut total = 0usize;
     let mut files = Vec::new();
     for p in &args.put {
@@ -120,7 +95,184 @@ fn read_puts(args: &Args) -> Result<Vec<Vec<u8>>, CliError> {
         }
         files.push(bytes);
     }
-    Ok(files)
+    let put = ops::commit::Put {
+        files,
+        semantic_ids: args.semantic_id.clone(),
+        provenance: args.provenance.clone(),
+        writer: args.writer.clone(),
+        invocation_id: args.invocation_id.clone(),
+    };
+    check_put(&put, what)?;
+    Ok(put)
+}
+
+/// One line of a `--batch` file: a full commit body, or a put line that is built on the head
+/// when its turn comes (like `--put`).
+enum Line {
+    Body(Box<Commit>),
+    Put(ops::commit::Put),
+}
+
+/// A put line of `--batch` (README "Scripted commits"): exactly one of `put` (a file path or
+/// several; a relative path is resolved against the batch file's directory, then the current
+/// directory), `text` (UTF-8 stored as is), `json` (any JSON value, stored as its compact
+/// text, keys in the order given) or `payload` (standard base64); `semanticId` once or once
+/// per file; `provenance`, `writtenBy` and `invocationId` (`rest:<id>`) as with `--put`.
+#[derive(serde::Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct PutLine {
+    #[serde(default)]
+    put: Option<OneOrMany>,
+    #[serde(default)]
+    text: Option<String>,
+    #[serde(default)]
+    json: Option<Box<serde_json::value::RawValue>>,
+    #[serde(default)]
+    payload: Option<String>,
+    semantic_id: OneOrMany,
+    #[serde(default)]
+    provenance: Option<String>,
+    #[serde(default)]
+    written_by: Option<String>,
+    #[serde(default)]
+    invocation_id: Option<String>,
+}
+
+#[derive(serde::Deserialize)]
+#[serde(untagged)]
+enum OneOrMany {
+    One(String),
+    Many(Vec<String>),
+}
+
+impl OneOrMany {
+    fn into_vec(self) -> Vec<String> {
+        match self {
+            OneOrMany::One(s) => vec![s],
+            OneOrMany::Many(v) => v,
+        }
+    }
+}
+
+/// The keys that make a `--batch` line a put line rather than a commit body.
+const PUT_KEYS: [&str; 4] = ["put", "text", "json", "payload"];
+
+/// Whether a `--batch` line is a put line: a JSON object with one of [`PUT_KEYS`] at the top.
+fn is_put_line(line: &[u8]) -> bool {
+    #[derive(serde::Deserialize)]
+    struct Keys(std::collections::BTreeMap<String, serde::de::IgnoredAny>);
+    serde_json::from_slice::<Keys>(line)
+        .map(|k| PUT_KEYS.iter().any(|p| k.0.contains_key(*p)))
+        .unwrap_or(false)
+}
+
+/// Parse put line `n` of batch file `batch` and read its files (before the lock is taken).
+fn put_line(line: &[u8], n: usize, batch: &std::path::Path) -> Result<ops::commit::Put, CliError> {
+    use base64::Engine;
+    let what = format!("commit (line {n})");
+    let p: PutLine = serde_json::from_slice(line).map_err(|e| {
+        CliError::failed(&what, format!("put line: {e}")).hint(
+            "a put line is {\"put\":\"FILE\"|\"text\":…|\"json\":…|\"payload\":BASE64, \"semanticId\":ID} \
+             with optional provenance, writtenBy, invocationId",
+        )
+    })?;
+    let given = [
+        p.put.is_some(),
+        p.text.is_some(),
+        p.json.is_some(),
+        p.payload.is_some(),
+    ];
+    if given.iter().filter(|g| **g).count() != 1 {
+        return Err(CliError::failed(
+            &what,
+            "a put line carries exactly one of put, text, json, payload",
+        ));
+    }
+    let files: Vec<Vec<u8>> = if let Some(paths) = p.put {
+        let paths = paths.into_vec();
+        if paths.is_empty() {
+            return Err(CliError::failed(&what, "\"put\" names no file"));
+        }
+        let dir = batch.parent().unwrap_or(std::path::Path::new(""));
+        let mut out = Vec::new();
+        for path in paths {
+            let given = std::path::PathBuf::from(&path);
+            let beside = dir.join(&given);
+            let chosen = if given.is_absolute() || beside.exists() || !given.exists() {
+                beside
+            } else {
+                given
+            };
+            if !chosen.exists() {
+                return Err(CliError::failed(&what, format!("{path}: no such file")).hint(
+                    format!(
+                        "a relative \"put\" path is read from the batch file's directory ({}), then the current directory",
+                        if dir.as_os_str().is_empty() { ".".into() } else { dir.display().to_string() }
+                    ),
+                ));
+            }
+            out.push(read_input(&chosen, MAX_BODY, &what)?);
+        }
+        out
+    } else if let Some(t) = p.text {
+        vec![t.into_bytes()]
+    } else if let Some(j) = p.json {
+        vec![j.get().as_bytes().to_vec()]
+    } else {
+        let b64 = p.payload.unwrap_or_default();
+        vec![base64::engine::general_purpose::STANDARD
+            .decode(b64.as_bytes())
+            .map_err(|e| CliError::failed(&what, format!("\"payload\" is not base64: {e}")))?]
+    };
+    if files.iter().map(Vec::len).sum::<usize>() > MAX_BODY {
+        return Err(CliError::failed(
+            &what,
+            format!("the line's objects add up to over {MAX_BODY} bytes (the commit body bound)"),
+        ));
+    }
+    let put = ops::commit::Put {
+        semantic_ids: p.semantic_id.into_vec(),
+        provenance: p.provenance.unwrap_or_else(|| "client:cli".into()),
+        writer: p.written_by.unwrap_or_else(|| "client:cli".into()),
+        invocation_id: p.invocation_id,
+        files,
+    };
+    check_put(&put, &what)?;
+    Ok(put)
+}
+
+/// The `--put` rules shared by the flags and put lines: semantic ids once or once per file,
+/// none empty; a non-empty writer outside the reserved namespaces is checked by the store;
+/// an invocation id is `rest:<id>`.
+fn check_put(put: &ops::commit::Put, what: &str) -> Result<(), CliError> {
+    let n = put.semantic_ids.len();
+    if n != 1 && n != put.files.len() {
+        return Err(CliError::usage(
+            what,
+            format!(
+                "give the semantic id once for all {} objects, or once per object (got {n})",
+                put.files.len()
+            ),
+        ));
+    }
+    if let Some(s) = put.semantic_ids.iter().find(|s| s.is_empty()) {
+        return Err(CliError::usage(
+            what,
+            format!("semantic id {s:?} must not be empty"),
+        ));
+    }
+    if put.writer.is_empty() {
+        return Err(CliError::usage(what, "the writer must not be empty"));
+    }
+    if let Some(id) = &put.invocation_id {
+        if !id.starts_with("rest:") || id.len() == 5 {
+            return Err(CliError::usage(
+                what,
+                format!("invocation id {id:?} must be rest:<id>"),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// One refused body of a `--keep-going` batch.
@@ -135,15 +287,8 @@ struct Refusal {
 /// Run `world commit`.
 pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError> {
     if !args.put.is_empty() {
-        let files = read_puts(&args)?;
+        let put = read_puts(&args)?;
         let mut store = ctx.open_write(false)?;
-        let put = ops::commit::Put {
-            files,
-            semantic_ids: args.semantic_id,
-            provenance: args.provenance,
-            writer: args.writer,
-            invocation_id: args.invocation_id,
-        };
         let Committed { commit: c, landed } =
             ops::commit::put(&mut store, &put, ctx.now()).map_err(put_err)?;
         if out.json {
@@ -154,6 +299,8 @@ pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError
                 "replayed": landed.replayed,
                 "objects": c.objects.iter().map(|o| &o.meta.hash).collect::<Vec<_>>(),
             }))?;
+        } else if landed.replayed {
+            print_landed(out, &landed)?;
         } else {
             out.line(&landed.selected_head)?;
             out.status(format!(
@@ -201,6 +348,21 @@ fn print_landed(out: &mut Output, l: &crate::store::commit::Landed) -> Result<()
     Ok(())
 }
 
+/// Why one `--batch` line was not committed.
+enum BatchErr {
+    Store(StoreError),
+    Cli(CliError),
+}
+
+impl BatchErr {
+    fn into_cli(self, what: String) -> CliError {
+        match self {
+            BatchErr::Store(e) => CliError::store(what, e),
+            BatchErr::Cli(e) => e.context(what),
+        }
+    }
+}
+
 /// The CLI error for a refused commit; a head conflict prints both heads on stdout (text) or
 /// keeps them in the envelope (JSON).
 fn conflict_error(out: &mut Output, what: String, e: StoreError) -> Result<CliError, CliError> {
@@ -242,7 +404,7 @@ fn run_batch(
 ) -> Result<Exit, CliError> {
     let f =
         crate::fileread::open_regular(batch).map_err(|e| CliError::failed("commit --batch", e))?;
-    let mut commits: Vec<(usize, Commit)> = Vec::new();
+    let mut commits: Vec<(usize, Line)> = Vec::new();
     let mut reader = std::io::BufReader::new(f);
     let mut line = Vec::new();
     let mut n = 0;
@@ -264,7 +426,12 @@ fn run_batch(
         if line.iter().all(u8::is_ascii_whitespace) {
             continue;
         }
-        commits.push((n, validate(&line, Some(n))?));
+        let parsed = if is_put_line(&line) {
+            Line::Put(put_line(&line, n, batch)?)
+        } else {
+            Line::Body(Box::new(validate(&line, Some(n))?))
+        };
+        commits.push((n, parsed));
     }
     if commits.is_empty() {
         return Err(CliError::failed(
@@ -274,7 +441,7 @@ fn run_batch(
     }
     let create = commits
         .first()
-        .is_some_and(|(_, c)| c.observed_head.is_empty());
+        .is_some_and(|(_, c)| matches!(c, Line::Body(c) if c.observed_head.is_empty()));
     let mut store = ctx.open_write(create)?;
     let now = ctx.now();
     let total = commits.len();
@@ -282,9 +449,18 @@ fn run_batch(
     let pb = super::progress::bar(out, total as u64, "committing");
     let (mut committed, mut replayed) = (0usize, 0usize);
     let mut refusals: Vec<Refusal> = Vec::new();
-    let mut stopped: Option<(usize, usize, StoreError)> = None;
+    let mut stopped: Option<(usize, usize, BatchErr)> = None;
     for (pos, (line_no, c)) in commits.into_iter().enumerate() {
-        match ops::commit::commit(&mut store, &c, now) {
+        let result = match &c {
+            Line::Body(c) => ops::commit::commit(&mut store, c, now).map_err(BatchErr::Store),
+            Line::Put(p) => ops::commit::put(&mut store, p, now)
+                .map(|done| done.landed)
+                .map_err(|e| match e {
+                    PutError::Store(s) => BatchErr::Store(s),
+                    other => BatchErr::Cli(put_err(other)),
+                }),
+        };
+        match result {
             Ok(l) => {
                 if l.replayed {
                     replayed += 1;
@@ -294,7 +470,7 @@ fn run_batch(
                 pb.suspend(|| print_landed(out, &l))?;
             }
             Err(e) if keep_going => {
-                let err = CliError::store(format!("commit (line {line_no})"), e);
+                let err = e.into_cli(format!("commit (line {line_no})"));
                 pb.suspend(|| {
                     let _ = out.flush();
                     eprintln!("refused: line {line_no}: {}", err.message_line());
@@ -336,8 +512,11 @@ fn run_batch(
         } else {
             "commit".into()
         };
-        return Err(conflict_error(out, what, e)?
-            .hint("--keep-going commits the remaining bodies and reports every refusal"));
+        let err = match e {
+            BatchErr::Store(e) => conflict_error(out, what, e)?,
+            BatchErr::Cli(e) => e.context(what),
+        };
+        return Err(err.hint("--keep-going commits the remaining bodies and reports every refusal"));
     }
     let text = format!(
         "{committed} of {total} bodies committed, {replayed} already committed, {} refused in {:.1} s",

@@ -134,18 +134,35 @@ pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError
             if let Some(i) = &held {
                 out.line(format!("invocation {}", esc(i)))?;
             }
+            // The budget law (authority-and-broker.md §7): before − cost = after when allowed,
+            // before = after when denied. Said in words, with what was checked.
             out.line(format!(
-                "law      {}",
+                "law      budget law {}",
                 match &law {
-                    Ok(()) => "consistent".to_string(),
-                    Err(e) => format!("INCONSISTENT: {e}"),
+                    Ok(()) if rec.allowed => format!(
+                        "holds: {} − cost {} = {}",
+                        rec.budget_before, rec.cost, rec.budget_after
+                    ),
+                    Ok(()) => format!(
+                        "holds: denied, so nothing was spent ({} = {})",
+                        rec.budget_before, rec.budget_after
+                    ),
+                    Err(e) => format!("BROKEN: {e}"),
                 }
             ))?;
+            // The request as its parts, not the stored netstring form (issue 29 §7).
             out.line(format!("request  {}", rec.request_ref))?;
-            out.line(format!(
-                "         {}",
-                esc(&String::from_utf8_lossy(&request.payload))
-            ))?;
+            let req = decode_request(&request.payload);
+            match (req.get("payload"), req.get("nowText")) {
+                (Some(payload), Some(at)) => {
+                    out.line(format!("         at   {}", esc(at.as_str().unwrap_or(""))))?;
+                    out.line(format!("         args {}", esc(&payload.to_string())))?;
+                }
+                _ => out.line(format!(
+                    "         {}",
+                    esc(&String::from_utf8_lossy(&request.payload))
+                ))?,
+            }
             match &result {
                 Some(r) => {
                     out.line(format!("result   {}", rec.result_ref))?;

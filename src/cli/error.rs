@@ -282,6 +282,28 @@ impl CliError {
     }
 }
 
+/// The exit-6 hint for a lock whose holder is known: what it is (from its lock file) and
+/// what to do about it.
+fn lock_hint(h: &store::lock::Holder) -> String {
+    let pid = h.pid;
+    let cmd = h.command.as_deref().unwrap_or("");
+    let what = if cmd.is_empty() {
+        format!("process {pid} is writing (`ps -p {pid}` shows it)")
+    } else {
+        format!("process {pid}, `{cmd}`, holds the writer lock")
+    };
+    let todo = if cmd.contains("prompt") {
+        "answer or cancel that prompt (it gives up by itself after its timeout), or pass --wait-lock SECONDS"
+    } else if cmd.starts_with("world serve") {
+        "the daemon holds it for its lifetime: send the work to it (REST POST /v1/commit, MCP tools/call, A2A message/send; `GET /v1/` lists the routes), or stop it"
+    } else if cmd.starts_with("world mcp") {
+        "`world mcp` holds it while its stdio client is connected: send the work through that client, or end it"
+    } else {
+        "retry later, or pass --wait-lock SECONDS"
+    };
+    format!("{what}; {todo}")
+}
+
 /// The `source()` chain of `err`, outermost first, without causes an earlier message already
 /// says (many errors print their source inline as well): a cause is left out when its last
 /// four words, compared case-insensitively, already appear above it.
@@ -308,8 +330,8 @@ impl From<store::Error> for CliError {
     fn from(err: store::Error) -> Self {
         use store::Error as E;
         let (exit, hint): (Exit, Option<String>) = match &err {
-            E::WriterAlreadyActive { holder: Some(pid), .. } => (Exit::LockHeld, Some(format!("process {pid} is writing (`ps -p {pid}` shows it); retry later, or pass --wait-lock SECONDS"))),
-            E::WriterAlreadyActive { .. } => (Exit::LockHeld, Some("another world command or `world serve` is writing; retry later, or pass --wait-lock SECONDS".into())),
+            E::WriterAlreadyActive { holder: Some(h), .. } => (Exit::LockHeld, Some(lock_hint(h))),
+            E::WriterAlreadyActive { .. } => (Exit::LockHeld, Some("another process is writing (another world command, a prompt, or `world serve`, which holds it for its lifetime); retry later, or pass --wait-lock SECONDS".into())),
             E::Conflict { selected, .. } => (
                 Exit::Failed,
                 Some(if selected.is_empty() { "no head is selected yet; a genesis commit observes the empty head \"\"".into() } else { format!("the selected head is now {selected}; re-plan against it") }),
@@ -327,6 +349,8 @@ impl From<store::Error> for CliError {
             }
             E::ReadOnly { .. } => (Exit::Internal, None),
             E::DuplicateEntry { .. } => (Exit::Failed, Some("read the current head with `world head` and commit the next index".into())),
+            E::InvocationReused { id, .. } => (Exit::Failed, Some(format!("a retry under {id} must send the same content; `world receipt {id}` shows what was committed, and a different commit needs a new id"))),
+            E::InvocationMismatch { .. } => (Exit::Failed, Some("a retry must resend the body recorded under its invocation id; a different commit needs a new id".into())),
             _ => (Exit::Failed, None),
         };
         let code = match &err {
@@ -334,6 +358,7 @@ impl From<store::Error> for CliError {
             E::Missing { .. } => Some("store_missing"),
             E::WriterAlreadyActive { .. } => Some("lock_held"),
             E::DuplicateEntry { .. } => Some("duplicate_entry"),
+            E::InvocationReused { .. } | E::InvocationMismatch { .. } => Some("invocation_reused"),
             _ => None,
         };
         CliError {

@@ -7,8 +7,127 @@
 //! missions): Backspace/Delete, ←/→, Home/End (Ctrl-A/Ctrl-E), Ctrl-U, Ctrl-K and Ctrl-W edit
 //! the line; Enter answers; Ctrl-D and Ctrl-C answer no (DEC-CLI-24). dialoguer's own
 //! `Input`/`Confirm` drop control keys, so Ctrl-U and Ctrl-D would do nothing there.
+//!
+//! Every prompt gives up after [`prompt_timeout`] (default [`DEFAULT_PROMPT_TIMEOUT`] seconds,
+//! `--prompt-timeout` on the commands that prompt while holding the writer lock): the read
+//! ends with an [`std::io::ErrorKind::TimedOut`] error, which every caller treats as "no", so
+//! nothing is written and the command exits, releasing the lock (DEC-UX-11).
 
 use std::fs::{File, OpenOptions};
+use std::os::fd::AsRawFd;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+/// Seconds a prompt waits for its answer unless `--prompt-timeout` says otherwise.
+pub const DEFAULT_PROMPT_TIMEOUT: u64 = 120;
+
+static PROMPT_TIMEOUT: AtomicU64 = AtomicU64::new(DEFAULT_PROMPT_TIMEOUT);
+
+/// Set how long prompts wait from now on, in seconds (at least 1).
+pub fn set_prompt_timeout(seconds: u64) {
+    PROMPT_TIMEOUT.store(seconds.max(1), Ordering::Relaxed);
+}
+
+/// How long a prompt waits for its answer.
+pub fn prompt_timeout() -> Duration {
+    Duration::from_secs(PROMPT_TIMEOUT.load(Ordering::Relaxed))
+}
+
+/// The line every prompt shows above its answer line: how long it waits and that no answer
+/// is "no" (`undone` says what then does not happen, e.g. `nothing is published`).
+pub fn timeout_note(undone: &str) -> String {
+    format!(
+        "(no answer within {} s cancels: {undone})",
+        prompt_timeout().as_secs()
+    )
+}
+
+/// Whether a prompt's error is its timeout running out.
+pub fn timed_out(e: &std::io::Error) -> bool {
+    e.kind() == std::io::ErrorKind::TimedOut
+}
+
+/// The terminal in raw mode for the whole prompt (restored on drop), so waiting for the next
+/// key with `poll` sees each key as it is typed rather than after Enter.
+struct RawMode {
+    fd: i32,
+    saved: libc::termios,
+    _file: Option<File>,
+}
+
+impl RawMode {
+    /// The fd dialoguer's terminal layer reads keys from: stdin when it is a terminal, else
+    /// the controlling terminal.
+    fn enter() -> std::io::Result<Self> {
+        // SAFETY: isatty takes a plain integer.
+        let (fd, file) = if unsafe { libc::isatty(0) } == 1 {
+            (0, None)
+        } else {
+            let f = OpenOptions::new().read(true).write(true).open("/dev/tty")?;
+            (f.as_raw_fd(), Some(f))
+        };
+        let mut t = std::mem::MaybeUninit::<libc::termios>::uninit();
+        // SAFETY: tcgetattr fills the termios on success, checked before use.
+        if unsafe { libc::tcgetattr(fd, t.as_mut_ptr()) } != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        // SAFETY: initialised by the successful tcgetattr above.
+        let saved = unsafe { t.assume_init() };
+        let mut raw = saved;
+        // SAFETY: cfmakeraw and tcsetattr only touch the termios passed.
+        unsafe {
+            libc::cfmakeraw(&mut raw);
+            raw.c_oflag = saved.c_oflag;
+            if libc::tcsetattr(fd, libc::TCSADRAIN, &raw) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+        }
+        Ok(RawMode {
+            fd,
+            saved,
+            _file: file,
+        })
+    }
+}
+
+impl Drop for RawMode {
+    fn drop(&mut self) {
+        // SAFETY: restores the attributes read in `enter` on the same fd.
+        unsafe {
+            libc::tcsetattr(self.fd, libc::TCSADRAIN, &self.saved);
+        }
+    }
+}
+
+/// Wait until `fd` has input or `deadline` passes (`TimedOut`).
+fn wait_readable(fd: i32, deadline: Instant) -> std::io::Result<()> {
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::TimedOut,
+                format!("no answer within {} s", prompt_timeout().as_secs()),
+            ));
+        }
+        let mut p = libc::pollfd {
+            fd,
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        let ms = i32::try_from(left.as_millis().max(1)).unwrap_or(i32::MAX);
+        // SAFETY: one valid pollfd for the duration of the call.
+        let n = unsafe { libc::poll(&mut p, 1, ms) };
+        if n > 0 {
+            return Ok(());
+        }
+        if n < 0 {
+            let e = std::io::Error::last_os_error();
+            if e.kind() != std::io::ErrorKind::Interrupted {
+                return Err(e);
+            }
+        }
+    }
+}
 
 use dialoguer::console::{Key, Term};
 
@@ -39,7 +158,15 @@ pub fn open_tty() -> Result<Tty, std::io::Error> {
 impl Tty {
     /// Print `prompt` on the terminal (its last line stays in front of the answer) and read one
     /// edited line; `None` when the person pressed Ctrl-D or Ctrl-C, or the terminal closed.
+    ///
+    /// The prompt gains a line saying how long it waits ([`timeout_note`]); a timeout is an
+    /// error for which [`timed_out`] is true.
     pub fn ask(&mut self, prompt: &str) -> std::io::Result<Option<String>> {
+        let note = timeout_note("nothing is written");
+        let prompt = &match prompt.rfind('\n') {
+            Some(i) => format!("{}{note}\n{}", &prompt[..=i], &prompt[i + 1..]),
+            None => format!("{note}\n{prompt}"),
+        };
         if stdin_is_another_terminal() {
             // dialoguer's terminal layer reads keys from stdin whenever stdin is a terminal;
             // when that terminal is not the controlling one, read the controlling terminal's
@@ -55,6 +182,10 @@ impl Tty {
         use std::io::{Read, Write};
         self.file.write_all(prompt.as_bytes())?;
         self.file.flush()?;
+        if let Err(e) = wait_readable(self.file.as_raw_fd(), Instant::now() + prompt_timeout()) {
+            self.file.write_all(b"\n")?;
+            return Err(e);
+        }
         let mut buf = [0u8; 4096];
         let n = self.file.read(&mut buf)?;
         if n == 0 || buf[n - 1] != b'\n' {
@@ -92,10 +223,20 @@ pub fn read_line_on(term: &Term, prompt: &str) -> std::io::Result<Option<String>
     };
     term.write_str(head)?;
     term.write_str(last)?;
+    let raw = RawMode::enter().ok();
+    let deadline = Instant::now() + prompt_timeout();
     let mut chars: Vec<char> = Vec::new();
     let mut pos = 0usize;
     loop {
-        let key = match term.read_key() {
+        if let Some(r) = &raw {
+            if let Err(e) = wait_readable(r.fd, deadline) {
+                term.write_line("")?;
+                return Err(e);
+            }
+        }
+        // `read_key_raw`: Ctrl-C is a key here (answered "no" below), not a SIGINT that would
+        // end the process before it could say what was not done.
+        let key = match term.read_key_raw() {
             Ok(k) => k,
             Err(e)
                 if matches!(
@@ -113,8 +254,8 @@ pub fn read_line_on(term: &Term, prompt: &str) -> std::io::Result<Option<String>
                 term.write_line("")?;
                 return Ok(Some(chars.into_iter().collect()));
             }
-            // Ctrl-D answers no, whatever was typed.
-            Key::Char('\x04') => {
+            // Ctrl-D and Ctrl-C answer no, whatever was typed.
+            Key::Char('\x04') | Key::Char('\x03') | Key::CtrlC => {
                 term.write_line("")?;
                 return Ok(None);
             }

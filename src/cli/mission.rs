@@ -728,6 +728,11 @@ fn write(ctx: &Context, out: &mut Output, job: Job<'_>) -> Result<Exit, CliError
         match tty.ask(&prompt) {
             Ok(Some(t)) if t == words => {}
             Ok(Some(_)) => return Err(stop_fence("confirmation", "mismatch")),
+            Err(e) if fence::timed_out(&e) => {
+                return Err(
+                    stop_fence("confirmation", "timeout").hint(format!("{e}; nothing was written"))
+                )
+            }
             Ok(None) | Err(_) => return Err(stop_fence("confirmation", "eof")),
         }
         human
@@ -868,6 +873,11 @@ fn create(
         match tty.ask(&prompt) {
             Ok(Some(t)) if t == words => {}
             Ok(Some(_)) => return Err(stop_fence("confirmation", "mismatch")),
+            Err(e) if fence::timed_out(&e) => {
+                return Err(
+                    stop_fence("confirmation", "timeout").hint(format!("{e}; nothing was written"))
+                )
+            }
             Ok(None) | Err(_) => return Err(stop_fence("confirmation", "eof")),
         }
         Actor::human(&format!("human:{}", super::limits::login()))

@@ -70,7 +70,7 @@ pub struct Cli {
     #[arg(long, global = true, value_enum, default_value_t = ColorChoice::Auto, value_name = "WHEN")]
     pub color: ColorChoice,
     /// Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)
-    #[arg(long, global = true, value_name = "SECONDS")]
+    #[arg(long, value_name = "SECONDS")]
     pub wait_lock: Option<f64>,
     /// The subcommand
     #[command(subcommand)]
@@ -177,7 +177,87 @@ pub enum Command {
 /// come from this.
 pub fn command() -> clap::Command {
     use clap::CommandFactory;
-    examples::attach(Cli::command(), "world")
+    let cmd = examples::attach(Cli::command(), "world");
+    // `--wait-lock` is a root option and an option of every command that may take the writer
+    // lock, and of no other (issue 29 §8, DEC-UX-12): a reader neither lists nor accepts it.
+    let Some(arg) = cmd
+        .get_arguments()
+        .find(|a| a.get_id() == "wait_lock")
+        .cloned()
+    else {
+        return cmd;
+    };
+    add_wait_lock(cmd, "world", &arg)
+}
+
+/// Add `arg` to every subcommand of `cmd` (whose path is `path`) that is not [`READ_ONLY`].
+fn add_wait_lock(cmd: clap::Command, path: &str, arg: &clap::Arg) -> clap::Command {
+    let names: Vec<String> = cmd
+        .get_subcommands()
+        .map(|s| s.get_name().to_string())
+        .collect();
+    let mut cmd = cmd;
+    for n in names {
+        let sub_path = format!("{path} {n}");
+        if is_read_only(&sub_path) {
+            // Touched anyway: `mut_subcommand` moves a subcommand to the end, so visiting
+            // every one in order keeps the order (completions and man pages stay stable).
+            cmd = cmd.mut_subcommand(&n, |c| c);
+            continue;
+        }
+        let arg = arg.clone();
+        cmd = cmd.mut_subcommand(&n, move |c| {
+            let c = c.arg(arg.clone());
+            add_wait_lock(c, &sub_path, &arg)
+        });
+    }
+    cmd
+}
+
+/// Commands (and groups, with every subcommand) that never take the writer lock, so
+/// `--wait-lock` is neither listed in their help nor accepted (DEC-UX-12).
+pub const READ_ONLY: &[&[&str]] = &[
+    &["head"],
+    &["world"],
+    &["object"],
+    &["log"],
+    &["show"],
+    &["status"],
+    &["registry"],
+    &["transitions"],
+    &["tools"],
+    &["ailang"],
+    &["receipt"],
+    &["effects"],
+    &["broker"],
+    &["verify"],
+    &["why"],
+    &["key"],
+    &["prove"],
+    &["replay"],
+    &["export-episode"],
+    &["util"],
+    &["session", "list"],
+    &["session", "show"],
+    &["approval", "list"],
+    &["approval", "show"],
+    &["checkpoint", "list"],
+    &["checkpoint", "show"],
+    &["package", "packet"],
+    &["package", "status"],
+    &["limits", "report"],
+    &["mission", "list"],
+    &["mission", "log"],
+    &["mission", "verify"],
+    &["mission", "report"],
+];
+
+/// Whether the command path (`world log get`) is one of [`READ_ONLY`].
+pub fn is_read_only(path: &str) -> bool {
+    let words: Vec<&str> = path.split(' ').skip(1).collect();
+    READ_ONLY
+        .iter()
+        .any(|p| words.len() >= p.len() && words[..p.len()] == **p)
 }
 
 /// Parse `args` (the program name first) with [`command`].
@@ -194,7 +274,16 @@ where
     // Until the store is known, every 64-hex argument is withheld from what is printed.
     secrets::withhold_all(&args);
     let matches = command().try_get_matches_from(args)?;
-    Cli::from_arg_matches(&matches)
+    let mut cli = Cli::from_arg_matches(&matches)?;
+    // A writer's own `--wait-lock` (added by [`command`]) wins over the root one.
+    let mut m = &matches;
+    while let Some((_, sub)) = m.subcommand() {
+        if let Ok(Some(v)) = sub.try_get_one::<f64>("wait_lock") {
+            cli.wait_lock = Some(*v);
+        }
+        m = sub;
+    }
+    Ok(cli)
 }
 
 /// Parsed global options every command uses.
@@ -317,8 +406,48 @@ pub fn read_input(path: &Path, max: usize, what: &str) -> Result<Vec<u8>, CliErr
     Ok(buf)
 }
 
+/// The subcommand path of the command line (`world mission apply`), never its arguments:
+/// the words of `args` that name subcommands, in order, skipping flags.
+pub fn command_path<I: IntoIterator<Item = std::ffi::OsString>>(args: I) -> String {
+    use clap::CommandFactory;
+    let mut cmd = Cli::command();
+    let mut path = vec!["world".to_string()];
+    for a in args.into_iter().skip(1) {
+        let Some(a) = a.to_str() else { continue };
+        if a == "--" {
+            break;
+        }
+        if a.starts_with('-') {
+            continue;
+        }
+        match cmd.find_subcommand(a) {
+            Some(sub) => {
+                path.push(sub.get_name().to_string());
+                let sub = sub.clone();
+                cmd = sub;
+            }
+            None if path.len() > 1 => break,
+            None => continue,
+        }
+    }
+    path.join(" ")
+}
+
 /// Run one parsed command.
 pub fn run(cli: Cli) -> Result<Exit, CliError> {
+    // Name this command in the writer lock files it takes (the exit-6 hint of another writer
+    // quotes it, DEC-UX-11).
+    let path = command_path(std::env::args_os());
+    crate::store::lock::set_label(&path);
+    if cli.wait_lock.is_some() && is_read_only(&path) {
+        return Err(CliError::usage(
+            "--wait-lock",
+            format!("`{path}` never takes the writer lock, so there is nothing to wait for"),
+        )
+        .hint(
+            "--wait-lock applies to commands that write (commit, publish, invoke, session mint, …)",
+        ));
+    }
     let ctx = Context::new(&cli)?;
     if secrets::active() {
         let args: Vec<std::ffi::OsString> = std::env::args_os().collect();

@@ -21,15 +21,36 @@ pub fn bar(out: &Output, len: u64, what: &str) -> ProgressBar {
     }
     let pb = ProgressBar::with_draw_target(Some(len), ProgressDrawTarget::stderr());
     let template = if out.color {
-        "{prefix} {bar:30.green/white} {pos}/{len} ({per_sec}, eta {eta}) {msg}"
+        "{prefix} {bar:30.green/white} {pos}/{len} ({rate}, eta {eta}) {msg}"
     } else {
-        "{prefix} [{bar:30}] {pos}/{len} ({per_sec}, eta {eta}) {msg}"
+        "{prefix} [{bar:30}] {pos}/{len} ({rate}, eta {eta}) {msg}"
     };
     if let Ok(style) = ProgressStyle::with_template(template) {
-        pb.set_style(style.progress_chars("=> "));
+        pb.set_style(
+            style
+                .with_key(
+                    "rate",
+                    |s: &indicatif::ProgressState, w: &mut dyn std::fmt::Write| {
+                        let _ = w.write_str(&rate(s.per_sec()));
+                    },
+                )
+                .progress_chars("=> "),
+        );
     }
     pb.set_prefix(what.to_string());
     pb
+}
+
+/// A rate for people: whole units per second (`434/s`), one decimal below 10 (`2.5/s`), `-`
+/// before the first unit (indicatif's own `{per_sec}` prints `433.9596/s`).
+pub fn rate(per_sec: f64) -> String {
+    if !per_sec.is_finite() || per_sec <= 0.0 {
+        "-/s".to_string()
+    } else if per_sec < 10.0 {
+        format!("{per_sec:.1}/s")
+    } else {
+        format!("{per_sec:.0}/s")
+    }
 }
 
 /// A spinner for work of unknown length, hidden like [`bar`].
@@ -44,4 +65,17 @@ pub fn spinner(out: &Output, what: &str) -> ProgressBar {
     pb.set_prefix(what.to_string());
     pb.enable_steady_tick(std::time::Duration::from_millis(120));
     pb
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_rate_is_whole_units_per_second() {
+        assert_eq!(super::rate(433.9596), "434/s");
+        assert_eq!(super::rate(12.49), "12/s");
+        assert_eq!(super::rate(2.46), "2.5/s");
+        assert_eq!(super::rate(0.0), "-/s");
+        assert_eq!(super::rate(f64::NAN), "-/s");
+        assert_eq!(super::rate(f64::INFINITY), "-/s");
+    }
 }

@@ -42,6 +42,10 @@ pub struct Args {
     /// Unattended: no terminal, no phrase; the revision is recorded as unattended
     #[arg(long)]
     yes: bool,
+    /// Seconds the confirmation prompt waits for the phrase; then nothing is published and the
+    /// writer lock is released
+    #[arg(long, value_name = "SECONDS", default_value_t = super::fence::DEFAULT_PROMPT_TIMEOUT, value_parser = clap::value_parser!(u64).range(1..=86400))]
+    prompt_timeout: u64,
     /// Refused for this verb (publishing writes the local store only)
     #[arg(long, hide = true)]
     live: bool,
@@ -97,22 +101,44 @@ fn tty_fence() -> Result<File, CliError> {
     Ok(tty)
 }
 
+/// A confirmation refusal: the fence's `STOP` line, then what was not done.
+fn not_published(reason: &str, why: &str) -> CliError {
+    let mut e = stop("confirmation", reason);
+    e.verbatim = Some(format!(
+        "STOP fence=confirmation reason={reason}\nnothing was published ({why}); the store is unchanged and the writer lock is released"
+    ));
+    e
+}
+
 /// The `confirmation` fence: show the prompt and phrase on the terminal and read one edited
 /// line ([`super::fence::read_line_on`]: keys come from stdin, which the tty fence proved is
-/// the controlling terminal; Ctrl-D answers no).
+/// the controlling terminal; Ctrl-D and Ctrl-C answer no; no answer within the prompt timeout
+/// is `reason=timeout`). Every refusal says that nothing was published.
 fn confirmation_fence(tty: File, n: usize, manifest: &str, db: &str) -> Result<(), CliError> {
     let phrase = format!("publish {n} transitions to {db}");
     let reader = tty.try_clone().map_err(|_| stop("confirmation", "eof"))?;
     let term = dialoguer::console::Term::read_write_pair(reader, tty);
     let prompt = format!(
-        "Type exactly, to write a LOCAL transition-registry revision ({n} descriptor(s) from {manifest}):\n  {phrase}\n> "
+        "Type exactly, to write a LOCAL transition-registry revision ({n} descriptor(s) from {manifest}):\n  {phrase}\n{}\n> ",
+        super::fence::timeout_note("nothing is published and the writer lock is released")
     );
-    let typed = super::fence::read_line_on(&term, &prompt)
-        .ok()
-        .flatten()
-        .ok_or_else(|| stop("confirmation", "eof"))?;
+    let typed = match super::fence::read_line_on(&term, &prompt) {
+        Ok(Some(t)) => t,
+        Err(e) if super::fence::timed_out(&e) => {
+            return Err(not_published("timeout", &e.to_string()))
+        }
+        Ok(None) | Err(_) => {
+            return Err(not_published(
+                "eof",
+                "Ctrl-D, Ctrl-C or a closed terminal answered no",
+            ))
+        }
+    };
     if typed != phrase {
-        return Err(stop("confirmation", "mismatch"));
+        return Err(not_published(
+            "mismatch",
+            "the typed line is not the phrase",
+        ));
     }
     Ok(())
 }
@@ -121,6 +147,9 @@ fn publish_err(e: PublishError) -> CliError {
     match e {
         PublishError::Epoch(e) => epoch_err("publish", e),
         PublishError::Store(s) => lock_or_store(s),
+        e @ PublishError::SourceNotFound { .. } => CliError::failed("publish", e).hint(
+            "a transitionFnFile path is read relative to the manifest's directory, then the current directory (as the reference does); fix the path or run from the directory it is written for",
+        ),
         e if e.is_integrity() => CliError::new(Exit::Integrity, "publish", e)
             .hint("run `world verify` for a full report"),
         e => CliError::failed("publish", e),
@@ -128,14 +157,8 @@ fn publish_err(e: PublishError) -> CliError {
 }
 
 fn lock_or_store(s: store::Error) -> CliError {
-    let held = matches!(s, store::Error::WriterAlreadyActive { .. });
-    let mut e = CliError::store("publish", s);
-    if held {
-        e.why.push_str(
-            " — the transition registry is written under single-writer authority; stop the daemon first",
-        );
-    }
-    e
+    // A held lock's hint names its holder (DEC-UX-11).
+    CliError::store("publish", s)
 }
 
 /// The diff as a table: change, id, title, access, fields, transitionFn, interpreter.
@@ -181,6 +204,77 @@ fn diff_table(plan: &Plan, diff: &Diff, color: bool) -> String {
     super::output::render_table(&t)
 }
 
+/// What the table cannot show whole: for each added transition its access and declared
+/// effects, for each changed one its access and declared effects (marked unchanged when they
+/// are) and every changed field as `old → new` (hashes as 12 hex; schemas by name only).
+fn diff_details(plan: &Plan, diff: &Diff) -> String {
+    use crate::transitions::registry::{Descriptor, Effect};
+    let effects = |e: &[Effect]| {
+        if e.is_empty() {
+            "(none)".to_string()
+        } else {
+            e.iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+                .join(" ")
+        }
+    };
+    let field = |d: &Descriptor, f: &str| -> String {
+        match f {
+            "access" => d.access.to_string(),
+            "declaredEffects" => effects(&d.declared_effects),
+            "description" => format!("{:?}", d.description),
+            "title" => format!("{:?}", d.title),
+            "interpreter" => short(&d.interpreter.to_string()),
+            "transitionFn" => short(&d.transition_fn.to_string()),
+            "semanticsEpoch" => d.semantics_epoch.to_string(),
+            _ => "(schema)".to_string(),
+        }
+    };
+    let mut out = Vec::new();
+    for id in &diff.added {
+        if let Some(d) = plan.revision.get(id) {
+            out.push(format!("added {id}:"));
+            out.push(format!("  access           {}", d.access));
+            out.push(format!(
+                "  declaredEffects  {}",
+                effects(&d.declared_effects)
+            ));
+        }
+    }
+    let base = plan.base.as_ref().map(|b| &b.revision);
+    for c in &diff.changed {
+        let (Some(old), Some(new)) = (base.and_then(|b| b.get(&c.id)), plan.revision.get(&c.id))
+        else {
+            continue;
+        };
+        out.push(format!("changed {}:", c.id));
+        for f in ["access", "declaredEffects"] {
+            if !c.fields.contains(&f) {
+                out.push(format!("  {f:<16} {} (unchanged)", field(new, f)));
+            }
+        }
+        for f in &c.fields {
+            let (was, now) = (field(old, f), field(new, f));
+            if matches!(*f, "inputSchema" | "outputSchema") {
+                out.push(format!("  {f:<16} changed"));
+            } else {
+                out.push(format!("  {f:<16} {was} → {now}"));
+            }
+        }
+    }
+    for id in &diff.removed {
+        if let Some(d) = base.and_then(|b| b.get(id)) {
+            out.push(format!(
+                "removed {id}: was {} / {}",
+                d.access,
+                effects(&d.declared_effects)
+            ));
+        }
+    }
+    out.join("\n")
+}
+
 /// Effect names a `world` handler serves (authority-and-broker.md §12).
 const HANDLED_EFFECTS: [&str; 14] = {
     use crate::broker::handlers as h;
@@ -215,12 +309,19 @@ fn check_entries(out: &mut Output, m: &manifest::Manifest) -> Result<(), CliErro
             }
         }
         for d in &e.declared_effects {
-            if !HANDLED_EFFECTS.contains(&d.effect.as_str()) {
+            if d.effect == crate::broker::handlers::WORKSPACE_EXEC {
+                // Served, but only where an exec profile is configured (issue 29 §7).
+                out.status(format!(
+                    "note: transition {:?} declares {:?}: its handler runs only under `invoke`, `serve` or `mcp` given --exec-profile FILE (README \"Running toolchain commands\")",
+                    e.id, d.effect
+                ));
+            } else if !HANDLED_EFFECTS.contains(&d.effect.as_str()) {
                 out.warn(format!(
                     "transition {:?} declares effect {:?}, which no handler serves (a call would be refused, R8); known effects: {}",
                     e.id,
                     d.effect,
                     HANDLED_EFFECTS.join(", ")
+                        + ", Workspace.Exec (with --exec-profile)"
                 ));
             }
         }
@@ -282,15 +383,12 @@ pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError
         (None, Some(path)) => InterpreterChoice::Path(path.clone()),
         (None, None) => InterpreterChoice::Default,
     };
+    super::fence::set_prompt_timeout(args.prompt_timeout);
     // The manifest is read before the writer lock is taken (issue 13 §5).
     let raw = read_input(&args.manifest, MAX_MANIFEST_BYTES, "publish")?;
     let mut store = match ctx.open_write(true) {
         Ok(s) => s,
-        Err(e) if e.exit == Exit::LockHeld => {
-            let mut e = e;
-            e.why.push_str(" — the transition registry is written under single-writer authority; stop the daemon first");
-            return Err(e);
-        }
+        Err(e) if e.exit == Exit::LockHeld => return Err(e),
         Err(e) => return Err(stop("store", &format!("unopenable {}", e.why))),
     };
     let manifest = manifest::parse(&raw).map_err(|e| CliError::failed("publish", e))?;
@@ -303,8 +401,14 @@ pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError
         Some(tty_fence()?)
     };
 
-    let base_dir = std::env::current_dir()
+    // Sources are read relative to the manifest's directory, then the current directory
+    // (DEC-UX-13; `--manifest -` reads stdin: the current directory).
+    let cwd = std::env::current_dir()
         .map_err(|e| CliError::failed("publish", format!("current directory: {e}")))?;
+    let base_dir = match args.manifest.parent() {
+        Some(d) if args.manifest != std::path::Path::new("-") => cwd.join(d),
+        _ => cwd,
+    };
     let provider = provider(ctx);
     let bar = if std::io::stderr().is_terminal() && !out.quiet {
         let bar = indicatif::ProgressBar::new(manifest.entries.len() as u64);
@@ -358,6 +462,12 @@ pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError
     }
     if !plan.unchanged() {
         let shown = diff_table(&plan, &plan.diff, out.color);
+        let details = diff_details(&plan, &plan.diff);
+        let shown = if details.is_empty() {
+            shown
+        } else {
+            format!("{shown}\n{details}")
+        };
         let shown = match &check {
             Some((lines, _)) => format!("{shown}\n{}", lines.join("\n")),
             None => shown,
@@ -373,12 +483,18 @@ pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError
             None => out.status(shown),
         }
         if let Some(t) = tty {
+            // While the person reads, a refused writer is told who holds the lock and why.
+            store.describe_writer(&format!(
+                "world publish, waiting at its confirmation prompt (gives up after {} s)",
+                args.prompt_timeout
+            ));
             confirmation_fence(
                 t,
                 manifest.entries.len(),
                 &manifest_name,
                 &ctx.db.display().to_string(),
             )?;
+            store.describe_writer("world publish");
         }
     }
     let outcome = ops::publish::commit(&mut store, &plan, args.yes).map_err(publish_err)?;

@@ -411,8 +411,19 @@ pub fn run(ctx: &Context, out: &mut Output, cmd: Cmd) -> Result<Exit, CliError> 
 
 /// `world session mint`: check, confirm at the terminal (unless `--yes`), mint in one
 /// transaction, then place or print the token.
-fn mint(ctx: &Context, out: &mut Output, a: MintArgs) -> Result<Exit, CliError> {
+fn mint(ctx: &Context, out: &mut Output, mut a: MintArgs) -> Result<Exit, CliError> {
     let what = "session mint";
+    // A relative --workspace-root is resolved against the current directory (symlinks too,
+    // when it exists), so the credential records where the worktrees really are.
+    if let Some(root) = a.workspace_root.as_ref().filter(|r| r.is_relative()) {
+        let abs = root
+            .canonicalize()
+            .or_else(|_| std::path::absolute(root))
+            .map_err(|e| {
+                CliError::usage(what, format!("--workspace-root {}: {e}", root.display()))
+            })?;
+        a.workspace_root = Some(abs);
+    }
     let grants = check_mint(ctx, what, &a)?;
     warn_unmatched_grants(ctx, out, &grants);
     if !a.yes {
@@ -432,13 +443,8 @@ fn mint(ctx: &Context, out: &mut Output, a: MintArgs) -> Result<Exit, CliError> 
         ..
     } = a;
     let token = session::new_token().map_err(|e| CliError::failed(what, e))?;
-    let mut store = ctx.open_write(false).map_err(|e| {
-        if e.exit == Exit::LockHeld {
-            e.hint("stop the daemon first (session mint, new and revoke need the writer lock)")
-        } else {
-            e
-        }
-    })?;
+    // A held lock's hint names the holder (`world serve` included, DEC-UX-11).
+    let mut store = ctx.open_write(false)?;
     let mut req = MintRequest {
         episode: episode.clone(),
         grants,
@@ -600,7 +606,13 @@ fn confirm_mint(ctx: &Context, what: &str, a: &MintArgs, grants: &[Grant]) -> Re
             limits_scope: a.limits_scope.as_deref(),
             mission: mission_line.as_deref(),
         }))
-        .map_err(|e| CliError::new(Exit::Integrity, what, format!("terminal: {e}")))?;
+        .map_err(|e| {
+            let mut err = CliError::new(Exit::Integrity, what, format!("terminal: {e}"));
+            if fence::timed_out(&e) {
+                err.verbatim = Some(format!("aborted ({e}); nothing was written"));
+            }
+            err
+        })?;
     if !fence::is_yes(answer.as_deref()) {
         let mut err = CliError::new(Exit::Integrity, what, "");
         err.verbatim = Some("aborted (not confirmed)".into());

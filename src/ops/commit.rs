@@ -69,13 +69,101 @@ pub enum PutError {
 /// formulas (DEC-CLI-23). The caller holds the writer lock, so the head read here is the one
 /// the commit is compared against.
 ///
+/// A retry: when `put.invocation_id` already has a recorded commit, the body is rebuilt on
+/// the head that commit observed (not the current head), so the same content lands on the
+/// same world and answers `replayed` without writing (DEC-UX-10); other content under that id
+/// is [`store::Error::InvocationReused`] naming the first field that differs.
+///
 /// # Errors
 /// [`PutError`]; nothing is written on error.
 pub fn put(store: &mut Store, put: &Put, now: i64) -> Result<Committed, PutError> {
     if put.files.is_empty() {
         return Err(PutError::NoFiles);
     }
-    let head = store.head()?.ok_or(PutError::NoHead)?;
+    let recorded = match &put.invocation_id {
+        Some(id) => recorded_intent(store, id)?,
+        None => None,
+    };
+    let base = match &recorded {
+        Some(intent) if intent.observed_head.is_empty() => {
+            return Err(reused(
+                intent,
+                "ObservedHead",
+                "\"\" (a genesis commit)",
+                "the head",
+            ));
+        }
+        Some(intent) => intent.observed_head.clone(),
+        None => store.head()?.ok_or(PutError::NoHead)?,
+    };
+    let c = build(store, put, base)?;
+    if let Some(intent) = &recorded {
+        if c.next_world.reference != intent.world_ref {
+            let h = &c.entry.header;
+            let recorded_entry = match store.world(&intent.world_ref)? {
+                Some(w) => store
+                    .log_entry(w.revision)?
+                    .filter(|e| e.entry_hash == intent.entry_hash)
+                    .map(|e| e.header),
+                None => None,
+            };
+            let (field, was, now_) = match recorded_entry {
+                Some(r) if r.transition_fn != h.transition_fn => (
+                    "Entry.Header.TransitionFn (the first object's hash)",
+                    r.transition_fn,
+                    h.transition_fn.clone(),
+                ),
+                Some(r) if r.written_by != h.written_by => {
+                    ("Entry.Header.WrittenBy", r.written_by, h.written_by.clone())
+                }
+                _ => (
+                    "NextWorld.Ref",
+                    intent.world_ref.clone(),
+                    c.next_world.reference.clone(),
+                ),
+            };
+            return Err(reused(intent, field, &was, &now_));
+        }
+    }
+    c.check()?;
+    let landed = store.commit(&c, now)?;
+    Ok(Committed { commit: c, landed })
+}
+
+fn reused(
+    intent: &crate::store::journal::CommitIntent,
+    field: &str,
+    recorded: &str,
+    got: &str,
+) -> PutError {
+    PutError::Store(store::Error::InvocationReused {
+        id: intent.invocation_id.clone(),
+        field: field.to_string(),
+        recorded: recorded.to_string(),
+        got: got.to_string(),
+    })
+}
+
+/// The commit intent recorded under `id`, if any.
+fn recorded_intent(
+    store: &Store,
+    id: &str,
+) -> Result<Option<crate::store::journal::CommitIntent>, store::Error> {
+    use crate::store::journal;
+    let Some(obj_ref) = journal::row(store.conn(), id, journal::Kind::Intent)? else {
+        return Ok(None);
+    };
+    let obj = store
+        .object(&obj_ref)?
+        .ok_or_else(|| store::Error::Corrupt {
+            what: "journal intent".into(),
+            detail: format!("object {obj_ref} missing"),
+        })?;
+    journal::CommitIntent::decode(&obj.payload).map(Some)
+}
+
+/// The commit `put` builds on world `head` (see [`put`]).
+fn build(store: &Store, put: &Put, head: String) -> Result<Commit, PutError> {
     let world = store
         .world(&head)?
         .ok_or_else(|| PutError::NoWorldRow(head.clone()))?;
@@ -123,7 +211,5 @@ pub fn put(store: &mut Store, put: &Put, now: i64) -> Result<Committed, PutError
             transition_ref: root,
         },
     };
-    c.check()?;
-    let landed = store.commit(&c, now)?;
-    Ok(Committed { commit: c, landed })
+    Ok(c)
 }

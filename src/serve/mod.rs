@@ -551,6 +551,8 @@ pub enum ReadError {
 /// The router: `/v1`, `/mcp`, `/a2a`, `/agui/`, the agent cards, all behind the Host/Origin guard.
 pub fn router(app: Arc<App>) -> Router {
     let v1 = Router::new()
+        .route("/v1/", get(rest::index))
+        .route("/v1", get(rest::index))
         .route("/v1/health", get(rest::health))
         .route("/v1/head", get(rest::head))
         .route("/v1/checkpoint", get(rest::checkpoint))
@@ -798,6 +800,10 @@ async fn serve(cfg: Config, prepared: Prepared) -> Result<(), StartupError> {
     let local = listener
         .local_addr()
         .map_err(|e| fail(Stage::Listen, "local address", e))?;
+    // A writer refused meanwhile is told where the daemon answers (DEC-UX-11).
+    prepared.store.describe_writer(&format!(
+        "world serve at http://{local}: REST /v1/, MCP /mcp, A2A /a2a"
+    ));
     let app = Arc::new(App {
         db: cfg.db.clone(),
         port: local.port(),

@@ -1,5 +1,6 @@
 //! HTTP `/v1` routes (surfaces.md §4): shapes, status codes and the error envelope
-//! `{"error":{"class","message"}}` (`HeadConflict` adds `observedHead` and `selectedHead`).
+//! `{"error":{"class","code","message"}}` (`HeadConflict` adds `observedHead` and
+//! `selectedHead`; `code` is `class` in the CLI's snake case, DEC-UX-14).
 
 use std::collections::HashMap;
 use std::pin::Pin;
@@ -129,7 +130,11 @@ impl ApiError {
 
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
-        let mut err = json!({"class": self.class, "message": self.message});
+        // `class` is the reference's wire (surfaces.md §3); `code` is the same name in the
+        // CLI's spelling (`HeadConflict` → `head_conflict`), so one vocabulary serves both
+        // (issue 29 §8, DEC-UX-14).
+        let mut err =
+            json!({"class": self.class, "code": code_of(self.class), "message": self.message});
         if let Some((o, s)) = self.heads {
             err["observedHead"] = Value::String(o);
             err["selectedHead"] = Value::String(s);
@@ -140,6 +145,23 @@ impl IntoResponse for ApiError {
         }
         r
     }
+}
+
+/// The CLI-style `code` of an error class: snake case (`HeadConflict` → `head_conflict`,
+/// `NotFound` → `not_found`), the spelling `world --json` errors use.
+pub fn code_of(class: &str) -> String {
+    let mut out = String::with_capacity(class.len() + 4);
+    for (i, c) in class.chars().enumerate() {
+        if c.is_ascii_uppercase() {
+            if i > 0 {
+                out.push('_');
+            }
+            out.push(c.to_ascii_lowercase());
+        } else {
+            out.push(c);
+        }
+    }
+    out
 }
 
 /// Mark `r` as the connection's last response (the rest of an unread body is never read).
@@ -248,6 +270,75 @@ async fn collect_body(mut body: Body, limit: usize) -> Result<Bytes, ReadBodyErr
         }
     }
     Ok(Bytes::from(buf))
+}
+
+/// Every route `world serve` answers, as `(method, path, what)`: the body of `GET /v1/`
+/// and the README's routes table (a test keeps the two equal). Paths use `{name}` for one
+/// segment and `{*name}` for the rest of the path.
+pub const ROUTES: &[(&str, &str, &str)] = &[
+    ("GET", "/v1/", "this list of routes"),
+    (
+        "GET",
+        "/v1/health",
+        "daemon version, store path, pinned interpreter",
+    ),
+    ("GET", "/v1/head", "the selected world head"),
+    (
+        "GET",
+        "/v1/checkpoint",
+        "the latest signed checkpoint of the log",
+    ),
+    ("GET", "/v1/worlds/{reference}", "one world row"),
+    (
+        "GET",
+        "/v1/objects/{reference}",
+        "one object (payload base64)",
+    ),
+    (
+        "GET",
+        "/v1/objects/by-semantic-id/{*name}",
+        "objects with a semantic id, paged (?after=&limit=)",
+    ),
+    ("GET", "/v1/log", "log entries, paged (?from=&limit=)"),
+    ("GET", "/v1/log/{index}", "one log entry"),
+    ("GET", "/v1/registry/{*name}", "a named registry head"),
+    (
+        "POST",
+        "/v1/commit",
+        "compare-and-append a commit body (`world commit`)",
+    ),
+    (
+        "GET",
+        "/v1/receipts/{*id}",
+        "what an invocation id recorded (`world receipt`)",
+    ),
+    (
+        "POST",
+        "/mcp",
+        "MCP streamable HTTP (JSON-RPC; GET opens the stream, DELETE ends a session)",
+    ),
+    ("POST", "/a2a", "A2A JSON-RPC (message/send, tasks/get, …)"),
+    ("GET", "/.well-known/agent-card.json", "the A2A agent card"),
+    (
+        "GET",
+        "/.well-known/agent.json",
+        "the legacy A2A agent card",
+    ),
+    (
+        "POST",
+        "/agui/",
+        "AG-UI 1.0 run: server-sent events of the store",
+    ),
+];
+
+/// `GET /v1/` (and `GET /v1`): the routes, `{"routes":[{"method","path","description"}…]}`
+/// (docs/json/routes.schema.json).
+pub async fn index() -> Response {
+    let routes: Vec<Value> = ROUTES
+        .iter()
+        .map(|(m, p, d)| json!({"method": m, "path": p, "description": d}))
+        .collect();
+    Json(json!({ "routes": routes })).into_response()
 }
 
 /// `GET /v1/health`.
@@ -641,5 +732,16 @@ mod tests {
         e.heads = Some(("a".into(), "b".into()));
         let r = e.into_response();
         assert_eq!(r.status(), StatusCode::CONFLICT);
+    }
+}
+
+#[cfg(test)]
+mod code_tests {
+    #[test]
+    fn a_class_becomes_the_cli_code() {
+        assert_eq!(super::code_of("HeadConflict"), "head_conflict");
+        assert_eq!(super::code_of("NotFound"), "not_found");
+        assert_eq!(super::code_of("PayloadTooLarge"), "payload_too_large");
+        assert_eq!(super::code_of("Forbidden"), "forbidden");
     }
 }

@@ -9,6 +9,46 @@ use fs4::fs_std::FileExt;
 
 use super::Error;
 
+/// Who holds the writer lock, as its lock file says: `PID\n` then, from `world` 0.x on, one
+/// line naming the holder's command (`world commit`, `world serve`, `world publish (waiting
+/// at its confirmation prompt)`). The reference daemon writes nothing (DEC-CLI-21, DEC-UX-11).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Holder {
+    /// The holder's process id (alive when read).
+    pub pid: u32,
+    /// What it is doing, when it said (control characters removed, at most 200 chars).
+    pub command: Option<String>,
+}
+
+impl std::fmt::Display for Holder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.command {
+            Some(c) => write!(f, "pid {} ({c})", self.pid),
+            None => write!(f, "pid {}", self.pid),
+        }
+    }
+}
+
+/// The command this process names in the lock files it takes (set once by the CLI from the
+/// subcommand, e.g. `world commit`; never its arguments, which may hold secrets).
+static LABEL: std::sync::Mutex<String> = std::sync::Mutex::new(String::new());
+
+/// Name what this process is, for the lock files it takes from now on (see [`Holder`]).
+pub fn set_label(label: &str) {
+    if let Ok(mut l) = LABEL.lock() {
+        *l = clean(label);
+    }
+}
+
+fn label() -> String {
+    LABEL.lock().map(|l| l.clone()).unwrap_or_default()
+}
+
+/// One line, no control characters, at most 200 chars.
+fn clean(text: &str) -> String {
+    text.chars().filter(|c| !c.is_control()).take(200).collect()
+}
+
 /// A held writer lock; dropping it (or the process dying) releases it. The lock file is never
 /// deleted.
 #[derive(Debug)]
@@ -122,7 +162,7 @@ pub fn acquire_writer(db: &Path, wait: Option<Duration>) -> Result<WriterLock, E
             Ok(true) => {
                 // Name this process as the holder (the file's content is ours to use: the
                 // spec fixes only its path, mode and flock; DEC-CLI-21).
-                let _ = write_pid(&file);
+                let _ = write_holder(&file, &label());
                 return Ok(WriterLock {
                     _file: Some(file),
                     path: lock_path,
@@ -148,26 +188,44 @@ pub fn acquire_writer(db: &Path, wait: Option<Duration>) -> Result<WriterLock, E
     }
 }
 
-fn write_pid(mut file: &File) -> std::io::Result<()> {
+fn write_holder(mut file: &File, label: &str) -> std::io::Result<()> {
     use std::io::{Seek, Write};
+    let text = if label.is_empty() {
+        format!("{}\n", std::process::id())
+    } else {
+        format!("{}\n{}\n", std::process::id(), clean(label))
+    };
     file.set_len(0)?;
     file.seek(std::io::SeekFrom::Start(0))?;
-    file.write_all(format!("{}\n", std::process::id()).as_bytes())
+    file.write_all(text.as_bytes())
 }
 
-/// The PID the lock file names, when it is one decimal line naming a live process; `None`
-/// for an empty file (the reference, or a holder that has not written yet) or a dead PID.
-fn read_holder(mut file: &File) -> Option<u32> {
+impl WriterLock {
+    /// Say what the holder is doing now (e.g. waiting at a prompt), for a refused writer's
+    /// hint. Best effort: the lock itself is unaffected.
+    pub fn describe(&self, what: &str) {
+        if let Some(f) = &self._file {
+            let _ = write_holder(f, what);
+        }
+    }
+}
+
+/// The holder the lock file names, when its first line is a decimal PID of a live process
+/// (the optional second line is its command); `None` for an empty file (the reference, or a
+/// holder that has not written yet) or a dead PID.
+fn read_holder(mut file: &File) -> Option<Holder> {
     use std::io::{Read, Seek};
     let mut text = String::new();
     file.seek(std::io::SeekFrom::Start(0)).ok()?;
-    file.take(32).read_to_string(&mut text).ok()?;
-    let pid: u32 = text.trim().parse().ok()?;
+    file.take(512).read_to_string(&mut text).ok()?;
+    let mut lines = text.lines();
+    let pid: u32 = lines.next()?.trim().parse().ok()?;
+    let command = lines.next().map(clean).filter(|c| !c.trim().is_empty());
     let raw = i32::try_from(pid).ok().filter(|p| *p > 0)?;
     // SAFETY: signal 0 only checks that the process exists.
     let alive = unsafe { libc::kill(raw, 0) } == 0
         || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM);
-    alive.then_some(pid)
+    alive.then_some(Holder { pid, command })
 }
 
 impl Drop for WriterLock {

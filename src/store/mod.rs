@@ -130,7 +130,7 @@ pub enum Error {
         reason: String,
     },
     /// Another process holds the writer lock (store-format.md §11; exit 6).
-    #[error("another process already holds writer authority for this database (single-writer is enforced, not conventional): store {db}, lock {lock}{}", holder_text(*.holder))]
+    #[error("another process already holds writer authority for this database (single-writer is enforced, not conventional): store {db}, lock {lock}{}", holder_text(.holder.as_ref()))]
     WriterAlreadyActive {
         /// Canonical store path.
         db: PathBuf,
@@ -138,7 +138,7 @@ pub enum Error {
         lock: PathBuf,
         /// The holder's PID when the lock file names a live process (`world` writes its PID
         /// there while it holds the lock; the reference daemon writes nothing).
-        holder: Option<u32>,
+        holder: Option<lock::Holder>,
     },
     /// A ref field does not parse (`InvalidRefError{Op, Field, Text}`).
     #[error("{op}: field {field} is not a valid ref: {text:?} ({reason})")]
@@ -628,6 +628,15 @@ impl Store {
         self.lock.is_some()
     }
 
+    /// Say in the writer lock file what this holder is doing now (e.g. `world publish
+    /// (waiting at its confirmation prompt)`), so a refused writer's hint names it; a no-op
+    /// for a reader. See [`lock::Holder`].
+    pub fn describe_writer(&self, what: &str) {
+        if let Some(l) = &self.lock {
+            l.describe(what);
+        }
+    }
+
     /// Begin a `BEGIN IMMEDIATE` transaction (writers only).
     pub fn immediate(&mut self) -> Result<rusqlite::Transaction<'_>, Error> {
         Ok(self
@@ -1040,9 +1049,9 @@ pub fn cas_registry_head(
     set_registry_head(conn, name, next)
 }
 
-fn holder_text(holder: Option<u32>) -> String {
+fn holder_text(holder: Option<&lock::Holder>) -> String {
     match holder {
-        Some(pid) => format!(", held by pid {pid}"),
+        Some(h) => format!(", held by {h}"),
         None => String::new(),
     }
 }

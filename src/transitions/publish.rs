@@ -154,6 +154,16 @@ pub enum PublishError {
     /// Epoch derivation or bootstrap failed.
     #[error(transparent)]
     Epoch(#[from] EpochError),
+    /// The source file is in none of the places it is looked for.
+    #[error("transition {id:?}: source {path} not found (looked for {})", tried.join(" and "))]
+    SourceNotFound {
+        /// Descriptor id.
+        id: String,
+        /// `transitionFnFile` as written.
+        path: String,
+        /// The paths tried, in order (the manifest's directory, then the current one).
+        tried: Vec<String>,
+    },
     /// The source file could not be read.
     #[error("transition {id:?}: cannot read source {path}: {error}")]
     ReadSource {
@@ -788,7 +798,31 @@ pub fn source_bytes(
 ) -> Result<(String, Vec<u8>), PublishError> {
     match spec {
         SourceSpec::File(p) => {
-            let path = base_dir.join(p);
+            // Relative to `base_dir` (the manifest's directory, as cargo and npm read
+            // theirs); when it is not there, relative to the current directory, where the
+            // reference reads it (DEC-UX-13).
+            let beside = base_dir.join(p);
+            let path = if p.is_relative() && !beside.exists() && p.exists() {
+                p.clone()
+            } else {
+                beside.clone()
+            };
+            if !path.exists() {
+                return Err(PublishError::SourceNotFound {
+                    id: id.to_string(),
+                    path: p.display().to_string(),
+                    tried: if p.is_relative() {
+                        vec![
+                            beside.display().to_string(),
+                            std::env::current_dir()
+                                .map(|d| d.join(p).display().to_string())
+                                .unwrap_or_else(|_| p.display().to_string()),
+                        ]
+                    } else {
+                        vec![p.display().to_string()]
+                    },
+                });
+            }
             let name = p.display().to_string();
             // A regular file only, bounded while reading (issue 13 §5): /dev/zero or a FIFO
             // never holds the writer lock.
@@ -1265,10 +1299,11 @@ mod tests {
             assert!(text.contains(want), "{name}: {text}");
         }
         assert_eq!(interp.checks.load(std::sync::atomic::Ordering::SeqCst), 0);
+        // A missing file is named with every place it was looked for (DEC-UX-13).
         let m = manifest_of(&[entry_json("t", "absent.ail", "T")]);
         assert!(matches!(
             f.plan(&m, &interp),
-            Err(PublishError::ReadSource { .. })
+            Err(PublishError::SourceNotFound { ref tried, .. }) if tried.len() == 2
         ));
     }
 

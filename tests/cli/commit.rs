@@ -379,3 +379,213 @@ fn batch_keep_going_reports_every_refusal_and_a_summary() {
         "{r:#?}"
     );
 }
+
+/// Issue 29 §4: every retry form under one `rest:` id — `commit --put`, a full body, a batch
+/// of bodies, a batch of put lines — answers "already committed" with exit 0 after the head
+/// has moved on, writes nothing, and prints the world first committed.
+#[test]
+fn every_retry_form_with_the_same_rest_id_is_already_committed() {
+    let env = TestEnv::new();
+    let tip = env.genesis();
+    let a = env.write("a.json", br#"{"note":"a"}"#);
+    let put = |id: &str| {
+        env.run(&[
+            "commit",
+            "--put",
+            a.to_str().unwrap(),
+            "--semantic-id",
+            "demo/note",
+            "--invocation-id",
+            id,
+        ])
+    };
+    // --put, retried after another commit moved the head.
+    let first = put("rest:p-1").ok().stdout;
+    env.run(&[
+        "commit",
+        "--put",
+        a.to_str().unwrap(),
+        "--semantic-id",
+        "other",
+    ])
+    .ok();
+    let before = env.snapshot();
+    let again = put("rest:p-1").ok();
+    assert_eq!(
+        again.stdout, first,
+        "the retry names the world first committed"
+    );
+    assert!(again.stderr.contains("already committed"), "{again:#?}");
+    assert_eq!(env.snapshot(), before, "a retry writes nothing");
+    // --json says replayed.
+    let v = env
+        .run(&[
+            "commit",
+            "--put",
+            a.to_str().unwrap(),
+            "--semantic-id",
+            "demo/note",
+            "--invocation-id",
+            "rest:p-1",
+            "--json",
+        ])
+        .ok()
+        .json();
+    assert_eq!(v["replayed"], true);
+    assert_eq!(v["entryIndex"], 1);
+    let _ = tip;
+
+    // A full body, retried as a body and inside a batch of bodies.
+    let body = env
+        .tip()
+        .body("full", &[b"full"])
+        .with_invocation("rest:b-1");
+    env.commit_ok(&body);
+    env.run(&["commit", "--put", a.to_str().unwrap(), "--semantic-id", "x"])
+        .ok();
+    let before = env.snapshot();
+    let r = env.commit(&body).ok();
+    assert!(r.stderr.contains("already committed"), "{r:#?}");
+    let batch = env.write("bodies.jsonl", &[body.bytes(), b"\n".to_vec()].concat());
+    let r = env
+        .run(&["commit", "--batch", batch.to_str().unwrap()])
+        .ok();
+    assert!(r.stderr.contains("1 already committed"), "{r:#?}");
+    assert_eq!(env.snapshot(), before);
+
+    // Put lines: the first run commits, a resend answers every line with an id as already
+    // committed, and a --put with the same content and id is the same commit.
+    let lines = format!(
+        "{}\n{}\n{}\n",
+        r#"{"put":"a.json","semanticId":"demo/note","invocationId":"rest:l-1"}"#,
+        r#"{"text":"hello\n","semanticId":"demo/text","invocationId":"rest:l-2"}"#,
+        r#"{"json":{"n":1},"semanticId":"demo/json","invocationId":"rest:l-3","writtenBy":"client:ci"}"#,
+    );
+    let batch = env.write("puts.jsonl", lines.as_bytes());
+    let landed = env
+        .run(&["commit", "--batch", batch.to_str().unwrap()])
+        .ok()
+        .stdout;
+    let before = env.snapshot();
+    let r = env
+        .run(&["commit", "--batch", batch.to_str().unwrap()])
+        .ok();
+    assert_eq!(r.stdout, landed);
+    assert!(r.stderr.contains("3 already committed"), "{r:#?}");
+    let r = put("rest:l-1").ok();
+    assert_eq!(r.stdout.lines().next(), landed.lines().next());
+    assert_eq!(env.snapshot(), before);
+    env.run(&["receipt", "rest:l-3"]).ok();
+    env.verify_ok();
+}
+
+/// Issue 29 §4: other content under a used `rest:` id is refused with a hint naming the id,
+/// whichever form sends it, and nothing is written.
+#[test]
+fn a_different_body_under_a_used_id_is_refused_with_a_hint() {
+    let env = TestEnv::new();
+    env.genesis();
+    let a = env.write("a.json", b"a");
+    let b = env.write("b.json", b"b");
+    let put = |f: &std::path::Path, extra: &[&str]| {
+        let mut args = vec![
+            "commit",
+            "--put",
+            f.to_str().unwrap(),
+            "--semantic-id",
+            "demo/note",
+            "--invocation-id",
+            "rest:same",
+        ];
+        args.extend_from_slice(extra);
+        env.run(&args)
+    };
+    put(&a, &[]).ok();
+    let before = env.snapshot();
+    for r in [
+        put(&b, &[]),
+        put(&a, &["--writer", "client:other"]),
+        put(&a, &["--put", b.to_str().unwrap()]),
+    ] {
+        let r = r.code(1);
+        assert!(
+            r.stderr.contains("was used for a different commit"),
+            "{r:#?}"
+        );
+        assert!(
+            r.stderr
+                .contains("hint: a retry under rest:same must send the same content"),
+            "{r:#?}"
+        );
+    }
+    let batch = env.write(
+        "other.jsonl",
+        br#"{"text":"b","semanticId":"demo/note","invocationId":"rest:same"}
+"#,
+    );
+    let r = env
+        .run(&["commit", "--batch", batch.to_str().unwrap(), "--json"])
+        .code(1);
+    let v = r.json_lines();
+    let err = v.last().unwrap();
+    assert_eq!(err["error"]["code"], "invocation_reused", "{r:#?}");
+    assert_eq!(env.snapshot(), before);
+}
+
+/// Issue 29 §5: put lines chain from the head (no hand-built hashes), resolve a relative
+/// `put` against the batch file's directory, and refuse a malformed line before anything
+/// is written.
+#[test]
+fn batch_put_lines_chain_from_the_head() {
+    let env = TestEnv::new();
+    env.genesis();
+    let sub = env.path("batch");
+    std::fs::create_dir(&sub).unwrap();
+    std::fs::write(sub.join("n.json"), b"{\"n\":1}").unwrap();
+    let lines = [
+        r#"{"put":"n.json","semanticId":"demo/a"}"#,
+        r#"{"payload":"aGk=","semanticId":"demo/b","provenance":"ci"}"#,
+        r#"{"json":{"z":1,"a":[2]},"semanticId":"demo/c"}"#,
+    ]
+    .join("\n");
+    std::fs::write(sub.join("b.jsonl"), lines).unwrap();
+    let r = env
+        .run(&["commit", "--batch", sub.join("b.jsonl").to_str().unwrap()])
+        .ok();
+    assert_eq!(r.stdout.lines().count(), 3);
+    assert_eq!(env.log_len(), 4);
+    let e3 = env.run(&["log", "get", "3", "--json"]).ok().json();
+    assert_eq!(
+        e3["transitionRef"],
+        crate::common::sha(br#"{"z":1,"a":[2]}"#).as_str()
+    );
+    let e2 = env.run(&["log", "get", "2", "--json"]).ok().json();
+    assert_eq!(e2["transitionRef"], crate::common::sha(b"hi").as_str());
+    assert_eq!(e3["header"]["prevEntryHash"], e2["entryHash"]);
+    env.verify_ok();
+    // Bad lines: two payload forms, an unknown key, a missing file, bad base64.
+    let before = env.snapshot();
+    for (line, says) in [
+        (
+            r#"{"text":"a","json":1,"semanticId":"x"}"#,
+            "exactly one of",
+        ),
+        (
+            r#"{"text":"a","semanticId":"x","color":1}"#,
+            "unknown field",
+        ),
+        (r#"{"put":"missing.json","semanticId":"x"}"#, "no such file"),
+        (r#"{"payload":"***","semanticId":"x"}"#, "not base64"),
+    ] {
+        let f = env.write(
+            "bad.jsonl",
+            format!("{{\"text\":\"ok\",\"semanticId\":\"x\"}}\n{line}\n").as_bytes(),
+        );
+        let r = env.run(&["commit", "--batch", f.to_str().unwrap()]).code(1);
+        assert!(
+            r.stderr.contains("line 2") && r.stderr.contains(says),
+            "{r:#?}"
+        );
+    }
+    assert_eq!(env.snapshot(), before);
+}

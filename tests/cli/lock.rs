@@ -45,7 +45,17 @@ fn second_writer_refused_readers_work_and_lock_freed_by_kill() {
     // The message names the holder's PID (world writes it into the lock file; issue 16 §11).
     let pid = first.id();
     assert!(line.contains(&format!("held by pid {pid}")), "{line}");
-    assert!(r.stderr.contains(&format!("ps -p {pid}")), "{r:#?}");
+    // …and its command, which the holder wrote on the lock file's second line (issue 29 §6).
+    assert!(
+        line.contains(&format!("held by pid {pid} (world commit)")),
+        "{line}"
+    );
+    assert!(
+        r.stderr.contains(&format!(
+            "hint: process {pid}, `world commit`, holds the writer lock; retry later"
+        )),
+        "{r:#?}"
+    );
     assert!(elapsed < Duration::from_secs(2), "refusal took {elapsed:?}");
     let r = env.run(&["genesis"]).code(6);
     r.one_line_error();

@@ -160,5 +160,19 @@ fn publish_refuses_unusable_schemas_and_warns_about_unserved_effects() {
             .contains("\"Workspace.Wrte\", which no handler serves")
             && r.stderr.contains("Workspace.Write"),
         "{r:#?}"
+    ); // Workspace.Exec has a handler (under --exec-profile): a note says where, not a warning
+       // that nothing serves it (issue 29 §7).
+    let m = manifest(
+        &env,
+        serde_json::json!({"type": "object"}),
+        "Workspace.Exec",
+    );
+    let r = env
+        .run(&["publish", "--manifest", m.to_str().unwrap(), "--yes"])
+        .ok();
+    assert!(!r.stderr.contains("no handler serves"), "{r:#?}");
+    assert!(
+        r.stderr.contains("\"Workspace.Exec\": its handler runs only under `invoke`, `serve` or `mcp` given --exec-profile"),
+        "{r:#?}"
     );
 }

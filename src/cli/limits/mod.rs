@@ -1096,6 +1096,11 @@ fn execute(ctx: &Context, out: &mut Output, place: &Place, job: Job<'_>) -> Resu
         match tty.ask(&prompt) {
             Ok(Some(typed)) if typed == words => {}
             Ok(Some(_)) => return Err(stop_fence("confirmation", "mismatch")),
+            Err(e) if fence::timed_out(&e) => {
+                return Err(
+                    stop_fence("confirmation", "timeout").hint(format!("{e}; nothing was written"))
+                )
+            }
             Ok(None) | Err(_) => return Err(stop_fence("confirmation", "eof")),
         }
         human

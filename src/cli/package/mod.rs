@@ -195,6 +195,12 @@ pub fn attended(what: &str, intro: &str, phrase: &str) -> Result<(), CliError> {
             Some("mismatch"),
             "the typed line is not the required confirmation phrase",
         )),
+        Err(e) if fence::timed_out(&e) => Err(stop(
+            what,
+            "confirmation",
+            Some("timeout"),
+            &format!("{e}; nothing was written and the writer lock is released"),
+        )),
         Ok(None) | Err(_) => Err(stop(
             what,
             "confirmation",
