@@ -193,7 +193,10 @@ where
     let args: Vec<std::ffi::OsString> = args.into_iter().map(Into::into).collect();
     // Until the store is known, every 64-hex argument is withheld from what is printed.
     secrets::withhold_all(&args);
-    let matches = command().try_get_matches_from(args)?;
+    // EXAMPLES only on the commands the arguments name: the rest are never printed (issue 34).
+    use clap::CommandFactory;
+    let cmd = examples::attach_for(Cli::command(), "world", &args[1.min(args.len())..]);
+    let matches = cmd.try_get_matches_from(args)?;
     Cli::from_arg_matches(&matches)
 }
 
