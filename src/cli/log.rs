@@ -173,58 +173,74 @@ impl Layout {
     }
 
     fn line(&self, cells: [&str; 8]) -> String {
+        let mut out = String::with_capacity(160);
+        self.push_line(&mut out, cells);
+        out
+    }
+
+    /// One line of the table into `out` (cleared first), without a newline. Cells are
+    /// written in place, padded to their widths; only a cut or escaped cell allocates.
+    fn push_line(&self, out: &mut String, cells: [&str; 8]) {
+        use std::fmt::Write;
         // Client-written values (writtenBy, ids) are shown escaped (DEC-TRUST3-4).
         let cells = cells.map(crate::termtext::escape_line);
-        let cells: [&str; 8] = std::array::from_fn(|i| cells[i].as_ref());
-        let cut = |s: &str, w: usize| -> String {
-            if s.chars().count() > w {
-                format!(
-                    "{}…",
-                    s.chars().take(w.saturating_sub(1)).collect::<String>()
-                )
+        fn cut(s: &str, w: usize) -> std::borrow::Cow<'_, str> {
+            // A string of at most `w` bytes has at most `w` characters: no count needed.
+            if s.len() <= w || s.chars().count() <= w {
+                std::borrow::Cow::Borrowed(s)
             } else {
-                s.to_string()
+                let mut c: String = s.chars().take(w.saturating_sub(1)).collect();
+                c.push('…');
+                std::borrow::Cow::Owned(c)
             }
-        };
-        let mut out = format!(
+        }
+        out.clear();
+        // Writing to a String cannot fail.
+        let _ = write!(
+            out,
             "{:>iw$}  {:<TIME_W$}  {:<WRITER_W$}  {:<TRANSITION_W$}  {:<OUTCOME_W$}",
             cells[0],
-            cut(cells[1], TIME_W),
-            cut(cells[2], WRITER_W),
-            cut(cells[3], TRANSITION_W),
-            cut(cells[4], OUTCOME_W),
+            cut(&cells[1], TIME_W),
+            cut(&cells[2], WRITER_W),
+            cut(&cells[3], TRANSITION_W),
+            cut(&cells[4], OUTCOME_W),
             iw = self.index
         );
         if let Some(w) = self.episode {
-            out.push_str(&format!("  {:<w$}", cut(cells[5], w)));
+            let _ = write!(out, "  {:<w$}", cut(&cells[5], w));
         }
         if let Some(w) = self.entry {
-            out.push_str(&format!("  {:<w$}", cut(cells[7], w)));
+            let _ = write!(out, "  {:<w$}", cut(&cells[7], w));
         }
+        out.push_str("  ");
         match self.invocation {
-            Some(w) => out.push_str(&format!("  {}", cut(cells[6], w))),
-            None => out.push_str(&format!("  {}", cells[6])),
+            Some(w) => out.push_str(&cut(&cells[6], w)),
+            None => out.push_str(&cells[6]),
         }
-        out.trim_end().to_string()
+        out.truncate(out.trim_end().len());
     }
 
-    fn row(&self, r: &Row) -> String {
+    /// The line of row `r` into `out` (cleared first).
+    fn push_row(&self, out: &mut String, r: &Row) {
         let time = r.logical_time.map(rfc3339).unwrap_or_else(|| "-".into());
         let hex = r
             .entry_hash
             .strip_prefix("sha256:")
             .unwrap_or(&r.entry_hash);
-        let entry = &hex[..hex.len().min(ENTRY_W)];
-        self.line([
-            &r.index.to_string(),
-            &time,
-            &r.written_by,
-            r.transition.as_deref().unwrap_or("-"),
-            r.outcome(),
-            r.episode_id.as_deref().unwrap_or("-"),
-            r.invocation_id.as_deref().unwrap_or("-"),
-            entry,
-        ])
+        let entry = hex.get(..hex.len().min(ENTRY_W)).unwrap_or(hex);
+        self.push_line(
+            out,
+            [
+                &r.index.to_string(),
+                &time,
+                &r.written_by,
+                r.transition.as_deref().unwrap_or("-"),
+                r.outcome(),
+                r.episode_id.as_deref().unwrap_or("-"),
+                r.invocation_id.as_deref().unwrap_or("-"),
+                entry,
+            ],
+        )
     }
 }
 
@@ -296,6 +312,8 @@ pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError
         }
     };
     let mut header = !out.json;
+    // One line buffer for every row of the table.
+    let mut buf = String::with_capacity(160);
     // One pass over `q`, printing each row; returns when the range is exhausted.
     let mut pass = |q: &Query,
                     out: &mut Output,
@@ -332,7 +350,8 @@ pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError
                     ]))
                     .map_err(|x| stop(x, io_err))?;
                 }
-                out.line(layout.row(&r)).map_err(|x| stop(x, io_err))
+                layout.push_row(&mut buf, &r);
+                out.line(&buf).map_err(|x| stop(x, io_err))
             })
         };
         match res {
