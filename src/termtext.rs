@@ -31,7 +31,9 @@ pub fn needs_escape(c: char) -> bool {
 
 fn escape(text: &str, keep_newlines: bool) -> Cow<'_, str> {
     let unsafe_char = |c: char| needs_escape(c) && !(keep_newlines && c == '\n');
-    if !text.chars().any(unsafe_char) {
+    // Printable ASCII (0x20–0x7e) is never a control or deceptive character: most values are
+    // only that, checked a byte at a time (`world log` escapes every cell, issue 34).
+    if text.bytes().all(|b| (0x20..0x7f).contains(&b)) || !text.chars().any(unsafe_char) {
         return Cow::Borrowed(text);
     }
     let mut out = String::with_capacity(text.len() + 8);

@@ -289,14 +289,38 @@ pub fn help_text(examples: &[&str]) -> String {
 /// Attach the EXAMPLES of every command (and the exit codes on `world` itself) as
 /// `after_help`, recursively. `path` is the command's path (`world`, `world log`, …).
 pub fn attach(cmd: clap::Command, path: &str) -> clap::Command {
+    attach_where(cmd, path, &|_| true)
+}
+
+/// [`attach`], but only on the commands `argv` can reach: a subcommand is visited only when
+/// its name or one of its aliases is one of the arguments (help is printed only for a command
+/// named on the command line). Parsing uses this: attaching every command's EXAMPLES costs
+/// more than the rest of a read-only command's start-up (issue 34); the help printed is the
+/// same as with [`attach`].
+pub fn attach_for(cmd: clap::Command, path: &str, argv: &[std::ffi::OsString]) -> clap::Command {
+    let named = |s: &clap::Command| {
+        argv.iter().any(|a| {
+            a.to_str()
+                .is_some_and(|a| a == s.get_name() || s.get_all_aliases().any(|x| x == a))
+        })
+    };
+    attach_where(cmd, path, &named)
+}
+
+fn attach_where(
+    cmd: clap::Command,
+    path: &str,
+    visit: &dyn Fn(&clap::Command) -> bool,
+) -> clap::Command {
     let mut cmd = cmd;
     let subs: Vec<String> = cmd
         .get_subcommands()
+        .filter(|s| visit(s))
         .map(|s| s.get_name().to_string())
         .collect();
     for name in subs {
         let sub_path = format!("{path} {name}");
-        cmd = cmd.mut_subcommand(&name, |s| attach(s, &sub_path));
+        cmd = cmd.mut_subcommand(&name, |s| attach_where(s, &sub_path, visit));
     }
     let mut after = for_path(path).map(help_text).unwrap_or_default();
     if path == "world" {
@@ -306,5 +330,36 @@ pub fn attach(cmd: clap::Command, path: &str) -> clap::Command {
         cmd
     } else {
         cmd.after_help(after.clone()).after_long_help(after)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    fn help(cmd: &mut clap::Command, path: &[&str]) -> String {
+        let mut c = cmd.clone();
+        for p in path {
+            c = c.find_subcommand(p).expect("subcommand").clone();
+        }
+        c.render_long_help().to_string()
+    }
+
+    /// Parsing attaches EXAMPLES only along the named path, and a named command's help is the
+    /// same as with every command's EXAMPLES attached (issue 34, DEC-PERF-15).
+    #[test]
+    fn attaching_for_the_arguments_gives_the_same_help_for_the_named_commands() {
+        let mut full = super::attach(crate::cli::Cli::command(), "world");
+        for path in [&["log"][..], &["verify"], &["limits", "reserve"], &[]] {
+            let argv: Vec<std::ffi::OsString> = path.iter().map(Into::into).collect();
+            let mut some = super::attach_for(crate::cli::Cli::command(), "world", &argv);
+            assert_eq!(help(&mut some, path), help(&mut full, path), "{path:?}");
+        }
+        // An alias names its command (`fsck` is `verify`).
+        let mut some = super::attach_for(crate::cli::Cli::command(), "world", &["fsck".into()]);
+        assert_eq!(help(&mut some, &["verify"]), help(&mut full, &["verify"]));
+        // A command not named is left without its EXAMPLES.
+        let mut some = super::attach_for(crate::cli::Cli::command(), "world", &["head".into()]);
+        assert_ne!(help(&mut some, &["log"]), help(&mut full, &["log"]));
     }
 }

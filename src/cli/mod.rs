@@ -177,7 +177,11 @@ pub enum Command {
 /// come from this.
 pub fn command() -> clap::Command {
     use clap::CommandFactory;
-    let cmd = examples::attach(Cli::command(), "world");
+    with_wait_lock(examples::attach(Cli::command(), "world"))
+}
+
+/// `cmd` with `--wait-lock` on exactly the writers (see [`command`]).
+fn with_wait_lock(cmd: clap::Command) -> clap::Command {
     // `--wait-lock` is a root option and an option of every command that may take the writer
     // lock, and of no other (issue 29 §8, DEC-UX-12): a reader neither lists nor accepts it.
     let Some(arg) = cmd
@@ -273,7 +277,14 @@ where
     let args: Vec<std::ffi::OsString> = args.into_iter().map(Into::into).collect();
     // Until the store is known, every 64-hex argument is withheld from what is printed.
     secrets::withhold_all(&args);
-    let matches = command().try_get_matches_from(args)?;
+    // EXAMPLES only on the commands the arguments name: the rest are never printed (issue 34).
+    use clap::CommandFactory;
+    let cmd = with_wait_lock(examples::attach_for(
+        Cli::command(),
+        "world",
+        &args[1.min(args.len())..],
+    ));
+    let matches = cmd.try_get_matches_from(args)?;
     let mut cli = Cli::from_arg_matches(&matches)?;
     // A writer's own `--wait-lock` (added by [`command`]) wins over the root one.
     let mut m = &matches;

@@ -393,21 +393,27 @@ impl<'c> Reads<'c> {
 
     /// The semantic id and payload of object `hash`, if it exists.
     fn object(&mut self, hash: &str) -> Result<Option<Loaded>, Error> {
-        let Some((semantic, payload)) = self.objects.get(hash)? else {
+        let Some((semantic, kept)) = self.objects.get(hash)? else {
             return Ok(None);
         };
-        let payload = match payload {
+        let payload = self.payload(hash, kept)?;
+        Ok(Some((semantic, payload)))
+    }
+
+    /// The payload of object `hash`: the walk's copy when it kept one, else read now (a
+    /// payload over 64 KiB, or an object of a kind the walk does not read).
+    fn payload(&self, hash: &str, kept: Option<Rc<[u8]>>) -> Result<Rc<[u8]>, Error> {
+        Ok(match kept {
             Some(p) => p,
             None => {
-                let p: Vec<u8> = self.objects.conn.query_row(
-                    "SELECT payload FROM objects WHERE hash_ref = ?1",
-                    [hash],
-                    |r| r.get(0),
-                )?;
+                let p: Vec<u8> = self
+                    .objects
+                    .conn
+                    .prepare_cached("SELECT payload FROM objects WHERE hash_ref = ?1")?
+                    .query_row([hash], |r| r.get(0))?;
                 Rc::from(p)
             }
-        };
-        Ok(Some((semantic, payload)))
+        })
     }
 
     /// The decoded columns of the entry whose transition ref is `transition_ref`:
@@ -422,13 +428,17 @@ impl<'c> Reads<'c> {
     /// append-only and content-addressed). Only final columns go into `world_log_view`.
     fn decode_full(&mut self, transition_ref: &str) -> Result<(Decoded, bool), Error> {
         let mut d = Decoded::default();
-        let Some((semantic, payload)) = self.object(transition_ref)? else {
+        let Some((semantic, kept)) = self.objects.get(transition_ref)? else {
             // An entry naming an object not stored (yet): a later object could decode.
             return Ok((d, false));
         };
+        // Only a record's payload is decoded: the payload of any other kind (a client's
+        // state object of any size) is never read (issue 34: `verify` and `world log` read
+        // each such payload once more for nothing).
         if &*semantic != INVOCATION_RECORD_V1 && &*semantic != INVOCATION_RECORD_V2 {
             return Ok((d, true));
         }
+        let payload = self.payload(transition_ref, kept)?;
         let Some(record) = fields(&payload) else {
             return Ok((d, true));
         };

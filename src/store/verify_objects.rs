@@ -2,16 +2,16 @@
 //! cores (DEC-PERF-4).
 //!
 //! Every object's payload is re-hashed and compared with its `hash_ref`, and its
-//! `interface_hash_ref` must parse. The `objects` table is split into rowid ranges; each worker
-//! thread opens its own read-only connection to the same file and takes the next range until
-//! none is left, so reading the payload pages and hashing them both run in parallel. Results
+//! `interface_hash_ref` must parse. The `objects` table is split into rowid ranges; each thread
+//! (the calling one and one worker per further core) opens its own read-only connection to the
+//! same file, mapped into memory (DEC-PERF-13), and takes the next range until none is left, so
+//! reading the payload pages and hashing them both run in parallel. Results
 //! are merged and sorted by `hash_ref`, so the findings (and which one is reported first) do not
 //! depend on thread timing. A store without a file path (in memory) is checked on the calling
 //! connection alone.
 
 use std::path::Path;
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
-use std::sync::Mutex;
 use std::time::Duration;
 
 use rusqlite::{Connection, OpenFlags};
@@ -101,18 +101,67 @@ fn hash_range(
     Ok(pass)
 }
 
+/// Bytes of the file a verify reader maps (`PRAGMA mmap_size`): SQLite's own ceiling for
+/// this build (`SQLITE_MAX_MMAP_SIZE`, 2 GiB - 64 KiB); pages past it are read with `pread`.
+const MAP_BYTES: i64 = 0x7fff_0000;
+
+/// A read-only connection for one of verify's parallel passes (the storage check, an object
+/// worker), reading the file through SQLite's memory map (DEC-PERF-13).
+///
+/// Through the map, `quick_check`'s walk of the overflow chains touches each page in place
+/// (no `pread` into the page cache) and the object pass copies each payload page once, from
+/// the kernel's page cache into the row buffer it hashes; without the map every page was
+/// copied by a `pread` on each pass. The connection only reads, so a writer never truncates
+/// a mapped page under it except through SQLite's own locking (it needs the lock this
+/// connection's read holds).
+///
+/// # Errors
+/// SQLite errors.
 pub(super) fn open_reader(path: &Path) -> Result<Connection, Error> {
     let conn = Connection::open_with_flags(
         path,
         OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
     )?;
     conn.busy_timeout(Duration::from_millis(2000))?;
+    // The pragma answers with the size it set (0 where the build has no mmap).
+    conn.query_row(&format!("PRAGMA mmap_size = {MAP_BYTES}"), [], |_| Ok(()))?;
     Ok(conn)
 }
 
-/// Re-hash every object of the store behind `conn` with `threads` workers, calling
-/// `progress(bytes_done, bytes_total)` from the calling thread about every 50 ms and once at
-/// the end.
+/// Hash the ranges `next` hands out until none is left, on a connection of this thread's
+/// own; `after_unit` runs after each range (the calling thread reports progress there).
+fn work(
+    path: &Path,
+    next: &AtomicI64,
+    max: i64,
+    done: &AtomicU64,
+    after_unit: &mut dyn FnMut(),
+) -> Result<ObjectPass, Error> {
+    let r = (|| {
+        let reader = open_reader(path)?;
+        let mut mine = ObjectPass::default();
+        loop {
+            let lo = next.fetch_add(ROWS_PER_UNIT, Ordering::Relaxed);
+            if lo > max {
+                break;
+            }
+            let hi = lo.saturating_add(ROWS_PER_UNIT);
+            mine.merge(hash_range(&reader, Some((lo, hi)), done)?);
+            after_unit();
+        }
+        Ok(mine)
+    })();
+    if r.is_err() {
+        // Stop the others early: no range is left to take.
+        next.store(i64::MAX - ROWS_PER_UNIT, Ordering::Relaxed);
+    }
+    r
+}
+
+/// Re-hash every object of the store behind `conn` on `threads` threads (the calling thread
+/// and `threads - 1` workers), calling `progress(bytes_done, bytes_total)` from the calling
+/// thread after each unit of work it finishes and once at the end. Nothing sleeps or polls:
+/// the calling thread hashes too and joins the workers when no range is left.
 ///
 /// # Errors
 /// SQLite errors (a worker's error is returned after all workers stopped) and unreadable
@@ -137,47 +186,25 @@ pub fn hash_objects(
     let done = AtomicU64::new(0);
     let path = conn.path().filter(|p| !p.is_empty()).map(Path::new);
     let mut pass = match (path, bounds) {
-        (Some(path), Some((min, max))) if threads > 1 => {
+        (Some(path), Some((min, max))) => {
             let next = AtomicI64::new(min);
-            let results: Mutex<Vec<Result<ObjectPass, Error>>> = Mutex::new(Vec::new());
-            std::thread::scope(|s| {
-                let mut handles = Vec::new();
-                for _ in 0..threads {
-                    handles.push(s.spawn(|| {
-                        let r = (|| {
-                            let reader = open_reader(path)?;
-                            let mut mine = ObjectPass::default();
-                            loop {
-                                let lo = next.fetch_add(ROWS_PER_UNIT, Ordering::Relaxed);
-                                if lo > max {
-                                    break;
-                                }
-                                let hi = lo.saturating_add(ROWS_PER_UNIT);
-                                mine.merge(hash_range(&reader, Some((lo, hi)), &done)?);
-                            }
-                            Ok(mine)
-                        })();
-                        if r.is_err() {
-                            // Stop the others early: no range is left to take.
-                            next.store(i64::MAX - ROWS_PER_UNIT, Ordering::Relaxed);
-                        }
-                        if let Ok(mut v) = results.lock() {
-                            v.push(r);
-                        }
+            let (next, done) = (&next, &done);
+            let results: Vec<Result<ObjectPass, Error>> = std::thread::scope(|s| {
+                let handles: Vec<_> = (1..threads.max(1))
+                    .map(|_| s.spawn(move || work(path, next, max, done, &mut || {})))
+                    .collect();
+                let mut report = || progress(done.load(Ordering::Relaxed), total);
+                let mut results = vec![work(path, next, max, done, &mut report)];
+                for h in handles {
+                    results.push(h.join().unwrap_or_else(|_| {
+                        Err(Error::Corrupt {
+                            what: "verify".into(),
+                            detail: "an object-hashing worker stopped without a result".into(),
+                        })
                     }));
                 }
-                while !handles.iter().all(|h| h.is_finished()) {
-                    std::thread::sleep(Duration::from_millis(20));
-                    progress(done.load(Ordering::Relaxed), total);
-                }
+                results
             });
-            let results = results.into_inner().unwrap_or_default();
-            if results.len() != threads {
-                return Err(Error::Corrupt {
-                    what: "verify".into(),
-                    detail: "an object-hashing worker stopped without a result".into(),
-                });
-            }
             let mut pass = ObjectPass::default();
             for r in results {
                 pass.merge(r?);
