@@ -38,7 +38,7 @@ use super::output::{rfc3339_ms, Output};
 use super::{fence, read_input, CliError, Context, Exit};
 use crate::authority::session;
 use crate::encoding::HashRef;
-use crate::limits::{ActorKind, Amount};
+use crate::ledger::{ActorKind, Amount};
 use crate::mission::store::{self as mstore, MissionStore, Request};
 use crate::mission::{
     self, Actor, AttemptStatus, Code, Command, Contract, Rejection, State, MAX_JSON_BYTES,
@@ -1386,7 +1386,7 @@ fn reconcile_from_store(
     if unknown > 0 {
         out.status(format!(
             "{unknown} attempt(s) of {id} stay held until a person reconciles each with `world mission reconcile {mission} --attempt A --actual X --evidence-file F --ledger {}` (attended)",
-            crate::limits::location_arg(&missions.describe())
+            crate::ledger::location::location_arg(&missions.describe())
         ));
         return Ok(Exit::Indeterminate);
     }
@@ -1403,7 +1403,9 @@ pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError
             if h == VERIFY_HINT {
                 *h = format!(
                     "run `world mission verify --ledger {}`",
-                    crate::limits::location_arg(&crate::limits::describe_location(l))
+                    crate::ledger::location::location_arg(
+                        &crate::ledger::location::describe_location(l)
+                    )
                 );
             }
         }

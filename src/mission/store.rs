@@ -35,8 +35,8 @@ use serde::Serialize;
 
 use crate::encoding::trcjson::{self, CValue};
 use crate::encoding::HashRef;
+use crate::ledger::Amount;
 use crate::limits::db::{query_opt, vals, Db};
-use crate::limits::Amount;
 
 use super::codes::{Code, Rejection};
 use super::command::Command;

@@ -9,7 +9,7 @@
 
 use rusqlite::TransactionBehavior;
 
-use crate::limits::Amount;
+use crate::ledger::Amount;
 use crate::mission::store::{self as mstore, Applied, MissionStore, Request, SqliteMissions};
 use crate::mission::{Actor, Code, Contract, State};
 use crate::store::{self, Object, Store};

@@ -33,10 +33,11 @@ use super::output::Output;
 use super::{fence, read_input, CliError, Context, Exit};
 use crate::authority::session;
 use crate::encoding::HashRef;
+use crate::ledger::{ActorKind, Amount, AmountError};
 use crate::limits::config::{self, MAX_CONFIG_BYTES};
 use crate::limits::{
-    self, ActorFacts, ActorKind, Amount, AmountError, BoundsPatch, Code, Command, Config,
-    LimitKind, Outcome, Purpose, Request, Verdict,
+    self, ActorFacts, BoundsPatch, Code, Command, Config, LimitKind, Outcome, Purpose, Request,
+    Verdict,
 };
 use crate::ops::{
     self,
