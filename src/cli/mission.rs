@@ -38,6 +38,7 @@ use super::output::{rfc3339_ms, Output};
 use super::{fence, read_input, CliError, Context, Exit};
 use crate::authority::session;
 use crate::encoding::HashRef;
+use crate::ledger::EvidenceKind;
 use crate::ledger::{ActorKind, Amount};
 use crate::mission::store::{self as mstore, MissionStore, Request};
 use crate::mission::{
@@ -47,10 +48,6 @@ use crate::ops::{self, mission::Place as Target};
 use crate::store::Store;
 use crate::store::{self, Object};
 
-/// Semantic id of an evidence file stored by `--evidence-file`.
-pub const EVIDENCE_SEMANTIC_ID: &str = "world/mission-evidence/v1";
-/// Provenance of stored evidence files.
-pub const EVIDENCE_PROVENANCE: &str = "world:mission";
 /// Largest `--evidence-file`, bytes.
 pub const MAX_EVIDENCE_BYTES: usize = 16 * 1024 * 1024;
 /// Largest `--commands` file, bytes.
@@ -393,14 +390,6 @@ pub struct Evidence {
     pub evidence_file: Option<PathBuf>,
 }
 
-#[cfg(test)]
-fn system_ms() -> u128 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis())
-        .unwrap_or(0)
-}
-
 /// Parse `--now` (Unix ms or RFC 3339; at most 24 h ahead of the system clock), or read the
 /// clock: [`super::limits::parse_now`], the one `--now` of the ledger commands.
 ///
@@ -641,8 +630,8 @@ fn evidence(
         return Ok((
             r,
             Some(Object::new(
-                EVIDENCE_SEMANTIC_ID,
-                EVIDENCE_PROVENANCE,
+                EvidenceKind::Mission.semantic_id(),
+                EvidenceKind::Mission.provenance(),
                 bytes,
             )),
         ));
@@ -1746,12 +1735,12 @@ mod tests {
                 "{bad}"
             );
         }
-        let far = (system_ms() + MAX_NOW_AHEAD_MS + 60_000).to_string();
+        let far = (crate::clock::Clock::System.now_ms() + MAX_NOW_AHEAD_MS + 60_000).to_string();
         assert_eq!(
             parse_now(Some(&far)).err().map(|e| e.exit),
             Some(Exit::Usage)
         );
-        let near = (system_ms() + 60_000).to_string();
+        let near = (crate::clock::Clock::System.now_ms() + 60_000).to_string();
         assert!(parse_now(Some(&near)).is_ok());
     }
 

@@ -262,10 +262,7 @@ fn parse_purpose(text: &str) -> Result<Purpose, BadPurpose> {
 /// A usage error (exit 2) naming the bad value, or a time more than 24 h ahead of the system
 /// clock (the ledger would then refuse every later real-clock command, issue 13 §7).
 pub fn parse_now(text: Option<&str>) -> Result<u128, CliError> {
-    let clock = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis())
-        .unwrap_or(0);
+    let clock = crate::clock::Clock::System.now_ms();
     let Some(t) = text else {
         return Ok(clock);
     };
