@@ -476,7 +476,7 @@ fn open_read(ctx: &Context, ledger: Option<&str>, what: &str) -> Result<Target, 
 
 fn open_ledger(location: &str, what: &str) -> Result<Target, CliError> {
     crate::mission::ledger::open(location)
-        .map(Target::Ledger)
+        .map(Target::Standalone)
         .map_err(|e| store_err(what, e))
 }
 
@@ -489,7 +489,7 @@ fn store_conn<'a>(
 ) -> Result<&'a Connection, CliError> {
     match target {
         Target::Store(s) => Ok(s.conn()),
-        Target::Ledger(_) => {
+        Target::Standalone(_) => {
             if aux.is_none() {
                 *aux = Some(ctx.open_read()?);
             }
@@ -730,7 +730,7 @@ fn write(ctx: &Context, out: &mut Output, job: Job<'_>) -> Result<Exit, CliError
                 m,
                 s,
                 job.mission,
-                matches!(target, Target::Ledger(_)),
+                matches!(target, Target::Standalone(_)),
             )
         })?
     } else {
@@ -929,7 +929,7 @@ fn apply_lines(
                     m,
                     s,
                     mission,
-                    matches!(target, Target::Ledger(_)),
+                    matches!(target, Target::Standalone(_)),
                 )
             })?
         }

@@ -16,13 +16,8 @@ use crate::limits::pairing::{self, Reconciled};
 use crate::limits::{self, ActorFacts, Code, EvidenceCheck, LedgerStore, Request, Verdict};
 use crate::store::{self, Object, Store};
 
-/// Where the ledger lives for one command.
-pub enum Place {
-    /// Tables inside the World store file (writer lock held for writers).
-    Store(Store),
-    /// A standalone ledger (a SQLite file or PostgreSQL).
-    Standalone(Box<dyn LedgerStore>),
-}
+/// Where the ledger lives for one command ([`crate::ops::place::Place`]).
+pub type Place = super::place::Place<dyn LedgerStore>;
 
 impl Place {
     /// The current revision (0 when not initialised).
@@ -35,10 +30,7 @@ impl Place {
 
     /// What prompts and messages call it: the store path, or the ledger's description.
     pub fn describe(&self) -> String {
-        match self {
-            Place::Store(s) => s.path().display().to_string(),
-            Place::Standalone(l) => l.describe(),
-        }
+        self.name_with(|l| l.describe())
     }
 }
 
