@@ -29,6 +29,7 @@ pub mod report;
 pub mod schema;
 pub(crate) mod seal;
 
+use crate::ledger::error::sqlite_busy;
 use crate::ledger::location::{is_url, location_arg};
 use crate::ledger::{ActorKind, Amount, AmountError};
 pub use codes::{Code, Verdict};
@@ -132,12 +133,6 @@ impl Error {
             _ => false,
         }
     }
-}
-
-/// `SQLITE_BUSY` / `SQLITE_LOCKED`: another connection held the lock for the whole busy wait.
-pub fn sqlite_busy(e: &rusqlite::Error) -> bool {
-    matches!(e, rusqlite::Error::SqliteFailure(f, _)
-        if matches!(f.code, rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked))
 }
 
 impl From<Verdict> for Error {

@@ -273,10 +273,12 @@ impl FileMissions {
     /// A busy wait that timed out names the ledger file (L12), not "the store".
     fn named<T>(&self, r: Result<T, Error>) -> Result<T, Error> {
         r.map_err(|e| match e {
-            Error::Sqlite(s) if crate::limits::sqlite_busy(&s) => crate::limits::Error::Busy {
-                ledger: self.describe(),
+            Error::Sqlite(s) if crate::ledger::error::sqlite_busy(&s) => {
+                crate::limits::Error::Busy {
+                    ledger: self.describe(),
+                }
+                .into()
             }
-            .into(),
             e => e,
         })
     }

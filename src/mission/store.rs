@@ -186,7 +186,7 @@ impl Error {
     pub fn is_busy(&self) -> bool {
         match self {
             Error::Ledger(l) => l.is_busy(),
-            Error::Sqlite(s) => crate::limits::sqlite_busy(s),
+            Error::Sqlite(s) => crate::ledger::error::sqlite_busy(s),
             _ => false,
         }
     }
