@@ -34,9 +34,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant};
 
-use world::limits::{
-    self, ActorFacts, ActorKind, Amount, Command, NoEvidence, Outcome, Purpose, Request,
-};
+use world::ledger::{ActorKind, Amount};
+use world::limits::{self, ActorFacts, Command, NoEvidence, Outcome, Purpose, Request};
 use world::mission::store::Request as MRequest;
 use world::mission::{Actor, Command as MCommand, Contract};
 

@@ -8,9 +8,8 @@
 
 use rusqlite::{params, Connection, TransactionBehavior};
 use std::time::{Duration, Instant};
-use world::limits::{
-    ActorFacts, ActorKind, Amount, Command, Ledger, NoEvidence, Outcome, Purpose, Request,
-};
+use world::ledger::{ActorKind, Amount};
+use world::limits::{ActorFacts, Command, Ledger, NoEvidence, Outcome, Purpose, Request};
 
 fn chain_config(depth: usize) -> Vec<u8> {
     let mut scopes = vec![

@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 
 use rusqlite::{params, Connection, TransactionBehavior};
 use serde_json::json;
-use world::limits::Amount;
+use world::ledger::Amount;
 use world::mission::store::{self, MissionStore, Request, SqliteMissions};
 use world::mission::{Actor, Command, Contract};
 

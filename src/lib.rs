@@ -17,6 +17,7 @@
 //!   compare-and-append commits, journal, receipts, records, the log's Merkle tree, verify.
 //! - [`genesis`]: the deterministic genesis commit.
 //! - [`authority`]: grants, the decision law, sessions and credentials, approvals.
+//! - [`ledger`]: the ledger layer under limits and missions: amounts, `--ledger` locations, actor kinds.
 //! - [`limits`]: the nested limits ledger (`aiws-limits/1`) on SQLite or PostgreSQL.
 //! - [`mission`]: finite-v1 missions.
 //! - [`package`]: AILANG packages, the ready packet and the registry protocol.
@@ -42,6 +43,7 @@ pub mod encoding;
 pub mod fileread;
 pub mod genesis;
 pub mod interp;
+pub mod ledger;
 pub mod limits;
 pub mod mission;
 pub mod ops;

@@ -1021,7 +1021,7 @@ fn change_phrase(scope_id: &str, cost: u128) -> String {
     let mut limits = world::limits::BoundsPatch::default();
     limits.set(
         world::limits::LimitKind::Cost,
-        Some(world::limits::Amount(cost)),
+        Some(world::ledger::Amount(cost)),
     );
     let cmd = world::limits::Command::Adjust {
         scope_id: scope_id.into(),

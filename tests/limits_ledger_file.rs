@@ -17,7 +17,8 @@ use std::time::Duration;
 
 use invoke_support::{assert_exit, json_lines, stderr, Env};
 use serde_json::Value;
-use world::limits::{ActorFacts, ActorKind, Amount, Command, NoEvidence, Purpose, Request};
+use world::ledger::{ActorKind, Amount};
+use world::limits::{ActorFacts, Command, NoEvidence, Purpose, Request};
 
 const READ: &str = r#"{"case":"effect","payload":{"op":"read","path":"x"}}"#;
 

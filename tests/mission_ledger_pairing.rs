@@ -237,7 +237,7 @@ fn crashes_before_the_intent(led: &str) {
             "m",
             &world::mission::store::Request::new(world::mission::Command::Admit(Box::new(a))),
             &world::mission::Actor::host(),
-            world::limits::Amount(now),
+            world::ledger::Amount(now),
         )
         .unwrap();
     // The episode goes on: the next effect reuses ordinal 1 under a new attempt id.
@@ -541,7 +541,7 @@ impl world::mission::store::MissionStore for RefusingDispatch {
         c: &world::mission::Contract,
         a: &world::mission::Actor,
         attended: bool,
-        now: world::limits::Amount,
+        now: world::ledger::Amount,
     ) -> Result<world::mission::State, world::mission::store::Error> {
         self.inner.create(c, a, attended, now)
     }
@@ -550,12 +550,12 @@ impl world::mission::store::MissionStore for RefusingDispatch {
         mission_id: &str,
         r: &world::mission::store::Request,
         a: &world::mission::Actor,
-        now: world::limits::Amount,
+        now: world::ledger::Amount,
     ) -> Result<world::mission::store::Applied, world::mission::store::Error> {
         match &r.command {
             world::mission::Command::Dispatch { .. } => {
                 // Another process records a later time, then this dispatch is refused.
-                let later = world::limits::Amount(now.0 + 5_000);
+                let later = world::ledger::Amount(now.0 + 5_000);
                 let run = world::mission::Command::parse(br#"{"type":"startRun","runId":"other"}"#)
                     .unwrap();
                 self.inner.apply(
@@ -581,7 +581,7 @@ impl world::mission::store::MissionStore for RefusingDispatch {
         mission_id: &str,
         r: &world::mission::store::Request,
         a: &world::mission::Actor,
-        now: world::limits::Amount,
+        now: world::ledger::Amount,
     ) -> Result<world::mission::store::Applied, world::mission::store::Error> {
         self.inner.dry_run(mission_id, r, a, now)
     }

@@ -145,14 +145,15 @@ fn ledger_step(
     command: crate::limits::Command,
     now_ms: u128,
 ) -> Result<(), BrokerError> {
-    use crate::limits::{ActorFacts, ActorKind, Error as LimitsError, NoEvidence, Request};
+    use crate::ledger::ActorKind;
+    use crate::limits::{ActorFacts, Error as LimitsError, NoEvidence, Request};
     let actor = ActorFacts {
         allowed: true,
         actor_id: "host:world".into(),
         actor_kind: ActorKind::Host,
         policy_ref: None,
         evidence_ref: None,
-        authorized_at_ms: crate::limits::Amount(now_ms),
+        authorized_at_ms: crate::ledger::Amount(now_ms),
     };
     let req = Request {
         request_id,
@@ -211,7 +212,7 @@ fn mission_step(
     // max(now, lastNow) under it (DEC-MIS-17); a fixed clock is checked as given.
     let req = MissionRequest::new(command).on_implicit_clock(!m.clock.is_fixed());
     let host = crate::mission::Actor::host();
-    match apply_in(tx, mission_id, &req, &host, crate::limits::Amount(now_ms)) {
+    match apply_in(tx, mission_id, &req, &host, crate::ledger::Amount(now_ms)) {
         Ok(_) => Ok(()),
         Err(MissionError::Rejected(r)) => Err(BrokerError::MissionRejected(r)),
         Err(e @ MissionError::Corrupt(_)) => Err(BrokerError::LedgerIntegrity(e.to_string())),
@@ -228,7 +229,7 @@ fn mission_settle(
         attempt_id: intent_id.to_string(),
         outcome,
         actual_cost: (outcome != crate::mission::Outcome::Unknown)
-            .then_some(crate::limits::Amount(cost.max(0) as u128)),
+            .then_some(crate::ledger::Amount(cost.max(0) as u128)),
     }
 }
 
@@ -255,8 +256,8 @@ fn mission_admit(
             payload,
             preconditions: trcjson::CValue::Object(Vec::new()),
         },
-        amount: crate::limits::Amount(req.cost.max(0) as u128),
-        authorization_checked_at: crate::limits::Amount(m.now_ms),
+        amount: crate::ledger::Amount(req.cost.max(0) as u128),
+        authorization_checked_at: crate::ledger::Amount(m.now_ms),
         policy: "ALLOW".into(),
         mandatory_checks_ok: true,
         depends_on: None,
@@ -711,8 +712,8 @@ impl Broker<'_> {
                     scope_id: p.scope.clone(),
                     run_id: None,
                     purpose: crate::limits::Purpose::Ordinary,
-                    amount: crate::limits::Amount(req.cost.max(0) as u128),
-                    max_active_ms: crate::limits::Amount(max_active),
+                    amount: crate::ledger::Amount(req.cost.max(0) as u128),
+                    max_active_ms: crate::ledger::Amount(max_active),
                     paired: true,
                 },
                 p.now_ms,
@@ -856,7 +857,7 @@ impl Broker<'_> {
                     } else {
                         crate::limits::Outcome::Succeeded
                     },
-                    actual_cost: Some(crate::limits::Amount(req.cost.max(0) as u128)),
+                    actual_cost: Some(crate::ledger::Amount(req.cost.max(0) as u128)),
                     effect_outcome: true,
                 },
                 p.now_ms.max(p.clock.now_ms()),

@@ -659,7 +659,7 @@ pub fn not_a_ledger(what: &str, why: &str) -> CliError {
 }
 
 /// Name the ledger in a `not_a_ledger` error: `<location> is not a world ledger (…)`, with
-/// the location as [`crate::limits::describe_location`] prints it (it parses back).
+/// the location as [`crate::ledger::location::describe_location`] prints it (it parses back).
 ///
 /// An integrity refusal's "run `world verify --ledger L`" names the same ledger, quoted for the
 /// shell so the command can be pasted as printed.
@@ -675,14 +675,14 @@ pub fn name_ledger(mut e: CliError, location: Option<&str>) -> CliError {
             .replace(PLACEHOLDER, "`world verify`");
     }
     if let Some(l) = location {
-        let named = crate::limits::describe_location(l);
+        let named = crate::ledger::location::describe_location(l);
         if e.code() == NOT_A_LEDGER && e.why.starts_with("not a world ledger") {
             e.why = format!("{named} is {}", e.why);
         }
         if e.why.contains(PLACEHOLDER) {
             let cmd = format!(
                 "`world verify --ledger {}`",
-                crate::limits::location_arg(&named)
+                crate::ledger::location::location_arg(&named)
             );
             e.why = e.why.replace(PLACEHOLDER, &cmd);
         }

@@ -38,7 +38,8 @@ use super::output::{rfc3339_ms, Output};
 use super::{fence, read_input, CliError, Context, Exit};
 use crate::authority::session;
 use crate::encoding::HashRef;
-use crate::limits::{ActorKind, Amount};
+use crate::ledger::EvidenceKind;
+use crate::ledger::{ActorKind, Amount};
 use crate::mission::store::{self as mstore, MissionStore, Request};
 use crate::mission::{
     self, Actor, AttemptStatus, Code, Command, Contract, Rejection, State, MAX_JSON_BYTES,
@@ -47,10 +48,6 @@ use crate::ops::{self, mission::Place as Target};
 use crate::store::Store;
 use crate::store::{self, Object};
 
-/// Semantic id of an evidence file stored by `--evidence-file`.
-pub const EVIDENCE_SEMANTIC_ID: &str = "world/mission-evidence/v1";
-/// Provenance of stored evidence files.
-pub const EVIDENCE_PROVENANCE: &str = "world:mission";
 /// Largest `--evidence-file`, bytes.
 pub const MAX_EVIDENCE_BYTES: usize = 16 * 1024 * 1024;
 /// Largest `--commands` file, bytes.
@@ -393,14 +390,6 @@ pub struct Evidence {
     pub evidence_file: Option<PathBuf>,
 }
 
-#[cfg(test)]
-fn system_ms() -> u128 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis())
-        .unwrap_or(0)
-}
-
 /// Parse `--now` (Unix ms or RFC 3339; at most 24 h ahead of the system clock), or read the
 /// clock: [`super::limits::parse_now`], the one `--now` of the ledger commands.
 ///
@@ -487,7 +476,7 @@ fn open_read(ctx: &Context, ledger: Option<&str>, what: &str) -> Result<Target, 
 
 fn open_ledger(location: &str, what: &str) -> Result<Target, CliError> {
     crate::mission::ledger::open(location)
-        .map(Target::Ledger)
+        .map(Target::Standalone)
         .map_err(|e| store_err(what, e))
 }
 
@@ -500,7 +489,7 @@ fn store_conn<'a>(
 ) -> Result<&'a Connection, CliError> {
     match target {
         Target::Store(s) => Ok(s.conn()),
-        Target::Ledger(_) => {
+        Target::Standalone(_) => {
             if aux.is_none() {
                 *aux = Some(ctx.open_read()?);
             }
@@ -641,8 +630,8 @@ fn evidence(
         return Ok((
             r,
             Some(Object::new(
-                EVIDENCE_SEMANTIC_ID,
-                EVIDENCE_PROVENANCE,
+                EvidenceKind::Mission.semantic_id(),
+                EvidenceKind::Mission.provenance(),
                 bytes,
             )),
         ));
@@ -746,7 +735,7 @@ fn write(ctx: &Context, out: &mut Output, job: Job<'_>) -> Result<Exit, CliError
                 m,
                 s,
                 job.mission,
-                matches!(target, Target::Ledger(_)),
+                matches!(target, Target::Standalone(_)),
             )
         })?
     } else {
@@ -950,7 +939,7 @@ fn apply_lines(
                     m,
                     s,
                     mission,
-                    matches!(target, Target::Ledger(_)),
+                    matches!(target, Target::Standalone(_)),
                 )
             })?
         }
@@ -1396,7 +1385,7 @@ fn reconcile_from_store(
     if unknown > 0 {
         out.status(format!(
             "{unknown} attempt(s) of {id} stay held until a person reconciles each with `world mission reconcile {mission} --attempt A --actual X --evidence-file F --ledger {}` (attended)",
-            crate::limits::location_arg(&missions.describe())
+            crate::ledger::location::location_arg(&missions.describe())
         ));
         return Ok(Exit::Indeterminate);
     }
@@ -1413,7 +1402,9 @@ pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError
             if h == VERIFY_HINT {
                 *h = format!(
                     "run `world mission verify --ledger {}`",
-                    crate::limits::location_arg(&crate::limits::describe_location(l))
+                    crate::ledger::location::location_arg(
+                        &crate::ledger::location::describe_location(l)
+                    )
                 );
             }
         }
@@ -1754,12 +1745,12 @@ mod tests {
                 "{bad}"
             );
         }
-        let far = (system_ms() + MAX_NOW_AHEAD_MS + 60_000).to_string();
+        let far = (crate::clock::Clock::System.now_ms() + MAX_NOW_AHEAD_MS + 60_000).to_string();
         assert_eq!(
             parse_now(Some(&far)).err().map(|e| e.exit),
             Some(Exit::Usage)
         );
-        let near = (system_ms() + 60_000).to_string();
+        let near = (crate::clock::Clock::System.now_ms() + 60_000).to_string();
         assert!(parse_now(Some(&near)).is_ok());
     }
 

@@ -1,8 +1,8 @@
 //! The flat, precedence-ordered result codes (limits.md §6) and the result body every command
 //! returns (`{code, revision, scopeId?, limit?, attemptId?, bound?, used?, requested?}`, §5).
 
-use super::amount::Amount;
 use super::config::LimitKind;
+use crate::ledger::amount::Amount;
 use serde::Serialize;
 use std::fmt;
 

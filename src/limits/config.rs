@@ -1,9 +1,9 @@
 //! The ledger config file (limits.md §2–§3): parsing, TR-CJSON-1 canonicalisation, `configRef`
 //! and validation.
 
-use super::amount::{Amount, AmountError};
 use crate::encoding::hashref::HashRef;
 use crate::encoding::trcjson;
+use crate::ledger::amount::{Amount, AmountError};
 use serde::{Deserialize, Serialize};
 use std::collections::{HashMap, HashSet};
 

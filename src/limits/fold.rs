@@ -493,7 +493,7 @@ enum FieldError {
     Type(String, &'static str),
     /// An amount field is not a canonical decimal.
     #[error("{0}: {1}")]
-    Amount(String, #[source] super::AmountError),
+    Amount(String, #[source] crate::ledger::AmountError),
     /// An enumerated field (purpose, outcome, actor kind) has an unknown value.
     #[error("{0}: {1}")]
     Enum(String, #[source] serde_json::Error),

@@ -1,13 +1,13 @@
 //! The ledger commands (limits.md §4–§7): checks in §6 precedence order, then one event, the
 //! derived rows and the revision bump, all inside the caller's transaction.
 
-use super::amount::Amount;
 use super::codes::{Code, Verdict};
 use super::config::{self, Bounds, Config, LimitKind, ScopeConfig, ScopeKind};
 use super::db::{query_one, query_opt, vals, Db, Row};
 use super::{ActorFacts, ActorKind, Command, Error, EvidenceCheck, Outcome, Purpose, Request};
 use crate::encoding::hashref::HashRef;
 use crate::encoding::trcjson;
+use crate::ledger::amount::Amount;
 use rusqlite::Transaction;
 use std::collections::HashMap;
 

@@ -7,7 +7,7 @@
 //! state only. Every applied command bumps one revision counter and appends one hash-chained
 //! event; a rejected command writes nothing (except `exposure_exceeded`'s violation row).
 //!
-//! Layout: [`amount`] (canonical decimals), [`config`] (the config file), [`codes`] (result
+//! Layout: [`crate::ledger`] (amounts, locations, actor kinds: shared with missions), [`config`] (the config file), [`codes`] (result
 //! codes and [`Verdict`]), [`schema`] (the `limits_*` tables), `ledger` (the commands),
 //! [`report`] (the report). The ledger does not depend on the World store module: evidence is
 //! checked through an [`EvidenceCheck`] the caller supplies.
@@ -17,7 +17,6 @@
 //!   `reserve` + `dispatch` with its effect intent this way, limits.md §9);
 //! - [`Ledger::execute`] opens the `BEGIN IMMEDIATE` transaction itself (CLI use).
 
-pub mod amount;
 pub mod codes;
 pub mod config;
 pub(crate) mod db;
@@ -30,7 +29,9 @@ pub mod report;
 pub mod schema;
 pub(crate) mod seal;
 
-pub use amount::{Amount, AmountError};
+use crate::ledger::error::sqlite_busy;
+use crate::ledger::location::{is_url, location_arg};
+use crate::ledger::{ActorKind, Amount, AmountError};
 pub use codes::{Code, Verdict};
 pub use config::{Bounds, Config, ConfigError, LimitKind, ScopeKind};
 pub use ledger::apply;
@@ -134,38 +135,9 @@ impl Error {
     }
 }
 
-/// `SQLITE_BUSY` / `SQLITE_LOCKED`: another connection held the lock for the whole busy wait.
-pub fn sqlite_busy(e: &rusqlite::Error) -> bool {
-    matches!(e, rusqlite::Error::SqliteFailure(f, _)
-        if matches!(f.code, rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked))
-}
-
 impl From<Verdict> for Error {
     fn from(v: Verdict) -> Self {
         Error::Rejected(Box::new(v))
-    }
-}
-
-/// Who issues a command (limits.md §5 "Actor facts in world").
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "UPPERCASE")]
-pub enum ActorKind {
-    /// An attended human act (typed phrase at `/dev/tty`); `actorId = human:<login>`.
-    Human,
-    /// A session of an episode; `actorId` = credential id, `policyRef = episode:<ep>`.
-    Agent,
-    /// `world` itself when pairing, or the operator without `--session`.
-    Host,
-}
-
-impl ActorKind {
-    /// `HUMAN`, `AGENT` or `HOST`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ActorKind::Human => "HUMAN",
-            ActorKind::Agent => "AGENT",
-            ActorKind::Host => "HOST",
-        }
     }
 }
 
@@ -795,7 +767,7 @@ pub fn check_location_syntax(location: &str) -> Result<(), Error> {
             why: "is empty: name a ledger file or a postgres:// URL".into(),
         });
     }
-    if pg::is_url(location) {
+    if is_url(location) {
         return pg::parse_url(location).map(|_| ());
     }
     if let Some((scheme, _)) = location.split_once("://") {
@@ -817,7 +789,7 @@ pub fn check_location_syntax(location: &str) -> Result<(), Error> {
 
 fn open_location(location: &str, create: bool) -> Result<Box<dyn LedgerStore>, Error> {
     check_location_syntax(location)?;
-    if pg::is_url(location) {
+    if is_url(location) {
         return Ok(Box::new(PgLedger::connect(location)?));
     }
     let path = PathBuf::from(location);
@@ -838,7 +810,7 @@ fn open_location(location: &str, create: bool) -> Result<Box<dyn LedgerStore>, E
 /// `world limits init --ledger PATH`.
 pub fn check_ledger_location(location: &str) -> Result<(), Error> {
     check_location_syntax(location)?;
-    if pg::is_url(location) {
+    if is_url(location) {
         return Ok(());
     }
     match no_ledger_file(Path::new(location)) {
@@ -860,29 +832,6 @@ fn no_ledger_file(path: &Path) -> Option<&'static str> {
             wal_empty.then_some("is an empty file")
         }
         _ => None,
-    }
-}
-
-/// A standalone ledger's name for messages: the file path, or the URL without its password
-/// ([`pg::redacted`]: it parses back to the same ledger, schema included).
-pub fn describe_location(location: &str) -> String {
-    if pg::is_url(location) {
-        pg::redact_url(location)
-    } else {
-        location.to_string()
-    }
-}
-
-/// A ledger name as a hint prints it for pasting after `--ledger`: [`describe_location`]'s
-/// text, single-quoted when a POSIX shell would otherwise split, glob or expand it (a
-/// PostgreSQL name holds `?` and `%`; a printed name never holds a `'`, which is
-/// percent-encoded, so the quoting is exact; a path holding one is escaped as `'\''`).
-pub fn location_arg(name: &str) -> String {
-    let plain = |c: char| c.is_ascii_alphanumeric() || "-._/:@,+=".contains(c);
-    if !name.is_empty() && name.chars().all(plain) {
-        name.to_string()
-    } else {
-        format!("'{}'", name.replace('\'', "'\\''"))
     }
 }
 

@@ -305,7 +305,7 @@ impl Standalone {
             self.release_failed.set(true);
             eprintln!(
                 "world: warning: the limits ledger did not release {attempt} ({e}): no handler ran and nothing was written in the store, but its reservation is held until `world limits reconcile --from-store --ledger {}`",
-                super::location_arg(&self.ledger.describe())
+                crate::ledger::location::location_arg(&self.ledger.describe())
             );
         }
     }

@@ -1,6 +1,5 @@
 //! `report` (limits.md §8): deterministic, from durable state only, always available.
 
-use super::amount::Amount;
 use super::codes::{Code, Verdict};
 use super::config::{Bounds, LimitKind, ScopeKind};
 use super::db::Db;
@@ -9,6 +8,7 @@ use super::ledger::{
     ScopeRow, State, ATTEMPT_COLS, SCOPE_COLS,
 };
 use super::{Error, Purpose};
+use crate::ledger::amount::Amount;
 use serde::Serialize;
 use std::collections::{HashMap, HashSet, VecDeque};
 

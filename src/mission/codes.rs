@@ -8,7 +8,7 @@
 use serde::Serialize;
 use std::fmt;
 
-use crate::limits::Amount;
+use crate::ledger::Amount;
 
 /// One mission result code. `OK` is success; every other code is a rejection (CLI exit 4).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]

@@ -4,7 +4,7 @@ use serde::Serialize;
 
 use crate::encoding::trcjson::{self, CValue};
 use crate::encoding::HashRef;
-use crate::limits::Amount;
+use crate::ledger::Amount;
 
 use super::codes::{Code, Rejection};
 use super::parse::{self, Fields};

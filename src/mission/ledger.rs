@@ -25,9 +25,10 @@ use super::state::{Actor, State};
 use super::store::{
     self, Applied, Error, JournalEntry, MissionStore, Problem, Request, SqliteMissions, Summary,
 };
+use crate::ledger::Amount;
 use crate::limits::db::{query_one, Db};
 use crate::limits::pg::{self, Access, Lock, PgLedger, PgTx};
-use crate::limits::{Amount, Ledger};
+use crate::limits::Ledger;
 
 /// The PostgreSQL mission schema version this build reads and writes
 /// (`mission_schema.version`).
@@ -161,7 +162,7 @@ CREATE TABLE IF NOT EXISTS mission_outbox (
 /// (naming the ledger, never the password); SQLite errors.
 pub fn open(location: &str) -> Result<Box<dyn MissionStore>, Error> {
     crate::limits::check_location_syntax(location)?;
-    if pg::is_url(location) {
+    if crate::ledger::location::is_url(location) {
         return Ok(Box::new(PgMissions::connect(location)?));
     }
     Ok(Box::new(FileMissions::open(Path::new(location))?))
@@ -176,7 +177,7 @@ pub fn open(location: &str) -> Result<Box<dyn MissionStore>, Error> {
 /// As [`open`].
 pub fn open_canonical(location: &str) -> Result<Box<dyn MissionStore>, Error> {
     crate::limits::check_location_syntax(location)?;
-    if pg::is_url(location) {
+    if crate::ledger::location::is_url(location) {
         return open(location);
     }
     match std::fs::canonicalize(location) {
@@ -272,10 +273,12 @@ impl FileMissions {
     /// A busy wait that timed out names the ledger file (L12), not "the store".
     fn named<T>(&self, r: Result<T, Error>) -> Result<T, Error> {
         r.map_err(|e| match e {
-            Error::Sqlite(s) if crate::limits::sqlite_busy(&s) => crate::limits::Error::Busy {
-                ledger: self.describe(),
+            Error::Sqlite(s) if crate::ledger::error::sqlite_busy(&s) => {
+                crate::limits::Error::Busy {
+                    ledger: self.describe(),
+                }
+                .into()
             }
-            .into(),
             e => e,
         })
     }

@@ -12,7 +12,7 @@
 //!   (`--ledger`, issue 18 §2);
 //! - [`pairing`]: World effects paired with a mission in a standalone ledger (issue 18).
 //!
-//! Amounts and times are [`crate::limits::Amount`] (canonical unsigned decimals, checked
+//! Amounts and times are [`crate::ledger::Amount`] (canonical unsigned decimals, checked
 //! arithmetic), shared with the limits ledger; canonical bytes are TR-CJSON-1
 //! ([`crate::encoding::trcjson`]).
 
@@ -41,8 +41,8 @@ pub type Mission = State;
 ///
 /// # Errors
 /// `COMMAND_INVALID` naming `now`.
-pub fn parse_now(text: &str) -> Result<crate::limits::Amount, Rejection> {
-    crate::limits::Amount::parse(text).map_err(|e| {
+pub fn parse_now(text: &str) -> Result<crate::ledger::Amount, Rejection> {
+    crate::ledger::Amount::parse(text).map_err(|e| {
         Rejection::new(Code::CommandInvalid, format!("now: {e}")).with("member", "now")
     })
 }

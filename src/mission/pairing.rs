@@ -36,7 +36,7 @@ use rusqlite::Connection;
 
 use super::store::{Error, MissionStore, Request};
 use super::{Actor, Admit, AttemptStatus, Command, Outcome};
-use crate::limits::Amount;
+use crate::ledger::Amount;
 
 /// Semantic id of the object the intent's transaction stores for each attempt admitted in a
 /// standalone ledger (payload `{"attemptId":…,"intentId":…,"missionId":…}` + newline): its
@@ -162,7 +162,7 @@ impl Standalone {
         format!(
             "world mission reconcile {} --from-store --ledger {}",
             self.mission_id,
-            crate::limits::location_arg(&self.missions.describe())
+            crate::ledger::location::location_arg(&self.missions.describe())
         )
     }
 

@@ -8,7 +8,7 @@ use std::collections::BTreeSet;
 
 use crate::encoding::trcjson::{self, CValue};
 use crate::encoding::HashRef;
-use crate::limits::{Amount, AmountError};
+use crate::ledger::{Amount, AmountError};
 
 use super::codes::{Code, Rejection};
 

@@ -5,7 +5,7 @@ use serde_json::{json, Value};
 
 use super::tests::{admit_json, contract_json, grant_json};
 use super::*;
-use crate::limits::Amount;
+use crate::ledger::Amount;
 
 const EV: &str = "sha256:1111111111111111111111111111111111111111111111111111111111111111";
 

@@ -8,7 +8,7 @@ use std::collections::BTreeSet;
 
 use crate::encoding::trcjson::{self, CValue};
 use crate::encoding::HashRef;
-use crate::limits::{ActorKind, Amount};
+use crate::ledger::{ActorKind, Amount};
 
 use super::codes::{Code, Rejection};
 use super::command::{Admit, Command, GrantSpec, Outcome};

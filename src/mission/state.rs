@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::encoding::trcjson;
 use crate::encoding::HashRef;
-use crate::limits::{ActorKind, Amount};
+use crate::ledger::{ActorKind, Amount};
 
 use super::command::Outcome;
 use super::contract::Contract;

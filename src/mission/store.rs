@@ -35,8 +35,8 @@ use serde::Serialize;
 
 use crate::encoding::trcjson::{self, CValue};
 use crate::encoding::HashRef;
+use crate::ledger::Amount;
 use crate::limits::db::{query_opt, vals, Db};
-use crate::limits::Amount;
 
 use super::codes::{Code, Rejection};
 use super::command::Command;
@@ -186,7 +186,7 @@ impl Error {
     pub fn is_busy(&self) -> bool {
         match self {
             Error::Ledger(l) => l.is_busy(),
-            Error::Sqlite(s) => crate::limits::sqlite_busy(s),
+            Error::Sqlite(s) => crate::ledger::error::sqlite_busy(s),
             _ => false,
         }
     }

@@ -7,7 +7,7 @@ use serde_json::{json, Value};
 use super::store::{self, MissionStore, Request, SqliteMissions};
 use super::tests::{admit_json, contract_json, grant_json, EV};
 use super::*;
-use crate::limits::Amount;
+use crate::ledger::Amount;
 
 fn contract() -> Contract {
     Contract::parse(&serde_json::to_vec(&contract_json()).unwrap_or_default())

@@ -4,7 +4,7 @@
 use serde_json::{json, Value};
 
 use super::*;
-use crate::limits::Amount;
+use crate::ledger::Amount;
 
 const SEED: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/mission/seed");
 

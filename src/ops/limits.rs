@@ -11,22 +11,13 @@
 use rusqlite::{Connection, TransactionBehavior};
 
 use crate::encoding::HashRef;
+use crate::ledger::EvidenceKind;
 use crate::limits::pairing::{self, Reconciled};
 use crate::limits::{self, ActorFacts, Code, EvidenceCheck, LedgerStore, Request, Verdict};
 use crate::store::{self, Object, Store};
 
-/// Semantic id of an evidence file stored in the World store by `--evidence-file`.
-pub const EVIDENCE_SEMANTIC_ID: &str = "world/limits-evidence/v1";
-/// Provenance of stored evidence files.
-pub const EVIDENCE_PROVENANCE: &str = "world:limits";
-
-/// Where the ledger lives for one command.
-pub enum Place {
-    /// Tables inside the World store file (writer lock held for writers).
-    Store(Store),
-    /// A standalone ledger (a SQLite file or PostgreSQL).
-    Standalone(Box<dyn LedgerStore>),
-}
+/// Where the ledger lives for one command ([`crate::ops::place::Place`]).
+pub type Place = super::place::Place<dyn LedgerStore>;
 
 impl Place {
     /// The current revision (0 when not initialised).
@@ -39,10 +30,7 @@ impl Place {
 
     /// What prompts and messages call it: the store path, or the ledger's description.
     pub fn describe(&self) -> String {
-        match self {
-            Place::Store(s) => s.path().display().to_string(),
-            Place::Standalone(l) => l.describe(),
-        }
+        self.name_with(|l| l.describe())
     }
 }
 
@@ -108,7 +96,11 @@ pub fn apply(place: &Place, opts: &Options<'_>) -> Result<Verdict, limits::Error
     };
     let tx = rusqlite::Transaction::new_unchecked(conn, TransactionBehavior::Immediate)?;
     if let Some((_, bytes)) = opts.evidence_file {
-        let obj = Object::new(EVIDENCE_SEMANTIC_ID, EVIDENCE_PROVENANCE, bytes.clone());
+        let obj = Object::new(
+            EvidenceKind::Limits.semantic_id(),
+            EvidenceKind::Limits.provenance(),
+            bytes.clone(),
+        );
         store::put_object(&tx, &obj).map_err(|e| limits::Error::Corrupt(e.to_string()))?;
     }
     let result = limits::apply(&tx, request, actor, now_ms, &check);
@@ -184,8 +176,8 @@ mod tests {
         )
         .unwrap_or_else(|e| panic!("{e}"));
         let good = Object::new(
-            EVIDENCE_SEMANTIC_ID,
-            EVIDENCE_PROVENANCE,
+            EvidenceKind::Limits.semantic_id(),
+            EvidenceKind::Limits.provenance(),
             b"approval".to_vec(),
         );
         store::put_object(&conn, &good).unwrap_or_else(|e| panic!("{e}"));

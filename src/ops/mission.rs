@@ -9,18 +9,13 @@
 
 use rusqlite::TransactionBehavior;
 
-use crate::limits::Amount;
+use crate::ledger::Amount;
 use crate::mission::store::{self as mstore, Applied, MissionStore, Request, SqliteMissions};
 use crate::mission::{Actor, Code, Contract, State};
 use crate::store::{self, Object, Store};
 
-/// Where the missions live for one command.
-pub enum Place {
-    /// The World store file (writer lock held for writers).
-    Store(Store),
-    /// A standalone ledger.
-    Ledger(Box<dyn MissionStore>),
-}
+/// Where the missions live for one command ([`crate::ops::place::Place`]).
+pub type Place = super::place::Place<dyn MissionStore>;
 
 impl Place {
     /// Run `f` on the mission store of this place (reads; writes go through [`apply`] and
@@ -28,16 +23,13 @@ impl Place {
     pub fn with<T>(&self, f: impl FnOnce(&dyn MissionStore) -> T) -> T {
         match self {
             Place::Store(s) => f(&SqliteMissions::new(s.conn())),
-            Place::Ledger(l) => f(l.as_ref()),
+            Place::Standalone(l) => f(l.as_ref()),
         }
     }
 
     /// What prompts and messages call it: the store path, or the ledger's description.
     pub fn describe(&self) -> String {
-        match self {
-            Place::Store(s) => s.path().display().to_string(),
-            Place::Ledger(l) => l.describe(),
-        }
+        self.name_with(|l| l.describe())
     }
 }
 
@@ -68,8 +60,8 @@ pub fn apply(place: &Place, opts: &Options<'_>) -> Result<Applied, mstore::Error
     let (mission_id, req, actor, now) = (opts.mission_id, opts.request, opts.actor, opts.now);
     let conn = match place {
         Place::Store(s) => s.conn(),
-        Place::Ledger(l) if opts.dry_run => return l.dry_run(mission_id, req, actor, now),
-        Place::Ledger(l) => return l.apply(mission_id, req, actor, now),
+        Place::Standalone(l) if opts.dry_run => return l.dry_run(mission_id, req, actor, now),
+        Place::Standalone(l) => return l.apply(mission_id, req, actor, now),
     };
     let tx = rusqlite::Transaction::new_unchecked(conn, TransactionBehavior::Immediate)?;
     if let Some(o) = opts.evidence {

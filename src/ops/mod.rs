@@ -28,6 +28,7 @@ pub mod mission;
 pub mod outcome;
 pub mod package;
 pub mod pin;
+pub mod place;
 pub mod publish;
 pub mod replay;
 pub mod session;

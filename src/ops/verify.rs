@@ -272,7 +272,7 @@ fn limits_ledger(store: &Store, rep: &mut Report) {
 pub fn verify_ledger(location: &str) -> Result<(String, Report), crate::limits::Error> {
     use crate::limits::pg::{self, Access, PgLedger};
     crate::limits::check_location_syntax(location)?;
-    if pg::is_url(location) {
+    if crate::ledger::location::is_url(location) {
         let ledger = PgLedger::connect(location)?;
         let name = ledger.name().to_string();
         let rep = ledger.transaction(

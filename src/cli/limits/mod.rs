@@ -33,10 +33,11 @@ use super::output::Output;
 use super::{fence, read_input, CliError, Context, Exit};
 use crate::authority::session;
 use crate::encoding::HashRef;
+use crate::ledger::{ActorKind, Amount, AmountError};
 use crate::limits::config::{self, MAX_CONFIG_BYTES};
 use crate::limits::{
-    self, ActorFacts, ActorKind, Amount, AmountError, BoundsPatch, Code, Command, Config,
-    LimitKind, Outcome, Purpose, Request, Verdict,
+    self, ActorFacts, BoundsPatch, Code, Command, Config, LimitKind, Outcome, Purpose, Request,
+    Verdict,
 };
 use crate::ops::{
     self,
@@ -261,10 +262,7 @@ fn parse_purpose(text: &str) -> Result<Purpose, BadPurpose> {
 /// A usage error (exit 2) naming the bad value, or a time more than 24 h ahead of the system
 /// clock (the ledger would then refuse every later real-clock command, issue 13 §7).
 pub fn parse_now(text: Option<&str>) -> Result<u128, CliError> {
-    let clock = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis())
-        .unwrap_or(0);
+    let clock = crate::clock::Clock::System.now_ms();
     let Some(t) = text else {
         return Ok(clock);
     };

@@ -82,7 +82,7 @@ pub(super) fn with_times(r: &Report) -> serde_json::Value {
 }
 
 /// `used/bound`, or `used/∞` when unbounded.
-fn cell(used: crate::limits::Amount, bound: Option<crate::limits::Amount>) -> String {
+fn cell(used: crate::ledger::Amount, bound: Option<crate::ledger::Amount>) -> String {
     match bound {
         Some(b) => format!("{used}/{b}"),
         None => format!("{used}/∞"),
