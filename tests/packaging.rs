@@ -57,6 +57,12 @@ fn the_release_build_keeps_at_most_line_tables_and_profiling_keeps_everything() 
         _ => false,
     };
     assert!(ok, "release debug = {debug:?}");
+    // Line tables alone measured 130 MB; the installed binary carries no debug info at all.
+    let strip = release.get("strip").and_then(|v| v.as_str());
+    assert!(
+        matches!(strip, Some("debuginfo") | Some("symbols")),
+        "release strip = {strip:?}"
+    );
     let profiling = profiles
         .get("profiling")
         .and_then(|p| p.as_table())
@@ -66,4 +72,5 @@ fn the_release_build_keeps_at_most_line_tables_and_profiling_keeps_everything() 
         Some("release")
     );
     assert_eq!(profiling.get("debug").and_then(|v| v.as_bool()), Some(true));
+    assert_eq!(profiling.get("strip").and_then(|v| v.as_str()), Some("none"));
 }
