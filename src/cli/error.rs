@@ -483,11 +483,23 @@ fn not_committed_outcome(e: &crate::coordinator::invoke::InvokeError) -> Option<
 }
 
 /// Map an invocation failure to a CLI error and exit code.
+/// The one mapping of a refused `--session` (DEC-ARCH-11): a store failure keeps the store's
+/// exit mapping; every other refusal (malformed, unknown, revoked, tampered, unattested,
+/// expired, unreadable input) is `session: <why>`, exit 1 ([`Exit::Failed`]), the same from
+/// `invoke`, `limits` and `mission`.
+pub fn session_err(e: crate::authority::session::SessionError) -> CliError {
+    match e {
+        crate::authority::session::SessionError::Store(s) => CliError::store("session", s),
+        other => CliError::failed("session", other),
+    }
+}
+
 pub fn invoke_err(e: crate::coordinator::invoke::InvokeError) -> CliError {
     use crate::coordinator::invoke::InvokeError;
     let e = match e {
         // Store failures keep the store's own exit mapping (lock held 6, corrupt 3, …).
         InvokeError::Store(s) => return CliError::store("invoke", s),
+        InvokeError::Session(s) => return session_err(s),
         other => other,
     };
     let exit = match &e {

@@ -567,12 +567,12 @@ fn agent_actor(
     mission_id: &str,
     in_ledger: bool,
 ) -> Result<Actor, CliError> {
-    let input = session::read_token(value, true).map_err(|e| CliError::failed("session", e))?;
+    let input = session::read_token(value, true).map_err(crate::cli::error::session_err)?;
     if let Some(w) = &input.warning {
         out.warn(w);
     }
-    let s = session::resolve(conn, &input.token, ctx.now())
-        .map_err(|e| CliError::failed("session", e))?;
+    let s = session::agent(conn, &input.token, ctx.now(), session::Unattested::Refuse)
+        .map_err(crate::cli::error::session_err)?;
     let b = session::binding(conn, &s.episode)
         .map_err(|e| CliError::store("session", e))?
         .unwrap_or_default();

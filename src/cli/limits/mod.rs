@@ -831,27 +831,15 @@ fn operator_actor(
         ));
     };
     let conn = conn.ok_or_else(|| CliError::failed("session", "no World store to resolve it"))?;
-    let input = session::read_token(value, true).map_err(|e| CliError::failed("session", e))?;
+    let input = session::read_token(value, true).map_err(crate::cli::error::session_err)?;
     if let Some(w) = &input.warning {
         out.warn(w);
     }
-    match session::resolve(conn, &input.token, ctx.now()) {
-        Ok(s) => Ok(ActorFacts::agent(&s.credential_id, &s.episode, now_ms)),
-        Err(
-            session::SessionError::Unknown
-            | session::SessionError::Revoked
-            | session::SessionError::Expired,
-        ) => {
-            let mut f = ActorFacts::new(
-                ActorKind::Agent,
-                &session::credential_id(&input.token),
-                now_ms,
-            );
-            f.allowed = false;
-            Ok(f)
-        }
-        Err(e) => Err(CliError::failed("session", e)),
-    }
+    // An unknown, revoked or expired credential is an authentication failure, refused here
+    // like `invoke` and `mission` refuse it, not `allowed=false` facts (DEC-ARCH-11).
+    let s = session::agent(conn, &input.token, ctx.now(), session::Unattested::Refuse)
+        .map_err(crate::cli::error::session_err)?;
+    Ok(ActorFacts::agent(&s.credential_id, &s.episode, now_ms))
 }
 
 /// The phrase a human types to confirm `command` (limits.md §5 "Actor facts in world").
