@@ -210,6 +210,24 @@ impl CliError {
         Self::new(Exit::Failed, what, why)
     }
 
+    /// The one fence refusal (issue 28): stderr is exactly `STOP fence=<fence>[ reason=<reason>]`,
+    /// then each line of `detail` (when not empty) indented two spaces; exit 3
+    /// ([`Exit::Integrity`]); the JSON message `fence <fence> refused`. The caller refuses before
+    /// writing anything.
+    pub fn fence(what: impl Into<String>, fence: &str, reason: Option<&str>, detail: &str) -> Self {
+        let mut line = format!("STOP fence={fence}");
+        if let Some(r) = reason {
+            line.push_str(&format!(" reason={r}"));
+        }
+        let mut e = Self::new(Exit::Integrity, what, format!("fence {fence} refused"));
+        e.verbatim = Some(if detail.is_empty() {
+            line
+        } else {
+            format!("{line}\n  {}", detail.replace('\n', "\n  "))
+        });
+        e
+    }
+
     /// A usage error (exit 2).
     pub fn usage(what: impl Into<String>, why: impl fmt::Display) -> Self {
         Self::new(Exit::Usage, what, why)

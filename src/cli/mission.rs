@@ -549,12 +549,6 @@ fn phrase(mission_id: &str, c: &Command) -> String {
     }
 }
 
-fn stop_fence(fence: &str, reason: &str) -> CliError {
-    let mut e = CliError::new(Exit::Integrity, "mission", format!("fence {fence} refused"));
-    e.verbatim = Some(format!("STOP fence={fence} reason={reason}"));
-    e
-}
-
 /// The AGENT actor of `--session`: the session must be live and bound to `mission_id` in
 /// this very place — the store file when the binding names no ledger, else the ledger and the
 /// mission the binding names (DEC-MIS-15); its subject is the bound grant's subject.
@@ -705,8 +699,8 @@ fn write(ctx: &Context, out: &mut Output, job: Job<'_>) -> Result<Exit, CliError
         implicit_now: job.common.now.is_none(),
     };
     let actor = if job.attended {
-        let mut tty =
-            fence::open_tty().map_err(|_| stop_fence("tty", "no-controlling-terminal"))?;
+        let mut tty = fence::open_tty()
+            .map_err(|_| CliError::fence("mission", "tty", Some("no-controlling-terminal"), ""))?;
         let human = Actor::human(&format!("human:{}", super::limits::login()));
         match apply(&target, job.mission, &req, &human, now, obj.as_ref(), true) {
             Ok(a) if a.replayed => return emit_applied(out, job.what, job.mission, &a),
@@ -727,8 +721,17 @@ fn write(ctx: &Context, out: &mut Output, job: Job<'_>) -> Result<Exit, CliError
         );
         match tty.ask(&prompt) {
             Ok(Some(t)) if t == words => {}
-            Ok(Some(_)) => return Err(stop_fence("confirmation", "mismatch")),
-            Ok(None) | Err(_) => return Err(stop_fence("confirmation", "eof")),
+            Ok(Some(_)) => {
+                return Err(CliError::fence(
+                    "mission",
+                    "confirmation",
+                    Some("mismatch"),
+                    "",
+                ))
+            }
+            Ok(None) | Err(_) => {
+                return Err(CliError::fence("mission", "confirmation", Some("eof"), ""))
+            }
         }
         human
     } else if let Some(s) = &job.common.session {
@@ -824,8 +827,8 @@ fn create(
     let actor = if yes {
         host()
     } else {
-        let mut tty =
-            fence::open_tty().map_err(|_| stop_fence("tty", "no-controlling-terminal"))?;
+        let mut tty = fence::open_tty()
+            .map_err(|_| CliError::fence("mission", "tty", Some("no-controlling-terminal"), ""))?;
         // Refuse a duplicate before asking anybody.
         let exists = target
             .with(|m| crate::mission::ledger::exists(m, &c.mission_id))
@@ -867,8 +870,17 @@ fn create(
         );
         match tty.ask(&prompt) {
             Ok(Some(t)) if t == words => {}
-            Ok(Some(_)) => return Err(stop_fence("confirmation", "mismatch")),
-            Ok(None) | Err(_) => return Err(stop_fence("confirmation", "eof")),
+            Ok(Some(_)) => {
+                return Err(CliError::fence(
+                    "mission",
+                    "confirmation",
+                    Some("mismatch"),
+                    "",
+                ))
+            }
+            Ok(None) | Err(_) => {
+                return Err(CliError::fence("mission", "confirmation", Some("eof"), ""))
+            }
         }
         Actor::human(&format!("human:{}", super::limits::login()))
     };

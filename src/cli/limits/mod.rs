@@ -334,13 +334,6 @@ fn random_request_id() -> Result<String, CliError> {
     Ok(format!("cli-{}", hex::encode(b)))
 }
 
-/// A fence refusal: `STOP fence=<name> reason=<reason>`, exit 3, nothing written.
-fn stop_fence(fence: &str, reason: &str) -> CliError {
-    let mut e = CliError::new(Exit::Integrity, "limits", format!("fence {fence} refused"));
-    e.verbatim = Some(format!("STOP fence={fence} reason={reason}"));
-    e
-}
-
 /// `invoke`, `serve` and `mcp --ledger`: refuse, before anything starts, a ledger file that is
 /// missing or empty (exit 4, `ledger_not_initialized` naming the path; nothing created).
 ///
@@ -1059,8 +1052,8 @@ fn execute(ctx: &Context, out: &mut Output, place: &Place, job: Job<'_>) -> Resu
 
     let actor = if job.attendance == Attendance::Attended && job.common.session.is_none() {
         // The tty fence first: without a controlling terminal nothing else happens.
-        let mut tty =
-            fence::open_tty().map_err(|_| stop_fence("tty", "no-controlling-terminal"))?;
+        let mut tty = fence::open_tty()
+            .map_err(|_| CliError::fence("limits", "tty", Some("no-controlling-terminal"), ""))?;
         let mut human = ActorFacts::new(ActorKind::Human, &format!("human:{}", login()), now_ms);
         human.policy_ref = Some("attended:/dev/tty".into());
         // Dry run as the human: a command the ledger would refuse is reported unconfirmed.
@@ -1083,8 +1076,17 @@ fn execute(ctx: &Context, out: &mut Output, place: &Place, job: Job<'_>) -> Resu
         );
         match tty.ask(&prompt) {
             Ok(Some(typed)) if typed == words => {}
-            Ok(Some(_)) => return Err(stop_fence("confirmation", "mismatch")),
-            Ok(None) | Err(_) => return Err(stop_fence("confirmation", "eof")),
+            Ok(Some(_)) => {
+                return Err(CliError::fence(
+                    "limits",
+                    "confirmation",
+                    Some("mismatch"),
+                    "",
+                ))
+            }
+            Ok(None) | Err(_) => {
+                return Err(CliError::fence("limits", "confirmation", Some("eof"), ""))
+            }
         }
         human
     } else if job.attendance == Attendance::Unattended && job.common.session.is_none() {
