@@ -3,6 +3,7 @@
 
 use std::fmt;
 
+use crate::authority::session::SessionError;
 use crate::store;
 
 /// How a command ended; the only place `world`'s exit codes are written down (spec README,
@@ -505,9 +506,9 @@ fn not_committed_outcome(e: &crate::coordinator::invoke::InvokeError) -> Option<
 /// exit mapping; every other refusal (malformed, unknown, revoked, tampered, unattested,
 /// expired, unreadable input) is `session: <why>`, exit 1 ([`Exit::Failed`]), the same from
 /// `invoke`, `limits` and `mission`.
-pub fn session_err(e: crate::authority::session::SessionError) -> CliError {
+pub fn session_err(e: SessionError) -> CliError {
     match e {
-        crate::authority::session::SessionError::Store(s) => CliError::store("session", s),
+        SessionError::Store(s) => CliError::store("session", s),
         other => CliError::failed("session", other),
     }
 }
