@@ -754,7 +754,9 @@ fn an_agent_reserves_ordinary_work_but_never_handoff() {
     assert_eq!(v["code"], "ok");
     let r = env.report("2");
     assert_eq!(scope(&r, "run")["stopped"], true);
-    // An unknown credential is an unauthenticated actor.
+    // An unknown credential is an authentication failure, refused before the ledger decides
+    // (exit 1, as `invoke` and `mission` refuse it; DEC-ARCH-11), and nothing is written.
+    let before = env.report("3");
     std::fs::write(env.path("bad"), "ab".repeat(32)).unwrap();
     let v = env.limits_json(
         &[
@@ -768,9 +770,10 @@ fn an_agent_reserves_ordinary_work_but_never_handoff() {
             "--now",
             "3",
         ],
-        4,
+        1,
     );
-    assert_eq!(v["code"], "actor_unauthenticated");
+    assert_eq!(v["message"], "session: unknown session credential", "{v}");
+    assert_eq!(env.report("3"), before, "nothing written");
 }
 
 #[test]

@@ -72,5 +72,8 @@ fn the_release_build_keeps_at_most_line_tables_and_profiling_keeps_everything() 
         Some("release")
     );
     assert_eq!(profiling.get("debug").and_then(|v| v.as_bool()), Some(true));
-    assert_eq!(profiling.get("strip").and_then(|v| v.as_str()), Some("none"));
+    assert_eq!(
+        profiling.get("strip").and_then(|v| v.as_str()),
+        Some("none")
+    );
 }

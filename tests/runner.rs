@@ -17,6 +17,7 @@ mod pgtest;
 mod registry_double;
 mod terminal;
 
+mod agent_rule;
 mod ailang_bad_input;
 mod ailang_cli;
 mod ailang_conformance;

@@ -323,6 +323,26 @@ pub fn resolve(conn: &Connection, token: &str, now: i64) -> Result<Session, Sess
     resolve_with(conn, token, now, Unattested::Refuse)
 }
 
+/// The one rule for acting as a session's agent (issue 28, DEC-ARCH-11): the credential must
+/// resolve at `now` (Unix seconds) — malformed, unknown, revoked, tampered, unattested (unless
+/// `unattested` is [`Unattested::Allow`]) and expired credentials are all refused. Every
+/// refusal is an authentication failure ([`SessionError`]) that the front end reports as an
+/// error (`world` exits 1; HTTP 401 per surfaces.md §2), never a policy verdict such as a
+/// limits `allowed=false` or a broker denial: no ledger or log row is written for it.
+/// `world invoke` (and REST, MCP, A2A through `coordinator::invoke`), `world limits
+/// --session` and `world mission --session` all go through here.
+///
+/// # Errors
+/// The [`SessionError`] of the refusal; a store failure as [`SessionError::Store`].
+pub fn agent(
+    conn: &Connection,
+    token: &str,
+    now: i64,
+    unattested: Unattested,
+) -> Result<Session, SessionError> {
+    resolve_with(conn, token, now, unattested)
+}
+
 /// [`resolve`], with a credential row that has no mint record accepted when `unattested` is
 /// [`Unattested::Allow`] (stores the reference daemon wrote hold only such rows).
 pub fn resolve_with(

@@ -11,9 +11,8 @@ use crate::broker;
 pub enum Cmd {
     /// Decide EFFECT SCOPE COST for a session (budgets seeded from the journal); writes nothing
     Check {
-        /// Session token file or token (else WORLD_SESSION)
-        #[arg(long)]
-        session: Option<String>,
+        #[command(flatten)]
+        session: super::SessionArgs,
         /// Effect name
         effect: String,
         /// Scope
@@ -41,7 +40,7 @@ pub fn run(ctx: &Context, out: &mut Output, cmd: Cmd) -> Result<Exit, CliError> 
         ctx,
         out,
         store.conn(),
-        session.as_deref(),
+        session.value(),
         now,
         unattested.policy(),
     )?;

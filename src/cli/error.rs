@@ -3,6 +3,7 @@
 
 use std::fmt;
 
+use crate::authority::session::SessionError;
 use crate::store;
 
 /// How a command ended; the only place `world`'s exit codes are written down (spec README,
@@ -208,6 +209,24 @@ impl CliError {
     /// Bad input (exit 1).
     pub fn failed(what: impl Into<String>, why: impl fmt::Display) -> Self {
         Self::new(Exit::Failed, what, why)
+    }
+
+    /// The one fence refusal (issue 28): stderr is exactly `STOP fence=<fence>[ reason=<reason>]`,
+    /// then each line of `detail` (when not empty) indented two spaces; exit 3
+    /// ([`Exit::Integrity`]); the JSON message `fence <fence> refused`. The caller refuses before
+    /// writing anything.
+    pub fn fence(what: impl Into<String>, fence: &str, reason: Option<&str>, detail: &str) -> Self {
+        let mut line = format!("STOP fence={fence}");
+        if let Some(r) = reason {
+            line.push_str(&format!(" reason={r}"));
+        }
+        let mut e = Self::new(Exit::Integrity, what, format!("fence {fence} refused"));
+        e.verbatim = Some(if detail.is_empty() {
+            line
+        } else {
+            format!("{line}\n  {}", detail.replace('\n', "\n  "))
+        });
+        e
     }
 
     /// A usage error (exit 2).
@@ -508,11 +527,23 @@ fn not_committed_outcome(e: &crate::coordinator::invoke::InvokeError) -> Option<
 }
 
 /// Map an invocation failure to a CLI error and exit code.
+/// The one mapping of a refused `--session` (DEC-ARCH-11): a store failure keeps the store's
+/// exit mapping; every other refusal (malformed, unknown, revoked, tampered, unattested,
+/// expired, unreadable input) is `session: <why>`, exit 1 ([`Exit::Failed`]), the same from
+/// `invoke`, `limits` and `mission`.
+pub fn session_err(e: SessionError) -> CliError {
+    match e {
+        SessionError::Store(s) => CliError::store("session", s),
+        other => CliError::failed("session", other),
+    }
+}
+
 pub fn invoke_err(e: crate::coordinator::invoke::InvokeError) -> CliError {
     use crate::coordinator::invoke::InvokeError;
     let e = match e {
         // Store failures keep the store's own exit mapping (lock held 6, corrupt 3, …).
         InvokeError::Store(s) => return CliError::store("invoke", s),
+        InvokeError::Session(s) => return session_err(s),
         other => other,
     };
     let exit = match &e {

@@ -23,9 +23,8 @@ use crate::ops::outcome::{derive, output_ok, EffectState, Evidence};
 pub struct Args {
     /// The transition id
     transition: String,
-    /// Session token file or token (else WORLD_SESSION)
-    #[arg(long)]
-    session: Option<String>,
+    #[command(flatten)]
+    session: super::SessionArgs,
     /// Arguments as a JSON object (default {})
     #[arg(long, value_name = "JSON", conflicts_with = "args_file")]
     args: Option<String>,
@@ -100,7 +99,7 @@ pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError
     }
     check_args_text(&raw)?;
     super::limits::check_ledger_flag("invoke", args.ledger.as_deref())?;
-    let token = super::session_token("invoke", out, args.session.as_deref())?;
+    let token = super::session_token("invoke", out, args.session.value())?;
     let exec = args
         .exec
         .config(ctx, args.workspace_root.as_deref(), "invoke")?;

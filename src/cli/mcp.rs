@@ -16,9 +16,8 @@ use crate::serve::mcp::{serve_stdio, StdioBackend};
 /// -32600 error and the server keeps serving. Ends at end of input (exit 0).
 #[derive(clap::Args, Debug)]
 pub struct Args {
-    /// Session token file or token (else WORLD_SESSION)
-    #[arg(long)]
-    session: Option<String>,
+    #[command(flatten)]
+    session: super::SessionArgs,
     /// Override the episode's recorded workspace root (worktree = DIR/<episode>)
     #[arg(long, value_name = "DIR")]
     workspace_root: Option<PathBuf>,
@@ -43,7 +42,7 @@ pub struct Args {
 /// Run `world mcp`.
 pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError> {
     super::limits::check_ledger_flag("mcp", args.ledger.as_deref())?;
-    let token = super::session_token("mcp", out, args.session.as_deref())?;
+    let token = super::session_token("mcp", out, args.session.value())?;
     // Fail fast on a store that cannot be read; the session itself is checked per request.
     ctx.open_read()?;
     let exec = args

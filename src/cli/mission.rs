@@ -538,12 +538,6 @@ fn phrase(mission_id: &str, c: &Command) -> String {
     }
 }
 
-fn stop_fence(fence: &str, reason: &str) -> CliError {
-    let mut e = CliError::new(Exit::Integrity, "mission", format!("fence {fence} refused"));
-    e.verbatim = Some(format!("STOP fence={fence} reason={reason}"));
-    e
-}
-
 /// The AGENT actor of `--session`: the session must be live and bound to `mission_id` in
 /// this very place — the store file when the binding names no ledger, else the ledger and the
 /// mission the binding names (DEC-MIS-15); its subject is the bound grant's subject.
@@ -556,12 +550,12 @@ fn agent_actor(
     mission_id: &str,
     in_ledger: bool,
 ) -> Result<Actor, CliError> {
-    let input = session::read_token(value, true).map_err(|e| CliError::failed("session", e))?;
+    let input = session::read_token(value, true).map_err(crate::cli::error::session_err)?;
     if let Some(w) = &input.warning {
         out.warn(w);
     }
-    let s = session::resolve(conn, &input.token, ctx.now())
-        .map_err(|e| CliError::failed("session", e))?;
+    let s = session::agent(conn, &input.token, ctx.now(), session::Unattested::Refuse)
+        .map_err(crate::cli::error::session_err)?;
     let b = session::binding(conn, &s.episode)
         .map_err(|e| CliError::store("session", e))?
         .unwrap_or_default();
@@ -694,8 +688,8 @@ fn write(ctx: &Context, out: &mut Output, job: Job<'_>) -> Result<Exit, CliError
         implicit_now: job.common.now.is_none(),
     };
     let actor = if job.attended {
-        let mut tty =
-            fence::open_tty().map_err(|_| stop_fence("tty", "no-controlling-terminal"))?;
+        let mut tty = fence::open_tty()
+            .map_err(|_| CliError::fence("mission", "tty", Some("no-controlling-terminal"), ""))?;
         let human = Actor::human(&format!("human:{}", super::limits::login()));
         match apply(&target, job.mission, &req, &human, now, obj.as_ref(), true) {
             Ok(a) if a.replayed => return emit_applied(out, job.what, job.mission, &a),
@@ -716,13 +710,23 @@ fn write(ctx: &Context, out: &mut Output, job: Job<'_>) -> Result<Exit, CliError
         );
         match tty.ask(&prompt) {
             Ok(Some(t)) if t == words => {}
-            Ok(Some(_)) => return Err(stop_fence("confirmation", "mismatch")),
+            Ok(Some(_)) => {
+                return Err(CliError::fence(
+                    "mission",
+                    "confirmation",
+                    Some("mismatch"),
+                    "",
+                ))
+            }
             Err(e) if fence::timed_out(&e) => {
                 return Err(
-                    stop_fence("confirmation", "timeout").hint(format!("{e}; nothing was written"))
+                    CliError::fence("mission", "confirmation", Some("timeout"), "")
+                        .hint(format!("{e}; nothing was written")),
                 )
             }
-            Ok(None) | Err(_) => return Err(stop_fence("confirmation", "eof")),
+            Ok(None) | Err(_) => {
+                return Err(CliError::fence("mission", "confirmation", Some("eof"), ""))
+            }
         }
         human
     } else if let Some(s) = &job.common.session {
@@ -818,8 +822,8 @@ fn create(
     let actor = if yes {
         host()
     } else {
-        let mut tty =
-            fence::open_tty().map_err(|_| stop_fence("tty", "no-controlling-terminal"))?;
+        let mut tty = fence::open_tty()
+            .map_err(|_| CliError::fence("mission", "tty", Some("no-controlling-terminal"), ""))?;
         // Refuse a duplicate before asking anybody.
         let exists = target
             .with(|m| crate::mission::ledger::exists(m, &c.mission_id))
@@ -861,13 +865,23 @@ fn create(
         );
         match tty.ask(&prompt) {
             Ok(Some(t)) if t == words => {}
-            Ok(Some(_)) => return Err(stop_fence("confirmation", "mismatch")),
+            Ok(Some(_)) => {
+                return Err(CliError::fence(
+                    "mission",
+                    "confirmation",
+                    Some("mismatch"),
+                    "",
+                ))
+            }
             Err(e) if fence::timed_out(&e) => {
                 return Err(
-                    stop_fence("confirmation", "timeout").hint(format!("{e}; nothing was written"))
+                    CliError::fence("mission", "confirmation", Some("timeout"), "")
+                        .hint(format!("{e}; nothing was written")),
                 )
             }
-            Ok(None) | Err(_) => return Err(stop_fence("confirmation", "eof")),
+            Ok(None) | Err(_) => {
+                return Err(CliError::fence("mission", "confirmation", Some("eof"), ""))
+            }
         }
         Actor::human(&format!("human:{}", super::limits::login()))
     };

@@ -521,6 +521,24 @@ pub(crate) fn pin_tool(
         .map_err(|e| CliError::failed(what, format!("--tool-ailang-bin: {e}")))
 }
 
+/// `--session VALUE`, declared once (issue 28) for the commands that act as a session's agent
+/// with the `WORLD_SESSION` fallback (`invoke`, `mcp`, `broker check`, `tools list`): a token
+/// file or the 64-hex token itself, read by [`session_token`]. `limits` and `mission` keep their
+/// own `--session` (no env fallback: without it the HOST acts).
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct SessionArgs {
+    /// Session token file or token (else WORLD_SESSION)
+    #[arg(long)]
+    pub session: Option<String>,
+}
+
+impl SessionArgs {
+    /// The `--session` value as given (`None`: fall back to `WORLD_SESSION`).
+    pub fn value(&self) -> Option<&str> {
+        self.session.as_deref()
+    }
+}
+
 /// `--allow-unattested`, shared by the commands that resolve a session for the broker
 /// (`invoke`, `mcp`, `serve`, `broker check`, `tools list`; DEC-TRUST3-2).
 #[derive(clap::Args, Debug, Clone, Default)]

@@ -60,19 +60,15 @@ pub struct Args {
     accept_changes: bool,
 }
 
-/// A fence refusal: `STOP fence=<name> reason=<reason>`, exit 3.
-fn stop(fence: &str, reason: &str) -> CliError {
-    let mut e = CliError::new(Exit::Integrity, "publish", format!("fence {fence} refused"));
-    e.verbatim = Some(format!("STOP fence={fence} reason={reason}"));
-    e
-}
-
 /// The `ci` fence: refuse when `CI` or `GITHUB_ACTIONS` is set.
 fn ci_fence() -> Result<(), CliError> {
     for var in ["CI", "GITHUB_ACTIONS"] {
         if std::env::var_os(var).is_some() {
-            return Err(stop("ci", &format!("{var}-is-set"))
-                .hint("a CI job cannot confirm at a terminal; pass --yes to publish unattended"));
+            return Err(
+                CliError::fence("publish", "ci", Some(&format!("{var}-is-set")), "").hint(
+                    "a CI job cannot confirm at a terminal; pass --yes to publish unattended",
+                ),
+            );
         }
     }
     Ok(())
@@ -89,21 +85,32 @@ fn tty_fence() -> Result<File, CliError> {
         .read(true)
         .write(true)
         .open("/dev/tty")
-        .map_err(|_| stop("tty", "no-controlling-terminal").hint(UNATTENDED_HINT))?;
+        .map_err(|_| {
+            CliError::fence("publish", "tty", Some("no-controlling-terminal"), "")
+                .hint(UNATTENDED_HINT)
+        })?;
     if !std::io::stdin().is_terminal() {
-        return Err(stop("tty", "stdin-not-a-terminal").hint(UNATTENDED_HINT));
+        return Err(
+            CliError::fence("publish", "tty", Some("stdin-not-a-terminal"), "")
+                .hint(UNATTENDED_HINT),
+        );
     }
     // SAFETY: tcgetsid and getsid take plain integers and touch no memory of ours.
     let (tty_sid, our_sid) = unsafe { (libc::tcgetsid(0), libc::getsid(0)) };
     if tty_sid < 0 || tty_sid != our_sid {
-        return Err(stop("tty", "stdin-is-not-the-controlling-terminal"));
+        return Err(CliError::fence(
+            "publish",
+            "tty",
+            Some("stdin-is-not-the-controlling-terminal"),
+            "",
+        ));
     }
     Ok(tty)
 }
 
 /// A confirmation refusal: the fence's `STOP` line, then what was not done.
 fn not_published(reason: &str, why: &str) -> CliError {
-    let mut e = stop("confirmation", reason);
+    let mut e = CliError::fence("publish", "confirmation", Some(reason), "");
     e.verbatim = Some(format!(
         "STOP fence=confirmation reason={reason}\nnothing was published ({why}); the store is unchanged and the writer lock is released"
     ));
@@ -116,7 +123,9 @@ fn not_published(reason: &str, why: &str) -> CliError {
 /// is `reason=timeout`). Every refusal says that nothing was published.
 fn confirmation_fence(tty: File, n: usize, manifest: &str, db: &str) -> Result<(), CliError> {
     let phrase = format!("publish {n} transitions to {db}");
-    let reader = tty.try_clone().map_err(|_| stop("confirmation", "eof"))?;
+    let reader = tty
+        .try_clone()
+        .map_err(|_| CliError::fence("publish", "confirmation", Some("eof"), ""))?;
     let term = dialoguer::console::Term::read_write_pair(reader, tty);
     let prompt = format!(
         "Type exactly, to write a LOCAL transition-registry revision ({n} descriptor(s) from {manifest}):\n  {phrase}\n{}\n> ",
@@ -389,7 +398,14 @@ pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError
     let mut store = match ctx.open_write(true) {
         Ok(s) => s,
         Err(e) if e.exit == Exit::LockHeld => return Err(e),
-        Err(e) => return Err(stop("store", &format!("unopenable {}", e.why))),
+        Err(e) => {
+            return Err(CliError::fence(
+                "publish",
+                "store",
+                Some(&format!("unopenable {}", e.why)),
+                "",
+            ))
+        }
     };
     let manifest = manifest::parse(&raw).map_err(|e| CliError::failed("publish", e))?;
     check_entries(out, &manifest)?;
@@ -478,7 +494,8 @@ pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError
                     .try_clone()
                     .map_err(|e| CliError::failed("publish", format!("/dev/tty: {e}")))?;
                 out.flush()?;
-                writeln!(w, "{shown}").map_err(|_| stop("confirmation", "eof"))?;
+                writeln!(w, "{shown}")
+                    .map_err(|_| CliError::fence("publish", "confirmation", Some("eof"), ""))?;
             }
             None => out.status(shown),
         }

@@ -13,9 +13,8 @@ use crate::transitions::publish::read_head;
 pub enum Cmd {
     /// The transitions this session's live grants can see and call, in registry id order
     List {
-        /// Session token file or token (else WORLD_SESSION)
-        #[arg(long)]
-        session: Option<String>,
+        #[command(flatten)]
+        session: super::SessionArgs,
         #[command(flatten)]
         unattested: super::UnattestedFlag,
     },
@@ -33,7 +32,7 @@ pub fn run(ctx: &Context, out: &mut Output, cmd: Cmd) -> Result<Exit, CliError> 
         ctx,
         out,
         store.conn(),
-        session.as_deref(),
+        session.value(),
         now,
         unattested.policy(),
     )?;

@@ -778,7 +778,7 @@ fn admit(
     now: i64,
     unattested: session::Unattested,
 ) -> Result<(Session, Descriptor), InvokeError> {
-    let sess: Session = session::resolve_with(store.conn(), &call.token, now, unattested)?;
+    let sess: Session = session::agent(store.conn(), &call.token, now, unattested)?;
     let registry = read_head(store.conn()).map_err(|e| InvokeError::Integrity(e.to_string()))?;
     let descriptors = registry.map(|h| h.revision.entries).unwrap_or_default();
     let desc = visible(&descriptors, &sess.grants, now)

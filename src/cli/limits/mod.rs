@@ -332,13 +332,6 @@ fn random_request_id() -> Result<String, CliError> {
     Ok(format!("cli-{}", hex::encode(b)))
 }
 
-/// A fence refusal: `STOP fence=<name> reason=<reason>`, exit 3, nothing written.
-fn stop_fence(fence: &str, reason: &str) -> CliError {
-    let mut e = CliError::new(Exit::Integrity, "limits", format!("fence {fence} refused"));
-    e.verbatim = Some(format!("STOP fence={fence} reason={reason}"));
-    e
-}
-
 /// `invoke`, `serve` and `mcp --ledger`: refuse, before anything starts, a ledger file that is
 /// missing or empty (exit 4, `ledger_not_initialized` naming the path; nothing created).
 ///
@@ -829,27 +822,15 @@ fn operator_actor(
         ));
     };
     let conn = conn.ok_or_else(|| CliError::failed("session", "no World store to resolve it"))?;
-    let input = session::read_token(value, true).map_err(|e| CliError::failed("session", e))?;
+    let input = session::read_token(value, true).map_err(crate::cli::error::session_err)?;
     if let Some(w) = &input.warning {
         out.warn(w);
     }
-    match session::resolve(conn, &input.token, ctx.now()) {
-        Ok(s) => Ok(ActorFacts::agent(&s.credential_id, &s.episode, now_ms)),
-        Err(
-            session::SessionError::Unknown
-            | session::SessionError::Revoked
-            | session::SessionError::Expired,
-        ) => {
-            let mut f = ActorFacts::new(
-                ActorKind::Agent,
-                &session::credential_id(&input.token),
-                now_ms,
-            );
-            f.allowed = false;
-            Ok(f)
-        }
-        Err(e) => Err(CliError::failed("session", e)),
-    }
+    // An unknown, revoked or expired credential is an authentication failure, refused here
+    // like `invoke` and `mission` refuse it, not `allowed=false` facts (DEC-ARCH-11).
+    let s = session::agent(conn, &input.token, ctx.now(), session::Unattested::Refuse)
+        .map_err(crate::cli::error::session_err)?;
+    Ok(ActorFacts::agent(&s.credential_id, &s.episode, now_ms))
 }
 
 /// The phrase a human types to confirm `command` (limits.md §5 "Actor facts in world").
@@ -1069,8 +1050,8 @@ fn execute(ctx: &Context, out: &mut Output, place: &Place, job: Job<'_>) -> Resu
 
     let actor = if job.attendance == Attendance::Attended && job.common.session.is_none() {
         // The tty fence first: without a controlling terminal nothing else happens.
-        let mut tty =
-            fence::open_tty().map_err(|_| stop_fence("tty", "no-controlling-terminal"))?;
+        let mut tty = fence::open_tty()
+            .map_err(|_| CliError::fence("limits", "tty", Some("no-controlling-terminal"), ""))?;
         let mut human = ActorFacts::new(ActorKind::Human, &format!("human:{}", login()), now_ms);
         human.policy_ref = Some("attended:/dev/tty".into());
         // Dry run as the human: a command the ledger would refuse is reported unconfirmed.
@@ -1093,13 +1074,23 @@ fn execute(ctx: &Context, out: &mut Output, place: &Place, job: Job<'_>) -> Resu
         );
         match tty.ask(&prompt) {
             Ok(Some(typed)) if typed == words => {}
-            Ok(Some(_)) => return Err(stop_fence("confirmation", "mismatch")),
+            Ok(Some(_)) => {
+                return Err(CliError::fence(
+                    "limits",
+                    "confirmation",
+                    Some("mismatch"),
+                    "",
+                ))
+            }
             Err(e) if fence::timed_out(&e) => {
                 return Err(
-                    stop_fence("confirmation", "timeout").hint(format!("{e}; nothing was written"))
+                    CliError::fence("limits", "confirmation", Some("timeout"), "")
+                        .hint(format!("{e}; nothing was written")),
                 )
             }
-            Ok(None) | Err(_) => return Err(stop_fence("confirmation", "eof")),
+            Ok(None) | Err(_) => {
+                return Err(CliError::fence("limits", "confirmation", Some("eof"), ""))
+            }
         }
         human
     } else if job.attendance == Attendance::Unattended && job.common.session.is_none() {

@@ -94,17 +94,7 @@ impl RegistryArgs {
 
 /// A fence refusal: `STOP fence=<fence>[ reason=<reason>]` and the detail line, exit 3.
 pub fn stop(what: &str, fence: &str, reason: Option<&str>, detail: &str) -> CliError {
-    let mut line = format!("STOP fence={fence}");
-    if let Some(r) = reason {
-        line.push_str(&format!(" reason={r}"));
-    }
-    let mut e = CliError::new(Exit::Integrity, what, format!("fence {fence} refused"));
-    e.verbatim = Some(if detail.is_empty() {
-        line
-    } else {
-        format!("{line}\n  {}", detail.replace('\n', "\n  "))
-    });
-    e.with_code("stop")
+    CliError::fence(what, fence, reason, detail).with_code("stop")
 }
 
 /// `--live` on a read-only verb: refused rather than ignored.
