@@ -156,6 +156,30 @@ pub fn open_tty() -> Result<Tty, std::io::Error> {
 }
 
 impl Tty {
+    /// The `confirmation` fence of `what` (`limits`, `mission`): [`Tty::ask`] `prompt`, and
+    /// accept only a line equal to `words`.
+    ///
+    /// # Errors
+    /// [`super::CliError::fence`] `confirmation` with reason `mismatch` (another line),
+    /// `timeout` (no answer in time; the hint says nothing was written) or `eof` (Ctrl-D,
+    /// Ctrl-C, a closed terminal).
+    pub fn confirm(
+        &mut self,
+        what: &str,
+        prompt: &str,
+        words: &str,
+    ) -> Result<(), super::CliError> {
+        let refuse = |reason| super::CliError::fence(what, "confirmation", Some(reason), "");
+        match self.ask(prompt) {
+            Ok(Some(t)) if t == words => Ok(()),
+            Ok(Some(_)) => Err(refuse("mismatch")),
+            Err(e) if timed_out(&e) => {
+                Err(refuse("timeout").hint(format!("{e}; nothing was written")))
+            }
+            Ok(None) | Err(_) => Err(refuse("eof")),
+        }
+    }
+
     /// Print `prompt` on the terminal (its last line stays in front of the answer) and read one
     /// edited line; `None` when the person pressed Ctrl-D or Ctrl-C, or the terminal closed.
     ///

@@ -708,26 +708,7 @@ fn write(ctx: &Context, out: &mut Output, job: Job<'_>) -> Result<Exit, CliError
             attended_detail(&req.command, state.as_ref()),
             human.id
         );
-        match tty.ask(&prompt) {
-            Ok(Some(t)) if t == words => {}
-            Ok(Some(_)) => {
-                return Err(CliError::fence(
-                    "mission",
-                    "confirmation",
-                    Some("mismatch"),
-                    "",
-                ))
-            }
-            Err(e) if fence::timed_out(&e) => {
-                return Err(
-                    CliError::fence("mission", "confirmation", Some("timeout"), "")
-                        .hint(format!("{e}; nothing was written")),
-                )
-            }
-            Ok(None) | Err(_) => {
-                return Err(CliError::fence("mission", "confirmation", Some("eof"), ""))
-            }
-        }
+        tty.confirm("mission", &prompt, &words)?;
         human
     } else if let Some(s) = &job.common.session {
         let conn = store_conn(&target, ctx, &mut aux)?;
@@ -863,26 +844,7 @@ fn create(
             list(&c.features),
             super::limits::login()
         );
-        match tty.ask(&prompt) {
-            Ok(Some(t)) if t == words => {}
-            Ok(Some(_)) => {
-                return Err(CliError::fence(
-                    "mission",
-                    "confirmation",
-                    Some("mismatch"),
-                    "",
-                ))
-            }
-            Err(e) if fence::timed_out(&e) => {
-                return Err(
-                    CliError::fence("mission", "confirmation", Some("timeout"), "")
-                        .hint(format!("{e}; nothing was written")),
-                )
-            }
-            Ok(None) | Err(_) => {
-                return Err(CliError::fence("mission", "confirmation", Some("eof"), ""))
-            }
-        }
+        tty.confirm("mission", &prompt, &words)?;
         Actor::human(&format!("human:{}", super::limits::login()))
     };
     match ops::mission::create(&target, &c, &actor, !yes, now) {

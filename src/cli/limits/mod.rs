@@ -1072,26 +1072,7 @@ fn execute(ctx: &Context, out: &mut Output, place: &Place, job: Job<'_>) -> Resu
             describe(&request.command, &ledger_name, report.as_ref()),
             human.actor_id
         );
-        match tty.ask(&prompt) {
-            Ok(Some(typed)) if typed == words => {}
-            Ok(Some(_)) => {
-                return Err(CliError::fence(
-                    "limits",
-                    "confirmation",
-                    Some("mismatch"),
-                    "",
-                ))
-            }
-            Err(e) if fence::timed_out(&e) => {
-                return Err(
-                    CliError::fence("limits", "confirmation", Some("timeout"), "")
-                        .hint(format!("{e}; nothing was written")),
-                )
-            }
-            Ok(None) | Err(_) => {
-                return Err(CliError::fence("limits", "confirmation", Some("eof"), ""))
-            }
-        }
+        tty.confirm("limits", &prompt, &words)?;
         human
     } else if job.attendance == Attendance::Unattended && job.common.session.is_none() {
         let mut host = ActorFacts::new(ActorKind::Host, &format!("host:{}", login()), now_ms);
