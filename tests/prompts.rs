@@ -547,3 +547,31 @@ fn the_publish_prompt_shows_the_behaviour_diff() {
     );
     assert_ne!(env.snapshot(), before, "the candidate was published");
 }
+
+/// Issue 29 §5: `WORLD_PROMPT_TIMEOUT` sets every prompt's wait (here `session mint`'s): the
+/// prompt states it, an unanswered prompt gives up after it with nothing written, and a value
+/// that is not a number of seconds is a usage error before anything is asked.
+#[test]
+fn world_prompt_timeout_sets_every_prompts_wait() {
+    let env = TestEnv::new();
+    env.genesis();
+    let before = env.snapshot();
+    let mut c = mint_cmd(&env, "tok");
+    c.env("WORLD_PROMPT_TIMEOUT", "2");
+    let started = Instant::now();
+    let (out, shown) = drive(c, &[("Mint it? [y/N] ", &[])]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{shown}\n{err}");
+    assert!(shown.contains("no answer within 2 s"), "{shown}");
+    assert!(err.contains("no answer within 2 s"), "{err}");
+    assert!(started.elapsed() < Duration::from_secs(60));
+    assert_eq!(env.snapshot(), before, "nothing minted");
+    assert!(!env.path("tok").exists());
+
+    let mut c = mint_cmd(&env, "tok");
+    c.env("WORLD_PROMPT_TIMEOUT", "soon");
+    let out = c.output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("WORLD_PROMPT_TIMEOUT"));
+    assert_eq!(env.snapshot(), before);
+}

@@ -8,8 +8,8 @@
 //! the line; Enter answers; Ctrl-D and Ctrl-C answer no (DEC-CLI-24). dialoguer's own
 //! `Input`/`Confirm` drop control keys, so Ctrl-U and Ctrl-D would do nothing there.
 //!
-//! Every prompt gives up after [`prompt_timeout`] (default [`DEFAULT_PROMPT_TIMEOUT`] seconds,
-//! `--prompt-timeout` on the commands that prompt while holding the writer lock): the read
+//! Every prompt gives up after [`prompt_timeout`] (default [`DEFAULT_PROMPT_TIMEOUT`] seconds;
+//! `WORLD_PROMPT_TIMEOUT` sets it for every prompt, `publish --prompt-timeout` for publish's): the read
 //! ends with an [`std::io::ErrorKind::TimedOut`] error, which every caller treats as "no", so
 //! nothing is written and the command exits, releasing the lock (DEC-UX-11).
 

@@ -337,6 +337,23 @@ impl Context {
                 ))
             }
         };
+        // Every attended prompt's wait (issue 29 §5): `WORLD_PROMPT_TIMEOUT` seconds, else the
+        // default; `publish --prompt-timeout` overrides both for its prompt.
+        if let Some(v) = std::env::var_os("WORLD_PROMPT_TIMEOUT") {
+            let v = v.to_string_lossy();
+            match v.trim().parse::<u64>() {
+                Ok(n) if (1..=86_400).contains(&n) => fence::set_prompt_timeout(n),
+                _ => {
+                    return Err(CliError::usage(
+                        "WORLD_PROMPT_TIMEOUT",
+                        format!(
+                            "{:?} is not a whole number of seconds between 1 and 86400",
+                            v.as_ref()
+                        ),
+                    ))
+                }
+            }
+        }
         let color = match cli.color {
             ColorChoice::Always => true,
             ColorChoice::Never => false,

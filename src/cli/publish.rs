@@ -44,7 +44,7 @@ pub struct Args {
     yes: bool,
     /// Seconds the confirmation prompt waits for the phrase; then nothing is published and the
     /// writer lock is released
-    #[arg(long, value_name = "SECONDS", default_value_t = super::fence::DEFAULT_PROMPT_TIMEOUT, value_parser = clap::value_parser!(u64).range(1..=86400))]
+    #[arg(long, value_name = "SECONDS", env = "WORLD_PROMPT_TIMEOUT", default_value_t = super::fence::DEFAULT_PROMPT_TIMEOUT, value_parser = clap::value_parser!(u64).range(1..=86400))]
     prompt_timeout: u64,
     /// Refused for this verb (publishing writes the local store only)
     #[arg(long, hide = true)]
