@@ -11,7 +11,8 @@
 //! and nothing is cut or dropped):
 //! 1. every column at its natural width (the widest cell or header line);
 //! 2. too wide: free-text columns give up width, widest first, down to their minimum (the
-//!    header's width, at least 6); then list columns the same way (hiding whole items);
+//!    header's width, at least 6); then list columns the same way (hiding whole items, but
+//!    each line keeps its first item: `a +2`, never a bare `+3`);
 //! 3. still too wide: the droppable column with the lowest priority (`Col::drop`; ties: the
 //!    rightmost) is hidden and step 1 starts over; columns without a priority — the key
 //!    columns, among them the short hash `show`/`why` take — are never hidden;
@@ -165,6 +166,26 @@ fn cut_list(s: &str, w: usize) -> String {
     cut_text(s, w)
 }
 
+/// The narrowest a list cell may be cut before columns are hidden: each of its lines keeps
+/// its first item (then `+N` for the rest), so a list never shrinks to a bare count while a
+/// column could still be hidden instead.
+fn list_floor(s: &str) -> usize {
+    s.split('\n')
+        .map(|line| {
+            let (sep, items): (&str, Vec<&str>) = if line.contains(", ") {
+                (", ", line.split(", ").collect())
+            } else {
+                (" ", line.split(' ').collect())
+            };
+            match items.len() {
+                0 | 1 => width(line),
+                n => width(items[0]) + width(sep) + format!("+{}", n - 1).len(),
+            }
+        })
+        .max()
+        .unwrap_or(0)
+}
+
 fn shorten(kind: Kind, s: &str, w: usize) -> String {
     match kind {
         Kind::Id => s.to_string(),
@@ -207,11 +228,26 @@ impl Layout {
                 limit: None,
             };
         };
+        // Per list column: the width that keeps every cell's first item ([`list_floor`]).
+        let list_min: Vec<usize> = cols
+            .iter()
+            .enumerate()
+            .map(|(i, c)| match c.kind {
+                Kind::List => rows
+                    .iter()
+                    .filter_map(|r| r.get(i))
+                    .map(|s| list_floor(s))
+                    .max()
+                    .unwrap_or(0),
+                _ => 0,
+            })
+            .collect();
         let floor = |i: usize, last_resort: bool| -> usize {
             match cols[i].kind {
                 Kind::Id => natural[i],
                 _ if last_resort => natural[i].min(1),
-                _ => natural[i].min(width(&cols[i].header).max(MIN_TEXT)),
+                Kind::List => natural[i].min(width(&cols[i].header).max(MIN_TEXT).max(list_min[i])),
+                Kind::Text => natural[i].min(width(&cols[i].header).max(MIN_TEXT)),
             }
         };
         let squeeze = |shown: &[bool], last_resort: bool| -> Option<Vec<usize>> {
@@ -503,7 +539,10 @@ mod tests {
     fn the_lowest_priority_goes_first_and_keys_stay() {
         let l = sample().width(Some(25)).layout();
         assert_eq!(l.hidden(), vec!["EPISODE", "EFFECTS"]);
+        // A list keeps its first item or goes: at 45 the effects would be a bare `+3`.
         let l = sample().width(Some(45)).layout();
+        assert_eq!(l.hidden(), vec!["EPISODE", "EFFECTS"]);
+        let l = sample().width(Some(55)).layout();
         assert_eq!(l.hidden(), vec!["EPISODE"]);
     }
 
@@ -534,5 +573,27 @@ mod tests {
         assert_eq!(cut_list("aa, bb, cc", 7), "aa, +2");
         assert_eq!(cut_list("aa bb", 5), "aa bb");
         assert_eq!(cut_text("hello world", 6), "hello…");
+    }
+
+    /// A list keeps its first item while a column can still be hidden: at 40 columns the
+    /// droppable NOTE goes, not the budget's first grant (it was a bare `+4` before).
+    #[test]
+    fn a_list_keeps_its_first_item_before_a_column_is_cut_to_a_count() {
+        let mut t = Table::new(vec![
+            Col::id("id"),
+            Col::id("note").drop(1),
+            Col::list("budget"),
+        ])
+        .width(Some(40));
+        t.add_row([
+            "abcdef123456",
+            "attended",
+            "world.apply=world:10/10 a=b:1/1 c=d:2/2 e=f:1/1 g=h:2/2",
+        ]);
+        let text = t.render();
+        assert!(text.contains("world.apply=world:10/10"), "{text}");
+        assert!(!text.contains("attended"), "{text}");
+        assert!(text.lines().all(|l| width(l) <= 40), "{text}");
+        assert_eq!(list_floor("aa bb cc\ndd"), "aa +2".len());
     }
 }
