@@ -204,7 +204,7 @@ pub fn checkpoint_or_latest(
     }
     let row = checkpoints::latest(store.conn(), None)?.ok_or_else(|| {
         TrustError::Input(
-            "this store has no signed checkpoint yet: sign one with `world checkpoint --key KEYFILE` (`world key generate` makes a key)".into(),
+            "this store has no checkpoint yet: sign one with `world checkpoint --key KEYFILE` (`world key generate` makes a key)".into(),
         )
     })?;
     let (cp, text) = read_checkpoint(row.note.as_bytes(), None)?;
