@@ -619,6 +619,18 @@ fn why_walks_an_effectful_entry_and_catches_a_tampered_output() {
     let by_id = env.run(&["why", "cli:ep1:w1", "--json"]);
     assert_exit(&by_id, 0);
     assert_eq!(stdout_json(&by_id)["ok"], json!(true));
+    assert_eq!(stdout_json(&by_id)["matchedBy"], json!("invocation"));
+    // The short entry hash a `world log` row shows is matched as an entry, not an index.
+    let by_index = stdout_json(&env.run(&["why", &index, "--json"]));
+    assert_eq!(by_index["matchedBy"], json!("index"));
+    let hash = by_index["entry"]["entryHash"]
+        .as_str()
+        .unwrap_or_default()
+        .trim_start_matches("sha256:")
+        .to_string();
+    let by_hash = env.run(&["why", &hash[..12], "--json"]);
+    assert_exit(&by_hash, 0);
+    assert_eq!(stdout_json(&by_hash)["matchedBy"], json!("entry"));
 
     // Tamper with the output object's bytes: the walk and verify must both fail with 3.
     let output_ref = done["outputRef"].as_str().unwrap_or_default().to_string();

@@ -47,6 +47,8 @@ fn result_target(bytes: Vec<u8>) -> Target {
 
 /// Run `world why`.
 pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError> {
+    // Set when TARGET was an entry hash (walked as its index): the answer says "entry".
+    let mut by_entry_hash = false;
     let target = match (&args.target, &args.result) {
         (_, Some(file)) => result_target(strip_lf(read_input(file, 8 * 1024 * 1024, "why")?)),
         (Some(t), None) if t == "-" => result_target(strip_lf(read_input(
@@ -76,7 +78,10 @@ pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError
                     let idx = crate::store::refs::entry_index_of(store.conn(), &c.reference)
                         .map_err(|e| super::refs::ref_err("why", e))?;
                     match idx {
-                        Some(i) => Target::Index(i),
+                        Some(i) => {
+                            by_entry_hash = true;
+                            Target::Index(i)
+                        }
                         None => Target::Ref(c.reference),
                     }
                 }
@@ -103,10 +108,13 @@ pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError
         (None, None) => return Err(CliError::usage("why", "give a TARGET or --result FILE")),
     };
     let store = ctx.open_read()?;
-    let why = store.why(&target, args.scan).map_err(|e| match e {
+    let mut why = store.why(&target, args.scan).map_err(|e| match e {
         WhyError::NotFound(m) => CliError::failed("why", m),
         WhyError::Store(s) => CliError::store("why", s),
     })?;
+    if by_entry_hash {
+        why.matched_by = "entry".into();
+    }
     if out.json {
         out.json_line(&why)?;
     } else {
