@@ -604,6 +604,13 @@ fn an_exported_bundle_verifies_offline_with_only_the_public_key() {
     env.run(&["export-episode", "ep1", "--out", s(&plain)]).ok();
     let r = verify_bundle(env.dir.path(), &plain, &key).code(3);
     assert_eq!(categories(&r), vec!["bundle_proof"]);
+    // A second export to the same file is refused with a hint, the bundle left as it was.
+    let bytes = std::fs::read(&plain).unwrap();
+    let again = env
+        .run(&["export-episode", "ep1", "--out", s(&plain)])
+        .code(1);
+    assert!(again.stderr.contains("choose another --out"), "{again:#?}");
+    assert_eq!(std::fs::read(&plain).unwrap(), bytes);
 }
 
 #[test]
