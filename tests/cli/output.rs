@@ -150,8 +150,13 @@ fn refs_are_taken_full_bare_or_as_a_unique_prefix() {
     assert!(r.one_line_error().contains("too short"), "{r:#?}");
     // An entry hash as `log` prints it works in `why`.
     let e = entries[1].trim_start_matches("sha256:");
-    let by_hash = env.run(&["why", &e[..10], "--json"]).ok().json();
-    let by_index = env.run(&["why", "2", "--json"]).ok().json();
+    let mut by_hash = env.run(&["why", &e[..10], "--json"]).ok().json();
+    let mut by_index = env.run(&["why", "2", "--json"]).ok().json();
+    // The same walk; only how the target matched differs.
+    assert_eq!(by_hash["matchedBy"], "entry");
+    assert_eq!(by_index["matchedBy"], "index");
+    by_hash["matchedBy"] = serde_json::Value::Null;
+    by_index["matchedBy"] = serde_json::Value::Null;
     assert_eq!(by_hash, by_index);
     // Ambiguous prefixes need two rows sharing 6 hex digits (about 16 million objects);
     // the resolver's unit test (store::refs::tests) builds them directly.
