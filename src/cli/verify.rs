@@ -141,21 +141,8 @@ fn verify_ledger(out: &mut Output, location: &str) -> Result<Exit, CliError> {
     } else {
         for f in &report.failures {
             let n = report.failure_counts.get(f.category).copied().unwrap_or(1);
-            out.line(format!(
-                "{} {}{}: {}{}",
-                super::output::paint("FAIL", 31, out.color),
-                f.category,
-                f.reference
-                    .as_ref()
-                    .map(|r| format!(" ({})", crate::termtext::escape_line(r)))
-                    .unwrap_or_default(),
-                crate::termtext::escape_line(&f.reason),
-                if n > 1 {
-                    format!(" (+{} more)", n - 1)
-                } else {
-                    String::new()
-                }
-            ))?;
+            let fail = super::output::paint("FAIL", 31, out.color);
+            out.line(finding_line(&fail, f, n))?;
         }
         if !out.quiet {
             for w in &report.warnings {
@@ -217,45 +204,13 @@ fn print_report(
         ))?;
         for f in &report.failures {
             let n = report.failure_counts.get(f.category).copied().unwrap_or(1);
-            out.line(format!(
-                "{} {}{}{}: {}{}",
-                super::output::paint("FAIL", 31, out.color),
-                f.category,
-                f.index
-                    .map(|i| format!(" at index {i}"))
-                    .unwrap_or_default(),
-                f.reference
-                    .as_ref()
-                    .map(|r| format!(" ({})", crate::termtext::escape_line(r)))
-                    .unwrap_or_default(),
-                crate::termtext::escape_line(&f.reason),
-                if n > 1 {
-                    format!(" (+{} more)", n - 1)
-                } else {
-                    String::new()
-                }
-            ))?;
+            let fail = super::output::paint("FAIL", 31, out.color);
+            out.line(finding_line(&fail, f, n))?;
         }
         let quiet = out.quiet;
         for w in report.warnings.iter().filter(|_| !quiet) {
             let n = report.warning_counts.get(w.category).copied().unwrap_or(1);
-            out.line(format!(
-                "warn {}{}{}: {}{}",
-                w.category,
-                w.index
-                    .map(|i| format!(" at index {i}"))
-                    .unwrap_or_default(),
-                w.reference
-                    .as_ref()
-                    .map(|r| format!(" ({})", crate::termtext::escape_line(r)))
-                    .unwrap_or_default(),
-                crate::termtext::escape_line(&w.reason),
-                if n > 1 {
-                    format!(" (+{} more)", n - 1)
-                } else {
-                    String::new()
-                }
-            ))?;
+            out.line(finding_line("warn", w, n))?;
         }
         if let Some(t) = trust.filter(|_| report.ok()) {
             let witnessed = if t.witnesses.is_empty() {
@@ -293,4 +248,28 @@ fn print_report(
     } else {
         Exit::Integrity
     })
+}
+
+/// One finding as `verify` prints it: `<label> <category>[ at index N][ (ref)]: <reason>[ (+K
+/// more)]`, where `n` is how many findings of its category there were; stored text escaped
+/// (DEC-TRUST3-4).
+fn finding_line(label: &str, f: &crate::store::verify::Finding, n: u64) -> String {
+    let esc = crate::termtext::escape_line;
+    format!(
+        "{label} {}{}{}: {}{}",
+        f.category,
+        f.index
+            .map(|i| format!(" at index {i}"))
+            .unwrap_or_default(),
+        f.reference
+            .as_ref()
+            .map(|r| format!(" ({})", esc(r)))
+            .unwrap_or_default(),
+        esc(&f.reason),
+        if n > 1 {
+            format!(" (+{} more)", n - 1)
+        } else {
+            String::new()
+        }
+    )
 }
