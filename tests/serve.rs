@@ -3479,3 +3479,249 @@ fn v1_lists_the_routes_and_errors_carry_a_code() {
     assert_eq!(r.json()["error"]["class"], "NotFound");
     assert_eq!(r.json()["error"]["code"], "not_found");
 }
+
+/// Poll `GetTask` until `id` leaves the in-progress states (SUBMITTED, WORKING), recording
+/// every state seen; panics after 20 s.
+fn a2a_settle(s: &Server, tok: &str, id: &str) -> (Value, Vec<String>) {
+    let mut seen = Vec::new();
+    let until = std::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        let r = a2a(
+            s,
+            tok,
+            &json!({"jsonrpc":"2.0","id":9,"method":"GetTask","params":{"id": id}}),
+        );
+        let st = r["result"]["status"]["state"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{r}"))
+            .to_string();
+        if seen.last() != Some(&st) {
+            seen.push(st.clone());
+        }
+        if st != "TASK_STATE_SUBMITTED" && st != "TASK_STATE_WORKING" {
+            return (r["result"].clone(), seen);
+        }
+        assert!(
+            std::time::Instant::now() < until,
+            "{id} never settled: {seen:?}"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// A2A §3.2.2 (DEC-A2A-9): `configuration.returnImmediately` answers the task at once, queued
+/// (`SUBMITTED`), and the call runs in the background — `WORKING` only while it runs, then
+/// `COMPLETED` with its output. Until then a follow-up is `-32004` and a cancel `-32002`; the
+/// same messageId again is the same task; a daemon told to stop lets the call finish first.
+#[test]
+fn a2a_return_immediately_answers_at_once_and_runs_in_the_background() {
+    let env = Env::new();
+    let tok = env.full();
+    let s = Server::start(&env, &[]);
+    let send_now = |s: &Server, mid: &str, params_extra: Value| -> Value {
+        let mut params = json!({
+            "message": {"messageId": mid, "role": "ROLE_USER", "parts": [{"data": {"m": mid}}]},
+            "configuration": {"returnImmediately": true}
+        });
+        for (k, v) in params_extra.as_object().unwrap() {
+            params[k] = v.clone();
+        }
+        a2a(
+            s,
+            &tok,
+            &json!({"jsonrpc":"2.0","id":1,"method":"SendMessage","params": params}),
+        )
+    };
+    // A structured call (metadata.skill_id).
+    let r = send_now(&s, "ri-1", json!({"metadata": {"skill_id": "echo"}}));
+    let t = &r["result"]["task"];
+    assert_eq!(t["id"], "a2a:ep1:ri-1", "{r}");
+    assert_eq!(t["status"]["state"], "TASK_STATE_SUBMITTED", "{r}");
+    assert!(t.get("artifacts").is_none(), "nothing ran yet: {r}");
+    assert_eq!(t["history"][0]["messageId"], "ri-1", "{r}");
+    // While it is queued or running (or once it has finished): no follow-up, no cancel.
+    let follow = a2a(
+        &s,
+        &tok,
+        &json!({"jsonrpc":"2.0","id":2,"method":"SendMessage","params":{"message":{"messageId":"ri-1b","role":"ROLE_USER","taskId":"a2a:ep1:ri-1","parts":[{"data":{}}]}}}),
+    );
+    assert_eq!(follow["error"]["code"], -32004, "{follow}");
+    let cancel = a2a(
+        &s,
+        &tok,
+        &json!({"jsonrpc":"2.0","id":3,"method":"CancelTask","params":{"id":"a2a:ep1:ri-1"}}),
+    );
+    assert_eq!(cancel["error"]["code"], -32002, "{cancel}");
+    let (done, seen) = a2a_settle(&s, &tok, "a2a:ep1:ri-1");
+    assert_eq!(done["status"]["state"], "TASK_STATE_COMPLETED", "{done}");
+    assert_eq!(
+        done["artifacts"][0]["parts"][0]["data"],
+        json!({"m": "ri-1"})
+    );
+    let order = [
+        "TASK_STATE_SUBMITTED",
+        "TASK_STATE_WORKING",
+        "TASK_STATE_COMPLETED",
+    ];
+    let pos: Vec<usize> = seen
+        .iter()
+        .map(|st| order.iter().position(|o| o == st).unwrap_or(99))
+        .collect();
+    assert!(
+        pos.windows(2).all(|w| w[0] < w[1]) && pos.iter().all(|p| *p < 3),
+        "states only move forward: {seen:?}"
+    );
+    // The same messageId again is the same task, answered as it stands (no second run).
+    let again = send_now(&s, "ri-1", json!({"metadata": {"skill_id": "echo"}}));
+    assert_eq!(
+        again["result"]["task"]["status"]["state"], "TASK_STATE_COMPLETED",
+        "{again}"
+    );
+    assert_eq!(
+        again["result"]["task"]["metadata"]["world_ref"], done["metadata"]["world_ref"],
+        "{again}"
+    );
+    // It is listed like any task.
+    let l = a2a(
+        &s,
+        &tok,
+        &json!({"jsonrpc":"2.0","id":4,"method":"ListTasks","params":{"status":"TASK_STATE_COMPLETED"}}),
+    );
+    assert!(
+        l["result"]["tasks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|t| t["id"] == "a2a:ep1:ri-1"),
+        "{l}"
+    );
+    // An invisible skill is refused at once: nothing is accepted, nothing runs.
+    let r = send_now(
+        &s,
+        "ri-2",
+        json!({"metadata": {"skill_id": "ailang-write"}}),
+    );
+    assert_eq!(r["error"]["code"], -32602, "{r}");
+    // A stop lets an accepted call finish: after a restart it reads COMPLETED.
+    let r = send_now(&s, "ri-3", json!({"metadata": {"skill_id": "echo"}}));
+    assert_eq!(
+        r["result"]["task"]["status"]["state"], "TASK_STATE_SUBMITTED",
+        "{r}"
+    );
+    assert!(s.stop().success());
+    let s = Server::start(&env, &[]);
+    let (done, _) = a2a_settle(&s, &tok, "a2a:ep1:ri-3");
+    assert_eq!(done["status"]["state"], "TASK_STATE_COMPLETED", "{done}");
+    assert_eq!(
+        done["artifacts"][0]["parts"][0]["data"],
+        json!({"m": "ri-3"})
+    );
+}
+
+/// The ListTasks requirements the A2A TCK checks (A2A §3.1.4), on tasks `world` makes without
+/// running anything (text without a skill id waits in input-required) plus one completed
+/// call: every task has id, contextId and status.state; newest status first; `pageSize`
+/// defaults to 50 with `totalSize` and a `nextPageToken`; `statusTimestampAfter` keeps tasks
+/// whose status changed at or after it; artifacts only with `includeArtifacts`.
+#[test]
+fn a2a_list_tasks_order_default_page_timestamps_and_artifacts() {
+    let env = Env::new();
+    let tok = env.full();
+    let s = Server::start(&env, &[]);
+    let rpc = |method: &str, params: Value| -> Value {
+        a2a(
+            &s,
+            &tok,
+            &json!({"jsonrpc":"2.0","id":1,"method":method,"params":params}),
+        )
+    };
+    let text = |mid: &str, ctx: &str| -> Value {
+        let r = rpc(
+            "SendMessage",
+            json!({"message":{"messageId": mid, "role": "ROLE_USER", "contextId": ctx, "parts":[{"text": "list me"}]}}),
+        );
+        assert_eq!(
+            r["result"]["task"]["status"]["state"], "TASK_STATE_INPUT_REQUIRED",
+            "{r}"
+        );
+        r["result"]["task"].clone()
+    };
+    let ctx = "pages";
+    let mut made = Vec::new();
+    for i in 0..60 {
+        made.push(
+            text(&format!("p-{i}"), ctx)["id"]
+                .as_str()
+                .unwrap()
+                .to_string(),
+        );
+    }
+    let page = rpc("ListTasks", json!({"contextId": ctx}));
+    let res = &page["result"];
+    assert_eq!(res["totalSize"], 60, "{page}");
+    assert_eq!(res["pageSize"], 50, "{page}");
+    let tasks = res["tasks"].as_array().unwrap();
+    assert_eq!(tasks.len(), 50);
+    assert_ne!(res["nextPageToken"], "", "{page}");
+    for t in tasks {
+        assert!(t["id"].is_string() && t["contextId"] == ctx, "{t}");
+        assert!(t["status"]["state"].is_string(), "{t}");
+        assert!(t.get("artifacts").is_none(), "{t}");
+    }
+    // Newest status first: timestamps never increase, and the last made is first.
+    let stamps: Vec<&str> = tasks
+        .iter()
+        .map(|t| t["status"]["timestamp"].as_str().unwrap())
+        .collect();
+    assert!(stamps.windows(2).all(|w| w[0] >= w[1]), "{stamps:?}");
+    assert_eq!(tasks[0]["id"], made[59].as_str());
+    let rest = rpc(
+        "ListTasks",
+        json!({"contextId": ctx, "pageToken": res["nextPageToken"]}),
+    );
+    assert_eq!(rest["result"]["tasks"].as_array().unwrap().len(), 10);
+    assert_eq!(rest["result"]["nextPageToken"], "", "{rest}");
+    // statusTimestampAfter: the newest task's own timestamp keeps it; later keeps nothing.
+    let newest = stamps[0];
+    let after = rpc(
+        "ListTasks",
+        json!({"contextId": ctx, "statusTimestampAfter": newest}),
+    );
+    let kept = after["result"]["tasks"].as_array().unwrap();
+    assert!(kept.iter().any(|t| t["id"] == made[59].as_str()), "{after}");
+    assert!(
+        kept.iter()
+            .all(|t| t["status"]["timestamp"].as_str().unwrap() >= newest),
+        "{after}"
+    );
+    let none = rpc(
+        "ListTasks",
+        json!({"statusTimestampAfter": "2999-01-01T00:00:00Z"}),
+    );
+    assert_eq!(none["result"]["tasks"], json!([]), "{none}");
+    assert_eq!(none["result"]["totalSize"], 0, "{none}");
+    // Artifacts: absent by default, the output with includeArtifacts.
+    let r = rpc(
+        "SendMessage",
+        json!({"message":{"messageId":"art","role":"ROLE_USER","parts":[{"data":{"a":1}}]},"metadata":{"skill_id":"echo"}}),
+    );
+    assert_eq!(
+        r["result"]["task"]["status"]["state"], "TASK_STATE_COMPLETED",
+        "{r}"
+    );
+    let plain = rpc("ListTasks", json!({"status": "TASK_STATE_COMPLETED"}));
+    assert_eq!(plain["result"]["tasks"][0]["id"], "a2a:ep1:art", "{plain}");
+    assert!(
+        plain["result"]["tasks"][0].get("artifacts").is_none(),
+        "{plain}"
+    );
+    let with = rpc(
+        "ListTasks",
+        json!({"status": "TASK_STATE_COMPLETED", "includeArtifacts": true}),
+    );
+    assert_eq!(
+        with["result"]["tasks"][0]["artifacts"][0]["parts"][0]["data"],
+        json!({"a": 1}),
+        "{with}"
+    );
+}

@@ -835,6 +835,18 @@ async fn serve(cfg: Config, prepared: Prepared) -> Result<(), StartupError> {
         let _ = out.flush();
     }
     accept_loop(listener, router(app.clone()), app.http_read, &app.stopping).await;
+    // A2A calls accepted with `returnImmediately` run on after their request: let them
+    // finish (bounded by DRAIN), so a stop leaves them completed rather than indeterminate.
+    let drain_until = Instant::now() + DRAIN;
+    while Instant::now() < drain_until
+        && app
+            .a2a_inflight
+            .lock()
+            .map(|s| !s.is_empty())
+            .unwrap_or(false)
+    {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
     // Release the writer lock now (the store handle is dropped with the last reference;
     // wait briefly for a running invocation to hand it back).
     if let Ok(guard) =

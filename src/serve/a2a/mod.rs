@@ -405,8 +405,10 @@ async fn list_tasks(cx: &Cx<'_>, params: &Map<String, Value>) -> Result<Value, R
         .map_err(|e| RpcError::internal("ListTasks", e))
 }
 
-/// `CancelTask`: a task waiting for input is canceled; a running or finished one is
-/// `-32002` (calls are synchronous and cannot be interrupted); an unknown one `-32001`.
+/// `CancelTask`: a task waiting for input is canceled; a queued, running or finished one is
+/// `-32002` (calls cannot be interrupted once accepted); an unknown one `-32001`. Whether the
+/// task still waits is checked again under the writer, so a follow-up that started it
+/// meanwhile wins and the cancel answers `-32002`.
 async fn cancel_task(
     cx: &Cx<'_>,
     params: &Map<String, Value>,
@@ -416,22 +418,34 @@ async fn cancel_task(
     let Some(t) = read_task(cx, &id).await? else {
         return Err(RpcError::not_found(&id));
     };
-    let not_cancelable = |why: &str| {
+    let not_cancelable = |why: &str, state: &str| {
         let mut e = RpcError::new(
             code::TASK_NOT_CANCELABLE,
             format!("task cannot be canceled: {why}"),
         );
-        e.data = Some(json!({"taskId": id, "state": t.state}));
+        e.data = Some(json!({"taskId": id, "state": state}));
         e
     };
     let row = match (&t.row, t.state) {
-        (Some(row), task::state::INPUT_REQUIRED | task::state::SUBMITTED) if !row.invoked => {
-            row.clone()
-        }
+        (Some(row), task::state::INPUT_REQUIRED) if !row.invoked => row.clone(),
         (_, s) if task::state::terminal(s) => {
-            return Err(not_cancelable(&format!("it is already in state {s}")))
+            return Err(not_cancelable(
+                &format!("it is already in state {s}"),
+                t.state,
+            ))
         }
-        _ => return Err(not_cancelable("it is running, and calls are synchronous")),
+        (_, task::state::SUBMITTED) => {
+            return Err(not_cancelable(
+                "its call is queued to run, and accepted calls cannot be interrupted",
+                t.state,
+            ))
+        }
+        _ => {
+            return Err(not_cancelable(
+                "it is running, and calls cannot be interrupted",
+                t.state,
+            ))
+        }
     };
     let mut row = row;
     row.state = task::state::CANCELED.into();
@@ -440,11 +454,19 @@ async fn cancel_task(
     let written = cx
         .app
         .with_writer(cx.deadline, move |_, store| {
-            crate::store::a2a_tasks::put(store, &row)
+            // Still waiting for input, as read? (A follow-up may have run it meanwhile.)
+            let now = crate::store::a2a_tasks::get(store.conn(), &row.task_id)?;
+            match now {
+                Some(n) if !n.invoked && n.state == task::state::INPUT_REQUIRED => {
+                    crate::store::a2a_tasks::put(store, &row).map(Ok)
+                }
+                other => Ok(Err(other.map(|n| n.state).unwrap_or_default())),
+            }
         })
         .await
         .map_err(|f| RpcError::new(code::INTERNAL_ERROR, f.message()))?
-        .map_err(|e| RpcError::internal("CancelTask", e))?;
+        .map_err(|e| RpcError::internal("CancelTask", e))?
+        .map_err(|now| not_cancelable("it left input-required meanwhile", task::state_of(&now)))?;
     let mut t = t;
     t.state = task::state::CANCELED;
     t.status_message = None;

@@ -11,6 +11,7 @@
 //! and how to name one (DEC-A2A-6). A failure in a conversation is a task state.
 
 use std::sync::Arc;
+use std::time::Instant;
 
 use serde_json::{json, Map, Value};
 
@@ -464,6 +465,29 @@ async fn run(
     args: Value,
     keep_on_failure: bool,
 ) -> Result<Ran, HostFailure> {
+    run_as(
+        cx.app,
+        cx.token,
+        cx.deadline,
+        row,
+        skill,
+        args,
+        keep_on_failure,
+    )
+    .await
+}
+
+/// [`run`] with owned pieces of the request (a background run outlives it): the daemon, the
+/// session's bearer, and the deadline for the writer queue.
+async fn run_as(
+    app: &Arc<App>,
+    token: &str,
+    deadline: Instant,
+    row: TaskRow,
+    skill: &Descriptor,
+    args: Value,
+    keep_on_failure: bool,
+) -> Result<Ran, HostFailure> {
     let key = row
         .task_id
         .rsplit(':')
@@ -472,19 +496,18 @@ async fn run(
         .to_string();
     let call = Call {
         surface: Surface::A2a,
-        token: cx.token.to_string(),
+        token: token.to_string(),
         transition: skill.id.clone(),
         args,
         task: Some(key),
         clock: super::super::clock(),
     };
     let task_id = row.task_id.clone();
-    if let Ok(mut s) = cx.app.a2a_inflight.lock() {
+    if let Ok(mut s) = app.a2a_inflight.lock() {
         s.insert(task_id.clone());
     }
-    let app: Arc<App> = cx.app.clone();
     let r = app
-        .with_writer(cx.deadline, move |app, store| {
+        .with_writer(deadline, move |app, store| {
             let mut row = row;
             row.state = state::WORKING.into();
             row.invoked = true;
@@ -540,10 +563,63 @@ async fn run(
             }
         })
         .await;
-    if let Ok(mut s) = cx.app.a2a_inflight.lock() {
+    if let Ok(mut s) = app.a2a_inflight.lock() {
         s.remove(&task_id);
     }
     r
+}
+
+/// `configuration.returnImmediately` (A2A §3.2.2): the task is written `SUBMITTED` (queued for
+/// the writer) and answered at once; the invocation runs in the background, where [`run`]
+/// writes it `WORKING` while it runs and `COMPLETED` (or the state a failure leaves) after.
+/// The id is in the daemon's in-flight set before the row shows, so no reader takes the queued
+/// row for a call that never started; a daemon that stops first leaves it `FAILED` (see
+/// [`task::load`]). A failure is a task state here: there is no response left to carry an error.
+///
+/// # Errors
+/// `-32603` when the row cannot be written (nothing runs then).
+async fn run_in_background(
+    cx: &Cx<'_>,
+    mut row: TaskRow,
+    skill: Descriptor,
+    args: Value,
+) -> Result<Task, RpcError> {
+    let task_id = row.task_id.clone();
+    if let Ok(mut s) = cx.app.a2a_inflight.lock() {
+        s.insert(task_id.clone());
+    }
+    row.state = state::SUBMITTED.into();
+    row.invoked = false;
+    row.status_message_json = None;
+    row.updated_ms = now_ms();
+    let row = match write_row(cx, row).await {
+        Ok(r) => r,
+        Err(e) => {
+            if let Ok(mut s) = cx.app.a2a_inflight.lock() {
+                s.remove(&task_id);
+            }
+            return Err(e);
+        }
+    };
+    let queued = task_of_row(&row, state::SUBMITTED);
+    let app = cx.app.clone();
+    let token = cx.token.to_string();
+    tokio::spawn(async move {
+        let deadline = Instant::now() + super::super::POST_DEADLINE;
+        match run_as(&app, &token, deadline, row, &skill, args, true).await {
+            Ok(Ran::Done(..)) => {}
+            Ok(Ran::Failed(f, _, _)) | Err(f) => {
+                let data = f.data(&task_id);
+                log_refusal("SendMessage (returnImmediately)", &task_id, &f, &data);
+            }
+        }
+        // `run_as` cleared the in-flight mark; a failure before it ran (the writer queue)
+        // leaves the row SUBMITTED and unmarked, which reads as a call that did not start.
+        if let Ok(mut s) = app.a2a_inflight.lock() {
+            s.remove(&task_id);
+        }
+    });
+    Ok(queued)
 }
 
 /// The state a failed call leaves a conversation in, and the agent's message: arguments that
@@ -660,6 +736,15 @@ async fn structured(cx: &Cx<'_>, inc: &Incoming, what: &str) -> Result<Task, Rpc
         .await
         .map_err(|e| RpcError::internal(what, e))?
         .filter(|r| r.episode_id == cx.session.episode);
+    if inc.return_immediately {
+        if existing.is_some() {
+            // The same messageId again is the same task: answer it as it stands.
+            return read_task(cx, &task_id)
+                .await?
+                .ok_or_else(|| RpcError::not_found(&task_id));
+        }
+        return run_in_background(cx, new_row(cx, inc, &task_id), *desc, args).await;
+    }
     let row = existing.unwrap_or_else(|| new_row(cx, inc, &task_id));
     match run(cx, row, &desc, args, false).await {
         Ok(Ran::Done(c, row)) => Ok(completed(&row, &c)),
@@ -682,9 +767,7 @@ async fn converse(cx: &Cx<'_>, inc: &Incoming, mut row: TaskRow) -> Result<Task,
                 }
             }
             if inc.return_immediately {
-                return Err(RpcError::unsupported(
-                    "returnImmediately: calls run to completion before SendMessage answers",
-                ));
+                return run_in_background(cx, row, *desc, args).await;
             }
             let id = row.task_id.clone();
             return match run(cx, row, &desc, args, true).await {
@@ -780,11 +863,14 @@ async fn follow_up(cx: &Cx<'_>, inc: &Incoming, tid: &str) -> Result<Task, RpcEr
         return Err(e);
     }
     let row = match (&t.row, t.state) {
-        (Some(r), state::INPUT_REQUIRED | state::SUBMITTED) if !r.invoked => r.clone(),
+        (Some(r), state::INPUT_REQUIRED) if !r.invoked => r.clone(),
         _ => {
-            return Err(RpcError::unsupported(format!(
-                "task {tid} is running; read it with GetTask"
-            )))
+            let mut e = RpcError::unsupported(format!(
+                "task {tid} is {} (its call is queued or running); read it with GetTask",
+                t.state
+            ));
+            e.data = Some(json!({"taskId": tid, "state": t.state}));
+            return Err(e);
         }
     };
     let mut row = row;

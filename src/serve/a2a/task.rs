@@ -19,7 +19,7 @@ use crate::store::{Object, Store};
 
 /// A2A v1.0 task states.
 pub mod state {
-    /// Accepted, not yet running.
+    /// Accepted, queued for the writer (a `returnImmediately` send), not yet running.
     pub const SUBMITTED: &str = "TASK_STATE_SUBMITTED";
     /// Running (or indeterminate: never retried automatically).
     pub const WORKING: &str = "TASK_STATE_WORKING";
@@ -190,6 +190,17 @@ pub fn load(
     };
     if row.as_ref().is_some_and(|r| !r.invoked) {
         t.state = state_of(&row.as_ref().map(|r| r.state.clone()).unwrap_or_default());
+        if t.state == state::SUBMITTED && !inflight.contains(task_id) {
+            // Queued by a `returnImmediately` send, and no run of this daemon holds it: the
+            // daemon stopped (or the writer queue refused it) before the call started.
+            t.state = state::FAILED;
+            t.status_message = Some(agent_message(
+                &t.id,
+                &t.context_id,
+                "the call did not start: nothing of it was recorded; send the message again",
+                None,
+            ));
+        }
         return Ok(Some(t));
     }
     let receipt = crate::coordinator::invoke::receipt(s, task_id).map_err(store_err)?;
