@@ -261,8 +261,49 @@ fn the_official_a2a_sdk_resolves_both_cards_and_sends_gets_and_cancels() {
         "a2a_sdk.py",
         &[&base, &s.token, "/.well-known/agent.json", "sdk-v03"],
     );
+    // The SDK's polling mode sends returnImmediately (DEC-A2A-9): the task comes back queued
+    // and GetTask shows it run to completion.
+    let polled = run_py(
+        &py,
+        "a2a_sdk.py",
+        &[
+            &base,
+            &s.token,
+            "/.well-known/agent-card.json",
+            "sdk-poll",
+            "poll",
+        ],
+    );
     let _ = child.kill();
     let _ = child.wait();
+    assert_eq!(polled["task"]["id"], "a2a:ep1:sdk-poll", "{polled}");
+    assert_eq!(
+        polled["task"]["status"]["state"], "TASK_STATE_SUBMITTED",
+        "{polled}"
+    );
+    assert_eq!(
+        polled["get"]["status"]["state"], "TASK_STATE_COMPLETED",
+        "{polled}"
+    );
+    assert_eq!(
+        polled["get"]["artifacts"][0]["parts"][0]["data"],
+        json!({"sdk": 1.0})
+    );
+    for st in polled["polled"].as_array().unwrap() {
+        assert!(
+            [
+                "TASK_STATE_SUBMITTED",
+                "TASK_STATE_WORKING",
+                "TASK_STATE_COMPLETED"
+            ]
+            .contains(&st.as_str().unwrap()),
+            "{polled}"
+        );
+    }
+    assert_eq!(
+        polled["cancel"]["error"], "TaskNotCancelableError",
+        "{polled}"
+    );
     for (v, id) in [(&v1, "a2a:ep1:sdk-v1"), (&v03, "a2a:ep1:sdk-v03")] {
         let task = &v["task"];
         assert_eq!(task["id"], id, "{v}");

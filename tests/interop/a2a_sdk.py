@@ -1,8 +1,10 @@
 """Drive `world serve`'s A2A surface with the official A2A Python SDK.
 
-Usage: python a2a_sdk.py BASE_URL TOKEN CARD_PATH MESSAGE_ID
+Usage: python a2a_sdk.py BASE_URL TOKEN CARD_PATH MESSAGE_ID [poll]
   CARD_PATH /.well-known/agent-card.json (v1.0 card) or /.well-known/agent.json (legacy card,
   which the SDK reads as A2A v0.3).
+  poll: the SDK's polling mode (it sends returnImmediately); `get` is then the task once it
+  has left SUBMITTED/WORKING, `polled` the states GetTask showed on the way.
 
 Prints one JSON object with what the SDK saw; tests/sdk_interop.rs checks it. An SDK exception
 on a call that must work propagates (exit 1).
@@ -24,12 +26,12 @@ def data_part(obj):
     return Part(data=v)
 
 
-async def drive(base, token, card_path, message_id):
+async def drive(base, token, card_path, message_id, polling):
     out = {}
     http = httpx.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=60)
     client = await create_client(
         base,
-        client_config=ClientConfig(streaming=False, httpx_client=http),
+        client_config=ClientConfig(streaming=False, polling=polling, httpx_client=http),
         relative_card_path=card_path,
         resolver_http_kwargs={"headers": {"Authorization": f"Bearer {token}"}},
     )
@@ -52,6 +54,19 @@ async def drive(base, token, card_path, message_id):
         raise SystemExit("send_message returned no task")
     out["task"] = json_format.MessageToDict(task)
     got = await client.get_task(GetTaskRequest(id=task.id))
+    if polling:
+        out["polled"] = []
+        deadline = asyncio.get_running_loop().time() + 20
+        while True:
+            state = json_format.MessageToDict(got)["status"]["state"]
+            if not out["polled"] or out["polled"][-1] != state:
+                out["polled"].append(state)
+            if state not in ("TASK_STATE_SUBMITTED", "TASK_STATE_WORKING"):
+                break
+            if asyncio.get_running_loop().time() > deadline:
+                raise SystemExit(f"task {task.id} never settled: {out['polled']}")
+            await asyncio.sleep(0.01)
+            got = await client.get_task(GetTaskRequest(id=task.id))
     out["get"] = json_format.MessageToDict(got)
     try:
         await client.cancel_task(CancelTaskRequest(id=task.id))
@@ -65,7 +80,8 @@ async def drive(base, token, card_path, message_id):
 
 def main():
     base, token, card_path, message_id = sys.argv[1:5]
-    print(json.dumps(asyncio.run(drive(base, token, card_path, message_id))))
+    polling = sys.argv[5:6] == ["poll"]
+    print(json.dumps(asyncio.run(drive(base, token, card_path, message_id, polling))))
 
 
 if __name__ == "__main__":
