@@ -680,6 +680,54 @@ mod tests {
         assert_eq!(v["history"][0]["parts"][0]["kind"], "data");
     }
 
+    /// A `returnImmediately` task's queued row (DEC-A2A-9): `SUBMITTED` while a run of this
+    /// daemon holds it, `FAILED` ("did not start") once none does.
+    #[test]
+    fn a_queued_row_reads_submitted_only_while_a_run_holds_it() {
+        use crate::store::WriteOptions;
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = Store::open_write(
+            &dir.path().join("w.db"),
+            WriteOptions {
+                create: true,
+                wait_lock: None,
+            },
+        )
+        .unwrap();
+        let id = "a2a:ep1:q-1";
+        a2a_tasks::put(
+            &mut store,
+            &TaskRow {
+                task_id: id.into(),
+                episode_id: "ep1".into(),
+                context_id: "ctx".into(),
+                state: state::SUBMITTED.into(),
+                invoked: false,
+                history_json: "[]".into(),
+                status_message_json: None,
+                updated_ms: 1,
+                seq: 0,
+            },
+        )
+        .unwrap();
+        let held: HashSet<String> = [id.to_string()].into();
+        let t = load(&store, "ep1", id, true, &held).unwrap().unwrap();
+        assert_eq!(
+            (t.state, t.status_message.is_none()),
+            (state::SUBMITTED, true)
+        );
+        let t = load(&store, "ep1", id, true, &HashSet::new())
+            .unwrap()
+            .unwrap();
+        assert_eq!(t.state, state::FAILED);
+        assert!(t
+            .status_message
+            .unwrap()
+            .to_string()
+            .contains("did not start"));
+        assert!(load(&store, "ep2", id, true, &held).unwrap().is_none());
+    }
+
     #[test]
     fn task_ids_belong_to_one_episode() {
         assert!(of_episode("a2a:ep1:m-1", "ep1"));
