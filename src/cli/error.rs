@@ -526,6 +526,16 @@ fn not_committed_outcome(e: &crate::coordinator::invoke::InvokeError) -> Option<
     }))
 }
 
+/// A refused host flag of a one-shot command (`what`: `invoke`, `mcp`; [`crate::ops::host`]):
+/// exit 1, the tool and exec refusals worded as before the host had one builder.
+pub fn host_err(what: &str, e: crate::ops::host::HostError) -> CliError {
+    use crate::ops::host::HostError;
+    match e {
+        HostError::Exec(e) => CliError::failed(what, e),
+        other => CliError::failed(what, format!("{}: {other}", other.flag())),
+    }
+}
+
 /// Map an invocation failure to a CLI error and exit code.
 /// The one mapping of a refused `--session` (DEC-ARCH-11): a store failure keeps the store's
 /// exit mapping; every other refusal (malformed, unknown, revoked, tampered, unattested,

@@ -11,7 +11,7 @@
 //! other modules' cross-checks between them (DEC-ARCH-9).
 //!
 //! The invocation pipeline is the coordinator's ([`crate::coordinator::invoke`]); the workflows
-//! here are the others: [`genesis`], [`commit`] (a body, or `--put` files on the head),
+//! here are the others: [`genesis`], [`host`] (the invocation host from the host flags, once), [`commit`] (a body, or `--put` files on the head),
 //! [`pin`], [`publish`] (plan, then commit), [`session`] mint/revoke, [`approval`]
 //! request/decide, [`limits`] and [`mission`] commands (the caller decides the actor and whether
 //! a human confirmed; a dry run is an option, not a prompt), [`export`] of an episode bundle and
@@ -23,6 +23,7 @@ pub mod checkpoint;
 pub mod commit;
 pub mod export;
 pub mod genesis;
+pub mod host;
 pub mod limits;
 pub mod mission;
 pub mod outcome;
