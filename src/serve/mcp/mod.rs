@@ -500,54 +500,11 @@ pub async fn dispatch(
             "cacheScope": CACHE_SCOPE,
             "_meta": {"io.modelcontextprotocol/serverInfo": {"name": "world", "title": "world", "version": env!("CARGO_PKG_VERSION")}},
         })),
-        ("tools/list", _) => {
-            let all = match backend.descriptors().await {
-                Ok(a) => a,
-                Err(e) => {
-                    eprintln!("world: serve: mcp tools/list: {}", one_line(&e.to_string()));
-                    return err(code::INTERNAL_ERROR, "internal store failure");
-                }
-            };
-            if let Some(r) = surface_refused(&all) {
-                return r;
-            }
-            let tools: Vec<Value> = visible(&all, &caller.session.grants, now)
-                .iter()
-                .map(tool_json)
-                .collect();
-            if modern {
-                Reply::Ok(
-                    json!({"resultType": "complete", "tools": tools, "ttlMs": 0, "cacheScope": CACHE_SCOPE}),
-                )
-            } else {
-                Reply::Ok(json!({ "tools": tools }))
-            }
-        }
+        ("tools/list", _) => list_tools(backend, caller, modern, now).await,
         ("tools/call", _) => {
             call_tool(backend, caller, modern, params, deadline, now, extras).await
         }
-        ("logging/setLevel", false) => {
-            let Some(session) = &extras.session else {
-                return needs_session(method);
-            };
-            let level = params
-                .and_then(|p| p.get("level"))
-                .and_then(Value::as_str)
-                .and_then(state::level_rank);
-            match level {
-                Some(l) => {
-                    *session.level.lock().unwrap_or_else(|e| e.into_inner()) = Some(l);
-                    Reply::Ok(json!({}))
-                }
-                None => err(
-                    code::INVALID_PARAMS,
-                    format!(
-                        "invalid params: level must be one of {}",
-                        state::LEVELS.join(", ")
-                    ),
-                ),
-            }
-        }
+        ("logging/setLevel", false) => set_level(method, params, extras),
         ("resources/templates/list", _) => {
             let mut r = json!({"resourceTemplates": resources::templates()});
             if modern {
@@ -555,41 +512,7 @@ pub async fn dispatch(
             }
             Reply::Ok(r)
         }
-        ("resources/list", _) => {
-            let after = match params.and_then(|p| p.get("cursor")) {
-                None | Some(Value::Null) => None,
-                Some(c) => match c
-                    .as_str()
-                    .and_then(|c| c.strip_prefix('e'))
-                    .and_then(|n| n.parse::<i64>().ok())
-                {
-                    Some(n) => Some(n),
-                    None => {
-                        return err(
-                            code::INVALID_PARAMS,
-                            "invalid params: cursor is not one this server returned",
-                        )
-                    }
-                },
-            };
-            let ep = caller.session.episode.clone();
-            match backend.read(move |s| resources::list(s, &ep, after)).await {
-                Ok((list, next)) => {
-                    let mut r = json!({"resources": list});
-                    if let Some(n) = next {
-                        r["nextCursor"] = Value::String(format!("e{n}"));
-                    }
-                    if modern {
-                        r["resultType"] = Value::String("complete".into());
-                    }
-                    Reply::Ok(r)
-                }
-                Err(e) => {
-                    eprintln!("world: serve: mcp resources/list: {}", one_line(&e));
-                    err(code::INTERNAL_ERROR, "internal store failure")
-                }
-            }
-        }
+        ("resources/list", _) => list_resources(backend, caller, modern, params).await,
         ("resources/read", _) => {
             let Some(uri) = uri_param(params) else {
                 return bad_uri();
@@ -607,38 +530,141 @@ pub async fn dispatch(
             }
         }
         ("resources/subscribe" | "resources/unsubscribe", false) => {
-            let Some(session) = &extras.session else {
-                return needs_session(method);
-            };
-            let Some(uri) = uri_param(params) else {
-                return bad_uri();
-            };
-            let mut subs = session
-                .subscriptions
-                .lock()
-                .unwrap_or_else(|e| e.into_inner());
-            if method == "resources/unsubscribe" {
-                subs.remove(&uri);
-                return Reply::Ok(json!({}));
-            }
-            drop(subs);
-            match read_resource(backend, &caller.session.episode, &uri).await {
-                Ok(Some(_)) => {
-                    session
-                        .subscriptions
-                        .lock()
-                        .unwrap_or_else(|e| e.into_inner())
-                        .insert(uri);
-                    Reply::Ok(json!({}))
-                }
-                Ok(None) => resource_not_found(&uri),
-                Err(()) => store_failure(),
-            }
+            subscribe(backend, caller, method, params, extras).await
         }
         _ => err(
             code::METHOD_NOT_FOUND,
             format!("method not found: {method:?}"),
         ),
+    }
+}
+
+/// `tools/list`: the tools this caller's grants make visible (both eras).
+async fn list_tools(backend: &Backend, caller: &Caller, modern: bool, now: i64) -> Reply {
+    let all = match backend.descriptors().await {
+        Ok(a) => a,
+        Err(e) => {
+            eprintln!("world: serve: mcp tools/list: {}", one_line(&e.to_string()));
+            return err(code::INTERNAL_ERROR, "internal store failure");
+        }
+    };
+    if let Some(r) = surface_refused(&all) {
+        return r;
+    }
+    let tools: Vec<Value> = visible(&all, &caller.session.grants, now)
+        .iter()
+        .map(tool_json)
+        .collect();
+    if modern {
+        Reply::Ok(
+            json!({"resultType": "complete", "tools": tools, "ttlMs": 0, "cacheScope": CACHE_SCOPE}),
+        )
+    } else {
+        Reply::Ok(json!({ "tools": tools }))
+    }
+}
+
+/// `logging/setLevel` (legacy era): the session's notification threshold.
+fn set_level(method: &str, params: Option<&Value>, extras: &Extras) -> Reply {
+    let Some(session) = &extras.session else {
+        return needs_session(method);
+    };
+    let level = params
+        .and_then(|p| p.get("level"))
+        .and_then(Value::as_str)
+        .and_then(state::level_rank);
+    match level {
+        Some(l) => {
+            *session.level.lock().unwrap_or_else(|e| e.into_inner()) = Some(l);
+            Reply::Ok(json!({}))
+        }
+        None => err(
+            code::INVALID_PARAMS,
+            format!(
+                "invalid params: level must be one of {}",
+                state::LEVELS.join(", ")
+            ),
+        ),
+    }
+}
+
+/// `resources/list`: the episode's resources after the `cursor` (`e<N>`) one page at a time.
+async fn list_resources(
+    backend: &Backend,
+    caller: &Caller,
+    modern: bool,
+    params: Option<&Value>,
+) -> Reply {
+    let after = match params.and_then(|p| p.get("cursor")) {
+        None | Some(Value::Null) => None,
+        Some(c) => match c
+            .as_str()
+            .and_then(|c| c.strip_prefix('e'))
+            .and_then(|n| n.parse::<i64>().ok())
+        {
+            Some(n) => Some(n),
+            None => {
+                return err(
+                    code::INVALID_PARAMS,
+                    "invalid params: cursor is not one this server returned",
+                )
+            }
+        },
+    };
+    let ep = caller.session.episode.clone();
+    match backend.read(move |s| resources::list(s, &ep, after)).await {
+        Ok((list, next)) => {
+            let mut r = json!({"resources": list});
+            if let Some(n) = next {
+                r["nextCursor"] = Value::String(format!("e{n}"));
+            }
+            if modern {
+                r["resultType"] = Value::String("complete".into());
+            }
+            Reply::Ok(r)
+        }
+        Err(e) => {
+            eprintln!("world: serve: mcp resources/list: {}", one_line(&e));
+            err(code::INTERNAL_ERROR, "internal store failure")
+        }
+    }
+}
+
+/// `resources/subscribe` and `resources/unsubscribe` (legacy era): a resource must exist to be
+/// subscribed to; unsubscribing always succeeds.
+async fn subscribe(
+    backend: &Backend,
+    caller: &Caller,
+    method: &str,
+    params: Option<&Value>,
+    extras: &Extras,
+) -> Reply {
+    let Some(session) = &extras.session else {
+        return needs_session(method);
+    };
+    let Some(uri) = uri_param(params) else {
+        return bad_uri();
+    };
+    let mut subs = session
+        .subscriptions
+        .lock()
+        .unwrap_or_else(|e| e.into_inner());
+    if method == "resources/unsubscribe" {
+        subs.remove(&uri);
+        return Reply::Ok(json!({}));
+    }
+    drop(subs);
+    match read_resource(backend, &caller.session.episode, &uri).await {
+        Ok(Some(_)) => {
+            session
+                .subscriptions
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .insert(uri);
+            Reply::Ok(json!({}))
+        }
+        Ok(None) => resource_not_found(&uri),
+        Err(()) => store_failure(),
     }
 }
 
