@@ -70,22 +70,7 @@ impl Store {
     ) -> Result<(), Error> {
         let idx = e.header.entry_index;
         let h = &e.header;
-        for (field, text) in [
-            ("transitionFn", &h.transition_fn),
-            ("interpreter", &h.interpreter),
-            ("prevEntryHash", &h.prev_entry_hash),
-            ("entryHash", &e.entry_hash),
-            ("transitionRef", &e.transition_ref),
-        ] {
-            if let Err(err) = HashRef::parse(text) {
-                rep.fail(
-                    "bad_ref",
-                    Some(idx),
-                    Some(text.clone()),
-                    format!("{field}: {err}"),
-                );
-            }
-        }
+        bad_refs(rep, e);
         // An entry whose transitionRef is an invocation record is recomputed whatever its
         // writtenBy says: a relabelled coordinator entry is not a client entry (issue 13 §3).
         let coordinator =
@@ -109,52 +94,7 @@ impl Store {
                 format!("recomputed entry hash is {computed}"),
             );
         }
-        if idx >= 1 {
-            match prev {
-                Some(p) if p.header.entry_index == idx - 1 => {
-                    if is_coordinator(&p.header.written_by) {
-                        if h.prev_entry_hash != p.entry_hash {
-                            rep.fail(
-                                "prev_mismatch",
-                                Some(idx),
-                                Some(h.prev_entry_hash.clone()),
-                                format!(
-                                    "prevEntryHash does not equal entry {}'s entryHash {}",
-                                    idx - 1,
-                                    p.entry_hash
-                                ),
-                            );
-                        }
-                    } else {
-                        let heads: Vec<String> = {
-                            let mut stmt = self
-                                .conn()
-                                .prepare("SELECT log_head FROM worlds WHERE revision = ?1")?;
-                            let v = stmt
-                                .query_map([idx - 1], |r| r.get(0))?
-                                .collect::<Result<_, _>>()?;
-                            v
-                        };
-                        if h.prev_entry_hash != p.entry_hash && !heads.contains(&h.prev_entry_hash)
-                        {
-                            rep.warn("not_recomputed", Some(idx), Some(h.prev_entry_hash.clone()), "link into a client-supplied world that cannot be identified (not recomputed)");
-                        }
-                    }
-                }
-                // The export left the predecessor out on purpose (the marker's list).
-                _ if pred_omitted => {}
-                _ => rep.warn(
-                    if bundle {
-                        "bundle_gap"
-                    } else {
-                        "not_recomputed"
-                    },
-                    Some(idx),
-                    None,
-                    "predecessor entry absent; link not recomputed",
-                ),
-            }
-        }
+        self.check_prev_link(rep, e, prev, bundle, pred_omitted)?;
         // World row for this entry.
         let world = world.map(|w| (w.reference.clone(), w.revision, w.state_root.clone()));
         let Some((wref, revision, state_root)) = world else {
@@ -256,5 +196,90 @@ impl Store {
             }
         }
         Ok(())
+    }
+
+    /// The entry's link to its predecessor: a coordinator predecessor's `entryHash` must be
+    /// the entry's `prevEntryHash` (`prev_mismatch`); a client predecessor's world heads are
+    /// only warned about; an absent one is a `bundle_gap` in a bundle, else `not_recomputed`,
+    /// unless the export omitted it on purpose (`pred_omitted`).
+    fn check_prev_link(
+        &self,
+        rep: &mut Report,
+        e: &LogEntry,
+        prev: Option<&LogEntry>,
+        bundle: bool,
+        pred_omitted: bool,
+    ) -> Result<(), Error> {
+        let idx = e.header.entry_index;
+        let h = &e.header;
+        if idx >= 1 {
+            match prev {
+                Some(p) if p.header.entry_index == idx - 1 => {
+                    if is_coordinator(&p.header.written_by) {
+                        if h.prev_entry_hash != p.entry_hash {
+                            rep.fail(
+                                "prev_mismatch",
+                                Some(idx),
+                                Some(h.prev_entry_hash.clone()),
+                                format!(
+                                    "prevEntryHash does not equal entry {}'s entryHash {}",
+                                    idx - 1,
+                                    p.entry_hash
+                                ),
+                            );
+                        }
+                    } else {
+                        let heads: Vec<String> = {
+                            let mut stmt = self
+                                .conn()
+                                .prepare("SELECT log_head FROM worlds WHERE revision = ?1")?;
+                            let v = stmt
+                                .query_map([idx - 1], |r| r.get(0))?
+                                .collect::<Result<_, _>>()?;
+                            v
+                        };
+                        if h.prev_entry_hash != p.entry_hash && !heads.contains(&h.prev_entry_hash)
+                        {
+                            rep.warn("not_recomputed", Some(idx), Some(h.prev_entry_hash.clone()), "link into a client-supplied world that cannot be identified (not recomputed)");
+                        }
+                    }
+                }
+                // The export left the predecessor out on purpose (the marker's list).
+                _ if pred_omitted => {}
+                _ => rep.warn(
+                    if bundle {
+                        "bundle_gap"
+                    } else {
+                        "not_recomputed"
+                    },
+                    Some(idx),
+                    None,
+                    "predecessor entry absent; link not recomputed",
+                ),
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Every ref in the entry's header must parse (`bad_ref`, naming the field).
+fn bad_refs(rep: &mut Report, e: &LogEntry) {
+    let idx = e.header.entry_index;
+    let h = &e.header;
+    for (field, text) in [
+        ("transitionFn", &h.transition_fn),
+        ("interpreter", &h.interpreter),
+        ("prevEntryHash", &h.prev_entry_hash),
+        ("entryHash", &e.entry_hash),
+        ("transitionRef", &e.transition_ref),
+    ] {
+        if let Err(err) = HashRef::parse(text) {
+            rep.fail(
+                "bad_ref",
+                Some(idx),
+                Some(text.clone()),
+                format!("{field}: {err}"),
+            );
+        }
     }
 }
