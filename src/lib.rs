@@ -1,6 +1,12 @@
 //! `world`: a library and command-line toolkit for AILANG World stores. The module map and
 //! its layering rules are in docs/ARCHITECTURE.md (checked by tests/layering.rs).
 //!
+//! The lowest layers are workspace crates under `crates/`, re-exported here under their module
+//! names so every path (`world::encoding::HashRef`, `crate::ailang::…`) reads as before, and a
+//! crate can only use the crates below it (the compiler checks it): `world-encoding`
+//! ([`encoding`]), `world-io` ([`process`], [`fileread`]), `world-interp` ([`interp`]) and
+//! `world-ailang` ([`ailang`]). Everything else is a module of this crate.
+//!
 //! Leaves:
 //! - [`encoding`]: `HashRef` and the three canonical encoders (Go-json, TR-CJSON-1,
 //!   `canon.Source`); nothing else writes those bytes.
@@ -33,24 +39,24 @@
 //! - [`ops`]: the other use cases, one function each (genesis, commit, publish, verify, …).
 //! - [`serve`]: `world serve` (HTTP `/v1`, MCP, A2A, AG-UI) and the MCP stdio server.
 //! - [`cli`]: the command line; one file per subcommand.
-pub mod ailang;
+pub use world_ailang as ailang;
+pub use world_encoding as encoding;
+pub use world_interp as interp;
+pub use world_io::fileread;
+pub use world_io::process;
+
 pub mod authority;
 pub mod broker;
 pub mod cli;
 pub mod clock;
 pub mod coordinator;
-pub mod encoding;
-pub mod fileread;
 pub mod genesis;
-pub mod interp;
 pub mod ledger;
 pub mod limits;
 pub mod mission;
 pub mod ops;
 pub mod package;
 pub mod plan;
-/// The one bounded child-process runner.
-pub mod process;
 pub mod replay;
 pub mod serve;
 pub mod store;

@@ -4,6 +4,7 @@
 use std::fmt;
 
 use crate::authority::session::SessionError;
+use crate::ops::classify::Classify;
 use crate::store;
 
 /// How a command ended; the only place `world`'s exit codes are written down (spec README,
@@ -361,9 +362,7 @@ impl From<store::Error> for CliError {
             E::IsDirectory { .. } | E::NotRegular { .. } | E::NotADatabase { .. } | E::Uninitialized { .. } | E::LegacySchema { .. }
             | E::FutureSchema { .. } | E::InvalidSchemaVersion { .. } | E::SchemaIntegrity { .. } => (Exit::Usage, None),
             E::Corrupt { .. } => (Exit::Integrity, Some("run `world verify` for a full report".into())),
-            E::Sqlite(rusqlite::Error::SqliteFailure(f, _))
-                if f.code == rusqlite::ErrorCode::DatabaseCorrupt =>
-            {
+            E::Sqlite(_) if err.is_corrupt() => {
                 (Exit::Integrity, Some("run `world verify` for a full report".into()))
             }
             E::ReadOnly { .. } => (Exit::Internal, None),
@@ -526,6 +525,16 @@ fn not_committed_outcome(e: &crate::coordinator::invoke::InvokeError) -> Option<
     }))
 }
 
+/// A refused host flag of a one-shot command (`what`: `invoke`, `mcp`; [`crate::ops::host`]):
+/// exit 1, the tool and exec refusals worded as before the host had one builder.
+pub fn host_err(what: &str, e: crate::ops::host::HostError) -> CliError {
+    use crate::ops::host::HostError;
+    match e {
+        HostError::Exec(e) => CliError::failed(what, e),
+        other => CliError::failed(what, format!("{}: {other}", other.flag())),
+    }
+}
+
 /// Map an invocation failure to a CLI error and exit code.
 /// The one mapping of a refused `--session` (DEC-ARCH-11): a store failure keeps the store's
 /// exit mapping; every other refusal (malformed, unknown, revoked, tampered, unattested,
@@ -586,7 +595,7 @@ pub fn invoke_err(e: crate::coordinator::invoke::InvokeError) -> CliError {
 /// or another schema version 2; lock/busy 6; corrupt 3; unreachable, refused or failed 1.
 pub fn ledger_err(what: &str, e: crate::limits::Error) -> CliError {
     use crate::limits;
-    if let Some(why) = foreign_ledger(&e) {
+    if let Some(why) = e.foreign() {
         return not_a_ledger(what, &why);
     }
     match e {
@@ -599,25 +608,19 @@ pub fn ledger_err(what: &str, e: crate::limits::Error) -> CliError {
             .hint("--ledger names a ledger file (made by `world limits init`) or a postgres:// URL; see docs/LEDGER.md"),
         limits::Error::SchemaVersion { .. } => CliError::usage(what, e)
             .hint("use the world release that created this ledger schema, or a fresh schema (docs/LEDGER.md)"),
-        limits::Error::Postgres { ref source, .. }
-            if source.code() == Some(&postgres::error::SqlState::LOCK_NOT_AVAILABLE) =>
-        {
+        limits::Error::Postgres { ref source, .. } if source.is_busy() => {
             CliError::new(Exit::LockHeld, what, e).hint("the ledger is busy; retry later")
         }
         limits::Error::Postgres { .. } => CliError::failed(what, e)
             .hint("nothing was applied: the ledger transaction was rolled back (or never began)"),
         limits::Error::Corrupt(_) => CliError::new(Exit::Integrity, what, e),
-        limits::Error::Sqlite(rusqlite::Error::SqliteFailure(f, _))
-            if f.code == rusqlite::ErrorCode::DatabaseBusy =>
-        {
+        limits::Error::Sqlite(ref s) if s.is_busy() => {
             CliError::new(Exit::LockHeld, what, "the ledger is busy (another writer holds it)")
                 .hint("retry later")
         }
         limits::Error::Busy { .. } => CliError::new(Exit::LockHeld, what, e)
             .hint("another process is writing the ledger; retry later (a lock wait is exit 6, docs/LEDGER.md)"),
-        limits::Error::Sqlite(rusqlite::Error::SqliteFailure(f, _))
-            if f.code == rusqlite::ErrorCode::ReadOnly =>
-        {
+        limits::Error::Sqlite(ref s) if s.is_read_only() => {
             CliError::failed(what, e).hint(READ_ONLY_LEDGER_HINT)
         }
         e => CliError::failed(what, e),
@@ -626,60 +629,6 @@ pub fn ledger_err(what: &str, e: crate::limits::Error) -> CliError {
 
 /// The `--json` code of a `--ledger` that names something other than a world ledger.
 pub const NOT_A_LEDGER: &str = "not_a_ledger";
-
-/// Why a database error means the `--ledger` is not a world ledger at all, not that the ledger
-/// failed (issue 27 §2): a file that is not SQLite; tables of the ledger's names but another
-/// shape (a column or table missing, a type mismatch) in a SQLite file or a PostgreSQL schema.
-/// `None` for every other error.
-pub fn foreign_ledger(e: &crate::limits::Error) -> Option<String> {
-    use crate::limits::Error as L;
-    match e {
-        L::Sqlite(s) => foreign_sqlite(s),
-        L::Postgres { source, .. } => foreign_pg(source),
-        _ => None,
-    }
-}
-
-/// [`foreign_ledger`] for a SQLite error.
-pub fn foreign_sqlite(e: &rusqlite::Error) -> Option<String> {
-    match e {
-        rusqlite::Error::SqliteFailure(f, _) if f.code == rusqlite::ErrorCode::NotADatabase => {
-            Some("not a SQLite database".into())
-        }
-        rusqlite::Error::SqliteFailure(_, Some(m))
-        | rusqlite::Error::SqlInputError { msg: m, .. }
-            if shape_message(m) =>
-        {
-            Some(format!("its tables have another shape: {m}"))
-        }
-        _ => None,
-    }
-}
-
-fn shape_message(m: &str) -> bool {
-    ["no such column", "no such table", "has no column named"]
-        .iter()
-        .any(|k| m.contains(k))
-}
-
-/// [`foreign_ledger`] for a PostgreSQL error: an undefined column or table, or a datatype
-/// mismatch, met while reading the ledger's own tables.
-pub fn foreign_pg(e: &postgres::Error) -> Option<String> {
-    use postgres::error::SqlState;
-    let db = e.as_db_error()?;
-    let code = db.code();
-    (*code == SqlState::UNDEFINED_COLUMN
-        || *code == SqlState::UNDEFINED_TABLE
-        || *code == SqlState::DATATYPE_MISMATCH
-        || *code == SqlState::UNDEFINED_FUNCTION)
-        .then(|| {
-            format!(
-                "its tables have another shape: {} [{}]",
-                db.message(),
-                code.code()
-            )
-        })
-}
 
 /// The error of a `--ledger` that is not a world ledger (exit 2, code `not_a_ledger`, nothing
 /// read or written); [`name_ledger`] adds which ledger once the caller knows it.
@@ -803,12 +752,7 @@ pub fn mission_rejection(what: &str, r: &crate::mission::Rejection) -> CliError 
 /// A mission store error as the CLI reports it (exit codes of docs/LEDGER.md).
 pub(crate) fn mission_err(what: &str, e: crate::mission::store::Error) -> CliError {
     use crate::mission::store as mstore;
-    let foreign = match &e {
-        mstore::Error::Sqlite(s) => foreign_sqlite(s),
-        mstore::Error::Ledger(l) => foreign_ledger(l),
-        _ => None,
-    };
-    if let Some(why) = foreign {
+    if let Some(why) = e.foreign() {
         return not_a_ledger(what, &why);
     }
     match e {
@@ -820,9 +764,7 @@ pub(crate) fn mission_err(what: &str, e: crate::mission::store::Error) -> CliErr
         mstore::Error::SchemaVersion { .. } => CliError::usage(what, e)
             .hint("use the world release that created this ledger's mission tables, or a fresh schema (docs/LEDGER.md)"),
         mstore::Error::Corrupt(_) => CliError::new(Exit::Integrity, what, e).hint(VERIFY_HINT),
-        mstore::Error::Sqlite(rusqlite::Error::SqliteFailure(f, _))
-            if f.code == rusqlite::ErrorCode::DatabaseBusy =>
-        {
+        mstore::Error::Sqlite(ref s) if s.is_busy() => {
             CliError::new(
                 Exit::LockHeld,
                 what,
@@ -830,9 +772,7 @@ pub(crate) fn mission_err(what: &str, e: crate::mission::store::Error) -> CliErr
             )
             .hint("retry later")
         }
-        mstore::Error::Sqlite(rusqlite::Error::SqliteFailure(f, _))
-            if f.code == rusqlite::ErrorCode::ReadOnly =>
-        {
+        mstore::Error::Sqlite(ref s) if s.is_read_only() => {
             CliError::failed(what, e).hint(READ_ONLY_LEDGER_HINT)
         }
         e => CliError::failed(what, e),

@@ -3,13 +3,13 @@
 
 use std::path::PathBuf;
 
-use super::error::invoke_err;
+use super::error::{host_err, invoke_err};
 use super::output::Output;
 use super::pin::provider;
 use super::{read_input, CliError, Context, Exit};
 use crate::broker::handlers::RunCapsConfig;
 use crate::broker::Status;
-use crate::coordinator::invoke::{self, Call, HostConfig, Surface};
+use crate::coordinator::invoke::{self, Call, Surface};
 use crate::ops::outcome::{derive, output_ok, EffectState, Evidence};
 
 /// Call a transition as a session: admit, bind, plan, execute, finish, commit.
@@ -100,26 +100,30 @@ pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError
     check_args_text(&raw)?;
     super::limits::check_ledger_flag("invoke", args.ledger.as_deref())?;
     let token = super::session_token("invoke", out, args.session.value())?;
-    let exec = args
+    let checked = args
         .exec
-        .config(ctx, args.workspace_root.as_deref(), "invoke")?;
+        .host_flags(
+            args.workspace_root,
+            args.tool_ailang_bin,
+            RunCapsConfig {
+                allow: args.run_allow_caps,
+                net_allow: args.run_net_allow,
+                net_allow_http: false,
+            },
+            args.ledger,
+            &args.unattested,
+        )
+        .check(&ctx.db)
+        .map_err(|e| host_err("invoke", e))?;
+    if let Some(why) = checked.sandbox_error() {
+        out.warn(format!(
+            "Workspace.Exec unavailable: no usable sandbox: {why}; workspace-exec calls are refused (R8)"
+        ));
+    }
     let mut store = ctx.open_write(false)?;
     // Pinned under the writer lock: archived next to the store, re-hashed before every exec.
-    let tool = super::pin_tool(ctx, args.tool_ailang_bin.as_deref(), "invoke")?;
+    let config = checked.pin(&ctx.db).map_err(|e| host_err("invoke", e))?;
     let pins = provider(ctx);
-    let config = HostConfig {
-        workspace_root: args.workspace_root.clone(),
-        tool,
-        run_caps: RunCapsConfig {
-            allow: args.run_allow_caps.clone(),
-            net_allow: args.run_net_allow.clone(),
-            net_allow_http: false,
-        },
-        examples_dir: None,
-        limits_ledger: args.ledger.clone(),
-        exec,
-        unattested: args.unattested.policy(),
-    };
     let host = config.host(pins.as_ref(), None);
     let call = Call {
         surface: Surface::Cli,

@@ -3,9 +3,10 @@
 
 use std::path::PathBuf;
 
+use super::error::host_err;
 use super::output::Output;
 use super::{CliError, Context, Exit};
-use crate::coordinator::invoke::HostConfig;
+use crate::broker::handlers::RunCapsConfig;
 use crate::serve::mcp::{serve_stdio, StdioBackend};
 
 /// Serve MCP on stdin/stdout for a local agent client.
@@ -45,26 +46,26 @@ pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError
     let token = super::session_token("mcp", out, args.session.value())?;
     // Fail fast on a store that cannot be read; the session itself is checked per request.
     ctx.open_read()?;
-    let exec = args
+    let checked = args
         .exec
-        .config(ctx, args.workspace_root.as_deref(), "mcp")?;
-    if let Some(Err(why)) = exec.as_ref().map(|c| c.sandbox.as_ref().map(|_| ())) {
+        .host_flags(
+            args.workspace_root,
+            args.tool_ailang_bin,
+            RunCapsConfig::default(),
+            args.ledger,
+            &args.unattested,
+        )
+        .check(&ctx.db)
+        .map_err(|e| host_err("mcp", e))?;
+    if let Some(why) = checked.sandbox_error() {
         out.warn(format!(
             "Workspace.Exec unavailable: no usable sandbox: {why}; workspace-exec calls are refused (R8)"
         ));
     }
-    let tool = super::pin_tool(ctx, args.tool_ailang_bin.as_deref(), "mcp")?;
     let backend = StdioBackend {
         db: ctx.db.clone(),
         wait_lock: Some(ctx.wait_lock.unwrap_or(std::time::Duration::from_secs(20))),
-        host: HostConfig {
-            workspace_root: args.workspace_root,
-            tool,
-            limits_ledger: args.ledger,
-            exec,
-            unattested: args.unattested.policy(),
-            ..HostConfig::default()
-        },
+        host: checked.pin(&ctx.db).map_err(|e| host_err("mcp", e))?,
     };
     let stdin = std::io::stdin();
     let mut input = stdin.lock();

@@ -526,18 +526,6 @@ pub(crate) fn read_err(what: &'static str) -> impl Fn(store::Error) -> CliError 
     move |e| CliError::store(what, e)
 }
 
-/// Pin `--tool-ailang-bin` for the store (archived next to it, re-hashed before every exec of
-/// the tool), or `None` without one.
-pub(crate) fn pin_tool(
-    ctx: &Context,
-    bin: Option<&Path>,
-    what: &str,
-) -> Result<Option<crate::broker::handlers::ailang::PinnedTool>, CliError> {
-    bin.map(|b| crate::broker::handlers::ailang::PinnedTool::pin(&ctx.db, b))
-        .transpose()
-        .map_err(|e| CliError::failed(what, format!("--tool-ailang-bin: {e}")))
-}
-
 /// `--session VALUE`, declared once (issue 28) for the commands that act as a session's agent
 /// with the `WORLD_SESSION` fallback (`invoke`, `mcp`, `broker check`, `tools list`): a token
 /// file or the 64-hex token itself, read by [`session_token`]. `limits` and `mission` keep their
@@ -596,23 +584,27 @@ pub struct ExecFlags {
 }
 
 impl ExecFlags {
-    /// The exec configuration these flags give (`None` without `--exec-profile`), for a
-    /// one-shot command: a missing sandbox is kept in the config (the effect stays unbound).
-    pub(crate) fn config(
-        &self,
-        ctx: &Context,
-        workspace_root: Option<&Path>,
-        what: &str,
-    ) -> Result<Option<std::sync::Arc<crate::broker::handlers::exec::ExecConfig>>, CliError> {
-        crate::broker::handlers::exec::ExecConfig::from_flags(
-            &self.exec_profile,
-            &self.exec_episode_project,
-            self.exec_max_output_bytes,
-            &ctx.db,
+    /// The host flags of a one-shot command (`invoke`, `mcp`): these exec flags with the
+    /// others given, for [`crate::ops::host`] to check and pin.
+    pub(crate) fn host_flags(
+        self,
+        workspace_root: Option<PathBuf>,
+        tool_bin: Option<PathBuf>,
+        run_caps: crate::broker::handlers::RunCapsConfig,
+        limits_ledger: Option<String>,
+        unattested: &UnattestedFlag,
+    ) -> crate::ops::host::HostFlags {
+        crate::ops::host::HostFlags {
             workspace_root,
-        )
-        .map(|c| c.map(std::sync::Arc::new))
-        .map_err(|e| CliError::failed(what, e))
+            tool_bin,
+            run_caps,
+            examples_dir: None,
+            limits_ledger,
+            exec_profiles: self.exec_profile,
+            exec_episode_projects: self.exec_episode_project,
+            exec_max_output_bytes: self.exec_max_output_bytes,
+            unattested: unattested.policy(),
+        }
     }
 }
 

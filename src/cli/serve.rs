@@ -7,6 +7,7 @@ use super::output::Output;
 use super::pin::parse_choice;
 use super::{CliError, Context, Exit};
 use crate::broker::handlers::RunCapsConfig;
+use crate::ops::host::HostFlags;
 use crate::serve::{self, Config};
 use crate::transitions::publish::InterpreterChoice;
 
@@ -83,23 +84,25 @@ pub fn run(ctx: &Context, _out: &mut Output, args: Args) -> Result<Exit, CliErro
         db: ctx.db.clone(),
         bind: args.bind,
         interpreter,
-        workspace_root: args.workspace_root,
-        tool_bin: args.tool_ailang_bin,
-        examples_dir,
-        run_caps: RunCapsConfig {
-            allow: args.run_allow_caps,
-            net_allow: args.run_net_allow,
-            net_allow_http: args.run_net_allow_http,
+        host: HostFlags {
+            workspace_root: args.workspace_root,
+            tool_bin: args.tool_ailang_bin,
+            examples_dir,
+            run_caps: RunCapsConfig {
+                allow: args.run_allow_caps,
+                net_allow: args.run_net_allow,
+                net_allow_http: args.run_net_allow_http,
+            },
+            limits_ledger: args.ledger,
+            exec_profiles: args.exec.exec_profile,
+            exec_episode_projects: args.exec.exec_episode_project,
+            exec_max_output_bytes: args.exec.exec_max_output_bytes,
+            unattested: args.unattested.policy(),
         },
         allow_origins: args.allow_origin,
-        limits_ledger: args.ledger,
         approve_on_tty: args.approve_on_tty,
         http_read: serve::http_read_bound(),
         clock: ctx.clock,
-        exec_profiles: args.exec.exec_profile,
-        exec_episode_projects: args.exec.exec_episode_project,
-        exec_max_output_bytes: args.exec.exec_max_output_bytes,
-        unattested: args.unattested.policy(),
     };
     match serve::run(cfg) {
         Ok(()) => Ok(Exit::Success),

@@ -11,8 +11,8 @@
 //! other modules' cross-checks between them (DEC-ARCH-9).
 //!
 //! The invocation pipeline is the coordinator's ([`crate::coordinator::invoke`]); the workflows
-//! here are the others: [`genesis`], [`commit`] (a body, or `--put` files on the head),
-//! [`pin`], [`publish`] (plan, then commit), [`session`] mint/revoke, [`approval`]
+//! here are the others: [`genesis`], [`host`] (the invocation host from the host flags, once), [`commit`] (a body, or `--put` files on the head),
+//! [`classify`] (errors answer is-busy, is-read-only, is-corrupt, is-foreign themselves), [`pin`], [`publish`] (plan, then commit), [`session`] mint/revoke, [`approval`]
 //! request/decide, [`limits`] and [`mission`] commands (the caller decides the actor and whether
 //! a human confirmed; a dry run is an option, not a prompt), [`export`] of an episode bundle and
 //! the read-only [`replay`]. [`outcome`] is the one derivation of what happened (`ok`, `refused`,
@@ -20,9 +20,11 @@
 
 pub mod approval;
 pub mod checkpoint;
+pub mod classify;
 pub mod commit;
 pub mod export;
 pub mod genesis;
+pub mod host;
 pub mod limits;
 pub mod mission;
 pub mod outcome;

@@ -17,7 +17,7 @@ pub mod rest;
 
 use std::io::Write;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex as StdMutex};
 use std::time::{Duration, Instant};
@@ -30,7 +30,6 @@ use tokio::sync::Mutex;
 use crate::authority::session::Session;
 use crate::broker::handlers::ailang::PinnedTool;
 use crate::broker::handlers::approval::{NoTerminal, TtyPrompter};
-use crate::broker::handlers::RunCapsConfig;
 use crate::coordinator::invoke::{self, Call, Committed, HostConfig, InvokeError};
 use crate::store::{self, Store, WriteOptions};
 use crate::transitions::pins::StorePins;
@@ -142,14 +141,10 @@ pub struct Config {
     pub bind: String,
     /// `--interpreter`.
     pub interpreter: InterpreterChoice,
-    /// `--workspace-root` (episode worktrees `<root>/<episode>`).
-    pub workspace_root: Option<PathBuf>,
-    /// `--tool-ailang-bin`.
-    pub tool_bin: Option<PathBuf>,
-    /// `--examples-dir`.
-    pub examples_dir: Option<PathBuf>,
-    /// `--run-allow-caps`, `--run-net-allow`, `--run-net-allow-http`.
-    pub run_caps: RunCapsConfig,
+    /// The host flags (`--workspace-root`, `--tool-ailang-bin`, `--examples-dir`, the run
+    /// allowlist, `--ledger`, the exec profile flags, `--allow-unattested`), checked and pinned
+    /// at startup by [`crate::ops::host`] as for `invoke` and `mcp`.
+    pub host: crate::ops::host::HostFlags,
     /// Extra allowed `Origin` values.
     pub allow_origins: Vec<String>,
     /// `--approve-on-tty`: `Human.Approve` asks on the daemon's controlling terminal;
@@ -157,18 +152,8 @@ pub struct Config {
     pub approve_on_tty: bool,
     /// The request-body read bound ([`HTTP_READ`] unless a test shortens it).
     pub http_read: Duration,
-    /// `--ledger`: the standalone limits ledger effects are paired with (issue 18).
-    pub limits_ledger: Option<String>,
     /// The clock every request reads.
     pub clock: crate::clock::Clock,
-    /// `--exec-profile` files (exec-and-agui.md §1.2).
-    pub exec_profiles: Vec<PathBuf>,
-    /// `--exec-episode-project EP=PROJECT`.
-    pub exec_episode_projects: Vec<String>,
-    /// `--exec-max-output-bytes`.
-    pub exec_max_output_bytes: Option<u64>,
-    /// `--allow-unattested`: accept credential rows without a mint record (DEC-TRUST3-2).
-    pub unattested: crate::authority::session::Unattested,
 }
 
 /// A checked bind address: the socket address to bind and the host text as given.
@@ -613,69 +598,9 @@ pub struct Prepared {
     pub interpreter_version: String,
     /// The checked bind address.
     pub bind: BindAddr,
-    /// The pinned `--tool-ailang-bin`, if any.
-    pub tool: Option<PinnedTool>,
-    /// The `Workspace.Exec` configuration, with a usable sandbox (DEC-EXEC-4).
-    pub exec: Option<Arc<crate::broker::handlers::exec::ExecConfig>>,
-}
-
-/// Why `--workspace-root` was refused.
-#[derive(Debug, thiserror::Error)]
-enum RootError {
-    /// The root does not resolve.
-    #[error("workspace root {}: {source}", .root.display())]
-    Root {
-        /// The root as given.
-        root: PathBuf,
-        /// Why it does not resolve.
-        #[source]
-        source: std::io::Error,
-    },
-    /// The root is not a directory.
-    #[error("workspace root {} is not a directory", .0.display())]
-    NotADirectory(PathBuf),
-    /// The store's directory does not resolve.
-    #[error("store directory {}: {source}", .dir.display())]
-    StoreDir {
-        /// The store's directory.
-        dir: PathBuf,
-        /// Why it does not resolve.
-        #[source]
-        source: std::io::Error,
-    },
-    /// The root holds the store (and so its archive, policies and cache).
-    #[error("workspace root {} contains the store {} (and its archive, policies/ and cache/)", .root.display(), .db.display())]
-    ContainsStore {
-        /// The canonical root.
-        root: PathBuf,
-        /// The store path.
-        db: PathBuf,
-    },
-}
-
-fn check_workspace_root(root: &Path, db: &Path) -> Result<PathBuf, RootError> {
-    let canon = std::fs::canonicalize(root).map_err(|source| RootError::Root {
-        root: root.to_path_buf(),
-        source,
-    })?;
-    if !canon.is_dir() {
-        return Err(RootError::NotADirectory(root.to_path_buf()));
-    }
-    let db_dir = db
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let db_dir = std::fs::canonicalize(db_dir).map_err(|source| RootError::StoreDir {
-        dir: db_dir.to_path_buf(),
-        source,
-    })?;
-    if db_dir.starts_with(&canon) {
-        return Err(RootError::ContainsStore {
-            root: canon,
-            db: db.to_path_buf(),
-        });
-    }
-    Ok(canon)
+    /// The host every call borrows: the tool pinned, the `Workspace.Exec` configuration with
+    /// a usable sandbox (DEC-EXEC-4).
+    pub host: HostConfig,
 }
 
 /// Startup stages up to (not including) the bind: bind policy → workspace root and corpus →
@@ -687,46 +612,16 @@ fn check_workspace_root(root: &Path, db: &Path) -> Result<PathBuf, RootError> {
 pub fn prepare(cfg: &mut Config, scan_out: &mut dyn Write) -> Result<Prepared, StartupError> {
     let bind = parse_bind(&cfg.bind)
         .map_err(|e| fail(Stage::BindPolicy, format!("--bind {}", cfg.bind), e))?;
-    if let Some(root) = &cfg.workspace_root {
-        let canon = check_workspace_root(root, &cfg.db)
-            .map_err(|e| fail(Stage::Config, "--workspace-root", e))?;
-        if let Some(ex) = &cfg.examples_dir {
-            if let Ok(ex) = std::fs::canonicalize(ex) {
-                if ex.starts_with(&canon) {
-                    return Err(fail(
-                        Stage::Config,
-                        "--examples-dir",
-                        "the corpus is inside the workspace root",
-                    ));
-                }
-            }
+    // The host flags, checked as for `invoke` and `mcp` (crate::ops::host): the workspace
+    // root, the corpus, the run allowlist, the exec profiles and the startup probe.
+    let checked = cfg.host.clone().check(&cfg.db).map_err(|e| match e {
+        crate::ops::host::HostError::Exec(e) => {
+            fail(Stage::Config, "the exec configuration is refused", e)
         }
-        cfg.workspace_root = Some(canon);
-    }
-    let has_caps = !cfg.run_caps.allow.is_empty()
-        || !cfg.run_caps.net_allow.is_empty()
-        || cfg.run_caps.net_allow_http;
-    if has_caps && (cfg.workspace_root.is_none() || cfg.tool_bin.is_none()) {
-        return Err(fail(
-            Stage::Config,
-            "--run-allow-caps",
-            "the run flags need the workspace tools (--workspace-root and --tool-ailang-bin)",
-        ));
-    }
-    crate::broker::handlers::policy::validate_run_caps_config(&cfg.run_caps)
-        .map_err(|e| fail(Stage::Config, "--run-allow-caps", e))?;
+        other => fail(Stage::Config, other.flag(), other),
+    })?;
     // DEC-EXEC-4: a profile with no usable sandbox stops the daemon here.
-    let exec = crate::broker::handlers::exec::ExecConfig::from_flags(
-        &cfg.exec_profiles,
-        &cfg.exec_episode_projects,
-        cfg.exec_max_output_bytes,
-        &cfg.db,
-        cfg.workspace_root.as_deref(),
-    )
-    .map_err(|e| fail(Stage::Config, "the exec configuration is refused", e))?
-    .map(Arc::new);
-    // The startup probe ran in `from_flags`, as for `invoke` and `mcp` (issue 26 §6).
-    if let Some(Err(why)) = exec.as_ref().map(|c| c.sandbox.as_ref()) {
+    if let Some(why) = checked.sandbox_error() {
         let why = match why {
             crate::broker::handlers::exec::ExecError::Probe(_) => why.to_string(),
             other => format!("no usable sandbox: {other}"),
@@ -750,12 +645,9 @@ pub fn prepare(cfg: &mut Config, scan_out: &mut dyn Write) -> Result<Prepared, S
         f.lock_held = lock_held;
         f
     })?;
-    let tool = cfg
-        .tool_bin
-        .as_deref()
-        .map(|bin| PinnedTool::pin(&cfg.db, bin))
-        .transpose()
-        .map_err(|e| fail(Stage::Archive, "--tool-ailang-bin", e))?;
+    let host = checked
+        .pin(&cfg.db)
+        .map_err(|e| fail(Stage::Archive, e.flag(), e))?;
     let pins = StorePins::for_db(&cfg.db);
     let pinned =
         crate::ops::pin::pin(&mut store, &pins, &cfg.interpreter).map_err(|e| match e {
@@ -768,8 +660,7 @@ pub fn prepare(cfg: &mut Config, scan_out: &mut dyn Write) -> Result<Prepared, S
         interpreter_ref: pinned.interpreter_ref,
         interpreter_version: pinned.version_text,
         bind,
-        tool,
-        exec,
+        host,
     })
 }
 
@@ -812,15 +703,7 @@ async fn serve(cfg: Config, prepared: Prepared) -> Result<(), StartupError> {
         allow_origins: cfg.allow_origins.clone(),
         interpreter_ref: prepared.interpreter_ref,
         interpreter_version: prepared.interpreter_version,
-        host: HostConfig {
-            workspace_root: cfg.workspace_root.clone(),
-            tool: prepared.tool,
-            examples_dir: cfg.examples_dir.clone(),
-            run_caps: cfg.run_caps.clone(),
-            limits_ledger: cfg.limits_ledger.clone(),
-            exec: prepared.exec,
-            unattested: cfg.unattested,
-        },
+        host: prepared.host,
         approve_on_tty: cfg.approve_on_tty,
         http_read: cfg.http_read,
         queued: AtomicUsize::new(0),
@@ -1020,7 +903,7 @@ mod tests {
             "the pinned tool binary sha256:ab cannot be run"
         );
         assert_eq!(
-            PinnedTool::root_for(Path::new("/s/w.db")),
+            PinnedTool::root_for(std::path::Path::new("/s/w.db")),
             PathBuf::from("/s/w.db.artifacts/tool")
         );
     }

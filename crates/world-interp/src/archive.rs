@@ -300,7 +300,7 @@ impl Archive {
 
         // Opened non-blocking and re-checked on the descriptor: a path swapped for a FIFO after
         // the check cannot hang the copy (issue 26 §5).
-        let mut src = crate::fileread::open_regular(path)
+        let mut src = world_io::fileread::open_regular(path)
             .map_err(|e| io_at(path)(io::Error::other(e.to_string())))?;
         let mut tmp = tempfile::Builder::new()
             .prefix(".ailang-")
@@ -590,7 +590,7 @@ fn verified() -> &'static Verified {
 
 /// `sha256:<hex>` of a file's bytes, streamed.
 pub fn hash_file(path: &Path) -> io::Result<String> {
-    let mut f = crate::fileread::open_regular(path).map_err(io::Error::other)?;
+    let mut f = world_io::fileread::open_regular(path).map_err(io::Error::other)?;
     let mut hasher = Sha256::new();
     io::copy(&mut f, &mut hasher)?;
     Ok(format!("sha256:{}", hex::encode(hasher.finalize())))
@@ -687,7 +687,7 @@ fn probe_version(binary: &Path) -> Result<String, ArchiveError> {
         .tempdir()
         .map_err(|e| probe_err(format!("cannot create a scratch directory: {e}")))?;
     let deadline = Instant::now() + VERSION_PROBE_TIMEOUT;
-    let spec = crate::process::Spec::new(absolute(binary), VERSION_CAP, deadline)
+    let spec = world_io::process::Spec::new(absolute(binary), VERSION_CAP, deadline)
         .arg("--version")
         .cwd(scratch.path());
     let out = external::run_bounded(&spec).map_err(|e| match e {

@@ -205,13 +205,13 @@ fn contains(haystack: &[u8], needle: &[u8]) -> bool {
 /// Append `bytes` as a Go `encoding/json` string literal, quotes included (the shared
 /// Go-json encoder: HTML and U+2028/9 escaping, one `\ufffd` per invalid byte).
 pub fn write_go_string(out: &mut Vec<u8>, bytes: &[u8]) {
-    crate::encoding::gojson::write_bytes_as_str(out, bytes);
+    world_encoding::gojson::write_bytes_as_str(out, bytes);
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::interp::{CheckOutcome, RunOutcome};
+    use crate::{CheckOutcome, RunOutcome};
     use std::sync::Mutex;
     use std::time::Duration;
 

@@ -13,7 +13,7 @@
 //! host/capsule/main.ail` with cwd `<root>`, an environment of exactly `AILANG_FS_SANDBOX`,
 //! `AILANG_RELAX_MODULES=1` and `AILANG_CACHE_DIR`, stdin `/dev/null`, in its own process
 //! group that is SIGKILLed whole at the deadline or when a stream passes its cap — all of it
-//! done by the one bounded runner, [`crate::process`].
+//! done by the one bounded runner, [`world_io::process`].
 
 use std::fs;
 use std::io;
@@ -24,7 +24,7 @@ use sha2::{Digest, Sha256};
 
 use super::archive::{self, Archive, Archived, ResolveError};
 use super::{CheckOutcome, Interpreter, RunError, RunLimits, RunOutcome};
-use crate::process;
+use world_io::process;
 
 /// The publish-time check's own bound (transitions.md §6.1: 10 s).
 pub const CHECK_TIMEOUT: Duration = Duration::from_secs(10);
@@ -252,7 +252,7 @@ fn promote(cache: &Path, template: &Path) {
     }
 }
 
-/// Run `spec` through the one bounded runner ([`crate::process::run`]) and map its errors to
+/// Run `spec` through the one bounded runner ([`world_io::process::run`]) and map its errors to
 /// the interpreter's: a deadline is [`RunError::Timeout`], a flood [`RunError::OutputLimit`],
 /// a program that cannot start `exec_failure` ([`RunError::Unavailable`]).
 pub(crate) fn run_bounded(spec: &process::Spec) -> Result<process::Output, RunError> {

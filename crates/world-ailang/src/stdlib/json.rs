@@ -3,9 +3,9 @@
 //! constructors and accessors.
 
 use super::{arg_bool, arg_float, arg_int, arg_list, arg_str, b, ret_list, ret_str};
-use crate::ailang::diag::Span;
-use crate::ailang::eval::{rt, Fail, Machine};
-use crate::ailang::value::{Builtin, List, Value};
+use crate::diag::Span;
+use crate::eval::{rt, Fail, Machine};
+use crate::value::{Builtin, List, Value};
 use std::fmt::Write as _;
 use std::rc::Rc;
 
@@ -14,7 +14,7 @@ pub const MAX_JSON_DEPTH: usize = 10_000;
 
 // ------------------------------------------------------------------ number formatting
 
-pub use crate::encoding::gojson::format_g;
+pub use world_encoding::gojson::format_g;
 
 // ------------------------------------------------------------------ encode
 
@@ -843,7 +843,7 @@ mod tests {
             ]))
         );
         let deep = "[".repeat(MAX_JSON_DEPTH + 1);
-        let r = crate::ailang::on_big_stack(move || {
+        let r = crate::on_big_stack(move || {
             super::decode_bytes(deep.as_bytes()).map_err(|e| e.to_string())
         });
         assert_eq!(r, Some(Err("exceeded max depth".to_string())));

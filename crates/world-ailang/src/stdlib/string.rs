@@ -1,9 +1,9 @@
 //! `std/string` (ailang.md §5): rune semantics, Go `strings` behaviour.
 
 use super::{arg_int, arg_list, arg_str, b, ret_list, ret_str};
-use crate::ailang::diag::Span;
-use crate::ailang::eval::{rt, Fail, Machine};
-use crate::ailang::value::{Builtin, Value};
+use crate::diag::Span;
+use crate::eval::{rt, Fail, Machine};
+use crate::value::{Builtin, Value};
 
 /// Largest string `repeat` may build (bytes); beyond it the memory cap would refuse anyway.
 const MAX_REPEAT_BYTES: usize = 64 * 1024 * 1024;

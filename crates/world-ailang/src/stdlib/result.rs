@@ -1,9 +1,9 @@
 //! `std/result` (ailang.md §5; the reference's `std/result.ail` argument orders).
 
 use super::b;
-use crate::ailang::diag::Span;
-use crate::ailang::eval::{rt, Fail, Machine};
-use crate::ailang::value::{show, Builtin, Value};
+use crate::diag::Span;
+use crate::eval::{rt, Fail, Machine};
+use crate::value::{show, Builtin, Value};
 
 fn split(v: &Value) -> Option<(bool, Value)> {
     match v {

@@ -73,7 +73,7 @@ impl Default for Limits {
     fn default() -> Self {
         Limits {
             deadline: None,
-            output_cap: crate::interp::RunLimits::OUTPUT_CAP,
+            output_cap: world_interp::RunLimits::OUTPUT_CAP,
             max_depth: MAX_RECURSION_DEPTH,
             steps: DEFAULT_STEP_BUDGET,
             memory_cap: DEFAULT_MEMORY_CAP,
@@ -354,6 +354,13 @@ impl Machine {
         r
     }
 
+    /// One evaluation step of `e` in `env`; [`Self::eval`] wraps it with the depth and stack
+    /// guards.
+    ///
+    /// One function over every expression form, kept whole on purpose (issue 28 §4): each arm
+    /// is the evaluation rule of one form, read beside the checker's `infer` arm for the same
+    /// form, and a helper per arm would add a native frame to every step of the recursion the
+    /// stack guard budgets for.
     fn eval_inner(&mut self, e: &Expr, env: &Env) -> Result<Value, Fail> {
         let span = e.span;
         match &e.kind {
@@ -799,10 +806,9 @@ mod tests {
     #[test]
     fn depth_limit_is_configurable() {
         let src = "module m\nfunc f(n: int) -> int = if n == 0 then 0 else 1 + f(n - 1)\n";
-        let r = crate::ailang::on_big_stack(move || {
-            let m = crate::ailang::parser::parse_module(src).map_err(|d| d.code)?;
-            let l =
-                crate::ailang::loader::load(&m, "m.ail", false).map_err(|_| "load".to_string())?;
+        let r = crate::on_big_stack(move || {
+            let m = crate::parser::parse_module(src).map_err(|d| d.code)?;
+            let l = crate::loader::load(&m, "m.ail", false).map_err(|_| "load".to_string())?;
             let limits = Limits {
                 max_depth: 50,
                 ..Limits::default()
@@ -834,10 +840,9 @@ mod tests {
         // 48 MiB of stack leaves 16 MiB above the margin: far less than 100 000 nested calls
         // need, while the depth limit would allow them.
         let src = "module m\nfunc f(n: int) -> int = if n == 0 then 0 else 1 + f(n - 1)\n";
-        let r = crate::ailang::on_stack(48 << 20, move || {
-            let m = crate::ailang::parser::parse_module(src).map_err(|d| d.code)?;
-            let l =
-                crate::ailang::loader::load(&m, "m.ail", false).map_err(|_| "load".to_string())?;
+        let r = crate::on_stack(48 << 20, move || {
+            let m = crate::parser::parse_module(src).map_err(|d| d.code)?;
+            let l = crate::loader::load(&m, "m.ail", false).map_err(|_| "load".to_string())?;
             let limits = Limits {
                 max_depth: 1_000_000,
                 ..Limits::default()

@@ -7,9 +7,9 @@
 //! by the interpreter and printed again, must denote the number the caller wrote. Anything
 //! else is refused before anything is written, naming the number and what it would become.
 
-use crate::encoding::gojson::format_float;
-use crate::encoding::gojson::format_g;
-use crate::encoding::trcjson::{self, Bounds, CValue};
+use world_encoding::gojson::format_float;
+use world_encoding::gojson::format_g;
+use world_encoding::trcjson::{self, Bounds, CValue};
 
 /// The exact decimal value of JSON number text, normalised (TR-CJSON-1: plain decimal, no
 /// exponent, no redundant zeros), or `None` when it is not a JSON number.

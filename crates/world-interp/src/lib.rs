@@ -1,7 +1,7 @@
 //! Interpreters a store can pin, behind one trait (transitions.md §5–§6, ailang.md §6).
 //!
 //! Two implementations exist: the external `ailang` binary archived next to the store
-//! (`external`), and the embedded AILANG subset interpreter (`crate::ailang`). Nothing above
+//! (`external`), and the embedded AILANG subset interpreter (`world_ailang`). Nothing above
 //! this trait knows which one runs: the capsule (`capsule`) stages the call, enforces the
 //! deadline and output caps, and turns a [`RunOutcome`] into a typed result.
 
@@ -127,6 +127,6 @@ pub fn embedded_identity() -> String {
 }
 
 /// The embedded interpreter's ref: sha256 of [`embedded_identity`].
-pub fn embedded_ref() -> crate::encoding::HashRef {
-    crate::encoding::HashRef::of(embedded_identity().as_bytes())
+pub fn embedded_ref() -> world_encoding::HashRef {
+    world_encoding::HashRef::of(embedded_identity().as_bytes())
 }

@@ -2,9 +2,9 @@
 //! [`Interpreter`] implementation the capsule calls.
 
 use super::run::{check_outcome, run, Options, RunRequest};
-use crate::interp::{CheckOutcome, Interpreter, RunError, RunLimits, RunOutcome};
 use sha2::{Digest, Sha256};
 use std::time::Instant;
+use world_interp::{CheckOutcome, Interpreter, RunError, RunLimits, RunOutcome};
 
 /// The dialect number: changes only when the subset's meaning changes (ailang.md §6).
 pub const DIALECT: u32 = 1;

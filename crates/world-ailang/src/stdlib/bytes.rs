@@ -5,9 +5,9 @@
 //! equality, `show` and the memory cap work as for other values.
 
 use super::{arg_int, arg_list, arg_str, b, ret_list};
-use crate::ailang::diag::Span;
-use crate::ailang::eval::{rt, Fail, Machine};
-use crate::ailang::value::{Builtin, Value};
+use crate::diag::Span;
+use crate::eval::{rt, Fail, Machine};
+use crate::value::{Builtin, Value};
 use base64::Engine;
 
 /// The constructor name a `bytes` value carries.

@@ -1,9 +1,9 @@
 //! `std/option` (ailang.md §5; the reference's `std/option.ail` argument orders).
 
 use super::{arg_bool, b};
-use crate::ailang::diag::Span;
-use crate::ailang::eval::{Fail, Machine};
-use crate::ailang::value::{Builtin, Value};
+use crate::diag::Span;
+use crate::eval::{Fail, Machine};
+use crate::value::{Builtin, Value};
 
 fn inner(v: &Value) -> Option<&Value> {
     match v {

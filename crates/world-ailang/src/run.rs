@@ -10,10 +10,10 @@ use super::parser::parse_module;
 use super::stdlib::json::{decode_prefix, to_value, DecodeError, J};
 use super::types::check as typecheck;
 use super::value::{display, List, Value};
-use crate::interp::{RunError, RunOutcome};
 use std::collections::HashSet;
 use std::rc::Rc;
 use std::time::Instant;
+use world_interp::{RunError, RunOutcome};
 
 /// Options shared by `check` and `run`.
 #[derive(Clone, Debug, Default)]
@@ -833,7 +833,7 @@ mod tests {
 
     #[test]
     fn the_front_end_cache_reuses_identical_input_only() {
-        let r = crate::ailang::on_big_stack(|| {
+        let r = crate::on_big_stack(|| {
             let src = b"module m\nexport func main(i: string) -> string = i\n";
             let a = cached_front("m.ail", src, false, false).ok()?;
             let b = cached_front("m.ail", src, false, false).ok()?;

@@ -2,9 +2,9 @@
 //! `map`/`filter`/`foldl`/`foldr`/`any`/`sortBy`/`flatMap`; `nth(xs, i)`, `take(n, xs)`).
 
 use super::{arg_int, arg_list, b, ret_list};
-use crate::ailang::diag::Span;
-use crate::ailang::eval::{rt, Fail, Machine};
-use crate::ailang::value::{values_equal, Builtin, Items, List, Value};
+use crate::diag::Span;
+use crate::eval::{rt, Fail, Machine};
+use crate::value::{values_equal, Builtin, Items, List, Value};
 
 fn truthy(v: Value, sp: Span) -> Result<bool, Fail> {
     match v {
@@ -332,11 +332,11 @@ fn extreme(a: &[Value], sp: Span, want_greater: bool) -> Result<Value, Fail> {
     };
     for x in it {
         let op = if want_greater {
-            crate::ailang::ast::BinOp::Gt
+            crate::ast::BinOp::Gt
         } else {
-            crate::ailang::ast::BinOp::Lt
+            crate::ast::BinOp::Lt
         };
-        if let Value::Bool(true) = crate::ailang::eval::binop(op, x.clone(), m.clone(), sp)? {
+        if let Value::Bool(true) = crate::eval::binop(op, x.clone(), m.clone(), sp)? {
             m = x;
         }
     }
