@@ -51,10 +51,11 @@ pub struct Args {
     #[arg(long, value_name = "WRITER")]
     writer: Option<String>,
     /// Only entries at or after TIME (RFC 3339 such as 2026-12-01T09:00:00Z, a date, or Unix
-    /// seconds); client commits carry no time and are left out
+    /// seconds); client commits sent without a `rest:` id carry no time and are left out
     #[arg(long, value_name = "TIME")]
     since: Option<String>,
-    /// Only the entry of this invocation id (<surface>:<episode>:<task>)
+    /// Only the entry of this invocation id (<surface>:<episode>:<task>, or the rest:<id> a
+    /// client commit was sent with)
     #[arg(long, value_name = "ID")]
     invocation: Option<String>,
     /// Keep printing new entries as they are committed (polls the store twice a second);
@@ -181,7 +182,7 @@ impl Line {
     }
 
     fn kind(&self) -> &'static str {
-        if self.row.invocation_id.is_some() {
+        if self.row.coordinator {
             "invocation"
         } else {
             "commit"

@@ -127,6 +127,9 @@ pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError
     out.line(format!("  semanticsEpoch  {}", text(&h["semanticsEpoch"])))?;
     out.line(format!("  transitionRef   {}", text(&v["transitionRef"])))?;
     let Some(inv) = v.get("invocation").cloned() else {
+        if let Some(id) = v["invocationId"].as_str() {
+            out.line(format!("  invocationId    {}", esc(id)))?;
+        }
         out.line("  outcome         ok (a client commit: no invocation record)")?;
         return Ok(exit);
     };

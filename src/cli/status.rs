@@ -64,6 +64,7 @@ pub fn run(ctx: &Context, out: &mut Output, _args: Args) -> Result<Exit, CliErro
         }
         None => None,
     };
+    let head_client = last_row.as_ref().is_some_and(|r| !r.coordinator);
     let head_invocation = last_row.and_then(|r| r.invocation_id);
     let registry_revision = crate::transitions::publish::read_head(conn)
         .ok()
@@ -150,10 +151,12 @@ pub fn run(ctx: &Context, out: &mut Output, _args: Args) -> Result<Exit, CliErro
     if let Some(o) = st.head_outcome {
         out.line(format!(
             "last outcome        {o}{}",
-            st.head_invocation
-                .as_deref()
-                .map(|i| format!(" ({})", crate::termtext::escape_line(i)))
-                .unwrap_or_else(|| " (a client commit)".into())
+            match (st.head_invocation.as_deref(), head_client) {
+                (Some(i), false) => format!(" ({})", crate::termtext::escape_line(i)),
+                (Some(i), true) =>
+                    format!(" (a client commit, {})", crate::termtext::escape_line(i)),
+                (None, _) => " (a client commit)".into(),
+            }
         ))?;
     }
     out.line(format!(

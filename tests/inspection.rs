@@ -1,0 +1,122 @@
+//! Issue 29, the round after the tables: what a fresh walk still had to work around.
+//! 1. a client commit's `rest:` id shows in `world log` (table and `--json`), is matched by
+//!    `log --invocation`, and `show`, `why` and `status` say the same;
+//! 2. commands reading `-` from stdin do not wait silently on a terminal;
+//! 3. `effects show effect:EP:N` without an intent says what exists;
+//! 4. `key: value` views never split a hash (docs/TABLES.md "Key/value views");
+//! 6. `--json FIELDS` selects fields as `gh` does.
+
+use crate::common::TestEnv;
+use serde_json::Value;
+
+fn put(env: &TestEnv, name: &str, body: &str, id: Option<&str>) {
+    let f = env.write(name, body.as_bytes());
+    let mut args = vec![
+        "commit",
+        "--put",
+        f.to_str().expect("utf-8"),
+        "--semantic-id",
+        "demo/note",
+    ];
+    if let Some(id) = id {
+        args.extend(["--invocation-id", id]);
+    }
+    env.run(&args).ok();
+}
+
+/// A store: genesis, a client commit sent as `rest:n1`, one sent without an id, and
+/// `rest:n1` retried (already committed, nothing written).
+fn client_commits() -> TestEnv {
+    let env = TestEnv::new();
+    env.genesis();
+    put(&env, "a.json", r#"{"note":"a"}"#, Some("rest:n1"));
+    put(&env, "b.json", r#"{"note":"b"}"#, None);
+    put(&env, "a.json", r#"{"note":"a"}"#, Some("rest:n1"));
+    assert_eq!(env.log_len(), 3);
+    env
+}
+
+#[test]
+fn a_client_commits_rest_id_shows_in_log_show_why_and_status() {
+    let env = client_commits();
+    let lines = env.run(&["log", "--json"]).ok().json_lines();
+    assert_eq!(lines.len(), 3);
+    for l in &lines {
+        crate::outcomes::assert_schema("log-line", l);
+        assert_eq!(l["kind"], "commit", "{l}");
+        assert_eq!(l["outcome"], "ok", "{l}");
+    }
+    assert_eq!(lines[1]["invocation"], "rest:n1", "{}", lines[1]);
+    assert!(lines[1]["time"].as_str().is_some_and(|t| t.ends_with('Z')));
+    assert!(lines[2]["invocation"].is_null() && lines[2]["time"].is_null());
+    assert!(lines[0]["invocation"].is_null());
+
+    // The table shows it, and `--invocation` matches it (table and JSON).
+    let table = env
+        .cmd()
+        .env("COLUMNS", "200")
+        .arg("log")
+        .output()
+        .expect("run");
+    let table = String::from_utf8_lossy(&table.stdout).into_owned();
+    let row1 = table.lines().nth(2).expect("row 1");
+    assert!(row1.contains("rest:n1"), "{table}");
+    assert!(
+        !table.lines().nth(3).expect("row 2").contains("rest:"),
+        "{table}"
+    );
+    let one = env
+        .run(&["log", "--json", "--invocation", "rest:n1"])
+        .ok()
+        .json_lines();
+    assert_eq!(one.len(), 1);
+    assert_eq!(one[0]["index"], 1);
+    let t = env.run(&["log", "--invocation", "rest:n1"]).ok();
+    assert_eq!(t.stdout.lines().count(), 2, "{t:?}");
+    assert!(t.stdout.contains("rest:n1"));
+    let none = env.run(&["log", "--invocation", "rest:never"]).ok();
+    assert!(none.stdout.is_empty() && none.stderr.contains("no log entries match"));
+    // `--since` now keeps the client commit that has a time.
+    let since = env
+        .run(&["log", "--json", "--since", "2000-01-01"])
+        .ok()
+        .json_lines();
+    assert_eq!(
+        since.iter().map(|l| l["index"].clone()).collect::<Vec<_>>(),
+        [1]
+    );
+
+    // show: by the id, by the entry; JSON and text agree.
+    for target in ["rest:n1", "1", lines[1]["entry"].as_str().expect("entry")] {
+        let v = env.run(&["show", target, "--json"]).ok().json();
+        crate::outcomes::assert_schema("show", &v);
+        assert_eq!(v["entryIndex"], 1, "show {target}");
+        assert_eq!(v["invocationId"], "rest:n1", "show {target}");
+    }
+    let v = env.run(&["show", "2", "--json"]).ok().json();
+    crate::outcomes::assert_schema("show", &v);
+    assert!(v["invocationId"].is_null());
+    let text = env.run(&["show", "rest:n1"]).ok().stdout;
+    assert!(
+        text.lines()
+            .any(|l| l.split_whitespace().collect::<Vec<_>>() == ["invocationId", "rest:n1"]),
+        "{text}"
+    );
+
+    // why: the same entry.
+    let why: Value = env.run(&["why", "rest:n1", "--json"]).ok().json();
+    assert_eq!(why["entry"]["header"]["entryIndex"], 1, "{why}");
+    assert_eq!(why["matchedBy"], "receipt", "{why}");
+
+    // status: the last entry is the commit without an id; after another `rest:` commit it
+    // names that id.
+    let st = env.run(&["status", "--json"]).ok().json();
+    assert!(st["headInvocation"].is_null(), "{st}");
+    put(&env, "c.json", r#"{"note":"c"}"#, Some("rest:n3"));
+    let st = env.run(&["status", "--json"]).ok().json();
+    crate::outcomes::assert_schema("status", &st);
+    assert_eq!(st["headInvocation"], "rest:n3");
+    let text = env.run(&["status"]).ok().stdout;
+    assert!(text.contains("ok (a client commit, rest:n3)"), "{text}");
+    env.verify_ok();
+}
