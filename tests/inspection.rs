@@ -120,3 +120,125 @@ fn a_client_commits_rest_id_shows_in_log_show_why_and_status() {
     assert!(text.contains("ok (a client commit, rest:n3)"), "{text}");
     env.verify_ok();
 }
+
+/// Run `world ARGS` with stdin a terminal (a pty nobody types into); fails if it waits more
+/// than 20 s (the silent wait issue 29 found), else returns its exit code and stderr.
+fn on_a_terminal(env: &TestEnv, args: &[&str]) -> (i32, String) {
+    use std::process::Stdio;
+    let (_master, slave) = crate::terminal::pty();
+    let mut c = env.std_cmd();
+    c.args(args)
+        .stdin(Stdio::from(slave))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = c.spawn().expect("spawn world");
+    let start = std::time::Instant::now();
+    loop {
+        if child.try_wait().expect("wait").is_some() {
+            break;
+        }
+        if start.elapsed() > std::time::Duration::from_secs(20) {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("`world {}` waited on a terminal stdin", args.join(" "));
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let out = child.wait_with_output().expect("output");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn reading_dash_from_a_terminal_stdin_is_refused_with_a_hint() {
+    let env = client_commits();
+    env.write("m.ail", b"module m\n");
+    let before = env.snapshot();
+    for args in [
+        &["why", "-"][..],
+        &["why", "--result", "-"],
+        &["commit", "-"],
+        &["genesis", "--goal-file", "-"],
+        &["commit", "--put", "-", "--semantic-id", "demo/note"],
+        &["publish", "--manifest", "-", "--yes"],
+        &["invoke", "tools.echo", "--args-file", "-"],
+        &["ailang", "run", "--args-json", "-", "m.ail"],
+        &[
+            "checkpoint",
+            "cosign",
+            "-",
+            "--key",
+            "witness.key",
+            "--log-key",
+            "log+00000000+AAAA",
+        ],
+    ] {
+        let (code, stderr) = on_a_terminal(&env, args);
+        assert_eq!(code, 2, "world {}: {stderr}", args.join(" "));
+        let mut lines = stderr.lines();
+        let first = lines.next().unwrap_or_default();
+        assert!(
+            first.starts_with("world: ") && first.contains("from stdin, which is a terminal"),
+            "world {}: {stderr}",
+            args.join(" ")
+        );
+        assert!(
+            lines.any(|l| l.starts_with("hint: ") && l.contains("pipe it in")),
+            "world {}: {stderr}",
+            args.join(" ")
+        );
+    }
+    assert_eq!(env.snapshot(), before, "nothing is written");
+    // A pipe still works.
+    let r = env.run_stdin(&["why", "-"], b"not a result");
+    assert_ne!(r.code, 2, "{r:?}");
+}
+
+#[test]
+fn an_effect_id_without_an_intent_says_what_exists() {
+    let env = crate::outcomes::scenario();
+    let ids: Vec<String> = env
+        .effects(&[])
+        .iter()
+        .filter_map(|e| e["intentId"].as_str().map(str::to_string))
+        .collect();
+    let stderr = |args: &[&str]| -> String {
+        let out = env.run(args);
+        assert_eq!(out.status.code(), Some(1), "world {args:?}");
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    };
+    for cmd in [&["effects", "show"][..], &["show"]] {
+        let mut a = cmd.to_vec();
+        a.push("effect:sc1:99");
+        let e = stderr(&a);
+        assert!(
+            e.starts_with("world: ") && e.contains("no effect intent effect:sc1:99"),
+            "{e}"
+        );
+        let hint = e
+            .lines()
+            .find(|l| l.starts_with("hint: "))
+            .unwrap_or_default();
+        assert!(hint.contains("episode sc1 has "), "{e}");
+        assert!(hint.contains("effect:sc1:0"), "{e}");
+        assert!(hint.contains("world effects --episode sc1"), "{e}");
+        for id in ids.iter().filter(|i| i.starts_with("effect:sc1:")) {
+            assert!(hint.contains(id.as_str()), "{id} missing: {e}");
+        }
+    }
+    let e = stderr(&["effects", "show", "effect:nope:0"]);
+    assert!(
+        e.contains("hint: episode nope has no effect intents"),
+        "{e}"
+    );
+    let e = stderr(&["effects", "show", "effect:sc1"]);
+    assert!(
+        e.contains("hint: an effect intent id is effect:<episode>:<n>"),
+        "{e}"
+    );
+    let json = env.run(&["effects", "show", "effect:sc1:99", "--json"]);
+    let v: Value = serde_json::from_slice(&json.stdout).expect("json error on stdout");
+    assert_eq!(v["error"]["code"], "not_found", "{v}");
+}

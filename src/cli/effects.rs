@@ -313,7 +313,9 @@ fn record_ref(conn: &rusqlite::Connection, text: &str) -> Result<String, CliErro
         let receipt = journal::receipt(conn, text).map_err(read_err(what))?;
         return match receipt.state {
             journal::ReceiptState::NotStarted => {
-                Err(CliError::failed(what, format!("no effect intent {text}")))
+                Err(CliError::failed(what, format!("no effect intent {text}"))
+                    .with_code("not_found")
+                    .hint(no_intent_hint(conn, rest)?))
             }
             journal::ReceiptState::Indeterminate => Err(CliError::new(
                 Exit::Indeterminate,
@@ -338,6 +340,43 @@ fn record_ref(conn: &rusqlite::Connection, text: &str) -> Result<String, CliErro
     crate::store::refs::resolve(conn, &[space], text)
         .map(|c| c.reference)
         .map_err(|e| super::refs::usage_ref_err(what, e))
+}
+
+/// What to try when `effect:<rest>` names no intent: the episode's intent ids when it has
+/// some (the first and last few, and how many), else that it has none and where the records
+/// are; an id without `:<n>` is told the shape (issue 29).
+fn no_intent_hint(conn: &rusqlite::Connection, rest: &str) -> Result<String, CliError> {
+    let Some((episode, n)) = rest
+        .rsplit_once(':')
+        .filter(|(e, n)| !e.is_empty() && !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+    else {
+        return Ok(format!(
+            "an effect intent id is effect:<episode>:<n> (n counts from 0); `world effects --episode {}` lists an episode's records with their ids",
+            crate::termtext::escape_line(rest.split(':').next().unwrap_or(rest))
+        ));
+    };
+    let ids: Vec<String> = journal::episode_effect_rows(conn, episode, journal::Kind::Intent)
+        .map_err(read_err("effects show"))?
+        .into_iter()
+        .map(|(id, _)| id)
+        .collect();
+    let ep = crate::termtext::escape_line(episode);
+    Ok(match ids.len() {
+        0 => format!(
+            "episode {ep} has no effect intents (n = {n}); `world effects` lists every effect record and `world log --episode {ep}` its entries"
+        ),
+        k => {
+            let shown = if k <= 6 {
+                ids.join(", ")
+            } else {
+                format!("{}, … {}", ids[..3].join(", "), ids[k - 2..].join(", "))
+            };
+            format!(
+                "episode {ep} has {k} effect intent(s): {}; `world effects --episode {ep}` lists their records",
+                crate::termtext::escape_line(&shown)
+            )
+        }
+    })
 }
 
 /// The JSON contract's "absent is null" (DEC-CLI-25): a record's empty `denial` (allowed) and

@@ -405,13 +405,36 @@ impl Context {
     }
 }
 
+/// Refuse to read `-` (stdin) when stdin is a terminal: the command would wait silently for
+/// input the user most likely meant to pipe (issue 29; jq refuses the same way). Exit 2
+/// ([`Exit::Usage`]) with a hint naming `input` (what the command reads there) and the two
+/// ways to give it. DEC-UX-16.
+///
+/// # Errors
+/// The refusal, when stdin is a terminal.
+pub fn stdin_not_terminal(what: &str, input: &str) -> Result<(), CliError> {
+    use std::io::IsTerminal;
+    if std::io::stdin().is_terminal() {
+        return Err(CliError::usage(
+            what,
+            format!("`-` reads {input} from stdin, which is a terminal; nothing was read"),
+        )
+        .hint(
+            "pipe it in (`cat FILE | world …`) or redirect it (`world … < FILE`), or name FILE instead of `-`",
+        ));
+    }
+    Ok(())
+}
+
 /// Read a whole input file (`-` = stdin), refusing more than `max` bytes without reading
-/// further, a directory, and a 0-byte input.
+/// further, a directory, a 0-byte input, and `-` when stdin is a terminal
+/// ([`stdin_not_terminal`]).
 pub fn read_input(path: &Path, max: usize, what: &str) -> Result<Vec<u8>, CliError> {
     let label = path.display().to_string();
     let mut buf = Vec::new();
     let limit = max as u64 + 1;
     if path == Path::new("-") {
+        stdin_not_terminal(what, "its input")?;
         std::io::stdin()
             .lock()
             .take(limit)

@@ -49,6 +49,11 @@ fn result_target(bytes: Vec<u8>) -> Target {
 pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError> {
     // Set when TARGET was an entry hash (walked as its index): the answer says "entry".
     let mut by_entry_hash = false;
+    if args.target.as_deref() == Some("-")
+        || args.result.as_deref() == Some(std::path::Path::new("-"))
+    {
+        super::stdin_not_terminal("why", "the result bytes to explain")?;
+    }
     let target = match (&args.target, &args.result) {
         (_, Some(file)) => result_target(strip_lf(read_input(file, 8 * 1024 * 1024, "why")?)),
         (Some(t), None) if t == "-" => result_target(strip_lf(read_input(
