@@ -114,14 +114,14 @@ pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError
             // Stored values, and the request and result payloads a transition or a command
             // produced, are shown escaped (DEC-TRUST3-4).
             let esc = crate::termtext::escape_line;
-            out.line(format!("record   {reference}"))?;
-            out.line(format!(
+            out.view(format!("record   {reference}"))?;
+            out.view(format!(
                 "effect   {} scope {} cost {}",
                 esc(&rec.effect),
                 esc(&rec.scope),
                 rec.cost
             ))?;
-            out.line(format!(
+            out.view(format!(
                 "budget   {} → {}",
                 rec.budget_before, rec.budget_after
             ))?;
@@ -130,13 +130,13 @@ pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError
             } else {
                 format!("{outcome} ({})", rec.denial)
             };
-            out.line(format!("outcome  {}", esc(&status)))?;
+            out.view(format!("outcome  {}", esc(&status)))?;
             if let Some(i) = &held {
-                out.line(format!("invocation {}", esc(i)))?;
+                out.view(format!("invocation {}", esc(i)))?;
             }
             // The budget law (authority-and-broker.md §7): before − cost = after when allowed,
             // before = after when denied. Said in words, with what was checked.
-            out.line(format!(
+            out.view(format!(
                 "law      budget law {}",
                 match &law {
                     Ok(()) if rec.allowed => format!(
@@ -151,30 +151,30 @@ pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError
                 }
             ))?;
             // The request as its parts, not the stored netstring form (issue 29 §7).
-            out.line(format!("request  {}", rec.request_ref))?;
+            out.view(format!("request  {}", rec.request_ref))?;
             let req = decode_request(&request.payload);
             match (req.get("payload"), req.get("nowText")) {
                 (Some(payload), Some(at)) => {
-                    out.line(format!("         at   {}", esc(at.as_str().unwrap_or(""))))?;
-                    out.line(format!("         args {}", esc(&payload.to_string())))?;
+                    out.view(format!("         at   {}", esc(at.as_str().unwrap_or(""))))?;
+                    out.view(format!("         args {}", esc(&payload.to_string())))?;
                 }
-                _ => out.line(format!(
+                _ => out.view(format!(
                     "         {}",
                     esc(&String::from_utf8_lossy(&request.payload))
                 ))?,
             }
             match &result {
                 Some(r) => {
-                    out.line(format!("result   {}", rec.result_ref))?;
-                    out.line(format!(
+                    out.view(format!("result   {}", rec.result_ref))?;
+                    out.view(format!(
                         "         {}",
                         esc(&String::from_utf8_lossy(&r.payload))
                     ))?;
                 }
-                None => out.line("result   (none)")?,
+                None => out.view("result   (none)")?,
             }
             if let Some(msg) = &failure {
-                out.line(format!("failure  {}", crate::termtext::escape_text(msg)))?;
+                out.view(format!("failure  {}", crate::termtext::escape_text(msg)))?;
             }
         }
         return Ok(if law.is_ok() {

@@ -249,17 +249,17 @@ pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError
         if out.json {
             out.json_line(&e)?;
         } else {
-            out.line(format!("entry {}", e.header.entry_index))?;
-            out.line(format!("  entryHash       {}", e.entry_hash))?;
-            out.line(format!("  semanticsEpoch  {}", e.header.semantics_epoch))?;
-            out.line(format!("  transitionFn    {}", e.header.transition_fn))?;
-            out.line(format!("  interpreter     {}", e.header.interpreter))?;
-            out.line(format!("  prevEntryHash   {}", e.header.prev_entry_hash))?;
-            out.line(format!(
+            out.view(format!("entry {}", e.header.entry_index))?;
+            out.view(format!("  entryHash       {}", e.entry_hash))?;
+            out.view(format!("  semanticsEpoch  {}", e.header.semantics_epoch))?;
+            out.view(format!("  transitionFn    {}", e.header.transition_fn))?;
+            out.view(format!("  interpreter     {}", e.header.interpreter))?;
+            out.view(format!("  prevEntryHash   {}", e.header.prev_entry_hash))?;
+            out.view(format!(
                 "  writtenBy       {}",
                 crate::termtext::escape_line(&e.header.written_by)
             ))?;
-            out.line(format!("  transitionRef   {}", e.transition_ref))?;
+            out.view(format!("  transitionRef   {}", e.transition_ref))?;
         }
         return Ok(Exit::Success);
     }

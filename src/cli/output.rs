@@ -17,6 +17,8 @@ pub struct Output {
     pub quiet: bool,
     /// colour on stderr
     pub color: bool,
+    /// [`terminal_width`], read on the first [`Output::view`].
+    width: Option<Option<usize>>,
 }
 
 impl Output {
@@ -28,6 +30,7 @@ impl Output {
             json: ctx.json,
             quiet: ctx.quiet,
             color: ctx.color,
+            width: None,
         }
     }
 
@@ -36,6 +39,22 @@ impl Output {
         self.out
             .write_all(super::secrets::redact(text.as_ref()).as_bytes())?;
         self.out.write_all(b"\n")
+    }
+
+    /// One line (or several, split on `\n`) of a human key/value view (`show`, `receipt`,
+    /// `effects show`, `session show`, `status`, `why`, `log get`, `transitions show`): on a
+    /// terminal narrower than a line, it is broken between tokens and never inside one
+    /// ([`super::table::fold`]; docs/TABLES.md "Key/value views"). A pipe gets it unchanged.
+    pub fn view(&mut self, text: impl AsRef<str>) -> io::Result<()> {
+        let limit = *self
+            .width
+            .get_or_insert_with(|| terminal_width().map(usize::from));
+        for l in text.as_ref().split('\n') {
+            for piece in super::table::fold(l, limit) {
+                self.line(piece)?;
+            }
+        }
+        Ok(())
     }
 
     /// A table (`cli::table`) on stdout, fitted to the terminal; when columns had to be

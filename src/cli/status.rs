@@ -136,12 +136,12 @@ pub fn run(ctx: &Context, out: &mut Output, _args: Args) -> Result<Exit, CliErro
             )
         }
     };
-    out.line(format!("store               {}", st.db))?;
-    out.line(format!(
+    out.view(format!("store               {}", st.db))?;
+    out.view(format!(
         "head                {}",
         st.head.as_deref().unwrap_or("(none: run `world genesis`)")
     ))?;
-    out.line(format!(
+    out.view(format!(
         "entries             {}{}",
         st.entries,
         st.last_index
@@ -149,7 +149,7 @@ pub fn run(ctx: &Context, out: &mut Output, _args: Args) -> Result<Exit, CliErro
             .unwrap_or_default()
     ))?;
     if let Some(o) = st.head_outcome {
-        out.line(format!(
+        out.view(format!(
             "last outcome        {o}{}",
             match (st.head_invocation.as_deref(), head_client) {
                 (Some(i), false) => format!(" ({})", crate::termtext::escape_line(i)),
@@ -159,20 +159,20 @@ pub fn run(ctx: &Context, out: &mut Output, _args: Args) -> Result<Exit, CliErro
             }
         ))?;
     }
-    out.line(format!(
+    out.view(format!(
         "registry revision   {}",
         st.registry_revision
             .map(|r| r.to_string())
             .unwrap_or_else(|| "none (nothing published)".into())
     ))?;
-    out.line(format!("live sessions       {}", st.live_sessions))?;
-    out.line(format!(
+    out.view(format!("live sessions       {}", st.live_sessions))?;
+    out.view(format!(
         "pending approvals   {}",
         list(&st.pending_approvals)
     ))?;
-    out.line(format!("pending intents     {}", list(&st.pending_intents)))?;
-    out.line(format!("indeterminate       {}", list(&st.indeterminate)))?;
-    out.line(format!("blocked scopes      {}", list(&st.blocked_scopes)))?;
+    out.view(format!("pending intents     {}", list(&st.pending_intents)))?;
+    out.view(format!("indeterminate       {}", list(&st.indeterminate)))?;
+    out.view(format!("blocked scopes      {}", list(&st.blocked_scopes)))?;
     if !st.indeterminate.is_empty() {
         out.warn("indeterminate effects are never retried automatically; `world effects --pending` lists them");
     }
