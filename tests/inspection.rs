@@ -242,3 +242,63 @@ fn an_effect_id_without_an_intent_says_what_exists() {
     let v: Value = serde_json::from_slice(&json.stdout).expect("json error on stdout");
     assert_eq!(v["error"]["code"], "not_found", "{v}");
 }
+
+#[test]
+fn json_fields_select_members_as_gh_does() {
+    let env = client_commits();
+    let lines = env
+        .run(&["log", "--json=index,outcome,invocation"])
+        .ok()
+        .json_lines();
+    assert_eq!(lines.len(), 3);
+    for (i, l) in lines.iter().enumerate() {
+        let keys: Vec<&String> = l.as_object().expect("object").keys().collect();
+        assert_eq!(keys, ["index", "outcome", "invocation"], "{l}");
+        assert_eq!(l["index"], i);
+    }
+    assert_eq!(lines[1]["invocation"], "rest:n1");
+    // Filters, and the flag before the command.
+    let one = env
+        .run(&["--json=entry", "log", "--invocation", "rest:n1"])
+        .ok()
+        .json_lines();
+    assert_eq!(one.len(), 1);
+    assert_eq!(one[0].as_object().expect("object").len(), 1);
+    // `--json` alone is every field; `--json head` is still the flag and a target.
+    let all = env.run(&["log", "--json"]).ok().json_lines();
+    assert_eq!(all[0].as_object().expect("object").len(), 13);
+    env.run(&["show", "--json", "head"]).ok().json();
+    // Unknown field: exit 2, the valid ones listed, nothing on stdout but the JSON error.
+    let r = env.run(&["log", "--json=index,bogus"]).code(2);
+    assert!(r.stderr.contains("unknown field \"bogus\""), "{r:?}");
+    assert!(
+        r.stderr
+            .contains("hint: valid fields: index, time, logicalTime, writtenBy"),
+        "{r:?}"
+    );
+    let e = r.json();
+    assert_eq!(e["error"]["code"], "usage");
+    for bad in ["index,,outcome", "index,index"] {
+        env.run(&["log", &format!("--json={bad}")]).code(2);
+    }
+    // A command that prints whole objects refuses FIELDS and says which commands take them.
+    let r = env.run(&["show", "head", "--json=entryHash"]).code(2);
+    assert!(
+        r.stderr
+            .contains("world log, world effects, world session list"),
+        "{r:?}"
+    );
+    // The other list commands.
+    let v = crate::outcomes::scenario();
+    let eff = crate::invoke_support::json_lines(&v.ok(&["effects", "--json=outcome,effect"]));
+    assert!(!eff.is_empty());
+    assert!(eff
+        .iter()
+        .all(|l| l.as_object().is_some_and(|m| m.len() == 2) && l["outcome"].is_string()));
+    let s =
+        crate::invoke_support::json_lines(&v.ok(&["session", "list", "--all", "--json=episode"]));
+    assert!(s.iter().any(|l| l["episode"] == "sc1"));
+    let out = v.run(&["effects", "--json=nope"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("valid fields: ref, intentId"));
+}

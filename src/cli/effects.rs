@@ -64,6 +64,26 @@ pub(crate) fn run_show(
     )
 }
 
+/// The members of a `world effects --json` line (docs/json/effect.schema.json), the fields
+/// `--json=FIELDS` may select.
+pub const JSON_FIELDS: &[&str] = &[
+    "ref",
+    "intentId",
+    "invocationId",
+    "episodeId",
+    "effect",
+    "scope",
+    "cost",
+    "allowed",
+    "denial",
+    "failed",
+    "outcome",
+    "budgetBefore",
+    "budgetAfter",
+    "requestRef",
+    "resultRef",
+];
+
 /// Run `world effects`.
 pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError> {
     let store = ctx.open_read()?;

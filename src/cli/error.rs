@@ -418,7 +418,7 @@ pub fn argv_wants_json<I: IntoIterator<Item = std::ffi::OsString>>(args: I) -> b
     args.into_iter()
         .skip(1)
         .take_while(|a| a != "--")
-        .any(|a| a == "--json")
+        .any(|a| a == "--json" || a.to_string_lossy().starts_with("--json="))
 }
 
 /// The single error-printing path (called by `main` for every failing command): the human

@@ -151,6 +151,24 @@ pub(crate) fn columns(last_index: i64) -> Vec<Col> {
     ]
 }
 
+/// The members of a `log --json` line (docs/json/log-line.schema.json), the fields
+/// `--json=FIELDS` may select.
+pub const JSON_FIELDS: &[&str] = &[
+    "index",
+    "time",
+    "logicalTime",
+    "writtenBy",
+    "kind",
+    "transition",
+    "outcome",
+    "episode",
+    "invocation",
+    "entry",
+    "entryHash",
+    "transitionRef",
+    "header",
+];
+
 /// Hex digits of the ENTRY column (a prefix `show`, `why` and `log get` take).
 const ENTRY_W: usize = 12;
 

@@ -19,6 +19,8 @@ pub struct Output {
     pub color: bool,
     /// [`terminal_width`], read on the first [`Output::view`].
     width: Option<Option<usize>>,
+    /// `--json=FIELDS`: the members [`Output::json_line`] keeps, in this order.
+    fields: Option<Vec<String>>,
 }
 
 impl Output {
@@ -31,6 +33,7 @@ impl Output {
             quiet: ctx.quiet,
             color: ctx.color,
             width: None,
+            fields: None,
         }
     }
 
@@ -74,8 +77,26 @@ impl Output {
         self.out.write_all(b)
     }
 
-    /// One JSON value on one line.
+    /// Keep only `fields` of each JSON object line, in that order (`--json=FIELDS`, checked
+    /// by [`super::select_fields`]); a member a line lacks is `null`.
+    pub fn select(&mut self, fields: Vec<String>) {
+        self.fields = Some(fields);
+    }
+
+    /// One JSON value on one line (only the selected members of an object under
+    /// `--json=FIELDS`).
     pub fn json_line<T: Serialize + ?Sized>(&mut self, v: &T) -> io::Result<()> {
+        if let Some(fields) = &self.fields {
+            let full = serde_json::to_value(v).map_err(io::Error::from)?;
+            if let serde_json::Value::Object(mut m) = full {
+                let mut kept = serde_json::Map::new();
+                for f in fields {
+                    kept.insert(f.clone(), m.remove(f).unwrap_or(serde_json::Value::Null));
+                }
+                let text = serde_json::to_string(&kept).map_err(io::Error::from)?;
+                return self.line(text);
+            }
+        }
         if super::secrets::active() {
             let text = serde_json::to_string(v).map_err(io::Error::from)?;
             return self.line(text);

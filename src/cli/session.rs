@@ -399,6 +399,20 @@ fn mint_prompt(p: &MintPrompt<'_>) -> String {
     s
 }
 
+/// The members of a `world session list --json` line (docs/json/session.schema.json), the
+/// fields `--json=FIELDS` may select.
+pub const JSON_FIELDS: &[&str] = &[
+    "credentialId",
+    "episode",
+    "state",
+    "live",
+    "attended",
+    "createdAt",
+    "expiresAt",
+    "grants",
+    "budgets",
+];
+
 /// Run `world session …`.
 pub fn run(ctx: &Context, out: &mut Output, cmd: Cmd) -> Result<Exit, CliError> {
     match cmd {
