@@ -6162,7 +6162,7 @@ _world() {
             return 0
             ;;
         world__subcmd__publish)
-            opts="-q -h --manifest --interpreter --ailang-bin --yes --prompt-timeout --live --check-against --accept-changes --wait-lock --db --json --quiet --color --help"
+            opts="-q -h --manifest --interpreter --ailang-bin --yes --prompt-timeout --details --live --check-against --accept-changes --wait-lock --db --json --quiet --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

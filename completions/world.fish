@@ -220,6 +220,7 @@ complete -c world -n "__fish_world_using_subcommand publish" -l color -d 'Colour
 always\t'Always colour'
 never\t'Never colour'"
 complete -c world -n "__fish_world_using_subcommand publish" -l yes -d 'Unattended: no terminal, no phrase; the revision is recorded as unattended'
+complete -c world -n "__fish_world_using_subcommand publish" -l details -d 'Before the prompt, also list every added transition\'s access and declared effects in full (by default the diff table shows them, a long list cut to fit the terminal)'
 complete -c world -n "__fish_world_using_subcommand publish" -l live -d 'Refused for this verb (publishing writes the local store only)'
 complete -c world -n "__fish_world_using_subcommand publish" -l accept-changes -d 'With --yes: publish even when --check-against finds a changed behaviour (without it an unattended publish then fails with exit 3)'
 complete -c world -n "__fish_world_using_subcommand publish" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
