@@ -302,3 +302,79 @@ fn json_fields_select_members_as_gh_does() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("valid fields: ref, intentId"));
 }
+
+/// Every full hash (`sha256:` + 64 hex) of `text`, and whether each sits whole on one line.
+fn hashes_whole(text: &str) -> (usize, bool) {
+    let joined: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    let mut n = 0;
+    let mut rest = joined.as_str();
+    while let Some(at) = rest.find("sha256:") {
+        let hex = rest[at + 7..]
+            .bytes()
+            .take_while(u8::is_ascii_hexdigit)
+            .count();
+        if hex == 64 {
+            n += 1;
+            let h = &rest[at..at + 71];
+            if !text.lines().any(|l| l.contains(h)) {
+                return (n, false);
+            }
+        }
+        rest = &rest[at + 7..];
+    }
+    (n, true)
+}
+
+/// Summaries, status lines and errors that name full hashes break between tokens at 80
+/// columns too (a pipe without COLUMNS gets them unchanged, one line each).
+#[test]
+fn summaries_and_errors_never_split_a_hash_at_80_columns() {
+    let env = client_commits();
+    let other = env.write("other.json", br#"{"note":"other"}"#);
+    let args = [
+        "commit",
+        "--put",
+        other.to_str().expect("utf-8"),
+        "--semantic-id",
+        "demo/note",
+        "--invocation-id",
+        "rest:n1",
+    ];
+    let narrow = env
+        .cmd()
+        .env("COLUMNS", "80")
+        .args(args)
+        .output()
+        .expect("run");
+    assert_eq!(narrow.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&narrow.stderr).into_owned();
+    assert!(err.lines().all(|l| l.chars().count() <= 80), "{err}");
+    assert_eq!(hashes_whole(&err), (2, true), "{err}");
+    assert!(
+        err.starts_with("world: ") && err.contains("\nhint: "),
+        "{err}"
+    );
+    let piped = env.run(&args);
+    assert_eq!(piped.stderr.lines().count(), 2, "{piped:?}");
+
+    let c = env.write("c.json", br#"{"note":"c"}"#);
+    let put = [
+        "commit",
+        "--put",
+        c.to_str().expect("utf-8"),
+        "--semantic-id",
+        "demo/note",
+    ];
+    let out = env
+        .cmd()
+        .env("COLUMNS", "80")
+        .args(put)
+        .output()
+        .expect("run");
+    assert_eq!(out.status.code(), Some(0));
+    let text =
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    assert!(text.lines().all(|l| l.chars().count() <= 80), "{text}");
+    let (n, whole) = hashes_whole(&text);
+    assert!(n >= 2 && whole, "{text}");
+}

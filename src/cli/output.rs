@@ -113,7 +113,9 @@ impl Output {
         if self.quiet {
             return Ok(());
         }
-        self.line(text)
+        // On a narrow terminal a summary naming a full hash breaks between tokens, as the
+        // key/value views do (docs/TABLES.md "Key/value views").
+        self.view(text)
     }
 
     /// A status line on stderr (suppressed by `-q`).
@@ -122,7 +124,7 @@ impl Output {
             let _ = self.out.flush();
             // Status text may quote stored values: the one escaping rule (DEC-TRUST3-4).
             let text = crate::termtext::escape_text(text.as_ref());
-            eprintln!("{}", super::secrets::redact(&text));
+            eprintln!("{}", super::secrets::redact(&fold_stderr(&text)));
         }
     }
 
@@ -131,11 +133,15 @@ impl Output {
         if !self.quiet {
             let _ = self.out.flush();
             let text = crate::termtext::escape_text(text.as_ref());
+            let text = fold_stderr(&format!("world: warning: {text}"));
             let text = super::secrets::redact(&text);
             if self.color {
-                eprintln!("world: \x1b[33mwarning:\x1b[0m {text}");
+                eprintln!(
+                    "{}",
+                    text.replacen("world: warning:", "world: \x1b[33mwarning:\x1b[0m", 1)
+                );
             } else {
-                eprintln!("world: warning: {text}");
+                eprintln!("{text}");
             }
         }
     }
@@ -329,6 +335,39 @@ pub fn terminal_width() -> Option<u16> {
     let mut ws: libc::winsize = unsafe { std::mem::zeroed() };
     let ok = unsafe { libc::ioctl(libc::STDOUT_FILENO, libc::TIOCGWINSZ, &mut ws) } == 0;
     (ok && ws.ws_col >= 20).then_some(ws.ws_col)
+}
+
+/// The width for lines on stderr: `COLUMNS` when set, else stderr's terminal width, else
+/// `None` (a pipe or file: lines unchanged).
+pub fn stderr_width() -> Option<usize> {
+    if let Some(c) = std::env::var("COLUMNS")
+        .ok()
+        .and_then(|c| c.parse::<usize>().ok())
+        .filter(|c| *c >= 20)
+    {
+        return Some(c);
+    }
+    if !io::IsTerminal::is_terminal(&io::stderr()) {
+        return None;
+    }
+    // SAFETY: TIOCGWINSZ writes one `winsize` into the struct we own.
+    let mut ws: libc::winsize = unsafe { std::mem::zeroed() };
+    let ok = unsafe { libc::ioctl(libc::STDERR_FILENO, libc::TIOCGWINSZ, &mut ws) } == 0;
+    (ok && ws.ws_col >= 20).then_some(usize::from(ws.ws_col))
+}
+
+/// `text`'s lines for stderr, each broken between tokens to [`stderr_width`]
+/// ([`super::table::fold`]): a status line naming a full hash never splits it on a narrow
+/// terminal.
+pub fn fold_stderr(text: &str) -> String {
+    let limit = stderr_width();
+    if limit.is_none() {
+        return text.to_string();
+    }
+    text.split('\n')
+        .flat_map(|l| super::table::fold(l, limit))
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 /// The stderr note of a table whose columns were hidden to fit the terminal.
