@@ -888,6 +888,10 @@ _world() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --json)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
@@ -914,6 +918,10 @@ _world() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --json)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
@@ -933,6 +941,10 @@ _world() {
             fi
             case "${prev}" in
                 --db)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --json)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1058,6 +1070,10 @@ _world() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --json)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
@@ -1084,6 +1100,10 @@ _world() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --json)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
@@ -1103,6 +1123,10 @@ _world() {
             fi
             case "${prev}" in
                 --db)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --json)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1129,6 +1153,10 @@ _world() {
                     return 0
                     ;;
                 --db)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --json)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1159,6 +1187,10 @@ _world() {
                     return 0
                     ;;
                 --db)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --json)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1276,6 +1308,10 @@ _world() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --json)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
@@ -1314,6 +1350,10 @@ _world() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --json)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
@@ -1336,6 +1376,10 @@ _world() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --json)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
@@ -1355,6 +1399,10 @@ _world() {
             fi
             case "${prev}" in
                 --db)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --json)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1381,6 +1429,10 @@ _world() {
                     return 0
                     ;;
                 --db)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --json)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1460,6 +1512,10 @@ _world() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --json)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
@@ -1503,6 +1559,10 @@ _world() {
                     return 0
                     ;;
                 --db)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --json)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1612,6 +1672,10 @@ _world() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --json)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
@@ -1642,6 +1706,10 @@ _world() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --json)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
@@ -1661,6 +1729,10 @@ _world() {
             fi
             case "${prev}" in
                 --db)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --json)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1714,6 +1786,10 @@ _world() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --json)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
@@ -1745,6 +1821,10 @@ _world() {
                     return 0
                     ;;
                 --db)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --json)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1812,6 +1892,10 @@ _world() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --json)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
@@ -1835,6 +1919,10 @@ _world() {
                     return 0
                     ;;
                 --db)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --json)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1880,6 +1968,10 @@ _world() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --json)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
@@ -1899,6 +1991,10 @@ _world() {
             fi
             case "${prev}" in
                 --db)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --json)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -3320,6 +3416,10 @@ _world() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --json)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
@@ -3339,6 +3439,10 @@ _world() {
             fi
             case "${prev}" in
                 --db)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --json)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -3369,6 +3473,10 @@ _world() {
                     return 0
                     ;;
                 --db)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --json)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -3450,6 +3558,10 @@ _world() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --json)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
@@ -3473,6 +3585,10 @@ _world() {
                     return 0
                     ;;
                 --db)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --json)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -3538,6 +3654,10 @@ _world() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --json)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
@@ -3585,6 +3705,10 @@ _world() {
                     return 0
                     ;;
                 --db)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --json)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -3792,6 +3916,10 @@ _world() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --json)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
@@ -3854,6 +3982,10 @@ _world() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --json)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
@@ -3904,6 +4036,10 @@ _world() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --json)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
@@ -3935,6 +4071,10 @@ _world() {
                     return 0
                     ;;
                 --db)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --json)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -4012,6 +4152,10 @@ _world() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --json)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
@@ -4063,6 +4207,10 @@ _world() {
                     return 0
                     ;;
                 --db)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --json)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -4128,6 +4276,10 @@ _world() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --json)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
@@ -4182,6 +4334,10 @@ _world() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --json)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
@@ -4201,6 +4357,10 @@ _world() {
             fi
             case "${prev}" in
                 --db)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --json)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -4300,6 +4460,10 @@ _world() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --json)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
@@ -4327,6 +4491,10 @@ _world() {
                     return 0
                     ;;
                 --db)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --json)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -4424,6 +4592,10 @@ _world() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --json)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
@@ -4471,6 +4643,10 @@ _world() {
                     return 0
                     ;;
                 --db)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --json)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -4528,6 +4704,10 @@ _world() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --json)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
@@ -4578,6 +4758,10 @@ _world() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --json)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
@@ -4613,6 +4797,10 @@ _world() {
                     return 0
                     ;;
                 --db)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --json)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -4659,6 +4847,10 @@ _world() {
                     return 0
                     ;;
                 --db)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --json)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -4737,6 +4929,10 @@ _world() {
                     return 0
                     ;;
                 --db)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --json)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -5018,6 +5214,10 @@ _world() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --json)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
@@ -5041,6 +5241,10 @@ _world() {
                     return 0
                     ;;
                 --db)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --json)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -5102,6 +5306,10 @@ _world() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --json)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
@@ -5148,6 +5356,10 @@ _world() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --json)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
@@ -5175,6 +5387,10 @@ _world() {
                     return 0
                     ;;
                 --db)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --json)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -5221,6 +5437,10 @@ _world() {
                     return 0
                     ;;
                 --db)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --json)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -5274,6 +5494,10 @@ _world() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --json)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
@@ -5320,6 +5544,10 @@ _world() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --json)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
@@ -5346,6 +5574,10 @@ _world() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --json)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
@@ -5365,6 +5597,10 @@ _world() {
             fi
             case "${prev}" in
                 --db)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --json)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -5398,6 +5634,10 @@ _world() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --json)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
@@ -5417,6 +5657,10 @@ _world() {
             fi
             case "${prev}" in
                 --db)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --json)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -5502,6 +5746,10 @@ _world() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --json)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
@@ -5557,6 +5805,10 @@ _world() {
                     return 0
                     ;;
                 --db)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --json)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -5688,6 +5940,10 @@ _world() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --json)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
@@ -5754,6 +6010,10 @@ _world() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --json)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
@@ -5788,6 +6048,10 @@ _world() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --json)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
@@ -5807,6 +6071,10 @@ _world() {
             fi
             case "${prev}" in
                 --db)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --json)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -5837,6 +6105,10 @@ _world() {
                     return 0
                     ;;
                 --db)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --json)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -5874,6 +6146,10 @@ _world() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --json)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
@@ -5886,7 +6162,7 @@ _world() {
             return 0
             ;;
         world__subcmd__publish)
-            opts="-q -h --manifest --interpreter --ailang-bin --yes --prompt-timeout --live --check-against --accept-changes --wait-lock --db --json --quiet --color --help"
+            opts="-q -h --manifest --interpreter --ailang-bin --yes --prompt-timeout --details --live --check-against --accept-changes --wait-lock --db --json --quiet --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -5920,6 +6196,10 @@ _world() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --json)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
@@ -5939,6 +6219,10 @@ _world() {
             fi
             case "${prev}" in
                 --db)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --json)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -5964,6 +6248,10 @@ _world() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --json)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
@@ -5983,6 +6271,10 @@ _world() {
             fi
             case "${prev}" in
                 --db)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --json)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -6082,6 +6374,10 @@ _world() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --json)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
@@ -6156,6 +6452,10 @@ _world() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --json)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
@@ -6179,6 +6479,10 @@ _world() {
                     return 0
                     ;;
                 --db)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --json)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -6292,6 +6596,10 @@ _world() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --json)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
@@ -6358,6 +6666,10 @@ _world() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --json)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
@@ -6388,6 +6700,10 @@ _world() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --json)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
@@ -6407,6 +6723,10 @@ _world() {
             fi
             case "${prev}" in
                 --db)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --json)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -6432,6 +6752,10 @@ _world() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --json)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
@@ -6454,6 +6778,10 @@ _world() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --json)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
@@ -6473,6 +6801,10 @@ _world() {
             fi
             case "${prev}" in
                 --db)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --json)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -6544,6 +6876,10 @@ _world() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --json)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
@@ -6563,6 +6899,10 @@ _world() {
             fi
             case "${prev}" in
                 --db)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --json)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -6644,6 +6984,10 @@ _world() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --json)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
@@ -6666,6 +7010,10 @@ _world() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --json)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
@@ -6685,6 +7033,10 @@ _world() {
             fi
             case "${prev}" in
                 --db)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --json)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -6714,6 +7066,10 @@ _world() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --json)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
@@ -6733,6 +7089,10 @@ _world() {
             fi
             case "${prev}" in
                 --db)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --json)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -6832,6 +7192,10 @@ _world() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --json)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
@@ -6874,6 +7238,10 @@ _world() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --json)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
@@ -6904,6 +7272,10 @@ _world() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --json)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
@@ -6926,6 +7298,10 @@ _world() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --json)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
@@ -6945,6 +7321,10 @@ _world() {
             fi
             case "${prev}" in
                 --db)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --json)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -1,6 +1,6 @@
 # Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
 function __fish_world_global_optspecs
-    string join \n db= json q/quiet color= wait-lock= h/help V/version
+    string join \n db= json= q/quiet color= wait-lock= h/help V/version
 end
 
 function __fish_world_needs_command
@@ -25,11 +25,11 @@ function __fish_world_using_subcommand
 end
 
 complete -c world -n "__fish_world_needs_command" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
+complete -c world -n "__fish_world_needs_command" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text; `--json=FIELDS` (comma-separated, with `=`) keeps only those members of each line, on the list commands that name their fields (log, effects, session list; an unknown field lists the valid ones)' -r
 complete -c world -n "__fish_world_needs_command" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
 always\t'Always colour'
 never\t'Never colour'"
 complete -c world -n "__fish_world_needs_command" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
-complete -c world -n "__fish_world_needs_command" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
 complete -c world -n "__fish_world_needs_command" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
 complete -c world -n "__fish_world_needs_command" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c world -n "__fish_world_needs_command" -s V -l version -d 'Print version'
@@ -72,10 +72,10 @@ complete -c world -n "__fish_world_using_subcommand genesis" -l goal-semantic-id
 complete -c world -n "__fish_world_using_subcommand genesis" -l interpreter -l ailang-bin -d 'Pin an interpreter first (a path is archived, a sha256: ref resolved, or `embedded`) and bootstrap the epoch registry from its release; without it the header records the store\'s only pinned interpreter, else the embedded one, and nothing is bootstrapped' -r
 complete -c world -n "__fish_world_using_subcommand genesis" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
 complete -c world -n "__fish_world_using_subcommand genesis" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
+complete -c world -n "__fish_world_using_subcommand genesis" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text; `--json=FIELDS` (comma-separated, with `=`) keeps only those members of each line, on the list commands that name their fields (log, effects, session list; an unknown field lists the valid ones)' -r
 complete -c world -n "__fish_world_using_subcommand genesis" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
 always\t'Always colour'
 never\t'Never colour'"
-complete -c world -n "__fish_world_using_subcommand genesis" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
 complete -c world -n "__fish_world_using_subcommand genesis" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
 complete -c world -n "__fish_world_using_subcommand genesis" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c world -n "__fish_world_using_subcommand commit" -l batch -d 'JSON Lines file, one commit per line, each in its own transaction: a full commit body, or a put line (`{"put":"FILE","semanticId":"ID"}`, or `"text"`, `"json"` or base64 `"payload"` inline) that chains from the head like --put' -r -F
@@ -86,63 +86,63 @@ complete -c world -n "__fish_world_using_subcommand commit" -l writer -d '`writt
 complete -c world -n "__fish_world_using_subcommand commit" -l invocation-id -d 'With --put: a `rest:<id>` invocation id, so `world receipt` can answer for it' -r
 complete -c world -n "__fish_world_using_subcommand commit" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
 complete -c world -n "__fish_world_using_subcommand commit" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
+complete -c world -n "__fish_world_using_subcommand commit" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text; `--json=FIELDS` (comma-separated, with `=`) keeps only those members of each line, on the list commands that name their fields (log, effects, session list; an unknown field lists the valid ones)' -r
 complete -c world -n "__fish_world_using_subcommand commit" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
 always\t'Always colour'
 never\t'Never colour'"
 complete -c world -n "__fish_world_using_subcommand commit" -l keep-going -d 'With --batch: commit the remaining bodies after a refusal, and report every refusal'
-complete -c world -n "__fish_world_using_subcommand commit" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
 complete -c world -n "__fish_world_using_subcommand commit" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
 complete -c world -n "__fish_world_using_subcommand commit" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c world -n "__fish_world_using_subcommand head" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
+complete -c world -n "__fish_world_using_subcommand head" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text; `--json=FIELDS` (comma-separated, with `=`) keeps only those members of each line, on the list commands that name their fields (log, effects, session list; an unknown field lists the valid ones)' -r
 complete -c world -n "__fish_world_using_subcommand head" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
 always\t'Always colour'
 never\t'Never colour'"
-complete -c world -n "__fish_world_using_subcommand head" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
 complete -c world -n "__fish_world_using_subcommand head" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
 complete -c world -n "__fish_world_using_subcommand head" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c world -n "__fish_world_using_subcommand world; and not __fish_seen_subcommand_from get help" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
+complete -c world -n "__fish_world_using_subcommand world; and not __fish_seen_subcommand_from get help" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text; `--json=FIELDS` (comma-separated, with `=`) keeps only those members of each line, on the list commands that name their fields (log, effects, session list; an unknown field lists the valid ones)' -r
 complete -c world -n "__fish_world_using_subcommand world; and not __fish_seen_subcommand_from get help" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
 always\t'Always colour'
 never\t'Never colour'"
-complete -c world -n "__fish_world_using_subcommand world; and not __fish_seen_subcommand_from get help" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
 complete -c world -n "__fish_world_using_subcommand world; and not __fish_seen_subcommand_from get help" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
 complete -c world -n "__fish_world_using_subcommand world; and not __fish_seen_subcommand_from get help" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c world -n "__fish_world_using_subcommand world; and not __fish_seen_subcommand_from get help" -f -a "get" -d 'Print one world row `{ref, revision, stateRoot, logHead}` (GET /v1/worlds/{ref})'
 complete -c world -n "__fish_world_using_subcommand world; and not __fish_seen_subcommand_from get help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c world -n "__fish_world_using_subcommand world; and __fish_seen_subcommand_from get" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
+complete -c world -n "__fish_world_using_subcommand world; and __fish_seen_subcommand_from get" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text; `--json=FIELDS` (comma-separated, with `=`) keeps only those members of each line, on the list commands that name their fields (log, effects, session list; an unknown field lists the valid ones)' -r
 complete -c world -n "__fish_world_using_subcommand world; and __fish_seen_subcommand_from get" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
 always\t'Always colour'
 never\t'Never colour'"
-complete -c world -n "__fish_world_using_subcommand world; and __fish_seen_subcommand_from get" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
 complete -c world -n "__fish_world_using_subcommand world; and __fish_seen_subcommand_from get" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
 complete -c world -n "__fish_world_using_subcommand world; and __fish_seen_subcommand_from get" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c world -n "__fish_world_using_subcommand world; and __fish_seen_subcommand_from help" -f -a "get" -d 'Print one world row `{ref, revision, stateRoot, logHead}` (GET /v1/worlds/{ref})'
 complete -c world -n "__fish_world_using_subcommand world; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c world -n "__fish_world_using_subcommand object; and not __fish_seen_subcommand_from get find help" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
+complete -c world -n "__fish_world_using_subcommand object; and not __fish_seen_subcommand_from get find help" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text; `--json=FIELDS` (comma-separated, with `=`) keeps only those members of each line, on the list commands that name their fields (log, effects, session list; an unknown field lists the valid ones)' -r
 complete -c world -n "__fish_world_using_subcommand object; and not __fish_seen_subcommand_from get find help" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
 always\t'Always colour'
 never\t'Never colour'"
-complete -c world -n "__fish_world_using_subcommand object; and not __fish_seen_subcommand_from get find help" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
 complete -c world -n "__fish_world_using_subcommand object; and not __fish_seen_subcommand_from get find help" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
 complete -c world -n "__fish_world_using_subcommand object; and not __fish_seen_subcommand_from get find help" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c world -n "__fish_world_using_subcommand object; and not __fish_seen_subcommand_from get find help" -f -a "get" -d 'Print an object\'s metadata, or its payload bytes with --payload (GET /v1/objects/{ref})'
 complete -c world -n "__fish_world_using_subcommand object; and not __fish_seen_subcommand_from get find help" -f -a "find" -d 'List objects with a semantic id, ascending hash, paged (GET /v1/objects/by-semantic-id)'
 complete -c world -n "__fish_world_using_subcommand object; and not __fish_seen_subcommand_from get find help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c world -n "__fish_world_using_subcommand object; and __fish_seen_subcommand_from get" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
+complete -c world -n "__fish_world_using_subcommand object; and __fish_seen_subcommand_from get" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text; `--json=FIELDS` (comma-separated, with `=`) keeps only those members of each line, on the list commands that name their fields (log, effects, session list; an unknown field lists the valid ones)' -r
 complete -c world -n "__fish_world_using_subcommand object; and __fish_seen_subcommand_from get" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
 always\t'Always colour'
 never\t'Never colour'"
 complete -c world -n "__fish_world_using_subcommand object; and __fish_seen_subcommand_from get" -l payload -d 'Print the payload: raw bytes on stdout, or base64 in the JSON form'
-complete -c world -n "__fish_world_using_subcommand object; and __fish_seen_subcommand_from get" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
 complete -c world -n "__fish_world_using_subcommand object; and __fish_seen_subcommand_from get" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
 complete -c world -n "__fish_world_using_subcommand object; and __fish_seen_subcommand_from get" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c world -n "__fish_world_using_subcommand object; and __fish_seen_subcommand_from find" -l after -d 'Start after this hash (exclusive)' -r
 complete -c world -n "__fish_world_using_subcommand object; and __fish_seen_subcommand_from find" -l limit -d 'Page size: 1..500, default 100' -r
 complete -c world -n "__fish_world_using_subcommand object; and __fish_seen_subcommand_from find" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
+complete -c world -n "__fish_world_using_subcommand object; and __fish_seen_subcommand_from find" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text; `--json=FIELDS` (comma-separated, with `=`) keeps only those members of each line, on the list commands that name their fields (log, effects, session list; an unknown field lists the valid ones)' -r
 complete -c world -n "__fish_world_using_subcommand object; and __fish_seen_subcommand_from find" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
 always\t'Always colour'
 never\t'Never colour'"
-complete -c world -n "__fish_world_using_subcommand object; and __fish_seen_subcommand_from find" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
 complete -c world -n "__fish_world_using_subcommand object; and __fish_seen_subcommand_from find" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
 complete -c world -n "__fish_world_using_subcommand object; and __fish_seen_subcommand_from find" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c world -n "__fish_world_using_subcommand object; and __fish_seen_subcommand_from help" -f -a "get" -d 'Print an object\'s metadata, or its payload bytes with --payload (GET /v1/objects/{ref})'
@@ -153,57 +153,57 @@ complete -c world -n "__fish_world_using_subcommand log; and not __fish_seen_sub
 complete -c world -n "__fish_world_using_subcommand log; and not __fish_seen_subcommand_from get help" -l episode -d 'Only entries of this episode' -r
 complete -c world -n "__fish_world_using_subcommand log; and not __fish_seen_subcommand_from get help" -l transition -d 'Only entries that called this transition (descriptor id, e.g. tools.echo)' -r
 complete -c world -n "__fish_world_using_subcommand log; and not __fish_seen_subcommand_from get help" -l writer -d 'Only entries written by WRITER (exact, or its prefix before `:`, e.g. coordinator)' -r
-complete -c world -n "__fish_world_using_subcommand log; and not __fish_seen_subcommand_from get help" -l since -d 'Only entries at or after TIME (RFC 3339 such as 2026-12-01T09:00:00Z, a date, or Unix seconds); client commits carry no time and are left out' -r
-complete -c world -n "__fish_world_using_subcommand log; and not __fish_seen_subcommand_from get help" -l invocation -d 'Only the entry of this invocation id (<surface>:<episode>:<task>)' -r
+complete -c world -n "__fish_world_using_subcommand log; and not __fish_seen_subcommand_from get help" -l since -d 'Only entries at or after TIME (RFC 3339 such as 2026-12-01T09:00:00Z, a date, or Unix seconds); client commits sent without a `rest:` id carry no time and are left out' -r
+complete -c world -n "__fish_world_using_subcommand log; and not __fish_seen_subcommand_from get help" -l invocation -d 'Only the entry of this invocation id (<surface>:<episode>:<task>, or the rest:<id> a client commit was sent with)' -r
 complete -c world -n "__fish_world_using_subcommand log; and not __fish_seen_subcommand_from get help" -l until-index -d 'With --follow: stop once entry N has been printed' -r
 complete -c world -n "__fish_world_using_subcommand log; and not __fish_seen_subcommand_from get help" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
+complete -c world -n "__fish_world_using_subcommand log; and not __fish_seen_subcommand_from get help" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text; `--json=FIELDS` (comma-separated, with `=`) keeps only those members of each line, on the list commands that name their fields (log, effects, session list; an unknown field lists the valid ones)' -r
 complete -c world -n "__fish_world_using_subcommand log; and not __fish_seen_subcommand_from get help" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
 always\t'Always colour'
 never\t'Never colour'"
 complete -c world -n "__fish_world_using_subcommand log; and not __fish_seen_subcommand_from get help" -l reverse -d 'Newest first'
 complete -c world -n "__fish_world_using_subcommand log; and not __fish_seen_subcommand_from get help" -l follow -d 'Keep printing new entries as they are committed (polls the store twice a second); ends on SIGINT, or after --until-index'
-complete -c world -n "__fish_world_using_subcommand log; and not __fish_seen_subcommand_from get help" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
 complete -c world -n "__fish_world_using_subcommand log; and not __fish_seen_subcommand_from get help" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
 complete -c world -n "__fish_world_using_subcommand log; and not __fish_seen_subcommand_from get help" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c world -n "__fish_world_using_subcommand log; and not __fish_seen_subcommand_from get help" -f -a "get" -d 'Print one entry `{header, entryHash, transitionRef}` (GET /v1/log/{index})'
 complete -c world -n "__fish_world_using_subcommand log; and not __fish_seen_subcommand_from get help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c world -n "__fish_world_using_subcommand log; and __fish_seen_subcommand_from get" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
+complete -c world -n "__fish_world_using_subcommand log; and __fish_seen_subcommand_from get" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text; `--json=FIELDS` (comma-separated, with `=`) keeps only those members of each line, on the list commands that name their fields (log, effects, session list; an unknown field lists the valid ones)' -r
 complete -c world -n "__fish_world_using_subcommand log; and __fish_seen_subcommand_from get" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
 always\t'Always colour'
 never\t'Never colour'"
-complete -c world -n "__fish_world_using_subcommand log; and __fish_seen_subcommand_from get" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
 complete -c world -n "__fish_world_using_subcommand log; and __fish_seen_subcommand_from get" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
 complete -c world -n "__fish_world_using_subcommand log; and __fish_seen_subcommand_from get" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c world -n "__fish_world_using_subcommand log; and __fish_seen_subcommand_from help" -f -a "get" -d 'Print one entry `{header, entryHash, transitionRef}` (GET /v1/log/{index})'
 complete -c world -n "__fish_world_using_subcommand log; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c world -n "__fish_world_using_subcommand show" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
+complete -c world -n "__fish_world_using_subcommand show" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text; `--json=FIELDS` (comma-separated, with `=`) keeps only those members of each line, on the list commands that name their fields (log, effects, session list; an unknown field lists the valid ones)' -r
 complete -c world -n "__fish_world_using_subcommand show" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
 always\t'Always colour'
 never\t'Never colour'"
-complete -c world -n "__fish_world_using_subcommand show" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
 complete -c world -n "__fish_world_using_subcommand show" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
 complete -c world -n "__fish_world_using_subcommand show" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c world -n "__fish_world_using_subcommand status" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
+complete -c world -n "__fish_world_using_subcommand status" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text; `--json=FIELDS` (comma-separated, with `=`) keeps only those members of each line, on the list commands that name their fields (log, effects, session list; an unknown field lists the valid ones)' -r
 complete -c world -n "__fish_world_using_subcommand status" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
 always\t'Always colour'
 never\t'Never colour'"
-complete -c world -n "__fish_world_using_subcommand status" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
 complete -c world -n "__fish_world_using_subcommand status" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
 complete -c world -n "__fish_world_using_subcommand status" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c world -n "__fish_world_using_subcommand registry; and not __fish_seen_subcommand_from get help" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
+complete -c world -n "__fish_world_using_subcommand registry; and not __fish_seen_subcommand_from get help" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text; `--json=FIELDS` (comma-separated, with `=`) keeps only those members of each line, on the list commands that name their fields (log, effects, session list; an unknown field lists the valid ones)' -r
 complete -c world -n "__fish_world_using_subcommand registry; and not __fish_seen_subcommand_from get help" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
 always\t'Always colour'
 never\t'Never colour'"
-complete -c world -n "__fish_world_using_subcommand registry; and not __fish_seen_subcommand_from get help" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
 complete -c world -n "__fish_world_using_subcommand registry; and not __fish_seen_subcommand_from get help" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
 complete -c world -n "__fish_world_using_subcommand registry; and not __fish_seen_subcommand_from get help" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c world -n "__fish_world_using_subcommand registry; and not __fish_seen_subcommand_from get help" -f -a "get" -d 'Print a registry head, e.g. world/transition-registry/v1 (GET /v1/registry/{name})'
 complete -c world -n "__fish_world_using_subcommand registry; and not __fish_seen_subcommand_from get help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c world -n "__fish_world_using_subcommand registry; and __fish_seen_subcommand_from get" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
+complete -c world -n "__fish_world_using_subcommand registry; and __fish_seen_subcommand_from get" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text; `--json=FIELDS` (comma-separated, with `=`) keeps only those members of each line, on the list commands that name their fields (log, effects, session list; an unknown field lists the valid ones)' -r
 complete -c world -n "__fish_world_using_subcommand registry; and __fish_seen_subcommand_from get" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
 always\t'Always colour'
 never\t'Never colour'"
-complete -c world -n "__fish_world_using_subcommand registry; and __fish_seen_subcommand_from get" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
 complete -c world -n "__fish_world_using_subcommand registry; and __fish_seen_subcommand_from get" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
 complete -c world -n "__fish_world_using_subcommand registry; and __fish_seen_subcommand_from get" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c world -n "__fish_world_using_subcommand registry; and __fish_seen_subcommand_from help" -f -a "get" -d 'Print a registry head, e.g. world/transition-registry/v1 (GET /v1/registry/{name})'
@@ -215,30 +215,31 @@ complete -c world -n "__fish_world_using_subcommand publish" -l prompt-timeout -
 complete -c world -n "__fish_world_using_subcommand publish" -l check-against -d 'Before asking, re-run the recorded entries of every transition whose source, interpreter or declared effects change, in these stores or episode bundles, and show what would behave differently (repeatable)' -r -F
 complete -c world -n "__fish_world_using_subcommand publish" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
 complete -c world -n "__fish_world_using_subcommand publish" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
+complete -c world -n "__fish_world_using_subcommand publish" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text; `--json=FIELDS` (comma-separated, with `=`) keeps only those members of each line, on the list commands that name their fields (log, effects, session list; an unknown field lists the valid ones)' -r
 complete -c world -n "__fish_world_using_subcommand publish" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
 always\t'Always colour'
 never\t'Never colour'"
 complete -c world -n "__fish_world_using_subcommand publish" -l yes -d 'Unattended: no terminal, no phrase; the revision is recorded as unattended'
+complete -c world -n "__fish_world_using_subcommand publish" -l details -d 'Before the prompt, also list every added transition\'s access and declared effects in full (by default the diff table shows them, a long list cut to fit the terminal)'
 complete -c world -n "__fish_world_using_subcommand publish" -l live -d 'Refused for this verb (publishing writes the local store only)'
 complete -c world -n "__fish_world_using_subcommand publish" -l accept-changes -d 'With --yes: publish even when --check-against finds a changed behaviour (without it an unattended publish then fails with exit 3)'
-complete -c world -n "__fish_world_using_subcommand publish" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
 complete -c world -n "__fish_world_using_subcommand publish" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
 complete -c world -n "__fish_world_using_subcommand publish" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c world -n "__fish_world_using_subcommand pin" -l interpreter -d 'The interpreter: a path to an `ailang` binary (archived), a sha256: ref of an archived one, or `embedded`' -r
 complete -c world -n "__fish_world_using_subcommand pin" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
 complete -c world -n "__fish_world_using_subcommand pin" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
+complete -c world -n "__fish_world_using_subcommand pin" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text; `--json=FIELDS` (comma-separated, with `=`) keeps only those members of each line, on the list commands that name their fields (log, effects, session list; an unknown field lists the valid ones)' -r
 complete -c world -n "__fish_world_using_subcommand pin" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
 always\t'Always colour'
 never\t'Never colour'"
-complete -c world -n "__fish_world_using_subcommand pin" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
 complete -c world -n "__fish_world_using_subcommand pin" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
 complete -c world -n "__fish_world_using_subcommand pin" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c world -n "__fish_world_using_subcommand package; and not __fish_seen_subcommand_from packet approve publish reconcile status help" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
 complete -c world -n "__fish_world_using_subcommand package; and not __fish_seen_subcommand_from packet approve publish reconcile status help" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
+complete -c world -n "__fish_world_using_subcommand package; and not __fish_seen_subcommand_from packet approve publish reconcile status help" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text; `--json=FIELDS` (comma-separated, with `=`) keeps only those members of each line, on the list commands that name their fields (log, effects, session list; an unknown field lists the valid ones)' -r
 complete -c world -n "__fish_world_using_subcommand package; and not __fish_seen_subcommand_from packet approve publish reconcile status help" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
 always\t'Always colour'
 never\t'Never colour'"
-complete -c world -n "__fish_world_using_subcommand package; and not __fish_seen_subcommand_from packet approve publish reconcile status help" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
 complete -c world -n "__fish_world_using_subcommand package; and not __fish_seen_subcommand_from packet approve publish reconcile status help" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
 complete -c world -n "__fish_world_using_subcommand package; and not __fish_seen_subcommand_from packet approve publish reconcile status help" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c world -n "__fish_world_using_subcommand package; and not __fish_seen_subcommand_from packet approve publish reconcile status help" -f -a "packet" -d 'Recompute a package\'s ready packet and compare it with a golden (read only)'
@@ -250,11 +251,11 @@ complete -c world -n "__fish_world_using_subcommand package; and not __fish_seen
 complete -c world -n "__fish_world_using_subcommand package; and __fish_seen_subcommand_from packet" -l golden -d 'A ready-packet golden the recomputed packet must equal in every field' -r -F
 complete -c world -n "__fish_world_using_subcommand package; and __fish_seen_subcommand_from packet" -l compiler-version -d 'The packet\'s compilerVersion (default: the golden\'s, else the pinned publisher\'s `--version`, else empty)' -r
 complete -c world -n "__fish_world_using_subcommand package; and __fish_seen_subcommand_from packet" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
+complete -c world -n "__fish_world_using_subcommand package; and __fish_seen_subcommand_from packet" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text; `--json=FIELDS` (comma-separated, with `=`) keeps only those members of each line, on the list commands that name their fields (log, effects, session list; an unknown field lists the valid ones)' -r
 complete -c world -n "__fish_world_using_subcommand package; and __fish_seen_subcommand_from packet" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
 always\t'Always colour'
 never\t'Never colour'"
 complete -c world -n "__fish_world_using_subcommand package; and __fish_seen_subcommand_from packet" -l live -d 'Refused: packet performs no public write'
-complete -c world -n "__fish_world_using_subcommand package; and __fish_seen_subcommand_from packet" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
 complete -c world -n "__fish_world_using_subcommand package; and __fish_seen_subcommand_from packet" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
 complete -c world -n "__fish_world_using_subcommand package; and __fish_seen_subcommand_from packet" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c world -n "__fish_world_using_subcommand package; and __fish_seen_subcommand_from approve" -l golden -d 'A ready-packet golden the recomputed packet must equal in every field' -r -F
@@ -267,10 +268,10 @@ complete -c world -n "__fish_world_using_subcommand package; and __fish_seen_sub
 complete -c world -n "__fish_world_using_subcommand package; and __fish_seen_subcommand_from approve" -l ttl -d 'Seconds the approval stays spendable' -r
 complete -c world -n "__fish_world_using_subcommand package; and __fish_seen_subcommand_from approve" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
 complete -c world -n "__fish_world_using_subcommand package; and __fish_seen_subcommand_from approve" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
+complete -c world -n "__fish_world_using_subcommand package; and __fish_seen_subcommand_from approve" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text; `--json=FIELDS` (comma-separated, with `=`) keeps only those members of each line, on the list commands that name their fields (log, effects, session list; an unknown field lists the valid ones)' -r
 complete -c world -n "__fish_world_using_subcommand package; and __fish_seen_subcommand_from approve" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
 always\t'Always colour'
 never\t'Never colour'"
-complete -c world -n "__fish_world_using_subcommand package; and __fish_seen_subcommand_from approve" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
 complete -c world -n "__fish_world_using_subcommand package; and __fish_seen_subcommand_from approve" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
 complete -c world -n "__fish_world_using_subcommand package; and __fish_seen_subcommand_from approve" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c world -n "__fish_world_using_subcommand package; and __fish_seen_subcommand_from publish" -l golden -d 'A ready-packet golden the recomputed packet must equal in every field' -r -F
@@ -286,32 +287,32 @@ complete -c world -n "__fish_world_using_subcommand package; and __fish_seen_sub
 complete -c world -n "__fish_world_using_subcommand package; and __fish_seen_subcommand_from publish" -l timeout -d 'Seconds the upload may take before it is indeterminate' -r
 complete -c world -n "__fish_world_using_subcommand package; and __fish_seen_subcommand_from publish" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
 complete -c world -n "__fish_world_using_subcommand package; and __fish_seen_subcommand_from publish" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
+complete -c world -n "__fish_world_using_subcommand package; and __fish_seen_subcommand_from publish" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text; `--json=FIELDS` (comma-separated, with `=`) keeps only those members of each line, on the list commands that name their fields (log, effects, session list; an unknown field lists the valid ones)' -r
 complete -c world -n "__fish_world_using_subcommand package; and __fish_seen_subcommand_from publish" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
 always\t'Always colour'
 never\t'Never colour'"
 complete -c world -n "__fish_world_using_subcommand package; and __fish_seen_subcommand_from publish" -l live -d 'PERFORM THE IRREVERSIBLE PUBLIC WRITE'
 complete -c world -n "__fish_world_using_subcommand package; and __fish_seen_subcommand_from publish" -l dry-run -d 'Rehearse: every fence, then what --live would do; no request of any kind'
-complete -c world -n "__fish_world_using_subcommand package; and __fish_seen_subcommand_from publish" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
 complete -c world -n "__fish_world_using_subcommand package; and __fish_seen_subcommand_from publish" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
 complete -c world -n "__fish_world_using_subcommand package; and __fish_seen_subcommand_from publish" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c world -n "__fish_world_using_subcommand package; and __fish_seen_subcommand_from reconcile" -l control -d 'The known-positive control probed in the same pass, VENDOR/NAME@VERSION' -r
 complete -c world -n "__fish_world_using_subcommand package; and __fish_seen_subcommand_from reconcile" -l interval-ms -d 'Milliseconds between probe passes' -r
 complete -c world -n "__fish_world_using_subcommand package; and __fish_seen_subcommand_from reconcile" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
 complete -c world -n "__fish_world_using_subcommand package; and __fish_seen_subcommand_from reconcile" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
+complete -c world -n "__fish_world_using_subcommand package; and __fish_seen_subcommand_from reconcile" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text; `--json=FIELDS` (comma-separated, with `=`) keeps only those members of each line, on the list commands that name their fields (log, effects, session list; an unknown field lists the valid ones)' -r
 complete -c world -n "__fish_world_using_subcommand package; and __fish_seen_subcommand_from reconcile" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
 always\t'Always colour'
 never\t'Never colour'"
 complete -c world -n "__fish_world_using_subcommand package; and __fish_seen_subcommand_from reconcile" -l probe -d 'Issue the read-only metadata GETs (without it nothing is resolved)'
 complete -c world -n "__fish_world_using_subcommand package; and __fish_seen_subcommand_from reconcile" -l loopback-registry -d 'The publishes went to a LOCAL registry on this machine (loopback, http allowed)'
 complete -c world -n "__fish_world_using_subcommand package; and __fish_seen_subcommand_from reconcile" -l live -d 'Refused: reconcile performs no public write'
-complete -c world -n "__fish_world_using_subcommand package; and __fish_seen_subcommand_from reconcile" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
 complete -c world -n "__fish_world_using_subcommand package; and __fish_seen_subcommand_from reconcile" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
 complete -c world -n "__fish_world_using_subcommand package; and __fish_seen_subcommand_from reconcile" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c world -n "__fish_world_using_subcommand package; and __fish_seen_subcommand_from status" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
+complete -c world -n "__fish_world_using_subcommand package; and __fish_seen_subcommand_from status" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text; `--json=FIELDS` (comma-separated, with `=`) keeps only those members of each line, on the list commands that name their fields (log, effects, session list; an unknown field lists the valid ones)' -r
 complete -c world -n "__fish_world_using_subcommand package; and __fish_seen_subcommand_from status" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
 always\t'Always colour'
 never\t'Never colour'"
-complete -c world -n "__fish_world_using_subcommand package; and __fish_seen_subcommand_from status" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
 complete -c world -n "__fish_world_using_subcommand package; and __fish_seen_subcommand_from status" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
 complete -c world -n "__fish_world_using_subcommand package; and __fish_seen_subcommand_from status" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c world -n "__fish_world_using_subcommand package; and __fish_seen_subcommand_from help" -f -a "packet" -d 'Recompute a package\'s ready packet and compare it with a golden (read only)'
@@ -321,27 +322,27 @@ complete -c world -n "__fish_world_using_subcommand package; and __fish_seen_sub
 complete -c world -n "__fish_world_using_subcommand package; and __fish_seen_subcommand_from help" -f -a "status" -d 'List publish approvals and Registry.Publish effects'
 complete -c world -n "__fish_world_using_subcommand package; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c world -n "__fish_world_using_subcommand transitions; and not __fish_seen_subcommand_from list show help" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
+complete -c world -n "__fish_world_using_subcommand transitions; and not __fish_seen_subcommand_from list show help" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text; `--json=FIELDS` (comma-separated, with `=`) keeps only those members of each line, on the list commands that name their fields (log, effects, session list; an unknown field lists the valid ones)' -r
 complete -c world -n "__fish_world_using_subcommand transitions; and not __fish_seen_subcommand_from list show help" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
 always\t'Always colour'
 never\t'Never colour'"
-complete -c world -n "__fish_world_using_subcommand transitions; and not __fish_seen_subcommand_from list show help" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
 complete -c world -n "__fish_world_using_subcommand transitions; and not __fish_seen_subcommand_from list show help" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
 complete -c world -n "__fish_world_using_subcommand transitions; and not __fish_seen_subcommand_from list show help" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c world -n "__fish_world_using_subcommand transitions; and not __fish_seen_subcommand_from list show help" -f -a "list" -d 'List every descriptor of the current revision (table, or JSON lines with --json)'
 complete -c world -n "__fish_world_using_subcommand transitions; and not __fish_seen_subcommand_from list show help" -f -a "show" -d 'Show one descriptor and its MCP tool name (ID may also be the MCP name)'
 complete -c world -n "__fish_world_using_subcommand transitions; and not __fish_seen_subcommand_from list show help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c world -n "__fish_world_using_subcommand transitions; and __fish_seen_subcommand_from list" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
+complete -c world -n "__fish_world_using_subcommand transitions; and __fish_seen_subcommand_from list" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text; `--json=FIELDS` (comma-separated, with `=`) keeps only those members of each line, on the list commands that name their fields (log, effects, session list; an unknown field lists the valid ones)' -r
 complete -c world -n "__fish_world_using_subcommand transitions; and __fish_seen_subcommand_from list" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
 always\t'Always colour'
 never\t'Never colour'"
-complete -c world -n "__fish_world_using_subcommand transitions; and __fish_seen_subcommand_from list" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
 complete -c world -n "__fish_world_using_subcommand transitions; and __fish_seen_subcommand_from list" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
 complete -c world -n "__fish_world_using_subcommand transitions; and __fish_seen_subcommand_from list" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c world -n "__fish_world_using_subcommand transitions; and __fish_seen_subcommand_from show" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
+complete -c world -n "__fish_world_using_subcommand transitions; and __fish_seen_subcommand_from show" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text; `--json=FIELDS` (comma-separated, with `=`) keeps only those members of each line, on the list commands that name their fields (log, effects, session list; an unknown field lists the valid ones)' -r
 complete -c world -n "__fish_world_using_subcommand transitions; and __fish_seen_subcommand_from show" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
 always\t'Always colour'
 never\t'Never colour'"
-complete -c world -n "__fish_world_using_subcommand transitions; and __fish_seen_subcommand_from show" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
 complete -c world -n "__fish_world_using_subcommand transitions; and __fish_seen_subcommand_from show" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
 complete -c world -n "__fish_world_using_subcommand transitions; and __fish_seen_subcommand_from show" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c world -n "__fish_world_using_subcommand transitions; and __fish_seen_subcommand_from help" -f -a "list" -d 'List every descriptor of the current revision (table, or JSON lines with --json)'
@@ -361,39 +362,39 @@ complete -c world -n "__fish_world_using_subcommand invoke" -l exec-episode-proj
 complete -c world -n "__fish_world_using_subcommand invoke" -l exec-max-output-bytes -d 'Kill a command whose stdout or stderr passes N bytes (default 67108864)' -r
 complete -c world -n "__fish_world_using_subcommand invoke" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
 complete -c world -n "__fish_world_using_subcommand invoke" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
+complete -c world -n "__fish_world_using_subcommand invoke" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text; `--json=FIELDS` (comma-separated, with `=`) keeps only those members of each line, on the list commands that name their fields (log, effects, session list; an unknown field lists the valid ones)' -r
 complete -c world -n "__fish_world_using_subcommand invoke" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
 always\t'Always colour'
 never\t'Never colour'"
 complete -c world -n "__fish_world_using_subcommand invoke" -l allow-unattested -d 'Accept a session credential this store holds no mint record for (a row the reference daemon minted, or one inserted into the file); refused by default, and `world verify` warns `unattested` about such rows'
-complete -c world -n "__fish_world_using_subcommand invoke" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
 complete -c world -n "__fish_world_using_subcommand invoke" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
 complete -c world -n "__fish_world_using_subcommand invoke" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c world -n "__fish_world_using_subcommand tools; and not __fish_seen_subcommand_from list help" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
+complete -c world -n "__fish_world_using_subcommand tools; and not __fish_seen_subcommand_from list help" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text; `--json=FIELDS` (comma-separated, with `=`) keeps only those members of each line, on the list commands that name their fields (log, effects, session list; an unknown field lists the valid ones)' -r
 complete -c world -n "__fish_world_using_subcommand tools; and not __fish_seen_subcommand_from list help" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
 always\t'Always colour'
 never\t'Never colour'"
-complete -c world -n "__fish_world_using_subcommand tools; and not __fish_seen_subcommand_from list help" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
 complete -c world -n "__fish_world_using_subcommand tools; and not __fish_seen_subcommand_from list help" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
 complete -c world -n "__fish_world_using_subcommand tools; and not __fish_seen_subcommand_from list help" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c world -n "__fish_world_using_subcommand tools; and not __fish_seen_subcommand_from list help" -f -a "list" -d 'The transitions this session\'s live grants can see and call, in registry id order'
 complete -c world -n "__fish_world_using_subcommand tools; and not __fish_seen_subcommand_from list help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c world -n "__fish_world_using_subcommand tools; and __fish_seen_subcommand_from list" -l session -d 'Session token file or token (else WORLD_SESSION)' -r
 complete -c world -n "__fish_world_using_subcommand tools; and __fish_seen_subcommand_from list" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
+complete -c world -n "__fish_world_using_subcommand tools; and __fish_seen_subcommand_from list" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text; `--json=FIELDS` (comma-separated, with `=`) keeps only those members of each line, on the list commands that name their fields (log, effects, session list; an unknown field lists the valid ones)' -r
 complete -c world -n "__fish_world_using_subcommand tools; and __fish_seen_subcommand_from list" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
 always\t'Always colour'
 never\t'Never colour'"
 complete -c world -n "__fish_world_using_subcommand tools; and __fish_seen_subcommand_from list" -l allow-unattested -d 'Accept a session credential this store holds no mint record for (a row the reference daemon minted, or one inserted into the file); refused by default, and `world verify` warns `unattested` about such rows'
-complete -c world -n "__fish_world_using_subcommand tools; and __fish_seen_subcommand_from list" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
 complete -c world -n "__fish_world_using_subcommand tools; and __fish_seen_subcommand_from list" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
 complete -c world -n "__fish_world_using_subcommand tools; and __fish_seen_subcommand_from list" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c world -n "__fish_world_using_subcommand tools; and __fish_seen_subcommand_from help" -f -a "list" -d 'The transitions this session\'s live grants can see and call, in registry id order'
 complete -c world -n "__fish_world_using_subcommand tools; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c world -n "__fish_world_using_subcommand ailang; and not __fish_seen_subcommand_from version check test run help" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
+complete -c world -n "__fish_world_using_subcommand ailang; and not __fish_seen_subcommand_from version check test run help" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text; `--json=FIELDS` (comma-separated, with `=`) keeps only those members of each line, on the list commands that name their fields (log, effects, session list; an unknown field lists the valid ones)' -r
 complete -c world -n "__fish_world_using_subcommand ailang; and not __fish_seen_subcommand_from version check test run help" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
 always\t'Always colour'
 never\t'Never colour'"
 complete -c world -n "__fish_world_using_subcommand ailang; and not __fish_seen_subcommand_from version check test run help" -l version -d 'Print the embedded interpreter\'s version text (like `ailang --version`)'
-complete -c world -n "__fish_world_using_subcommand ailang; and not __fish_seen_subcommand_from version check test run help" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
 complete -c world -n "__fish_world_using_subcommand ailang; and not __fish_seen_subcommand_from version check test run help" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
 complete -c world -n "__fish_world_using_subcommand ailang; and not __fish_seen_subcommand_from version check test run help" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c world -n "__fish_world_using_subcommand ailang; and not __fish_seen_subcommand_from version check test run help" -f -a "version" -d 'Print the embedded interpreter\'s version text'
@@ -402,26 +403,26 @@ complete -c world -n "__fish_world_using_subcommand ailang; and not __fish_seen_
 complete -c world -n "__fish_world_using_subcommand ailang; and not __fish_seen_subcommand_from version check test run help" -f -a "run" -d 'Run FILE\'s entry function with one JSON argument; prints the result (strings raw)'
 complete -c world -n "__fish_world_using_subcommand ailang; and not __fish_seen_subcommand_from version check test run help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c world -n "__fish_world_using_subcommand ailang; and __fish_seen_subcommand_from version" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
+complete -c world -n "__fish_world_using_subcommand ailang; and __fish_seen_subcommand_from version" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text; `--json=FIELDS` (comma-separated, with `=`) keeps only those members of each line, on the list commands that name their fields (log, effects, session list; an unknown field lists the valid ones)' -r
 complete -c world -n "__fish_world_using_subcommand ailang; and __fish_seen_subcommand_from version" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
 always\t'Always colour'
 never\t'Never colour'"
-complete -c world -n "__fish_world_using_subcommand ailang; and __fish_seen_subcommand_from version" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
 complete -c world -n "__fish_world_using_subcommand ailang; and __fish_seen_subcommand_from version" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
 complete -c world -n "__fish_world_using_subcommand ailang; and __fish_seen_subcommand_from version" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c world -n "__fish_world_using_subcommand ailang; and __fish_seen_subcommand_from check" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
+complete -c world -n "__fish_world_using_subcommand ailang; and __fish_seen_subcommand_from check" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text; `--json=FIELDS` (comma-separated, with `=`) keeps only those members of each line, on the list commands that name their fields (log, effects, session list; an unknown field lists the valid ones)' -r
 complete -c world -n "__fish_world_using_subcommand ailang; and __fish_seen_subcommand_from check" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
 always\t'Always colour'
 never\t'Never colour'"
 complete -c world -n "__fish_world_using_subcommand ailang; and __fish_seen_subcommand_from check" -l strict-modules -d 'Enforce MOD010 (module header must match the file path)'
-complete -c world -n "__fish_world_using_subcommand ailang; and __fish_seen_subcommand_from check" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
 complete -c world -n "__fish_world_using_subcommand ailang; and __fish_seen_subcommand_from check" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
 complete -c world -n "__fish_world_using_subcommand ailang; and __fish_seen_subcommand_from check" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c world -n "__fish_world_using_subcommand ailang; and __fish_seen_subcommand_from test" -l timeout -d 'Wall-clock limit for the whole run, seconds' -r
 complete -c world -n "__fish_world_using_subcommand ailang; and __fish_seen_subcommand_from test" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
+complete -c world -n "__fish_world_using_subcommand ailang; and __fish_seen_subcommand_from test" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text; `--json=FIELDS` (comma-separated, with `=`) keeps only those members of each line, on the list commands that name their fields (log, effects, session list; an unknown field lists the valid ones)' -r
 complete -c world -n "__fish_world_using_subcommand ailang; and __fish_seen_subcommand_from test" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
 always\t'Always colour'
 never\t'Never colour'"
-complete -c world -n "__fish_world_using_subcommand ailang; and __fish_seen_subcommand_from test" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
 complete -c world -n "__fish_world_using_subcommand ailang; and __fish_seen_subcommand_from test" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
 complete -c world -n "__fish_world_using_subcommand ailang; and __fish_seen_subcommand_from test" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c world -n "__fish_world_using_subcommand ailang; and __fish_seen_subcommand_from run" -l entry -d 'Entry function' -r
@@ -429,11 +430,11 @@ complete -c world -n "__fish_world_using_subcommand ailang; and __fish_seen_subc
 complete -c world -n "__fish_world_using_subcommand ailang; and __fish_seen_subcommand_from run" -l max-recursion-depth -d 'Maximum call depth (default 10000)' -r
 complete -c world -n "__fish_world_using_subcommand ailang; and __fish_seen_subcommand_from run" -l timeout -d 'Wall-clock limit in seconds' -r
 complete -c world -n "__fish_world_using_subcommand ailang; and __fish_seen_subcommand_from run" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
+complete -c world -n "__fish_world_using_subcommand ailang; and __fish_seen_subcommand_from run" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text; `--json=FIELDS` (comma-separated, with `=`) keeps only those members of each line, on the list commands that name their fields (log, effects, session list; an unknown field lists the valid ones)' -r
 complete -c world -n "__fish_world_using_subcommand ailang; and __fish_seen_subcommand_from run" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
 always\t'Always colour'
 never\t'Never colour'"
 complete -c world -n "__fish_world_using_subcommand ailang; and __fish_seen_subcommand_from run" -l strict-modules -d 'Enforce MOD010'
-complete -c world -n "__fish_world_using_subcommand ailang; and __fish_seen_subcommand_from run" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
 complete -c world -n "__fish_world_using_subcommand ailang; and __fish_seen_subcommand_from run" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
 complete -c world -n "__fish_world_using_subcommand ailang; and __fish_seen_subcommand_from run" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c world -n "__fish_world_using_subcommand ailang; and __fish_seen_subcommand_from help" -f -a "version" -d 'Print the embedded interpreter\'s version text'
@@ -442,18 +443,18 @@ complete -c world -n "__fish_world_using_subcommand ailang; and __fish_seen_subc
 complete -c world -n "__fish_world_using_subcommand ailang; and __fish_seen_subcommand_from help" -f -a "run" -d 'Run FILE\'s entry function with one JSON argument; prints the result (strings raw)'
 complete -c world -n "__fish_world_using_subcommand ailang; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c world -n "__fish_world_using_subcommand receipt" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
+complete -c world -n "__fish_world_using_subcommand receipt" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text; `--json=FIELDS` (comma-separated, with `=`) keeps only those members of each line, on the list commands that name their fields (log, effects, session list; an unknown field lists the valid ones)' -r
 complete -c world -n "__fish_world_using_subcommand receipt" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
 always\t'Always colour'
 never\t'Never colour'"
-complete -c world -n "__fish_world_using_subcommand receipt" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
 complete -c world -n "__fish_world_using_subcommand receipt" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
 complete -c world -n "__fish_world_using_subcommand receipt" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c world -n "__fish_world_using_subcommand session; and not __fish_seen_subcommand_from mint list show revoke help" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
 complete -c world -n "__fish_world_using_subcommand session; and not __fish_seen_subcommand_from mint list show revoke help" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
+complete -c world -n "__fish_world_using_subcommand session; and not __fish_seen_subcommand_from mint list show revoke help" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text; `--json=FIELDS` (comma-separated, with `=`) keeps only those members of each line, on the list commands that name their fields (log, effects, session list; an unknown field lists the valid ones)' -r
 complete -c world -n "__fish_world_using_subcommand session; and not __fish_seen_subcommand_from mint list show revoke help" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
 always\t'Always colour'
 never\t'Never colour'"
-complete -c world -n "__fish_world_using_subcommand session; and not __fish_seen_subcommand_from mint list show revoke help" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
 complete -c world -n "__fish_world_using_subcommand session; and not __fish_seen_subcommand_from mint list show revoke help" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
 complete -c world -n "__fish_world_using_subcommand session; and not __fish_seen_subcommand_from mint list show revoke help" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c world -n "__fish_world_using_subcommand session; and not __fish_seen_subcommand_from mint list show revoke help" -f -a "mint" -d 'Mint a session credential for an episode (attended: a human confirms at the terminal)'
@@ -473,36 +474,36 @@ complete -c world -n "__fish_world_using_subcommand session; and __fish_seen_sub
 complete -c world -n "__fish_world_using_subcommand session; and __fish_seen_subcommand_from mint" -l out -d 'Write the token to this new file (mode 0600) instead of stdout' -r -F
 complete -c world -n "__fish_world_using_subcommand session; and __fish_seen_subcommand_from mint" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
 complete -c world -n "__fish_world_using_subcommand session; and __fish_seen_subcommand_from mint" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
+complete -c world -n "__fish_world_using_subcommand session; and __fish_seen_subcommand_from mint" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text; `--json=FIELDS` (comma-separated, with `=`) keeps only those members of each line, on the list commands that name their fields (log, effects, session list; an unknown field lists the valid ones)' -r
 complete -c world -n "__fish_world_using_subcommand session; and __fish_seen_subcommand_from mint" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
 always\t'Always colour'
 never\t'Never colour'"
 complete -c world -n "__fish_world_using_subcommand session; and __fish_seen_subcommand_from mint" -l yes -d 'No terminal confirmation (scripts, CI): recorded as unattended'
-complete -c world -n "__fish_world_using_subcommand session; and __fish_seen_subcommand_from mint" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
 complete -c world -n "__fish_world_using_subcommand session; and __fish_seen_subcommand_from mint" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
 complete -c world -n "__fish_world_using_subcommand session; and __fish_seen_subcommand_from mint" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c world -n "__fish_world_using_subcommand session; and __fish_seen_subcommand_from list" -l episode -d 'Only this episode' -r
 complete -c world -n "__fish_world_using_subcommand session; and __fish_seen_subcommand_from list" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
+complete -c world -n "__fish_world_using_subcommand session; and __fish_seen_subcommand_from list" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text; `--json=FIELDS` (comma-separated, with `=`) keeps only those members of each line, on the list commands that name their fields (log, effects, session list; an unknown field lists the valid ones)' -r
 complete -c world -n "__fish_world_using_subcommand session; and __fish_seen_subcommand_from list" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
 always\t'Always colour'
 never\t'Never colour'"
 complete -c world -n "__fish_world_using_subcommand session; and __fish_seen_subcommand_from list" -l all -d 'Also list expired and revoked credentials (state `expired`, `revoked`)'
-complete -c world -n "__fish_world_using_subcommand session; and __fish_seen_subcommand_from list" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
 complete -c world -n "__fish_world_using_subcommand session; and __fish_seen_subcommand_from list" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
 complete -c world -n "__fish_world_using_subcommand session; and __fish_seen_subcommand_from list" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c world -n "__fish_world_using_subcommand session; and __fish_seen_subcommand_from show" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
+complete -c world -n "__fish_world_using_subcommand session; and __fish_seen_subcommand_from show" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text; `--json=FIELDS` (comma-separated, with `=`) keeps only those members of each line, on the list commands that name their fields (log, effects, session list; an unknown field lists the valid ones)' -r
 complete -c world -n "__fish_world_using_subcommand session; and __fish_seen_subcommand_from show" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
 always\t'Always colour'
 never\t'Never colour'"
-complete -c world -n "__fish_world_using_subcommand session; and __fish_seen_subcommand_from show" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
 complete -c world -n "__fish_world_using_subcommand session; and __fish_seen_subcommand_from show" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
 complete -c world -n "__fish_world_using_subcommand session; and __fish_seen_subcommand_from show" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c world -n "__fish_world_using_subcommand session; and __fish_seen_subcommand_from revoke" -l episode -d 'Revoke every credential of this episode' -r
 complete -c world -n "__fish_world_using_subcommand session; and __fish_seen_subcommand_from revoke" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
 complete -c world -n "__fish_world_using_subcommand session; and __fish_seen_subcommand_from revoke" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
+complete -c world -n "__fish_world_using_subcommand session; and __fish_seen_subcommand_from revoke" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text; `--json=FIELDS` (comma-separated, with `=`) keeps only those members of each line, on the list commands that name their fields (log, effects, session list; an unknown field lists the valid ones)' -r
 complete -c world -n "__fish_world_using_subcommand session; and __fish_seen_subcommand_from revoke" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
 always\t'Always colour'
 never\t'Never colour'"
-complete -c world -n "__fish_world_using_subcommand session; and __fish_seen_subcommand_from revoke" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
 complete -c world -n "__fish_world_using_subcommand session; and __fish_seen_subcommand_from revoke" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
 complete -c world -n "__fish_world_using_subcommand session; and __fish_seen_subcommand_from revoke" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c world -n "__fish_world_using_subcommand session; and __fish_seen_subcommand_from help" -f -a "mint" -d 'Mint a session credential for an episode (attended: a human confirms at the terminal)'
@@ -514,31 +515,31 @@ complete -c world -n "__fish_world_using_subcommand effects; and not __fish_seen
 complete -c world -n "__fish_world_using_subcommand effects; and not __fish_seen_subcommand_from show help" -l invocation -d 'Only the records of this invocation (e.g. cli:ep1:t1)' -r
 complete -c world -n "__fish_world_using_subcommand effects; and not __fish_seen_subcommand_from show help" -l effect -d 'Only this effect name' -r
 complete -c world -n "__fish_world_using_subcommand effects; and not __fish_seen_subcommand_from show help" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
+complete -c world -n "__fish_world_using_subcommand effects; and not __fish_seen_subcommand_from show help" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text; `--json=FIELDS` (comma-separated, with `=`) keeps only those members of each line, on the list commands that name their fields (log, effects, session list; an unknown field lists the valid ones)' -r
 complete -c world -n "__fish_world_using_subcommand effects; and not __fish_seen_subcommand_from show help" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
 always\t'Always colour'
 never\t'Never colour'"
 complete -c world -n "__fish_world_using_subcommand effects; and not __fish_seen_subcommand_from show help" -l denied -d 'Only denials'
 complete -c world -n "__fish_world_using_subcommand effects; and not __fish_seen_subcommand_from show help" -l pending -d 'List effect intents without an outcome (indeterminate; never retried)'
-complete -c world -n "__fish_world_using_subcommand effects; and not __fish_seen_subcommand_from show help" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
 complete -c world -n "__fish_world_using_subcommand effects; and not __fish_seen_subcommand_from show help" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
 complete -c world -n "__fish_world_using_subcommand effects; and not __fish_seen_subcommand_from show help" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c world -n "__fish_world_using_subcommand effects; and not __fish_seen_subcommand_from show help" -f -a "show" -d 'Resolve one effect record down to its request and result'
 complete -c world -n "__fish_world_using_subcommand effects; and not __fish_seen_subcommand_from show help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c world -n "__fish_world_using_subcommand effects; and __fish_seen_subcommand_from show" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
+complete -c world -n "__fish_world_using_subcommand effects; and __fish_seen_subcommand_from show" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text; `--json=FIELDS` (comma-separated, with `=`) keeps only those members of each line, on the list commands that name their fields (log, effects, session list; an unknown field lists the valid ones)' -r
 complete -c world -n "__fish_world_using_subcommand effects; and __fish_seen_subcommand_from show" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
 always\t'Always colour'
 never\t'Never colour'"
-complete -c world -n "__fish_world_using_subcommand effects; and __fish_seen_subcommand_from show" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
 complete -c world -n "__fish_world_using_subcommand effects; and __fish_seen_subcommand_from show" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
 complete -c world -n "__fish_world_using_subcommand effects; and __fish_seen_subcommand_from show" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c world -n "__fish_world_using_subcommand effects; and __fish_seen_subcommand_from help" -f -a "show" -d 'Resolve one effect record down to its request and result'
 complete -c world -n "__fish_world_using_subcommand effects; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c world -n "__fish_world_using_subcommand approval; and not __fish_seen_subcommand_from request list show decide help" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
 complete -c world -n "__fish_world_using_subcommand approval; and not __fish_seen_subcommand_from request list show decide help" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
+complete -c world -n "__fish_world_using_subcommand approval; and not __fish_seen_subcommand_from request list show decide help" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text; `--json=FIELDS` (comma-separated, with `=`) keeps only those members of each line, on the list commands that name their fields (log, effects, session list; an unknown field lists the valid ones)' -r
 complete -c world -n "__fish_world_using_subcommand approval; and not __fish_seen_subcommand_from request list show decide help" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
 always\t'Always colour'
 never\t'Never colour'"
-complete -c world -n "__fish_world_using_subcommand approval; and not __fish_seen_subcommand_from request list show decide help" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
 complete -c world -n "__fish_world_using_subcommand approval; and not __fish_seen_subcommand_from request list show decide help" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
 complete -c world -n "__fish_world_using_subcommand approval; and not __fish_seen_subcommand_from request list show decide help" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c world -n "__fish_world_using_subcommand approval; and not __fish_seen_subcommand_from request list show decide help" -f -a "request" -d 'Open a pending approval request for an episode and print its ref'
@@ -551,10 +552,10 @@ complete -c world -n "__fish_world_using_subcommand approval; and __fish_seen_su
 complete -c world -n "__fish_world_using_subcommand approval; and __fish_seen_subcommand_from request" -l requester -d 'Who asks: 1-128 characters of [A-Za-z0-9._@:-]' -r
 complete -c world -n "__fish_world_using_subcommand approval; and __fish_seen_subcommand_from request" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
 complete -c world -n "__fish_world_using_subcommand approval; and __fish_seen_subcommand_from request" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
+complete -c world -n "__fish_world_using_subcommand approval; and __fish_seen_subcommand_from request" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text; `--json=FIELDS` (comma-separated, with `=`) keeps only those members of each line, on the list commands that name their fields (log, effects, session list; an unknown field lists the valid ones)' -r
 complete -c world -n "__fish_world_using_subcommand approval; and __fish_seen_subcommand_from request" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
 always\t'Always colour'
 never\t'Never colour'"
-complete -c world -n "__fish_world_using_subcommand approval; and __fish_seen_subcommand_from request" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
 complete -c world -n "__fish_world_using_subcommand approval; and __fish_seen_subcommand_from request" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
 complete -c world -n "__fish_world_using_subcommand approval; and __fish_seen_subcommand_from request" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c world -n "__fish_world_using_subcommand approval; and __fish_seen_subcommand_from list" -l episode -d 'Only this episode' -r
@@ -562,29 +563,29 @@ complete -c world -n "__fish_world_using_subcommand approval; and __fish_seen_su
 approved\t'Approved (consumed or not)'
 denied\t'Denied'"
 complete -c world -n "__fish_world_using_subcommand approval; and __fish_seen_subcommand_from list" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
+complete -c world -n "__fish_world_using_subcommand approval; and __fish_seen_subcommand_from list" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text; `--json=FIELDS` (comma-separated, with `=`) keeps only those members of each line, on the list commands that name their fields (log, effects, session list; an unknown field lists the valid ones)' -r
 complete -c world -n "__fish_world_using_subcommand approval; and __fish_seen_subcommand_from list" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
 always\t'Always colour'
 never\t'Never colour'"
-complete -c world -n "__fish_world_using_subcommand approval; and __fish_seen_subcommand_from list" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
 complete -c world -n "__fish_world_using_subcommand approval; and __fish_seen_subcommand_from list" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
 complete -c world -n "__fish_world_using_subcommand approval; and __fish_seen_subcommand_from list" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c world -n "__fish_world_using_subcommand approval; and __fish_seen_subcommand_from show" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
+complete -c world -n "__fish_world_using_subcommand approval; and __fish_seen_subcommand_from show" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text; `--json=FIELDS` (comma-separated, with `=`) keeps only those members of each line, on the list commands that name their fields (log, effects, session list; an unknown field lists the valid ones)' -r
 complete -c world -n "__fish_world_using_subcommand approval; and __fish_seen_subcommand_from show" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
 always\t'Always colour'
 never\t'Never colour'"
-complete -c world -n "__fish_world_using_subcommand approval; and __fish_seen_subcommand_from show" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
 complete -c world -n "__fish_world_using_subcommand approval; and __fish_seen_subcommand_from show" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
 complete -c world -n "__fish_world_using_subcommand approval; and __fish_seen_subcommand_from show" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c world -n "__fish_world_using_subcommand approval; and __fish_seen_subcommand_from decide" -l decided-by -d 'Who decides: 1-128 characters of [A-Za-z0-9._@:-]' -r
 complete -c world -n "__fish_world_using_subcommand approval; and __fish_seen_subcommand_from decide" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
 complete -c world -n "__fish_world_using_subcommand approval; and __fish_seen_subcommand_from decide" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
+complete -c world -n "__fish_world_using_subcommand approval; and __fish_seen_subcommand_from decide" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text; `--json=FIELDS` (comma-separated, with `=`) keeps only those members of each line, on the list commands that name their fields (log, effects, session list; an unknown field lists the valid ones)' -r
 complete -c world -n "__fish_world_using_subcommand approval; and __fish_seen_subcommand_from decide" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
 always\t'Always colour'
 never\t'Never colour'"
 complete -c world -n "__fish_world_using_subcommand approval; and __fish_seen_subcommand_from decide" -l approve -d 'Approve the request'
 complete -c world -n "__fish_world_using_subcommand approval; and __fish_seen_subcommand_from decide" -l deny -d 'Deny the request'
 complete -c world -n "__fish_world_using_subcommand approval; and __fish_seen_subcommand_from decide" -l yes -d 'No terminal confirmation (scripts, CI): recorded as unattended'
-complete -c world -n "__fish_world_using_subcommand approval; and __fish_seen_subcommand_from decide" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
 complete -c world -n "__fish_world_using_subcommand approval; and __fish_seen_subcommand_from decide" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
 complete -c world -n "__fish_world_using_subcommand approval; and __fish_seen_subcommand_from decide" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c world -n "__fish_world_using_subcommand approval; and __fish_seen_subcommand_from help" -f -a "request" -d 'Open a pending approval request for an episode and print its ref'
@@ -593,21 +594,21 @@ complete -c world -n "__fish_world_using_subcommand approval; and __fish_seen_su
 complete -c world -n "__fish_world_using_subcommand approval; and __fish_seen_subcommand_from help" -f -a "decide" -d 'Decide a pending request (attended: a human confirms at the terminal)'
 complete -c world -n "__fish_world_using_subcommand approval; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c world -n "__fish_world_using_subcommand broker; and not __fish_seen_subcommand_from check help" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
+complete -c world -n "__fish_world_using_subcommand broker; and not __fish_seen_subcommand_from check help" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text; `--json=FIELDS` (comma-separated, with `=`) keeps only those members of each line, on the list commands that name their fields (log, effects, session list; an unknown field lists the valid ones)' -r
 complete -c world -n "__fish_world_using_subcommand broker; and not __fish_seen_subcommand_from check help" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
 always\t'Always colour'
 never\t'Never colour'"
-complete -c world -n "__fish_world_using_subcommand broker; and not __fish_seen_subcommand_from check help" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
 complete -c world -n "__fish_world_using_subcommand broker; and not __fish_seen_subcommand_from check help" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
 complete -c world -n "__fish_world_using_subcommand broker; and not __fish_seen_subcommand_from check help" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c world -n "__fish_world_using_subcommand broker; and not __fish_seen_subcommand_from check help" -f -a "check" -d 'Decide EFFECT SCOPE COST for a session (budgets seeded from the journal); writes nothing'
 complete -c world -n "__fish_world_using_subcommand broker; and not __fish_seen_subcommand_from check help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c world -n "__fish_world_using_subcommand broker; and __fish_seen_subcommand_from check" -l session -d 'Session token file or token (else WORLD_SESSION)' -r
 complete -c world -n "__fish_world_using_subcommand broker; and __fish_seen_subcommand_from check" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
+complete -c world -n "__fish_world_using_subcommand broker; and __fish_seen_subcommand_from check" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text; `--json=FIELDS` (comma-separated, with `=`) keeps only those members of each line, on the list commands that name their fields (log, effects, session list; an unknown field lists the valid ones)' -r
 complete -c world -n "__fish_world_using_subcommand broker; and __fish_seen_subcommand_from check" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
 always\t'Always colour'
 never\t'Never colour'"
 complete -c world -n "__fish_world_using_subcommand broker; and __fish_seen_subcommand_from check" -l allow-unattested -d 'Accept a session credential this store holds no mint record for (a row the reference daemon minted, or one inserted into the file); refused by default, and `world verify` warns `unattested` about such rows'
-complete -c world -n "__fish_world_using_subcommand broker; and __fish_seen_subcommand_from check" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
 complete -c world -n "__fish_world_using_subcommand broker; and __fish_seen_subcommand_from check" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
 complete -c world -n "__fish_world_using_subcommand broker; and __fish_seen_subcommand_from check" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c world -n "__fish_world_using_subcommand broker; and __fish_seen_subcommand_from help" -f -a "check" -d 'Decide EFFECT SCOPE COST for a session (budgets seeded from the journal); writes nothing'
@@ -618,27 +619,27 @@ complete -c world -n "__fish_world_using_subcommand verify" -l key -d 'The log\'
 complete -c world -n "__fish_world_using_subcommand verify" -l witness -d 'A witness whose cosignature the checkpoint must carry (repeatable; tlog-cosignature)' -r
 complete -c world -n "__fish_world_using_subcommand verify" -l ledger -d 'Check a standalone limits/mission ledger (a ledger file or a postgres:// URL) instead of the store: re-fold every total, the hash chains, the append-only triggers, the schema' -r
 complete -c world -n "__fish_world_using_subcommand verify" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
+complete -c world -n "__fish_world_using_subcommand verify" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text; `--json=FIELDS` (comma-separated, with `=`) keeps only those members of each line, on the list commands that name their fields (log, effects, session list; an unknown field lists the valid ones)' -r
 complete -c world -n "__fish_world_using_subcommand verify" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
 always\t'Always colour'
 never\t'Never colour'"
 complete -c world -n "__fish_world_using_subcommand verify" -l full -d 'Run SQLite\'s full `PRAGMA integrity_check` instead of `quick_check`'
-complete -c world -n "__fish_world_using_subcommand verify" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
 complete -c world -n "__fish_world_using_subcommand verify" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
 complete -c world -n "__fish_world_using_subcommand verify" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c world -n "__fish_world_using_subcommand why" -l result -d 'A result file: the output an invoke printed, or its `invoke --json` object (walked by its invocationId); one trailing LF is ignored' -r -F
 complete -c world -n "__fish_world_using_subcommand why" -l scan -d 'How many entries back from the head to search for non-index targets (1..5000)' -r
 complete -c world -n "__fish_world_using_subcommand why" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
+complete -c world -n "__fish_world_using_subcommand why" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text; `--json=FIELDS` (comma-separated, with `=`) keeps only those members of each line, on the list commands that name their fields (log, effects, session list; an unknown field lists the valid ones)' -r
 complete -c world -n "__fish_world_using_subcommand why" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
 always\t'Always colour'
 never\t'Never colour'"
-complete -c world -n "__fish_world_using_subcommand why" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
 complete -c world -n "__fish_world_using_subcommand why" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
 complete -c world -n "__fish_world_using_subcommand why" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c world -n "__fish_world_using_subcommand key; and not __fish_seen_subcommand_from generate public help" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
+complete -c world -n "__fish_world_using_subcommand key; and not __fish_seen_subcommand_from generate public help" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text; `--json=FIELDS` (comma-separated, with `=`) keeps only those members of each line, on the list commands that name their fields (log, effects, session list; an unknown field lists the valid ones)' -r
 complete -c world -n "__fish_world_using_subcommand key; and not __fish_seen_subcommand_from generate public help" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
 always\t'Always colour'
 never\t'Never colour'"
-complete -c world -n "__fish_world_using_subcommand key; and not __fish_seen_subcommand_from generate public help" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
 complete -c world -n "__fish_world_using_subcommand key; and not __fish_seen_subcommand_from generate public help" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
 complete -c world -n "__fish_world_using_subcommand key; and not __fish_seen_subcommand_from generate public help" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c world -n "__fish_world_using_subcommand key; and not __fish_seen_subcommand_from generate public help" -f -a "generate" -d 'Make an Ed25519 key: the private key goes to FILE (mode 0600, never overwritten), the public verifier key (NAME+KEYID+BASE64) to stdout'
@@ -647,18 +648,18 @@ complete -c world -n "__fish_world_using_subcommand key; and not __fish_seen_sub
 complete -c world -n "__fish_world_using_subcommand key; and __fish_seen_subcommand_from generate" -l out -d 'Where to write the private key (PRIVATE+KEY+…); refused when it exists' -r -F
 complete -c world -n "__fish_world_using_subcommand key; and __fish_seen_subcommand_from generate" -l name -d 'The key name: a log\'s name is its checkpoints\' origin line (default: the store\'s, ailang-world/<first 16 hex digits of its genesis entry hash>)' -r
 complete -c world -n "__fish_world_using_subcommand key; and __fish_seen_subcommand_from generate" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
+complete -c world -n "__fish_world_using_subcommand key; and __fish_seen_subcommand_from generate" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text; `--json=FIELDS` (comma-separated, with `=`) keeps only those members of each line, on the list commands that name their fields (log, effects, session list; an unknown field lists the valid ones)' -r
 complete -c world -n "__fish_world_using_subcommand key; and __fish_seen_subcommand_from generate" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
 always\t'Always colour'
 never\t'Never colour'"
 complete -c world -n "__fish_world_using_subcommand key; and __fish_seen_subcommand_from generate" -l witness -d 'A witness key: signs C2SP tlog-cosignature lines (type 0x04) on other logs\' checkpoints instead of checkpoints of its own'
-complete -c world -n "__fish_world_using_subcommand key; and __fish_seen_subcommand_from generate" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
 complete -c world -n "__fish_world_using_subcommand key; and __fish_seen_subcommand_from generate" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
 complete -c world -n "__fish_world_using_subcommand key; and __fish_seen_subcommand_from generate" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c world -n "__fish_world_using_subcommand key; and __fish_seen_subcommand_from public" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
+complete -c world -n "__fish_world_using_subcommand key; and __fish_seen_subcommand_from public" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text; `--json=FIELDS` (comma-separated, with `=`) keeps only those members of each line, on the list commands that name their fields (log, effects, session list; an unknown field lists the valid ones)' -r
 complete -c world -n "__fish_world_using_subcommand key; and __fish_seen_subcommand_from public" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
 always\t'Always colour'
 never\t'Never colour'"
-complete -c world -n "__fish_world_using_subcommand key; and __fish_seen_subcommand_from public" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
 complete -c world -n "__fish_world_using_subcommand key; and __fish_seen_subcommand_from public" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
 complete -c world -n "__fish_world_using_subcommand key; and __fish_seen_subcommand_from public" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c world -n "__fish_world_using_subcommand key; and __fish_seen_subcommand_from help" -f -a "generate" -d 'Make an Ed25519 key: the private key goes to FILE (mode 0600, never overwritten), the public verifier key (NAME+KEYID+BASE64) to stdout'
@@ -668,10 +669,10 @@ complete -c world -n "__fish_world_using_subcommand checkpoint; and not __fish_s
 complete -c world -n "__fish_world_using_subcommand checkpoint; and not __fish_seen_subcommand_from list show cosign merge help" -l out -d 'Also write the checkpoint to FILE (replaced atomically)' -r -F
 complete -c world -n "__fish_world_using_subcommand checkpoint; and not __fish_seen_subcommand_from list show cosign merge help" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
 complete -c world -n "__fish_world_using_subcommand checkpoint; and not __fish_seen_subcommand_from list show cosign merge help" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
+complete -c world -n "__fish_world_using_subcommand checkpoint; and not __fish_seen_subcommand_from list show cosign merge help" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text; `--json=FIELDS` (comma-separated, with `=`) keeps only those members of each line, on the list commands that name their fields (log, effects, session list; an unknown field lists the valid ones)' -r
 complete -c world -n "__fish_world_using_subcommand checkpoint; and not __fish_seen_subcommand_from list show cosign merge help" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
 always\t'Always colour'
 never\t'Never colour'"
-complete -c world -n "__fish_world_using_subcommand checkpoint; and not __fish_seen_subcommand_from list show cosign merge help" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
 complete -c world -n "__fish_world_using_subcommand checkpoint; and not __fish_seen_subcommand_from list show cosign merge help" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
 complete -c world -n "__fish_world_using_subcommand checkpoint; and not __fish_seen_subcommand_from list show cosign merge help" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c world -n "__fish_world_using_subcommand checkpoint; and not __fish_seen_subcommand_from list show cosign merge help" -f -a "list" -d 'List the checkpoints this store signed, oldest first'
@@ -680,17 +681,17 @@ complete -c world -n "__fish_world_using_subcommand checkpoint; and not __fish_s
 complete -c world -n "__fish_world_using_subcommand checkpoint; and not __fish_seen_subcommand_from list show cosign merge help" -f -a "merge" -d 'Merge the cosignature lines of a cosigned copy of a stored checkpoint into it'
 complete -c world -n "__fish_world_using_subcommand checkpoint; and not __fish_seen_subcommand_from list show cosign merge help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c world -n "__fish_world_using_subcommand checkpoint; and __fish_seen_subcommand_from list" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
+complete -c world -n "__fish_world_using_subcommand checkpoint; and __fish_seen_subcommand_from list" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text; `--json=FIELDS` (comma-separated, with `=`) keeps only those members of each line, on the list commands that name their fields (log, effects, session list; an unknown field lists the valid ones)' -r
 complete -c world -n "__fish_world_using_subcommand checkpoint; and __fish_seen_subcommand_from list" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
 always\t'Always colour'
 never\t'Never colour'"
-complete -c world -n "__fish_world_using_subcommand checkpoint; and __fish_seen_subcommand_from list" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
 complete -c world -n "__fish_world_using_subcommand checkpoint; and __fish_seen_subcommand_from list" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
 complete -c world -n "__fish_world_using_subcommand checkpoint; and __fish_seen_subcommand_from list" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c world -n "__fish_world_using_subcommand checkpoint; and __fish_seen_subcommand_from show" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
+complete -c world -n "__fish_world_using_subcommand checkpoint; and __fish_seen_subcommand_from show" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text; `--json=FIELDS` (comma-separated, with `=`) keeps only those members of each line, on the list commands that name their fields (log, effects, session list; an unknown field lists the valid ones)' -r
 complete -c world -n "__fish_world_using_subcommand checkpoint; and __fish_seen_subcommand_from show" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
 always\t'Always colour'
 never\t'Never colour'"
-complete -c world -n "__fish_world_using_subcommand checkpoint; and __fish_seen_subcommand_from show" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
 complete -c world -n "__fish_world_using_subcommand checkpoint; and __fish_seen_subcommand_from show" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
 complete -c world -n "__fish_world_using_subcommand checkpoint; and __fish_seen_subcommand_from show" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c world -n "__fish_world_using_subcommand checkpoint; and __fish_seen_subcommand_from cosign" -l key -d 'The witness\'s private key file (world key generate --witness)' -r -F
@@ -700,19 +701,19 @@ complete -c world -n "__fish_world_using_subcommand checkpoint; and __fish_seen_
 complete -c world -n "__fish_world_using_subcommand checkpoint; and __fish_seen_subcommand_from cosign" -l out -d 'Write the cosigned checkpoint to FILE instead of stdout' -r -F
 complete -c world -n "__fish_world_using_subcommand checkpoint; and __fish_seen_subcommand_from cosign" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
 complete -c world -n "__fish_world_using_subcommand checkpoint; and __fish_seen_subcommand_from cosign" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
+complete -c world -n "__fish_world_using_subcommand checkpoint; and __fish_seen_subcommand_from cosign" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text; `--json=FIELDS` (comma-separated, with `=`) keeps only those members of each line, on the list commands that name their fields (log, effects, session list; an unknown field lists the valid ones)' -r
 complete -c world -n "__fish_world_using_subcommand checkpoint; and __fish_seen_subcommand_from cosign" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
 always\t'Always colour'
 never\t'Never colour'"
-complete -c world -n "__fish_world_using_subcommand checkpoint; and __fish_seen_subcommand_from cosign" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
 complete -c world -n "__fish_world_using_subcommand checkpoint; and __fish_seen_subcommand_from cosign" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
 complete -c world -n "__fish_world_using_subcommand checkpoint; and __fish_seen_subcommand_from cosign" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c world -n "__fish_world_using_subcommand checkpoint; and __fish_seen_subcommand_from merge" -l witness -d 'A witness whose cosignature must verify before anything is merged (repeatable)' -r
 complete -c world -n "__fish_world_using_subcommand checkpoint; and __fish_seen_subcommand_from merge" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
 complete -c world -n "__fish_world_using_subcommand checkpoint; and __fish_seen_subcommand_from merge" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
+complete -c world -n "__fish_world_using_subcommand checkpoint; and __fish_seen_subcommand_from merge" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text; `--json=FIELDS` (comma-separated, with `=`) keeps only those members of each line, on the list commands that name their fields (log, effects, session list; an unknown field lists the valid ones)' -r
 complete -c world -n "__fish_world_using_subcommand checkpoint; and __fish_seen_subcommand_from merge" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
 always\t'Always colour'
 never\t'Never colour'"
-complete -c world -n "__fish_world_using_subcommand checkpoint; and __fish_seen_subcommand_from merge" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
 complete -c world -n "__fish_world_using_subcommand checkpoint; and __fish_seen_subcommand_from merge" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
 complete -c world -n "__fish_world_using_subcommand checkpoint; and __fish_seen_subcommand_from merge" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c world -n "__fish_world_using_subcommand checkpoint; and __fish_seen_subcommand_from help" -f -a "list" -d 'List the checkpoints this store signed, oldest first'
@@ -724,18 +725,18 @@ complete -c world -n "__fish_world_using_subcommand prove" -l checkpoint -d 'The
 complete -c world -n "__fish_world_using_subcommand prove" -l from -d 'Print the consistency proof from this older checkpoint to the checkpoint instead' -r -F
 complete -c world -n "__fish_world_using_subcommand prove" -l key -d 'Check the checkpoints\' signatures with this public key first (NAME+KEYID+BASE64 or a file)' -r
 complete -c world -n "__fish_world_using_subcommand prove" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
+complete -c world -n "__fish_world_using_subcommand prove" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text; `--json=FIELDS` (comma-separated, with `=`) keeps only those members of each line, on the list commands that name their fields (log, effects, session list; an unknown field lists the valid ones)' -r
 complete -c world -n "__fish_world_using_subcommand prove" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
 always\t'Always colour'
 never\t'Never colour'"
-complete -c world -n "__fish_world_using_subcommand prove" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
 complete -c world -n "__fish_world_using_subcommand prove" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
 complete -c world -n "__fish_world_using_subcommand prove" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c world -n "__fish_world_using_subcommand limits; and not __fish_seen_subcommand_from init reserve dispatch settle reconcile release stop adjust report help" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
 complete -c world -n "__fish_world_using_subcommand limits; and not __fish_seen_subcommand_from init reserve dispatch settle reconcile release stop adjust report help" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
+complete -c world -n "__fish_world_using_subcommand limits; and not __fish_seen_subcommand_from init reserve dispatch settle reconcile release stop adjust report help" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text; `--json=FIELDS` (comma-separated, with `=`) keeps only those members of each line, on the list commands that name their fields (log, effects, session list; an unknown field lists the valid ones)' -r
 complete -c world -n "__fish_world_using_subcommand limits; and not __fish_seen_subcommand_from init reserve dispatch settle reconcile release stop adjust report help" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
 always\t'Always colour'
 never\t'Never colour'"
-complete -c world -n "__fish_world_using_subcommand limits; and not __fish_seen_subcommand_from init reserve dispatch settle reconcile release stop adjust report help" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
 complete -c world -n "__fish_world_using_subcommand limits; and not __fish_seen_subcommand_from init reserve dispatch settle reconcile release stop adjust report help" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
 complete -c world -n "__fish_world_using_subcommand limits; and not __fish_seen_subcommand_from init reserve dispatch settle reconcile release stop adjust report help" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c world -n "__fish_world_using_subcommand limits; and not __fish_seen_subcommand_from init reserve dispatch settle reconcile release stop adjust report help" -f -a "init" -d 'Load a ledger config (attended; --yes for scripts, recorded as an unattended HOST act)'
@@ -756,11 +757,11 @@ complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subc
 complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from init" -l ledger -d 'A standalone ledger (a file, or postgres://user@host/db) instead of the tables in the store file' -r
 complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from init" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
 complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from init" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
+complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from init" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text; `--json=FIELDS` (comma-separated, with `=`) keeps only those members of each line, on the list commands that name their fields (log, effects, session list; an unknown field lists the valid ones)' -r
 complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from init" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
 always\t'Always colour'
 never\t'Never colour'"
 complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from init" -l yes -d 'Unattended: no terminal, no phrase; recorded with actor kind HOST'
-complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from init" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
 complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from init" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
 complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from init" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from reserve" -l scope -d 'Target scope' -r
@@ -777,10 +778,10 @@ complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subc
 complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from reserve" -l ledger -d 'A standalone ledger (a file, or postgres://user@host/db) instead of the tables in the store file' -r
 complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from reserve" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
 complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from reserve" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
+complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from reserve" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text; `--json=FIELDS` (comma-separated, with `=`) keeps only those members of each line, on the list commands that name their fields (log, effects, session list; an unknown field lists the valid ones)' -r
 complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from reserve" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
 always\t'Always colour'
 never\t'Never colour'"
-complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from reserve" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
 complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from reserve" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
 complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from reserve" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from dispatch" -l attempt -d 'The attempt' -r
@@ -791,10 +792,10 @@ complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subc
 complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from dispatch" -l ledger -d 'A standalone ledger (a file, or postgres://user@host/db) instead of the tables in the store file' -r
 complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from dispatch" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
 complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from dispatch" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
+complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from dispatch" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text; `--json=FIELDS` (comma-separated, with `=`) keeps only those members of each line, on the list commands that name their fields (log, effects, session list; an unknown field lists the valid ones)' -r
 complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from dispatch" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
 always\t'Always colour'
 never\t'Never colour'"
-complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from dispatch" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
 complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from dispatch" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
 complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from dispatch" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from settle" -l attempt -d 'The attempt' -r
@@ -806,12 +807,12 @@ complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subc
 complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from settle" -l ledger -d 'A standalone ledger (a file, or postgres://user@host/db) instead of the tables in the store file' -r
 complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from settle" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
 complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from settle" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
+complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from settle" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text; `--json=FIELDS` (comma-separated, with `=`) keeps only those members of each line, on the list commands that name their fields (log, effects, session list; an unknown field lists the valid ones)' -r
 complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from settle" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
 always\t'Always colour'
 never\t'Never colour'"
 complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from settle" -l failed -d 'The effect failed (it still cost --actual)'
 complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from settle" -l unknown -d 'Nobody knows: the full reservation is kept until a human reconciles (HOST only)'
-complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from settle" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
 complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from settle" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
 complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from settle" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from reconcile" -l attempt -d 'The attempt' -r
@@ -825,11 +826,11 @@ complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subc
 complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from reconcile" -l ledger -d 'A standalone ledger (a file, or postgres://user@host/db) instead of the tables in the store file' -r
 complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from reconcile" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
 complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from reconcile" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
+complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from reconcile" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text; `--json=FIELDS` (comma-separated, with `=`) keeps only those members of each line, on the list commands that name their fields (log, effects, session list; an unknown field lists the valid ones)' -r
 complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from reconcile" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
 always\t'Always colour'
 never\t'Never colour'"
 complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from reconcile" -l from-store -d 'As the HOST, settle or release every outstanding attempt of this store (--db) in the standalone --ledger from the store\'s journal: never-dispatched reservations are released, journaled outcomes settled; DISPATCHED attempts without an outcome are kept for an attended reconcile (exit 5 while any remain). Takes the store\'s writer lock'
-complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from reconcile" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
 complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from reconcile" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
 complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from reconcile" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from release" -l attempt -d 'The attempt' -r
@@ -840,10 +841,10 @@ complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subc
 complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from release" -l ledger -d 'A standalone ledger (a file, or postgres://user@host/db) instead of the tables in the store file' -r
 complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from release" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
 complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from release" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
+complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from release" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text; `--json=FIELDS` (comma-separated, with `=`) keeps only those members of each line, on the list commands that name their fields (log, effects, session list; an unknown field lists the valid ones)' -r
 complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from release" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
 always\t'Always colour'
 never\t'Never colour'"
-complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from release" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
 complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from release" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
 complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from release" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from stop" -l scope -d 'The scope' -r
@@ -857,10 +858,10 @@ complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subc
 complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from stop" -l ledger -d 'A standalone ledger (a file, or postgres://user@host/db) instead of the tables in the store file' -r
 complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from stop" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
 complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from stop" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
+complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from stop" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text; `--json=FIELDS` (comma-separated, with `=`) keeps only those members of each line, on the list commands that name their fields (log, effects, session list; an unknown field lists the valid ones)' -r
 complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from stop" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
 always\t'Always colour'
 never\t'Never colour'"
-complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from stop" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
 complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from stop" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
 complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from stop" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from adjust" -l scope -d 'The scope' -r
@@ -874,21 +875,21 @@ complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subc
 complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from adjust" -l ledger -d 'A standalone ledger (a file, or postgres://user@host/db) instead of the tables in the store file' -r
 complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from adjust" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
 complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from adjust" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
+complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from adjust" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text; `--json=FIELDS` (comma-separated, with `=`) keeps only those members of each line, on the list commands that name their fields (log, effects, session list; an unknown field lists the valid ones)' -r
 complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from adjust" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
 always\t'Always colour'
 never\t'Never colour'"
 complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from adjust" -l resume -d 'Lift a stop on this scope'
-complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from adjust" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
 complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from adjust" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
 complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from adjust" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from report" -l scope -d 'Only this scope and its subtree' -r
 complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from report" -l now -d 'The clock: Unix milliseconds or RFC 3339 (2026-12-05T21:30:00Z); default: the system clock' -r
 complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from report" -l ledger -d 'A standalone ledger (a file, or postgres://user@host/db) instead of the tables in the store file' -r
 complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from report" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
+complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from report" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text; `--json=FIELDS` (comma-separated, with `=`) keeps only those members of each line, on the list commands that name their fields (log, effects, session list; an unknown field lists the valid ones)' -r
 complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from report" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
 always\t'Always colour'
 never\t'Never colour'"
-complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from report" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
 complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from report" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
 complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from report" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from help" -f -a "init" -d 'Load a ledger config (attended; --yes for scripts, recorded as an unattended HOST act)'
@@ -904,10 +905,10 @@ complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subc
 complete -c world -n "__fish_world_using_subcommand mission; and not __fish_seen_subcommand_from create apply start-run grant admit dispatch settle release reconcile approve revoke complete-run report list log verify help" -l ledger -d 'A standalone ledger holding the missions (a file made by `world limits init`, or postgres://user@host/db) instead of the store file' -r
 complete -c world -n "__fish_world_using_subcommand mission; and not __fish_seen_subcommand_from create apply start-run grant admit dispatch settle release reconcile approve revoke complete-run report list log verify help" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
 complete -c world -n "__fish_world_using_subcommand mission; and not __fish_seen_subcommand_from create apply start-run grant admit dispatch settle release reconcile approve revoke complete-run report list log verify help" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
+complete -c world -n "__fish_world_using_subcommand mission; and not __fish_seen_subcommand_from create apply start-run grant admit dispatch settle release reconcile approve revoke complete-run report list log verify help" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text; `--json=FIELDS` (comma-separated, with `=`) keeps only those members of each line, on the list commands that name their fields (log, effects, session list; an unknown field lists the valid ones)' -r
 complete -c world -n "__fish_world_using_subcommand mission; and not __fish_seen_subcommand_from create apply start-run grant admit dispatch settle release reconcile approve revoke complete-run report list log verify help" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
 always\t'Always colour'
 never\t'Never colour'"
-complete -c world -n "__fish_world_using_subcommand mission; and not __fish_seen_subcommand_from create apply start-run grant admit dispatch settle release reconcile approve revoke complete-run report list log verify help" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
 complete -c world -n "__fish_world_using_subcommand mission; and not __fish_seen_subcommand_from create apply start-run grant admit dispatch settle release reconcile approve revoke complete-run report list log verify help" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
 complete -c world -n "__fish_world_using_subcommand mission; and not __fish_seen_subcommand_from create apply start-run grant admit dispatch settle release reconcile approve revoke complete-run report list log verify help" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c world -n "__fish_world_using_subcommand mission; and not __fish_seen_subcommand_from create apply start-run grant admit dispatch settle release reconcile approve revoke complete-run report list log verify help" -f -a "create" -d 'Store a new mission from a contract (attended; --yes for scripts, recorded as unattended)'
@@ -932,11 +933,11 @@ complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_sub
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from create" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from create" -l ledger -d 'A standalone ledger holding the missions (a file made by `world limits init`, or postgres://user@host/db) instead of the store file' -r
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from create" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
+complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from create" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text; `--json=FIELDS` (comma-separated, with `=`) keeps only those members of each line, on the list commands that name their fields (log, effects, session list; an unknown field lists the valid ones)' -r
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from create" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
 always\t'Always colour'
 never\t'Never colour'"
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from create" -l yes -d 'Unattended: no terminal, no phrase; recorded as unattended'
-complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from create" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from create" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from create" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from apply" -l command -d 'One command JSON (`-` = stdin)' -r -F
@@ -947,10 +948,10 @@ complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_sub
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from apply" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from apply" -l ledger -d 'A standalone ledger holding the missions (a file made by `world limits init`, or postgres://user@host/db) instead of the store file' -r
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from apply" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
+complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from apply" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text; `--json=FIELDS` (comma-separated, with `=`) keeps only those members of each line, on the list commands that name their fields (log, effects, session list; an unknown field lists the valid ones)' -r
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from apply" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
 always\t'Always colour'
 never\t'Never colour'"
-complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from apply" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from apply" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from apply" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from start-run" -l run -d 'Run id' -r
@@ -960,10 +961,10 @@ complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_sub
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from start-run" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from start-run" -l ledger -d 'A standalone ledger holding the missions (a file made by `world limits init`, or postgres://user@host/db) instead of the store file' -r
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from start-run" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
+complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from start-run" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text; `--json=FIELDS` (comma-separated, with `=`) keeps only those members of each line, on the list commands that name their fields (log, effects, session list; an unknown field lists the valid ones)' -r
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from start-run" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
 always\t'Always colour'
 never\t'Never colour'"
-complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from start-run" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from start-run" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from start-run" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from grant" -l id -d 'Grant id' -r
@@ -981,11 +982,11 @@ complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_sub
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from grant" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from grant" -l ledger -d 'A standalone ledger holding the missions (a file made by `world limits init`, or postgres://user@host/db) instead of the store file' -r
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from grant" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
+complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from grant" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text; `--json=FIELDS` (comma-separated, with `=`) keeps only those members of each line, on the list commands that name their fields (log, effects, session list; an unknown field lists the valid ones)' -r
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from grant" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
 always\t'Always colour'
 never\t'Never colour'"
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from grant" -l can-delegate -d 'The subject may delegate'
-complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from grant" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from grant" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from grant" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from admit" -l run -d 'Run id' -r
@@ -1007,11 +1008,11 @@ complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_sub
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from admit" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from admit" -l ledger -d 'A standalone ledger holding the missions (a file made by `world limits init`, or postgres://user@host/db) instead of the store file' -r
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from admit" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
+complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from admit" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text; `--json=FIELDS` (comma-separated, with `=`) keeps only those members of each line, on the list commands that name their fields (log, effects, session list; an unknown field lists the valid ones)' -r
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from admit" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
 always\t'Always colour'
 never\t'Never colour'"
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from admit" -l mandatory-checks-failed -d 'The mandatory checks failed'
-complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from admit" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from admit" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from admit" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from dispatch" -l attempt -d 'The attempt' -r
@@ -1021,10 +1022,10 @@ complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_sub
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from dispatch" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from dispatch" -l ledger -d 'A standalone ledger holding the missions (a file made by `world limits init`, or postgres://user@host/db) instead of the store file' -r
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from dispatch" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
+complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from dispatch" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text; `--json=FIELDS` (comma-separated, with `=`) keeps only those members of each line, on the list commands that name their fields (log, effects, session list; an unknown field lists the valid ones)' -r
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from dispatch" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
 always\t'Always colour'
 never\t'Never colour'"
-complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from dispatch" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from dispatch" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from dispatch" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from settle" -l attempt -d 'The attempt' -r
@@ -1035,12 +1036,12 @@ complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_sub
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from settle" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from settle" -l ledger -d 'A standalone ledger holding the missions (a file made by `world limits init`, or postgres://user@host/db) instead of the store file' -r
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from settle" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
+complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from settle" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text; `--json=FIELDS` (comma-separated, with `=`) keeps only those members of each line, on the list commands that name their fields (log, effects, session list; an unknown field lists the valid ones)' -r
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from settle" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
 always\t'Always colour'
 never\t'Never colour'"
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from settle" -l failed -d 'The effect failed (it still cost --actual)'
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from settle" -l unknown -d 'Nobody knows: the full reservation is kept until a human reconciles'
-complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from settle" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from settle" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from settle" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from release" -l attempt -d 'The attempt' -r
@@ -1050,10 +1051,10 @@ complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_sub
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from release" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from release" -l ledger -d 'A standalone ledger holding the missions (a file made by `world limits init`, or postgres://user@host/db) instead of the store file' -r
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from release" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
+complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from release" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text; `--json=FIELDS` (comma-separated, with `=`) keeps only those members of each line, on the list commands that name their fields (log, effects, session list; an unknown field lists the valid ones)' -r
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from release" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
 always\t'Always colour'
 never\t'Never colour'"
-complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from release" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from release" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from release" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from reconcile" -l attempt -d 'The attempt' -r
@@ -1066,12 +1067,12 @@ complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_sub
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from reconcile" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from reconcile" -l ledger -d 'A standalone ledger holding the missions (a file made by `world limits init`, or postgres://user@host/db) instead of the store file' -r
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from reconcile" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
+complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from reconcile" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text; `--json=FIELDS` (comma-separated, with `=`) keeps only those members of each line, on the list commands that name their fields (log, effects, session list; an unknown field lists the valid ones)' -r
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from reconcile" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
 always\t'Always colour'
 never\t'Never colour'"
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from reconcile" -l failed -d 'The effect failed'
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from reconcile" -l from-store -d 'Settle the attempts this store paired with the mission in the standalone --ledger from the store\'s journal (HOST, unattended; a dispatched attempt without an outcome is settled UNKNOWN, never refunded)'
-complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from reconcile" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from reconcile" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from reconcile" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from approve" -l operation -d 'The operation' -r
@@ -1083,10 +1084,10 @@ complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_sub
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from approve" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from approve" -l ledger -d 'A standalone ledger holding the missions (a file made by `world limits init`, or postgres://user@host/db) instead of the store file' -r
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from approve" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
+complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from approve" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text; `--json=FIELDS` (comma-separated, with `=`) keeps only those members of each line, on the list commands that name their fields (log, effects, session list; an unknown field lists the valid ones)' -r
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from approve" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
 always\t'Always colour'
 never\t'Never colour'"
-complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from approve" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from approve" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from approve" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from revoke" -l grant -d 'The grant' -r
@@ -1096,10 +1097,10 @@ complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_sub
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from revoke" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from revoke" -l ledger -d 'A standalone ledger holding the missions (a file made by `world limits init`, or postgres://user@host/db) instead of the store file' -r
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from revoke" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
+complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from revoke" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text; `--json=FIELDS` (comma-separated, with `=`) keeps only those members of each line, on the list commands that name their fields (log, effects, session list; an unknown field lists the valid ones)' -r
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from revoke" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
 always\t'Always colour'
 never\t'Never colour'"
-complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from revoke" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from revoke" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from revoke" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from complete-run" -l run -d 'Run id' -r
@@ -1110,43 +1111,43 @@ complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_sub
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from complete-run" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from complete-run" -l ledger -d 'A standalone ledger holding the missions (a file made by `world limits init`, or postgres://user@host/db) instead of the store file' -r
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from complete-run" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
+complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from complete-run" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text; `--json=FIELDS` (comma-separated, with `=`) keeps only those members of each line, on the list commands that name their fields (log, effects, session list; an unknown field lists the valid ones)' -r
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from complete-run" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
 always\t'Always colour'
 never\t'Never colour'"
-complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from complete-run" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from complete-run" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from complete-run" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from report" -l now -d 'The clock for liveness and the deadline: Unix milliseconds or RFC 3339; default: the system clock' -r
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from report" -l ledger -d 'A standalone ledger holding the missions (a file made by `world limits init`, or postgres://user@host/db) instead of the store file' -r
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from report" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
+complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from report" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text; `--json=FIELDS` (comma-separated, with `=`) keeps only those members of each line, on the list commands that name their fields (log, effects, session list; an unknown field lists the valid ones)' -r
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from report" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
 always\t'Always colour'
 never\t'Never colour'"
-complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from report" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from report" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from report" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from list" -l ledger -d 'A standalone ledger holding the missions (a file made by `world limits init`, or postgres://user@host/db) instead of the store file' -r
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from list" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
+complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from list" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text; `--json=FIELDS` (comma-separated, with `=`) keeps only those members of each line, on the list commands that name their fields (log, effects, session list; an unknown field lists the valid ones)' -r
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from list" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
 always\t'Always colour'
 never\t'Never colour'"
-complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from list" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from list" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from list" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from log" -l ledger -d 'A standalone ledger holding the missions (a file made by `world limits init`, or postgres://user@host/db) instead of the store file' -r
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from log" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
+complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from log" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text; `--json=FIELDS` (comma-separated, with `=`) keeps only those members of each line, on the list commands that name their fields (log, effects, session list; an unknown field lists the valid ones)' -r
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from log" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
 always\t'Always colour'
 never\t'Never colour'"
-complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from log" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from log" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from log" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from verify" -l ledger -d 'A standalone ledger holding the missions (a file made by `world limits init`, or postgres://user@host/db) instead of the store file' -r
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from verify" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
+complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from verify" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text; `--json=FIELDS` (comma-separated, with `=`) keeps only those members of each line, on the list commands that name their fields (log, effects, session list; an unknown field lists the valid ones)' -r
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from verify" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
 always\t'Always colour'
 never\t'Never colour'"
-complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from verify" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from verify" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from verify" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from help" -f -a "create" -d 'Store a new mission from a contract (attended; --yes for scripts, recorded as unattended)'
@@ -1180,13 +1181,13 @@ complete -c world -n "__fish_world_using_subcommand serve" -l exec-episode-proje
 complete -c world -n "__fish_world_using_subcommand serve" -l exec-max-output-bytes -d 'Kill a command whose stdout or stderr passes N bytes (default 67108864)' -r
 complete -c world -n "__fish_world_using_subcommand serve" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
 complete -c world -n "__fish_world_using_subcommand serve" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
+complete -c world -n "__fish_world_using_subcommand serve" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text; `--json=FIELDS` (comma-separated, with `=`) keeps only those members of each line, on the list commands that name their fields (log, effects, session list; an unknown field lists the valid ones)' -r
 complete -c world -n "__fish_world_using_subcommand serve" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
 always\t'Always colour'
 never\t'Never colour'"
 complete -c world -n "__fish_world_using_subcommand serve" -l run-net-allow-http -d 'Allow plain http to the --run-net-allow pairs'
 complete -c world -n "__fish_world_using_subcommand serve" -l approve-on-tty -d 'Human.Approve asks on this daemon\'s controlling terminal (default: requests stay pending, decided with `world approval decide` once the daemon is stopped)'
 complete -c world -n "__fish_world_using_subcommand serve" -l allow-unattested -d 'Accept a session credential this store holds no mint record for (a row the reference daemon minted, or one inserted into the file); refused by default, and `world verify` warns `unattested` about such rows'
-complete -c world -n "__fish_world_using_subcommand serve" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
 complete -c world -n "__fish_world_using_subcommand serve" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
 complete -c world -n "__fish_world_using_subcommand serve" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c world -n "__fish_world_using_subcommand mcp" -l session -d 'Session token file or token (else WORLD_SESSION)' -r
@@ -1198,11 +1199,11 @@ complete -c world -n "__fish_world_using_subcommand mcp" -l exec-episode-project
 complete -c world -n "__fish_world_using_subcommand mcp" -l exec-max-output-bytes -d 'Kill a command whose stdout or stderr passes N bytes (default 67108864)' -r
 complete -c world -n "__fish_world_using_subcommand mcp" -l wait-lock -d 'Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)' -r
 complete -c world -n "__fish_world_using_subcommand mcp" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
+complete -c world -n "__fish_world_using_subcommand mcp" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text; `--json=FIELDS` (comma-separated, with `=`) keeps only those members of each line, on the list commands that name their fields (log, effects, session list; an unknown field lists the valid ones)' -r
 complete -c world -n "__fish_world_using_subcommand mcp" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
 always\t'Always colour'
 never\t'Never colour'"
 complete -c world -n "__fish_world_using_subcommand mcp" -l allow-unattested -d 'Accept a session credential this store holds no mint record for (a row the reference daemon minted, or one inserted into the file); refused by default, and `world verify` warns `unattested` about such rows'
-complete -c world -n "__fish_world_using_subcommand mcp" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
 complete -c world -n "__fish_world_using_subcommand mcp" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
 complete -c world -n "__fish_world_using_subcommand mcp" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c world -n "__fish_world_using_subcommand replay" -l episode -d 'Replay the coordinator entries of this episode' -r
@@ -1214,6 +1215,7 @@ complete -c world -n "__fish_world_using_subcommand replay" -l candidate -d 'Re-
 complete -c world -n "__fish_world_using_subcommand replay" -l transition -d 'Re-run the entries of transition ID with the source in FILE (repeatable; the recording\'s calling convention)' -r
 complete -c world -n "__fish_world_using_subcommand replay" -l interpreter -d 'Re-run every selected entry under this interpreter: a path, a sha256: ref of an archived one, or `embedded`' -r
 complete -c world -n "__fish_world_using_subcommand replay" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
+complete -c world -n "__fish_world_using_subcommand replay" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text; `--json=FIELDS` (comma-separated, with `=`) keeps only those members of each line, on the list commands that name their fields (log, effects, session list; an unknown field lists the valid ones)' -r
 complete -c world -n "__fish_world_using_subcommand replay" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
 always\t'Always colour'
 never\t'Never colour'"
@@ -1222,24 +1224,23 @@ complete -c world -n "__fish_world_using_subcommand replay" -l keep-going -d 'Ke
 complete -c world -n "__fish_world_using_subcommand replay" -l allow-empty -d 'Succeed even when the selection holds nothing replayable (default: exit 1, so a CI job that replays nothing does not pass by accident)'
 complete -c world -n "__fish_world_using_subcommand replay" -l allow-gaps -d 'Replay what is there even when the log has a gap or misses the entry of an invocation the journal records as committed (default: exit 3 before replaying anything)'
 complete -c world -n "__fish_world_using_subcommand replay" -l report-only -d 'Report changed verdicts but exit 0 (a divergence of the recording still exits 3)'
-complete -c world -n "__fish_world_using_subcommand replay" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
 complete -c world -n "__fish_world_using_subcommand replay" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
 complete -c world -n "__fish_world_using_subcommand replay" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c world -n "__fish_world_using_subcommand export-episode" -l out -d 'The bundle store to create (refused when it exists)' -r -F
 complete -c world -n "__fish_world_using_subcommand export-episode" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
+complete -c world -n "__fish_world_using_subcommand export-episode" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text; `--json=FIELDS` (comma-separated, with `=`) keeps only those members of each line, on the list commands that name their fields (log, effects, session list; an unknown field lists the valid ones)' -r
 complete -c world -n "__fish_world_using_subcommand export-episode" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
 always\t'Always colour'
 never\t'Never colour'"
 complete -c world -n "__fish_world_using_subcommand export-episode" -l embed -d 'Store the pinned interpreter binaries inside the bundle instead of FILE.artifacts/'
 complete -c world -n "__fish_world_using_subcommand export-episode" -l checkpoint -d 'Put the store\'s latest signed checkpoint and each entry\'s inclusion proof into the bundle, so `world verify --bundle FILE --key KEY` proves it offline'
-complete -c world -n "__fish_world_using_subcommand export-episode" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
 complete -c world -n "__fish_world_using_subcommand export-episode" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
 complete -c world -n "__fish_world_using_subcommand export-episode" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c world -n "__fish_world_using_subcommand util; and not __fish_seen_subcommand_from completions man exec-probe help" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
+complete -c world -n "__fish_world_using_subcommand util; and not __fish_seen_subcommand_from completions man exec-probe help" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text; `--json=FIELDS` (comma-separated, with `=`) keeps only those members of each line, on the list commands that name their fields (log, effects, session list; an unknown field lists the valid ones)' -r
 complete -c world -n "__fish_world_using_subcommand util; and not __fish_seen_subcommand_from completions man exec-probe help" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
 always\t'Always colour'
 never\t'Never colour'"
-complete -c world -n "__fish_world_using_subcommand util; and not __fish_seen_subcommand_from completions man exec-probe help" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
 complete -c world -n "__fish_world_using_subcommand util; and not __fish_seen_subcommand_from completions man exec-probe help" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
 complete -c world -n "__fish_world_using_subcommand util; and not __fish_seen_subcommand_from completions man exec-probe help" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c world -n "__fish_world_using_subcommand util; and not __fish_seen_subcommand_from completions man exec-probe help" -f -a "completions" -d 'Write bash, zsh and fish completions into DIR (default: completions/)'
@@ -1248,25 +1249,25 @@ complete -c world -n "__fish_world_using_subcommand util; and not __fish_seen_su
 complete -c world -n "__fish_world_using_subcommand util; and not __fish_seen_subcommand_from completions man exec-probe help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c world -n "__fish_world_using_subcommand util; and __fish_seen_subcommand_from completions" -l out -d 'Output directory' -r -F
 complete -c world -n "__fish_world_using_subcommand util; and __fish_seen_subcommand_from completions" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
+complete -c world -n "__fish_world_using_subcommand util; and __fish_seen_subcommand_from completions" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text; `--json=FIELDS` (comma-separated, with `=`) keeps only those members of each line, on the list commands that name their fields (log, effects, session list; an unknown field lists the valid ones)' -r
 complete -c world -n "__fish_world_using_subcommand util; and __fish_seen_subcommand_from completions" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
 always\t'Always colour'
 never\t'Never colour'"
-complete -c world -n "__fish_world_using_subcommand util; and __fish_seen_subcommand_from completions" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
 complete -c world -n "__fish_world_using_subcommand util; and __fish_seen_subcommand_from completions" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
 complete -c world -n "__fish_world_using_subcommand util; and __fish_seen_subcommand_from completions" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c world -n "__fish_world_using_subcommand util; and __fish_seen_subcommand_from man" -l out -d 'Output directory' -r -F
 complete -c world -n "__fish_world_using_subcommand util; and __fish_seen_subcommand_from man" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
+complete -c world -n "__fish_world_using_subcommand util; and __fish_seen_subcommand_from man" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text; `--json=FIELDS` (comma-separated, with `=`) keeps only those members of each line, on the list commands that name their fields (log, effects, session list; an unknown field lists the valid ones)' -r
 complete -c world -n "__fish_world_using_subcommand util; and __fish_seen_subcommand_from man" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
 always\t'Always colour'
 never\t'Never colour'"
-complete -c world -n "__fish_world_using_subcommand util; and __fish_seen_subcommand_from man" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
 complete -c world -n "__fish_world_using_subcommand util; and __fish_seen_subcommand_from man" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
 complete -c world -n "__fish_world_using_subcommand util; and __fish_seen_subcommand_from man" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c world -n "__fish_world_using_subcommand util; and __fish_seen_subcommand_from exec-probe" -l db -d 'The store file (default ~/.ailang/world/world.db)' -r -F
+complete -c world -n "__fish_world_using_subcommand util; and __fish_seen_subcommand_from exec-probe" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text; `--json=FIELDS` (comma-separated, with `=`) keeps only those members of each line, on the list commands that name their fields (log, effects, session list; an unknown field lists the valid ones)' -r
 complete -c world -n "__fish_world_using_subcommand util; and __fish_seen_subcommand_from exec-probe" -l color -d 'Colour output: auto (terminal and no NO_COLOR), always or never' -r -f -a "auto\t'Colour when stderr is a terminal and NO_COLOR is unset'
 always\t'Always colour'
 never\t'Never colour'"
-complete -c world -n "__fish_world_using_subcommand util; and __fish_seen_subcommand_from exec-probe" -l json -d 'Print JSON (one object, or JSON lines for lists) instead of text'
 complete -c world -n "__fish_world_using_subcommand util; and __fish_seen_subcommand_from exec-probe" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
 complete -c world -n "__fish_world_using_subcommand util; and __fish_seen_subcommand_from exec-probe" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c world -n "__fish_world_using_subcommand util; and __fish_seen_subcommand_from help" -f -a "completions" -d 'Write bash, zsh and fish completions into DIR (default: completions/)'

@@ -647,3 +647,117 @@ fn the_publish_diff_shows_effects_and_old_to_new_values() {
         "{line}"
     );
 }
+
+/// Terminal rows `text` takes at `cols` columns (a line wider than the terminal wraps).
+fn rows_at(text: &str, cols: usize) -> usize {
+    text.lines()
+        .map(|l| l.rsplit('\r').next().unwrap_or(l))
+        .map(|l| l.chars().count().div_ceil(cols).max(1))
+        .sum()
+}
+
+/// Issue 29 §5 (the walk's finding: ~57 lines before the first attended prompt): the first
+/// attended publish of the README's nine fixture transitions, on an 80×24 terminal, shows a
+/// summary, then each transition's access and declared effects, the timeout and what "no"
+/// means, and everything it printed before the `> ` prompt fits one 24-row screen; `--details`
+/// adds each added transition's block.
+#[test]
+fn the_first_attended_publish_fits_an_80_by_24_terminal() {
+    let env = Env::new();
+    let repo = crate::common::repo();
+    let mut m: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(repo.join("fixtures/transitions/manifest.json")).unwrap(),
+    )
+    .unwrap();
+    let mut want: Vec<(String, String, String)> = Vec::new();
+    for d in m.as_array_mut().unwrap() {
+        let f = d["transitionFnFile"].as_str().unwrap().to_string();
+        d["transitionFnFile"] = repo.join(f).to_string_lossy().into_owned().into();
+        let eff = |e: &serde_json::Value| {
+            format!(
+                "{}/{}/{}",
+                e["effect"].as_str().unwrap(),
+                e["scope"].as_str().unwrap(),
+                e["cost"]
+            )
+        };
+        let declared: Vec<String> = d["declaredEffects"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(eff)
+            .collect();
+        want.push((
+            d["id"].as_str().unwrap().to_string(),
+            eff(&d["access"]),
+            if declared.is_empty() {
+                "(none)".into()
+            } else {
+                declared.join(" ")
+            },
+        ));
+    }
+    assert_eq!(want.len(), 9);
+    std::fs::write(env.dir.path().join("m.json"), m.to_string()).unwrap();
+    let ctrl_d: Act = Box::new(|w| {
+        use std::io::Write;
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        w.write_all(b"\x04").unwrap();
+    });
+    let (out, shown) = publish_driven(&env, &[], vec![("> ", ctrl_d)]);
+    assert_eq!(out.status.code(), Some(3), "{shown}");
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    let before_stop: String = stderr
+        .lines()
+        .take_while(|l| !l.starts_with("STOP"))
+        .collect::<Vec<_>>()
+        .join("\n");
+    let prompt_at = shown.rfind("> ").unwrap();
+    let screen = &shown[..prompt_at + 2];
+    let rows = rows_at(&before_stop, 80) + rows_at(screen, 80);
+    assert!(
+        rows <= 24,
+        "{rows} rows before the prompt:\n{before_stop}\n{screen}"
+    );
+    // Summary first, then each transition with its access and declared effects.
+    let first = screen.lines().next().unwrap_or_default();
+    assert!(first.contains("9 added, 0 changed, 0 removed"), "{screen}");
+    for (id, access, declared) in &want {
+        let row = screen
+            .lines()
+            .find(|l| l.split_whitespace().nth(1) == Some(id.as_str()))
+            .unwrap_or_else(|| panic!("no row for {id}: {screen}"));
+        assert!(row.contains(access.as_str()), "{row}");
+        let first_effect = declared.split(' ').next().unwrap();
+        assert!(row.contains(first_effect), "{row}");
+        if declared.contains(' ') {
+            // A list the table cut is given in full below it.
+            assert!(
+                screen.contains(&format!("  {id} declares {declared}")),
+                "{screen}"
+            );
+        }
+    }
+    assert!(screen.contains("no answer within 120 s cancels: nothing is published"));
+    assert!(stderr.contains("nothing was published"), "{stderr}");
+    assert_eq!(registry_rows(&env.db()), 0);
+
+    // --details: every added transition's block.
+    let ctrl_d: Act = Box::new(|w| {
+        use std::io::Write;
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        w.write_all(b"\x04").unwrap();
+    });
+    let (_, shown) = publish_driven(&env, &["--details"], vec![("> ", ctrl_d)]);
+    for (id, access, declared) in &want {
+        assert!(shown.contains(&format!("added {id}:")), "{shown}");
+        assert!(
+            shown.contains(&format!("  access           {access}")),
+            "{shown}"
+        );
+        assert!(
+            shown.contains(&format!("  declaredEffects  {declared}")),
+            "{shown}"
+        );
+    }
+}

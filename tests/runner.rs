@@ -33,6 +33,7 @@ mod cli;
 mod exec;
 mod generated;
 mod handlers_tool_lane;
+mod inspection;
 mod integrity_files;
 mod invoke;
 mod invoke_reliability;

@@ -325,3 +325,114 @@ fn every_table_fits_80_and_200_columns_without_cutting_an_identifier() {
         snap("publish-diff", cols, &diff);
     }
 }
+
+/// Every full hash in `text`: a run of exactly 64 hex digits, with its `sha256:` prefix when
+/// it has one (a ref, 71 characters; a credential id is bare).
+fn full_refs(text: &str) -> Vec<String> {
+    let b = text.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        let n = b[i..].iter().take_while(|c| c.is_ascii_hexdigit()).count();
+        if n == 0 {
+            i += 1;
+            continue;
+        }
+        if n == 64 && (i == 0 || !b[i - 1].is_ascii_alphanumeric()) {
+            let start = if text[..i].ends_with("sha256:") {
+                i - 7
+            } else {
+                i
+            };
+            out.push(text[start..i + 64].to_string());
+        }
+        i += n;
+    }
+    out
+}
+
+/// Issue 29 (the walk after item 1): the `key value` views — `show`, `receipt`, `why`,
+/// `effects show`, `session show`, `status`, `world get`, `log get`, `transitions show` —
+/// at 80 and 200 columns: a line wider than the terminal is broken between tokens only
+/// (docs/TABLES.md "Key/value views"), so every full hash the 200-column view prints is on
+/// one line at 80 columns too, every line fits unless it is one token wider than the
+/// terminal (a JSON document, printed whole), and the tokens and their order are unchanged.
+#[test]
+fn key_value_views_never_split_a_hash_at_80_and_200_columns() {
+    let env = scenario();
+    let put = env.root.join("kv-note.json");
+    std::fs::write(&put, br#"{"note":"kv"}"#).expect("write");
+    env.ok(&[
+        "commit",
+        "--put",
+        &put.to_string_lossy(),
+        "--semantic-id",
+        "demo/note",
+        "--invocation-id",
+        "rest:kv-1",
+    ]);
+    let record = env.effects(&[])[0]["ref"]
+        .as_str()
+        .expect("a record")
+        .to_string();
+    let session =
+        crate::invoke_support::json_lines(&env.ok(&["session", "list", "--all", "--json"]))[0]
+            ["credentialId"]
+            .as_str()
+            .expect("credential")
+            .to_string();
+    let views: Vec<(&str, Vec<&str>, bool)> = vec![
+        // (name, args, snapshot: false where the text holds the temp path)
+        ("show-invocation", vec!["show", "cli:sc1:r-1"], true),
+        ("show-commit", vec!["show", "rest:kv-1"], true),
+        ("receipt", vec!["receipt", "cli:sc1:r-1"], true),
+        ("why", vec!["why", "cli:sc1:r-1"], true),
+        (
+            "effects-show",
+            vec!["effects", "show", record.as_str()],
+            false,
+        ),
+        (
+            "session-show",
+            vec!["session", "show", session.as_str()],
+            false,
+        ),
+        ("status", vec!["status"], false),
+        ("world-get", vec!["world", "get", "head"], true),
+        ("log-get", vec!["log", "get", "1"], true),
+        (
+            "transitions-show",
+            vec!["transitions", "show", "ailang-write"],
+            true,
+        ),
+    ];
+    for (name, args, snapshot) in &views {
+        let (wide, _) = at(&env, 200, args);
+        let (narrow, _) = at(&env, 80, args);
+        let words = |t: &str| -> Vec<String> {
+            // A `key=value` token may break after `=`: compare with `=` spaced.
+            t.replace('=', "= ")
+                .split_whitespace()
+                .map(str::to_string)
+                .collect()
+        };
+        assert_eq!(words(&narrow), words(&wide), "{name}: tokens differ");
+        for line in narrow.lines() {
+            let w = line.chars().count();
+            assert!(
+                w <= 80 || line.split_whitespace().count() == 1,
+                "{name} at 80: {w} columns and more than one token: {line}\n{narrow}"
+            );
+        }
+        let on_lines: Vec<String> = narrow.lines().flat_map(full_refs).collect();
+        let wide_refs = full_refs(&wide);
+        assert!(!wide_refs.is_empty() || *name == "status", "{name}: {wide}");
+        for r in &wide_refs {
+            assert!(on_lines.contains(r), "{name} at 80 splits {r}:\n{narrow}");
+        }
+        if *snapshot {
+            snap(&format!("kv-{name}"), 80, &narrow);
+            snap(&format!("kv-{name}"), 200, &wide);
+        }
+    }
+}

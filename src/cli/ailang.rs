@@ -150,6 +150,7 @@ pub fn run(_ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliErro
             let bytes = read(&file)?;
             let args = match args_json.as_deref() {
                 Some("-") => {
+                    super::stdin_not_terminal("ailang run --args-json", "the JSON arguments")?;
                     let mut s = String::new();
                     std::io::Read::read_to_string(&mut std::io::stdin(), &mut s)?;
                     Some(s)

@@ -108,10 +108,10 @@ fn print_one(out: &mut Output, a: &Approval) -> Result<(), CliError> {
         out.json_line(a)?;
         return Ok(());
     }
-    out.line(format!("request   {}", escape_line(&a.request_ref)))?;
-    out.line(format!("episode   {}", escape_line(&a.episode)))?;
-    out.line(format!("state     {}", escape_line(&state_text(a))))?;
-    out.line(format!(
+    out.view(format!("request   {}", escape_line(&a.request_ref)))?;
+    out.view(format!("episode   {}", escape_line(&a.episode)))?;
+    out.view(format!("state     {}", escape_line(&state_text(a))))?;
+    out.view(format!(
         "requested by {} at {} (origin {})",
         escape_line(&a.requester),
         crate::authority::session::rfc3339(a.created_at),
@@ -123,7 +123,7 @@ fn print_one(out: &mut Output, a: &Approval) -> Result<(), CliError> {
         a.decided_at,
         a.attended,
     ) {
-        out.line(format!(
+        out.view(format!(
             "decision  {} by {} at {}{}",
             escape_line(d),
             escape_line(by),
@@ -132,9 +132,9 @@ fn print_one(out: &mut Output, a: &Approval) -> Result<(), CliError> {
         ))?;
     }
     if let Some(c) = &a.claimed_by {
-        out.line(format!("consumed by {}", escape_line(c)))?;
+        out.view(format!("consumed by {}", escape_line(c)))?;
     }
-    out.line("summary:")?;
+    out.view("summary:")?;
     for l in escape_text(&a.summary).lines() {
         out.line(format!("  {l}"))?;
     }

@@ -64,6 +64,26 @@ pub(crate) fn run_show(
     )
 }
 
+/// The members of a `world effects --json` line (docs/json/effect.schema.json), the fields
+/// `--json=FIELDS` may select.
+pub const JSON_FIELDS: &[&str] = &[
+    "ref",
+    "intentId",
+    "invocationId",
+    "episodeId",
+    "effect",
+    "scope",
+    "cost",
+    "allowed",
+    "denial",
+    "failed",
+    "outcome",
+    "budgetBefore",
+    "budgetAfter",
+    "requestRef",
+    "resultRef",
+];
+
 /// Run `world effects`.
 pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError> {
     let store = ctx.open_read()?;
@@ -114,14 +134,14 @@ pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError
             // Stored values, and the request and result payloads a transition or a command
             // produced, are shown escaped (DEC-TRUST3-4).
             let esc = crate::termtext::escape_line;
-            out.line(format!("record   {reference}"))?;
-            out.line(format!(
+            out.view(format!("record   {reference}"))?;
+            out.view(format!(
                 "effect   {} scope {} cost {}",
                 esc(&rec.effect),
                 esc(&rec.scope),
                 rec.cost
             ))?;
-            out.line(format!(
+            out.view(format!(
                 "budget   {} → {}",
                 rec.budget_before, rec.budget_after
             ))?;
@@ -130,13 +150,13 @@ pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError
             } else {
                 format!("{outcome} ({})", rec.denial)
             };
-            out.line(format!("outcome  {}", esc(&status)))?;
+            out.view(format!("outcome  {}", esc(&status)))?;
             if let Some(i) = &held {
-                out.line(format!("invocation {}", esc(i)))?;
+                out.view(format!("invocation {}", esc(i)))?;
             }
             // The budget law (authority-and-broker.md §7): before − cost = after when allowed,
             // before = after when denied. Said in words, with what was checked.
-            out.line(format!(
+            out.view(format!(
                 "law      budget law {}",
                 match &law {
                     Ok(()) if rec.allowed => format!(
@@ -151,30 +171,30 @@ pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError
                 }
             ))?;
             // The request as its parts, not the stored netstring form (issue 29 §7).
-            out.line(format!("request  {}", rec.request_ref))?;
+            out.view(format!("request  {}", rec.request_ref))?;
             let req = decode_request(&request.payload);
             match (req.get("payload"), req.get("nowText")) {
                 (Some(payload), Some(at)) => {
-                    out.line(format!("         at   {}", esc(at.as_str().unwrap_or(""))))?;
-                    out.line(format!("         args {}", esc(&payload.to_string())))?;
+                    out.view(format!("         at   {}", esc(at.as_str().unwrap_or(""))))?;
+                    out.view(format!("         args {}", esc(&payload.to_string())))?;
                 }
-                _ => out.line(format!(
+                _ => out.view(format!(
                     "         {}",
                     esc(&String::from_utf8_lossy(&request.payload))
                 ))?,
             }
             match &result {
                 Some(r) => {
-                    out.line(format!("result   {}", rec.result_ref))?;
-                    out.line(format!(
+                    out.view(format!("result   {}", rec.result_ref))?;
+                    out.view(format!(
                         "         {}",
                         esc(&String::from_utf8_lossy(&r.payload))
                     ))?;
                 }
-                None => out.line("result   (none)")?,
+                None => out.view("result   (none)")?,
             }
             if let Some(msg) = &failure {
-                out.line(format!("failure  {}", crate::termtext::escape_text(msg)))?;
+                out.view(format!("failure  {}", crate::termtext::escape_text(msg)))?;
             }
         }
         return Ok(if law.is_ok() {
@@ -313,7 +333,9 @@ fn record_ref(conn: &rusqlite::Connection, text: &str) -> Result<String, CliErro
         let receipt = journal::receipt(conn, text).map_err(read_err(what))?;
         return match receipt.state {
             journal::ReceiptState::NotStarted => {
-                Err(CliError::failed(what, format!("no effect intent {text}")))
+                Err(CliError::failed(what, format!("no effect intent {text}"))
+                    .with_code("not_found")
+                    .hint(no_intent_hint(conn, rest)?))
             }
             journal::ReceiptState::Indeterminate => Err(CliError::new(
                 Exit::Indeterminate,
@@ -338,6 +360,43 @@ fn record_ref(conn: &rusqlite::Connection, text: &str) -> Result<String, CliErro
     crate::store::refs::resolve(conn, &[space], text)
         .map(|c| c.reference)
         .map_err(|e| super::refs::usage_ref_err(what, e))
+}
+
+/// What to try when `effect:<rest>` names no intent: the episode's intent ids when it has
+/// some (the first and last few, and how many), else that it has none and where the records
+/// are; an id without `:<n>` is told the shape (issue 29).
+fn no_intent_hint(conn: &rusqlite::Connection, rest: &str) -> Result<String, CliError> {
+    let Some((episode, n)) = rest
+        .rsplit_once(':')
+        .filter(|(e, n)| !e.is_empty() && !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+    else {
+        return Ok(format!(
+            "an effect intent id is effect:<episode>:<n> (n counts from 0); `world effects --episode {}` lists an episode's records with their ids",
+            crate::termtext::escape_line(rest.split(':').next().unwrap_or(rest))
+        ));
+    };
+    let ids: Vec<String> = journal::episode_effect_rows(conn, episode, journal::Kind::Intent)
+        .map_err(read_err("effects show"))?
+        .into_iter()
+        .map(|(id, _)| id)
+        .collect();
+    let ep = crate::termtext::escape_line(episode);
+    Ok(match ids.len() {
+        0 => format!(
+            "episode {ep} has no effect intents (n = {n}); `world effects` lists every effect record and `world log --episode {ep}` its entries"
+        ),
+        k => {
+            let shown = if k <= 6 {
+                ids.join(", ")
+            } else {
+                format!("{}, … {}", ids[..3].join(", "), ids[k - 2..].join(", "))
+            };
+            format!(
+                "episode {ep} has {k} effect intent(s): {}; `world effects --episode {ep}` lists their records",
+                crate::termtext::escape_line(&shown)
+            )
+        }
+    })
 }
 
 /// The JSON contract's "absent is null" (DEC-CLI-25): a record's empty `denial` (allowed) and

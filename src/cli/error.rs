@@ -417,7 +417,7 @@ pub fn argv_wants_json<I: IntoIterator<Item = std::ffi::OsString>>(args: I) -> b
     args.into_iter()
         .skip(1)
         .take_while(|a| a != "--")
-        .any(|a| a == "--json")
+        .any(|a| a == "--json" || a.to_string_lossy().starts_with("--json="))
 }
 
 /// The single error-printing path (called by `main` for every failing command): the human
@@ -427,7 +427,10 @@ pub fn print_error(err: &CliError, json: bool) {
     if err.is_silent() {
         return;
     }
-    let text = crate::cli::secrets::redact(&err.render()).into_owned();
+    // On a narrow terminal a message naming full hashes breaks between tokens, never inside
+    // one (docs/TABLES.md "Key/value views"); a pipe gets it unchanged.
+    let text =
+        crate::cli::secrets::redact(&crate::cli::output::fold_stderr(&err.render())).into_owned();
     if !text.is_empty() {
         let text = if crate::cli::output::stderr_color() {
             text.replacen("world: ", "\x1b[31mworld:\x1b[0m ", 1)

@@ -51,10 +51,11 @@ pub struct Args {
     #[arg(long, value_name = "WRITER")]
     writer: Option<String>,
     /// Only entries at or after TIME (RFC 3339 such as 2026-12-01T09:00:00Z, a date, or Unix
-    /// seconds); client commits carry no time and are left out
+    /// seconds); client commits sent without a `rest:` id carry no time and are left out
     #[arg(long, value_name = "TIME")]
     since: Option<String>,
-    /// Only the entry of this invocation id (<surface>:<episode>:<task>)
+    /// Only the entry of this invocation id (<surface>:<episode>:<task>, or the rest:<id> a
+    /// client commit was sent with)
     #[arg(long, value_name = "ID")]
     invocation: Option<String>,
     /// Keep printing new entries as they are committed (polls the store twice a second);
@@ -150,6 +151,24 @@ pub(crate) fn columns(last_index: i64) -> Vec<Col> {
     ]
 }
 
+/// The members of a `log --json` line (docs/json/log-line.schema.json), the fields
+/// `--json=FIELDS` may select.
+pub const JSON_FIELDS: &[&str] = &[
+    "index",
+    "time",
+    "logicalTime",
+    "writtenBy",
+    "kind",
+    "transition",
+    "outcome",
+    "episode",
+    "invocation",
+    "entry",
+    "entryHash",
+    "transitionRef",
+    "header",
+];
+
 /// Hex digits of the ENTRY column (a prefix `show`, `why` and `log get` take).
 const ENTRY_W: usize = 12;
 
@@ -181,7 +200,7 @@ impl Line {
     }
 
     fn kind(&self) -> &'static str {
-        if self.row.invocation_id.is_some() {
+        if self.row.coordinator {
             "invocation"
         } else {
             "commit"
@@ -248,17 +267,17 @@ pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError
         if out.json {
             out.json_line(&e)?;
         } else {
-            out.line(format!("entry {}", e.header.entry_index))?;
-            out.line(format!("  entryHash       {}", e.entry_hash))?;
-            out.line(format!("  semanticsEpoch  {}", e.header.semantics_epoch))?;
-            out.line(format!("  transitionFn    {}", e.header.transition_fn))?;
-            out.line(format!("  interpreter     {}", e.header.interpreter))?;
-            out.line(format!("  prevEntryHash   {}", e.header.prev_entry_hash))?;
-            out.line(format!(
+            out.view(format!("entry {}", e.header.entry_index))?;
+            out.view(format!("  entryHash       {}", e.entry_hash))?;
+            out.view(format!("  semanticsEpoch  {}", e.header.semantics_epoch))?;
+            out.view(format!("  transitionFn    {}", e.header.transition_fn))?;
+            out.view(format!("  interpreter     {}", e.header.interpreter))?;
+            out.view(format!("  prevEntryHash   {}", e.header.prev_entry_hash))?;
+            out.view(format!(
                 "  writtenBy       {}",
                 crate::termtext::escape_line(&e.header.written_by)
             ))?;
-            out.line(format!("  transitionRef   {}", e.transition_ref))?;
+            out.view(format!("  transitionRef   {}", e.transition_ref))?;
         }
         return Ok(Exit::Success);
     }

@@ -60,8 +60,21 @@ pub struct Cli {
     /// The store file (default ~/.ailang/world/world.db)
     #[arg(long, global = true, env = "WORLD_DB", value_name = "PATH")]
     pub db: Option<PathBuf>,
-    /// Print JSON (one object, or JSON lines for lists) instead of text
-    #[arg(long, global = true)]
+    /// Print JSON (one object, or JSON lines for lists) instead of text; `--json=FIELDS`
+    /// (comma-separated, with `=`) keeps only those members of each line, on the list commands
+    /// that name their fields (log, effects, session list; an unknown field lists the valid
+    /// ones)
+    #[arg(
+        long = "json",
+        global = true,
+        value_name = "FIELDS",
+        num_args = 0..=1,
+        require_equals = true,
+        default_missing_value = ""
+    )]
+    pub json_fields: Option<String>,
+    /// Whether `--json` was given, with or without FIELDS (set by [`parse_from`]).
+    #[arg(skip)]
     pub json: bool,
     /// Print only what was asked for: no status lines or warnings
     #[arg(short, long, global = true)]
@@ -256,6 +269,63 @@ pub const READ_ONLY: &[&[&str]] = &[
     &["mission", "report"],
 ];
 
+/// The list commands that take `--json=FIELDS` (issue 29 item 3, as `gh --json` does), with
+/// the members of their lines (docs/json/log-line, effect, session schemas).
+pub const JSON_FIELDS: &[(&str, &[&str])] = &[
+    ("world log", log::JSON_FIELDS),
+    ("world effects", effects::JSON_FIELDS),
+    ("world session list", session::JSON_FIELDS),
+];
+
+/// The members `--json=FIELDS` keeps for the command `path` (`world log`), in the order
+/// given, each checked against [`JSON_FIELDS`]. DEC-UX-19.
+///
+/// # Errors
+/// Exit 2 ([`Exit::Usage`]): a command that does not select fields; an unknown or repeated
+/// field (the message lists the valid ones).
+pub fn select_fields(path: &str, fields: &str) -> Result<Vec<String>, CliError> {
+    let Some((_, valid)) = JSON_FIELDS.iter().find(|(p, _)| *p == path) else {
+        let names: Vec<&str> = JSON_FIELDS.iter().map(|(p, _)| *p).collect();
+        return Err(CliError::usage(
+            "--json",
+            format!("`{path}` prints whole objects: FIELDS selection is for list commands"),
+        )
+        .with_code("usage")
+        .hint(format!(
+            "use `--json` without `=FIELDS` (and jq to pick members); `--json=FIELDS` works on {}",
+            names.join(", ")
+        )));
+    };
+    let mut out: Vec<String> = Vec::new();
+    for f in fields.split(',').map(str::trim) {
+        if f.is_empty() {
+            return Err(
+                CliError::usage("--json", format!("{fields:?} has an empty field name"))
+                    .with_code("usage")
+                    .hint(format!("valid fields: {}", valid.join(", "))),
+            );
+        }
+        if !valid.contains(&f) {
+            return Err(CliError::usage(
+                "--json",
+                format!(
+                    "unknown field {:?} for `{path}`",
+                    crate::termtext::escape_line(f)
+                ),
+            )
+            .with_code("usage")
+            .hint(format!("valid fields: {}", valid.join(", "))));
+        }
+        if out.iter().any(|x| x == f) {
+            return Err(
+                CliError::usage("--json", format!("field {f:?} is given twice")).with_code("usage"),
+            );
+        }
+        out.push(f.to_string());
+    }
+    Ok(out)
+}
+
 /// Whether the command path (`world log get`) is one of [`READ_ONLY`].
 pub fn is_read_only(path: &str) -> bool {
     let words: Vec<&str> = path.split(' ').skip(1).collect();
@@ -286,6 +356,7 @@ where
     ));
     let matches = cmd.try_get_matches_from(args)?;
     let mut cli = Cli::from_arg_matches(&matches)?;
+    cli.json = cli.json_fields.is_some();
     // A writer's own `--wait-lock` (added by [`command`]) wins over the root one.
     let mut m = &matches;
     while let Some((_, sub)) = m.subcommand() {
@@ -405,13 +476,36 @@ impl Context {
     }
 }
 
+/// Refuse to read `-` (stdin) when stdin is a terminal: the command would wait silently for
+/// input the user most likely meant to pipe (issue 29; jq refuses the same way). Exit 2
+/// ([`Exit::Usage`]) with a hint naming `input` (what the command reads there) and the two
+/// ways to give it. DEC-UX-16.
+///
+/// # Errors
+/// The refusal, when stdin is a terminal.
+pub fn stdin_not_terminal(what: &str, input: &str) -> Result<(), CliError> {
+    use std::io::IsTerminal;
+    if std::io::stdin().is_terminal() {
+        return Err(CliError::usage(
+            what,
+            format!("`-` reads {input} from stdin, which is a terminal; nothing was read"),
+        )
+        .hint(
+            "pipe it in (`cat FILE | world …`) or redirect it (`world … < FILE`), or name FILE instead of `-`",
+        ));
+    }
+    Ok(())
+}
+
 /// Read a whole input file (`-` = stdin), refusing more than `max` bytes without reading
-/// further, a directory, and a 0-byte input.
+/// further, a directory, a 0-byte input, and `-` when stdin is a terminal
+/// ([`stdin_not_terminal`]).
 pub fn read_input(path: &Path, max: usize, what: &str) -> Result<Vec<u8>, CliError> {
     let label = path.display().to_string();
     let mut buf = Vec::new();
     let limit = max as u64 + 1;
     if path == Path::new("-") {
+        stdin_not_terminal(what, "its input")?;
         std::io::stdin()
             .lock()
             .take(limit)
@@ -482,6 +576,9 @@ pub fn run(cli: Cli) -> Result<Exit, CliError> {
         secrets::withhold_unknown(&args, Store::open_read(&ctx.db).ok().as_ref());
     }
     let mut out = output::Output::new(&ctx);
+    if let Some(fields) = cli.json_fields.as_deref().filter(|f| !f.is_empty()) {
+        out.select(select_fields(&path, fields)?);
+    }
     let exit = match cli.command {
         Command::Genesis(a) => genesis::run(&ctx, &mut out, a),
         Command::Commit(a) => commit::run(&ctx, &mut out, a),

@@ -17,6 +17,10 @@ pub struct Output {
     pub quiet: bool,
     /// colour on stderr
     pub color: bool,
+    /// [`terminal_width`], read on the first [`Output::view`].
+    width: Option<Option<usize>>,
+    /// `--json=FIELDS`: the members [`Output::json_line`] keeps, in this order.
+    fields: Option<Vec<String>>,
 }
 
 impl Output {
@@ -28,6 +32,8 @@ impl Output {
             json: ctx.json,
             quiet: ctx.quiet,
             color: ctx.color,
+            width: None,
+            fields: None,
         }
     }
 
@@ -36,6 +42,22 @@ impl Output {
         self.out
             .write_all(super::secrets::redact(text.as_ref()).as_bytes())?;
         self.out.write_all(b"\n")
+    }
+
+    /// One line (or several, split on `\n`) of a human key/value view (`show`, `receipt`,
+    /// `effects show`, `session show`, `status`, `why`, `log get`, `transitions show`): on a
+    /// terminal narrower than a line, it is broken between tokens and never inside one
+    /// ([`super::table::fold`]; docs/TABLES.md "Key/value views"). A pipe gets it unchanged.
+    pub fn view(&mut self, text: impl AsRef<str>) -> io::Result<()> {
+        let limit = *self
+            .width
+            .get_or_insert_with(|| terminal_width().map(usize::from));
+        for l in text.as_ref().split('\n') {
+            for piece in super::table::fold(l, limit) {
+                self.line(piece)?;
+            }
+        }
+        Ok(())
     }
 
     /// A table (`cli::table`) on stdout, fitted to the terminal; when columns had to be
@@ -55,8 +77,26 @@ impl Output {
         self.out.write_all(b)
     }
 
-    /// One JSON value on one line.
+    /// Keep only `fields` of each JSON object line, in that order (`--json=FIELDS`, checked
+    /// by [`super::select_fields`]); a member a line lacks is `null`.
+    pub fn select(&mut self, fields: Vec<String>) {
+        self.fields = Some(fields);
+    }
+
+    /// One JSON value on one line (only the selected members of an object under
+    /// `--json=FIELDS`).
     pub fn json_line<T: Serialize + ?Sized>(&mut self, v: &T) -> io::Result<()> {
+        if let Some(fields) = &self.fields {
+            let full = serde_json::to_value(v).map_err(io::Error::from)?;
+            if let serde_json::Value::Object(mut m) = full {
+                let mut kept = serde_json::Map::new();
+                for f in fields {
+                    kept.insert(f.clone(), m.remove(f).unwrap_or(serde_json::Value::Null));
+                }
+                let text = serde_json::to_string(&kept).map_err(io::Error::from)?;
+                return self.line(text);
+            }
+        }
         if super::secrets::active() {
             let text = serde_json::to_string(v).map_err(io::Error::from)?;
             return self.line(text);
@@ -73,7 +113,9 @@ impl Output {
         if self.quiet {
             return Ok(());
         }
-        self.line(text)
+        // On a narrow terminal a summary naming a full hash breaks between tokens, as the
+        // key/value views do (docs/TABLES.md "Key/value views").
+        self.view(text)
     }
 
     /// A status line on stderr (suppressed by `-q`).
@@ -82,7 +124,7 @@ impl Output {
             let _ = self.out.flush();
             // Status text may quote stored values: the one escaping rule (DEC-TRUST3-4).
             let text = crate::termtext::escape_text(text.as_ref());
-            eprintln!("{}", super::secrets::redact(&text));
+            eprintln!("{}", super::secrets::redact(&fold_stderr(&text)));
         }
     }
 
@@ -91,11 +133,15 @@ impl Output {
         if !self.quiet {
             let _ = self.out.flush();
             let text = crate::termtext::escape_text(text.as_ref());
+            let text = fold_stderr(&format!("world: warning: {text}"));
             let text = super::secrets::redact(&text);
             if self.color {
-                eprintln!("world: \x1b[33mwarning:\x1b[0m {text}");
+                eprintln!(
+                    "{}",
+                    text.replacen("world: warning:", "world: \x1b[33mwarning:\x1b[0m", 1)
+                );
             } else {
-                eprintln!("world: warning: {text}");
+                eprintln!("{text}");
             }
         }
     }
@@ -289,6 +335,39 @@ pub fn terminal_width() -> Option<u16> {
     let mut ws: libc::winsize = unsafe { std::mem::zeroed() };
     let ok = unsafe { libc::ioctl(libc::STDOUT_FILENO, libc::TIOCGWINSZ, &mut ws) } == 0;
     (ok && ws.ws_col >= 20).then_some(ws.ws_col)
+}
+
+/// The width for lines on stderr: `COLUMNS` when set, else stderr's terminal width, else
+/// `None` (a pipe or file: lines unchanged).
+pub fn stderr_width() -> Option<usize> {
+    if let Some(c) = std::env::var("COLUMNS")
+        .ok()
+        .and_then(|c| c.parse::<usize>().ok())
+        .filter(|c| *c >= 20)
+    {
+        return Some(c);
+    }
+    if !io::IsTerminal::is_terminal(&io::stderr()) {
+        return None;
+    }
+    // SAFETY: TIOCGWINSZ writes one `winsize` into the struct we own.
+    let mut ws: libc::winsize = unsafe { std::mem::zeroed() };
+    let ok = unsafe { libc::ioctl(libc::STDERR_FILENO, libc::TIOCGWINSZ, &mut ws) } == 0;
+    (ok && ws.ws_col >= 20).then_some(usize::from(ws.ws_col))
+}
+
+/// `text`'s lines for stderr, each broken between tokens to [`stderr_width`]
+/// ([`super::table::fold`]): a status line naming a full hash never splits it on a narrow
+/// terminal.
+pub fn fold_stderr(text: &str) -> String {
+    let limit = stderr_width();
+    if limit.is_none() {
+        return text.to_string();
+    }
+    text.split('\n')
+        .flat_map(|l| super::table::fold(l, limit))
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 /// The stderr note of a table whose columns were hidden to fit the terminal.

@@ -46,6 +46,10 @@ pub struct Args {
     /// writer lock is released
     #[arg(long, value_name = "SECONDS", env = "WORLD_PROMPT_TIMEOUT", default_value_t = super::fence::DEFAULT_PROMPT_TIMEOUT, value_parser = clap::value_parser!(u64).range(1..=86400))]
     prompt_timeout: u64,
+    /// Before the prompt, also list every added transition's access and declared effects in
+    /// full (by default the diff table shows them, a long list cut to fit the terminal)
+    #[arg(long)]
+    details: bool,
     /// Refused for this verb (publishing writes the local store only)
     #[arg(long, hide = true)]
     live: bool,
@@ -170,17 +174,30 @@ fn lock_or_store(s: store::Error) -> CliError {
     CliError::store("publish", s)
 }
 
-/// The diff as a table: change, id, title, access, fields, transitionFn, interpreter.
+/// The diff's first line: how many transitions are added, changed and removed.
+fn diff_summary(diff: &Diff) -> String {
+    format!(
+        "{} added, {} changed, {} removed:",
+        diff.added.len(),
+        diff.changed.len(),
+        diff.removed.len()
+    )
+}
+
+/// The diff as a table: change, id, access, declared effects, fields, title, transitionFn,
+/// interpreter.
 fn diff_table(plan: &Plan, diff: &Diff, color: bool) -> String {
     let _ = color;
-    // docs/TABLES.md: CHANGE and ID always; TITLE is cut first; then INTERPRETER, TITLE,
-    // TRANSITION FN, ACCESS and FIELDS are hidden in that order.
+    // docs/TABLES.md: CHANGE, ID, ACCESS and DECLARED EFFECTS always (issue 29 §5: what a
+    // transition may do is what the person approves); TITLE is cut first; then INTERPRETER,
+    // TITLE, TRANSITION FN and FIELDS are hidden in that order.
     let mut t = super::table::Table::new(vec![
         super::table::Col::id("change"),
         super::table::Col::id("id"),
+        super::table::Col::id("access"),
+        super::table::Col::list("declared effects"),
+        super::table::Col::list("fields").drop(4),
         super::table::Col::text("title").drop(2),
-        super::table::Col::id("access").drop(4),
-        super::table::Col::list("fields").drop(5),
         super::table::Col::id("transition fn").drop(3),
         super::table::Col::id("interpreter").drop(1),
     ]);
@@ -192,9 +209,11 @@ fn diff_table(plan: &Plan, diff: &Diff, color: bool) -> String {
         t.add_row(vec![
             change.to_string(),
             id.to_string(),
-            d.map(|d| d.title.clone()).unwrap_or_default(),
             d.map(|d| d.access.to_string()).unwrap_or_default(),
+            d.map(|d| effects_text(&d.declared_effects))
+                .unwrap_or_default(),
             fields,
+            d.map(|d| d.title.clone()).unwrap_or_default(),
             d.map(|d| short(&d.transition_fn.to_string()))
                 .unwrap_or_default(),
             d.map(|d| short(&d.interpreter.to_string()))
@@ -213,21 +232,26 @@ fn diff_table(plan: &Plan, diff: &Diff, color: bool) -> String {
     super::output::render_table(&t)
 }
 
-/// What the table cannot show whole: for each added transition its access and declared
-/// effects, for each changed one its access and declared effects (marked unchanged when they
-/// are) and every changed field as `old → new` (hashes as 12 hex; schemas by name only).
-fn diff_details(plan: &Plan, diff: &Diff) -> String {
-    use crate::transitions::registry::{Descriptor, Effect};
-    let effects = |e: &[Effect]| {
-        if e.is_empty() {
-            "(none)".to_string()
-        } else {
-            e.iter()
-                .map(ToString::to_string)
-                .collect::<Vec<_>>()
-                .join(" ")
-        }
-    };
+/// Declared effects as one space-separated list, `(none)` when empty.
+fn effects_text(e: &[crate::transitions::registry::Effect]) -> String {
+    if e.is_empty() {
+        "(none)".to_string()
+    } else {
+        e.iter()
+            .map(ToString::to_string)
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+}
+
+/// What the table cannot show whole: for each changed transition its access and declared
+/// effects (marked unchanged when they are) and every changed field as `old → new` (hashes
+/// as 12 hex; schemas by name only). An added transition's access and declared effects are
+/// the table's columns; its block is listed only with `full` (`--details`), or as one line
+/// when it declares more than one effect (the table may cut that list to fit).
+fn diff_details(plan: &Plan, diff: &Diff, full: bool) -> String {
+    use crate::transitions::registry::Descriptor;
+    let effects = effects_text;
     let field = |d: &Descriptor, f: &str| -> String {
         match f {
             "access" => d.access.to_string(),
@@ -242,6 +266,12 @@ fn diff_details(plan: &Plan, diff: &Diff) -> String {
     };
     let mut out = Vec::new();
     for id in &diff.added {
+        if let Some(d) = plan.revision.get(id).filter(|_| !full) {
+            if d.declared_effects.len() > 1 {
+                out.push(format!("  {id} declares {}", effects(&d.declared_effects)));
+            }
+            continue;
+        }
         if let Some(d) = plan.revision.get(id) {
             out.push(format!("added {id}:"));
             out.push(format!("  access           {}", d.access));
@@ -321,7 +351,7 @@ fn check_entries(out: &mut Output, m: &manifest::Manifest) -> Result<(), CliErro
             if d.effect == crate::broker::handlers::WORKSPACE_EXEC {
                 // Served, but only where an exec profile is configured (issue 29 §7).
                 out.status(format!(
-                    "note: transition {:?} declares {:?}: its handler runs only under `invoke`, `serve` or `mcp` given --exec-profile FILE (README \"Running toolchain commands\")",
+                    "note: transition {:?} declares {:?}: its handler runs only under `invoke`, `serve` or `mcp` given --exec-profile FILE",
                     e.id, d.effect
                 ));
             } else if !HANDLED_EFFECTS.contains(&d.effect.as_str()) {
@@ -461,7 +491,7 @@ pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError
     }
     if let Some((epoch, release)) = &plan.derived_epoch {
         out.status(format!(
-            "semantics epoch {epoch} derived from world/epoch-registry/v1 for interpreter release {release:?}"
+            "semantics epoch {epoch} (interpreter release {release:?})"
         ));
     }
     // The behaviour check (issue 32): its own block of lines, computed before the prompt.
@@ -477,8 +507,12 @@ pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError
         .hint("review them with `world replay --candidate MANIFEST --all` on that store or bundle, or pass --accept-changes"));
     }
     if !plan.unchanged() {
-        let shown = diff_table(&plan, &plan.diff, out.color);
-        let details = diff_details(&plan, &plan.diff);
+        let shown = format!(
+            "{}\n{}",
+            diff_summary(&plan.diff),
+            diff_table(&plan, &plan.diff, out.color)
+        );
+        let details = diff_details(&plan, &plan.diff, args.details);
         let shown = if details.is_empty() {
             shown
         } else {

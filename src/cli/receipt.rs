@@ -52,7 +52,7 @@ pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError
         if let Some(x) = &r.record_ref {
             line.push_str(&format!(" recordRef={}", esc(x)));
         }
-        out.line(line)?;
+        out.view(line)?;
     }
     Ok(match r.state {
         ReceiptState::Indeterminate => Exit::Indeterminate,

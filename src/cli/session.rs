@@ -399,6 +399,20 @@ fn mint_prompt(p: &MintPrompt<'_>) -> String {
     s
 }
 
+/// The members of a `world session list --json` line (docs/json/session.schema.json), the
+/// fields `--json=FIELDS` may select.
+pub const JSON_FIELDS: &[&str] = &[
+    "credentialId",
+    "episode",
+    "state",
+    "live",
+    "attended",
+    "createdAt",
+    "expiresAt",
+    "grants",
+    "budgets",
+];
+
 /// Run `world session …`.
 pub fn run(ctx: &Context, out: &mut Output, cmd: Cmd) -> Result<Exit, CliError> {
     match cmd {
@@ -719,22 +733,22 @@ fn show(ctx: &Context, out: &mut Output, id: &str) -> Result<Exit, CliError> {
         out.json_line(&listed_json(r, &budgets))?;
         return Ok(Exit::Success);
     }
-    out.line(format!("credential  {}", r.credential_id))?;
-    out.line(format!(
+    out.view(format!("credential  {}", r.credential_id))?;
+    out.view(format!(
         "episode     {}",
         crate::termtext::escape_line(&r.episode)
     ))?;
-    out.line(format!("state       {}", r.state))?;
-    out.line(format!("attended    {}", attended_text(r.attended)))?;
-    out.line(format!(
+    out.view(format!("state       {}", r.state))?;
+    out.view(format!("attended    {}", attended_text(r.attended)))?;
+    out.view(format!(
         "created     {}",
         super::output::rfc3339(r.created_at)
     ))?;
-    out.line(format!(
+    out.view(format!(
         "expires     {}",
         super::output::rfc3339(r.expires_at)
     ))?;
-    out.line("")?;
+    out.view("")?;
     // docs/TABLES.md: EFFECT, SCOPE and REMAINING always; EXPIRES, SPENT and BUDGET are
     // hidden in that order.
     let mut t = Table::new(vec![

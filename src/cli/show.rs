@@ -115,38 +115,41 @@ pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError
             .unwrap_or_else(|| x.to_string());
         esc(&raw).into_owned()
     };
-    out.line(format!("entry {index}  {}", text(&v["entryHash"])))?;
-    out.line(format!("  writtenBy       {}", text(&h["writtenBy"])))?;
-    out.line(format!(
+    out.view(format!("entry {index}  {}", text(&v["entryHash"])))?;
+    out.view(format!("  writtenBy       {}", text(&h["writtenBy"])))?;
+    out.view(format!(
         "  world           {}",
         v["world"].as_str().unwrap_or("-")
     ))?;
-    out.line(format!("  prevEntryHash   {}", text(&h["prevEntryHash"])))?;
-    out.line(format!("  transitionFn    {}", text(&h["transitionFn"])))?;
-    out.line(format!("  interpreter     {}", text(&h["interpreter"])))?;
-    out.line(format!("  semanticsEpoch  {}", text(&h["semanticsEpoch"])))?;
-    out.line(format!("  transitionRef   {}", text(&v["transitionRef"])))?;
+    out.view(format!("  prevEntryHash   {}", text(&h["prevEntryHash"])))?;
+    out.view(format!("  transitionFn    {}", text(&h["transitionFn"])))?;
+    out.view(format!("  interpreter     {}", text(&h["interpreter"])))?;
+    out.view(format!("  semanticsEpoch  {}", text(&h["semanticsEpoch"])))?;
+    out.view(format!("  transitionRef   {}", text(&v["transitionRef"])))?;
     let Some(inv) = v.get("invocation").cloned() else {
-        out.line("  outcome         ok (a client commit: no invocation record)")?;
+        if let Some(id) = v["invocationId"].as_str() {
+            out.view(format!("  invocationId    {}", esc(id)))?;
+        }
+        out.view("  outcome         ok (a client commit: no invocation record)")?;
         return Ok(exit);
     };
     let s = |k: &str| esc(inv[k].as_str().unwrap_or("-")).into_owned();
-    out.line("")?;
-    out.line(format!(
+    out.view("")?;
+    out.view(format!(
         "invocation {}  (transition {}, episode {})",
         s("invocationId"),
         s("transition"),
         s("episodeId")
     ))?;
-    out.line(format!("input   {}", inv["input"]))?;
+    out.view(format!("input   {}", inv["input"]))?;
     if !inv["plan"].is_null() {
-        out.line(format!("plan    {}", inv["plan"]))?;
+        out.view(format!("plan    {}", inv["plan"]))?;
     }
     let effects = inv["effects"].as_array().cloned().unwrap_or_default();
     if effects.is_empty() {
-        out.line("effects none")?;
+        out.view("effects none")?;
     } else {
-        out.line("effects")?;
+        out.view("effects")?;
         for e in &effects {
             // The effect's outcome in the one vocabulary, with the broker's denial label.
             let status = if e["allowed"] == false {
@@ -158,7 +161,7 @@ pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError
             } else {
                 "ok".to_string()
             };
-            out.line(format!(
+            out.view(format!(
                 "  {} {} cost {} budget {}→{} {}  {}",
                 esc(e["effect"].as_str().unwrap_or("?")),
                 esc(e["scope"].as_str().unwrap_or("?")),
@@ -170,9 +173,9 @@ pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError
             ))?;
         }
     }
-    out.line(format!("output  {}", inv["output"]))?;
+    out.view(format!("output  {}", inv["output"]))?;
     let r = &inv["receipt"];
-    out.line(format!(
+    out.view(format!(
         "receipt {} {}{}",
         s("invocationId"),
         esc(r["state"].as_str().unwrap_or("?")),
@@ -181,6 +184,6 @@ pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError
             .map(|t| format!(" at {}", rfc3339(t)))
             .unwrap_or_default()
     ))?;
-    out.line(format!("outcome {}", s("outcome")))?;
+    out.view(format!("outcome {}", s("outcome")))?;
     Ok(exit)
 }

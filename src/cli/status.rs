@@ -64,6 +64,7 @@ pub fn run(ctx: &Context, out: &mut Output, _args: Args) -> Result<Exit, CliErro
         }
         None => None,
     };
+    let head_client = last_row.as_ref().is_some_and(|r| !r.coordinator);
     let head_invocation = last_row.and_then(|r| r.invocation_id);
     let registry_revision = crate::transitions::publish::read_head(conn)
         .ok()
@@ -135,12 +136,12 @@ pub fn run(ctx: &Context, out: &mut Output, _args: Args) -> Result<Exit, CliErro
             )
         }
     };
-    out.line(format!("store               {}", st.db))?;
-    out.line(format!(
+    out.view(format!("store               {}", st.db))?;
+    out.view(format!(
         "head                {}",
         st.head.as_deref().unwrap_or("(none: run `world genesis`)")
     ))?;
-    out.line(format!(
+    out.view(format!(
         "entries             {}{}",
         st.entries,
         st.last_index
@@ -148,28 +149,30 @@ pub fn run(ctx: &Context, out: &mut Output, _args: Args) -> Result<Exit, CliErro
             .unwrap_or_default()
     ))?;
     if let Some(o) = st.head_outcome {
-        out.line(format!(
+        out.view(format!(
             "last outcome        {o}{}",
-            st.head_invocation
-                .as_deref()
-                .map(|i| format!(" ({})", crate::termtext::escape_line(i)))
-                .unwrap_or_else(|| " (a client commit)".into())
+            match (st.head_invocation.as_deref(), head_client) {
+                (Some(i), false) => format!(" ({})", crate::termtext::escape_line(i)),
+                (Some(i), true) =>
+                    format!(" (a client commit, {})", crate::termtext::escape_line(i)),
+                (None, _) => " (a client commit)".into(),
+            }
         ))?;
     }
-    out.line(format!(
+    out.view(format!(
         "registry revision   {}",
         st.registry_revision
             .map(|r| r.to_string())
             .unwrap_or_else(|| "none (nothing published)".into())
     ))?;
-    out.line(format!("live sessions       {}", st.live_sessions))?;
-    out.line(format!(
+    out.view(format!("live sessions       {}", st.live_sessions))?;
+    out.view(format!(
         "pending approvals   {}",
         list(&st.pending_approvals)
     ))?;
-    out.line(format!("pending intents     {}", list(&st.pending_intents)))?;
-    out.line(format!("indeterminate       {}", list(&st.indeterminate)))?;
-    out.line(format!("blocked scopes      {}", list(&st.blocked_scopes)))?;
+    out.view(format!("pending intents     {}", list(&st.pending_intents)))?;
+    out.view(format!("indeterminate       {}", list(&st.indeterminate)))?;
+    out.view(format!("blocked scopes      {}", list(&st.blocked_scopes)))?;
     if !st.indeterminate.is_empty() {
         out.warn("indeterminate effects are never retried automatically; `world effects --pending` lists them");
     }

@@ -108,6 +108,96 @@ pub fn cell_text(raw: &str) -> String {
     crate::termtext::escape_text(raw).into_owned()
 }
 
+/// Continuation lines of [`fold`] are indented this much more than the line they continue.
+pub const FOLD_INDENT: usize = 4;
+
+/// A word that moves down with the token after it when that token does not fit ([`fold`]):
+/// a label such as `prev`, `fn` or `#6`, at most this wide.
+const LABEL_MAX: usize = 16;
+
+/// One line of a key/value view broken so that every piece fits `width` columns without
+/// splitting a token (docs/TABLES.md "Key/value views", issue 29): breaks fall only on runs of
+/// spaces; a continuation is indented [`FOLD_INDENT`] more than the line; a short word
+/// ending a line (a label: at most [`LABEL_MAX`] columns, not the line's first word, one
+/// space before the token after it) moves down with that token when both fit there, so `prev sha256:…` stays together; a
+/// `key=value` token too wide for a continuation line breaks after its `=`; a token wider
+/// than the width is printed whole on its own line (the terminal overflows it;
+/// no break is inserted). `None` (a pipe) or a line that fits: the line unchanged.
+pub fn fold(line: &str, limit: Option<usize>) -> Vec<String> {
+    let Some(w) = limit.filter(|w| width(line) > *w) else {
+        return vec![line.to_string()];
+    };
+    let body = line.trim_start_matches(' ');
+    let indent = line.len() - body.len();
+    let cont = " ".repeat(if indent + FOLD_INDENT < w / 2 {
+        indent + FOLD_INDENT
+    } else {
+        FOLD_INDENT
+    });
+    // (spaces before, token)
+    let mut parts: Vec<(&str, &str)> = Vec::new();
+    let mut rest = body;
+    let mut sep = "";
+    while !rest.is_empty() {
+        let end = rest.find(' ').unwrap_or(rest.len());
+        let tok = &rest[..end];
+        // `key=value` wider than a continuation line: break after `=`, so the value (a
+        // hash) is what is kept whole.
+        match tok.find('=').filter(|p| p + 1 < tok.len()) {
+            Some(p) if width(tok) + cont.len() > w => {
+                parts.push((sep, &tok[..=p]));
+                parts.push(("", &tok[p + 1..]));
+            }
+            _ => parts.push((sep, tok)),
+        }
+        let after = &rest[end..];
+        let tail = after.trim_start_matches(' ');
+        sep = &after[..after.len() - tail.len()];
+        rest = tail;
+    }
+    let mut out: Vec<String> = Vec::new();
+    // The line being built and its tokens (for moving a label down).
+    let mut cur = line[..indent].to_string();
+    let mut toks: Vec<(usize, &str)> = Vec::new(); // (byte offset in cur, token)
+    for (i, (sep, tok)) in parts.into_iter().enumerate() {
+        if i == 0 {
+            toks.push((cur.len(), tok));
+            cur.push_str(tok);
+            continue;
+        }
+        if width(&cur) + sep.len() + width(tok) <= w {
+            cur.push_str(sep);
+            toks.push((cur.len(), tok));
+            cur.push_str(tok);
+            continue;
+        }
+        // A label is joined to its value by one space; two or more are a key column's
+        // padding (`✓ plan   sha256:…`), whose key stays put.
+        let label = (toks.len() >= 2 && sep == " ")
+            .then(|| toks[toks.len() - 1])
+            .filter(|(_, l)| width(l) <= LABEL_MAX)
+            .filter(|(_, l)| cont.len() + width(l) + 1 + width(tok) <= w);
+        let mut next = cont.clone();
+        if let Some((at, l)) = label {
+            cur.truncate(at);
+            let kept = cur.trim_end_matches(' ').len();
+            cur.truncate(kept);
+            next.push_str(l);
+            next.push(' ');
+        }
+        out.push(std::mem::take(&mut cur));
+        cur = next;
+        toks.clear();
+        if let Some((_, l)) = label {
+            toks.push((cont.len(), l));
+        }
+        toks.push((cur.len(), tok));
+        cur.push_str(tok);
+    }
+    out.push(cur);
+    out
+}
+
 /// Display width of one line.
 fn width(s: &str) -> usize {
     UnicodeWidthStr::width(s)
@@ -478,6 +568,69 @@ impl fmt::Display for Table {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `fold` never splits a token, keeps their order, fits every piece that is not a lone
+    /// over-wide token, and keeps `label value` pairs together.
+    #[test]
+    fn fold_breaks_between_tokens_only() {
+        let h = |c: char| format!("sha256:{}", c.to_string().repeat(64));
+        let kv = format!("  world           {}", h('a'));
+        assert_eq!(fold(&kv, None), vec![kv.clone()]);
+        assert_eq!(fold(&kv, Some(200)), vec![kv.clone()]);
+        assert_eq!(
+            fold(&kv, Some(80)),
+            ["  world".to_string(), format!("      {}", h('a'))]
+        );
+        let why = format!(
+            "#6 coordinator:cli prev {} fn {} interpreter {} (matched by invocation)",
+            h('b'),
+            h('c'),
+            h('d')
+        );
+        let got = fold(&why, Some(80));
+        assert_eq!(
+            got,
+            [
+                "#6 coordinator:cli".to_string(),
+                format!("    prev {}", h('b')),
+                format!("    fn {}", h('c')),
+                "    interpreter".to_string(),
+                format!("    {}", h('d')),
+                "    (matched by invocation)".to_string(),
+            ]
+        );
+        let receipt = format!("cli:ep1:read-1 resolved resultRef={}", h('e'));
+        assert_eq!(
+            fold(&receipt, Some(80)),
+            [
+                "cli:ep1:read-1 resolved resultRef=".to_string(),
+                format!("    {}", h('e'))
+            ]
+        );
+        assert_eq!(fold(&receipt, Some(120)), vec![receipt.clone()]);
+        let link = format!("✓ plan    {} world/effect-plan/v1 re-hashes", h('f'));
+        assert_eq!(
+            fold(&link, Some(80)),
+            [
+                "✓ plan".to_string(),
+                format!("    {}", h('f')),
+                "    world/effect-plan/v1 re-hashes".to_string()
+            ]
+        );
+        for line in [kv, why, format!("x {} y", "z".repeat(100))] {
+            for w in [20usize, 40, 79, 80, 81, 120] {
+                let pieces = fold(&line, Some(w));
+                let words: Vec<&str> = pieces.iter().flat_map(|p| p.split_whitespace()).collect();
+                assert_eq!(words, line.split_whitespace().collect::<Vec<_>>(), "{w}");
+                for p in &pieces {
+                    assert!(
+                        width(p) <= w || p.split_whitespace().count() == 1,
+                        "{w}: {p:?}"
+                    );
+                }
+            }
+        }
+    }
 
     fn widest(s: &str) -> usize {
         s.lines().map(width).max().unwrap_or(0)

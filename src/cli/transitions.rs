@@ -153,23 +153,23 @@ pub fn run(ctx: &Context, out: &mut Output, cmd: Cmd) -> Result<Exit, CliError> 
                 return Ok(Exit::Success);
             }
             let schema = |v: &CValue| String::from_utf8_lossy(&trcjson::encode(v)).into_owned();
-            out.line(format!("transition {}", d.id))?;
-            out.line(format!("  mcpName          {}", d.mcp_name()))?;
+            out.view(format!("transition {}", d.id))?;
+            out.view(format!("  mcpName          {}", d.mcp_name()))?;
             // A manifest's free text is shown escaped (DEC-TRUST3-4).
             let esc = crate::termtext::escape_line;
-            out.line(format!("  title            {}", esc(&d.title)))?;
-            out.line(format!("  description      {}", esc(&d.description)))?;
-            out.line(format!("  transitionFn     {}", d.transition_fn))?;
-            out.line(format!("  interpreter      {}", d.interpreter))?;
-            out.line(format!("  semanticsEpoch   {}", d.semantics_epoch))?;
-            out.line(format!("  access           {}", d.access))?;
-            out.line(format!(
+            out.view(format!("  title            {}", esc(&d.title)))?;
+            out.view(format!("  description      {}", esc(&d.description)))?;
+            out.view(format!("  transitionFn     {}", d.transition_fn))?;
+            out.view(format!("  interpreter      {}", d.interpreter))?;
+            out.view(format!("  semanticsEpoch   {}", d.semantics_epoch))?;
+            out.view(format!("  access           {}", d.access))?;
+            out.view(format!(
                 "  declaredEffects  {}",
                 effects(&d.declared_effects).replace('\n', ", ")
             ))?;
-            out.line(format!("  inputSchema      {}", schema(&d.input_schema)))?;
-            out.line(format!("  outputSchema     {}", schema(&d.output_schema)))?;
-            out.line(format!(
+            out.view(format!("  inputSchema      {}", schema(&d.input_schema)))?;
+            out.view(format!("  outputSchema     {}", schema(&d.output_schema)))?;
+            out.view(format!(
                 "  revision         {} (head {})",
                 head.revision.revision, head.reference
             ))?;

@@ -49,6 +49,11 @@ fn result_target(bytes: Vec<u8>) -> Target {
 pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError> {
     // Set when TARGET was an entry hash (walked as its index): the answer says "entry".
     let mut by_entry_hash = false;
+    if args.target.as_deref() == Some("-")
+        || args.result.as_deref() == Some(std::path::Path::new("-"))
+    {
+        super::stdin_not_terminal("why", "the result bytes to explain")?;
+    }
     let target = match (&args.target, &args.result) {
         (_, Some(file)) => result_target(strip_lf(read_input(file, 8 * 1024 * 1024, "why")?)),
         (Some(t), None) if t == "-" => result_target(strip_lf(read_input(
@@ -122,7 +127,7 @@ pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError
         // Values a client wrote (writtenBy, semantic ids in the details) are shown escaped
         // (DEC-TRUST3-4).
         let esc = crate::termtext::escape_line;
-        out.line(format!(
+        out.view(format!(
             "#{} {} prev {} fn {} interpreter {} (matched by {})",
             h.entry_index,
             esc(&h.written_by),
@@ -132,10 +137,10 @@ pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError
             why.matched_by
         ))?;
         if let Some(n) = &why.note {
-            out.line(format!("note: {}", esc(n)))?;
+            out.view(format!("note: {}", esc(n)))?;
         }
         for l in &why.links {
-            out.line(format!(
+            out.view(format!(
                 "{} {:<7} {}{}",
                 if l.ok {
                     super::output::paint("✓", 32, out.color)
@@ -152,9 +157,9 @@ pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError
         }
         let broken = why.links.iter().filter(|l| !l.ok).count();
         if broken == 0 {
-            out.line(format!("all {} link(s) verified", why.links.len()))?;
+            out.view(format!("all {} link(s) verified", why.links.len()))?;
         } else {
-            out.line(format!(
+            out.view(format!(
                 "{broken} of {} link(s) BROKEN — integrity refusal (exit 3)",
                 why.links.len()
             ))?;

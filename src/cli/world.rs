@@ -42,10 +42,10 @@ pub fn run(ctx: &Context, out: &mut Output, cmd: Cmd) -> Result<Exit, CliError> 
     if out.json {
         out.json_line(&w)?;
     } else {
-        out.line(format!("ref        {}", w.reference))?;
-        out.line(format!("revision   {}", w.revision))?;
-        out.line(format!("stateRoot  {}", w.state_root))?;
-        out.line(format!("logHead    {}", w.log_head))?;
+        out.view(format!("ref        {}", w.reference))?;
+        out.view(format!("revision   {}", w.revision))?;
+        out.view(format!("stateRoot  {}", w.state_root))?;
+        out.view(format!("logHead    {}", w.log_head))?;
     }
     Ok(Exit::Success)
 }

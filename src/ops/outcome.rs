@@ -219,12 +219,13 @@ pub fn of_entry(store: &Store, transition_ref: &str, ok: Option<bool>) -> Result
 }
 
 /// The outcome of a `world log` row ([`crate::store::logview::Row`]): a client commit (no
-/// invocation id) is `ok`; an invocation's is [`of_entry`]'s.
+/// invocation record, with or without a `rest:` id) is `ok`; an invocation's is
+/// [`of_entry`]'s.
 ///
 /// # Errors
 /// [`Error`] for a failed read.
 pub fn of_row(store: &Store, row: &crate::store::logview::Row) -> Result<Outcome, Error> {
-    if row.invocation_id.is_none() {
+    if !row.coordinator {
         return Ok(Outcome::Ok);
     }
     of_entry(store, &row.transition_ref, row.ok)

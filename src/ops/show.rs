@@ -17,7 +17,8 @@ fn payload_value(bytes: &[u8]) -> Value {
 
 /// The view of entry `index` (docs/json/show.schema.json), `None` when there is no such entry.
 /// `invocation.episodeId` names the episode a coordinator entry belongs to; `kind` is
-/// `invocation` or `commit` (a client commit, no `invocation`); `outcome` (also
+/// `invocation` or `commit` (a client commit, no `invocation`; its `invocationId` is the
+/// `rest:` id it was sent with, or null); `outcome` (also
 /// `invocation.outcome`) is [`crate::ops::outcome::derive`]'s, a client commit `ok`.
 ///
 /// # Errors
@@ -45,6 +46,9 @@ pub fn entry_view(store: &Store, index: i64) -> Result<Option<Value>, Error> {
     });
     let Some(rec) = &record else {
         v["kind"] = "commit".into();
+        // The `rest:` id the client sent it with, as `world log` shows it (issue 29).
+        let rest = crate::store::logview::rest_invocation_of(store.conn(), &entry.entry_hash)?;
+        v["invocationId"] = rest.map(|(id, _)| id).into();
         v["outcome"] = Outcome::Ok.as_str().into();
         return Ok(Some(v));
     };

@@ -56,8 +56,13 @@ pub struct Row {
     pub written_by: String,
     /// The entry's transition ref.
     pub transition_ref: String,
-    /// The invocation id of a coordinator entry.
+    /// The invocation id the entry was written for: a coordinator entry's (from its invocation
+    /// record), or a client commit's `rest:<id>` (from the commit intent that names this entry
+    /// and has an outcome; [`RestIntents`]).
     pub invocation_id: Option<String>,
+    /// Whether the entry is a coordinator entry (its transition ref is an invocation record
+    /// naming an invocation id); `false` for a client commit, `rest:` id or not.
+    pub coordinator: bool,
     /// Its episode.
     pub episode_id: Option<String>,
     /// The transition (descriptor id) it called.
@@ -65,22 +70,32 @@ pub struct Row {
     /// `ok` of the transition's output (`Some(false)`: `ok:false`); the row's outcome is
     /// `ops::outcome::of_row`'s.
     pub ok: Option<bool>,
-    /// The commit intent's `logicalTime`, Unix seconds.
+    /// The commit intent's `logicalTime`, Unix seconds (a client commit has one only when
+    /// it was sent with a `rest:` id).
     pub logical_time: Option<i64>,
 }
 
 const SQL: &str = "
-SELECT * FROM (
+SELECT idx, entry_hash_ref, written_by, transition_ref, COALESCE(rinv, rest) AS inv, ep, skill, ok,
+       (SELECT json_extract(CAST(i.payload AS TEXT), '$.logicalTime')
+          FROM journal j JOIN objects i ON i.hash_ref = j.object_ref
+         WHERE j.kind = 'intent' AND j.invocation_id = COALESCE(rinv, rest)) AS t,
+       rinv IS NOT NULL AS coord
+FROM (
   SELECT l.entry_index AS idx, l.entry_hash_ref, l.written_by, l.transition_ref,
-         json_extract(CAST(r.payload AS TEXT), '$.invocationId') AS inv,
+         json_extract(CAST(r.payload AS TEXT), '$.invocationId') AS rinv,
          json_extract(CAST(r.payload AS TEXT), '$.episodeId') AS ep,
          json_extract(CAST(r.payload AS TEXT), '$.skillId') AS skill,
          (SELECT json_extract(CAST(o.payload AS TEXT), '$.ok') FROM objects o
            WHERE o.hash_ref = json_extract(CAST(r.payload AS TEXT), '$.output')) AS ok,
-         (SELECT json_extract(CAST(i.payload AS TEXT), '$.logicalTime')
-            FROM journal j JOIN objects i ON i.hash_ref = j.object_ref
-           WHERE j.kind = 'intent'
-             AND j.invocation_id = json_extract(CAST(r.payload AS TEXT), '$.invocationId')) AS t
+         (SELECT j.invocation_id FROM journal j JOIN objects i ON i.hash_ref = j.object_ref
+           WHERE j.kind = 'intent' AND j.invocation_id >= 'rest:' AND j.invocation_id < 'rest;'
+             AND i.semantic_id = 'world/journal-intent/v1'
+             AND json_extract(CAST(i.payload AS TEXT), '$.entryHash') = l.entry_hash_ref
+             AND json_extract(CAST(i.payload AS TEXT), '$.invocationId') = j.invocation_id
+             AND EXISTS (SELECT 1 FROM journal x
+                          WHERE x.invocation_id = j.invocation_id AND x.kind = 'outcome')
+           ORDER BY j.seq LIMIT 1) AS rest
     FROM log_entries l
     LEFT JOIN objects r ON r.hash_ref = l.transition_ref AND r.semantic_id IN (?1, ?2)
    WHERE l.entry_index {CMP} ?4 AND ?3 = ?3
@@ -88,7 +103,7 @@ SELECT * FROM (
 )
 WHERE (?6 IS NULL OR ep = ?6)
   AND (?7 IS NULL OR skill = ?7)
-  AND (?8 IS NULL OR inv = ?8)
+  AND (?8 IS NULL OR COALESCE(rinv, rest) = ?8)
   AND (?9 IS NULL OR t >= ?9)
 ORDER BY idx {DIR}
 LIMIT ?10";
@@ -535,6 +550,7 @@ fn for_each_with(
         None
     };
     let mut reads = Reads::new(conn, q.reverse);
+    let mut rest = RestIntents::new(conn);
     let mut left = q.limit.unwrap_or(u64::MAX);
     let mut stmt = conn.prepare_cached(sql)?;
     let mut rows = stmt.query([start])?;
@@ -554,10 +570,17 @@ fn for_each_with(
             Some(v) => v.get(index, &entry_hash, &transition_ref)?,
             None => None,
         };
-        let d = match viewed {
+        let mut d = match viewed {
             Some(d) => d,
             None => reads.decode(&transition_ref)?,
         };
+        let coordinator = d.invocation.is_some();
+        if !coordinator {
+            if let Some((id, time)) = rest.of_entry(&entry_hash)? {
+                d.invocation = Some(id);
+                d.time = Some(time);
+            }
+        }
         if q.episode.is_some() && d.episode != q.episode
             || q.transition.is_some() && d.skill != q.transition
             || q.invocation.is_some() && d.invocation != q.invocation
@@ -576,9 +599,105 @@ fn for_each_with(
             transition: d.skill,
             ok: d.ok,
             logical_time: d.time,
+            coordinator,
         })?;
     }
     Ok(())
+}
+
+/// The `rest:` ids of client commits, by the entry they committed (issue 29: `world log`
+/// showed `-` for them). A client commit has no invocation record; the only link from its
+/// entry to the id it was sent with is the commit intent (`world/journal-intent/v1`, whose
+/// `entryHash` names the entry) in the journal's `rest:` range. No index maps an entry hash
+/// to that intent, so on the first client commit a scan meets, the `rest:` intents are read
+/// once — one range of the journal's `(invocation_id, kind)` key — into a sorted list of
+/// (64-bit hash of `entryHash`, journal `seq`): 16 bytes per `rest:` commit, none for the
+/// rest of the log. A lookup then reads the candidate intents by `seq` and keeps the first
+/// (lowest `seq`) that decodes, names its own journal id and this entry hash, and has an
+/// outcome (an intent left indeterminate by a crash before a retry under another id names
+/// the same entry, but did not commit it). The view table is not involved: its sealed
+/// columns stay those of the invocation record, so stores written before this are read the
+/// same way.
+struct RestIntents<'c> {
+    conn: &'c Connection,
+    index: Option<Vec<(u64, i64)>>,
+}
+
+fn key_of(text: &str) -> u64 {
+    let mut h = KeyHasher::default();
+    h.write(text.as_bytes());
+    h.finish()
+}
+
+impl<'c> RestIntents<'c> {
+    fn new(conn: &'c Connection) -> RestIntents<'c> {
+        RestIntents { conn, index: None }
+    }
+
+    /// The `rest:` id that committed `entry_hash` and its intent's `logicalTime`, if any.
+    fn of_entry(&mut self, entry_hash: &str) -> Result<Option<(String, i64)>, Error> {
+        let index = match &self.index {
+            Some(i) => i,
+            None => {
+                let mut stmt = self.conn.prepare_cached(
+                    "SELECT j.seq, json_extract(CAST(o.payload AS TEXT), '$.entryHash')
+                       FROM journal j JOIN objects o ON o.hash_ref = j.object_ref
+                      WHERE j.kind = 'intent' AND j.invocation_id >= 'rest:'
+                        AND j.invocation_id < 'rest;' AND +o.semantic_id = ?1",
+                )?;
+                let mut rows = stmt.query([super::journal::COMMIT_INTENT])?;
+                let mut v = Vec::new();
+                while let Some(r) = rows.next()? {
+                    if let Ok(Some(h)) = r.get::<_, Option<String>>(1) {
+                        v.push((key_of(&h), r.get(0)?));
+                    }
+                }
+                v.sort_unstable();
+                self.index.insert(v)
+            }
+        };
+        let key = key_of(entry_hash);
+        let start = index.partition_point(|(k, _)| *k < key);
+        for &(k, seq) in &index[start..] {
+            if k != key {
+                break;
+            }
+            let found: Option<(String, Vec<u8>, bool)> = self
+                .conn
+                .prepare_cached(
+                    "SELECT j.invocation_id, o.payload,
+                            EXISTS (SELECT 1 FROM journal x
+                                     WHERE x.invocation_id = j.invocation_id AND x.kind = 'outcome')
+                       FROM journal j JOIN objects o ON o.hash_ref = j.object_ref
+                      WHERE j.seq = ?1",
+                )?
+                .query_row([seq], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+                .optional()?;
+            let Some((id, payload, resolved)) = found else {
+                continue;
+            };
+            if let Ok(i) = super::journal::CommitIntent::decode(&payload) {
+                if resolved && i.invocation_id == id && i.entry_hash == entry_hash {
+                    return Ok(Some((id, i.logical_time)));
+                }
+            }
+        }
+        Ok(None)
+    }
+}
+
+/// The `rest:` id a client commit of `entry_hash` was sent with, and its intent's
+/// `logicalTime` (Unix seconds): the row [`for_each`] gives that entry. One read of the
+/// journal's `rest:` range ([`RestIntents`]); `None` for an entry no resolved `rest:` intent
+/// names.
+///
+/// # Errors
+/// [`Error::Sqlite`].
+pub fn rest_invocation_of(
+    conn: &Connection,
+    entry_hash: &str,
+) -> Result<Option<(String, i64)>, Error> {
+    RestIntents::new(conn).of_entry(entry_hash)
 }
 
 /// The first entry (lowest index) whose transition ref is `reference`, through the
@@ -668,6 +787,7 @@ pub fn for_each_joined(
             transition: r.get(6).ok().flatten(),
             ok: ok.map(|v| v != 0),
             logical_time: r.get(8).ok().flatten(),
+            coordinator: r.get::<_, i64>(9)? != 0,
         })?;
     }
     Ok(())
@@ -830,6 +950,103 @@ mod tests {
         f: &mut dyn FnMut(Row) -> Result<(), Error>,
     ) -> Result<(), Error> {
         for_each_joined(c, q, f)
+    }
+
+    /// Client commits sent with a `rest:` id carry it (and their intent's time) in every
+    /// reader: only a resolved intent that names its own id and the entry counts; the walk,
+    /// the view-less walk and the join agree.
+    #[test]
+    fn a_client_commit_carries_its_rest_id() {
+        let c = Connection::open_in_memory().expect("memory");
+        schema::open(&c, ":memory:", Mode::Writable).expect("schema");
+        let entry = |i: i64| sha(format!("entry{i}").as_bytes());
+        for i in 0..6 {
+            c.execute(
+                "INSERT INTO log_entries VALUES (?1, ?2, 1, 'f', 'i', 'p', 'client:test', ?3)",
+                rusqlite::params![i, entry(i), sha(format!("state{i}").as_bytes())],
+            )
+            .expect("entry");
+        }
+        // (journal id, the id and entry its payload names, time, with an outcome)
+        let intents: [(&str, &str, i64, i64, bool); 5] = [
+            ("rest:x", "rest:x", 3, 10, false), // indeterminate: names entry 3, did not commit it
+            ("rest:a", "rest:a", 1, 11, true),
+            ("rest:b", "rest:b", 3, 12, true),
+            ("rest:y", "rest:z", 4, 13, true), // names another id: not entry 4's
+            ("cli:e:t", "cli:e:t", 5, 14, true), // not the rest: range
+        ];
+        for (id, named, at, time, resolved) in intents {
+            let payload = crate::store::journal::CommitIntent {
+                invocation_id: named.into(),
+                world_ref: sha(b"w"),
+                entry_hash: entry(at),
+                observed_head: String::new(),
+                prev_entry_hash: String::new(),
+                transition_fn: sha(b"f"),
+                transition_ref: sha(b"t"),
+                interpreter: sha(b"i"),
+                logical_time: time,
+            }
+            .payload();
+            let r = sha(&payload);
+            c.execute(
+                "INSERT INTO objects VALUES (?1, 'sha256:00', 'world/journal-intent/v1', 'test', ?2)",
+                rusqlite::params![r, payload],
+            )
+            .expect("intent object");
+            c.execute(
+                "INSERT INTO journal (kind, invocation_id, object_ref) VALUES ('intent', ?1, ?2)",
+                [id, &r],
+            )
+            .expect("intent");
+            if resolved {
+                c.execute(
+                    "INSERT INTO journal (kind, invocation_id, object_ref) VALUES ('outcome', ?1, 'sha256:00')",
+                    [id],
+                )
+                .expect("outcome");
+            }
+        }
+        let got = rows(&c, &Query::default(), walked);
+        let ids: Vec<(Option<&str>, Option<i64>, bool)> = got
+            .iter()
+            .map(|r| (r.invocation_id.as_deref(), r.logical_time, r.coordinator))
+            .collect();
+        assert_eq!(
+            ids,
+            [
+                (None, None, false),
+                (Some("rest:a"), Some(11), false),
+                (None, None, false),
+                (Some("rest:b"), Some(12), false),
+                (None, None, false),
+                (None, None, false),
+            ]
+        );
+        for q in [
+            Query::default(),
+            Query {
+                reverse: true,
+                ..Query::default()
+            },
+            Query {
+                invocation: Some("rest:b".into()),
+                ..Query::default()
+            },
+            Query {
+                since: Some(11),
+                ..Query::default()
+            },
+        ] {
+            let want = rows(&c, &q, joined);
+            assert_eq!(rows(&c, &q, walked), want, "{q:?}");
+            assert_eq!(rows(&c, &q, only_walk), want, "{q:?}");
+        }
+        assert_eq!(
+            rest_invocation_of(&c, &entry(3)).expect("lookup"),
+            Some(("rest:b".into(), 12))
+        );
+        assert_eq!(rest_invocation_of(&c, &entry(4)).expect("lookup"), None);
     }
 
     fn spec() -> impl Strategy<Value = Spec> {
