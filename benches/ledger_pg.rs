@@ -101,9 +101,9 @@ fn limits_client(location: &str, scope: &str, c: String, cycles: usize, start: &
         // CLI, whose caller retries): retry it here, and count it.
         loop {
             match l.execute(&req, &host(), 1, &NoEvidence) {
-                Err(limits::Error::Sqlite(rusqlite::Error::SqliteFailure(f, _)))
-                    if f.code == rusqlite::ErrorCode::DatabaseBusy =>
-                {
+                Err(limits::Error::Storage(world::ledger::Error::Sqlite(
+                    rusqlite::Error::SqliteFailure(f, _),
+                ))) if f.code == rusqlite::ErrorCode::DatabaseBusy => {
                     BUSY.fetch_add(1, Ordering::Relaxed);
                 }
                 r => {

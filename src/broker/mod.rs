@@ -164,7 +164,7 @@ fn ledger_step(
     match crate::limits::apply(tx, &req, &actor, now_ms, &NoEvidence) {
         Ok(_) => Ok(()),
         Err(LimitsError::Rejected(v)) => Err(BrokerError::LimitsRejected(v)),
-        Err(e @ LimitsError::Corrupt(_)) => Err(BrokerError::LedgerIntegrity(e.to_string())),
+        Err(e) if e.is_corrupt() => Err(BrokerError::LedgerIntegrity(e.to_string())),
         Err(e) => Err(BrokerError::Limits(e.to_string())),
     }
 }
@@ -655,7 +655,7 @@ impl Broker<'_> {
             let to_broker = |e: crate::limits::Error| {
                 match e {
                 crate::limits::Error::Rejected(v) => BrokerError::LimitsRejected(v),
-                e @ crate::limits::Error::Corrupt(_) => BrokerError::LedgerIntegrity(e.to_string()),
+                e if e.is_corrupt() => BrokerError::LedgerIntegrity(e.to_string()),
                 e if e.is_busy() => BrokerError::LedgerBusy(format!(
                     "limits: ledger {} is busy: another process held its write lock for the whole wait; nothing ran and nothing was written in the store",
                     s.ledger.describe()

@@ -585,41 +585,38 @@ pub fn invoke_err(e: crate::coordinator::invoke::InvokeError) -> CliError {
 /// A ledger failure as a CLI error (exit codes in docs/LEDGER.md): a bad URL, a foreign file
 /// or another schema version 2; lock/busy 6; corrupt 3; unreachable, refused or failed 1.
 pub fn ledger_err(what: &str, e: crate::limits::Error) -> CliError {
-    use crate::limits;
+    use crate::ledger::Error as S;
+    use crate::limits::Error as L;
     if let Some(why) = foreign_ledger(&e) {
         return not_a_ledger(what, &why);
     }
     match e {
-        limits::Error::Rejected(v) => limits_rejection(what, &v),
-        limits::Error::NotALedger { why, .. } => not_a_ledger(what, &why)
+        L::Rejected(v) => limits_rejection(what, &v),
+        L::Storage(S::NotALedger { why, .. }) => not_a_ledger(what, &why)
             .hint("to use the ledger inside the World store, drop --ledger"),
-        limits::Error::BadLedgerUrl { .. } => CliError::usage(what, e)
+        L::Storage(S::BadLedgerUrl { .. }) => CliError::usage(what, e)
             .hint("a PostgreSQL ledger is postgres://USER@HOST[:PORT]/DB (or ?host=/socket/dir); see docs/LEDGER.md"),
-        limits::Error::BadLedgerLocation { .. } => CliError::usage(what, e)
+        L::Storage(S::BadLedgerLocation { .. }) => CliError::usage(what, e)
             .hint("--ledger names a ledger file (made by `world limits init`) or a postgres:// URL; see docs/LEDGER.md"),
-        limits::Error::SchemaVersion { .. } => CliError::usage(what, e)
+        L::Storage(S::SchemaVersion { .. }) => CliError::usage(what, e)
             .hint("use the world release that created this ledger schema, or a fresh schema (docs/LEDGER.md)"),
-        limits::Error::Postgres { ref source, .. }
+        L::Storage(S::Postgres { ref source, .. })
             if source.code() == Some(&postgres::error::SqlState::LOCK_NOT_AVAILABLE) =>
         {
             CliError::new(Exit::LockHeld, what, e).hint("the ledger is busy; retry later")
         }
-        limits::Error::Postgres { .. } => CliError::failed(what, e)
+        L::Storage(S::Postgres { .. }) => CliError::failed(what, e)
             .hint("nothing was applied: the ledger transaction was rolled back (or never began)"),
-        limits::Error::Corrupt(_) => CliError::new(Exit::Integrity, what, e),
-        limits::Error::Sqlite(rusqlite::Error::SqliteFailure(f, _))
+        L::Storage(S::Corrupt(_)) => CliError::new(Exit::Integrity, what, e),
+        L::Storage(S::Sqlite(rusqlite::Error::SqliteFailure(f, _)))
             if f.code == rusqlite::ErrorCode::DatabaseBusy =>
         {
             CliError::new(Exit::LockHeld, what, "the ledger is busy (another writer holds it)")
                 .hint("retry later")
         }
-        limits::Error::Busy { .. } => CliError::new(Exit::LockHeld, what, e)
+        L::Storage(S::Busy { .. }) => CliError::new(Exit::LockHeld, what, e)
             .hint("another process is writing the ledger; retry later (a lock wait is exit 6, docs/LEDGER.md)"),
-        limits::Error::Sqlite(rusqlite::Error::SqliteFailure(f, _))
-            if f.code == rusqlite::ErrorCode::ReadOnly =>
-        {
-            CliError::failed(what, e).hint(READ_ONLY_LEDGER_HINT)
-        }
+        L::Storage(ref s) if s.is_read_only() => CliError::failed(what, e).hint(READ_ONLY_LEDGER_HINT),
         e => CliError::failed(what, e),
     }
 }
@@ -632,10 +629,15 @@ pub const NOT_A_LEDGER: &str = "not_a_ledger";
 /// shape (a column or table missing, a type mismatch) in a SQLite file or a PostgreSQL schema.
 /// `None` for every other error.
 pub fn foreign_ledger(e: &crate::limits::Error) -> Option<String> {
-    use crate::limits::Error as L;
+    e.storage().and_then(foreign_storage)
+}
+
+/// [`foreign_ledger`] for a storage error of the ledger layer.
+pub fn foreign_storage(e: &crate::ledger::Error) -> Option<String> {
+    use crate::ledger::Error as S;
     match e {
-        L::Sqlite(s) => foreign_sqlite(s),
-        L::Postgres { source, .. } => foreign_pg(source),
+        S::Sqlite(s) => foreign_sqlite(s),
+        S::Postgres { source, .. } => foreign_pg(source),
         _ => None,
     }
 }
@@ -805,7 +807,7 @@ pub(crate) fn mission_err(what: &str, e: crate::mission::store::Error) -> CliErr
     use crate::mission::store as mstore;
     let foreign = match &e {
         mstore::Error::Sqlite(s) => foreign_sqlite(s),
-        mstore::Error::Ledger(l) => foreign_ledger(l),
+        mstore::Error::Ledger(l) => foreign_storage(l),
         _ => None,
     };
     if let Some(why) = foreign {
@@ -813,10 +815,9 @@ pub(crate) fn mission_err(what: &str, e: crate::mission::store::Error) -> CliErr
     }
     match e {
         mstore::Error::Rejected(r) => mission_rejection(what, &r),
-        mstore::Error::Ledger(l) => match *l {
-            crate::limits::Error::Rejected(v) => limits_rejection(what, &v),
-            other => ledger_err(what, other),
-        },
+        // The same line, code and exit as limits' (a storage `NotInitialized` is limits'
+        // `ledger_not_initialized` rejection).
+        mstore::Error::Ledger(l) => ledger_err(what, crate::limits::Error::from(*l)),
         mstore::Error::SchemaVersion { .. } => CliError::usage(what, e)
             .hint("use the world release that created this ledger's mission tables, or a fresh schema (docs/LEDGER.md)"),
         mstore::Error::Corrupt(_) => CliError::new(Exit::Integrity, what, e).hint(VERIFY_HINT),

@@ -3,11 +3,11 @@
 
 use super::codes::{Code, Verdict};
 use super::config::{self, Bounds, Config, LimitKind, ScopeConfig, ScopeKind};
-use super::db::{query_one, query_opt, vals, Db, Row};
 use super::{ActorFacts, ActorKind, Command, Error, EvidenceCheck, Outcome, Purpose, Request};
 use crate::encoding::hashref::HashRef;
 use crate::encoding::trcjson;
 use crate::ledger::amount::Amount;
+use crate::ledger::db::{query_one, query_opt, vals, Db, Row};
 use rusqlite::Transaction;
 use std::collections::HashMap;
 
@@ -51,7 +51,7 @@ impl State {
 pub(crate) fn num(text: &str, what: &str) -> Result<u128, Error> {
     Amount::parse(text)
         .map(Amount::get)
-        .map_err(|e| Error::Corrupt(format!("{what}: {e}")))
+        .map_err(|e| Error::corrupt(format!("{what}: {e}")))
 }
 
 fn opt_num(text: Option<String>, what: &str) -> Result<Option<u128>, Error> {
@@ -85,8 +85,7 @@ pub(crate) fn load_meta(conn: &dyn Db) -> Result<Option<Meta>, Error> {
     let (ledger_id, revision, last, head) = (r.text(0)?, r.int(1)?, r.text(2)?, r.text(3)?);
     Ok(Some(Meta {
         ledger_id,
-        revision: u64::try_from(revision)
-            .map_err(|_| Error::Corrupt("negative revision".into()))?,
+        revision: u64::try_from(revision).map_err(|_| Error::corrupt("negative revision"))?,
         last_now: num(&last, "last_now_ms")?,
         head,
     }))
@@ -150,10 +149,10 @@ pub(crate) fn scope_from_raw(raw: RawScope) -> Result<ScopeRow, Error> {
     let [uo, uh, st, at] = counters;
     Ok(ScopeRow {
         kind: ScopeKind::parse(&kind)
-            .ok_or_else(|| Error::Corrupt(format!("scope {id}: kind {kind:?}")))?,
+            .ok_or_else(|| Error::corrupt(format!("scope {id}: kind {kind:?}")))?,
         parent,
         depends_on: serde_json::from_str(&deps)
-            .map_err(|e| Error::Corrupt(format!("scope {id}: depends_on: {e}")))?,
+            .map_err(|e| Error::corrupt(format!("scope {id}: depends_on: {e}")))?,
         own: Bounds {
             cost: opt_amount(c, "bound_cost")?,
             handoff: opt_amount(h, "bound_handoff")?,
@@ -278,11 +277,11 @@ pub(crate) fn attempt_from_raw(raw: RawAttempt) -> Result<AttemptRow, Error> {
     ) = raw;
     Ok(AttemptRow {
         purpose: Purpose::parse(&purpose)
-            .ok_or_else(|| Error::Corrupt(format!("attempt {id}: purpose {purpose:?}")))?,
+            .ok_or_else(|| Error::corrupt(format!("attempt {id}: purpose {purpose:?}")))?,
         amount: num(&amount, "amount")?,
         max_active_ms: num(&max_active, "max_active_ms")?,
         state: State::parse(&state)
-            .ok_or_else(|| Error::Corrupt(format!("attempt {id}: state {state:?}")))?,
+            .ok_or_else(|| Error::corrupt(format!("attempt {id}: state {state:?}")))?,
         actual_cost: opt_num(actual, "actual_cost")?,
         paired,
         dispatched_at: opt_num(dispatched, "dispatched_at_ms")?,
@@ -366,7 +365,7 @@ fn live_under(conn: &dyn Db, scope_id: &str, now: u128) -> Result<Option<u128>, 
             None
         };
         let d = opt_num(dispatched, "dispatched_at_ms")?
-            .ok_or_else(|| Error::Corrupt("live attempt without dispatched_at_ms".into()))?;
+            .ok_or_else(|| Error::corrupt("live attempt without dispatched_at_ms"))?;
         let v = live_accrual(num(&max_active, "max_active_ms")?, d, now, freeze);
         match sum.checked_add(v) {
             Some(s) => sum = s,
@@ -388,7 +387,7 @@ struct Delta {
 fn shift(old: u128, (add, sub): (u128, u128), what: &str) -> Result<Option<u128>, Error> {
     let base = old
         .checked_sub(sub)
-        .ok_or_else(|| Error::Corrupt(format!("{what} would go negative")))?;
+        .ok_or_else(|| Error::corrupt(format!("{what} would go negative")))?;
     Ok(base.checked_add(add))
 }
 
@@ -471,7 +470,7 @@ impl Ctx<'_> {
                 .into());
         }
         let mut v: Verdict = serde_json::from_str(&result).map_err(|e| {
-            Error::Corrupt(format!("stored result of {}: {e}", self.req.request_id))
+            Error::corrupt(format!("stored result of {}: {e}", self.req.request_id))
         })?;
         v.code = Code::Exists;
         Ok(Some(v))
@@ -544,7 +543,7 @@ impl Ctx<'_> {
         ok.code = Code::Ok;
         ok.revision = Amount(u128::from(revision));
         let command_json: serde_json::Value = serde_json::from_slice(&self.req.command.canonical())
-            .map_err(|e| Error::Corrupt(format!("command encoding: {e}")))?;
+            .map_err(|e| Error::corrupt(format!("command encoding: {e}")))?;
         let event = serde_json::json!({
             "revision": revision.to_string(),
             "prevHash": self.meta.head,
@@ -555,15 +554,14 @@ impl Ctx<'_> {
             "result": &ok,
             "details": details,
         });
-        let raw = serde_json::to_vec(&event).map_err(|e| Error::Corrupt(e.to_string()))?;
+        let raw = serde_json::to_vec(&event).map_err(|e| Error::corrupt(e.to_string()))?;
         let canonical = trcjson::canonicalize(&raw, trcjson::Bounds::UNBOUNDED)
-            .map_err(|e| Error::Corrupt(format!("event encoding: {e}")))?;
+            .map_err(|e| Error::corrupt(format!("event encoding: {e}")))?;
         let event_hash = event_hash(&self.meta.head, &canonical).to_string();
-        let rev_i64 =
-            i64::try_from(revision).map_err(|_| Error::Corrupt("revision overflow".into()))?;
+        let rev_i64 = i64::try_from(revision).map_err(|_| Error::corrupt("revision overflow"))?;
         self.tx
             .exec("INSERT INTO limits_events (revision, prev_hash, event_hash, event) VALUES (?1, ?2, ?3, ?4)", &vals![rev_i64, self.meta.head, event_hash, canonical])?;
-        let result = serde_json::to_string(&ok).map_err(|e| Error::Corrupt(e.to_string()))?;
+        let result = serde_json::to_string(&ok).map_err(|e| Error::corrupt(e.to_string()))?;
         self.tx
             .exec("INSERT INTO limits_requests (request_id, command_hash, result, revision) VALUES (?1, ?2, ?3, ?4)", &vals![self.req.request_id, command_hash(&self.req.command), result, rev_i64])?;
         self.tx
@@ -663,7 +661,7 @@ pub(crate) fn apply_db(
         return Err(cx.reject(Code::ActorUnauthenticated).into());
     }
     match &req.command {
-        Command::Init { .. } => Err(Error::Corrupt("init handled above".into())),
+        Command::Init { .. } => Err(Error::corrupt("init handled above")),
         Command::Reserve { .. } => reserve(&mut cx),
         Command::Dispatch { attempt_id } => dispatch(&mut cx, attempt_id),
         Command::Settle {
@@ -788,7 +786,7 @@ fn init(
             .transpose()?
             .unwrap_or(0);
         if n > 0 {
-            return Err(Error::Corrupt(format!(
+            return Err(Error::corrupt(format!(
                 "integrity: limits_meta has no row but limits_events holds {n} event(s) (a deleted or truncated ledger head); init was refused and nothing was written (run `world verify --ledger L`)"
             )));
         }
@@ -817,7 +815,7 @@ fn init(
                 .into());
         }
     }
-    conn.create_schema()?;
+    super::schema::create_db(conn)?;
     conn.exec(
         "INSERT INTO limits_meta (id, profile, ledger_id, unit, config_ref, config_json, revision, last_now_ms, head_event_hash) \
          VALUES (1, ?1, ?2, ?3, ?4, ?5, 0, ?6, '')",
@@ -887,7 +885,7 @@ fn insert_scopes(conn: &dyn Db, scopes: &[ScopeConfig], now: u128) -> Result<(),
     let text = |a: Option<Amount>| a.map(|v| v.to_string());
     for (i, chain) in &order {
         let Some(s) = scopes.get(*i) else { continue };
-        let ordinal = i64::try_from(*i).map_err(|_| Error::Corrupt("too many scopes".into()))?;
+        let ordinal = i64::try_from(*i).map_err(|_| Error::corrupt("too many scopes"))?;
         conn.exec(
             ins_sql,
             &vals![
@@ -895,7 +893,7 @@ fn insert_scopes(conn: &dyn Db, scopes: &[ScopeConfig], now: u128) -> Result<(),
                 ordinal,
                 s.kind.as_str(),
                 s.parent_id,
-                serde_json::to_string(&s.depends_on).map_err(|e| Error::Corrupt(e.to_string()))?,
+                serde_json::to_string(&s.depends_on).map_err(|e| Error::corrupt(e.to_string()))?,
                 text(s.limits.cost),
                 text(s.limits.handoff),
                 text(s.limits.active_ms),
@@ -934,7 +932,7 @@ fn reserve(cx: &mut Ctx<'_>) -> Result<Verdict, Error> {
         paired,
     } = &cx.req.command
     else {
-        return Err(Error::Corrupt("reserve dispatch".into()));
+        return Err(Error::corrupt("reserve dispatch"));
     };
     let (amount, max_active) = (amount.get(), max_active_ms.get());
     // (9)
@@ -1116,8 +1114,7 @@ fn reserve(cx: &mut Ctx<'_>) -> Result<Verdict, Error> {
     cx.check_time()?;
     // Apply.
     write_delta(cx.tx, &chain, &new)?;
-    let rev_next =
-        i64::try_from(cx.meta.revision + 1).map_err(|_| Error::Corrupt("revision".into()))?;
+    let rev_next = i64::try_from(cx.meta.revision + 1).map_err(|_| Error::corrupt("revision"))?;
     cx.tx
         .exec("INSERT INTO limits_attempts (attempt_id, operation_id, scope_id, run_id, purpose, amount, max_active_ms, \
              state, paired, reserved_at_ms, actor_id, actor_kind, revision) \
@@ -1175,7 +1172,7 @@ fn dispatch(cx: &mut Ctx<'_>, attempt_id: &str) -> Result<Verdict, Error> {
         return Err(cx.reject(code).attempt(attempt_id).into());
     }
     let chain = load_chain(cx.tx, &a.scope_id)?
-        .ok_or_else(|| Error::Corrupt(format!("attempt {attempt_id}: scope missing")))?;
+        .ok_or_else(|| Error::corrupt(format!("attempt {attempt_id}: scope missing")))?;
     if let Some(r) = chain.rows.iter().find(|r| r.stopped_at.is_some()) {
         return Err(cx
             .reject(Code::ScopeStopped)
@@ -1201,8 +1198,8 @@ fn dispatch(cx: &mut Ctx<'_>, attempt_id: &str) -> Result<Verdict, Error> {
         active: (0, a.max_active_ms),
         ..Delta::default()
     };
-    let new = plan_delta(&chain, &delta)?
-        .ok_or_else(|| Error::Corrupt("dispatch cannot overflow".into()))?;
+    let new =
+        plan_delta(&chain, &delta)?.ok_or_else(|| Error::corrupt("dispatch cannot overflow"))?;
     write_delta(cx.tx, &chain, &new)?;
     cx.tx
         .exec("UPDATE limits_attempts SET state = 'DISPATCHED', dispatched_at_ms = ?1 WHERE attempt_id = ?2", &vals![cx.now.to_string(), attempt_id])?;
@@ -1216,7 +1213,7 @@ fn dispatch(cx: &mut Ctx<'_>, attempt_id: &str) -> Result<Verdict, Error> {
 fn settled_active(cx: &Ctx<'_>, a: &AttemptRow) -> Result<u128, Error> {
     let d = a
         .dispatched_at
-        .ok_or_else(|| Error::Corrupt(format!("attempt {}: no dispatched_at_ms", a.id)))?;
+        .ok_or_else(|| Error::corrupt(format!("attempt {}: no dispatched_at_ms", a.id)))?;
     let freeze = freeze_of(cx.tx, &a.scope_id)?;
     let end = freeze.map_or(cx.now, |f| f.min(cx.now));
     Ok(end.saturating_sub(d))
@@ -1284,7 +1281,7 @@ fn settle(
     }
     cx.check_time()?;
     let chain = load_chain(cx.tx, &a.scope_id)?
-        .ok_or_else(|| Error::Corrupt(format!("attempt {attempt_id}: scope missing")))?;
+        .ok_or_else(|| Error::corrupt(format!("attempt {attempt_id}: scope missing")))?;
     if outcome == Outcome::Unknown {
         cx.tx
             .exec("UPDATE limits_attempts SET state = 'UNKNOWN', outcome = 'UNKNOWN' WHERE attempt_id = ?1", &vals![attempt_id])?;
@@ -1349,6 +1346,7 @@ fn open_violations(conn: &dyn Db, attempt_id: &str) -> Result<i64, Error> {
         &vals![attempt_id],
     )?
     .int(0)
+    .map_err(Error::from)
 }
 
 fn reconcile(
@@ -1380,10 +1378,10 @@ fn reconcile(
     let mut planned = None;
     if reconcilable {
         let chain = load_chain(cx.tx, &a.scope_id)?
-            .ok_or_else(|| Error::Corrupt(format!("attempt {attempt_id}: scope missing")))?;
+            .ok_or_else(|| Error::corrupt(format!("attempt {attempt_id}: scope missing")))?;
         let (delta, active) = if a.state == State::Settled {
             let old = a.actual_cost.ok_or_else(|| {
-                Error::Corrupt(format!("settled attempt {attempt_id} without actual"))
+                Error::corrupt(format!("settled attempt {attempt_id} without actual"))
             })?;
             (cost_delta(a.purpose, old, actual), None)
         } else {
@@ -1411,8 +1409,7 @@ fn reconcile(
             .into());
     };
     write_delta(cx.tx, &chain, &new)?;
-    let next =
-        i64::try_from(cx.meta.revision + 1).map_err(|_| Error::Corrupt("revision".into()))?;
+    let next = i64::try_from(cx.meta.revision + 1).map_err(|_| Error::corrupt("revision"))?;
     match active {
         Some(active) => cx
             .tx
@@ -1473,11 +1470,11 @@ fn release(cx: &mut Ctx<'_>, attempt_id: &str, never_dispatched: bool) -> Result
         return Err(at(Code::AttemptPairedToEffect));
     }
     let chain = load_chain(cx.tx, &a.scope_id)?
-        .ok_or_else(|| Error::Corrupt(format!("attempt {attempt_id}: scope missing")))?;
+        .ok_or_else(|| Error::corrupt(format!("attempt {attempt_id}: scope missing")))?;
     let mut delta = cost_delta(a.purpose, a.amount, 0);
     delta.active = (0, a.max_active_ms);
-    let new = plan_delta(&chain, &delta)?
-        .ok_or_else(|| Error::Corrupt("release cannot overflow".into()))?;
+    let new =
+        plan_delta(&chain, &delta)?.ok_or_else(|| Error::corrupt("release cannot overflow"))?;
     write_delta(cx.tx, &chain, &new)?;
     cx.tx.exec(
         "UPDATE limits_attempts SET state = 'RELEASED', settled_at_ms = ?1 WHERE attempt_id = ?2",
@@ -1553,7 +1550,7 @@ fn adjust(cx: &mut Ctx<'_>, evidence: &dyn EvidenceCheck) -> Result<Verdict, Err
         evidence_ref,
     } = &cx.req.command
     else {
-        return Err(Error::Corrupt("adjust dispatch".into()));
+        return Err(Error::corrupt("adjust dispatch"));
     };
     if cx.actor.actor_kind != ActorKind::Human {
         return Err(

@@ -33,10 +33,10 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::db::{query_opt, vals, Db, Row, Val};
 use super::ledger::Meta;
 use super::Error;
-use crate::encoding::hashref::HashRef;
+use crate::ledger::db::{query_opt, vals, Db};
+use crate::ledger::seal::{missing_triggers, row_digest};
 
 /// The `limits_folds` DDL for SQLite (a ledger file, the store file).
 pub(crate) const SQLITE_DDL: &str = r#"
@@ -104,9 +104,22 @@ BEGIN RAISE EXCEPTION 'TRUNCATE of % is refused: the ledger is append-only', TG_
     sql
 }
 
+/// Create `limits_folds` (and on PostgreSQL the TRUNCATE refusals), in this transaction.
+///
+/// # Errors
+/// Storage errors.
+pub(crate) fn create_folds(db: &dyn Db) -> Result<(), Error> {
+    if is_pg(db) {
+        db.exec_batch(&pg_ddl())?;
+    } else {
+        db.exec_batch(SQLITE_DDL)?;
+    }
+    Ok(())
+}
+
 /// `true` on PostgreSQL (the catalog queries differ).
 fn is_pg(db: &dyn Db) -> bool {
-    db.backend() == super::db::Backend::Postgres
+    db.backend() == crate::ledger::db::Backend::Postgres
 }
 
 /// The append-only triggers the limits tables must have on this backend (names).
@@ -138,42 +151,6 @@ pub(crate) fn expected_triggers(db: &dyn Db, folds: bool) -> Vec<String> {
     out
 }
 
-/// The names of the enabled triggers in the ledger's schema whose body refuses (SQLite: a
-/// `RAISE(ABORT` trigger; PostgreSQL: enabled, its function raising an exception).
-///
-/// # Errors
-/// Storage errors.
-pub(crate) fn live_triggers(db: &dyn Db) -> Result<BTreeSet<String>, Error> {
-    let rows = if is_pg(db) {
-        db.query(
-            "SELECT t.tgname::text FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid \
-             JOIN pg_namespace n ON n.oid = c.relnamespace JOIN pg_proc p ON p.oid = t.tgfoid \
-             WHERE n.nspname = current_schema() AND NOT t.tgisinternal AND t.tgenabled <> 'D' \
-             AND p.prosrc ILIKE '%raise exception%'",
-            &[],
-        )?
-    } else {
-        db.query(
-            "SELECT name FROM sqlite_master WHERE type = 'trigger' AND sql LIKE '%RAISE(ABORT%'",
-            &[],
-        )?
-    };
-    rows.iter().map(|r| r.text(0)).collect()
-}
-
-/// Which of `expected` are not live (missing, disabled or not refusing).
-///
-/// # Errors
-/// Storage errors.
-pub(crate) fn missing_triggers(db: &dyn Db, expected: &[String]) -> Result<Vec<String>, Error> {
-    let live = live_triggers(db)?;
-    Ok(expected
-        .iter()
-        .filter(|t| !live.contains(*t))
-        .cloned()
-        .collect())
-}
-
 /// The columns of a scope row, in a fixed order (what its digest covers: every column).
 const SCOPE_SQL: &str = "SELECT scope_id, ordinal, kind, parent_id, depends_on, bound_cost, \
     bound_handoff, bound_active_ms, bound_elapsed_ms, bound_attempts, started_at_ms, \
@@ -184,34 +161,8 @@ const ATTEMPT_COLS: &str = "attempt_id, operation_id, scope_id, run_id, purpose,
     max_active_ms, state, outcome, actual_cost, paired, reserved_at_ms, dispatched_at_ms, \
     settled_at_ms, settled_active_ms, actor_id, actor_kind, revision";
 
-/// SHA-256 of a row's values, each tagged with its type and length-prefixed (NULL, integer,
-/// text and blob never collide).
-pub(crate) fn row_digest(row: &Row) -> String {
-    let mut buf = Vec::new();
-    for v in &row.0 {
-        match v {
-            Val::Null => buf.push(b'n'),
-            Val::Int(i) => {
-                buf.push(b'i');
-                buf.extend_from_slice(&i.to_be_bytes());
-            }
-            Val::Text(s) => {
-                buf.push(b't');
-                buf.extend_from_slice(&(s.len() as u64).to_be_bytes());
-                buf.extend_from_slice(s.as_bytes());
-            }
-            Val::Blob(b) => {
-                buf.push(b'b');
-                buf.extend_from_slice(&(b.len() as u64).to_be_bytes());
-                buf.extend_from_slice(b);
-            }
-        }
-    }
-    HashRef::of(&buf).to_string()
-}
-
 fn integrity(why: impl std::fmt::Display) -> Error {
-    Error::Corrupt(format!(
+    Error::corrupt(format!(
         "integrity: {why}; the command was refused and nothing was written (run `world verify --ledger L`, or `world verify` for the ledger in the store file)"
     ))
 }
@@ -392,7 +343,7 @@ fn upgrade(db: &dyn Db, meta: &Meta) -> Result<(), Error> {
             p.detail
         )));
     }
-    db.create_folds()?;
+    create_folds(db)?;
     let rev = i64::try_from(meta.revision).unwrap_or(i64::MAX);
     for (key, d) in scope_digests(db)? {
         db.exec(
@@ -418,7 +369,7 @@ pub(crate) fn record(db: &dyn Db, revision: u64, attempt: Option<&str>) -> Resul
     if !db.table_exists("limits_folds")? {
         return Ok(());
     }
-    let rev = i64::try_from(revision).map_err(|_| Error::Corrupt("revision overflow".into()))?;
+    let rev = i64::try_from(revision).map_err(|_| Error::corrupt("revision overflow"))?;
     for (key, d) in scope_digests(db)? {
         if latest(db, "scope", &key)?.map(|(_, _, w)| w) != Some(d.clone()) {
             db.exec(

@@ -1,12 +1,12 @@
 //! Fold digests kept with every journal entry, and the check a mission command runs before it
-//! decides (issue 27 §3, DEC-LEDGER-1..4) — the mission side of [`crate::limits::seal`].
+//! decides (issue 27 §3, DEC-LEDGER-1..4) — the mission side of [`crate::ledger::seal`].
 //!
 //! The mission row's counters (`reserved`, `settled`, `revision`, `journal_seq`, `head_hash`,
 //! …) and the state rows (runs, grants with their `used`, operations, approvals, attempts) are
 //! caches of the fold of `mission_journal`. `verify` re-folds them all; a command cannot. So
 //! every command appends, beside its journal entry, one `mission_folds` row per row it left
 //! changed: `(mission_id, kind, key, seq, digest)`, `digest` the SHA-256 of the row's columns
-//! ([`crate::limits::seal::row_digest`]). `mission_folds` is append-only (triggers).
+//! ([`crate::ledger::seal::row_digest`]). `mission_folds` is append-only (triggers).
 //!
 //! Before a command decides, [`check_head`] refuses (exit 3, nothing written) a missing or
 //! disabled append-only trigger, a journal whose newest entry is not the mission row's
@@ -20,8 +20,8 @@ use std::collections::BTreeSet;
 
 use super::state::State;
 use super::store::{self, Error};
-use crate::limits::db::{query_opt, vals, Backend, Db, Row};
-use crate::limits::seal::{missing_triggers, row_digest};
+use crate::ledger::db::{query_opt, vals, Backend, Db, Row};
+use crate::ledger::seal::{missing_triggers, row_digest};
 
 /// The `mission_folds` DDL for SQLite.
 pub(crate) const SQLITE_DDL: &str = r#"
@@ -208,9 +208,7 @@ pub(crate) fn ensure_table(db: &dyn Db) -> Result<(), Error> {
     match db.backend() {
         Backend::Sqlite => db.exec_batch(SQLITE_DDL)?,
         Backend::Postgres => {
-            db.exec_batch(
-                "SELECT pg_advisory_xact_lock(hashtext(current_schema() || '.world-limits-ledger'))",
-            )?;
+            db.lock_ledger()?;
             db.exec_batch(&pg_ddl())?;
         }
     }

@@ -16,7 +16,7 @@
 //! settled attempts. [`apply_in`] does the same inside a transaction the caller owns (the
 //! broker pairs admission with its effect intent this way, §7).
 //!
-//! The command logic is written once against [`crate::limits::db::Db`] (the SQL surface the
+//! The command logic is written once against [`crate::ledger::db::Db`] (the SQL surface the
 //! limits ledger shares between SQLite and PostgreSQL); [`SqliteMissions`] runs it on a SQLite
 //! connection (the store file, or a standalone ledger file) and [`super::ledger`] on a
 //! PostgreSQL ledger.
@@ -35,8 +35,8 @@ use serde::Serialize;
 
 use crate::encoding::trcjson::{self, CValue};
 use crate::encoding::HashRef;
+use crate::ledger::db::{query_opt, vals, Db};
 use crate::ledger::Amount;
-use crate::limits::db::{query_opt, vals, Db};
 
 use super::codes::{Code, Rejection};
 use super::command::Command;
@@ -146,13 +146,13 @@ pub enum Error {
     /// SQLite failed.
     #[error("mission: sqlite: {0}")]
     Sqlite(#[from] rusqlite::Error),
-    /// The standalone ledger holding the missions refused or failed: not initialised
-    /// (`ledger_not_initialized`, naming the ledger and `world limits init`), not a ledger, a
-    /// URL that does not parse, PostgreSQL errors (connection, authentication, network loss,
-    /// lock timeout, serialization failure after the retries; the transaction was rolled back),
-    /// a limits schema of another version. Messages name the ledger, never a password.
+    /// The ledger's storage refused or failed ([`crate::ledger::Error`]): not initialised
+    /// (naming the ledger and the command that initialises it), not a ledger, a URL that does
+    /// not parse, PostgreSQL errors (connection, authentication, network loss, lock timeout,
+    /// serialization failure after the retries; the transaction was rolled back), a ledger
+    /// schema of another version, busy. Messages name the ledger, never a password.
     #[error("mission: {0}")]
-    Ledger(Box<crate::limits::Error>),
+    Ledger(Box<crate::ledger::Error>),
     /// The ledger's mission tables are of another version than this build reads.
     #[error("mission: ledger {ledger} has mission schema version {found}; this world reads version {want}")]
     SchemaVersion {
@@ -165,11 +165,11 @@ pub enum Error {
     },
 }
 
-impl From<crate::limits::Error> for Error {
-    fn from(e: crate::limits::Error) -> Self {
+impl From<crate::ledger::Error> for Error {
+    fn from(e: crate::ledger::Error) -> Self {
         match e {
-            crate::limits::Error::Sqlite(s) => Error::Sqlite(s),
-            crate::limits::Error::Corrupt(c) => Error::Corrupt(c),
+            crate::ledger::Error::Sqlite(s) => Error::Sqlite(s),
+            crate::ledger::Error::Corrupt(c) => Error::Corrupt(c),
             other => Error::Ledger(Box::new(other)),
         }
     }
@@ -1599,7 +1599,7 @@ pub(crate) fn check_db(db: &dyn Db) -> Result<Vec<Problem>, Error> {
         .and_then(|rows| rows.iter().map(|r| r.text(0)).collect())
     {
         Ok(ids) => ids,
-        Err(e @ (crate::limits::Error::Sqlite(_) | crate::limits::Error::Postgres { .. })) => {
+        Err(e @ (crate::ledger::Error::Sqlite(_) | crate::ledger::Error::Postgres { .. })) => {
             return Err(e.into())
         }
         Err(e) => {

@@ -270,16 +270,17 @@ fn limits_ledger(store: &Store, rep: &mut Report) {
 /// The ledger cannot be opened or read (missing file, not a ledger, unreachable server, bad
 /// URL): the limits error, for the CLI to classify.
 pub fn verify_ledger(location: &str) -> Result<(String, Report), crate::limits::Error> {
-    use crate::limits::pg::{self, Access, PgLedger};
-    crate::limits::check_location_syntax(location)?;
+    use crate::ledger::pg::Access;
+    use crate::limits::pg::PgLedger;
+    crate::ledger::location::check_syntax(location)?;
     if crate::ledger::location::is_url(location) {
         let ledger = PgLedger::connect(location)?;
         let name = ledger.name().to_string();
-        let rep = ledger.transaction(
+        let rep = ledger.conn().transaction(
             Access::Read,
             |db| {
                 let mut rep = Report::default();
-                if let Err(e) = db.check_version() {
+                if let Err(e) = crate::limits::pg::check_version(db) {
                     rep.fail("ledger_schema", None, None, e.to_string());
                     return Ok(rep);
                 }
@@ -287,7 +288,7 @@ pub fn verify_ledger(location: &str) -> Result<(String, Report), crate::limits::
                 Ok(rep)
             },
             |_| false,
-            pg::is_retryable,
+            |e: &crate::limits::Error| e.storage().is_some_and(crate::ledger::Error::is_retryable),
         )?;
         return Ok((name, rep));
     }
@@ -302,7 +303,7 @@ pub fn verify_ledger(location: &str) -> Result<(String, Report), crate::limits::
 
 /// The checks of [`verify_ledger`] inside its snapshot.
 fn ledger_checks(
-    db: &dyn crate::limits::db::Db,
+    db: &dyn crate::ledger::db::Db,
     rep: &mut Report,
 ) -> Result<(), crate::limits::Error> {
     if !db.table_exists("limits_meta")? {
@@ -327,7 +328,7 @@ fn ledger_checks(
     }
     let problems = match crate::mission::store::check_any(db) {
         Ok(p) => p,
-        Err(crate::mission::store::Error::Ledger(e)) => return Err(*e),
+        Err(crate::mission::store::Error::Ledger(e)) => return Err((*e).into()),
         Err(crate::mission::store::Error::Sqlite(e)) => return Err(e.into()),
         Err(e) => vec![crate::mission::store::Problem {
             category: "mission_state",
