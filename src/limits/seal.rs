@@ -36,7 +36,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use super::ledger::Meta;
 use super::Error;
 use crate::ledger::db::{query_opt, vals, Db};
-use crate::ledger::seal::{missing_triggers, row_digest};
+use crate::ledger::seal::{missing_triggers, row_digest, AppendOnly};
 
 /// The `limits_folds` DDL for SQLite (a ledger file, the store file).
 pub(crate) const SQLITE_DDL: &str = r#"
@@ -93,14 +93,7 @@ CREATE OR REPLACE FUNCTION ledger_no_truncate() RETURNS trigger LANGUAGE plpgsql
 BEGIN RAISE EXCEPTION 'TRUNCATE of % is refused: the ledger is append-only', TG_TABLE_NAME; END; $$;
 "#,
     );
-    for t in PG_TABLES {
-        if t == "limits_events" {
-            continue; // limits_events_no_truncate (pg::DDL) already refuses it
-        }
-        sql.push_str(&format!(
-            "DROP TRIGGER IF EXISTS {t}_no_truncate ON {t};\nCREATE TRIGGER {t}_no_truncate BEFORE TRUNCATE ON {t}\n  FOR EACH STATEMENT EXECUTE FUNCTION ledger_no_truncate();\n"
-        ));
-    }
+    sql.push_str(&APPEND_ONLY.truncate_refusals());
     sql
 }
 
@@ -122,33 +115,16 @@ fn is_pg(db: &dyn Db) -> bool {
     db.backend() == crate::ledger::db::Backend::Postgres
 }
 
+/// The limits tables' append-only shape (the log, the folds, the TRUNCATE refusals).
+pub(crate) const APPEND_ONLY: AppendOnly = AppendOnly {
+    log: "limits_events",
+    folds: "limits_folds",
+    truncate_guarded: &PG_TABLES,
+};
+
 /// The append-only triggers the limits tables must have on this backend (names).
 pub(crate) fn expected_triggers(db: &dyn Db, folds: bool) -> Vec<String> {
-    let mut out: Vec<String> = if is_pg(db) {
-        vec![
-            "limits_events_no_change".into(),
-            "limits_events_no_truncate".into(),
-        ]
-    } else {
-        vec![
-            "limits_events_no_update".into(),
-            "limits_events_no_delete".into(),
-        ]
-    };
-    if folds {
-        if is_pg(db) {
-            out.push("limits_folds_no_change".into());
-            for t in PG_TABLES {
-                if t != "limits_events" {
-                    out.push(format!("{t}_no_truncate"));
-                }
-            }
-        } else {
-            out.push("limits_folds_no_update".into());
-            out.push("limits_folds_no_delete".into());
-        }
-    }
-    out
+    APPEND_ONLY.expected_triggers(db, folds)
 }
 
 /// The columns of a scope row, in a fixed order (what its digest covers: every column).

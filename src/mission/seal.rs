@@ -21,7 +21,7 @@ use std::collections::BTreeSet;
 use super::state::State;
 use super::store::{self, Error};
 use crate::ledger::db::{query_opt, vals, Backend, Db, Row};
-use crate::ledger::seal::{missing_triggers, row_digest};
+use crate::ledger::seal::{missing_triggers, row_digest, AppendOnly};
 
 /// The `mission_folds` DDL for SQLite.
 pub(crate) const SQLITE_DDL: &str = r#"
@@ -40,8 +40,8 @@ BEGIN SELECT RAISE(ABORT, 'mission_folds is append-only'); END;
 "#;
 
 /// The mission tables on PostgreSQL that get a statement-level TRUNCATE refusal besides the
-/// journal (whose `mission_journal_no_truncate` the mission DDL creates).
-pub const PG_TRUNCATE_GUARDED: [&str; 10] = [
+/// journal (whose `mission_journal_no_truncate` the mission DDL creates), `mission_folds` last.
+pub const PG_TRUNCATE_GUARDED: [&str; 11] = [
     "mission_schema",
     "mission_missions",
     "mission_requests",
@@ -52,7 +52,15 @@ pub const PG_TRUNCATE_GUARDED: [&str; 10] = [
     "mission_attempts",
     "mission_violations",
     "mission_outbox",
+    "mission_folds",
 ];
+
+/// The mission tables' append-only shape (the journal, the folds, the TRUNCATE refusals).
+pub(crate) const APPEND_ONLY: AppendOnly = AppendOnly {
+    log: "mission_journal",
+    folds: "mission_folds",
+    truncate_guarded: &PG_TRUNCATE_GUARDED,
+};
 
 /// The `mission_folds` DDL for PostgreSQL, with the TRUNCATE refusal on every mission table.
 pub fn pg_ddl() -> String {
@@ -75,41 +83,14 @@ CREATE OR REPLACE FUNCTION ledger_no_truncate() RETURNS trigger LANGUAGE plpgsql
 BEGIN RAISE EXCEPTION 'TRUNCATE of % is refused: the ledger is append-only', TG_TABLE_NAME; END; $$;
 "#,
     );
-    for t in PG_TRUNCATE_GUARDED.iter().chain(["mission_folds"].iter()) {
-        sql.push_str(&format!(
-            "DROP TRIGGER IF EXISTS {t}_no_truncate ON {t};\nCREATE TRIGGER {t}_no_truncate BEFORE TRUNCATE ON {t}\n  FOR EACH STATEMENT EXECUTE FUNCTION ledger_no_truncate();\n"
-        ));
-    }
+    sql.push_str(&APPEND_ONLY.truncate_refusals());
     sql
 }
 
 /// The append-only triggers the mission tables must have (with `mission_folds` when it
 /// exists).
 pub(crate) fn expected_triggers(db: &dyn Db, folds: bool) -> Vec<String> {
-    let pg = db.backend() == Backend::Postgres;
-    let mut out: Vec<String> = if pg {
-        vec![
-            "mission_journal_no_change".into(),
-            "mission_journal_no_truncate".into(),
-        ]
-    } else {
-        vec![
-            "mission_journal_no_update".into(),
-            "mission_journal_no_delete".into(),
-        ]
-    };
-    if folds {
-        if pg {
-            out.push("mission_folds_no_change".into());
-            for t in PG_TRUNCATE_GUARDED.iter().chain(["mission_folds"].iter()) {
-                out.push(format!("{t}_no_truncate"));
-            }
-        } else {
-            out.push("mission_folds_no_update".into());
-            out.push("mission_folds_no_delete".into());
-        }
-    }
-    out
+    APPEND_ONLY.expected_triggers(db, folds)
 }
 
 /// The missing, disabled or non-refusing append-only triggers of the mission tables, as one
