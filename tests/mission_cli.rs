@@ -134,7 +134,7 @@ impl Env {
     fn dump(&self) -> Vec<String> {
         let conn = rusqlite::Connection::open(self.db()).unwrap();
         let mut out = Vec::new();
-        for t in world::mission::store::TABLES {
+        for t in world::mission::durable::TABLES {
             let Ok(mut stmt) = conn.prepare(&format!("SELECT * FROM {t} ORDER BY 1, 2")) else {
                 continue;
             };

@@ -803,8 +803,8 @@ pub fn mission_rejection(what: &str, r: &crate::mission::Rejection) -> CliError 
 }
 
 /// A mission store error as the CLI reports it (exit codes of docs/LEDGER.md).
-pub(crate) fn mission_err(what: &str, e: crate::mission::store::Error) -> CliError {
-    use crate::mission::store as mstore;
+pub(crate) fn mission_err(what: &str, e: crate::mission::durable::Error) -> CliError {
+    use crate::mission::durable as mstore;
     let foreign = match &e {
         mstore::Error::Sqlite(s) => foreign_sqlite(s),
         mstore::Error::Ledger(l) => foreign_storage(l),

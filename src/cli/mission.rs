@@ -40,7 +40,7 @@ use crate::authority::session;
 use crate::encoding::HashRef;
 use crate::ledger::EvidenceKind;
 use crate::ledger::{ActorKind, Amount};
-use crate::mission::store::{self as mstore, MissionStore, Request};
+use crate::mission::durable::{self as mstore, MissionStore, Request};
 use crate::mission::{
     self, Actor, AttemptStatus, Code, Command, Contract, Rejection, State, MAX_JSON_BYTES,
 };

@@ -1,7 +1,7 @@
 //! Missions in a standalone ledger (`world mission … --ledger FILE|URL`, issue 18 §2).
 //!
 //! The same `mission_*` tables, hash-chained journal, materialised state, outbox and
-//! idempotency rules as in the World store file ([`super::store`]), with the command logic
+//! idempotency rules as in the World store file ([`super::durable`]), with the command logic
 //! shared through [`crate::ledger::db::Db`] (the ledger layer, DEC-LEDGER-6):
 //!
 //! - `--ledger FILE`: a standalone SQLite ledger file ([`crate::ledger::file`], made by the
@@ -22,10 +22,10 @@
 use std::path::{Path, PathBuf};
 
 use super::contract::Contract;
-use super::state::{Actor, State};
-use super::store::{
+use super::durable::{
     self, Applied, Error, JournalEntry, MissionStore, Problem, Request, SqliteMissions, Summary,
 };
+use super::state::{Actor, State};
 use crate::ledger::db::{query_one, Db};
 use crate::ledger::pg::{Access, Lock, PgConn, PgTx};
 use crate::ledger::Amount;
@@ -418,7 +418,7 @@ impl MissionStore for PgMissions {
                 }
                 db.guard_truncate("mission_journal", "mission_journal_append_only")?;
                 super::seal::ensure_table(db)?;
-                store::create_db(db, contract, actor, attended, now)
+                durable::create_db(db, contract, actor, attended, now)
             },
             Result::is_ok,
         )
@@ -435,9 +435,9 @@ impl MissionStore for PgMissions {
             mission_id,
             |db| {
                 if !prologue(db)? {
-                    return Err(store::not_found(mission_id));
+                    return Err(durable::not_found(mission_id));
                 }
-                store::apply_db(db, mission_id, request, actor, now)
+                durable::apply_db(db, mission_id, request, actor, now)
             },
             keep_applied,
         )
@@ -454,9 +454,9 @@ impl MissionStore for PgMissions {
             mission_id,
             |db| {
                 if !prologue(db)? {
-                    return Err(store::not_found(mission_id));
+                    return Err(durable::not_found(mission_id));
                 }
-                store::apply_db(db, mission_id, request, actor, now)
+                durable::apply_db(db, mission_id, request, actor, now)
             },
             |_| false,
         )
@@ -465,9 +465,9 @@ impl MissionStore for PgMissions {
     fn state(&self, mission_id: &str) -> Result<State, Error> {
         self.read(|db| {
             if !prologue(db)? {
-                return Err(store::not_found(mission_id));
+                return Err(durable::not_found(mission_id));
             }
-            store::load_full_db(db, mission_id)
+            durable::load_full_db(db, mission_id)
         })
     }
 
@@ -476,16 +476,16 @@ impl MissionStore for PgMissions {
             if !prologue(db)? {
                 return Ok(Vec::new());
             }
-            store::list_db(db)
+            durable::list_db(db)
         })
     }
 
     fn journal(&self, mission_id: &str) -> Result<Vec<JournalEntry>, Error> {
         self.read(|db| {
             if !prologue(db)? {
-                return Err(store::not_found(mission_id));
+                return Err(durable::not_found(mission_id));
             }
-            store::journal_db(db, mission_id)
+            durable::journal_db(db, mission_id)
         })
     }
 
@@ -494,7 +494,7 @@ impl MissionStore for PgMissions {
             if !prologue(db)? {
                 return Ok(Vec::new());
             }
-            store::check_db(db)
+            durable::check_db(db)
         })
     }
 
@@ -519,9 +519,9 @@ impl MissionStore for PgMissions {
     fn root(&self, mission_id: &str) -> Result<String, Error> {
         self.read(|db| {
             if !prologue(db)? {
-                return Err(store::not_found(mission_id));
+                return Err(durable::not_found(mission_id));
             }
-            store::root_db(db, mission_id)
+            durable::root_db(db, mission_id)
         })
     }
 }

@@ -18,8 +18,8 @@
 
 use std::collections::BTreeSet;
 
+use super::durable::{self, Error};
 use super::state::State;
-use super::store::{self, Error};
 use crate::ledger::db::{query_opt, vals, Backend, Db, Row};
 use crate::ledger::seal::{missing_triggers, row_digest, AppendOnly};
 
@@ -212,7 +212,7 @@ pub(crate) fn check_head(db: &dyn Db, mission_id: &str) -> Result<(), Error> {
         "SELECT journal_seq, head_hash FROM mission_missions WHERE mission_id = ?1",
         &vals![mission_id],
     )?
-    .ok_or_else(|| store::not_found(mission_id))?;
+    .ok_or_else(|| durable::not_found(mission_id))?;
     let (seq, hash) = (head.int(0)?, head.text(1)?);
     let newest = query_opt(
         db,
@@ -332,7 +332,7 @@ pub(crate) fn record(
 /// digest at entry `seq` when clean.
 fn baseline(db: &dyn Db, mission_id: &str, seq: i64) -> Result<(), Error> {
     let mut problems = Vec::new();
-    store::check_one(db, mission_id, &mut problems)?;
+    durable::check_one(db, mission_id, &mut problems)?;
     if let Some(p) = problems.first() {
         return Err(integrity(
             mission_id,

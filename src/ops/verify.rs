@@ -57,7 +57,7 @@ fn run(
         rep,
         &[
             crate::limits::schema::DDL,
-            crate::mission::store::DDL,
+            crate::mission::durable::DDL,
             crate::limits::seal::SQLITE_DDL,
             crate::mission::seal::SQLITE_DDL,
             crate::store::spend::FOLDS_DDL,
@@ -326,11 +326,11 @@ fn ledger_checks(
     for w in warns {
         rep.warn("ledger_upgrade", None, None, w);
     }
-    let problems = match crate::mission::store::check_any(db) {
+    let problems = match crate::mission::durable::check_any(db) {
         Ok(p) => p,
-        Err(crate::mission::store::Error::Ledger(e)) => return Err((*e).into()),
-        Err(crate::mission::store::Error::Sqlite(e)) => return Err(e.into()),
-        Err(e) => vec![crate::mission::store::Problem {
+        Err(crate::mission::durable::Error::Ledger(e)) => return Err((*e).into()),
+        Err(crate::mission::durable::Error::Sqlite(e)) => return Err(e.into()),
+        Err(e) => vec![crate::mission::durable::Problem {
             category: "mission_state",
             mission_id: String::new(),
             seq: None,
@@ -355,7 +355,7 @@ fn ledger_checks(
 /// replays differently or a materialised state that differs from the fold is a failure
 /// (`mission_chain`, `mission_journal`, `mission_state`, `mission_schema`).
 fn missions(conn: &rusqlite::Connection, rep: &mut Report) -> Result<(), Error> {
-    for p in crate::mission::store::check_all(conn)? {
+    for p in crate::mission::durable::check_all(conn)? {
         rep.fail(
             p.category,
             None,
