@@ -36,7 +36,7 @@ use std::time::{Duration, Instant};
 
 use world::ledger::{ActorKind, Amount};
 use world::limits::{self, ActorFacts, Command, NoEvidence, Outcome, Purpose, Request};
-use world::mission::store::Request as MRequest;
+use world::mission::durable::Request as MRequest;
 use world::mission::{Actor, Command as MCommand, Contract};
 
 /// One work order (a ledger has exactly one root) with `runs` runs under it.
@@ -101,9 +101,9 @@ fn limits_client(location: &str, scope: &str, c: String, cycles: usize, start: &
         // CLI, whose caller retries): retry it here, and count it.
         loop {
             match l.execute(&req, &host(), 1, &NoEvidence) {
-                Err(limits::Error::Sqlite(rusqlite::Error::SqliteFailure(f, _)))
-                    if f.code == rusqlite::ErrorCode::DatabaseBusy =>
-                {
+                Err(limits::Error::Storage(world::ledger::Error::Sqlite(
+                    rusqlite::Error::SqliteFailure(f, _),
+                ))) if f.code == rusqlite::ErrorCode::DatabaseBusy => {
                     BUSY.fetch_add(1, Ordering::Relaxed);
                 }
                 r => {
@@ -226,10 +226,9 @@ fn mission_client(location: &str, mission: &str, c: String, cycles: usize, start
             let req = mcmd(v);
             loop {
                 match m.apply(mission, &req, &Actor::host(), now) {
-                    Err(world::mission::store::Error::Sqlite(rusqlite::Error::SqliteFailure(
-                        f,
-                        _,
-                    ))) if f.code == rusqlite::ErrorCode::DatabaseBusy => {
+                    Err(world::mission::durable::Error::Sqlite(
+                        rusqlite::Error::SqliteFailure(f, _),
+                    )) if f.code == rusqlite::ErrorCode::DatabaseBusy => {
                         BUSY.fetch_add(1, Ordering::Relaxed);
                     }
                     r => {

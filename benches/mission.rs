@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 use rusqlite::{params, Connection, TransactionBehavior};
 use serde_json::json;
 use world::ledger::Amount;
-use world::mission::store::{self, MissionStore, Request, SqliteMissions};
+use world::mission::durable::{self, MissionStore, Request, SqliteMissions};
 use world::mission::{Actor, Command, Contract};
 
 const WORLD: &str = env!("CARGO_BIN_EXE_world");
@@ -114,7 +114,7 @@ fn prepared(path: &Path, depth: usize, settled: usize) -> Connection {
             .unwrap_or_else(|e| panic!("{e}"));
         for &i in chunk {
             for v in cycle_cmds(1_000_000_000 + i, &leaf) {
-                store::apply_in(
+                durable::apply_in(
                     &tx,
                     "m",
                     &Request {

@@ -972,8 +972,8 @@ complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_sub
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from grant" -l subject -d 'Who may act under the grant' -r
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from grant" -l action -d 'A capability (repeatable)' -r
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from grant" -l resource -d 'A resource (repeatable)' -r
-complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from grant" -l not-before -d 'Live from, ms (inclusive)' -r
-complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from grant" -l expires-at -d 'Live until, ms (exclusive)' -r
+complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from grant" -l not-before -d 'Live from (inclusive): Unix ms or RFC 3339, as --now' -r
+complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from grant" -l expires-at -d 'Live until (exclusive): Unix ms or RFC 3339, as --now' -r
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from grant" -l limit -d 'Ceiling on the chain\'s share of reserved + settled' -r
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from grant" -l depth -d 'Remaining delegation depth' -r
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from grant" -l now -d 'The clock: Unix milliseconds or RFC 3339 (2026-12-05T21:30:00Z); default: the system clock; never more than 24 h ahead of it, never before the mission\'s last recorded time' -r
@@ -999,7 +999,7 @@ complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_sub
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from admit" -l amount -d 'Maximum exposure to reserve' -r
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from admit" -l payload -d 'Opaque payload JSON for the adapter' -r
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from admit" -l preconditions -d 'Opaque preconditions JSON for the adapter' -r
-complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from admit" -l authorization-checked-at -d 'When authorization was last checked, ms (default: --now)' -r
+complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from admit" -l authorization-checked-at -d 'When authorization was last checked: Unix ms or RFC 3339 (default: --now)' -r
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from admit" -l policy -d 'The policy decision (ALLOW admits)' -r
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from admit" -l depends-on -d 'An operation that must have SUCCEEDED first (repeatable; contract feature graphs)' -r
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from admit" -l now -d 'The clock: Unix milliseconds or RFC 3339 (2026-12-05T21:30:00Z); default: the system clock; never more than 24 h ahead of it, never before the mission\'s last recorded time' -r

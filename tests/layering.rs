@@ -7,8 +7,8 @@
 //! fails on:
 //! - a module missing from the map, or an edge `crate::B` in module `A` the map does not allow
 //!   and the debt table does not list;
-//! - SQL in a file outside `store/`, `limits/` and `mission/` (the ledger's and the mission
-//!   store's own modules), or a transaction opened in `cli/` or `serve/`, beyond the debt row;
+//! - SQL in a file outside `store/`, `ledger/`, `limits/` and `mission/` (the ledger layer's
+//!   and its two clients' own modules), or a transaction opened in `cli/` or `serve/`, beyond the debt row;
 //! - more `Result<_, String>` than the debt row;
 //! - a debt row that no longer matches the sources (paid off or shrunk): lower the number or
 //!   delete the row, so the table always tells the truth.
@@ -25,8 +25,8 @@ use std::path::{Path, PathBuf};
 
 const ROOT: &str = env!("CARGO_MANIFEST_DIR");
 
-/// Modules that may hold SQL: the store, and the ledger's and the mission store's own modules.
-const SQL_HOMES: [&str; 3] = ["store", "limits", "mission"];
+/// Modules that may hold SQL: the store, the ledger layer, and its two clients' own modules.
+const SQL_HOMES: [&str; 4] = ["store", "ledger", "limits", "mission"];
 /// Modules that must not open a transaction themselves.
 const NO_TX: [&str; 2] = ["cli", "serve"];
 const SQL_WORDS: [&str; 11] = [

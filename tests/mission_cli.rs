@@ -134,7 +134,7 @@ impl Env {
     fn dump(&self) -> Vec<String> {
         let conn = rusqlite::Connection::open(self.db()).unwrap();
         let mut out = Vec::new();
-        for t in world::mission::store::TABLES {
+        for t in world::mission::durable::TABLES {
             let Ok(mut stmt) = conn.prepare(&format!("SELECT * FROM {t} ORDER BY 1, 2")) else {
                 continue;
             };
@@ -379,6 +379,108 @@ fn flag_forms_build_exactly_the_commands_apply_parses() {
         (Some("0"), Some("70"), Some("30"))
     );
     b.verify_ok();
+}
+
+/// `--not-before`, `--expires-at` and `--authorization-checked-at` take an RFC 3339 time as
+/// `--now` does, and build the very command the milliseconds build (issue 27 §4,
+/// DEC-LEDGER3-2); a time that is neither is a usage error naming the flag, nothing written.
+#[test]
+fn time_flags_take_rfc_3339_or_milliseconds_like_now() {
+    let grant = |not_before: &str, expires_at: &str| -> Vec<String> {
+        [
+            "grant",
+            "m",
+            "--id",
+            "g",
+            "--subject",
+            "agent",
+            "--action",
+            "write",
+            "--resource",
+            "doc",
+            "--not-before",
+            not_before,
+            "--expires-at",
+            expires_at,
+            "--limit",
+            "100",
+            "--now",
+            "10",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect()
+    };
+    let admit = |checked: &str| -> Vec<String> {
+        [
+            "admit",
+            "m",
+            "--run",
+            "r",
+            "--operation",
+            "o",
+            "--attempt",
+            "a",
+            "--grant",
+            "g",
+            "--subject",
+            "agent",
+            "--capability",
+            "write",
+            "--resource",
+            "doc",
+            "--amount",
+            "80",
+            "--authorization-checked-at",
+            checked,
+            "--now",
+            "10",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect()
+    };
+    let run = |env: &Env, args: Vec<String>, code: i32| -> String {
+        let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+        env.mission(&refs, code)
+    };
+    let journal = |env: &Env| -> Vec<Vec<u8>> {
+        let conn = rusqlite::Connection::open(env.db()).unwrap();
+        let mut stmt = conn
+            .prepare("SELECT entry FROM mission_journal ORDER BY seq")
+            .unwrap();
+        stmt.query_map([], |r| r.get::<_, Vec<u8>>(0))
+            .unwrap()
+            .map(Result::unwrap)
+            .collect()
+    };
+    let (ms, rfc) = (Env::new(), Env::new());
+    for env in [&ms, &rfc] {
+        env.create_seed();
+        env.mission(&["start-run", "m", "--run", "r", "--now", "10"], 0);
+    }
+    run(&ms, grant("5", "10000"), 0);
+    run(
+        &rfc,
+        grant("1970-01-01T00:00:00.005Z", "1970-01-01T01:00:10+01:00"),
+        0,
+    );
+    // A bad time: exit 2 naming the flag, before anything is written.
+    let before = rfc.dump();
+    for (args, flag) in [
+        (grant("yesterday", "10000"), "--not-before"),
+        (grant("0", "1970-13-01T00:00:00Z"), "--expires-at"),
+        (admit("10 ms"), "--authorization-checked-at"),
+    ] {
+        let err = run(&rfc, args, 2);
+        assert!(err.contains(flag) && err.contains("RFC 3339"), "{err}");
+    }
+    assert_eq!(rfc.dump(), before);
+    run(&ms, admit("10"), 0);
+    run(&rfc, admit("1970-01-01T00:00:00.010Z"), 0);
+    // The journals are equal byte for byte: the same commands, the same chain.
+    assert_eq!(journal(&ms), journal(&rfc));
+    rfc.verify_ok();
 }
 
 #[test]

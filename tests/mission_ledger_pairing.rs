@@ -235,7 +235,7 @@ fn crashes_before_the_intent(led: &str) {
     s.missions
         .apply(
             "m",
-            &world::mission::store::Request::new(world::mission::Command::Admit(Box::new(a))),
+            &world::mission::durable::Request::new(world::mission::Command::Admit(Box::new(a))),
             &world::mission::Actor::host(),
             world::ledger::Amount(now),
         )
@@ -528,11 +528,11 @@ fn an_implicit_clock_never_regresses_on_postgres() {
 /// clock, as F1 did), and optionally fails every release: the two ways a refused dispatch
 /// could leave its attempt ADMITTED (F2).
 struct RefusingDispatch {
-    inner: Box<dyn world::mission::store::MissionStore>,
+    inner: Box<dyn world::mission::durable::MissionStore>,
     fail_release: bool,
 }
 
-impl world::mission::store::MissionStore for RefusingDispatch {
+impl world::mission::durable::MissionStore for RefusingDispatch {
     fn describe(&self) -> String {
         self.inner.describe()
     }
@@ -542,16 +542,16 @@ impl world::mission::store::MissionStore for RefusingDispatch {
         a: &world::mission::Actor,
         attended: bool,
         now: world::ledger::Amount,
-    ) -> Result<world::mission::State, world::mission::store::Error> {
+    ) -> Result<world::mission::State, world::mission::durable::Error> {
         self.inner.create(c, a, attended, now)
     }
     fn apply(
         &self,
         mission_id: &str,
-        r: &world::mission::store::Request,
+        r: &world::mission::durable::Request,
         a: &world::mission::Actor,
         now: world::ledger::Amount,
-    ) -> Result<world::mission::store::Applied, world::mission::store::Error> {
+    ) -> Result<world::mission::durable::Applied, world::mission::durable::Error> {
         match &r.command {
             world::mission::Command::Dispatch { .. } => {
                 // Another process records a later time, then this dispatch is refused.
@@ -560,7 +560,7 @@ impl world::mission::store::MissionStore for RefusingDispatch {
                     .unwrap();
                 self.inner.apply(
                     mission_id,
-                    &world::mission::store::Request::new(run),
+                    &world::mission::durable::Request::new(run),
                     a,
                     later,
                 )?;
@@ -571,7 +571,7 @@ impl world::mission::store::MissionStore for RefusingDispatch {
                 .into())
             }
             world::mission::Command::Release { .. } if self.fail_release => Err(
-                world::mission::store::Error::Corrupt("injected release failure".into()),
+                world::mission::durable::Error::Corrupt("injected release failure".into()),
             ),
             _ => self.inner.apply(mission_id, r, a, now),
         }
@@ -579,34 +579,38 @@ impl world::mission::store::MissionStore for RefusingDispatch {
     fn dry_run(
         &self,
         mission_id: &str,
-        r: &world::mission::store::Request,
+        r: &world::mission::durable::Request,
         a: &world::mission::Actor,
         now: world::ledger::Amount,
-    ) -> Result<world::mission::store::Applied, world::mission::store::Error> {
+    ) -> Result<world::mission::durable::Applied, world::mission::durable::Error> {
         self.inner.dry_run(mission_id, r, a, now)
     }
     fn state(
         &self,
         mission_id: &str,
-    ) -> Result<world::mission::State, world::mission::store::Error> {
+    ) -> Result<world::mission::State, world::mission::durable::Error> {
         self.inner.state(mission_id)
     }
-    fn list(&self) -> Result<Vec<world::mission::store::Summary>, world::mission::store::Error> {
+    fn list(
+        &self,
+    ) -> Result<Vec<world::mission::durable::Summary>, world::mission::durable::Error> {
         self.inner.list()
     }
     fn journal(
         &self,
         mission_id: &str,
-    ) -> Result<Vec<world::mission::store::JournalEntry>, world::mission::store::Error> {
+    ) -> Result<Vec<world::mission::durable::JournalEntry>, world::mission::durable::Error> {
         self.inner.journal(mission_id)
     }
-    fn verify(&self) -> Result<Vec<world::mission::store::Problem>, world::mission::store::Error> {
+    fn verify(
+        &self,
+    ) -> Result<Vec<world::mission::durable::Problem>, world::mission::durable::Error> {
         self.inner.verify()
     }
-    fn identity(&self) -> Result<String, world::mission::store::Error> {
+    fn identity(&self) -> Result<String, world::mission::durable::Error> {
         self.inner.identity()
     }
-    fn root(&self, mission_id: &str) -> Result<String, world::mission::store::Error> {
+    fn root(&self, mission_id: &str) -> Result<String, world::mission::durable::Error> {
         self.inner.root(mission_id)
     }
 }

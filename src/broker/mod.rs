@@ -164,7 +164,7 @@ fn ledger_step(
     match crate::limits::apply(tx, &req, &actor, now_ms, &NoEvidence) {
         Ok(_) => Ok(()),
         Err(LimitsError::Rejected(v)) => Err(BrokerError::LimitsRejected(v)),
-        Err(e @ LimitsError::Corrupt(_)) => Err(BrokerError::LedgerIntegrity(e.to_string())),
+        Err(e) if e.is_corrupt() => Err(BrokerError::LedgerIntegrity(e.to_string())),
         Err(e) => Err(BrokerError::Limits(e.to_string())),
     }
 }
@@ -206,7 +206,7 @@ fn mission_step(
     command: crate::mission::Command,
     now_ms: u128,
 ) -> Result<(), BrokerError> {
-    use crate::mission::store::{apply_in, Error as MissionError, Request as MissionRequest};
+    use crate::mission::durable::{apply_in, Error as MissionError, Request as MissionRequest};
     let mission_id = m.mission_id.as_str();
     // The system clock was read before the store's lock: the mission takes
     // max(now, lastNow) under it (DEC-MIS-17); a fixed clock is checked as given.
@@ -396,10 +396,10 @@ impl Broker<'_> {
         req: &Request,
         intent_id: &str,
     ) -> Result<String, BrokerError> {
-        let to_broker = |e: crate::mission::store::Error| {
+        let to_broker = |e: crate::mission::durable::Error| {
             match e {
-            crate::mission::store::Error::Rejected(r) => BrokerError::MissionRejected(r),
-            e @ crate::mission::store::Error::Corrupt(_) => BrokerError::LedgerIntegrity(e.to_string()),
+            crate::mission::durable::Error::Rejected(r) => BrokerError::MissionRejected(r),
+            e @ crate::mission::durable::Error::Corrupt(_) => BrokerError::LedgerIntegrity(e.to_string()),
             e if e.is_busy() => BrokerError::LedgerBusy(format!(
                 "mission {}: ledger {} is busy: another process held its write lock for the whole wait; nothing ran and nothing was written in the store",
                 ms.mission_id,
@@ -655,7 +655,7 @@ impl Broker<'_> {
             let to_broker = |e: crate::limits::Error| {
                 match e {
                 crate::limits::Error::Rejected(v) => BrokerError::LimitsRejected(v),
-                e @ crate::limits::Error::Corrupt(_) => BrokerError::LedgerIntegrity(e.to_string()),
+                e if e.is_corrupt() => BrokerError::LedgerIntegrity(e.to_string()),
                 e if e.is_busy() => BrokerError::LedgerBusy(format!(
                     "limits: ledger {} is busy: another process held its write lock for the whole wait; nothing ran and nothing was written in the store",
                     s.ledger.describe()

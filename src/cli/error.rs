@@ -597,35 +597,35 @@ pub fn invoke_err(e: crate::coordinator::invoke::InvokeError) -> CliError {
 /// A ledger failure as a CLI error (exit codes in docs/LEDGER.md): a bad URL, a foreign file
 /// or another schema version 2; lock/busy 6; corrupt 3; unreachable, refused or failed 1.
 pub fn ledger_err(what: &str, e: crate::limits::Error) -> CliError {
-    use crate::limits;
+    use crate::ledger::Error as S;
+    use crate::limits::Error as L;
+    use crate::ops::classify::Classify;
     if let Some(why) = e.foreign() {
         return not_a_ledger(what, &why);
     }
     match e {
-        limits::Error::Rejected(v) => limits_rejection(what, &v),
-        limits::Error::NotALedger { why, .. } => not_a_ledger(what, &why)
+        L::Rejected(v) => limits_rejection(what, &v),
+        L::Storage(S::NotALedger { why, .. }) => not_a_ledger(what, &why)
             .hint("to use the ledger inside the World store, drop --ledger"),
-        limits::Error::BadLedgerUrl { .. } => CliError::usage(what, e)
+        L::Storage(S::BadLedgerUrl { .. }) => CliError::usage(what, e)
             .hint("a PostgreSQL ledger is postgres://USER@HOST[:PORT]/DB (or ?host=/socket/dir); see docs/LEDGER.md"),
-        limits::Error::BadLedgerLocation { .. } => CliError::usage(what, e)
+        L::Storage(S::BadLedgerLocation { .. }) => CliError::usage(what, e)
             .hint("--ledger names a ledger file (made by `world limits init`) or a postgres:// URL; see docs/LEDGER.md"),
-        limits::Error::SchemaVersion { .. } => CliError::usage(what, e)
+        L::Storage(S::SchemaVersion { .. }) => CliError::usage(what, e)
             .hint("use the world release that created this ledger schema, or a fresh schema (docs/LEDGER.md)"),
-        limits::Error::Postgres { ref source, .. } if source.is_busy() => {
+        L::Storage(S::Postgres { ref source, .. }) if source.is_busy() => {
             CliError::new(Exit::LockHeld, what, e).hint("the ledger is busy; retry later")
         }
-        limits::Error::Postgres { .. } => CliError::failed(what, e)
+        L::Storage(S::Postgres { .. }) => CliError::failed(what, e)
             .hint("nothing was applied: the ledger transaction was rolled back (or never began)"),
-        limits::Error::Corrupt(_) => CliError::new(Exit::Integrity, what, e),
-        limits::Error::Sqlite(ref s) if s.is_busy() => {
+        L::Storage(S::Corrupt(_)) => CliError::new(Exit::Integrity, what, e),
+        L::Storage(S::Sqlite(ref s)) if s.is_busy() => {
             CliError::new(Exit::LockHeld, what, "the ledger is busy (another writer holds it)")
                 .hint("retry later")
         }
-        limits::Error::Busy { .. } => CliError::new(Exit::LockHeld, what, e)
+        L::Storage(S::Busy { .. }) => CliError::new(Exit::LockHeld, what, e)
             .hint("another process is writing the ledger; retry later (a lock wait is exit 6, docs/LEDGER.md)"),
-        limits::Error::Sqlite(ref s) if s.is_read_only() => {
-            CliError::failed(what, e).hint(READ_ONLY_LEDGER_HINT)
-        }
+        L::Storage(ref s) if s.is_read_only() => CliError::failed(what, e).hint(READ_ONLY_LEDGER_HINT),
         e => CliError::failed(what, e),
     }
 }
@@ -753,17 +753,17 @@ pub fn mission_rejection(what: &str, r: &crate::mission::Rejection) -> CliError 
 }
 
 /// A mission store error as the CLI reports it (exit codes of docs/LEDGER.md).
-pub(crate) fn mission_err(what: &str, e: crate::mission::store::Error) -> CliError {
-    use crate::mission::store as mstore;
+pub(crate) fn mission_err(what: &str, e: crate::mission::durable::Error) -> CliError {
+    use crate::mission::durable as mstore;
+    use crate::ops::classify::Classify;
     if let Some(why) = e.foreign() {
         return not_a_ledger(what, &why);
     }
     match e {
         mstore::Error::Rejected(r) => mission_rejection(what, &r),
-        mstore::Error::Ledger(l) => match *l {
-            crate::limits::Error::Rejected(v) => limits_rejection(what, &v),
-            other => ledger_err(what, other),
-        },
+        // The same line, code and exit as limits' (a storage `NotInitialized` is limits'
+        // `ledger_not_initialized` rejection).
+        mstore::Error::Ledger(l) => ledger_err(what, crate::limits::Error::from(*l)),
         mstore::Error::SchemaVersion { .. } => CliError::usage(what, e)
             .hint("use the world release that created this ledger's mission tables, or a fresh schema (docs/LEDGER.md)"),
         mstore::Error::Corrupt(_) => CliError::new(Exit::Integrity, what, e).hint(VERIFY_HINT),

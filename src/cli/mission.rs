@@ -40,7 +40,7 @@ use crate::authority::session;
 use crate::encoding::HashRef;
 use crate::ledger::EvidenceKind;
 use crate::ledger::{ActorKind, Amount};
-use crate::mission::store::{self as mstore, MissionStore, Request};
+use crate::mission::durable::{self as mstore, MissionStore, Request};
 use crate::mission::{
     self, Actor, AttemptStatus, Code, Command, Contract, Rejection, State, MAX_JSON_BYTES,
 };
@@ -136,16 +136,16 @@ pub enum Cmd {
         /// A resource (repeatable)
         #[arg(long = "resource", value_name = "X", required = true)]
         resources: Vec<String>,
-        /// Live from, ms (inclusive)
+        /// Live from (inclusive): Unix ms or RFC 3339, as --now
         #[arg(
             long,
-            value_name = "MS",
+            value_name = "TIME",
             default_value = "0",
             allow_hyphen_values = true
         )]
         not_before: String,
-        /// Live until, ms (exclusive)
-        #[arg(long, value_name = "MS", allow_hyphen_values = true)]
+        /// Live until (exclusive): Unix ms or RFC 3339, as --now
+        #[arg(long, value_name = "TIME", allow_hyphen_values = true)]
         expires_at: String,
         /// Ceiling on the chain's share of reserved + settled
         #[arg(long, value_name = "N", allow_hyphen_values = true)]
@@ -198,8 +198,8 @@ pub enum Cmd {
         /// Opaque preconditions JSON for the adapter
         #[arg(long, value_name = "JSON", default_value = "{}")]
         preconditions: String,
-        /// When authorization was last checked, ms (default: --now)
-        #[arg(long, value_name = "MS", allow_hyphen_values = true)]
+        /// When authorization was last checked: Unix ms or RFC 3339 (default: --now)
+        #[arg(long, value_name = "TIME", allow_hyphen_values = true)]
         authorization_checked_at: Option<String>,
         /// The policy decision (ALLOW admits)
         #[arg(long, value_name = "P", default_value = "ALLOW")]
@@ -397,6 +397,31 @@ pub struct Evidence {
 /// A usage error (exit 2) naming the value.
 pub fn parse_now(text: Option<&str>) -> Result<Amount, CliError> {
     super::limits::parse_now(text).map(Amount)
+}
+
+/// A point in time a mission command carries (`--not-before`, `--expires-at`,
+/// `--authorization-checked-at`): Unix milliseconds or an RFC 3339 time, read by `--now`'s
+/// parser ([`super::output::parse_time_ms`]), as the decimal milliseconds the mission's grammar
+/// takes. A text of digits and signs only goes to the mission as given, so a non-canonical or
+/// negative number is its `COMMAND_INVALID`, as before (DEC-LEDGER3-2).
+///
+/// # Errors
+/// A usage error (exit 2) naming `flag` for a text that is neither.
+fn time_arg(flag: &str, text: &str) -> Result<String, CliError> {
+    if text
+        .bytes()
+        .all(|b| b.is_ascii_digit() || b == b'-' || b == b'+')
+    {
+        return Ok(text.to_string());
+    }
+    super::output::parse_time_ms(text)
+        .map(|ms| ms.to_string())
+        .ok_or_else(|| {
+            CliError::usage(
+                flag,
+                format!("{text:?} is neither Unix milliseconds (e.g. 1700000000000) nor an RFC 3339 time (e.g. 2023-11-14T22:13:20Z)"),
+            )
+        })
 }
 
 /// Print the result of `what`: `OK` is the command's summary (`OK revision=N seq=S
@@ -1465,6 +1490,8 @@ fn run_verb(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliErro
             depth,
             common,
         } => {
+            let not_before = time_arg("--not-before", not_before)?;
+            let expires_at = time_arg("--expires-at", expires_at)?;
             let mut v = json!({"type": "grant", "grant": {"id": id, "subject": subject, "profile": "finite-v1",
                 "actions": actions, "resources": resources, "notBefore": not_before, "expiresAt": expires_at,
                 "limit": limit, "canDelegate": can_delegate, "depth": depth}});
@@ -1501,7 +1528,7 @@ fn run_verb(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliErro
             };
             let now = parse_now(common.now.as_deref())?;
             let checked = match authorization_checked_at {
-                Some(t) => t.clone(),
+                Some(t) => time_arg("--authorization-checked-at", t)?,
                 None => now.to_string(),
             };
             let mut v = json!({"type": "admit", "runId": run, "operationId": operation, "attemptId": attempt,

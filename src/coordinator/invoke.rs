@@ -368,7 +368,7 @@ fn mission_pairing(
     };
     if b.mission_ledger.is_empty() {
         pairing.subject =
-            crate::mission::store::grant_subject(store.conn(), &b.mission_id, &b.mission_grant)
+            crate::mission::durable::grant_subject(store.conn(), &b.mission_id, &b.mission_grant)
                 .map_err(|e| {
                     InvokeError::Store(StoreError::Corrupt {
                         what: "mission binding".into(),
@@ -395,14 +395,14 @@ fn mission_pairing(
         &b.mission_root,
     )
     .map_err(|e| match e {
-        crate::mission::store::Error::Rejected(r) => InvokeError::MissionRejected(r),
+        crate::mission::durable::Error::Rejected(r) => InvokeError::MissionRejected(r),
         e => unavailable(e.to_string()),
     })?;
     if let Some(why) = mismatch {
         return Err(unavailable(why));
     }
     let state = missions.state(&b.mission_id).map_err(|e| match e {
-        crate::mission::store::Error::Rejected(r) => InvokeError::MissionRejected(r),
+        crate::mission::durable::Error::Rejected(r) => InvokeError::MissionRejected(r),
         e => unavailable(e.to_string()),
     })?;
     pairing.subject = state

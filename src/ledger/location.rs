@@ -4,6 +4,8 @@
 //! message or hint prints ([`describe_location`], [`redacted`]) parses back to the same ledger,
 //! schema included, and never holds the password; [`location_arg`] quotes it for pasting.
 
+use super::error::Error;
+
 /// `true` when `text` names a PostgreSQL ledger (`postgres://` or `postgresql://`).
 pub fn is_url(text: &str) -> bool {
     text.starts_with("postgres://") || text.starts_with("postgresql://")
@@ -108,4 +110,38 @@ pub fn location_arg(name: &str) -> String {
     } else {
         format!("'{}'", name.replace('\'', "'\\''"))
     }
+}
+
+/// Refuse a `--ledger` value before anything is opened (docs/LEDGER.md's exit 2 rows): an
+/// empty value or one of another scheme ([`Error::BadLedgerLocation`]), a `postgres://` URL
+/// that does not parse or names no host ([`Error::BadLedgerUrl`]). Every command that takes
+/// `--ledger` calls it (limits' open, `check_ledger_location`, the mission ledger's open,
+/// `world verify --ledger`), so they all answer alike.
+///
+/// # Errors
+/// As above.
+pub fn check_syntax(location: &str) -> Result<(), Error> {
+    if location.trim().is_empty() {
+        return Err(Error::BadLedgerLocation {
+            why: "is empty: name a ledger file or a postgres:// URL".into(),
+        });
+    }
+    if is_url(location) {
+        return super::pg::parse_url(location).map(|_| ());
+    }
+    if let Some((scheme, _)) = location.split_once("://") {
+        let looks_like_scheme = !scheme.is_empty()
+            && scheme.starts_with(|c: char| c.is_ascii_alphabetic())
+            && scheme
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'));
+        if looks_like_scheme {
+            return Err(Error::BadLedgerLocation {
+                why: format!(
+                    "names a {scheme}:// URL: a ledger is a file path or a postgres:// (postgresql://) URL"
+                ),
+            });
+        }
+    }
+    Ok(())
 }

@@ -3,7 +3,10 @@
 //! - [`amount`]: canonical unsigned decimal [`Amount`]s (limits.md §1, missions.md §1);
 //! - [`location`]: `--ledger` locations, parsed and printed so a printed name parses back;
 //! - [`actor`]: [`ActorKind`], who issues a command;
-//! - [`error`]: storage failures that classify themselves ([`error::sqlite_busy`]);
+//! - [`error`]: storage failures that classify themselves ([`Error::is_busy`], …);
+//! - [`db`]: the one SQL surface ([`db::Db`]) both backends implement: SQLite (the store
+//!   file's ledger tables, a ledger [`file`]) and PostgreSQL ([`pg`], credentials from
+//!   [`pgpass`]);
 //! - [`evidence`]: how an `--evidence-file` is kept in the store ([`EvidenceKind`]).
 //!
 //! [`crate::limits`] and [`crate::mission`] are two clients of this module; it depends on
@@ -11,10 +14,16 @@
 
 pub mod actor;
 pub mod amount;
+pub(crate) mod db;
 pub mod error;
 pub mod evidence;
+pub mod file;
 pub mod location;
+pub mod pg;
+pub mod pgpass;
+pub(crate) mod seal;
 
 pub use actor::ActorKind;
 pub use amount::{Amount, AmountError};
+pub use error::Error;
 pub use evidence::EvidenceKind;

@@ -19,13 +19,13 @@
 //! event after a forged one) together with the materialised rows — the same limit as the World
 //! log's (README, "What `world verify` guarantees").
 
-use super::db::{Db, Row, Val};
 use super::{
     config, ledger, schema, ActorFacts, ActorKind, Amount, BoundsPatch, Command, Error, Outcome,
     Purpose, Request, Verdict,
 };
 use crate::encoding::hashref::HashRef;
 use crate::encoding::trcjson;
+use crate::ledger::db::{Db, Row, Val};
 use serde_json::Value;
 
 /// One thing the fold found wrong. `category` is `ledger_chain` (the event chain itself is
@@ -132,7 +132,7 @@ pub(crate) fn check(db: &dyn Db) -> Result<Vec<Problem>, Error> {
         &[],
     )?;
     let replay = rusqlite::Connection::open_in_memory()?;
-    replay.create_schema()?;
+    super::schema::create(&replay)?;
     for (i, ev) in decoded.iter().enumerate() {
         copy_violations(&replay, &violations, i as i64)?;
         let req = match request_of(ev, &config_json) {

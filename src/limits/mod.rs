@@ -19,18 +19,15 @@
 
 pub mod codes;
 pub mod config;
-pub(crate) mod db;
 pub(crate) mod fold;
 mod ledger;
 pub mod pairing;
 pub mod pg;
-pub mod pgpass;
 pub mod report;
 pub mod schema;
 pub(crate) mod seal;
 
-use crate::ledger::error::sqlite_busy;
-use crate::ledger::location::{is_url, location_arg};
+use crate::ledger::location::{check_syntax, is_url, location_arg};
 use crate::ledger::{ActorKind, Amount, AmountError};
 pub use codes::{Code, Verdict};
 pub use config::{Bounds, Config, ConfigError, LimitKind, ScopeKind};
@@ -39,7 +36,7 @@ pub use pg::PgLedger;
 pub use report::Report;
 
 use crate::encoding::hashref::HashRef;
-use rusqlite::{Connection, OpenFlags, TransactionBehavior};
+use rusqlite::{Connection, TransactionBehavior};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
@@ -52,60 +49,20 @@ pub enum Error {
     /// control-violation row of `exposure_exceeded`.
     #[error("limits: {0}")]
     Rejected(Box<Verdict>),
-    /// A standalone ledger file belongs to something else (another `application_id`, another
-    /// `user_version`, or foreign tables).
-    #[error("limits: {path} is not a world limits ledger: {why}")]
-    NotALedger {
-        /// The file.
-        path: PathBuf,
-        /// What gave it away.
-        why: String,
-    },
-    /// Stored ledger rows break an invariant the ledger itself maintains.
-    #[error("limits: ledger data is corrupt: {0}")]
-    Corrupt(String),
-    /// SQLite failed.
-    #[error("limits: sqlite: {0}")]
-    Sqlite(#[from] rusqlite::Error),
-    /// A `--ledger postgres://…` URL that does not parse.
-    #[error("limits: the ledger URL does not parse: {why}")]
-    BadLedgerUrl {
-        /// The parser's reason (never the URL itself: it may hold a password).
-        why: String,
-    },
-    /// A `--ledger` value that names neither a file nor a PostgreSQL URL: empty, or another
-    /// scheme (`mysql://…`). Usage error (exit 2); nothing is opened or created.
-    #[error("limits: --ledger {why}")]
-    BadLedgerLocation {
-        /// What is wrong with it.
-        why: String,
-    },
-    /// PostgreSQL failed: connection refused, authentication, network loss, lock timeout, a
-    /// serialization failure after the retries. The transaction was rolled back.
-    #[error("limits: ledger {ledger}: {}", pg::message(source))]
-    Postgres {
-        /// The ledger, `postgres://user@host:port/db` (never the password).
-        ledger: String,
-        /// The client's error.
-        source: postgres::Error,
-    },
-    /// Another process held the ledger's write lock for the whole lock wait (a ledger file's
-    /// busy timeout, a PostgreSQL lock timeout): nothing was applied (exit 6).
-    #[error("ledger {ledger} is busy: another process held its write lock for the whole wait; nothing was applied")]
-    Busy {
-        /// The ledger: its path, or `postgres://user@host:port/db`.
-        ledger: String,
-    },
-    /// The PostgreSQL ledger schema is of another version than this build reads.
-    #[error("limits: ledger {ledger} has schema version {found}; this world reads version {want}")]
-    SchemaVersion {
-        /// The ledger name.
-        ledger: String,
-        /// The version found (`none` when the version table is missing).
-        found: String,
-        /// The version this build reads.
-        want: i64,
-    },
+    /// The ledger's storage failed or refused ([`crate::ledger::Error`]: not a ledger, corrupt,
+    /// SQLite, a bad location or URL, PostgreSQL, busy, another schema version). A storage
+    /// `NotInitialized` never appears here: it is the `ledger_not_initialized` rejection.
+    #[error("{}", storage_line(.0))]
+    Storage(crate::ledger::Error),
+}
+
+/// A storage error as limits prints it: prefixed `limits: `, except a busy ledger (whose line
+/// names the ledger first).
+fn storage_line(e: &crate::ledger::Error) -> String {
+    match e {
+        crate::ledger::Error::Busy { .. } => e.to_string(),
+        e => format!("limits: {e}"),
+    }
 }
 
 impl Error {
@@ -113,7 +70,7 @@ impl Error {
     pub fn verdict(&self) -> Option<&Verdict> {
         match self {
             Error::Rejected(v) => Some(v),
-            _ => None,
+            Error::Storage(_) => None,
         }
     }
 
@@ -122,16 +79,44 @@ impl Error {
         self.verdict().map(|v| v.code)
     }
 
+    /// The storage error, when this is one.
+    pub fn storage(&self) -> Option<&crate::ledger::Error> {
+        match self {
+            Error::Storage(s) => Some(s),
+            Error::Rejected(_) => None,
+        }
+    }
+
     /// A lock wait that timed out (a busy ledger file, a PostgreSQL lock timeout): exit 6.
     pub fn is_busy(&self) -> bool {
-        match self {
-            Error::Busy { .. } => true,
-            Error::Sqlite(e) => sqlite_busy(e),
-            Error::Postgres { source, .. } => {
-                source.code() == Some(&postgres::error::SqlState::LOCK_NOT_AVAILABLE)
+        self.storage().is_some_and(crate::ledger::Error::is_busy)
+    }
+
+    /// Stored ledger data that breaks an invariant, or an integrity refusal (exit 3).
+    pub fn corrupt(why: impl Into<String>) -> Error {
+        Error::Storage(crate::ledger::Error::Corrupt(why.into()))
+    }
+
+    /// `true` for [`Error::corrupt`].
+    pub fn is_corrupt(&self) -> bool {
+        self.storage().is_some_and(crate::ledger::Error::is_corrupt)
+    }
+}
+
+impl From<crate::ledger::Error> for Error {
+    fn from(e: crate::ledger::Error) -> Self {
+        match e {
+            crate::ledger::Error::NotInitialized { ledger, why } => {
+                not_initialized(&ledger, &why).into()
             }
-            _ => false,
+            e => Error::Storage(e),
         }
+    }
+}
+
+impl From<rusqlite::Error> for Error {
+    fn from(e: rusqlite::Error) -> Self {
+        Error::Storage(e.into())
     }
 }
 
@@ -534,7 +519,7 @@ impl<'c> Ledger<'c> {
     /// back on every other rejection.
     ///
     /// # Errors
-    /// [`Error::Rejected`] with the verdict; [`Error::Sqlite`] / [`Error::Corrupt`].
+    /// [`Error::Rejected`] with the verdict; storage errors (SQLite, corrupt).
     pub fn execute(
         &self,
         request: &Request,
@@ -738,7 +723,7 @@ impl LedgerStore for PgLedger {
 ///
 /// # Errors
 /// [`Error::Rejected`] `ledger_not_initialized` naming the path for a missing or empty file;
-/// [`Error::BadLedgerUrl`], [`Error::Postgres`], [`Error::NotALedger`], SQLite errors.
+/// storage errors (a bad URL, PostgreSQL, not a ledger, SQLite).
 pub fn open_standalone_ledger(location: &str) -> Result<Box<dyn LedgerStore>, Error> {
     open_location(location, false)
 }
@@ -753,42 +738,8 @@ pub fn create_standalone_ledger(location: &str) -> Result<Box<dyn LedgerStore>, 
     open_location(location, true)
 }
 
-/// Refuse a `--ledger` value before anything is opened (docs/LEDGER.md's exit 2 rows): an
-/// empty value or one of another scheme ([`Error::BadLedgerLocation`]), a `postgres://` URL
-/// that does not parse or names no host ([`Error::BadLedgerUrl`]). Every command that takes
-/// `--ledger` calls it (through [`open_standalone_ledger`], [`check_ledger_location`] and the
-/// mission ledger's open), so they all answer alike.
-///
-/// # Errors
-/// As above.
-pub fn check_location_syntax(location: &str) -> Result<(), Error> {
-    if location.trim().is_empty() {
-        return Err(Error::BadLedgerLocation {
-            why: "is empty: name a ledger file or a postgres:// URL".into(),
-        });
-    }
-    if is_url(location) {
-        return pg::parse_url(location).map(|_| ());
-    }
-    if let Some((scheme, _)) = location.split_once("://") {
-        let looks_like_scheme = !scheme.is_empty()
-            && scheme.starts_with(|c: char| c.is_ascii_alphabetic())
-            && scheme
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'));
-        if looks_like_scheme {
-            return Err(Error::BadLedgerLocation {
-                why: format!(
-                    "names a {scheme}:// URL: a ledger is a file path or a postgres:// (postgresql://) URL"
-                ),
-            });
-        }
-    }
-    Ok(())
-}
-
 fn open_location(location: &str, create: bool) -> Result<Box<dyn LedgerStore>, Error> {
-    check_location_syntax(location)?;
+    check_syntax(location)?;
     if is_url(location) {
         return Ok(Box::new(PgLedger::connect(location)?));
     }
@@ -809,29 +760,15 @@ fn open_location(location: &str, create: bool) -> Result<Box<dyn LedgerStore>, E
 /// [`Error::Rejected`] `ledger_not_initialized` whose reason names the path and
 /// `world limits init --ledger PATH`.
 pub fn check_ledger_location(location: &str) -> Result<(), Error> {
-    check_location_syntax(location)?;
+    check_syntax(location)?;
     if is_url(location) {
         return Ok(());
     }
-    match no_ledger_file(Path::new(location)) {
+    match crate::ledger::file::no_ledger_file(Path::new(location)) {
         Some(why) => Err(not_initialized(location, why).into()),
         // A file that is something else (a World store, say) is refused here too, as every
         // other command refuses it (exit 2), not later as an unavailable ledger.
         None => Ledger::open_standalone(Path::new(location)).map(|_| ()),
-    }
-}
-
-/// Why `path` holds no ledger file yet (missing, or 0 bytes with no WAL beside it), if so.
-fn no_ledger_file(path: &Path) -> Option<&'static str> {
-    match std::fs::metadata(path) {
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Some("does not exist"),
-        Ok(m) if m.is_file() && m.len() == 0 => {
-            let mut wal = path.as_os_str().to_owned();
-            wal.push("-wal");
-            let wal_empty = std::fs::metadata(PathBuf::from(wal)).map_or(true, |w| w.len() == 0);
-            wal_empty.then_some("is an empty file")
-        }
-        _ => None,
     }
 }
 
@@ -850,82 +787,18 @@ impl Ledger<'static> {
     /// Open (creating if missing, or initialising a 0-byte file) a standalone ledger file for
     /// `world limits init --ledger FILE` (limits.md §7): `journal_mode=WAL`,
     /// `synchronous=FULL`, `foreign_keys=ON`, `busy_timeout` 5000 ms, `application_id` =
-    /// [`schema::APPLICATION_ID`], `user_version` = 1, tables created.
+    /// [`crate::ledger::file::APPLICATION_ID`], `user_version` = 1, tables created.
     ///
     /// # Errors
-    /// [`Error::NotALedger`] when the file has another application id or user version, or holds
+    /// A storage `NotALedger` when the file has another application id or user version, or holds
     /// non-ledger tables (a World store passed as `--ledger`); SQLite errors.
     pub fn create_standalone(path: &Path) -> Result<Ledger<'static>, Error> {
         Self::open_file(path, true)
     }
 
     fn open_file(path: &Path, create: bool) -> Result<Ledger<'static>, Error> {
-        let name = path.display().to_string();
-        if !create {
-            if let Some(why) = no_ledger_file(path) {
-                return Err(not_initialized(&name, why).into());
-            }
-        }
-        let mut flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
-        if create {
-            flags |= OpenFlags::SQLITE_OPEN_CREATE;
-        }
-        let conn = Connection::open_with_flags(path, flags)?;
-        conn.busy_timeout(std::time::Duration::from_millis(5000))?;
-        let not = |why: String| Error::NotALedger {
-            path: path.to_path_buf(),
-            why,
-        };
-        let app: i32 = conn.query_row("PRAGMA application_id", [], |r| r.get(0))?;
-        let ver: i32 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
-        if app != 0 && app != schema::APPLICATION_ID {
-            return Err(not(format!("application_id is {app:#x}")));
-        }
-        if app == schema::APPLICATION_ID && ver != schema::USER_VERSION {
-            return Err(not(format!(
-                "user_version is {ver}; this world reads version {}",
-                schema::USER_VERSION
-            )));
-        }
-        if app == 0 {
-            let foreign: i64 = conn.query_row(
-                "SELECT count(*) FROM sqlite_master WHERE name NOT LIKE 'limits\\_%' ESCAPE '\\' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\'",
-                [],
-                |r| r.get(0),
-            )?;
-            if foreign > 0 || ver != 0 {
-                return Err(not(format!(
-                    "it holds {foreign} other schema objects and user_version {ver}"
-                )));
-            }
-            let tables: i64 = conn.query_row(
-                "SELECT count(*) FROM sqlite_master WHERE name LIKE 'limits\\_%' ESCAPE '\\'",
-                [],
-                |r| r.get(0),
-            )?;
-            if tables == 0 && !create {
-                return Err(not_initialized(&name, "holds no ledger tables").into());
-            }
-            // `world limits init` writes the tables and the application id in one transaction:
-            // `limits_*` tables without it were made by something else. Refuse them, writing
-            // nothing (before, this path adopted the file: it set the id and ran the DDL).
-            if tables > 0 {
-                return Err(not(format!(
-                    "it holds {tables} limits_* tables but not the world ledger application_id"
-                )));
-            }
-        }
-        conn.query_row("PRAGMA journal_mode=WAL", [], |_| Ok(()))?;
-        conn.execute_batch("PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON;")?;
-        if app == 0 {
-            conn.execute_batch(&format!(
-                "BEGIN IMMEDIATE; PRAGMA application_id={}; PRAGMA user_version={}; {} {} COMMIT;",
-                schema::APPLICATION_ID,
-                schema::USER_VERSION,
-                schema::DDL,
-                seal::SQLITE_DDL
-            ))?;
-        }
+        let ddl = format!("{} {}", schema::DDL, seal::SQLITE_DDL);
+        let conn = crate::ledger::file::open(path, create.then_some(ddl.as_str()))?;
         Ok(Ledger {
             conn: Conn::Owned(Box::new(conn)),
         })

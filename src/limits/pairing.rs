@@ -151,7 +151,7 @@ pub const ATTEMPT_SEMANTIC_ID: &str = "world/limits-attempt/v1";
 /// [`Error::Corrupt`] when the system has no randomness to give.
 pub fn new_attempt_id(store_id: &str, intent_id: &str) -> Result<String, Error> {
     let mut b = [0u8; 8];
-    getrandom::getrandom(&mut b).map_err(|e| Error::Corrupt(format!("attempt id: {e}")))?;
+    getrandom::getrandom(&mut b).map_err(|e| Error::corrupt(format!("attempt id: {e}")))?;
     Ok(format!("{store_id}/{intent_id}/{}", hex::encode(b)))
 }
 
@@ -416,7 +416,7 @@ pub fn reconcile_from_store(
             !intent_has_marker(store, intent_id)?
         };
         let mut receipt = crate::store::journal::receipt(store, intent_id)
-            .map_err(|e| Error::Corrupt(format!("store journal for {intent_id}: {e}")))?;
+            .map_err(|e| Error::corrupt(format!("store journal for {intent_id}: {e}")))?;
         if !reached {
             receipt.state = ReceiptState::NotStarted;
         }
@@ -497,7 +497,7 @@ impl Standalone {
         store: &mut crate::store::Store,
         invocation_id: &str,
     ) -> Result<Standalone, Error> {
-        let store_id = ensure_store_id(store).map_err(|e| Error::Corrupt(e.to_string()))?;
+        let store_id = ensure_store_id(store).map_err(|e| Error::corrupt(e.to_string()))?;
         Standalone::open_for(location, store_id, invocation_id)
     }
 

@@ -2,13 +2,13 @@
 
 use super::codes::{Code, Verdict};
 use super::config::{Bounds, LimitKind, ScopeKind};
-use super::db::Db;
 use super::ledger::{
     attempt_from_raw, live_accrual, load_meta, num, raw_attempt, raw_scope, scope_from_raw,
     ScopeRow, State, ATTEMPT_COLS, SCOPE_COLS,
 };
 use super::{Error, Purpose};
 use crate::ledger::amount::Amount;
+use crate::ledger::db::Db;
 use serde::Serialize;
 use std::collections::{HashMap, HashSet, VecDeque};
 
@@ -193,7 +193,7 @@ impl View {
             index
                 .get(id)
                 .copied()
-                .ok_or_else(|| Error::Corrupt(format!("unknown scope {id:?} referenced")))
+                .ok_or_else(|| Error::corrupt(format!("unknown scope {id:?} referenced")))
         };
         let parent = scopes
             .iter()
@@ -239,7 +239,7 @@ impl View {
             }
         }
         if topo.len() != n {
-            return Err(Error::Corrupt("scope graph has a cycle".into()));
+            return Err(Error::corrupt("scope graph has a cycle"));
         }
         let mut eff = vec![Bounds::default(); n];
         let mut frozen: Vec<Option<u128>> = vec![None; n];
@@ -251,9 +251,7 @@ impl View {
                 ),
                 None => (Bounds::default(), None),
             };
-            let s = scopes
-                .get(i)
-                .ok_or_else(|| Error::Corrupt("index".into()))?;
+            let s = scopes.get(i).ok_or_else(|| Error::corrupt("index"))?;
             if let Some(slot) = eff.get_mut(i) {
                 *slot = s.own.tighten(&pe);
             }
@@ -280,7 +278,7 @@ impl View {
             let d = num(
                 dispatched
                     .as_deref()
-                    .ok_or_else(|| Error::Corrupt("live attempt without dispatch".into()))?,
+                    .ok_or_else(|| Error::corrupt("live attempt without dispatch"))?,
                 "dispatched_at_ms",
             )?;
             let v = live_accrual(
@@ -518,7 +516,7 @@ pub(crate) fn report(conn: &dyn Db, now_ms: u128, scope: Option<&str>) -> Result
     for raw in raws {
         let a = attempt_from_raw(raw)?;
         let Some(&si) = view.index.get(&a.scope_id) else {
-            return Err(Error::Corrupt(format!("attempt {} in unknown scope", a.id)));
+            return Err(Error::corrupt(format!("attempt {} in unknown scope", a.id)));
         };
         if !included(si) {
             continue;

@@ -6,11 +6,6 @@
 
 use rusqlite::Connection;
 
-/// `PRAGMA application_id` of a standalone ledger file (`"wldg"` as a big-endian i32).
-pub const APPLICATION_ID: i32 = 0x776c_6467;
-/// `PRAGMA user_version` of a standalone ledger file.
-pub const USER_VERSION: i32 = 1;
-
 /// The DDL, idempotent (`IF NOT EXISTS`). `limits_events` is append-only (triggers refuse
 /// UPDATE and DELETE) and its `prev_hash` is UNIQUE, so the hash chain cannot fork.
 pub const DDL: &str = r#"
@@ -120,6 +115,22 @@ pub const TABLES: [&str; 7] = [
 pub fn create(conn: &Connection) -> rusqlite::Result<()> {
     conn.execute_batch(DDL)?;
     conn.execute_batch(super::seal::SQLITE_DDL)
+}
+
+/// Create the ledger tables (idempotent) on either backend, in the caller's transaction
+/// (`init`): on PostgreSQL with the version row ([`super::pg::create_schema`]).
+///
+/// # Errors
+/// Storage errors.
+pub(crate) fn create_db(db: &dyn crate::ledger::db::Db) -> Result<(), super::Error> {
+    match db.backend() {
+        crate::ledger::db::Backend::Postgres => super::pg::create_schema(db),
+        crate::ledger::db::Backend::Sqlite => {
+            db.exec_batch(DDL)?;
+            db.exec_batch(super::seal::SQLITE_DDL)?;
+            Ok(())
+        }
+    }
 }
 
 /// The ledger's current revision in `conn`: 0 when it is not initialised or unreadable (the

@@ -33,10 +33,10 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::db::{query_opt, vals, Db, Row, Val};
 use super::ledger::Meta;
 use super::Error;
-use crate::encoding::hashref::HashRef;
+use crate::ledger::db::{query_opt, vals, Db};
+use crate::ledger::seal::{missing_triggers, row_digest, AppendOnly};
 
 /// The `limits_folds` DDL for SQLite (a ledger file, the store file).
 pub(crate) const SQLITE_DDL: &str = r#"
@@ -93,85 +93,38 @@ CREATE OR REPLACE FUNCTION ledger_no_truncate() RETURNS trigger LANGUAGE plpgsql
 BEGIN RAISE EXCEPTION 'TRUNCATE of % is refused: the ledger is append-only', TG_TABLE_NAME; END; $$;
 "#,
     );
-    for t in PG_TABLES {
-        if t == "limits_events" {
-            continue; // limits_events_no_truncate (pg::DDL) already refuses it
-        }
-        sql.push_str(&format!(
-            "DROP TRIGGER IF EXISTS {t}_no_truncate ON {t};\nCREATE TRIGGER {t}_no_truncate BEFORE TRUNCATE ON {t}\n  FOR EACH STATEMENT EXECUTE FUNCTION ledger_no_truncate();\n"
-        ));
-    }
+    sql.push_str(&APPEND_ONLY.truncate_refusals());
     sql
+}
+
+/// Create `limits_folds` (and on PostgreSQL the TRUNCATE refusals), in this transaction.
+///
+/// # Errors
+/// Storage errors.
+pub(crate) fn create_folds(db: &dyn Db) -> Result<(), Error> {
+    if is_pg(db) {
+        db.exec_batch(&pg_ddl())?;
+    } else {
+        db.exec_batch(SQLITE_DDL)?;
+    }
+    Ok(())
 }
 
 /// `true` on PostgreSQL (the catalog queries differ).
 fn is_pg(db: &dyn Db) -> bool {
-    db.backend() == super::db::Backend::Postgres
+    db.backend() == crate::ledger::db::Backend::Postgres
 }
+
+/// The limits tables' append-only shape (the log, the folds, the TRUNCATE refusals).
+pub(crate) const APPEND_ONLY: AppendOnly = AppendOnly {
+    log: "limits_events",
+    folds: "limits_folds",
+    truncate_guarded: &PG_TABLES,
+};
 
 /// The append-only triggers the limits tables must have on this backend (names).
 pub(crate) fn expected_triggers(db: &dyn Db, folds: bool) -> Vec<String> {
-    let mut out: Vec<String> = if is_pg(db) {
-        vec![
-            "limits_events_no_change".into(),
-            "limits_events_no_truncate".into(),
-        ]
-    } else {
-        vec![
-            "limits_events_no_update".into(),
-            "limits_events_no_delete".into(),
-        ]
-    };
-    if folds {
-        if is_pg(db) {
-            out.push("limits_folds_no_change".into());
-            for t in PG_TABLES {
-                if t != "limits_events" {
-                    out.push(format!("{t}_no_truncate"));
-                }
-            }
-        } else {
-            out.push("limits_folds_no_update".into());
-            out.push("limits_folds_no_delete".into());
-        }
-    }
-    out
-}
-
-/// The names of the enabled triggers in the ledger's schema whose body refuses (SQLite: a
-/// `RAISE(ABORT` trigger; PostgreSQL: enabled, its function raising an exception).
-///
-/// # Errors
-/// Storage errors.
-pub(crate) fn live_triggers(db: &dyn Db) -> Result<BTreeSet<String>, Error> {
-    let rows = if is_pg(db) {
-        db.query(
-            "SELECT t.tgname::text FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid \
-             JOIN pg_namespace n ON n.oid = c.relnamespace JOIN pg_proc p ON p.oid = t.tgfoid \
-             WHERE n.nspname = current_schema() AND NOT t.tgisinternal AND t.tgenabled <> 'D' \
-             AND p.prosrc ILIKE '%raise exception%'",
-            &[],
-        )?
-    } else {
-        db.query(
-            "SELECT name FROM sqlite_master WHERE type = 'trigger' AND sql LIKE '%RAISE(ABORT%'",
-            &[],
-        )?
-    };
-    rows.iter().map(|r| r.text(0)).collect()
-}
-
-/// Which of `expected` are not live (missing, disabled or not refusing).
-///
-/// # Errors
-/// Storage errors.
-pub(crate) fn missing_triggers(db: &dyn Db, expected: &[String]) -> Result<Vec<String>, Error> {
-    let live = live_triggers(db)?;
-    Ok(expected
-        .iter()
-        .filter(|t| !live.contains(*t))
-        .cloned()
-        .collect())
+    APPEND_ONLY.expected_triggers(db, folds)
 }
 
 /// The columns of a scope row, in a fixed order (what its digest covers: every column).
@@ -184,34 +137,8 @@ const ATTEMPT_COLS: &str = "attempt_id, operation_id, scope_id, run_id, purpose,
     max_active_ms, state, outcome, actual_cost, paired, reserved_at_ms, dispatched_at_ms, \
     settled_at_ms, settled_active_ms, actor_id, actor_kind, revision";
 
-/// SHA-256 of a row's values, each tagged with its type and length-prefixed (NULL, integer,
-/// text and blob never collide).
-pub(crate) fn row_digest(row: &Row) -> String {
-    let mut buf = Vec::new();
-    for v in &row.0 {
-        match v {
-            Val::Null => buf.push(b'n'),
-            Val::Int(i) => {
-                buf.push(b'i');
-                buf.extend_from_slice(&i.to_be_bytes());
-            }
-            Val::Text(s) => {
-                buf.push(b't');
-                buf.extend_from_slice(&(s.len() as u64).to_be_bytes());
-                buf.extend_from_slice(s.as_bytes());
-            }
-            Val::Blob(b) => {
-                buf.push(b'b');
-                buf.extend_from_slice(&(b.len() as u64).to_be_bytes());
-                buf.extend_from_slice(b);
-            }
-        }
-    }
-    HashRef::of(&buf).to_string()
-}
-
 fn integrity(why: impl std::fmt::Display) -> Error {
-    Error::Corrupt(format!(
+    Error::corrupt(format!(
         "integrity: {why}; the command was refused and nothing was written (run `world verify --ledger L`, or `world verify` for the ledger in the store file)"
     ))
 }
@@ -392,7 +319,7 @@ fn upgrade(db: &dyn Db, meta: &Meta) -> Result<(), Error> {
             p.detail
         )));
     }
-    db.create_folds()?;
+    create_folds(db)?;
     let rev = i64::try_from(meta.revision).unwrap_or(i64::MAX);
     for (key, d) in scope_digests(db)? {
         db.exec(
@@ -418,7 +345,7 @@ pub(crate) fn record(db: &dyn Db, revision: u64, attempt: Option<&str>) -> Resul
     if !db.table_exists("limits_folds")? {
         return Ok(());
     }
-    let rev = i64::try_from(revision).map_err(|_| Error::Corrupt("revision overflow".into()))?;
+    let rev = i64::try_from(revision).map_err(|_| Error::corrupt("revision overflow"))?;
     for (key, d) in scope_digests(db)? {
         if latest(db, "scope", &key)?.map(|(_, _, w)| w) != Some(d.clone()) {
             db.exec(

@@ -848,7 +848,7 @@ fn standalone_ledger_files_get_their_settings_and_refuse_strangers() {
         assert_eq!(q("PRAGMA busy_timeout"), "Integer(5000)");
         assert_eq!(
             q("PRAGMA application_id"),
-            format!("Integer({})", schema::APPLICATION_ID)
+            format!("Integer({})", crate::ledger::file::APPLICATION_ID)
         );
         assert_eq!(q("PRAGMA user_version"), "Integer(1)");
         let v = l.execute(
@@ -877,7 +877,7 @@ fn standalone_ledger_files_get_their_settings_and_refuse_strangers() {
     }
     assert!(matches!(
         Ledger::open_standalone(&store),
-        Err(Error::NotALedger { .. })
+        Err(Error::Storage(crate::ledger::Error::NotALedger { .. }))
     ));
 }
 

@@ -1,18 +1,19 @@
 //! Missions in a standalone ledger (`world mission … --ledger FILE|URL`, issue 18 §2).
 //!
 //! The same `mission_*` tables, hash-chained journal, materialised state, outbox and
-//! idempotency rules as in the World store file ([`super::store`]), with the command logic
-//! shared through [`crate::limits::db::Db`]:
+//! idempotency rules as in the World store file ([`super::durable`]), with the command logic
+//! shared through [`crate::ledger::db::Db`] (the ledger layer, DEC-LEDGER-6):
 //!
-//! - `--ledger FILE`: a standalone SQLite ledger file created by `world limits init`
-//!   ([`FileMissions`]); each command is one `BEGIN IMMEDIATE` transaction, as in the store.
-//! - `--ledger postgres://…`: a PostgreSQL ledger ([`PgMissions`]), on the limits ledger's
-//!   connection and retry machinery ([`crate::limits::pg`]). Each command is one READ
+//! - `--ledger FILE`: a standalone SQLite ledger file ([`crate::ledger::file`], made by the
+//!   ledger's `init`; [`FileMissions`]); each command is one `BEGIN IMMEDIATE` transaction, as
+//!   in the store.
+//! - `--ledger postgres://…`: a PostgreSQL ledger ([`PgMissions`]), on the ledger layer's
+//!   connection and retry machinery ([`crate::ledger::pg`]). Each command is one READ
 //!   COMMITTED transaction that first takes the mission's advisory lock, so the commands of one
 //!   mission run one after another and other missions proceed (DEC-MIS-10); a serialization
-//!   failure or deadlock is retried at most [`crate::limits::pg::MAX_RETRIES`] times.
+//!   failure or deadlock is retried at most [`crate::ledger::pg::MAX_RETRIES`] times.
 //!
-//! Neither creates a ledger: only `world limits init` does (DEC-LIM-23). The mission tables
+//! Neither creates a ledger: only the ledger's `init` does (DEC-LIM-23). The mission tables
 //! are added to an existing ledger by the first `world mission create` on it, in that
 //! command's transaction (on PostgreSQL under the ledger's lock as well, with
 //! `mission_schema.version` = [`SCHEMA_VERSION`]); every later command checks that version
@@ -21,56 +22,20 @@
 use std::path::{Path, PathBuf};
 
 use super::contract::Contract;
-use super::state::{Actor, State};
-use super::store::{
+use super::durable::{
     self, Applied, Error, JournalEntry, MissionStore, Problem, Request, SqliteMissions, Summary,
 };
+use super::state::{Actor, State};
+use crate::ledger::db::{query_one, Db};
+use crate::ledger::pg::{Access, Lock, PgConn, PgTx};
 use crate::ledger::Amount;
-use crate::limits::db::{query_one, Db};
-use crate::limits::pg::{self, Access, Lock, PgLedger, PgTx};
-use crate::limits::Ledger;
 
 /// The PostgreSQL mission schema version this build reads and writes
 /// (`mission_schema.version`).
 pub const SCHEMA_VERSION: i64 = 1;
 
-/// The statement-level `BEFORE TRUNCATE` triggers of the two append-only tables (L13: the
-/// row triggers do not fire on TRUNCATE). New ledgers get them from `limits init` and the
-/// first `mission create`; [`guard_truncate`] adds them to a ledger made before.
-const TRUNCATE_GUARDS: &str = r#"
-DROP TRIGGER IF EXISTS mission_journal_no_truncate ON mission_journal;
-CREATE TRIGGER mission_journal_no_truncate BEFORE TRUNCATE ON mission_journal
-  FOR EACH STATEMENT EXECUTE FUNCTION mission_journal_append_only();
-DROP TRIGGER IF EXISTS limits_events_no_truncate ON limits_events;
-CREATE TRIGGER limits_events_no_truncate BEFORE TRUNCATE ON limits_events
-  FOR EACH STATEMENT EXECUTE FUNCTION limits_events_append_only();
-"#;
-
-/// Add the TRUNCATE guards to a ledger made by an older build (the upgrade path, DEC-MIS-15),
-/// in `mission create`'s transaction under the ledger's lock. Creating a trigger needs the
-/// tables' owner: for another role this is skipped (inside a savepoint, so the command
-/// goes on) and the next `mission create` by the owner adds them.
-fn guard_truncate(db: &PgTx<'_, '_>) -> Result<(), Error> {
-    let have = query_one(
-        db,
-        "SELECT count(*) FROM pg_trigger WHERE (tgname = 'mission_journal_no_truncate' AND tgrelid = to_regclass(quote_ident(current_schema()) || '.mission_journal')) OR (tgname = 'limits_events_no_truncate' AND tgrelid = to_regclass(quote_ident(current_schema()) || '.limits_events'))",
-        &[],
-    )?;
-    if have.int(0)? >= 2 {
-        return Ok(());
-    }
-    db.batch(
-        "SELECT pg_advisory_xact_lock(hashtext(current_schema() || '.world-limits-ledger')); SAVEPOINT world_truncate_guard",
-    )?;
-    match db.batch(TRUNCATE_GUARDS) {
-        Ok(()) => db.batch("RELEASE SAVEPOINT world_truncate_guard")?,
-        Err(_) => db.batch("ROLLBACK TO SAVEPOINT world_truncate_guard")?,
-    }
-    Ok(())
-}
-
 /// The PostgreSQL DDL of the mission tables (missions.md §6; text compared byte-wise with
-/// `COLLATE "C"`, as the limits tables). The journal is append-only (triggers raise on
+/// `COLLATE "C"`, as the ledger's other tables). The journal is append-only (triggers raise on
 /// UPDATE, DELETE and TRUNCATE).
 pub const PG_DDL: &str = r#"
 CREATE TABLE IF NOT EXISTS mission_schema (
@@ -157,11 +122,11 @@ CREATE TABLE IF NOT EXISTS mission_outbox (
 /// `postgres://` (or `postgresql://`) URL, else a SQLite ledger file. Nothing is created.
 ///
 /// # Errors
-/// [`Error::Ledger`] with `ledger_not_initialized` naming a missing or empty file (and
-/// `world limits init`), `NotALedger`, `BadLedgerUrl`, or a PostgreSQL connection error
+/// [`Error::Ledger`] with `NotInitialized` naming a missing or empty file (and the command
+/// that initialises it), `NotALedger`, `BadLedgerUrl`, or a PostgreSQL connection error
 /// (naming the ledger, never the password); SQLite errors.
 pub fn open(location: &str) -> Result<Box<dyn MissionStore>, Error> {
-    crate::limits::check_location_syntax(location)?;
+    crate::ledger::location::check_syntax(location)?;
     if crate::ledger::location::is_url(location) {
         return Ok(Box::new(PgMissions::connect(location)?));
     }
@@ -176,7 +141,7 @@ pub fn open(location: &str) -> Result<Box<dyn MissionStore>, Error> {
 /// # Errors
 /// As [`open`].
 pub fn open_canonical(location: &str) -> Result<Box<dyn MissionStore>, Error> {
-    crate::limits::check_location_syntax(location)?;
+    crate::ledger::location::check_syntax(location)?;
     if crate::ledger::location::is_url(location) {
         return open(location);
     }
@@ -250,31 +215,31 @@ fn server_identity(config: &postgres::Config) -> String {
 
 /// Missions in a standalone SQLite ledger file (`--ledger FILE`).
 pub struct FileMissions {
-    ledger: Ledger<'static>,
+    conn: rusqlite::Connection,
     path: PathBuf,
 }
 
 impl FileMissions {
-    /// Open an existing ledger file (`world limits init` made it); nothing is created.
+    /// Open an existing ledger file (the ledger's `init` made it); nothing is created.
     ///
     /// # Errors
-    /// As [`Ledger::open_standalone`], as [`Error::Ledger`].
+    /// As [`crate::ledger::file::open`], as [`Error::Ledger`].
     pub fn open(path: &Path) -> Result<FileMissions, Error> {
         Ok(FileMissions {
-            ledger: Ledger::open_standalone(path)?,
+            conn: crate::ledger::file::open(path, None)?,
             path: path.to_path_buf(),
         })
     }
 
     fn inner(&self) -> SqliteMissions<'_> {
-        SqliteMissions::new(self.ledger.connection())
+        SqliteMissions::new(&self.conn)
     }
 
     /// A busy wait that timed out names the ledger file (L12), not "the store".
     fn named<T>(&self, r: Result<T, Error>) -> Result<T, Error> {
         r.map_err(|e| match e {
             Error::Sqlite(s) if crate::ledger::error::sqlite_busy(&s) => {
-                crate::limits::Error::Busy {
+                crate::ledger::Error::Busy {
                     ledger: self.describe(),
                 }
                 .into()
@@ -341,13 +306,13 @@ impl MissionStore for FileMissions {
 /// Missions in a PostgreSQL ledger (`--ledger postgres://…`). Not `Sync`: one command at a
 /// time per connection.
 pub struct PgMissions {
-    ledger: PgLedger,
+    ledger: PgConn,
     /// [`server_identity`] of the URL.
     server: String,
 }
 
 fn retryable(e: &Error) -> bool {
-    matches!(e, Error::Ledger(l) if pg::is_retryable(l))
+    matches!(e, Error::Ledger(l) if l.is_retryable())
 }
 
 /// Commit a command's transaction on success and on `EXPOSURE_EXCEEDED` (its journalled
@@ -360,57 +325,20 @@ fn keep_applied(r: &Result<Applied, Error>) -> bool {
     }
 }
 
-/// `true` when the mission tables exist; refuses a ledger without the limits schema
-/// (`ledger_not_initialized`) and a limits or mission schema of another version.
+/// `true` when the mission tables exist; refuses a ledger that was never initialised and a
+/// ledger or mission schema of another version ([`PgTx::base_version`]).
 fn prologue(db: &PgTx<'_, '_>) -> Result<bool, Error> {
-    let present = query_one(
-        db,
-        "SELECT to_regclass(quote_ident(current_schema()) || '.limits_schema') IS NOT NULL, \
-                to_regclass(quote_ident(current_schema()) || '.mission_schema') IS NOT NULL",
-        &[],
-    )?;
-    let name = db.ledger_name().to_string();
-    if !present.flag(0)? {
-        return Err(crate::limits::Error::from(crate::limits::not_initialized(
-            &name,
-            "is not initialised (no limits schema)",
-        ))
-        .into());
-    }
-    let missions = present.flag(1)?;
-    let versions = if missions {
-        "SELECT (SELECT version FROM limits_schema WHERE id = 1), (SELECT version FROM mission_schema WHERE id = 1)"
-    } else {
-        "SELECT (SELECT version FROM limits_schema WHERE id = 1), NULL::BIGINT"
+    let Some(version) = db.base_version("mission_schema")? else {
+        return Ok(false);
     };
-    let v = query_one(db, versions, &[])?;
-    let limits_v = v.0.first().and_then(as_int);
-    if limits_v != Some(pg::SCHEMA_VERSION) {
-        return Err(crate::limits::Error::SchemaVersion {
-            ledger: name,
-            found: limits_v.map_or("none".into(), |v| v.to_string()),
-            want: pg::SCHEMA_VERSION,
-        }
-        .into());
+    if version != Some(SCHEMA_VERSION) {
+        return Err(Error::SchemaVersion {
+            ledger: db.ledger_name().to_string(),
+            found: version.map_or("none".into(), |v| v.to_string()),
+            want: SCHEMA_VERSION,
+        });
     }
-    if missions {
-        let mission_v = v.0.get(1).and_then(as_int);
-        if mission_v != Some(SCHEMA_VERSION) {
-            return Err(Error::SchemaVersion {
-                ledger: name,
-                found: mission_v.map_or("none".into(), |v| v.to_string()),
-                want: SCHEMA_VERSION,
-            });
-        }
-    }
-    Ok(missions)
-}
-
-fn as_int(v: &crate::limits::db::Val) -> Option<i64> {
-    match v {
-        crate::limits::db::Val::Int(i) => Some(*i),
-        _ => None,
-    }
+    Ok(true)
 }
 
 impl PgMissions {
@@ -420,11 +348,11 @@ impl PgMissions {
     /// [`Error::Ledger`] with `BadLedgerUrl` or a connection / authentication error naming the
     /// ledger (never the password).
     pub fn connect(url: &str) -> Result<PgMissions, Error> {
-        let ledger = PgLedger::connect(url)?;
+        let ledger = PgConn::connect(url)?;
         let server = url
             .parse::<postgres::Config>()
             .map(|c| server_identity(&c))
-            .map_err(|e| crate::limits::Error::BadLedgerUrl { why: e.to_string() })?;
+            .map_err(|e| crate::ledger::Error::BadLedgerUrl { why: e.to_string() })?;
         Ok(PgMissions { ledger, server })
     }
 
@@ -468,9 +396,7 @@ impl MissionStore for PgMissions {
                 if !prologue(db)? {
                     // The first mission of this ledger: add the tables, under the ledger's
                     // lock so two first creates do not race on the DDL.
-                    db.batch(
-                        "SELECT pg_advisory_xact_lock(hashtext(current_schema() || '.world-limits-ledger'))",
-                    )?;
+                    db.lock_ledger()?;
                     if !prologue(db)? {
                         // The re-check above can miss tables another first create committed
                         // while this one waited for the lock (the session's catalog cache
@@ -480,7 +406,7 @@ impl MissionStore for PgMissions {
                         db.batch(PG_DDL)?;
                         db.exec(
                             "INSERT INTO mission_schema (id, version) VALUES (1, ?1) ON CONFLICT (id) DO NOTHING",
-                            &crate::limits::db::vals![SCHEMA_VERSION],
+                            &crate::ledger::db::vals![SCHEMA_VERSION],
                         )?;
                         if !prologue(db)? {
                             return Err(Error::Corrupt(format!(
@@ -490,9 +416,9 @@ impl MissionStore for PgMissions {
                         }
                     }
                 }
-                guard_truncate(db)?;
+                db.guard_truncate("mission_journal", "mission_journal_append_only")?;
                 super::seal::ensure_table(db)?;
-                store::create_db(db, contract, actor, attended, now)
+                durable::create_db(db, contract, actor, attended, now)
             },
             Result::is_ok,
         )
@@ -509,9 +435,9 @@ impl MissionStore for PgMissions {
             mission_id,
             |db| {
                 if !prologue(db)? {
-                    return Err(store::not_found(mission_id));
+                    return Err(durable::not_found(mission_id));
                 }
-                store::apply_db(db, mission_id, request, actor, now)
+                durable::apply_db(db, mission_id, request, actor, now)
             },
             keep_applied,
         )
@@ -528,9 +454,9 @@ impl MissionStore for PgMissions {
             mission_id,
             |db| {
                 if !prologue(db)? {
-                    return Err(store::not_found(mission_id));
+                    return Err(durable::not_found(mission_id));
                 }
-                store::apply_db(db, mission_id, request, actor, now)
+                durable::apply_db(db, mission_id, request, actor, now)
             },
             |_| false,
         )
@@ -539,9 +465,9 @@ impl MissionStore for PgMissions {
     fn state(&self, mission_id: &str) -> Result<State, Error> {
         self.read(|db| {
             if !prologue(db)? {
-                return Err(store::not_found(mission_id));
+                return Err(durable::not_found(mission_id));
             }
-            store::load_full_db(db, mission_id)
+            durable::load_full_db(db, mission_id)
         })
     }
 
@@ -550,16 +476,16 @@ impl MissionStore for PgMissions {
             if !prologue(db)? {
                 return Ok(Vec::new());
             }
-            store::list_db(db)
+            durable::list_db(db)
         })
     }
 
     fn journal(&self, mission_id: &str) -> Result<Vec<JournalEntry>, Error> {
         self.read(|db| {
             if !prologue(db)? {
-                return Err(store::not_found(mission_id));
+                return Err(durable::not_found(mission_id));
             }
-            store::journal_db(db, mission_id)
+            durable::journal_db(db, mission_id)
         })
     }
 
@@ -568,7 +494,7 @@ impl MissionStore for PgMissions {
             if !prologue(db)? {
                 return Ok(Vec::new());
             }
-            store::check_db(db)
+            durable::check_db(db)
         })
     }
 
@@ -581,10 +507,10 @@ impl MissionStore for PgMissions {
             )?;
             let db_name = r.text(0)?;
             let schema = r.text(1).map_err(|_| {
-                Error::from(crate::limits::Error::from(crate::limits::not_initialized(
-                    db.ledger_name(),
-                    "has no current schema (no schema of the search_path exists)",
-                )))
+                Error::from(crate::ledger::Error::NotInitialized {
+                    ledger: db.ledger_name().to_string(),
+                    why: "has no current schema (no schema of the search_path exists)".into(),
+                })
             })?;
             Ok(format!("{}/{db_name}#{schema}", self.server))
         })
@@ -593,9 +519,9 @@ impl MissionStore for PgMissions {
     fn root(&self, mission_id: &str) -> Result<String, Error> {
         self.read(|db| {
             if !prologue(db)? {
-                return Err(store::not_found(mission_id));
+                return Err(durable::not_found(mission_id));
             }
-            store::root_db(db, mission_id)
+            durable::root_db(db, mission_id)
         })
     }
 }

@@ -7,7 +7,7 @@
 //! - [`state`]: [`State`] (`createMission` is [`Mission::create`]) and its parts;
 //! - [`reduce`](mod@reduce): the pure `reduce(state, command, now) -> state | rejection`;
 //! - [`codes`]: [`Code`] and [`Rejection`];
-//! - [`store`]: durable missions in the World store file (§6) behind [`store::MissionStore`];
+//! - [`durable`]: durable missions in the World store file (§6) behind [`durable::MissionStore`];
 //! - [`ledger`]: the same missions in a standalone ledger, a SQLite file or PostgreSQL
 //!   (`--ledger`, issue 18 §2);
 //! - [`pairing`]: World effects paired with a mission in a standalone ledger (issue 18).
@@ -19,13 +19,13 @@
 pub mod codes;
 pub mod command;
 pub mod contract;
+pub mod durable;
 pub mod ledger;
 pub mod pairing;
 mod parse;
 pub mod reduce;
 pub(crate) mod seal;
 pub mod state;
-pub mod store;
 
 pub use codes::{Code, Rejection};
 pub use command::{Action, Admit, Command, GrantSpec, Outcome};
@@ -48,8 +48,8 @@ pub fn parse_now(text: &str) -> Result<crate::ledger::Amount, Rejection> {
 }
 
 #[cfg(test)]
-mod proptests;
+mod durable_tests;
 #[cfg(test)]
-mod store_tests;
+mod proptests;
 #[cfg(test)]
 mod tests;

@@ -34,7 +34,7 @@
 
 use rusqlite::Connection;
 
-use super::store::{Error, MissionStore, Request};
+use super::durable::{Error, MissionStore, Request};
 use super::{Actor, Admit, AttemptStatus, Command, Outcome};
 use crate::ledger::Amount;
 

@@ -1,12 +1,12 @@
 //! Fold digests kept with every journal entry, and the check a mission command runs before it
-//! decides (issue 27 §3, DEC-LEDGER-1..4) — the mission side of [`crate::limits::seal`].
+//! decides (issue 27 §3, DEC-LEDGER-1..4) — the mission side of [`crate::ledger::seal`].
 //!
 //! The mission row's counters (`reserved`, `settled`, `revision`, `journal_seq`, `head_hash`,
 //! …) and the state rows (runs, grants with their `used`, operations, approvals, attempts) are
 //! caches of the fold of `mission_journal`. `verify` re-folds them all; a command cannot. So
 //! every command appends, beside its journal entry, one `mission_folds` row per row it left
 //! changed: `(mission_id, kind, key, seq, digest)`, `digest` the SHA-256 of the row's columns
-//! ([`crate::limits::seal::row_digest`]). `mission_folds` is append-only (triggers).
+//! ([`crate::ledger::seal::row_digest`]). `mission_folds` is append-only (triggers).
 //!
 //! Before a command decides, [`check_head`] refuses (exit 3, nothing written) a missing or
 //! disabled append-only trigger, a journal whose newest entry is not the mission row's
@@ -18,10 +18,10 @@
 
 use std::collections::BTreeSet;
 
+use super::durable::{self, Error};
 use super::state::State;
-use super::store::{self, Error};
-use crate::limits::db::{query_opt, vals, Backend, Db, Row};
-use crate::limits::seal::{missing_triggers, row_digest};
+use crate::ledger::db::{query_opt, vals, Backend, Db, Row};
+use crate::ledger::seal::{missing_triggers, row_digest, AppendOnly};
 
 /// The `mission_folds` DDL for SQLite.
 pub(crate) const SQLITE_DDL: &str = r#"
@@ -40,8 +40,8 @@ BEGIN SELECT RAISE(ABORT, 'mission_folds is append-only'); END;
 "#;
 
 /// The mission tables on PostgreSQL that get a statement-level TRUNCATE refusal besides the
-/// journal (whose `mission_journal_no_truncate` the mission DDL creates).
-pub const PG_TRUNCATE_GUARDED: [&str; 10] = [
+/// journal (whose `mission_journal_no_truncate` the mission DDL creates), `mission_folds` last.
+pub const PG_TRUNCATE_GUARDED: [&str; 11] = [
     "mission_schema",
     "mission_missions",
     "mission_requests",
@@ -52,7 +52,15 @@ pub const PG_TRUNCATE_GUARDED: [&str; 10] = [
     "mission_attempts",
     "mission_violations",
     "mission_outbox",
+    "mission_folds",
 ];
+
+/// The mission tables' append-only shape (the journal, the folds, the TRUNCATE refusals).
+pub(crate) const APPEND_ONLY: AppendOnly = AppendOnly {
+    log: "mission_journal",
+    folds: "mission_folds",
+    truncate_guarded: &PG_TRUNCATE_GUARDED,
+};
 
 /// The `mission_folds` DDL for PostgreSQL, with the TRUNCATE refusal on every mission table.
 pub fn pg_ddl() -> String {
@@ -75,41 +83,14 @@ CREATE OR REPLACE FUNCTION ledger_no_truncate() RETURNS trigger LANGUAGE plpgsql
 BEGIN RAISE EXCEPTION 'TRUNCATE of % is refused: the ledger is append-only', TG_TABLE_NAME; END; $$;
 "#,
     );
-    for t in PG_TRUNCATE_GUARDED.iter().chain(["mission_folds"].iter()) {
-        sql.push_str(&format!(
-            "DROP TRIGGER IF EXISTS {t}_no_truncate ON {t};\nCREATE TRIGGER {t}_no_truncate BEFORE TRUNCATE ON {t}\n  FOR EACH STATEMENT EXECUTE FUNCTION ledger_no_truncate();\n"
-        ));
-    }
+    sql.push_str(&APPEND_ONLY.truncate_refusals());
     sql
 }
 
 /// The append-only triggers the mission tables must have (with `mission_folds` when it
 /// exists).
 pub(crate) fn expected_triggers(db: &dyn Db, folds: bool) -> Vec<String> {
-    let pg = db.backend() == Backend::Postgres;
-    let mut out: Vec<String> = if pg {
-        vec![
-            "mission_journal_no_change".into(),
-            "mission_journal_no_truncate".into(),
-        ]
-    } else {
-        vec![
-            "mission_journal_no_update".into(),
-            "mission_journal_no_delete".into(),
-        ]
-    };
-    if folds {
-        if pg {
-            out.push("mission_folds_no_change".into());
-            for t in PG_TRUNCATE_GUARDED.iter().chain(["mission_folds"].iter()) {
-                out.push(format!("{t}_no_truncate"));
-            }
-        } else {
-            out.push("mission_folds_no_update".into());
-            out.push("mission_folds_no_delete".into());
-        }
-    }
-    out
+    APPEND_ONLY.expected_triggers(db, folds)
 }
 
 /// The missing, disabled or non-refusing append-only triggers of the mission tables, as one
@@ -208,9 +189,7 @@ pub(crate) fn ensure_table(db: &dyn Db) -> Result<(), Error> {
     match db.backend() {
         Backend::Sqlite => db.exec_batch(SQLITE_DDL)?,
         Backend::Postgres => {
-            db.exec_batch(
-                "SELECT pg_advisory_xact_lock(hashtext(current_schema() || '.world-limits-ledger'))",
-            )?;
+            db.lock_ledger()?;
             db.exec_batch(&pg_ddl())?;
         }
     }
@@ -233,7 +212,7 @@ pub(crate) fn check_head(db: &dyn Db, mission_id: &str) -> Result<(), Error> {
         "SELECT journal_seq, head_hash FROM mission_missions WHERE mission_id = ?1",
         &vals![mission_id],
     )?
-    .ok_or_else(|| store::not_found(mission_id))?;
+    .ok_or_else(|| durable::not_found(mission_id))?;
     let (seq, hash) = (head.int(0)?, head.text(1)?);
     let newest = query_opt(
         db,
@@ -353,7 +332,7 @@ pub(crate) fn record(
 /// digest at entry `seq` when clean.
 fn baseline(db: &dyn Db, mission_id: &str, seq: i64) -> Result<(), Error> {
     let mut problems = Vec::new();
-    store::check_one(db, mission_id, &mut problems)?;
+    durable::check_one(db, mission_id, &mut problems)?;
     if let Some(p) = problems.first() {
         return Err(integrity(
             mission_id,

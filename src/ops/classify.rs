@@ -4,7 +4,7 @@
 //! `rusqlite::ErrorCode` or a PostgreSQL `SqlState` (DEC-ARCH2-3).
 //!
 //! One trait, [`Classify`], for the driver errors and the library errors that carry them
-//! ([`crate::store::Error`], [`crate::limits::Error`], [`crate::mission::store::Error`]).
+//! ([`crate::store::Error`], [`crate::limits::Error`], [`crate::mission::durable::Error`]).
 //! `limits` and `mission` keep their own `is_busy` (the rule the ledger layer defines,
 //! `ledger::error::sqlite_busy`); the impls here delegate to it.
 
@@ -136,62 +136,72 @@ impl Classify for crate::store::Error {
     }
 }
 
+impl Classify for crate::ledger::Error {
+    fn is_busy(&self) -> bool {
+        crate::ledger::Error::is_busy(self)
+    }
+
+    fn is_read_only(&self) -> bool {
+        crate::ledger::Error::is_read_only(self)
+    }
+
+    fn is_corrupt(&self) -> bool {
+        crate::ledger::Error::is_corrupt(self)
+    }
+
+    fn foreign(&self) -> Option<String> {
+        match self {
+            crate::ledger::Error::Sqlite(s) => s.foreign(),
+            crate::ledger::Error::Postgres { source, .. } => source.foreign(),
+            _ => None,
+        }
+    }
+}
+
 impl Classify for crate::limits::Error {
     fn is_busy(&self) -> bool {
         crate::limits::Error::is_busy(self)
     }
 
     fn is_read_only(&self) -> bool {
-        match self {
-            crate::limits::Error::Sqlite(s) => s.is_read_only(),
-            crate::limits::Error::Postgres { source, .. } => source.is_read_only(),
-            _ => false,
-        }
+        self.storage().is_some_and(Classify::is_read_only)
     }
 
     fn is_corrupt(&self) -> bool {
-        match self {
-            crate::limits::Error::Corrupt(_) => true,
-            crate::limits::Error::Sqlite(s) => s.is_corrupt(),
-            _ => false,
-        }
+        crate::limits::Error::is_corrupt(self)
     }
 
     fn foreign(&self) -> Option<String> {
-        match self {
-            crate::limits::Error::Sqlite(s) => s.foreign(),
-            crate::limits::Error::Postgres { source, .. } => source.foreign(),
-            _ => None,
-        }
+        self.storage().and_then(Classify::foreign)
     }
 }
 
-impl Classify for crate::mission::store::Error {
+impl Classify for crate::mission::durable::Error {
     fn is_busy(&self) -> bool {
-        crate::mission::store::Error::is_busy(self)
+        crate::mission::durable::Error::is_busy(self)
     }
 
     fn is_read_only(&self) -> bool {
         match self {
-            crate::mission::store::Error::Sqlite(s) => s.is_read_only(),
-            crate::mission::store::Error::Ledger(l) => l.is_read_only(),
+            crate::mission::durable::Error::Sqlite(s) => s.is_read_only(),
+            crate::mission::durable::Error::Ledger(l) => Classify::is_read_only(&**l),
             _ => false,
         }
     }
 
     fn is_corrupt(&self) -> bool {
         match self {
-            crate::mission::store::Error::Corrupt(_) => true,
-            crate::mission::store::Error::Sqlite(s) => s.is_corrupt(),
-            crate::mission::store::Error::Ledger(l) => Classify::is_corrupt(&**l),
+            crate::mission::durable::Error::Corrupt(_) => true,
+            crate::mission::durable::Error::Sqlite(s) => s.is_corrupt(),
+            crate::mission::durable::Error::Ledger(l) => Classify::is_corrupt(&**l),
             _ => false,
         }
     }
 
     fn foreign(&self) -> Option<String> {
         match self {
-            crate::mission::store::Error::Sqlite(s) => s.foreign(),
-            crate::mission::store::Error::Ledger(l) => l.foreign(),
+            crate::mission::durable::Error::Sqlite(s) => s.foreign(),
+            crate::mission::durable::Error::Ledger(l) => Classify::foreign(&**l),
             _ => None,
         }
     }
@@ -229,9 +239,12 @@ mod tests {
 
     #[test]
     fn library_errors_ask_their_cause() {
-        let e = crate::limits::Error::Sqlite(sqlite(rusqlite::ffi::SQLITE_READONLY, None));
+        let e = crate::limits::Error::Storage(crate::ledger::Error::Sqlite(sqlite(
+            rusqlite::ffi::SQLITE_READONLY,
+            None,
+        )));
         assert!(Classify::is_read_only(&e));
-        let m = crate::mission::store::Error::Sqlite(sqlite(rusqlite::ffi::SQLITE_BUSY, None));
+        let m = crate::mission::durable::Error::Sqlite(sqlite(rusqlite::ffi::SQLITE_BUSY, None));
         assert!(Classify::is_busy(&m));
         let s = crate::store::Error::Sqlite(sqlite(rusqlite::ffi::SQLITE_CORRUPT, None));
         assert!(Classify::is_corrupt(&s));

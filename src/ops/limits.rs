@@ -101,7 +101,7 @@ pub fn apply(place: &Place, opts: &Options<'_>) -> Result<Verdict, limits::Error
             EvidenceKind::Limits.provenance(),
             bytes.clone(),
         );
-        store::put_object(&tx, &obj).map_err(|e| limits::Error::Corrupt(e.to_string()))?;
+        store::put_object(&tx, &obj).map_err(|e| limits::Error::corrupt(e.to_string()))?;
     }
     let result = limits::apply(&tx, request, actor, now_ms, &check);
     if opts.dry_run {

@@ -10,7 +10,7 @@
 use rusqlite::TransactionBehavior;
 
 use crate::ledger::Amount;
-use crate::mission::store::{self as mstore, Applied, MissionStore, Request, SqliteMissions};
+use crate::mission::durable::{self as mstore, Applied, MissionStore, Request, SqliteMissions};
 use crate::mission::{Actor, Code, Contract, State};
 use crate::store::{self, Object, Store};
 

@@ -57,7 +57,7 @@ fn run(
         rep,
         &[
             crate::limits::schema::DDL,
-            crate::mission::store::DDL,
+            crate::mission::durable::DDL,
             crate::limits::seal::SQLITE_DDL,
             crate::mission::seal::SQLITE_DDL,
             crate::store::spend::FOLDS_DDL,
@@ -270,16 +270,17 @@ fn limits_ledger(store: &Store, rep: &mut Report) {
 /// The ledger cannot be opened or read (missing file, not a ledger, unreachable server, bad
 /// URL): the limits error, for the CLI to classify.
 pub fn verify_ledger(location: &str) -> Result<(String, Report), crate::limits::Error> {
-    use crate::limits::pg::{self, Access, PgLedger};
-    crate::limits::check_location_syntax(location)?;
+    use crate::ledger::pg::Access;
+    use crate::limits::pg::PgLedger;
+    crate::ledger::location::check_syntax(location)?;
     if crate::ledger::location::is_url(location) {
         let ledger = PgLedger::connect(location)?;
         let name = ledger.name().to_string();
-        let rep = ledger.transaction(
+        let rep = ledger.conn().transaction(
             Access::Read,
             |db| {
                 let mut rep = Report::default();
-                if let Err(e) = db.check_version() {
+                if let Err(e) = crate::limits::pg::check_version(db) {
                     rep.fail("ledger_schema", None, None, e.to_string());
                     return Ok(rep);
                 }
@@ -287,7 +288,7 @@ pub fn verify_ledger(location: &str) -> Result<(String, Report), crate::limits::
                 Ok(rep)
             },
             |_| false,
-            pg::is_retryable,
+            |e: &crate::limits::Error| e.storage().is_some_and(crate::ledger::Error::is_retryable),
         )?;
         return Ok((name, rep));
     }
@@ -302,7 +303,7 @@ pub fn verify_ledger(location: &str) -> Result<(String, Report), crate::limits::
 
 /// The checks of [`verify_ledger`] inside its snapshot.
 fn ledger_checks(
-    db: &dyn crate::limits::db::Db,
+    db: &dyn crate::ledger::db::Db,
     rep: &mut Report,
 ) -> Result<(), crate::limits::Error> {
     if !db.table_exists("limits_meta")? {
@@ -325,11 +326,11 @@ fn ledger_checks(
     for w in warns {
         rep.warn("ledger_upgrade", None, None, w);
     }
-    let problems = match crate::mission::store::check_any(db) {
+    let problems = match crate::mission::durable::check_any(db) {
         Ok(p) => p,
-        Err(crate::mission::store::Error::Ledger(e)) => return Err(*e),
-        Err(crate::mission::store::Error::Sqlite(e)) => return Err(e.into()),
-        Err(e) => vec![crate::mission::store::Problem {
+        Err(crate::mission::durable::Error::Ledger(e)) => return Err((*e).into()),
+        Err(crate::mission::durable::Error::Sqlite(e)) => return Err(e.into()),
+        Err(e) => vec![crate::mission::durable::Problem {
             category: "mission_state",
             mission_id: String::new(),
             seq: None,
@@ -354,7 +355,7 @@ fn ledger_checks(
 /// replays differently or a materialised state that differs from the fold is a failure
 /// (`mission_chain`, `mission_journal`, `mission_state`, `mission_schema`).
 fn missions(conn: &rusqlite::Connection, rep: &mut Report) -> Result<(), Error> {
-    for p in crate::mission::store::check_all(conn)? {
+    for p in crate::mission::durable::check_all(conn)? {
         rep.fail(
             p.category,
             None,

@@ -4,7 +4,7 @@ use proptest::prelude::*;
 use rusqlite::Connection;
 use serde_json::{json, Value};
 
-use super::store::{self, MissionStore, Request, SqliteMissions};
+use super::durable::{self, MissionStore, Request, SqliteMissions};
 use super::tests::{admit_json, contract_json, grant_json, EV};
 use super::*;
 use crate::ledger::Amount;
@@ -30,7 +30,7 @@ fn req(v: Value) -> Request {
 /// Every mission row of every table, for "the store is unchanged" checks.
 fn dump(conn: &Connection) -> Vec<String> {
     let mut out = Vec::new();
-    for t in store::TABLES {
+    for t in durable::TABLES {
         let mut stmt = conn
             .prepare(&format!("SELECT * FROM {t} ORDER BY 1, 2"))
             .unwrap_or_else(|e| panic!("{e}"));
@@ -126,7 +126,7 @@ fn the_seeds_example_through_the_store() {
         .query_row("SELECT count(*) FROM mission_outbox", [], |r| r.get(0))
         .unwrap_or(0);
     assert_eq!(outbox, 1);
-    assert_eq!(store::check_all(&conn).unwrap_or_default(), vec![]);
+    assert_eq!(durable::check_all(&conn).unwrap_or_default(), vec![]);
 }
 
 #[test]
@@ -203,7 +203,7 @@ fn resends_answer_the_recorded_result_and_reused_ids_are_refused() {
         e.and_then(|e| e.rejection().map(|r| r.code)),
         Some(Code::MissionExists)
     );
-    assert_eq!(store::check_all(&conn).unwrap_or_default(), vec![]);
+    assert_eq!(durable::check_all(&conn).unwrap_or_default(), vec![]);
 }
 
 #[test]
@@ -234,7 +234,7 @@ fn exposure_exceeded_persists_its_violation_and_verify_folds_it() {
         (Amount(10), 1, Amount(4))
     );
     assert_eq!(m.journal("m").map(|j| j.len()).unwrap_or(0), 5);
-    assert_eq!(store::check_all(&conn).unwrap_or_default(), vec![]);
+    assert_eq!(durable::check_all(&conn).unwrap_or_default(), vec![]);
 }
 
 #[test]
@@ -245,7 +245,7 @@ fn verify_reports_a_broken_chain_and_a_drifted_state() {
     // Drift: somebody edits the materialised reserved.
     conn.execute("UPDATE mission_missions SET reserved = '0'", [])
         .unwrap_or_else(|e| panic!("{e}"));
-    let p = store::check_all(&conn).unwrap_or_default();
+    let p = durable::check_all(&conn).unwrap_or_default();
     assert_eq!(
         p.first().map(|p| p.category),
         Some("mission_state"),
@@ -253,14 +253,14 @@ fn verify_reports_a_broken_chain_and_a_drifted_state() {
     );
     conn.execute("UPDATE mission_missions SET reserved = '10'", [])
         .unwrap_or_else(|e| panic!("{e}"));
-    assert_eq!(store::check_all(&conn).unwrap_or_default(), vec![]);
+    assert_eq!(durable::check_all(&conn).unwrap_or_default(), vec![]);
     // A grant row edited to a larger limit.
     conn.execute(
         "UPDATE mission_grants SET body = replace(body, '\"limit\":\"100\"', '\"limit\":\"999\"')",
         [],
     )
     .unwrap_or_else(|e| panic!("{e}"));
-    let p = store::check_all(&conn).unwrap_or_default();
+    let p = durable::check_all(&conn).unwrap_or_default();
     assert!(
         p.iter()
             .any(|p| p.category == "mission_state" && p.reason.contains("grant g")),
@@ -269,7 +269,7 @@ fn verify_reports_a_broken_chain_and_a_drifted_state() {
     // A broken chain: the journal is append-only, so tamper below the triggers.
     conn.execute_batch("DROP TRIGGER mission_journal_no_update; UPDATE mission_journal SET entry = CAST(replace(CAST(entry AS TEXT), '\"10\"', '\"11\"') AS BLOB) WHERE seq = 3;")
         .unwrap_or_else(|e| panic!("{e}"));
-    let p = store::check_all(&conn).unwrap_or_default();
+    let p = durable::check_all(&conn).unwrap_or_default();
     assert!(
         p.iter()
             .any(|p| (p.category, p.seq) == ("mission_chain", Some(3))),
@@ -315,9 +315,9 @@ fn edited_creation_facts_break_the_chain() {
                     )
                     .unwrap_or_else(|e| panic!("{e}"));
             }
-            assert_eq!(store::check_all(&conn).unwrap_or_default(), vec![]);
+            assert_eq!(durable::check_all(&conn).unwrap_or_default(), vec![]);
             conn.execute(edit, []).unwrap_or_else(|e| panic!("{e}"));
-            let p = store::check_all(&conn).unwrap_or_default();
+            let p = durable::check_all(&conn).unwrap_or_default();
             assert_eq!(
                 p.first().map(|p| p.category),
                 Some("mission_chain"),
@@ -325,7 +325,7 @@ fn edited_creation_facts_break_the_chain() {
             );
             conn.execute(undo, []).unwrap_or_else(|e| panic!("{e}"));
             assert_eq!(
-                store::check_all(&conn).unwrap_or_default(),
+                durable::check_all(&conn).unwrap_or_default(),
                 vec![],
                 "{undo}"
             );
@@ -406,7 +406,7 @@ proptest! {
         }
         let stored = m.state("m").map_err(|e| TestCaseError::fail(e.to_string()))?;
         prop_assert_eq!(&stored, &mem);
-        prop_assert_eq!(store::check_all(&conn).unwrap_or_default(), vec![]);
+        prop_assert_eq!(durable::check_all(&conn).unwrap_or_default(), vec![]);
     }
 }
 
@@ -448,7 +448,7 @@ fn an_implicit_clock_never_regresses_and_moves_its_own_authorization_check() {
     let s = m.state("m").unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(s.last_now, Amount(50));
     let last = m.journal("m").unwrap_or_else(|e| panic!("{e}"));
-    let d = store::decode_entry(&last[last.len() - 1].entry).unwrap_or_else(|e| panic!("{e}"));
+    let d = durable::decode_entry(&last[last.len() - 1].entry).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(d.now, Amount(50), "the journal records the clock used");
     let replay = m.apply("m", &implicit, &host, Amount(20));
     assert!(
@@ -471,14 +471,14 @@ fn an_implicit_clock_never_regresses_and_moves_its_own_authorization_check() {
     assert!(m.verify().unwrap_or_else(|e| panic!("{e}")).is_empty());
 }
 
-fn corrupt_err(r: Result<store::Applied, store::Error>) -> String {
+fn corrupt_err(r: Result<durable::Applied, durable::Error>) -> String {
     match r {
-        Err(store::Error::Corrupt(c)) => c,
+        Err(durable::Error::Corrupt(c)) => c,
         other => panic!("expected a corruption error, got {other:?}"),
     }
 }
 
-fn has(p: &[store::Problem], category: &str, text: &str) -> bool {
+fn has(p: &[durable::Problem], category: &str, text: &str) -> bool {
     p.iter()
         .any(|p| p.category == category && p.reason.contains(text))
 }
@@ -510,7 +510,7 @@ fn edited_attempt_index_columns_are_findings_and_never_trusted() {
         ),
     ] {
         conn.execute(edit, []).unwrap_or_else(|e| panic!("{e}"));
-        let p = store::check_all(&conn).unwrap_or_default();
+        let p = durable::check_all(&conn).unwrap_or_default();
         assert!(has(&p, "mission_state", "attempt a: the"), "{edit}: {p:?}");
         let before = dump(&conn);
         let why = corrupt_err(m.apply("m", &complete, &Actor::host(), Amount(11)));
@@ -518,7 +518,7 @@ fn edited_attempt_index_columns_are_findings_and_never_trusted() {
         assert_eq!(dump(&conn), before, "a refused completeRun writes nothing");
         conn.execute(undo, []).unwrap_or_else(|e| panic!("{e}"));
     }
-    assert_eq!(store::check_all(&conn).unwrap_or_default(), vec![]);
+    assert_eq!(durable::check_all(&conn).unwrap_or_default(), vec![]);
     // With the columns true, the body's UNKNOWN keeps the run open.
     let e = m.apply("m", &complete, &Actor::host(), Amount(11)).err();
     assert_eq!(
@@ -543,7 +543,7 @@ fn request_rows_and_outbox_bytes_are_verified_and_resends_recheck_their_entry() 
     let first = m
         .apply("m", &with_id, &Actor::host(), Amount(10))
         .unwrap_or_else(|e| panic!("{e}"));
-    assert_eq!(store::check_all(&conn).unwrap_or_default(), vec![]);
+    assert_eq!(durable::check_all(&conn).unwrap_or_default(), vec![]);
     let seq = first.seq;
     let zero = format!("sha256:{}", "0".repeat(64));
     for (edit, undo, finding) in [
@@ -562,25 +562,25 @@ fn request_rows_and_outbox_bytes_are_verified_and_resends_recheck_their_entry() 
         ),
     ] {
         conn.execute(&edit, []).unwrap_or_else(|e| panic!("{e}"));
-        let p = store::check_all(&conn).unwrap_or_default();
+        let p = durable::check_all(&conn).unwrap_or_default();
         assert!(has(&p, "mission_state", finding), "{edit}: {p:?}");
         // The resend neither answers another entry as replayed nor calls itself a reuse.
         let why = corrupt_err(m.apply("m", &with_id, &Actor::host(), Amount(11)));
         assert!(why.contains("request req1"), "{why}");
         conn.execute(&undo, []).unwrap_or_else(|e| panic!("{e}"));
-        assert_eq!(store::check_all(&conn).unwrap_or_default(), vec![]);
+        assert_eq!(durable::check_all(&conn).unwrap_or_default(), vec![]);
     }
     // A deleted key: a resend would apply the command again.
     conn.execute("DELETE FROM mission_requests WHERE request_id = 'req1'", [])
         .unwrap_or_else(|e| panic!("{e}"));
-    let p = store::check_all(&conn).unwrap_or_default();
+    let p = durable::check_all(&conn).unwrap_or_default();
     assert!(has(&p, "mission_state", "carries requestId req1"), "{p:?}");
     conn.execute(
         "INSERT INTO mission_requests (mission_id, request_id, command_ref, seq) VALUES ('m', 'req1', ?1, ?2)",
         rusqlite::params![with_id.command.command_ref().to_string(), seq as i64],
     )
     .unwrap_or_else(|e| panic!("{e}"));
-    assert_eq!(store::check_all(&conn).unwrap_or_default(), vec![]);
+    assert_eq!(durable::check_all(&conn).unwrap_or_default(), vec![]);
     let again = m
         .apply("m", &with_id, &Actor::host(), Amount(11))
         .unwrap_or_else(|e| panic!("{e}"));
@@ -591,7 +591,7 @@ fn request_rows_and_outbox_bytes_are_verified_and_resends_recheck_their_entry() 
         [],
     )
     .unwrap_or_else(|e| panic!("{e}"));
-    let p = store::check_all(&conn).unwrap_or_default();
+    let p = durable::check_all(&conn).unwrap_or_default();
     assert!(has(&p, "mission_state", "payloadRef"), "{p:?}");
 }
 
@@ -605,7 +605,7 @@ fn a_deleted_mission_row_is_a_finding_and_blocks_re_creation() {
     // As `sqlite3` does it (no foreign-key enforcement there by default).
     conn.execute_batch("PRAGMA foreign_keys = OFF; DELETE FROM mission_missions")
         .unwrap_or_else(|e| panic!("{e}"));
-    let p = store::check_all(&conn).unwrap_or_default();
+    let p = durable::check_all(&conn).unwrap_or_default();
     assert!(
         p.iter().any(|p| p.category == "mission_chain"
             && p.mission_id == "m"
@@ -615,7 +615,7 @@ fn a_deleted_mission_row_is_a_finding_and_blocks_re_creation() {
     );
     let before = dump(&conn);
     match m.create(&contract(), &Actor::host(), false, Amount(0)) {
-        Err(store::Error::Corrupt(why)) => {
+        Err(durable::Error::Corrupt(why)) => {
             assert!(why.contains("mission_journal"), "{why}")
         }
         other => panic!("re-created over its journal: {other:?}"),
@@ -658,10 +658,10 @@ fn verify_reads_one_snapshot_of_a_ledger_file() {
     )
     .unwrap_or_else(|e| panic!("{e}"));
     // ... and the check inside the reader's transaction sees one consistent state.
-    assert_eq!(store::check_all(&b).unwrap_or_default(), vec![]);
+    assert_eq!(durable::check_all(&b).unwrap_or_default(), vec![]);
     b.execute_batch("ROLLBACK")
         .unwrap_or_else(|e| panic!("{e}"));
     // check_all on an idle connection opens (and ends) its own read transaction.
-    assert_eq!(store::check_all(&b).unwrap_or_default(), vec![]);
+    assert_eq!(durable::check_all(&b).unwrap_or_default(), vec![]);
     assert!(b.is_autocommit());
 }

@@ -1,6 +1,6 @@
-//! One SQL surface for the ledger's two storage backends (limits.md §7, issue 18).
+//! One SQL surface for the ledger's two storage backends (limits.md §7, issue 18, DEC-LEDGER-6).
 //!
-//! The ledger's commands and report are written once, against [`Db`]: a transaction that runs
+//! The limits and mission commands, reports and checks are written once, against [`Db`]: a transaction that runs
 //! parameterised statements and returns rows of [`Val`]. Two implementations exist:
 //! `rusqlite::Connection` (the embedded default: tables in the World store file or a standalone
 //! ledger file) and [`super::pg`]'s PostgreSQL transaction (`--ledger postgres://…`). Statements
@@ -8,7 +8,7 @@
 //! subset of SQL both engines read alike is used (no `INSERT OR …`, no `rowid`, text compared
 //! byte-wise: the PostgreSQL schema declares every text column `COLLATE "C"`).
 
-use super::Error;
+use super::error::Error;
 
 /// A parameter or column value. Amounts and times are canonical decimal TEXT, never REAL.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -73,7 +73,7 @@ impl<T: IntoVal> IntoVal for Option<T> {
 /// `vals![a, b]`: statement parameters (each taken by reference).
 macro_rules! vals {
     ($($e:expr),* $(,)?) => {
-        [$($crate::limits::db::IntoVal::val(&$e)),*]
+        [$($crate::ledger::db::IntoVal::val(&$e)),*]
     };
 }
 pub(crate) use vals;
@@ -149,8 +149,15 @@ pub(crate) trait Db {
     fn backend(&self) -> Backend {
         Backend::Sqlite
     }
-    /// Create `limits_folds` (and on PostgreSQL the TRUNCATE refusals), in this transaction.
-    fn create_folds(&self) -> Result<(), Error>;
+    /// Take the ledger's one write lock in this transaction, before DDL a client adds to an
+    /// existing ledger. SQLite: nothing (a writing transaction is `BEGIN IMMEDIATE`, which
+    /// already holds the file's lock); PostgreSQL: the ledger's advisory lock.
+    ///
+    /// # Errors
+    /// Storage errors.
+    fn lock_ledger(&self) -> Result<(), Error> {
+        Ok(())
+    }
     /// Run several statements (DDL), unprepared, in this transaction.
     fn exec_batch(&self, sql: &str) -> Result<(), Error>;
     /// Run a statement; the number of rows changed.
@@ -159,8 +166,6 @@ pub(crate) trait Db {
     fn query(&self, sql: &str, params: &[Val]) -> Result<Vec<Row>, Error>;
     /// `true` when table `name` exists (in the ledger's schema).
     fn table_exists(&self, name: &str) -> Result<bool, Error>;
-    /// Create the ledger tables (idempotent), in this transaction.
-    fn create_schema(&self) -> Result<(), Error>;
 }
 
 /// At most one row.
@@ -226,14 +231,6 @@ impl Db for rusqlite::Connection {
             )?
             .query_row([name], |r| r.get(0))?;
         Ok(n > 0)
-    }
-
-    fn create_schema(&self) -> Result<(), Error> {
-        Ok(super::schema::create(self)?)
-    }
-
-    fn create_folds(&self) -> Result<(), Error> {
-        Ok(self.execute_batch(super::seal::SQLITE_DDL)?)
     }
 
     fn exec_batch(&self, sql: &str) -> Result<(), Error> {
