@@ -683,6 +683,8 @@ const REPLAY_PAGE_CACHE_KIB: u32 = 65_536;
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::plan::Triple;
+    use crate::store::records::request_bytes;
 
     #[test]
     fn request_time_reads_the_logical_time() {
