@@ -598,8 +598,8 @@ pub fn read_input(path: &Path, max: usize, what: &str) -> Result<Vec<u8>, CliErr
 /// The subcommand path of the command line (`world mission apply`), never its arguments:
 /// the words of `args` that name subcommands, in order, skipping flags.
 pub fn command_path<I: IntoIterator<Item = std::ffi::OsString>>(args: I) -> String {
-    use clap::CommandFactory;
-    let mut cmd = Cli::command();
+    // The command's own tree, not the whole one: this runs before every command (DEC-PERF-17).
+    let mut cmd: Option<clap::Command> = None;
     let mut path = vec!["world".to_string()];
     for a in args.into_iter().skip(1) {
         let Some(a) = a.to_str() else { continue };
@@ -609,11 +609,14 @@ pub fn command_path<I: IntoIterator<Item = std::ffi::OsString>>(args: I) -> Stri
         if a.starts_with('-') {
             continue;
         }
-        match cmd.find_subcommand(a) {
+        let sub = match &cmd {
+            None => invoked_subcommand(a),
+            Some(c) => c.find_subcommand(a).cloned(),
+        };
+        match sub {
             Some(sub) => {
                 path.push(sub.get_name().to_string());
-                let sub = sub.clone();
-                cmd = sub;
+                cmd = Some(sub);
             }
             None if path.len() > 1 => break,
             None => continue,
@@ -905,6 +908,52 @@ mod tests {
                 format!("{:?}", parse_whole(argv)),
                 "{argv:?}"
             );
+        }
+    }
+
+    #[test]
+    fn the_command_path_is_the_whole_trees() {
+        fn whole(args: &[&str]) -> String {
+            let mut cmd = Cli::command();
+            let mut path = vec!["world".to_string()];
+            for a in &args[1..] {
+                if *a == "--" {
+                    break;
+                }
+                if a.starts_with('-') {
+                    continue;
+                }
+                match cmd.find_subcommand(a) {
+                    Some(sub) => {
+                        path.push(sub.get_name().to_string());
+                        let sub = sub.clone();
+                        cmd = sub;
+                    }
+                    None if path.len() > 1 => break,
+                    None => continue,
+                }
+            }
+            path.join(" ")
+        }
+        for argv in [
+            &["world", "head"][..],
+            &[
+                "world",
+                "--db",
+                "x.db",
+                "mission",
+                "apply",
+                "--commands",
+                "f",
+            ],
+            &["world", "fsck"],
+            &["world", "limits", "report", "extra"],
+            &["world", "session", "mint", "--", "list"],
+            &["world", "nosuch", "log", "get", "5"],
+            &["world"],
+        ] {
+            let args: Vec<std::ffi::OsString> = argv.iter().map(Into::into).collect();
+            assert_eq!(command_path(args), whole(argv), "{argv:?}");
         }
     }
 
