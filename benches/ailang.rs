@@ -24,6 +24,9 @@ use std::time::{Duration, Instant};
 use world::ailang::Embedded;
 use world::interp::{Interpreter, RunLimits};
 
+#[path = "common/shipped.rs"]
+mod shipped;
+
 fn limits() -> RunLimits {
     RunLimits::until(Instant::now() + Duration::from_secs(60))
 }
@@ -116,7 +119,7 @@ fn main() {
                 export func main(i: string) -> string = show(fib(25))\n";
     let e = Embedded::new();
 
-    let bin = env!("CARGO_BIN_EXE_world");
+    let bin = shipped::world();
     let floor = mean(20, || {
         let _ = Command::new(bin).arg("--version").output();
     });

@@ -22,11 +22,14 @@ use std::time::{Duration, Instant};
 use world::store::journal::{self, EffectIntent, Kind};
 use world::store::{Store, WriteOptions};
 
+#[path = "common/shipped.rs"]
+mod shipped;
+
 const EPISODE: &str = "ep1";
 
 fn world(db: &Path, args: &[&str]) -> Duration {
     let t = Instant::now();
-    let st = Command::new(env!("CARGO_BIN_EXE_world"))
+    let st = Command::new(shipped::world())
         .arg("-q")
         .arg("--db")
         .arg(db)

@@ -22,7 +22,8 @@ use world::ledger::Amount;
 use world::mission::durable::{self, MissionStore, Request, SqliteMissions};
 use world::mission::{Actor, Command, Contract};
 
-const WORLD: &str = env!("CARGO_BIN_EXE_world");
+#[path = "common/shipped.rs"]
+mod shipped;
 
 /// The journal mode a side writes in.
 #[derive(Clone, Copy)]
@@ -190,7 +191,7 @@ fn bare(path: &Path, writes: u64, cycles: usize, mode: Mode) -> Duration {
 fn cli(dir: &Path, depth: usize, cycles: usize) -> Duration {
     let db = dir.join("cli.db");
     let run = |args: &[&str]| {
-        let o = Proc::new(WORLD)
+        let o = Proc::new(shipped::world())
             .env("WORLD_DB", &db)
             .args(args)
             .output()

@@ -11,8 +11,11 @@ use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+#[path = "common/shipped.rs"]
+mod shipped;
+
 fn world() -> PathBuf {
-    PathBuf::from(env!("CARGO_BIN_EXE_world"))
+    shipped::world().to_path_buf()
 }
 
 fn run(db: &std::path::Path, args: &[&str]) {

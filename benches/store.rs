@@ -31,7 +31,8 @@ use sha2::{Digest, Sha256};
 #[path = "common/filler.rs"]
 mod filler;
 
-const WORLD: &str = env!("CARGO_BIN_EXE_world");
+#[path = "common/shipped.rs"]
+mod shipped;
 
 fn sha(bytes: &[u8]) -> String {
     format!("sha256:{}", hex::encode(Sha256::digest(bytes)))
@@ -50,7 +51,7 @@ fn quick() -> bool {
 }
 
 fn world(db: &Path) -> Command {
-    let mut c = Command::new(WORLD);
+    let mut c = Command::new(shipped::world());
     c.env_clear()
         .env("WORLD_DB", db)
         .env("NO_COLOR", "1")
@@ -528,7 +529,7 @@ fn measure(db: &Path, args: &[&str], scratch: &Path) -> (Duration, i64, i32) {
         .arg("%M")
         .arg("-o")
         .arg(&report)
-        .arg(WORLD)
+        .arg(shipped::world())
         .args(args)
         .env_clear()
         .env("WORLD_DB", db)

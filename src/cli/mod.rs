@@ -347,14 +347,23 @@ where
     let args: Vec<std::ffi::OsString> = args.into_iter().map(Into::into).collect();
     // Until the store is known, every 64-hex argument is withheld from what is printed.
     secrets::withhold_all(&args);
-    // EXAMPLES only on the commands the arguments name: the rest are never printed (issue 34).
-    use clap::CommandFactory;
-    let cmd = with_wait_lock(examples::attach_for(
-        Cli::command(),
-        "world",
-        &args[1.min(args.len())..],
-    ));
-    let matches = cmd.try_get_matches_from(args)?;
+    // Only the invoked command's tree when that parse succeeds (DEC-PERF-17); anything else —
+    // help, version, an error — is parsed again with the whole tree, which prints it.
+    let fast = invoked_tree(&args).and_then(|cmd| cmd.try_get_matches_from(&args).ok());
+    let matches = match fast {
+        Some(m) => m,
+        None => {
+            // EXAMPLES only on the commands the arguments name: the rest are never printed
+            // (issue 34).
+            use clap::CommandFactory;
+            let cmd = with_wait_lock(examples::attach_for(
+                Cli::command(),
+                "world",
+                &args[1.min(args.len())..],
+            ));
+            cmd.try_get_matches_from(args)?
+        }
+    };
     let mut cli = Cli::from_arg_matches(&matches)?;
     cli.json = cli.json_fields.is_some();
     // A writer's own `--wait-lock` (added by [`command`]) wins over the root one.
@@ -366,6 +375,158 @@ where
         m = sub;
     }
     Ok(cli)
+}
+
+/// The root options that take a value (`--db PATH`, `--color WHEN`, `--wait-lock SECONDS`):
+/// the word after them is theirs, not a command name.
+const ROOT_VALUED: &[&str] = &["--db", "--color", "--wait-lock"];
+
+/// The command tree [`parse_from`] tries first (issue 34, DEC-PERF-17): the root options and
+/// only the subcommand `args` invoke, with `--wait-lock` as [`command`] gives it. `None` —
+/// parse with the whole tree — when no subcommand is named, the name is not one of
+/// [`invoked_subcommand`]'s, or any argument could ask for help or the version (those print
+/// from the whole tree).
+fn invoked_tree(args: &[std::ffi::OsString]) -> Option<clap::Command> {
+    let mut words = args.iter().skip(1).map(|a| a.to_str());
+    let mut name = None;
+    while let Some(word) = words.next() {
+        let word = word?;
+        if word == "--" {
+            return None;
+        }
+        if ROOT_VALUED.contains(&word) {
+            words.next();
+        } else if !word.starts_with('-') {
+            name = Some(word);
+            break;
+        }
+    }
+    let help = |a: &std::ffi::OsString| {
+        a.to_str().is_none_or(|a| {
+            a == "help"
+                || a == "--help"
+                || a == "--version"
+                || (a.starts_with('-')
+                    && !a.starts_with("--")
+                    && (a.contains('h') || a.contains('V')))
+        })
+    };
+    if args.iter().skip(1).any(help) {
+        return None;
+    }
+    let sub = invoked_subcommand(name?)?;
+    let root = root_command().subcommand(sub);
+    Some(with_wait_lock(examples::attach_for(
+        root,
+        "world",
+        &args[1.min(args.len())..],
+    )))
+}
+
+/// The root command with its options and no subcommand: what the derived [`Cli`] declares
+/// before `command` (a test holds the two equal).
+fn root_command() -> clap::Command {
+    use clap::{Arg, ArgAction};
+    clap::Command::new("world")
+        .version(env!("CARGO_PKG_VERSION"))
+        .about(env!("CARGO_PKG_DESCRIPTION"))
+        .long_about(None::<&str>)
+        .arg(
+            Arg::new("db")
+                .long("db")
+                .global(true)
+                .env("WORLD_DB")
+                .value_name("PATH")
+                .value_parser(clap::value_parser!(PathBuf))
+                .action(ArgAction::Set)
+                .help("The store file (default ~/.ailang/world/world.db)"),
+        )
+        .arg(
+            Arg::new("json")
+                .long("json")
+                .global(true)
+                .value_name("JSON")
+                .value_parser(clap::value_parser!(bool))
+                .action(ArgAction::SetTrue)
+                .help("Print JSON (one object, or JSON lines for lists) instead of text"),
+        )
+        .arg(
+            Arg::new("quiet")
+                .short('q')
+                .long("quiet")
+                .global(true)
+                .value_name("QUIET")
+                .value_parser(clap::value_parser!(bool))
+                .action(ArgAction::SetTrue)
+                .help("Print only what was asked for: no status lines or warnings"),
+        )
+        .arg(
+            Arg::new("color")
+                .long("color")
+                .global(true)
+                .value_name("WHEN")
+                .value_parser(clap::builder::EnumValueParser::<ColorChoice>::new())
+                .default_value("auto")
+                .action(ArgAction::Set)
+                .help("Colour output: auto (terminal and no NO_COLOR), always or never"),
+        )
+        .arg(
+            Arg::new("wait_lock")
+                .long("wait-lock")
+                .value_name("SECONDS")
+                .value_parser(clap::value_parser!(f64))
+                .action(ArgAction::Set)
+                .help("Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)"),
+        )
+        .subcommand_required(true)
+        .arg_required_else_help(true)
+}
+
+/// The clap tree of the one [`Command`] named `name` (or the `fsck` alias), as the derive
+/// builds it inside the whole tree; `None` for a name that is not a command.
+fn invoked_subcommand(name: &str) -> Option<clap::Command> {
+    use clap::{Args as _, Subcommand as _};
+    let c = clap::Command::new(name.to_string());
+    // A `#[command(subcommand)]` variant: the group's commands, one of them required.
+    fn group(c: clap::Command) -> clap::Command {
+        c.subcommand_required(true).arg_required_else_help(true)
+    }
+    Some(match name {
+        "genesis" => genesis::Args::augment_args(c),
+        "commit" => commit::Args::augment_args(c),
+        "head" => head::Args::augment_args(c),
+        "world" => group(world::Cmd::augment_subcommands(c)),
+        "object" => group(object::Cmd::augment_subcommands(c)),
+        "log" => log::Args::augment_args(c),
+        "show" => show::Args::augment_args(c),
+        "status" => status::Args::augment_args(c),
+        "registry" => group(registry::Cmd::augment_subcommands(c)),
+        "publish" => publish::Args::augment_args(c),
+        "pin" => pin::Args::augment_args(c),
+        "package" => group(package::Cmd::augment_subcommands(c)),
+        "transitions" => group(transitions::Cmd::augment_subcommands(c)),
+        "invoke" => invoke::Args::augment_args(c),
+        "tools" => group(tools::Cmd::augment_subcommands(c)),
+        "ailang" => ailang::Args::augment_args(c),
+        "receipt" => receipt::Args::augment_args(c),
+        "session" => group(session::Cmd::augment_subcommands(c)),
+        "effects" => effects::Args::augment_args(c),
+        "approval" => group(approval::Cmd::augment_subcommands(c)),
+        "broker" => group(broker::Cmd::augment_subcommands(c)),
+        "verify" | "fsck" => verify::Args::augment_args(clap::Command::new("verify")).alias("fsck"),
+        "why" => why::Args::augment_args(c),
+        "key" => group(key::Cmd::augment_subcommands(c)),
+        "checkpoint" => checkpoint::Args::augment_args(c),
+        "prove" => prove::Args::augment_args(c),
+        "limits" => group(limits::Cmd::augment_subcommands(c)),
+        "mission" => mission::Args::augment_args(c),
+        "serve" => serve::Args::augment_args(c),
+        "mcp" => mcp::Args::augment_args(c),
+        "replay" => replay::Args::augment_args(c),
+        "export-episode" => export_episode::Args::augment_args(c),
+        "util" => group(util::Cmd::augment_subcommands(c)),
+        _ => return None,
+    })
 }
 
 /// Parsed global options every command uses.
@@ -531,8 +692,8 @@ pub fn read_input(path: &Path, max: usize, what: &str) -> Result<Vec<u8>, CliErr
 /// The subcommand path of the command line (`world mission apply`), never its arguments:
 /// the words of `args` that name subcommands, in order, skipping flags.
 pub fn command_path<I: IntoIterator<Item = std::ffi::OsString>>(args: I) -> String {
-    use clap::CommandFactory;
-    let mut cmd = Cli::command();
+    // The command's own tree, not the whole one: this runs before every command (DEC-PERF-17).
+    let mut cmd: Option<clap::Command> = None;
     let mut path = vec!["world".to_string()];
     for a in args.into_iter().skip(1) {
         let Some(a) = a.to_str() else { continue };
@@ -542,11 +703,14 @@ pub fn command_path<I: IntoIterator<Item = std::ffi::OsString>>(args: I) -> Stri
         if a.starts_with('-') {
             continue;
         }
-        match cmd.find_subcommand(a) {
+        let sub = match &cmd {
+            None => invoked_subcommand(a),
+            Some(c) => c.find_subcommand(a).cloned(),
+        };
+        match sub {
             Some(sub) => {
                 path.push(sub.get_name().to_string());
-                let sub = sub.clone();
-                cmd = sub;
+                cmd = Some(sub);
             }
             None if path.len() > 1 => break,
             None => continue,
@@ -747,4 +911,170 @@ pub(crate) fn resolve_session(
     use crate::authority::session;
     let token = session_token("session", out, arg)?;
     session::resolve_with(conn, &token, now, unattested).map_err(|e| CliError::failed("session", e))
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    use super::*;
+
+    /// The whole tree's parse, as [`parse_from`] falls back to it.
+    fn parse_whole(args: &[&str]) -> Result<Cli, String> {
+        use clap::FromArgMatches;
+        let args: Vec<std::ffi::OsString> = args.iter().map(Into::into).collect();
+        let cmd = with_wait_lock(examples::attach_for(Cli::command(), "world", &args[1..]));
+        let m = cmd.try_get_matches_from(&args).map_err(|e| e.to_string())?;
+        let mut cli = Cli::from_arg_matches(&m).map_err(|e| e.to_string())?;
+        let mut m = &m;
+        while let Some((_, sub)) = m.subcommand() {
+            if let Ok(Some(v)) = sub.try_get_one::<f64>("wait_lock") {
+                cli.wait_lock = Some(*v);
+            }
+            m = sub;
+        }
+        Ok(cli)
+    }
+
+    fn args_of(c: &clap::Command) -> String {
+        format!("{:?}", c.get_arguments().collect::<Vec<_>>())
+    }
+
+    #[test]
+    fn the_root_options_are_the_derived_ones() {
+        assert_eq!(args_of(&root_command()), args_of(&Cli::command()));
+    }
+
+    #[test]
+    fn every_command_has_its_derived_tree_alone() {
+        let whole = Cli::command();
+        for sub in whole.get_subcommands() {
+            let name = sub.get_name();
+            let alone = invoked_subcommand(name).unwrap_or_else(|| panic!("{name} has no tree"));
+            assert_eq!(alone.get_name(), name);
+            assert_eq!(args_of(&alone), args_of(sub), "{name}'s options");
+            assert_eq!(
+                format!("{:?}", alone.get_subcommands().collect::<Vec<_>>()),
+                format!("{:?}", sub.get_subcommands().collect::<Vec<_>>()),
+                "{name}'s subcommands"
+            );
+            assert_eq!(
+                alone.is_subcommand_required_set(),
+                sub.is_subcommand_required_set(),
+                "{name}"
+            );
+            assert_eq!(
+                alone.get_all_aliases().collect::<Vec<_>>(),
+                sub.get_all_aliases().collect::<Vec<_>>(),
+                "{name}'s aliases"
+            );
+            for alias in sub.get_all_aliases() {
+                assert!(invoked_subcommand(alias).is_some(), "{alias}");
+            }
+        }
+        assert!(invoked_subcommand("no-such-command").is_none());
+    }
+
+    #[test]
+    fn the_invoked_tree_parses_as_the_whole_tree() {
+        for argv in [
+            &["world", "head"][..],
+            &["world", "--db", "x.db", "--json", "head"],
+            &["world", "-q", "log", "--limit", "3"],
+            &["world", "fsck", "--json"],
+            &["world", "--wait-lock", "2", "commit", "b.json"],
+            &["world", "commit", "--wait-lock", "3", "b.json"],
+            &["world", "--color", "never", "limits", "report", "--json"],
+            &["world", "session", "list"],
+            &["world", "replay", "--all", "--keep-going"],
+            &["world", "show", "5", "--db=y.db"],
+        ] {
+            let args: Vec<std::ffi::OsString> = argv.iter().map(Into::into).collect();
+            assert!(invoked_tree(&args).is_some(), "{argv:?}");
+            let fast = parse_from(argv.iter()).map_err(|e| e.to_string());
+            assert_eq!(
+                format!("{fast:?}"),
+                format!("{:?}", parse_whole(argv)),
+                "{argv:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn the_command_path_is_the_whole_trees() {
+        fn whole(args: &[&str]) -> String {
+            let mut cmd = Cli::command();
+            let mut path = vec!["world".to_string()];
+            for a in &args[1..] {
+                if *a == "--" {
+                    break;
+                }
+                if a.starts_with('-') {
+                    continue;
+                }
+                match cmd.find_subcommand(a) {
+                    Some(sub) => {
+                        path.push(sub.get_name().to_string());
+                        let sub = sub.clone();
+                        cmd = sub;
+                    }
+                    None if path.len() > 1 => break,
+                    None => continue,
+                }
+            }
+            path.join(" ")
+        }
+        for argv in [
+            &["world", "head"][..],
+            &[
+                "world",
+                "--db",
+                "x.db",
+                "mission",
+                "apply",
+                "--commands",
+                "f",
+            ],
+            &["world", "fsck"],
+            &["world", "limits", "report", "extra"],
+            &["world", "session", "mint", "--", "list"],
+            &["world", "nosuch", "log", "get", "5"],
+            &["world"],
+        ] {
+            let args: Vec<std::ffi::OsString> = argv.iter().map(Into::into).collect();
+            assert_eq!(command_path(args), whole(argv), "{argv:?}");
+        }
+    }
+
+    #[test]
+    fn help_version_and_errors_go_to_the_whole_tree() {
+        for argv in [
+            &["world"][..],
+            &["world", "--help"],
+            &["world", "head", "-h"],
+            &["world", "-qh", "head"],
+            &["world", "-V"],
+            &["world", "help", "head"],
+            &["world", "limits", "help"],
+            &["world", "--", "head"],
+            &["world", "nosuch"],
+        ] {
+            let args: Vec<std::ffi::OsString> = argv.iter().map(Into::into).collect();
+            assert!(invoked_tree(&args).is_none(), "{argv:?}");
+        }
+        // An error the invoked tree gives is the whole tree's, printed from it.
+        for argv in [
+            &["world", "head", "--nope"][..],
+            &["world", "log", "--limit", "x"],
+            &["world", "limits"],
+            &["world", "--color", "pink", "head"],
+        ] {
+            let fast = parse_from(argv.iter())
+                .map(|_| ())
+                .map_err(|e| e.to_string());
+            let whole = parse_whole(argv).map(|_| ());
+            assert!(fast.is_err(), "{argv:?}");
+            assert_eq!(fast, whole, "{argv:?}");
+        }
+    }
 }

@@ -38,10 +38,10 @@ use std::time::Instant;
 use rusqlite::Connection;
 
 use super::candidate::Candidate;
-use super::{
-    episode_intents, is_replayable, outcome_owners, recorded_triples, status_of, IntentInfo,
-    OwnerMap, Resolved,
+use super::effects::{
+    episode_intents, outcome_owners, recorded_triples, status_of, IntentInfo, OwnerMap,
 };
+use super::{is_replayable, Resolved};
 use crate::encoding::trcjson::{self, Bounds, CValue};
 use crate::interp::capsule::{self, CapsuleError};
 use crate::plan::{self, PhaseResult, Triple};
@@ -91,7 +91,10 @@ pub(super) struct Prefetched {
     /// effect record ref → the record decoded from its verified bytes.
     pub effect_records: HashMap<String, EffectRecord>,
     /// `(plan ref, recorded_triples of its verified bytes)`.
-    pub triples: Option<(String, Result<Vec<Triple>, super::RecordedPlanError>)>,
+    pub triples: Option<(
+        String,
+        Result<Vec<Triple>, super::effects::RecordedPlanError>,
+    )>,
     /// effect result ref → its verified bytes parsed as TR-CJSON-1 (`None` when they are not).
     pub results: HashMap<String, Option<CValue>>,
     /// `(episode, its intents by request ref)`, read with the episode's first entry.

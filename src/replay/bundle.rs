@@ -246,37 +246,7 @@ pub fn export_episode_with(
     }
     let selected = select(src, &Selection::Episode(episode.to_string()))?;
     let conn = src.conn();
-    let mut objects: BTreeSet<String> = BTreeSet::new();
-    let mut ids: Vec<String> = Vec::new();
-    let mut interps: BTreeSet<String> = BTreeSet::new();
-    for (e, id) in &selected {
-        objects.insert(e.transition_ref.clone());
-        objects.insert(e.header.transition_fn.clone());
-        interps.insert(e.header.interpreter.clone());
-        ids.extend(id.clone());
-        let Some(obj) = object_in(conn, &e.transition_ref)? else {
-            continue;
-        };
-        let Ok(rec) = InvocationRecord::decode(&obj.meta.semantic_id, &obj.payload) else {
-            continue;
-        };
-        objects.insert(rec.transition_fn.clone());
-        objects.insert(rec.input.clone());
-        objects.insert(rec.output.clone());
-        objects.extend(rec.plan.clone());
-        interps.insert(rec.interpreter.clone());
-        for r in rec.effects.unwrap_or_default() {
-            objects.insert(r.clone());
-            if let Some(o) = object_in(conn, &r)? {
-                if let Ok(er) = EffectRecord::decode(&o.payload) {
-                    objects.insert(er.request_ref);
-                    if !er.result_ref.is_empty() {
-                        objects.insert(er.result_ref);
-                    }
-                }
-            }
-        }
-    }
+    let (mut objects, ids, interps) = referenced(conn, &selected)?;
     let indexes: Vec<i64> = selected.iter().map(|(e, _)| e.header.entry_index).collect();
     let proofs = match prove {
         Some(p) => p(&indexes)?,
@@ -302,17 +272,7 @@ pub fn export_episode_with(
         }
     }
     // External interpreters: resolved (re-hashed) now, before anything is written.
-    let archive = Archive::for_db(src.path());
-    let mut bundled = Vec::new();
-    let embedded = embedded_ref().to_string();
-    for r in interps.iter().filter(|r| **r != embedded) {
-        let archived = archive.resolve(r).map_err(|e| ExportError::Interpreter {
-            reference: r.clone(),
-            integrity: matches!(e, ResolveError::HashMismatch { .. }),
-            message: e.to_string(),
-        })?;
-        bundled.push(archived);
-    }
+    let bundled = archived_interpreters(src.path(), &interps)?;
 
     let mut store = Store::open_write(
         out,
@@ -322,37 +282,7 @@ pub fn export_episode_with(
         },
     )?;
     let result = (|| -> Result<Exported, ExportError> {
-        let mut extra: Vec<Object> = Vec::new();
-        let mut marker_interps = Vec::new();
-        for a in &bundled {
-            if embed {
-                let bin = fs::read(&a.binary).map_err(|source| ExportError::Io {
-                    what: format!("read interpreter {}", a.binary.display()),
-                    source,
-                })?;
-                let man = fs::read(a.binary.with_file_name("manifest.json")).map_err(|source| {
-                    ExportError::Io {
-                        what: format!("read the sidecar of interpreter {}", a.hash_ref),
-                        source,
-                    }
-                })?;
-                let bin = Object::new(INTERPRETER_BINARY, PROVENANCE, bin);
-                let man = Object::new(INTERPRETER_MANIFEST, PROVENANCE, man);
-                marker_interps.push(BundledInterpreter {
-                    reference: a.hash_ref.clone(),
-                    binary: bin.meta.hash.clone(),
-                    manifest: man.meta.hash.clone(),
-                });
-                extra.push(bin);
-                extra.push(man);
-            } else {
-                marker_interps.push(BundledInterpreter {
-                    reference: a.hash_ref.clone(),
-                    binary: String::new(),
-                    manifest: String::new(),
-                });
-            }
-        }
+        let (marker_interps, mut extra) = bundled_interpreters(&bundled, embed)?;
         let m = Marker {
             bundle: BUNDLE.to_string(),
             episode: episode.to_string(),
@@ -381,32 +311,11 @@ pub fn export_episode_with(
         set_registry_head(&tx, BUNDLE, &marker_obj.meta.hash)?;
         tx.commit().map_err(StoreError::from)?;
 
-        let mut artifacts_dir = None;
-        if !embed && !bundled.is_empty() {
-            let dest = Archive::for_db(out);
-            for a in &bundled {
-                let hex = a.hash_ref.trim_start_matches("sha256:");
-                let dir = dest.dir_for(hex);
-                let io = |what: String| move |source| ExportError::Io { what, source };
-                fs::create_dir_all(&dir).map_err(io(format!("create {}", dir.display())))?;
-                let bin = dir.join("ailang");
-                fs::copy(&a.binary, &bin).map_err(io(format!("copy to {}", bin.display())))?;
-                fs::set_permissions(&bin, fs::Permissions::from_mode(0o555))
-                    .map_err(io(format!("chmod {}", bin.display())))?;
-                let man = dir.join("manifest.json");
-                fs::copy(a.binary.with_file_name("manifest.json"), &man)
-                    .map_err(io(format!("copy to {}", man.display())))?;
-                // Re-hash the copy: the bundle must hold exactly the pinned bytes.
-                crate::interp::archive::verify(&a.hash_ref, &bin).map_err(|e| {
-                    ExportError::Interpreter {
-                        reference: a.hash_ref.clone(),
-                        message: e.to_string(),
-                        integrity: true,
-                    }
-                })?;
-            }
-            artifacts_dir = Some(dest.root().to_path_buf());
-        }
+        let artifacts_dir = if !embed && !bundled.is_empty() {
+            Some(copy_artifacts(out, &bundled)?)
+        } else {
+            None
+        };
         Ok(Exported {
             out: out.to_path_buf(),
             episode: episode.to_string(),
@@ -429,6 +338,141 @@ pub fn export_episode_with(
         let _ = fs::remove_file(PathBuf::from(lock));
     }
     result
+}
+
+/// The objects, invocation ids and interpreters the `selected` entries reference: each
+/// entry's record, sources, input, output and plan, and each effect's record, request and
+/// result (a record that is absent or does not decode contributes only its own ref).
+fn referenced(
+    conn: &Connection,
+    selected: &[(crate::store::LogEntry, Option<String>)],
+) -> Result<Refs, ExportError> {
+    let mut objects: BTreeSet<String> = BTreeSet::new();
+    let mut ids: Vec<String> = Vec::new();
+    let mut interps: BTreeSet<String> = BTreeSet::new();
+    for (e, id) in selected {
+        objects.insert(e.transition_ref.clone());
+        objects.insert(e.header.transition_fn.clone());
+        interps.insert(e.header.interpreter.clone());
+        ids.extend(id.clone());
+        let Some(obj) = object_in(conn, &e.transition_ref)? else {
+            continue;
+        };
+        let Ok(rec) = InvocationRecord::decode(&obj.meta.semantic_id, &obj.payload) else {
+            continue;
+        };
+        objects.insert(rec.transition_fn.clone());
+        objects.insert(rec.input.clone());
+        objects.insert(rec.output.clone());
+        objects.extend(rec.plan.clone());
+        interps.insert(rec.interpreter.clone());
+        for r in rec.effects.unwrap_or_default() {
+            objects.insert(r.clone());
+            if let Some(o) = object_in(conn, &r)? {
+                if let Ok(er) = EffectRecord::decode(&o.payload) {
+                    objects.insert(er.request_ref);
+                    if !er.result_ref.is_empty() {
+                        objects.insert(er.result_ref);
+                    }
+                }
+            }
+        }
+    }
+    Ok((objects, ids, interps))
+}
+
+/// `(objects, invocation ids, interpreter refs)` an export copies.
+type Refs = (BTreeSet<String>, Vec<String>, BTreeSet<String>);
+
+/// The archived (external) interpreters among `interps`, resolved (re-hashed) from the
+/// archive beside the store at `db`, before anything is written.
+fn archived_interpreters(
+    db: &Path,
+    interps: &BTreeSet<String>,
+) -> Result<Vec<crate::interp::archive::Archived>, ExportError> {
+    let archive = Archive::for_db(db);
+    let mut bundled = Vec::new();
+    let embedded = embedded_ref().to_string();
+    for r in interps.iter().filter(|r| **r != embedded) {
+        let archived = archive.resolve(r).map_err(|e| ExportError::Interpreter {
+            reference: r.clone(),
+            integrity: matches!(e, ResolveError::HashMismatch { .. }),
+            message: e.to_string(),
+        })?;
+        bundled.push(archived);
+    }
+    Ok(bundled)
+}
+
+/// The marker's interpreter entries for `bundled`, and with `embed` the binary and manifest
+/// objects to write into the bundle (without, the marker names only the refs).
+fn bundled_interpreters(
+    bundled: &[crate::interp::archive::Archived],
+    embed: bool,
+) -> Result<(Vec<BundledInterpreter>, Vec<Object>), ExportError> {
+    let mut extra: Vec<Object> = Vec::new();
+    let mut marker_interps = Vec::new();
+    for a in bundled {
+        if embed {
+            let bin = fs::read(&a.binary).map_err(|source| ExportError::Io {
+                what: format!("read interpreter {}", a.binary.display()),
+                source,
+            })?;
+            let man = fs::read(a.binary.with_file_name("manifest.json")).map_err(|source| {
+                ExportError::Io {
+                    what: format!("read the sidecar of interpreter {}", a.hash_ref),
+                    source,
+                }
+            })?;
+            let bin = Object::new(INTERPRETER_BINARY, PROVENANCE, bin);
+            let man = Object::new(INTERPRETER_MANIFEST, PROVENANCE, man);
+            marker_interps.push(BundledInterpreter {
+                reference: a.hash_ref.clone(),
+                binary: bin.meta.hash.clone(),
+                manifest: man.meta.hash.clone(),
+            });
+            extra.push(bin);
+            extra.push(man);
+        } else {
+            marker_interps.push(BundledInterpreter {
+                reference: a.hash_ref.clone(),
+                binary: String::new(),
+                manifest: String::new(),
+            });
+        }
+    }
+    Ok((marker_interps, extra))
+}
+
+/// Copy `bundled` interpreters into the archive beside the bundle `out`, each copy re-hashed;
+/// the archive's root.
+fn copy_artifacts(
+    out: &Path,
+    bundled: &[crate::interp::archive::Archived],
+) -> Result<PathBuf, ExportError> {
+    let dest = Archive::for_db(out);
+    for a in bundled {
+        let hex = a.hash_ref.trim_start_matches("sha256:");
+        let dir = dest.dir_for(hex);
+        let io = |what: String| move |source| ExportError::Io { what, source };
+        fs::create_dir_all(&dir).map_err(io(format!("create {}", dir.display())))?;
+        let bin = dir.join("ailang");
+        fs::copy(&a.binary, &bin).map_err(io(format!("copy to {}", bin.display())))?;
+        fs::set_permissions(&bin, fs::Permissions::from_mode(0o555))
+            .map_err(io(format!("chmod {}", bin.display())))?;
+        let man = dir.join("manifest.json");
+        fs::copy(a.binary.with_file_name("manifest.json"), &man)
+            .map_err(io(format!("copy to {}", man.display())))?;
+        // Re-hash the copy: the bundle must hold exactly the pinned bytes.
+        crate::interp::archive::verify(&a.hash_ref, &bin).map_err(|e| {
+            ExportError::Interpreter {
+                reference: a.hash_ref.clone(),
+                message: e.to_string(),
+                integrity: true,
+            }
+        })?;
+    }
+    Ok(dest.root().to_path_buf())
 }
 
 /// A temporary archive holding a bundle's embedded interpreters (removed on drop).

@@ -29,7 +29,8 @@ use std::sync::Arc;
 use serde::Serialize;
 use serde_json::Value;
 
-use super::{div, recorded_triples, Engine, Outcome, Report, Stage, Stop};
+use super::engine::{interpreter_failed, Engine, Stop};
+use super::{div, recorded_triples, Outcome, Report, Stage};
 use crate::encoding::trcjson::CValue;
 use crate::encoding::HashRef;
 use crate::interp::capsule::CapsuleError;
@@ -745,7 +746,7 @@ fn failure(
     let kind = match &err {
         CapsuleError::Timeout => FailKind::Deadline,
         CapsuleError::Integrity { .. } | CapsuleError::Unavailable(_) | CapsuleError::Io(_) => {
-            return Err(super::interpreter_failed(interp, &err).into())
+            return Err(interpreter_failed(interp, &err).into())
         }
         _ => FailKind::RuntimeError,
     };
@@ -885,7 +886,7 @@ impl<'a> Engine<'a> {
                 FailKind::Deadline,
                 "checking the source exceeded its deadline",
             )),
-            Err(err) => return Err(super::interpreter_failed(interp_ref, &err.into()).into()),
+            Err(err) => return Err(interpreter_failed(interp_ref, &err.into()).into()),
         };
         self.checked.insert(key, result.clone());
         Ok(result)
