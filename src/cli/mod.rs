@@ -442,13 +442,16 @@ fn root_command() -> clap::Command {
                 .help("The store file (default ~/.ailang/world/world.db)"),
         )
         .arg(
-            Arg::new("json")
+            Arg::new("json_fields")
                 .long("json")
                 .global(true)
-                .value_name("JSON")
-                .value_parser(clap::value_parser!(bool))
-                .action(ArgAction::SetTrue)
-                .help("Print JSON (one object, or JSON lines for lists) instead of text"),
+                .value_name("FIELDS")
+                .num_args(0..=1)
+                .require_equals(true)
+                .default_missing_value("")
+                .value_parser(clap::value_parser!(String))
+                .action(ArgAction::Set)
+                .help("Print JSON (one object, or JSON lines for lists) instead of text; `--json=FIELDS` (comma-separated, with `=`) keeps only those members of each line, on the list commands that name their fields (log, effects, session list; an unknown field lists the valid ones)"),
         )
         .arg(
             Arg::new("quiet")
@@ -926,6 +929,7 @@ mod tests {
         let cmd = with_wait_lock(examples::attach_for(Cli::command(), "world", &args[1..]));
         let m = cmd.try_get_matches_from(&args).map_err(|e| e.to_string())?;
         let mut cli = Cli::from_arg_matches(&m).map_err(|e| e.to_string())?;
+        cli.json = cli.json_fields.is_some();
         let mut m = &m;
         while let Some((_, sub)) = m.subcommand() {
             if let Ok(Some(v)) = sub.try_get_one::<f64>("wait_lock") {
@@ -988,6 +992,8 @@ mod tests {
             &["world", "session", "list"],
             &["world", "replay", "--all", "--keep-going"],
             &["world", "show", "5", "--db=y.db"],
+            &["world", "log", "--json=index,outcome"],
+            &["world", "--json", "effects"],
         ] {
             let args: Vec<std::ffi::OsString> = argv.iter().map(Into::into).collect();
             assert!(invoked_tree(&args).is_some(), "{argv:?}");
