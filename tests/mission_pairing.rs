@@ -286,3 +286,60 @@ fn mint_refuses_a_binding_to_a_missing_mission_run_or_grant() {
         assert!(!out.exists());
     }
 }
+
+/// DEC-PAIRING-1: the limits scope in a ledger file (`invoke --ledger F`), the mission in the
+/// store file. The one pairing loop holds both first (the ledger reserves, the mission admits)
+/// and dispatches the store's mission before the standalone ledger, so a mission refusal
+/// finds the ledger's attempt RESERVED and releases it: nothing is left half-applied in
+/// either database. (Before the loop the ledger dispatched first, and a mission refusal left
+/// its attempt DISPATCHED with no intent in the store.)
+#[test]
+fn a_mission_in_the_store_refusing_releases_the_ledger_files_reservation() {
+    let e = setup("1", Some("5"));
+    let led = e.dir.path().join("led.db").display().to_string();
+    let cfg = e.dir.path().join("cfg.json").display().to_string();
+    e.ok(&[
+        "limits", "init", "--config", &cfg, "--yes", "--now", NOW_MS, "--ledger", &led,
+    ]);
+    let invoke = |id: &str| {
+        e.run(&[
+            "invoke",
+            "readcount",
+            "--session",
+            &e.tok(),
+            "--args",
+            r#"{"path":"notes.txt"}"#,
+            "--invocation-id",
+            id,
+            "--ledger",
+            &led,
+        ])
+    };
+    let limits = || -> Value {
+        serde_json::from_str(&e.ok(&["limits", "report", "--json", "--ledger", &led])).unwrap()
+    };
+    let (code, _, err) = invoke("first");
+    assert_eq!(code, 0, "{err}");
+    let l0 = limits();
+    assert_eq!(l0["outstanding"], json!([]), "settled: {l0}");
+    assert_eq!(l0["scopes"][0]["usage"]["cost"], "1", "{l0}");
+    let journal = e.count("SELECT count(*) FROM mission_journal");
+    let intents = e.count("SELECT count(*) FROM journal");
+    let (code, _, err) = invoke("over");
+    assert_eq!(code, 4, "{err}");
+    assert!(err.contains("BUDGET_EXHAUSTED"), "{err}");
+    let r = limits();
+    assert_eq!(
+        r["outstanding"],
+        json!([]),
+        "the ledger's reservation was released, never dispatched: {r}"
+    );
+    assert_eq!(r["scopes"][0]["usage"]["cost"], "1", "{r}");
+    assert_ne!(
+        r["revision"], l0["revision"],
+        "the ledger reserved (and released) before the mission refused: {r}"
+    );
+    assert_eq!(e.count("SELECT count(*) FROM mission_journal"), journal);
+    assert_eq!(e.count("SELECT count(*) FROM journal"), intents);
+    assert_eq!(e.run(&["verify", "-q"]).0, 0);
+}

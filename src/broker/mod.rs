@@ -13,6 +13,7 @@
 
 pub mod handlers;
 pub mod listing;
+pub mod pairing;
 pub mod spend;
 
 use std::collections::HashMap;
@@ -139,36 +140,6 @@ pub struct LimitsPairing {
     pub standalone: Option<std::rc::Rc<crate::limits::pairing::Standalone>>,
 }
 
-fn ledger_step(
-    tx: &rusqlite::Transaction<'_>,
-    request_id: String,
-    command: crate::limits::Command,
-    now_ms: u128,
-) -> Result<(), BrokerError> {
-    use crate::ledger::ActorKind;
-    use crate::limits::{ActorFacts, Error as LimitsError, NoEvidence, Request};
-    let actor = ActorFacts {
-        allowed: true,
-        actor_id: "host:world".into(),
-        actor_kind: ActorKind::Host,
-        policy_ref: None,
-        evidence_ref: None,
-        authorized_at_ms: crate::ledger::Amount(now_ms),
-    };
-    let req = Request {
-        request_id,
-        expected_revision: None,
-        command,
-        system_clock: false,
-    };
-    match crate::limits::apply(tx, &req, &actor, now_ms, &NoEvidence) {
-        Ok(_) => Ok(()),
-        Err(LimitsError::Rejected(v)) => Err(BrokerError::LimitsRejected(v)),
-        Err(e) if e.is_corrupt() => Err(BrokerError::LedgerIntegrity(e.to_string())),
-        Err(e) => Err(BrokerError::Limits(e.to_string())),
-    }
-}
-
 /// Pairing of an episode's effects with a finite-v1 mission in the store file (missions.md §7):
 /// each allowed effect is admitted (capability = effect, resource = scope, amount = cost,
 /// attemptId = operationId = the effect intent id) and dispatched in its intent's transaction,
@@ -197,70 +168,6 @@ pub struct MissionPairing {
 impl MissionPairing {
     fn settle_ms(&self) -> u128 {
         self.now_ms.max(self.clock.now_ms())
-    }
-}
-
-fn mission_step(
-    tx: &rusqlite::Transaction<'_>,
-    m: &MissionPairing,
-    command: crate::mission::Command,
-    now_ms: u128,
-) -> Result<(), BrokerError> {
-    use crate::mission::durable::{apply_in, Error as MissionError, Request as MissionRequest};
-    let mission_id = m.mission_id.as_str();
-    // The system clock was read before the store's lock: the mission takes
-    // max(now, lastNow) under it (DEC-MIS-17); a fixed clock is checked as given.
-    let req = MissionRequest::new(command).on_implicit_clock(!m.clock.is_fixed());
-    let host = crate::mission::Actor::host();
-    match apply_in(tx, mission_id, &req, &host, crate::ledger::Amount(now_ms)) {
-        Ok(_) => Ok(()),
-        Err(MissionError::Rejected(r)) => Err(BrokerError::MissionRejected(r)),
-        Err(e @ MissionError::Corrupt(_)) => Err(BrokerError::LedgerIntegrity(e.to_string())),
-        Err(e) => Err(BrokerError::Mission(e.to_string())),
-    }
-}
-
-fn mission_settle(
-    intent_id: &str,
-    outcome: crate::mission::Outcome,
-    cost: i64,
-) -> crate::mission::Command {
-    crate::mission::Command::Settle {
-        attempt_id: intent_id.to_string(),
-        outcome,
-        actual_cost: (outcome != crate::mission::Outcome::Unknown)
-            .then_some(crate::ledger::Amount(cost.max(0) as u128)),
-    }
-}
-
-/// The `admit` of one effect in mission pairing `m` (missions.md §7): capability = effect,
-/// resource = scope, amount = cost, payload = the request payload.
-fn mission_admit(
-    m: &MissionPairing,
-    req: &Request,
-    operation_id: String,
-    attempt_id: String,
-) -> crate::mission::Admit {
-    use crate::encoding::trcjson;
-    let payload =
-        trcjson::parse(&req.payload, trcjson::Bounds::UNBOUNDED).unwrap_or(trcjson::CValue::Null);
-    crate::mission::Admit {
-        run_id: m.run_id.clone(),
-        operation_id,
-        attempt_id,
-        grant_id: m.grant_id.clone(),
-        subject: m.subject.clone(),
-        action: crate::mission::Action {
-            capability: req.effect.clone(),
-            resource: req.scope.clone(),
-            payload,
-            preconditions: trcjson::CValue::Object(Vec::new()),
-        },
-        amount: crate::ledger::Amount(req.cost.max(0) as u128),
-        authorization_checked_at: crate::ledger::Amount(m.now_ms),
-        policy: "ALLOW".into(),
-        mandatory_checks_ok: true,
-        depends_on: None,
     }
 }
 
@@ -387,34 +294,6 @@ pub struct Broker<'a> {
 }
 
 impl Broker<'_> {
-    /// Admit and dispatch one effect in a mission held in a standalone ledger, before its
-    /// intent commits; returns the attempt id (`mission::pairing`).
-    fn standalone_admit(
-        &self,
-        m: &MissionPairing,
-        ms: &crate::mission::pairing::Standalone,
-        req: &Request,
-        intent_id: &str,
-    ) -> Result<String, BrokerError> {
-        let to_broker = |e: crate::mission::durable::Error| {
-            match e {
-            crate::mission::durable::Error::Rejected(r) => BrokerError::MissionRejected(r),
-            e @ crate::mission::durable::Error::Corrupt(_) => BrokerError::LedgerIntegrity(e.to_string()),
-            e if e.is_busy() => BrokerError::LedgerBusy(format!(
-                "mission {}: ledger {} is busy: another process held its write lock for the whole wait; nothing ran and nothing was written in the store",
-                ms.mission_id,
-                ms.missions.describe()
-            )),
-            e => BrokerError::Mission(e.to_string()),
-        }
-        };
-        let attempt = ms.new_attempt(intent_id).map_err(to_broker)?;
-        let op = crate::mission::pairing::operation_id(&attempt);
-        ms.admit_and_dispatch(mission_admit(m, req, op, attempt.clone()), m.now_ms)
-            .map_err(to_broker)?;
-        Ok(attempt)
-    }
-
     /// After the intent's transaction was dropped with `e`: when the ledger cleanly refused
     /// the first effect of an invocation that wrote the store's id, remove the id again (no
     /// ledger and no intent names it). Anything else — a ledger failure mid-step, a release
@@ -427,16 +306,7 @@ impl Broker<'_> {
         if self.intent_committed.get() {
             return;
         }
-        let release_failed = self
-            .limits
-            .as_ref()
-            .and_then(|p| p.standalone.as_ref())
-            .is_some_and(|s| s.release_failed.get())
-            || self
-                .mission
-                .as_ref()
-                .and_then(|m| m.standalone.as_ref())
-                .is_some_and(|s| s.release_failed.get());
+        let release_failed = self.pairings().iter().any(|p| p.release_failed());
         // A refusal, or a lock wait that timed out (nothing applied; a later step's attempt was
         // released again): no ledger names the id unless a release failed.
         let clean = match e {
@@ -457,10 +327,10 @@ impl Broker<'_> {
     /// Execute one request through the live pipeline (module docs). `deadline` bounds the handler.
     ///
     /// The steps, in order: decide (a denial is recorded and returned, [`Self::record_denial`]);
-    /// journal the intent ([`Self::journal_intent`]) and take the ledger steps
-    /// ([`Self::ledger_steps`]) in one transaction; run the handler; write the outcome
-    /// ([`Self::write_outcome`], or [`Self::keep_indeterminate`]); settle standalone ledgers
-    /// ([`Self::settle_standalone`]).
+    /// journal the intent ([`Self::journal_intent`]) and run the pairing loop
+    /// ([`pairing::hold_and_dispatch`]) in one transaction; run the handler; write the outcome
+    /// with the in-store settlements ([`Self::write_outcome`], or
+    /// [`Self::keep_indeterminate`]); settle standalone ledgers ([`pairing::Pairing::settle_after`]).
     pub fn execute(
         &self,
         store: &mut Store,
@@ -503,21 +373,27 @@ impl Broker<'_> {
             drop(tx);
             return Err(BrokerError::Refused(why));
         }
-        // The ledger steps, before the intent commits (a failure drops the transaction).
-        // A mission attempt dispatched in a standalone ledger names the store's id, whatever
-        // happens to this transaction after it.
-        let mission_dispatched = std::cell::Cell::new(false);
-        let attempts = match self.ledger_steps(&tx, req, &intent_id, deadline, &mission_dispatched)
-        {
-            Ok(a) => a,
-            Err(e) => {
-                drop(tx);
-                if !mission_dispatched.get() {
-                    self.forget_store_id_after(store, &e);
-                }
-                return Err(e);
-            }
+        // The pairing loop, before the intent commits (a failure drops the transaction). An
+        // attempt dispatched in a standalone ledger names the store's id, whatever happens to
+        // this transaction after it.
+        let effect = pairing::Effect {
+            req,
+            intent_id: &intent_id,
+            deadline,
         };
+        let dispatched_standalone = std::cell::Cell::new(false);
+        let held =
+            match pairing::hold_and_dispatch(self.pairings(), &tx, &effect, &dispatched_standalone)
+            {
+                Ok(h) => h,
+                Err(e) => {
+                    drop(tx);
+                    if !dispatched_standalone.get() {
+                        self.forget_store_id_after(store, &e);
+                    }
+                    return Err(e);
+                }
+            };
         tx.commit().map_err(StoreError::from)?;
         self.intent_committed.set(true);
 
@@ -528,7 +404,7 @@ impl Broker<'_> {
             HandlerOutcome::Succeeded(bytes) => (false, Some(bytes), None),
             HandlerOutcome::Failed(msg) => (true, None, Some(msg)),
             HandlerOutcome::Indeterminate(msg) => {
-                self.keep_indeterminate(store, req, &intent_id, &msg, &attempts);
+                self.keep_indeterminate(store, &effect, &msg, &held);
                 return Ok(Executed {
                     status: Status::Indeterminate,
                     record: None,
@@ -567,13 +443,18 @@ impl Broker<'_> {
             result: result.as_ref(),
             record: &rec,
         };
-        if let Err(e) = self.write_outcome(store, req, &outcome) {
+        if let Err(e) = self.write_outcome(store, &effect, &outcome, &held) {
             return Err(BrokerError::OutcomeWrite {
                 record: rec.meta.hash,
                 cause: e.to_string(),
             });
         }
-        self.settle_standalone(req, &attempts, failed);
+        let settlement = if failed {
+            pairing::Settlement::Failed
+        } else {
+            pairing::Settlement::Succeeded
+        };
+        settle_after(&held, &effect, settlement);
         Ok(Executed {
             status: if failed { Status::Failed } else { Status::Ok },
             record: Some(rec.meta.hash),
@@ -622,208 +503,58 @@ impl Broker<'_> {
         Ok(intent_id)
     }
 
-    /// The limits and mission steps of an allowed effect, before its intent commits in `tx`:
-    /// reserve and dispatch in the limits ledger (standalone or in the store), admit and
-    /// dispatch in the mission (the seed's order: the ledger reserves first). Returns the
-    /// standalone attempts `(limits, mission)`; an error means nothing may run and `tx` must be
-    /// dropped. `mission_dispatched` is set once a standalone mission dispatched.
-    fn ledger_steps(
-        &self,
-        tx: &rusqlite::Transaction<'_>,
-        req: &Request,
-        intent_id: &str,
-        deadline: Instant,
-        mission_dispatched: &std::cell::Cell<bool>,
-    ) -> Result<Attempts, BrokerError> {
-        let intent_id = intent_id.to_string();
-        let mut standalone_attempt = None;
-        let mut mission_attempt: Option<String> = None;
-        if let Some(s) = self
-            .limits
-            .as_ref()
-            .and_then(|p| p.standalone.as_ref().map(|s| (p, s)))
-        {
-            // A standalone ledger: reserve and dispatch before the intent commits; a rejection
-            // or a ledger failure drops this transaction (no intent, no debit, nothing ran).
-            // The attempt id is new per attempt (DEC-LIM-22): a crash before this transaction
-            // commits leaves the ordinal free for the next effect, which must not meet this
-            // attempt's request ids. The marker ties the attempt to its intent for reconcile.
-            let (p, s) = s;
-            let max_active = deadline
-                .saturating_duration_since(Instant::now())
-                .as_millis();
-            let to_broker = |e: crate::limits::Error| {
-                match e {
-                crate::limits::Error::Rejected(v) => BrokerError::LimitsRejected(v),
-                e if e.is_corrupt() => BrokerError::LedgerIntegrity(e.to_string()),
-                e if e.is_busy() => BrokerError::LedgerBusy(format!(
-                    "limits: ledger {} is busy: another process held its write lock for the whole wait; nothing ran and nothing was written in the store",
-                    s.ledger.describe()
-                )),
-                e => BrokerError::Limits(e.to_string()),
-            }
-            };
-            let attempt = s.new_attempt(&intent_id).map_err(to_broker)?;
-            s.reserve(
-                &attempt,
-                &p.scope,
-                req.cost.max(0) as u128,
-                max_active,
-                p.now_ms,
-            )
-            .map_err(to_broker)?;
-            // The seed's order: the ledger reserves first, then the mission admits. A mission
-            // in the same standalone ledger admits (and dispatches) between the reserve and
-            // the dispatch, so its refusal leaves a RESERVED attempt, released at once.
-            if let Some((m, ms)) = self
-                .mission
-                .as_ref()
-                .and_then(|m| m.standalone.as_ref().map(|ms| (m, ms)))
-            {
-                match self.standalone_admit(m, ms, req, &intent_id) {
-                    Ok(a) => {
-                        mission_dispatched.set(true);
-                        mission_attempt = Some(a)
-                    }
-                    Err(e) => {
-                        s.release_or_warn(&attempt, p.now_ms);
-                        return Err(e);
-                    }
-                }
-            }
-            s.dispatch_or_release(&attempt, p.now_ms)
-                .map_err(to_broker)?;
-            put_object(
-                tx,
-                &crate::limits::pairing::attempt_marker(&attempt, &intent_id),
-            )?;
-            standalone_attempt = Some(attempt);
-        } else if let Some(p) = &self.limits {
-            // Reserve and dispatch in the intent's transaction: a rejection rolls all of it back.
-            let max_active = deadline
-                .saturating_duration_since(Instant::now())
-                .as_millis();
-            ledger_step(
-                tx,
-                format!("{intent_id}:reserve"),
-                crate::limits::Command::Reserve {
-                    attempt_id: intent_id.clone(),
-                    operation_id: intent_id.clone(),
-                    scope_id: p.scope.clone(),
-                    run_id: None,
-                    purpose: crate::limits::Purpose::Ordinary,
-                    amount: crate::ledger::Amount(req.cost.max(0) as u128),
-                    max_active_ms: crate::ledger::Amount(max_active),
-                    paired: true,
-                },
-                p.now_ms,
-            )?;
-            ledger_step(
-                tx,
-                format!("{intent_id}:dispatch"),
-                crate::limits::Command::Dispatch {
-                    attempt_id: intent_id.clone(),
-                },
-                p.now_ms,
-            )?;
+    /// The invocation's pairings, in hold order: the limits ledger, then the mission (the
+    /// seed's order: the ledger reserves first, then the mission admits).
+    fn pairings(&self) -> Vec<&dyn pairing::Pairing> {
+        let mut v: Vec<&dyn pairing::Pairing> = Vec::with_capacity(2);
+        if let Some(p) = &self.limits {
+            v.push(p);
         }
-        if let Some((m, ms)) = self
-            .mission
-            .as_ref()
-            .and_then(|m| m.standalone.as_ref().map(|ms| (m, ms)))
-        {
-            // A mission in a standalone ledger, not admitted above (no standalone limits
-            // ledger): admit and dispatch now, still before the intent commits.
-            if mission_attempt.is_none() {
-                mission_attempt = Some(self.standalone_admit(m, ms, req, &intent_id)?);
-            }
-            if let Some(a) = &mission_attempt {
-                put_object(
-                    tx,
-                    &crate::mission::pairing::attempt_marker(&ms.mission_id, a, &intent_id),
-                )?;
-            }
-        } else if let Some(m) = &self.mission {
-            // The seed's order: the ledger reserves first, then the mission admits and
-            // dispatches, all in the intent's transaction; a rejection rolls all of it back.
-            let admit = mission_admit(m, req, intent_id.clone(), intent_id.clone());
-            mission_step(
-                tx,
-                m,
-                crate::mission::Command::Admit(Box::new(admit)),
-                m.now_ms,
-            )?;
-            mission_step(
-                tx,
-                m,
-                crate::mission::Command::Dispatch {
-                    attempt_id: intent_id.clone(),
-                },
-                m.now_ms,
-            )?;
+        if let Some(m) = &self.mission {
+            v.push(m);
         }
-        Ok(Attempts {
-            limits: standalone_attempt,
-            mission: mission_attempt,
-        })
+        v
     }
 
     /// A handler that ended indeterminate: keep its diagnostic as an unjournaled object (best
-    /// effort; the intent stays open) and settle the mission UNKNOWN (the full reservation
-    /// stays held).
+    /// effort; the intent stays open) and settle every pairing UNKNOWN (a mission's full
+    /// reservation stays held; a limits attempt stays DISPATCHED).
     fn keep_indeterminate(
         &self,
         store: &mut Store,
-        req: &Request,
-        intent_id: &str,
+        e: &pairing::Effect<'_>,
         msg: &str,
-        attempts: &Attempts,
+        held: &pairing::Held<'_>,
     ) {
-        let mission_attempt = &attempts.mission;
+        use pairing::Settlement::Unknown;
         // Best effort: keep the diagnostic as an unjournaled object; the intent stays open.
         if let Ok(tx) = store.immediate() {
             let diag = crate::encoding::gojson::Obj::new()
-                .str("invocationId", intent_id)
+                .str("invocationId", e.intent_id)
                 .str("message", msg)
                 .finish();
-            let settled = match &self.mission {
-                // A standalone ledger: settled below, after this transaction.
-                Some(m) if m.standalone.is_some() => true,
-                // Indeterminate settles UNKNOWN: the full reservation stays held.
-                Some(m) => mission_step(
-                    &tx,
-                    m,
-                    mission_settle(intent_id, crate::mission::Outcome::Unknown, req.cost),
-                    m.settle_ms(),
-                )
-                .is_ok(),
-                None => true,
-            };
+            let settled = held
+                .pairings
+                .iter()
+                .zip(&held.attempts)
+                .all(|(p, a)| p.settle_in(&tx, e, a, Unknown).is_ok());
             if settled
                 && put_object(&tx, &Object::new(EFFECT_INDETERMINATE, PROVENANCE, diag)).is_ok()
             {
                 let _ = tx.commit();
             }
         }
-        if let (Some(m), Some(a)) = (&self.mission, &mission_attempt) {
-            if let Some(ms) = &m.standalone {
-                if let Err(e) = ms.settle(a, crate::mission::Outcome::Unknown, 0, m.settle_ms()) {
-                    eprintln!(
-                        "world: warning: the mission ledger did not record {a} as UNKNOWN ({e}); it stays DISPATCHED until `world mission reconcile {} --from-store`",
-                        ms.mission_id
-                    );
-                }
-            }
-        }
+        settle_after(held, e, Unknown);
     }
 
     /// Transaction 2 of an allowed effect: its result, record (and failure note), the outcome
-    /// in the journal, and the in-store limits and mission settlements.
+    /// in the journal, and the settlements of the pairings in the store file.
     fn write_outcome(
         &self,
         store: &mut Store,
-        req: &Request,
+        e: &pairing::Effect<'_>,
         o: &Outcome<'_>,
+        held: &pairing::Held<'_>,
     ) -> Result<(), StoreError> {
         let (intent_id, failed, result, rec) = (o.intent_id, o.failed, o.result, o.record);
         let tx = store.immediate()?;
@@ -846,91 +577,30 @@ impl Broker<'_> {
             journal::EFFECT_OUTCOME,
             journal::effect_outcome_payload(intent_id, !failed, &rec.meta.hash, self.now),
         )?;
-        if let Some(p) = self.limits.as_ref().filter(|p| p.standalone.is_none()) {
-            ledger_step(
-                &tx,
-                format!("{intent_id}:settle"),
-                crate::limits::Command::Settle {
-                    attempt_id: intent_id.to_string(),
-                    outcome: if failed {
-                        crate::limits::Outcome::Failed
-                    } else {
-                        crate::limits::Outcome::Succeeded
-                    },
-                    actual_cost: Some(crate::ledger::Amount(req.cost.max(0) as u128)),
-                    effect_outcome: true,
-                },
-                p.now_ms.max(p.clock.now_ms()),
-            )
-            .map_err(|e| StoreError::Corrupt {
-                what: "limits settlement".into(),
-                detail: e.to_string(),
-            })?;
-        }
-        if let Some(m) = self.mission.as_ref().filter(|m| m.standalone.is_none()) {
-            let outcome = if failed {
-                crate::mission::Outcome::Failed
-            } else {
-                crate::mission::Outcome::Succeeded
-            };
-            mission_step(
-                &tx,
-                m,
-                mission_settle(intent_id, outcome, req.cost),
-                m.settle_ms(),
-            )
-            .map_err(|e| StoreError::Corrupt {
-                what: "mission settlement".into(),
-                detail: e.to_string(),
-            })?;
+        let settlement = if failed {
+            pairing::Settlement::Failed
+        } else {
+            pairing::Settlement::Succeeded
+        };
+        for (p, a) in held.pairings.iter().zip(&held.attempts) {
+            p.settle_in(&tx, e, a, settlement)
+                .map_err(|x| StoreError::Corrupt {
+                    what: format!("{} settlement", p.name()),
+                    detail: x.to_string(),
+                })?;
         }
         tx.commit()?;
         Ok(())
     }
-
-    /// After the outcome is journaled, settle the standalone ledgers' attempts; a failure is a
-    /// warning (the exposure stays DISPATCHED until `reconcile --from-store` settles it).
-    fn settle_standalone(&self, req: &Request, attempts: &Attempts, failed: bool) {
-        let (standalone_attempt, mission_attempt) = (&attempts.limits, &attempts.mission);
-        if let (Some((p, s)), Some(attempt)) = (
-            self.limits
-                .as_ref()
-                .and_then(|p| p.standalone.as_ref().map(|s| (p, s))),
-            standalone_attempt,
-        ) {
-            // After the outcome is journaled. A failure keeps the exposure (DISPATCHED) until
-            // `world limits reconcile --from-store` settles it from this outcome.
-            let now = p.now_ms.max(p.clock.now_ms());
-            if let Err(e) = s.settle(attempt, failed, req.cost.max(0) as u128, now) {
-                eprintln!(
-                    "world: warning: the limits ledger did not record the settlement of {attempt} ({e}); its exposure stays until `world limits reconcile --from-store`"
-                );
-            }
-        }
-        if let (Some(m), Some(a)) = (&self.mission, mission_attempt) {
-            if let Some(ms) = &m.standalone {
-                // After the outcome is journaled. A failure keeps the exposure (DISPATCHED)
-                // until `world mission reconcile M --from-store` settles it from this outcome.
-                let outcome = if failed {
-                    crate::mission::Outcome::Failed
-                } else {
-                    crate::mission::Outcome::Succeeded
-                };
-                if let Err(e) = ms.settle(a, outcome, req.cost.max(0) as u128, m.settle_ms()) {
-                    eprintln!(
-                        "world: warning: the mission ledger did not record the settlement of {a} ({e}); its exposure stays until `world mission reconcile {} --from-store`",
-                        ms.mission_id
-                    );
-                }
-            }
-        }
-    }
 }
 
-/// The attempts an allowed effect holds in standalone ledgers: `(limits, mission)`.
-struct Attempts {
-    limits: Option<String>,
-    mission: Option<String>,
+/// After the outcome is journaled (or the effect ended indeterminate), settle the standalone
+/// ledgers' attempts in hold order; a failure is a warning (the exposure stays DISPATCHED
+/// until `reconcile --from-store` settles it).
+fn settle_after(held: &pairing::Held<'_>, e: &pairing::Effect<'_>, s: pairing::Settlement) {
+    for (p, a) in held.pairings.iter().zip(&held.attempts) {
+        p.settle_after(e, a, s);
+    }
 }
 
 /// What transaction 2 writes for an allowed effect.

@@ -6,8 +6,9 @@
 //! transaction, in this order (DEC-MIS-14):
 //!
 //! 1. inside the store transaction that decides the effect, before its intent commits:
-//!    `admit` then `dispatch` ([`Standalone::admit_and_dispatch`]; after the limits ledger's
-//!    reserve when a limits scope is bound too); a rejection or a ledger failure rolls the
+//!    `admit` then `dispatch` ([`Standalone::admit`], [`Standalone::dispatch_or_release`]; the
+//!    broker's one pairing loop, DEC-PAIRING-1, admits after the limits ledger's reserve and
+//!    dispatches before its dispatch when a limits scope is bound too); a rejection or a ledger failure rolls the
 //!    store transaction back — no intent, nothing ran;
 //! 2. the intent commits together with an attempt marker ([`attempt_marker`]); the handler runs;
 //! 3. after the outcome is journaled: `settle` SUCCEEDED/FAILED at the effect's cost, or
@@ -186,20 +187,47 @@ impl Standalone {
     pub fn admit_and_dispatch(&self, admit: Admit, now_ms: u128) -> Result<(), Error> {
         let attempt = admit.attempt_id.clone();
         let amount = admit.amount;
-        self.step(Command::Admit(Box::new(admit)), now_ms)?;
+        self.admit(admit, now_ms)?;
+        self.dispatch_or_release(&attempt, amount, now_ms)
+    }
+
+    /// Admit `admit` (its attempt from [`Standalone::new_attempt`]), not yet dispatched: the
+    /// broker's pairing loop dispatches it with [`Standalone::dispatch_or_release`] once every
+    /// pairing of the effect holds its attempt (DEC-PAIRING-1).
+    ///
+    /// # Errors
+    /// [`Error::Rejected`] (nothing admitted); storage errors.
+    pub fn admit(&self, admit: Admit, now_ms: u128) -> Result<(), Error> {
+        self.step(Command::Admit(Box::new(admit)), now_ms)
+    }
+
+    /// Dispatch the ADMITTED attempt `attempt` (holding `amount`); a rejection or a failed
+    /// dispatch releases it (never dispatched).
+    ///
+    /// # Errors
+    /// [`Error::Rejected`] (released again; when that release fails too, the rejection carries
+    /// `unreleasedAttempt` and says how to release it — never a silent leak); storage errors
+    /// (released again; when that fails a warning names the ADMITTED attempt left —
+    /// [`reconcile_from_store`] releases it: no intent reached the store).
+    pub fn dispatch_or_release(
+        &self,
+        attempt: &str,
+        amount: Amount,
+        now_ms: u128,
+    ) -> Result<(), Error> {
         match self.step(
             Command::Dispatch {
-                attempt_id: attempt.clone(),
+                attempt_id: attempt.to_string(),
             },
             now_ms,
         ) {
-            Err(Error::Rejected(r)) => match self.release(&attempt, now_ms) {
+            Err(Error::Rejected(r)) => match self.release(attempt, now_ms) {
                 Ok(()) => Err(Error::Rejected(r)),
                 Err(e) => {
                     self.release_failed.set(true);
                     Err(Error::Rejected(Box::new(unreleased(
                         *r,
-                        &attempt,
+                        attempt,
                         amount,
                         &e,
                         &self.reconcile_hint(),
@@ -209,16 +237,23 @@ impl Standalone {
             Err(e) => {
                 // The dispatch failed (a busy or lost ledger): never dispatched, so give the
                 // reservation back; if that fails too, say what is left.
-                if let Err(re) = self.release(&attempt, now_ms) {
-                    self.release_failed.set(true);
-                    eprintln!(
-                        "world: warning: the admitted attempt {attempt} (holding {amount}) was neither dispatched nor released ({re}): no handler ran and nothing was written in the store, but the mission holds it until `{}`",
-                        self.reconcile_hint()
-                    );
-                }
+                self.release_or_warn(attempt, amount, now_ms);
                 Err(e)
             }
             Ok(()) => Ok(()),
+        }
+    }
+
+    /// [`Standalone::release`] of the ADMITTED attempt `attempt` (holding `amount`) that will
+    /// never be dispatched; a failure is never silent: a warning names the attempt left and
+    /// the command that releases it, and [`Standalone::release_failed`] is set.
+    pub fn release_or_warn(&self, attempt: &str, amount: Amount, now_ms: u128) {
+        if let Err(re) = self.release(attempt, now_ms) {
+            self.release_failed.set(true);
+            eprintln!(
+                "world: warning: the admitted attempt {attempt} (holding {amount}) was neither dispatched nor released ({re}): no handler ran and nothing was written in the store, but the mission holds it until `{}`",
+                self.reconcile_hint()
+            );
         }
     }
 
