@@ -1,7 +1,30 @@
-//! `world mission apply --commands FILE.jsonl`: one command per line, stopping at the first
-//! rejection.
+//! `world mission apply`: one command from `--command FILE`, or `--commands FILE.jsonl` with
+//! one command per line, stopping at the first rejection.
 
 use super::*;
+
+/// `world mission apply --command FILE`: the one command the file holds.
+pub(super) fn apply_one(
+    ctx: &Context,
+    out: &mut Output,
+    ledger: Option<&str>,
+    mission: &str,
+    path: &Path,
+    common: &Common,
+) -> Result<Exit, CliError> {
+    let raw = read_input(path, MAX_JSON_BYTES, "mission apply")?;
+    write(
+        ctx,
+        out,
+        plain(
+            "mission apply",
+            ledger,
+            mission,
+            common,
+            Command::parse(&raw),
+        ),
+    )
+}
 
 pub(super) fn apply_lines(
     ctx: &Context,

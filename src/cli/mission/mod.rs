@@ -26,16 +26,24 @@
 //! the one envelope `{"error":{"code":"<CODE>",…,"exitCode":4,…members}}` on stdout). Times
 //! print as RFC 3339 UTC; `--now` takes Unix ms or RFC 3339 (DEC-LEDGER-CLI-2).
 
+mod admit;
 mod apply;
+mod approve;
 mod binding;
+mod complete_run;
 mod create;
+mod grant;
 mod read;
 mod reconcile;
 mod write;
 
+pub use self::admit::AdmitArgs;
 use self::apply::*;
+use self::approve::*;
 pub use self::binding::*;
+pub use self::complete_run::CompleteRunArgs;
 use self::create::*;
+pub use self::grant::GrantArgs;
 pub use self::read::report_value;
 use self::read::*;
 use self::reconcile::*;
@@ -133,101 +141,9 @@ pub enum Cmd {
         common: Common,
     },
     /// grant: a root grant, or a delegation with --parent (attenuation only)
-    Grant {
-        /// The mission id
-        mission: String,
-        /// Grant id
-        #[arg(long, value_name = "G")]
-        id: String,
-        /// The parent grant (a delegation)
-        #[arg(long, value_name = "P")]
-        parent: Option<String>,
-        /// Who may act under the grant
-        #[arg(long, value_name = "S")]
-        subject: String,
-        /// A capability (repeatable)
-        #[arg(long = "action", value_name = "A", required = true)]
-        actions: Vec<String>,
-        /// A resource (repeatable)
-        #[arg(long = "resource", value_name = "X", required = true)]
-        resources: Vec<String>,
-        /// Live from (inclusive): Unix ms or RFC 3339, as --now
-        #[arg(
-            long,
-            value_name = "TIME",
-            default_value = "0",
-            allow_hyphen_values = true
-        )]
-        not_before: String,
-        /// Live until (exclusive): Unix ms or RFC 3339, as --now
-        #[arg(long, value_name = "TIME", allow_hyphen_values = true)]
-        expires_at: String,
-        /// Ceiling on the chain's share of reserved + settled
-        #[arg(long, value_name = "N", allow_hyphen_values = true)]
-        limit: String,
-        /// The subject may delegate
-        #[arg(long)]
-        can_delegate: bool,
-        /// Remaining delegation depth
-        #[arg(
-            long,
-            value_name = "N",
-            default_value = "0",
-            allow_hyphen_values = true
-        )]
-        depth: String,
-        #[command(flatten)]
-        common: Common,
-    },
+    Grant(GrantArgs),
     /// admit: reserve an attempt's maximum exposure against the mission and the grant chain
-    Admit {
-        /// The mission id
-        mission: String,
-        /// Run id
-        #[arg(long, value_name = "R")]
-        run: String,
-        /// Operation id (retries share it)
-        #[arg(long, value_name = "O")]
-        operation: String,
-        /// Attempt id (unique; also the default idempotency key)
-        #[arg(long, value_name = "A")]
-        attempt: String,
-        /// The grant acted under
-        #[arg(long, value_name = "G")]
-        grant: String,
-        /// Who acts
-        #[arg(long, value_name = "S")]
-        subject: String,
-        /// The capability
-        #[arg(long, value_name = "C")]
-        capability: String,
-        /// The resource
-        #[arg(long, value_name = "X")]
-        resource: String,
-        /// Maximum exposure to reserve
-        #[arg(long, value_name = "N", allow_hyphen_values = true)]
-        amount: String,
-        /// Opaque payload JSON for the adapter
-        #[arg(long, value_name = "JSON", default_value = "{}")]
-        payload: String,
-        /// Opaque preconditions JSON for the adapter
-        #[arg(long, value_name = "JSON", default_value = "{}")]
-        preconditions: String,
-        /// When authorization was last checked: Unix ms or RFC 3339 (default: --now)
-        #[arg(long, value_name = "TIME", allow_hyphen_values = true)]
-        authorization_checked_at: Option<String>,
-        /// The policy decision (ALLOW admits)
-        #[arg(long, value_name = "P", default_value = "ALLOW")]
-        policy: String,
-        /// The mandatory checks failed
-        #[arg(long)]
-        mandatory_checks_failed: bool,
-        /// An operation that must have SUCCEEDED first (repeatable; contract feature graphs)
-        #[arg(long = "depends-on", value_name = "O")]
-        depends_on: Vec<String>,
-        #[command(flatten)]
-        common: Common,
-    },
+    Admit(AdmitArgs),
     /// dispatch: ADMITTED -> DISPATCHED, before any external call
     Dispatch {
         /// The mission id
@@ -334,18 +250,7 @@ pub enum Cmd {
         common: Common,
     },
     /// completeRun: every contract criterion evidenced (NAME=sha256:REF, repeatable)
-    CompleteRun {
-        /// The mission id
-        mission: String,
-        /// Run id
-        #[arg(long, value_name = "R")]
-        run: String,
-        /// NAME=sha256:… (repeatable)
-        #[arg(long = "criterion", value_name = "NAME=REF")]
-        criteria: Vec<String>,
-        #[command(flatten)]
-        common: Common,
-    },
+    CompleteRun(CompleteRunArgs),
     /// Budget, reserved, settled, remaining; runs; the grant tree; outstanding and UNKNOWN attempts; violations
     Report {
         /// The mission id
@@ -564,16 +469,6 @@ pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError
 fn run_verb(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError> {
     let ledger = args.ledger.as_deref();
     let cmd = args.cmd;
-    let job = |what, mission, common, command, attended, evidence| Job {
-        what,
-        ledger,
-        mission,
-        common,
-        command,
-        attended,
-        evidence,
-        now: None,
-    };
     match &cmd {
         Cmd::Create { contract, yes, now } => {
             create(ctx, out, ledger, contract, *yes, now.as_deref())
@@ -583,21 +478,7 @@ fn run_verb(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliErro
             command: Some(f),
             common,
             ..
-        } => {
-            let raw = read_input(f, MAX_JSON_BYTES, "mission apply")?;
-            write(
-                ctx,
-                out,
-                job(
-                    "mission apply",
-                    mission,
-                    common,
-                    Command::parse(&raw),
-                    false,
-                    None,
-                ),
-            )
-        }
+        } => apply_one(ctx, out, ledger, mission, f, common),
         Cmd::Apply {
             mission,
             commands: Some(f),
@@ -612,106 +493,29 @@ fn run_verb(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliErro
             mission,
             run,
             common,
-        } => write(
+        } => write_plain(
             ctx,
             out,
-            job(
-                "mission start-run",
-                mission,
-                common,
-                build(&json!({"type": "startRun", "runId": run})),
-                false,
-                None,
-            ),
+            ledger,
+            "mission start-run",
+            mission,
+            common,
+            &json!({"type": "startRun", "runId": run}),
         ),
-        Cmd::Grant {
-            mission,
-            id,
-            parent,
-            subject,
-            actions,
-            resources,
-            not_before,
-            expires_at,
-            limit,
-            can_delegate,
-            depth,
-            common,
-        } => {
-            let not_before = time_arg("--not-before", not_before)?;
-            let expires_at = time_arg("--expires-at", expires_at)?;
-            let mut v = json!({"type": "grant", "grant": {"id": id, "subject": subject, "profile": "finite-v1",
-                "actions": actions, "resources": resources, "notBefore": not_before, "expiresAt": expires_at,
-                "limit": limit, "canDelegate": can_delegate, "depth": depth}});
-            if let Some(p) = parent {
-                v["parentId"] = p.clone().into();
-            }
-            write(
-                ctx,
-                out,
-                job("mission grant", mission, common, build(&v), false, None),
-            )
-        }
-        Cmd::Admit {
-            mission,
-            run,
-            operation,
-            attempt,
-            grant,
-            subject,
-            capability,
-            resource,
-            amount,
-            payload,
-            preconditions,
-            authorization_checked_at,
-            policy,
-            mandatory_checks_failed,
-            depends_on,
-            common,
-        } => {
-            let opaque = |name: &str, text: &str| -> Result<Value, CliError> {
-                serde_json::from_str(text)
-                    .map_err(|e| CliError::usage(name, format!("not JSON: {e}")))
-            };
-            let now = parse_now(common.now.as_deref())?;
-            let checked = match authorization_checked_at {
-                Some(t) => time_arg("--authorization-checked-at", t)?,
-                None => now.to_string(),
-            };
-            let mut v = json!({"type": "admit", "runId": run, "operationId": operation, "attemptId": attempt,
-                "grantId": grant, "subject": subject,
-                "action": {"capability": capability, "resource": resource,
-                    "payload": opaque("--payload", payload)?, "preconditions": opaque("--preconditions", preconditions)?},
-                "amount": amount, "authorizationCheckedAt": checked, "policy": policy,
-                "mandatoryChecksOk": !mandatory_checks_failed});
-            if !depends_on.is_empty() {
-                v["dependsOn"] = json!(depends_on);
-            }
-            write(
-                ctx,
-                out,
-                Job {
-                    now: Some(now),
-                    ..job("mission admit", mission, common, build(&v), false, None)
-                },
-            )
-        }
+        Cmd::Grant(a) => grant::run(ctx, out, ledger, a),
+        Cmd::Admit(a) => admit::run(ctx, out, ledger, a),
         Cmd::Dispatch {
             mission,
             attempt,
             common,
-        } => write(
+        } => write_plain(
             ctx,
             out,
-            job(
-                "mission dispatch",
-                mission,
-                common,
-                build(&json!({"type": "dispatch", "attemptId": attempt})),
-                false,
-                None,
-            ),
+            ledger,
+            "mission dispatch",
+            mission,
+            common,
+            &json!({"type": "dispatch", "attemptId": attempt}),
         ),
         Cmd::Settle {
             mission,
@@ -727,27 +531,20 @@ fn run_verb(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliErro
                     json!({"type": "settle", "attemptId": attempt, "outcome": if *failed { "FAILED" } else { "SUCCEEDED" }, "actualCost": a})
                 }
             };
-            write(
-                ctx,
-                out,
-                job("mission settle", mission, common, build(&v), false, None),
-            )
+            write_plain(ctx, out, ledger, "mission settle", mission, common, &v)
         }
         Cmd::Release {
             mission,
             attempt,
             common,
-        } => write(
+        } => write_plain(
             ctx,
             out,
-            job(
-                "mission release",
-                mission,
-                common,
-                build(&json!({"type": "release", "attemptId": attempt})),
-                false,
-                None,
-            ),
+            ledger,
+            "mission release",
+            mission,
+            common,
+            &json!({"type": "release", "attemptId": attempt}),
         ),
         Cmd::Reconcile {
             mission,
@@ -775,13 +572,13 @@ fn run_verb(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliErro
             write(
                 ctx,
                 out,
-                job(
+                attended(
                     "mission reconcile",
+                    ledger,
                     mission,
                     common,
                     build(&v),
-                    true,
-                    Some(evidence),
+                    evidence,
                 ),
             )
         }
@@ -790,87 +587,21 @@ fn run_verb(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliErro
             operation,
             evidence,
             common,
-        } => {
-            let v = json!({"type": "approve", "operationId": operation, "evidenceRef": HashRef::of(b"").to_string()});
-            write(
-                ctx,
-                out,
-                job(
-                    "mission approve",
-                    mission,
-                    common,
-                    build(&v),
-                    true,
-                    Some(evidence),
-                ),
-            )
-        }
+        } => approve(ctx, out, ledger, mission, operation, evidence, common),
         Cmd::Revoke {
             mission,
             grant,
             common,
-        } => write(
+        } => write_plain(
             ctx,
             out,
-            job(
-                "mission revoke",
-                mission,
-                common,
-                build(&json!({"type": "revoke", "grantId": grant})),
-                false,
-                None,
-            ),
-        ),
-        Cmd::CompleteRun {
+            ledger,
+            "mission revoke",
             mission,
-            run,
-            criteria,
             common,
-        } => {
-            let mut m = serde_json::Map::new();
-            for c in criteria {
-                let Some((k, r)) = c.split_once('=') else {
-                    return Err(CliError::usage(
-                        "--criterion",
-                        format!("{c:?} is not NAME=sha256:REF"),
-                    ));
-                };
-                m.insert(k.to_string(), r.into());
-            }
-            // As for --evidence: each criterion's evidence must be content the store holds and
-            // re-hashes (approve and reconcile refuse the same refs).
-            if !m.is_empty() {
-                let store = ctx.open_read()?;
-                for (k, r) in &m {
-                    let r = r.as_str().unwrap_or_default();
-                    mission::check_evidence(r)
-                        .map_err(|e| CliError::usage("--criterion", format!("{k}: {e}")))?;
-                    match store::object_in(store.conn(), r) {
-                        Ok(Some(o)) if o.verifies() => {}
-                        Ok(_) => {
-                            return Err(CliError::failed(
-                                "mission complete-run",
-                                format!("--criterion {k}={r} names no object in the store that re-hashes to it"),
-                            )
-                            .hint("store the evidence first (e.g. `world mission approve … --evidence-file FILE` or `world commit --put FILE`)"))
-                        }
-                        Err(e) => return Err(CliError::store("mission complete-run", e)),
-                    }
-                }
-            }
-            write(
-                ctx,
-                out,
-                job(
-                    "mission complete-run",
-                    mission,
-                    common,
-                    build(&json!({"type": "completeRun", "runId": run, "criteria": m})),
-                    false,
-                    None,
-                ),
-            )
-        }
+            &json!({"type": "revoke", "grantId": grant}),
+        ),
+        Cmd::CompleteRun(a) => complete_run::run(ctx, out, ledger, a),
         Cmd::Report { mission, now } => report(ctx, out, ledger, mission, now.as_deref()),
         Cmd::List => list(ctx, out, ledger),
         Cmd::Log { mission } => log(ctx, out, ledger, mission),

@@ -160,6 +160,55 @@ pub(super) struct Job<'a> {
     pub(super) now: Option<Amount>,
 }
 
+/// A writing job that is not attended and carries no evidence, its clock read when it runs.
+pub(super) fn plain<'a>(
+    what: &'static str,
+    ledger: Option<&'a str>,
+    mission: &'a str,
+    common: &'a Common,
+    command: Result<Command, Rejection>,
+) -> Job<'a> {
+    Job {
+        what,
+        ledger,
+        mission,
+        common,
+        command,
+        attended: false,
+        evidence: None,
+        now: None,
+    }
+}
+
+/// An attended writing job carrying `evidence`, its clock read when it runs.
+pub(super) fn attended<'a>(
+    what: &'static str,
+    ledger: Option<&'a str>,
+    mission: &'a str,
+    common: &'a Common,
+    command: Result<Command, Rejection>,
+    evidence: &'a Evidence,
+) -> Job<'a> {
+    Job {
+        attended: true,
+        evidence: Some(evidence),
+        ..plain(what, ledger, mission, common, command)
+    }
+}
+
+/// [`write`] of the [`plain`] job that applies the command `v` builds.
+pub(super) fn write_plain(
+    ctx: &Context,
+    out: &mut Output,
+    ledger: Option<&str>,
+    what: &'static str,
+    mission: &str,
+    common: &Common,
+    v: &Value,
+) -> Result<Exit, CliError> {
+    write(ctx, out, plain(what, ledger, mission, common, build(v)))
+}
+
 pub(super) fn write(ctx: &Context, out: &mut Output, job: Job<'_>) -> Result<Exit, CliError> {
     let now = match job.now {
         Some(n) => n,
