@@ -32,7 +32,7 @@ use serde::{Deserialize, Serialize};
 use crate::ailang::Embedded;
 use crate::encoding::gojson::{self, Obj};
 use crate::encoding::HashRef;
-use crate::interp::archive::{Archive, ResolveError};
+use crate::interp::archive::{Archive, Archived, ResolveError};
 use crate::interp::external::External;
 use crate::interp::{embedded_ref, Interpreter};
 use crate::store::bundle::{self as bundle_rows, Contents};
@@ -322,37 +322,7 @@ pub fn export_episode_with(
         },
     )?;
     let result = (|| -> Result<Exported, ExportError> {
-        let mut extra: Vec<Object> = Vec::new();
-        let mut marker_interps = Vec::new();
-        for a in &bundled {
-            if embed {
-                let bin = fs::read(&a.binary).map_err(|source| ExportError::Io {
-                    what: format!("read interpreter {}", a.binary.display()),
-                    source,
-                })?;
-                let man = fs::read(a.binary.with_file_name("manifest.json")).map_err(|source| {
-                    ExportError::Io {
-                        what: format!("read the sidecar of interpreter {}", a.hash_ref),
-                        source,
-                    }
-                })?;
-                let bin = Object::new(INTERPRETER_BINARY, PROVENANCE, bin);
-                let man = Object::new(INTERPRETER_MANIFEST, PROVENANCE, man);
-                marker_interps.push(BundledInterpreter {
-                    reference: a.hash_ref.clone(),
-                    binary: bin.meta.hash.clone(),
-                    manifest: man.meta.hash.clone(),
-                });
-                extra.push(bin);
-                extra.push(man);
-            } else {
-                marker_interps.push(BundledInterpreter {
-                    reference: a.hash_ref.clone(),
-                    binary: String::new(),
-                    manifest: String::new(),
-                });
-            }
-        }
+        let (mut extra, marker_interps) = interpreter_objects(&bundled, embed)?;
         let m = Marker {
             bundle: BUNDLE.to_string(),
             episode: episode.to_string(),
@@ -381,32 +351,11 @@ pub fn export_episode_with(
         set_registry_head(&tx, BUNDLE, &marker_obj.meta.hash)?;
         tx.commit().map_err(StoreError::from)?;
 
-        let mut artifacts_dir = None;
-        if !embed && !bundled.is_empty() {
-            let dest = Archive::for_db(out);
-            for a in &bundled {
-                let hex = a.hash_ref.trim_start_matches("sha256:");
-                let dir = dest.dir_for(hex);
-                let io = |what: String| move |source| ExportError::Io { what, source };
-                fs::create_dir_all(&dir).map_err(io(format!("create {}", dir.display())))?;
-                let bin = dir.join("ailang");
-                fs::copy(&a.binary, &bin).map_err(io(format!("copy to {}", bin.display())))?;
-                fs::set_permissions(&bin, fs::Permissions::from_mode(0o555))
-                    .map_err(io(format!("chmod {}", bin.display())))?;
-                let man = dir.join("manifest.json");
-                fs::copy(a.binary.with_file_name("manifest.json"), &man)
-                    .map_err(io(format!("copy to {}", man.display())))?;
-                // Re-hash the copy: the bundle must hold exactly the pinned bytes.
-                crate::interp::archive::verify(&a.hash_ref, &bin).map_err(|e| {
-                    ExportError::Interpreter {
-                        reference: a.hash_ref.clone(),
-                        message: e.to_string(),
-                        integrity: true,
-                    }
-                })?;
-            }
-            artifacts_dir = Some(dest.root().to_path_buf());
-        }
+        let artifacts_dir = if !embed && !bundled.is_empty() {
+            Some(copy_interpreters(out, &bundled)?)
+        } else {
+            None
+        };
         Ok(Exported {
             out: out.to_path_buf(),
             episode: episode.to_string(),
@@ -429,6 +378,80 @@ pub fn export_episode_with(
         let _ = fs::remove_file(PathBuf::from(lock));
     }
     result
+}
+
+/// The bundle's objects for the external interpreters `bundled` (their binary and sidecar
+/// when `embed`) and the marker's entry for each.
+///
+/// # Errors
+/// [`ExportError::Io`] when a binary or sidecar cannot be read.
+fn interpreter_objects(
+    bundled: &[Archived],
+    embed: bool,
+) -> Result<(Vec<Object>, Vec<BundledInterpreter>), ExportError> {
+    let mut extra: Vec<Object> = Vec::new();
+    let mut marker_interps = Vec::new();
+    for a in bundled {
+        if embed {
+            let bin = fs::read(&a.binary).map_err(|source| ExportError::Io {
+                what: format!("read interpreter {}", a.binary.display()),
+                source,
+            })?;
+            let man = fs::read(a.binary.with_file_name("manifest.json")).map_err(|source| {
+                ExportError::Io {
+                    what: format!("read the sidecar of interpreter {}", a.hash_ref),
+                    source,
+                }
+            })?;
+            let bin = Object::new(INTERPRETER_BINARY, PROVENANCE, bin);
+            let man = Object::new(INTERPRETER_MANIFEST, PROVENANCE, man);
+            marker_interps.push(BundledInterpreter {
+                reference: a.hash_ref.clone(),
+                binary: bin.meta.hash.clone(),
+                manifest: man.meta.hash.clone(),
+            });
+            extra.push(bin);
+            extra.push(man);
+        } else {
+            marker_interps.push(BundledInterpreter {
+                reference: a.hash_ref.clone(),
+                binary: String::new(),
+                manifest: String::new(),
+            });
+        }
+    }
+    Ok((extra, marker_interps))
+}
+
+/// Copies the external interpreters `bundled` (binary, mode 0555, and sidecar) into the
+/// archive next to the bundle `out`, re-hashing each copy; returns the archive's root.
+///
+/// # Errors
+/// [`ExportError::Io`], or [`ExportError::Interpreter`] when a copy does not re-hash.
+fn copy_interpreters(out: &Path, bundled: &[Archived]) -> Result<PathBuf, ExportError> {
+    let dest = Archive::for_db(out);
+    for a in bundled {
+        let hex = a.hash_ref.trim_start_matches("sha256:");
+        let dir = dest.dir_for(hex);
+        let io = |what: String| move |source| ExportError::Io { what, source };
+        fs::create_dir_all(&dir).map_err(io(format!("create {}", dir.display())))?;
+        let bin = dir.join("ailang");
+        fs::copy(&a.binary, &bin).map_err(io(format!("copy to {}", bin.display())))?;
+        fs::set_permissions(&bin, fs::Permissions::from_mode(0o555))
+            .map_err(io(format!("chmod {}", bin.display())))?;
+        let man = dir.join("manifest.json");
+        fs::copy(a.binary.with_file_name("manifest.json"), &man)
+            .map_err(io(format!("copy to {}", man.display())))?;
+        // Re-hash the copy: the bundle must hold exactly the pinned bytes.
+        crate::interp::archive::verify(&a.hash_ref, &bin).map_err(|e| {
+            ExportError::Interpreter {
+                reference: a.hash_ref.clone(),
+                message: e.to_string(),
+                integrity: true,
+            }
+        })?;
+    }
+    Ok(dest.root().to_path_buf())
 }
 
 /// A temporary archive holding a bundle's embedded interpreters (removed on drop).
