@@ -389,57 +389,8 @@ impl Engine<'_> {
                 "no commit intent in the journal names this entry",
             )
         })?;
-        let receipt = self
-            .receipt(id)
-            .map_err(|err| div(Stage::Receipt, format!("receipt of {id}: {err}")))?;
-        if receipt.state != ReceiptState::Resolved {
-            return Err(div(
-                Stage::Receipt,
-                format!(
-                    "receipt of {id} is {:?}, not resolved with an intent",
-                    receipt.state
-                ),
-            )
-            .into());
-        }
         // 2. World row and record.
-        // The receipt's world by primary key (worlds has no log_head index); the scan by
-        // logHead runs only when that world is not this entry's, to name the mismatch.
-        let by_receipt = match receipt.result_ref.as_deref() {
-            Some(r) => self.world(r)?.filter(|w| w.log_head == e.entry_hash),
-            None => None,
-        };
-        let world = match by_receipt {
-            Some(w) => Some(w),
-            None => world_by_log_head_in(self.conn, &e.entry_hash)?,
-        }
-        .ok_or_else(|| {
-            div(
-                Stage::Record,
-                format!(
-                    "no world row has entry hash {} as its logHead",
-                    e.entry_hash
-                ),
-            )
-        })?;
-        if receipt.result_ref.as_deref() != Some(world.reference.as_str()) {
-            return Err(div(
-                Stage::Receipt,
-                format!("the receipt of {id} names another world than this entry's"),
-            )
-            .refs(&world.reference, receipt.result_ref.unwrap_or_default())
-            .into());
-        }
-        if world.revision != h.entry_index {
-            return Err(div(
-                Stage::Record,
-                format!(
-                    "world {} has revision {}, not the entry index",
-                    world.reference, world.revision
-                ),
-            )
-            .into());
-        }
+        let world = self.receipt_world(e, id)?;
         let rec_obj = self.load(&e.transition_ref, "record", Stage::Record)?;
         let sid = rec_obj.meta.semantic_id.as_str();
         if sid != INVOCATION_RECORD_V1 && sid != INVOCATION_RECORD_V2 {
@@ -466,46 +417,7 @@ impl Engine<'_> {
         if sub.is_some() {
             self.transition = Some(rec.skill_id.clone());
         }
-        if rec.invocation_id != id {
-            return Err(div(
-                Stage::Record,
-                "the record's invocationId differs from the commit intent's",
-            )
-            .refs(id, &rec.invocation_id)
-            .into());
-        }
-        for (field, want, got) in [
-            ("transitionFn", &h.transition_fn, &rec.transition_fn),
-            ("interpreter", &h.interpreter, &rec.interpreter),
-        ] {
-            if want != got {
-                return Err(div(
-                    Stage::Record,
-                    format!("the record's {field} differs from the entry header"),
-                )
-                .refs(want, got)
-                .into());
-            }
-        }
-        if rec.semantics_epoch != h.semantics_epoch {
-            return Err(div(
-                Stage::Record,
-                "the record's semanticsEpoch differs from the entry header",
-            )
-            .refs(
-                h.semantics_epoch.to_string(),
-                rec.semantics_epoch.to_string(),
-            )
-            .into());
-        }
-        if world.state_root != rec.output {
-            return Err(div(
-                Stage::Record,
-                "the world's stateRoot is not the record's output",
-            )
-            .refs(&rec.output, &world.state_root)
-            .into());
-        }
+        check_record(h, id, &rec, &world)?;
         // 4. Source, input, output and plan by ref.
         let source = self.load(
             &rec.transition_fn,
@@ -585,6 +497,63 @@ impl Engine<'_> {
         }
         self.chain(e, &world)?;
         Ok(None)
+    }
+
+    /// Steps 1–2 of [`Engine::entry`]: the resolved receipt of invocation `id` names the world
+    /// whose logHead is entry `e`, at the entry's index.
+    pub(super) fn receipt_world(&mut self, e: &LogEntry, id: &str) -> Result<WorldRow, Stop> {
+        let h = &e.header;
+        let receipt = self
+            .receipt(id)
+            .map_err(|err| div(Stage::Receipt, format!("receipt of {id}: {err}")))?;
+        if receipt.state != ReceiptState::Resolved {
+            return Err(div(
+                Stage::Receipt,
+                format!(
+                    "receipt of {id} is {:?}, not resolved with an intent",
+                    receipt.state
+                ),
+            )
+            .into());
+        }
+        // The receipt's world by primary key (worlds has no log_head index); the scan by
+        // logHead runs only when that world is not this entry's, to name the mismatch.
+        let by_receipt = match receipt.result_ref.as_deref() {
+            Some(r) => self.world(r)?.filter(|w| w.log_head == e.entry_hash),
+            None => None,
+        };
+        let world = match by_receipt {
+            Some(w) => Some(w),
+            None => world_by_log_head_in(self.conn, &e.entry_hash)?,
+        }
+        .ok_or_else(|| {
+            div(
+                Stage::Record,
+                format!(
+                    "no world row has entry hash {} as its logHead",
+                    e.entry_hash
+                ),
+            )
+        })?;
+        if receipt.result_ref.as_deref() != Some(world.reference.as_str()) {
+            return Err(div(
+                Stage::Receipt,
+                format!("the receipt of {id} names another world than this entry's"),
+            )
+            .refs(&world.reference, receipt.result_ref.unwrap_or_default())
+            .into());
+        }
+        if world.revision != h.entry_index {
+            return Err(div(
+                Stage::Record,
+                format!(
+                    "world {} has revision {}, not the entry index",
+                    world.reference, world.revision
+                ),
+            )
+            .into());
+        }
+        Ok(world)
     }
 
     /// The entry hash and the world ref, recomputed.
@@ -953,6 +922,57 @@ impl Engine<'_> {
             handler_output,
         })
     }
+}
+
+/// The record `rec` of entry header `h` agrees with the commit intent `id`, the header and the
+/// world (step 3 of [`Engine::entry`]).
+fn check_record(
+    h: &crate::store::Header,
+    id: &str,
+    rec: &InvocationRecord,
+    world: &WorldRow,
+) -> Result<(), Stop> {
+    if rec.invocation_id != id {
+        return Err(div(
+            Stage::Record,
+            "the record's invocationId differs from the commit intent's",
+        )
+        .refs(id, &rec.invocation_id)
+        .into());
+    }
+    for (field, want, got) in [
+        ("transitionFn", &h.transition_fn, &rec.transition_fn),
+        ("interpreter", &h.interpreter, &rec.interpreter),
+    ] {
+        if want != got {
+            return Err(div(
+                Stage::Record,
+                format!("the record's {field} differs from the entry header"),
+            )
+            .refs(want, got)
+            .into());
+        }
+    }
+    if rec.semantics_epoch != h.semantics_epoch {
+        return Err(div(
+            Stage::Record,
+            "the record's semanticsEpoch differs from the entry header",
+        )
+        .refs(
+            h.semantics_epoch.to_string(),
+            rec.semantics_epoch.to_string(),
+        )
+        .into());
+    }
+    if world.state_root != rec.output {
+        return Err(div(
+            Stage::Record,
+            "the world's stateRoot is not the record's output",
+        )
+        .refs(&rec.output, &world.state_root)
+        .into());
+    }
+    Ok(())
 }
 
 /// What the effect walk gives the finish phase and the composition.
