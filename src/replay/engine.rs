@@ -779,111 +779,18 @@ impl Engine<'_> {
                 .into());
             }
             // The returned refs: an allowed effect's outcome must name this record.
-            let mut intent_id = None;
-            if er.allowed {
-                let want = if er.failed { "failed" } else { "succeeded" };
-                let mut found = false;
-                // Several intents can carry identical request bytes (same payload in the same
-                // second); the outcome naming this record picks the right one.
-                let owner = self.outcome_owner(&rec.episode_id, rref)?;
-                let carrying = |i: &IntentInfo| owner.as_ref().is_none_or(|(o, _)| *o == i.id);
-                let candidates: Vec<String> = self
-                    .intents_for(&rec.episode_id)?
-                    .get(&er.request_ref)
-                    .into_iter()
-                    .flatten()
-                    .filter(|i| carrying(i))
-                    .map(|i| i.id.clone())
-                    .collect();
-                for id in &candidates {
-                    // The owner's outcome was read with the episode's outcomes; any other
-                    // candidate's is read now.
-                    let outcome = match &owner {
-                        Some((o, status)) if o == id => Some((status.clone(), rref.clone())),
-                        _ => self.effect_outcome(id)?,
-                    };
-                    if let Some((status, recorded)) = outcome {
-                        if &recorded == rref {
-                            if status != want {
-                                return Err(div(
-                                    Stage::Effects,
-                                    format!(
-                                        "ReplayGapError: outcome of {id} is {status:?} but record {rref} says {want:?}"
-                                    ),
-                                )
-                                .into());
-                            }
-                            found = true;
-                            intent_id = Some(id.clone());
-                            break;
-                        }
-                    }
-                }
-                if !found {
-                    return Err(div(
-                        Stage::Effects,
-                        format!(
-                            "ReplayGapError: allowed effect record {rref} has no effect intent whose outcome names it"
-                        ),
-                    )
-                    .into());
-                }
-            }
+            let intent_id = self.owning_intent(rec, &er, rref)?;
             walked.push((er, now, intent_id));
         }
         // 6. One grant per distinct (effect, scope), reproducing the recorded decisions.
-        let mut grants: Vec<Grant> = Vec::new();
-        for (er, now, _) in &walked {
-            if grants.iter().any(|g| {
-                g.effect.trim_end_matches("\x00replay") == er.effect
-                    && g.scope.trim_end_matches("\x00replay") == er.scope
-            }) {
-                continue;
-            }
-            let mut g = Grant {
-                effect: er.effect.clone(),
-                scope: er.scope.clone(),
-                expires_at: now.saturating_add(1),
-                budget: er.budget_before,
-            };
-            match er.denial.as_str() {
-                "denied:effect-name" => g.effect.push_str("\x00replay"),
-                "denied:scope" => g.scope.push_str("\x00replay"),
-                "denied:expired" => g.expires_at = *now,
-                _ => {}
-            }
-            grants.push(g);
-        }
+        let mut grants = replay_grants(&walked);
         // 7. The replay broker session: decide each request, never call a handler.
         let mut results = Vec::new();
         let mut world_effects = Vec::new();
         let mut handler_output: Option<CValue> = None;
         for ((pe, rref), (er, now, _)) in effects.iter().zip(record_refs).zip(&walked) {
             let d = decide(&grants, &er.effect, &er.scope, er.cost, *now);
-            let label = d.denial.map(|x| x.label()).unwrap_or("");
-            let gap = if label != er.denial {
-                Some(format!(
-                    "decision {:?} but record {rref} says {:?}",
-                    if label.is_empty() { "allowed" } else { label },
-                    if er.denial.is_empty() {
-                        "allowed"
-                    } else {
-                        er.denial.as_str()
-                    }
-                ))
-            } else if d.budget_before != er.budget_before {
-                Some(format!(
-                    "budgetBefore {} but record {rref} says {}",
-                    d.budget_before, er.budget_before
-                ))
-            } else if d.denial.is_none() && d.budget_after != er.budget_after {
-                Some(format!(
-                    "budgetAfter {} but record {rref} says {}",
-                    d.budget_after, er.budget_after
-                ))
-            } else {
-                None
-            };
+            let gap = decision_gap(&d, er, rref);
             if let Some(g) = gap {
                 return Err(div(Stage::Effects, format!("ReplayGapError: {g}")).into());
             }
@@ -921,6 +828,67 @@ impl Engine<'_> {
             world_effects,
             handler_output,
         })
+    }
+
+    /// The effect intent whose outcome names allowed effect record `rref` (`er`), with the
+    /// outcome the record says; `None` for a denied effect.
+    pub(super) fn owning_intent(
+        &mut self,
+        rec: &InvocationRecord,
+        er: &EffectRecord,
+        rref: &String,
+    ) -> Result<Option<String>, Stop> {
+        let mut intent_id = None;
+        if er.allowed {
+            let want = if er.failed { "failed" } else { "succeeded" };
+            let mut found = false;
+            // Several intents can carry identical request bytes (same payload in the same
+            // second); the outcome naming this record picks the right one.
+            let owner = self.outcome_owner(&rec.episode_id, rref)?;
+            let carrying = |i: &IntentInfo| owner.as_ref().is_none_or(|(o, _)| *o == i.id);
+            let candidates: Vec<String> = self
+                .intents_for(&rec.episode_id)?
+                .get(&er.request_ref)
+                .into_iter()
+                .flatten()
+                .filter(|i| carrying(i))
+                .map(|i| i.id.clone())
+                .collect();
+            for id in &candidates {
+                // The owner's outcome was read with the episode's outcomes; any other
+                // candidate's is read now.
+                let outcome = match &owner {
+                    Some((o, status)) if o == id => Some((status.clone(), rref.clone())),
+                    _ => self.effect_outcome(id)?,
+                };
+                if let Some((status, recorded)) = outcome {
+                    if &recorded == rref {
+                        if status != want {
+                            return Err(div(
+                                Stage::Effects,
+                                format!(
+                                    "ReplayGapError: outcome of {id} is {status:?} but record {rref} says {want:?}"
+                                ),
+                            )
+                            .into());
+                        }
+                        found = true;
+                        intent_id = Some(id.clone());
+                        break;
+                    }
+                }
+            }
+            if !found {
+                return Err(div(
+                    Stage::Effects,
+                    format!(
+                        "ReplayGapError: allowed effect record {rref} has no effect intent whose outcome names it"
+                    ),
+                )
+                .into());
+            }
+        }
+        Ok(intent_id)
     }
 }
 
@@ -973,6 +941,67 @@ fn check_record(
         .into());
     }
     Ok(())
+}
+
+/// Step 6 of the effect walk: one grant per distinct (effect, scope) of `walked`, shaped so
+/// the replay broker reproduces each recorded decision (a denied name or scope gets a suffix no
+/// request carries, an expired grant ends at the request's time).
+fn replay_grants(walked: &[(EffectRecord, i64, Option<String>)]) -> Vec<Grant> {
+    let mut grants: Vec<Grant> = Vec::new();
+    for (er, now, _) in walked {
+        if grants.iter().any(|g| {
+            g.effect.trim_end_matches("\x00replay") == er.effect
+                && g.scope.trim_end_matches("\x00replay") == er.scope
+        }) {
+            continue;
+        }
+        let mut g = Grant {
+            effect: er.effect.clone(),
+            scope: er.scope.clone(),
+            expires_at: now.saturating_add(1),
+            budget: er.budget_before,
+        };
+        match er.denial.as_str() {
+            "denied:effect-name" => g.effect.push_str("\x00replay"),
+            "denied:scope" => g.scope.push_str("\x00replay"),
+            "denied:expired" => g.expires_at = *now,
+            _ => {}
+        }
+        grants.push(g);
+    }
+    grants
+}
+
+/// How the replay broker's decision `d` differs from effect record `er` (`rref`), if it does.
+fn decision_gap(
+    d: &crate::authority::grants::Decision,
+    er: &EffectRecord,
+    rref: &str,
+) -> Option<String> {
+    let label = d.denial.map(|x| x.label()).unwrap_or("");
+    if label != er.denial {
+        Some(format!(
+            "decision {:?} but record {rref} says {:?}",
+            if label.is_empty() { "allowed" } else { label },
+            if er.denial.is_empty() {
+                "allowed"
+            } else {
+                er.denial.as_str()
+            }
+        ))
+    } else if d.budget_before != er.budget_before {
+        Some(format!(
+            "budgetBefore {} but record {rref} says {}",
+            d.budget_before, er.budget_before
+        ))
+    } else if d.denial.is_none() && d.budget_after != er.budget_after {
+        Some(format!(
+            "budgetAfter {} but record {rref} says {}",
+            d.budget_after, er.budget_after
+        ))
+    } else {
+        None
+    }
 }
 
 /// What the effect walk gives the finish phase and the composition.
