@@ -6,7 +6,7 @@ use super::output::{short, Output};
 use super::table::{Col, Table};
 use super::{read_err, CliError, Context, Exit};
 use crate::broker::{self, listing};
-use crate::store::journal;
+use crate::store::{journal, Store};
 
 /// List effect records (table or JSON lines), or intents without outcome with --pending.
 #[derive(ClapArgs, Debug)]
@@ -88,160 +88,10 @@ pub const JSON_FIELDS: &[&str] = &[
 pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError> {
     let store = ctx.open_read()?;
     if let Some(Cmd::Show { reference }) = args.cmd {
-        let reference = record_ref(store.conn(), &reference)?;
-        let Some((rec, request, result)) =
-            broker::resolve_record(store.conn(), &reference).map_err(read_err("effects show"))?
-        else {
-            return Err(CliError::failed(
-                "effects show",
-                format!("object not found: {reference}"),
-            ));
-        };
-        let law = rec.check_law();
-        let held = listing::list(store.conn(), &listing::Filter::default())
-            .map_err(read_err("effects show"))?
-            .into_iter()
-            .filter(|l| l.reference == reference)
-            .find_map(|l| l.invocation_id);
-        let outcome = crate::ops::outcome::of_effect(&rec, held.as_deref());
-        let failure = if rec.failed {
-            broker::failure_message(store.conn(), &reference).map_err(read_err("effects show"))?
-        } else {
-            None
-        };
-        for o in std::iter::once(&request).chain(result.iter()) {
-            if !o.verifies() {
-                return Err(CliError::new(
-                    Exit::Integrity,
-                    "effects show",
-                    format!("object {} does not re-hash", o.meta.hash),
-                ));
-            }
-        }
-        if out.json {
-            let mut record = serde_json::to_value(&rec).unwrap_or_default();
-            empty_as_null(&mut record);
-            out.json_line(&serde_json::json!({
-                "ref": reference,
-                "outcome": outcome,
-                "record": record,
-                "consistent": law.is_ok(),
-                "request": decode_request(&request.payload),
-                "result": result.as_ref().map(|r| json_or_text(&r.payload)),
-                "failure": failure,
-            }))?;
-        } else {
-            // Stored values, and the request and result payloads a transition or a command
-            // produced, are shown escaped (DEC-TRUST3-4).
-            let esc = crate::termtext::escape_line;
-            out.view(format!("record   {reference}"))?;
-            out.view(format!(
-                "effect   {} scope {} cost {}",
-                esc(&rec.effect),
-                esc(&rec.scope),
-                rec.cost
-            ))?;
-            out.view(format!(
-                "budget   {} → {}",
-                rec.budget_before, rec.budget_after
-            ))?;
-            let status = if rec.allowed {
-                outcome.to_string()
-            } else {
-                format!("{outcome} ({})", rec.denial)
-            };
-            out.view(format!("outcome  {}", esc(&status)))?;
-            if let Some(i) = &held {
-                out.view(format!("invocation {}", esc(i)))?;
-            }
-            // The budget law (authority-and-broker.md §7): before − cost = after when allowed,
-            // before = after when denied. Said in words, with what was checked.
-            out.view(format!(
-                "law      budget law {}",
-                match &law {
-                    Ok(()) if rec.allowed => format!(
-                        "holds: {} − cost {} = {}",
-                        rec.budget_before, rec.cost, rec.budget_after
-                    ),
-                    Ok(()) => format!(
-                        "holds: denied, so nothing was spent ({} = {})",
-                        rec.budget_before, rec.budget_after
-                    ),
-                    Err(e) => format!("BROKEN: {e}"),
-                }
-            ))?;
-            // The request as its parts, not the stored netstring form (issue 29 §7).
-            out.view(format!("request  {}", rec.request_ref))?;
-            let req = decode_request(&request.payload);
-            match (req.get("payload"), req.get("nowText")) {
-                (Some(payload), Some(at)) => {
-                    out.view(format!("         at   {}", esc(at.as_str().unwrap_or(""))))?;
-                    out.view(format!("         args {}", esc(&payload.to_string())))?;
-                }
-                _ => out.view(format!(
-                    "         {}",
-                    esc(&String::from_utf8_lossy(&request.payload))
-                ))?,
-            }
-            match &result {
-                Some(r) => {
-                    out.view(format!("result   {}", rec.result_ref))?;
-                    out.view(format!(
-                        "         {}",
-                        esc(&String::from_utf8_lossy(&r.payload))
-                    ))?;
-                }
-                None => out.view("result   (none)")?,
-            }
-            if let Some(msg) = &failure {
-                out.view(format!("failure  {}", crate::termtext::escape_text(msg)))?;
-            }
-        }
-        return Ok(if law.is_ok() {
-            Exit::Success
-        } else {
-            Exit::Integrity
-        });
+        return show(&store, out, &reference);
     }
     if args.pending {
-        let pending = journal::pending(store.conn()).map_err(read_err("effects --pending"))?;
-        let mut n = 0;
-        for (seq, id, obj_ref) in pending {
-            if !id.starts_with("effect:") {
-                continue;
-            }
-            if let Some(ep) = &args.episode {
-                if !id.starts_with(&format!("effect:{ep}:")) {
-                    continue;
-                }
-            }
-            let payload = store
-                .object(&obj_ref)
-                .map_err(read_err("effects --pending"))?
-                .map(|o| o.payload)
-                .unwrap_or_default();
-            let v: serde_json::Value =
-                serde_json::from_slice(&payload).unwrap_or(serde_json::Value::Null);
-            n += 1;
-            if out.json {
-                out.json_line(&serde_json::json!({"seq": seq, "invocationId": id, "state": "indeterminate", "outcome": crate::ops::outcome::of_pending_effect(), "intent": v}))?;
-            } else {
-                let esc = crate::termtext::escape_line;
-                out.line(format!(
-                    "{} {}: {} {} cost {} request {} (never retried automatically)",
-                    esc(&id),
-                    crate::ops::outcome::of_pending_effect(),
-                    esc(v["effect"].as_str().unwrap_or("?")),
-                    esc(v["scope"].as_str().unwrap_or("?")),
-                    v["cost"],
-                    esc(v["requestRef"].as_str().unwrap_or("?"))
-                ))?;
-            }
-        }
-        if !out.json && n == 0 {
-            out.status("no pending effect intents");
-        }
-        return Ok(Exit::Success);
+        return pending(&store, out, args.episode.as_deref());
     }
     let filter = listing::Filter {
         episode: args.episode,
@@ -249,7 +99,173 @@ pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError
         denied: args.denied,
         effect: args.effect,
     };
-    let rows = listing::list(store.conn(), &filter).map_err(read_err("effects"))?;
+    list(&store, out, &filter)
+}
+
+/// `world effects show REF`: one record resolved down to its request and result; exit 3
+/// (integrity) when its budget law does not hold.
+fn show(store: &Store, out: &mut Output, reference: &str) -> Result<Exit, CliError> {
+    let reference = record_ref(store.conn(), reference)?;
+    let Some((rec, request, result)) =
+        broker::resolve_record(store.conn(), &reference).map_err(read_err("effects show"))?
+    else {
+        return Err(CliError::failed(
+            "effects show",
+            format!("object not found: {reference}"),
+        ));
+    };
+    let law = rec.check_law();
+    let held = listing::list(store.conn(), &listing::Filter::default())
+        .map_err(read_err("effects show"))?
+        .into_iter()
+        .filter(|l| l.reference == reference)
+        .find_map(|l| l.invocation_id);
+    let outcome = crate::ops::outcome::of_effect(&rec, held.as_deref());
+    let failure = if rec.failed {
+        broker::failure_message(store.conn(), &reference).map_err(read_err("effects show"))?
+    } else {
+        None
+    };
+    for o in std::iter::once(&request).chain(result.iter()) {
+        if !o.verifies() {
+            return Err(CliError::new(
+                Exit::Integrity,
+                "effects show",
+                format!("object {} does not re-hash", o.meta.hash),
+            ));
+        }
+    }
+    if out.json {
+        let mut record = serde_json::to_value(&rec).unwrap_or_default();
+        empty_as_null(&mut record);
+        out.json_line(&serde_json::json!({
+            "ref": reference,
+            "outcome": outcome,
+            "record": record,
+            "consistent": law.is_ok(),
+            "request": decode_request(&request.payload),
+            "result": result.as_ref().map(|r| json_or_text(&r.payload)),
+            "failure": failure,
+        }))?;
+    } else {
+        // Stored values, and the request and result payloads a transition or a command
+        // produced, are shown escaped (DEC-TRUST3-4).
+        let esc = crate::termtext::escape_line;
+        out.view(format!("record   {reference}"))?;
+        out.view(format!(
+            "effect   {} scope {} cost {}",
+            esc(&rec.effect),
+            esc(&rec.scope),
+            rec.cost
+        ))?;
+        out.view(format!(
+            "budget   {} → {}",
+            rec.budget_before, rec.budget_after
+        ))?;
+        let status = if rec.allowed {
+            outcome.to_string()
+        } else {
+            format!("{outcome} ({})", rec.denial)
+        };
+        out.view(format!("outcome  {}", esc(&status)))?;
+        if let Some(i) = &held {
+            out.view(format!("invocation {}", esc(i)))?;
+        }
+        // The budget law (authority-and-broker.md §7): before − cost = after when allowed,
+        // before = after when denied. Said in words, with what was checked.
+        out.view(format!(
+            "law      budget law {}",
+            match &law {
+                Ok(()) if rec.allowed => format!(
+                    "holds: {} − cost {} = {}",
+                    rec.budget_before, rec.cost, rec.budget_after
+                ),
+                Ok(()) => format!(
+                    "holds: denied, so nothing was spent ({} = {})",
+                    rec.budget_before, rec.budget_after
+                ),
+                Err(e) => format!("BROKEN: {e}"),
+            }
+        ))?;
+        // The request as its parts, not the stored netstring form (issue 29 §7).
+        out.view(format!("request  {}", rec.request_ref))?;
+        let req = decode_request(&request.payload);
+        match (req.get("payload"), req.get("nowText")) {
+            (Some(payload), Some(at)) => {
+                out.view(format!("         at   {}", esc(at.as_str().unwrap_or(""))))?;
+                out.view(format!("         args {}", esc(&payload.to_string())))?;
+            }
+            _ => out.view(format!(
+                "         {}",
+                esc(&String::from_utf8_lossy(&request.payload))
+            ))?,
+        }
+        match &result {
+            Some(r) => {
+                out.view(format!("result   {}", rec.result_ref))?;
+                out.view(format!(
+                    "         {}",
+                    esc(&String::from_utf8_lossy(&r.payload))
+                ))?;
+            }
+            None => out.view("result   (none)")?,
+        }
+        if let Some(msg) = &failure {
+            out.view(format!("failure  {}", crate::termtext::escape_text(msg)))?;
+        }
+    }
+    Ok(if law.is_ok() {
+        Exit::Success
+    } else {
+        Exit::Integrity
+    })
+}
+
+/// `world effects --pending`: the effect intents without an outcome (of one episode).
+fn pending(store: &Store, out: &mut Output, episode: Option<&str>) -> Result<Exit, CliError> {
+    let pending = journal::pending(store.conn()).map_err(read_err("effects --pending"))?;
+    let mut n = 0;
+    for (seq, id, obj_ref) in pending {
+        if !id.starts_with("effect:") {
+            continue;
+        }
+        if let Some(ep) = episode {
+            if !id.starts_with(&format!("effect:{ep}:")) {
+                continue;
+            }
+        }
+        let payload = store
+            .object(&obj_ref)
+            .map_err(read_err("effects --pending"))?
+            .map(|o| o.payload)
+            .unwrap_or_default();
+        let v: serde_json::Value =
+            serde_json::from_slice(&payload).unwrap_or(serde_json::Value::Null);
+        n += 1;
+        if out.json {
+            out.json_line(&serde_json::json!({"seq": seq, "invocationId": id, "state": "indeterminate", "outcome": crate::ops::outcome::of_pending_effect(), "intent": v}))?;
+        } else {
+            let esc = crate::termtext::escape_line;
+            out.line(format!(
+                "{} {}: {} {} cost {} request {} (never retried automatically)",
+                esc(&id),
+                crate::ops::outcome::of_pending_effect(),
+                esc(v["effect"].as_str().unwrap_or("?")),
+                esc(v["scope"].as_str().unwrap_or("?")),
+                v["cost"],
+                esc(v["requestRef"].as_str().unwrap_or("?"))
+            ))?;
+        }
+    }
+    if !out.json && n == 0 {
+        out.status("no pending effect intents");
+    }
+    Ok(Exit::Success)
+}
+
+/// `world effects`: the records `filter` selects, as a table or JSON lines.
+fn list(store: &Store, out: &mut Output, filter: &listing::Filter) -> Result<Exit, CliError> {
+    let rows = listing::list(store.conn(), filter).map_err(read_err("effects"))?;
     if out.json {
         for r in &rows {
             let mut v = serde_json::to_value(r).unwrap_or_default();

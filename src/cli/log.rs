@@ -253,33 +253,38 @@ impl Line {
     }
 }
 
+/// `world log get INDEX`: one log entry's header, as a view or JSON.
+fn get(ctx: &Context, out: &mut Output, index: &str) -> Result<Exit, CliError> {
+    let store = ctx.open_read()?;
+    let idx = entry_index(&store, index, "log get")?;
+    let Some(e) = store.log_entry(idx).map_err(read_err("log get"))? else {
+        return Err(
+            CliError::failed("log get", format!("log entry not found: {idx}"))
+                .with_code("not_found"),
+        );
+    };
+    if out.json {
+        out.json_line(&e)?;
+    } else {
+        out.view(format!("entry {}", e.header.entry_index))?;
+        out.view(format!("  entryHash       {}", e.entry_hash))?;
+        out.view(format!("  semanticsEpoch  {}", e.header.semantics_epoch))?;
+        out.view(format!("  transitionFn    {}", e.header.transition_fn))?;
+        out.view(format!("  interpreter     {}", e.header.interpreter))?;
+        out.view(format!("  prevEntryHash   {}", e.header.prev_entry_hash))?;
+        out.view(format!(
+            "  writtenBy       {}",
+            crate::termtext::escape_line(&e.header.written_by)
+        ))?;
+        out.view(format!("  transitionRef   {}", e.transition_ref))?;
+    }
+    Ok(Exit::Success)
+}
+
 /// Run `world log`.
 pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError> {
     if let Some(Cmd::Get { index }) = args.cmd {
-        let store = ctx.open_read()?;
-        let idx = entry_index(&store, &index, "log get")?;
-        let Some(e) = store.log_entry(idx).map_err(read_err("log get"))? else {
-            return Err(
-                CliError::failed("log get", format!("log entry not found: {idx}"))
-                    .with_code("not_found"),
-            );
-        };
-        if out.json {
-            out.json_line(&e)?;
-        } else {
-            out.view(format!("entry {}", e.header.entry_index))?;
-            out.view(format!("  entryHash       {}", e.entry_hash))?;
-            out.view(format!("  semanticsEpoch  {}", e.header.semantics_epoch))?;
-            out.view(format!("  transitionFn    {}", e.header.transition_fn))?;
-            out.view(format!("  interpreter     {}", e.header.interpreter))?;
-            out.view(format!("  prevEntryHash   {}", e.header.prev_entry_hash))?;
-            out.view(format!(
-                "  writtenBy       {}",
-                crate::termtext::escape_line(&e.header.written_by)
-            ))?;
-            out.view(format!("  transitionRef   {}", e.transition_ref))?;
-        }
-        return Ok(Exit::Success);
+        return get(ctx, out, &index);
     }
     let since = match &args.since {
         None => None,

@@ -409,6 +409,21 @@ fn behaviour_check(
     Ok(Some((lines, changed)))
 }
 
+/// The `checking N/M` progress bar on a terminal (hidden under `-q` or off a terminal).
+fn check_bar(out: &Output, entries: usize) -> indicatif::ProgressBar {
+    if std::io::stderr().is_terminal() && !out.quiet {
+        let bar = indicatif::ProgressBar::new(entries as u64);
+        if let Ok(style) =
+            indicatif::ProgressStyle::with_template("checking {pos}/{len} {bar:30} {msg}")
+        {
+            bar.set_style(style);
+        }
+        bar
+    } else {
+        indicatif::ProgressBar::hidden()
+    }
+}
+
 /// Run `world publish`.
 pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError> {
     if args.live {
@@ -456,17 +471,7 @@ pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError
         _ => cwd,
     };
     let provider = provider(ctx);
-    let bar = if std::io::stderr().is_terminal() && !out.quiet {
-        let bar = indicatif::ProgressBar::new(manifest.entries.len() as u64);
-        if let Ok(style) =
-            indicatif::ProgressStyle::with_template("checking {pos}/{len} {bar:30} {msg}")
-        {
-            bar.set_style(style);
-        }
-        bar
-    } else {
-        indicatif::ProgressBar::hidden()
-    };
+    let bar = check_bar(out, manifest.entries.len());
     let planned = ops::publish::plan(
         &store,
         provider.as_ref(),

@@ -361,18 +361,7 @@ pub fn junit_xml_with(report: &Report, not_run: &[(i64, String)], seconds: f64) 
 
 /// Run `world replay`.
 pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError> {
-    let selection = match (
-        &args.episode,
-        &args.invocation,
-        args.from,
-        args.to,
-        args.all,
-    ) {
-        (Some(ep), ..) => Selection::Episode(ep.clone()),
-        (_, Some(id), ..) => Selection::Invocation(id.clone()),
-        (_, _, Some(from), Some(to), _) => Selection::Range { from, to },
-        _ => Selection::All,
-    };
+    let selection = selection_of(&args);
     let store = ctx.open_read()?;
     // An attended-publish episode has no coordinator entry: its Registry.Publish effects are
     // re-derived from their records (issue 31).
@@ -417,31 +406,7 @@ pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError
             }
             bar = Some(b);
         }
-        let quiet_skip = out.quiet && !is_news(&r.outcome);
-        let res = if quiet_skip {
-            Ok(())
-        } else if out.json {
-            match &r.outcome {
-                Outcome::Rerun(v) => out.json_line(&verdict_json(r, v)),
-                _ => out.json_line(&json_for(r)),
-            }
-        } else {
-            let line = line_for(r);
-            let line = match &r.outcome {
-                Outcome::Diverged(_) => line.replacen(
-                    "DIVERGED",
-                    &super::output::paint("DIVERGED", 31, out.color),
-                    1,
-                ),
-                Outcome::Rerun(v) if !v.change.is_same() => {
-                    let word = v.change.name().to_uppercase();
-                    line.replacen(&word, &super::output::paint(&word, 33, out.color), 1)
-                }
-                _ => line,
-            };
-            out.line(line)
-        };
-        if let Err(e) = res {
+        if let Err(e) = print_entry(out, r) {
             write_err.get_or_insert(e);
         }
         if let Some(b) = &bar {
@@ -476,39 +441,7 @@ pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError
         let xml = junit_xml_with(&report, &not_run, start.elapsed().as_secs_f64());
         file.write(xml.as_bytes())?;
     }
-    let summary = format!(
-        "replayed {} entries, {} skipped (client commits), {} diverged{}",
-        report.replayed,
-        report.skipped,
-        report.diverged,
-        if report.stopped_early {
-            " (stopped at the first divergence; --keep-going replays the rest)"
-        } else {
-            ""
-        }
-    );
-    let per_transition = candidate.as_ref().map(|c| candidate::summarize(&report, c));
-    if out.json {
-        let mut summary = serde_json::json!({
-            "replayed": report.replayed,
-            "skipped": report.skipped,
-            "diverged": report.diverged,
-            "stoppedEarly": report.stopped_early,
-            "ok": report.unchanged(),
-        });
-        if let (Some(t), Some(o)) = (&per_transition, summary.as_object_mut()) {
-            o.insert("candidate".into(), candidate_json(&report, t));
-        }
-        out.json_line(&serde_json::json!({ "summary": summary }))?;
-    } else {
-        for t in per_transition.iter().flatten() {
-            out.summary(t.line())?;
-        }
-        match &per_transition {
-            Some(t) => out.summary(format!("{summary}; {}", totals(&report, t)))?,
-            None => out.summary(summary)?,
-        }
-    }
+    print_summary(out, &report, candidate.as_ref())?;
     if report.ok() && report.replayed == 0 && !args.allow_empty {
         return Err(CliError::failed(
             "replay",
@@ -527,6 +460,94 @@ pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError
             Exit::Success
         },
     )
+}
+
+/// What `--episode`, `--invocation`, `--from`/`--to` or `--all` select (the first given).
+fn selection_of(args: &Args) -> Selection {
+    match (
+        &args.episode,
+        &args.invocation,
+        args.from,
+        args.to,
+        args.all,
+    ) {
+        (Some(ep), ..) => Selection::Episode(ep.clone()),
+        (_, Some(id), ..) => Selection::Invocation(id.clone()),
+        (_, _, Some(from), Some(to), _) => Selection::Range { from, to },
+        _ => Selection::All,
+    }
+}
+
+/// Prints one entry's result as it is replayed: a JSON line, or a line with DIVERGED or a
+/// candidate's change painted; under `-q`, only news.
+fn print_entry(out: &mut Output, r: &EntryResult) -> std::io::Result<()> {
+    let quiet_skip = out.quiet && !is_news(&r.outcome);
+    if quiet_skip {
+        Ok(())
+    } else if out.json {
+        match &r.outcome {
+            Outcome::Rerun(v) => out.json_line(&verdict_json(r, v)),
+            _ => out.json_line(&json_for(r)),
+        }
+    } else {
+        let line = line_for(r);
+        let line = match &r.outcome {
+            Outcome::Diverged(_) => line.replacen(
+                "DIVERGED",
+                &super::output::paint("DIVERGED", 31, out.color),
+                1,
+            ),
+            Outcome::Rerun(v) if !v.change.is_same() => {
+                let word = v.change.name().to_uppercase();
+                line.replacen(&word, &super::output::paint(&word, 33, out.color), 1)
+            }
+            _ => line,
+        };
+        out.line(line)
+    }
+}
+
+/// The closing summary: counts, and each candidate transition's line (a JSON object under
+/// `--json`).
+fn print_summary(
+    out: &mut Output,
+    report: &Report,
+    candidate: Option<&Candidate>,
+) -> Result<(), CliError> {
+    let summary = format!(
+        "replayed {} entries, {} skipped (client commits), {} diverged{}",
+        report.replayed,
+        report.skipped,
+        report.diverged,
+        if report.stopped_early {
+            " (stopped at the first divergence; --keep-going replays the rest)"
+        } else {
+            ""
+        }
+    );
+    let per_transition = candidate.map(|c| candidate::summarize(report, c));
+    if out.json {
+        let mut summary = serde_json::json!({
+            "replayed": report.replayed,
+            "skipped": report.skipped,
+            "diverged": report.diverged,
+            "stoppedEarly": report.stopped_early,
+            "ok": report.unchanged(),
+        });
+        if let (Some(t), Some(o)) = (&per_transition, summary.as_object_mut()) {
+            o.insert("candidate".into(), candidate_json(report, t));
+        }
+        out.json_line(&serde_json::json!({ "summary": summary }))?;
+    } else {
+        for t in per_transition.iter().flatten() {
+            out.summary(t.line())?;
+        }
+        match &per_transition {
+            Some(t) => out.summary(format!("{summary}; {}", totals(report, t)))?,
+            None => out.summary(summary)?,
+        }
+    }
+    Ok(())
 }
 
 /// The candidate the command line names, if any (`--candidate`, `--transition`,

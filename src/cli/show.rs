@@ -6,6 +6,7 @@ use serde_json::Value;
 use super::output::{rfc3339, Output};
 use super::{read_err, CliError, Context, Exit};
 use crate::store::refs::Space;
+use crate::termtext::escape_line;
 
 /// Show what happened at one log entry.
 ///
@@ -107,7 +108,7 @@ pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError
     }
     let h = &v["header"];
     // Values a client or a transition wrote are shown escaped (DEC-TRUST3-4).
-    let esc = crate::termtext::escape_line;
+    let esc = escape_line;
     let text = |x: &Value| {
         let raw = x
             .as_str()
@@ -145,7 +146,27 @@ pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError
     if !inv["plan"].is_null() {
         out.view(format!("plan    {}", inv["plan"]))?;
     }
-    let effects = inv["effects"].as_array().cloned().unwrap_or_default();
+    print_effects(out, &inv["effects"])?;
+    out.view(format!("output  {}", inv["output"]))?;
+    let r = &inv["receipt"];
+    out.view(format!(
+        "receipt {} {}{}",
+        s("invocationId"),
+        esc(r["state"].as_str().unwrap_or("?")),
+        r["logicalTime"]
+            .as_i64()
+            .map(|t| format!(" at {}", rfc3339(t)))
+            .unwrap_or_default()
+    ))?;
+    out.view(format!("outcome {}", s("outcome")))?;
+    Ok(exit)
+}
+
+/// The invocation's effects, one line each with its outcome (`effects none` when there are
+/// none); stored values are shown escaped (DEC-TRUST3-4).
+fn print_effects(out: &mut Output, effects: &Value) -> Result<(), CliError> {
+    let effects = effects.as_array().cloned().unwrap_or_default();
+    let esc = escape_line;
     if effects.is_empty() {
         out.view("effects none")?;
     } else {
@@ -173,17 +194,5 @@ pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError
             ))?;
         }
     }
-    out.view(format!("output  {}", inv["output"]))?;
-    let r = &inv["receipt"];
-    out.view(format!(
-        "receipt {} {}{}",
-        s("invocationId"),
-        esc(r["state"].as_str().unwrap_or("?")),
-        r["logicalTime"]
-            .as_i64()
-            .map(|t| format!(" at {}", rfc3339(t)))
-            .unwrap_or_default()
-    ))?;
-    out.view(format!("outcome {}", s("outcome")))?;
-    Ok(exit)
+    Ok(())
 }

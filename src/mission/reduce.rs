@@ -12,6 +12,7 @@ use crate::ledger::{ActorKind, Amount};
 
 use super::codes::{Code, Rejection};
 use super::command::{Admit, Command, GrantSpec, Outcome};
+use super::contract::Contract;
 use super::state::{
     Actor, Approval, Attempt, AttemptStatus, Grant, Operation, Run, RunStatus, State, Violation,
 };
@@ -338,6 +339,22 @@ fn admit(state: &mut State, x: &Admit, now: Amount, actor: &Actor) -> Result<(),
     }
     // 4. grant chain present and not revoked
     let chain = live_chain(state, &x.grant_id)?;
+    check_grant_chain(&c, x, &chain, now)?;
+    check_operation(state, &c, x, now)?;
+    check_budget(state, x, &chain)?;
+    let ids: Vec<String> = chain.iter().map(|(id, _)| id.to_string()).collect();
+    reserve_attempt(state, x, &ids, now);
+    Ok(())
+}
+
+/// Admit checks 5–7: the chain's root is the command's subject, `now` is inside every grant's
+/// window, and the contract and every grant allow the capability and the resource.
+fn check_grant_chain(
+    c: &Contract,
+    x: &Admit,
+    chain: &[(&str, &Grant)],
+    now: Amount,
+) -> Result<(), Rejection> {
     // 5. subject
     if chain[0].1.subject != x.subject {
         return Err(Rejection::new(
@@ -349,7 +366,7 @@ fn admit(state: &mut State, x: &Admit, now: Amount, actor: &Actor) -> Result<(),
         .with("subject", &x.subject));
     }
     // 6. live window along the chain
-    for (id, g) in &chain {
+    for (id, g) in chain {
         if now < g.not_before || now >= g.expires_at {
             return Err(
                 Rejection::new(Code::GrantNotLive, "now is outside the grant's window")
@@ -377,6 +394,12 @@ fn admit(state: &mut State, x: &Admit, now: Amount, actor: &Actor) -> Result<(),
         )
         .with("resource", res));
     }
+    Ok(())
+}
+
+/// Admit checks 8–13: policy, mandatory checks, authorization age, approval, the operation's
+/// attempts and its dependencies.
+fn check_operation(state: &State, c: &Contract, x: &Admit, now: Amount) -> Result<(), Rejection> {
     // 8. policy
     if x.policy != "ALLOW" {
         return Err(
@@ -447,6 +470,12 @@ fn admit(state: &mut State, x: &Admit, now: Amount, actor: &Actor) -> Result<(),
             .with("operationId", d));
         }
     }
+    Ok(())
+}
+
+/// Admit checks 14–15: the amount fits the mission budget and every grant's limit along the
+/// chain.
+fn check_budget(state: &State, x: &Admit, chain: &[(&str, &Grant)]) -> Result<(), Rejection> {
     // 14. budget
     let committed = state.reserved.checked_add(state.settled);
     let over = committed
@@ -463,7 +492,7 @@ fn admit(state: &mut State, x: &Admit, now: Amount, actor: &Actor) -> Result<(),
         .amount("requested", x.amount));
     }
     // 15. grant limits along the chain
-    for (id, g) in &chain {
+    for (id, g) in chain {
         if g.used.checked_add(x.amount).is_none_or(|t| t > g.limit) {
             return Err(Rejection::new(
                 Code::GrantLimitExhausted,
@@ -475,10 +504,14 @@ fn admit(state: &mut State, x: &Admit, now: Amount, actor: &Actor) -> Result<(),
             .amount("requested", x.amount));
         }
     }
-    let ids: Vec<String> = chain.iter().map(|(id, _)| id.to_string()).collect();
-    // --- apply ---
+    Ok(())
+}
+
+/// Applies a checked admit: reserves the amount on the mission and the grants `ids`, counts
+/// the operation's attempt and records the admitted attempt with its intent ref.
+fn reserve_attempt(state: &mut State, x: &Admit, ids: &[String], now: Amount) {
     state.reserved = Amount(state.reserved.0 + x.amount.0);
-    for id in &ids {
+    for id in ids {
         if let Some(g) = state.grants.get_mut(id) {
             g.used = Amount(g.used.0 + x.amount.0);
         }
@@ -513,7 +546,6 @@ fn admit(state: &mut State, x: &Admit, now: Amount, actor: &Actor) -> Result<(),
     attempt.intent_ref =
         HashRef::of(&intent_bytes(&state.mission_id, &x.attempt_id, &attempt)).to_string();
     state.attempts.insert(x.attempt_id.clone(), attempt);
-    Ok(())
 }
 
 fn attempt_of<'s>(

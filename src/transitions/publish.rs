@@ -630,27 +630,7 @@ pub fn plan_publish(
     })?;
 
     // Step 1 (registry part): the epoch registry that will hold after this publish.
-    let mut epoch_bootstrap = None;
-    let registry = if opts.bootstrap_epoch {
-        match epoch::check_bootstrap(conn, &release)? {
-            BootstrapPlan::Create(obj) => {
-                epoch_bootstrap = Some(obj);
-                EpochRegistry::single(&release)
-            }
-            BootstrapPlan::Unchanged(_) => EpochRegistry::single(&release),
-        }
-    } else {
-        match epoch::read(conn)? {
-            Some((_, reg)) => reg,
-            None => {
-                return Err(EpochError::NotNominated {
-                    release,
-                    detail: "the store has no epoch registry yet — run `world pin --interpreter …`, or pass --interpreter to publish".into(),
-                }
-                .into())
-            }
-        }
-    };
+    let (registry, epoch_bootstrap) = planned_registry(conn, &release, opts)?;
 
     let base = read_head(conn)?;
     let mut sources: Vec<Object> = Vec::new();
@@ -674,33 +654,14 @@ pub fn plan_publish(
             source_labels.push((fn_ref.to_string(), source_name.clone()));
         }
         if !checked.contains(&fn_ref) {
-            let now = Instant::now();
-            if now >= deadline {
-                return Err(PublishError::Deadline(budget.as_secs()));
-            }
-            let limits = RunLimits::until((now + CHECK_DEADLINE).min(deadline));
-            let outcome =
-                interp
-                    .check(&canonical, limits)
-                    .map_err(|error| PublishError::Check {
-                        id: entry.id.clone(),
-                        interpreter: interp_ref.to_string(),
-                        error,
-                    })?;
-            if !outcome.passed {
-                // The capsule checks its copy at `host/capsule/main.ail`; name the user's file.
-                let diagnostics = outcome
-                    .diagnostics
-                    .replace(crate::interp::external::SOURCE_PATH, &source_name);
-                return Err(PublishError::NotLoadable {
-                    id: entry.id.clone(),
-                    source_name,
-                    interpreter: interp_ref.to_string(),
-                    release: release.clone(),
-                    world_import: is_world_import(&outcome.diagnostics),
-                    diagnostics: trim_quote(&without_source_text(&diagnostics)),
-                });
-            }
+            let check = SourceCheck {
+                interp,
+                interp_ref: &interp_ref,
+                release: &release,
+                deadline,
+                budget,
+            };
+            check.check(entry, &source_name, &canonical)?;
             checked.insert(fn_ref);
             if matches!(entry.source, SourceSpec::File(_)) {
                 sources.push(Object::new(
@@ -726,34 +687,9 @@ pub fn plan_publish(
     progress(Progress::Done);
 
     // Step 4: revision N+1 from the head's entries plus the manifest's (same id replaced).
-    let mut merged: BTreeMap<String, Descriptor> = base
-        .as_ref()
-        .map(|h| {
-            h.revision
-                .entries
-                .iter()
-                .map(|d| (d.id.clone(), d.clone()))
-                .collect()
-        })
-        .unwrap_or_default();
-    for d in drafted {
-        merged.insert(d.id.clone(), d);
-    }
-    let revision = Revision {
-        revision: base.as_ref().map_or(1, |h| h.revision.revision + 1),
-        parent: base.as_ref().map(|h| h.reference),
-        entries: merged.into_values().collect(),
-    };
+    let revision = next_revision(base.as_ref(), drafted);
     let revision_bytes = revision.encode()?;
-    // Re-verify every entry's source exists (the manifest's were just checked).
-    let planned: BTreeSet<String> = sources.iter().map(|o| o.meta.hash.clone()).collect();
-    for d in &revision.entries {
-        let r = d.transition_fn.to_string();
-        if planned.contains(&r) || checked.contains(&d.transition_fn) {
-            continue;
-        }
-        stored_source(conn, &d.id, &d.transition_fn)?;
-    }
+    verify_stored_sources(conn, &revision, &sources, &checked)?;
     let diff = Diff::between(
         base.as_ref().map_or(&[][..], |h| &h.revision.entries),
         &revision.entries,
@@ -770,6 +706,131 @@ pub fn plan_publish(
         diff,
         manifest_len: total,
     })
+}
+
+/// The epoch registry that will hold after this publish, and the registry object to store
+/// when `opts.bootstrap_epoch` creates it.
+///
+/// # Errors
+/// The epoch's errors; [`EpochError::NotNominated`] when the store has no registry and the
+/// publish does not bootstrap one.
+fn planned_registry(
+    conn: &Connection,
+    release: &str,
+    opts: &PlanOptions,
+) -> Result<(EpochRegistry, Option<Object>), PublishError> {
+    if opts.bootstrap_epoch {
+        return Ok(match epoch::check_bootstrap(conn, release)? {
+            BootstrapPlan::Create(obj) => (EpochRegistry::single(release), Some(obj)),
+            BootstrapPlan::Unchanged(_) => (EpochRegistry::single(release), None),
+        });
+    }
+    match epoch::read(conn)? {
+        Some((_, reg)) => Ok((reg, None)),
+        None => Err(EpochError::NotNominated {
+            release: release.to_string(),
+            detail: "the store has no epoch registry yet — run `world pin --interpreter …`, or pass --interpreter to publish".into(),
+        }
+        .into()),
+    }
+}
+
+/// What checking one manifest source needs: the interpreter, its ref and release, and the
+/// publish's whole deadline (`budget` from its start).
+struct SourceCheck<'a> {
+    interp: &'a dyn Interpreter,
+    interp_ref: &'a HashRef,
+    release: &'a str,
+    deadline: Instant,
+    budget: Duration,
+}
+
+impl SourceCheck<'_> {
+    /// Type-checks `canonical` (the source of `entry`, named `source_name` in messages) within
+    /// [`CHECK_DEADLINE`] and the publish's deadline.
+    ///
+    /// # Errors
+    /// [`PublishError::Deadline`], [`PublishError::Check`] when the interpreter could not run,
+    /// [`PublishError::NotLoadable`] when the source does not check.
+    fn check(
+        &self,
+        entry: &ManifestEntry,
+        source_name: &str,
+        canonical: &[u8],
+    ) -> Result<(), PublishError> {
+        let now = Instant::now();
+        if now >= self.deadline {
+            return Err(PublishError::Deadline(self.budget.as_secs()));
+        }
+        let limits = RunLimits::until((now + CHECK_DEADLINE).min(self.deadline));
+        let outcome =
+            self.interp
+                .check(canonical, limits)
+                .map_err(|error| PublishError::Check {
+                    id: entry.id.clone(),
+                    interpreter: self.interp_ref.to_string(),
+                    error,
+                })?;
+        if !outcome.passed {
+            // The capsule checks its copy at `host/capsule/main.ail`; name the user's file.
+            let diagnostics = outcome
+                .diagnostics
+                .replace(crate::interp::external::SOURCE_PATH, source_name);
+            return Err(PublishError::NotLoadable {
+                id: entry.id.clone(),
+                source_name: source_name.to_string(),
+                interpreter: self.interp_ref.to_string(),
+                release: self.release.to_string(),
+                world_import: is_world_import(&outcome.diagnostics),
+                diagnostics: trim_quote(&without_source_text(&diagnostics)),
+            });
+        }
+        Ok(())
+    }
+}
+
+/// Revision N+1: the head's entries (`base`) plus the `drafted` ones, a drafted id replacing
+/// the head's.
+fn next_revision(base: Option<&Head>, drafted: Vec<Descriptor>) -> Revision {
+    let mut merged: BTreeMap<String, Descriptor> = base
+        .map(|h| {
+            h.revision
+                .entries
+                .iter()
+                .map(|d| (d.id.clone(), d.clone()))
+                .collect()
+        })
+        .unwrap_or_default();
+    for d in drafted {
+        merged.insert(d.id.clone(), d);
+    }
+    Revision {
+        revision: base.map_or(1, |h| h.revision.revision + 1),
+        parent: base.map(|h| h.reference),
+        entries: merged.into_values().collect(),
+    }
+}
+
+/// Re-verifies that the source of every entry of `revision` is stored, except those this
+/// publish plans (`sources`) or just `checked`.
+///
+/// # Errors
+/// [`stored_source`]'s error for the first entry whose source is missing.
+fn verify_stored_sources(
+    conn: &Connection,
+    revision: &Revision,
+    sources: &[Object],
+    checked: &BTreeSet<HashRef>,
+) -> Result<(), PublishError> {
+    let planned: BTreeSet<String> = sources.iter().map(|o| o.meta.hash.clone()).collect();
+    for d in &revision.entries {
+        let r = d.transition_fn.to_string();
+        if planned.contains(&r) || checked.contains(&d.transition_fn) {
+            continue;
+        }
+        stored_source(conn, &d.id, &d.transition_fn)?;
+    }
+    Ok(())
 }
 
 /// Load an entry's canonical source bytes and a name for messages.

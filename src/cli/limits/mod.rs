@@ -21,7 +21,17 @@
 //! envelope `{"error":{"code":"<code>",…,"exitCode":4,"revision",…}}`. Times print as RFC 3339
 //! UTC; `--now` takes Unix ms or RFC 3339 (DEC-LEDGER-CLI-2).
 
+mod adjust;
+mod dispatch;
+mod init;
+mod reconcile;
+mod release;
 mod report;
+mod reserve;
+mod settle;
+mod stop;
+
+pub use self::reserve::ReserveArgs;
 
 use std::path::PathBuf;
 
@@ -63,31 +73,7 @@ pub enum Cmd {
         common: Common,
     },
     /// Reserve an attempt's maximum cost and active time against a scope and its ancestors
-    Reserve {
-        /// Target scope
-        #[arg(long, value_name = "S")]
-        scope: String,
-        /// New attempt id
-        #[arg(long, value_name = "A")]
-        attempt: String,
-        /// Operation id (default: the attempt id)
-        #[arg(long, value_name = "O")]
-        operation: Option<String>,
-        /// Run id (informational)
-        #[arg(long, value_name = "R")]
-        run: Option<String>,
-        /// ordinary or handoff (case-insensitive); an AGENT may reserve ordinary only
-        #[arg(long, value_parser = parse_purpose, value_name = "ordinary|handoff")]
-        purpose: Purpose,
-        /// Maximum cost, a canonical unsigned decimal in the config's unit
-        #[arg(long, value_name = "X", allow_hyphen_values = true)]
-        amount: String,
-        /// Maximum active time, milliseconds (canonical unsigned decimal)
-        #[arg(long, value_name = "M", allow_hyphen_values = true)]
-        max_active_ms: String,
-        #[command(flatten)]
-        common: Common,
-    },
+    Reserve(ReserveArgs),
     /// Mark a RESERVED attempt DISPATCHED, before any external call
     Dispatch {
         /// The attempt
@@ -444,8 +430,8 @@ struct Job<'a> {
 pub fn run(ctx: &Context, out: &mut Output, cmd: Cmd) -> Result<Exit, CliError> {
     let location = match &cmd {
         Cmd::Report { ledger, .. } => ledger.clone(),
+        Cmd::Reserve(a) => a.common.ledger.clone(),
         Cmd::Init { common, .. }
-        | Cmd::Reserve { common, .. }
         | Cmd::Dispatch { common, .. }
         | Cmd::Settle { common, .. }
         | Cmd::Reconcile { common, .. }
@@ -469,264 +455,43 @@ fn run_verb(ctx: &Context, out: &mut Output, cmd: Cmd) -> Result<Exit, CliError>
             config,
             yes,
             common,
-        } => {
-            let place = match open_place_write(ctx, common.ledger.as_deref(), "limits init", true)?
-            {
-                Ok(p) => p,
-                Err(v) => return emit(out, "limits init", &v),
-            };
-            let raw = read_input(&config, MAX_CONFIG_BYTES, "limits init")?;
-            let attendance = if yes {
-                Attendance::Unattended
-            } else {
-                Attendance::Attended
-            };
-            let job = Job {
-                what: "limits init",
-                common: &common,
-                command: Command::Init { config: raw },
-                attendance,
-                evidence: None,
-            };
-            execute(ctx, out, &place, job)
-        }
-        Cmd::Reserve {
-            scope,
-            attempt,
-            operation,
-            run,
-            purpose,
-            amount: amount_text,
-            max_active_ms,
-            common,
-        } => {
-            let place =
-                match open_place_write(ctx, common.ledger.as_deref(), "limits reserve", false)? {
-                    Ok(p) => p,
-                    Err(v) => return emit(out, "limits reserve", &v),
-                };
-            let parsed = amount(&place, &amount_text)
-                .and_then(|a| amount(&place, &max_active_ms).map(|m| (a, m)));
-            let (amount_v, max_ms) = match parsed {
-                Ok(p) => p,
-                Err(v) => return emit(out, "limits reserve", &v),
-            };
-            let command = Command::Reserve {
-                operation_id: operation.unwrap_or_else(|| attempt.clone()),
-                attempt_id: attempt,
-                scope_id: scope,
-                run_id: run,
-                purpose,
-                amount: amount_v,
-                max_active_ms: max_ms,
-                paired: false,
-            };
-            operator(ctx, out, &place, "limits reserve", &common, command, None)
-        }
-        Cmd::Dispatch { attempt, common } => {
-            let place =
-                match open_place_write(ctx, common.ledger.as_deref(), "limits dispatch", false)? {
-                    Ok(p) => p,
-                    Err(v) => return emit(out, "limits dispatch", &v),
-                };
-            let command = Command::Dispatch {
-                attempt_id: attempt,
-            };
-            operator(ctx, out, &place, "limits dispatch", &common, command, None)
-        }
+        } => init::run(ctx, out, config, yes, common),
+        Cmd::Reserve(a) => reserve::run(ctx, out, a),
+        Cmd::Dispatch { attempt, common } => dispatch::run(ctx, out, attempt, common),
         Cmd::Settle {
             attempt,
             actual,
             failed,
             unknown: _,
             common,
-        } => {
-            let place =
-                match open_place_write(ctx, common.ledger.as_deref(), "limits settle", false)? {
-                    Ok(p) => p,
-                    Err(v) => return emit(out, "limits settle", &v),
-                };
-            let (outcome, actual_cost) = match actual {
-                None => (Outcome::Unknown, None),
-                Some(text) => match amount(&place, &text) {
-                    Ok(a) if failed => (Outcome::Failed, Some(a)),
-                    Ok(a) => (Outcome::Succeeded, Some(a)),
-                    Err(v) => return emit(out, "limits settle", &v),
-                },
-            };
-            let command = Command::Settle {
-                attempt_id: attempt,
-                outcome,
-                actual_cost,
-                effect_outcome: false,
-            };
-            operator(ctx, out, &place, "limits settle", &common, command, None)
-        }
-        Cmd::Release { attempt, common } => {
-            let place =
-                match open_place_write(ctx, common.ledger.as_deref(), "limits release", false)? {
-                    Ok(p) => p,
-                    Err(v) => return emit(out, "limits release", &v),
-                };
-            let command = Command::Release {
-                attempt_id: attempt,
-                never_dispatched: false,
-            };
-            operator(ctx, out, &place, "limits release", &common, command, None)
-        }
+        } => settle::run(ctx, out, attempt, actual, failed, common),
+        Cmd::Release { attempt, common } => release::run(ctx, out, attempt, common),
         Cmd::Stop {
             scope,
             reason,
             evidence,
             common,
-        } => {
-            let place = match open_place_write(ctx, common.ledger.as_deref(), "limits stop", false)?
-            {
-                Ok(p) => p,
-                Err(v) => return emit(out, "limits stop", &v),
-            };
-            let ev = EvidenceInput::read(&evidence, "limits stop")?;
-            let command = Command::Stop {
-                scope_id: scope,
-                reason,
-                evidence_ref: ev.reference.clone(),
-            };
-            operator(ctx, out, &place, "limits stop", &common, command, Some(ev))
-        }
+        } => stop::run(ctx, out, scope, reason, evidence, common),
         Cmd::Reconcile {
             from_store: true,
             common,
             ..
-        } => from_store(ctx, out, &common),
+        } => reconcile::from_store(ctx, out, &common),
         Cmd::Reconcile {
             attempt,
             actual,
             evidence,
             common,
             ..
-        } => {
-            let (Some(attempt), Some(actual)) = (attempt, actual) else {
-                return Err(CliError::usage(
-                    "limits reconcile",
-                    "pass --attempt A --actual X, or --from-store",
-                ));
-            };
-            let place =
-                match open_place_write(ctx, common.ledger.as_deref(), "limits reconcile", false)? {
-                    Ok(p) => p,
-                    Err(v) => return emit(out, "limits reconcile", &v),
-                };
-            let actual_cost = match amount(&place, &actual) {
-                Ok(a) => a,
-                Err(v) => return emit(out, "limits reconcile", &v),
-            };
-            let ev = EvidenceInput::read(&evidence, "limits reconcile")?;
-            let job = Job {
-                what: "limits reconcile",
-                common: &common,
-                command: Command::Reconcile {
-                    attempt_id: attempt,
-                    actual_cost,
-                    evidence_ref: ev.reference.clone(),
-                },
-                attendance: Attendance::Attended,
-                evidence: Some(ev),
-            };
-            execute(ctx, out, &place, job)
-        }
+        } => reconcile::run(ctx, out, attempt, actual, evidence, common),
         Cmd::Adjust {
             scope,
             set,
             resume,
             evidence,
             common,
-        } => {
-            if set.is_empty() && !resume {
-                return Err(CliError::usage(
-                    "limits adjust",
-                    "nothing to change: pass --set KIND=VALUE|null and/or --resume",
-                ));
-            }
-            let place =
-                match open_place_write(ctx, common.ledger.as_deref(), "limits adjust", false)? {
-                    Ok(p) => p,
-                    Err(v) => return emit(out, "limits adjust", &v),
-                };
-            let limits = match parse_patch(&place, &set)? {
-                Ok(p) => p,
-                Err(v) => return emit(out, "limits adjust", &v),
-            };
-            let ev = EvidenceInput::read(&evidence, "limits adjust")?;
-            let job = Job {
-                what: "limits adjust",
-                common: &common,
-                command: Command::Adjust {
-                    scope_id: scope,
-                    limits,
-                    resume,
-                    evidence_ref: ev.reference.clone(),
-                },
-                attendance: Attendance::Attended,
-                evidence: Some(ev),
-            };
-            execute(ctx, out, &place, job)
-        }
+        } => adjust::run(ctx, out, scope, set, resume, evidence, common),
     }
-}
-
-/// `world limits reconcile --from-store`: the HOST settles this store's outstanding attempts in
-/// the standalone ledger from the store's journal evidence (limits::pairing). One line per
-/// attempt (`--json`: one object per line); exit 0 when none is left, 5 while any needs a human.
-fn from_store(ctx: &Context, out: &mut Output, common: &Common) -> Result<Exit, CliError> {
-    let what = "limits reconcile --from-store";
-    let Some(location) = common.ledger.as_deref() else {
-        return Err(CliError::usage(
-            what,
-            "--from-store reconciles a standalone ledger: pass --ledger FILE|URL (or WORLD_LEDGER)",
-        ));
-    };
-    // The writer lock: no invocation of this store is in flight while its attempts are read.
-    let store = ctx.open_write(false)?;
-    let ledger = match limits::open_standalone_ledger(location) {
-        Ok(l) => l,
-        Err(limits::Error::Rejected(v)) => return emit(out, "limits reconcile --from-store", &v),
-        Err(e) => return Err(ledger_err(what, e)),
-    };
-    let now_ms = parse_now(common.now.as_deref())?;
-    let (id, done) = match ops::limits::reconcile_from_store(&store, ledger.as_ref(), now_ms) {
-        Ok(FromStore::NeverPaired) => {
-            out.warn("this store was never paired with a standalone ledger: nothing to reconcile");
-            return Ok(Exit::Success);
-        }
-        Ok(FromStore::Reconciled { store_id, done }) => (store_id, done),
-        Err(FromStoreError::Store(e)) => return Err(CliError::store(what, e)),
-        Err(FromStoreError::Ledger(e)) => return Err(ledger_err(what, e)),
-    };
-    let mut kept = 0;
-    for r in &done {
-        if r.action == "kept" {
-            kept += 1;
-        }
-        if out.json {
-            out.json_line(r)?;
-        } else {
-            out.line(format!(
-                "{} {} {} ({}): {}",
-                r.action, r.attempt_id, r.state, r.invocation, r.why
-            ))?;
-        }
-    }
-    if done.is_empty() {
-        out.warn(format!(
-            "no outstanding attempts of {id} in {}",
-            ledger.describe()
-        ));
-    }
-    Ok(if kept > 0 {
-        Exit::Indeterminate
-    } else {
-        Exit::Success
-    })
 }
 
 fn operator(

@@ -17,7 +17,9 @@ use crate::broker::handlers::registry::Publisher;
 use crate::broker::BrokerError;
 use crate::cli::output::Output;
 use crate::cli::{CliError, Context, Exit};
-use crate::ops::package::{self, PackageError, PublishOptions, DEFAULT_EPISODE};
+use crate::ops::package::{
+    self, ApprovalRefusal, PackageError, Plan, PublishOptions, Published, DEFAULT_EPISODE,
+};
 use crate::package::registry::{self, CredentialFile};
 
 /// Who uploads.
@@ -66,86 +68,8 @@ pub struct Args {
 
 /// Run `world package publish`.
 pub fn run(ctx: &Context, out: &mut Output, a: Args) -> Result<Exit, CliError> {
-    const WHAT: &str = "package publish";
-    match (a.live, a.dry_run) {
-        (true, true) => {
-            return Err(stop(
-                WHAT,
-                "mode",
-                Some("both"),
-                "--dry-run and --live are mutually exclusive",
-            ))
-        }
-        (false, false) => {
-            return Err(stop(
-                WHAT,
-                "mode",
-                Some("none"),
-                "publish requires exactly one of --dry-run or --live",
-            ))
-        }
-        _ => {}
-    }
-    if a.live && a.credential_file.is_none() {
-        return Err(stop(
-            WHAT,
-            "credential",
-            Some("absent"),
-            "--credential-file names a file outside the working tree holding the registry API key; the key is never read from the environment",
-        ));
-    }
-    if a.timeout == 0 || a.timeout > 3600 {
-        return Err(CliError::usage(
-            WHAT,
-            format!("--timeout must be 1..=3600 seconds, got {}", a.timeout),
-        ));
-    }
-    let (publisher, compiler_sha256, publisher_version) = match (a.publisher, &a.ailang_bin) {
-        (PublisherChoice::World, None) => (Publisher::Native, String::new(), None),
-        (PublisherChoice::World, Some(_)) => {
-            return Err(CliError::usage(
-                WHAT,
-                "--ailang-bin is for --publisher ailang",
-            ))
-        }
-        (PublisherChoice::Ailang, None) => {
-            return Err(CliError::usage(
-                WHAT,
-                "--publisher ailang needs --ailang-bin PATH",
-            ))
-        }
-        (PublisherChoice::Ailang, Some(bin)) => {
-            let root = crate::interp::archive::Archive::for_db(&ctx.db)
-                .root()
-                .join("publisher");
-            let (archived, _) = crate::interp::archive::Archive::at_root(root.clone())
-                .archive(bin)
-                .map_err(|e| {
-                    stop(
-                        WHAT,
-                        "handler",
-                        Some("refused"),
-                        &format!("--ailang-bin: {e}"),
-                    )
-                })?;
-            let version = archived
-                .manifest
-                .version
-                .lines()
-                .next()
-                .unwrap_or("")
-                .trim()
-                .to_string();
-            (
-                Publisher::Ailang {
-                    root,
-                    hash_ref: archived.hash_ref.clone(),
-                },
-                archived.hash_ref,
-                Some(version),
-            )
-        }
-    };
+    check_flags(&a)?;
+    let (publisher, compiler_sha256, publisher_version) = choose_publisher(ctx, &a)?;
     let origins = a.registry.origins(WHAT)?;
     if registry::ambient_credential() {
         return Err(stop(
@@ -192,35 +116,7 @@ pub fn run(ctx: &Context, out: &mut Output, a: Args) -> Result<Exit, CliError> {
         &plan.phrase(),
     )?;
     if a.dry_run {
-        let p = plan.packet();
-        out.line("REHEARSAL — no request of any kind was made.")?;
-        out.line(format!("  package        {}@{}", p.package, p.version))?;
-        out.line(format!("  registry       {}", plan.origins.registry.text))?;
-        out.line(format!("  validator      {}", plan.origins.validator.text))?;
-        out.line(format!(
-            "  publisher      {}",
-            match &publisher {
-                Publisher::Native => "world".to_string(),
-                Publisher::Ailang { hash_ref, .. } => format!("ailang {hash_ref}"),
-            }
-        ))?;
-        out.line(format!("  capability     {}", scope))?;
-        match &approval {
-            Ok((d, e)) => {
-                out.line(format!("  approval       {d}"))?;
-                out.line(format!(
-                    "  approval scope {}",
-                    plan.approval_scope(*e).format()
-                ))?;
-            }
-            Err(r) => out.line(format!(
-                "  approval       none: {} ({})",
-                r.reason, r.detail
-            ))?,
-        }
-        out.line(format!("  tarball        {}", p.tarball_sha256))?;
-        out.line(format!("  content        {}", p.content_hash))?;
-        out.line(format!("  interface      {}", p.interface_hash))?;
+        rehearse(out, &plan, &publisher, &scope, &approval)?;
         return Ok(Exit::Success);
     }
     let cred_path = a.credential_file.clone().unwrap_or_default();
@@ -255,8 +151,148 @@ pub fn run(ctx: &Context, out: &mut Output, a: Args) -> Result<Exit, CliError> {
         }
         Err(e) => return Err(CliError::failed(WHAT, e)),
     };
+    report(out, &a, &r)
+}
+
+const WHAT: &str = "package publish";
+
+/// The flag checks that need nothing else: exactly one mode, a credential file for `--live`,
+/// and `--timeout` in 1..=3600.
+fn check_flags(a: &Args) -> Result<(), CliError> {
+    match (a.live, a.dry_run) {
+        (true, true) => {
+            return Err(stop(
+                WHAT,
+                "mode",
+                Some("both"),
+                "--dry-run and --live are mutually exclusive",
+            ))
+        }
+        (false, false) => {
+            return Err(stop(
+                WHAT,
+                "mode",
+                Some("none"),
+                "publish requires exactly one of --dry-run or --live",
+            ))
+        }
+        _ => {}
+    }
+    if a.live && a.credential_file.is_none() {
+        return Err(stop(
+            WHAT,
+            "credential",
+            Some("absent"),
+            "--credential-file names a file outside the working tree holding the registry API key; the key is never read from the environment",
+        ));
+    }
+    if a.timeout == 0 || a.timeout > 3600 {
+        return Err(CliError::usage(
+            WHAT,
+            format!("--timeout must be 1..=3600 seconds, got {}", a.timeout),
+        ));
+    }
+    Ok(())
+}
+
+/// Who uploads: the publisher, the compiler's sha256 for the request (empty for `world`)
+/// and the pinned `ailang`'s version line (the packet's fallback compiler).
+fn choose_publisher(
+    ctx: &Context,
+    a: &Args,
+) -> Result<(Publisher, String, Option<String>), CliError> {
+    Ok(match (a.publisher, &a.ailang_bin) {
+        (PublisherChoice::World, None) => (Publisher::Native, String::new(), None),
+        (PublisherChoice::World, Some(_)) => {
+            return Err(CliError::usage(
+                WHAT,
+                "--ailang-bin is for --publisher ailang",
+            ))
+        }
+        (PublisherChoice::Ailang, None) => {
+            return Err(CliError::usage(
+                WHAT,
+                "--publisher ailang needs --ailang-bin PATH",
+            ))
+        }
+        (PublisherChoice::Ailang, Some(bin)) => {
+            let root = crate::interp::archive::Archive::for_db(&ctx.db)
+                .root()
+                .join("publisher");
+            let (archived, _) = crate::interp::archive::Archive::at_root(root.clone())
+                .archive(bin)
+                .map_err(|e| {
+                    stop(
+                        WHAT,
+                        "handler",
+                        Some("refused"),
+                        &format!("--ailang-bin: {e}"),
+                    )
+                })?;
+            let version = archived
+                .manifest
+                .version
+                .lines()
+                .next()
+                .unwrap_or("")
+                .trim()
+                .to_string();
+            (
+                Publisher::Ailang {
+                    root,
+                    hash_ref: archived.hash_ref.clone(),
+                },
+                archived.hash_ref,
+                Some(version),
+            )
+        }
+    })
+}
+
+/// `--dry-run`: what `--live` would do, with no request of any kind.
+fn rehearse(
+    out: &mut Output,
+    plan: &Plan,
+    publisher: &Publisher,
+    scope: &str,
+    approval: &Result<(String, i64), ApprovalRefusal>,
+) -> Result<(), CliError> {
+    let p = plan.packet();
+    out.line("REHEARSAL — no request of any kind was made.")?;
+    out.line(format!("  package        {}@{}", p.package, p.version))?;
+    out.line(format!("  registry       {}", plan.origins.registry.text))?;
+    out.line(format!("  validator      {}", plan.origins.validator.text))?;
+    out.line(format!(
+        "  publisher      {}",
+        match publisher {
+            Publisher::Native => "world".to_string(),
+            Publisher::Ailang { hash_ref, .. } => format!("ailang {hash_ref}"),
+        }
+    ))?;
+    out.line(format!("  capability     {}", scope))?;
+    match approval {
+        Ok((d, e)) => {
+            out.line(format!("  approval       {d}"))?;
+            out.line(format!(
+                "  approval scope {}",
+                plan.approval_scope(*e).format()
+            ))?;
+        }
+        Err(r) => out.line(format!(
+            "  approval       none: {} ({})",
+            r.reason, r.detail
+        ))?,
+    }
+    out.line(format!("  tarball        {}", p.tarball_sha256))?;
+    out.line(format!("  content        {}", p.content_hash))?;
+    out.line(format!("  interface      {}", p.interface_hash))?;
+    Ok(())
+}
+
+/// The publish's outcome: `PUBLISHED` (0), `INDETERMINATE` (5, never retried) or `FAILED`.
+fn report(out: &mut Output, a: &Args, r: &Published) -> Result<Exit, CliError> {
     if out.json {
-        out.json_line(&r)?;
+        out.json_line(r)?;
     }
     match r.status {
         "succeeded" => {

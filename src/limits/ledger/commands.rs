@@ -43,6 +43,59 @@ pub(super) fn reserve(cx: &mut Ctx<'_>) -> Result<Verdict, Error> {
     if let Some(r) = chain.rows.iter().find(|r| r.stopped_at.is_some()) {
         return Err(cx.reject(Code::ScopeStopped).scope(&r.id).into());
     }
+    check_dependencies(cx, &chain)?;
+    check_elapsed_and_attempts(cx, &chain)?;
+    let overflow = check_usage(cx, &chain, *purpose, amount)?;
+    check_active(cx, &chain, max_active)?;
+    // (33)
+    let delta = match purpose {
+        Purpose::Ordinary => Delta {
+            ordinary: (amount, 0),
+            active: (max_active, 0),
+            attempts: 1,
+            ..Delta::default()
+        },
+        Purpose::Handoff => Delta {
+            handoff: (amount, 0),
+            active: (max_active, 0),
+            attempts: 1,
+            ..Delta::default()
+        },
+    };
+    let planned = plan_delta(&chain, &delta)?;
+    let Some(new) = planned.filter(|_| !overflow) else {
+        return Err(cx.reject(Code::OverflowsUsage).scope(scope_id).into());
+    };
+    // (34)
+    cx.check_time()?;
+    // Apply.
+    write_delta(cx.tx, &chain, &new)?;
+    let rev_next = i64::try_from(cx.meta.revision + 1).map_err(|_| Error::corrupt("revision"))?;
+    cx.tx
+        .exec("INSERT INTO limits_attempts (attempt_id, operation_id, scope_id, run_id, purpose, amount, max_active_ms, \
+             state, paired, reserved_at_ms, actor_id, actor_kind, revision) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 'RESERVED', ?8, ?9, ?10, ?11, ?12)", &vals![
+            attempt_id,
+            operation_id,
+            scope_id,
+            run_id,
+            purpose.as_str(),
+            amount.to_string(),
+            max_active.to_string(),
+            paired,
+            cx.now.to_string(),
+            cx.actor.actor_id,
+            cx.actor.actor_kind.as_str(),
+            rev_next
+        ])?;
+    let ok = Verdict::new(Code::Ok, 0)
+        .scope(scope_id)
+        .attempt(attempt_id);
+    cx.commit(ok, serde_json::json!({ "chain": chain.rows.iter().map(|r| r.id.as_str()).collect::<Vec<_>>() }))
+}
+
+/// (25): no scope of the chain depends on a blocked scope.
+fn check_dependencies(cx: &Ctx<'_>, chain: &Chain) -> Result<(), Error> {
     // (25)
     if chain.rows.iter().any(|r| !r.depends_on.is_empty()) {
         let view = super::super::report::View::load(cx.tx, cx.now)?;
@@ -58,11 +111,15 @@ pub(super) fn reserve(cx: &mut Ctx<'_>) -> Result<Verdict, Error> {
             }
         }
     }
-    let mut overflow = false;
+    Ok(())
+}
+
+/// (26)(27): no scope of the chain has used up its elapsed time or its attempts.
+fn check_elapsed_and_attempts(cx: &Ctx<'_>, chain: &Chain) -> Result<(), Error> {
     // (26)
     for (i, (row, eff)) in chain.rows.iter().zip(&chain.eff).enumerate() {
         if let Some(e) = eff.elapsed_ms {
-            let used = elapsed_at(&chain, i, cx.now);
+            let used = elapsed_at(chain, i, cx.now);
             if used >= e.get() {
                 return Err(cx
                     .reject(Code::ElapsedMsExhausted)
@@ -84,6 +141,13 @@ pub(super) fn reserve(cx: &mut Ctx<'_>) -> Result<Verdict, Error> {
             }
         }
     }
+    Ok(())
+}
+
+/// (28)(29)(30): `amount` of `purpose` fits every scope's cost and handoff bounds, target to
+/// root; `Ok(true)` when a usage would overflow without a bound ((33) refuses it).
+fn check_usage(cx: &Ctx<'_>, chain: &Chain, purpose: Purpose, amount: u128) -> Result<bool, Error> {
+    let mut overflow = false;
     // (28)(29)(30): kind group handoff/cost, target to root.
     for (row, eff) in chain.rows.iter().zip(&chain.eff) {
         let cost_used = row.usage_ordinary.checked_add(row.usage_handoff);
@@ -155,6 +219,11 @@ pub(super) fn reserve(cx: &mut Ctx<'_>) -> Result<Verdict, Error> {
             }
         }
     }
+    Ok(overflow)
+}
+
+/// (31): `max_active` more milliseconds fit every scope's active-time bound.
+fn check_active(cx: &Ctx<'_>, chain: &Chain, max_active: u128) -> Result<(), Error> {
     // (31)
     for (row, eff) in chain.rows.iter().zip(&chain.eff) {
         if let Some(a) = eff.active_ms {
@@ -175,51 +244,7 @@ pub(super) fn reserve(cx: &mut Ctx<'_>) -> Result<Verdict, Error> {
             }
         }
     }
-    // (33)
-    let delta = match purpose {
-        Purpose::Ordinary => Delta {
-            ordinary: (amount, 0),
-            active: (max_active, 0),
-            attempts: 1,
-            ..Delta::default()
-        },
-        Purpose::Handoff => Delta {
-            handoff: (amount, 0),
-            active: (max_active, 0),
-            attempts: 1,
-            ..Delta::default()
-        },
-    };
-    let planned = plan_delta(&chain, &delta)?;
-    let Some(new) = planned.filter(|_| !overflow) else {
-        return Err(cx.reject(Code::OverflowsUsage).scope(scope_id).into());
-    };
-    // (34)
-    cx.check_time()?;
-    // Apply.
-    write_delta(cx.tx, &chain, &new)?;
-    let rev_next = i64::try_from(cx.meta.revision + 1).map_err(|_| Error::corrupt("revision"))?;
-    cx.tx
-        .exec("INSERT INTO limits_attempts (attempt_id, operation_id, scope_id, run_id, purpose, amount, max_active_ms, \
-             state, paired, reserved_at_ms, actor_id, actor_kind, revision) \
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 'RESERVED', ?8, ?9, ?10, ?11, ?12)", &vals![
-            attempt_id,
-            operation_id,
-            scope_id,
-            run_id,
-            purpose.as_str(),
-            amount.to_string(),
-            max_active.to_string(),
-            paired,
-            cx.now.to_string(),
-            cx.actor.actor_id,
-            cx.actor.actor_kind.as_str(),
-            rev_next
-        ])?;
-    let ok = Verdict::new(Code::Ok, 0)
-        .scope(scope_id)
-        .attempt(attempt_id);
-    cx.commit(ok, serde_json::json!({ "chain": chain.rows.iter().map(|r| r.id.as_str()).collect::<Vec<_>>() }))
+    Ok(())
 }
 
 pub(super) fn state_code(state: State) -> Option<Code> {

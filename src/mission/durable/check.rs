@@ -177,24 +177,22 @@ pub(super) fn orphans(db: &dyn Db, out: &mut Vec<Problem>) -> Result<(), Error> 
     Ok(())
 }
 
+/// Checks one mission: its journal re-folded against the chain, the materialised rows, the
+/// request keys and the outbox; each finding is pushed onto `out`.
+///
+/// # Errors
+/// SQLite and ledger errors (anything else is a [`Problem`]).
 pub(crate) fn check_one(
     db: &dyn Db,
     mission_id: &str,
     out: &mut Vec<Problem>,
 ) -> Result<(), Error> {
-    let mut problem = |category: &'static str, seq: Option<u64>, reason: String| {
-        out.push(Problem {
-            category,
-            mission_id: mission_id.to_string(),
-            seq,
-            reason,
-        });
-    };
+    let mut f = Findings { mission_id, out };
     let h = match head(db, mission_id) {
         Ok(h) => h,
         Err(e @ (Error::Sqlite(_) | Error::Ledger(_))) => return Err(e),
         Err(e) => {
-            problem("mission_state", None, e.to_string());
+            f.problem("mission_state", None, e.to_string());
             return Ok(());
         }
     };
@@ -202,39 +200,100 @@ pub(crate) fn check_one(
         Ok(e) => e,
         Err(e @ (Error::Sqlite(_) | Error::Ledger(_))) => return Err(e),
         Err(e) => {
-            problem("mission_journal", None, e.to_string());
+            f.problem("mission_journal", None, e.to_string());
             return Ok(());
         }
     };
-    let mut state = State::create(&h.contract);
-    let mut prev = match stored_root(db, mission_id, &h.contract_ref) {
+    let prev = match stored_root(db, mission_id, &h.contract_ref) {
         Ok(r) => r,
         Err(e @ (Error::Sqlite(_) | Error::Ledger(_))) => return Err(e),
         Err(e) => {
-            problem("mission_state", None, e.to_string());
+            f.problem("mission_state", None, e.to_string());
             return Ok(());
         }
     };
-    // What the journal says each idempotency key and each admit wrote (F5).
+    let Some(Folded {
+        state,
+        prev,
+        keys,
+        admit_seq,
+    }) = fold_journal(mission_id, &h, &entries, prev, &mut f)
+    else {
+        return Ok(());
+    };
+    if h.seq != entries.len() as u64 || h.head_hash != prev {
+        f.problem(
+            "mission_chain",
+            None,
+            format!(
+                "the mission row names entry {} / {}, the journal ends at {} / {prev}",
+                h.seq,
+                h.head_hash,
+                entries.len()
+            ),
+        );
+    }
+    check_rows(db, mission_id, &state, &mut f)?;
+    check_requests(db, mission_id, keys, &mut f)?;
+    check_outbox(db, mission_id, &state, &admit_seq, &mut f)
+}
+
+/// Where [`check_one`] records what it finds about one mission.
+struct Findings<'a> {
+    mission_id: &'a str,
+    out: &'a mut Vec<Problem>,
+}
+
+impl Findings<'_> {
+    fn problem(&mut self, category: &'static str, seq: Option<u64>, reason: String) {
+        self.out.push(Problem {
+            category,
+            mission_id: self.mission_id.to_string(),
+            seq,
+            reason,
+        });
+    }
+}
+
+/// What re-folding a mission's journal gives: the state, the last entry's hash, and what each
+/// idempotency key and each admit wrote (F5).
+struct Folded {
+    state: State,
+    prev: String,
+    keys: BTreeMap<String, (u64, String)>,
+    admit_seq: BTreeMap<String, u64>,
+}
+
+/// Re-folds `entries` through `reduce` from the contract of `h`, checking the hash chain from
+/// `prev` (the creation record's hash) and each entry's recorded result; `None` after the
+/// first entry that fails (recorded in `f`).
+fn fold_journal(
+    mission_id: &str,
+    h: &Head,
+    entries: &[JournalEntry],
+    mut prev: String,
+    f: &mut Findings<'_>,
+) -> Option<Folded> {
+    let mut state = State::create(&h.contract);
     let mut keys: BTreeMap<String, (u64, String)> = BTreeMap::new();
     let mut admit_seq: BTreeMap<String, u64> = BTreeMap::new();
     for (expected, e) in (1u64..).zip(entries.iter()) {
         if e.seq != expected {
-            problem(
+            f.problem(
                 "mission_chain",
                 Some(e.seq),
                 format!("expected entry {expected}, found {}", e.seq),
             );
-            return Ok(());
+            return None;
         }
         let computed = HashRef::of(&e.entry).to_string();
         if computed != e.entry_hash {
-            problem(
+            f.problem(
                 "mission_chain",
                 Some(e.seq),
                 format!("entry hashes to {computed}, the row says {}", e.entry_hash),
             );
-            return Ok(());
+            return None;
         }
         if e.prev_hash != prev {
             let reason = if expected == 1 {
@@ -248,27 +307,27 @@ pub(crate) fn check_one(
                     e.prev_hash
                 )
             };
-            problem("mission_chain", Some(e.seq), reason);
-            return Ok(());
+            f.problem("mission_chain", Some(e.seq), reason);
+            return None;
         }
         let d = match decode_entry(&e.entry) {
             Ok(d) => d,
             Err(why) => {
-                problem(
+                f.problem(
                     "mission_journal",
                     Some(e.seq),
                     format!("entry does not decode: {why}"),
                 );
-                return Ok(());
+                return None;
             }
         };
         if d.seq != e.seq || d.prev_hash != e.prev_hash || d.mission_id != mission_id {
-            problem(
+            f.problem(
                 "mission_journal",
                 Some(e.seq),
                 "entry's missionId/seq/prevHash differ from its row".into(),
             );
-            return Ok(());
+            return None;
         }
         if let Some(k) = &d.request_id {
             keys.insert(k.clone(), (e.seq, d.command.command_ref().to_string()));
@@ -287,36 +346,40 @@ pub(crate) fn check_one(
                     Ok(()) => "OK".to_string(),
                     Err(r) => r.code.as_str().to_string(),
                 };
-                problem(
+                f.problem(
                     "mission_journal",
                     Some(e.seq),
                     format!("replaying the entry gives {got}, the journal recorded {recorded}"),
                 );
-                return Ok(());
+                return None;
             }
         }
         prev = e.entry_hash.clone();
     }
-    if h.seq != entries.len() as u64 || h.head_hash != prev {
-        problem(
-            "mission_chain",
-            None,
-            format!(
-                "the mission row names entry {} / {}, the journal ends at {} / {prev}",
-                h.seq,
-                h.head_hash,
-                entries.len()
-            ),
-        );
-    }
+    Some(Folded {
+        state,
+        prev,
+        keys,
+        admit_seq,
+    })
+}
+
+/// The materialised rows agree with the fold `state`: the whole state, each attempt row's
+/// index columns with its body (F4), and the violation rows' numbering.
+fn check_rows(
+    db: &dyn Db,
+    mission_id: &str,
+    state: &State,
+    f: &mut Findings<'_>,
+) -> Result<(), Error> {
     match load_full_db(db, mission_id) {
         Ok(stored) => {
-            if stored != state {
-                problem("mission_state", None, describe_diff(&stored, &state));
+            if stored != *state {
+                f.problem("mission_state", None, describe_diff(&stored, state));
             }
         }
         Err(e @ (Error::Sqlite(_) | Error::Ledger(_))) => return Err(e),
-        Err(e) => problem("mission_state", None, e.to_string()),
+        Err(e) => f.problem("mission_state", None, e.to_string()),
     }
     // The attempt rows' index columns agree with their bodies (F4: commands and reports
     // must be able to trust neither alone, so a disagreement is a finding).
@@ -328,7 +391,7 @@ pub(crate) fn check_one(
         // An unreadable body is already a finding of the comparison above.
         if let Ok(a) = serde_json::from_str::<Attempt>(&row.text(3)?) {
             if let Some(why) = attempt_columns_differ(&a, &row.text(1)?, &row.text(2)?) {
-                problem("mission_state", None, format!("attempt {id}: {why}"));
+                f.problem("mission_state", None, format!("attempt {id}: {why}"));
             }
         }
     }
@@ -343,7 +406,7 @@ pub(crate) fn check_one(
         .map(|r| r.int(0))
         .collect::<Result<_, _>>()?;
     if ords.iter().zip(0i64..).any(|(o, i)| *o != i) {
-        problem(
+        f.problem(
             "mission_state",
             None,
             format!(
@@ -352,6 +415,16 @@ pub(crate) fn check_one(
             ),
         );
     }
+    Ok(())
+}
+
+/// The idempotency rows and the journal's request keys (`keys`) name each other (F5).
+fn check_requests(
+    db: &dyn Db,
+    mission_id: &str,
+    mut keys: BTreeMap<String, (u64, String)>,
+    f: &mut Findings<'_>,
+) -> Result<(), Error> {
     // Each idempotency row names the journal entry that used its key, with that entry's
     // command; each key in the journal has its row (F5: else a resend answers another
     // command's result, or applies the command again).
@@ -362,12 +435,12 @@ pub(crate) fn check_one(
         let (k, c, seq) = (row.text(0)?, row.text(1)?, row.int(2)?);
         match keys.remove(&k) {
             Some((s, r)) if i64::try_from(s).ok() == Some(seq) && r == c => {}
-            Some((s, r)) => problem(
+            Some((s, r)) => f.problem(
                 "mission_state",
                 Some(s),
                 format!("request {k} names entry {seq} with command {c}; the journal's entry {s} carries that requestId with command {r}"),
             ),
-            None => problem(
+            None => f.problem(
                 "mission_state",
                 None,
                 format!("request {k} names entry {seq}, but no journal entry carries that requestId"),
@@ -375,12 +448,24 @@ pub(crate) fn check_one(
         }
     }
     for (k, (s, _)) in keys {
-        problem(
+        f.problem(
             "mission_state",
             Some(s),
             format!("journal entry {s} carries requestId {k}, but mission_requests has no row for it (a resend would apply it again)"),
         );
     }
+    Ok(())
+}
+
+/// The outbox holds exactly the admitted attempts' intents, written by their admit entries
+/// (`admit_seq`).
+fn check_outbox(
+    db: &dyn Db,
+    mission_id: &str,
+    state: &State,
+    admit_seq: &BTreeMap<String, u64>,
+    f: &mut Findings<'_>,
+) -> Result<(), Error> {
     // The outbox holds exactly the admitted attempts' intents, with the payload and
     // preconditions their refs name, written by their admit's entry.
     let rows: Vec<OutboxRow> = db
@@ -401,7 +486,7 @@ pub(crate) fn check_one(
         })
         .collect::<Result<_, Error>>()?;
     if rows.len() != state.attempts.len() {
-        problem(
+        f.problem(
             "mission_state",
             None,
             format!(
@@ -414,7 +499,7 @@ pub(crate) fn check_one(
     for o in rows {
         let id = &o.id;
         let Some(a) = state.attempts.get(id) else {
-            problem(
+            f.problem(
                 "mission_state",
                 None,
                 format!("outbox intent of attempt {id} does not match the fold"),
@@ -436,7 +521,7 @@ pub(crate) fn check_one(
             None
         };
         if let Some(why) = why {
-            problem(
+            f.problem(
                 "mission_state",
                 None,
                 format!("outbox row of attempt {id}: {why}"),

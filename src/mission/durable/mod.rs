@@ -871,72 +871,8 @@ pub(crate) fn apply_db(
     let command_ref = command.command_ref().to_string();
     let key = request.key();
     if let Some(k) = &key {
-        let found = query_opt(
-            db,
-            "SELECT command_ref, seq FROM mission_requests WHERE mission_id = ?1 AND request_id = ?2",
-            &vals![mission_id, k],
-        )?;
-        let found = match found {
-            Some(r) => Some((r.text(0)?, r.int(1)?)),
-            None => None,
-        };
-        match found {
-            Some((c, seq)) if c == command_ref => {
-                let entry = query_opt(
-                    db,
-                    "SELECT entry FROM mission_journal WHERE mission_id = ?1 AND seq = ?2",
-                    &vals![mission_id, seq],
-                )?
-                .ok_or_else(|| corrupt(format!("request {k} names missing journal entry {seq}")))?
-                .blob(0)?;
-                let d = decode_entry(&entry).map_err(corrupt)?;
-                // Answer only from the entry this request wrote (F5): an edited `seq` must not
-                // make a resend answer another command's result.
-                if let Some(why) = request_mismatch(&d, mission_id, k, &command_ref, seq) {
-                    return Err(corrupt(format!("request {k}: {why}")));
-                }
-                let code = d
-                    .result
-                    .get("code")
-                    .and_then(|c| c.as_str())
-                    .and_then(Code::parse)
-                    .ok_or_else(|| corrupt("recorded result has no code"))?;
-                let revision = d
-                    .result
-                    .get("revision")
-                    .and_then(|r| r.as_str())
-                    .and_then(|r| Amount::parse(r).ok())
-                    .unwrap_or(Amount(u128::from(h.revision)));
-                return Ok(Applied {
-                    code,
-                    revision,
-                    seq: seq as u64,
-                    replayed: true,
-                    result: d.result,
-                });
-            }
-            Some((c, seq)) if request.request_id.is_some() => {
-                // A genuine reuse only when the row still names the entry that used the key
-                // for the other command (an edited `command_ref` is corruption, not a reuse).
-                let entry = query_opt(
-                    db,
-                    "SELECT entry FROM mission_journal WHERE mission_id = ?1 AND seq = ?2",
-                    &vals![mission_id, seq],
-                )?
-                .ok_or_else(|| corrupt(format!("request {k} names missing journal entry {seq}")))?
-                .blob(0)?;
-                let d = decode_entry(&entry).map_err(corrupt)?;
-                if let Some(why) = request_mismatch(&d, mission_id, k, &c, seq) {
-                    return Err(corrupt(format!("request {k}: {why}")));
-                }
-                return Err(Rejection::new(
-                    Code::RequestIdReused,
-                    "the request id was used for a different command",
-                )
-                .with("requestId", k)
-                .into());
-            }
-            _ => {}
+        if let Some(applied) = answer_resend(db, mission_id, &h, request, k, &command_ref)? {
+            return Ok(applied);
         }
     }
     let before = load_working(db, mission_id, &h, command)?;
@@ -996,23 +932,7 @@ pub(crate) fn apply_db(
             violations += 1;
         }
         write_back(db, mission_id, &before, &after)?;
-        if let Command::Admit(a) = command {
-            if let Some(at) = after.attempts.get(&a.attempt_id) {
-                let intent = super::reduce::intent_bytes(mission_id, &a.attempt_id, at);
-                db.exec(
-                    "INSERT INTO mission_outbox (mission_id, attempt_id, seq, intent_ref, intent, payload, preconditions) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-                    &vals![
-                        mission_id,
-                        a.attempt_id,
-                        seq as i64,
-                        at.intent_ref,
-                        intent,
-                        trcjson::encode(&a.action.payload),
-                        trcjson::encode(&a.action.preconditions),
-                    ],
-                )?;
-            }
-        }
+        insert_outbox(db, mission_id, seq, command, &after)?;
     }
     db.exec(
         "UPDATE mission_missions SET revision = ?2, reserved = ?3, settled = ?4, last_now = ?5, journal_seq = ?6, head_hash = ?7, violations = ?8 WHERE mission_id = ?1",
@@ -1038,6 +958,117 @@ pub(crate) fn apply_db(
         }),
         Err(rej) => Err(rej.into()),
     }
+}
+
+/// A resend of idempotency key `k` (whose command hashes to `command_ref`): the recorded
+/// answer when the key wrote this command, a `REQUEST_ID_REUSED` rejection when it wrote
+/// another (and `request` names it), `None` when the key is new.
+///
+/// # Errors
+/// The rejection, or corruption when the key's row and the journal entry it names disagree.
+fn answer_resend(
+    db: &dyn Db,
+    mission_id: &str,
+    h: &Head,
+    request: &Request,
+    k: &str,
+    command_ref: &str,
+) -> Result<Option<Applied>, Error> {
+    let found = query_opt(
+        db,
+        "SELECT command_ref, seq FROM mission_requests WHERE mission_id = ?1 AND request_id = ?2",
+        &vals![mission_id, k],
+    )?;
+    let found = match found {
+        Some(r) => Some((r.text(0)?, r.int(1)?)),
+        None => None,
+    };
+    match found {
+        Some((c, seq)) if c == command_ref => {
+            let entry = query_opt(
+                db,
+                "SELECT entry FROM mission_journal WHERE mission_id = ?1 AND seq = ?2",
+                &vals![mission_id, seq],
+            )?
+            .ok_or_else(|| corrupt(format!("request {k} names missing journal entry {seq}")))?
+            .blob(0)?;
+            let d = decode_entry(&entry).map_err(corrupt)?;
+            // Answer only from the entry this request wrote (F5): an edited `seq` must not
+            // make a resend answer another command's result.
+            if let Some(why) = request_mismatch(&d, mission_id, k, command_ref, seq) {
+                return Err(corrupt(format!("request {k}: {why}")));
+            }
+            let code = d
+                .result
+                .get("code")
+                .and_then(|c| c.as_str())
+                .and_then(Code::parse)
+                .ok_or_else(|| corrupt("recorded result has no code"))?;
+            let revision = d
+                .result
+                .get("revision")
+                .and_then(|r| r.as_str())
+                .and_then(|r| Amount::parse(r).ok())
+                .unwrap_or(Amount(u128::from(h.revision)));
+            Ok(Some(Applied {
+                code,
+                revision,
+                seq: seq as u64,
+                replayed: true,
+                result: d.result,
+            }))
+        }
+        Some((c, seq)) if request.request_id.is_some() => {
+            // A genuine reuse only when the row still names the entry that used the key
+            // for the other command (an edited `command_ref` is corruption, not a reuse).
+            let entry = query_opt(
+                db,
+                "SELECT entry FROM mission_journal WHERE mission_id = ?1 AND seq = ?2",
+                &vals![mission_id, seq],
+            )?
+            .ok_or_else(|| corrupt(format!("request {k} names missing journal entry {seq}")))?
+            .blob(0)?;
+            let d = decode_entry(&entry).map_err(corrupt)?;
+            if let Some(why) = request_mismatch(&d, mission_id, k, &c, seq) {
+                return Err(corrupt(format!("request {k}: {why}")));
+            }
+            Err(Rejection::new(
+                Code::RequestIdReused,
+                "the request id was used for a different command",
+            )
+            .with("requestId", k)
+            .into())
+        }
+        _ => Ok(None),
+    }
+}
+
+/// Stores the outbox intent an applied admit wrote at `seq` (nothing for other commands).
+fn insert_outbox(
+    db: &dyn Db,
+    mission_id: &str,
+    seq: u64,
+    command: &Command,
+    after: &State,
+) -> Result<(), Error> {
+    if let Command::Admit(a) = command {
+        if let Some(at) = after.attempts.get(&a.attempt_id) {
+            let intent = super::reduce::intent_bytes(mission_id, &a.attempt_id, at);
+            db.exec(
+                "INSERT INTO mission_outbox (mission_id, attempt_id, seq, intent_ref, intent, payload, preconditions) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                &vals![
+                    mission_id,
+                    a.attempt_id,
+                    seq as i64,
+                    at.intent_ref,
+                    intent,
+                    trcjson::encode(&a.action.payload),
+                    trcjson::encode(&a.action.preconditions),
+                ],
+            )?;
+        }
+    }
+    Ok(())
 }
 
 /// Why journal entry `d` (at `seq`) is not the entry idempotency key `key` with command

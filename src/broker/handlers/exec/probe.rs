@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 
 use super::args::go_quote;
 use super::profile::Profile;
-use super::sandbox::Bwrap;
+use super::sandbox::{Bwrap, Layout};
 use super::{operator_home, state_dir, ExecConfig, ExecError, ExecHandler};
 use crate::broker::handlers::HandlerContext;
 
@@ -161,6 +161,60 @@ fn file_refused(tok: &str) -> bool {
         .is_some_and(|c| FILE_REFUSALS.contains(&c))
 }
 
+/// One profile's planted scratch episode: the handler and sandbox layout the arms run in, and
+/// the host paths and unsandboxed controls they are checked against.
+struct Site {
+    h: ExecHandler,
+    layout: Layout,
+    cwd: PathBuf,
+    state: PathBuf,
+    /// Decoys in HOME, the state dir and the workspace root (arm 3).
+    decoys: Vec<PathBuf>,
+    /// Whether each decoy was planted and read back unsandboxed (arm 3's control).
+    decoy_ok: Vec<bool>,
+    inside: PathBuf,
+    outside: PathBuf,
+    tmp: PathBuf,
+    /// The sibling scratch episode is writable unsandboxed (arm 2's control).
+    outside_ctl: bool,
+    /// The `/tmp` target does not exist yet (arm 4's control).
+    tmp_ctl: bool,
+    scratch: Scratch,
+}
+
+/// Arm 6's live listener on 127.0.0.1, proved live by an unsandboxed connect (`net_ctl`).
+struct Net {
+    listener: TcpListener,
+    port: u16,
+    net_ctl: bool,
+}
+
+/// The arms that failed, each with its first reason; arms are indexes into [`ARMS`].
+#[derive(Default)]
+struct Failed(Vec<(usize, String)>);
+
+impl Failed {
+    /// Records `why` for `arm` unless the arm already failed.
+    fn fail(&mut self, arm: usize, why: String) {
+        if !self.0.iter().any(|(a, _)| *a == arm) {
+            self.0.push((arm, why));
+        }
+    }
+}
+
+/// A capture's exit code and the head of its stderr, for a failure reason.
+fn describe(c: &crate::process::Captured) -> String {
+    format!(
+        "exit {:?}, stderr {:?}",
+        c.exit_code,
+        String::from_utf8_lossy(&c.stderr.head)
+            .trim()
+            .chars()
+            .take(240)
+            .collect::<String>()
+    )
+}
+
 fn probe_profile(
     p: &std::sync::Arc<Profile>,
     bwrap: &std::sync::Arc<Bwrap>,
@@ -174,6 +228,32 @@ fn probe_profile(
             go_quote(&p.project)
         ))
     };
+    let site = plant(p, bwrap, max_output, db_path, workspace_root, &setup)?;
+    let net = listen(&setup)?;
+    let client = std::env::current_exe()
+        .and_then(std::fs::canonicalize)
+        .map_err(|e| setup(format!("the probe client: {e}")))?;
+    let mut failed = Failed::default();
+    client_arms(&site, &net, &client, &mut failed);
+    signal_arm(&site, &mut failed);
+    toolchain_arm(p, &site, &mut failed);
+    let state = site.state.clone();
+    drop(site.scratch);
+    // Only when empty: another daemon's probe may be running there.
+    let _ = std::fs::remove_dir(state.join("exec-probe"));
+    report(p, failed)
+}
+
+/// Plants one profile's scratch episode (worktree, sibling, caches, decoys) and renders its
+/// sandbox; `setup` words a failure.
+fn plant(
+    p: &std::sync::Arc<Profile>,
+    bwrap: &std::sync::Arc<Bwrap>,
+    max_output: u64,
+    db_path: &Path,
+    workspace_root: Option<&Path>,
+    setup: &dyn Fn(String) -> ExecError,
+) -> Result<Site, ExecError> {
     let state = state_dir(db_path).map_err(|e| setup(e.to_string()))?;
     let home = operator_home().map_err(|e| setup(e.to_string()))?;
     let mut rnd = [0u8; 8];
@@ -246,7 +326,24 @@ fn probe_profile(
     scratch.paths.push(tmp.clone());
     let outside_ctl = std::fs::write(sibling.join("control"), "control").is_ok();
     let tmp_ctl = !tmp.exists();
-    // Arm 6's live listener, proved live by an unsandboxed connect.
+    Ok(Site {
+        h,
+        layout,
+        cwd,
+        state,
+        decoys,
+        decoy_ok,
+        inside,
+        outside,
+        tmp,
+        outside_ctl,
+        tmp_ctl,
+        scratch,
+    })
+}
+
+/// Arm 6's live listener, proved live by an unsandboxed connect.
+fn listen(setup: &dyn Fn(String) -> ExecError) -> Result<Net, ExecError> {
     let listener = TcpListener::bind("127.0.0.1:0").map_err(|e| setup(format!("listener: {e}")))?;
     let port = listener
         .local_addr()
@@ -256,149 +353,181 @@ fn probe_profile(
     listener
         .set_nonblocking(true)
         .map_err(|e| setup(e.to_string()))?;
+    Ok(Net {
+        listener,
+        port,
+        net_ctl,
+    })
+}
 
-    let client = std::env::current_exe()
-        .and_then(std::fs::canonicalize)
-        .map_err(|e| setup(format!("the probe client: {e}")))?;
+/// Arms 1, 2, 3, 4 and 6: one sandboxed run of the probe `client` writes inside and outside,
+/// reads the decoys, writes `/tmp` and connects to the listener.
+fn client_arms(site: &Site, net: &Net, client: &Path, failed: &mut Failed) {
     let mut argv: Vec<std::ffi::OsString> = vec![
-        client.clone().into(),
+        client.to_path_buf().into(),
         "util".into(),
         "exec-probe".into(),
         "write".into(),
-        inside.clone().into(),
+        site.inside.clone().into(),
         "write".into(),
-        outside.clone().into(),
+        site.outside.clone().into(),
     ];
-    for d in &decoys {
+    for d in &site.decoys {
         argv.push("read".into());
         argv.push(d.clone().into());
     }
     argv.extend([
         "write".into(),
-        tmp.clone().into(),
+        site.tmp.clone().into(),
         "connect".into(),
-        port.to_string().into(),
+        net.port.to_string().into(),
     ]);
-    let mut failed: Vec<(usize, String)> = Vec::new();
-    let mut fail = |arm: usize, why: String| {
-        if !failed.iter().any(|(a, _)| *a == arm) {
-            failed.push((arm, why));
-        }
-    };
-    let describe = |c: &crate::process::Captured| {
-        format!(
-            "exit {:?}, stderr {:?}",
-            c.exit_code,
-            String::from_utf8_lossy(&c.stderr.head)
-                .trim()
-                .chars()
-                .take(240)
-                .collect::<String>()
-        )
-    };
-    match h.spawn(
-        &layout,
-        &cwd,
+    match site.h.spawn(
+        &site.layout,
+        &site.cwd,
         argv,
-        std::slice::from_ref(&client),
+        &[client.to_path_buf()],
         RUN_BUDGET,
     ) {
         Err(e) => {
             for arm in [0, 1, 2, 3, 5] {
-                fail(arm, e.to_string());
+                failed.fail(arm, e.to_string());
             }
         }
         Ok((a, _)) => {
             let t = tokens(&a.stdout.head);
             let tok = |i: usize| t.get(i).cloned().unwrap_or_default();
-            let wrote = std::fs::read_to_string(&inside).unwrap_or_default();
-            if tok(0) != "WORLD-PROBE-WROTE" || wrote != "WORLD-PROBE" {
-                fail(
-                    0,
-                    format!(
-                        "a write inside the scratch worktree: token {:?}, read back {wrote:?} ({})",
-                        tok(0),
-                        describe(&a)
-                    ),
-                );
-            }
-            if !outside_ctl {
-                fail(
-                    1,
-                    "control: the sibling scratch episode is not writable unsandboxed".into(),
-                );
-            } else if !file_refused(&tok(1)) || outside.exists() {
-                fail(1, format!("a write to a sibling episode: token {:?} (want WORLD-PROBE-REFUSED {}), on the host: present={} ({})", tok(1), FILE_REFUSALS.join("|"), outside.exists(), describe(&a)));
-            }
-            for (i, d) in decoys.iter().enumerate() {
-                if !decoy_ok[i] {
-                    fail(
-                        2,
-                        format!(
-                            "control: decoy {} did not read back unsandboxed",
-                            d.display()
-                        ),
-                    );
-                } else if !file_refused(&tok(2 + i)) {
-                    fail(
-                        2,
-                        format!(
-                            "a read of decoy {}: token {:?} (want WORLD-PROBE-REFUSED {})",
-                            d.display(),
-                            tok(2 + i),
-                            FILE_REFUSALS.join("|")
-                        ),
-                    );
-                }
-            }
-            if !tmp_ctl {
-                fail(3, format!("control: {} already exists", tmp.display()));
-            } else if !file_refused(&tok(5)) || tmp.exists() {
-                fail(
-                    3,
-                    format!(
-                        "a write to {}: token {:?}, on the host: present={}",
-                        tmp.display(),
-                        tok(5),
-                        tmp.exists()
-                    ),
-                );
-            }
-            let reached = listener.accept().is_ok();
-            if !net_ctl {
-                fail(
-                    5,
-                    "control: the host listener did not accept an unsandboxed connect".into(),
-                );
-            } else if !tok(6).starts_with("WORLD-PROBE-REFUSED ") || reached {
-                fail(5, format!("a connect to 127.0.0.1:{port}: token {:?}, reached the host listener: {reached}", tok(6)));
-            }
+            write_arms(site, &tok, &a, failed);
+            decoy_arm(site, &tok, failed);
+            tmp_arm(site, &tok, failed);
+            net_arm(net, &tok, failed);
         }
     }
-    // Arm 5: a death by signal is 128+n through the trampoline.
-    let b = h.spawn(
-        &layout,
-        &cwd,
+}
+
+/// Arms 1 and 2 from the client run `a` whose `i`th token is `tok(i)`.
+fn write_arms(
+    site: &Site,
+    tok: &dyn Fn(usize) -> String,
+    a: &crate::process::Captured,
+    failed: &mut Failed,
+) {
+    let wrote = std::fs::read_to_string(&site.inside).unwrap_or_default();
+    if tok(0) != "WORLD-PROBE-WROTE" || wrote != "WORLD-PROBE" {
+        failed.fail(
+            0,
+            format!(
+                "a write inside the scratch worktree: token {:?}, read back {wrote:?} ({})",
+                tok(0),
+                describe(a)
+            ),
+        );
+    }
+    let outside = &site.outside;
+    if !site.outside_ctl {
+        failed.fail(
+            1,
+            "control: the sibling scratch episode is not writable unsandboxed".into(),
+        );
+    } else if !file_refused(&tok(1)) || outside.exists() {
+        failed.fail(1, format!("a write to a sibling episode: token {:?} (want WORLD-PROBE-REFUSED {}), on the host: present={} ({})", tok(1), FILE_REFUSALS.join("|"), outside.exists(), describe(a)));
+    }
+}
+
+/// Arm 3: every decoy read is refused.
+fn decoy_arm(site: &Site, tok: &dyn Fn(usize) -> String, failed: &mut Failed) {
+    for (i, d) in site.decoys.iter().enumerate() {
+        if !site.decoy_ok[i] {
+            failed.fail(
+                2,
+                format!(
+                    "control: decoy {} did not read back unsandboxed",
+                    d.display()
+                ),
+            );
+        } else if !file_refused(&tok(2 + i)) {
+            failed.fail(
+                2,
+                format!(
+                    "a read of decoy {}: token {:?} (want WORLD-PROBE-REFUSED {})",
+                    d.display(),
+                    tok(2 + i),
+                    FILE_REFUSALS.join("|")
+                ),
+            );
+        }
+    }
+}
+
+/// Arm 4: the write to `/tmp` is refused and leaves nothing on the host.
+fn tmp_arm(site: &Site, tok: &dyn Fn(usize) -> String, failed: &mut Failed) {
+    let tmp = &site.tmp;
+    if !site.tmp_ctl {
+        failed.fail(3, format!("control: {} already exists", tmp.display()));
+    } else if !file_refused(&tok(5)) || tmp.exists() {
+        failed.fail(
+            3,
+            format!(
+                "a write to {}: token {:?}, on the host: present={}",
+                tmp.display(),
+                tok(5),
+                tmp.exists()
+            ),
+        );
+    }
+}
+
+/// Arm 6: the connect to the host listener is refused and never reaches it.
+fn net_arm(net: &Net, tok: &dyn Fn(usize) -> String, failed: &mut Failed) {
+    let reached = net.listener.accept().is_ok();
+    if !net.net_ctl {
+        failed.fail(
+            5,
+            "control: the host listener did not accept an unsandboxed connect".into(),
+        );
+    } else if !tok(6).starts_with("WORLD-PROBE-REFUSED ") || reached {
+        failed.fail(
+            5,
+            format!(
+                "a connect to 127.0.0.1:{}: token {:?}, reached the host listener: {reached}",
+                net.port,
+                tok(6)
+            ),
+        );
+    }
+}
+
+/// Arm 5: a death by signal is 128+n through the trampoline.
+fn signal_arm(site: &Site, failed: &mut Failed) {
+    let b = site.h.spawn(
+        &site.layout,
+        &site.cwd,
         vec!["/bin/sh".into(), "-c".into(), "kill -TERM $$".into()],
         &[],
         RUN_BUDGET,
     );
     match b {
         Ok((b, _)) if b.exit_code == Some(143) => {}
-        Ok((b, _)) => fail(
+        Ok((b, _)) => failed.fail(
             4,
             format!("a SIGTERM death: {} (want exit 143)", describe(&b)),
         ),
-        Err(e) => fail(4, e.to_string()),
+        Err(e) => failed.fail(4, e.to_string()),
     }
-    // Arm 7: the toolchain answers under the sandbox.
+}
+
+/// Arm 7: the toolchain answers under the sandbox.
+fn toolchain_arm(p: &Profile, site: &Site, failed: &mut Failed) {
     let mut toolchain: Vec<std::ffi::OsString> = vec![p.probe.argv0.clone().into()];
     toolchain.extend(p.probe.argv.iter().skip(1).map(Into::into));
     let budget = Duration::from_millis(p.timeout_ms);
     let started = Instant::now();
-    match h.spawn(&layout, &cwd, toolchain, &[], budget) {
+    match site
+        .h
+        .spawn(&site.layout, &site.cwd, toolchain, &[], budget)
+    {
         Ok((c, _)) if c.exit_code == Some(0) => {}
-        Ok((c, _)) => fail(
+        Ok((c, _)) => failed.fail(
             6,
             format!(
                 "probe {:?}: {} after {} ms",
@@ -407,11 +536,13 @@ fn probe_profile(
                 started.elapsed().as_millis()
             ),
         ),
-        Err(e) => fail(6, e.to_string()),
+        Err(e) => failed.fail(6, e.to_string()),
     }
-    drop(scratch);
-    // Only when empty: another daemon's probe may be running there.
-    let _ = std::fs::remove_dir(state.join("exec-probe"));
+}
+
+/// The profile's verdict: `Ok` when no arm failed, else one line naming each failed arm.
+fn report(p: &Profile, failed: Failed) -> Result<(), ExecError> {
+    let mut failed = failed.0;
     if failed.is_empty() {
         return Ok(());
     }

@@ -283,139 +283,20 @@ impl Profile {
             }
         }
         let get = |k: &str| top.get(k).unwrap_or(&Value::Null);
-        let version = want_str("profile", get("profile"))?;
-        if version != PROFILE_VERSION {
-            return Err(perr(
-                "profile",
-                format!(
-                    "is {}; this host reads {}",
-                    go_quote(&version),
-                    go_quote(PROFILE_VERSION)
-                ),
-            ));
-        }
+        check_version(get("profile"))?;
         let digest = format!("sha256:{}", hex::encode(Sha256::digest(data)));
-        let project = want_str("project", get("project"))?;
-        if !is_project(&project) {
-            return Err(perr(
-                "project",
-                format!(
-                    "{} does not match ^[a-z0-9][a-z0-9-]{{0,63}}$",
-                    go_quote(&project)
-                ),
-            ));
-        }
-        let root = match top.get("root") {
-            Some(v) => want_str("root", v)?,
-            None => ".".into(),
-        };
-        if !args::relpath_ok(&root) || clean(&root) != root {
-            return Err(perr(
-                "root",
-                format!(
-                    "{} is not a clean relative path inside the worktree",
-                    go_quote(&root)
-                ),
-            ));
-        }
-        let path = want_strs("path", get("path"))?;
-        if path.is_empty() {
-            return Err(perr("path", "is empty"));
-        }
-        if let Some(d) = path.iter().find(|d| !clean_abs(d) || d.contains(':')) {
-            return Err(perr(
-                "path",
-                format!(
-                    "{} is not a clean absolute directory without ':'",
-                    go_quote(d)
-                ),
-            ));
-        }
-        let read_roots = match top.get("read_roots") {
-            Some(v) => want_strs("read_roots", v)?,
-            None => Vec::new(),
-        };
-        if let Some(r) = read_roots.iter().find(|r| !clean_abs(r)) {
-            return Err(perr(
-                "read_roots",
-                format!("{} is not a clean absolute path", go_quote(r)),
-            ));
-        }
+        let project = parse_project(get("project"))?;
+        let root = parse_root(top.get("root"))?;
+        let path = parse_path(get("path"))?;
+        let read_roots = parse_read_roots(top.get("read_roots"))?;
         let caches = match top.get("caches") {
             Some(v) => parse_caches(v)?,
             None => BTreeMap::new(),
         };
-        let mut env = BTreeMap::new();
-        if let Some(v) = top.get("env") {
-            if let Some(m) = want_obj("env", v, "map[string]string")? {
-                for (name, value) in m {
-                    env.insert(name.clone(), want_str("env", value)?);
-                }
-            }
-        }
-        for (name, value) in &env {
-            env_name_ok("env", name)?;
-            if caches.contains_key(name) {
-                return Err(perr(
-                    "env",
-                    format!("{} is a caches variable; World sets it", go_quote(name)),
-                ));
-            }
-            if value.contains('\0') {
-                return Err(perr("env", format!("{} has a NUL byte", go_quote(name))));
-            }
-        }
-        if let Some(m) = env.get("GOMODCACHE") {
-            if !under_any(m, &read_roots) {
-                return Err(perr(
-                    "env",
-                    format!(
-                        "GOMODCACHE {} is not inside a read_roots entry",
-                        go_quote(m)
-                    ),
-                ));
-            }
-        }
-        let timeout = want_int("timeout_ms", get("timeout_ms"))?;
-        if !(1..=MAX_TIMEOUT_MS as i64).contains(&timeout) {
-            return Err(perr(
-                "timeout_ms",
-                format!("{timeout} is outside 1–{MAX_TIMEOUT_MS} (HandlerCap − 1 000 ms, D-140-4)"),
-            ));
-        }
-        let mut commands = BTreeMap::new();
-        if let Some(m) = want_obj("commands", get("commands"), "map[string]json.RawMessage")? {
-            let mut ids: Vec<&String> = m.keys().collect();
-            ids.sort();
-            for id in ids {
-                let c = parse_command(id, &m[id.as_str()], &path)?;
-                commands.insert(id.clone(), c);
-            }
-        }
-        let Some(first) = commands.values().next() else {
-            return Err(perr("commands", "is empty"));
-        };
-        let probe_argv = match top.get("probe") {
-            None => vec![first.argv[0].clone(), "--version".into()],
-            Some(v) => {
-                let argv = want_strs("probe", v)?;
-                if argv.is_empty() {
-                    return Err(perr("probe", "is empty"));
-                }
-                if argv.iter().any(|a| a.is_empty() || a.contains('\0')) {
-                    return Err(perr("probe", "has an empty or NUL-bearing item"));
-                }
-                argv
-            }
-        };
-        let (argv0, sum) = resolve_argv0("probe", &probe_argv[0], &path)?;
-        let probe = Command {
-            id: String::new(),
-            argv: probe_argv,
-            grammar: Grammar::default(),
-            argv0,
-            argv0_sha256: sum,
-        };
+        let env = parse_env(top.get("env"), &caches, &read_roots)?;
+        let timeout = parse_timeout(get("timeout_ms"))?;
+        let commands = parse_commands(get("commands"), &path)?;
+        let probe = parse_probe(top.get("probe"), &commands, &path)?;
         Ok(Profile {
             project,
             root,
@@ -423,7 +304,7 @@ impl Profile {
             env,
             read_roots,
             caches,
-            timeout_ms: timeout as u64,
+            timeout_ms: timeout,
             commands,
             probe,
             digest,
@@ -441,6 +322,194 @@ impl Profile {
             .map_err(|e| super::ExecError::Config(format!("exec profile {e}")))?;
         Ok(Profile::parse(&data)?)
     }
+}
+
+/// `profile`: the one version this host reads.
+fn check_version(v: &Value) -> Result<(), ProfileError> {
+    let version = want_str("profile", v)?;
+    if version != PROFILE_VERSION {
+        return Err(perr(
+            "profile",
+            format!(
+                "is {}; this host reads {}",
+                go_quote(&version),
+                go_quote(PROFILE_VERSION)
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// `project`: a project name (`^[a-z0-9][a-z0-9-]{0,63}$`).
+fn parse_project(v: &Value) -> Result<String, ProfileError> {
+    let project = want_str("project", v)?;
+    if !is_project(&project) {
+        return Err(perr(
+            "project",
+            format!(
+                "{} does not match ^[a-z0-9][a-z0-9-]{{0,63}}$",
+                go_quote(&project)
+            ),
+        ));
+    }
+    Ok(project)
+}
+
+/// `root`: a clean relative path inside the worktree, `.` when absent.
+fn parse_root(v: Option<&Value>) -> Result<String, ProfileError> {
+    let root = match v {
+        Some(v) => want_str("root", v)?,
+        None => ".".into(),
+    };
+    if !args::relpath_ok(&root) || clean(&root) != root {
+        return Err(perr(
+            "root",
+            format!(
+                "{} is not a clean relative path inside the worktree",
+                go_quote(&root)
+            ),
+        ));
+    }
+    Ok(root)
+}
+
+/// `path`: a non-empty list of clean absolute directories without `:`.
+fn parse_path(v: &Value) -> Result<Vec<String>, ProfileError> {
+    let path = want_strs("path", v)?;
+    if path.is_empty() {
+        return Err(perr("path", "is empty"));
+    }
+    if let Some(d) = path.iter().find(|d| !clean_abs(d) || d.contains(':')) {
+        return Err(perr(
+            "path",
+            format!(
+                "{} is not a clean absolute directory without ':'",
+                go_quote(d)
+            ),
+        ));
+    }
+    Ok(path)
+}
+
+/// `read_roots`: clean absolute paths, none when absent.
+fn parse_read_roots(v: Option<&Value>) -> Result<Vec<String>, ProfileError> {
+    let read_roots = match v {
+        Some(v) => want_strs("read_roots", v)?,
+        None => Vec::new(),
+    };
+    if let Some(r) = read_roots.iter().find(|r| !clean_abs(r)) {
+        return Err(perr(
+            "read_roots",
+            format!("{} is not a clean absolute path", go_quote(r)),
+        ));
+    }
+    Ok(read_roots)
+}
+
+/// `env`: names that are valid and not a `caches` variable, values without NUL, and a
+/// `GOMODCACHE` inside a `read_roots` entry.
+fn parse_env(
+    v: Option<&Value>,
+    caches: &BTreeMap<String, Option<String>>,
+    read_roots: &[String],
+) -> Result<BTreeMap<String, String>, ProfileError> {
+    let mut env = BTreeMap::new();
+    if let Some(v) = v {
+        if let Some(m) = want_obj("env", v, "map[string]string")? {
+            for (name, value) in m {
+                env.insert(name.clone(), want_str("env", value)?);
+            }
+        }
+    }
+    for (name, value) in &env {
+        env_name_ok("env", name)?;
+        if caches.contains_key(name) {
+            return Err(perr(
+                "env",
+                format!("{} is a caches variable; World sets it", go_quote(name)),
+            ));
+        }
+        if value.contains('\0') {
+            return Err(perr("env", format!("{} has a NUL byte", go_quote(name))));
+        }
+    }
+    if let Some(m) = env.get("GOMODCACHE") {
+        if !under_any(m, read_roots) {
+            return Err(perr(
+                "env",
+                format!(
+                    "GOMODCACHE {} is not inside a read_roots entry",
+                    go_quote(m)
+                ),
+            ));
+        }
+    }
+    Ok(env)
+}
+
+/// `timeout_ms`: milliseconds in 1–[`MAX_TIMEOUT_MS`].
+fn parse_timeout(v: &Value) -> Result<u64, ProfileError> {
+    let timeout = want_int("timeout_ms", v)?;
+    if !(1..=MAX_TIMEOUT_MS as i64).contains(&timeout) {
+        return Err(perr(
+            "timeout_ms",
+            format!("{timeout} is outside 1–{MAX_TIMEOUT_MS} (HandlerCap − 1 000 ms, D-140-4)"),
+        ));
+    }
+    Ok(timeout as u64)
+}
+
+/// `commands`: a non-empty map, each command checked in byte order of its id.
+fn parse_commands(v: &Value, path: &[String]) -> Result<BTreeMap<String, Command>, ProfileError> {
+    let mut commands = BTreeMap::new();
+    if let Some(m) = want_obj("commands", v, "map[string]json.RawMessage")? {
+        let mut ids: Vec<&String> = m.keys().collect();
+        ids.sort();
+        for id in ids {
+            let c = parse_command(id, &m[id.as_str()], path)?;
+            commands.insert(id.clone(), c);
+        }
+    }
+    if commands.is_empty() {
+        return Err(perr("commands", "is empty"));
+    }
+    Ok(commands)
+}
+
+/// `probe`: its argv, or the first command's `argv[0] --version` when absent; `argv[0]` is
+/// resolved on `path`.
+fn parse_probe(
+    v: Option<&Value>,
+    commands: &BTreeMap<String, Command>,
+    path: &[String],
+) -> Result<Command, ProfileError> {
+    let probe_argv = match v {
+        None => {
+            let first = commands
+                .values()
+                .next()
+                .ok_or_else(|| perr("commands", "is empty"))?;
+            vec![first.argv[0].clone(), "--version".into()]
+        }
+        Some(v) => {
+            let argv = want_strs("probe", v)?;
+            if argv.is_empty() {
+                return Err(perr("probe", "is empty"));
+            }
+            if argv.iter().any(|a| a.is_empty() || a.contains('\0')) {
+                return Err(perr("probe", "has an empty or NUL-bearing item"));
+            }
+            argv
+        }
+    };
+    let (argv0, sum) = resolve_argv0("probe", &probe_argv[0], path)?;
+    Ok(Command {
+        id: String::new(),
+        argv: probe_argv,
+        grammar: Grammar::default(),
+        argv0,
+        argv0_sha256: sum,
+    })
 }
 
 fn parse_caches(v: &Value) -> Result<BTreeMap<String, Option<String>>, ProfileError> {
