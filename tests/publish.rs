@@ -761,3 +761,59 @@ fn the_first_attended_publish_fits_an_80_by_24_terminal() {
         );
     }
 }
+
+/// A source that checks but has no entry the capsule can run (`main(input: string) ->
+/// string`, transitions.md §7) is refused at publish time, naming what is wrong, with
+/// nothing stored: missing `main`, the wrong arity, and a non-string parameter or result.
+#[test]
+fn a_source_without_a_runnable_main_is_refused_and_nothing_is_stored() {
+    let env = Env::new();
+    env.world(&["genesis"]).assert().success();
+    let before = registry_rows(&env.db());
+    let cases = [
+        (
+            "export func run(input: string) -> string = input",
+            "defines no function `main`",
+        ),
+        (
+            "export func main(a: string, b: string) -> string = a",
+            "`main` takes 2 parameters",
+        ),
+        (
+            "export func main(a: int) -> string = \"x\"",
+            "parameter `a` is not declared `string`",
+        ),
+        (
+            "export func main(input: string) -> int = 1",
+            "`main` does not return `string`",
+        ),
+    ];
+    for (body, says) in cases {
+        std::fs::write(
+            env.dir.path().join("t.ail"),
+            format!("module t\n\n{body}\n"),
+        )
+        .unwrap();
+        std::fs::write(
+            env.dir.path().join("t.json"),
+            format!("[{}]", entry("t", "t.ail")),
+        )
+        .unwrap();
+        env.world(&["publish", "--manifest", "t.json", "--yes"])
+            .assert()
+            .code(1)
+            .stdout("")
+            .stderr(predicate::str::contains(says))
+            .stderr(predicate::str::contains("main(input: string) -> string"));
+        assert_eq!(registry_rows(&env.db()), before, "{body}: nothing stored");
+    }
+    // The same module with the runnable entry publishes.
+    std::fs::write(
+        env.dir.path().join("t.ail"),
+        "module t\n\nexport func main(input: string) -> string = input\n",
+    )
+    .unwrap();
+    env.world(&["publish", "--manifest", "t.json", "--yes"])
+        .assert()
+        .success();
+}

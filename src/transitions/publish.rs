@@ -216,6 +216,17 @@ pub enum PublishError {
         /// True when the failure is an `LDR001` on a `world/*` import.
         world_import: bool,
     },
+    /// The source checks but has no entry the capsule can run: `main(input: string) -> string`
+    /// is missing or has another shape (transitions.md §7). Never stored.
+    #[error("transition {id:?}: source {source_name} has no capsule entry: {problem} — every transition exports `main(input: string) -> string` (transitions.md §7)")]
+    NoEntry {
+        /// Descriptor id.
+        id: String,
+        /// The source path or ref.
+        source_name: String,
+        /// What is wrong with `main`, one line.
+        problem: String,
+    },
     /// The check itself could not run (timeout, output cap, unavailable interpreter).
     #[error("transition {id:?}: checking the source under {interpreter} failed: {error}")]
     Check {
@@ -783,6 +794,16 @@ impl SourceCheck<'_> {
                 release: self.release.to_string(),
                 world_import: is_world_import(&outcome.diagnostics),
                 diagnostics: trim_quote(&without_source_text(&diagnostics)),
+            });
+        }
+        let problem = std::str::from_utf8(canonical)
+            .ok()
+            .and_then(crate::ailang::capsule_entry_problem);
+        if let Some(problem) = problem {
+            return Err(PublishError::NoEntry {
+                id: entry.id.clone(),
+                source_name: source_name.to_string(),
+                problem,
             });
         }
         Ok(())

@@ -84,6 +84,40 @@ impl Interpreter for Embedded {
     }
 }
 
+/// Why `source` cannot serve as a transition's capsule entry, or `None` when it can or when the
+/// subset cannot tell (transitions.md §7: "every transition exports `main(input: string) ->
+/// string`"; the capsule runs `--entry main` with one JSON string argument).
+///
+/// Returns a one-line reason when the module parses and its `main` is missing, takes other than
+/// exactly one parameter, or declares a parameter or result type other than `string` (an
+/// undeclared type is accepted, as the run would accept it). A source the subset's parser does
+/// not accept gives `None`: the pinned interpreter's own check has already passed it, and a
+/// newer dialect must not be refused on the subset's account.
+pub fn capsule_entry_problem(source: &str) -> Option<String> {
+    use crate::ast::TypeExpr;
+    let module = crate::parser::parse_module(source).ok()?;
+    let Some(main) = module.funcs.iter().find(|f| &*f.name == "main") else {
+        return Some("the module defines no function `main`".to_string());
+    };
+    let is_string = |t: &Option<TypeExpr>| match t {
+        None => true,
+        Some(TypeExpr::Named(name, args, _)) => &**name == "string" && args.is_empty(),
+        Some(_) => false,
+    };
+    match main.params.as_slice() {
+        [p] if !is_string(&p.ty) => Some(format!(
+            "`main`'s parameter `{}` is not declared `string`",
+            p.name
+        )),
+        [_] if !is_string(&main.ret) => Some("`main` does not return `string`".to_string()),
+        [_] => None,
+        params => Some(format!(
+            "`main` takes {} parameters, not one (`input: string`)",
+            params.len()
+        )),
+    }
+}
+
 /// `world ailang --version`: the version text.
 pub fn cli_version() -> &'static str {
     VERSION_TEXT

@@ -235,7 +235,9 @@ pub mod stdlib;
 pub mod types;
 pub mod value;
 
-pub use embedded::{cli_check, cli_check_json, cli_run, cli_version, runs_ref, Embedded};
+pub use embedded::{
+    capsule_entry_problem, cli_check, cli_check_json, cli_run, cli_version, runs_ref, Embedded,
+};
 pub use run::Options;
 
 #[cfg(test)]
