@@ -130,3 +130,64 @@ fn stdio_server_speaks_both_eras_and_survives_bad_lines() {
     std::io::Read::read_to_string(&mut out, &mut rest).unwrap();
     assert_eq!(rest, "", "nothing but responses on stdout");
 }
+
+/// Started by hand on a terminal, `world mcp` says on stderr what is waiting (and how to end)
+/// instead of waiting silently; stdout stays protocol-only, and Ctrl-D ends it with exit 0.
+#[test]
+fn on_a_terminal_it_says_what_is_waiting_and_ctrl_d_ends_it() {
+    use std::io::Read;
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("w.db");
+    world(&db, &["genesis"]).success();
+    let tok = dir.path().join("tok");
+    world(
+        &db,
+        &[
+            "session",
+            "mint",
+            "--episode",
+            "ep1",
+            "--grant",
+            "world.apply=world:1",
+            "--yes",
+            "--out",
+            tok.to_str().unwrap(),
+        ],
+    )
+    .success();
+    let (mut master, slave) = crate::terminal::pty();
+    let mut child = Command::new(bin())
+        .arg("--db")
+        .arg(&db)
+        .args(["mcp", "--session"])
+        .arg(&tok)
+        .stdin(Stdio::from(slave))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Ctrl-D at once: the line discipline keeps it until the server reads, so a server that
+    // printed nothing fails the assertion below instead of hanging the test.
+    master.write_all(b"\x04").unwrap();
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(0));
+    let mut stderr = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut stderr)
+        .unwrap();
+    assert!(
+        stderr.contains("serving MCP on stdin/stdout") && stderr.contains("Ctrl-D"),
+        "{stderr}"
+    );
+    let mut stdout = String::new();
+    child
+        .stdout
+        .take()
+        .unwrap()
+        .read_to_string(&mut stdout)
+        .unwrap();
+    assert_eq!(stdout, "", "stdout carries only protocol");
+}

@@ -68,6 +68,14 @@ pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError
         host: checked.pin(&ctx.db).map_err(|e| host_err("mcp", e))?,
     };
     let stdin = std::io::stdin();
+    if std::io::IsTerminal::is_terminal(&stdin) {
+        // Started by hand rather than by an MCP client: say what is waiting, on stderr (stdout
+        // carries only protocol), instead of waiting silently (DEC-FAULTS-2).
+        out.status(
+            "world mcp: serving MCP on stdin/stdout; an MCP client normally starts this — type one \
+             JSON-RPC message per line, or Ctrl-D to end",
+        );
+    }
     let mut input = stdin.lock();
     let stdout = std::io::stdout();
     let mut output = stdout.lock();
