@@ -2,13 +2,14 @@
 //! finish, commit (transitions.md §9–§11, seed 003). Surface-agnostic: `world invoke`, REST,
 //! MCP and A2A all call [`invoke`].
 //!
-//! One file per concern: `call` (what a call is, the host it runs on, what it
-//! returns and what an observer hears), `admit` (steps 1–3 and 5: the call, the session through
+//! One file per concern: `call` (what a call is, the host it runs on, what it returns and what
+//! an observer hears), `admit` (steps 1–3 and 5: the call, the session through
 //! [`crate::ops::actor`], the transition, its source; the input schema), `precheck` (step 4 and
 //! 4b: the receipt, the started marker, the recorded answer of a resent id), `handlers` (step
 //! 7: the episode's handlers), `pairings` (the limits and mission pairings the broker's pairing
-//! loop runs on), `execute` (the pure run, or plan, effects through the broker, finish), `commit`
-//! (the log entry) and `error` ([`InvokeError`] and [`error_data`], its JSON for MCP and A2A).
+//! loop runs on), `execute` (the pure run, or plan, effects through the broker, finish),
+//! `commit` (the log entry) and `error` ([`InvokeError`] and [`error_data`], its JSON for MCP
+//! and A2A).
 
 mod admit;
 mod call;
@@ -52,11 +53,11 @@ pub const STARTED: &str = "world/invocation-started/v1";
 
 /// Run one invocation to a commit (or a typed failure) on a store opened for writing.
 ///
-/// The steps of transitions.md §9–§11, each its own function: [`admit::validate_call`] (1),
-/// [`admit::admit`] (2–3), [`precheck::precheck`] (4, 4b), [`admit::load_source`] (5), the
-/// observed head (6), [`handlers::check_handlers`] and the schema (7), then
-/// [`execute::run_pure`] (v1) or [`execute::run_effectful`] (v2: plan, the pairings, the
-/// effects through the broker, the finish body, compose, [`commit::commit_invocation`]).
+/// The steps of transitions.md §9–§11, each its own function: `admit::validate_call` (1),
+/// `admit::admit` (2–3), `precheck::precheck` (4, 4b), `admit::load_source` (5), the
+/// observed head (6), `handlers::check_handlers` and the schema (7), then
+/// `execute::run_pure` (v1) or `execute::run_effectful` (v2: plan, the pairings, the
+/// effects through the broker, the finish body, compose, `commit::commit_invocation`).
 pub fn invoke(store: &mut Store, call: &Call, host: &Host<'_>) -> Result<Committed, InvokeError> {
     let deadline = Instant::now() + INVOCATION;
     // The call's one instant (Unix seconds): every step below reads this, never the clock.
