@@ -19,9 +19,9 @@ use std::path::Path;
 use std::time::Instant;
 
 use world::ailang::Embedded;
-use world::coordinator::plan::{self, PhaseResult};
 use world::encoding::trcjson::{self, Bounds};
 use world::interp::capsule;
+use world::plan::{self, PhaseResult};
 use world::replay::bundle::ReadOnlyPins;
 use world::replay::{replay, Options, Selection};
 use world::store::records::{EffectRecord, InvocationRecord};

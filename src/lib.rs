@@ -34,9 +34,10 @@
 //! - [`plan`]: calling conventions, plan laws and output composition.
 //!
 //! Use cases and front ends:
-//! - [`coordinator`]: the invocation pipeline behind `world invoke`, REST, MCP and A2A.
 //! - [`replay`]: read-only re-derivation of episodes, candidate replay, bundles.
-//! - [`ops`]: the other use cases, one function each (genesis, commit, publish, verify, …).
+//! - [`ops`]: the use cases, one function each: the invocation pipeline behind `world invoke`,
+//!   REST, MCP and A2A (`ops::invoke`), the agent rule's door (`ops::actor`), genesis, commit,
+//!   publish, verify, …
 //! - [`serve`]: `world serve` (HTTP `/v1`, MCP, A2A, AG-UI) and the MCP stdio server.
 //! - [`cli`]: the command line; one file per subcommand.
 pub use world_ailang as ailang;
@@ -49,7 +50,6 @@ pub mod authority;
 pub mod broker;
 pub mod cli;
 pub mod clock;
-pub mod coordinator;
 pub mod genesis;
 pub mod ledger;
 pub mod limits;

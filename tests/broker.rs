@@ -85,7 +85,7 @@ fn allowed_failed_and_denied_effects_are_recorded_and_spend_survives() {
         limits: None,
         mission: None,
         // As the coordinator drives it: every intent travels with its started marker.
-        with_intent: Some(world::coordinator::invoke::started_marker("cli:ep1:t")),
+        with_intent: Some(world::ops::invoke::started_marker("cli:ep1:t")),
         new_store_id: None,
         intent_committed: std::cell::Cell::new(false),
     };
@@ -188,7 +188,7 @@ fn allowed_failed_and_denied_effects_are_recorded_and_spend_survives() {
         limits: None,
         mission: None,
         // As the coordinator drives it: every intent travels with its started marker.
-        with_intent: Some(world::coordinator::invoke::started_marker("cli:ep1:t")),
+        with_intent: Some(world::ops::invoke::started_marker("cli:ep1:t")),
         new_store_id: None,
         intent_committed: std::cell::Cell::new(false),
     };
@@ -242,7 +242,7 @@ fn an_effect_without_a_handler_writes_nothing() {
         limits: None,
         mission: None,
         // As the coordinator drives it: every intent travels with its started marker.
-        with_intent: Some(world::coordinator::invoke::started_marker("cli:ep1:t")),
+        with_intent: Some(world::ops::invoke::started_marker("cli:ep1:t")),
         new_store_id: None,
         intent_committed: std::cell::Cell::new(false),
     };

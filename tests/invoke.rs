@@ -987,8 +987,8 @@ fn library_call(
     tok: &std::path::Path,
     id: &str,
     args: Value,
-) -> Result<world::coordinator::invoke::Committed, world::coordinator::invoke::InvokeError> {
-    use world::coordinator::invoke::{invoke, Call, Host, Surface};
+) -> Result<world::ops::invoke::Committed, world::ops::invoke::InvokeError> {
+    use world::ops::invoke::{invoke, Call, Host, Surface};
     // One head move by "another writer" (a second SQLite connection) after the first run of
     // the plan (or pure) phase.
     let (db, moved) = (env.db.clone(), AtomicBool::new(false));
@@ -1064,7 +1064,7 @@ fn conflict_after_an_effect_is_effects_unrecorded_naming_the_record() {
             && text.contains(&rec),
         "{text}"
     );
-    let data = world::coordinator::invoke::error_data(&err);
+    let data = world::ops::invoke::error_data(&err);
     assert_eq!(data["effectRecords"], json!([rec]));
     // The effect is durable and debited once; no coordinator entry; a resend never reruns it.
     assert_eq!(env.receipt("effect:ep1:0").0["state"], "resolved");

@@ -309,7 +309,7 @@ fn child_invoke() {
         }
     }));
     let pins = world::transitions::pins::StorePins::for_db(&db);
-    let host = world::coordinator::invoke::Host {
+    let host = world::ops::invoke::Host {
         interpreters: if s("mode") == "hold" { &holding } else { &pins },
         workspace_root: None,
         tool: None,
@@ -324,8 +324,8 @@ fn child_invoke() {
         observer: None,
         unattested: Default::default(),
     };
-    let call = world::coordinator::invoke::Call {
-        surface: world::coordinator::invoke::Surface::Cli,
+    let call = world::ops::invoke::Call {
+        surface: world::ops::invoke::Surface::Cli,
         token: std::fs::read_to_string(s("token"))
             .expect("token")
             .trim()
@@ -337,7 +337,7 @@ fn child_invoke() {
     };
     let mut store =
         world::store::Store::open_write(&db, Default::default()).expect("open for writing");
-    let r = world::coordinator::invoke::invoke(&mut store, &call, &host);
+    let r = world::ops::invoke::invoke(&mut store, &call, &host);
     panic!("the child must be killed before it returns: {r:?}");
 }
 

@@ -228,7 +228,7 @@ fn child_invoke() {
     let s = |k: &str| spec[k].as_str().unwrap_or_default().to_string();
     let db = std::path::PathBuf::from(s("db"));
     let pins = world::transitions::pins::StorePins::for_db(&db);
-    let host = world::coordinator::invoke::Host {
+    let host = world::ops::invoke::Host {
         interpreters: &pins,
         workspace_root: None,
         tool: None,
@@ -243,8 +243,8 @@ fn child_invoke() {
         observer: None,
         unattested: Default::default(),
     };
-    let call = world::coordinator::invoke::Call {
-        surface: world::coordinator::invoke::Surface::Cli,
+    let call = world::ops::invoke::Call {
+        surface: world::ops::invoke::Surface::Cli,
         token: std::fs::read_to_string(s("token"))
             .unwrap()
             .trim()
@@ -255,7 +255,7 @@ fn child_invoke() {
         clock: world::clock::Clock::System,
     };
     let mut store = world::store::Store::open_write(&db, Default::default()).unwrap();
-    let r = world::coordinator::invoke::invoke(&mut store, &call, &host);
+    let r = world::ops::invoke::invoke(&mut store, &call, &host);
     assert!(r.is_ok(), "{r:?}");
 }
 

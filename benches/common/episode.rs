@@ -13,7 +13,7 @@ use clap::Parser;
 use world::authority::session;
 use world::broker::handlers::{RunCapsConfig, Services};
 use world::cli::Cli;
-use world::coordinator::invoke::{invoke, Call, Host, Surface};
+use world::ops::invoke::{invoke, Call, Host, Surface};
 use world::store::{Store, WriteOptions};
 use world::transitions::pins::StorePins;
 

@@ -329,7 +329,7 @@ pub fn resolve(conn: &Connection, token: &str, now: i64) -> Result<Session, Sess
 /// refusal is an authentication failure ([`SessionError`]) that the front end reports as an
 /// error (`world` exits 1; HTTP 401 per surfaces.md §2), never a policy verdict such as a
 /// limits `allowed=false` or a broker denial: no ledger or log row is written for it.
-/// `world invoke` (and REST, MCP, A2A through `coordinator::invoke`), `world limits
+/// `world invoke` (and REST, MCP, A2A through `ops::invoke`), `world limits
 /// --session` and `world mission --session` all go through here.
 ///
 /// # Errors

@@ -507,8 +507,8 @@ use crate::ops::outcome::Outcome;
 /// The outcome of an invocation that did not commit (`None` for failures before anything ran):
 /// `effects-unrecorded` when effect records or intents are durable, `indeterminate` for a
 /// resent id whose earlier run has no outcome (`ops::outcome::derive`).
-fn not_committed_outcome(e: &crate::coordinator::invoke::InvokeError) -> Option<Outcome> {
-    use crate::coordinator::invoke::InvokeError;
+fn not_committed_outcome(e: &crate::ops::invoke::InvokeError) -> Option<Outcome> {
+    use crate::ops::invoke::InvokeError;
     use crate::ops::outcome::{derive, EffectState, Evidence};
     let effects: Vec<EffectState> = match e {
         InvokeError::EffectsUnrecorded {
@@ -550,8 +550,8 @@ pub fn session_err(e: SessionError) -> CliError {
     }
 }
 
-pub fn invoke_err(e: crate::coordinator::invoke::InvokeError) -> CliError {
-    use crate::coordinator::invoke::InvokeError;
+pub fn invoke_err(e: crate::ops::invoke::InvokeError) -> CliError {
+    use crate::ops::invoke::InvokeError;
     let e = match e {
         // Store failures keep the store's own exit mapping (lock held 6, corrupt 3, …).
         InvokeError::Store(s) => return CliError::store("invoke", s),
@@ -809,7 +809,7 @@ mod cause_tests {
 #[cfg(test)]
 mod outcome_tests {
     use super::*;
-    use crate::coordinator::invoke::InvokeError;
+    use crate::ops::invoke::InvokeError;
 
     fn outcome_of(e: InvokeError) -> (u8, Option<serde_json::Value>) {
         let err = invoke_err(e);

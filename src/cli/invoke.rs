@@ -9,7 +9,7 @@ use super::pin::provider;
 use super::{read_input, CliError, Context, Exit};
 use crate::broker::handlers::RunCapsConfig;
 use crate::broker::Status;
-use crate::coordinator::invoke::{self, Call, Surface};
+use crate::ops::invoke::{self, Call, Surface};
 use crate::ops::outcome::{derive, output_ok, EffectState, Evidence};
 
 /// Call a transition as a session: admit, bind, plan, execute, finish, commit.
@@ -89,7 +89,7 @@ fn check_args_text(raw: &[u8]) -> Result<(), CliError> {
 pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError> {
     let raw = match (&args.args, &args.args_file) {
         (Some(a), _) => a.clone().into_bytes(),
-        (None, Some(f)) => read_input(f, crate::coordinator::plan::MAX_IO, "invoke --args-file")?,
+        (None, Some(f)) => read_input(f, invoke::MAX_IO, "invoke --args-file")?,
         (None, None) => b"{}".to_vec(),
     };
     let value: serde_json::Value = serde_json::from_slice(&raw)

@@ -31,7 +31,7 @@ pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError
         ));
     }
     let store = ctx.open_read()?;
-    let r = crate::coordinator::invoke::receipt(&store, &args.id).map_err(read_err("receipt"))?;
+    let r = crate::ops::invoke::receipt(&store, &args.id).map_err(read_err("receipt"))?;
     if out.json {
         out.json_line(&r)?;
     } else {

@@ -5,7 +5,7 @@ use clap::Subcommand;
 use super::output::Output;
 use super::table::{Col, Table};
 use super::{read_err, resolve_session, CliError, Context, Exit};
-use crate::coordinator::invoke::visible;
+use crate::ops::invoke::visible;
 use crate::transitions::publish::read_head;
 
 /// Grant-filtered tool views.

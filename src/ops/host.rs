@@ -25,7 +25,7 @@ use crate::broker::handlers::ailang::{PinnedTool, ToolError};
 use crate::broker::handlers::exec::{ExecConfig, ExecError};
 use crate::broker::handlers::policy::{validate_run_caps_config, PolicyError};
 use crate::broker::handlers::RunCapsConfig;
-use crate::coordinator::invoke::HostConfig;
+use crate::ops::invoke::HostConfig;
 
 /// The host flags as given (exec-and-agui.md §1.2, surfaces.md §1, transitions.md §9).
 #[derive(Clone, Debug, Default)]

@@ -10,14 +10,16 @@
 //! [`verify`] is the read-only whole-store check: the store's own format checks with the
 //! other modules' cross-checks between them (DEC-ARCH-9).
 //!
-//! The invocation pipeline is the coordinator's ([`crate::coordinator::invoke`]); the workflows
-//! here are the others: [`genesis`], [`host`] (the invocation host from the host flags, once), [`commit`] (a body, or `--put` files on the head),
+//! [`invoke`] is the invocation pipeline behind `world invoke`, REST, MCP and A2A, one file per
+//! step (admit, precheck, handlers, pairings, execute, commit, error); [`actor`] is the door to
+//! the one rule for acting as a session's agent (DEC-ARCH-11). The other workflows: [`genesis`], [`host`] (the invocation host from the host flags, once), [`commit`] (a body, or `--put` files on the head),
 //! [`classify`] (errors answer is-busy, is-read-only, is-corrupt, is-foreign themselves), [`pin`], [`publish`] (plan, then commit), [`session`] mint/revoke, [`approval`]
 //! request/decide, [`limits`] and [`mission`] commands (the caller decides the actor and whether
 //! a human confirmed; a dry run is an option, not a prompt), [`export`] of an episode bundle and
 //! the read-only [`replay`]. [`outcome`] is the one derivation of what happened (`ok`, `refused`,
 //! `denied`, `failed`, `indeterminate`, `effects-unrecorded`) every reader and exit code uses. Attended confirmation, terminals and printing stay with the caller.
 
+pub mod actor;
 pub mod approval;
 pub mod checkpoint;
 pub mod classify;
@@ -25,6 +27,7 @@ pub mod commit;
 pub mod export;
 pub mod genesis;
 pub mod host;
+pub mod invoke;
 pub mod limits;
 pub mod mission;
 pub mod outcome;

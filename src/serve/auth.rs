@@ -126,8 +126,9 @@ impl Denial {
     }
 }
 
-/// Resolve `token` at `now` on `conn`; the stored credential id is then compared with the
-/// token's in constant time (a row found by any other means is refused).
+/// Resolve `token` at `now` on `conn` by the one agent rule (`authority::session::agent`,
+/// DEC-ARCH-11); the stored credential id is then compared with the token's in constant time
+/// (a row found by any other means is refused).
 ///
 /// # Errors
 /// [`Denial::Unknown`], [`Denial::Expired`], [`Denial::Malformed`] or [`Denial::Store`].
@@ -137,7 +138,7 @@ pub fn lookup(
     now: i64,
     unattested: session::Unattested,
 ) -> Result<Session, Denial> {
-    let s = session::resolve_with(conn, token, now, unattested).map_err(|e| match e {
+    let s = session::agent(conn, token, now, unattested).map_err(|e| match e {
         SessionError::Malformed => Denial::Malformed,
         // surfaces.md §3 fixes the wire text; a revoked (or unattested) credential is
         // "unknown" there [V].

@@ -30,7 +30,7 @@ use tokio::sync::Mutex;
 use crate::authority::session::Session;
 use crate::broker::handlers::ailang::PinnedTool;
 use crate::broker::handlers::approval::{NoTerminal, TtyPrompter};
-use crate::coordinator::invoke::{self, Call, Committed, HostConfig, InvokeError};
+use crate::ops::invoke::{self, Call, Committed, HostConfig, InvokeError};
 use crate::store::{self, Store, WriteOptions};
 use crate::transitions::pins::StorePins;
 use crate::transitions::publish::{read_head, InterpreterChoice};

@@ -15,7 +15,7 @@ use super::super::auth::{self, Bearer, Denial};
 use super::super::rest::ApiError;
 use super::super::{one_line, App, ReadError};
 use crate::authority::session::Session;
-use crate::coordinator::invoke::visible;
+use crate::ops::invoke::visible;
 use crate::transitions::registry::Descriptor;
 
 /// The scheme name the cards declare for the session bearer.

@@ -18,7 +18,7 @@ use serde_json::{json, Map, Value};
 use super::super::{one_line, App, HostFailure};
 use super::task::{self, state, Task};
 use super::{card, read_task, render, Cx, RpcError, Wire};
-use crate::coordinator::invoke::{
+use crate::ops::invoke::{
     self, valid_task, validate_input, visible, Call, Committed, InvokeError, Surface,
 };
 use crate::serve::jsonrpc::code;

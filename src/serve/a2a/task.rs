@@ -11,7 +11,7 @@ use serde_json::{json, Map, Value};
 
 use super::super::ReadError;
 use super::RpcError;
-use crate::coordinator::invoke::valid_task;
+use crate::ops::invoke::valid_task;
 use crate::store::a2a_tasks::{self, TaskKey, TaskRow};
 use crate::store::journal::ReceiptState;
 use crate::store::records::InvocationRecord;
@@ -203,7 +203,7 @@ pub fn load(
         }
         return Ok(Some(t));
     }
-    let receipt = crate::coordinator::invoke::receipt(s, task_id).map_err(store_err)?;
+    let receipt = crate::ops::invoke::receipt(s, task_id).map_err(store_err)?;
     match (receipt.state, receipt.result_ref) {
         (ReceiptState::NotStarted, _) => {
             let Some(r) = &row else { return Ok(None) };

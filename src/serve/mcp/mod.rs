@@ -37,7 +37,7 @@ use super::rest::{read_body, rpc_body_error};
 use super::{one_line, random_task, App, HostFailure, ReadError, MCP_BODY, POST_DEADLINE};
 use crate::authority::session::Session;
 use crate::broker::handlers::approval::NoTerminal;
-use crate::coordinator::invoke::{
+use crate::ops::invoke::{
     self, visible, Call, Committed, HostConfig, InvokeError, Observer, Step, Surface,
 };
 use crate::store::{Store, WriteOptions};
@@ -757,7 +757,7 @@ async fn call_tool(
             // DEC-MCP-3: arguments failing the inputSchema are a tool error in both eras, so
             // the model sees which field was wrong (the SDKs raise on -32603 and hide it).
             let schema = matches!(&f, HostFailure::Invoke(InvokeError::InvalidCall(m))
-                if m.starts_with(crate::coordinator::invoke::SCHEMA_FAILURE));
+                if m.starts_with(crate::ops::invoke::SCHEMA_FAILURE));
             if modern || schema {
                 let mut r = json!({
                     "isError": true,

@@ -181,7 +181,7 @@ pub fn read(s: &Store, episode: &str, uri: &str) -> Result<Option<String>, Error
             Ok(mine.then(|| line(&v)))
         }
         "receipts" if of_episode(key, episode) => {
-            let r = crate::coordinator::invoke::receipt(s, key)?;
+            let r = crate::ops::invoke::receipt(s, key)?;
             Ok(Some(line(&r)))
         }
         "records" => {
