@@ -80,7 +80,7 @@ fn outcomes(env: &Env) -> u64 {
 }
 
 fn store_id(env: &Env) -> String {
-    world::limits::pairing::store_id(&env.conn())
+    world::store::markers::store_id(&env.conn())
         .unwrap()
         .expect("the store was paired")
 }

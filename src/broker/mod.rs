@@ -165,7 +165,37 @@ pub struct MissionPairing {
     pub standalone: Option<std::rc::Rc<crate::mission::pairing::Standalone>>,
 }
 
+impl LimitsPairing {
+    /// A pairing with the standalone ledger `s` that is only asked to reconcile this store's
+    /// attempts from its journal ([`pairing::Pairing::reconcile_from_store`], `world limits
+    /// reconcile --from-store`): bound to no scope, it holds nothing.
+    pub fn reconciling(s: crate::limits::pairing::Standalone) -> LimitsPairing {
+        LimitsPairing {
+            scope: String::new(),
+            now_ms: 0,
+            clock: crate::clock::Clock::System,
+            standalone: Some(std::rc::Rc::new(s)),
+        }
+    }
+}
+
 impl MissionPairing {
+    /// A pairing with the mission of the standalone ledger `s` that is only asked to
+    /// reconcile this store's attempts from its journal
+    /// ([`pairing::Pairing::reconcile_from_store`], `world mission reconcile --from-store`):
+    /// bound to no run or grant, it admits nothing.
+    pub fn reconciling(s: crate::mission::pairing::Standalone) -> MissionPairing {
+        MissionPairing {
+            mission_id: s.mission_id.clone(),
+            run_id: String::new(),
+            grant_id: String::new(),
+            subject: String::new(),
+            now_ms: 0,
+            clock: crate::clock::Clock::System,
+            standalone: Some(std::rc::Rc::new(s)),
+        }
+    }
+
     fn settle_ms(&self) -> u128 {
         self.now_ms.max(self.clock.now_ms())
     }
@@ -284,7 +314,7 @@ pub struct Broker<'a> {
     /// coordinator's started marker, so a resent invocation id never runs a handler twice).
     pub with_intent: Option<Object>,
     /// The store-id object this invocation wrote because the store was never paired with a
-    /// standalone ledger (`limits::pairing::ensure_store_id_new`, before any ledger step, so a
+    /// standalone ledger (`store::markers::ensure_store_id_new`, before any ledger step, so a
     /// crash never strands an attempt under an id the store lacks): removed again when the
     /// ledger cleanly refuses the invocation's first effect, so a refusal leaves the store
     /// unchanged (DEC-MIS-19).
@@ -319,7 +349,7 @@ impl Broker<'_> {
         if !clean || release_failed {
             return;
         }
-        if let Err(e) = crate::limits::pairing::forget_store_id(store, obj) {
+        if let Err(e) = crate::store::markers::forget_store_id(store, obj) {
             eprintln!("world: warning: the store-id object {} written for this refused call was not removed ({e}); it is harmless", obj.meta.hash);
         }
     }

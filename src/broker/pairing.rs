@@ -64,16 +64,7 @@ pub enum Settlement {
     Unknown,
 }
 
-/// What one outstanding attempt's reconciliation from the store's journal did.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Reconciled {
-    /// The attempt.
-    pub attempt_id: String,
-    /// `released`, `settled`, `unknown` (settled UNKNOWN), `kept` or `held` (awaits a person).
-    pub action: &'static str,
-    /// Why, in words.
-    pub why: String,
-}
+pub use crate::ledger::paired::Reconciled;
 
 /// What an effect does with one ledger (DEC-PAIRING-1): hold (reserve or admit) → dispatch →
 /// settle, or release when it never ran, and reconcile from the store's journal. Implemented
@@ -315,7 +306,7 @@ impl Pairing for LimitsPairing {
     fn marker(&self, e: &Effect<'_>, attempt: &str) -> Option<Object> {
         self.standalone
             .as_ref()
-            .map(|_| crate::limits::pairing::attempt_marker(attempt, e.intent_id))
+            .map(|_| crate::limits::pairing::attempt_marker(attempt, e.intent_id).object())
     }
 
     fn settle_in(
@@ -365,7 +356,7 @@ impl Pairing for LimitsPairing {
     fn release_failed(&self) -> bool {
         self.standalone
             .as_ref()
-            .is_some_and(|s| s.release_failed.get())
+            .is_some_and(|s| s.link.release_failed())
     }
 
     fn reconcile_from_store(
@@ -376,21 +367,8 @@ impl Pairing for LimitsPairing {
         let Some(s) = &self.standalone else {
             return Ok(Vec::new());
         };
-        let done = crate::limits::pairing::reconcile_from_store(
-            s.ledger.as_ref(),
-            store,
-            &s.store_id,
-            now_ms,
-        )
-        .map_err(|x| limits_error(s, x))?;
-        Ok(done
-            .into_iter()
-            .map(|r| Reconciled {
-                attempt_id: r.attempt_id,
-                action: r.action,
-                why: r.why,
-            })
-            .collect())
+        s.reconcile_from_store(store, now_ms)
+            .map_err(|x| limits_error(s, x))
     }
 }
 
@@ -457,9 +435,9 @@ impl Pairing for MissionPairing {
     }
 
     fn marker(&self, e: &Effect<'_>, attempt: &str) -> Option<Object> {
-        self.standalone
-            .as_ref()
-            .map(|ms| crate::mission::pairing::attempt_marker(&ms.mission_id, attempt, e.intent_id))
+        self.standalone.as_ref().map(|ms| {
+            crate::mission::pairing::attempt_marker(&ms.mission_id, attempt, e.intent_id).object()
+        })
     }
 
     fn settle_in(
@@ -513,7 +491,7 @@ impl Pairing for MissionPairing {
     fn release_failed(&self) -> bool {
         self.standalone
             .as_ref()
-            .is_some_and(|s| s.release_failed.get())
+            .is_some_and(|s| s.link.release_failed())
     }
 
     fn reconcile_from_store(
@@ -524,23 +502,8 @@ impl Pairing for MissionPairing {
         let Some(ms) = &self.standalone else {
             return Ok(Vec::new());
         };
-        let done = crate::mission::pairing::reconcile_from_store(
-            ms.missions.as_ref(),
-            &ms.mission_id,
-            store,
-            &ms.store_id,
-            now_ms,
-            ms.implicit_clock,
-        )
-        .map_err(|x| mission_error(ms, x))?;
-        Ok(done
-            .into_iter()
-            .map(|r| Reconciled {
-                attempt_id: r.attempt_id,
-                action: r.action,
-                why: r.why,
-            })
-            .collect())
+        ms.reconcile_from_store(store, now_ms)
+            .map_err(|x| mission_error(ms, x))
     }
 }
 
