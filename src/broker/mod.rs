@@ -360,7 +360,7 @@ impl Broker<'_> {
     /// journal the intent ([`Self::journal_intent`]) and run the pairing loop
     /// ([`pairing::hold_and_dispatch`]) in one transaction; run the handler; write the outcome
     /// with the in-store settlements ([`Self::write_outcome`], or
-    /// [`Self::keep_indeterminate`]); settle standalone ledgers ([`pairing::Pairing::settle_after`]).
+    /// [`Self::keep_indeterminate`]); settle standalone ledgers ([`pairing::Held::settle_after`]).
     pub fn execute(
         &self,
         store: &mut Store,
@@ -484,7 +484,7 @@ impl Broker<'_> {
         } else {
             pairing::Settlement::Succeeded
         };
-        settle_after(&held, &effect, settlement);
+        held.settle_after(&effect, settlement);
         Ok(Executed {
             status: if failed { Status::Failed } else { Status::Ok },
             record: Some(rec.meta.hash),
@@ -563,18 +563,14 @@ impl Broker<'_> {
                 .str("invocationId", e.intent_id)
                 .str("message", msg)
                 .finish();
-            let settled = held
-                .pairings
-                .iter()
-                .zip(&held.attempts)
-                .all(|(p, a)| p.settle_in(&tx, e, a, Unknown).is_ok());
+            let settled = held.settle_in(&tx, e, Unknown).is_ok();
             if settled
                 && put_object(&tx, &Object::new(EFFECT_INDETERMINATE, PROVENANCE, diag)).is_ok()
             {
                 let _ = tx.commit();
             }
         }
-        settle_after(held, e, Unknown);
+        held.settle_after(e, Unknown);
     }
 
     /// Transaction 2 of an allowed effect: its result, record (and failure note), the outcome
@@ -612,24 +608,13 @@ impl Broker<'_> {
         } else {
             pairing::Settlement::Succeeded
         };
-        for (p, a) in held.pairings.iter().zip(&held.attempts) {
-            p.settle_in(&tx, e, a, settlement)
-                .map_err(|x| StoreError::Corrupt {
-                    what: format!("{} settlement", p.name()),
-                    detail: x.to_string(),
-                })?;
-        }
+        held.settle_in(&tx, e, settlement)
+            .map_err(|(name, x)| StoreError::Corrupt {
+                what: format!("{name} settlement"),
+                detail: x.to_string(),
+            })?;
         tx.commit()?;
         Ok(())
-    }
-}
-
-/// After the outcome is journaled (or the effect ended indeterminate), settle the standalone
-/// ledgers' attempts in hold order; a failure is a warning (the exposure stays DISPATCHED
-/// until `reconcile --from-store` settles it).
-fn settle_after(held: &pairing::Held<'_>, e: &pairing::Effect<'_>, s: pairing::Settlement) {
-    for (p, a) in held.pairings.iter().zip(&held.attempts) {
-        p.settle_after(e, a, s);
     }
 }
 

@@ -237,6 +237,87 @@ impl Standalone {
     }
 }
 
+/// One HOST step in the ledger inside the store file, in the intent's or outcome's
+/// transaction `tx` (it commits or rolls back with the store's own writes).
+fn in_store_step(
+    tx: &rusqlite::Transaction<'_>,
+    request_id: String,
+    command: Command,
+    now_ms: u128,
+) -> Result<Verdict, Error> {
+    super::apply(
+        tx,
+        &Request::new(request_id, command),
+        &host(now_ms),
+        now_ms,
+        &NoEvidence,
+    )
+}
+
+/// The ledger in the store file: reserve (ORDINARY, paired, `cost`, `max_active_ms`) in
+/// `scope` and dispatch the effect intent `intent_id` (attempt id = operation id = the intent
+/// id), both in the intent's transaction `tx`, as the HOST — one call for the effect's hold
+/// and dispatch (DEC-PAIRING2-2). A refusal of either step leaves `tx` to be dropped, which
+/// undoes both.
+///
+/// # Errors
+/// [`Error::Rejected`]; integrity refusals and storage errors.
+pub fn reserve_and_dispatch_in(
+    tx: &rusqlite::Transaction<'_>,
+    intent_id: &str,
+    scope: &str,
+    cost: u128,
+    max_active_ms: u128,
+    now_ms: u128,
+) -> Result<(), Error> {
+    in_store_step(
+        tx,
+        format!("{intent_id}:reserve"),
+        Command::Reserve {
+            attempt_id: intent_id.to_string(),
+            operation_id: intent_id.to_string(),
+            scope_id: scope.to_string(),
+            run_id: None,
+            purpose: Purpose::Ordinary,
+            amount: Amount(cost),
+            max_active_ms: Amount(max_active_ms),
+            paired: true,
+        },
+        now_ms,
+    )?;
+    in_store_step(
+        tx,
+        format!("{intent_id}:dispatch"),
+        Command::Dispatch {
+            attempt_id: intent_id.to_string(),
+        },
+        now_ms,
+    )?;
+    Ok(())
+}
+
+/// The ledger in the store file: settle the effect intent `intent_id`'s attempt
+/// SUCCEEDED/FAILED at `cost` in the outcome's transaction `tx`, as the HOST.
+///
+/// # Errors
+/// [`Error::Rejected`]; integrity refusals and storage errors (the outcome's transaction must
+/// then not commit).
+pub fn settle_in(
+    tx: &rusqlite::Transaction<'_>,
+    intent_id: &str,
+    failed: bool,
+    cost: u128,
+    now_ms: u128,
+) -> Result<(), Error> {
+    in_store_step(
+        tx,
+        format!("{intent_id}:settle"),
+        settle_command(intent_id, failed, cost),
+        now_ms,
+    )
+    .map(|_| ())
+}
+
 fn settle_command(attempt: &str, failed: bool, cost: u128) -> Command {
     Command::Settle {
         attempt_id: attempt.to_string(),

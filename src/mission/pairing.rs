@@ -131,6 +131,75 @@ fn host_step(
         .map(|_| ())
 }
 
+/// One HOST step of mission `mission_id` in the store file, in the intent's or outcome's
+/// transaction `tx` (it commits or rolls back with the store's own writes).
+fn in_store_step(
+    tx: &Connection,
+    mission_id: &str,
+    command: Command,
+    now_ms: u128,
+    implicit_clock: bool,
+) -> Result<(), Error> {
+    let req = Request::new(command).on_implicit_clock(implicit_clock);
+    super::durable::apply_in(tx, mission_id, &req, &Actor::host(), Amount(now_ms)).map(|_| ())
+}
+
+/// A mission in the store file: admit `admit` (attempt id = operation id = the effect intent
+/// id) and dispatch it, both in the intent's transaction `tx`, as the HOST — one call for the
+/// effect's hold and dispatch (DEC-PAIRING2-2). `implicit_clock`: `now_ms` is the system
+/// clock, taken as `max(now, lastNow)` under the mission's lock (DEC-MIS-17). A refusal of
+/// either step leaves `tx` to be dropped, which undoes both.
+///
+/// # Errors
+/// [`Error::Rejected`]; integrity refusals ([`Error::Corrupt`]) and storage errors.
+pub fn admit_and_dispatch_in(
+    tx: &Connection,
+    mission_id: &str,
+    admit: Admit,
+    now_ms: u128,
+    implicit_clock: bool,
+) -> Result<(), Error> {
+    let attempt_id = admit.attempt_id.clone();
+    in_store_step(
+        tx,
+        mission_id,
+        Command::Admit(Box::new(admit)),
+        now_ms,
+        implicit_clock,
+    )?;
+    in_store_step(
+        tx,
+        mission_id,
+        Command::Dispatch { attempt_id },
+        now_ms,
+        implicit_clock,
+    )
+}
+
+/// A mission in the store file: settle `attempt_id` with `outcome` at `cost` (no actual cost
+/// for UNKNOWN: the full reservation stays held) in the outcome's transaction `tx`.
+///
+/// # Errors
+/// [`Error::Rejected`]; integrity refusals and storage errors (the outcome's transaction must
+/// then not commit).
+pub fn settle_in(
+    tx: &Connection,
+    mission_id: &str,
+    attempt_id: &str,
+    outcome: Outcome,
+    cost: u128,
+    now_ms: u128,
+    implicit_clock: bool,
+) -> Result<(), Error> {
+    in_store_step(
+        tx,
+        mission_id,
+        settle_command(attempt_id, outcome, Amount(cost)),
+        now_ms,
+        implicit_clock,
+    )
+}
+
 impl Standalone {
     /// [`reconcile_from_store`] of this store's attempts of this mission (the pairing trait's
     /// `reconcile_from_store`, DEC-PAIRING2-1).
