@@ -218,14 +218,7 @@ fn crate_refs(code: &str) -> BTreeSet<String> {
 
 /// String literals that start with an SQL keyword.
 fn sql_count(code: &str) -> usize {
-    code.match_indices('"')
-        .filter(|(i, _)| {
-            let rest = code[i + 1..].trim_start();
-            SQL_WORDS
-                .iter()
-                .any(|w| rest.starts_with(w) && rest[w.len()..].starts_with([' ', '\n', '(']))
-        })
-        .count()
+    sql_literals(code).len()
 }
 
 /// The tables (and views) the store module creates: every `CREATE TABLE|VIEW [IF NOT EXISTS]

@@ -505,10 +505,6 @@ impl Broker<'_> {
         request: &Object,
         tally: &spend::Tally,
     ) -> Result<String, BrokerError> {
-        put_object(tx, request)?;
-        if let Some(extra) = &self.with_intent {
-            put_object(tx, extra)?;
-        }
         let ordinal = tally
             .next_ordinal()
             .ok_or_else(|| BrokerError::OrdinalExhausted(self.episode.to_string()))?;
@@ -523,8 +519,12 @@ impl Broker<'_> {
             request_ref: request.meta.hash.clone(),
             logical_time: self.now,
         };
-        journal::append(
+        // The request (and the coordinator's started marker), then the intent: one call.
+        let mut objects = vec![request];
+        objects.extend(self.with_intent.as_ref());
+        journal::append_after(
             tx,
+            &objects,
             Kind::Intent,
             &intent_id,
             journal::EFFECT_INTENT,
@@ -583,21 +583,26 @@ impl Broker<'_> {
         held: &pairing::Held<'_>,
     ) -> Result<(), StoreError> {
         let (intent_id, failed, result, rec) = (o.intent_id, o.failed, o.result, o.record);
+        let note = match (failed, o.message) {
+            (true, Some(msg)) => Some(Object::new(
+                EFFECT_FAILURE,
+                PROVENANCE,
+                crate::encoding::gojson::Obj::new()
+                    .str("recordRef", &rec.meta.hash)
+                    .str("intentId", intent_id)
+                    .str("message", msg)
+                    .finish(),
+            )),
+            _ => None,
+        };
+        // The result, the record and the failure note, then the outcome: one call.
+        let mut objects: Vec<&Object> = result.into_iter().collect();
+        objects.push(rec);
+        objects.extend(note.as_ref());
         let tx = store.immediate()?;
-        if let Some(r) = result {
-            put_object(&tx, r)?;
-        }
-        put_object(&tx, rec)?;
-        if let (true, Some(msg)) = (failed, o.message) {
-            let why = crate::encoding::gojson::Obj::new()
-                .str("recordRef", &rec.meta.hash)
-                .str("intentId", intent_id)
-                .str("message", msg)
-                .finish();
-            put_object(&tx, &Object::new(EFFECT_FAILURE, PROVENANCE, why))?;
-        }
-        journal::append(
+        journal::append_after(
             &tx,
+            &objects,
             Kind::Outcome,
             intent_id,
             journal::EFFECT_OUTCOME,

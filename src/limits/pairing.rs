@@ -144,16 +144,14 @@ impl Standalone {
         let attempt = attempt.to_string();
         self.step(
             format!("{attempt}:reserve"),
-            Command::Reserve {
-                attempt_id: attempt.clone(),
-                operation_id: self.invocation_id.clone(),
-                scope_id: scope.to_string(),
-                run_id: Some(self.link.store_id.clone()),
-                purpose: Purpose::Ordinary,
-                amount: Amount(cost),
-                max_active_ms: Amount(max_active_ms),
-                paired: true,
-            },
+            paired_reserve(
+                &attempt,
+                &self.invocation_id,
+                scope,
+                Some(self.link.store_id.clone()),
+                cost,
+                max_active_ms,
+            ),
             now_ms,
         )?;
         Ok(())
@@ -273,16 +271,7 @@ pub fn reserve_and_dispatch_in(
     in_store_step(
         tx,
         format!("{intent_id}:reserve"),
-        Command::Reserve {
-            attempt_id: intent_id.to_string(),
-            operation_id: intent_id.to_string(),
-            scope_id: scope.to_string(),
-            run_id: None,
-            purpose: Purpose::Ordinary,
-            amount: Amount(cost),
-            max_active_ms: Amount(max_active_ms),
-            paired: true,
-        },
+        paired_reserve(intent_id, intent_id, scope, None, cost, max_active_ms),
         now_ms,
     )?;
     in_store_step(
@@ -316,6 +305,28 @@ pub fn settle_in(
         now_ms,
     )
     .map(|_| ())
+}
+
+/// The ORDINARY, paired reservation of attempt `attempt` (operation `operation`, run `run`)
+/// of `cost` in `scope` for at most `max_active_ms`.
+fn paired_reserve(
+    attempt: &str,
+    operation: &str,
+    scope: &str,
+    run: Option<String>,
+    cost: u128,
+    max_active_ms: u128,
+) -> Command {
+    Command::Reserve {
+        attempt_id: attempt.to_string(),
+        operation_id: operation.to_string(),
+        scope_id: scope.to_string(),
+        run_id: run,
+        purpose: Purpose::Ordinary,
+        amount: Amount(cost),
+        max_active_ms: Amount(max_active_ms),
+        paired: true,
+    }
 }
 
 fn settle_command(attempt: &str, failed: bool, cost: u128) -> Command {

@@ -215,6 +215,26 @@ pub fn append(
     Ok(obj.meta.hash)
 }
 
+/// Store `objects` in order (each `OR IGNORE`, as [`put_object`]), then [`append`] one
+/// journal row: the store's writes of one broker step (an effect's request and intent, or its
+/// result, record and outcome) in one call, in the caller's transaction `conn`.
+///
+/// # Errors
+/// As [`put_object`] and [`append`]; the caller's transaction must then not commit.
+pub fn append_after(
+    conn: &Connection,
+    objects: &[&Object],
+    kind: Kind,
+    invocation_id: &str,
+    semantic_id: &str,
+    payload: Vec<u8>,
+) -> Result<String, Error> {
+    for o in objects {
+        put_object(conn, o)?;
+    }
+    append(conn, kind, invocation_id, semantic_id, payload)
+}
+
 /// The object ref of the journal row (`invocation_id`, `kind`), if present.
 pub fn row(conn: &Connection, invocation_id: &str, kind: Kind) -> Result<Option<String>, Error> {
     Ok(conn
