@@ -599,9 +599,8 @@ impl Broker<'_> {
         let mut objects: Vec<&Object> = result.into_iter().collect();
         objects.push(rec);
         objects.extend(note.as_ref());
-        let tx = store.immediate()?;
-        journal::append_after(
-            &tx,
+        let tx = journal::begin_with(
+            store,
             &objects,
             Kind::Outcome,
             intent_id,

@@ -6,7 +6,7 @@ use serde::Serialize;
 
 use crate::encoding::{canon, gojson::Obj};
 
-use super::{object_in, put_object, Error, Object};
+use super::{object_in, put_object, Error, Object, Store};
 
 /// `world/journal-intent/v1`
 pub const COMMIT_INTENT: &str = "world/journal-intent/v1";
@@ -233,6 +233,26 @@ pub fn append_after(
         put_object(conn, o)?;
     }
     append(conn, kind, invocation_id, semantic_id, payload)
+}
+
+/// Open a `BEGIN IMMEDIATE` transaction on `store` and write [`append_after`] in it; the
+/// transaction is returned open, for the caller's further writes in it (an effect's
+/// settlements with ledgers in the store file) and its commit. One call for a broker step's
+/// store writes (DEC-PAIRING2-2).
+///
+/// # Errors
+/// As [`Store::immediate`] and [`append_after`] (the transaction is then rolled back).
+pub fn begin_with<'s>(
+    store: &'s mut Store,
+    objects: &[&Object],
+    kind: Kind,
+    invocation_id: &str,
+    semantic_id: &str,
+    payload: Vec<u8>,
+) -> Result<rusqlite::Transaction<'s>, Error> {
+    let tx = store.immediate()?;
+    append_after(&tx, objects, kind, invocation_id, semantic_id, payload)?;
+    Ok(tx)
 }
 
 /// The object ref of the journal row (`invocation_id`, `kind`), if present.
