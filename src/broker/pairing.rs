@@ -100,12 +100,7 @@ pub trait Pairing {
     /// # Errors
     /// A refusal or ledger failure; a standalone attempt has been released again (a failed
     /// release is reported: [`Pairing::release_failed`]).
-    fn dispatch(
-        &self,
-        tx: &Transaction<'_>,
-        e: &Effect<'_>,
-        attempt: &str,
-    ) -> Result<(), BrokerError>;
+    fn dispatch(&self, e: &Effect<'_>, attempt: &str) -> Result<(), BrokerError>;
 
     /// Release the held, never dispatched `attempt` because another pairing refused the
     /// effect. In the store file: nothing (dropping the transaction undoes the hold). Never
@@ -188,7 +183,7 @@ pub(super) fn hold_and_dispatch<'p>(
     // A pairing in the store file dispatched in its hold.
     let mut dispatched: Vec<bool> = pairings.iter().map(|p| p.in_store()).collect();
     for i in (0..n).rev().filter(|&i| !pairings[i].in_store()) {
-        if let Err(err) = pairings[i].dispatch(tx, e, &attempts[i]) {
+        if let Err(err) = pairings[i].dispatch(e, &attempts[i]) {
             for j in (0..n).rev().filter(|&j| j != i && !dispatched[j]) {
                 pairings[j].release(e, &attempts[j]);
             }
@@ -317,13 +312,7 @@ impl Pairing for LimitsPairing {
         Ok(attempt)
     }
 
-    fn dispatch(
-        &self,
-        tx: &Transaction<'_>,
-        e: &Effect<'_>,
-        attempt: &str,
-    ) -> Result<(), BrokerError> {
-        let _ = (tx, e);
+    fn dispatch(&self, _e: &Effect<'_>, attempt: &str) -> Result<(), BrokerError> {
         match &self.standalone {
             // Dispatched in its hold.
             None => Ok(()),
@@ -444,13 +433,7 @@ impl Pairing for MissionPairing {
         Ok(attempt)
     }
 
-    fn dispatch(
-        &self,
-        tx: &Transaction<'_>,
-        e: &Effect<'_>,
-        attempt: &str,
-    ) -> Result<(), BrokerError> {
-        let _ = tx;
+    fn dispatch(&self, e: &Effect<'_>, attempt: &str) -> Result<(), BrokerError> {
         match &self.standalone {
             // Dispatched in its hold.
             None => Ok(()),
@@ -623,12 +606,7 @@ mod tests {
             }
             Ok(format!("{}-attempt", self.name))
         }
-        fn dispatch(
-            &self,
-            _: &Transaction<'_>,
-            _: &Effect<'_>,
-            _: &str,
-        ) -> Result<(), BrokerError> {
+        fn dispatch(&self, _: &Effect<'_>, _: &str) -> Result<(), BrokerError> {
             assert!(
                 !self.in_store,
                 "the loop dispatched a pairing in the store file"
