@@ -360,7 +360,7 @@ impl Broker<'_> {
     /// journal the intent ([`Self::journal_intent`]) and run the pairing loop
     /// ([`pairing::hold_and_dispatch`]) in one transaction; run the handler; write the outcome
     /// with the in-store settlements ([`Self::write_outcome`], or
-    /// [`Self::keep_indeterminate`]); settle standalone ledgers ([`pairing::Held::settle_after`]).
+    /// [`Self::keep_indeterminate`]); settle standalone ledgers (`pairing::Held::settle_after`).
     pub fn execute(
         &self,
         store: &mut Store,

@@ -5,8 +5,8 @@
 //! mission ([`MissionPairing`]); each lives either in the store file (its steps run in the
 //! intent's transaction and roll back with it) or in a standalone ledger (a file or
 //! PostgreSQL: each step is its own ledger transaction). Both implement [`Pairing`], and the
-//! broker calls this module once per phase of an effect — [`hold_and_dispatch`] in the
-//! intent's transaction, [`Held::settle_in`] in the outcome's, [`Held::settle_after`] after
+//! broker calls this module once per phase of an effect — `hold_and_dispatch` in the
+//! intent's transaction, `Held::settle_in` in the outcome's, `Held::settle_after` after
 //! it — which runs one loop over the invocation's pairings, in the order limits, mission (the
 //! seed's order: the ledger reserves first, then the mission admits):
 //!
