@@ -358,7 +358,7 @@ impl Broker<'_> {
     ///
     /// The steps, in order: decide (a denial is recorded and returned, [`Self::record_denial`]);
     /// journal the intent ([`Self::journal_intent`]) and run the pairing loop
-    /// ([`pairing::hold_and_dispatch`]) in one transaction; run the handler; write the outcome
+    /// (`pairing::hold_and_dispatch`) in one transaction; run the handler; write the outcome
     /// with the in-store settlements ([`Self::write_outcome`], or
     /// [`Self::keep_indeterminate`]); settle standalone ledgers (`pairing::Held::settle_after`).
     pub fn execute(

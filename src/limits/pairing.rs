@@ -61,7 +61,7 @@ impl std::fmt::Debug for Standalone {
 /// episode grammar), so [`parse_attempt_id`] splits it back.
 ///
 /// # Errors
-/// [`Error::Corrupt`] when the system has no randomness to give.
+/// A corrupt-storage error ([`Error::corrupt`]) when the system has no randomness to give.
 pub fn new_attempt_id(store_id: &str, intent_id: &str) -> Result<String, Error> {
     let mut b = [0u8; 8];
     getrandom::getrandom(&mut b).map_err(|e| Error::corrupt(format!("attempt id: {e}")))?;
