@@ -498,7 +498,7 @@ fn kill_inside_a_handler_paired_with_a_ledger_mission_keeps_the_exposure() {
     let mut child = spawn_child_on(&env, &tok, "infer", args, "k6", "block", Some(&led));
     kill_when(&mut child, || journal_has(&env, "effect:ep1:0", "intent"));
     assert!(!journal_has(&env, "effect:ep1:0", "outcome"));
-    let sid = world::limits::pairing::store_id(&env.conn())
+    let sid = world::store::markers::store_id(&env.conn())
         .expect("store id")
         .expect("the store was paired");
     let r = report();

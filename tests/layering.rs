@@ -9,6 +9,9 @@
 //!   and the debt table does not list;
 //! - SQL in a file outside `store/`, `ledger/`, `limits/` and `mission/` (the ledger layer's
 //!   and its two clients' own modules), or a transaction opened in `cli/` or `serve/`, beyond the debt row;
+//! - SQL naming one of the store's own tables (those `store/` creates) anywhere outside
+//!   `store/`, with no debt allowed (issue 27 §2: the store-side markers of a pairing are
+//!   the store module's);
 //! - more `Result<_, String>` than the debt row;
 //! - a debt row that no longer matches the sources (paid off or shrunk): lower the number or
 //!   delete the row, so the table always tells the truth.
@@ -215,14 +218,77 @@ fn crate_refs(code: &str) -> BTreeSet<String> {
 
 /// String literals that start with an SQL keyword.
 fn sql_count(code: &str) -> usize {
-    code.match_indices('"')
-        .filter(|(i, _)| {
-            let rest = code[i + 1..].trim_start();
-            SQL_WORDS
-                .iter()
-                .any(|w| rest.starts_with(w) && rest[w.len()..].starts_with([' ', '\n', '(']))
-        })
-        .count()
+    sql_literals(code).len()
+}
+
+/// The tables (and views) the store module creates: every `CREATE TABLE|VIEW [IF NOT EXISTS]
+/// name` in the shipped code of `store/`.
+fn store_tables(srcs: &[Source]) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    for s in srcs.iter().filter(|s| s.module == "store") {
+        for kind in ["CREATE TABLE ", "CREATE VIEW "] {
+            for (i, _) in s.code.match_indices(kind) {
+                let rest = s.code[i + kind.len()..].trim_start();
+                let rest = rest
+                    .strip_prefix("IF NOT EXISTS ")
+                    .unwrap_or(rest)
+                    .trim_start();
+                let name: String = rest
+                    .chars()
+                    .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                    .collect();
+                if !name.is_empty() {
+                    out.insert(name);
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The SQL string literals of `code` (those [`sql_count`] counts), each up to its closing
+/// quote (`"#` for a raw string).
+fn sql_literals(code: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    for (i, _) in code.match_indices('"') {
+        let body = &code[i + 1..];
+        let rest = body.trim_start();
+        let is_sql = SQL_WORDS
+            .iter()
+            .any(|w| rest.starts_with(w) && rest[w.len()..].starts_with([' ', '\n', '(']));
+        if !is_sql {
+            continue;
+        }
+        let raw = code[..i].ends_with("r#");
+        let end = if raw {
+            body.find("\"#")
+        } else {
+            let mut esc = false;
+            body.char_indices()
+                .find(|&(_, c)| {
+                    let stop = c == '"' && !esc;
+                    esc = c == '\\' && !esc;
+                    stop
+                })
+                .map(|(j, _)| j)
+        };
+        out.push(&body[..end.unwrap_or(body.len())]);
+    }
+    out
+}
+
+/// The store tables an SQL literal of `code` names (issue 27 §2: no SQL on a store table
+/// outside the store module), as `table` words of the statement.
+fn store_tables_named(code: &str, tables: &BTreeSet<String>) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    for lit in sql_literals(code) {
+        for word in lit.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_')) {
+            if tables.contains(word) {
+                out.insert(word.to_string());
+            }
+        }
+    }
+    out
 }
 
 fn tx_count(code: &str) -> usize {
@@ -320,6 +386,13 @@ fn the_sources_keep_the_documented_layering() {
         }
     }
     let mut strings = 0;
+    let tables = store_tables(&srcs);
+    for t in ["objects", "journal", "log_entries", "store_heads"] {
+        assert!(
+            tables.contains(t),
+            "the store's tables as read from src/store/ lack {t}: {tables:?}"
+        );
+    }
     for s in &srcs {
         // A workspace crate's `crate::` names its own modules; what it may use is its
         // Cargo.toml, which the compiler holds it to (checked against the table below).
@@ -336,6 +409,15 @@ fn the_sources_keep_the_documented_layering() {
                 *found
                     .entry(format!("edge {} -> {}", s.module, target))
                     .or_default() += 1;
+            }
+        }
+        if s.module != "store" {
+            let named = store_tables_named(&s.code, &tables);
+            if !named.is_empty() {
+                problems.push(format!(
+                    "{}: SQL names the store's own table(s) {named:?}; only src/store/ may (issue 27 §2: ask a typed function of the store module, e.g. store::markers)",
+                    s.rel
+                ));
             }
         }
         if !SQL_HOMES.contains(&s.module.as_str()) {
@@ -424,6 +506,23 @@ fn the_scanners_see_edges_sql_and_transactions() {
         vec!["store"]
     );
     assert_eq!(sql_count(code), 1);
+    let tables: BTreeSet<String> = ["objects".to_string(), "journal".to_string()].into();
+    let named = |c: &str| {
+        store_tables_named(c, &tables)
+            .into_iter()
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        named("x(\"SELECT payload FROM objects WHERE semantic_id = ?1\");"),
+        ["objects"]
+    );
+    assert_eq!(
+        named("x(r#\"DELETE FROM mission_journal WHERE \"seq\" > 1\"#); y(\"UPDATE journal SET a = \\\"b\\\"\");"),
+        ["journal"]
+    );
+    assert!(
+        named("let s = \"objects of the journal\"; x(\"SELECT 1 FROM limits_events\");").is_empty()
+    );
     assert_eq!(tx_count(code), 1);
     assert_eq!(string_errors(code), 1);
     assert_eq!(

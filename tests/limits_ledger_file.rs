@@ -80,7 +80,7 @@ fn outcomes(env: &Env) -> u64 {
 }
 
 fn store_id(env: &Env) -> String {
-    world::limits::pairing::store_id(&env.conn())
+    world::store::markers::store_id(&env.conn())
         .unwrap()
         .expect("the store was paired")
 }
@@ -396,4 +396,77 @@ fn only_init_creates_a_ledger_file() {
         "limits", "init", "--config", &cfg, "--yes", "--ledger", &empty_s,
     ]);
     assert_eq!(wo_cost(&report(&env, &empty_s)), 0);
+}
+
+/// `limits reconcile --from-store` runs the pairing trait's `reconcile_from_store`
+/// (DEC-PAIRING2-1): on a ledger whose usage was edited it refuses with exit 3 (integrity),
+/// naming the verifier, and leaves the outstanding attempt and the ledger as they were; once
+/// the edit is undone it releases the attempt.
+#[test]
+fn reconcile_from_store_on_an_edited_ledger_refuses_and_writes_nothing() {
+    let (env, led, tok) = setup();
+    assert_exit(&invoke(&env, &tok, &led, "t0"), 0);
+    let sid = store_id(&env);
+    // A crash between the ledger's reserve and dispatch: RESERVED, never dispatched.
+    let reserved = format!("{sid}/effect:ep1:1/00ff00ff00ff00ff");
+    host_step(
+        &led,
+        &format!("{reserved}:reserve"),
+        reserve(&reserved, &sid, "cli:ep1:crashed"),
+    );
+    let before = report(&env, &led);
+    let ledger = rusqlite::Connection::open(&led).unwrap();
+    let usage: String = ledger
+        .query_row(
+            "SELECT usage_ordinary FROM limits_scopes WHERE scope_id = 'wo'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    ledger
+        .execute(
+            "UPDATE limits_scopes SET usage_ordinary = '0' WHERE scope_id = 'wo'",
+            [],
+        )
+        .unwrap();
+    let events = |c: &rusqlite::Connection| -> i64 {
+        c.query_row("SELECT count(*) FROM limits_events", [], |r| r.get(0))
+            .unwrap()
+    };
+    let n = events(&ledger);
+    let o = env.run(&["limits", "reconcile", "--from-store", "--ledger", &led]);
+    assert_exit(&o, 3);
+    assert!(
+        stderr(&o).contains("world verify --ledger"),
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(events(&ledger), n, "nothing was written");
+    // Undo the edit: the reconcile now releases the never-dispatched attempt.
+    ledger
+        .execute(
+            "UPDATE limits_scopes SET usage_ordinary = ?1 WHERE scope_id = 'wo'",
+            [&usage],
+        )
+        .unwrap();
+    assert_eq!(report(&env, &led)["revision"], before["revision"]);
+    let o = env.run(&[
+        "limits",
+        "reconcile",
+        "--from-store",
+        "--ledger",
+        &led,
+        "--json",
+    ]);
+    assert_exit(&o, 0);
+    let lines = json_lines(&String::from_utf8_lossy(&o.stdout));
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    assert_eq!(lines[0]["attemptId"], reserved.as_str());
+    assert_eq!(lines[0]["action"], "released");
+    assert_eq!(lines[0]["state"], "RELEASED");
+    assert_eq!(lines[0]["invocation"], "cli:ep1:crashed");
+    assert!(report(&env, &led)["outstanding"]
+        .as_array()
+        .unwrap()
+        .is_empty());
 }

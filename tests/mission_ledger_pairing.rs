@@ -64,7 +64,7 @@ fn report(env: &Env, led: &str) -> Value {
 }
 
 fn store_id(env: &Env) -> String {
-    world::limits::pairing::store_id(&env.conn())
+    world::store::markers::store_id(&env.conn())
         .unwrap()
         .expect("the store was paired")
 }
@@ -125,7 +125,7 @@ fn paired_invoke_and_rejection(led: &str) {
     assert_eq!(admit["action"]["capability"], "Workspace.Read");
     // The intent's transaction stored the attempt marker.
     assert_eq!(
-        env.objects_of(world::mission::pairing::ATTEMPT_SEMANTIC_ID)
+        env.objects_of(world::store::markers::MISSION_ATTEMPT_SEMANTIC_ID)
             .len(),
         2
     );
@@ -207,9 +207,8 @@ fn crashes_before_the_intent(led: &str) {
     let s = world::mission::pairing::Standalone {
         missions,
         mission_id: "m".into(),
-        store_id: sid.clone(),
+        link: world::ledger::paired::StoreLink::new(sid.clone()),
         implicit_clock: true,
-        release_failed: std::cell::Cell::new(false),
     };
     // The invocations ran on the system clock; the mission never accepts an earlier `now`.
     let now: u128 = std::time::SystemTime::now()
@@ -630,9 +629,8 @@ fn a_refused_dispatch_releases_its_attempt_or_says_what_is_left() {
             fail_release,
         }),
         mission_id: "m".into(),
-        store_id: sid.clone(),
+        link: world::ledger::paired::StoreLink::new(sid.clone()),
         implicit_clock: true,
-        release_failed: std::cell::Cell::new(false),
     };
     let admit = |s: &world::mission::pairing::Standalone, now: u128| {
         let attempt = s.new_attempt("effect:ep1:0").unwrap();
@@ -689,9 +687,8 @@ fn stranded_attempts_at_one_ordinal_do_not_exhaust_the_episode() {
     let s = world::mission::pairing::Standalone {
         missions: world::mission::ledger::open(&led).unwrap(),
         mission_id: "m".into(),
-        store_id: sid,
+        link: world::ledger::paired::StoreLink::new(sid),
         implicit_clock: true,
-        release_failed: std::cell::Cell::new(false),
     };
     for _ in 0..4 {
         // As the broker admits effect:ep1:1, then the process dies before the store commits.
@@ -739,9 +736,9 @@ fn a_refused_first_paired_invoke_leaves_the_store_unchanged() {
     assert!(stderr(&o).contains("GRANT_REVOKED"), "{}", stderr(&o));
     assert_eq!(env.fingerprint(), before, "nothing written in the store");
     assert!(env
-        .objects_of(world::limits::pairing::STORE_ID_SEMANTIC_ID)
+        .objects_of(world::store::markers::STORE_ID_SEMANTIC_ID)
         .is_empty());
-    assert_eq!(world::limits::pairing::store_id(&env.conn()).unwrap(), None);
+    assert_eq!(world::store::markers::store_id(&env.conn()).unwrap(), None);
 }
 
 /// L12: a ledger file another process keeps locked is named, and both `world mission` and a

@@ -165,7 +165,37 @@ pub struct MissionPairing {
     pub standalone: Option<std::rc::Rc<crate::mission::pairing::Standalone>>,
 }
 
+impl LimitsPairing {
+    /// A pairing with the standalone ledger `s` that is only asked to reconcile this store's
+    /// attempts from its journal ([`pairing::Pairing::reconcile_from_store`], `world limits
+    /// reconcile --from-store`): bound to no scope, it holds nothing.
+    pub fn reconciling(s: crate::limits::pairing::Standalone) -> LimitsPairing {
+        LimitsPairing {
+            scope: String::new(),
+            now_ms: 0,
+            clock: crate::clock::Clock::System,
+            standalone: Some(std::rc::Rc::new(s)),
+        }
+    }
+}
+
 impl MissionPairing {
+    /// A pairing with the mission of the standalone ledger `s` that is only asked to
+    /// reconcile this store's attempts from its journal
+    /// ([`pairing::Pairing::reconcile_from_store`], `world mission reconcile --from-store`):
+    /// bound to no run or grant, it admits nothing.
+    pub fn reconciling(s: crate::mission::pairing::Standalone) -> MissionPairing {
+        MissionPairing {
+            mission_id: s.mission_id.clone(),
+            run_id: String::new(),
+            grant_id: String::new(),
+            subject: String::new(),
+            now_ms: 0,
+            clock: crate::clock::Clock::System,
+            standalone: Some(std::rc::Rc::new(s)),
+        }
+    }
+
     fn settle_ms(&self) -> u128 {
         self.now_ms.max(self.clock.now_ms())
     }
@@ -284,7 +314,7 @@ pub struct Broker<'a> {
     /// coordinator's started marker, so a resent invocation id never runs a handler twice).
     pub with_intent: Option<Object>,
     /// The store-id object this invocation wrote because the store was never paired with a
-    /// standalone ledger (`limits::pairing::ensure_store_id_new`, before any ledger step, so a
+    /// standalone ledger (`store::markers::ensure_store_id_new`, before any ledger step, so a
     /// crash never strands an attempt under an id the store lacks): removed again when the
     /// ledger cleanly refuses the invocation's first effect, so a refusal leaves the store
     /// unchanged (DEC-MIS-19).
@@ -319,7 +349,7 @@ impl Broker<'_> {
         if !clean || release_failed {
             return;
         }
-        if let Err(e) = crate::limits::pairing::forget_store_id(store, obj) {
+        if let Err(e) = crate::store::markers::forget_store_id(store, obj) {
             eprintln!("world: warning: the store-id object {} written for this refused call was not removed ({e}); it is harmless", obj.meta.hash);
         }
     }
@@ -328,9 +358,9 @@ impl Broker<'_> {
     ///
     /// The steps, in order: decide (a denial is recorded and returned, [`Self::record_denial`]);
     /// journal the intent ([`Self::journal_intent`]) and run the pairing loop
-    /// ([`pairing::hold_and_dispatch`]) in one transaction; run the handler; write the outcome
+    /// (`pairing::hold_and_dispatch`) in one transaction; run the handler; write the outcome
     /// with the in-store settlements ([`Self::write_outcome`], or
-    /// [`Self::keep_indeterminate`]); settle standalone ledgers ([`pairing::Pairing::settle_after`]).
+    /// [`Self::keep_indeterminate`]); settle standalone ledgers (`pairing::Held::settle_after`).
     pub fn execute(
         &self,
         store: &mut Store,
@@ -454,7 +484,7 @@ impl Broker<'_> {
         } else {
             pairing::Settlement::Succeeded
         };
-        settle_after(&held, &effect, settlement);
+        held.settle_after(&effect, settlement);
         Ok(Executed {
             status: if failed { Status::Failed } else { Status::Ok },
             record: Some(rec.meta.hash),
@@ -475,10 +505,6 @@ impl Broker<'_> {
         request: &Object,
         tally: &spend::Tally,
     ) -> Result<String, BrokerError> {
-        put_object(tx, request)?;
-        if let Some(extra) = &self.with_intent {
-            put_object(tx, extra)?;
-        }
         let ordinal = tally
             .next_ordinal()
             .ok_or_else(|| BrokerError::OrdinalExhausted(self.episode.to_string()))?;
@@ -493,8 +519,12 @@ impl Broker<'_> {
             request_ref: request.meta.hash.clone(),
             logical_time: self.now,
         };
-        journal::append(
+        // The request (and the coordinator's started marker), then the intent: one call.
+        let mut objects = vec![request];
+        objects.extend(self.with_intent.as_ref());
+        journal::append_after(
             tx,
+            &objects,
             Kind::Intent,
             &intent_id,
             journal::EFFECT_INTENT,
@@ -533,18 +563,14 @@ impl Broker<'_> {
                 .str("invocationId", e.intent_id)
                 .str("message", msg)
                 .finish();
-            let settled = held
-                .pairings
-                .iter()
-                .zip(&held.attempts)
-                .all(|(p, a)| p.settle_in(&tx, e, a, Unknown).is_ok());
+            let settled = held.settle_in(&tx, e, Unknown).is_ok();
             if settled
                 && put_object(&tx, &Object::new(EFFECT_INDETERMINATE, PROVENANCE, diag)).is_ok()
             {
                 let _ = tx.commit();
             }
         }
-        settle_after(held, e, Unknown);
+        held.settle_after(e, Unknown);
     }
 
     /// Transaction 2 of an allowed effect: its result, record (and failure note), the outcome
@@ -557,21 +583,25 @@ impl Broker<'_> {
         held: &pairing::Held<'_>,
     ) -> Result<(), StoreError> {
         let (intent_id, failed, result, rec) = (o.intent_id, o.failed, o.result, o.record);
-        let tx = store.immediate()?;
-        if let Some(r) = result {
-            put_object(&tx, r)?;
-        }
-        put_object(&tx, rec)?;
-        if let (true, Some(msg)) = (failed, o.message) {
-            let why = crate::encoding::gojson::Obj::new()
-                .str("recordRef", &rec.meta.hash)
-                .str("intentId", intent_id)
-                .str("message", msg)
-                .finish();
-            put_object(&tx, &Object::new(EFFECT_FAILURE, PROVENANCE, why))?;
-        }
-        journal::append(
-            &tx,
+        let note = match (failed, o.message) {
+            (true, Some(msg)) => Some(Object::new(
+                EFFECT_FAILURE,
+                PROVENANCE,
+                crate::encoding::gojson::Obj::new()
+                    .str("recordRef", &rec.meta.hash)
+                    .str("intentId", intent_id)
+                    .str("message", msg)
+                    .finish(),
+            )),
+            _ => None,
+        };
+        // The result, the record and the failure note, then the outcome: one call.
+        let mut objects: Vec<&Object> = result.into_iter().collect();
+        objects.push(rec);
+        objects.extend(note.as_ref());
+        let tx = journal::begin_with(
+            store,
+            &objects,
             Kind::Outcome,
             intent_id,
             journal::EFFECT_OUTCOME,
@@ -582,24 +612,13 @@ impl Broker<'_> {
         } else {
             pairing::Settlement::Succeeded
         };
-        for (p, a) in held.pairings.iter().zip(&held.attempts) {
-            p.settle_in(&tx, e, a, settlement)
-                .map_err(|x| StoreError::Corrupt {
-                    what: format!("{} settlement", p.name()),
-                    detail: x.to_string(),
-                })?;
-        }
+        held.settle_in(&tx, e, settlement)
+            .map_err(|(name, x)| StoreError::Corrupt {
+                what: format!("{name} settlement"),
+                detail: x.to_string(),
+            })?;
         tx.commit()?;
         Ok(())
-    }
-}
-
-/// After the outcome is journaled (or the effect ended indeterminate), settle the standalone
-/// ledgers' attempts in hold order; a failure is a warning (the exposure stays DISPATCHED
-/// until `reconcile --from-store` settles it).
-fn settle_after(held: &pairing::Held<'_>, e: &pairing::Effect<'_>, s: pairing::Settlement) {
-    for (p, a) in held.pairings.iter().zip(&held.attempts) {
-        p.settle_after(e, a, s);
     }
 }
 

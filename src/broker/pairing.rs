@@ -1,22 +1,27 @@
 //! One pairing protocol: what an allowed effect does with each ledger it is paired with
-//! (limits.md §9, missions.md §7, issue 27 item 2, DEC-PAIRING-1).
+//! (limits.md §9, missions.md §7, issue 27 item 2, DEC-PAIRING-1, DEC-PAIRING2-2).
 //!
 //! An invocation may be paired with a limits-ledger scope ([`LimitsPairing`]) and with a
 //! mission ([`MissionPairing`]); each lives either in the store file (its steps run in the
 //! intent's transaction and roll back with it) or in a standalone ledger (a file or
 //! PostgreSQL: each step is its own ledger transaction). Both implement [`Pairing`], and the
-//! broker runs one loop over an invocation's pairings, in the order limits, mission (the seed's
-//! order: the ledger reserves first, then the mission admits):
+//! broker calls this module once per phase of an effect — `hold_and_dispatch` in the
+//! intent's transaction, `Held::settle_in` in the outcome's, `Held::settle_after` after
+//! it — which runs one loop over the invocation's pairings, in the order limits, mission (the
+//! seed's order: the ledger reserves first, then the mission admits):
 //!
-//! 1. **hold**, in order: the limits ledger reserves, the mission admits. A refusal or failure
-//!    releases the attempts already held, in reverse order, and drops the intent's transaction.
-//! 2. **dispatch**: first the pairings in the store file (still undone by dropping the
-//!    transaction), then the standalone ones; each group in reverse hold order, so the pairing
-//!    held first is dispatched last. A pairing whose dispatch fails releases its own attempt;
-//!    every other attempt not yet dispatched is released, in reverse hold order. An attempt a
-//!    standalone ledger already dispatched stays DISPATCHED without an intent in the store —
-//!    the one exposure two databases without an atomic commit cannot avoid — and its
-//!    `reconcile --from-store` finds it (the store's id is then kept).
+//! 1. **hold**, in order: the limits ledger reserves, the mission admits. A pairing in the
+//!    store file also dispatches in the same call (one call into its ledger for both steps,
+//!    `limits::pairing::reserve_and_dispatch_in`, `mission::pairing::admit_and_dispatch_in`;
+//!    dropping the transaction undoes both). A refusal or failure releases the standalone
+//!    attempts already held, in reverse order, and drops the intent's transaction.
+//! 2. **dispatch** the standalone attempts, in reverse hold order, so the pairing held first
+//!    is dispatched last — always after every pairing in the store file dispatched. A pairing
+//!    whose dispatch fails releases its own attempt; every other attempt not yet dispatched is
+//!    released, in reverse hold order. An attempt a standalone ledger already dispatched stays
+//!    DISPATCHED without an intent in the store — the one exposure two databases without an
+//!    atomic commit cannot avoid — and its `reconcile --from-store` finds it (the store's id
+//!    is then kept).
 //! 3. **mark**: each standalone attempt's marker object goes into the intent's transaction.
 //! 4. the intent commits and the handler runs; **settle**: in the outcome's transaction for
 //!    a pairing in the store file ([`Pairing::settle_in`]), after it for a standalone ledger
@@ -27,7 +32,8 @@
 //!    released, the rest is kept for an attended reconcile.
 //!
 //! With both pairings standalone this is exactly the order before the loop (reserve, admit,
-//! mission dispatch, limits dispatch); DEC-PAIRING-1 records where mixed placements changed.
+//! mission dispatch, limits dispatch); DEC-PAIRING-1 and DEC-PAIRING2-2 record where pairings
+//! in the store file changed.
 
 use std::time::Instant;
 
@@ -64,16 +70,7 @@ pub enum Settlement {
     Unknown,
 }
 
-/// What one outstanding attempt's reconciliation from the store's journal did.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Reconciled {
-    /// The attempt.
-    pub attempt_id: String,
-    /// `released`, `settled`, `unknown` (settled UNKNOWN), `kept` or `held` (awaits a person).
-    pub action: &'static str,
-    /// Why, in words.
-    pub why: String,
-}
+pub use crate::ledger::paired::Reconciled;
 
 /// What an effect does with one ledger (DEC-PAIRING-1): hold (reserve or admit) → dispatch →
 /// settle, or release when it never ran, and reconcile from the store's journal. Implemented
@@ -88,24 +85,22 @@ pub trait Pairing {
     /// dropping them); `false` for a standalone ledger.
     fn in_store(&self) -> bool;
 
-    /// Reserve (limits) or admit (mission) the effect in `tx`'s store or in the standalone
-    /// ledger, before its intent commits; returns the attempt id.
+    /// Reserve (limits) or admit (mission) the effect in the standalone ledger, or — in the
+    /// store file — reserve or admit **and dispatch** it in `tx` (one call into the ledger),
+    /// before its intent commits; returns the attempt id.
     ///
     /// # Errors
-    /// A refusal or ledger failure; nothing is held then.
+    /// A refusal or ledger failure; nothing is held then (in the store file: once `tx` is
+    /// dropped).
     fn hold(&self, tx: &Transaction<'_>, e: &Effect<'_>) -> Result<String, BrokerError>;
 
-    /// Dispatch the held `attempt`.
+    /// Dispatch the held standalone `attempt` (the loop calls it for standalone pairings
+    /// only: a pairing in the store file dispatched in [`Pairing::hold`]).
     ///
     /// # Errors
     /// A refusal or ledger failure; a standalone attempt has been released again (a failed
     /// release is reported: [`Pairing::release_failed`]).
-    fn dispatch(
-        &self,
-        tx: &Transaction<'_>,
-        e: &Effect<'_>,
-        attempt: &str,
-    ) -> Result<(), BrokerError>;
+    fn dispatch(&self, e: &Effect<'_>, attempt: &str) -> Result<(), BrokerError>;
 
     /// Release the held, never dispatched `attempt` because another pairing refused the
     /// effect. In the store file: nothing (dropping the transaction undoes the hold). Never
@@ -158,13 +153,14 @@ pub(super) struct Held<'p> {
 }
 
 /// Steps 1–3 of the module docs for effect `e` in the intent's transaction `tx`: hold every
-/// pairing in order, dispatch (store-file pairings first, each group in reverse hold order),
-/// mark. `dispatched_standalone` is set once a standalone ledger dispatched (an attempt there
-/// names the store's id whatever happens to `tx` after it).
+/// pairing in order (a pairing in the store file dispatches in the same call), dispatch the
+/// standalone ones in reverse hold order, mark. `dispatched_standalone` is set once a
+/// standalone ledger dispatched (an attempt there names the store's id whatever happens to
+/// `tx` after it).
 ///
 /// # Errors
-/// The first refusal or failure, after every attempt held and not dispatched was released in
-/// reverse hold order; `tx` must then be dropped.
+/// The first refusal or failure, after every standalone attempt held and not dispatched was
+/// released in reverse hold order; `tx` must then be dropped.
 pub(super) fn hold_and_dispatch<'p>(
     pairings: Vec<&'p dyn Pairing>,
     tx: &Transaction<'_>,
@@ -184,18 +180,17 @@ pub(super) fn hold_and_dispatch<'p>(
             }
         }
     }
-    let mut dispatched = vec![false; n];
-    for i in dispatch_order(&pairings) {
-        if let Err(err) = pairings[i].dispatch(tx, e, &attempts[i]) {
+    // A pairing in the store file dispatched in its hold.
+    let mut dispatched: Vec<bool> = pairings.iter().map(|p| p.in_store()).collect();
+    for i in (0..n).rev().filter(|&i| !pairings[i].in_store()) {
+        if let Err(err) = pairings[i].dispatch(e, &attempts[i]) {
             for j in (0..n).rev().filter(|&j| j != i && !dispatched[j]) {
                 pairings[j].release(e, &attempts[j]);
             }
             return Err(err);
         }
         dispatched[i] = true;
-        if !pairings[i].in_store() {
-            dispatched_standalone.set(true);
-        }
+        dispatched_standalone.set(true);
     }
     for (p, a) in pairings.iter().zip(&attempts) {
         if let Some(m) = p.marker(e, a) {
@@ -205,13 +200,50 @@ pub(super) fn hold_and_dispatch<'p>(
     Ok(Held { pairings, attempts })
 }
 
-/// The dispatch order over `pairings` (indices): those in the store file first, then the
-/// standalone ones, each group in reverse hold order (DEC-PAIRING-1).
-pub fn dispatch_order(pairings: &[&dyn Pairing]) -> Vec<usize> {
-    let n = pairings.len();
-    let in_store = (0..n).rev().filter(|&i| pairings[i].in_store());
-    let standalone = (0..n).rev().filter(|&i| !pairings[i].in_store());
-    in_store.chain(standalone).collect()
+impl Held<'_> {
+    /// Settle every pairing in the store file in the outcome's transaction `tx`, in hold
+    /// order ([`Pairing::settle_in`]).
+    ///
+    /// # Errors
+    /// The first pairing's refusal or failure, with its name: the outcome's transaction must
+    /// not commit.
+    pub(super) fn settle_in(
+        &self,
+        tx: &Transaction<'_>,
+        e: &Effect<'_>,
+        s: Settlement,
+    ) -> Result<(), (&'static str, BrokerError)> {
+        for (p, a) in self.pairings.iter().zip(&self.attempts) {
+            p.settle_in(tx, e, a, s).map_err(|x| (p.name(), x))?;
+        }
+        Ok(())
+    }
+
+    /// After the outcome is journaled (or the effect ended indeterminate), settle the
+    /// standalone ledgers' attempts in hold order ([`Pairing::settle_after`]); a failure is a
+    /// warning (the exposure stays DISPATCHED until `reconcile --from-store` settles it).
+    pub(super) fn settle_after(&self, e: &Effect<'_>, s: Settlement) {
+        for (p, a) in self.pairings.iter().zip(&self.attempts) {
+            p.settle_after(e, a, s);
+        }
+    }
+}
+
+fn in_store_limits_error(e: crate::limits::Error) -> BrokerError {
+    match e {
+        crate::limits::Error::Rejected(v) => BrokerError::LimitsRejected(v),
+        e if e.is_corrupt() => BrokerError::LedgerIntegrity(e.to_string()),
+        e => BrokerError::Limits(e.to_string()),
+    }
+}
+
+fn in_store_mission_error(e: crate::mission::durable::Error) -> BrokerError {
+    use crate::mission::durable::Error as M;
+    match e {
+        M::Rejected(r) => BrokerError::MissionRejected(r),
+        e @ M::Corrupt(_) => BrokerError::LedgerIntegrity(e.to_string()),
+        e => BrokerError::Mission(e.to_string()),
+    }
 }
 
 fn limits_error(s: &crate::limits::pairing::Standalone, e: crate::limits::Error) -> BrokerError {
@@ -258,22 +290,17 @@ impl Pairing for LimitsPairing {
             .saturating_duration_since(Instant::now())
             .as_millis();
         let Some(s) = &self.standalone else {
-            // In the intent's transaction: a rejection rolls all of it back.
-            ledger_step(
+            // In the intent's transaction, reserve and dispatch in one call: a rejection rolls
+            // all of it back.
+            crate::limits::pairing::reserve_and_dispatch_in(
                 tx,
-                format!("{}:reserve", e.intent_id),
-                crate::limits::Command::Reserve {
-                    attempt_id: e.intent_id.to_string(),
-                    operation_id: e.intent_id.to_string(),
-                    scope_id: self.scope.clone(),
-                    run_id: None,
-                    purpose: crate::limits::Purpose::Ordinary,
-                    amount: crate::ledger::Amount(e.cost()),
-                    max_active_ms: crate::ledger::Amount(max_active),
-                    paired: true,
-                },
+                e.intent_id,
+                &self.scope,
+                e.cost(),
+                max_active,
                 self.now_ms,
-            )?;
+            )
+            .map_err(in_store_limits_error)?;
             return Ok(e.intent_id.to_string());
         };
         // The attempt id is new per attempt (DEC-LIM-22): a crash before the intent commits
@@ -285,21 +312,10 @@ impl Pairing for LimitsPairing {
         Ok(attempt)
     }
 
-    fn dispatch(
-        &self,
-        tx: &Transaction<'_>,
-        e: &Effect<'_>,
-        attempt: &str,
-    ) -> Result<(), BrokerError> {
+    fn dispatch(&self, _e: &Effect<'_>, attempt: &str) -> Result<(), BrokerError> {
         match &self.standalone {
-            None => ledger_step(
-                tx,
-                format!("{}:dispatch", e.intent_id),
-                crate::limits::Command::Dispatch {
-                    attempt_id: attempt.to_string(),
-                },
-                self.now_ms,
-            ),
+            // Dispatched in its hold.
+            None => Ok(()),
             Some(s) => s
                 .dispatch_or_release(attempt, self.now_ms)
                 .map_err(|x| limits_error(s, x)),
@@ -315,7 +331,7 @@ impl Pairing for LimitsPairing {
     fn marker(&self, e: &Effect<'_>, attempt: &str) -> Option<Object> {
         self.standalone
             .as_ref()
-            .map(|_| crate::limits::pairing::attempt_marker(attempt, e.intent_id))
+            .map(|_| crate::limits::pairing::attempt_marker(attempt, e.intent_id).object())
     }
 
     fn settle_in(
@@ -332,17 +348,14 @@ impl Pairing for LimitsPairing {
             Settlement::Succeeded => crate::limits::Outcome::Succeeded,
             Settlement::Failed => crate::limits::Outcome::Failed,
         };
-        ledger_step(
+        crate::limits::pairing::settle_in(
             tx,
-            format!("{}:settle", e.intent_id),
-            crate::limits::Command::Settle {
-                attempt_id: attempt.to_string(),
-                outcome,
-                actual_cost: Some(crate::ledger::Amount(e.cost())),
-                effect_outcome: true,
-            },
+            attempt,
+            outcome == crate::limits::Outcome::Failed,
+            e.cost(),
             self.now_ms.max(self.clock.now_ms()),
         )
+        .map_err(in_store_limits_error)
     }
 
     fn settle_after(&self, e: &Effect<'_>, attempt: &str, s: Settlement) {
@@ -365,7 +378,7 @@ impl Pairing for LimitsPairing {
     fn release_failed(&self) -> bool {
         self.standalone
             .as_ref()
-            .is_some_and(|s| s.release_failed.get())
+            .is_some_and(|s| s.link.release_failed())
     }
 
     fn reconcile_from_store(
@@ -376,21 +389,8 @@ impl Pairing for LimitsPairing {
         let Some(s) = &self.standalone else {
             return Ok(Vec::new());
         };
-        let done = crate::limits::pairing::reconcile_from_store(
-            s.ledger.as_ref(),
-            store,
-            &s.store_id,
-            now_ms,
-        )
-        .map_err(|x| limits_error(s, x))?;
-        Ok(done
-            .into_iter()
-            .map(|r| Reconciled {
-                attempt_id: r.attempt_id,
-                action: r.action,
-                why: r.why,
-            })
-            .collect())
+        s.reconcile_from_store(store, now_ms)
+            .map_err(|x| limits_error(s, x))
     }
 }
 
@@ -412,12 +412,16 @@ impl Pairing for MissionPairing {
                 e.intent_id.to_string(),
                 e.intent_id.to_string(),
             );
-            mission_step(
+            // The system clock was read before the store's lock: the mission takes
+            // max(now, lastNow) under it (DEC-MIS-17); a fixed clock is checked as given.
+            crate::mission::pairing::admit_and_dispatch_in(
                 tx,
-                self,
-                crate::mission::Command::Admit(Box::new(admit)),
+                &self.mission_id,
+                admit,
                 self.now_ms,
-            )?;
+                !self.clock.is_fixed(),
+            )
+            .map_err(in_store_mission_error)?;
             return Ok(e.intent_id.to_string());
         };
         let attempt = ms
@@ -429,21 +433,10 @@ impl Pairing for MissionPairing {
         Ok(attempt)
     }
 
-    fn dispatch(
-        &self,
-        tx: &Transaction<'_>,
-        e: &Effect<'_>,
-        attempt: &str,
-    ) -> Result<(), BrokerError> {
+    fn dispatch(&self, e: &Effect<'_>, attempt: &str) -> Result<(), BrokerError> {
         match &self.standalone {
-            None => mission_step(
-                tx,
-                self,
-                crate::mission::Command::Dispatch {
-                    attempt_id: attempt.to_string(),
-                },
-                self.now_ms,
-            ),
+            // Dispatched in its hold.
+            None => Ok(()),
             Some(ms) => ms
                 .dispatch_or_release(attempt, crate::ledger::Amount(e.cost()), self.now_ms)
                 .map_err(|x| mission_error(ms, x)),
@@ -457,9 +450,9 @@ impl Pairing for MissionPairing {
     }
 
     fn marker(&self, e: &Effect<'_>, attempt: &str) -> Option<Object> {
-        self.standalone
-            .as_ref()
-            .map(|ms| crate::mission::pairing::attempt_marker(&ms.mission_id, attempt, e.intent_id))
+        self.standalone.as_ref().map(|ms| {
+            crate::mission::pairing::attempt_marker(&ms.mission_id, attempt, e.intent_id).object()
+        })
     }
 
     fn settle_in(
@@ -472,12 +465,16 @@ impl Pairing for MissionPairing {
         if self.standalone.is_some() {
             return Ok(());
         }
-        mission_step(
+        crate::mission::pairing::settle_in(
             tx,
-            self,
-            mission_settle(attempt, mission_outcome(s), e.req.cost),
+            &self.mission_id,
+            attempt,
+            mission_outcome(s),
+            e.cost(),
             self.settle_ms(),
+            !self.clock.is_fixed(),
         )
+        .map_err(in_store_mission_error)
     }
 
     fn settle_after(&self, e: &Effect<'_>, attempt: &str, s: Settlement) {
@@ -513,7 +510,7 @@ impl Pairing for MissionPairing {
     fn release_failed(&self) -> bool {
         self.standalone
             .as_ref()
-            .is_some_and(|s| s.release_failed.get())
+            .is_some_and(|s| s.link.release_failed())
     }
 
     fn reconcile_from_store(
@@ -524,88 +521,8 @@ impl Pairing for MissionPairing {
         let Some(ms) = &self.standalone else {
             return Ok(Vec::new());
         };
-        let done = crate::mission::pairing::reconcile_from_store(
-            ms.missions.as_ref(),
-            &ms.mission_id,
-            store,
-            &ms.store_id,
-            now_ms,
-            ms.implicit_clock,
-        )
-        .map_err(|x| mission_error(ms, x))?;
-        Ok(done
-            .into_iter()
-            .map(|r| Reconciled {
-                attempt_id: r.attempt_id,
-                action: r.action,
-                why: r.why,
-            })
-            .collect())
-    }
-}
-
-/// One limits step in the store file's ledger, in transaction `tx`, as the HOST.
-fn ledger_step(
-    tx: &rusqlite::Transaction<'_>,
-    request_id: String,
-    command: crate::limits::Command,
-    now_ms: u128,
-) -> Result<(), BrokerError> {
-    use crate::ledger::ActorKind;
-    use crate::limits::{ActorFacts, Error as LimitsError, NoEvidence, Request};
-    let actor = ActorFacts {
-        allowed: true,
-        actor_id: "host:world".into(),
-        actor_kind: ActorKind::Host,
-        policy_ref: None,
-        evidence_ref: None,
-        authorized_at_ms: crate::ledger::Amount(now_ms),
-    };
-    let req = Request {
-        request_id,
-        expected_revision: None,
-        command,
-        system_clock: false,
-    };
-    match crate::limits::apply(tx, &req, &actor, now_ms, &NoEvidence) {
-        Ok(_) => Ok(()),
-        Err(LimitsError::Rejected(v)) => Err(BrokerError::LimitsRejected(v)),
-        Err(e) if e.is_corrupt() => Err(BrokerError::LedgerIntegrity(e.to_string())),
-        Err(e) => Err(BrokerError::Limits(e.to_string())),
-    }
-}
-
-/// One mission step in the store file, in transaction `tx`, as the HOST.
-fn mission_step(
-    tx: &rusqlite::Transaction<'_>,
-    m: &MissionPairing,
-    command: crate::mission::Command,
-    now_ms: u128,
-) -> Result<(), BrokerError> {
-    use crate::mission::durable::{apply_in, Error as MissionError, Request as MissionRequest};
-    let mission_id = m.mission_id.as_str();
-    // The system clock was read before the store's lock: the mission takes
-    // max(now, lastNow) under it (DEC-MIS-17); a fixed clock is checked as given.
-    let req = MissionRequest::new(command).on_implicit_clock(!m.clock.is_fixed());
-    let host = crate::mission::Actor::host();
-    match apply_in(tx, mission_id, &req, &host, crate::ledger::Amount(now_ms)) {
-        Ok(_) => Ok(()),
-        Err(MissionError::Rejected(r)) => Err(BrokerError::MissionRejected(r)),
-        Err(e @ MissionError::Corrupt(_)) => Err(BrokerError::LedgerIntegrity(e.to_string())),
-        Err(e) => Err(BrokerError::Mission(e.to_string())),
-    }
-}
-
-fn mission_settle(
-    intent_id: &str,
-    outcome: crate::mission::Outcome,
-    cost: i64,
-) -> crate::mission::Command {
-    crate::mission::Command::Settle {
-        attempt_id: intent_id.to_string(),
-        outcome,
-        actual_cost: (outcome != crate::mission::Outcome::Unknown)
-            .then_some(crate::ledger::Amount(cost.max(0) as u128)),
+        ms.reconcile_from_store(store, now_ms)
+            .map_err(|x| mission_error(ms, x))
     }
 }
 
@@ -682,14 +599,18 @@ mod tests {
             self.in_store
         }
         fn hold(&self, _: &Transaction<'_>, _: &Effect<'_>) -> Result<String, BrokerError> {
-            self.step("hold").map(|()| format!("{}-attempt", self.name))
+            self.step("hold")?;
+            if self.in_store {
+                // In the store file, one call into the ledger holds and dispatches.
+                self.step("dispatch")?;
+            }
+            Ok(format!("{}-attempt", self.name))
         }
-        fn dispatch(
-            &self,
-            _: &Transaction<'_>,
-            _: &Effect<'_>,
-            _: &str,
-        ) -> Result<(), BrokerError> {
+        fn dispatch(&self, _: &Effect<'_>, _: &str) -> Result<(), BrokerError> {
+            assert!(
+                !self.in_store,
+                "the loop dispatched a pairing in the store file"
+            );
             self.step("dispatch")
         }
         fn release(&self, _: &Effect<'_>, _: &str) {
@@ -822,14 +743,33 @@ mod tests {
             ]
         );
         assert!(!dispatched);
+        // Both in the store file: each ledger holds and dispatches in one call
+        // (DEC-PAIRING2-2); a refusal anywhere drops the one transaction.
         let (log, ..) = run((true, true), None);
         assert_eq!(
             log,
             [
                 "limits hold",
+                "limits dispatch",
                 "mission hold",
-                "mission dispatch",
-                "limits dispatch"
+                "mission dispatch"
+            ]
+        );
+        let (log, failed, dispatched) = run((true, true), Some(("limits", "dispatch")));
+        assert_eq!(log, ["limits hold", "limits dispatch"]);
+        assert!(failed && !dispatched);
+        // Limits in the store file, the mission standalone: a limits refusal comes before
+        // the mission ledger is asked anything.
+        let (log, ..) = run((true, false), Some(("limits", "dispatch")));
+        assert_eq!(log, ["limits hold", "limits dispatch"]);
+        let (log, ..) = run((true, false), None);
+        assert_eq!(
+            log,
+            [
+                "limits hold",
+                "limits dispatch",
+                "mission hold",
+                "mission dispatch"
             ]
         );
     }

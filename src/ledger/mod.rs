@@ -7,7 +7,9 @@
 //! - [`db`]: the one SQL surface ([`db::Db`]) both backends implement: SQLite (the store
 //!   file's ledger tables, a ledger [`file`]) and PostgreSQL ([`pg`], credentials from
 //!   [`pgpass`]);
-//! - [`evidence`]: how an `--evidence-file` is kept in the store ([`EvidenceKind`]).
+//! - [`evidence`]: how an `--evidence-file` is kept in the store ([`EvidenceKind`]);
+//! - [`paired`]: what both pairings with a standalone ledger share (the store link, what a
+//!   reconcile from the store's journal did).
 //!
 //! [`crate::limits`] and [`crate::mission`] are two clients of this module; it depends on
 //! neither.
@@ -19,6 +21,7 @@ pub mod error;
 pub mod evidence;
 pub mod file;
 pub mod location;
+pub mod paired;
 pub mod pg;
 pub mod pgpass;
 pub(crate) mod seal;

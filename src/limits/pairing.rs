@@ -20,7 +20,7 @@
 //! effect ordinal (DEC-LIM-22): a crash after the ledger reserve but before the store commits
 //! its intent leaves that ordinal free, and the next effect of the episode reuses it with a new
 //! attempt id. The intent's transaction also stores an attempt marker object
-//! ([`ATTEMPT_SEMANTIC_ID`]) naming the attempt and its intent, so [`reconcile_from_store`]
+//! ([`crate::store::markers::LIMITS_ATTEMPT_SEMANTIC_ID`]) naming the attempt and its intent, so [`reconcile_from_store`]
 //! tells an attempt whose intent reached the store from one whose ordinal was reused by a later
 //! attempt. Attempt ids of stores paired before (`<storeId>/<effect intent id>`) stay readable.
 //! `operationId` is the invocation id and `runId` the store id, so `world limits report` shows
@@ -30,125 +30,38 @@ use super::{
     ActorFacts, ActorKind, Amount, Code, Command, Error, LedgerStore, NoEvidence, Outcome, Purpose,
     Request, Verdict,
 };
+use crate::ledger::paired::{Reconciled, ReconciledOf, StoreLink};
+use crate::store::markers::AttemptMarker;
 use rusqlite::Connection;
 
 /// The ledger side of one invocation's pairing with a standalone ledger.
 pub struct Standalone {
     /// The ledger.
     pub ledger: Box<dyn LedgerStore>,
-    /// The store's id ([`store_id`]).
-    pub store_id: String,
-    /// The invocation the effects belong to (`cli:<ep>:<task>`).
+    /// The store's id, and whether a release after a refusal failed (a RESERVED attempt was
+    /// left, reported on stderr with `world limits reconcile --from-store`; the store id must
+    /// then persist).
+    pub link: StoreLink,
+    /// The invocation the effects belong to (`cli:<ep>:<task>`; empty for a reconcile).
     pub invocation_id: String,
-    /// Set when a release after a refusal failed: a RESERVED attempt was left (reported on
-    /// stderr with `world limits reconcile --from-store`; the store id must then persist).
-    pub release_failed: std::cell::Cell<bool>,
 }
 
 impl std::fmt::Debug for Standalone {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Standalone")
             .field("ledger", &self.ledger.describe())
-            .field("store_id", &self.store_id)
+            .field("link", &self.link)
             .field("invocation_id", &self.invocation_id)
             .finish()
     }
 }
-
-/// Semantic id of the object that names a store in shared ledgers.
-pub const STORE_ID_SEMANTIC_ID: &str = "world/limits-store-id/v1";
-
-/// The store's id in shared ledgers, `store-` + 16 hex of its store-id object
-/// ([`STORE_ID_SEMANTIC_ID`]: random bytes, written once by [`ensure_store_id`]); `None` when
-/// the store was never paired with a standalone ledger. *Why an object, not the genesis hash:*
-/// two stores created alike have the same genesis entry (DEC-LIM-20).
-///
-/// # Errors
-/// SQLite errors.
-pub fn store_id(conn: &Connection) -> Result<Option<String>, rusqlite::Error> {
-    let hash = crate::store::markers::first_of_kind(conn, STORE_ID_SEMANTIC_ID)?;
-    Ok(hash.map(|h| id_of_hash(&h)))
-}
-
-fn id_of_hash(h: &str) -> String {
-    let hex = h.strip_prefix("sha256:").unwrap_or(h);
-    format!("store-{}", hex.chars().take(16).collect::<String>())
-}
-
-fn new_store_id_object() -> Result<crate::store::Object, crate::store::Error> {
-    let mut b = [0u8; 16];
-    getrandom::getrandom(&mut b).map_err(|e| crate::store::Error::Corrupt {
-        what: "store id".into(),
-        detail: e.to_string(),
-    })?;
-    let payload = format!("{{\"storeNonce\":\"{}\"}}\n", hex::encode(b)).into_bytes();
-    Ok(crate::store::Object::new(
-        STORE_ID_SEMANTIC_ID,
-        "world:limits",
-        payload,
-    ))
-}
-
-/// [`ensure_store_id`], also returning the store-id object when this call wrote it (the store
-/// was never paired): written before any ledger step, so an attempt a crash strands in the
-/// ledger always names an id the store holds; an invocation whose first effect the ledger
-/// then refuses removes it again with [`forget_store_id`] (DEC-MIS-19).
-///
-/// # Errors
-/// Store errors.
-pub fn ensure_store_id_new(
-    store: &mut crate::store::Store,
-) -> Result<(String, Option<crate::store::Object>), crate::store::Error> {
-    if let Some(id) = store_id(store.conn())? {
-        return Ok((id, None));
-    }
-    let obj = new_store_id_object()?;
-    let tx = store.immediate()?;
-    crate::store::put_object(&tx, &obj)?;
-    tx.commit()?;
-    let id = store_id(store.conn())?.ok_or_else(|| crate::store::Error::Corrupt {
-        what: "store id".into(),
-        detail: "the store-id object was not stored".into(),
-    })?;
-    Ok((id, Some(obj)))
-}
-
-/// Remove the store-id object `obj` that [`ensure_store_id_new`] wrote for this invocation,
-/// after the ledger cleanly refused its first effect (nothing in any ledger names the id, no
-/// intent of the store does): the refused call leaves the store as it found it. One
-/// transaction; the caller holds the store's writer lock.
-///
-/// # Errors
-/// Store errors.
-pub fn forget_store_id(
-    store: &mut crate::store::Store,
-    obj: &crate::store::Object,
-) -> Result<(), crate::store::Error> {
-    let tx = store.immediate()?;
-    crate::store::markers::remove(&tx, obj.meta.hash.as_str(), STORE_ID_SEMANTIC_ID)?;
-    tx.commit()?;
-    Ok(())
-}
-
-/// The store's id, writing its store-id object first if it has none (needs the writer lock).
-///
-/// # Errors
-/// Store errors.
-pub fn ensure_store_id(store: &mut crate::store::Store) -> Result<String, crate::store::Error> {
-    ensure_store_id_new(store).map(|(id, _)| id)
-}
-
-/// Semantic id of the object the intent's transaction stores for each paired attempt
-/// (payload `{"attemptId":"…","intentId":"…"}` + newline): its presence proves the attempt's
-/// intent reached the store.
-pub const ATTEMPT_SEMANTIC_ID: &str = "world/limits-attempt/v1";
 
 /// A new attempt id for effect intent `intent_id` of store `store_id`:
 /// `<storeId>/<intentId>/<16 hex random>` (DEC-LIM-22). Intent ids never contain `/` (the
 /// episode grammar), so [`parse_attempt_id`] splits it back.
 ///
 /// # Errors
-/// [`Error::Corrupt`] when the system has no randomness to give.
+/// A corrupt-storage error ([`Error::corrupt`]) when the system has no randomness to give.
 pub fn new_attempt_id(store_id: &str, intent_id: &str) -> Result<String, Error> {
     let mut b = [0u8; 8];
     getrandom::getrandom(&mut b).map_err(|e| Error::corrupt(format!("attempt id: {e}")))?;
@@ -167,36 +80,13 @@ pub fn parse_attempt_id<'a>(store_id: &str, attempt_id: &'a str) -> Option<(&'a 
     }
 }
 
-/// The attempt marker object of `attempt_id` for effect intent `intent_id`
-/// ([`ATTEMPT_SEMANTIC_ID`]); written in the intent's transaction.
-pub fn attempt_marker(attempt_id: &str, intent_id: &str) -> crate::store::Object {
-    let payload = crate::encoding::gojson::Obj::new()
-        .str("attemptId", attempt_id)
-        .str("intentId", intent_id)
-        .finish();
-    crate::store::Object::new(ATTEMPT_SEMANTIC_ID, "world:limits", payload)
-}
-
-/// Does the store hold the marker of `attempt_id` for `intent_id` (its intent committed)?
-fn marker_present(store: &Connection, attempt_id: &str, intent_id: &str) -> Result<bool, Error> {
-    let hash = attempt_marker(attempt_id, intent_id).meta.hash;
-    Ok(crate::store::markers::present(
-        store,
-        hash.as_str(),
-        ATTEMPT_SEMANTIC_ID,
-    )?)
-}
-
-/// Is there an attempt marker for `intent_id` (then that intent belongs to a per-attempt id,
-/// never to an attempt id of the old form)?
-fn intent_has_marker(store: &Connection, intent_id: &str) -> Result<bool, Error> {
-    for p in crate::store::markers::payloads_of_kind(store, ATTEMPT_SEMANTIC_ID)? {
-        let v: serde_json::Value = serde_json::from_slice(&p).unwrap_or_default();
-        if v.get("intentId").and_then(|x| x.as_str()) == Some(intent_id) {
-            return Ok(true);
-        }
+/// The store-side marker of `attempt_id` for effect intent `intent_id` (written in the
+/// intent's transaction; `store::markers`).
+pub fn attempt_marker<'a>(attempt_id: &'a str, intent_id: &'a str) -> AttemptMarker<'a> {
+    AttemptMarker::Limits {
+        attempt_id,
+        intent_id,
     }
-    Ok(false)
 }
 
 fn host(now_ms: u128) -> ActorFacts {
@@ -215,7 +105,7 @@ impl Standalone {
     /// # Errors
     /// As [`new_attempt_id`].
     pub fn new_attempt(&self, intent_id: &str) -> Result<String, Error> {
-        new_attempt_id(&self.store_id, intent_id)
+        new_attempt_id(&self.link.store_id, intent_id)
     }
 
     /// Reserve (ORDINARY, `cost`, `max_active_ms`) in `scope` and dispatch attempt `attempt`
@@ -254,16 +144,14 @@ impl Standalone {
         let attempt = attempt.to_string();
         self.step(
             format!("{attempt}:reserve"),
-            Command::Reserve {
-                attempt_id: attempt.clone(),
-                operation_id: self.invocation_id.clone(),
-                scope_id: scope.to_string(),
-                run_id: Some(self.store_id.clone()),
-                purpose: Purpose::Ordinary,
-                amount: Amount(cost),
-                max_active_ms: Amount(max_active_ms),
-                paired: true,
-            },
+            paired_reserve(
+                &attempt,
+                &self.invocation_id,
+                scope,
+                Some(self.link.store_id.clone()),
+                cost,
+                max_active_ms,
+            ),
             now_ms,
         )?;
         Ok(())
@@ -299,10 +187,10 @@ impl Standalone {
 
     /// [`Standalone::release`] after a refusal; a failure is never silent: a warning names the
     /// RESERVED attempt left and `world limits reconcile --from-store`, and
-    /// [`Standalone::release_failed`] is set.
+    /// the link's release-failed flag is set.
     pub fn release_or_warn(&self, attempt: &str, now_ms: u128) {
         if let Err(e) = self.release(attempt, now_ms) {
-            self.release_failed.set(true);
+            self.link.set_release_failed();
             eprintln!(
                 "world: warning: the limits ledger did not release {attempt} ({e}): no handler ran and nothing was written in the store, but its reservation is held until `world limits reconcile --from-store --ledger {}`",
                 crate::ledger::location::location_arg(&self.ledger.describe())
@@ -347,6 +235,100 @@ impl Standalone {
     }
 }
 
+/// One HOST step in the ledger inside the store file, in the intent's or outcome's
+/// transaction `tx` (it commits or rolls back with the store's own writes).
+fn in_store_step(
+    tx: &rusqlite::Transaction<'_>,
+    request_id: String,
+    command: Command,
+    now_ms: u128,
+) -> Result<Verdict, Error> {
+    super::apply(
+        tx,
+        &Request::new(request_id, command),
+        &host(now_ms),
+        now_ms,
+        &NoEvidence,
+    )
+}
+
+/// The ledger in the store file: reserve (ORDINARY, paired, `cost`, `max_active_ms`) in
+/// `scope` and dispatch the effect intent `intent_id` (attempt id = operation id = the intent
+/// id), both in the intent's transaction `tx`, as the HOST — one call for the effect's hold
+/// and dispatch (DEC-PAIRING2-2). A refusal of either step leaves `tx` to be dropped, which
+/// undoes both.
+///
+/// # Errors
+/// [`Error::Rejected`]; integrity refusals and storage errors.
+pub fn reserve_and_dispatch_in(
+    tx: &rusqlite::Transaction<'_>,
+    intent_id: &str,
+    scope: &str,
+    cost: u128,
+    max_active_ms: u128,
+    now_ms: u128,
+) -> Result<(), Error> {
+    in_store_step(
+        tx,
+        format!("{intent_id}:reserve"),
+        paired_reserve(intent_id, intent_id, scope, None, cost, max_active_ms),
+        now_ms,
+    )?;
+    in_store_step(
+        tx,
+        format!("{intent_id}:dispatch"),
+        Command::Dispatch {
+            attempt_id: intent_id.to_string(),
+        },
+        now_ms,
+    )?;
+    Ok(())
+}
+
+/// The ledger in the store file: settle the effect intent `intent_id`'s attempt
+/// SUCCEEDED/FAILED at `cost` in the outcome's transaction `tx`, as the HOST.
+///
+/// # Errors
+/// [`Error::Rejected`]; integrity refusals and storage errors (the outcome's transaction must
+/// then not commit).
+pub fn settle_in(
+    tx: &rusqlite::Transaction<'_>,
+    intent_id: &str,
+    failed: bool,
+    cost: u128,
+    now_ms: u128,
+) -> Result<(), Error> {
+    in_store_step(
+        tx,
+        format!("{intent_id}:settle"),
+        settle_command(intent_id, failed, cost),
+        now_ms,
+    )
+    .map(|_| ())
+}
+
+/// The ORDINARY, paired reservation of attempt `attempt` (operation `operation`, run `run`)
+/// of `cost` in `scope` for at most `max_active_ms`.
+fn paired_reserve(
+    attempt: &str,
+    operation: &str,
+    scope: &str,
+    run: Option<String>,
+    cost: u128,
+    max_active_ms: u128,
+) -> Command {
+    Command::Reserve {
+        attempt_id: attempt.to_string(),
+        operation_id: operation.to_string(),
+        scope_id: scope.to_string(),
+        run_id: run,
+        purpose: Purpose::Ordinary,
+        amount: Amount(cost),
+        max_active_ms: Amount(max_active_ms),
+        paired: true,
+    }
+}
+
 fn settle_command(attempt: &str, failed: bool, cost: u128) -> Command {
     Command::Settle {
         attempt_id: attempt.to_string(),
@@ -358,22 +340,6 @@ fn settle_command(attempt: &str, failed: bool, cost: u128) -> Command {
         actual_cost: Some(Amount(cost)),
         effect_outcome: true,
     }
-}
-
-/// What [`reconcile_from_store`] did with one outstanding attempt of the store.
-#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Reconciled {
-    /// The attempt.
-    pub attempt_id: String,
-    /// The invocation it belongs to.
-    pub invocation: String,
-    /// `released`, `settled` or `kept`.
-    pub action: &'static str,
-    /// The state the attempt is in now.
-    pub state: String,
-    /// Why, in words (and the journal evidence used).
-    pub why: String,
 }
 
 /// Settle or release every outstanding attempt of store `store_id` from the store's journal
@@ -411,9 +377,9 @@ pub fn reconcile_from_store(
         // id of the old form: the intent is journaled and no per-attempt marker claims it (a
         // later attempt may have reused the ordinal after a crash).
         let reached = if per_attempt {
-            marker_present(store, &a.attempt_id, intent_id)?
+            attempt_marker(&a.attempt_id, intent_id).is_stored(store)?
         } else {
-            !intent_has_marker(store, intent_id)?
+            !crate::store::markers::limits_intent_has_marker(store, intent_id)?
         };
         let mut receipt = crate::store::journal::receipt(store, intent_id)
             .map_err(|e| Error::corrupt(format!("store journal for {intent_id}: {e}")))?;
@@ -426,7 +392,7 @@ pub fn reconcile_from_store(
         };
         let done = |action, state: &str, why: String| Reconciled {
             attempt_id: a.attempt_id.clone(),
-            invocation: invocation.clone(),
+            of: ReconciledOf::Invocation(invocation.clone()),
             action,
             state: state.to_string(),
             why,
@@ -487,6 +453,19 @@ pub fn reconcile_from_store(
 }
 
 impl Standalone {
+    /// [`reconcile_from_store`] of this store's attempts in this ledger (the pairing trait's
+    /// `reconcile_from_store`, DEC-PAIRING2-1).
+    ///
+    /// # Errors
+    /// As [`reconcile_from_store`].
+    pub fn reconcile_from_store(
+        &self,
+        store: &Connection,
+        now_ms: u128,
+    ) -> Result<Vec<Reconciled>, Error> {
+        reconcile_from_store(self.ledger.as_ref(), store, &self.link.store_id, now_ms)
+    }
+
     /// Open the standalone ledger at `location` for invocation `invocation_id` of the store
     /// on `store`.
     ///
@@ -497,12 +476,13 @@ impl Standalone {
         store: &mut crate::store::Store,
         invocation_id: &str,
     ) -> Result<Standalone, Error> {
-        let store_id = ensure_store_id(store).map_err(|e| Error::corrupt(e.to_string()))?;
+        let store_id = crate::store::markers::ensure_store_id(store)
+            .map_err(|e| Error::corrupt(e.to_string()))?;
         Standalone::open_for(location, store_id, invocation_id)
     }
 
     /// Open the standalone ledger at `location` for invocation `invocation_id` of the store
-    /// whose id is `store_id` (from [`ensure_store_id_new`]).
+    /// whose id is `store_id` (from `store::markers::ensure_store_id_new`).
     ///
     /// # Errors
     /// The ledger's open errors.
@@ -513,9 +493,8 @@ impl Standalone {
     ) -> Result<Standalone, Error> {
         Ok(Standalone {
             ledger: super::open_standalone_ledger(location)?,
-            store_id,
+            link: StoreLink::new(store_id),
             invocation_id: invocation_id.to_string(),
-            release_failed: std::cell::Cell::new(false),
         })
     }
 }

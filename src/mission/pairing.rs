@@ -1,5 +1,5 @@
 //! Pairing World effects with a mission held in a **standalone** ledger (a file or
-//! PostgreSQL), missions.md §7 and issue 18: the mechanism of [`crate::limits::pairing`]
+//! PostgreSQL), missions.md §7 and issue 18: the mechanism the limits ledger pairs with
 //! (DEC-LIM-20, DEC-LIM-22) applied to a mission.
 //!
 //! A standalone ledger shares no atomic commit with the store, so each step is its own ledger
@@ -24,8 +24,8 @@
 //! hex>` — unique per attempt, as DEC-LIM-22 — and the operation is the attempt itself
 //! (DEC-MIS-18: a process that stops before the store commits the intent leaves the ordinal
 //! free, and whatever the episode does next at that ordinal is a new request, not a retry, so
-//! it must not spend the crashed one's `maxAttempts`). The store id is the limits pairing's
-//! ([`crate::limits::pairing::store_id`]), so `world mission report` names the store and the
+//! it must not spend the crashed one's `maxAttempts`). The store id is the one both pairings
+//! use (`store::markers::store_id`), so `world mission report` names the store and the
 //! effect intent (episode and ordinal) of each outstanding attempt.
 //!
 //! The clock: an invocation on the system clock sends its reading as an implicit clock, so the
@@ -35,14 +35,12 @@
 
 use rusqlite::Connection;
 
+use crate::ledger::paired::{Reconciled, ReconciledOf, StoreLink};
+use crate::store::markers::AttemptMarker;
+
 use super::durable::{Error, MissionStore, Request};
 use super::{Actor, Admit, AttemptStatus, Command, Outcome};
 use crate::ledger::Amount;
-
-/// Semantic id of the object the intent's transaction stores for each attempt admitted in a
-/// standalone ledger (payload `{"attemptId":…,"intentId":…,"missionId":…}` + newline): its
-/// presence proves the attempt's intent reached the store.
-pub const ATTEMPT_SEMANTIC_ID: &str = "world/mission-attempt/v1";
 
 /// The mission side of one invocation's pairing with a mission in a standalone ledger.
 pub struct Standalone {
@@ -50,15 +48,13 @@ pub struct Standalone {
     pub missions: Box<dyn MissionStore>,
     /// The mission.
     pub mission_id: String,
-    /// The store's id ([`crate::limits::pairing::store_id`]).
-    pub store_id: String,
+    /// The store's id (`store::markers::store_id`), and whether the release of an attempt
+    /// whose dispatch failed failed too (an ADMITTED attempt was left, reported; the store's id
+    /// must then persist for `reconcile --from-store`).
+    pub link: StoreLink,
     /// `now` is the system clock (not `WORLD_TEST_NOW`): every step is sent as an implicit
     /// clock, `max(now, lastNow)` under the mission's lock (DEC-MIS-17).
     pub implicit_clock: bool,
-    /// Set when the release of an attempt whose dispatch failed failed too: an ADMITTED
-    /// attempt was left (reported; the store's id must then persist for `reconcile
-    /// --from-store`).
-    pub release_failed: std::cell::Cell<bool>,
 }
 
 impl std::fmt::Debug for Standalone {
@@ -66,9 +62,8 @@ impl std::fmt::Debug for Standalone {
         f.debug_struct("Standalone")
             .field("missions", &self.missions.describe())
             .field("mission_id", &self.mission_id)
-            .field("store_id", &self.store_id)
+            .field("link", &self.link)
             .field("implicit_clock", &self.implicit_clock)
-            .field("release_failed", &self.release_failed.get())
             .finish()
     }
 }
@@ -101,29 +96,18 @@ pub fn parse_attempt_id(attempt_id: &str) -> Option<(&str, &str)> {
     (store_ok && hex16(nonce, 8) && intent.starts_with("effect:")).then_some((store, intent))
 }
 
-/// The attempt marker object of `attempt_id` (mission `mission_id`) for effect intent
-/// `intent_id` ([`ATTEMPT_SEMANTIC_ID`]); written in the intent's transaction.
-pub fn attempt_marker(mission_id: &str, attempt_id: &str, intent_id: &str) -> crate::store::Object {
-    let payload = crate::encoding::gojson::Obj::new()
-        .str("attemptId", attempt_id)
-        .str("intentId", intent_id)
-        .str("missionId", mission_id)
-        .finish();
-    crate::store::Object::new(ATTEMPT_SEMANTIC_ID, "world:mission", payload)
-}
-
-fn marker_present(
-    store: &Connection,
-    mission_id: &str,
-    attempt_id: &str,
-    intent_id: &str,
-) -> Result<bool, Error> {
-    let hash = attempt_marker(mission_id, attempt_id, intent_id).meta.hash;
-    Ok(crate::store::markers::present(
-        store,
-        hash.as_str(),
-        ATTEMPT_SEMANTIC_ID,
-    )?)
+/// The store-side marker of `attempt_id` (mission `mission_id`) for effect intent
+/// `intent_id` (written in the intent's transaction; `store::markers`).
+pub fn attempt_marker<'a>(
+    mission_id: &'a str,
+    attempt_id: &'a str,
+    intent_id: &'a str,
+) -> AttemptMarker<'a> {
+    AttemptMarker::Mission {
+        mission_id,
+        attempt_id,
+        intent_id,
+    }
 }
 
 fn settle_command(attempt_id: &str, outcome: Outcome, cost: Amount) -> Command {
@@ -147,7 +131,96 @@ fn host_step(
         .map(|_| ())
 }
 
+/// One HOST step of mission `mission_id` in the store file, in the intent's or outcome's
+/// transaction `tx` (it commits or rolls back with the store's own writes).
+fn in_store_step(
+    tx: &Connection,
+    mission_id: &str,
+    command: Command,
+    now_ms: u128,
+    implicit_clock: bool,
+) -> Result<(), Error> {
+    let req = Request::new(command).on_implicit_clock(implicit_clock);
+    super::durable::apply_in(tx, mission_id, &req, &Actor::host(), Amount(now_ms)).map(|_| ())
+}
+
+/// A mission in the store file: admit `admit` (attempt id = operation id = the effect intent
+/// id) and dispatch it, both in the intent's transaction `tx`, as the HOST — one call for the
+/// effect's hold and dispatch (DEC-PAIRING2-2). `implicit_clock`: `now_ms` is the system
+/// clock, taken as `max(now, lastNow)` under the mission's lock (DEC-MIS-17). A refusal of
+/// either step leaves `tx` to be dropped, which undoes both.
+///
+/// # Errors
+/// [`Error::Rejected`]; integrity refusals ([`Error::Corrupt`]) and storage errors.
+pub fn admit_and_dispatch_in(
+    tx: &Connection,
+    mission_id: &str,
+    admit: Admit,
+    now_ms: u128,
+    implicit_clock: bool,
+) -> Result<(), Error> {
+    let attempt_id = admit.attempt_id.clone();
+    in_store_step(
+        tx,
+        mission_id,
+        Command::Admit(Box::new(admit)),
+        now_ms,
+        implicit_clock,
+    )?;
+    in_store_step(
+        tx,
+        mission_id,
+        Command::Dispatch { attempt_id },
+        now_ms,
+        implicit_clock,
+    )
+}
+
+/// A mission in the store file: settle `attempt_id` with `outcome` at `cost` (no actual cost
+/// for UNKNOWN: the full reservation stays held) in the outcome's transaction `tx`.
+///
+/// # Errors
+/// [`Error::Rejected`]; integrity refusals and storage errors (the outcome's transaction must
+/// then not commit).
+pub fn settle_in(
+    tx: &Connection,
+    mission_id: &str,
+    attempt_id: &str,
+    outcome: Outcome,
+    cost: u128,
+    now_ms: u128,
+    implicit_clock: bool,
+) -> Result<(), Error> {
+    in_store_step(
+        tx,
+        mission_id,
+        settle_command(attempt_id, outcome, Amount(cost)),
+        now_ms,
+        implicit_clock,
+    )
+}
+
 impl Standalone {
+    /// [`reconcile_from_store`] of this store's attempts of this mission (the pairing trait's
+    /// `reconcile_from_store`, DEC-PAIRING2-1).
+    ///
+    /// # Errors
+    /// As [`reconcile_from_store`].
+    pub fn reconcile_from_store(
+        &self,
+        store: &Connection,
+        now_ms: u128,
+    ) -> Result<Vec<Reconciled>, Error> {
+        reconcile_from_store(
+            self.missions.as_ref(),
+            &self.mission_id,
+            store,
+            &self.link.store_id,
+            now_ms,
+            self.implicit_clock,
+        )
+    }
+
     fn step(&self, command: Command, now_ms: u128) -> Result<(), Error> {
         host_step(
             self.missions.as_ref(),
@@ -172,7 +245,7 @@ impl Standalone {
     /// # Errors
     /// As [`new_attempt_id`].
     pub fn new_attempt(&self, intent_id: &str) -> Result<String, Error> {
-        new_attempt_id(&self.store_id, intent_id)
+        new_attempt_id(&self.link.store_id, intent_id)
     }
 
     /// Admit `admit` (its attempt from [`Standalone::new_attempt`]) and dispatch it — before
@@ -224,7 +297,7 @@ impl Standalone {
             Err(Error::Rejected(r)) => match self.release(attempt, now_ms) {
                 Ok(()) => Err(Error::Rejected(r)),
                 Err(e) => {
-                    self.release_failed.set(true);
+                    self.link.set_release_failed();
                     Err(Error::Rejected(Box::new(unreleased(
                         *r,
                         attempt,
@@ -246,10 +319,10 @@ impl Standalone {
 
     /// [`Standalone::release`] of the ADMITTED attempt `attempt` (holding `amount`) that will
     /// never be dispatched; a failure is never silent: a warning names the attempt left and
-    /// the command that releases it, and [`Standalone::release_failed`] is set.
+    /// the command that releases it, and the link's release-failed flag is set.
     pub fn release_or_warn(&self, attempt: &str, amount: Amount, now_ms: u128) {
         if let Err(re) = self.release(attempt, now_ms) {
-            self.release_failed.set(true);
+            self.link.set_release_failed();
             eprintln!(
                 "world: warning: the admitted attempt {attempt} (holding {amount}) was neither dispatched nor released ({re}): no handler ran and nothing was written in the store, but the mission holds it until `{}`",
                 self.reconcile_hint()
@@ -304,24 +377,6 @@ pub fn unreleased(
     r
 }
 
-/// What [`reconcile_from_store`] did with one outstanding attempt of the store.
-#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Reconciled {
-    /// The attempt.
-    pub attempt_id: String,
-    /// The effect intent it was admitted for (`effect:<episode>:<ordinal>`).
-    pub intent_id: String,
-    /// `released`, `settled`, `unknown` (settled UNKNOWN now: kept for a HUMAN reconcile) or
-    /// `held` (already UNKNOWN, or ADMITTED with its intent in the store: nothing this command
-    /// may do; it awaits the attended `world mission reconcile`).
-    pub action: &'static str,
-    /// The attempt's status now.
-    pub status: String,
-    /// Why, in words (and the journal evidence used).
-    pub why: String,
-}
-
 /// Release or settle every outstanding (ADMITTED or DISPATCHED) attempt that store
 /// `store_id` paired with mission `mission_id`, from the store's journal evidence, as the HOST.
 /// The caller holds the store's writer lock, so no invocation of this store is in flight.
@@ -371,9 +426,9 @@ pub fn reconcile_from_store(
         }
         let held = |why: String| Reconciled {
             attempt_id: attempt_id.clone(),
-            intent_id: intent_id.to_string(),
+            of: ReconciledOf::Intent(intent_id.to_string()),
             action: "held",
-            status: a.status.as_str().to_string(),
+            state: a.status.as_str().to_string(),
             why,
         };
         if a.status == AttemptStatus::Unknown {
@@ -384,14 +439,14 @@ pub fn reconcile_from_store(
             )));
             continue;
         }
-        let reached = marker_present(store, mission_id, attempt_id, intent_id)?;
+        let reached = attempt_marker(mission_id, attempt_id, intent_id).is_stored(store)?;
         let receipt = crate::store::journal::receipt(store, intent_id)
             .map_err(|e| Error::Corrupt(format!("store journal for {intent_id}: {e}")))?;
         let done = |action, status: &str, why: String| Reconciled {
             attempt_id: attempt_id.clone(),
-            intent_id: intent_id.to_string(),
+            of: ReconciledOf::Intent(intent_id.to_string()),
             action,
-            status: status.to_string(),
+            state: status.to_string(),
             why,
         };
         if a.status == AttemptStatus::Admitted {

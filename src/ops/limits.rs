@@ -12,7 +12,7 @@ use rusqlite::{Connection, TransactionBehavior};
 
 use crate::encoding::HashRef;
 use crate::ledger::EvidenceKind;
-use crate::limits::pairing::{self, Reconciled};
+use crate::limits::pairing;
 use crate::limits::{self, ActorFacts, Code, EvidenceCheck, LedgerStore, Request, Verdict};
 use crate::store::{self, Object, Store};
 
@@ -121,47 +121,27 @@ pub fn apply(place: &Place, opts: &Options<'_>) -> Result<Verdict, limits::Error
     }
 }
 
-/// What [`reconcile_from_store`] did.
-#[derive(Debug)]
-pub enum FromStore {
-    /// The store was never paired with a standalone ledger: nothing to reconcile.
-    NeverPaired,
-    /// The store's outstanding attempts, each settled, released or kept.
-    Reconciled {
-        /// The store's pairing id.
-        store_id: String,
-        /// One result per outstanding attempt.
-        done: Vec<Reconciled>,
-    },
-}
+pub use super::place::{FromStore, FromStoreError};
 
-/// Why [`reconcile_from_store`] stopped.
-#[derive(Debug, thiserror::Error)]
-pub enum FromStoreError {
-    /// Reading the store's pairing id failed.
-    #[error(transparent)]
-    Store(#[from] store::Error),
-    /// The ledger refused or failed.
-    #[error(transparent)]
-    Ledger(#[from] limits::Error),
-}
-
-/// The HOST settles `store`'s outstanding attempts in the standalone `ledger` from the store's
-/// journal evidence ([`pairing::reconcile_from_store`]; each attempt its own ledger
-/// transaction). The caller holds the store's writer lock, so no invocation is in flight.
+/// `world limits reconcile --from-store`: the HOST settles `store`'s outstanding attempts in
+/// the standalone `ledger` from the store's journal evidence, through the pairing protocol
+/// ([`super::place::reconcile_from_store`] on a [`crate::broker::LimitsPairing::reconciling`];
+/// each attempt its own ledger transaction). The caller holds the store's writer lock.
 ///
 /// # Errors
 /// [`FromStoreError`].
 pub fn reconcile_from_store(
     store: &Store,
-    ledger: &dyn LedgerStore,
+    ledger: Box<dyn LedgerStore>,
     now_ms: u128,
 ) -> Result<FromStore, FromStoreError> {
-    let Some(id) = pairing::store_id(store.conn()).map_err(store::Error::from)? else {
-        return Ok(FromStore::NeverPaired);
-    };
-    let done = pairing::reconcile_from_store(ledger, store.conn(), &id, now_ms)?;
-    Ok(FromStore::Reconciled { store_id: id, done })
+    super::place::reconcile_from_store(store, now_ms, |link| {
+        crate::broker::LimitsPairing::reconciling(pairing::Standalone {
+            ledger,
+            link,
+            invocation_id: String::new(),
+        })
+    })
 }
 
 #[cfg(test)]

@@ -99,57 +99,29 @@ pub fn create(
     place.with(|m| m.create(contract, actor, attended, now))
 }
 
-/// What [`reconcile_from_store`] did.
-#[derive(Debug)]
-pub enum FromStore {
-    /// The store was never paired with a standalone ledger: nothing to reconcile.
-    NeverPaired,
-    /// The mission's outstanding attempts of this store, each settled, released or left
-    /// unknown.
-    Reconciled {
-        /// The store's pairing id.
-        store_id: String,
-        /// One result per outstanding attempt.
-        done: Vec<crate::mission::pairing::Reconciled>,
-    },
-}
+pub use super::place::{FromStore, FromStoreError};
 
-/// Why [`reconcile_from_store`] stopped.
-#[derive(Debug, thiserror::Error)]
-pub enum FromStoreError {
-    /// Reading the store's pairing id failed.
-    #[error(transparent)]
-    Store(#[from] store::Error),
-    /// The mission store refused or failed.
-    #[error(transparent)]
-    Missions(#[from] mstore::Error),
-}
-
-/// The HOST settles mission `mission_id`'s outstanding attempts of `store` in the standalone
-/// `missions` ledger from the store's journal evidence
-/// ([`crate::mission::pairing::reconcile_from_store`]). The caller holds the store's writer
-/// lock, so no invocation is in flight. `implicit_now`: no `--now` (DEC-MIS-17).
+/// `world mission reconcile M --from-store`: the HOST settles mission `mission_id`'s
+/// outstanding attempts of `store` in the standalone `missions` ledger from the store's
+/// journal evidence, through the pairing protocol ([`super::place::reconcile_from_store`] on a
+/// [`crate::broker::MissionPairing::reconciling`]). The caller holds the store's writer lock.
+/// `implicit_now`: no `--now` (DEC-MIS-17).
 ///
 /// # Errors
 /// [`FromStoreError`].
 pub fn reconcile_from_store(
     store: &Store,
-    missions: &dyn MissionStore,
+    missions: Box<dyn MissionStore>,
     mission_id: &str,
     now: Amount,
     implicit_now: bool,
 ) -> Result<FromStore, FromStoreError> {
-    let Some(id) = crate::limits::pairing::store_id(store.conn()).map_err(store::Error::from)?
-    else {
-        return Ok(FromStore::NeverPaired);
-    };
-    let done = crate::mission::pairing::reconcile_from_store(
-        missions,
-        mission_id,
-        store.conn(),
-        &id,
-        now.get(),
-        implicit_now,
-    )?;
-    Ok(FromStore::Reconciled { store_id: id, done })
+    super::place::reconcile_from_store(store, now.get(), |link| {
+        crate::broker::MissionPairing::reconciling(crate::mission::pairing::Standalone {
+            missions,
+            mission_id: mission_id.to_string(),
+            link,
+            implicit_clock: implicit_now,
+        })
+    })
 }

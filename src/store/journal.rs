@@ -6,7 +6,7 @@ use serde::Serialize;
 
 use crate::encoding::{canon, gojson::Obj};
 
-use super::{object_in, put_object, Error, Object};
+use super::{object_in, put_object, Error, Object, Store};
 
 /// `world/journal-intent/v1`
 pub const COMMIT_INTENT: &str = "world/journal-intent/v1";
@@ -213,6 +213,46 @@ pub fn append(
         rusqlite::params![kind.as_str(), invocation_id, obj.meta.hash],
     )?;
     Ok(obj.meta.hash)
+}
+
+/// Store `objects` in order (each `OR IGNORE`, as [`put_object`]), then [`append`] one
+/// journal row: the store's writes of one broker step (an effect's request and intent, or its
+/// result, record and outcome) in one call, in the caller's transaction `conn`.
+///
+/// # Errors
+/// As [`put_object`] and [`append`]; the caller's transaction must then not commit.
+pub fn append_after(
+    conn: &Connection,
+    objects: &[&Object],
+    kind: Kind,
+    invocation_id: &str,
+    semantic_id: &str,
+    payload: Vec<u8>,
+) -> Result<String, Error> {
+    for o in objects {
+        put_object(conn, o)?;
+    }
+    append(conn, kind, invocation_id, semantic_id, payload)
+}
+
+/// Open a `BEGIN IMMEDIATE` transaction on `store` and write [`append_after`] in it; the
+/// transaction is returned open, for the caller's further writes in it (an effect's
+/// settlements with ledgers in the store file) and its commit. One call for a broker step's
+/// store writes (DEC-PAIRING2-2).
+///
+/// # Errors
+/// As [`Store::immediate`] and [`append_after`] (the transaction is then rolled back).
+pub fn begin_with<'s>(
+    store: &'s mut Store,
+    objects: &[&Object],
+    kind: Kind,
+    invocation_id: &str,
+    semantic_id: &str,
+    payload: Vec<u8>,
+) -> Result<rusqlite::Transaction<'s>, Error> {
+    let tx = store.immediate()?;
+    append_after(&tx, objects, kind, invocation_id, semantic_id, payload)?;
+    Ok(tx)
 }
 
 /// The object ref of the journal row (`invocation_id`, `kind`), if present.

@@ -24,7 +24,7 @@
 mod adjust;
 mod dispatch;
 mod init;
-mod reconcile;
+pub(crate) mod reconcile;
 mod release;
 mod report;
 mod reserve;

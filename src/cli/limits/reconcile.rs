@@ -64,38 +64,56 @@ pub(super) fn from_store(
         Err(e) => return Err(ledger_err(what, e)),
     };
     let now_ms = parse_now(common.now.as_deref())?;
-    let (id, done) = match ops::limits::reconcile_from_store(&store, ledger.as_ref(), now_ms) {
+    let name = ledger.describe();
+    let (id, done) = match ops::limits::reconcile_from_store(&store, ledger, now_ms) {
         Ok(FromStore::NeverPaired) => {
             out.warn("this store was never paired with a standalone ledger: nothing to reconcile");
             return Ok(Exit::Success);
         }
         Ok(FromStore::Reconciled { store_id, done }) => (store_id, done),
         Err(FromStoreError::Store(e)) => return Err(CliError::store(what, e)),
-        Err(FromStoreError::Ledger(e)) => return Err(ledger_err(what, e)),
+        Err(FromStoreError::Pairing(e)) => return Err(pairing_err(what, e)),
     };
-    let mut kept = 0;
-    for r in &done {
-        if r.action == "kept" {
-            kept += 1;
-        }
-        if out.json {
-            out.json_line(r)?;
-        } else {
-            out.line(format!(
-                "{} {} {} ({}): {}",
-                r.action, r.attempt_id, r.state, r.invocation, r.why
-            ))?;
-        }
-    }
+    let kept = print_reconciled(out, &done)?;
     if done.is_empty() {
-        out.warn(format!(
-            "no outstanding attempts of {id} in {}",
-            ledger.describe()
-        ));
+        out.warn(format!("no outstanding attempts of {id} in {name}"));
     }
     Ok(if kept > 0 {
         Exit::Indeterminate
     } else {
         Exit::Success
     })
+}
+
+/// Print what `reconcile --from-store` did, one line (`--json`: one object) per attempt;
+/// returns how many attempts still await a person. Shared with `world mission reconcile
+/// --from-store`.
+pub(in crate::cli) fn print_reconciled(
+    out: &mut Output,
+    done: &[crate::ledger::paired::Reconciled],
+) -> Result<usize, CliError> {
+    for r in done {
+        if out.json {
+            out.json_line(r)?;
+        } else {
+            out.line(r.to_string())?;
+        }
+    }
+    Ok(done.iter().filter(|r| r.awaits_a_person()).count())
+}
+
+/// A pairing step's failure during `reconcile --from-store` as the one CLI error: a limits
+/// rejection exit 4 (a mission's is the caller's) (with its code), an integrity refusal 3, a busy ledger 6, anything else 1
+/// (what was applied before stays applied; each step is idempotent, so run it again).
+pub(in crate::cli) fn pairing_err(what: &str, e: crate::broker::BrokerError) -> CliError {
+    use crate::broker::BrokerError as B;
+    match e {
+        B::LimitsRejected(v) => crate::cli::error::limits_rejection(what, &v),
+        B::LedgerIntegrity(m) => CliError::new(Exit::Integrity, what, m),
+        B::LedgerBusy(m) => CliError::new(Exit::LockHeld, what, m)
+            .hint("another process is writing the ledger; retry later (a lock wait is exit 6, docs/LEDGER.md)"),
+        e => CliError::failed(what, e).hint(
+            "what was reconciled before the failure stays reconciled; run the command again",
+        ),
+    }
 }

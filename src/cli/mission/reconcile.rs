@@ -28,9 +28,10 @@ pub(super) fn reconcile_from_store(
     // The writer lock: no invocation of this store is in flight while its attempts are read.
     let store = ctx.open_write(false)?;
     let missions = crate::mission::ledger::open(location).map_err(|e| store_err(what, e))?;
+    let name = missions.describe();
     let (id, done) = match ops::mission::reconcile_from_store(
         &store,
-        missions.as_ref(),
+        missions,
         mission,
         now,
         common.now.is_none(),
@@ -41,35 +42,23 @@ pub(super) fn reconcile_from_store(
         }
         Ok(ops::mission::FromStore::Reconciled { store_id, done }) => (store_id, done),
         Err(ops::mission::FromStoreError::Store(e)) => return Err(CliError::store(what, e)),
-        Err(ops::mission::FromStoreError::Missions(mstore::Error::Rejected(r))) => {
-            return Err(rejection(what, &r))
+        Err(ops::mission::FromStoreError::Pairing(
+            crate::broker::BrokerError::MissionRejected(r),
+        )) => return Err(rejection(what, &r)),
+        Err(ops::mission::FromStoreError::Pairing(e)) => {
+            return Err(crate::cli::limits::reconcile::pairing_err(what, e))
         }
-        Err(ops::mission::FromStoreError::Missions(e)) => return Err(store_err(what, e)),
     };
-    let mut unknown = 0;
-    for r in &done {
-        if matches!(r.action, "unknown" | "held") {
-            unknown += 1;
-        }
-        if out.json {
-            out.json_line(r)?;
-        } else {
-            out.line(format!(
-                "{} {} {} ({}): {}",
-                r.action, r.attempt_id, r.status, r.intent_id, r.why
-            ))?;
-        }
-    }
+    let unknown = crate::cli::limits::reconcile::print_reconciled(out, &done)?;
     if done.is_empty() {
         out.warn(format!(
-            "no outstanding attempts of {id} in mission {mission} of {}",
-            missions.describe()
+            "no outstanding attempts of {id} in mission {mission} of {name}"
         ));
     }
     if unknown > 0 {
         out.status(format!(
             "{unknown} attempt(s) of {id} stay held until a person reconciles each with `world mission reconcile {mission} --attempt A --actual X --evidence-file F --ledger {}` (attended)",
-            crate::ledger::location::location_arg(&missions.describe())
+            crate::ledger::location::location_arg(&name)
         ));
         return Ok(Exit::Indeterminate);
     }
