@@ -97,12 +97,11 @@ pub fn withhold_unknown(args: &[OsString], store: Option<&crate::store::Store>) 
             continue;
         };
         let hex = v.to_ascii_lowercase();
-        if crate::store::refs::names_anything(store.conn(), &hex).unwrap_or(false) {
+        if store.names_anything(&hex).unwrap_or(false) {
             continue;
         }
         let id = credential_id(&v);
-        let token_here =
-            crate::authority::session::credential_known(store.conn(), &id).unwrap_or(false);
+        let token_here = crate::ops::session::credential_known(store, &id).unwrap_or(false);
         list.push(if token_here {
             secret(&v, format!("[session token of credential {id}]"))
         } else {

@@ -5,6 +5,12 @@
 use crate::authority::session::{self, MintRequest, Minted, SessionError};
 use crate::store::{self, Store};
 
+/// The session reads on the open store (no transaction): whether a credential id is known
+/// here, and a bearer token resolved at a time (the servers' check).
+pub use crate::authority::session::{
+    credential_known_stored as credential_known, resolve_stored as resolve,
+};
+
 /// Mint a credential for `token` as `req` describes, in one transaction.
 ///
 /// # Errors

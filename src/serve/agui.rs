@@ -218,7 +218,7 @@ impl Summary {
     /// A failed read of the entry's records.
     pub fn of(
         s: &crate::store::Store,
-        r: &crate::store::logview::Row,
+        r: &crate::store::read::LogRow,
     ) -> Result<Summary, crate::store::Error> {
         Ok(Summary {
             invocation: r.invocation_id.clone(),
@@ -490,9 +490,8 @@ async fn run(
                 .map_err(|e| ReadError::Store(e.to_string()))?;
                 // The page's summaries from the log view (one scan of the same range).
                 let mut rows = std::collections::HashMap::new();
-                crate::store::logview::for_each(
-                    s.conn(),
-                    &crate::store::logview::Query {
+                s.log_rows(
+                    &crate::store::read::LogQuery {
                         from: Some(from),
                         limit: Some(PAGE as u64),
                         ..Default::default()

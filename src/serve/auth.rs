@@ -3,10 +3,10 @@
 //! compared in constant time after the lookup; tokens are never logged.
 
 use axum::http::{header, HeaderMap, StatusCode};
-use rusqlite::Connection;
 use subtle::ConstantTimeEq;
 
 use crate::authority::session::{self, Session, SessionError};
+use crate::store::Store;
 
 /// What the `Authorization` header holds.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -126,18 +126,18 @@ impl Denial {
     }
 }
 
-/// Resolve `token` at `now` on `conn`; the stored credential id is then compared with the
+/// Resolve `token` at `now` in `store`; the stored credential id is then compared with the
 /// token's in constant time (a row found by any other means is refused).
 ///
 /// # Errors
 /// [`Denial::Unknown`], [`Denial::Expired`], [`Denial::Malformed`] or [`Denial::Store`].
 pub fn lookup(
-    conn: &Connection,
+    store: &Store,
     token: &str,
     now: i64,
     unattested: session::Unattested,
 ) -> Result<Session, Denial> {
-    let s = session::resolve_with(conn, token, now, unattested).map_err(|e| match e {
+    let s = session::resolve_stored(store, token, now, unattested).map_err(|e| match e {
         SessionError::Malformed => Denial::Malformed,
         // surfaces.md §3 fixes the wire text; a revoked (or unattested) credential is
         // "unknown" there [V].

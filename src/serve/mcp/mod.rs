@@ -42,7 +42,6 @@ use crate::coordinator::invoke::{
 };
 use crate::store::{Store, WriteOptions};
 use crate::transitions::pins::StorePins;
-use crate::transitions::publish::read_head;
 use crate::transitions::registry::{mcp_decode, Descriptor, MCP_NAME_MAX_BYTES};
 
 /// The modern protocol version.
@@ -144,7 +143,7 @@ impl Backend {
             Backend::Http(app) => app.descriptors().await.map_err(DescriptorsError::Http),
             Backend::Stdio(s) => {
                 let store = Store::open_read(&s.db)?;
-                Ok(read_head(store.conn())?
+                Ok(crate::ops::publish::registry_head(&store)?
                     .map(|h| h.revision.entries)
                     .unwrap_or_default())
             }
@@ -876,7 +875,7 @@ async fn stdio_message(backend: &Backend, token: &str, line: &[u8]) -> Option<Va
         return None;
     };
     let session = match Store::open_read(&s.db) {
-        Ok(store) => auth::lookup(store.conn(), token, super::now(), s.host.unattested),
+        Ok(store) => auth::lookup(&store, token, super::now(), s.host.unattested),
         Err(e) => Err(Denial::Unavailable(e.to_string())),
     };
     let session = match session {

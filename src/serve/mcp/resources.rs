@@ -14,8 +14,7 @@
 use serde_json::{json, Value};
 
 use super::state::State;
-use crate::store::logview::{self, Query, Row};
-use crate::store::records::InvocationRecord;
+use crate::store::read::{InvocationRecord, LogQuery as Query, LogRow as Row};
 use crate::store::{Error, Store};
 
 /// The MIME type of every resource.
@@ -69,8 +68,7 @@ pub fn list(
         ));
     }
     let mut rows: Vec<Row> = Vec::new();
-    logview::for_each(
-        s.conn(),
+    s.log_rows(
         &Query {
             from: Some(after.map_or(0, |a| a + 1)),
             limit: Some(PAGE + 1),
@@ -153,8 +151,7 @@ pub fn read(s: &Store, episode: &str, uri: &str) -> Result<Option<String>, Error
     match kind {
         "episodes" if key == episode => {
             let mut rows = Vec::new();
-            logview::for_each(
-                s.conn(),
+            s.log_rows(
                 &Query {
                     episode: Some(episode.to_string()),
                     ..Query::default()
@@ -195,13 +192,11 @@ pub fn read(s: &Store, episode: &str, uri: &str) -> Result<Option<String>, Error
             if obj.meta.semantic_id != crate::store::records::EFFECT_RECORD {
                 return Ok(None);
             }
-            let named = crate::store::episodes::records_of(s.conn(), episode)?
-                .values()
-                .any(|r| {
-                    r.effects
-                        .as_ref()
-                        .is_some_and(|e| e.iter().any(|x| x == key))
-                });
+            let named = s.records_of(episode)?.values().any(|r| {
+                r.effects
+                    .as_ref()
+                    .is_some_and(|e| e.iter().any(|x| x == key))
+            });
             Ok(named.then(|| String::from_utf8_lossy(&obj.payload).into_owned()))
         }
         _ => Ok(None),
@@ -253,8 +248,7 @@ pub fn landed(state: &State, rows: &[Row]) {
 /// Store reads.
 pub fn rows_after(s: &Store, before: Option<i64>) -> Result<Vec<Row>, Error> {
     let mut rows = Vec::new();
-    logview::for_each(
-        s.conn(),
+    s.log_rows(
         &Query {
             from: Some(before.map_or(0, |b| b + 1)),
             limit: Some(1000),
