@@ -3,8 +3,7 @@
 //! tables print can be pasted back.
 
 use super::CliError;
-use crate::store::read::{RefError, Space};
-use crate::store::Store;
+use crate::store::read::{RefError, Space, Store};
 
 pub use crate::store::read::Candidate;
 

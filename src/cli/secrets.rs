@@ -16,7 +16,7 @@ use std::ffi::OsString;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::RwLock;
 
-use crate::authority::session::{credential_id, is_hex64};
+use crate::ops::session::{credential_id, is_hex64};
 
 /// The shortest prefix of a withheld value that is replaced too.
 pub const PREFIX: usize = 8;
@@ -89,7 +89,7 @@ pub fn withhold_all(args: &[OsString]) {
 
 /// Withhold the candidates of `args` that name nothing in `store` (`None`: the store cannot
 /// be read; all of them). A token of this store is named by its credential id.
-pub fn withhold_unknown(args: &[OsString], store: Option<&crate::store::Store>) {
+pub fn withhold_unknown(args: &[OsString], store: Option<&crate::store::read::Store>) {
     let mut list = Vec::new();
     for v in candidates(args) {
         let Some(store) = store else {

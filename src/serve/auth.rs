@@ -5,8 +5,8 @@
 use axum::http::{header, HeaderMap, StatusCode};
 use subtle::ConstantTimeEq;
 
-use crate::authority::session::{self, Session, SessionError};
-use crate::store::Store;
+use crate::ops::session::{self, Session, SessionError};
+use crate::store::read::Store;
 
 /// What the `Authorization` header holds.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -137,7 +137,7 @@ pub fn lookup(
     now: i64,
     unattested: session::Unattested,
 ) -> Result<Session, Denial> {
-    let s = session::resolve_stored(store, token, now, unattested).map_err(|e| match e {
+    let s = session::resolve(store, token, now, unattested).map_err(|e| match e {
         SessionError::Malformed => Denial::Malformed,
         // surfaces.md §3 fixes the wire text; a revoked (or unattested) credential is
         // "unknown" there [V].

@@ -27,10 +27,10 @@ use axum::routing::{get, post};
 use axum::Router;
 use tokio::sync::Mutex;
 
-use crate::authority::session::Session;
 use crate::broker::handlers::ailang::PinnedTool;
 use crate::broker::handlers::approval::{NoTerminal, TtyPrompter};
 use crate::coordinator::invoke::{self, Call, Committed, HostConfig, InvokeError};
+use crate::ops::session::Session;
 use crate::store::{self, Store, WriteOptions};
 use crate::transitions::pins::StorePins;
 use crate::transitions::publish::InterpreterChoice;

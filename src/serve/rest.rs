@@ -19,7 +19,7 @@ use super::auth::{self, Bearer, Denial, STORE_UNAVAILABLE};
 use super::{one_line, App, ReadError, COMMIT_BODY, COMMIT_BOUND};
 use crate::encoding::HashRef;
 use crate::store::commit::{parse_body, BodyError, ValidateError};
-use crate::store::Error as StoreError;
+use crate::store::read::Error as StoreError;
 
 /// Default page size.
 pub const PAGE_DEFAULT: usize = 100;

@@ -7,12 +7,11 @@
 //! them inside its own transaction. Every read here writes nothing and opens no transaction
 //! of its own (except [`Store::read_snapshot`], a read transaction).
 //!
-//! The types a caller names with these reads are re-exported here, so a front end names
+//! The types a caller names with these reads are re-exported here — the handle itself
+//! ([`Store`]), its read error ([`Error`]) and the rows it returns — so a front end names
 //! `store::read::…` only.
 
 use std::collections::BTreeMap;
-
-use super::{Error, LogEntry, Store};
 
 pub use super::a2a_tasks::{TaskKey, TaskRow};
 pub use super::checkpoints::CheckpointRow;
@@ -20,9 +19,10 @@ pub use super::journal::{Kind as JournalKind, Receipt, ReceiptState};
 pub use super::logview::{Query as LogQuery, Row as LogRow};
 pub use super::merkle::Refused;
 pub use super::records::InvocationRecord;
+pub use super::records::{RecordError, EFFECT_RECORD};
 pub use super::refs::{Candidate, RefError, Space};
 pub use super::why::{Target as WhyTarget, WhyError};
-pub use super::ReadSpan;
+pub use super::{Error, Header, LogEntry, Object, ReadSpan, Store};
 
 impl Store {
     /// SQLite's change counter for this connection (`PRAGMA data_version`): two reads differ

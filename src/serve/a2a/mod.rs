@@ -24,7 +24,7 @@ use super::auth::{self, Bearer, Denial};
 use super::jsonrpc::{self, code, plain};
 use super::rest::{read_body, rpc_body_error};
 use super::{one_line, App, A2A_BODY, POST_DEADLINE};
-use crate::authority::session::Session;
+use crate::ops::session::Session;
 
 pub use card::{legacy as card_legacy, v1 as card_v1};
 

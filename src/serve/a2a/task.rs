@@ -12,8 +12,9 @@ use serde_json::{json, Map, Value};
 use super::super::ReadError;
 use super::RpcError;
 use crate::coordinator::invoke::valid_task;
-use crate::store::read::{InvocationRecord, ReceiptState, TaskKey, TaskRow};
-use crate::store::{Object, Store};
+use crate::store::read::{
+    InvocationRecord, Object, ReceiptState, RecordError, Store, TaskKey, TaskRow,
+};
 
 /// A2A v1.0 task states.
 pub mod state {
@@ -90,13 +91,13 @@ pub fn state_of(s: &str) -> &'static str {
 enum Reverify {
     /// A read failed.
     #[error(transparent)]
-    Store(#[from] crate::store::Error),
+    Store(#[from] crate::store::read::Error),
     /// A row or object is absent, altered or does not match (`world row absent`, …).
     #[error("{0}")]
     Broken(&'static str),
     /// The invocation record does not decode.
     #[error(transparent)]
-    Record(#[from] crate::store::records::RecordError),
+    Record(#[from] RecordError),
     /// The output is not JSON.
     #[error(transparent)]
     Output(#[from] serde_json::Error),

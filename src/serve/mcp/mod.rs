@@ -35,12 +35,13 @@ use super::auth::{self, Bearer, Denial};
 use super::jsonrpc::{self, code};
 use super::rest::{read_body, rpc_body_error};
 use super::{one_line, random_task, App, HostFailure, ReadError, MCP_BODY, POST_DEADLINE};
-use crate::authority::session::Session;
 use crate::broker::handlers::approval::NoTerminal;
 use crate::coordinator::invoke::{
     self, visible, Call, Committed, HostConfig, InvokeError, Observer, Step, Surface,
 };
-use crate::store::{Store, WriteOptions};
+use crate::ops::session::Session;
+use crate::store::read::Store;
+use crate::store::WriteOptions;
 use crate::transitions::pins::StorePins;
 use crate::transitions::registry::{mcp_decode, Descriptor, MCP_NAME_MAX_BYTES};
 
@@ -131,7 +132,7 @@ enum DescriptorsError {
     Http(ReadError),
     /// The store did not open for reading.
     #[error(transparent)]
-    Open(#[from] crate::store::Error),
+    Open(#[from] crate::store::read::Error),
     /// The transition registry's head does not read.
     #[error(transparent)]
     Registry(#[from] crate::transitions::publish::PublishError),
@@ -154,7 +155,7 @@ impl Backend {
     async fn read<T, F>(&self, f: F) -> Result<T, String>
     where
         T: Send + 'static,
-        F: Fn(&Store) -> Result<T, crate::store::Error> + Send + 'static,
+        F: Fn(&Store) -> Result<T, crate::store::read::Error> + Send + 'static,
     {
         match self {
             Backend::Http(app) => app

@@ -14,8 +14,9 @@
 use serde_json::{json, Value};
 
 use super::state::State;
-use crate::store::read::{InvocationRecord, LogQuery as Query, LogRow as Row};
-use crate::store::{Error, Store};
+use crate::store::read::{
+    Error, InvocationRecord, LogQuery as Query, LogRow as Row, Object, Store, EFFECT_RECORD,
+};
 
 /// The MIME type of every resource.
 pub const MIME: &str = "application/json";
@@ -116,7 +117,7 @@ pub fn list(
 
 fn record_of(s: &Store, reference: &str) -> Result<Option<InvocationRecord>, Error> {
     Ok(s.object(reference)?
-        .filter(crate::store::Object::verifies)
+        .filter(Object::verifies)
         .and_then(|o| InvocationRecord::decode(&o.meta.semantic_id, &o.payload).ok()))
 }
 
@@ -182,14 +183,14 @@ pub fn read(s: &Store, episode: &str, uri: &str) -> Result<Option<String>, Error
             Ok(Some(line(&r)))
         }
         "records" => {
-            let Some(obj) = s.object(key)?.filter(crate::store::Object::verifies) else {
+            let Some(obj) = s.object(key)?.filter(Object::verifies) else {
                 return Ok(None);
             };
             if let Ok(rec) = InvocationRecord::decode(&obj.meta.semantic_id, &obj.payload) {
                 return Ok((rec.episode_id == episode)
                     .then(|| String::from_utf8_lossy(&obj.payload).into_owned()));
             }
-            if obj.meta.semantic_id != crate::store::records::EFFECT_RECORD {
+            if obj.meta.semantic_id != EFFECT_RECORD {
                 return Ok(None);
             }
             let named = s.records_of(episode)?.values().any(|r| {
