@@ -436,8 +436,7 @@ pub fn read_head(conn: &Connection) -> Result<Option<Head>, PublishError> {
     let Some(text) = store::registry_head_in(conn, registry::SEMANTIC_ID)? else {
         return Ok(None);
     };
-    let obj = store::object_in(conn, &text)?;
-    decode_head(text, obj).map(Some)
+    decode_head(text, |r| store::object_in(conn, r)).map(Some)
 }
 
 /// [`read_head`] through the open store's typed reads (no transaction): what `status`,
@@ -449,18 +448,20 @@ pub fn registry_head(s: &Store) -> Result<Option<Head>, PublishError> {
     let Some(text) = s.registry_head(registry::SEMANTIC_ID)? else {
         return Ok(None);
     };
-    let obj = s.object(&text)?;
-    decode_head(text, obj).map(Some)
+    decode_head(text, |r| s.object(r)).map(Some)
 }
 
-/// The head `text` names, from its object `obj` as read: re-hashed and decoded.
-fn decode_head(text: String, obj: Option<Object>) -> Result<Head, PublishError> {
+/// The head `text` names: parsed, its object read with `object`, re-hashed and decoded.
+fn decode_head(
+    text: String,
+    object: impl FnOnce(&str) -> Result<Option<Object>, store::Error>,
+) -> Result<Head, PublishError> {
     let corrupt = |detail: String| PublishError::CorruptHead {
         head: text.clone(),
         detail,
     };
     let reference = HashRef::parse(&text).map_err(|e| corrupt(e.to_string()))?;
-    let obj = obj.ok_or_else(|| corrupt("the object is not in the store".into()))?;
+    let obj = object(&text)?.ok_or_else(|| corrupt("the object is not in the store".into()))?;
     let computed = HashRef::of(&obj.payload);
     if computed != reference {
         return Err(corrupt(format!("the payload hashes to {computed}")));
