@@ -343,6 +343,19 @@ pub fn agent(
     resolve_with(conn, token, now, unattested)
 }
 
+/// [`agent`] on the open store (no transaction): what the servers check a bearer token with.
+///
+/// # Errors
+/// As [`agent`].
+pub fn resolve_stored(
+    store: &crate::store::Store,
+    token: &str,
+    now: i64,
+    unattested: Unattested,
+) -> Result<Session, SessionError> {
+    agent(store.conn(), token, now, unattested)
+}
+
 /// [`resolve`], with a credential row that has no mint record accepted when `unattested` is
 /// [`Unattested::Allow`] (stores the reference daemon wrote hold only such rows).
 pub fn resolve_with(
@@ -618,6 +631,17 @@ pub fn looks_like_token(value: &str) -> bool {
 /// SQLite errors.
 pub fn credential_known(conn: &Connection, credential_id: &str) -> Result<bool, StoreError> {
     Ok(sessions::exists(conn, credential_id)? || mint_record(conn, credential_id)?.is_some())
+}
+
+/// [`credential_known`] on the open store (no transaction).
+///
+/// # Errors
+/// SQLite errors.
+pub fn credential_known_stored(
+    store: &crate::store::Store,
+    credential_id: &str,
+) -> Result<bool, StoreError> {
+    credential_known(store.conn(), credential_id)
 }
 
 /// Load the mint record of a credential, if this store wrote one.

@@ -666,6 +666,28 @@ fn record_denial(
     })
 }
 
+/// [`failure_message`] on the open store (no transaction).
+///
+/// # Errors
+/// As [`failure_message`].
+pub fn failure_message_stored(
+    store: &Store,
+    record_ref: &str,
+) -> Result<Option<String>, StoreError> {
+    failure_message(store.conn(), record_ref)
+}
+
+/// [`resolve_record`] on the open store (no transaction): `(record, request, result)`.
+///
+/// # Errors
+/// As [`resolve_record`].
+pub fn resolve_record_stored(
+    store: &Store,
+    record_ref: &str,
+) -> Result<Option<(EffectRecord, Object, Option<Object>)>, StoreError> {
+    resolve_record(store.conn(), record_ref)
+}
+
 /// Resolve an effect record down to its request and result objects.
 pub fn resolve_record(
     conn: &Connection,

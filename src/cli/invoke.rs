@@ -173,7 +173,7 @@ pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError
     }
     for (status, record) in &done.effects {
         if let (Status::Denied, Some(r)) = (status, record) {
-            if let Ok(Some((rec, _, _))) = crate::broker::resolve_record(store.conn(), r) {
+            if let Ok(Some((rec, _, _))) = crate::ops::effects::resolve_record(&store, r) {
                 out.warn(format!(
                     "effect record {} denied {} {}: {} (budget {}); `world broker check` explains",
                     super::output::short(r),
@@ -186,7 +186,7 @@ pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError
         }
         if let (Status::Failed, Some(r)) = (status, record) {
             // Best effort: the commit has landed; a read failure here only loses the hint.
-            if let Ok(Some(msg)) = crate::broker::failure_message(store.conn(), r) {
+            if let Ok(Some(msg)) = crate::ops::effects::failure_message(&store, r) {
                 out.warn(format!(
                     "effect record {} failed: {}",
                     super::output::short(r),

@@ -3,10 +3,9 @@
 //! tables print can be pasted back.
 
 use super::CliError;
-use crate::store::refs::{self, RefError, Space};
-use crate::store::Store;
+use crate::store::read::{RefError, Space, Store};
 
-pub use crate::store::refs::Candidate;
+pub use crate::store::read::Candidate;
 
 /// Resolve `text` among `spaces` for the command `what`; errors carry the candidates of an
 /// ambiguous prefix as `hint:` lines (and as `candidates` in the JSON envelope).
@@ -20,7 +19,9 @@ pub fn resolve(
     text: &str,
     what: &str,
 ) -> Result<Candidate, CliError> {
-    refs::resolve(store.conn(), spaces, text).map_err(|e| ref_err(what, e))
+    store
+        .resolve_ref(spaces, text)
+        .map_err(|e| ref_err(what, e))
 }
 
 /// [`resolve`] for commands that treat a malformed ref as a usage error (exit 2), as
@@ -31,7 +32,9 @@ pub fn resolve_usage(
     text: &str,
     what: &str,
 ) -> Result<Candidate, CliError> {
-    refs::resolve(store.conn(), spaces, text).map_err(|e| usage_ref_err(what, e))
+    store
+        .resolve_ref(spaces, text)
+        .map_err(|e| usage_ref_err(what, e))
 }
 
 /// [`ref_err`], with a malformed ref as a usage error (exit 2).

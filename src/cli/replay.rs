@@ -367,7 +367,7 @@ pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError
     // re-derived from their records (issue 31).
     if let Selection::Episode(ep) = &selection {
         let publishes =
-            ops::package::replay(store.conn(), ep).map_err(|e| CliError::store("replay", e))?;
+            ops::package::replay(&store, ep).map_err(|e| CliError::store("replay", e))?;
         if !publishes.is_empty() {
             return replay_publishes(out, &publishes);
         }

@@ -16,7 +16,7 @@ use std::ffi::OsString;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::RwLock;
 
-use crate::authority::session::{credential_id, is_hex64};
+use crate::ops::session::{credential_id, is_hex64};
 
 /// The shortest prefix of a withheld value that is replaced too.
 pub const PREFIX: usize = 8;
@@ -89,7 +89,7 @@ pub fn withhold_all(args: &[OsString]) {
 
 /// Withhold the candidates of `args` that name nothing in `store` (`None`: the store cannot
 /// be read; all of them). A token of this store is named by its credential id.
-pub fn withhold_unknown(args: &[OsString], store: Option<&crate::store::Store>) {
+pub fn withhold_unknown(args: &[OsString], store: Option<&crate::store::read::Store>) {
     let mut list = Vec::new();
     for v in candidates(args) {
         let Some(store) = store else {
@@ -97,12 +97,11 @@ pub fn withhold_unknown(args: &[OsString], store: Option<&crate::store::Store>) 
             continue;
         };
         let hex = v.to_ascii_lowercase();
-        if crate::store::refs::names_anything(store.conn(), &hex).unwrap_or(false) {
+        if store.names_anything(&hex).unwrap_or(false) {
             continue;
         }
         let id = credential_id(&v);
-        let token_here =
-            crate::authority::session::credential_known(store.conn(), &id).unwrap_or(false);
+        let token_here = crate::ops::session::credential_known(store, &id).unwrap_or(false);
         list.push(if token_here {
             secret(&v, format!("[session token of credential {id}]"))
         } else {

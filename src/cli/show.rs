@@ -5,7 +5,7 @@ use serde_json::Value;
 
 use super::output::{rfc3339, Output};
 use super::{read_err, CliError, Context, Exit};
-use crate::store::refs::Space;
+use crate::store::read::Space;
 use crate::termtext::escape_line;
 
 /// Show what happened at one log entry.
@@ -41,13 +41,12 @@ pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError
         .any(|p| t.starts_with(p))
     {
         // Through the journal and an index, not a scan of the log (issue 19 item 2).
-        let found =
-            crate::store::logview::entry_of_invocation(store.conn(), t).map_err(read_err(what))?;
+        let found = store.entry_of_invocation(t).map_err(read_err(what))?;
         match found {
             Some(i) => i,
             None => {
                 // A `rest:` commit has no invocation record; its receipt names the world.
-                let r = crate::store::journal::receipt(store.conn(), t).map_err(read_err(what))?;
+                let r = store.receipt(t).map_err(read_err(what))?;
                 let world = r.result_ref.ok_or_else(|| {
                     CliError::failed(what, format!("no log entry for invocation {t}"))
                         .with_code("not_found")
@@ -81,7 +80,8 @@ pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError
                     .revision
             }
             _ => {
-                let found = crate::store::logview::entry_of_transition(store.conn(), &c.reference)
+                let found = store
+                    .entry_of_transition(&c.reference)
                     .map_err(read_err(what))?;
                 found.ok_or_else(|| {
                     CliError::failed(

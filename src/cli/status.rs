@@ -39,84 +39,22 @@ struct Status {
 pub fn run(ctx: &Context, out: &mut Output, _args: Args) -> Result<Exit, CliError> {
     let what = "status";
     let store = ctx.open_read()?;
-    let conn = store.conn();
     let now = ctx.now();
-    let head = store.head().map_err(|e| CliError::store(what, e))?;
-    let (_, last) = store.log_bounds().map_err(|e| CliError::store(what, e))?;
-    // The last entry's outcome, in the words `log` and `show` use (DEC-UX-3).
-    let mut last_row = None;
-    crate::store::logview::for_each(
-        conn,
-        &crate::store::logview::Query {
-            reverse: true,
-            limit: Some(1),
-            ..Default::default()
-        },
-        |r| {
-            last_row = Some(r);
-            Ok(())
-        },
-    )
-    .map_err(|e| CliError::store(what, e))?;
-    let head_outcome = match &last_row {
-        Some(r) => {
-            Some(crate::ops::outcome::of_row(&store, r).map_err(|e| CliError::store(what, e))?)
-        }
-        None => None,
-    };
-    let head_client = last_row.as_ref().is_some_and(|r| !r.coordinator);
-    let head_invocation = last_row.and_then(|r| r.invocation_id);
-    let registry_revision = crate::transitions::publish::read_head(conn)
-        .ok()
-        .flatten()
-        .map(|h| h.revision.revision);
-    let live_sessions = crate::authority::session::list(conn, None, now, false)
-        .map_err(|e| CliError::store(what, e))?
-        .iter()
-        .filter(|s| s.live)
-        .count();
-    let pending_approvals = crate::authority::approvals::list(conn, None)
-        .map(|all| {
-            all.into_iter()
-                .filter(|a| a.state.name() == "pending")
-                .map(|a| a.request_ref)
-                .collect()
-        })
-        .unwrap_or_default();
-    // An intent without an outcome is indeterminate once nothing holds the writer lock
-    // that could still finish it; `status` cannot know, so effect intents (which the
-    // coordinator never leaves open on success) are indeterminate and commit intents pending.
-    let mut pending_intents = Vec::new();
-    let mut indeterminate = Vec::new();
-    for (_, id, _) in crate::store::journal::pending(conn).map_err(|e| CliError::store(what, e))? {
-        if id.starts_with("effect:") {
-            indeterminate.push(id);
-        } else {
-            pending_intents.push(id);
-        }
-    }
-    let blocked_scopes = crate::limits::report::report(conn, (now.max(0) as u128) * 1000, None)
-        .map(|r| {
-            r.scopes
-                .into_iter()
-                .filter(|s| s.blocked)
-                .map(|s| s.scope_id)
-                .collect()
-        })
-        .unwrap_or_default();
+    let s = crate::ops::status::summary(&store, now).map_err(|e| CliError::store(what, e))?;
+    let head_client = s.head_client;
     let st = Status {
         db: ctx.db.display().to_string(),
-        head,
-        entries: last.map_or(0, |l| l + 1),
-        last_index: last,
-        head_outcome,
-        head_invocation,
-        registry_revision,
-        live_sessions,
-        pending_approvals,
-        pending_intents,
-        indeterminate,
-        blocked_scopes,
+        head: s.head,
+        entries: s.last_index.map_or(0, |l| l + 1),
+        last_index: s.last_index,
+        head_outcome: s.head_outcome,
+        head_invocation: s.head_invocation,
+        registry_revision: s.registry_revision,
+        live_sessions: s.live_sessions,
+        pending_approvals: s.pending_approvals,
+        pending_intents: s.pending_intents,
+        indeterminate: s.indeterminate,
+        blocked_scopes: s.blocked_scopes,
         now,
         now_text: rfc3339(now),
     };

@@ -4,8 +4,7 @@ use std::path::PathBuf;
 
 use super::output::Output;
 use super::{read_input, CliError, Context, Exit};
-use crate::store::refs::Space;
-use crate::store::why::{Target, WhyError};
+use crate::store::read::{Space, WhyError, WhyTarget as Target};
 
 /// Explain where a world, entry, object, invocation or result came from, re-hashing each
 /// object and recomputing each link. Exit 0 when every link holds, 3 on a broken link, 1 when
@@ -80,7 +79,8 @@ pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError
             )?;
             match c.space {
                 Space::Entry => {
-                    let idx = crate::store::refs::entry_index_of(store.conn(), &c.reference)
+                    let idx = store
+                        .entry_index_of(&c.reference)
                         .map_err(|e| super::refs::ref_err("why", e))?;
                     match idx {
                         Some(i) => {

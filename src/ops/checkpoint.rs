@@ -202,7 +202,7 @@ pub fn checkpoint_or_latest(
     if let Some(g) = given {
         return Ok(g);
     }
-    let row = checkpoints::latest(store.conn(), None)?.ok_or_else(|| {
+    let row = store.latest_checkpoint(None)?.ok_or_else(|| {
         TrustError::Input(
             "this store has no checkpoint yet: sign one with `world checkpoint --key KEYFILE` (`world key generate` makes a key)".into(),
         )
@@ -247,7 +247,7 @@ pub fn prove_inclusion(
     cp: &Checkpoint,
     note: &str,
 ) -> Result<Inclusion, TrustError> {
-    let (entry, path) = merkle::inclusion(store.conn(), index, cp)??;
+    let (entry, path) = store.inclusion_proof(index, cp)??;
     Ok(inclusion_of(entry, index, cp, note, path))
 }
 
@@ -308,7 +308,7 @@ pub fn prove_consistency(
             old.origin, new.origin
         )));
     }
-    let proof = merkle::consistency(store.conn(), old, new)??;
+    let proof = store.consistency_proof(old, new)??;
     Ok(Consistency {
         old_size: old.size,
         old_root: b64(&old.root),
@@ -469,7 +469,7 @@ pub fn check_checkpoint(
         }
     };
     let cp = &signed.checkpoint;
-    let (have, roots) = merkle::roots_from_log(store.conn(), &[cp.size])?;
+    let (have, roots) = store.roots_from_log(&[cp.size])?;
     match roots.get(&cp.size) {
         None => rep.fail(
             "checkpoint",
@@ -514,9 +514,8 @@ pub fn check_bundle(
     witnesses: &[Verifier],
     rep: &mut Report,
 ) -> Result<Established, StoreError> {
-    let conn = store.conn();
     let mut est = Established::default();
-    if crate::store::registry_head_in(conn, "world/episode-bundle/v1")?.is_none() {
+    if store.registry_head("world/episode-bundle/v1")?.is_none() {
         rep.fail(
             "bundle_proof",
             None,
@@ -526,7 +525,7 @@ pub fn check_bundle(
         return Ok(est);
     }
     let proofs: std::collections::BTreeMap<i64, String> =
-        checkpoints::proofs(conn)?.into_iter().collect();
+        store.checkpoint_proofs()?.into_iter().collect();
     if proofs.is_empty() {
         rep.fail(
             "bundle_proof",

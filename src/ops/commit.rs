@@ -150,7 +150,7 @@ fn recorded_intent(
     id: &str,
 ) -> Result<Option<crate::store::journal::CommitIntent>, store::Error> {
     use crate::store::journal;
-    let Some(obj_ref) = journal::row(store.conn(), id, journal::Kind::Intent)? else {
+    let Some(obj_ref) = store.journal_row(id, journal::Kind::Intent)? else {
         return Ok(None);
     };
     let obj = store

@@ -16,7 +16,8 @@
 //! [`classify`] (errors answer is-busy, is-read-only, is-corrupt, is-foreign themselves), [`pin`], [`publish`] (plan, then commit), [`session`] mint/revoke, [`approval`]
 //! request/decide, [`limits`] and [`mission`] commands (the caller decides the actor and whether
 //! a human confirmed; a dry run is an option, not a prompt), [`export`] of an episode bundle and
-//! the read-only [`replay`]. [`outcome`] is the one derivation of what happened (`ok`, `refused`,
+//! the read-only [`replay`], [`status`] (what `world status` summarises) and the effect reads
+//! [`effects`] (front ends read the store itself through `store::read`, never its connection). [`outcome`] is the one derivation of what happened (`ok`, `refused`,
 //! `denied`, `failed`, `indeterminate`, `effects-unrecorded`) every reader and exit code uses. Attended confirmation, terminals and printing stay with the caller.
 
 pub mod actor;
@@ -24,6 +25,7 @@ pub mod approval;
 pub mod checkpoint;
 pub mod classify;
 pub mod commit;
+pub mod effects;
 pub mod export;
 pub mod genesis;
 pub mod host;
@@ -38,4 +40,5 @@ pub mod publish;
 pub mod replay;
 pub mod session;
 pub mod show;
+pub mod status;
 pub mod verify;

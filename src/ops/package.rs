@@ -284,11 +284,12 @@ fn refusal_reason(msg: &str) -> &'static str {
 /// # Errors
 /// [`ApprovalRefusal`]; store errors are reported as `malformed` with their text.
 pub fn resolve_approval(
-    conn: &Connection,
+    store: &Store,
     plan: &Plan,
     explicit: Option<&str>,
     now: i64,
 ) -> Result<(String, i64), ApprovalRefusal> {
+    let conn = store.conn();
     let check = |dref: &str| -> Result<(String, i64), ApprovalRefusal> {
         let req = plan.request(dref, "");
         let (d, expires) =
@@ -380,13 +381,13 @@ pub struct PendingPublish {
 ///
 /// # Errors
 /// Store errors; an undecodable intent is [`store::Error::Corrupt`].
-pub fn pending(conn: &Connection) -> Result<Vec<PendingPublish>, store::Error> {
+pub fn pending(store: &Store) -> Result<Vec<PendingPublish>, store::Error> {
     let mut out = Vec::new();
-    for (_, id, object_ref) in journal::pending(conn)? {
+    for (_, id, object_ref) in store.pending_intents()? {
         if !id.starts_with("effect:") {
             continue;
         }
-        let Some(obj) = object_in(conn, &object_ref)? else {
+        let Some(obj) = store.object(&object_ref)? else {
             continue;
         };
         let v: serde_json::Value =
@@ -400,7 +401,8 @@ pub fn pending(conn: &Connection) -> Result<Vec<PendingPublish>, store::Error> {
             continue;
         }
         let request_ref = s("requestRef");
-        let request = object_in(conn, &request_ref)?
+        let request = store
+            .object(&request_ref)?
             .and_then(|r| request_payload(&r.payload))
             .and_then(|p| PublishRequest::decode(&p).ok());
         out.push(PendingPublish {
@@ -624,7 +626,7 @@ pub struct Reconciled {
 /// Store errors.
 pub fn reconcile(store: &mut Store, o: &ReconcileOptions) -> Result<Vec<Reconciled>, PackageError> {
     let mut out = Vec::new();
-    for p in pending(store.conn())? {
+    for p in pending(store)? {
         let package = p.request.as_ref().map(PublishRequest::package);
         if o.package.is_some() && package != o.package {
             continue;
@@ -830,7 +832,8 @@ pub struct StatusReport {
 ///
 /// # Errors
 /// Store and approval errors.
-pub fn status(conn: &Connection) -> Result<StatusReport, PackageError> {
+pub fn status(store: &Store) -> Result<StatusReport, PackageError> {
+    let conn = store.conn();
     let mut approvals_out = Vec::new();
     for a in approvals::list(conn, None)? {
         let Some(obj) = object_in(conn, &a.request_ref)? else {
@@ -920,10 +923,10 @@ pub struct PublishReplay {
 ///
 /// # Errors
 /// SQLite failures; every problem with the stored data is a `diverged` row.
-pub fn replay(conn: &Connection, episode: &str) -> Result<Vec<PublishReplay>, store::Error> {
+pub fn replay(store: &Store, episode: &str) -> Result<Vec<PublishReplay>, store::Error> {
     let mut out = Vec::new();
     let mut spent: std::collections::HashMap<String, i64> = std::collections::HashMap::new();
-    for (id, payload) in journal::effect_intents(conn)? {
+    for (id, payload) in store.effect_intents()? {
         let Ok(v) = serde_json::from_slice::<serde_json::Value>(&payload) else {
             continue;
         };
@@ -941,7 +944,7 @@ pub fn replay(conn: &Connection, episode: &str) -> Result<Vec<PublishReplay>, st
         if s("effect") != EFFECT {
             continue;
         }
-        let check = replay_one(conn, &id, &scope, cost, before, &s("requestRef"))?;
+        let check = replay_one(store, &id, &scope, cost, before, &s("requestRef"))?;
         out.push(match check {
             None => PublishReplay {
                 intent_id: id,
@@ -965,18 +968,18 @@ pub fn replay(conn: &Connection, episode: &str) -> Result<Vec<PublishReplay>, st
 
 /// `None` for an open intent; `Some(Err(why))` for a divergence.
 fn replay_one(
-    conn: &Connection,
+    store: &Store,
     id: &str,
     scope: &str,
     cost: i64,
     before: i64,
     request_ref: &str,
 ) -> Result<Option<Result<(), String>>, store::Error> {
-    let Some(outcome_ref) = journal::row(conn, id, Kind::Outcome)? else {
+    let Some(outcome_ref) = store.journal_row(id, Kind::Outcome)? else {
         return Ok(None);
     };
     let verified = |r: &str, want: &str| -> Result<Result<Object, String>, store::Error> {
-        Ok(match object_in(conn, r)? {
+        Ok(match store.object(r)? {
             None => Err(format!("{want} {r} is missing")),
             Some(o) if !o.verifies() => Err(format!("{want} {r} does not re-hash")),
             Some(o) => Ok(o),

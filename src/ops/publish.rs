@@ -19,6 +19,9 @@ use crate::transitions::publish::{
     commit_publish, plan_publish, resolve_interpreter, InterpreterChoice, InterpreterProvider,
     Outcome, Plan, PlanOptions, Progress, ProviderError, PublishError,
 };
+/// The transition registry head read through the store's typed reads, and its shape (the
+/// read `status`, `verify` and the servers' tool lists use).
+pub use crate::transitions::publish::{registry_head, Head};
 
 /// What to plan.
 #[derive(Clone, Debug)]

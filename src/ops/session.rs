@@ -2,8 +2,17 @@
 //! Writing the token file is the caller's (`world session mint --out` stages it before and
 //! links it after the commit); these functions only touch the store.
 
-use crate::authority::session::{self, MintRequest, Minted, SessionError};
+use crate::authority::session::{self, MintRequest, Minted};
 use crate::store::{self, Store};
+
+/// The session reads on the open store (no transaction): whether a credential id is known
+/// here, and a bearer token resolved at a time (the servers' check); the resolved
+/// [`Session`], why one is refused ([`SessionError`]), and the token's credential id and shape
+/// checks the front ends use on their own.
+pub use crate::authority::session::{
+    credential_id, credential_known_stored as credential_known, is_hex64,
+    resolve_stored as resolve, Session, SessionError, Unattested,
+};
 
 /// Mint a credential for `token` as `req` describes, in one transaction.
 ///

@@ -47,7 +47,7 @@ pub fn entry_view(store: &Store, index: i64) -> Result<Option<Value>, Error> {
     let Some(rec) = &record else {
         v["kind"] = "commit".into();
         // The `rest:` id the client sent it with, as `world log` shows it (issue 29).
-        let rest = crate::store::logview::rest_invocation_of(store.conn(), &entry.entry_hash)?;
+        let rest = store.rest_invocation_of(&entry.entry_hash)?;
         v["invocationId"] = rest.map(|(id, _)| id).into();
         v["outcome"] = Outcome::Ok.as_str().into();
         return Ok(Some(v));
@@ -72,7 +72,7 @@ pub fn entry_view(store: &Store, index: i64) -> Result<Option<Value>, Error> {
             None => json!({"ref": r, "missing": true}),
         });
     }
-    let receipt = crate::store::journal::receipt(store.conn(), &rec.invocation_id)?;
+    let receipt = store.receipt(&rec.invocation_id)?;
     let output = object_json(&rec.output)?;
     let outcome = derive(&Evidence {
         committed: true,

@@ -33,13 +33,13 @@ use crate::store::{Error, Store};
 /// snapshot, writers waiting meanwhile — and that report is the answer (DEC-ARCH-10). A
 /// quiet store, or a clean first run, is checked once.
 pub fn verify(store: &Store, full: bool, progress: Progress<'_>) -> Result<Report, Error> {
-    let before = crate::store::data_version(store.conn())?;
+    let before = store.data_version()?;
     let first = store.verify_with(full, |checks, rep| run(store, checks, rep, &mut *progress))?;
     let clean = first.failures.is_empty() && first.warnings.is_empty();
-    if clean || crate::store::data_version(store.conn())? == before {
+    if clean || store.data_version()? == before {
         return Ok(first);
     }
-    let _snapshot = crate::store::ReadSpan::begin(store.conn(), std::time::Duration::MAX);
+    let _snapshot = store.read_snapshot(std::time::Duration::MAX);
     store.verify_with(full, |checks, rep| run(store, checks, rep, progress))
 }
 
@@ -49,6 +49,9 @@ fn run(
     rep: &mut Report,
     progress: Progress<'_>,
 ) -> Result<(), Error> {
+    // The cross-checks of the modules whose own SQL keeps state in the store file (the spend
+    // tally, the limits ledger, the mission journals) read through the store's connection;
+    // everything else goes through the store's typed reads (DEC-READS-2).
     let conn = store.conn();
     if !checks.schema(rep)? {
         return Ok(());
@@ -71,7 +74,7 @@ fn run(
     approval_claims(store, checks, rep)?;
     checks.journal(rep)?;
     checks.journal_links(rep)?;
-    spend_tally(store, rep)?;
+    spend_tally(conn, rep)?;
     checks.episode_index(rep)?;
     checks.log_view(rep)?;
     checks.merkle(rep)?;
@@ -79,7 +82,7 @@ fn run(
     checks.effect_journal(rep)?;
     sessions(checks, rep)?;
     published_sources(store, checks, rep)?;
-    limits_ledger(store, rep);
+    limits_ledger(conn, rep);
     checks.head(rep, walk)?;
     missions(conn, rep)?;
     Ok(())
@@ -121,10 +124,10 @@ fn approval_claims(store: &Store, checks: &Checks<'_>, rep: &mut Report) -> Resu
 
 /// The `requestRef` of the effect intent `intent`, when it has one that decodes.
 fn intent_request_ref(store: &Store, intent: &str) -> Option<String> {
-    let conn = store.conn();
-    let r =
-        crate::store::journal::row(conn, intent, crate::store::journal::Kind::Intent).ok()??;
-    let o = crate::store::object_in(conn, &r).ok()??;
+    let r = store
+        .journal_row(intent, crate::store::read::JournalKind::Intent)
+        .ok()??;
+    let o = store.object(&r).ok()??;
     let v: serde_json::Value = serde_json::from_slice(&o.payload).ok()?;
     v.get("requestRef")?.as_str().map(str::to_owned)
 }
@@ -132,8 +135,8 @@ fn intent_request_ref(store: &Store, intent: &str) -> Option<String> {
 /// Derived state: the persisted spend tally must equal the full fold (DEC-PERF-1). A row the
 /// broker would use is a failure (`spend_tally`); one it would rebuild a warning
 /// (`spend_tally_stale`).
-fn spend_tally(store: &Store, rep: &mut Report) -> Result<(), Error> {
-    for p in crate::broker::spend::check_table(store.conn())? {
+fn spend_tally(conn: &rusqlite::Connection, rep: &mut Report) -> Result<(), Error> {
+    for p in crate::broker::spend::check_table(conn)? {
         if p.trusted {
             rep.fail("spend_tally", None, Some(p.episode), p.reason);
         } else {
@@ -210,7 +213,7 @@ fn sessions(checks: &Checks<'_>, rep: &mut Report) -> Result<(), Error> {
 /// source. A head that cannot be read is not this check's finding (the registry head's own
 /// checks report it).
 fn published_sources(store: &Store, checks: &Checks<'_>, rep: &mut Report) -> Result<(), Error> {
-    let Ok(Some(head)) = crate::transitions::publish::read_head(store.conn()) else {
+    let Ok(Some(head)) = crate::transitions::publish::registry_head(store) else {
         return Ok(());
     };
     let sources: Vec<(String, String)> = head
@@ -225,14 +228,14 @@ fn published_sources(store: &Store, checks: &Checks<'_>, rep: &mut Report) -> Re
 /// The limits ledger in the store file: its event chain folded and compared with the
 /// materialised tables the broker reserves against (`ledger_chain`, `ledger_state`). A ledger
 /// that cannot be read is a `ledger_chain` failure.
-fn limits_ledger(store: &Store, rep: &mut Report) {
-    match crate::limits::fold::check(store.conn()) {
+fn limits_ledger(conn: &rusqlite::Connection, rep: &mut Report) {
+    match crate::limits::fold::check(conn) {
         Ok(problems) => {
             for p in problems {
                 let at = p.revision.map(|r| format!("limits revision {r}"));
                 rep.fail(p.category, None, at, p.detail);
             }
-            match crate::limits::seal::verify_findings(store.conn()) {
+            match crate::limits::seal::verify_findings(conn) {
                 Ok((fails, warns)) => {
                     for f in fails {
                         rep.fail("ledger_integrity", None, None, f);

@@ -39,7 +39,7 @@ use tokio::sync::mpsc;
 use super::rest::{read_body, ApiError, ReadBodyError};
 use super::{App, ReadError};
 use crate::encoding::gojson::{self, Obj};
-use crate::store::LogEntry;
+use crate::store::read::LogEntry;
 
 /// Largest request body, bytes.
 pub const BODY_LIMIT: usize = 64 * 1024;
@@ -217,9 +217,9 @@ impl Summary {
     /// # Errors
     /// A failed read of the entry's records.
     pub fn of(
-        s: &crate::store::Store,
-        r: &crate::store::logview::Row,
-    ) -> Result<Summary, crate::store::Error> {
+        s: &crate::store::read::Store,
+        r: &crate::store::read::LogRow,
+    ) -> Result<Summary, crate::store::read::Error> {
         Ok(Summary {
             invocation: r.invocation_id.clone(),
             episode: r.episode_id.clone(),
@@ -490,9 +490,8 @@ async fn run(
                 .map_err(|e| ReadError::Store(e.to_string()))?;
                 // The page's summaries from the log view (one scan of the same range).
                 let mut rows = std::collections::HashMap::new();
-                crate::store::logview::for_each(
-                    s.conn(),
-                    &crate::store::logview::Query {
+                s.log_rows(
+                    &crate::store::read::LogQuery {
                         from: Some(from),
                         limit: Some(PAGE as u64),
                         ..Default::default()
@@ -637,7 +636,7 @@ mod tests {
         );
         let h = |n: u8| format!("sha256:{}{:02x}", "0".repeat(62), n);
         let e = LogEntry {
-            header: crate::store::Header {
+            header: crate::store::read::Header {
                 entry_index: 0,
                 semantics_epoch: 1,
                 transition_fn: h(0x64),

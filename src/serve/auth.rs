@@ -3,10 +3,10 @@
 //! compared in constant time after the lookup; tokens are never logged.
 
 use axum::http::{header, HeaderMap, StatusCode};
-use rusqlite::Connection;
 use subtle::ConstantTimeEq;
 
-use crate::authority::session::{self, Session, SessionError};
+use crate::ops::session::{self, Session, SessionError};
+use crate::store::read::Store;
 
 /// What the `Authorization` header holds.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -126,19 +126,19 @@ impl Denial {
     }
 }
 
-/// Resolve `token` at `now` on `conn` by the one agent rule (`authority::session::agent`,
+/// Resolve `token` at `now` in `store` by the one agent rule (`authority::session::agent`,
 /// DEC-ARCH-11); the stored credential id is then compared with the token's in constant time
 /// (a row found by any other means is refused).
 ///
 /// # Errors
 /// [`Denial::Unknown`], [`Denial::Expired`], [`Denial::Malformed`] or [`Denial::Store`].
 pub fn lookup(
-    conn: &Connection,
+    store: &Store,
     token: &str,
     now: i64,
     unattested: session::Unattested,
 ) -> Result<Session, Denial> {
-    let s = session::agent(conn, token, now, unattested).map_err(|e| match e {
+    let s = session::resolve(store, token, now, unattested).map_err(|e| match e {
         SessionError::Malformed => Denial::Malformed,
         // surfaces.md §3 fixes the wire text; a revoked (or unattested) credential is
         // "unknown" there [V].

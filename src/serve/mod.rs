@@ -27,13 +27,13 @@ use axum::routing::{get, post};
 use axum::Router;
 use tokio::sync::Mutex;
 
-use crate::authority::session::Session;
 use crate::broker::handlers::ailang::PinnedTool;
 use crate::broker::handlers::approval::{NoTerminal, TtyPrompter};
 use crate::ops::invoke::{self, Call, Committed, HostConfig, InvokeError};
+use crate::ops::session::Session;
 use crate::store::{self, Store, WriteOptions};
 use crate::transitions::pins::StorePins;
-use crate::transitions::publish::{read_head, InterpreterChoice};
+use crate::transitions::publish::InterpreterChoice;
 use crate::transitions::registry::Descriptor;
 
 /// Default bind address (surfaces.md §1).
@@ -391,7 +391,7 @@ impl App {
         let unattested = self.host.unattested;
         let looked = self
             .read_within(CREDENTIAL_BOUND, move |s| {
-                match auth::lookup(s.conn(), &token, now, unattested) {
+                match auth::lookup(s, &token, now, unattested) {
                     Err(auth::Denial::Store(c)) => Err(ReadError::Store(c)),
                     other => Ok(other),
                 }
@@ -409,7 +409,7 @@ impl App {
     /// The registry descriptors (all of them, registry id order) read now.
     pub async fn descriptors(self: &Arc<Self>) -> Result<Vec<Descriptor>, ReadError> {
         self.read(|s| {
-            read_head(s.conn())
+            crate::ops::publish::registry_head(s)
                 .map(|h| h.map(|h| h.revision.entries).unwrap_or_default())
                 .map_err(|e| ReadError::Store(e.to_string()))
         })

@@ -19,7 +19,7 @@ use super::auth::{self, Bearer, Denial, STORE_UNAVAILABLE};
 use super::{one_line, App, ReadError, COMMIT_BODY, COMMIT_BOUND};
 use crate::encoding::HashRef;
 use crate::store::commit::{parse_body, BodyError, ValidateError};
-use crate::store::{journal, Error as StoreError};
+use crate::store::read::Error as StoreError;
 
 /// Default page size.
 pub const PAGE_DEFAULT: usize = 100;
@@ -369,7 +369,7 @@ pub async fn head(State(app): State<Arc<App>>) -> ApiResult {
 /// cosignatures merged in), verbatim as `text/plain`; 404 when none (DEC-TRUST-6).
 pub async fn checkpoint(State(app): State<Arc<App>>) -> ApiResult {
     let latest = app
-        .read(|s| crate::store::checkpoints::latest(s.conn(), None).map_err(store_err))
+        .read(|s| s.latest_checkpoint(None).map_err(store_err))
         .await
         .map_err(|e| ApiError::from_read("GET /v1/checkpoint", e))?;
     match latest {
@@ -548,7 +548,7 @@ pub async fn receipt(State(app): State<Arc<App>>, Path(id): Path<String>) -> Api
         return Err(ApiError::bad("receipt id must be rest:<id>"));
     }
     let r = app
-        .read(move |s| journal::receipt(s.conn(), &id).map_err(store_err))
+        .read(move |s| s.receipt(&id).map_err(store_err))
         .await
         .map_err(|e| ApiError::from_read("GET /v1/receipts", e))?;
     Ok(Json(r).into_response())

@@ -19,6 +19,7 @@ pub mod lock;
 pub mod logview;
 pub mod markers;
 pub mod merkle;
+pub mod read;
 pub mod records;
 pub mod refs;
 pub mod rows;
@@ -613,7 +614,19 @@ impl Store {
         Ok(conn)
     }
 
-    /// The underlying connection (reads; writers use [`Store::immediate`]).
+    /// The underlying connection, for the library's own modules whose SQL runs on the store
+    /// file (the ledger layer, the broker's spend tally, the coordinator; writers use
+    /// [`Store::immediate`]). Front ends and `ops` read through the typed reads of
+    /// [`read`] instead (issue 28, DEC-READS-3). Private to the crate in every shipped build.
+    #[cfg(not(feature = "test-hooks"))]
+    pub(crate) fn conn(&self) -> &Connection {
+        &self.conn
+    }
+
+    /// The underlying connection. Public only in test builds (the `test-hooks` feature), where
+    /// the integration tests and benches tamper with and inspect the file through it
+    /// (DEC-READS-3); private to the crate in every shipped build.
+    #[cfg(feature = "test-hooks")]
     pub fn conn(&self) -> &Connection {
         &self.conn
     }

@@ -427,7 +427,8 @@ pub struct Head {
     pub revision: Revision,
 }
 
-/// Read and decode the transition registry head on `conn` (re-hashing its payload).
+/// Read and decode the transition registry head on `conn` (re-hashing its payload); a writer
+/// reads it inside its transaction with this, a reader with [`registry_head`].
 ///
 /// # Errors
 /// [`PublishError::CorruptHead`] when the object is missing, altered or undecodable.
@@ -435,22 +436,41 @@ pub fn read_head(conn: &Connection) -> Result<Option<Head>, PublishError> {
     let Some(text) = store::registry_head_in(conn, registry::SEMANTIC_ID)? else {
         return Ok(None);
     };
+    decode_head(text, |r| store::object_in(conn, r)).map(Some)
+}
+
+/// [`read_head`] through the open store's typed reads (no transaction): what `status`,
+/// `verify` and the servers read.
+///
+/// # Errors
+/// As [`read_head`].
+pub fn registry_head(s: &Store) -> Result<Option<Head>, PublishError> {
+    let Some(text) = s.registry_head(registry::SEMANTIC_ID)? else {
+        return Ok(None);
+    };
+    decode_head(text, |r| s.object(r)).map(Some)
+}
+
+/// The head `text` names: parsed, its object read with `object`, re-hashed and decoded.
+fn decode_head(
+    text: String,
+    object: impl FnOnce(&str) -> Result<Option<Object>, store::Error>,
+) -> Result<Head, PublishError> {
     let corrupt = |detail: String| PublishError::CorruptHead {
         head: text.clone(),
         detail,
     };
     let reference = HashRef::parse(&text).map_err(|e| corrupt(e.to_string()))?;
-    let obj = store::object_in(conn, &text)?
-        .ok_or_else(|| corrupt("the object is not in the store".into()))?;
+    let obj = object(&text)?.ok_or_else(|| corrupt("the object is not in the store".into()))?;
     let computed = HashRef::of(&obj.payload);
     if computed != reference {
         return Err(corrupt(format!("the payload hashes to {computed}")));
     }
     let revision = Revision::decode(&obj.payload).map_err(|e| corrupt(e.to_string()))?;
-    Ok(Some(Head {
+    Ok(Head {
         reference,
         revision,
-    }))
+    })
 }
 
 /// A planned publish: everything [`commit_publish`] writes, and what the human is shown.

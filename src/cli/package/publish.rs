@@ -85,14 +85,14 @@ pub fn run(ctx: &Context, out: &mut Output, a: Args) -> Result<Exit, CliError> {
     let (plan, _) = plan(WHAT, &a.packet, publisher_version.as_deref(), origins)?;
     let mut store = ctx.open_write(false)?;
     let now = ctx.now();
-    let approval = package::resolve_approval(store.conn(), &plan, a.approval_ref.as_deref(), now);
+    let approval = package::resolve_approval(&store, &plan, a.approval_ref.as_deref(), now);
     let (approval_ref, expires_at) = match (&approval, a.live) {
         (Ok(x), _) => (x.0.clone(), x.1),
         (Err(r), true) => return Err(stop(WHAT, "approval", Some(r.reason), &r.detail)),
         (Err(_), false) => (String::new(), now),
     };
     let scope = plan.publish_scope();
-    let open = package::pending(store.conn()).map_err(|e| CliError::store(WHAT, e))?;
+    let open = package::pending(&store).map_err(|e| CliError::store(WHAT, e))?;
     if let Some(p) = open.iter().find(|p| p.scope == scope) {
         return Err(stop(
             WHAT,

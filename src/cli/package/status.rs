@@ -13,7 +13,7 @@ pub struct Args {}
 pub fn run(ctx: &Context, out: &mut Output, _a: Args) -> Result<Exit, CliError> {
     const WHAT: &str = "package status";
     let store = ctx.open_read()?;
-    let report = package::status(store.conn()).map_err(|e| CliError::failed(WHAT, e))?;
+    let report = package::status(&store).map_err(|e| CliError::failed(WHAT, e))?;
     if out.json {
         out.json_line(&report)?;
         return Ok(Exit::Success);

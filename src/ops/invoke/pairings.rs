@@ -131,9 +131,8 @@ fn mission_pairing(
     pairing.standalone = Some(std::rc::Rc::new(crate::mission::pairing::Standalone {
         missions,
         mission_id: b.mission_id.clone(),
-        store_id: store_id.get(store)?,
+        link: crate::ledger::paired::StoreLink::new(store_id.get(store)?),
         implicit_clock: !clock.is_fixed(),
-        release_failed: std::cell::Cell::new(false),
     }));
     Ok(Some(pairing))
 }
@@ -153,7 +152,7 @@ impl StoreId {
         if let Some(id) = &self.id {
             return Ok(id.clone());
         }
-        let (id, created) = crate::limits::pairing::ensure_store_id_new(store)?;
+        let (id, created) = crate::store::markers::ensure_store_id_new(store)?;
         self.id = Some(id.clone());
         self.created = created;
         Ok(id)

@@ -24,7 +24,7 @@ use super::auth::{self, Bearer, Denial};
 use super::jsonrpc::{self, code, plain};
 use super::rest::{read_body, rpc_body_error};
 use super::{one_line, App, A2A_BODY, POST_DEADLINE};
-use crate::authority::session::Session;
+use crate::ops::session::Session;
 
 pub use card::{legacy as card_legacy, v1 as card_v1};
 
@@ -455,7 +455,7 @@ async fn cancel_task(
         .app
         .with_writer(cx.deadline, move |_, store| {
             // Still waiting for input, as read? (A follow-up may have run it meanwhile.)
-            let now = crate::store::a2a_tasks::get(store.conn(), &row.task_id)?;
+            let now = store.a2a_task(&row.task_id)?;
             match now {
                 Some(n) if !n.invoked && n.state == task::state::INPUT_REQUIRED => {
                     crate::store::a2a_tasks::put(store, &row).map(Ok)

@@ -23,7 +23,7 @@ use crate::ops::invoke::{
 };
 use crate::serve::jsonrpc::code;
 use crate::store::a2a_tasks::{self, TaskRow};
-use crate::store::journal::ReceiptState;
+use crate::store::read::ReceiptState;
 use crate::transitions::registry::Descriptor;
 
 /// Now in Unix milliseconds (the daemon's clock).
@@ -729,7 +729,7 @@ async fn structured(cx: &Cx<'_>, inc: &Incoming, what: &str) -> Result<Task, Rpc
         .read({
             let id = task_id.clone();
             move |s| {
-                a2a_tasks::get(s.conn(), &id)
+                s.a2a_task(&id)
                     .map_err(|e| super::super::ReadError::Store(e.to_string()))
             }
         })

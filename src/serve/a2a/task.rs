@@ -12,10 +12,9 @@ use serde_json::{json, Map, Value};
 use super::super::ReadError;
 use super::RpcError;
 use crate::ops::invoke::valid_task;
-use crate::store::a2a_tasks::{self, TaskKey, TaskRow};
-use crate::store::journal::ReceiptState;
-use crate::store::records::InvocationRecord;
-use crate::store::{Object, Store};
+use crate::store::read::{
+    InvocationRecord, Object, ReceiptState, RecordError, Store, TaskKey, TaskRow,
+};
 
 /// A2A v1.0 task states.
 pub mod state {
@@ -92,13 +91,13 @@ pub fn state_of(s: &str) -> &'static str {
 enum Reverify {
     /// A read failed.
     #[error(transparent)]
-    Store(#[from] crate::store::Error),
+    Store(#[from] crate::store::read::Error),
     /// A row or object is absent, altered or does not match (`world row absent`, …).
     #[error("{0}")]
     Broken(&'static str),
     /// The invocation record does not decode.
     #[error(transparent)]
-    Record(#[from] crate::store::records::RecordError),
+    Record(#[from] RecordError),
     /// The output is not JSON.
     #[error(transparent)]
     Output(#[from] serde_json::Error),
@@ -164,7 +163,7 @@ pub fn load(
     if !of_episode(task_id, episode) {
         return Ok(None);
     }
-    let row = a2a_tasks::get(s.conn(), task_id).map_err(store_err)?;
+    let row = s.a2a_task(task_id).map_err(store_err)?;
     if row.as_ref().is_some_and(|r| r.episode_id != episode) {
         return Ok(None);
     }
@@ -553,7 +552,9 @@ pub fn list(
     q: &ListQuery,
     inflight: &HashSet<String>,
 ) -> Result<Value, ReadError> {
-    let keys = a2a_tasks::keys(s.conn(), episode, q.context_id.as_deref()).map_err(store_err)?;
+    let keys = s
+        .a2a_task_keys(episode, q.context_id.as_deref())
+        .map_err(store_err)?;
     let mut matching: Vec<(TaskKey, Task)> = Vec::new();
     for k in keys {
         if q.since_ms.is_some_and(|since| k.updated_ms < since) {
@@ -607,6 +608,7 @@ pub fn list(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::store::a2a_tasks;
 
     #[test]
     fn timestamps_round_trip_with_milliseconds_and_offsets() {

@@ -35,14 +35,14 @@ use super::auth::{self, Bearer, Denial};
 use super::jsonrpc::{self, code};
 use super::rest::{read_body, rpc_body_error};
 use super::{one_line, random_task, App, HostFailure, ReadError, MCP_BODY, POST_DEADLINE};
-use crate::authority::session::Session;
 use crate::broker::handlers::approval::NoTerminal;
 use crate::ops::invoke::{
     self, visible, Call, Committed, HostConfig, InvokeError, Observer, Step, Surface,
 };
-use crate::store::{Store, WriteOptions};
+use crate::ops::session::Session;
+use crate::store::read::Store;
+use crate::store::WriteOptions;
 use crate::transitions::pins::StorePins;
-use crate::transitions::publish::read_head;
 use crate::transitions::registry::{mcp_decode, Descriptor, MCP_NAME_MAX_BYTES};
 
 /// The modern protocol version.
@@ -132,7 +132,7 @@ enum DescriptorsError {
     Http(ReadError),
     /// The store did not open for reading.
     #[error(transparent)]
-    Open(#[from] crate::store::Error),
+    Open(#[from] crate::store::read::Error),
     /// The transition registry's head does not read.
     #[error(transparent)]
     Registry(#[from] crate::transitions::publish::PublishError),
@@ -144,7 +144,7 @@ impl Backend {
             Backend::Http(app) => app.descriptors().await.map_err(DescriptorsError::Http),
             Backend::Stdio(s) => {
                 let store = Store::open_read(&s.db)?;
-                Ok(read_head(store.conn())?
+                Ok(crate::ops::publish::registry_head(&store)?
                     .map(|h| h.revision.entries)
                     .unwrap_or_default())
             }
@@ -155,7 +155,7 @@ impl Backend {
     async fn read<T, F>(&self, f: F) -> Result<T, String>
     where
         T: Send + 'static,
-        F: Fn(&Store) -> Result<T, crate::store::Error> + Send + 'static,
+        F: Fn(&Store) -> Result<T, crate::store::read::Error> + Send + 'static,
     {
         match self {
             Backend::Http(app) => app
@@ -876,7 +876,7 @@ async fn stdio_message(backend: &Backend, token: &str, line: &[u8]) -> Option<Va
         return None;
     };
     let session = match Store::open_read(&s.db) {
-        Ok(store) => auth::lookup(store.conn(), token, super::now(), s.host.unattested),
+        Ok(store) => auth::lookup(&store, token, super::now(), s.host.unattested),
         Err(e) => Err(Denial::Unavailable(e.to_string())),
     };
     let session = match session {

@@ -14,9 +14,9 @@
 use serde_json::{json, Value};
 
 use super::state::State;
-use crate::store::logview::{self, Query, Row};
-use crate::store::records::InvocationRecord;
-use crate::store::{Error, Store};
+use crate::store::read::{
+    Error, InvocationRecord, LogQuery as Query, LogRow as Row, Object, Store, EFFECT_RECORD,
+};
 
 /// The MIME type of every resource.
 pub const MIME: &str = "application/json";
@@ -69,8 +69,7 @@ pub fn list(
         ));
     }
     let mut rows: Vec<Row> = Vec::new();
-    logview::for_each(
-        s.conn(),
+    s.log_rows(
         &Query {
             from: Some(after.map_or(0, |a| a + 1)),
             limit: Some(PAGE + 1),
@@ -118,7 +117,7 @@ pub fn list(
 
 fn record_of(s: &Store, reference: &str) -> Result<Option<InvocationRecord>, Error> {
     Ok(s.object(reference)?
-        .filter(crate::store::Object::verifies)
+        .filter(Object::verifies)
         .and_then(|o| InvocationRecord::decode(&o.meta.semantic_id, &o.payload).ok()))
 }
 
@@ -153,8 +152,7 @@ pub fn read(s: &Store, episode: &str, uri: &str) -> Result<Option<String>, Error
     match kind {
         "episodes" if key == episode => {
             let mut rows = Vec::new();
-            logview::for_each(
-                s.conn(),
+            s.log_rows(
                 &Query {
                     episode: Some(episode.to_string()),
                     ..Query::default()
@@ -185,23 +183,21 @@ pub fn read(s: &Store, episode: &str, uri: &str) -> Result<Option<String>, Error
             Ok(Some(line(&r)))
         }
         "records" => {
-            let Some(obj) = s.object(key)?.filter(crate::store::Object::verifies) else {
+            let Some(obj) = s.object(key)?.filter(Object::verifies) else {
                 return Ok(None);
             };
             if let Ok(rec) = InvocationRecord::decode(&obj.meta.semantic_id, &obj.payload) {
                 return Ok((rec.episode_id == episode)
                     .then(|| String::from_utf8_lossy(&obj.payload).into_owned()));
             }
-            if obj.meta.semantic_id != crate::store::records::EFFECT_RECORD {
+            if obj.meta.semantic_id != EFFECT_RECORD {
                 return Ok(None);
             }
-            let named = crate::store::episodes::records_of(s.conn(), episode)?
-                .values()
-                .any(|r| {
-                    r.effects
-                        .as_ref()
-                        .is_some_and(|e| e.iter().any(|x| x == key))
-                });
+            let named = s.records_of(episode)?.values().any(|r| {
+                r.effects
+                    .as_ref()
+                    .is_some_and(|e| e.iter().any(|x| x == key))
+            });
             Ok(named.then(|| String::from_utf8_lossy(&obj.payload).into_owned()))
         }
         _ => Ok(None),
@@ -253,8 +249,7 @@ pub fn landed(state: &State, rows: &[Row]) {
 /// Store reads.
 pub fn rows_after(s: &Store, before: Option<i64>) -> Result<Vec<Row>, Error> {
     let mut rows = Vec::new();
-    logview::for_each(
-        s.conn(),
+    s.log_rows(
         &Query {
             from: Some(before.map_or(0, |b| b + 1)),
             limit: Some(1000),
