@@ -72,6 +72,36 @@ impl Exit {
             Exit::Internal => "internal",
         }
     }
+
+    /// The exit of an `ailang` program run, passed through (ailang.md §3): 0 success, 2 usage,
+    /// anything else failed (exit 1).
+    pub fn of_ailang(code: i32) -> Exit {
+        match code {
+            0 => Exit::Success,
+            2 => Exit::Usage,
+            _ => Exit::Failed,
+        }
+    }
+
+    /// A check that found a break (exit 3, [`Exit::Integrity`]) when `broken`, else success:
+    /// the outcome of a read-only verification (`verify`, `mission verify`, `replay`).
+    pub fn found_break(broken: bool) -> Exit {
+        if broken {
+            Exit::Integrity
+        } else {
+            Exit::Success
+        }
+    }
+
+    /// Whether any work is left to a human (exit 5, [`Exit::Indeterminate`]) when `left`, else
+    /// success: the outcome of a reconcile that could not settle everything.
+    pub fn left_open(left: bool) -> Exit {
+        if left {
+            Exit::Indeterminate
+        } else {
+            Exit::Success
+        }
+    }
 }
 
 impl From<crate::ops::outcome::Outcome> for Exit {
@@ -205,6 +235,16 @@ impl CliError {
             None if self.what.is_empty() => self.why.clone(),
             None => format!("{}: {}", self.what, self.why),
         }
+    }
+
+    /// The store, a record or an object is damaged (exit 3, [`Exit::Integrity`]).
+    pub fn integrity(what: impl Into<String>, why: impl fmt::Display) -> Self {
+        Self::new(Exit::Integrity, what, why)
+    }
+
+    /// An outcome nobody knows yet (exit 5, [`Exit::Indeterminate`]): never retry on your own.
+    pub fn indeterminate(what: impl Into<String>, why: impl fmt::Display) -> Self {
+        Self::new(Exit::Indeterminate, what, why)
     }
 
     /// Bad input (exit 1).

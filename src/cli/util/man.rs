@@ -1,57 +1,11 @@
-//! `world util completions|man`: generate the checked-in shell completions and man pages.
-
-use std::path::PathBuf;
-
-use clap::Subcommand;
-
-use super::output::Output;
-use super::{CliError, Context, Exit};
-
-/// Generators for files shipped with `world`.
-#[derive(Subcommand, Debug)]
-pub enum Cmd {
-    /// Write bash, zsh and fish completions into DIR (default: completions/)
-    Completions {
-        /// Output directory
-        #[arg(long, default_value = "completions")]
-        out: PathBuf,
-    },
-    /// Write man pages (one per command) into DIR (default: man/)
-    Man {
-        /// Output directory
-        #[arg(long, default_value = "man")]
-        out: PathBuf,
-    },
-    /// The Workspace.Exec startup probe's client, run inside the sandbox (internal)
-    #[command(hide = true)]
-    ExecProbe {
-        /// OP ARG pairs: write PATH, read PATH, connect PORT
-        ops: Vec<String>,
-    },
-}
-
-/// Render every completion file: (file name, bytes).
-pub fn completions() -> Vec<(String, Vec<u8>)> {
-    use clap_complete::Shell;
-    let mut files = Vec::new();
-    for (shell, name) in [
-        (Shell::Bash, "world.bash"),
-        (Shell::Zsh, "_world"),
-        (Shell::Fish, "world.fish"),
-    ] {
-        let mut buf = Vec::new();
-        clap_complete::generate(shell, &mut super::command(), "world", &mut buf);
-        files.push((name.to_string(), buf));
-    }
-    files
-}
+//! `world util man`: the checked-in man pages, one per command.
 
 /// Render every man page: (file name, bytes), one for `world` and one per subcommand, with
-/// global options propagated, an EXAMPLES section everywhere ([`super::examples`]) and
+/// global options propagated, an EXAMPLES section everywhere ([`crate::cli::examples`]) and
 /// ENVIRONMENT and EXIT STATUS in world(1).
 pub fn man_pages() -> Result<Vec<(String, Vec<u8>)>, std::io::Error> {
     let mut files = Vec::new();
-    let mut cmd = super::command().disable_help_subcommand(true);
+    let mut cmd = crate::cli::command().disable_help_subcommand(true);
     cmd.build();
     fn walk(
         cmd: &clap::Command,
@@ -151,7 +105,7 @@ fn man_page(cmd: &clap::Command, name: &str, path: &str) -> Result<Vec<u8>, std:
         push(&|b| man.render_subcommands_section(b))?;
     }
     let mut extra = String::new();
-    if let Some(ex) = super::examples::for_path(path) {
+    if let Some(ex) = crate::cli::examples::for_path(path) {
         extra.push_str(".SH EXAMPLES\n.nf\n");
         for e in ex {
             extra.push_str(&roff_text(e));
@@ -161,7 +115,7 @@ fn man_page(cmd: &clap::Command, name: &str, path: &str) -> Result<Vec<u8>, std:
     }
     if path == "world" {
         extra.push_str(".SH ENVIRONMENT\n");
-        for (var, what) in super::examples::ENVIRONMENT {
+        for (var, what) in crate::cli::examples::ENVIRONMENT {
             extra.push_str(&format!(
                 ".TP\n.B {}\n{}\n",
                 roff_text(var),
@@ -169,7 +123,7 @@ fn man_page(cmd: &clap::Command, name: &str, path: &str) -> Result<Vec<u8>, std:
             ));
         }
         extra.push_str(".SH \"EXIT STATUS\"\n");
-        for line in super::error::EXIT_CODES.lines().skip(1) {
+        for line in crate::cli::error::EXIT_CODES.lines().skip(1) {
             let line = line.trim();
             if let Some((code, what)) = line.split_once(char::is_whitespace) {
                 extra.push_str(&format!(".TP\n.B {code}\n{}\n", roff_text(what.trim())));
@@ -198,25 +152,4 @@ fn man_page(cmd: &clap::Command, name: &str, path: &str) -> Result<Vec<u8>, std:
         out.extend_from_slice(body.as_bytes());
     }
     Ok(out)
-}
-
-/// Run `world util …`.
-pub fn run(_ctx: &Context, out: &mut Output, cmd: Cmd) -> Result<Exit, CliError> {
-    let (dir, files) = match cmd {
-        Cmd::ExecProbe { ops } => {
-            out.bytes(crate::broker::handlers::exec::probe::client(&ops).as_bytes())?;
-            return Ok(Exit::Success);
-        }
-        Cmd::Completions { out } => (out, completions()),
-        Cmd::Man { out } => (out, man_pages()?),
-    };
-    std::fs::create_dir_all(&dir)
-        .map_err(|e| CliError::failed("util", format!("create {}: {e}", dir.display())))?;
-    for (name, bytes) in files {
-        let path = dir.join(&name);
-        std::fs::write(&path, bytes)
-            .map_err(|e| CliError::failed("util", format!("write {}: {e}", path.display())))?;
-        out.status(format!("wrote {}", path.display()));
-    }
-    Ok(Exit::Success)
 }

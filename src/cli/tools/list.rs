@@ -1,31 +1,18 @@
-//! `world tools list --session S`: what this session can see and call.
+//! `world tools list --session S`: the tools this session can see and call.
 
-use clap::Subcommand;
-
-use super::output::Output;
-use super::table::{Col, Table};
-use super::{read_err, resolve_session, CliError, Context, Exit};
+use crate::cli::output::Output;
+use crate::cli::table::{Col, Table};
+use crate::cli::{read_err, resolve_session, CliError, Context, Exit};
 use crate::coordinator::invoke::visible;
 use crate::transitions::publish::read_head;
 
-/// Grant-filtered tool views.
-#[derive(Subcommand, Debug)]
-pub enum Cmd {
-    /// The transitions this session's live grants can see and call, in registry id order
-    List {
-        #[command(flatten)]
-        session: super::SessionArgs,
-        #[command(flatten)]
-        unattested: super::UnattestedFlag,
-    },
-}
-
-/// Run `world tools …`.
-pub fn run(ctx: &Context, out: &mut Output, cmd: Cmd) -> Result<Exit, CliError> {
-    let Cmd::List {
-        session,
-        unattested,
-    } = cmd;
+/// `world tools list`: the transitions the session's live grants can see and call.
+pub(super) fn run(
+    ctx: &Context,
+    out: &mut Output,
+    session: &crate::cli::SessionArgs,
+    unattested: &crate::cli::UnattestedFlag,
+) -> Result<Exit, CliError> {
     let store = ctx.open_read()?;
     let now = ctx.now();
     let s = resolve_session(

@@ -1,23 +1,10 @@
-//! `world registry get NAME`: a named registry head.
+//! `world registry get NAME`: print one named registry head.
 
-use clap::Subcommand;
+use crate::cli::output::Output;
+use crate::cli::{read_err, CliError, Context, Exit};
 
-use super::output::Output;
-use super::{read_err, CliError, Context, Exit};
-
-/// Registry-head commands.
-#[derive(Subcommand, Debug)]
-pub enum Cmd {
-    /// Print a registry head, e.g. world/transition-registry/v1 (GET /v1/registry/{name})
-    Get {
-        /// Registry name
-        name: String,
-    },
-}
-
-/// Run `world registry …`.
-pub fn run(ctx: &Context, out: &mut Output, cmd: Cmd) -> Result<Exit, CliError> {
-    let Cmd::Get { name } = cmd;
+/// `world registry get NAME`: the head of registry `name` (exit 1 when there is none).
+pub(super) fn run(ctx: &Context, out: &mut Output, name: String) -> Result<Exit, CliError> {
     if name.is_empty() {
         return Err(CliError::usage(
             "registry get",

@@ -1,39 +1,33 @@
-//! `world broker check`: what the broker would decide, without writing anything.
+//! `world broker check`: what the broker would decide for a session, without writing anything.
 
-use clap::Subcommand;
-
-use super::output::Output;
-use super::{read_err, resolve_session, CliError, Context, Exit};
 use crate::broker;
+use crate::cli::output::Output;
+use crate::cli::{read_err, resolve_session, CliError, Context, Exit, SessionArgs, UnattestedFlag};
 
-/// Broker commands.
-#[derive(Subcommand, Debug)]
-pub enum Cmd {
-    /// Decide EFFECT SCOPE COST for a session (budgets seeded from the journal); writes nothing
-    Check {
-        #[command(flatten)]
-        session: super::SessionArgs,
-        /// Effect name
-        effect: String,
-        /// Scope
-        scope: String,
-        /// Cost in budget units
-        #[arg(allow_negative_numbers = true)]
-        cost: i64,
-        #[command(flatten)]
-        unattested: super::UnattestedFlag,
-    },
+/// What `world broker check` was asked: EFFECT SCOPE COST for the session.
+pub(super) struct Ask {
+    /// The effect name.
+    pub effect: String,
+    /// The scope.
+    pub scope: String,
+    /// The cost, in budget units.
+    pub cost: i64,
 }
 
-/// Run `world broker …`.
-pub fn run(ctx: &Context, out: &mut Output, cmd: Cmd) -> Result<Exit, CliError> {
-    let Cmd::Check {
-        session,
+/// `world broker check`: the broker's dry-run decision for `ask` under the session's grants
+/// (budgets seeded from the journal); prints it and writes nothing.
+pub(super) fn run(
+    ctx: &Context,
+    out: &mut Output,
+    session: &SessionArgs,
+    ask: Ask,
+    unattested: &UnattestedFlag,
+) -> Result<Exit, CliError> {
+    let Ask {
         effect,
         scope,
         cost,
-        unattested,
-    } = cmd;
+    } = ask;
     let store = ctx.open_read()?;
     let now = ctx.now();
     let s = resolve_session(

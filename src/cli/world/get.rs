@@ -1,25 +1,11 @@
-//! `world world get REF`: one world row.
+//! `world world get REF`: print one world row.
 
-use clap::Subcommand;
-
-use super::output::Output;
-use super::{read_err, CliError, Context, Exit};
+use crate::cli::output::Output;
+use crate::cli::{read_err, CliError, Context, Exit};
 use crate::store::refs::Space;
 
-/// World-row commands.
-#[derive(Subcommand, Debug)]
-pub enum Cmd {
-    /// Print one world row `{ref, revision, stateRoot, logHead}` (GET /v1/worlds/{ref})
-    Get {
-        /// The world ref: sha256:<hex>, the bare hex, a unique prefix (≥ 6 hex), or `head`
-        #[arg(value_name = "REF")]
-        reference: String,
-    },
-}
-
-/// Run `world world …`.
-pub fn run(ctx: &Context, out: &mut Output, cmd: Cmd) -> Result<Exit, CliError> {
-    let Cmd::Get { reference } = cmd;
+/// `world world get REF`: the world row `reference` names (`head`, a ref or a unique prefix).
+pub(super) fn run(ctx: &Context, out: &mut Output, reference: String) -> Result<Exit, CliError> {
     let store = ctx.open_read()?;
     let reference = if reference == "head" {
         store
@@ -31,7 +17,7 @@ pub fn run(ctx: &Context, out: &mut Output, cmd: Cmd) -> Result<Exit, CliError> 
                     .hint("create one with `world genesis`")
             })?
     } else {
-        super::refs::resolve(&store, &[Space::World], &reference, "world get")?.reference
+        crate::cli::refs::resolve(&store, &[Space::World], &reference, "world get")?.reference
     };
     let Some(w) = store.world(&reference).map_err(read_err("world get"))? else {
         return Err(CliError::failed(
