@@ -906,3 +906,16 @@ mod outcome_tests {
         }
     }
 }
+
+/// Map a checkpoint error to its exit code: bad input and keys 1, a log that does not match or
+/// a signature that fails 3.
+pub(crate) fn trust_err(
+    what: &'static str,
+) -> impl Fn(crate::ops::checkpoint::TrustError) -> CliError {
+    move |e| match e {
+        crate::ops::checkpoint::TrustError::Store(s) => CliError::store(what, s),
+        crate::ops::checkpoint::TrustError::Key(_)
+        | crate::ops::checkpoint::TrustError::Input(_) => CliError::failed(what, e),
+        crate::ops::checkpoint::TrustError::Integrity(_) => CliError::new(Exit::Integrity, what, e),
+    }
+}
