@@ -247,6 +247,24 @@ impl CliError {
         Self::new(Exit::Indeterminate, what, why)
     }
 
+    /// The controlling terminal failed during an attended prompt (exit 3): `terminal: <e>`,
+    /// or, when the prompt timed out, exactly `aborted (<e>); nothing was written`.
+    pub fn terminal(what: impl Into<String>, e: &std::io::Error) -> Self {
+        let mut err = Self::new(Exit::Integrity, what, format!("terminal: {e}"));
+        if e.kind() == std::io::ErrorKind::TimedOut {
+            err.verbatim = Some(format!("aborted ({e}); nothing was written"));
+        }
+        err
+    }
+
+    /// The human did not confirm an attended act (exit 3); `verbatim` is the exact stderr
+    /// line (`aborted (not confirmed)…`).
+    pub fn aborted(what: impl Into<String>, verbatim: impl Into<String>) -> Self {
+        let mut err = Self::new(Exit::Integrity, what, "");
+        err.verbatim = Some(verbatim.into());
+        err
+    }
+
     /// Bad input (exit 1).
     pub fn failed(what: impl Into<String>, why: impl fmt::Display) -> Self {
         Self::new(Exit::Failed, what, why)
@@ -917,5 +935,16 @@ pub(crate) fn trust_err(
         crate::ops::checkpoint::TrustError::Key(_)
         | crate::ops::checkpoint::TrustError::Input(_) => CliError::failed(what, e),
         crate::ops::checkpoint::TrustError::Integrity(_) => CliError::new(Exit::Integrity, what, e),
+    }
+}
+
+/// An approval error: the store's own, exit 3 for a damaged record, exit 2 for bad input,
+/// else exit 1.
+pub(crate) fn approval_err(what: &str, e: crate::authority::approvals::ApprovalError) -> CliError {
+    match e {
+        crate::authority::approvals::ApprovalError::Store(s) => CliError::store(what, s),
+        crate::authority::approvals::ApprovalError::Corrupt { .. } => CliError::integrity(what, e),
+        crate::authority::approvals::ApprovalError::Invalid(_) => CliError::usage(what, e),
+        other => CliError::failed(what, other),
     }
 }

@@ -620,17 +620,9 @@ fn confirm_mint(ctx: &Context, what: &str, a: &MintArgs, grants: &[Grant]) -> Re
             limits_scope: a.limits_scope.as_deref(),
             mission: mission_line.as_deref(),
         }))
-        .map_err(|e| {
-            let mut err = CliError::new(Exit::Integrity, what, format!("terminal: {e}"));
-            if fence::timed_out(&e) {
-                err.verbatim = Some(format!("aborted ({e}); nothing was written"));
-            }
-            err
-        })?;
+        .map_err(|e| CliError::terminal(what, &e))?;
     if !fence::is_yes(answer.as_deref()) {
-        let mut err = CliError::new(Exit::Integrity, what, "");
-        err.verbatim = Some("aborted (not confirmed)".into());
-        return Err(err);
+        return Err(CliError::aborted(what, "aborted (not confirmed)"));
     }
     Ok(())
 }
