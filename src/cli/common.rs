@@ -86,3 +86,25 @@ impl ExecFlags {
         }
     }
 }
+
+/// The outcome flags of a settle, shared by `limits settle` and `mission settle` (issue 28
+/// §2, DEC-CLIDIRS-2): `--actual X` (SUCCEEDED, or FAILED with `--failed`), or `--unknown`.
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct SettleArgs {
+    /// Actual cost (canonical unsigned decimal); above the reserved amount is refused as
+    /// exposure exceeded
+    #[arg(
+        long,
+        value_name = "X",
+        allow_hyphen_values = true,
+        required_unless_present = "unknown",
+        conflicts_with = "unknown"
+    )]
+    pub actual: Option<String>,
+    /// The effect failed (it still cost --actual)
+    #[arg(long, requires = "actual")]
+    pub failed: bool,
+    /// Nobody knows: the full reservation is kept until a human reconciles (limits: HOST only)
+    #[arg(long)]
+    pub unknown: bool,
+}

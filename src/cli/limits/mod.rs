@@ -87,21 +87,8 @@ pub enum Cmd {
         /// The attempt
         #[arg(long, value_name = "A")]
         attempt: String,
-        /// Actual cost (canonical unsigned decimal); above the reservation is exposure_exceeded
-        #[arg(
-            long,
-            value_name = "X",
-            allow_hyphen_values = true,
-            required_unless_present = "unknown",
-            conflicts_with = "unknown"
-        )]
-        actual: Option<String>,
-        /// The effect failed (it still cost --actual)
-        #[arg(long, requires = "actual")]
-        failed: bool,
-        /// Nobody knows: the full reservation is kept until a human reconciles (HOST only)
-        #[arg(long)]
-        unknown: bool,
+        #[command(flatten)]
+        settle: super::common::SettleArgs,
         #[command(flatten)]
         common: Common,
     },
@@ -460,11 +447,9 @@ fn run_verb(ctx: &Context, out: &mut Output, cmd: Cmd) -> Result<Exit, CliError>
         Cmd::Dispatch { attempt, common } => dispatch::run(ctx, out, attempt, common),
         Cmd::Settle {
             attempt,
-            actual,
-            failed,
-            unknown: _,
+            settle,
             common,
-        } => settle::run(ctx, out, attempt, actual, failed, common),
+        } => settle::run(ctx, out, attempt, settle, common),
         Cmd::Release { attempt, common } => release::run(ctx, out, attempt, common),
         Cmd::Stop {
             scope,
