@@ -5,6 +5,8 @@
 
 use std::path::PathBuf;
 
+use super::CliError;
+
 /// `--session VALUE`, declared once (issue 28) for the commands that act as a session's agent
 /// with the `WORLD_SESSION` fallback (`invoke`, `mcp`, `broker check`, `tools list`): a token
 /// file or the 64-hex token itself, read by [`session_token`]. `limits` and `mission` keep their
@@ -107,4 +109,74 @@ pub struct SettleArgs {
     /// Nobody knows: the full reservation is kept until a human reconciles (limits: HOST only)
     #[arg(long)]
     pub unknown: bool,
+}
+
+/// Parse `--now` — Unix milliseconds (a canonical decimal, `1700000000000`) or an RFC 3339
+/// time (`2023-11-14T22:13:20Z`, `2023-11-14T22:13:20.250+01:00`) — into Unix milliseconds,
+/// or read the system clock. The one `--now` of `world limits` and `world mission`.
+///
+/// # Errors
+/// A usage error (exit 2) naming the bad value, or a time more than 24 h ahead of the system
+/// clock (the ledger would then refuse every later real-clock command, issue 13 §7).
+pub fn parse_now(text: Option<&str>) -> Result<u128, CliError> {
+    let clock = crate::clock::Clock::System.now_ms();
+    let Some(t) = text else {
+        return Ok(clock);
+    };
+    let now = super::output::parse_time_ms(t).ok_or_else(|| {
+        CliError::usage(
+            "--now",
+            format!("{t:?} is neither Unix milliseconds (e.g. 1700000000000) nor an RFC 3339 time (e.g. 2023-11-14T22:13:20Z)"),
+        )
+    })?;
+    if now > clock + MAX_NOW_AHEAD_MS {
+        return Err(CliError::usage(
+            "--now",
+            format!(
+                "{t} ({}) is more than 24 h ahead of the system clock ({}); the ledger would refuse every later real-clock command",
+                super::output::rfc3339_ms(now),
+                super::output::rfc3339_ms(clock)
+            ),
+        ));
+    }
+    Ok(now)
+}
+
+/// How far `--now` may run ahead of the system clock, in milliseconds (24 h).
+pub const MAX_NOW_AHEAD_MS: u128 = 86_400_000;
+
+/// The login for `human:<login>` and `host:<login>`: `USER`, else `LOGNAME`, else `unknown`.
+pub fn login() -> String {
+    let ok = |v: &String| !v.is_empty() && !v.chars().any(|c| c.is_whitespace() || c.is_control());
+    ["USER", "LOGNAME"]
+        .iter()
+        .filter_map(|v| std::env::var(v).ok())
+        .find(ok)
+        .or_else(|| passwd_name().filter(ok))
+        .unwrap_or_else(|| "unknown".to_string())
+}
+
+/// The login name of the real uid from the password database (`getpwuid_r`), when it has one.
+fn passwd_name() -> Option<String> {
+    let mut buf = vec![0 as libc::c_char; 4096];
+    // SAFETY: getpwuid_r writes one passwd into `pw`, its strings into `buf` (whose length we
+    // pass), and `result` points at `pw` or is null; nothing is kept past this call.
+    unsafe {
+        let mut pw: libc::passwd = std::mem::zeroed();
+        let mut result: *mut libc::passwd = std::ptr::null_mut();
+        let rc = libc::getpwuid_r(
+            libc::getuid(),
+            &mut pw,
+            buf.as_mut_ptr(),
+            buf.len(),
+            &mut result,
+        );
+        if rc != 0 || result.is_null() || pw.pw_name.is_null() {
+            return None;
+        }
+        std::ffi::CStr::from_ptr(pw.pw_name)
+            .to_str()
+            .ok()
+            .map(str::to_string)
+    }
 }
