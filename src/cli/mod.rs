@@ -59,6 +59,19 @@ use crate::store::{self, Store, WriteOptions};
 #[derive(Parser, Debug)]
 #[command(name = "world", version, about, long_about = None)]
 pub struct Cli {
+    /// The root options (`--db`, `--json`, `-q`, `--color`, `--wait-lock`).
+    #[command(flatten)]
+    pub root: RootArgs,
+    /// The subcommand
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The options of `world` itself, before (or, being global, after) the subcommand. One struct
+/// so that the single-command parse's root ([`root_command`], DEC-PERF-17) is derived from the
+/// same definition as [`Cli`] (DEC-CLIDIRS-3).
+#[derive(clap::Args, Debug)]
+pub struct RootArgs {
     /// The store file (default ~/.ailang/world/world.db)
     #[arg(long, global = true, env = "WORLD_DB", value_name = "PATH")]
     pub db: Option<PathBuf>,
@@ -87,9 +100,6 @@ pub struct Cli {
     /// Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)
     #[arg(long, value_name = "SECONDS")]
     pub wait_lock: Option<f64>,
-    /// The subcommand
-    #[command(subcommand)]
-    pub command: Command,
 }
 
 /// When to colour output.
@@ -367,12 +377,12 @@ where
         }
     };
     let mut cli = Cli::from_arg_matches(&matches)?;
-    cli.json = cli.json_fields.is_some();
+    cli.root.json = cli.root.json_fields.is_some();
     // A writer's own `--wait-lock` (added by [`command`]) wins over the root one.
     let mut m = &matches;
     while let Some((_, sub)) = m.subcommand() {
         if let Ok(Some(v)) = sub.try_get_one::<f64>("wait_lock") {
-            cli.wait_lock = Some(*v);
+            cli.root.wait_lock = Some(*v);
         }
         m = sub;
     }
@@ -425,66 +435,19 @@ fn invoked_tree(args: &[std::ffi::OsString]) -> Option<clap::Command> {
     )))
 }
 
-/// The root command with its options and no subcommand: what the derived [`Cli`] declares
-/// before `command` (a test holds the two equal).
+/// The root command with its options and no subcommand: the derived [`RootArgs`] on a
+/// command with [`Cli`]'s name, version and about (a test holds its options equal to the
+/// whole tree's).
 fn root_command() -> clap::Command {
-    use clap::{Arg, ArgAction};
-    clap::Command::new("world")
-        .version(env!("CARGO_PKG_VERSION"))
-        .about(env!("CARGO_PKG_DESCRIPTION"))
-        .long_about(None::<&str>)
-        .arg(
-            Arg::new("db")
-                .long("db")
-                .global(true)
-                .env("WORLD_DB")
-                .value_name("PATH")
-                .value_parser(clap::value_parser!(PathBuf))
-                .action(ArgAction::Set)
-                .help("The store file (default ~/.ailang/world/world.db)"),
-        )
-        .arg(
-            Arg::new("json_fields")
-                .long("json")
-                .global(true)
-                .value_name("FIELDS")
-                .num_args(0..=1)
-                .require_equals(true)
-                .default_missing_value("")
-                .value_parser(clap::value_parser!(String))
-                .action(ArgAction::Set)
-                .help("Print JSON (one object, or JSON lines for lists) instead of text; `--json=FIELDS` (comma-separated, with `=`) keeps only those members of each line, on the list commands that name their fields (log, effects, session list; an unknown field lists the valid ones)"),
-        )
-        .arg(
-            Arg::new("quiet")
-                .short('q')
-                .long("quiet")
-                .global(true)
-                .value_name("QUIET")
-                .value_parser(clap::value_parser!(bool))
-                .action(ArgAction::SetTrue)
-                .help("Print only what was asked for: no status lines or warnings"),
-        )
-        .arg(
-            Arg::new("color")
-                .long("color")
-                .global(true)
-                .value_name("WHEN")
-                .value_parser(clap::builder::EnumValueParser::<ColorChoice>::new())
-                .default_value("auto")
-                .action(ArgAction::Set)
-                .help("Colour output: auto (terminal and no NO_COLOR), always or never"),
-        )
-        .arg(
-            Arg::new("wait_lock")
-                .long("wait-lock")
-                .value_name("SECONDS")
-                .value_parser(clap::value_parser!(f64))
-                .action(ArgAction::Set)
-                .help("Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)"),
-        )
-        .subcommand_required(true)
-        .arg_required_else_help(true)
+    use clap::Args as _;
+    RootArgs::augment_args(
+        clap::Command::new("world")
+            .version(env!("CARGO_PKG_VERSION"))
+            .about(env!("CARGO_PKG_DESCRIPTION"))
+            .long_about(None::<&str>),
+    )
+    .subcommand_required(true)
+    .arg_required_else_help(true)
 }
 
 /// The clap tree of the one [`Command`] named `name` (or the `fsck` alias), as the derive
@@ -556,7 +519,7 @@ pub struct Context {
 impl Context {
     /// Build from the parsed command line.
     pub fn new(cli: &Cli) -> Result<Self, CliError> {
-        let db = match &cli.db {
+        let db = match &cli.root.db {
             Some(p) => p.clone(),
             None => {
                 let home = std::env::var_os("HOME")
@@ -564,7 +527,7 @@ impl Context {
                 PathBuf::from(home).join(".ailang/world/world.db")
             }
         };
-        let wait_lock = match cli.wait_lock {
+        let wait_lock = match cli.root.wait_lock {
             None => None,
             Some(s) if (0.0..=86_400.0).contains(&s) => Some(Duration::from_secs_f64(s)),
             Some(s) => {
@@ -591,7 +554,7 @@ impl Context {
                 }
             }
         }
-        let color = match cli.color {
+        let color = match cli.root.color {
             ColorChoice::Always => true,
             ColorChoice::Never => false,
             ColorChoice::Auto => {
@@ -601,9 +564,9 @@ impl Context {
         };
         Ok(Context {
             db,
-            db_explicit: cli.db.is_some(),
-            json: cli.json,
-            quiet: cli.quiet,
+            db_explicit: cli.root.db.is_some(),
+            json: cli.root.json,
+            quiet: cli.root.quiet,
             color,
             wait_lock,
             clock: crate::clock::Clock::from_env(),
@@ -730,7 +693,7 @@ pub fn run(cli: Cli) -> Result<Exit, CliError> {
     // quotes it, DEC-UX-11).
     let path = command_path(std::env::args_os());
     crate::store::lock::set_label(&path);
-    if cli.wait_lock.is_some() && is_read_only(&path) {
+    if cli.root.wait_lock.is_some() && is_read_only(&path) {
         return Err(CliError::usage(
             "--wait-lock",
             format!("`{path}` never takes the writer lock, so there is nothing to wait for"),
@@ -745,7 +708,7 @@ pub fn run(cli: Cli) -> Result<Exit, CliError> {
         secrets::withhold_unknown(&args, Store::open_read(&ctx.db).ok().as_ref());
     }
     let mut out = output::Output::new(&ctx);
-    if let Some(fields) = cli.json_fields.as_deref().filter(|f| !f.is_empty()) {
+    if let Some(fields) = cli.root.json_fields.as_deref().filter(|f| !f.is_empty()) {
         out.select(select_fields(&path, fields)?);
     }
     let exit = match cli.command {
@@ -849,11 +812,11 @@ mod tests {
         let cmd = with_wait_lock(examples::attach_for(Cli::command(), "world", &args[1..]));
         let m = cmd.try_get_matches_from(&args).map_err(|e| e.to_string())?;
         let mut cli = Cli::from_arg_matches(&m).map_err(|e| e.to_string())?;
-        cli.json = cli.json_fields.is_some();
+        cli.root.json = cli.root.json_fields.is_some();
         let mut m = &m;
         while let Some((_, sub)) = m.subcommand() {
             if let Ok(Some(v)) = sub.try_get_one::<f64>("wait_lock") {
-                cli.wait_lock = Some(*v);
+                cli.root.wait_lock = Some(*v);
             }
             m = sub;
         }
