@@ -402,43 +402,7 @@ fn run_batch(
     batch: &std::path::Path,
     keep_going: bool,
 ) -> Result<Exit, CliError> {
-    let f =
-        crate::fileread::open_regular(batch).map_err(|e| CliError::failed("commit --batch", e))?;
-    let mut commits: Vec<(usize, Line)> = Vec::new();
-    let mut reader = std::io::BufReader::new(f);
-    let mut line = Vec::new();
-    let mut n = 0;
-    loop {
-        line.clear();
-        let read = (&mut reader)
-            .take(MAX_BODY as u64 + 2)
-            .read_until(b'\n', &mut line)?;
-        if read == 0 {
-            break;
-        }
-        n += 1;
-        if line.len() > MAX_BODY + 1 && !line.ends_with(b"\n") {
-            return Err(CliError::failed(
-                format!("commit (line {n})"),
-                format!("line is over {MAX_BODY} bytes"),
-            ));
-        }
-        if line.iter().all(u8::is_ascii_whitespace) {
-            continue;
-        }
-        let parsed = if is_put_line(&line) {
-            Line::Put(put_line(&line, n, batch)?)
-        } else {
-            Line::Body(Box::new(validate(&line, Some(n))?))
-        };
-        commits.push((n, parsed));
-    }
-    if commits.is_empty() {
-        return Err(CliError::failed(
-            "commit --batch",
-            format!("{} holds no commit bodies", batch.display()),
-        ));
-    }
+    let commits = read_batch(batch)?;
     let create = commits
         .first()
         .is_some_and(|(_, c)| matches!(c, Line::Body(c) if c.observed_head.is_empty()));
@@ -533,4 +497,51 @@ fn run_batch(
             format!("{text} (lines {})", lines.join(", ")),
         ))
     }
+}
+
+/// Every line of the `--batch` file `batch`, validated before anything is locked: a commit
+/// body or a `put` line, with its 1-based line number; blank lines skipped.
+///
+/// # Errors
+/// Exit 1: the file is not a readable regular file, a line is over [`MAX_BODY`] bytes or
+/// does not validate, or the file holds no bodies.
+fn read_batch(batch: &std::path::Path) -> Result<Vec<(usize, Line)>, CliError> {
+    let f =
+        crate::fileread::open_regular(batch).map_err(|e| CliError::failed("commit --batch", e))?;
+    let mut commits: Vec<(usize, Line)> = Vec::new();
+    let mut reader = std::io::BufReader::new(f);
+    let mut line = Vec::new();
+    let mut n = 0;
+    loop {
+        line.clear();
+        let read = (&mut reader)
+            .take(MAX_BODY as u64 + 2)
+            .read_until(b'\n', &mut line)?;
+        if read == 0 {
+            break;
+        }
+        n += 1;
+        if line.len() > MAX_BODY + 1 && !line.ends_with(b"\n") {
+            return Err(CliError::failed(
+                format!("commit (line {n})"),
+                format!("line is over {MAX_BODY} bytes"),
+            ));
+        }
+        if line.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        let parsed = if is_put_line(&line) {
+            Line::Put(put_line(&line, n, batch)?)
+        } else {
+            Line::Body(Box::new(validate(&line, Some(n))?))
+        };
+        commits.push((n, parsed));
+    }
+    if commits.is_empty() {
+        return Err(CliError::failed(
+            "commit --batch",
+            format!("{} holds no commit bodies", batch.display()),
+        ));
+    }
+    Ok(commits)
 }

@@ -35,14 +35,17 @@ mod create;
 mod dispatch;
 mod flags;
 mod grant;
+mod list;
+mod log;
 mod place;
-mod read;
 mod reconcile;
 mod reconcile_attended;
 mod release;
+mod report;
 mod revoke;
 mod settle;
 mod start_run;
+mod verify;
 mod write;
 
 pub use self::admit::AdmitArgs;
@@ -53,9 +56,8 @@ use self::create::*;
 pub use self::flags::*;
 pub use self::grant::GrantArgs;
 use self::place::*;
-pub use self::read::report_value;
-use self::read::*;
 use self::reconcile::*;
+pub use self::report::report_value;
 use self::write::*;
 
 use std::path::{Path, PathBuf};
@@ -358,10 +360,10 @@ fn run_verb(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliErro
             common,
         } => revoke::run(ctx, out, ledger, mission, grant, common),
         Cmd::CompleteRun(a) => complete_run::run(ctx, out, ledger, a),
-        Cmd::Report { mission, now } => report(ctx, out, ledger, mission, now.as_deref()),
-        Cmd::List => list(ctx, out, ledger),
-        Cmd::Log { mission } => log(ctx, out, ledger, mission),
-        Cmd::Verify => verify(ctx, out, ledger),
+        Cmd::Report { mission, now } => report::run(ctx, out, ledger, mission, now.as_deref()),
+        Cmd::List => list::run(ctx, out, ledger),
+        Cmd::Log { mission } => log::run(ctx, out, ledger, mission),
+        Cmd::Verify => verify::run(ctx, out, ledger),
     }
 }
 

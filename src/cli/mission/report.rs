@@ -1,4 +1,4 @@
-//! The read-only verbs: `world mission report`, `list`, `log` and `verify`.
+//! `world mission report M`: one mission's budget, runs, grants, attempts and violations.
 
 use super::*;
 
@@ -74,7 +74,9 @@ pub fn report_value(s: &State, now: Amount) -> Value {
     })
 }
 
-pub(super) fn report(
+/// `world mission report M`: budget, reserved, settled, remaining; runs; the grant tree;
+/// outstanding and UNKNOWN attempts; violations (`--json`: [`report_value`]).
+pub(super) fn run(
     ctx: &Context,
     out: &mut Output,
     ledger: Option<&str>,
@@ -91,7 +93,7 @@ pub(super) fn report(
     out.line(format!(
         "mission {}  contract {}  revision {}",
         s.mission_id,
-        super::super::output::short(&s.contract_ref),
+        crate::cli::output::short(&s.contract_ref),
         s.revision
     ))?;
     out.line(format!(
@@ -117,30 +119,6 @@ pub(super) fn report(
             },
             rfc3339_ms(r.started_at.0)
         ))?;
-    }
-    // The grant tree, roots first, children indented.
-    fn tree(
-        out: &mut Output,
-        s: &State,
-        parent: Option<&str>,
-        depth: usize,
-    ) -> std::io::Result<()> {
-        for (id, g) in s
-            .grants
-            .iter()
-            .filter(|(_, g)| g.parent_id.as_deref() == parent)
-        {
-            out.line(format!(
-                "{}grant {id}  subject {}  used {}/{}{}",
-                "  ".repeat(depth + 1),
-                g.subject,
-                g.used,
-                g.limit,
-                if g.revoked { "  REVOKED" } else { "" }
-            ))?;
-            tree(out, s, Some(id), depth + 1)?;
-        }
-        Ok(())
     }
     out.line("grants:")?;
     tree(out, &s, None, 0)?;
@@ -177,137 +155,22 @@ pub(super) fn report(
     Ok(Exit::Success)
 }
 
-pub(super) fn list(
-    ctx: &Context,
-    out: &mut Output,
-    ledger: Option<&str>,
-) -> Result<Exit, CliError> {
-    let target = open_read(ctx, ledger, "mission list")?;
-    let rows = target
-        .with(|m| m.list())
-        .map_err(|e| store_err("mission list", e))?;
-    if out.json {
-        for r in &rows {
-            out.json_line(r)?;
-        }
-        return Ok(Exit::Success);
+/// The grant tree below `parent`, roots first, children indented by `depth`.
+fn tree(out: &mut Output, s: &State, parent: Option<&str>, depth: usize) -> std::io::Result<()> {
+    for (id, g) in s
+        .grants
+        .iter()
+        .filter(|(_, g)| g.parent_id.as_deref() == parent)
+    {
+        out.line(format!(
+            "{}grant {id}  subject {}  used {}/{}{}",
+            "  ".repeat(depth + 1),
+            g.subject,
+            g.used,
+            g.limit,
+            if g.revoked { "  REVOKED" } else { "" }
+        ))?;
+        tree(out, s, Some(id), depth + 1)?;
     }
-    if rows.is_empty() {
-        out.status(format!("no missions in {}", target.describe()));
-        return Ok(Exit::Success);
-    }
-    let mut t = super::super::output::table(
-        &[
-            "mission", "revision", "budget", "reserved", "settled", "journal", "contract",
-        ],
-        out.color,
-    );
-    for r in &rows {
-        t.add_row(vec![
-            r.mission_id.clone(),
-            r.revision.to_string(),
-            r.budget.to_string(),
-            r.reserved.to_string(),
-            r.settled.to_string(),
-            r.journal.to_string(),
-            super::super::output::short(&r.contract_ref),
-        ]);
-    }
-    out.line(t.to_string())?;
-    Ok(Exit::Success)
-}
-
-pub(super) fn log(
-    ctx: &Context,
-    out: &mut Output,
-    ledger: Option<&str>,
-    mission: &str,
-) -> Result<Exit, CliError> {
-    let target = open_read(ctx, ledger, "mission log")?;
-    let entries = target.with(|m| m.journal(mission)).map_err(|e| match e {
-        mstore::Error::Rejected(r) => {
-            CliError::failed("mission log", r.human()).with_code(r.code.as_str())
-        }
-        e => store_err("mission log", e),
-    })?;
-    for e in &entries {
-        let d = mstore::decode_entry(&e.entry).map_err(|why| {
-            CliError::new(
-                Exit::Integrity,
-                "mission log",
-                format!("entry {}: {why}", e.seq),
-            )
-        })?;
-        let code = d
-            .result
-            .get("code")
-            .and_then(Value::as_str)
-            .unwrap_or("")
-            .to_string();
-        if out.json {
-            out.json_line(&json!({
-                "seq": e.seq, "entryHash": e.entry_hash, "prevHash": e.prev_hash, "now": d.now.to_string(), "nowUtc": rfc3339_ms(d.now.0),
-                "actor": d.actor, "requestId": d.request_id, "command": d.command.to_value().to_json(), "result": d.result,
-            }))?;
-        } else {
-            out.line(format!(
-                "{:>6}  {}  {:<12} now={} {} {}{}",
-                e.seq,
-                super::super::output::short(&e.entry_hash),
-                d.command.name(),
-                rfc3339_ms(d.now.0),
-                d.actor.id,
-                code,
-                d.command
-                    .attempt_id()
-                    .map(|a| format!(" attempt={a}"))
-                    .unwrap_or_default()
-            ))?;
-        }
-    }
-    Ok(Exit::Success)
-}
-
-/// `world mission verify`: every mission's journal re-folded and compared with the stored
-/// state, outbox and hash chain (the mission part of `world verify`, for a ledger too). One
-/// line per finding (`--json`: one object each; when clean, one `{"ok":true,"findings":0,
-/// "place":…}` object); exit 0 when clean, 3 on any finding.
-pub(super) fn verify(
-    ctx: &Context,
-    out: &mut Output,
-    ledger: Option<&str>,
-) -> Result<Exit, CliError> {
-    let what = "mission verify";
-    let target = open_read(ctx, ledger, what)?;
-    let problems = target
-        .with(|m| m.verify())
-        .map_err(|e| store_err(what, e))?;
-    for p in &problems {
-        if out.json {
-            out.json_line(&json!({"category": p.category, "missionId": p.mission_id, "seq": p.seq, "reason": p.reason}))?;
-        } else {
-            out.line(format!(
-                "{} mission={}{}: {}",
-                p.category,
-                p.mission_id,
-                p.seq.map(|s| format!(" seq={s}")).unwrap_or_default(),
-                p.reason
-            ))?;
-        }
-    }
-    if problems.is_empty() {
-        if out.json {
-            // A clean result is data too (as `world --json verify`'s `"ok":true`): a script
-            // reading stdout tells "clean" from "did not run".
-            out.json_line(&json!({"ok": true, "findings": 0, "place": target.describe()}))?;
-        }
-        out.status(format!(
-            "ok: every mission journal in {} folds to its stored state",
-            target.describe()
-        ));
-        Ok(Exit::Success)
-    } else {
-        out.status(format!("{} finding(s)", problems.len()));
-        Ok(Exit::Integrity)
-    }
+    Ok(())
 }
