@@ -468,19 +468,7 @@ fn run_batch(
         out.json_line(&summary)?;
     }
     if let Some((pos, line_no, e)) = stopped {
-        let what = if total > 1 {
-            format!(
-                "commit (body {} of {total}; {pos} landed before it; line {line_no})",
-                pos + 1
-            )
-        } else {
-            "commit".into()
-        };
-        let err = match e {
-            BatchErr::Store(e) => conflict_error(out, what, e)?,
-            BatchErr::Cli(e) => e.context(what),
-        };
-        return Err(err.hint("--keep-going commits the remaining bodies and reports every refusal"));
+        return Err(stopped_error(out, total, pos, line_no, e)?);
     }
     let text = format!(
         "{committed} of {total} bodies committed, {replayed} already committed, {} refused in {:.1} s",
@@ -497,6 +485,30 @@ fn run_batch(
             format!("{text} (lines {})", lines.join(", ")),
         ))
     }
+}
+
+/// The error of a batch stopped at body `pos` (0-based, of `total`; file line `line_no`):
+/// which body, how many landed before it, and the hint to keep going.
+fn stopped_error(
+    out: &mut Output,
+    total: usize,
+    pos: usize,
+    line_no: usize,
+    e: BatchErr,
+) -> Result<CliError, CliError> {
+    let what = if total > 1 {
+        format!(
+            "commit (body {} of {total}; {pos} landed before it; line {line_no})",
+            pos + 1
+        )
+    } else {
+        "commit".into()
+    };
+    let err = match e {
+        BatchErr::Store(e) => conflict_error(out, what, e)?,
+        BatchErr::Cli(e) => e.context(what),
+    };
+    Ok(err.hint("--keep-going commits the remaining bodies and reports every refusal"))
 }
 
 /// Every line of the `--batch` file `batch`, validated before anything is locked: a commit
