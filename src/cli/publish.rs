@@ -426,17 +426,7 @@ fn check_bar(out: &Output, entries: usize) -> indicatif::ProgressBar {
 
 /// Run `world publish`.
 pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError> {
-    if args.live {
-        return Err(CliError::usage(
-            "publish",
-            "--live is refused for this verb: world publish writes the local store only",
-        ));
-    }
-    let choice = match (&args.interpreter, &args.ailang_bin) {
-        (Some(text), _) => parse_choice(text)?,
-        (None, Some(path)) => InterpreterChoice::Path(path.clone()),
-        (None, None) => InterpreterChoice::Default,
-    };
+    let choice = interpreter_choice(&args)?;
     super::fence::set_prompt_timeout(args.prompt_timeout);
     // The manifest is read before the writer lock is taken (issue 13 §5).
     let raw = read_input(&args.manifest, MAX_MANIFEST_BYTES, "publish")?;
@@ -453,12 +443,7 @@ pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError
 
     // Sources are read relative to the manifest's directory, then the current directory
     // (DEC-UX-13; `--manifest -` reads stdin: the current directory).
-    let cwd = std::env::current_dir()
-        .map_err(|e| CliError::failed("publish", format!("current directory: {e}")))?;
-    let base_dir = match args.manifest.parent() {
-        Some(d) if args.manifest != std::path::Path::new("-") => cwd.join(d),
-        _ => cwd,
-    };
+    let base_dir = base_dir(&args.manifest)?;
     let provider = provider(ctx);
     let bar = check_bar(out, manifest.entries.len());
     let planned = ops::publish::plan(
@@ -530,6 +515,33 @@ pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError
     let outcome = ops::publish::commit(&mut store, &plan, args.yes).map_err(publish_err)?;
     report(out, &outcome, &plan, args.yes)?;
     Ok(Exit::Success)
+}
+
+/// The interpreter `--interpreter` or `--ailang-bin` chooses (else the default); `--live` is
+/// refused (exit 2): publish writes the local store only.
+fn interpreter_choice(args: &Args) -> Result<InterpreterChoice, CliError> {
+    if args.live {
+        return Err(CliError::usage(
+            "publish",
+            "--live is refused for this verb: world publish writes the local store only",
+        ));
+    }
+    Ok(match (&args.interpreter, &args.ailang_bin) {
+        (Some(text), _) => parse_choice(text)?,
+        (None, Some(path)) => InterpreterChoice::Path(path.clone()),
+        (None, None) => InterpreterChoice::Default,
+    })
+}
+
+/// The directory sources are read relative to: the manifest's, joined to the current
+/// directory (`-`, stdin: the current directory).
+fn base_dir(manifest: &std::path::Path) -> Result<PathBuf, CliError> {
+    let cwd = std::env::current_dir()
+        .map_err(|e| CliError::failed("publish", format!("current directory: {e}")))?;
+    Ok(match manifest.parent() {
+        Some(d) if manifest != std::path::Path::new("-") => cwd.join(d),
+        _ => cwd,
+    })
 }
 
 /// Take the writer lock and open (or create) the store; a held lock is exit 6 as always, any
