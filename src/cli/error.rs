@@ -93,13 +93,26 @@ impl Exit {
         }
     }
 
-    /// Whether any work is left to a human (exit 5, [`Exit::Indeterminate`]) when `left`, else
-    /// success: the outcome of a reconcile that could not settle everything.
-    pub fn left_open(left: bool) -> Exit {
-        if left {
+    /// The outcome of a reconcile: exit 5 ([`Exit::Indeterminate`]) while anything is left
+    /// `open` to a human, else exit 1 when something `conflicted`, else success.
+    pub fn of_reconcile(open: bool, conflicted: bool) -> Exit {
+        if open {
             Exit::Indeterminate
+        } else if conflicted {
+            Exit::Failed
         } else {
             Exit::Success
+        }
+    }
+
+    /// The exit of `world receipt` (README "Receipts"): indeterminate 5, not started 1,
+    /// resolved 0.
+    pub fn of_receipt(state: crate::store::journal::ReceiptState) -> Exit {
+        use crate::store::journal::ReceiptState;
+        match state {
+            ReceiptState::Indeterminate => Exit::Indeterminate,
+            ReceiptState::NotStarted => Exit::Failed,
+            ReceiptState::Resolved => Exit::Success,
         }
     }
 }
@@ -263,6 +276,11 @@ impl CliError {
         let mut err = Self::new(Exit::Integrity, what, "");
         err.verbatim = Some(verbatim.into());
         err
+    }
+
+    /// A ledger refused the command (exit 4, [`Exit::LimitRejected`]).
+    pub fn rejected(what: impl Into<String>, why: impl fmt::Display) -> Self {
+        Self::new(Exit::LimitRejected, what, why)
     }
 
     /// Bad input (exit 1).
@@ -947,4 +965,17 @@ pub(crate) fn approval_err(what: &str, e: crate::authority::approvals::ApprovalE
         crate::authority::approvals::ApprovalError::Invalid(_) => CliError::usage(what, e),
         other => CliError::failed(what, other),
     }
+}
+
+/// `world serve` could not start: exit 6 when the writer lock is held elsewhere, else exit 2
+/// (a flag, a profile or the address was refused); the message verbatim.
+pub(crate) fn serve_err(e: &crate::serve::StartupError) -> CliError {
+    let exit = if e.lock_held {
+        Exit::LockHeld
+    } else {
+        Exit::Usage
+    };
+    let mut err = CliError::new(exit, "serve", e);
+    err.verbatim = Some(e.to_string());
+    err
 }

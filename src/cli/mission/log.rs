@@ -16,13 +16,8 @@ pub(super) fn run(
         e => store_err("mission log", e),
     })?;
     for e in &entries {
-        let d = mstore::decode_entry(&e.entry).map_err(|why| {
-            CliError::new(
-                Exit::Integrity,
-                "mission log",
-                format!("entry {}: {why}", e.seq),
-            )
-        })?;
+        let d = mstore::decode_entry(&e.entry)
+            .map_err(|why| CliError::integrity("mission log", format!("entry {}: {why}", e.seq)))?;
         let code = d
             .result
             .get("code")

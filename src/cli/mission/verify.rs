@@ -39,6 +39,6 @@ pub(super) fn run(ctx: &Context, out: &mut Output, ledger: Option<&str>) -> Resu
         Ok(Exit::Success)
     } else {
         out.status(format!("{} finding(s)", problems.len()));
-        Ok(Exit::Integrity)
+        Ok(Exit::found_break(true))
     }
 }

@@ -344,8 +344,7 @@ pub(super) fn emit_applied(
     a: &mstore::Applied,
 ) -> Result<Exit, CliError> {
     if a.code != Code::Ok {
-        let mut e = CliError::new(
-            Exit::LimitRejected,
+        let mut e = CliError::rejected(
             what,
             format!("{} (resend: the recorded result)", a.code.as_str()),
         )

@@ -25,8 +25,7 @@ pub(super) fn run(
         ));
     };
     if !obj.verifies() {
-        return Err(CliError::new(
-            Exit::Integrity,
+        return Err(CliError::integrity(
             "object get",
             format!(
                 "object {reference} payload hashes to {}; the store is damaged",

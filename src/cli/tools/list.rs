@@ -23,8 +23,7 @@ pub(super) fn run(
         now,
         unattested.policy(),
     )?;
-    let head =
-        read_head(store.conn()).map_err(|e| CliError::new(Exit::Integrity, "tools list", e))?;
+    let head = read_head(store.conn()).map_err(|e| CliError::integrity("tools list", e))?;
     let _ = read_err("tools list");
     let all = head.map(|h| h.revision.entries).unwrap_or_default();
     let tools = visible(&all, &s.grants, now);

@@ -1,7 +1,7 @@
 //! The selected transition registry revision, read and rendered for `transitions list` and
 //! `transitions show` (transitions.md §1).
 
-use crate::cli::{CliError, Context, Exit};
+use crate::cli::{CliError, Context};
 use crate::encoding::trcjson::{self, CValue};
 use crate::transitions::publish::{self, Head, PublishError};
 use crate::transitions::registry::{self, Descriptor, Effect};
@@ -11,7 +11,7 @@ fn head_err(what: &str, e: PublishError) -> CliError {
     match e {
         PublishError::Store(s) => CliError::store(what, s),
         e if e.is_integrity() => {
-            CliError::new(Exit::Integrity, what, e).hint("run `world verify` for a full report")
+            CliError::integrity(what, e).hint("run `world verify` for a full report")
         }
         e => CliError::failed(what, e),
     }
