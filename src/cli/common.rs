@@ -1,7 +1,9 @@
-//! Flags more than one command takes, each defined once (issue 28 §2): the session a command
-//! acts as, the unattested-session rule, the `Workspace.Exec` host flags, the ledger location,
-//! the ledger clock and the settle outcome. A command flattens the struct (`#[command(flatten)]`),
-//! so the flag's name, value name and help are written here only.
+//! Flags more than one command takes, each defined once (issue 28 §2, DEC-CLIDIRS-2): the
+//! session a command acts as (`SessionArgs`, and how its token is read and resolved), the
+//! unattested-session rule, the `Workspace.Exec` host flags, the settle outcome, the one
+//! `--now` parser of the ledger commands and the login they record. A command flattens the
+//! struct (`#[command(flatten)]`), so the flag's name, value name and help are written here
+//! only.
 
 use std::path::PathBuf;
 
@@ -179,4 +181,48 @@ fn passwd_name() -> Option<String> {
             .ok()
             .map(str::to_string)
     }
+}
+
+/// The session token of a command: `--session VALUE` (`arg`) or else `WORLD_SESSION`, read by
+/// `authority::session::read_token` (a 64-hex value is the token, anything else a file of at
+/// most 256 bytes); its warning (a token on argv, a group-readable file) goes to stderr.
+/// Errors name `what` (the command): no session given, or an unreadable token.
+pub(crate) fn session_token(
+    what: &'static str,
+    out: &mut super::output::Output,
+    arg: Option<&str>,
+) -> Result<String, CliError> {
+    let (value, from_argv) = match arg {
+        Some(v) => (v.to_string(), true),
+        None => match std::env::var("WORLD_SESSION") {
+            Ok(v) if !v.is_empty() => (v, false),
+            _ => {
+                return Err(CliError::failed(
+                    what,
+                    "no session: pass --session FILE or set WORLD_SESSION",
+                ))
+            }
+        },
+    };
+    let input = crate::authority::session::read_token(&value, from_argv)
+        .map_err(|e| CliError::failed(what, e))?;
+    if let Some(w) = &input.warning {
+        out.warn(w);
+    }
+    Ok(input.token)
+}
+
+/// Resolve `--session VALUE` (else `WORLD_SESSION`) to a live session at `now`, printing the
+/// reference's warnings (a token on argv, a group-readable file) on stderr.
+pub(crate) fn resolve_session(
+    _ctx: &super::Context,
+    out: &mut super::output::Output,
+    conn: &rusqlite::Connection,
+    arg: Option<&str>,
+    now: i64,
+    unattested: crate::authority::session::Unattested,
+) -> Result<crate::authority::session::Session, CliError> {
+    use crate::authority::session;
+    let token = session_token("session", out, arg)?;
+    session::resolve_with(conn, &token, now, unattested).map_err(|e| CliError::failed("session", e))
 }

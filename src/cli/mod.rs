@@ -50,6 +50,7 @@ use std::time::Duration;
 
 use clap::{Parser, Subcommand, ValueEnum};
 
+pub(crate) use common::{resolve_session, session_token};
 pub use common::{ExecFlags, SessionArgs, UnattestedFlag};
 pub use error::{argv_wants_json, print_clap_error, print_error, CliError, Exit};
 
@@ -753,50 +754,6 @@ pub fn run(cli: Cli) -> Result<Exit, CliError> {
 /// Map a store error from a read to a CLI error, keeping the verb as context.
 pub(crate) fn read_err(what: &'static str) -> impl Fn(store::Error) -> CliError {
     move |e| CliError::store(what, e)
-}
-
-/// The session token of a command: `--session VALUE` (`arg`) or else `WORLD_SESSION`, read by
-/// `authority::session::read_token` (a 64-hex value is the token, anything else a file of at
-/// most 256 bytes); its warning (a token on argv, a group-readable file) goes to stderr.
-/// Errors name `what` (the command): no session given, or an unreadable token.
-pub(crate) fn session_token(
-    what: &'static str,
-    out: &mut output::Output,
-    arg: Option<&str>,
-) -> Result<String, CliError> {
-    let (value, from_argv) = match arg {
-        Some(v) => (v.to_string(), true),
-        None => match std::env::var("WORLD_SESSION") {
-            Ok(v) if !v.is_empty() => (v, false),
-            _ => {
-                return Err(CliError::failed(
-                    what,
-                    "no session: pass --session FILE or set WORLD_SESSION",
-                ))
-            }
-        },
-    };
-    let input = crate::authority::session::read_token(&value, from_argv)
-        .map_err(|e| CliError::failed(what, e))?;
-    if let Some(w) = &input.warning {
-        out.warn(w);
-    }
-    Ok(input.token)
-}
-
-/// Resolve `--session VALUE` (else `WORLD_SESSION`) to a live session at `now`, printing the
-/// reference's warnings (a token on argv, a group-readable file) on stderr.
-pub(crate) fn resolve_session(
-    _ctx: &Context,
-    out: &mut output::Output,
-    conn: &rusqlite::Connection,
-    arg: Option<&str>,
-    now: i64,
-    unattested: crate::authority::session::Unattested,
-) -> Result<crate::authority::session::Session, CliError> {
-    use crate::authority::session;
-    let token = session_token("session", out, arg)?;
-    session::resolve_with(conn, &token, now, unattested).map_err(|e| CliError::failed("session", e))
 }
 
 #[cfg(test)]
