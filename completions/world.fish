@@ -799,7 +799,7 @@ never\t'Never colour'"
 complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from dispatch" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
 complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from dispatch" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from settle" -l attempt -d 'The attempt' -r
-complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from settle" -l actual -d 'Actual cost (canonical unsigned decimal); above the reservation is exposure_exceeded' -r
+complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from settle" -l actual -d 'Actual cost (canonical unsigned decimal); above the reserved amount is refused as exposure exceeded' -r
 complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from settle" -l request-id -d 'Idempotency key (default: random, so no idempotency); a retry with the same id and command answers `exists`' -r
 complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from settle" -l expected-revision -d 'Refuse (revision_mismatch) unless the ledger is at revision N' -r
 complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from settle" -l session -d 'Act as the AGENT holding this session (a token file, or the token); default: the HOST' -r
@@ -812,7 +812,7 @@ complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subc
 always\t'Always colour'
 never\t'Never colour'"
 complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from settle" -l failed -d 'The effect failed (it still cost --actual)'
-complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from settle" -l unknown -d 'Nobody knows: the full reservation is kept until a human reconciles (HOST only)'
+complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from settle" -l unknown -d 'Nobody knows: the full reservation is kept until a human reconciles (limits: HOST only)'
 complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from settle" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
 complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from settle" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c world -n "__fish_world_using_subcommand limits; and __fish_seen_subcommand_from reconcile" -l attempt -d 'The attempt' -r
@@ -1029,7 +1029,7 @@ never\t'Never colour'"
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from dispatch" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from dispatch" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from settle" -l attempt -d 'The attempt' -r
-complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from settle" -l actual -d 'Actual cost; above the admitted amount is EXPOSURE_EXCEEDED' -r
+complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from settle" -l actual -d 'Actual cost (canonical unsigned decimal); above the reserved amount is refused as exposure exceeded' -r
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from settle" -l now -d 'The clock: Unix milliseconds or RFC 3339 (2026-12-05T21:30:00Z); default: the system clock; never more than 24 h ahead of it, never before the mission\'s last recorded time' -r
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from settle" -l request-id -d 'Idempotency key: the same command again answers the recorded result (admit: default admit:<attemptId>)' -r
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from settle" -l session -d 'Act as the AGENT of this session (minted with --mission); default: the HOST' -r
@@ -1041,7 +1041,7 @@ complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_sub
 always\t'Always colour'
 never\t'Never colour'"
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from settle" -l failed -d 'The effect failed (it still cost --actual)'
-complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from settle" -l unknown -d 'Nobody knows: the full reservation is kept until a human reconciles'
+complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from settle" -l unknown -d 'Nobody knows: the full reservation is kept until a human reconciles (limits: HOST only)'
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from settle" -s q -l quiet -d 'Print only what was asked for: no status lines or warnings'
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from settle" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c world -n "__fish_world_using_subcommand mission; and __fish_seen_subcommand_from release" -l attempt -d 'The attempt' -r

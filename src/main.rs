@@ -15,7 +15,7 @@ fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(e) => return cli::print_clap_error(e, json),
     };
-    let json = cli.json;
+    let json = cli.root.json;
     match cli::run(cli) {
         Ok(exit) => ExitCode::from(exit.code()),
         Err(err) => {

@@ -402,43 +402,7 @@ fn run_batch(
     batch: &std::path::Path,
     keep_going: bool,
 ) -> Result<Exit, CliError> {
-    let f =
-        crate::fileread::open_regular(batch).map_err(|e| CliError::failed("commit --batch", e))?;
-    let mut commits: Vec<(usize, Line)> = Vec::new();
-    let mut reader = std::io::BufReader::new(f);
-    let mut line = Vec::new();
-    let mut n = 0;
-    loop {
-        line.clear();
-        let read = (&mut reader)
-            .take(MAX_BODY as u64 + 2)
-            .read_until(b'\n', &mut line)?;
-        if read == 0 {
-            break;
-        }
-        n += 1;
-        if line.len() > MAX_BODY + 1 && !line.ends_with(b"\n") {
-            return Err(CliError::failed(
-                format!("commit (line {n})"),
-                format!("line is over {MAX_BODY} bytes"),
-            ));
-        }
-        if line.iter().all(u8::is_ascii_whitespace) {
-            continue;
-        }
-        let parsed = if is_put_line(&line) {
-            Line::Put(put_line(&line, n, batch)?)
-        } else {
-            Line::Body(Box::new(validate(&line, Some(n))?))
-        };
-        commits.push((n, parsed));
-    }
-    if commits.is_empty() {
-        return Err(CliError::failed(
-            "commit --batch",
-            format!("{} holds no commit bodies", batch.display()),
-        ));
-    }
+    let commits = read_batch(batch)?;
     let create = commits
         .first()
         .is_some_and(|(_, c)| matches!(c, Line::Body(c) if c.observed_head.is_empty()));
@@ -504,19 +468,7 @@ fn run_batch(
         out.json_line(&summary)?;
     }
     if let Some((pos, line_no, e)) = stopped {
-        let what = if total > 1 {
-            format!(
-                "commit (body {} of {total}; {pos} landed before it; line {line_no})",
-                pos + 1
-            )
-        } else {
-            "commit".into()
-        };
-        let err = match e {
-            BatchErr::Store(e) => conflict_error(out, what, e)?,
-            BatchErr::Cli(e) => e.context(what),
-        };
-        return Err(err.hint("--keep-going commits the remaining bodies and reports every refusal"));
+        return Err(stopped_error(out, total, pos, line_no, e)?);
     }
     let text = format!(
         "{committed} of {total} bodies committed, {replayed} already committed, {} refused in {:.1} s",
@@ -533,4 +485,75 @@ fn run_batch(
             format!("{text} (lines {})", lines.join(", ")),
         ))
     }
+}
+
+/// The error of a batch stopped at body `pos` (0-based, of `total`; file line `line_no`):
+/// which body, how many landed before it, and the hint to keep going.
+fn stopped_error(
+    out: &mut Output,
+    total: usize,
+    pos: usize,
+    line_no: usize,
+    e: BatchErr,
+) -> Result<CliError, CliError> {
+    let what = if total > 1 {
+        format!(
+            "commit (body {} of {total}; {pos} landed before it; line {line_no})",
+            pos + 1
+        )
+    } else {
+        "commit".into()
+    };
+    let err = match e {
+        BatchErr::Store(e) => conflict_error(out, what, e)?,
+        BatchErr::Cli(e) => e.context(what),
+    };
+    Ok(err.hint("--keep-going commits the remaining bodies and reports every refusal"))
+}
+
+/// Every line of the `--batch` file `batch`, validated before anything is locked: a commit
+/// body or a `put` line, with its 1-based line number; blank lines skipped.
+///
+/// # Errors
+/// Exit 1: the file is not a readable regular file, a line is over [`MAX_BODY`] bytes or
+/// does not validate, or the file holds no bodies.
+fn read_batch(batch: &std::path::Path) -> Result<Vec<(usize, Line)>, CliError> {
+    let f =
+        crate::fileread::open_regular(batch).map_err(|e| CliError::failed("commit --batch", e))?;
+    let mut commits: Vec<(usize, Line)> = Vec::new();
+    let mut reader = std::io::BufReader::new(f);
+    let mut line = Vec::new();
+    let mut n = 0;
+    loop {
+        line.clear();
+        let read = (&mut reader)
+            .take(MAX_BODY as u64 + 2)
+            .read_until(b'\n', &mut line)?;
+        if read == 0 {
+            break;
+        }
+        n += 1;
+        if line.len() > MAX_BODY + 1 && !line.ends_with(b"\n") {
+            return Err(CliError::failed(
+                format!("commit (line {n})"),
+                format!("line is over {MAX_BODY} bytes"),
+            ));
+        }
+        if line.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        let parsed = if is_put_line(&line) {
+            Line::Put(put_line(&line, n, batch)?)
+        } else {
+            Line::Body(Box::new(validate(&line, Some(n))?))
+        };
+        commits.push((n, parsed));
+    }
+    if commits.is_empty() {
+        return Err(CliError::failed(
+            "commit --batch",
+            format!("{} holds no commit bodies", batch.display()),
+        ));
+    }
+    Ok(commits)
 }

@@ -72,6 +72,49 @@ impl Exit {
             Exit::Internal => "internal",
         }
     }
+
+    /// The exit of an `ailang` program run, passed through (ailang.md §3): 0 success, 2 usage,
+    /// anything else failed (exit 1).
+    pub fn of_ailang(code: i32) -> Exit {
+        match code {
+            0 => Exit::Success,
+            2 => Exit::Usage,
+            _ => Exit::Failed,
+        }
+    }
+
+    /// A check that found a break (exit 3, [`Exit::Integrity`]) when `broken`, else success:
+    /// the outcome of a read-only verification (`verify`, `mission verify`, `replay`).
+    pub fn found_break(broken: bool) -> Exit {
+        if broken {
+            Exit::Integrity
+        } else {
+            Exit::Success
+        }
+    }
+
+    /// The outcome of a reconcile: exit 5 ([`Exit::Indeterminate`]) while anything is left
+    /// `open` to a human, else exit 1 when something `conflicted`, else success.
+    pub fn of_reconcile(open: bool, conflicted: bool) -> Exit {
+        if open {
+            Exit::Indeterminate
+        } else if conflicted {
+            Exit::Failed
+        } else {
+            Exit::Success
+        }
+    }
+
+    /// The exit of `world receipt` (README "Receipts"): indeterminate 5, not started 1,
+    /// resolved 0.
+    pub fn of_receipt(state: crate::store::journal::ReceiptState) -> Exit {
+        use crate::store::journal::ReceiptState;
+        match state {
+            ReceiptState::Indeterminate => Exit::Indeterminate,
+            ReceiptState::NotStarted => Exit::Failed,
+            ReceiptState::Resolved => Exit::Success,
+        }
+    }
 }
 
 impl From<crate::ops::outcome::Outcome> for Exit {
@@ -205,6 +248,39 @@ impl CliError {
             None if self.what.is_empty() => self.why.clone(),
             None => format!("{}: {}", self.what, self.why),
         }
+    }
+
+    /// The store, a record or an object is damaged (exit 3, [`Exit::Integrity`]).
+    pub fn integrity(what: impl Into<String>, why: impl fmt::Display) -> Self {
+        Self::new(Exit::Integrity, what, why)
+    }
+
+    /// An outcome nobody knows yet (exit 5, [`Exit::Indeterminate`]): never retry on your own.
+    pub fn indeterminate(what: impl Into<String>, why: impl fmt::Display) -> Self {
+        Self::new(Exit::Indeterminate, what, why)
+    }
+
+    /// The controlling terminal failed during an attended prompt (exit 3): `terminal: <e>`,
+    /// or, when the prompt timed out, exactly `aborted (<e>); nothing was written`.
+    pub fn terminal(what: impl Into<String>, e: &std::io::Error) -> Self {
+        let mut err = Self::new(Exit::Integrity, what, format!("terminal: {e}"));
+        if e.kind() == std::io::ErrorKind::TimedOut {
+            err.verbatim = Some(format!("aborted ({e}); nothing was written"));
+        }
+        err
+    }
+
+    /// The human did not confirm an attended act (exit 3); `verbatim` is the exact stderr
+    /// line (`aborted (not confirmed)…`).
+    pub fn aborted(what: impl Into<String>, verbatim: impl Into<String>) -> Self {
+        let mut err = Self::new(Exit::Integrity, what, "");
+        err.verbatim = Some(verbatim.into());
+        err
+    }
+
+    /// A ledger refused the command (exit 4, [`Exit::LimitRejected`]).
+    pub fn rejected(what: impl Into<String>, why: impl fmt::Display) -> Self {
+        Self::new(Exit::LimitRejected, what, why)
     }
 
     /// Bad input (exit 1).
@@ -865,4 +941,41 @@ mod outcome_tests {
             }
         }
     }
+}
+
+/// Map a checkpoint error to its exit code: bad input and keys 1, a log that does not match or
+/// a signature that fails 3.
+pub(crate) fn trust_err(
+    what: &'static str,
+) -> impl Fn(crate::ops::checkpoint::TrustError) -> CliError {
+    move |e| match e {
+        crate::ops::checkpoint::TrustError::Store(s) => CliError::store(what, s),
+        crate::ops::checkpoint::TrustError::Key(_)
+        | crate::ops::checkpoint::TrustError::Input(_) => CliError::failed(what, e),
+        crate::ops::checkpoint::TrustError::Integrity(_) => CliError::new(Exit::Integrity, what, e),
+    }
+}
+
+/// An approval error: the store's own, exit 3 for a damaged record, exit 2 for bad input,
+/// else exit 1.
+pub(crate) fn approval_err(what: &str, e: crate::authority::approvals::ApprovalError) -> CliError {
+    match e {
+        crate::authority::approvals::ApprovalError::Store(s) => CliError::store(what, s),
+        crate::authority::approvals::ApprovalError::Corrupt { .. } => CliError::integrity(what, e),
+        crate::authority::approvals::ApprovalError::Invalid(_) => CliError::usage(what, e),
+        other => CliError::failed(what, other),
+    }
+}
+
+/// `world serve` could not start: exit 6 when the writer lock is held elsewhere, else exit 2
+/// (a flag, a profile or the address was refused); the message verbatim.
+pub(crate) fn serve_err(e: &crate::serve::StartupError) -> CliError {
+    let exit = if e.lock_held {
+        Exit::LockHeld
+    } else {
+        Exit::Usage
+    };
+    let mut err = CliError::new(exit, "serve", e);
+    err.verbatim = Some(e.to_string());
+    err
 }

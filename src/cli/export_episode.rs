@@ -60,7 +60,7 @@ pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError
         }
         | ExportError::Proofs {
             integrity: true, ..
-        } => CliError::new(Exit::Integrity, "export-episode", e),
+        } => CliError::integrity("export-episode", e),
         ExportError::Exists(ref p) => {
             let hint = format!(
                 "a bundle is never overwritten: remove {} (and any .artifacts/ beside it) or choose another --out",

@@ -136,11 +136,13 @@ use dialoguer::console::{Key, Term};
 /// hint that scripts can pass `--yes` (recorded as unattended).
 pub fn attended(what: &str, act: &str) -> Result<Tty, super::CliError> {
     open_tty().map_err(|e| {
-        let mut err = super::CliError::new(super::Exit::Integrity, what, "");
-        err.verbatim = Some(format!(
-            "refusing: no controlling terminal ({e}); {act} requires one human act at a terminal"
-        ));
-        err.hint("scripts and CI can pass --yes (recorded as unattended)")
+        super::CliError::aborted(
+            what,
+            format!(
+                "refusing: no controlling terminal ({e}); {act} requires one human act at a terminal"
+            ),
+        )
+        .hint("scripts and CI can pass --yes (recorded as unattended)")
     })
 }
 

@@ -6,6 +6,7 @@ pub mod approval;
 pub mod broker;
 pub mod checkpoint;
 pub mod commit;
+pub mod common;
 pub mod effects;
 pub mod error;
 pub mod examples;
@@ -49,6 +50,8 @@ use std::time::Duration;
 
 use clap::{Parser, Subcommand, ValueEnum};
 
+pub(crate) use common::{resolve_session, session_token};
+pub use common::{ExecFlags, SessionArgs, UnattestedFlag};
 pub use error::{argv_wants_json, print_clap_error, print_error, CliError, Exit};
 
 use crate::store::{self, Store, WriteOptions};
@@ -57,6 +60,19 @@ use crate::store::{self, Store, WriteOptions};
 #[derive(Parser, Debug)]
 #[command(name = "world", version, about, long_about = None)]
 pub struct Cli {
+    /// The root options (`--db`, `--json`, `-q`, `--color`, `--wait-lock`).
+    #[command(flatten)]
+    pub root: RootArgs,
+    /// The subcommand
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The options of `world` itself, before (or, being global, after) the subcommand. One struct
+/// so that the single-command parse's root ([`root_command`], DEC-PERF-17) is derived from the
+/// same definition as [`Cli`] (DEC-CLIDIRS-3).
+#[derive(clap::Args, Debug)]
+pub struct RootArgs {
     /// The store file (default ~/.ailang/world/world.db)
     #[arg(long, global = true, env = "WORLD_DB", value_name = "PATH")]
     pub db: Option<PathBuf>,
@@ -85,9 +101,6 @@ pub struct Cli {
     /// Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)
     #[arg(long, value_name = "SECONDS")]
     pub wait_lock: Option<f64>,
-    /// The subcommand
-    #[command(subcommand)]
-    pub command: Command,
 }
 
 /// When to colour output.
@@ -365,12 +378,12 @@ where
         }
     };
     let mut cli = Cli::from_arg_matches(&matches)?;
-    cli.json = cli.json_fields.is_some();
+    cli.root.json = cli.root.json_fields.is_some();
     // A writer's own `--wait-lock` (added by [`command`]) wins over the root one.
     let mut m = &matches;
     while let Some((_, sub)) = m.subcommand() {
         if let Ok(Some(v)) = sub.try_get_one::<f64>("wait_lock") {
-            cli.wait_lock = Some(*v);
+            cli.root.wait_lock = Some(*v);
         }
         m = sub;
     }
@@ -423,66 +436,19 @@ fn invoked_tree(args: &[std::ffi::OsString]) -> Option<clap::Command> {
     )))
 }
 
-/// The root command with its options and no subcommand: what the derived [`Cli`] declares
-/// before `command` (a test holds the two equal).
+/// The root command with its options and no subcommand: the derived [`RootArgs`] on a
+/// command with [`Cli`]'s name, version and about (a test holds its options equal to the
+/// whole tree's).
 fn root_command() -> clap::Command {
-    use clap::{Arg, ArgAction};
-    clap::Command::new("world")
-        .version(env!("CARGO_PKG_VERSION"))
-        .about(env!("CARGO_PKG_DESCRIPTION"))
-        .long_about(None::<&str>)
-        .arg(
-            Arg::new("db")
-                .long("db")
-                .global(true)
-                .env("WORLD_DB")
-                .value_name("PATH")
-                .value_parser(clap::value_parser!(PathBuf))
-                .action(ArgAction::Set)
-                .help("The store file (default ~/.ailang/world/world.db)"),
-        )
-        .arg(
-            Arg::new("json_fields")
-                .long("json")
-                .global(true)
-                .value_name("FIELDS")
-                .num_args(0..=1)
-                .require_equals(true)
-                .default_missing_value("")
-                .value_parser(clap::value_parser!(String))
-                .action(ArgAction::Set)
-                .help("Print JSON (one object, or JSON lines for lists) instead of text; `--json=FIELDS` (comma-separated, with `=`) keeps only those members of each line, on the list commands that name their fields (log, effects, session list; an unknown field lists the valid ones)"),
-        )
-        .arg(
-            Arg::new("quiet")
-                .short('q')
-                .long("quiet")
-                .global(true)
-                .value_name("QUIET")
-                .value_parser(clap::value_parser!(bool))
-                .action(ArgAction::SetTrue)
-                .help("Print only what was asked for: no status lines or warnings"),
-        )
-        .arg(
-            Arg::new("color")
-                .long("color")
-                .global(true)
-                .value_name("WHEN")
-                .value_parser(clap::builder::EnumValueParser::<ColorChoice>::new())
-                .default_value("auto")
-                .action(ArgAction::Set)
-                .help("Colour output: auto (terminal and no NO_COLOR), always or never"),
-        )
-        .arg(
-            Arg::new("wait_lock")
-                .long("wait-lock")
-                .value_name("SECONDS")
-                .value_parser(clap::value_parser!(f64))
-                .action(ArgAction::Set)
-                .help("Writers: poll the writer lock for up to SECONDS instead of failing at once (exit 6)"),
-        )
-        .subcommand_required(true)
-        .arg_required_else_help(true)
+    use clap::Args as _;
+    RootArgs::augment_args(
+        clap::Command::new("world")
+            .version(env!("CARGO_PKG_VERSION"))
+            .about(env!("CARGO_PKG_DESCRIPTION"))
+            .long_about(None::<&str>),
+    )
+    .subcommand_required(true)
+    .arg_required_else_help(true)
 }
 
 /// The clap tree of the one [`Command`] named `name` (or the `fsck` alias), as the derive
@@ -554,7 +520,7 @@ pub struct Context {
 impl Context {
     /// Build from the parsed command line.
     pub fn new(cli: &Cli) -> Result<Self, CliError> {
-        let db = match &cli.db {
+        let db = match &cli.root.db {
             Some(p) => p.clone(),
             None => {
                 let home = std::env::var_os("HOME")
@@ -562,7 +528,7 @@ impl Context {
                 PathBuf::from(home).join(".ailang/world/world.db")
             }
         };
-        let wait_lock = match cli.wait_lock {
+        let wait_lock = match cli.root.wait_lock {
             None => None,
             Some(s) if (0.0..=86_400.0).contains(&s) => Some(Duration::from_secs_f64(s)),
             Some(s) => {
@@ -589,7 +555,7 @@ impl Context {
                 }
             }
         }
-        let color = match cli.color {
+        let color = match cli.root.color {
             ColorChoice::Always => true,
             ColorChoice::Never => false,
             ColorChoice::Auto => {
@@ -599,9 +565,9 @@ impl Context {
         };
         Ok(Context {
             db,
-            db_explicit: cli.db.is_some(),
-            json: cli.json,
-            quiet: cli.quiet,
+            db_explicit: cli.root.db.is_some(),
+            json: cli.root.json,
+            quiet: cli.root.quiet,
             color,
             wait_lock,
             clock: crate::clock::Clock::from_env(),
@@ -728,7 +694,7 @@ pub fn run(cli: Cli) -> Result<Exit, CliError> {
     // quotes it, DEC-UX-11).
     let path = command_path(std::env::args_os());
     crate::store::lock::set_label(&path);
-    if cli.wait_lock.is_some() && is_read_only(&path) {
+    if cli.root.wait_lock.is_some() && is_read_only(&path) {
         return Err(CliError::usage(
             "--wait-lock",
             format!("`{path}` never takes the writer lock, so there is nothing to wait for"),
@@ -743,7 +709,7 @@ pub fn run(cli: Cli) -> Result<Exit, CliError> {
         secrets::withhold_unknown(&args, Store::open_read(&ctx.db).ok().as_ref());
     }
     let mut out = output::Output::new(&ctx);
-    if let Some(fields) = cli.json_fields.as_deref().filter(|f| !f.is_empty()) {
+    if let Some(fields) = cli.root.json_fields.as_deref().filter(|f| !f.is_empty()) {
         out.select(select_fields(&path, fields)?);
     }
     let exit = match cli.command {
@@ -790,132 +756,6 @@ pub(crate) fn read_err(what: &'static str) -> impl Fn(store::Error) -> CliError 
     move |e| CliError::store(what, e)
 }
 
-/// `--session VALUE`, declared once (issue 28) for the commands that act as a session's agent
-/// with the `WORLD_SESSION` fallback (`invoke`, `mcp`, `broker check`, `tools list`): a token
-/// file or the 64-hex token itself, read by [`session_token`]. `limits` and `mission` keep their
-/// own `--session` (no env fallback: without it the HOST acts).
-#[derive(clap::Args, Debug, Clone, Default)]
-pub struct SessionArgs {
-    /// Session token file or token (else WORLD_SESSION)
-    #[arg(long)]
-    pub session: Option<String>,
-}
-
-impl SessionArgs {
-    /// The `--session` value as given (`None`: fall back to `WORLD_SESSION`).
-    pub fn value(&self) -> Option<&str> {
-        self.session.as_deref()
-    }
-}
-
-/// `--allow-unattested`, shared by the commands that resolve a session for the broker
-/// (`invoke`, `mcp`, `serve`, `broker check`, `tools list`; DEC-TRUST3-2).
-#[derive(clap::Args, Debug, Clone, Default)]
-pub struct UnattestedFlag {
-    /// Accept a session credential this store holds no mint record for (a row the reference
-    /// daemon minted, or one inserted into the file); refused by default, and `world verify`
-    /// warns `unattested` about such rows
-    #[arg(long)]
-    pub allow_unattested: bool,
-}
-
-impl UnattestedFlag {
-    /// The session rule this flag gives.
-    pub fn policy(&self) -> crate::authority::session::Unattested {
-        if self.allow_unattested {
-            crate::authority::session::Unattested::Allow
-        } else {
-            crate::authority::session::Unattested::Refuse
-        }
-    }
-}
-
-/// The `Workspace.Exec` flags shared by `invoke`, `serve` and `mcp` (exec-and-agui.md §1.2).
-#[derive(clap::Args, Debug, Clone, Default)]
-pub struct ExecFlags {
-    /// An exec profile (world/exec-profile/v1) that enables Workspace.Exec; repeatable, one
-    /// per project. Commands run in a bubblewrap sandbox (bwrap >= 0.8) or not at all
-    #[arg(long = "exec-profile", value_name = "FILE")]
-    pub exec_profile: Vec<PathBuf>,
-    /// Serve episode EP with the profile of PROJECT (repeatable; else the only profile serves
-    /// every episode)
-    #[arg(long = "exec-episode-project", value_name = "EP=PROJECT")]
-    pub exec_episode_project: Vec<String>,
-    /// Kill a command whose stdout or stderr passes N bytes (default 67108864)
-    #[arg(long = "exec-max-output-bytes", value_name = "N",
-          value_parser = crate::broker::handlers::exec::parse_max_output)]
-    pub exec_max_output_bytes: Option<u64>,
-}
-
-impl ExecFlags {
-    /// The host flags of a one-shot command (`invoke`, `mcp`): these exec flags with the
-    /// others given, for [`crate::ops::host`] to check and pin.
-    pub(crate) fn host_flags(
-        self,
-        workspace_root: Option<PathBuf>,
-        tool_bin: Option<PathBuf>,
-        run_caps: crate::broker::handlers::RunCapsConfig,
-        limits_ledger: Option<String>,
-        unattested: &UnattestedFlag,
-    ) -> crate::ops::host::HostFlags {
-        crate::ops::host::HostFlags {
-            workspace_root,
-            tool_bin,
-            run_caps,
-            examples_dir: None,
-            limits_ledger,
-            exec_profiles: self.exec_profile,
-            exec_episode_projects: self.exec_episode_project,
-            exec_max_output_bytes: self.exec_max_output_bytes,
-            unattested: unattested.policy(),
-        }
-    }
-}
-
-/// The session token of a command: `--session VALUE` (`arg`) or else `WORLD_SESSION`, read by
-/// `authority::session::read_token` (a 64-hex value is the token, anything else a file of at
-/// most 256 bytes); its warning (a token on argv, a group-readable file) goes to stderr.
-/// Errors name `what` (the command): no session given, or an unreadable token.
-pub(crate) fn session_token(
-    what: &'static str,
-    out: &mut output::Output,
-    arg: Option<&str>,
-) -> Result<String, CliError> {
-    let (value, from_argv) = match arg {
-        Some(v) => (v.to_string(), true),
-        None => match std::env::var("WORLD_SESSION") {
-            Ok(v) if !v.is_empty() => (v, false),
-            _ => {
-                return Err(CliError::failed(
-                    what,
-                    "no session: pass --session FILE or set WORLD_SESSION",
-                ))
-            }
-        },
-    };
-    let input = crate::authority::session::read_token(&value, from_argv)
-        .map_err(|e| CliError::failed(what, e))?;
-    if let Some(w) = &input.warning {
-        out.warn(w);
-    }
-    Ok(input.token)
-}
-
-/// Resolve `--session VALUE` (else `WORLD_SESSION`) to a live session at `now`, printing the
-/// reference's warnings (a token on argv, a group-readable file) on stderr.
-pub(crate) fn resolve_session(
-    _ctx: &Context,
-    out: &mut output::Output,
-    conn: &rusqlite::Connection,
-    arg: Option<&str>,
-    now: i64,
-    unattested: crate::authority::session::Unattested,
-) -> Result<crate::authority::session::Session, CliError> {
-    use crate::authority::session;
-    let token = session_token("session", out, arg)?;
-    session::resolve_with(conn, &token, now, unattested).map_err(|e| CliError::failed("session", e))
-}
-
 #[cfg(test)]
 mod tests {
     use clap::CommandFactory;
@@ -929,11 +769,11 @@ mod tests {
         let cmd = with_wait_lock(examples::attach_for(Cli::command(), "world", &args[1..]));
         let m = cmd.try_get_matches_from(&args).map_err(|e| e.to_string())?;
         let mut cli = Cli::from_arg_matches(&m).map_err(|e| e.to_string())?;
-        cli.json = cli.json_fields.is_some();
+        cli.root.json = cli.root.json_fields.is_some();
         let mut m = &m;
         while let Some((_, sub)) = m.subcommand() {
             if let Ok(Some(v)) = sub.try_get_one::<f64>("wait_lock") {
-                cli.wait_lock = Some(*v);
+                cli.root.wait_lock = Some(*v);
             }
             m = sub;
         }

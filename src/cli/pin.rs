@@ -35,12 +35,11 @@ pub fn provider(ctx: &Context) -> Box<dyn InterpreterProvider> {
 
 /// Map a provider error: integrity failures exit 3, others 1.
 pub(crate) fn provider_err(what: &str, e: ProviderError) -> CliError {
-    let exit = if e.integrity {
-        Exit::Integrity
+    if e.integrity {
+        CliError::integrity(what, e)
     } else {
-        Exit::Failed
-    };
-    CliError::new(exit, what, e)
+        CliError::failed(what, e)
+    }
 }
 
 /// Map an epoch error: a divergence is fatal like a refused store (exit 2), a corrupt head is
@@ -50,7 +49,7 @@ pub(crate) fn epoch_err(what: &str, e: EpochError) -> CliError {
         EpochError::Store(s) => CliError::store(what, s),
         EpochError::Divergence { .. } => CliError::usage(what, e)
             .hint("the epoch registry is never rewritten; pin the interpreter it nominates, or use a fresh store"),
-        EpochError::Corrupt { .. } => CliError::new(Exit::Integrity, what, e),
+        EpochError::Corrupt { .. } => CliError::integrity(what, e),
         other => CliError::failed(what, other),
     }
 }

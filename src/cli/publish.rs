@@ -426,32 +426,11 @@ fn check_bar(out: &Output, entries: usize) -> indicatif::ProgressBar {
 
 /// Run `world publish`.
 pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError> {
-    if args.live {
-        return Err(CliError::usage(
-            "publish",
-            "--live is refused for this verb: world publish writes the local store only",
-        ));
-    }
-    let choice = match (&args.interpreter, &args.ailang_bin) {
-        (Some(text), _) => parse_choice(text)?,
-        (None, Some(path)) => InterpreterChoice::Path(path.clone()),
-        (None, None) => InterpreterChoice::Default,
-    };
+    let choice = interpreter_choice(&args)?;
     super::fence::set_prompt_timeout(args.prompt_timeout);
     // The manifest is read before the writer lock is taken (issue 13 §5).
     let raw = read_input(&args.manifest, MAX_MANIFEST_BYTES, "publish")?;
-    let mut store = match ctx.open_write(true) {
-        Ok(s) => s,
-        Err(e) if e.exit == Exit::LockHeld => return Err(e),
-        Err(e) => {
-            return Err(CliError::fence(
-                "publish",
-                "store",
-                Some(&format!("unopenable {}", e.why)),
-                "",
-            ))
-        }
-    };
+    let mut store = open_store(ctx)?;
     let manifest = manifest::parse(&raw).map_err(|e| CliError::failed("publish", e))?;
     check_entries(out, &manifest)?;
     let manifest_name = args.manifest.display().to_string();
@@ -464,12 +443,7 @@ pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError
 
     // Sources are read relative to the manifest's directory, then the current directory
     // (DEC-UX-13; `--manifest -` reads stdin: the current directory).
-    let cwd = std::env::current_dir()
-        .map_err(|e| CliError::failed("publish", format!("current directory: {e}")))?;
-    let base_dir = match args.manifest.parent() {
-        Some(d) if args.manifest != std::path::Path::new("-") => cwd.join(d),
-        _ => cwd,
-    };
+    let base_dir = base_dir(&args.manifest)?;
     let provider = provider(ctx);
     let bar = check_bar(out, manifest.entries.len());
     let planned = ops::publish::plan(
@@ -503,8 +477,7 @@ pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError
     let check = behaviour_check(&store, &plan, provider.as_ref(), &args.check_against)?;
     if let (true, Some((lines, true))) = (args.yes && !args.accept_changes, &check) {
         out.status(lines.join("\n"));
-        return Err(CliError::new(
-            Exit::Integrity,
+        return Err(CliError::integrity(
             "publish",
             "--check-against found recorded entries that would behave differently; nothing was written",
         )
@@ -512,21 +485,7 @@ pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError
         .hint("review them with `world replay --candidate MANIFEST --all` on that store or bundle, or pass --accept-changes"));
     }
     if !plan.unchanged() {
-        let shown = format!(
-            "{}\n{}",
-            diff_summary(&plan.diff),
-            diff_table(&plan, &plan.diff, out.color)
-        );
-        let details = diff_details(&plan, &plan.diff, args.details);
-        let shown = if details.is_empty() {
-            shown
-        } else {
-            format!("{shown}\n{details}")
-        };
-        let shown = match &check {
-            Some((lines, _)) => format!("{shown}\n{}", lines.join("\n")),
-            None => shown,
-        };
+        let shown = shown_text(&plan, check.as_ref(), args.details, out.color);
         match &tty {
             Some(t) => {
                 let mut w = t
@@ -554,16 +513,90 @@ pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError
         }
     }
     let outcome = ops::publish::commit(&mut store, &plan, args.yes).map_err(publish_err)?;
+    report(out, &outcome, &plan, args.yes)?;
+    Ok(Exit::Success)
+}
+
+/// The interpreter `--interpreter` or `--ailang-bin` chooses (else the default); `--live` is
+/// refused (exit 2): publish writes the local store only.
+fn interpreter_choice(args: &Args) -> Result<InterpreterChoice, CliError> {
+    if args.live {
+        return Err(CliError::usage(
+            "publish",
+            "--live is refused for this verb: world publish writes the local store only",
+        ));
+    }
+    Ok(match (&args.interpreter, &args.ailang_bin) {
+        (Some(text), _) => parse_choice(text)?,
+        (None, Some(path)) => InterpreterChoice::Path(path.clone()),
+        (None, None) => InterpreterChoice::Default,
+    })
+}
+
+/// The directory sources are read relative to: the manifest's, joined to the current
+/// directory (`-`, stdin: the current directory).
+fn base_dir(manifest: &std::path::Path) -> Result<PathBuf, CliError> {
+    let cwd = std::env::current_dir()
+        .map_err(|e| CliError::failed("publish", format!("current directory: {e}")))?;
+    Ok(match manifest.parent() {
+        Some(d) if manifest != std::path::Path::new("-") => cwd.join(d),
+        _ => cwd,
+    })
+}
+
+/// Take the writer lock and open (or create) the store; a held lock is exit 6 as always, any
+/// other failure the `store` fence (`STOP fence=store reason=unopenable …`, exit 3).
+fn open_store(ctx: &Context) -> Result<store::Store, CliError> {
+    match ctx.open_write(true) {
+        Ok(s) => Ok(s),
+        Err(e) if e.exit == Exit::LockHeld => Err(e),
+        Err(e) => Err(CliError::fence(
+            "publish",
+            "store",
+            Some(&format!("unopenable {}", e.why)),
+            "",
+        )),
+    }
+}
+
+/// What the person is shown before confirming: the diff summary and table, the details
+/// (every field with `full`), and the behaviour check's lines.
+fn shown_text(plan: &Plan, check: Option<&(Vec<String>, bool)>, full: bool, color: bool) -> String {
+    let shown = format!(
+        "{}\n{}",
+        diff_summary(&plan.diff),
+        diff_table(plan, &plan.diff, color)
+    );
+    let details = diff_details(plan, &plan.diff, full);
+    let shown = if details.is_empty() {
+        shown
+    } else {
+        format!("{shown}\n{details}")
+    };
+    match check {
+        Some((lines, _)) => format!("{shown}\n{}", lines.join("\n")),
+        None => shown,
+    }
+}
+
+/// The result line (`--json`: the outcome, what was added and changed, and whether it was
+/// unattended).
+fn report(
+    out: &mut Output,
+    outcome: &crate::transitions::publish::Outcome,
+    plan: &Plan,
+    yes: bool,
+) -> Result<(), CliError> {
     if out.json {
         out.json_line(&serde_json::json!({
             "outcome": match outcome { crate::transitions::publish::Outcome::Published { .. } => "published", _ => "unchanged" },
             "line": outcome.line(),
             "added": plan.diff.added,
             "changed": plan.diff.changed.iter().map(|c| c.id.clone()).collect::<Vec<_>>(),
-            "unattended": args.yes,
+            "unattended": yes,
         }))?;
     } else {
         out.summary(outcome.line())?;
     }
-    Ok(Exit::Success)
+    Ok(())
 }

@@ -54,9 +54,5 @@ pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError
         }
         out.view(line)?;
     }
-    Ok(match r.state {
-        ReceiptState::Indeterminate => Exit::Indeterminate,
-        ReceiptState::NotStarted => Exit::Failed,
-        ReceiptState::Resolved => Exit::Success,
-    })
+    Ok(Exit::of_receipt(r.state))
 }

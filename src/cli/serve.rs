@@ -106,15 +106,6 @@ pub fn run(ctx: &Context, _out: &mut Output, args: Args) -> Result<Exit, CliErro
     };
     match serve::run(cfg) {
         Ok(()) => Ok(Exit::Success),
-        Err(e) => {
-            let exit = if e.lock_held {
-                Exit::LockHeld
-            } else {
-                Exit::Usage
-            };
-            let mut err = CliError::new(exit, "serve", &e);
-            err.verbatim = Some(e.to_string());
-            Err(err)
-        }
+        Err(e) => Err(super::error::serve_err(&e)),
     }
 }

@@ -167,11 +167,7 @@ fn verify_ledger(out: &mut Output, location: &str) -> Result<Exit, CliError> {
             )
         })?;
     }
-    Ok(if report.ok() {
-        Exit::Success
-    } else {
-        Exit::Integrity
-    })
+    Ok(Exit::found_break(!report.ok()))
 }
 
 /// Print `report` (text or `--json`); exit 0 when clean, 3 on any failure.
@@ -243,11 +239,7 @@ fn print_report(
             format!("{} failure(s)", report.failure_counts.values().sum::<u64>())
         })?;
     }
-    Ok(if report.ok() {
-        Exit::Success
-    } else {
-        Exit::Integrity
-    })
+    Ok(Exit::found_break(!report.ok()))
 }
 
 /// One finding as `verify` prints it: `<label> <category>[ at index N][ (ref)]: <reason>[ (+K

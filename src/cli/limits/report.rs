@@ -174,6 +174,15 @@ pub(super) fn render(r: &Report, color: bool) -> String {
     text.push_str(&crate::cli::output::render_table(&t));
     text.push('\n');
 
+    text.push_str(&outstanding_section(r, color));
+    text.push_str(&unknown_section(r, color));
+    text.push_str(&violations_section(r, color));
+    text
+}
+
+/// The report's outstanding attempts (with their store and invocation when paired).
+fn outstanding_section(r: &Report, color: bool) -> String {
+    let mut text = String::new();
     if r.outstanding.is_empty() {
         text.push_str("outstanding: none\n");
     } else {
@@ -210,7 +219,12 @@ pub(super) fn render(r: &Report, color: bool) -> String {
         text.push_str(&crate::cli::output::render_table(&t));
         text.push('\n');
     }
+    text
+}
 
+/// The report's UNKNOWN attempts, awaiting a human reconcile.
+fn unknown_section(r: &Report, color: bool) -> String {
+    let mut text = String::new();
     if r.unknown.is_empty() {
         text.push_str("unknown (awaiting reconcile): none\n");
     } else {
@@ -239,7 +253,12 @@ pub(super) fn render(r: &Report, color: bool) -> String {
         text.push_str(&crate::cli::output::render_table(&t));
         text.push('\n');
     }
+    text
+}
 
+/// The report's exposure violations.
+fn violations_section(r: &Report, color: bool) -> String {
+    let mut text = String::new();
     if r.violations.is_empty() {
         text.push_str("violations: none\n");
     } else {

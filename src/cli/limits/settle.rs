@@ -7,10 +7,10 @@ pub(super) fn run(
     ctx: &Context,
     out: &mut Output,
     attempt: String,
-    actual: Option<String>,
-    failed: bool,
+    settle: crate::cli::common::SettleArgs,
     common: Common,
 ) -> Result<Exit, CliError> {
+    let crate::cli::common::SettleArgs { actual, failed, .. } = settle;
     let place = match open_place_write(ctx, common.ledger.as_deref(), "limits settle", false)? {
         Ok(p) => p,
         Err(v) => return emit(out, "limits settle", &v),

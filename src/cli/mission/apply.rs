@@ -3,8 +3,28 @@
 
 use super::*;
 
+/// `world mission apply`: `--command FILE` or `--commands FILE.jsonl` (clap requires one).
+pub(super) fn run(
+    ctx: &Context,
+    out: &mut Output,
+    ledger: Option<&str>,
+    mission: &str,
+    command: &Option<PathBuf>,
+    commands: &Option<PathBuf>,
+    common: &Common,
+) -> Result<Exit, CliError> {
+    match (command, commands) {
+        (Some(f), _) => apply_one(ctx, out, ledger, mission, f, common),
+        (None, Some(f)) => apply_lines(ctx, out, ledger, mission, f, common),
+        (None, None) => Err(CliError::usage(
+            "mission apply",
+            "pass --command FILE or --commands FILE.jsonl",
+        )),
+    }
+}
+
 /// `world mission apply --command FILE`: the one command the file holds.
-pub(super) fn apply_one(
+fn apply_one(
     ctx: &Context,
     out: &mut Output,
     ledger: Option<&str>,
@@ -26,7 +46,9 @@ pub(super) fn apply_one(
     )
 }
 
-pub(super) fn apply_lines(
+/// `world mission apply --commands FILE.jsonl`: every line parsed first, then applied in
+/// order, stopping at the first rejection.
+fn apply_lines(
     ctx: &Context,
     out: &mut Output,
     ledger: Option<&str>,

@@ -32,21 +32,32 @@ mod approve;
 mod binding;
 mod complete_run;
 mod create;
+mod dispatch;
+mod flags;
 mod grant;
-mod read;
+mod list;
+mod log;
+mod place;
 mod reconcile;
+mod reconcile_attended;
+mod release;
+mod report;
+mod revoke;
+mod settle;
+mod start_run;
+mod verify;
 mod write;
 
 pub use self::admit::AdmitArgs;
-use self::apply::*;
 use self::approve::*;
 pub use self::binding::*;
 pub use self::complete_run::CompleteRunArgs;
 use self::create::*;
+pub use self::flags::*;
 pub use self::grant::GrantArgs;
-pub use self::read::report_value;
-use self::read::*;
+use self::place::*;
 use self::reconcile::*;
+pub use self::report::report_value;
 use self::write::*;
 
 use std::path::{Path, PathBuf};
@@ -55,6 +66,7 @@ use clap::{Args as ClapArgs, Subcommand};
 use rusqlite::Connection;
 use serde_json::{json, Value};
 
+use super::common::SettleArgs;
 pub(crate) use super::error::mission_err as store_err;
 use super::error::VERIFY_HINT;
 use super::output::{rfc3339_ms, Output};
@@ -70,13 +82,6 @@ use crate::mission::{
 use crate::ops::{self, mission::Place as Target};
 use crate::store::Store;
 use crate::store::{self, Object};
-
-/// Largest `--evidence-file`, bytes.
-pub const MAX_EVIDENCE_BYTES: usize = 16 * 1024 * 1024;
-/// Largest `--commands` file, bytes.
-pub const MAX_COMMANDS_BYTES: usize = 64 * 1024 * 1024;
-/// How far ahead of the system clock `--now` may be, ms (missions.md §4.2 "Clock").
-pub const MAX_NOW_AHEAD_MS: u128 = super::limits::MAX_NOW_AHEAD_MS;
 
 /// `world mission [--ledger FILE|URL] VERB …`.
 #[derive(ClapArgs, Debug)]
@@ -161,21 +166,8 @@ pub enum Cmd {
         /// The attempt
         #[arg(long, value_name = "A")]
         attempt: String,
-        /// Actual cost; above the admitted amount is EXPOSURE_EXCEEDED
-        #[arg(
-            long,
-            value_name = "X",
-            allow_hyphen_values = true,
-            required_unless_present = "unknown",
-            conflicts_with = "unknown"
-        )]
-        actual: Option<String>,
-        /// The effect failed (it still cost --actual)
-        #[arg(long, requires = "actual")]
-        failed: bool,
-        /// Nobody knows: the full reservation is kept until a human reconciles
-        #[arg(long)]
-        unknown: bool,
+        #[command(flatten)]
+        settle: SettleArgs,
         #[command(flatten)]
         common: Common,
     },
@@ -271,181 +263,6 @@ pub enum Cmd {
     Verify,
 }
 
-/// Flags every writing verb takes.
-#[derive(ClapArgs, Debug, Clone, Default)]
-pub struct Common {
-    /// The clock: Unix milliseconds or RFC 3339 (2026-12-05T21:30:00Z); default: the system
-    /// clock; never more than 24 h ahead of it, never before the mission's last recorded time
-    #[arg(long, value_name = "MS|RFC3339", allow_hyphen_values = true)]
-    pub now: Option<String>,
-    /// Idempotency key: the same command again answers the recorded result (admit: default
-    /// admit:<attemptId>)
-    #[arg(long, value_name = "R", value_parser = parse_request_id)]
-    pub request_id: Option<String>,
-    /// Act as the AGENT of this session (minted with --mission); default: the HOST
-    #[arg(long, value_name = "FILE")]
-    pub session: Option<String>,
-}
-
-/// `--request-id`: the id grammar of every other mission id (missions.md §2, 1–128 chars of
-/// `[A-Za-z0-9._:-]`), so a key stays bounded and printable in the journal (usage error, exit
-/// 2, otherwise).
-fn parse_request_id(s: &str) -> Result<String, crate::mission::GrammarError> {
-    crate::mission::check_id(s).map(|()| s.to_string())
-}
-
-/// `--evidence REF | --evidence-file F`.
-#[derive(ClapArgs, Debug, Clone, Default)]
-pub struct Evidence {
-    /// A sha256: ref of an object in the store (re-hashed before use)
-    #[arg(
-        long,
-        value_name = "REF",
-        conflicts_with = "evidence_file",
-        required_unless_present = "evidence_file"
-    )]
-    pub evidence: Option<String>,
-    /// A file hashed on the spot and stored as a world/mission-evidence/v1 object
-    #[arg(long, value_name = "F")]
-    pub evidence_file: Option<PathBuf>,
-}
-
-/// Parse `--now` (Unix ms or RFC 3339; at most 24 h ahead of the system clock), or read the
-/// clock: [`super::limits::parse_now`], the one `--now` of the ledger commands.
-///
-/// # Errors
-/// A usage error (exit 2) naming the value.
-pub fn parse_now(text: Option<&str>) -> Result<Amount, CliError> {
-    super::limits::parse_now(text).map(Amount)
-}
-
-/// A point in time a mission command carries (`--not-before`, `--expires-at`,
-/// `--authorization-checked-at`): Unix milliseconds or an RFC 3339 time, read by `--now`'s
-/// parser ([`super::output::parse_time_ms`]), as the decimal milliseconds the mission's grammar
-/// takes. A text of digits and signs only goes to the mission as given, so a non-canonical or
-/// negative number is its `COMMAND_INVALID`, as before (DEC-LEDGER3-2).
-///
-/// # Errors
-/// A usage error (exit 2) naming `flag` for a text that is neither.
-fn time_arg(flag: &str, text: &str) -> Result<String, CliError> {
-    if text
-        .bytes()
-        .all(|b| b.is_ascii_digit() || b == b'-' || b == b'+')
-    {
-        return Ok(text.to_string());
-    }
-    super::output::parse_time_ms(text)
-        .map(|ms| ms.to_string())
-        .ok_or_else(|| {
-            CliError::usage(
-                flag,
-                format!("{text:?} is neither Unix milliseconds (e.g. 1700000000000) nor an RFC 3339 time (e.g. 2023-11-14T22:13:20Z)"),
-            )
-        })
-}
-
-/// Print the result of `what`: `OK` is the command's summary (`OK revision=N seq=S
-/// [intentRef=…]` on stdout, nothing under `-q`; `--json`: the result object with
-/// `missionId`, `seq` and `replayed`), exit 0. The resend of a journalled rejection
-/// (`EXPOSURE_EXCEEDED`) is that rejection again, as an error with `"replayed":true`.
-fn emit_applied(
-    out: &mut Output,
-    what: &str,
-    mission_id: &str,
-    a: &mstore::Applied,
-) -> Result<Exit, CliError> {
-    if a.code != Code::Ok {
-        let mut e = CliError::new(
-            Exit::LimitRejected,
-            what,
-            format!("{} (resend: the recorded result)", a.code.as_str()),
-        )
-        .with_code(a.code.as_str());
-        e.verbatim = Some(format!(
-            "{} (resend: the recorded result) {}",
-            a.code.as_str(),
-            a.result
-        ));
-        if let Value::Object(m) = &a.result {
-            for (k, v) in m {
-                if k != "code" {
-                    e = e.detail(k, v.clone());
-                }
-            }
-        }
-        return Err(e
-            .detail("missionId", mission_id)
-            .detail("seq", a.seq)
-            .detail("replayed", true));
-    }
-    if out.json {
-        let mut v = a.result.clone();
-        v["missionId"] = mission_id.into();
-        v["seq"] = a.seq.into();
-        v["replayed"] = a.replayed.into();
-        out.json_line(&v)?;
-    } else {
-        let mut line = format!("OK revision={} seq={}", a.revision, a.seq);
-        if let Some(r) = a.result.get("intentRef").and_then(Value::as_str) {
-            line.push_str(&format!(" intentRef={r}"));
-        }
-        if a.replayed {
-            line.push_str(" (resend: the recorded result)");
-        }
-        out.summary(line)?;
-    }
-    Ok(Exit::Success)
-}
-
-/// A rejection of `what`: exit 4, on stderr, the one envelope under `--json`
-/// ([`super::error::mission_rejection`]).
-fn rejection(what: &str, r: &Rejection) -> CliError {
-    super::error::mission_rejection(what, r)
-}
-
-/// Open for writing: the ledger, or the store under its writer lock.
-fn open_write(ctx: &Context, ledger: Option<&str>, what: &str) -> Result<Target, CliError> {
-    match ledger {
-        Some(l) => open_ledger(l, what),
-        None => Ok(Target::Store(ctx.open_write(false)?)),
-    }
-}
-
-/// Open for reading: the ledger, or the store read-only.
-fn open_read(ctx: &Context, ledger: Option<&str>, what: &str) -> Result<Target, CliError> {
-    match ledger {
-        Some(l) => open_ledger(l, what),
-        None => Ok(Target::Store(ctx.open_read()?)),
-    }
-}
-
-fn open_ledger(location: &str, what: &str) -> Result<Target, CliError> {
-    crate::mission::ledger::open(location)
-        .map(Target::Standalone)
-        .map_err(|e| store_err(what, e))
-}
-
-/// The World store connection for `--session` and `--evidence REF`: the open store, or (with
-/// a ledger) a read-only open of `--db` kept in `aux`.
-fn store_conn<'a>(
-    target: &'a Target,
-    ctx: &Context,
-    aux: &'a mut Option<Store>,
-) -> Result<&'a Connection, CliError> {
-    match target {
-        Target::Store(s) => Ok(s.conn()),
-        Target::Standalone(_) => {
-            if aux.is_none() {
-                *aux = Some(ctx.open_read()?);
-            }
-            Ok(aux
-                .as_ref()
-                .map(Store::conn)
-                .ok_or_else(|| CliError::failed("mission", "the World store did not open"))?)
-        }
-    }
-}
-
 /// Run `world mission …`.
 pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError> {
     let ledger = args.ledger.clone();
@@ -466,86 +283,42 @@ pub fn run(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError
     r
 }
 
+/// Hand each verb to its file.
 fn run_verb(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliError> {
     let ledger = args.ledger.as_deref();
-    let cmd = args.cmd;
-    match &cmd {
+    match &args.cmd {
         Cmd::Create { contract, yes, now } => {
             create(ctx, out, ledger, contract, *yes, now.as_deref())
         }
         Cmd::Apply {
             mission,
-            command: Some(f),
+            command,
+            commands,
             common,
-            ..
-        } => apply_one(ctx, out, ledger, mission, f, common),
-        Cmd::Apply {
-            mission,
-            commands: Some(f),
-            common,
-            ..
-        } => apply_lines(ctx, out, ledger, mission, f, common),
-        Cmd::Apply { .. } => Err(CliError::usage(
-            "mission apply",
-            "pass --command FILE or --commands FILE.jsonl",
-        )),
+        } => apply::run(ctx, out, ledger, mission, command, commands, common),
         Cmd::StartRun {
             mission,
             run,
             common,
-        } => write_plain(
-            ctx,
-            out,
-            ledger,
-            "mission start-run",
-            mission,
-            common,
-            &json!({"type": "startRun", "runId": run}),
-        ),
+        } => start_run::run(ctx, out, ledger, mission, run, common),
         Cmd::Grant(a) => grant::run(ctx, out, ledger, a),
         Cmd::Admit(a) => admit::run(ctx, out, ledger, a),
         Cmd::Dispatch {
             mission,
             attempt,
             common,
-        } => write_plain(
-            ctx,
-            out,
-            ledger,
-            "mission dispatch",
-            mission,
-            common,
-            &json!({"type": "dispatch", "attemptId": attempt}),
-        ),
+        } => dispatch::run(ctx, out, ledger, mission, attempt, common),
         Cmd::Settle {
             mission,
             attempt,
-            actual,
-            failed,
-            unknown: _,
+            settle,
             common,
-        } => {
-            let v = match actual {
-                None => json!({"type": "settle", "attemptId": attempt, "outcome": "UNKNOWN"}),
-                Some(a) => {
-                    json!({"type": "settle", "attemptId": attempt, "outcome": if *failed { "FAILED" } else { "SUCCEEDED" }, "actualCost": a})
-                }
-            };
-            write_plain(ctx, out, ledger, "mission settle", mission, common, &v)
-        }
+        } => settle::run(ctx, out, ledger, mission, attempt, settle, common),
         Cmd::Release {
             mission,
             attempt,
             common,
-        } => write_plain(
-            ctx,
-            out,
-            ledger,
-            "mission release",
-            mission,
-            common,
-            &json!({"type": "release", "attemptId": attempt}),
-        ),
+        } => release::run(ctx, out, ledger, mission, attempt, common),
         Cmd::Reconcile {
             mission,
             from_store: true,
@@ -561,27 +334,20 @@ fn run_verb(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliErro
             evidence_file,
             common,
             ..
-        } => {
-            let evidence = &Evidence {
-                evidence: evidence.clone(),
-                evidence_file: evidence_file.clone(),
-            };
-            // The evidence ref is filled in once resolved; a placeholder keeps parsing strict.
-            let v = json!({"type": "reconcile", "attemptId": attempt, "actualCost": actual,
-                "outcome": if *failed { "FAILED" } else { "SUCCEEDED" }, "evidenceRef": HashRef::of(b"").to_string()});
-            write(
-                ctx,
-                out,
-                attended(
-                    "mission reconcile",
-                    ledger,
-                    mission,
-                    common,
-                    build(&v),
-                    evidence,
-                ),
-            )
-        }
+        } => reconcile_attended::run(
+            ctx,
+            out,
+            ledger,
+            mission,
+            reconcile_attended::Attested {
+                attempt,
+                actual,
+                failed: *failed,
+                evidence,
+                evidence_file,
+            },
+            common,
+        ),
         Cmd::Approve {
             mission,
             operation,
@@ -592,20 +358,12 @@ fn run_verb(ctx: &Context, out: &mut Output, args: Args) -> Result<Exit, CliErro
             mission,
             grant,
             common,
-        } => write_plain(
-            ctx,
-            out,
-            ledger,
-            "mission revoke",
-            mission,
-            common,
-            &json!({"type": "revoke", "grantId": grant}),
-        ),
+        } => revoke::run(ctx, out, ledger, mission, grant, common),
         Cmd::CompleteRun(a) => complete_run::run(ctx, out, ledger, a),
-        Cmd::Report { mission, now } => report(ctx, out, ledger, mission, now.as_deref()),
-        Cmd::List => list(ctx, out, ledger),
-        Cmd::Log { mission } => log(ctx, out, ledger, mission),
-        Cmd::Verify => verify(ctx, out, ledger),
+        Cmd::Report { mission, now } => report::run(ctx, out, ledger, mission, now.as_deref()),
+        Cmd::List => list::run(ctx, out, ledger),
+        Cmd::Log { mission } => log::run(ctx, out, ledger, mission),
+        Cmd::Verify => verify::run(ctx, out, ledger),
     }
 }
 

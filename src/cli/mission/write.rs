@@ -332,3 +332,61 @@ pub(super) fn host() -> Actor {
         subject: None,
     }
 }
+
+/// Print the result of `what`: `OK` is the command's summary (`OK revision=N seq=S
+/// [intentRef=…]` on stdout, nothing under `-q`; `--json`: the result object with
+/// `missionId`, `seq` and `replayed`), exit 0. The resend of a journalled rejection
+/// (`EXPOSURE_EXCEEDED`) is that rejection again, as an error with `"replayed":true`.
+pub(super) fn emit_applied(
+    out: &mut Output,
+    what: &str,
+    mission_id: &str,
+    a: &mstore::Applied,
+) -> Result<Exit, CliError> {
+    if a.code != Code::Ok {
+        let mut e = CliError::rejected(
+            what,
+            format!("{} (resend: the recorded result)", a.code.as_str()),
+        )
+        .with_code(a.code.as_str());
+        e.verbatim = Some(format!(
+            "{} (resend: the recorded result) {}",
+            a.code.as_str(),
+            a.result
+        ));
+        if let Value::Object(m) = &a.result {
+            for (k, v) in m {
+                if k != "code" {
+                    e = e.detail(k, v.clone());
+                }
+            }
+        }
+        return Err(e
+            .detail("missionId", mission_id)
+            .detail("seq", a.seq)
+            .detail("replayed", true));
+    }
+    if out.json {
+        let mut v = a.result.clone();
+        v["missionId"] = mission_id.into();
+        v["seq"] = a.seq.into();
+        v["replayed"] = a.replayed.into();
+        out.json_line(&v)?;
+    } else {
+        let mut line = format!("OK revision={} seq={}", a.revision, a.seq);
+        if let Some(r) = a.result.get("intentRef").and_then(Value::as_str) {
+            line.push_str(&format!(" intentRef={r}"));
+        }
+        if a.replayed {
+            line.push_str(" (resend: the recorded result)");
+        }
+        out.summary(line)?;
+    }
+    Ok(Exit::Success)
+}
+
+/// A rejection of `what`: exit 4, on stderr, the one envelope under `--json`
+/// ([`crate::cli::error::mission_rejection`]).
+pub(super) fn rejection(what: &str, r: &Rejection) -> CliError {
+    crate::cli::error::mission_rejection(what, r)
+}

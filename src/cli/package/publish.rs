@@ -302,7 +302,7 @@ fn report(out: &mut Output, a: &Args, r: &Published) -> Result<Exit, CliError> {
             Ok(Exit::Success)
         }
         "indeterminate" => {
-            let mut e = CliError::new(Exit::Indeterminate, WHAT, "");
+            let mut e = CliError::indeterminate(WHAT, "");
             e.verbatim = Some(format!(
                 "INDETERMINATE. episode {} invocation {}\n  DO NOT RETRY. Resolve it read-only:\n  world package reconcile {} --probe\n  {}",
                 a.episode,

@@ -109,11 +109,5 @@ pub fn run(ctx: &Context, out: &mut Output, a: Args) -> Result<Exit, CliError> {
         done.len(),
         open
     ));
-    Ok(if open > 0 {
-        Exit::Indeterminate
-    } else if conflict > 0 {
-        Exit::Failed
-    } else {
-        Exit::Success
-    })
+    Ok(Exit::of_reconcile(open > 0, conflict > 0))
 }
