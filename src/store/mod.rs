@@ -21,6 +21,7 @@ pub mod markers;
 pub mod merkle;
 pub mod records;
 pub mod refs;
+pub mod replay_read;
 pub mod rows;
 pub mod scan;
 pub mod schema;
