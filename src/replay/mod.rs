@@ -34,7 +34,7 @@ use serde::Serialize;
 use crate::encoding::HashRef;
 use crate::interp::{embedded_ref, Interpreter};
 use crate::store::records::InvocationRecord;
-use crate::store::replay_read::{self, CommitIntentRow};
+use crate::store::replay_read::CommitIntentRow;
 use crate::store::{object_in, widen_page_cache, Error as StoreError, LogEntry, ReadSpan, Store};
 use crate::transitions::publish::InterpreterProvider;
 use ahead::{Ahead, Prefetched};
@@ -350,11 +350,7 @@ pub fn is_replayable(written_by: &str) -> bool {
 /// # Errors
 /// SQLite failures.
 pub fn gaps(store: &Store, selection: &Selection) -> Result<Vec<String>, ReplayError> {
-    gaps_in(
-        store,
-        selection,
-        &replay_read::commit_intents(store.conn())?,
-    )
+    gaps_in(store, selection, &store.commit_intents()?)
 }
 
 /// [`gaps`] with the journal's commit intents already read (`intents`, one read shared with
@@ -444,11 +440,7 @@ pub fn select(
     store: &Store,
     selection: &Selection,
 ) -> Result<Vec<(LogEntry, Option<String>)>, ReplayError> {
-    select_in(
-        store,
-        selection,
-        &replay_read::commit_intents(store.conn())?,
-    )
+    select_in(store, selection, &store.commit_intents()?)
 }
 
 /// [`select`] with the journal's commit intents already read (`rows`, DEC-REPLAYPERF-2): each
@@ -571,7 +563,7 @@ pub fn replay_with(
     // One read transaction per span of entries instead of one per statement (DEC-PERF-3).
     let span = ReadSpan::begin(store.conn(), READ_SPAN);
     // The journal's commit intents, read and decoded once for the gap check and the selection.
-    let intents = replay_read::commit_intents(store.conn())?;
+    let intents = store.commit_intents()?;
     if !opts.allow_gaps {
         let missing = gaps_in(store, selection, &intents)?;
         if !missing.is_empty() {

@@ -201,6 +201,16 @@ pub fn commit_intents(conn: &Connection) -> Result<Vec<CommitIntentRow>, Error> 
     Ok(out)
 }
 
+impl super::Store {
+    /// [`commit_intents`] on this store.
+    ///
+    /// # Errors
+    /// [`Error::Sqlite`].
+    pub fn commit_intents(&self) -> Result<Vec<CommitIntentRow>, Error> {
+        commit_intents(self.conn())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
