@@ -46,13 +46,18 @@ use crate::encoding::trcjson::{self, Bounds, CValue};
 use crate::interp::capsule::{self, CapsuleError};
 use crate::plan::{self, PhaseResult, Triple};
 use crate::store::entry::{entry_hash, world_ref};
-use crate::store::journal::{self, Receipt};
+use crate::store::journal::Receipt;
 use crate::store::records::{EffectRecord, InvocationRecord, EFFECT_RECORD};
-use crate::store::{object_in, world_in, LogEntry, Object, WorldRow};
+use crate::store::{replay_read, world_in, LogEntry, Object, WorldRow};
 
 /// Transition sources verified in this replay, by ref: the object the engine gets, and its
 /// bytes shared with the runner's calls.
-type Sources = HashMap<String, (Object, Arc<Vec<u8>>)>;
+type Sources = HashMap<String, (Arc<Object>, Arc<Vec<u8>>)>;
+
+/// An object as one read returned it (`None`: the store does not hold it), shared by every
+/// entry of the block that names it, and whether its payload hashes to its ref (hashed once
+/// per read, DEC-REPLAYPERF-1).
+pub(super) type Read = (Option<Arc<Object>>, bool);
 
 /// The most entries one batch of calls carries.
 const MAX_BATCH: usize = 32;
@@ -81,7 +86,7 @@ pub(super) struct Prefetched {
     /// `(that row, its re-derived world ref)`.
     pub world_ref: Option<(WorldRow, String)>,
     /// ref → (the object as read, whether its payload hashes to the ref).
-    pub objects: HashMap<String, (Option<Object>, bool)>,
+    pub objects: HashMap<String, Read>,
     /// `(record ref, the record decoded from its verified bytes)`.
     pub record: Option<(String, InvocationRecord)>,
     /// The recomputed entry hash.
@@ -140,11 +145,10 @@ pub(super) struct Ahead<'s> {
     read: VecDeque<Prefetched>,
     /// The selection index of the next entry to read.
     next_read: usize,
-    /// Calls predicted and not yet sent, and how many entries the next batch may hold.
+    /// Calls predicted and not yet sent, and how many entries the next block (read together,
+    /// sent to the runner as one batch) holds.
     calls: Vec<Call>,
     batch: usize,
-    /// Entries read since the last batch was sent.
-    in_batch: usize,
     /// The last selection index whose calls were sent to the runner.
     sent_through: Option<usize>,
     /// `None` once the runner stopped listening.
@@ -221,7 +225,6 @@ impl<'s> Ahead<'s> {
             next_read: 0,
             calls: Vec::new(),
             batch: 1,
-            in_batch: 0,
             sent_through: None,
             calls_tx,
             runs,
@@ -235,52 +238,45 @@ impl<'s> Ahead<'s> {
     }
 
     /// The reads of entry `pos` (the next one the engine checks), after reading ahead on
-    /// `conn` up to [`WINDOW`] entries past it. Drops runs of earlier entries not taken.
+    /// `conn` up to [`WINDOW`] entries past it (whole blocks: the window may run up to a block
+    /// further). Drops runs of earlier entries not taken.
     pub fn next_entry(&mut self, conn: &Connection, pos: usize) -> Prefetched {
         self.receive_ready();
         self.drop_before(pos);
         let end = self.selected.len().min(pos + WINDOW + 1);
         while self.next_read < end {
-            self.read_one(conn);
+            self.read_block(conn);
         }
         self.read.pop_front().unwrap_or_default()
     }
 
-    /// Read the next entry, predict its calls, and send a batch when it is full.
-    fn read_one(&mut self, conn: &Connection) {
-        let pos = self.next_read;
-        let (entry, id) = &self.selected[pos];
-        let p = Prefetched::read(
+    /// Read the next block of entries (1, 2, 4 … up to [`MAX_BATCH`]) with one statement per
+    /// kind of read (DEC-REPLAYPERF-1), predict their calls, and send those as one batch.
+    fn read_block(&mut self, conn: &Connection) {
+        let from = self.next_read;
+        let to = self.selected.len().min(from + self.batch);
+        let block = Prefetched::read_block(
             conn,
-            entry,
-            id.as_deref(),
+            &self.selected[from..to],
             &mut self.sources,
             &mut self.episodes,
         );
-        if self.calls_tx.is_some() {
-            predict_calls(pos, &p, &self.sources, self.candidate, &mut self.calls);
-        }
-        self.read.push_back(p);
-        self.next_read += 1;
-        self.in_batch += 1;
-        if self.in_batch >= self.batch || self.next_read == self.selected.len() {
-            if let Some(tx) = &self.calls_tx {
-                let calls = std::mem::take(&mut self.calls);
-                if tx
-                    .send(CallBatch {
-                        through: pos,
-                        calls,
-                    })
-                    .is_ok()
-                {
-                    self.sent_through = Some(pos);
-                } else {
-                    self.calls_tx = None;
-                }
+        for (pos, p) in (from..to).zip(block) {
+            if self.calls_tx.is_some() {
+                predict_calls(pos, &p, &self.sources, self.candidate, &mut self.calls);
             }
-            self.in_batch = 0;
-            self.batch = (self.batch * 2).min(MAX_BATCH);
+            self.read.push_back(p);
         }
+        self.next_read = to;
+        if let (Some(tx), Some(through)) = (&self.calls_tx, to.checked_sub(1)) {
+            let calls = std::mem::take(&mut self.calls);
+            if tx.send(CallBatch { through, calls }).is_ok() {
+                self.sent_through = Some(through);
+            } else {
+                self.calls_tx = None;
+            }
+        }
+        self.batch = (self.batch * 2).min(MAX_BATCH);
     }
 
     /// Whether every run of entry `pos` is back from the runner, so that [`Self::take_run`]
@@ -408,7 +404,7 @@ fn predict_calls(
 ) {
     let Some((_, rec)) = &p.record else { return };
     let verified = |r: &str| match p.objects.get(r) {
-        Some((Some(o), true)) => Some(o),
+        Some((Some(o), true)) => Some(&**o),
         _ => None,
     };
     if verified(&rec.transition_fn).is_none() {
@@ -490,41 +486,47 @@ fn predict_calls(
 }
 
 impl Prefetched {
-    /// Read `reference` (once) and note whether it verifies; a failed read is left out.
-    fn fetch(&mut self, conn: &Connection, reference: &str) -> Option<&Object> {
-        if !self.objects.contains_key(reference) {
-            let obj = object_in(conn, reference).ok()?;
-            let verified = obj.as_ref().is_some_and(Object::verifies);
-            self.objects.insert(reference.to_string(), (obj, verified));
-        }
-        match self.objects.get(reference) {
-            Some((Some(obj), true)) => Some(obj),
-            _ => None,
-        }
-    }
-
-    /// Everything the engine reads for entry `e` (committed as `id`) that does not depend on
-    /// a re-run: receipt, the receipt's world, record, source, input, output, plan, and each
-    /// effect's record, request and result.
+    /// Everything the engine reads for the entries of `block` (each committed as its id) that
+    /// does not depend on a re-run: receipt, the receipt's world, record, source, input,
+    /// output, plan, and each effect's record, request and result — in one pass over the
+    /// block per level of refs (DEC-REPLAYPERF-1): the receipts with their outcome objects in
+    /// one statement, then the records, then the objects the records name, then the requests
+    /// and results the effect records name, each level in one statement
+    /// ([`replay_read`]). Each object read is hashed once, and an object several entries of
+    /// the block name (a plan, a result, the output an echo shares with its input) is read
+    /// and hashed once for all of them. A failed read leaves its items out, so the engine
+    /// repeats it and reports what it finds.
     ///
     /// `sources` holds the transition sources verified so far in this replay (by ref);
     /// `episodes` the episodes whose intents and outcomes were already sent.
-    fn read(
+    fn read_block(
         conn: &Connection,
-        e: &LogEntry,
-        id: Option<&str>,
+        block: &[(LogEntry, Option<String>)],
         sources: &mut Sources,
         episodes: &mut HashSet<String>,
-    ) -> Prefetched {
-        let mut p = Prefetched::default();
-        if !is_replayable(&e.header.written_by) {
-            return p;
-        }
-        p.entry_hash = Some(entry_hash(&e.header, &e.transition_ref).to_string());
-        let Some(id) = id else { return p };
-        if let Ok(receipt) = journal::receipt(conn, id) {
+    ) -> Vec<Prefetched> {
+        let mut out: Vec<Prefetched> = block.iter().map(|_| Prefetched::default()).collect();
+        let live: Vec<usize> = (0..block.len())
+            .filter(|&i| is_replayable(&block[i].0.header.written_by))
+            .collect();
+        let mut reads = BlockObjects::default();
+        // The receipts and their worlds.
+        let ids: Vec<&str> = live.iter().filter_map(|&i| block[i].1.as_deref()).collect();
+        let mut receipts = replay_read::receipts(conn, &ids).unwrap_or_default();
+        for &i in &live {
+            let (e, id) = &block[i];
+            let p = &mut out[i];
+            p.entry_hash = Some(entry_hash(&e.header, &e.transition_ref).to_string());
+            let Some((Ok(receipt), world)) = id.as_deref().and_then(|id| receipts.remove(id))
+            else {
+                continue;
+            };
             if let Some(w) = receipt.result_ref.clone() {
-                if let Ok(row) = world_in(conn, &w) {
+                let row = match world {
+                    Some((r, row)) if r == w => Ok(Some(row)),
+                    _ => world_in(conn, &w),
+                };
+                if let Ok(row) = row {
                     if let Some(row) = &row {
                         let wr = world_ref(row.revision, &row.state_root, &row.log_head);
                         p.world_ref = Some((row.clone(), wr.to_string()));
@@ -532,70 +534,181 @@ impl Prefetched {
                     p.world = Some((w, row));
                 }
             }
-            p.receipt = Some((id.to_string(), receipt));
+            p.receipt = Some((receipt.invocation_id.clone(), receipt));
         }
-        let Some(obj) = p.fetch(conn, &e.transition_ref) else {
-            return p;
-        };
-        let Ok(rec) = InvocationRecord::decode(&obj.meta.semantic_id, &obj.payload) else {
-            return p;
-        };
-        // A transition's source recurs in every entry that runs it: it is read and verified
-        // once per replay, and its verified bytes are what the later entries get.
-        match sources.get(&rec.transition_fn) {
-            Some((obj, _)) => {
-                p.objects
-                    .insert(rec.transition_fn.clone(), (Some(obj.clone()), true));
+        // The records.
+        let refs: Vec<&str> = live
+            .iter()
+            .map(|&i| block[i].0.transition_ref.as_str())
+            .collect();
+        reads.read(conn, &refs);
+        let mut records: Vec<Option<InvocationRecord>> = block.iter().map(|_| None).collect();
+        for &i in &live {
+            let e = &block[i].0;
+            let Some(obj) = reads.give(&mut out[i], &e.transition_ref) else {
+                continue;
+            };
+            records[i] = InvocationRecord::decode(&obj.meta.semantic_id, &obj.payload).ok();
+        }
+        // What the records name: source (once per replay), output, plan, input, effect records.
+        let mut refs: Vec<&str> = Vec::new();
+        for rec in records.iter().flatten() {
+            if !sources.contains_key(&rec.transition_fn) {
+                refs.push(&rec.transition_fn);
             }
-            None => {
-                if let Some(obj) = p.fetch(conn, &rec.transition_fn) {
-                    let shared = Arc::new(obj.payload.clone());
-                    sources.insert(rec.transition_fn.clone(), (obj.clone(), shared));
+            refs.push(&rec.output);
+            refs.extend(rec.plan.as_deref());
+            refs.push(&rec.input);
+            refs.extend(rec.effects.iter().flatten().map(String::as_str));
+        }
+        reads.read(conn, &refs);
+        let mut effect_records: Vec<Vec<(String, EffectRecord)>> =
+            block.iter().map(|_| Vec::new()).collect();
+        for &i in &live {
+            let Some(rec) = &records[i] else { continue };
+            let p = &mut out[i];
+            // A transition's source recurs in every entry that runs it: it is read and
+            // verified once per replay, and its verified bytes are what the later entries get.
+            match sources.get(&rec.transition_fn) {
+                Some((obj, _)) => {
+                    p.objects
+                        .insert(rec.transition_fn.clone(), (Some(Arc::clone(obj)), true));
+                }
+                None => {
+                    if let Some(obj) = reads.give(p, &rec.transition_fn) {
+                        let shared = Arc::new(obj.payload.clone());
+                        sources.insert(rec.transition_fn.clone(), (obj, shared));
+                    }
+                }
+            }
+            reads.give(p, &rec.output);
+            if let Some(plan_ref) = &rec.plan {
+                if let Some(plan_obj) = reads.give(p, plan_ref) {
+                    p.triples = Some((plan_ref.clone(), recorded_triples(&plan_obj.payload)));
+                }
+                if let Some(input) = reads.give(p, &rec.input) {
+                    p.plan_input = Some((rec.input.clone(), plan::plan_input(&input.payload)));
+                }
+            } else {
+                reads.give(p, &rec.input);
+            }
+            for rref in rec.effects.iter().flatten() {
+                let Some(obj) = reads.give(p, rref) else {
+                    continue;
+                };
+                if obj.meta.semantic_id != EFFECT_RECORD {
+                    continue;
+                }
+                if let Ok(er) = EffectRecord::decode(&obj.payload) {
+                    effect_records[i].push((rref.clone(), er));
                 }
             }
         }
-        p.fetch(conn, &rec.output);
-        if let Some(plan_ref) = &rec.plan {
-            if let Some(plan_obj) = p.fetch(conn, plan_ref) {
-                p.triples = Some((plan_ref.clone(), recorded_triples(&plan_obj.payload)));
-            }
-            if let Some(input) = p.fetch(conn, &rec.input) {
-                p.plan_input = Some((rec.input.clone(), plan::plan_input(&input.payload)));
-            }
-        } else {
-            p.fetch(conn, &rec.input);
-        }
-        for rref in rec.effects.iter().flatten() {
-            let Some(obj) = p.fetch(conn, rref) else {
-                continue;
-            };
-            if obj.meta.semantic_id != EFFECT_RECORD {
-                continue;
-            }
-            let Ok(er) = EffectRecord::decode(&obj.payload) else {
-                continue;
-            };
-            p.fetch(conn, &er.request_ref);
+        // What the effect records name: each request, and each result of an allowed effect
+        // that did not fail.
+        let mut refs: Vec<&str> = Vec::new();
+        for (_, er) in effect_records.iter().flatten() {
+            refs.push(&er.request_ref);
             if er.allowed && !er.failed {
-                if let Some(result) = p.fetch(conn, &er.result_ref) {
-                    let parsed = trcjson::parse(&result.payload, Bounds::PLAN).ok();
-                    p.results.insert(er.result_ref.clone(), parsed);
+                refs.push(&er.result_ref);
+            }
+        }
+        reads.read(conn, &refs);
+        for &i in &live {
+            let p = &mut out[i];
+            for (rref, er) in std::mem::take(&mut effect_records[i]) {
+                reads.give(p, &er.request_ref);
+                if er.allowed && !er.failed {
+                    if let Some(result) = reads.give(p, &er.result_ref) {
+                        let parsed = reads.parsed(&er.result_ref, &result);
+                        p.results.insert(er.result_ref.clone(), parsed);
+                    }
+                }
+                p.effect_records.insert(rref, er);
+            }
+            let Some(rec) = records[i].take() else {
+                continue;
+            };
+            if rec.effects.is_some() && !episodes.contains(&rec.episode_id) {
+                let ep = rec.episode_id.clone();
+                if let (Ok(intents), Ok(owners)) =
+                    (episode_intents(conn, &ep), outcome_owners(conn, &ep))
+                {
+                    p.intents = Some((ep.clone(), intents));
+                    p.owners = Some((ep.clone(), owners));
+                    episodes.insert(ep);
                 }
             }
-            p.effect_records.insert(rref.clone(), er);
+            p.record = Some((block[i].0.transition_ref.clone(), rec));
         }
-        if rec.effects.is_some() && !episodes.contains(&rec.episode_id) {
-            let ep = rec.episode_id.clone();
-            if let (Ok(intents), Ok(owners)) =
-                (episode_intents(conn, &ep), outcome_owners(conn, &ep))
-            {
-                p.intents = Some((ep.clone(), intents));
-                p.owners = Some((ep.clone(), owners));
-                episodes.insert(ep);
+        out
+    }
+}
+
+/// The objects one block's reads returned, each hashed once, and the effect results parsed
+/// once (an identical result recurs across entries).
+#[derive(Default)]
+struct BlockObjects {
+    /// ref → the read (`None`: not read, because the statement failed; the entries repeat it).
+    read: HashMap<String, Option<Read>>,
+    /// result ref → its bytes parsed as TR-CJSON-1 (`None` when they are not).
+    parsed: HashMap<String, Option<CValue>>,
+}
+
+impl BlockObjects {
+    /// Read the objects `refs` not read yet, in one statement per
+    /// [`replay_read::IN_LIST`] refs, and hash each one.
+    fn read(&mut self, conn: &Connection, refs: &[&str]) {
+        let mut want: Vec<&str> = refs
+            .iter()
+            .copied()
+            .filter(|r| !self.read.contains_key(*r))
+            .collect();
+        want.sort_unstable();
+        want.dedup();
+        if want.is_empty() {
+            return;
+        }
+        match replay_read::objects_by_ref(conn, &want) {
+            Ok(mut found) => {
+                for r in want {
+                    let read = match found.remove(r) {
+                        Some(obj) => {
+                            let verified = obj.verifies();
+                            (Some(Arc::new(obj)), verified)
+                        }
+                        None => (None, false),
+                    };
+                    self.read.insert(r.to_string(), Some(read));
+                }
+            }
+            Err(_) => {
+                for r in want {
+                    self.read.insert(r.to_string(), None);
+                }
             }
         }
-        p.record = Some((e.transition_ref.clone(), rec));
-        p
+    }
+
+    /// Give entry `p` the read of `reference` (when it was read) and return the object when
+    /// it verifies.
+    fn give(&self, p: &mut Prefetched, reference: &str) -> Option<Arc<Object>> {
+        let read = self.read.get(reference)?.as_ref()?;
+        p.objects
+            .entry(reference.to_string())
+            .or_insert_with(|| read.clone());
+        match read {
+            (Some(obj), true) => Some(Arc::clone(obj)),
+            _ => None,
+        }
+    }
+
+    /// The verified result `reference` (`obj`) parsed as TR-CJSON-1, once per block.
+    fn parsed(&mut self, reference: &str, obj: &Object) -> Option<CValue> {
+        self.parsed
+            .entry(reference.to_string())
+            .or_insert_with(|| trcjson::parse(&obj.payload, Bounds::PLAN).ok())
+            .clone()
     }
 }
 

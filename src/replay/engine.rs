@@ -5,6 +5,7 @@
 //! re-run in [`super::candidate`].
 
 use std::collections::HashMap;
+use std::sync::Arc;
 use std::time::Instant;
 
 use rusqlite::Connection;
@@ -85,11 +86,12 @@ pub(super) struct Engine<'a> {
 }
 
 impl Engine<'_> {
-    /// An object by ref: the prefetched read when there is one, else from the store.
-    pub(super) fn object(&mut self, reference: &str) -> Result<Option<Object>, StoreError> {
+    /// An object by ref: the prefetched read when there is one (shared, not copied), else
+    /// from the store.
+    pub(super) fn object(&mut self, reference: &str) -> Result<Option<Arc<Object>>, StoreError> {
         match self.pre.objects.get(reference) {
             Some((obj, _)) => Ok(obj.clone()),
-            None => object_in(self.conn, reference),
+            None => Ok(object_in(self.conn, reference)?.map(Arc::new)),
         }
     }
 
@@ -100,12 +102,12 @@ impl Engine<'_> {
         reference: &str,
         what: &str,
         stage: Stage,
-    ) -> Result<Object, Stop> {
-        // Cloned, not taken: one entry may name the same object twice (an echo's output is
+    ) -> Result<Arc<Object>, Stop> {
+        // Shared, not taken: one entry may name the same object twice (an echo's output is
         // its input).
         let (obj, verified) = match self.pre.objects.get(reference) {
             Some((obj, verified)) => (obj.clone(), Some(*verified)),
-            None => (object_in(self.conn, reference)?, None),
+            None => (object_in(self.conn, reference)?.map(Arc::new), None),
         };
         let obj = obj.ok_or_else(|| div(stage, format!("{what} {reference} is absent")))?;
         if !verified.unwrap_or_else(|| obj.verifies()) {
@@ -237,7 +239,7 @@ impl Engine<'_> {
             None => None,
         };
         if let Some(sub) = sub {
-            let plan = recorded_plan.as_ref().zip(rec.plan.as_deref());
+            let plan = recorded_plan.as_deref().zip(rec.plan.as_deref());
             return self
                 .rerun(
                     e,

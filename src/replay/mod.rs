@@ -33,8 +33,8 @@ use serde::Serialize;
 
 use crate::encoding::HashRef;
 use crate::interp::{embedded_ref, Interpreter};
-use crate::store::journal;
 use crate::store::records::InvocationRecord;
+use crate::store::replay_read::CommitIntentRow;
 use crate::store::{object_in, widen_page_cache, Error as StoreError, LogEntry, ReadSpan, Store};
 use crate::transitions::publish::InterpreterProvider;
 use ahead::{Ahead, Prefetched};
@@ -350,6 +350,16 @@ pub fn is_replayable(written_by: &str) -> bool {
 /// # Errors
 /// SQLite failures.
 pub fn gaps(store: &Store, selection: &Selection) -> Result<Vec<String>, ReplayError> {
+    gaps_in(store, selection, &store.commit_intents()?)
+}
+
+/// [`gaps`] with the journal's commit intents already read (`intents`, one read shared with
+/// [`select_in`], DEC-REPLAYPERF-2).
+fn gaps_in(
+    store: &Store,
+    selection: &Selection,
+    intents: &[CommitIntentRow],
+) -> Result<Vec<String>, ReplayError> {
     const SHOWN: usize = 3;
     let conn = store.conn();
     let mut out = Vec::new();
@@ -396,10 +406,13 @@ pub fn gaps(store: &Store, selection: &Selection) -> Result<Vec<String>, ReplayE
     if !matches!(selection, Selection::Range { .. }) {
         let logged: std::collections::HashSet<&str> =
             indexes.iter().map(|(_, h)| h.as_str()).collect();
+        // The committed intents in journal order, as `journal::committed_intents` lists them.
+        let mut committed: Vec<&CommitIntentRow> = intents.iter().filter(|r| r.committed).collect();
+        committed.sort_by_key(|r| r.seq);
         let mut lost = Vec::new();
-        for (id, intent) in journal::committed_intents(conn)? {
-            if wanted(&id) && !logged.contains(intent.entry_hash.as_str()) {
-                lost.push(id);
+        for r in committed {
+            if wanted(&r.invocation_id) && !logged.contains(r.intent.entry_hash.as_str()) {
+                lost.push(r.invocation_id.clone());
             }
         }
         for id in lost.iter().take(SHOWN) {
@@ -427,7 +440,24 @@ pub fn select(
     store: &Store,
     selection: &Selection,
 ) -> Result<Vec<(LogEntry, Option<String>)>, ReplayError> {
-    let intents = journal::commit_intents_by_entry(store.conn())?;
+    select_in(store, selection, &store.commit_intents()?)
+}
+
+/// [`select`] with the journal's commit intents already read (`rows`, DEC-REPLAYPERF-2): each
+/// entry's invocation id is the id of the commit intent naming its hash (as
+/// `journal::commit_intents_by_entry` indexes them: an intent whose payload names another id
+/// is left out, and of two intents naming one entry the later read wins).
+fn select_in(
+    store: &Store,
+    selection: &Selection,
+    rows: &[CommitIntentRow],
+) -> Result<Vec<(LogEntry, Option<String>)>, ReplayError> {
+    let mut intents: HashMap<&str, &str> = HashMap::with_capacity(rows.len());
+    for r in rows {
+        if r.intent.invocation_id == r.invocation_id {
+            intents.insert(&r.intent.entry_hash, &r.invocation_id);
+        }
+    }
     let (from, limit) = match selection {
         Selection::Range { from, to } if to < from => {
             return Err(ReplayError::EmptyRange {
@@ -451,7 +481,7 @@ pub fn select(
     };
     let mut out = Vec::new();
     store.for_each_log(from, limit, false, |e| {
-        let mut id = intents.get(&e.entry_hash).map(str::to_string);
+        let mut id = intents.get(e.entry_hash.as_str()).map(|s| (*s).to_string());
         if id.is_none() && is_replayable(&e.header.written_by) {
             id = record_invocation_id(store.conn(), &e.transition_ref);
         }
@@ -532,13 +562,16 @@ pub fn replay_with(
     widen_page_cache(store.conn(), REPLAY_PAGE_CACHE_KIB);
     // One read transaction per span of entries instead of one per statement (DEC-PERF-3).
     let span = ReadSpan::begin(store.conn(), READ_SPAN);
+    // The journal's commit intents, read and decoded once for the gap check and the selection.
+    let intents = store.commit_intents()?;
     if !opts.allow_gaps {
-        let missing = gaps(store, selection)?;
+        let missing = gaps_in(store, selection, &intents)?;
         if !missing.is_empty() {
             return Err(ReplayError::Gap(missing.join("; ")));
         }
     }
-    let mut selected = select(store, selection)?;
+    let mut selected = select_in(store, selection, &intents)?;
+    drop(intents);
     if let Some(c) = candidate.filter(|c| c.only) {
         selected.retain(|(e, _)| {
             is_replayable(&e.header.written_by)

@@ -385,6 +385,34 @@ pub fn receipt(conn: &Connection, invocation_id: &str) -> Result<Receipt, Error>
             }
         }
     }
+    receipt_from(
+        invocation_id,
+        intent.is_some(),
+        outcome.as_deref(),
+        &mut |out| object_in(conn, out),
+        &mut |world| {
+            Ok(conn
+                .prepare_cached("SELECT EXISTS (SELECT 1 FROM worlds WHERE world_ref = ?1)")?
+                .query_row([world], |x| x.get(0))?)
+        },
+    )
+}
+
+/// [`receipt`] from the journal rows of `invocation_id` already read: whether it has an intent
+/// row, the object ref of its outcome row, the outcome object through `object` (asked once,
+/// with that ref) and whether the store holds a world through `world_exists` (asked once for a
+/// resolved commit). Every check of [`receipt`] is made here; replay's block reads
+/// (`super::replay_read::receipts`) answer the two lookups from one statement per block.
+///
+/// # Errors
+/// As [`receipt`], and whatever `object` or `world_exists` return.
+pub fn receipt_from(
+    invocation_id: &str,
+    intent: bool,
+    outcome: Option<&str>,
+    object: &mut dyn FnMut(&str) -> Result<Option<Object>, Error>,
+    world_exists: &mut dyn FnMut(&str) -> Result<bool, Error>,
+) -> Result<Receipt, Error> {
     let mut r = Receipt {
         invocation_id: invocation_id.to_string(),
         state: ReceiptState::NotStarted,
@@ -393,18 +421,18 @@ pub fn receipt(conn: &Connection, invocation_id: &str) -> Result<Receipt, Error>
         status: None,
     };
     match (intent, outcome) {
-        (None, None) => {}
-        (None, Some(_)) => {
+        (false, None) => {}
+        (false, Some(_)) => {
             return Err(Error::InvocationMismatch {
                 field: "Intent",
                 want: "durable intent".into(),
                 got: "outcome without intent".into(),
             })
         }
-        (Some(_), None) => r.state = ReceiptState::Indeterminate,
-        (Some(_), Some(out)) => {
+        (true, None) => r.state = ReceiptState::Indeterminate,
+        (true, Some(out)) => {
             r.state = ReceiptState::Resolved;
-            let obj = object_in(conn, &out)?.ok_or_else(|| Error::Corrupt {
+            let obj = object(out)?.ok_or_else(|| Error::Corrupt {
                 what: "journal outcome".into(),
                 detail: format!("object {out} is missing"),
             })?;
@@ -434,10 +462,7 @@ pub fn receipt(conn: &Connection, invocation_id: &str) -> Result<Receipt, Error>
                 r.record_ref = Some(o.reference);
                 r.status = Some(o.status);
             } else {
-                let world: bool = conn
-                    .prepare_cached("SELECT EXISTS (SELECT 1 FROM worlds WHERE world_ref = ?1)")?
-                    .query_row([&o.reference], |x| x.get(0))?;
-                if !world {
+                if !world_exists(&o.reference)? {
                     return Err(corrupt(format!(
                         "its resultRef {} names no world in this store; the store was edited (run `world verify`)",
                         o.reference

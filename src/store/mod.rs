@@ -22,6 +22,7 @@ pub mod merkle;
 pub mod read;
 pub mod records;
 pub mod refs;
+pub mod replay_read;
 pub mod rows;
 pub mod scan;
 pub mod schema;
