@@ -103,10 +103,32 @@ fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
 fn shipped_code(p: &Path) -> String {
     let text = std::fs::read_to_string(p).unwrap();
     let mut code = String::new();
+    // As `.ci/metrics` reads a file: a `#[cfg(test)]` item is skipped (to its closing brace at
+    // its own indent, or the one line of `mod tests;`), and the code after it still counts.
+    let mut skip_indent: Option<usize> = None;
+    let mut pending_test = false;
     for line in text.lines() {
         let t = line.trim_start();
+        let indent = line.len() - t.len();
+        if let Some(i) = skip_indent {
+            if t.starts_with('}') && indent == i {
+                skip_indent = None;
+            }
+            continue;
+        }
         if t.starts_with("#[cfg(test)]") {
-            break;
+            pending_test = true;
+            continue;
+        }
+        if pending_test {
+            if t.starts_with("#[") {
+                continue;
+            }
+            pending_test = false;
+            if !t.trim_end().ends_with(';') {
+                skip_indent = Some(indent);
+            }
+            continue;
         }
         if t.starts_with("//") {
             continue;
