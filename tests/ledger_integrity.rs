@@ -285,6 +285,27 @@ impl Target {
     /// `verify` reports the edit (exit 3, `want` in its output) and `decide` refuses it with
     /// exit 3, naming an integrity failure, writing nothing.
     #[track_caller]
+    /// `limits report` on the edited ledger: refused as an integrity failure (exit 3), never
+    /// printing the edited totals (issue 27 §3: a total is shown only once checked).
+    fn report_refused(&self, case: &str) {
+        let o = self.world(&["limits", "report"]);
+        assert_eq!(
+            o.status.code(),
+            Some(3),
+            "{case} on {:?}: limits report: stdout {} stderr {}",
+            self.kind,
+            text(&o.stdout),
+            text(&o.stderr)
+        );
+        assert!(text(&o.stdout).is_empty(), "{case}: {}", text(&o.stdout));
+        assert!(
+            text(&o.stderr).contains("integrity"),
+            "{case} on {:?}: {}",
+            self.kind,
+            text(&o.stderr)
+        );
+    }
+
     fn reported_and_refused(&self, case: &str, want: &str, decide: fn(&Target) -> Output) {
         let report = self.verify(3);
         assert!(
@@ -342,6 +363,7 @@ fn every_edit(kind: Kind, test: &str) {
         "UPDATE limits_scopes SET usage_ordinary = '0' WHERE scope_id = 'wo'",
     );
     t.reported_and_refused("usage UPDATE", "limits_scopes row", Target::reserve);
+    t.report_refused("usage UPDATE");
 
     // A DELETE of an event (below the trigger).
     let Some(t) = Target::new(kind, test) else {
@@ -398,6 +420,7 @@ fn every_edit(kind: Kind, test: &str) {
         "SET session_replication_role = replica; TRUNCATE limits_scopes CASCADE;",
     );
     t.reported_and_refused("TRUNCATE", "limits_scopes", Target::reserve);
+    t.report_refused("TRUNCATE");
 
     // A dropped append-only trigger (then anything could be edited unseen).
     let Some(t) = Target::new(kind, test) else {

@@ -738,6 +738,8 @@ pub fn name_ledger(mut e: CliError, location: Option<&str>) -> CliError {
         if e.code() == NOT_A_LEDGER && e.why.starts_with("not a world ledger") {
             e.why = format!("{named} is {}", e.why);
         }
+        // A named ledger has one verifier: drop the store-file alternative.
+        e.why = e.why.replace(EITHER, PLACEHOLDER);
         if e.why.contains(PLACEHOLDER) {
             let cmd = format!(
                 "`world verify --ledger {}`",

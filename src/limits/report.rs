@@ -453,6 +453,9 @@ pub(crate) fn report(conn: &dyn Db, now_ms: u128, scope: Option<&str>) -> Result
     let Some(meta) = load_meta(conn)? else {
         return Err(Verdict::new(Code::LedgerNotInitialized, 0).into());
     };
+    // Never print a total the ledger did not write (issue 27 §3): the rows are checked
+    // against the fold digests, as a deciding command checks them.
+    super::seal::check_read(conn, &meta)?;
     let view = View::load(conn, now_ms)?;
     let root = match scope {
         None => None,

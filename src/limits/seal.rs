@@ -308,6 +308,20 @@ pub(crate) fn check(db: &dyn Db, meta: &Meta, attempt: Option<&str>) -> Result<(
     Ok(())
 }
 
+/// The reading check: a report never shows a total the ledger did not write. Like [`check`],
+/// but read-only (no upgrade of a ledger made before `limits_folds`, which is then checked by
+/// its chain and triggers only).
+///
+/// # Errors
+/// [`Error::Corrupt`] naming the first disagreement (exit 3, `world verify --ledger L` for
+/// the rest); storage errors.
+pub(crate) fn check_read(db: &dyn Db, meta: &Meta) -> Result<(), Error> {
+    match findings(db, meta, None)?.into_iter().next() {
+        Some(first) => Err(integrity(first)),
+        None => Ok(()),
+    }
+}
+
 /// Create `limits_folds` on a ledger made before it, after a clean full re-fold, with a
 /// baseline digest of every scope and attempt at the current revision.
 fn upgrade(db: &dyn Db, meta: &Meta) -> Result<(), Error> {

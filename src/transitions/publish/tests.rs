@@ -336,8 +336,14 @@ fn source_by_ref_must_exist() {
 #[test]
 fn head_moved_between_plan_and_commit_writes_nothing() {
     let mut f = fixture();
-    f.write("a.ail", b"module a\n");
-    f.write("b.ail", b"module b\n");
+    f.write(
+        "a.ail",
+        b"module a\nexport func main(input: string) -> string = input\n",
+    );
+    f.write(
+        "b.ail",
+        b"module b\nexport func main(input: string) -> string = input\n",
+    );
     let interp = DirectiveCheckDouble::new("AILANG v0.41.0");
     let plan_a = f
         .plan(&manifest_of(&[entry_json("a", "a.ail", "A")]), &interp)
@@ -374,7 +380,10 @@ fn head_moved_between_plan_and_commit_writes_nothing() {
 #[test]
 fn epoch_rules_in_publish() {
     let mut f = fixture();
-    f.write("a.ail", b"module a\n");
+    f.write(
+        "a.ail",
+        b"module a\nexport func main(input: string) -> string = input\n",
+    );
     let m = manifest_of(&[entry_json("a", "a.ail", "A")]);
     let v41 = DirectiveCheckDouble::new("AILANG v0.41.0");
     // No epoch registry and no bootstrap requested.
@@ -478,7 +487,10 @@ fn interpreter_resolution() {
 #[test]
 fn registry_bounds_hold_for_many_entries() {
     let f = fixture();
-    f.write("s.ail", b"module s\n");
+    f.write(
+        "s.ail",
+        b"module s\nexport func main(input: string) -> string = input\n",
+    );
     let interp = DirectiveCheckDouble::new("AILANG v0.41.0");
     let entries: Vec<String> = (0..1025)
         .map(|i| entry_json(&format!("t{i:04}"), "s.ail", "T"))
